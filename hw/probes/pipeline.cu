@@ -1,0 +1,168 @@
+// mbsim timing probe: steady-state cycles per iteration of a warp-specialized TMA pipeline.
+//   warp 0 (producer, lane 0): wait empty[s] (parity), arrive.expect_tx full[s], cp.async.bulk tile
+//   warp 1 (consumer, 32 lanes): wait full[s] (all lanes try_wait), read the tile, spin W cycles
+//                                (clock64), __syncwarp, lane 0 arrives on empty[s]
+// full[s] and empty[s] are initialised with count 1. The consumer's lane 0 records clock64 right
+// after each full wait; cycles/iteration is the median of successive differences after warm-up.
+// Configurations: stages S x tile bytes x W, on 1 CTA and on one CTA per SM. Source: L2-hot (the
+// same 8 tiles cycled) or streamed from HBM (a fresh region per iteration). Prints JSON.
+// Every wait is a bounded poll: a timeout is recorded and the kernel ends.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+#include "ptx.cuh"
+
+constexpr int ITERS = 320, WARM = 64;
+constexpr long long POLL_CAP_CYCLES = 400000000ll;  // 0.2 s at 2 GHz
+constexpr int NSRC_TILES = 8;
+
+struct Out {
+  long long t[ITERS];
+  long long g0, g1, c0, c1;
+  int timeout, smid;
+  unsigned sink;
+};
+
+__device__ __forceinline__ bool wait_par(uint32_t a, uint32_t par) {
+  const long long t0 = clock64();
+  do {
+    if (mb_try_parity(a, par)) return true;
+  } while (clock64() - t0 < POLL_CAP_CYCLES);
+  return false;
+}
+
+__global__ void __launch_bounds__(64, 1)
+pipe(Out* outs, const uint8_t* src, int S, int tile, int W, int stream) {
+  extern __shared__ __align__(1024) uint8_t smem[];
+  __shared__ __align__(8) uint64_t full[8], empty[8];
+  __shared__ int abort_flag;
+  Out* out = outs + blockIdx.x;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < S; ++s) { mb_init(smem_addr(&full[s]), 1); mb_init(smem_addr(&empty[s]), 1); }
+    abort_flag = 0;
+    uint32_t smid;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+    out->smid = (int)smid;
+    out->timeout = 0;
+  }
+  __syncthreads();
+  if (warp == 0) {
+    if (lane != 0) return;
+    for (int it = 0; it < ITERS; ++it) {
+      const int s = it % S, round = it / S;
+      if (it >= S && !wait_par(smem_addr(&empty[s]), (uint32_t)((round - 1) & 1))) {
+        out->timeout = 1; abort_flag = 1; return;
+      }
+      if (*(volatile int*)&abort_flag) return;
+      const uint8_t* sp = stream ? src + ((size_t)blockIdx.x * ITERS + it) * (size_t)tile
+                                 : src + (size_t)(it % NSRC_TILES) * tile;
+      mb_arrive_expect_tx(smem_addr(&full[s]), (uint32_t)tile);
+      bulk_g2s(smem_addr(smem + (size_t)s * tile), sp, (uint32_t)tile, smem_addr(&full[s]));
+    }
+  } else if (warp == 1) {
+    unsigned acc = 0;
+    if (lane == 0) { out->g0 = globaltimer(); out->c0 = clock64(); }
+    for (int it = 0; it < ITERS; ++it) {
+      const int s = it % S, round = it / S;
+      bool ok = wait_par(smem_addr(&full[s]), (uint32_t)(round & 1));
+      if (!__all_sync(0xffffffffu, ok)) { if (lane == 0) { out->timeout = 1; abort_flag = 1; } break; }
+      long long t = clock64();
+      if (lane == 0) out->t[it] = t;
+      acc += ((const unsigned*)(smem + (size_t)s * tile))[lane * 4];
+      if (W > 0) spin_cycles(W);
+      __syncwarp();
+      if (lane == 0) mb_arrive(smem_addr(&empty[s]));
+    }
+    if (lane == 0) { out->g1 = globaltimer(); out->c1 = clock64(); out->sink = acc; }
+  }
+}
+
+static double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+static double pctl(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  return v[(size_t)(p * (v.size() - 1))];
+}
+
+int main() {
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, 0));
+  const int nsm = prop.multiProcessorCount;
+  const int maxSmem = 200 * 1024;
+  CK(cudaFuncSetAttribute(pipe, cudaFuncAttributeMaxDynamicSharedMemorySize, maxSmem));
+  const size_t big = (size_t)nsm * ITERS * 64 * 1024;  // streaming source for the largest tile
+  uint8_t* src;
+  CK(cudaMalloc(&src, big));
+  CK(cudaMemset(src, 0x3c, big));
+  Out* d;
+  CK(cudaMalloc(&d, sizeof(Out) * nsm));
+  std::vector<Out> h(nsm);
+
+  struct Cfg { int S, kib, W, ctas, stream; };
+  std::vector<Cfg> cfgs;
+  for (int S : {1, 2, 4, 8})
+    for (int kib : {4, 16, 64})
+      for (int W : {0, 500, 2000})
+        if (S * kib * 1024 <= maxSmem) cfgs.push_back({S, kib, W, 1, 0});
+  for (int W : {0, 500, 2000}) cfgs.push_back({3, 64, W, 1, 0});
+  const Cfg multi[] = {{2, 16, 0, 0, 0}, {4, 16, 0, 0, 0}, {4, 16, 500, 0, 0}, {8, 4, 0, 0, 0}, {4, 4, 2000, 0, 0},
+                       {2, 64, 0, 0, 0}, {3, 64, 0, 0, 0}, {4, 16, 0, 0, 1}, {2, 64, 0, 0, 1}, {3, 64, 2000, 0, 1},
+                       {1, 64, 0, 0, 0}, {8, 16, 0, 0, 0}};
+  for (Cfg c : multi) { c.ctas = nsm; cfgs.push_back(c); }
+  for (Cfg c : {Cfg{4, 16, 0, 1, 1}, Cfg{2, 64, 0, 1, 1}, Cfg{1, 64, 0, 1, 1}}) cfgs.push_back(c);
+
+  printf("{\"probe\": \"hw/probes/pipeline.cu\", \"gpu\": \"%s\", \"sm_count\": %d, \"iters\": %d, \"warmup\": %d, "
+         "\"note\": \"cycles_per_iter = median over CTAs of the median of successive consumer full-wait completion "
+         "timestamps (clock64) after warm-up; sm_clock_mhz from clock64 vs globaltimer over the consumer loop\", \"configs\": [",
+         prop.name, nsm, ITERS, WARM);
+  bool first = true;
+  for (const Cfg& c : cfgs) {
+    const int tile = c.kib * 1024;
+    int smemBytes = c.S * tile;
+    if (c.ctas > 1) smemBytes = std::max(smemBytes, 120 * 1024);  // force one CTA per SM
+    std::vector<double> per_cta_med, per_cta_mean, all_deltas, mhz;
+    int timeouts = 0, distinct_sm = 0;
+    for (int rep = 0; rep < 3; ++rep) {
+      CK(cudaMemset(d, 0, sizeof(Out) * nsm));
+      pipe<<<c.ctas, 64, smemBytes>>>(d, src, c.S, tile, c.W, c.stream);
+      CK(cudaGetLastError());
+      CK(cudaDeviceSynchronize());
+      if (rep == 0) continue;  // warm-up launch (L2, instruction cache)
+      CK(cudaMemcpy(h.data(), d, sizeof(Out) * c.ctas, cudaMemcpyDeviceToHost));
+      std::vector<int> sms;
+      for (int b = 0; b < c.ctas; ++b) {
+        const Out& o = h[b];
+        timeouts += o.timeout;
+        sms.push_back(o.smid);
+        if (o.timeout) continue;
+        std::vector<double> dl;
+        for (int i = WARM + 1; i < ITERS; ++i) dl.push_back((double)(o.t[i] - o.t[i - 1]));
+        per_cta_med.push_back(median(dl));
+        per_cta_mean.push_back((double)(o.t[ITERS - 1] - o.t[WARM]) / (ITERS - 1 - WARM));
+        if (b == 0) all_deltas.insert(all_deltas.end(), dl.begin(), dl.end());
+        mhz.push_back((double)(o.c1 - o.c0) / (double)(o.g1 - o.g0) * 1000.0);
+      }
+      std::sort(sms.begin(), sms.end());
+      distinct_sm = (int)(std::unique(sms.begin(), sms.end()) - sms.begin());
+    }
+    if (!first) printf(",");
+    first = false;
+    printf("\n  {\"stages\": %d, \"tile_bytes\": %d, \"work_cycles\": %d, \"ctas\": %d, \"source\": \"%s\", \"timeouts\": %d, "
+           "\"distinct_sms\": %d",
+           c.S, tile, c.W, c.ctas, c.stream ? "hbm_stream" : "l2_hot", timeouts, distinct_sm);
+    if (!per_cta_med.empty()) {
+      printf(", \"cycles_per_iter\": %.1f, \"mean_cycles_per_iter\": %.1f, \"cta_median_min\": %.1f, \"cta_median_max\": %.1f, "
+             "\"cta0_p10\": %.1f, \"cta0_p90\": %.1f, \"sm_clock_mhz\": %.1f, \"bytes_per_cycle_per_sm\": %.2f",
+             median(per_cta_med), median(per_cta_mean), pctl(per_cta_med, 0.0), pctl(per_cta_med, 1.0),
+             pctl(all_deltas, 0.1), pctl(all_deltas, 0.9), median(mhz), tile / median(per_cta_med));
+    }
+    printf("}");
+    fflush(stdout);
+  }
+  printf("\n]}\n");
+  return 0;
+}

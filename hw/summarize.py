@@ -1,0 +1,30 @@
+#!/usr/bin/env python3
+"""Prints a compact table of the timing results under STAGE/hw/results (latency.json, pipeline.json)."""
+import json, os, sys
+
+root = sys.argv[1] if len(sys.argv) > 1 else "."
+res = os.path.join(root, "hw", "results")
+try:
+    L = json.load(open(os.path.join(res, "latency.json")))
+    print(f"SM clock {L['sm_clock_mhz']} MHz")
+    for k, v in L["chains"]["ops"].items():
+        print(f"  {k:40s} per_link {v['per_link']:8.1f}  net {v['net']:8.1f}")
+    print("  try_wait incomplete ->false", L["try_wait_incomplete_returns_false_after"]["median"])
+    for k, v in L["pingpong_round_trip"].items():
+        print(f"  pingpong {k:22s} {v['cycles_per_round_trip']:.1f}")
+    for k, v in L["wakeup_one_way"].items():
+        print(f"  wakeup   {k:22s} {v['median']:.1f} (p10 {v['p10']}, p90 {v['p90']})")
+    for r in L["tma_bulk_latency"]["rows"]:
+        print(f"  tma {r['source']:4s} {r['poll']:9s} {r['bytes']:6d} B  {r['median']:7.1f} (p10 {r['p10']}, p90 {r['p90']}) issue {r['issue_median']}")
+    print("  any_timeout", L.get("any_timeout"))
+except Exception as e:
+    print("latency:", e)
+try:
+    P = json.load(open(os.path.join(res, "pipeline.json")))
+    print("pipeline: S tileKiB W ctas source -> cycles/iter (cta min..max) MHz B/cyc timeouts")
+    for c in P["configs"]:
+        print(f"  S={c['stages']} {c['tile_bytes']//1024:3d}KiB W={c['work_cycles']:4d} ctas={c['ctas']:3d} {c['source']:10s} -> "
+              f"{c.get('cycles_per_iter', float('nan')):8.1f} ({c.get('cta_median_min', 0):.0f}..{c.get('cta_median_max', 0):.0f}) "
+              f"{c.get('sm_clock_mhz', 0):.0f} MHz {c.get('bytes_per_cycle_per_sm', 0):.1f} B/c to={c['timeouts']} sms={c['distinct_sms']}")
+except Exception as e:
+    print("pipeline:", e)

@@ -1,0 +1,385 @@
+/**
+ * TypeScript builder for kernels. Reads like the seed chapter's code:
+ *
+ * ```ts
+ * const k = kernel('pipeline', { params: { S: 2, N: 8, TILE: 4096 } });
+ * k.barriers('full', 'S', { count: 1 });
+ * k.barriers('empty', 'S', { count: 1 });
+ * k.smem('tile', 'S', 'TILE');
+ * k.role('producer', { warps: 1, per: 'one' }, (r) =>
+ *   r.for('i', 0, 'N', (r) => {
+ *     r.let('s', 'i % S');
+ *     r.wait('empty[s]', '((i / S) & 1) ^ 1');
+ *     r.arriveExpectTx('full[s]', 'TILE');
+ *     r.tma('tile[s]', 'TILE', 'full[s]');
+ *   }));
+ * ```
+ *
+ * Barrier and buffer references are strings `name[index]` with an optional `@cta` suffix for the
+ * copy in another CTA of the cluster (`full[s]@1`); expressions are strings (see `expr.ts`),
+ * numbers or ASTs. Each statement records the TypeScript line that built it as its source location.
+ * Misuse (unparsable reference or expression) throws {@link BuildError} at build time.
+ */
+import { parseExpr, toExpr, type ExprLike } from './expr.js';
+import type {
+  Arch, BarRef, BarrierDecl, BufRef, BufferDecl, Expr, Kernel, MmaShape, Op, ParamDecl, Per, RoleDecl, SrcLoc, Stmt,
+} from './ir.js';
+
+/** A builder misuse: bad reference or expression syntax. */
+export class BuildError extends Error {}
+
+function callerLoc(): SrcLoc {
+  const stack = new Error().stack?.split('\n') ?? [];
+  for (const line of stack.slice(1)) {
+    if (line.includes('/kernel/builder.')) continue;
+    const m = /\(?([^()\s]+):(\d+):(\d+)\)?\s*$/.exec(line);
+    if (m) return { file: m[1]!.replace(/^file:\/\//, ''), line: Number(m[2]), col: Number(m[3]) };
+  }
+  return { line: 0, col: 0 };
+}
+
+function ex(e: ExprLike): Expr {
+  try {
+    return toExpr(e);
+  } catch (err) {
+    throw new BuildError(`bad expression '${String(e)}': ${(err as Error).message}`);
+  }
+}
+
+/** Parses `name[index]@cta`, `name[index]` or `name` (index 0). */
+export function parseRef(ref: string): { name: string; index: Expr; cta?: Expr } {
+  const m = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\[(.*)\])?\s*(?:@\s*(.+))?$/.exec(ref);
+  if (!m) throw new BuildError(`bad reference '${ref}': expected name[index] or name[index]@cta`);
+  const out: { name: string; index: Expr; cta?: Expr } = { name: m[1]!, index: m[2] === undefined ? { k: 'num', v: 0 } : ex(m[2]) };
+  if (m[3] !== undefined) out.cta = ex(m[3]);
+  return out;
+}
+
+/** Options of an arrive. */
+export interface ArriveOpts {
+  count?: ExprLike;
+  token?: string;
+  per?: Per;
+  noComplete?: boolean;
+}
+
+/** Builds a role's program. */
+export class ProgramBuilder {
+  /** The statements built so far. */
+  readonly body: Stmt[] = [];
+
+  private push(op: Op): this {
+    this.body.push({ s: 'op', op, loc: callerLoc() });
+    return this;
+  }
+
+  private nested(fn: (b: ProgramBuilder) => unknown): Stmt[] {
+    const b = new ProgramBuilder();
+    fn(b);
+    return b.body;
+  }
+
+  /** `name = value` (declares a local integer variable on first use). */
+  let(name: string, value: ExprLike): this {
+    this.body.push({ s: 'let', name, value: ex(value), loc: callerLoc() });
+    return this;
+  }
+
+  /** `for v in range(from, to[, step])`. */
+  for(v: string, from: ExprLike, to: ExprLike, body: (b: ProgramBuilder) => unknown, step?: ExprLike): this {
+    const loc = callerLoc();
+    const st: Stmt = { s: 'for', var: v, from: ex(from), to: ex(to), body: this.nested(body), loc };
+    if (step !== undefined) st.step = ex(step);
+    this.body.push(st);
+    return this;
+  }
+
+  /** `if cond: then else: otherwise`. */
+  if(cond: ExprLike, then: (b: ProgramBuilder) => unknown, otherwise?: (b: ProgramBuilder) => unknown): this {
+    const loc = callerLoc();
+    const st: Stmt = { s: 'if', cond: ex(cond), then: this.nested(then), loc };
+    if (otherwise) st.else = this.nested(otherwise);
+    this.body.push(st);
+    return this;
+  }
+
+  /** `elect.sync` block: one elected thread of the agent runs the body. */
+  elect(body: (b: ProgramBuilder) => unknown): this {
+    const loc = callerLoc();
+    this.body.push({ s: 'elect', body: this.nested(body), loc });
+    return this;
+  }
+
+  /** `mbarrier.init [bar], count` (default: the declared count). */
+  init(bar: string, count?: ExprLike): this {
+    const op: Op = { op: 'mbarrier.init', bar: parseRef(bar) };
+    if (count !== undefined) op.count = ex(count);
+    return this.push(op);
+  }
+
+  /** `mbarrier.inval [bar]`. */
+  inval(bar: string): this {
+    return this.push({ op: 'mbarrier.inval', bar: parseRef(bar) });
+  }
+
+  private arriveOp(bar: string, o: ArriveOpts, extra: Partial<Extract<Op, { op: 'mbarrier.arrive' }>>): this {
+    const op: Extract<Op, { op: 'mbarrier.arrive' }> = { op: 'mbarrier.arrive', bar: parseRef(bar), ...extra };
+    if (o.count !== undefined) op.count = ex(o.count);
+    if (o.token !== undefined) op.token = o.token;
+    if (o.per !== undefined) op.per = o.per;
+    if (o.noComplete) op.noComplete = true;
+    return this.push(op);
+  }
+
+  /** `mbarrier.arrive [bar]{, count}` (`.noComplete` with `noComplete`). */
+  arrive(bar: string, o: ArriveOpts = {}): this {
+    return this.arriveOp(bar, o, {});
+  }
+
+  /** `mbarrier.arrive.expect_tx [bar], bytes`: tx-count += bytes, then one arrival. */
+  arriveExpectTx(bar: string, bytes: ExprLike, o: ArriveOpts = {}): this {
+    return this.arriveOp(bar, o, { expectTx: ex(bytes) });
+  }
+
+  /** `mbarrier.arrive_drop [bar]{, count}` (`.expect_tx` with `bytes`). */
+  arriveDrop(bar: string, o: ArriveOpts & { bytes?: ExprLike } = {}): this {
+    const extra: Partial<Extract<Op, { op: 'mbarrier.arrive' }>> = { drop: true };
+    if (o.bytes !== undefined) extra.expectTx = ex(o.bytes);
+    return this.arriveOp(bar, o, extra);
+  }
+
+  /** `mbarrier.expect_tx [bar], bytes` (no arrival). */
+  expectTx(bar: string, bytes: ExprLike, per?: Per): this {
+    const op: Op = { op: 'mbarrier.expect_tx', bar: parseRef(bar), bytes: ex(bytes) };
+    if (per) op.per = per;
+    return this.push(op);
+  }
+
+  /** `mbarrier.complete_tx [bar], bytes`. */
+  completeTx(bar: string, bytes: ExprLike, per?: Per): this {
+    const op: Op = { op: 'mbarrier.complete_tx', bar: parseRef(bar), bytes: ex(bytes) };
+    if (per) op.per = per;
+    return this.push(op);
+  }
+
+  /**
+   * `mbarrier.try_wait.parity` retry loop: blocks until the phase with parity `parity` has
+   * completed (returns at once iff the barrier's current parity differs). With `dest`, a single
+   * test whose 0/1 result goes to `dest`.
+   */
+  wait(bar: string, parity: ExprLike, o: { form?: 'try_wait' | 'test_wait'; dest?: string } = {}): this {
+    const op: Op = { op: 'mbarrier.wait', form: o.form ?? 'try_wait', bar: parseRef(bar), parity: ex(parity) };
+    if (o.dest) op.dest = o.dest;
+    return this.push(op);
+  }
+
+  /** Token form of the wait: `mbarrier.try_wait [bar], token`. */
+  waitToken(bar: string, token: string, o: { form?: 'try_wait' | 'test_wait'; dest?: string } = {}): this {
+    const op: Op = { op: 'mbarrier.wait', form: o.form ?? 'try_wait', bar: parseRef(bar), token };
+    if (o.dest) op.dest = o.dest;
+    return this.push(op);
+  }
+
+  /** `mbarrier.pending_count dest, token`. */
+  pendingCount(dest: string, token: string): this {
+    return this.push({ op: 'mbarrier.pending_count', dest, token });
+  }
+
+  /**
+   * `cp.async.bulk.tensor` load of `bytes` into `dst` signalling complete_tx on `bar` (a plain
+   * `cp.async.bulk` with `tensor: false`). `multicast`: CTA mask; `chunks`: partial credits.
+   */
+  tma(dst: string, bytes: ExprLike, bar: string, o: { multicast?: ExprLike; chunks?: ExprLike; tensor?: boolean; per?: Per } = {}): this {
+    const op: Extract<Op, { op: 'cp.async.bulk' }> = { op: 'cp.async.bulk', tensor: o.tensor ?? true, dst: parseRef(dst), bytes: ex(bytes), bar: parseRef(bar) };
+    if (o.multicast !== undefined) op.multicast = ex(o.multicast);
+    if (o.chunks !== undefined) op.chunks = ex(o.chunks);
+    if (o.per) op.per = o.per;
+    return this.push(op);
+  }
+
+  /** `cp.async.bulk` store (shared → global) reading `src`, tracked by bulk async-groups. */
+  bulkStore(src: string, bytes: ExprLike): this {
+    return this.push({ op: 'cp.async.bulk.store', src: parseRef(src), bytes: ex(bytes) });
+  }
+
+  /** `cp.async.bulk.commit_group`. */
+  bulkCommit(): this {
+    return this.push({ op: 'cp.async.bulk.commit_group' });
+  }
+
+  /** `cp.async.bulk.wait_group{.read} n`. */
+  bulkWait(n: ExprLike, read = true): this {
+    return this.push({ op: 'cp.async.bulk.wait_group', n: ex(n), read });
+  }
+
+  /** `tcgen05.mma`: reads the smem operands `reads`, accumulates into the TMEM buffer `acc`. */
+  mma(reads: string[], acc: string, shape: MmaShape): this {
+    return this.push({ op: 'tcgen05.mma', reads: reads.map(parseRef), acc: parseRef(acc), shape });
+  }
+
+  /** `tcgen05.commit.mbarrier::arrive::one [bar]{, ctaMask}`: one arrive when earlier tcgen05 ops complete. */
+  commit(bar: string, multicast?: ExprLike): this {
+    const op: Op = { op: 'tcgen05.commit', bar: parseRef(bar) };
+    if (multicast !== undefined) op.multicast = ex(multicast);
+    return this.push(op);
+  }
+
+  /** `tcgen05.ld` from a TMEM buffer. */
+  tmemLoad(src: string): this {
+    return this.push({ op: 'tcgen05.ld', src: parseRef(src) });
+  }
+
+  /** `wgmma.mma_async` reading smem operands `reads`. */
+  wgmma(reads: string[], shape: MmaShape): this {
+    return this.push({ op: 'wgmma.mma_async', reads: reads.map(parseRef), shape });
+  }
+
+  /** `wgmma.commit_group`. */
+  wgmmaCommit(): this {
+    return this.push({ op: 'wgmma.commit_group' });
+  }
+
+  /** `wgmma.wait_group n`. */
+  wgmmaWait(n: ExprLike): this {
+    return this.push({ op: 'wgmma.wait_group', n: ex(n) });
+  }
+
+  /** `cp.async` (non-bulk) of `bytes` into `dst`. */
+  cpAsync(dst: string, bytes: ExprLike): this {
+    return this.push({ op: 'cp.async', dst: parseRef(dst), bytes: ex(bytes) });
+  }
+
+  /** `cp.async.mbarrier.arrive{.noinc} [bar]`. */
+  cpAsyncArrive(bar: string, noinc = false): this {
+    return this.push({ op: 'cp.async.mbarrier.arrive', bar: parseRef(bar), noinc });
+  }
+
+  /** `bar.sync id{, threads}` (named barrier; default count: every thread of the CTA). */
+  barSync(id: ExprLike, threads?: ExprLike): this {
+    const op: Op = { op: 'bar.sync', id: ex(id) };
+    if (threads !== undefined) op.threads = ex(threads);
+    return this.push(op);
+  }
+
+  /** `bar.arrive id, threads` (counts, does not block). */
+  barArrive(id: ExprLike, threads: ExprLike): this {
+    return this.push({ op: 'bar.arrive', id: ex(id), threads: ex(threads) });
+  }
+
+  /** `fence.proxy.async`. */
+  fenceProxyAsync(): this {
+    return this.push({ op: 'fence.proxy.async' });
+  }
+
+  /** `fence.mbarrier_init.release.cluster`. */
+  fenceMbarrierInit(): this {
+    return this.push({ op: 'fence.mbarrier_init' });
+  }
+
+  /** `barrier.cluster.arrive`. */
+  clusterArrive(): this {
+    return this.push({ op: 'barrier.cluster.arrive' });
+  }
+
+  /** `barrier.cluster.wait`. */
+  clusterWait(): this {
+    return this.push({ op: 'barrier.cluster.wait' });
+  }
+
+  /** `ld.shared` of a buffer (generic-proxy read). */
+  read(buf: string): this {
+    return this.push({ op: 'ld.shared', buf: parseRef(buf) });
+  }
+
+  /** `st.shared` to a buffer (generic-proxy write). */
+  write(buf: string): this {
+    return this.push({ op: 'st.shared', buf: parseRef(buf) });
+  }
+
+  /** Busy work for `cycles` cycles (no synchronization). */
+  work(cycles: ExprLike): this {
+    return this.push({ op: 'work', cycles: ex(cycles) });
+  }
+
+  /** `exit`. */
+  exit(): this {
+    return this.push({ op: 'exit' });
+  }
+}
+
+/** Options of {@link kernel}. */
+export interface KernelOpts {
+  arch?: Arch;
+  params?: Record<string, number>;
+  cluster?: ExprLike;
+  grid?: ExprLike;
+  description?: string;
+}
+
+/** Options of a role. */
+export interface RoleOpts {
+  warps?: number;
+  threads?: number;
+  per?: Per;
+  instances?: ExprLike;
+  where?: ExprLike;
+}
+
+/** Builds a {@link Kernel}. */
+export class KernelBuilder {
+  private readonly k: Kernel;
+
+  constructor(name: string, o: KernelOpts = {}) {
+    const params: ParamDecl[] = Object.entries(o.params ?? {}).map(([n, v]) => ({ name: n, value: v }));
+    this.k = { name, arch: o.arch ?? 'sm_100a', params, cluster: ex(o.cluster ?? 1), barriers: [], buffers: [], roles: [] };
+    if (o.grid !== undefined) this.k.grid = ex(o.grid);
+    if (o.description) this.k.description = o.description;
+  }
+
+  /** Declares `length` mbarriers named `name`, each expecting `count` arrivals per phase. */
+  barriers(name: string, length: ExprLike, o: { count: ExprLike; init?: 'auto' | 'manual'; cta?: ExprLike }): this {
+    const d: BarrierDecl = { name, length: ex(length), count: ex(o.count), init: o.init ?? 'auto', loc: callerLoc() };
+    if (o.cta !== undefined) d.cta = ex(o.cta);
+    this.k.barriers.push(d);
+    return this;
+  }
+
+  /** Declares `length` shared-memory buffers of `bytes` bytes each. */
+  smem(name: string, length: ExprLike, bytes: ExprLike): this {
+    const d: BufferDecl = { name, space: 'smem', length: ex(length), bytes: ex(bytes), loc: callerLoc() };
+    this.k.buffers.push(d);
+    return this;
+  }
+
+  /** Declares `length` tensor-memory buffers of `bytes` bytes each. */
+  tmem(name: string, length: ExprLike, bytes: ExprLike): this {
+    this.k.buffers.push({ name, space: 'tmem', length: ex(length), bytes: ex(bytes), loc: callerLoc() });
+    return this;
+  }
+
+  /** Declares a role and builds its program. */
+  role(name: string, o: RoleOpts, body: (b: ProgramBuilder) => unknown): this {
+    const loc = callerLoc();
+    const b = new ProgramBuilder();
+    body(b);
+    const warps = o.warps ?? 1;
+    const r: RoleDecl = { name, warps, per: o.per ?? 'thread', body: b.body, loc };
+    if (o.threads !== undefined) r.threads = o.threads;
+    if (o.instances !== undefined) r.instances = ex(o.instances);
+    if (o.where !== undefined) r.where = ex(o.where);
+    this.k.roles.push(r);
+    return this;
+  }
+
+  /** The finished kernel. */
+  build(): Kernel {
+    return this.k;
+  }
+}
+
+/** Starts building a kernel. */
+export function kernel(name: string, o: KernelOpts = {}): KernelBuilder {
+  return new KernelBuilder(name, o);
+}
+
+export { parseExpr };

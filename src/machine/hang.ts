@@ -1,0 +1,143 @@
+/**
+ * Explains a state in which agents are blocked and nothing can progress: each blocked waiter, its
+ * barrier's state, the missing arrivals (and which agents could still provide them), the expected
+ * bytes no copy will deliver, and the wait-for cycle among blocked agents when there is one.
+ * Used by the simulator (verdict `hang`) and the checker alike.
+ */
+import type { MBarrier } from '../model/mbarrier.js';
+import type { SrcLoc } from '../kernel/ir.js';
+import type { Machine, MachineState } from './machine.js';
+
+/** One agent that can never proceed. */
+export interface BlockedWaiter {
+  agent: number;
+  name: string;
+  /** The operation it is blocked in, as source-like text. */
+  op: string;
+  loc: SrcLoc;
+  kind: 'mbarrier' | 'bar.sync' | 'cluster' | 'wgmma' | 'bulk' | 'other';
+  /** Barrier key and name (mbarrier waits). */
+  bar?: number;
+  barName?: string;
+  state?: Pick<MBarrier, 'phase' | 'pending' | 'expected' | 'tx'>;
+  parity?: number;
+  /** Sentences in the field's words: why the wait cannot complete. */
+  reasons: string[];
+  /** Agents (by index) that could still signal what it waits for. */
+  signallers: number[];
+}
+
+/** What is blocked and why. */
+export interface HangReport {
+  waiters: BlockedWaiter[];
+  /** A wait-for cycle among blocked agents (names), when one exists. */
+  cycle: string[] | null;
+}
+
+const SIGNAL_OPS = new Set(['mbarrier.arrive', 'mbarrier.complete_tx', 'mbarrier.expect_tx', 'tcgen05.commit', 'cp.async.mbarrier.arrive', 'cp.async.bulk']);
+
+/** Explains every running agent that is not enabled in `s`. */
+export function explainHang(m: Machine, s: MachineState): HangReport {
+  const p = m.program;
+  const waiters: BlockedWaiter[] = [];
+  const describe = (a: number): string => {
+    const ag = s.agents[a]!;
+    if (ag.status === 'done') return `${p.agents[a]!.name} (exited)`;
+    if (ag.status === 'trap') return `${p.agents[a]!.name} (stopped)`;
+    const ins = m.nextOp(s, a);
+    return ins ? `${p.agents[a]!.name} (blocked in ${ins.text}, line ${ins.loc.line})` : p.agents[a]!.name;
+  };
+  for (let a = 0; a < s.agents.length; a++) {
+    const ag = s.agents[a]!;
+    if (ag.status !== 'run' || m.agentEnabled(s, a)) continue;
+    const ins = m.nextOp(s, a);
+    if (!ins) continue;
+    const w: BlockedWaiter = { agent: a, name: p.agents[a]!.name, op: ins.text, loc: ins.loc, kind: 'other', reasons: [], signallers: [] };
+    const op = ins.op;
+    if (op.op === 'mbarrier.wait') {
+      const key = ins.bar!(ag.frame);
+      const b = s.bars[key]!;
+      const barName = p.barrierName(key);
+      const declName = p.barrierOf(key).info.name;
+      w.kind = 'mbarrier';
+      w.bar = key;
+      w.barName = barName;
+      w.state = { phase: b.phase, pending: b.pending, expected: b.expected, tx: b.tx };
+      const par = op.token !== undefined ? (ag.tokens?.[ins.token!]?.phase ?? 0) & 1 : ins.ints.parity!(ag.frame) & 1;
+      w.parity = par;
+      w.reasons.push(`waits for phase ${b.phase} of ${barName} (parity ${par}) to complete`);
+      // Who could still signal this barrier: running agents whose program signals the same array, and operations in flight.
+      const sig: number[] = [];
+      const all: number[] = [];
+      for (let o = 0; o < s.agents.length; o++) {
+        const code = p.roles[p.agents[o]!.role]!.code;
+        const signals = code.some((x) => x.i === 'op' && SIGNAL_OPS.has(x.op.op) && 'bar' in x.op && x.op.bar.name === declName);
+        if (!signals) continue;
+        all.push(o);
+        if (s.agents[o]!.status === 'run' && o !== a) sig.push(o);
+      }
+      w.signallers = sig;
+      const inflight = s.inflight.filter((o) => o.bar === key || o.targets?.includes(key));
+      if (b.pending > 0) {
+        let who: string;
+        if (sig.length) who = `; agents that arrive on ${declName}: ${sig.map(describe).join(', ')}`;
+        else if (all.length) who = `; every agent that arrives on ${declName} has stopped: ${all.map(describe).join(', ')}`;
+        else who = `; no agent arrives on ${declName} anywhere in the kernel`;
+        const inf = inflight.filter((o) => o.kind !== 'tma');
+        w.reasons.push(`${b.pending} of ${b.expected} arrivals are missing${who}${inf.length ? `; ${inf.length} asynchronous arrive(s) still in flight` : ''}`);
+      }
+      if (b.tx > 0) {
+        const bytes = inflight.filter((o) => o.kind === 'tma').reduce((n, o) => n + o.left, 0);
+        if (bytes === 0) w.reasons.push(`${b.tx} bytes were expected (expect_tx) but no copy in flight will deliver them`);
+        else if (bytes < b.tx) w.reasons.push(`${b.tx} bytes are expected but copies in flight deliver only ${bytes}`);
+        else w.reasons.push(`${b.tx} bytes are expected and ${bytes} are in flight`);
+      } else if (b.tx < 0) {
+        w.reasons.push(`${-b.tx} more bytes were credited by complete_tx than expected (tx-count ${b.tx}); the phase needs pending 0 and tx-count exactly 0`);
+      }
+      if (b.pending === 0 && b.tx === 0) w.reasons.push('the phase is complete but the waiter tests the other parity');
+    } else if (op.op === 'bar.sync') {
+      w.kind = 'bar.sync';
+      const id = ins.ints.id!(ag.frame);
+      const nb = s.named[p.agents[a]!.cta * 16 + (id & 15)]!;
+      w.reasons.push(`named barrier ${id}: ${nb.arrived} of ${nb.count} threads have arrived in generation ${nb.gen}, and no running agent can add the rest`);
+      for (let o = 0; o < s.agents.length; o++) if (o !== a && s.agents[o]!.status === 'run' && p.agents[o]!.cta === p.agents[a]!.cta) w.signallers.push(o);
+    } else if (op.op === 'barrier.cluster.wait') {
+      w.kind = 'cluster';
+      const missing = s.agents.map((x, i) => i).filter((i) => p.agents[i]!.cluster === p.agents[a]!.cluster && s.agents[i]!.status === 'run' && s.agents[i]!.clusterRound < ag.clusterRound);
+      w.reasons.push(`barrier.cluster.wait: ${missing.map(describe).join(', ')} ha${missing.length === 1 ? 's' : 've'} not arrived`);
+      w.signallers = missing;
+    } else if (op.op === 'wgmma.wait_group' || op.op === 'cp.async.bulk.wait_group') {
+      w.kind = op.op === 'wgmma.wait_group' ? 'wgmma' : 'bulk';
+      w.reasons.push(`${op.op}: groups still pending`);
+    }
+    waiters.push(w);
+  }
+  return { waiters, cycle: findCycle(waiters, p.agents.map((x) => x.name)) };
+}
+
+function findCycle(waiters: BlockedWaiter[], names: string[]): string[] | null {
+  const edges = new Map<number, number[]>();
+  for (const w of waiters) edges.set(w.agent, w.signallers.filter((x) => waiters.some((y) => y.agent === x)));
+  const state = new Map<number, number>();
+  const stack: number[] = [];
+  let found: number[] | null = null;
+  const dfs = (v: number): void => {
+    if (found) return;
+    state.set(v, 1);
+    stack.push(v);
+    for (const u of edges.get(v) ?? []) {
+      if (state.get(u) === 1) {
+        found = stack.slice(stack.indexOf(u));
+        return;
+      }
+      if (!state.has(u)) dfs(u);
+      if (found) return;
+    }
+    stack.pop();
+    state.set(v, 2);
+  };
+  for (const w of waiters) if (!state.has(w.agent)) dfs(w.agent);
+  if (!found) return null;
+  const cyc = found as number[];
+  return [...cyc, cyc[0]!].map((i) => names[i]!);
+}

@@ -1,0 +1,784 @@
+/**
+ * The machine: the state of a whole launch (agents' positions and variables, barriers, named and
+ * cluster barriers, in-flight asynchronous operations, clock) and the one step function that every
+ * driver uses. A {@link Choice} says which enabled agent or asynchronous completion goes next; the
+ * simulator picks by time, the checker tries all, a person picks in the explorer.
+ *
+ * `apply(state, choice, out)` performs one step in place (the caller owns `state`); `step` is its
+ * pure form (it copies first). Semantics of mbarrier operations come only from `model/`; this file
+ * sequences them: multiplicity of per-thread operations, remote and asynchronous signals, FIFO
+ * order of tcgen05 / wgmma / bulk groups (PTX ISA §9.7.9.25.1.1, §9.7.15.7, §9.7.16.6),
+ * named barriers (`bar.sync` generations, PTX ISA §9.7.13.1) and cluster barriers (§9.7.13.3).
+ */
+import {
+  arriveEach, cloneBarrier, completeTx, cpAsyncArriveIssue, diagnostic, expectTx, init, inval, newBarrier,
+  pendingCount, testParity, testToken, TRAP, type MBarrier, type Token,
+} from '../model/mbarrier.js';
+import { DIAG, type Diagnostic } from '../model/diagnostics.js';
+import type { SrcLoc } from '../kernel/ir.js';
+import type { AsyncKind, MachineEvent } from './events.js';
+import type { AgentInfo, OpInstr, Program } from './program.js';
+
+/** A step's choice: an agent executes its next operation, or an asynchronous operation progresses. */
+export type Choice = { kind: 'agent'; agent: number } | { kind: 'async'; id: number };
+
+/** Execution status of an agent. */
+export type AgentStatus = 'run' | 'done' | 'trap';
+
+/** Mutable per-agent state. */
+export interface AgentState {
+  /** Index into the role's code; always at an operation or at `end`. */
+  pc: number;
+  /** Variable slots (builtins first, then the role's variables). */
+  frame: number[];
+  status: AgentStatus;
+  /** `bar.sync` in progress: the named-barrier generation the agent waits to complete, or -1. */
+  sub: number;
+  /** Tokens held in variables (by slot); null when none. */
+  tokens: Record<number, Token> | null;
+  /** wgmma groups committed so far. */
+  wgGroup: number;
+  /** Bulk async-groups committed so far. */
+  bulkGroup: number;
+  /** `barrier.cluster.arrive` rounds this agent has arrived in. */
+  clusterRound: number;
+}
+
+/** An asynchronous operation in flight. */
+export interface AsyncOp {
+  id: number;
+  kind: AsyncKind;
+  /** Issuing agent. */
+  agent: number;
+  /** CTA whose unit carries it (the destination CTA for TMA loads and remote signals). */
+  cta: number;
+  /** Barrier key it signals, or -1. */
+  bar: number;
+  /** Buffer key it accesses, or -1. Reads of MMAs are in `reads`. */
+  buf: number;
+  reads: number[] | null;
+  /** Total bytes (TMA, stores, cp.async). */
+  bytes: number;
+  /** Bytes not yet credited (TMA). */
+  left: number;
+  /** Partial credits still to come (TMA). */
+  chunks: number;
+  /** wgmma / bulk group number (agent-relative), or -1. */
+  group: number;
+  /** Arrival multiplicity (cpa.arrive, remote arrive) or expect_tx bytes (remote). */
+  count: number;
+  /** For `remote`: which signal it carries. For `tc.commit`: extra multicast targets. */
+  remote: 'arrive' | 'arrive.expect_tx' | 'arrive_drop' | 'expect_tx' | 'complete_tx' | null;
+  targets: number[] | null;
+  /** Cycle it was issued at. */
+  issued: number;
+  loc: SrcLoc;
+}
+
+/** Named barrier of one CTA: threads arrived in the current generation, generations completed. */
+export interface NamedBarrier {
+  arrived: number;
+  gen: number;
+  count: number;
+}
+
+/** The whole machine state: plain data, copied with {@link cloneState}. */
+export interface MachineState {
+  /** Current time in cycles (set by the driver with each step). */
+  now: number;
+  agents: AgentState[];
+  bars: MBarrier[];
+  /** Named barriers, 16 per CTA (key cta × 16 + id). */
+  named: NamedBarrier[];
+  /** Completed cluster-barrier rounds, per cluster. */
+  clusterDone: number[];
+  inflight: AsyncOp[];
+  nextId: number;
+  /** Set when the H200 would have trapped (or the machine stopped on an undefined operation). */
+  trapped: Diagnostic | null;
+  /** Number of events emitted so far (counted even when not recorded). */
+  events: number;
+}
+
+/** What one step produced besides the new state. Reused across steps by fast drivers. */
+export interface StepOut {
+  /** Recorded events, or null to only count them. */
+  events: MachineEvent[] | null;
+  /** Barrier keys whose phase completed during the step. */
+  phases: number[];
+  /** Asynchronous operations issued during the step. */
+  issued: AsyncOp[];
+  /** True when a named barrier, cluster barrier or async group changed (parked agents may proceed). */
+  other: boolean;
+  /** Diagnostics reported during the step (always kept, also when events are not recorded). */
+  diags: { diag: Diagnostic; agent: number; async: number; bar: number; loc?: SrcLoc; t: number }[];
+}
+
+/** A fresh {@link StepOut}; `record` keeps events. */
+export function newStepOut(record: boolean): StepOut {
+  return { events: record ? [] : null, phases: [], issued: [], other: false, diags: [] };
+}
+
+/** Copy of a state (for the checker and the pure {@link step}). */
+export function cloneState(s: MachineState): MachineState {
+  return {
+    now: s.now,
+    agents: s.agents.map((a) => ({ ...a, frame: a.frame.slice(), tokens: a.tokens ? { ...a.tokens } : null })),
+    bars: s.bars.map(cloneBarrier),
+    named: s.named.map((n) => ({ ...n })),
+    clusterDone: s.clusterDone.slice(),
+    inflight: s.inflight.map((o) => ({ ...o })),
+    nextId: s.nextId,
+    trapped: s.trapped,
+    events: s.events,
+  };
+}
+
+const NAMED_PER_CTA = 16;
+
+/**
+ * The machine for one {@link Program}. Stateless apart from the program: every method takes the
+ * state it works on.
+ */
+export class Machine {
+  /** Threads per CTA (sum over the agents in it), the default count of `bar.sync`. */
+  private readonly ctaThreads: number[];
+  /** Agents of each cluster. */
+  private readonly clusterAgents: number[][];
+
+  constructor(readonly program: Program) {
+    this.ctaThreads = new Array(program.ctas).fill(0);
+    this.clusterAgents = Array.from({ length: program.grid }, () => []);
+    for (const a of program.agents) {
+      this.ctaThreads[a.cta]! += a.threads;
+      this.clusterAgents[a.cluster]!.push(a.id);
+    }
+  }
+
+  /** The initial state: barriers declared `init: 'auto'` are initialized and published. */
+  initial(): MachineState {
+    const p = this.program;
+    const bars: MBarrier[] = [];
+    for (let cta = 0; cta < p.ctas; cta++) {
+      for (const info of p.barriers) {
+        for (let i = 0; i < info.length; i++) {
+          const b = newBarrier();
+          if (info.init === 'auto' && (info.ctaOnly < 0 || info.ctaOnly === cta % p.clusterSize)) init(b, info.count);
+          bars.push(b);
+        }
+      }
+    }
+    const agents: AgentState[] = p.agents.map((a) => {
+      const rc = p.roles[a.role]!;
+      const frame = new Array<number>(rc.slots.length).fill(0);
+      frame[0] = a.rank;
+      frame[1] = a.instance;
+      frame[2] = p.clusterSize;
+      frame[3] = a.cluster;
+      frame[4] = a.threads;
+      frame[5] = a.warps;
+      return { pc: 0, frame, status: 'run', sub: -1, tokens: null, wgGroup: 0, bulkGroup: 0, clusterRound: 0 };
+    });
+    const s: MachineState = {
+      now: 0, agents, bars,
+      named: Array.from({ length: p.ctas * NAMED_PER_CTA }, () => ({ arrived: 0, gen: 0, count: 0 })),
+      clusterDone: new Array(p.grid).fill(0),
+      inflight: [], nextId: 0, trapped: null, events: 0,
+    };
+    const out = newStepOut(false);
+    for (let i = 0; i < agents.length; i++) this.advance(s, i, out);
+    return s;
+  }
+
+  /** The operation agent `a` will execute next, or null when it has finished. */
+  nextOp(s: MachineState, a: number): OpInstr | null {
+    const ag = s.agents[a]!;
+    if (ag.status !== 'run') return null;
+    const ins = this.program.roles[this.program.agents[a]!.role]!.code[ag.pc]!;
+    return ins.i === 'op' ? ins : null;
+  }
+
+  /** True when agent `a` can take a step now (it is running and not blocked). */
+  agentEnabled(s: MachineState, a: number): boolean {
+    if (s.trapped) return false;
+    const ag = s.agents[a]!;
+    if (ag.status !== 'run') return false;
+    const ins = this.program.roles[this.program.agents[a]!.role]!.code[ag.pc]!;
+    if (ins.i !== 'op') return false;
+    const op = ins.op;
+    switch (op.op) {
+      case 'mbarrier.wait': {
+        if (op.dest !== undefined) return true;
+        const key = ins.bar!(ag.frame);
+        if (key < 0) return true; // faults when executed
+        if (Math.floor(key / this.program.barriersPerCta) !== this.program.agents[a]!.cta) return true;
+        const b = s.bars[key]!;
+        if (b.status !== 'valid') return true; // diagnosed when executed
+        if (op.token !== undefined) {
+          const t = ag.tokens?.[ins.token!];
+          return t ? (b.phase & 1) !== (t.phase & 1) : true;
+        }
+        return testParity(b, ins.ints.parity!(ag.frame));
+      }
+      case 'bar.sync':
+        return ag.sub < 0 || s.named[this.namedKey(a, ins, ag)]!.gen > ag.sub;
+      case 'barrier.cluster.wait':
+        return s.clusterDone[this.program.agents[a]!.cluster]! >= ag.clusterRound;
+      case 'wgmma.wait_group':
+        return this.pendingGroups(s, a, 'wgmma', ag.wgGroup) <= ins.ints.n!(ag.frame);
+      case 'cp.async.bulk.wait_group':
+        return this.pendingGroups(s, a, 'bulk.store', ag.bulkGroup) <= ins.ints.n!(ag.frame);
+      default:
+        return true;
+    }
+  }
+
+  /** True when in-flight operation `o` may progress now (FIFO order of tcgen05 / wgmma / cp.async arrives). */
+  asyncEnabled(s: MachineState, o: AsyncOp): boolean {
+    if (s.trapped) return false;
+    switch (o.kind) {
+      case 'tc.mma':
+      case 'tc.commit':
+        for (const x of s.inflight) {
+          if (x.id >= o.id) break;
+          if (x.agent === o.agent && (x.kind === 'tc.mma' || x.kind === 'tc.commit')) return false;
+        }
+        return true;
+      case 'wgmma':
+        for (const x of s.inflight) {
+          if (x.id >= o.id) break;
+          if (x.agent === o.agent && x.kind === 'wgmma') return false;
+        }
+        return true;
+      case 'cpa.arrive':
+        for (const x of s.inflight) {
+          if (x.id >= o.id) break;
+          if (x.agent === o.agent && x.kind === 'cp.async') return false;
+        }
+        return true;
+      default:
+        return true;
+    }
+  }
+
+  /** Every enabled choice, agents first (in index order), then asynchronous operations (in issue order). */
+  enabled(s: MachineState): Choice[] {
+    const out: Choice[] = [];
+    for (let a = 0; a < s.agents.length; a++) if (this.agentEnabled(s, a)) out.push({ kind: 'agent', agent: a });
+    for (const o of s.inflight) if (this.asyncEnabled(s, o)) out.push({ kind: 'async', id: o.id });
+    return out;
+  }
+
+  /** True when every agent has finished (or the kernel trapped). */
+  finished(s: MachineState): boolean {
+    return s.trapped !== null || s.agents.every((a) => a.status !== 'run');
+  }
+
+  /** Pure step: a copy of `s` after `choice`, with the events it emitted. */
+  step(s: MachineState, choice: Choice, at?: number): { state: MachineState; events: MachineEvent[] } {
+    const next = cloneState(s);
+    const out = newStepOut(true);
+    this.apply(next, choice, out, at);
+    return { state: next, events: out.events! };
+  }
+
+  /**
+   * Performs `choice` on `s` in place at time `at` (cycles; default: unchanged). Resets and fills
+   * `out`. Choosing a disabled agent or async operation throws (a driver bug, not a kernel bug).
+   */
+  apply(s: MachineState, choice: Choice, out: StepOut, at?: number): void {
+    if (at !== undefined) s.now = at;
+    if (out.events) out.events.length = 0;
+    out.phases.length = 0;
+    out.issued.length = 0;
+    out.other = false;
+    out.diags.length = 0;
+    if (choice.kind === 'agent') {
+      if (!this.agentEnabled(s, choice.agent)) throw new Error(`machine: agent ${choice.agent} is not enabled`);
+      this.execAgent(s, choice.agent, out);
+    } else {
+      const idx = s.inflight.findIndex((o) => o.id === choice.id);
+      const o = s.inflight[idx];
+      if (!o || !this.asyncEnabled(s, o)) throw new Error(`machine: async operation ${choice.id} is not enabled`);
+      this.execAsync(s, idx, o, out);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private emit(s: MachineState, out: StepOut, ev: () => MachineEvent): void {
+    s.events++;
+    if (out.events) out.events.push(ev());
+  }
+
+  private namedKey(a: number, ins: OpInstr, ag: AgentState): number {
+    const id = ins.ints.id!(ag.frame);
+    return this.program.agents[a]!.cta * NAMED_PER_CTA + (id & (NAMED_PER_CTA - 1));
+  }
+
+  private pendingGroups(s: MachineState, a: number, kind: AsyncKind, committed: number): number {
+    let oldest = committed;
+    for (const o of s.inflight) if (o.agent === a && o.kind === kind && o.group < oldest) oldest = o.group;
+    return committed - oldest;
+  }
+
+  private mult(ins: OpInstr, info: AgentInfo): number {
+    return ins.per === 'thread' ? info.threads : ins.per === 'warp' ? info.warps : 1;
+  }
+
+  /** Runs local instructions (assignments, jumps) until the agent rests on an operation or finishes. */
+  private advance(s: MachineState, a: number, out: StepOut): void {
+    const ag = s.agents[a]!;
+    const code = this.program.roles[this.program.agents[a]!.role]!.code;
+    let guard = 0;
+    for (;;) {
+      const ins = code[ag.pc]!;
+      switch (ins.i) {
+        case 'set':
+          ag.frame[ins.slot] = ins.e(ag.frame);
+          ag.pc++;
+          break;
+        case 'jmp':
+          ag.pc = ins.to;
+          break;
+        case 'jz':
+          ag.pc = ins.e(ag.frame) ? ag.pc + 1 : ins.to;
+          break;
+        case 'end':
+          this.finish(s, a, out, undefined);
+          return;
+        case 'op':
+          return;
+      }
+      if (++guard > 10_000_000) {
+        this.fault(s, a, out, diagnostic(DIAG.indexRange, 'a loop ran 10,000,000 steps without a synchronization operation'), undefined, -1);
+        return;
+      }
+    }
+  }
+
+  private finish(s: MachineState, a: number, out: StepOut, loc: SrcLoc | undefined): void {
+    const ag = s.agents[a]!;
+    ag.status = 'done';
+    this.emit(s, out, () => ({ e: 'exit', t: s.now, agent: a, ...(loc ? { loc } : {}) }));
+    this.checkCluster(s, this.program.agents[a]!.cluster, out);
+  }
+
+  private diag(s: MachineState, out: StepOut, d: Diagnostic, agent: number, asyncId: number, bar: number, loc?: SrcLoc): void {
+    out.diags.push(loc ? { diag: d, agent, async: asyncId, bar, loc, t: s.now } : { diag: d, agent, async: asyncId, bar, t: s.now });
+    this.emit(s, out, () => ({ e: 'diag', t: s.now, diag: d, agent, async: asyncId, bar, ...(loc ? { loc } : {}) }));
+  }
+
+  private fault(s: MachineState, a: number, out: StepOut, d: Diagnostic, loc: SrcLoc | undefined, bar: number): void {
+    this.diag(s, out, d, a, -1, bar, loc);
+    if (a >= 0) s.agents[a]!.status = 'trap';
+    s.trapped = d;
+  }
+
+  /** Reports model diagnostics; returns true if one trapped (the kernel stops). */
+  private flush(s: MachineState, out: StepOut, diags: Diagnostic[], agent: number, asyncId: number, bar: number, loc?: SrcLoc): boolean {
+    let trapped = false;
+    for (const d of diags) {
+      this.diag(s, out, d, agent, asyncId, bar, loc);
+      if (d.trap) {
+        trapped = true;
+        if (!s.trapped) s.trapped = d;
+      }
+    }
+    if (trapped && agent >= 0) s.agents[agent]!.status = 'trap';
+    return trapped;
+  }
+
+  private phaseDone(s: MachineState, out: StepOut, bar: number, n: number, agent: number, asyncId: number): void {
+    const b = s.bars[bar]!;
+    for (let i = n; i >= 1; i--) {
+      out.phases.push(bar);
+      const completed = b.phase - i;
+      this.emit(s, out, () => ({ e: 'phase', t: s.now, bar, completed, agent, async: asyncId }));
+    }
+  }
+
+  private keyFault(s: MachineState, a: number, out: StepOut, ins: OpInstr, what: string): void {
+    this.fault(s, a, out, diagnostic(DIAG.indexRange, `${ins.text}: the ${what} index or CTA rank is outside its declared array`), ins.loc, -1);
+  }
+
+  private barCta(key: number): number {
+    return Math.floor(key / this.program.barriersPerCta);
+  }
+
+  private bufCta(key: number): number {
+    return Math.floor(key / this.program.buffersPerCta);
+  }
+
+  private newAsync(s: MachineState, out: StepOut, o: Omit<AsyncOp, 'id' | 'issued'>): AsyncOp {
+    const op: AsyncOp = { ...o, id: s.nextId++, issued: s.now };
+    s.inflight.push(op);
+    out.issued.push(op);
+    this.emit(s, out, () => ({ e: 'async', t: s.now, id: op.id, kind: op.kind, agent: op.agent, cta: op.cta, bytes: op.bytes, bar: op.bar, buf: op.buf, loc: op.loc }));
+    if (op.buf >= 0 && (op.kind === 'tma' || op.kind === 'cp.async' || op.kind === 'bulk.store' || op.kind === 'tc.mma')) {
+      const rw = op.kind === 'bulk.store' ? 'r' : 'w';
+      this.emit(s, out, () => ({ e: 'access', t: s.now, buf: op.buf, rw, proxy: op.kind === 'cp.async' ? 'generic' : 'async', edge: 'begin', agent: -1, async: op.id, loc: op.loc }));
+    }
+    if (op.reads) for (const r of op.reads) this.emit(s, out, () => ({ e: 'access', t: s.now, buf: r, rw: 'r', proxy: 'async', edge: 'begin', agent: -1, async: op.id, loc: op.loc }));
+    return op;
+  }
+
+  /** Applies a local arrive-family signal to barrier `bar`; returns false if the kernel trapped. */
+  private signal(
+    s: MachineState, out: StepOut, bar: number, kind: NonNullable<AsyncOp['remote']>, n: number, count: number, bytes: number,
+    agent: number, asyncId: number, loc: SrcLoc | undefined, token: Token | undefined, noComplete = false,
+  ): boolean {
+    const b = s.bars[bar]!;
+    const diags: Diagnostic[] = [];
+    let r: number;
+    const phase = b.phase;
+    if (kind === 'expect_tx' || kind === 'complete_tx') {
+      r = 0;
+      for (let j = 0; j < n && r !== TRAP; j++) {
+        const x = kind === 'expect_tx' ? expectTx(b, bytes, diags) : completeTx(b, bytes, diags);
+        r = x === TRAP ? TRAP : r + x;
+      }
+      const total = bytes * n;
+      this.emit(s, out, () => ({ e: kind, t: s.now, bar, bytes: total, phase, tx: b.tx, agent, async: asyncId, ...(loc ? { loc } : {}) }));
+    } else {
+      if (token) {
+        token.barrier = bar;
+        token.phase = b.phase;
+        token.pendingBefore = b.pending;
+        token.txBefore = b.tx;
+        token.noComplete = noComplete;
+      }
+      const opts = { drop: kind === 'arrive_drop', noComplete, ...(kind === 'arrive.expect_tx' ? { expectTx: bytes } : {}) };
+      r = arriveEach(b, n, count, opts, diags);
+      const et = kind === 'arrive.expect_tx' ? bytes * n : 0;
+      this.emit(s, out, () => ({ e: 'arrive', t: s.now, bar, count: n * count, expectTx: et, drop: opts.drop, phase, pending: b.pending, tx: b.tx, agent, async: asyncId, ...(loc ? { loc } : {}) }));
+    }
+    if (diags.length && this.flush(s, out, diags, agent, asyncId, bar, loc)) return false;
+    if (r > 0) this.phaseDone(s, out, bar, r, agent, asyncId);
+    return true;
+  }
+
+  private execAgent(s: MachineState, a: number, out: StepOut): void {
+    const p = this.program;
+    const info = p.agents[a]!;
+    const ag = s.agents[a]!;
+    const ins = p.roles[info.role]!.code[ag.pc] as OpInstr;
+    const op = ins.op;
+    const f = ag.frame;
+    const loc = ins.loc;
+    let advance = true;
+    if (op.op !== 'mbarrier.wait' && !(op.op === 'bar.sync' && ag.sub >= 0)) {
+      this.emit(s, out, () => ({ e: 'op', t: s.now, op: op.op, text: ins.text, loc, agent: a, async: -1 }));
+    }
+    const m = this.mult(ins, info);
+    switch (op.op) {
+      case 'mbarrier.init':
+      case 'mbarrier.inval': {
+        const key = ins.bar!(f);
+        if (key < 0) return this.keyFault(s, a, out, ins, 'barrier');
+        if (this.barCta(key) !== info.cta) {
+          return this.fault(s, a, out, diagnostic(DIAG.remoteWait, `${op.op} on ${p.barrierName(key)}, a barrier of another CTA`, s.bars[key]), loc, key);
+        }
+        const b = s.bars[key]!;
+        const diags: Diagnostic[] = [];
+        if (op.op === 'mbarrier.init') {
+          const count = ins.ints.count ? ins.ints.count(f) : p.barrierOf(key).info.count;
+          for (let j = 0; j < Math.min(m, 2); j++) init(b, count, diags);
+        } else {
+          for (let j = 0; j < Math.min(m, 2); j++) if (inval(b, diags) === TRAP) break;
+        }
+        if (diags.length && this.flush(s, out, diags, a, -1, key, loc)) return;
+        break;
+      }
+      case 'mbarrier.arrive':
+      case 'mbarrier.expect_tx':
+      case 'mbarrier.complete_tx': {
+        const key = ins.bar!(f);
+        if (key < 0) return this.keyFault(s, a, out, ins, 'barrier');
+        const kind: NonNullable<AsyncOp['remote']> = op.op === 'mbarrier.expect_tx' ? 'expect_tx' : op.op === 'mbarrier.complete_tx' ? 'complete_tx'
+          : op.drop ? 'arrive_drop' : op.expectTx ? 'arrive.expect_tx' : 'arrive';
+        const count = ins.ints.count ? ins.ints.count(f) : 1;
+        const bytes = ins.ints.bytes ? ins.ints.bytes(f) : ins.ints.expectTx ? ins.ints.expectTx(f) : 0;
+        const cta = this.barCta(key);
+        if (cta !== info.cta) {
+          // shared::cluster signal into another CTA: in flight until it lands (PTX ISA §9.7.13.15.8).
+          this.newAsync(s, out, { kind: 'remote', agent: a, cta, bar: key, buf: -1, reads: null, bytes, left: 0, chunks: 0, group: -1, count: m * count, remote: kind, targets: null, loc });
+          break;
+        }
+        let token: Token | undefined;
+        if (op.op === 'mbarrier.arrive' && ins.token !== undefined) {
+          token = { barrier: key, phase: 0, pendingBefore: 0, txBefore: 0, noComplete: false };
+        }
+        const noComplete = op.op === 'mbarrier.arrive' && !!op.noComplete;
+        const n = kind === 'arrive' || kind === 'arrive_drop' || kind === 'arrive.expect_tx' ? m : m;
+        if (!this.signal(s, out, key, kind, n, count, bytes, a, -1, loc, token, noComplete)) return;
+        if (token && ins.token !== undefined) {
+          ag.tokens = { ...(ag.tokens ?? {}), [ins.token]: token };
+          f[ins.token] = token.phase;
+        }
+        break;
+      }
+      case 'mbarrier.wait': {
+        const key = ins.bar!(f);
+        if (key < 0) return this.keyFault(s, a, out, ins, 'barrier');
+        if (this.barCta(key) !== info.cta) {
+          return this.fault(s, a, out, diagnostic(DIAG.remoteWait, `mbarrier.${op.form} on ${p.barrierName(key)}, a barrier of another CTA`, s.bars[key]), loc, key);
+        }
+        const b = s.bars[key]!;
+        if (b.status !== 'valid') {
+          const d = diagnostic(b.status === 'uninit' ? DIAG.uninitialized : DIAG.invalidated, `mbarrier.${op.form} on ${p.barrierName(key)}, which is ${b.status === 'uninit' ? 'not initialized' : 'invalidated'}`, b);
+          return this.fault(s, a, out, d, loc, key);
+        }
+        let pass: boolean;
+        let par: number;
+        const diags: Diagnostic[] = [];
+        if (op.token !== undefined) {
+          const t = ag.tokens?.[ins.token!];
+          if (!t) return this.fault(s, a, out, diagnostic(DIAG.foreignToken, `${op.token} holds no token from an arrive`), loc, key);
+          pass = testToken(b, key, t, diags);
+          par = t.phase & 1;
+        } else {
+          par = ins.ints.parity!(f);
+          if (par !== 0 && par !== 1) diags.push(diagnostic(DIAG.parityOperand, `phase parity operand ${par} is neither 0 nor 1`, b));
+          pass = testParity(b, par);
+        }
+        if (diags.length && this.flush(s, out, diags, a, -1, key, loc)) return;
+        const isToken = op.token !== undefined;
+        const phase = b.phase;
+        this.emit(s, out, () => ({ e: 'wait', t: s.now, agent: a, bar: key, parity: par & 1, phase, pass, token: isToken, loc }));
+        if (op.dest !== undefined) f[ins.dest!] = pass ? 1 : 0;
+        break;
+      }
+      case 'mbarrier.pending_count': {
+        const t = ag.tokens?.[ins.token!];
+        if (!t) return this.fault(s, a, out, diagnostic(DIAG.pendingCountToken, `${op.token} holds no token from an arrive`), loc, -1);
+        const diags: Diagnostic[] = [];
+        f[ins.dest!] = pendingCount(t, diags);
+        if (diags.length) this.flush(s, out, diags, a, -1, t.barrier, loc);
+        break;
+      }
+      case 'cp.async.bulk': {
+        const key = ins.bar!(f);
+        if (key < 0) return this.keyFault(s, a, out, ins, 'barrier');
+        const buf = ins.buf!(f);
+        if (buf < 0) return this.keyFault(s, a, out, ins, 'buffer');
+        const bytes = ins.ints.bytes!(f);
+        if (bytes <= 0 || bytes % 16 !== 0) {
+          return this.fault(s, a, out, diagnostic(DIAG.bulkSize, `${ins.text}: ${bytes} bytes is not a positive multiple of 16`), loc, key);
+        }
+        const chunks = Math.max(1, Math.min(ins.ints.chunks ? ins.ints.chunks(f) : 1, bytes / 16));
+        const mask = ins.ints.multicast ? ins.ints.multicast(f) : -1;
+        const clusterBase = info.cluster * p.clusterSize;
+        const barRank = this.barCta(key) - clusterBase;
+        const bufRank = this.bufCta(buf) - clusterBase;
+        const ranks: number[] = [];
+        if (mask < 0) ranks.push(bufRank);
+        else for (let r = 0; r < p.clusterSize; r++) if (mask & (1 << r)) ranks.push(r);
+        for (let j = 0; j < m; j++) {
+          for (const r of ranks) {
+            // Multicast: data and complete_tx land at the same CTA-relative offsets in each destination (PTX ISA §9.7.9.25.4.1).
+            const dBar = key + (r - barRank) * p.barriersPerCta;
+            const dBuf = buf + (r - bufRank) * p.buffersPerCta;
+            this.newAsync(s, out, { kind: 'tma', agent: a, cta: clusterBase + r, bar: dBar, buf: dBuf, reads: null, bytes, left: bytes, chunks, group: -1, count: 0, remote: null, targets: null, loc });
+          }
+        }
+        break;
+      }
+      case 'cp.async.bulk.store': {
+        const buf = ins.buf!(f);
+        if (buf < 0) return this.keyFault(s, a, out, ins, 'buffer');
+        const bytes = ins.ints.bytes!(f);
+        for (let j = 0; j < m; j++) this.newAsync(s, out, { kind: 'bulk.store', agent: a, cta: info.cta, bar: -1, buf, reads: null, bytes, left: bytes, chunks: 1, group: ag.bulkGroup, count: 0, remote: null, targets: null, loc });
+        break;
+      }
+      case 'cp.async.bulk.commit_group':
+        ag.bulkGroup++;
+        break;
+      case 'wgmma.commit_group':
+        ag.wgGroup++;
+        break;
+      case 'cp.async.bulk.wait_group':
+      case 'wgmma.wait_group':
+        break;
+      case 'tcgen05.mma':
+      case 'wgmma.mma_async': {
+        const reads: number[] = [];
+        for (const r of ins.reads!) {
+          const k = r(f);
+          if (k < 0) return this.keyFault(s, a, out, ins, 'buffer');
+          reads.push(k);
+        }
+        const acc = op.op === 'tcgen05.mma' ? ins.buf!(f) : -1;
+        if (op.op === 'tcgen05.mma' && acc < 0) return this.keyFault(s, a, out, ins, 'buffer');
+        const { m: mm, n, k } = op.shape;
+        this.newAsync(s, out, {
+          kind: op.op === 'tcgen05.mma' ? 'tc.mma' : 'wgmma', agent: a, cta: info.cta, bar: -1, buf: acc, reads, bytes: 2 * mm * n * k,
+          left: 0, chunks: 1, group: op.op === 'wgmma.mma_async' ? ag.wgGroup : -1, count: 0, remote: null, targets: null, loc,
+        });
+        break;
+      }
+      case 'tcgen05.commit': {
+        const key = ins.bar!(f);
+        if (key < 0) return this.keyFault(s, a, out, ins, 'barrier');
+        let targets: number[] | null = null;
+        if (ins.ints.multicast) {
+          const mask = ins.ints.multicast(f);
+          const base = info.cluster * p.clusterSize;
+          const rank = this.barCta(key) - base;
+          targets = [];
+          for (let r = 0; r < p.clusterSize; r++) if (mask & (1 << r)) targets.push(key + (r - rank) * p.barriersPerCta);
+        }
+        this.newAsync(s, out, { kind: 'tc.commit', agent: a, cta: info.cta, bar: targets ? -1 : key, buf: -1, reads: null, bytes: 0, left: 0, chunks: 1, group: -1, count: 1, remote: null, targets, loc });
+        break;
+      }
+      case 'tcgen05.ld':
+      case 'ld.shared':
+      case 'st.shared': {
+        const buf = ins.buf!(f);
+        if (buf < 0) return this.keyFault(s, a, out, ins, 'buffer');
+        const rw = op.op === 'st.shared' ? 'w' : 'r';
+        this.emit(s, out, () => ({ e: 'access', t: s.now, buf, rw, proxy: 'generic', edge: 'point', agent: a, async: -1, loc }));
+        break;
+      }
+      case 'cp.async': {
+        const buf = ins.buf!(f);
+        if (buf < 0) return this.keyFault(s, a, out, ins, 'buffer');
+        const bytes = ins.ints.bytes!(f);
+        this.newAsync(s, out, { kind: 'cp.async', agent: a, cta: info.cta, bar: -1, buf, reads: null, bytes, left: bytes, chunks: 1, group: -1, count: 0, remote: null, targets: null, loc });
+        break;
+      }
+      case 'cp.async.mbarrier.arrive': {
+        const key = ins.bar!(f);
+        if (key < 0) return this.keyFault(s, a, out, ins, 'barrier');
+        if (this.barCta(key) !== info.cta) {
+          return this.fault(s, a, out, diagnostic(DIAG.remoteWait, `cp.async.mbarrier.arrive on ${p.barrierName(key)}, a barrier of another CTA`, s.bars[key]), loc, key);
+        }
+        const diags: Diagnostic[] = [];
+        for (let j = 0; j < m; j++) if (cpAsyncArriveIssue(s.bars[key]!, op.noinc, diags) === TRAP) break;
+        if (diags.length && this.flush(s, out, diags, a, -1, key, loc)) return;
+        this.newAsync(s, out, { kind: 'cpa.arrive', agent: a, cta: info.cta, bar: key, buf: -1, reads: null, bytes: 0, left: 0, chunks: 1, group: -1, count: m, remote: null, targets: null, loc });
+        break;
+      }
+      case 'bar.sync':
+      case 'bar.arrive': {
+        const nk = this.namedKey(a, ins, ag);
+        const nb = s.named[nk]!;
+        if (op.op === 'bar.sync' && ag.sub >= 0) {
+          // Second half of bar.sync: the generation this agent arrived in has completed.
+          ag.sub = -1;
+          break;
+        }
+        const count = ins.ints.threads ? ins.ints.threads(f) : this.ctaThreads[info.cta]!;
+        nb.count = count;
+        const warps = ins.per === 'one' ? 1 : info.warps;
+        let gen = nb.gen;
+        // Barriers count whole warps (PTX ISA §9.7.13.1): each warp adds 32 threads.
+        for (let w = 0; w < warps; w++) {
+          gen = nb.gen;
+          nb.arrived += 32;
+          if (nb.arrived >= count) {
+            nb.arrived -= count;
+            nb.gen++;
+            out.other = true;
+            const id = nk % NAMED_PER_CTA;
+            this.emit(s, out, () => ({ e: 'sync', t: s.now, agent: a, kind: 'named.done', id, loc }));
+          }
+        }
+        const id = nk % NAMED_PER_CTA;
+        this.emit(s, out, () => ({ e: 'sync', t: s.now, agent: a, kind: op.op, id, loc }));
+        if (op.op === 'bar.sync') {
+          ag.sub = gen;
+          advance = false; // completes in a second step once generation `gen` is done
+          if (nb.gen > gen) {
+            // our own arrival completed it: still take the second step (keeps steps uniform)
+          }
+        }
+        break;
+      }
+      case 'barrier.cluster.arrive': {
+        ag.clusterRound++;
+        this.emit(s, out, () => ({ e: 'sync', t: s.now, agent: a, kind: 'cluster.arrive', id: 0, loc }));
+        this.checkCluster(s, info.cluster, out);
+        break;
+      }
+      case 'barrier.cluster.wait':
+        this.emit(s, out, () => ({ e: 'sync', t: s.now, agent: a, kind: 'cluster.wait', id: 0, loc }));
+        break;
+      case 'fence.proxy.async':
+      case 'fence.mbarrier_init':
+      case 'work':
+        break;
+      case 'exit':
+        ag.pc++;
+        this.finish(s, a, out, loc);
+        return;
+    }
+    if (advance && ag.status === 'run') {
+      ag.pc++;
+      this.advance(s, a, out);
+    }
+  }
+
+  private checkCluster(s: MachineState, cl: number, out: StepOut): void {
+    const members = this.clusterAgents[cl]!;
+    for (;;) {
+      const next = s.clusterDone[cl]! + 1;
+      let all = true;
+      let any = false;
+      for (const a of members) {
+        const ag = s.agents[a]!;
+        if (ag.status !== 'run') continue;
+        if (ag.clusterRound < next) {
+          all = false;
+          break;
+        }
+        any = true;
+      }
+      if (!all || !any) return;
+      s.clusterDone[cl] = next;
+      out.other = true;
+      this.emit(s, out, () => ({ e: 'sync', t: s.now, agent: -1, kind: 'cluster.done', id: next }));
+    }
+  }
+
+  private execAsync(s: MachineState, idx: number, o: AsyncOp, out: StepOut): void {
+    let done = true;
+    switch (o.kind) {
+      case 'tma': {
+        // One partial credit; the H200 credits a copy's bytes in 16-byte units, grouped differently on each run (FINDINGS-tensor.md TT5).
+        const chunk = o.chunks <= 1 ? o.left : Math.max(16, Math.floor(o.left / o.chunks / 16) * 16);
+        o.left -= chunk;
+        o.chunks--;
+        done = o.left <= 0;
+        if (done) this.emit(s, out, () => ({ e: 'access', t: s.now, buf: o.buf, rw: 'w', proxy: 'async', edge: 'end', agent: -1, async: o.id, loc: o.loc }));
+        if (!this.signal(s, out, o.bar, 'complete_tx', 1, 1, chunk, -1, o.id, o.loc, undefined)) return;
+        break;
+      }
+      case 'remote':
+        if (!this.signal(s, out, o.bar, o.remote!, 1, o.remote === 'expect_tx' || o.remote === 'complete_tx' ? 1 : o.count, o.bytes, -1, o.id, o.loc, undefined)) return;
+        break;
+      case 'tc.commit':
+        for (const bar of o.targets ?? [o.bar]) if (!this.signal(s, out, bar, 'arrive', 1, 1, 0, -1, o.id, o.loc, undefined)) return;
+        break;
+      case 'cpa.arrive':
+        if (!this.signal(s, out, o.bar, 'arrive', o.count, 1, 0, -1, o.id, o.loc, undefined)) return;
+        break;
+      case 'bulk.store':
+      case 'cp.async':
+      case 'tc.mma':
+      case 'wgmma':
+        if (o.buf >= 0) {
+          const rw = o.kind === 'bulk.store' ? 'r' : 'w';
+          this.emit(s, out, () => ({ e: 'access', t: s.now, buf: o.buf, rw, proxy: o.kind === 'cp.async' ? 'generic' : 'async', edge: 'end', agent: -1, async: o.id, loc: o.loc }));
+        }
+        if (o.reads) for (const r of o.reads) this.emit(s, out, () => ({ e: 'access', t: s.now, buf: r, rw: 'r', proxy: 'async', edge: 'end', agent: -1, async: o.id, loc: o.loc }));
+        if (o.kind === 'bulk.store' || o.kind === 'wgmma') out.other = true;
+        break;
+    }
+    if (done) {
+      const i = s.inflight[idx] === o ? idx : s.inflight.indexOf(o);
+      s.inflight.splice(i, 1);
+      this.emit(s, out, () => ({ e: 'async.done', t: s.now, id: o.id, kind: o.kind, cta: o.cta }));
+    }
+  }
+}

@@ -1,0 +1,459 @@
+/**
+ * Instantiation: a {@link Kernel} plus parameter values becomes a {@link Program} — sizes resolved,
+ * barriers and buffers given flat keys, every role's statements compiled to a flat instruction list
+ * with jumps and closures over a variable frame, and the agents laid out.
+ *
+ * Errors in the kernel (unknown name, non-positive size, unknown parameter) throw
+ * {@link KernelError} with the source location of the offending declaration or statement.
+ */
+import { compileExpr, evalExpr, exprNames, showExpr, type CompiledExpr } from '../kernel/expr.js';
+import type { BarRef, BufRef, Expr, Kernel, Op, Per, RoleDecl, SrcLoc, Stmt } from '../kernel/ir.js';
+
+/** A kernel that cannot be instantiated: the message names the problem, `loc` where it is. */
+export class KernelError extends Error {
+  constructor(message: string, readonly loc?: SrcLoc, readonly code = 'kernel') {
+    super(message);
+  }
+}
+
+/** Frame slots of the builtins every program can read. */
+export const BUILTINS = ['cta', 'instance', 'ncta', 'clusterid', 'nthreads', 'nwarps'] as const;
+
+/** A resolved barrier array (per CTA). */
+export interface BarrierInfo {
+  name: string;
+  decl: number;
+  length: number;
+  count: number;
+  init: 'auto' | 'manual';
+  /** CTA rank holding the array, or -1 for every CTA. */
+  ctaOnly: number;
+  /** Offset of element 0 inside a CTA's barrier block. */
+  offset: number;
+  loc?: SrcLoc;
+}
+
+/** A resolved buffer array (per CTA). */
+export interface BufferInfo {
+  name: string;
+  space: 'smem' | 'tmem';
+  length: number;
+  bytes: number;
+  offset: number;
+  loc?: SrcLoc;
+}
+
+/** Resolves a reference to a flat key at run time; returns -1 when the index or CTA is out of range. */
+export type KeyFn = (frame: number[]) => number;
+
+/** A compiled operation: the IR op, its multiplicity and closures for its operands. */
+export interface OpInstr {
+  i: 'op';
+  op: Op;
+  per: Per;
+  loc: SrcLoc;
+  /** Barrier key (flat, global), or -1 when out of range. */
+  bar?: KeyFn;
+  /** Buffer key(s). */
+  buf?: KeyFn;
+  reads?: KeyFn[];
+  /** Integer operands by name (count, bytes, parity, n, id, threads, cycles, multicast, chunks, cta). */
+  ints: Record<string, CompiledExpr>;
+  /** Slot of `dest` / `token` variables. */
+  dest?: number;
+  token?: number;
+  /** Human-readable operand text for timelines. */
+  text: string;
+}
+
+/** Flat instructions of a compiled role program. */
+export type Instr =
+  | { i: 'set'; slot: number; e: CompiledExpr; loc: SrcLoc }
+  | { i: 'jmp'; to: number }
+  | { i: 'jz'; e: CompiledExpr; to: number; loc: SrcLoc }
+  | OpInstr
+  | { i: 'end' };
+
+/** A compiled role. */
+export interface RoleCode {
+  name: string;
+  decl: RoleDecl;
+  code: Instr[];
+  slots: string[];
+  threads: number;
+  warps: number;
+}
+
+/** One agent: a role instance in one CTA. */
+export interface AgentInfo {
+  id: number;
+  role: number;
+  roleName: string;
+  /** Global CTA index (cluster × clusterSize + rank). */
+  cta: number;
+  rank: number;
+  cluster: number;
+  instance: number;
+  threads: number;
+  warps: number;
+  /** Display name such as `producer@c0` or `consumer[2]@c1`. */
+  name: string;
+}
+
+/** A kernel ready to run: everything the machine needs, immutable. */
+export interface Program {
+  kernel: Kernel;
+  params: Record<string, number>;
+  clusterSize: number;
+  grid: number;
+  ctas: number;
+  barriers: BarrierInfo[];
+  barriersPerCta: number;
+  buffers: BufferInfo[];
+  buffersPerCta: number;
+  roles: RoleCode[];
+  agents: AgentInfo[];
+  /** Display name of a barrier key, such as `full[1]` or `full[1]@c1`. */
+  barrierName(key: number): string;
+  /** Display name of a buffer key. */
+  bufferName(key: number): string;
+  /** Decl index and element index of a barrier key. */
+  barrierOf(key: number): { info: BarrierInfo; index: number; cta: number };
+  bufferOf(key: number): { info: BufferInfo; index: number; cta: number };
+}
+
+function evalStatic(e: Expr, params: Record<string, number>, what: string, loc?: SrcLoc): number {
+  try {
+    const v = evalExpr(e, (n) => params[n]);
+    if (!Number.isFinite(v)) throw new Error('division by zero');
+    return v;
+  } catch (err) {
+    throw new KernelError(`${what}: ${(err as Error).message} (only parameters may appear here)`, loc, 'static-expr');
+  }
+}
+
+/**
+ * Instantiates `kernel` with parameter `overrides` (which must name declared parameters).
+ * Throws {@link KernelError}.
+ */
+export function instantiate(kernel: Kernel, overrides: Record<string, number> = {}): Program {
+  const params: Record<string, number> = {};
+  for (const p of kernel.params) params[p.name] = p.value;
+  for (const [n, v] of Object.entries(overrides)) {
+    if (!(n in params)) {
+      const known = kernel.params.map((p) => p.name).join(', ') || 'none';
+      throw new KernelError(`unknown parameter '${n}' (this kernel has: ${known})`, undefined, 'unknown-param');
+    }
+    if (!Number.isInteger(v)) throw new KernelError(`parameter ${n} must be an integer, got ${v}`, undefined, 'bad-param');
+    params[n] = v;
+  }
+  const clusterSize = evalStatic(kernel.cluster, params, 'cluster size');
+  if (clusterSize < 1 || clusterSize > 16) throw new KernelError(`cluster size ${clusterSize} is outside 1..16`, undefined, 'cluster-size');
+  const grid = kernel.grid ? evalStatic(kernel.grid, params, 'grid') : 1;
+  if (grid < 1) throw new KernelError(`grid ${grid} must be at least 1`, undefined, 'grid');
+  // Sizes and counts may also read the cluster size.
+  const sizeEnv: Record<string, number> = { ...params, ncta: clusterSize };
+
+  const barriers: BarrierInfo[] = [];
+  let off = 0;
+  const seen = new Set<string>();
+  kernel.barriers.forEach((d, decl) => {
+    if (seen.has(d.name)) throw new KernelError(`'${d.name}' is declared twice`, d.loc, 'duplicate');
+    seen.add(d.name);
+    const length = evalStatic(d.length, sizeEnv, `length of barrier array ${d.name}`, d.loc);
+    const count = evalStatic(d.count, sizeEnv, `init count of ${d.name}`, d.loc);
+    if (length < 1) throw new KernelError(`barrier array ${d.name} has length ${length}; it needs at least 1`, d.loc, 'size');
+    const ctaOnly = d.cta ? evalStatic(d.cta, params, `CTA of ${d.name}`, d.loc) : -1;
+    const info: BarrierInfo = { name: d.name, decl, length, count, init: d.init, ctaOnly, offset: off };
+    if (d.loc) info.loc = d.loc;
+    barriers.push(info);
+    off += length;
+  });
+  const barriersPerCta = off;
+  const buffers: BufferInfo[] = [];
+  off = 0;
+  kernel.buffers.forEach((d) => {
+    if (seen.has(d.name)) throw new KernelError(`'${d.name}' is declared twice`, d.loc, 'duplicate');
+    seen.add(d.name);
+    const length = evalStatic(d.length, sizeEnv, `length of buffer array ${d.name}`, d.loc);
+    const bytes = evalStatic(d.bytes, sizeEnv, `size of buffer ${d.name}`, d.loc);
+    if (length < 1) throw new KernelError(`buffer array ${d.name} has length ${length}; it needs at least 1`, d.loc, 'size');
+    if (bytes < 1) throw new KernelError(`buffer ${d.name} has ${bytes} bytes; it needs at least 1`, d.loc, 'size');
+    const info: BufferInfo = { name: d.name, space: d.space, length, bytes, offset: off };
+    if (d.loc) info.loc = d.loc;
+    buffers.push(info);
+    off += length;
+  });
+  const buffersPerCta = off;
+  const barByName = new Map(barriers.map((b) => [b.name, b]));
+  const bufByName = new Map(buffers.map((b) => [b.name, b]));
+  const ctas = clusterSize * grid;
+
+  const roles: RoleCode[] = kernel.roles.map((r) =>
+    compileRole(r, params, clusterSize, barByName, bufByName, barriersPerCta, buffersPerCta),
+  );
+
+  const agents: AgentInfo[] = [];
+  for (let cl = 0; cl < grid; cl++) {
+    for (let rank = 0; rank < clusterSize; rank++) {
+      const cta = cl * clusterSize + rank;
+      roles.forEach((rc, ri) => {
+        const r = rc.decl;
+        const env = (n: string) => (n === 'cta' ? rank : n === 'ncta' ? clusterSize : n === 'clusterid' ? cl : params[n]);
+        if (r.where) {
+          let ok: number;
+          try {
+            ok = evalExpr(r.where, env);
+          } catch (err) {
+            throw new KernelError(`role ${r.name}: where-condition: ${(err as Error).message}`, r.loc, 'static-expr');
+          }
+          if (!ok) return;
+        }
+        const inst = r.instances ? evalStatic(r.instances, params, `instances of role ${r.name}`, r.loc) : 1;
+        for (let i = 0; i < inst; i++) {
+          const ctaTag = clusterSize > 1 || grid > 1 ? `@c${grid > 1 ? cta : rank}` : '';
+          const instTag = inst > 1 ? `[${i}]` : '';
+          agents.push({
+            id: agents.length, role: ri, roleName: r.name, cta, rank, cluster: cl, instance: i,
+            threads: rc.threads, warps: rc.warps, name: `${r.name}${instTag}${ctaTag}`,
+          });
+        }
+      });
+    }
+  }
+  if (agents.length === 0) throw new KernelError('the kernel has no roles to run', undefined, 'no-roles');
+
+  const ctaTag = (cta: number) => (ctas > 1 ? `@c${grid > 1 ? cta : cta % clusterSize}` : '');
+  const barrierOf = (key: number) => {
+    const cta = Math.floor(key / barriersPerCta);
+    const o = key - cta * barriersPerCta;
+    let info = barriers[0]!;
+    for (const b of barriers) if (b.offset <= o) info = b;
+    return { info, index: o - info.offset, cta };
+  };
+  const bufferOf = (key: number) => {
+    const cta = Math.floor(key / buffersPerCta);
+    const o = key - cta * buffersPerCta;
+    let info = buffers[0]!;
+    for (const b of buffers) if (b.offset <= o) info = b;
+    return { info, index: o - info.offset, cta };
+  };
+  return {
+    kernel, params, clusterSize, grid, ctas, barriers, barriersPerCta, buffers, buffersPerCta, roles, agents,
+    barrierOf, bufferOf,
+    barrierName(key) {
+      const { info, index, cta } = barrierOf(key);
+      return `${info.name}[${index}]${ctaTag(cta)}`;
+    },
+    bufferName(key) {
+      const { info, index, cta } = bufferOf(key);
+      return `${info.name}[${index}]${ctaTag(cta)}`;
+    },
+  };
+}
+
+function compileRole(
+  r: RoleDecl,
+  params: Record<string, number>,
+  clusterSize: number,
+  barByName: Map<string, BarrierInfo>,
+  bufByName: Map<string, BufferInfo>,
+  barriersPerCta: number,
+  buffersPerCta: number,
+): RoleCode {
+  const slots: string[] = [...BUILTINS];
+  const threads = r.threads ?? r.warps * 32;
+  const code: Instr[] = [];
+  const declared = new Set<string>(BUILTINS);
+  const slotOf = (name: string, loc?: SrcLoc): number | { const: number } => {
+    const i = slots.indexOf(name);
+    if (i >= 0) return i;
+    if (name in params) return { const: params[name]! };
+    throw new KernelError(`unknown name '${name}' in role ${r.name}`, loc, 'unknown-name');
+  };
+  const cx = (e: Expr, loc: SrcLoc): CompiledExpr => {
+    for (const n of exprNames(e)) {
+      if (!declared.has(n) && !(n in params)) {
+        const vloc = findVarLoc(e, n) ?? loc;
+        throw new KernelError(`unknown name '${n}' in role ${r.name}`, vloc, 'unknown-name');
+      }
+    }
+    return compileExpr(e, (n) => slotOf(n, loc));
+  };
+  const declare = (name: string): number => {
+    if (name in params) throw new KernelError(`'${name}' is a parameter and cannot be assigned`, undefined, 'assign-param');
+    let i = slots.indexOf(name);
+    if (i < 0) {
+      slots.push(name);
+      i = slots.length - 1;
+    }
+    declared.add(name);
+    return i;
+  };
+  const ctaOf = (ref: { cta?: Expr }, loc: SrcLoc): CompiledExpr | null => (ref.cta ? cx(ref.cta, loc) : null);
+  const barKey = (ref: BarRef, loc: SrcLoc): KeyFn => {
+    const info = barByName.get(ref.name);
+    if (!info) {
+      const hint = bufByName.has(ref.name) ? ` ('${ref.name}' is a buffer)` : '';
+      throw new KernelError(`unknown barrier '${ref.name}'${hint}`, loc, 'unknown-barrier');
+    }
+    const idx = cx(ref.index, loc);
+    const cta = ctaOf(ref, loc);
+    if (ref.index.k === 'num' && (ref.index.v < 0 || ref.index.v >= info.length)) {
+      throw new KernelError(`index ${ref.index.v} is out of range for barrier array ${info.name}[${info.length}]`, loc, 'index-range');
+    }
+    const len = info.length;
+    const o = info.offset;
+    return (f) => {
+      const i = idx(f);
+      const rank = cta ? cta(f) : f[0]!;
+      if (i < 0 || i >= len || rank < 0 || rank >= clusterSize) return -1;
+      return (f[3]! * clusterSize + rank) * barriersPerCta + o + i;
+    };
+  };
+  const bufKey = (ref: BufRef, loc: SrcLoc): KeyFn => {
+    const info = bufByName.get(ref.name);
+    if (!info) {
+      const hint = barByName.has(ref.name) ? ` ('${ref.name}' is a barrier)` : '';
+      throw new KernelError(`unknown buffer '${ref.name}'${hint}`, loc, 'unknown-buffer');
+    }
+    const idx = cx(ref.index, loc);
+    const cta = ctaOf(ref, loc);
+    if (ref.index.k === 'num' && (ref.index.v < 0 || ref.index.v >= info.length)) {
+      throw new KernelError(`index ${ref.index.v} is out of range for buffer array ${info.name}[${info.length}]`, loc, 'index-range');
+    }
+    const len = info.length;
+    const o = info.offset;
+    return (f) => {
+      const i = idx(f);
+      const rank = cta ? cta(f) : f[0]!;
+      if (i < 0 || i >= len || rank < 0 || rank >= clusterSize) return -1;
+      return (f[3]! * clusterSize + rank) * buffersPerCta + o + i;
+    };
+  };
+
+  const emitOp = (op: Op, loc: SrcLoc, inElect: boolean) => {
+    const ints: Record<string, CompiledExpr> = {};
+    const ins: OpInstr = { i: 'op', op, per: inElect ? 'one' : ('per' in op && op.per) || r.per, loc, ints, text: opText(op) };
+    for (const key of ['count', 'expectTx', 'bytes', 'parity', 'n', 'id', 'threads', 'cycles', 'multicast', 'chunks'] as const) {
+      const e = (op as Record<string, unknown>)[key];
+      if (e && typeof e === 'object') ints[key] = cx(e as Expr, loc);
+    }
+    if ('bar' in op) ins.bar = barKey(op.bar, loc);
+    if ('dst' in op) ins.buf = bufKey(op.dst, loc);
+    if ('src' in op) ins.buf = bufKey(op.src, loc);
+    if ('buf' in op) ins.buf = bufKey(op.buf, loc);
+    if ('acc' in op) ins.buf = bufKey(op.acc, loc);
+    if ('reads' in op) ins.reads = op.reads.map((x) => bufKey(x, loc));
+    if ('token' in op && op.token !== undefined) {
+      if (op.op === 'mbarrier.arrive') ins.token = declare(op.token);
+      else {
+        if (!declared.has(op.token)) throw new KernelError(`token variable '${op.token}' is used before an arrive sets it`, loc, 'unknown-name');
+        ins.token = slots.indexOf(op.token);
+      }
+    }
+    if ('dest' in op && op.dest !== undefined) ins.dest = declare(op.dest);
+    if (op.op === 'mbarrier.wait' && op.parity === undefined && op.token === undefined) {
+      throw new KernelError('a wait needs a phase parity or a token', loc, 'wait-operand');
+    }
+    code.push(ins);
+  };
+
+  const walk = (stmts: Stmt[], inElect: boolean) => {
+    for (const st of stmts) {
+      switch (st.s) {
+        case 'let': {
+          const e = cx(st.value, st.loc);
+          code.push({ i: 'set', slot: declare(st.name), e, loc: st.loc });
+          break;
+        }
+        case 'for': {
+          const from = cx(st.from, st.loc);
+          const to = cx(st.to, st.loc);
+          const v = declare(st.var);
+          const step = st.step ? cx(st.step, st.loc) : null;
+          code.push({ i: 'set', slot: v, e: from, loc: st.loc });
+          const head = code.length;
+          const jz: Instr = { i: 'jz', e: step ? (f) => { const s = step(f); return s > 0 ? (f[v]! < to(f) ? 1 : 0) : (f[v]! > to(f) ? 1 : 0); } : (f) => (f[v]! < to(f) ? 1 : 0), to: -1, loc: st.loc };
+          code.push(jz);
+          walk(st.body, inElect);
+          code.push({ i: 'set', slot: v, e: step ? (f) => f[v]! + step(f) : (f) => f[v]! + 1, loc: st.loc });
+          code.push({ i: 'jmp', to: head });
+          jz.to = code.length;
+          break;
+        }
+        case 'if': {
+          const jz: Instr = { i: 'jz', e: cx(st.cond, st.loc), to: -1, loc: st.loc };
+          code.push(jz);
+          walk(st.then, inElect);
+          if (st.else && st.else.length) {
+            const j: Instr = { i: 'jmp', to: -1 };
+            code.push(j);
+            jz.to = code.length;
+            walk(st.else, inElect);
+            j.to = code.length;
+          } else jz.to = code.length;
+          break;
+        }
+        case 'elect':
+          walk(st.body, true);
+          break;
+        case 'op':
+          emitOp(st.op, st.loc, inElect);
+          break;
+      }
+    }
+  };
+  walk(r.body, r.per === 'one');
+  code.push({ i: 'end' });
+  return { name: r.name, decl: r, code, slots, threads, warps: r.warps };
+}
+
+function findVarLoc(e: Expr, name: string): SrcLoc | undefined {
+  if (e.k === 'var') return e.name === name ? e.loc : undefined;
+  if (e.k === 'un') return findVarLoc(e.a, name);
+  if (e.k === 'bin') return findVarLoc(e.a, name) ?? findVarLoc(e.b, name);
+  return undefined;
+}
+
+
+
+function refText(r: { name: string; index: Expr; cta?: Expr }): string {
+  return `${r.name}[${showExpr(r.index)}]${r.cta ? `@${showExpr(r.cta)}` : ''}`;
+}
+
+/** Short source-like text of an operation, for timelines and traces. */
+export function opText(op: Op): string {
+  switch (op.op) {
+    case 'mbarrier.init': return `mbarrier.init ${refText(op.bar)}${op.count ? `, ${showExpr(op.count)}` : ''}`;
+    case 'mbarrier.inval': return `mbarrier.inval ${refText(op.bar)}`;
+    case 'mbarrier.arrive': {
+      const m = op.drop ? 'mbarrier.arrive_drop' : 'mbarrier.arrive';
+      const sfx = (op.expectTx ? '.expect_tx' : '') + (op.noComplete ? '.noComplete' : '');
+      const args = [refText(op.bar)];
+      if (op.expectTx) args.push(showExpr(op.expectTx));
+      if (op.count) args.push(showExpr(op.count));
+      return `${m}${sfx} ${args.join(', ')}`;
+    }
+    case 'mbarrier.expect_tx': return `mbarrier.expect_tx ${refText(op.bar)}, ${showExpr(op.bytes)}`;
+    case 'mbarrier.complete_tx': return `mbarrier.complete_tx ${refText(op.bar)}, ${showExpr(op.bytes)}`;
+    case 'mbarrier.wait': return `mbarrier.${op.form}${op.token ? '' : '.parity'} ${refText(op.bar)}, ${op.token ?? showExpr(op.parity!)}`;
+    case 'mbarrier.pending_count': return `mbarrier.pending_count ${op.dest}, ${op.token}`;
+    case 'cp.async.bulk': return `cp.async.bulk${op.tensor ? '.tensor' : ''} ${refText(op.dst)}, ${showExpr(op.bytes)}, ${refText(op.bar)}${op.multicast ? `, multicast=${showExpr(op.multicast)}` : ''}`;
+    case 'cp.async.bulk.store': return `cp.async.bulk.store ${refText(op.src)}, ${showExpr(op.bytes)}`;
+    case 'cp.async.bulk.wait_group': return `cp.async.bulk.wait_group${op.read ? '.read' : ''} ${showExpr(op.n)}`;
+    case 'tcgen05.mma': return `tcgen05.mma ${refText(op.acc)}, ${op.reads.map(refText).join(', ')}`;
+    case 'tcgen05.commit': return `tcgen05.commit ${refText(op.bar)}${op.multicast ? `, multicast=${showExpr(op.multicast)}` : ''}`;
+    case 'tcgen05.ld': return `tcgen05.ld ${refText(op.src)}`;
+    case 'wgmma.mma_async': return `wgmma.mma_async ${op.reads.map(refText).join(', ')}`;
+    case 'wgmma.wait_group': return `wgmma.wait_group ${showExpr(op.n)}`;
+    case 'cp.async': return `cp.async ${refText(op.dst)}, ${showExpr(op.bytes)}`;
+    case 'cp.async.mbarrier.arrive': return `cp.async.mbarrier.arrive${op.noinc ? '.noinc' : ''} ${refText(op.bar)}`;
+    case 'bar.sync': return `bar.sync ${showExpr(op.id)}${op.threads ? `, ${showExpr(op.threads)}` : ''}`;
+    case 'bar.arrive': return `bar.arrive ${showExpr(op.id)}, ${showExpr(op.threads)}`;
+    case 'ld.shared': return `ld.shared ${refText(op.buf)}`;
+    case 'st.shared': return `st.shared ${refText(op.buf)}`;
+    case 'work': return `work ${showExpr(op.cycles)}`;
+    default: return op.op;
+  }
+}

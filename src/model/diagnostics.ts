@@ -1,0 +1,166 @@
+/**
+ * Diagnostics of the mbarrier model: every case the PTX ISA calls undefined or out of range,
+ * with a stable code, the field's words and what an H200 does in that case.
+ *
+ * Sources: PTX ISA 9.1 §9.7.13.15 (digest `../shared/research/ptx-semantics.md` §1–§2, §6) for
+ * what is undefined; `../shared/hw/FINDINGS.md` §2 (rows O1–O4, A3, A4, T2, T8, P3) for what the
+ * H200 does.
+ */
+
+/** Stable diagnostic codes of the mbarrier model. Never renumber; add new codes at the end. */
+export const DIAG = {
+  /** An arrive-on with count > pending, or any arrive while pending == 0 and the phase waits on tx. */
+  overArrival: 'over-arrival',
+  /** tx-count leaves the PTX range ±(2^20 − 1). */
+  txRange: 'tx-range',
+  /** An operation other than `init` on a barrier that was never initialized. */
+  uninitialized: 'uninitialized',
+  /** An operation other than `init` on an invalidated barrier. */
+  invalidated: 'invalidated',
+  /** `mbarrier.init` of a barrier that is still valid (no `inval` in between). */
+  reinit: 'reinit',
+  /** A count operand (init, arrive, arrive_drop) outside [1, 2^20 − 1]. */
+  countRange: 'count-range',
+  /** `arrive.noComplete` (or `arrive_drop.noComplete`) that completes the phase. */
+  noCompleteCompletes: 'nocomplete-completes',
+  /** A phase completed by a standalone `expect_tx` bringing a negative tx-count back to 0. */
+  expectTxCompletes: 'expect-tx-completes',
+  /** `test_wait` / `try_wait` / `pending_count` / `init` / `inval` on a barrier of another CTA. */
+  remoteWait: 'remote-wait',
+  /** A token wait with a token that an arrive on another barrier returned. */
+  foreignToken: 'foreign-token',
+  /** A token wait with a token two or more phases old: only its parity is compared. */
+  staleToken: 'stale-token',
+  /** `arrive_drop` lowering the expected arrival count to 0. */
+  dropToZero: 'drop-to-zero',
+  /** `mbarrier.pending_count` on a token not produced by a `.noComplete` arrive. */
+  pendingCountToken: 'pending-count-token',
+  /** `cp.async.mbarrier.arrive` (without `.noinc`) raising pending above 2^20 − 1. */
+  pendingOverflow: 'pending-overflow',
+  /** Per-thread arrivals of one instruction that outnumber pending: the rest land in the next phase. */
+  arrivalSpill: 'arrival-spill',
+  /** A parity wait whose operand is neither 0 nor 1 (PTX 9.1 accepts only 0 and 1). */
+  parityOperand: 'parity-operand',
+  /** A barrier or buffer index (or CTA rank) outside its declared array at run time. */
+  indexRange: 'index-range',
+  /** A bulk copy whose size is not a positive multiple of 16 bytes (PTX ISA §9.7.9.25.4.1). */
+  bulkSize: 'bulk-size',
+} as const;
+
+/** One of the stable diagnostic codes in {@link DIAG}. */
+export type DiagCode = (typeof DIAG)[keyof typeof DIAG];
+
+/** `error`: undefined behaviour or a definite bug; `warning`: legal but likely wrong. */
+export type Severity = 'error' | 'warning';
+
+/**
+ * What the model reports for an undefined or suspicious operation. Diagnostics are data, never
+ * exceptions: the machine records them as events and, when `trap` is set, stops the kernel the way
+ * the H200 does (sticky `cudaErrorLaunchFailure`).
+ */
+export interface Diagnostic {
+  code: DiagCode;
+  severity: Severity;
+  /** One sentence in the field's words. */
+  message: string;
+  /** What an H200 does in this case, and the observation or spec section it comes from. */
+  h200: string;
+  /** True when the H200 traps the kernel here (FINDINGS.md O1–O4, T8). */
+  trap: boolean;
+  /** The barrier's state before the operation: phase, pending, expected, tx-count (bytes). */
+  state?: { phase: number; pending: number; expected: number; tx: number; status: string };
+}
+
+/** What the H200 does for each code, with its source, and whether it traps. */
+export const H200_BEHAVIOUR: Record<DiagCode, { h200: string; trap: boolean; severity: Severity }> = {
+  'over-arrival': {
+    h200: 'the kernel traps (unspecified launch failure); the phase is never silently advanced (FINDINGS.md O1)',
+    trap: true,
+    severity: 'error',
+  },
+  'tx-range': {
+    h200: 'accumulated tx up to +2^20 and down to −(2^20 − 1) is accepted; beyond that, or one expect_tx operand ≥ 2^20, the kernel traps (FINDINGS.md T8)',
+    trap: true,
+    severity: 'error',
+  },
+  uninitialized: {
+    h200: 'an arrive on a never-initialized word traps the kernel (FINDINGS.md O4)',
+    trap: true,
+    severity: 'error',
+  },
+  invalidated: {
+    h200: 'undefined (PTX ISA §9.7.13.15.10); the word written back by inval is not a valid barrier, so treated like an uninitialized one: traps (FINDINGS.md O4, M1)',
+    trap: true,
+    severity: 'error',
+  },
+  reinit: {
+    h200: 'not observed; init is a plain SYNCS.EXCH of a fresh word, so the state is overwritten and in-flight signals are lost (FINDINGS.md §1, inferred)',
+    trap: false,
+    severity: 'error',
+  },
+  'count-range': {
+    h200: 'init(0) starts with the phase bit set and pending 0, so parity(0) passes and the first arrive traps; init(2^20) leaves a zero word and the first arrive traps; arrive(count=0) is a no-op (FINDINGS.md O3, A4)',
+    trap: false,
+    severity: 'error',
+  },
+  'nocomplete-completes': {
+    h200: 'the phase simply completes, no trap (FINDINGS.md A3)',
+    trap: false,
+    severity: 'error',
+  },
+  'expect-tx-completes': {
+    h200: 'the phase completes (FINDINGS.md T2); the PTX ISA lists only arrive-on and complete-tx as completion triggers (§9.7.13.15.5.1)',
+    trap: false,
+    severity: 'warning',
+  },
+  'remote-wait': {
+    h200: 'not expressible: test_wait, try_wait, pending_count, init and inval accept only .shared::cta addresses (PTX ISA §9.7.13.15.8)',
+    trap: false,
+    severity: 'error',
+  },
+  'foreign-token': {
+    h200: 'only the token\'s phase parity (bit 63) is compared against this barrier\'s phase (FINDINGS.md P3)',
+    trap: false,
+    severity: 'warning',
+  },
+  'stale-token': {
+    h200: 'only the parity is compared: a token from phase p−2 reads as the current phase (false), p−3 as complete (FINDINGS.md P3)',
+    trap: false,
+    severity: 'error',
+  },
+  'drop-to-zero': {
+    h200: 'the completing drop completes the phase; the next phase has 0 pending but never completes on its own, and the next arrive traps (FINDINGS.md O2)',
+    trap: false,
+    severity: 'error',
+  },
+  'pending-count-token': {
+    h200: 'pending_count is a pure bit extraction of the token: it returns the pending count before the arrive (FINDINGS.md P4)',
+    trap: false,
+    severity: 'warning',
+  },
+  'pending-overflow': {
+    h200: 'not observed; undefined in PTX ISA §9.7.13.15.15',
+    trap: false,
+    severity: 'error',
+  },
+  'arrival-spill': {
+    h200: 'each thread\'s arrive is separate: the first ones complete the phase and the rest count toward the next phase (FINDINGS.md A1, O1)',
+    trap: false,
+    severity: 'warning',
+  },
+  'index-range': {
+    h200: 'undefined: the instruction operates on whatever shared memory lies at that address; the machine stops the agent',
+    trap: true,
+    severity: 'error',
+  },
+  'bulk-size': {
+    h200: 'undefined (PTX ISA §9.7.9.25.4.1: size must be a multiple of 16); a misaligned tensor-copy coordinate faults with cudaErrorIllegalInstruction (FINDINGS-tensor.md TT6)',
+    trap: true,
+    severity: 'error',
+  },
+  'parity-operand': {
+    h200: 'only bit 0 of the operand is used (FINDINGS.md P1; newer PTX text says the same)',
+    trap: false,
+    severity: 'warning',
+  },
+};

@@ -1,0 +1,67 @@
+/**
+ * The H200's 64-bit mbarrier word and the 32-bit arrive token, as recovered on the hardware
+ * (`../shared/hw/FINDINGS.md` §1):
+ *
+ * ```
+ *  63 | 62 ........ 43 | 42 | 41 ......... 21 | 20 ........ 1 | 0
+ *  ph |  2^20-pending  | ?  | (-tx) mod 2^21  | 2^20-expected | ?
+ * ```
+ *
+ * The live word sits in the SYNCS unit; shared memory holds it only after `mbarrier.inval` or an
+ * eviction (FINDINGS.md §0), so a word read from shared memory of a live barrier can be stale.
+ * Bits 42 and 0 were never seen set; their meaning is unknown.
+ */
+import type { MBarrier, Token } from './mbarrier.js';
+
+const TWO20 = 1n << 20n;
+const TWO21 = 1n << 21n;
+
+/** Fields of a decoded word. `phaseParity` is all the word holds of the phase number. */
+export interface DecodedWord {
+  phaseParity: 0 | 1;
+  pending: number;
+  expected: number;
+  /** Signed tx-count in bytes (negative: more bytes completed than expected). */
+  tx: number;
+  /** Bits 42 and 0, never seen set on an H200. */
+  unknownBits: number;
+}
+
+/** The 64-bit word of a valid barrier, as `mbarrier.inval` writes it back (FINDINGS.md §1). */
+export function encodeWord(b: MBarrier): bigint {
+  const ph = BigInt(b.phase & 1);
+  const pend = (TWO20 - BigInt(b.pending)) & (TWO20 - 1n);
+  const tx = ((-BigInt(b.tx)) % TWO21 + TWO21) % TWO21;
+  const exp = (TWO20 - BigInt(b.expected)) & (TWO20 - 1n);
+  return (ph << 63n) | (pend << 43n) | (tx << 21n) | (exp << 1n);
+}
+
+/** Decodes a 64-bit word (FINDINGS.md §1). A pending or expected field of 0 means 2^20 (or 0 arrivals left, for pending). */
+export function decodeWord(word: bigint): DecodedWord {
+  const w = BigInt.asUintN(64, word);
+  const phaseParity = Number((w >> 63n) & 1n) as 0 | 1;
+  const pendField = (w >> 43n) & (TWO20 - 1n);
+  const txField = (w >> 21n) & (TWO21 - 1n);
+  const expField = (w >> 1n) & (TWO20 - 1n);
+  const pending = pendField === 0n ? 0 : Number(TWO20 - pendField);
+  const expected = Number(TWO20 - expField);
+  const txNeg = txField >= TWO20 ? txField - TWO21 : txField; // signed 21-bit
+  const unknownBits = Number(((w >> 42n) & 1n) << 1n | (w & 1n));
+  return { phaseParity, pending, expected, tx: Number(-txNeg) === 0 ? 0 : Number(-txNeg), unknownBits };
+}
+
+/**
+ * The upper 32 bits a `mbarrier.arrive` returns as its token (FINDINGS.md §1, Tokens): the word's
+ * upper half before the arrive — phase parity, pending-before, and tx bits 41:32 (2 KiB units).
+ */
+export function tokenWord(t: Token): number {
+  const b: MBarrier = { status: 'valid', phase: t.phase, pending: t.pendingBefore, expected: 1, tx: t.txBefore };
+  return Number(encodeWord(b) >> 32n) >>> 0;
+}
+
+/** Decodes the upper 32 bits of a token: parity, pending-before, and tx to 2 KiB granularity. */
+export function decodeToken(upper: number): { phaseParity: 0 | 1; pendingBefore: number; txApprox: number } {
+  const w = BigInt(upper >>> 0) << 32n;
+  const d = decodeWord(w);
+  return { phaseParity: d.phaseParity, pendingBefore: d.pending, txApprox: d.tx };
+}

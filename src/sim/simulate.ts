@@ -1,0 +1,417 @@
+/**
+ * The timed simulator: a deterministic discrete-event driver of the machine. It picks the next
+ * choice by time — each agent pays an issue cost per operation, blocked waiters wake a fixed
+ * latency after the phase completes, TMA copies move through a per-SM engine at the configured
+ * bandwidth, MMAs run back to back on the CTA's tensor core — and records spans for timelines.
+ * All semantics come from the machine's step function.
+ *
+ * Ties are broken by insertion order, so a run is a pure function of (kernel, parameters, timing,
+ * seed). With a seed, asynchronous latencies get ±`jitter` from a seeded PRNG (mulberry32).
+ */
+import { Machine, newStepOut, type AsyncOp, type MachineState, type StepOut } from '../machine/machine.js';
+import type { MachineEvent } from '../machine/events.js';
+import { explainHang, type HangReport } from '../machine/hang.js';
+import type { OpInstr, Program } from '../machine/program.js';
+import type { Diagnostic } from '../model/diagnostics.js';
+import type { SrcLoc } from '../kernel/ir.js';
+import { H200, type Timing } from './timing.js';
+
+/** Options of {@link simulate}. */
+export interface SimOptions {
+  timing?: Timing;
+  /** Seed for latency jitter; absent: no jitter. */
+  seed?: number;
+  /** Keep the machine's events (needed for ledgers and traces). Default true. */
+  recordEvents?: boolean;
+  /** Keep per-lane spans (needed for timelines and traces). Default true. */
+  recordSpans?: boolean;
+  /** Stop after this many steps (a spinning kernel never ends). Default 50,000,000. */
+  maxSteps?: number;
+}
+
+/** A busy or stalled interval on a lane. `lane` is an agent index, or a unit lane name. */
+export interface Span {
+  lane: string;
+  t0: number;
+  t1: number;
+  kind: 'op' | 'stall' | 'tma' | 'mma' | 'store' | 'signal';
+  label: string;
+  loc?: SrcLoc;
+  /** Asynchronous operation id, for async spans. */
+  id?: number;
+}
+
+/** How a run ended. `trap`: the H200 would trap; `error`: undefined behaviour reported without a trap. */
+export type SimVerdict = 'ok' | 'hang' | 'trap' | 'error';
+
+/** Everything a simulation produced. */
+export interface SimResult {
+  program: Program;
+  timing: Timing;
+  verdict: SimVerdict;
+  /** Cycle of the last step. */
+  cycles: number;
+  steps: number;
+  eventCount: number;
+  events: MachineEvent[] | null;
+  spans: Span[] | null;
+  diagnostics: { diag: Diagnostic; agent: number; async: number; bar: number; loc?: SrcLoc; t: number }[];
+  hang: HangReport | null;
+  /** Why the run stopped early, if it did (step limit). */
+  stopped: string | null;
+  stats: SimStats;
+  final: MachineState;
+}
+
+/** Utilization and stall figures (cycles). */
+export interface SimStats {
+  /** Per agent: cycles spent issuing operations. */
+  busy: number[];
+  /** Per agent: stalled cycles by cause (e.g. `wait empty`, `bar.sync`). */
+  stalls: Record<string, number>[];
+  /** Per CTA: cycles the TMA engine was transferring. */
+  tmaBusy: number[];
+  /** Per CTA: cycles the tensor core was busy. */
+  tcBusy: number[];
+  /** Per agent: cycles at which it finished (or -1). */
+  finishedAt: number[];
+}
+
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Min-heap of (time, seq) → payload, in parallel arrays. */
+class Queue {
+  private t: number[] = [];
+  private q: number[] = [];
+  private v: number[] = [];
+  private seq = 0;
+  get size(): number {
+    return this.t.length;
+  }
+  push(time: number, payload: number): void {
+    const t = this.t, q = this.q, v = this.v;
+    let i = t.length;
+    const s = this.seq++;
+    t.push(time);
+    q.push(s);
+    v.push(payload);
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (t[p]! < time || (t[p] === time && q[p]! < s)) break;
+      t[i] = t[p]!;
+      q[i] = q[p]!;
+      v[i] = v[p]!;
+      i = p;
+    }
+    t[i] = time;
+    q[i] = s;
+    v[i] = payload;
+  }
+  /** Pops the minimum; returns its payload and leaves its time in `lastTime`. */
+  lastTime = 0;
+  pop(): number {
+    const t = this.t, q = this.q, v = this.v;
+    const rt = t[0]!, rv = v[0]!;
+    const lt = t.pop()!, lq = q.pop()!, lv = v.pop()!;
+    const n = t.length;
+    if (n > 0) {
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        if (l >= n) break;
+        const r = l + 1;
+        let c = l;
+        if (r < n && (t[r]! < t[l]! || (t[r] === t[l] && q[r]! < q[l]!))) c = r;
+        if (t[c]! > lt || (t[c] === lt && q[c]! > lq)) break;
+        t[i] = t[c]!;
+        q[i] = q[c]!;
+        v[i] = v[c]!;
+        i = c;
+      }
+      t[i] = lt;
+      q[i] = lq;
+      v[i] = lv;
+    }
+    this.lastTime = rt;
+    return rv;
+  }
+}
+
+// Payload encoding: agents are 2·a (even), async op completions 2·id + 1 (odd).
+
+/** Simulates `program` and returns its timeline, events, verdict and statistics. */
+export function simulate(program: Program, opts: SimOptions = {}): SimResult {
+  const T = opts.timing ?? H200;
+  const v = (p: { value: number }) => p.value;
+  const recordEvents = opts.recordEvents ?? true;
+  const recordSpans = opts.recordSpans ?? true;
+  const maxSteps = opts.maxSteps ?? 50_000_000;
+  const rand = opts.seed !== undefined ? mulberry32(opts.seed) : null;
+  const jit = (x: number) => (rand ? Math.round(x * (1 + (rand() * 2 - 1) * v(T.jitter))) : x);
+
+  const m = new Machine(program);
+  const s = m.initial();
+  const out: StepOut = newStepOut(recordEvents);
+  const events: MachineEvent[] | null = recordEvents ? [] : null;
+  const spans: Span[] | null = recordSpans ? [] : null;
+  const nA = program.agents.length;
+  const queue = new Queue();
+  const parkedAt = new Float64Array(nA).fill(-1);
+  const parkCause: string[] = new Array(nA).fill('');
+  const parkedOn = new Int32Array(nA).fill(-2); // barrier key, -1 other, -2 not parked
+  const parkedByBar = new Map<number, Set<number>>();
+  const parkedOther = new Set<number>();
+  const stats: SimStats = {
+    busy: new Array(nA).fill(0),
+    stalls: Array.from({ length: nA }, () => ({})),
+    tmaBusy: new Array(program.ctas).fill(0),
+    tcBusy: new Array(program.ctas).fill(0),
+    finishedAt: new Array(nA).fill(-1),
+  };
+  const diagnostics: SimResult['diagnostics'] = [];
+  const tmaFree = new Float64Array(program.ctas);
+  const tcFree = new Float64Array(program.ctas);
+  const lastDone = new Map<string, number>();
+  const asyncTimes = new Map<number, number[]>(); // per op: remaining chunk times (for spans)
+  const activeSms = Math.min(v(T.sms), program.ctas);
+  const tmaBw = Math.min(v(T.tmaBytesPerCycleSm), (v(T.tmaBytesPerCycleAllSms) * v(T.sms)) / activeSms);
+  const laneOf = (a: number) => String(a);
+
+  // Each running agent has at most one entry in the queue, or is parked.
+  const pushAgent = (a: number, t: number) => queue.push(t, a * 2);
+
+  const unpark = (a: number, t: number) => {
+    if (parkedOn[a] === -2) return;
+    const since = parkedAt[a]!;
+    const st = stats.stalls[a]!;
+    st[parkCause[a]!] = (st[parkCause[a]!] ?? 0) + (t - since);
+    if (spans && t > since) spans.push({ lane: laneOf(a), t0: since, t1: t, kind: 'stall', label: parkCause[a]! });
+    if (parkedOn[a]! >= 0) parkedByBar.get(parkedOn[a]!)?.delete(a);
+    else parkedOther.delete(a);
+    parkedOn[a] = -2;
+    pushAgent(a, t);
+  };
+
+  const scheduleAsync = (o: AsyncOp, t: number, agentCta: number, mcastShare: { start: number; xfer: number } | null) => {
+    let times: number[];
+    let span: Span | null = null;
+    const key = `${o.agent}:${o.kind === 'tc.commit' ? 'tc.mma' : o.kind}`;
+    switch (o.kind) {
+      case 'tma': {
+        let start: number, xfer: number;
+        if (mcastShare) ({ start, xfer } = mcastShare);
+        else {
+          start = Math.max(t, tmaFree[agentCta]!);
+          xfer = Math.ceil(o.bytes / tmaBw);
+          tmaFree[agentCta] = start + xfer;
+          stats.tmaBusy[agentCta]! += xfer;
+        }
+        const lat = Math.round(jit(v(T.tmaLatency) + (v(T.tmaSourceHbm) ? v(T.tmaHbmExtra) : 0)));
+        const c = Math.max(1, o.chunks);
+        times = [];
+        for (let j = 1; j <= c; j++) times.push(start + Math.ceil((xfer * j) / c) + lat);
+        span = { lane: `TMA c${agentCta}`, t0: t, t1: times[times.length - 1]!, kind: 'tma', label: `${o.bytes} B → ${program.bufferName(o.buf)}`, loc: o.loc, id: o.id };
+        return { times, span, share: { start, xfer } };
+      }
+      case 'remote':
+        times = [t + jit(v(T.remoteSignal))];
+        span = { lane: `net c${o.cta}`, t0: t, t1: times[0]!, kind: 'signal', label: `${o.remote} → ${program.barrierName(o.bar)}`, loc: o.loc, id: o.id };
+        break;
+      case 'tc.mma':
+      case 'wgmma': {
+        const rate = o.kind === 'tc.mma' ? v(T.tcgen05FlopsPerCycle) : v(T.wgmmaFlopsPerCycle);
+        const start = Math.max(t + v(T.mmaStartLatency), tcFree[o.cta]!, lastDone.get(key) ?? 0);
+        const dur = Math.ceil(o.bytes / rate);
+        tcFree[o.cta] = start + dur;
+        stats.tcBusy[o.cta]! += dur;
+        times = [start + dur];
+        span = { lane: `TC c${o.cta}`, t0: start, t1: start + dur, kind: 'mma', label: o.kind === 'tc.mma' ? 'tcgen05.mma' : 'wgmma', loc: o.loc, id: o.id };
+        break;
+      }
+      case 'tc.commit':
+        times = [Math.max(t, tcFree[o.cta]!, lastDone.get(key) ?? 0) + jit(v(T.commitLatency))];
+        break;
+      case 'bulk.store': {
+        const start = Math.max(t, tmaFree[o.cta]!);
+        const xfer = Math.ceil(o.bytes / tmaBw);
+        tmaFree[o.cta] = start + xfer;
+        stats.tmaBusy[o.cta]! += xfer;
+        times = [start + xfer + jit(v(T.bulkStoreLatency))];
+        span = { lane: `TMA c${o.cta}`, t0: t, t1: times[0]!, kind: 'store', label: `store ${o.bytes} B ← ${program.bufferName(o.buf)}`, loc: o.loc, id: o.id };
+        break;
+      }
+      case 'cp.async':
+        times = [t + jit(v(T.cpAsyncLatency)) + Math.ceil(o.bytes / tmaBw)];
+        break;
+      case 'cpa.arrive':
+        times = [Math.max(t, lastDone.get(`${o.agent}:cp.async`) ?? 0) + 10];
+        break;
+    }
+    return { times, span, share: null };
+  };
+
+  const handleOut = (t: number, agentCta: number) => {
+    if (events && out.events) for (const e of out.events) events.push(e);
+    for (const d of out.diags) diagnostics.push(d);
+    // Asynchronous operations issued in this step.
+    let share: { start: number; xfer: number } | null = null;
+    let shareLoc: SrcLoc | null = null;
+    for (const o of out.issued) {
+      const sameMcast = o.kind === 'tma' && share && shareLoc === o.loc;
+      const r = scheduleAsync(o, t, agentCta, sameMcast ? share : null);
+      if (o.kind === 'tma') {
+        share = r.share;
+        shareLoc = o.loc;
+      }
+      const times = r.times;
+      const key = `${o.agent}:${o.kind === 'tc.commit' ? 'tc.mma' : o.kind}`;
+      lastDone.set(key, Math.max(lastDone.get(key) ?? 0, times[times.length - 1]!));
+      if (spans && r.span) spans.push(r.span);
+      asyncTimes.set(o.id, times);
+      for (const x of times) queue.push(x, o.id * 2 + 1);
+    }
+    // Wake waiters of completed phases.
+    for (const bar of out.phases) {
+      const set = parkedByBar.get(bar);
+      if (!set || set.size === 0) continue;
+      for (const a of [...set]) {
+        const ins = m.nextOp(s, a);
+        const wake = ins && ins.op.op === 'mbarrier.wait' && ins.op.form === 'test_wait' ? v(T.wakeTestWait) : v(T.wakeTryWait);
+        unpark(a, t + jit(wake));
+      }
+    }
+    if (out.other && parkedOther.size) {
+      for (const a of [...parkedOther]) {
+        const ins = m.nextOp(s, a);
+        const op = ins?.op.op;
+        const wake = op === 'barrier.cluster.wait' ? v(T.clusterWake) : op === 'bar.sync' ? v(T.barWake) : v(T.issueWgmmaGroupOp);
+        unpark(a, t + wake);
+      }
+    }
+  };
+
+  const cost = (ins: OpInstr, a: number): number => {
+    const op = ins.op;
+    const info = program.agents[a]!;
+    const mult = ins.per === 'thread' ? info.threads : ins.per === 'warp' ? info.warps : 1;
+    const lo = v(T.loopOverhead);
+    switch (op.op) {
+      case 'mbarrier.init': return v(T.issueInit);
+      case 'mbarrier.inval': return v(T.issueInval);
+      case 'mbarrier.arrive': return v(T.issueArrive) + lo;
+      case 'mbarrier.expect_tx': return v(T.issueExpectTx) + lo;
+      case 'mbarrier.complete_tx': return v(T.issueCompleteTx) + lo;
+      case 'mbarrier.wait': return (op.form === 'test_wait' ? v(T.waitPassTestWait) : v(T.waitPassTryWait)) + lo;
+      case 'mbarrier.pending_count': return 2;
+      case 'cp.async.bulk': return (op.tensor ? v(T.issueTensorCopy) : v(T.issueBulkCopy)) * Math.min(mult, 32) + lo;
+      case 'cp.async.bulk.store': return v(T.issueBulkStore) + lo;
+      case 'cp.async.bulk.commit_group':
+      case 'cp.async.bulk.wait_group':
+      case 'wgmma.commit_group':
+      case 'wgmma.wait_group': return v(T.issueWgmmaGroupOp);
+      case 'tcgen05.mma':
+      case 'wgmma.mma_async': return v(T.issueMma) + lo;
+      case 'tcgen05.commit': return v(T.issueCommit) + lo;
+      case 'tcgen05.ld': return v(T.tmemLoad);
+      case 'cp.async': return v(T.issueCpAsync);
+      case 'cp.async.mbarrier.arrive': return v(T.issueArrive);
+      case 'bar.sync':
+      case 'bar.arrive': return v(T.barSync);
+      case 'fence.proxy.async': return v(T.fenceProxyAsync);
+      case 'fence.mbarrier_init': return v(T.fenceMbarrierInit);
+      case 'barrier.cluster.arrive': return v(T.clusterArrive);
+      case 'barrier.cluster.wait': return 10;
+      case 'ld.shared': return v(T.ldShared);
+      case 'st.shared': return v(T.stShared);
+      case 'work': return Math.max(0, ins.ints.cycles!(s.agents[a]!.frame));
+      case 'exit': return 0;
+    }
+  };
+
+  const park = (a: number, t: number, ins: OpInstr) => {
+    parkedAt[a] = t;
+    const op = ins.op;
+    if (op.op === 'mbarrier.wait') {
+      const key = ins.bar!(s.agents[a]!.frame);
+      parkedOn[a] = key;
+      parkCause[a] = `wait ${program.barrierOf(key).info.name}`;
+      let set = parkedByBar.get(key);
+      if (!set) parkedByBar.set(key, (set = new Set()));
+      set.add(a);
+    } else {
+      parkedOn[a] = -1;
+      parkCause[a] = op.op === 'bar.sync' ? 'bar.sync' : op.op === 'barrier.cluster.wait' ? 'barrier.cluster.wait' : op.op;
+      parkedOther.add(a);
+    }
+  };
+
+  for (let a = 0; a < nA; a++) {
+    if (s.agents[a]!.status === 'run') pushAgent(a, 0);
+    else stats.finishedAt[a] = 0;
+  }
+
+  let steps = 0;
+  let stopped: string | null = null;
+  let now = 0;
+  while (queue.size > 0) {
+    if (steps >= maxSteps) {
+      stopped = `stopped after ${maxSteps} steps (a wait loop that never completes, or raise maxSteps)`;
+      break;
+    }
+    const payload = queue.pop();
+    const t = queue.lastTime;
+    if (s.trapped) break;
+    if ((payload & 1) === 0) {
+      const a = payload >> 1;
+      const ag = s.agents[a]!;
+      if (ag.status !== 'run' || parkedOn[a] !== -2) continue;
+      const ins = m.nextOp(s, a);
+      if (!ins) continue;
+      if (!m.agentEnabled(s, a)) {
+        park(a, t, ins);
+        continue;
+      }
+      const c = cost(ins, a);
+      now = t;
+      m.apply(s, { kind: 'agent', agent: a }, out, t);
+      steps++;
+      stats.busy[a]! += c;
+      if (spans && (c > 0 || ins.op.op !== 'exit')) spans.push({ lane: laneOf(a), t0: t, t1: t + c, kind: 'op', label: ins.text, loc: ins.loc });
+      handleOut(t, program.agents[a]!.cta);
+      if (ag.status === 'run') pushAgent(a, t + c);
+      else stats.finishedAt[a] = t + c;
+    } else {
+      const id = payload >> 1;
+      const o = s.inflight.find((x) => x.id === id);
+      if (!o) continue;
+      if (!m.asyncEnabled(s, o)) {
+        queue.push(t + 1, payload);
+        continue;
+      }
+      now = t;
+      m.apply(s, { kind: 'async', id }, out, t);
+      steps++;
+      handleOut(t, o.cta);
+    }
+  }
+
+  let verdict: SimVerdict = 'ok';
+  let hang: HangReport | null = null;
+  if (s.trapped) verdict = 'trap';
+  else if (s.agents.some((a) => a.status === 'run')) {
+    verdict = 'hang';
+    hang = explainHang(m, s);
+  } else if (diagnostics.some((d) => d.diag.severity === 'error')) verdict = 'error';
+  return {
+    program, timing: T, verdict, cycles: now, steps, eventCount: s.events, events, spans, diagnostics, hang, stopped, stats, final: s,
+  };
+}

@@ -1,0 +1,153 @@
+/**
+ * The timing model of the simulator, in SM cycles. Defaults are the H200 measurements of
+ * `../shared/hw/FINDINGS*.md` (SM clock 1980 MHz); each parameter names its source. Parameters
+ * marked "estimate" have no measurement behind them yet (tcgen05: no Blackwell GPU here).
+ *
+ * Every parameter can be overridden from JSON (`--timing FILE.json`) with {@link mergeTiming}.
+ */
+
+/** A number with where it comes from. */
+export interface Param {
+  value: number;
+  source: string;
+}
+
+/** All timing parameters (cycles unless the name says otherwise). */
+export interface Timing {
+  clockMHz: Param;
+  /** Cycles an agent spends issuing each kind of operation before its next instruction. */
+  issueArrive: Param;
+  issueExpectTx: Param;
+  issueCompleteTx: Param;
+  issueInit: Param;
+  issueInval: Param;
+  /** A wait that finds its phase complete (the cost of the passing test). */
+  waitPassTryWait: Param;
+  waitPassTestWait: Param;
+  /** From phase completion to a blocked waiter's wait returning true. */
+  wakeTryWait: Param;
+  wakeTestWait: Param;
+  /** A single `try_wait` returns false after this long if the phase does not complete. */
+  tryWaitTimeout: Param;
+  /** Extra latency of a signal into another CTA (remote arrive / expect_tx / complete_tx), one way. */
+  remoteSignal: Param;
+  issueBulkCopy: Param;
+  issueTensorCopy: Param;
+  /** Fixed latency of a bulk copy from L2 (issue to last byte credited, without the waiter's wake). */
+  tmaLatency: Param;
+  /** Extra latency of a tensor-map copy over a plain bulk copy. */
+  tmaTensorExtra: Param;
+  /** Extra latency when the source is in HBM rather than L2 (use with `tmaSourceHbm`). */
+  tmaHbmExtra: Param;
+  /** 1 to add `tmaHbmExtra` to every copy. */
+  tmaSourceHbm: Param;
+  /** Bytes per cycle one SM's TMA engine moves when it is alone. */
+  tmaBytesPerCycleSm: Param;
+  /** Bytes per cycle per SM when every SM of the GPU copies at once (shared L2 bandwidth). */
+  tmaBytesPerCycleAllSms: Param;
+  /** SMs of the GPU (for the shared-bandwidth model). */
+  sms: Param;
+  issueBulkStore: Param;
+  bulkStoreLatency: Param;
+  issueMma: Param;
+  /** Dense bf16 FLOP per cycle per SM for tcgen05.mma (Blackwell). */
+  tcgen05FlopsPerCycle: Param;
+  /** Dense bf16 FLOP per cycle per SM for wgmma (Hopper). */
+  wgmmaFlopsPerCycle: Param;
+  /** From an MMA's issue to the tensor core starting it. */
+  mmaStartLatency: Param;
+  /** From the last tracked MMA completing to the tcgen05.commit arrive landing. */
+  commitLatency: Param;
+  issueCommit: Param;
+  issueWgmmaGroupOp: Param;
+  issueCpAsync: Param;
+  cpAsyncLatency: Param;
+  barSync: Param;
+  barWake: Param;
+  clusterArrive: Param;
+  clusterWake: Param;
+  fenceProxyAsync: Param;
+  fenceMbarrierInit: Param;
+  ldShared: Param;
+  stShared: Param;
+  tmemLoad: Param;
+  /** Local bookkeeping between synchronization operations (loop counters, address math). */
+  loopOverhead: Param;
+  /** Relative jitter (e.g. 0.05 = ±5%) applied to asynchronous latencies when a seed is given. */
+  jitter: Param;
+}
+
+const F = 'shared/hw/FINDINGS.md';
+const FC = 'shared/hw/FINDINGS-cluster.md';
+const FT = 'shared/hw/FINDINGS-tensor.md';
+
+/** The H200 defaults. */
+export const H200: Timing = {
+  clockMHz: { value: 1980, source: `${F}: SM clock measured against %globaltimer` },
+  issueArrive: { value: 7, source: `${FC} Costs: issue cost 6-7 cycles for an arrive without a fence` },
+  issueExpectTx: { value: 18, source: `${F} §3: expect_tx back-to-back issue 17.9 cycles/op` },
+  issueCompleteTx: { value: 7, source: `${FC} Costs: complete_tx issue 6-7 cycles` },
+  issueInit: { value: 82, source: `${F} §3: mbarrier.init back-to-back 82.2 cycles/op` },
+  issueInval: { value: 82, source: 'estimate: as init (SYNCS.CCTL.IV)' },
+  waitPassTryWait: { value: 56, source: `${F} §3: try_wait.parity on a complete phase, net 56` },
+  waitPassTestWait: { value: 69, source: `${F} §3: test_wait.parity, net 69` },
+  wakeTryWait: { value: 84, source: `${F} §3: ping-pong with try_wait spin, one way arrive until the peer sees it: 84` },
+  wakeTestWait: { value: 104, source: `${F} §3: ping-pong with test_wait spin, one way 100-108` },
+  tryWaitTimeout: { value: 7833, source: `${F} §3/P2: incomplete try_wait returns false after 7833 cycles` },
+  remoteSignal: { value: 186, source: `${FC} Costs: remote arrive one way about 270 vs local about 84 (difference)` },
+  issueBulkCopy: { value: 73, source: `${F} §3: arrive.expect_tx + copy issue take 80 cycles (minus the arrive's 7)` },
+  issueTensorCopy: { value: 43, source: `${FT}: 145 cycles for arrive.expect_tx + one tensor copy, 188 for two: 43 per extra copy` },
+  tmaLatency: { value: 257, source: `${F} §3: L2-hot bulk copy issue-to-observed completion ≈ 341 + bytes/96 (try_wait), minus wake 84` },
+  tmaTensorExtra: { value: 15, source: `${FT}: a tensor box costs about 15 cycles more than a plain bulk copy` },
+  tmaHbmExtra: { value: 880, source: `${FT}: HBM adds about 870-905 cycles` },
+  tmaSourceHbm: { value: 0, source: 'choice: 0 = L2-hot source (default), 1 = from HBM' },
+  tmaBytesPerCycleSm: { value: 96, source: `${F} §3: ≈10 cycles per KiB beyond 4 KiB for one copy on one SM (fit over 256 B..128 KiB)` },
+  tmaBytesPerCycleAllSms: { value: 60, source: `${FT}: with all 132 SMs copying from L2, about 60 B/cycle per SM` },
+  sms: { value: 132, source: `${F}: H200 has 132 SMs` },
+  issueBulkStore: { value: 43, source: 'estimate: as a tensor copy issue' },
+  bulkStoreLatency: { value: 300, source: 'estimate: as a bulk load' },
+  issueMma: { value: 16, source: 'estimate' },
+  tcgen05FlopsPerCycle: { value: 8192, source: 'estimate: B200 dense bf16 (2.25 PFLOP/s, 148 SMs, 1.85 GHz); no Blackwell here' },
+  wgmmaFlopsPerCycle: { value: 4096, source: 'estimate: H100/H200 dense bf16 989 TFLOP/s over 132 SMs at 1.83 GHz' },
+  mmaStartLatency: { value: 30, source: 'estimate' },
+  commitLatency: { value: 40, source: 'estimate' },
+  issueCommit: { value: 10, source: 'estimate' },
+  issueWgmmaGroupOp: { value: 8, source: 'estimate' },
+  issueCpAsync: { value: 8, source: 'estimate' },
+  cpAsyncLatency: { value: 300, source: 'estimate: as a bulk load of L2 data' },
+  barSync: { value: 20, source: 'estimate' },
+  barWake: { value: 20, source: 'estimate' },
+  clusterArrive: { value: 300, source: `${FC}: 270-318 cycles, the compiler puts MEMBAR.ALL.GPU before barrier.cluster.arrive` },
+  clusterWake: { value: 180, source: `${FC}: remote signal one way about 270 minus the arrive` },
+  fenceProxyAsync: { value: 20, source: 'estimate' },
+  fenceMbarrierInit: { value: 300, source: `estimate: a .release.cluster fence (MEMBAR.ALL.GPU, ${FC})` },
+  ldShared: { value: 21, source: `${F} §3: ld.shared.b64 net 21` },
+  stShared: { value: 21, source: 'estimate: as ld.shared' },
+  tmemLoad: { value: 30, source: 'estimate' },
+  loopOverhead: { value: 6, source: `${F} §3: and+add glue 12 cycles per link, half of it per operation` },
+  jitter: { value: 0.05, source: 'choice: ±5% on asynchronous latencies with --seed' },
+};
+
+/** Thrown for a timing override that names no parameter or gives a non-number. */
+export class TimingError extends Error {}
+
+/**
+ * `base` with `overrides` applied: `{ "name": number }` or `{ "name": { "value": number } }`.
+ * Unknown names and non-numbers throw {@link TimingError}.
+ */
+export function mergeTiming(base: Timing, overrides: unknown): Timing {
+  if (typeof overrides !== 'object' || overrides === null || Array.isArray(overrides)) {
+    throw new TimingError('a timing file must hold a JSON object of parameter names to numbers');
+  }
+  const out = { ...base } as Record<string, Param>;
+  for (const [k, v] of Object.entries(overrides as Record<string, unknown>)) {
+    if (!(k in base)) {
+      const near = Object.keys(base).filter((n) => n.toLowerCase().includes(k.toLowerCase().slice(0, 5))).slice(0, 3);
+      throw new TimingError(`unknown timing parameter '${k}'${near.length ? ` (did you mean ${near.join(', ')}?)` : ''}`);
+    }
+    const value = typeof v === 'number' ? v : typeof v === 'object' && v !== null && typeof (v as Param).value === 'number' ? (v as Param).value : NaN;
+    if (!Number.isFinite(value) || value < 0) throw new TimingError(`timing parameter '${k}' must be a non-negative number`);
+    out[k] = { value, source: 'override' };
+  }
+  return out as unknown as Timing;
+}
