@@ -10,6 +10,8 @@ export interface Example {
   name: string;
   summary: string;
   build: () => Kernel;
+  /** For `mbsim run`: print the phase-tracking table of this role's waits on this barrier array. */
+  phaseTable?: { role: string; barrier: string; variable: string };
 }
 
 /**
@@ -208,7 +210,7 @@ export function cluster(): Kernel {
 /** Every built-in example, in the order `mbsim examples` lists them. */
 export const EXAMPLES: Example[] = [
   { name: 'mechanism', summary: "the seed's mechanism: init(1), arrive.expect_tx(4096), two 2,048-byte TMA copies, phase flip", build: mechanism },
-  { name: 'phase-tracking', summary: "the seed's S-stage phase-tracking loop; prints the iteration/stage/parity table (S=2 is the seed's)", build: phaseTracking },
+  { name: 'phase-tracking', summary: "the seed's S-stage phase-tracking loop; prints the iteration/stage/parity table (S=2 is the seed's)", build: phaseTracking, phaseTable: { role: 'consumer', barrier: 'tma_bar', variable: 'phase_tma' } },
   { name: 'pipeline', summary: 'S-stage warp-specialized full/empty pipeline: TMA producer, tcgen05 MMA issuer, epilogue (Blackwell; default)', build: pipeline },
   { name: 'hopper', summary: 'the same pipeline on Hopper: wgmma consumer warpgroups arriving on empty, bulk-store epilogue', build: hopper },
   { name: 'cluster', summary: '2-CTA cluster: multicast TMA, remote arrives on empty barriers, producer tail', build: cluster },

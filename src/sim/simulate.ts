@@ -27,6 +27,8 @@ export interface SimOptions {
   recordSpans?: boolean;
   /** Stop after this many steps (a spinning kernel never ends). Default 50,000,000. */
   maxSteps?: number;
+  /** Called after every step with the state (read-only by contract) and the step's events. */
+  onStep?: (state: MachineState, events: readonly MachineEvent[]) => void;
 }
 
 /** A busy or stalled interval on a lane. `lane` is an agent index, or a unit lane name. */
@@ -160,7 +162,7 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
 
   const m = new Machine(program);
   const s = m.initial();
-  const out: StepOut = newStepOut(recordEvents);
+  const out: StepOut = newStepOut(recordEvents || !!opts.onStep);
   const events: MachineEvent[] | null = recordEvents ? [] : null;
   const spans: Span[] | null = recordSpans ? [] : null;
   const nA = program.agents.length;
@@ -259,7 +261,9 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
     return { times, span, share: null };
   };
 
+  const onStep = opts.onStep;
   const handleOut = (t: number, agentCta: number) => {
+    if (onStep) onStep(s, out.events ?? []);
     if (events && out.events) for (const e of out.events) events.push(e);
     for (const d of out.diags) diagnostics.push(d);
     // Asynchronous operations issued in this step.

@@ -1,0 +1,233 @@
+#!/usr/bin/env node
+/**
+ * The `mbsim` command line. Thin: it parses flags (commander), calls the library and renders.
+ * Exit codes: 0 ok, 1 a hazard was found (hang, trap, undefined behaviour), 2 bad input.
+ */
+import { readFileSync, writeFileSync, renameSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Command, CommanderError, Option } from 'commander';
+import pc from 'picocolors';
+import { EXAMPLES, findExample } from '../examples/index.js';
+import { buildLedger } from '../report/ledger.js';
+import { phaseTable, renderPhaseTable } from '../report/phases.js';
+import { renderEventLog, renderLedger, renderSummary, renderTimeline, PLAIN, type Paint } from '../report/text.js';
+import { buildTrace } from '../report/trace.js';
+import { simulate } from '../sim/simulate.js';
+import { H200, mergeTiming, TimingError, type Timing } from '../sim/timing.js';
+import { instantiateOrExplain, loadKernel, parseSet, UsageError } from './load.js';
+
+/** Where the CLI writes. */
+export interface IO {
+  out(s: string): void;
+  err(s: string): void;
+  /** Colors on? */
+  color: boolean;
+}
+
+const nodeIO = (): IO => ({
+  out: (s) => process.stdout.write(s.endsWith('\n') ? s : `${s}\n`),
+  err: (s) => process.stderr.write(s.endsWith('\n') ? s : `${s}\n`),
+  color: !!process.stdout.isTTY && !process.env.NO_COLOR,
+});
+
+function paintFor(io: IO): Paint {
+  if (!io.color) return PLAIN;
+  return { bold: pc.bold, dim: pc.dim, red: pc.red, green: pc.green, yellow: pc.yellow, cyan: pc.cyan };
+}
+
+function parseIntArg(name: string) {
+  return (v: string) => {
+    if (!/^-?\d+$/.test(v)) throw new UsageError(`${name} expects an integer, got '${v}'`);
+    return Number(v);
+  };
+}
+
+/** Writes a file atomically (temp file + rename) so nothing half-written is left behind. */
+function writeAtomic(path: string, data: string): void {
+  const tmp = `${path}.tmp-${process.pid}`;
+  try {
+    writeFileSync(tmp, data);
+    renameSync(tmp, path);
+  } catch (err) {
+    throw new UsageError(`cannot write ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+}
+
+function loadTiming(path: string | undefined): Timing {
+  if (!path) return H200;
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new UsageError(`cannot read timing file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new UsageError(`${path}: not valid JSON: ${(err as Error).message}`);
+  }
+  try {
+    return mergeTiming(H200, json);
+  } catch (err) {
+    if (err instanceof TimingError) throw new UsageError(`${path}: ${err.message}`);
+    throw err;
+  }
+}
+
+interface RunOpts {
+  set: Record<string, number>;
+  trace?: string;
+  json?: boolean;
+  timing?: string;
+  seed?: number;
+  width: number;
+  events?: boolean;
+  phaseTable?: string;
+}
+
+async function runVerb(target: string, o: RunOpts, io: IO): Promise<number> {
+  const loaded = await loadKernel(target);
+  const program = instantiateOrExplain(loaded.kernel, o.set);
+  const timing = loadTiming(o.timing);
+  const r = simulate(program, { timing, ...(o.seed !== undefined ? { seed: o.seed } : {}) });
+  const events = r.events!;
+  const ledger = buildLedger(program, events);
+  const names = (a: number) => (a >= 0 ? program.agents[a]!.name : null);
+  const ex = findExample(target);
+  const ptSpec = o.phaseTable ?? (ex?.phaseTable ? `${ex.phaseTable.role}:${ex.phaseTable.barrier}:${ex.phaseTable.variable}` : undefined);
+  let table: ReturnType<typeof phaseTable> | null = null;
+  if (ptSpec) {
+    const [role, barrier, variable] = ptSpec.split(':');
+    if (!role || !barrier || !variable) throw new UsageError(`--phase-table expects ROLE:BARRIER:VARIABLE, got '${ptSpec}'`);
+    try {
+      table = phaseTable(program, role, barrier, variable);
+    } catch (err) {
+      throw new UsageError(`--phase-table: ${(err as Error).message}`);
+    }
+  }
+  if (o.trace) writeAtomic(o.trace, JSON.stringify(buildTrace(program, r.spans!, events, timing.clockMHz.value)));
+  const code = r.verdict === 'ok' ? 0 : 1;
+  if (o.json) {
+    io.out(JSON.stringify({
+      schema: 'mbsim.run/1',
+      kernel: program.kernel.name,
+      arch: program.kernel.arch,
+      params: program.params,
+      verdict: r.verdict,
+      stopped: r.stopped,
+      cycles: r.cycles,
+      clockMHz: timing.clockMHz.value,
+      steps: r.steps,
+      eventCount: r.eventCount,
+      agents: program.agents.map((a) => ({ id: a.id, name: a.name, role: a.roleName, cta: a.cta, threads: a.threads })),
+      stats: r.stats,
+      diagnostics: r.diagnostics.map((d) => ({ ...d.diag, t: d.t, agent: names(d.agent), barrier: d.bar >= 0 ? program.barrierName(d.bar) : null, loc: d.loc ?? null })),
+      hang: r.hang,
+      ledger,
+      phaseTable: table,
+      spans: r.spans,
+      events,
+    }));
+    return code;
+  }
+  const paint = paintFor(io);
+  const params = Object.entries(program.params).map(([k, v]) => `${k}=${v}`).join(' ');
+  io.out(`${paint.bold(`mbsim run ${target}`)}  ${paint.dim(`kernel '${program.kernel.name}' (${program.kernel.arch}, ${program.ctas} CTA${program.ctas > 1 ? 's' : ''})${params ? `  ${params}` : ''}`)}`);
+  if (program.kernel.description) io.out(paint.dim(program.kernel.description));
+  io.out('');
+  io.out(renderTimeline(r, o.width, paint));
+  if (o.events || r.steps <= 40) {
+    io.out(`\n${paint.bold('events')}`);
+    io.out(renderEventLog(program, events));
+  }
+  io.out(`\n${paint.bold('ledger')}`);
+  io.out(renderLedger(ledger, o.events ? 1_000_000 : 12));
+  if (table) {
+    io.out(`\n${paint.bold('phase tracking')}`);
+    io.out(renderPhaseTable(table));
+  }
+  io.out(`\n${paint.bold('summary')}`);
+  io.out(renderSummary(r, paint));
+  for (const d of r.diagnostics) {
+    const where = d.loc ? `line ${d.loc.line}: ` : '';
+    const who = names(d.agent) ?? 'async unit';
+    io.out(`${d.diag.severity === 'error' ? paint.red('error') : paint.yellow('warning')}[${d.diag.code}] ${where}${who}: ${d.diag.message}\n  H200: ${d.diag.h200}`);
+  }
+  if (r.hang) {
+    io.out(`\n${paint.red(paint.bold('HANG'))}: nothing can make progress; ${r.hang.waiters.length} agent(s) blocked forever`);
+    for (const w of r.hang.waiters) {
+      io.out(`  ${w.name} blocked in ${w.op} (line ${w.loc.line})`);
+      if (w.state) io.out(`    ${w.barName}: phase ${w.state.phase}, pending ${w.state.pending}/${w.state.expected}, tx ${w.state.tx}`);
+      for (const reason of w.reasons) io.out(`    - ${reason}`);
+    }
+    if (r.hang.cycle) io.out(`  wait-for cycle: ${r.hang.cycle.join(' → ')}`);
+  }
+  if (r.stopped) io.out(paint.yellow(r.stopped));
+  if (o.trace) io.out(paint.dim(`\ntrace written to ${o.trace} (open it in https://ui.perfetto.dev)`));
+  return code;
+}
+
+/** Runs the CLI with `argv` (without node and script); returns the exit code. */
+export async function main(argv: string[], io: IO = nodeIO()): Promise<number> {
+  const program = new Command();
+  let code = 0;
+  program
+    .name('mbsim')
+    .description('Simulate, check and show the mbarrier synchronization protocol of Hopper and Blackwell kernels.')
+    .version('0.1.0')
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) })
+    .showSuggestionAfterError(true);
+
+  program
+    .command('run')
+    .description('simulate a kernel with the H200 timing model: timeline, ledger, summary')
+    .argument('<kernel>', 'a built-in example name (see `mbsim examples`) or a sketch file')
+    .option('--set <NAME=VALUE>', 'override a parameter (repeatable)', (v: string, acc: Record<string, number>) => parseSet(v, acc), {})
+    .option('--trace <FILE>', 'write a Chrome trace-event JSON for Perfetto')
+    .option('--json', 'print everything as JSON')
+    .option('--timing <FILE>', 'JSON file overriding timing parameters')
+    .option('--seed <N>', 'jitter asynchronous latencies with this seed', parseIntArg('--seed'))
+    .addOption(new Option('--width <N>', 'timeline width in columns').default(96).argParser(parseIntArg('--width')))
+    .option('--events', 'print every event and the whole ledger')
+    .option('--phase-table <ROLE:BARRIER:VAR>', 'print the phase-tracking table for a role\'s waits on a barrier array')
+    .action(async (target: string, o: RunOpts) => {
+      code = await runVerb(target, o, io);
+    });
+
+  program
+    .command('examples')
+    .description('list the built-in examples')
+    .action(() => {
+      const w = Math.max(...EXAMPLES.map((e) => e.name.length));
+      for (const e of EXAMPLES) io.out(`${e.name.padEnd(w)}  ${e.summary}`);
+    });
+
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return code;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return 0;
+      // commander already printed its one-line message
+      return 2;
+    }
+    if (err instanceof UsageError) {
+      io.err(err.message.startsWith('mbsim') || /^\S+:\d+:\d+: /.test(err.message) ? err.message : `mbsim: error: ${err.message}`);
+      return 2;
+    }
+    throw err;
+  }
+}
+
+const isMain = process.argv[1] && fileURLToPath(import.meta.url) === (await import('node:fs')).realpathSync(process.argv[1]);
+if (isMain) {
+  main(process.argv.slice(2)).then(
+    (c) => process.exit(c),
+    (err) => {
+      process.stderr.write(`mbsim: internal error: ${(err as Error).message}\n  (this is a bug in mbsim; please report it with the command you ran)\n`);
+      process.exit(70);
+    },
+  );
+}

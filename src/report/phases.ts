@@ -1,0 +1,51 @@
+/**
+ * The seed's phase-tracking table, computed by running the machine: for each iteration of an
+ * agent's loop, the stage, the phase parity it waited on, the barrier's parity after that phase
+ * completed, and the loop's phase variable after the iteration.
+ */
+import type { MachineState } from '../machine/machine.js';
+import type { Program } from '../machine/program.js';
+import { simulate } from '../sim/simulate.js';
+
+/** One row of the table. */
+export interface PhaseRow {
+  iteration: number;
+  stage: number;
+  parityWaited: number;
+  parityAfter: number;
+  phaseVar: number;
+}
+
+/**
+ * Runs `program` and records, for agent `role` (first agent of that role), each passing parity
+ * wait on barrier array `barrier` and the value of variable `phaseVar` right after it.
+ * Throws if the role or variable does not exist.
+ */
+export function phaseTable(program: Program, role = 'consumer', barrier = 'tma_bar', phaseVar = 'phase_tma'): PhaseRow[] {
+  const agent = program.agents.find((a) => a.roleName === role);
+  if (!agent) throw new Error(`no role '${role}'`);
+  const slot = program.roles[agent.role]!.slots.indexOf(phaseVar);
+  if (slot < 0) throw new Error(`role '${role}' has no variable '${phaseVar}'`);
+  const rows: PhaseRow[] = [];
+  simulate(program, {
+    recordSpans: false,
+    onStep: (s: MachineState, events) => {
+      for (const e of events) {
+        if (e.e !== 'wait' || e.agent !== agent.id || !e.pass) continue;
+        const info = program.barrierOf(e.bar);
+        if (info.info.name !== barrier) continue;
+        rows.push({ iteration: rows.length, stage: info.index, parityWaited: e.parity, parityAfter: s.bars[e.bar]!.phase & 1, phaseVar: s.agents[agent.id]!.frame[slot]! });
+      }
+    },
+  });
+  return rows;
+}
+
+/** The table as text, with the seed's column names. */
+export function renderPhaseTable(rows: PhaseRow[]): string {
+  const head = ['iteration', 'stage', 'phase parity waited on', 'barrier parity after completion', 'phase_tma after iteration'];
+  const body = rows.map((r) => [r.iteration, r.stage, r.parityWaited, r.parityAfter, r.phaseVar].map(String));
+  const w = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(w[i]!)).join('  ').trimEnd();
+  return [line(head), ...body.map(line)].join('\n');
+}

@@ -1,0 +1,201 @@
+/**
+ * Terminal renderings of a simulation: timeline lanes, the event log, the per-barrier ledger and
+ * the summary. Plain strings; colors are applied by the caller's `paint` functions (identity when
+ * output is not a terminal).
+ */
+import type { MachineEvent } from '../machine/events.js';
+import type { Program } from '../machine/program.js';
+import type { SimResult, Span } from '../sim/simulate.js';
+import { actorNamer, type Ledger } from './ledger.js';
+
+/** Color hooks (identity by default). */
+export interface Paint {
+  bold(s: string): string;
+  dim(s: string): string;
+  red(s: string): string;
+  green(s: string): string;
+  yellow(s: string): string;
+  cyan(s: string): string;
+}
+
+/** No colors. */
+export const PLAIN: Paint = { bold: (s) => s, dim: (s) => s, red: (s) => s, green: (s) => s, yellow: (s) => s, cyan: (s) => s };
+
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+
+function pad(s: string, n: number): string {
+  return s.length >= n ? s.slice(0, n) : s + ' '.repeat(n - s.length);
+}
+
+/**
+ * Timeline lanes: one row per agent (█ issuing, · stalled), per TMA engine and tensor core
+ * (number of operations in flight, ▓ for one), and per barrier (its phase parity over time).
+ */
+export function renderTimeline(r: SimResult, width = 96, paint: Paint = PLAIN): string {
+  const p = r.program;
+  const spans = r.spans ?? [];
+  const end = Math.max(1, r.cycles);
+  const col = (t: number) => Math.min(width - 1, Math.floor((t / end) * width));
+  const laneNames = new Map<string, string>();
+  for (const a of p.agents) laneNames.set(String(a.id), a.name);
+  const lanes = new Map<string, Span[]>();
+  for (const sp of spans) {
+    let l = lanes.get(sp.lane);
+    if (!l) lanes.set(sp.lane, (l = []));
+    l.push(sp);
+  }
+  const nameW = Math.max(12, ...[...laneNames.values()].map((n) => n.length), ...[...lanes.keys()].map((n) => n.length)) + 1;
+  const rows: string[] = [];
+  rows.push(`${pad('', nameW)}${paint.dim(`0${' '.repeat(Math.max(0, width - 2 - fmt(end).length))}${fmt(end)} cycles`)}`);
+  // Agents.
+  for (const a of p.agents) {
+    const cells = new Array<string>(width).fill(' ');
+    for (const sp of lanes.get(String(a.id)) ?? []) {
+      const c0 = col(sp.t0), c1 = Math.max(c0, col(sp.t1 - 1e-9));
+      for (let c = c0; c <= c1; c++) {
+        if (sp.kind === 'op') cells[c] = '█';
+        else if (cells[c] === ' ') cells[c] = '·';
+      }
+    }
+    rows.push(`${pad(a.name, nameW)}${cells.join('').replace(/█+/g, (x) => paint.cyan(x))}`);
+  }
+  // Units.
+  const unitLanes = [...lanes.keys()].filter((l) => !laneNames.has(l)).sort();
+  for (const l of unitLanes) {
+    const count = new Array<number>(width).fill(0);
+    for (const sp of lanes.get(l)!) {
+      const c0 = col(sp.t0), c1 = Math.max(c0, col(sp.t1 - 1e-9));
+      for (let c = c0; c <= c1; c++) count[c]!++;
+    }
+    const cells = count.map((n) => (n === 0 ? ' ' : n === 1 ? '▓' : n < 10 ? String(n) : '+'));
+    rows.push(`${pad(l, nameW)}${paint.yellow(cells.join(''))}`);
+  }
+  // Barriers: phase parity over time.
+  if (r.events) {
+    const flips = new Map<number, number[]>();
+    for (const e of r.events) if (e.e === 'phase') {
+      let f = flips.get(e.bar);
+      if (!f) flips.set(e.bar, (f = []));
+      f.push(e.t);
+    }
+    const keys = [...flips.keys()].sort((a, b) => a - b);
+    const shown = keys.slice(0, 16);
+    for (const k of shown) {
+      const f = flips.get(k)!;
+      const cells = new Array<string>(width).fill('0');
+      let parity = 0;
+      let fi = 0;
+      for (let c = 0; c < width; c++) {
+        const tEnd = ((c + 1) / width) * end;
+        while (fi < f.length && f[fi]! < tEnd) {
+          parity ^= 1;
+          fi++;
+        }
+        cells[c] = String(parity);
+      }
+      rows.push(`${pad(p.barrierName(k), nameW)}${paint.dim(cells.join(''))}`);
+    }
+    if (keys.length > shown.length) rows.push(paint.dim(`(${keys.length - shown.length} more barriers not shown)`));
+  }
+  rows.push(paint.dim(`${pad('', nameW)}█ issuing  · stalled  ▓/n operations in flight  0/1 phase parity`));
+  return rows.join('\n');
+}
+
+/** One line per event: time, actor, what happened, the barrier state after it. */
+export function renderEventLog(program: Program, events: MachineEvent[], limit = 200): string {
+  const who = actorNamer(program, events);
+  const lines: string[] = [];
+  let n = 0;
+  for (const e of events) {
+    let line: string | null = null;
+    switch (e.e) {
+      case 'op':
+        if (e.op.startsWith('mbarrier.') && e.op !== 'mbarrier.init' && e.op !== 'mbarrier.inval') break; // shown by their effect
+        if (e.op === 'cp.async.bulk') break;
+        line = `${who(e.agent, e.async)}: ${e.text}`;
+        break;
+      case 'arrive':
+        line = `${who(e.agent, e.async)}: arrive${e.expectTx ? `.expect_tx(${e.expectTx})` : ''}${e.drop ? '_drop' : ''} on ${program.barrierName(e.bar)}${e.count > 1 ? ` ×${e.count}` : ''} → pending ${e.pending}, tx ${e.tx}`;
+        break;
+      case 'expect_tx':
+        line = `${who(e.agent, e.async)}: expect_tx(${e.bytes}) on ${program.barrierName(e.bar)} → tx ${e.tx}`;
+        break;
+      case 'complete_tx':
+        line = `${who(e.agent, e.async)}: complete_tx(${e.bytes}) on ${program.barrierName(e.bar)} → tx ${e.tx}`;
+        break;
+      case 'phase':
+        line = `${program.barrierName(e.bar)}: phase ${e.completed} complete → phase ${e.completed + 1}, parity ${(e.completed + 1) & 1}`;
+        break;
+      case 'wait':
+        line = `${program.agents[e.agent]!.name}: ${e.token ? 'token wait' : `wait parity ${e.parity}`} on ${program.barrierName(e.bar)} (phase ${e.phase}) → ${e.pass ? 'passes' : 'false'}`;
+        break;
+      case 'async':
+        line = `${program.agents[e.agent]!.name}: issues ${e.kind}${e.bytes && e.kind !== 'tc.mma' && e.kind !== 'wgmma' ? ` of ${e.bytes} B` : ''}${e.buf >= 0 ? ` → ${program.bufferName(e.buf)}` : ''}${e.bar >= 0 ? ` signalling ${program.barrierName(e.bar)}` : ''}`;
+        break;
+      case 'diag':
+        line = `${e.diag.severity.toUpperCase()} [${e.diag.code}] ${e.diag.message}`;
+        break;
+      case 'exit':
+        line = `${program.agents[e.agent]!.name}: exits`;
+        break;
+      default:
+        break;
+    }
+    if (line === null) continue;
+    if (++n > limit) {
+      lines.push(`… (${events.length} events in all; use --json for every one)`);
+      break;
+    }
+    lines.push(`${pad(`t=${fmt(e.t)}`, 10)} ${line}`);
+  }
+  return lines.join('\n');
+}
+
+/** The ledger as text: one block per barrier phase. `maxPhases` limits the output. */
+export function renderLedger(ledger: Ledger, maxPhases = 24): string {
+  const lines: string[] = [];
+  const shown = ledger.phases.slice(0, maxPhases);
+  for (const p of shown) {
+    const done = p.completedAt === null ? 'NOT completed' : `completed at t=${fmt(p.completedAt)}`;
+    lines.push(`${p.barrier} phase ${p.phase} (parity ${p.phase & 1}): ${done}`);
+    const arr = p.arrivals.map((a) => `${a.who}${a.count > 1 ? ` ×${a.count}` : ''} t=${fmt(a.t)}${a.expectTx ? ` (+${a.expectTx} B expected)` : ''}`);
+    lines.push(`  arrivals (${p.arrived}): ${arr.join('; ') || 'none'}`);
+    if (p.txExpected || p.txCompleted) lines.push(`  tx: ${p.txExpected} B expected, ${p.txCompleted} B completed in ${p.credits.length} credit(s)`);
+    if (p.waiters.length) lines.push(`  released: ${p.waiters.map((w) => `${w.who} (parity ${w.parity}) t=${fmt(w.t)}`).join('; ')}`);
+  }
+  if (ledger.phases.length > shown.length) lines.push(`… ${ledger.phases.length - shown.length} more phases (use --json for all)`);
+  if (ledger.vacuous.length) {
+    const byBar = new Map<string, number>();
+    for (const v of ledger.vacuous) byBar.set(`${v.barrier} by ${v.who} (parity ${v.parity})`, (byBar.get(`${v.barrier} by ${v.who} (parity ${v.parity})`) ?? 0) + 1);
+    lines.push(`waits that passed before any phase completed (parity 1 on a fresh barrier): ${[...byBar.entries()].map(([k, n]) => (n > 1 ? `${k} ×${n}` : k)).join('; ')}`);
+  }
+  return lines.join('\n');
+}
+
+/** Summary: verdict, total cycles, utilization of units and stall cycles per agent by cause. */
+export function renderSummary(r: SimResult, paint: Paint = PLAIN): string {
+  const p = r.program;
+  const T = r.cycles || 1;
+  const us = r.cycles / r.timing.clockMHz.value;
+  const lines: string[] = [];
+  const v = r.verdict === 'ok' ? paint.green('ok') : paint.red(r.verdict);
+  lines.push(`${paint.bold('verdict')}: ${v}    ${paint.bold('total')}: ${fmt(r.cycles)} cycles (${us.toFixed(2)} µs at ${r.timing.clockMHz.value} MHz), ${fmt(r.eventCount)} events`);
+  const pct = (x: number) => `${((100 * x) / T).toFixed(1)}%`;
+  const ctasShown = Math.min(p.ctas, 4);
+  for (let c = 0; c < ctasShown; c++) {
+    const tag = p.ctas > 1 ? ` c${c}` : '';
+    const parts: string[] = [];
+    if (r.stats.tmaBusy[c]) parts.push(`TMA engine ${pct(r.stats.tmaBusy[c]!)}`);
+    if (r.stats.tcBusy[c]) parts.push(`tensor core ${pct(r.stats.tcBusy[c]!)}`);
+    if (parts.length) lines.push(`utilization${tag}: ${parts.join(', ')}`);
+  }
+  if (p.ctas > ctasShown) lines.push(paint.dim(`(${p.ctas - ctasShown} more CTAs)`));
+  const agentsShown = p.agents.slice(0, 12);
+  for (const a of agentsShown) {
+    const st = r.stats.stalls[a.id]!;
+    const stalls = Object.entries(st).sort((x, y) => y[1] - x[1]).map(([k, n]) => `${k} ${fmt(n)}`).join(', ');
+    lines.push(`  ${pad(a.name, 16)} busy ${pad(pct(r.stats.busy[a.id]!), 6)} stalled ${fmt(Object.values(st).reduce((x, y) => x + y, 0))} cycles${stalls ? ` (${stalls})` : ''}`);
+  }
+  if (p.agents.length > agentsShown.length) lines.push(paint.dim(`  (${p.agents.length - agentsShown.length} more agents)`));
+  return lines.join('\n');
+}
