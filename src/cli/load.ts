@@ -59,12 +59,19 @@ export async function loadKernel(spec: string): Promise<Loaded> {
   throw new UsageError(`'${spec}' is neither a built-in example nor a file (examples: ${names}; see 'mbsim examples')`);
 }
 
-/** Instantiates with parameter overrides, turning kernel errors into usage errors. */
-export function instantiateOrExplain(kernel: Kernel, sets: Record<string, number>): Program {
+/**
+ * Instantiates with parameter overrides, turning kernel errors into usage errors. Errors in a
+ * built-in example (`origin` 'example') come from the parameters, so they name the example rather
+ * than a line of its TypeScript source.
+ */
+export function instantiateOrExplain(kernel: Kernel, sets: Record<string, number>, origin = 'file'): Program {
   try {
     return instantiate(kernel, sets);
   } catch (err) {
-    if (err instanceof KernelError) throw new UsageError(err.loc ? formatKernelError(err) : `mbsim: error: ${err.message}`);
+    if (err instanceof KernelError) {
+      if (origin === 'example' || !err.loc) throw new UsageError(`mbsim: error: ${origin === 'example' ? `example '${kernel.name}': ` : ''}${err.message}`);
+      throw new UsageError(formatKernelError(err));
+    }
     throw err;
   }
 }

@@ -1,16 +1,14 @@
-#!/usr/bin/env node
 /**
  * The `mbsim` command line. Thin: it parses flags (commander), calls the library and renders.
  * Exit codes: 0 ok, 1 a hazard was found (hang, trap, undefined behaviour), 2 bad input.
  */
 import { readFileSync, writeFileSync, renameSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import pc from 'picocolors';
 import { EXAMPLES, findExample } from '../examples/index.js';
 import { buildLedger } from '../report/ledger.js';
 import { phaseTable, renderPhaseTable } from '../report/phases.js';
-import { renderEventLog, renderLedger, renderSummary, renderTimeline, PLAIN, type Paint } from '../report/text.js';
+import { locText, renderEventLog, renderLedger, renderSummary, renderTimeline, PLAIN, type Paint } from '../report/text.js';
 import { buildTrace } from '../report/trace.js';
 import { simulate } from '../sim/simulate.js';
 import { H200, mergeTiming, TimingError, type Timing } from '../sim/timing.js';
@@ -88,7 +86,7 @@ interface RunOpts {
 
 async function runVerb(target: string, o: RunOpts, io: IO): Promise<number> {
   const loaded = await loadKernel(target);
-  const program = instantiateOrExplain(loaded.kernel, o.set);
+  const program = instantiateOrExplain(loaded.kernel, o.set, loaded.origin);
   const timing = loadTiming(o.timing);
   const r = simulate(program, { timing, ...(o.seed !== undefined ? { seed: o.seed } : {}) });
   const events = r.events!;
@@ -150,14 +148,17 @@ async function runVerb(target: string, o: RunOpts, io: IO): Promise<number> {
   io.out(`\n${paint.bold('summary')}`);
   io.out(renderSummary(r, paint));
   for (const d of r.diagnostics) {
-    const where = d.loc ? `line ${d.loc.line}: ` : '';
+    const where = d.loc ? `${locText(d.loc)}: ` : '';
     const who = names(d.agent) ?? 'async unit';
     io.out(`${d.diag.severity === 'error' ? paint.red('error') : paint.yellow('warning')}[${d.diag.code}] ${where}${who}: ${d.diag.message}\n  H200: ${d.diag.h200}`);
+  }
+  if (r.verdict === 'trap' && r.final.trapped) {
+    io.out(`\n${paint.red(paint.bold('TRAP'))}: [${r.final.trapped.code}] ${r.final.trapped.message}; the H200 stops the kernel here (sticky unspecified launch failure)`);
   }
   if (r.hang) {
     io.out(`\n${paint.red(paint.bold('HANG'))}: nothing can make progress; ${r.hang.waiters.length} agent(s) blocked forever`);
     for (const w of r.hang.waiters) {
-      io.out(`  ${w.name} blocked in ${w.op} (line ${w.loc.line})`);
+      io.out(`  ${w.name} blocked in ${w.op} (${locText(w.loc)})`);
       if (w.state) io.out(`    ${w.barName}: phase ${w.state.phase}, pending ${w.state.pending}/${w.state.expected}, tx ${w.state.tx}`);
       for (const reason of w.reasons) io.out(`    - ${reason}`);
     }
@@ -177,7 +178,7 @@ export async function main(argv: string[], io: IO = nodeIO()): Promise<number> {
     .description('Simulate, check and show the mbarrier synchronization protocol of Hopper and Blackwell kernels.')
     .version('0.1.0')
     .exitOverride()
-    .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s) })
+    .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s), outputError: (s, write) => write(`mbsim: ${s}`) })
     .showSuggestionAfterError(true);
 
   program
@@ -219,15 +220,4 @@ export async function main(argv: string[], io: IO = nodeIO()): Promise<number> {
     }
     throw err;
   }
-}
-
-const isMain = process.argv[1] && fileURLToPath(import.meta.url) === (await import('node:fs')).realpathSync(process.argv[1]);
-if (isMain) {
-  main(process.argv.slice(2)).then(
-    (c) => process.exit(c),
-    (err) => {
-      process.stderr.write(`mbsim: internal error: ${(err as Error).message}\n  (this is a bug in mbsim; please report it with the command you ran)\n`);
-      process.exit(70);
-    },
-  );
 }

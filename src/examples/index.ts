@@ -82,7 +82,8 @@ export function phaseTracking(): Kernel {
 export function pipeline(): Kernel {
   const k = kernel('pipeline', {
     arch: 'sm_100a',
-    params: { S: 4, K: 16, TILES: 2, TILE_A: 16384, TILE_B: 16384 },
+    params: { S: 4, K: 16, TILES: 2, TILE_A: 16384, TILE_B: 16384, CTAS: 1 },
+    grid: 'CTAS',
     description: 'S-stage full/empty pipeline: TMA producer, tcgen05 MMA issuer, epilogue warpgroup (Blackwell)',
   });
   k.barriers('full', 'S', { count: 1 });

@@ -42,6 +42,12 @@ export interface AgentState {
   bulkGroup: number;
   /** `barrier.cluster.arrive` rounds this agent has arrived in. */
   clusterRound: number;
+  /** tcgen05 operations (mma, commit) issued / completed, in order (they complete in issue order). */
+  tcIssued: number;
+  tcDone: number;
+  /** wgmma operations issued / completed, in order. */
+  wgIssued: number;
+  wgDone: number;
 }
 
 /** An asynchronous operation in flight. */
@@ -72,6 +78,8 @@ export interface AsyncOp {
   targets: number[] | null;
   /** Cycle it was issued at. */
   issued: number;
+  /** Position in its issuer's in-order stream (tcgen05 or wgmma), or -1. */
+  seq: number;
   loc: SrcLoc;
 }
 
@@ -177,7 +185,7 @@ export class Machine {
       frame[3] = a.cluster;
       frame[4] = a.threads;
       frame[5] = a.warps;
-      return { pc: 0, frame, status: 'run', sub: -1, tokens: null, wgGroup: 0, bulkGroup: 0, clusterRound: 0 };
+      return { pc: 0, frame, status: 'run', sub: -1, tokens: null, wgGroup: 0, bulkGroup: 0, clusterRound: 0, tcIssued: 0, tcDone: 0, wgIssued: 0, wgDone: 0 };
     });
     const s: MachineState = {
       now: 0, agents, bars,
@@ -233,23 +241,15 @@ export class Machine {
     }
   }
 
-  /** True when in-flight operation `o` may progress now (FIFO order of tcgen05 / wgmma / cp.async arrives). */
+  /** True when in-flight operation `o` may progress now (in-order tcgen05 / wgmma streams, cp.async arrives after their copies). */
   asyncEnabled(s: MachineState, o: AsyncOp): boolean {
     if (s.trapped) return false;
     switch (o.kind) {
       case 'tc.mma':
       case 'tc.commit':
-        for (const x of s.inflight) {
-          if (x.id >= o.id) break;
-          if (x.agent === o.agent && (x.kind === 'tc.mma' || x.kind === 'tc.commit')) return false;
-        }
-        return true;
+        return o.seq === s.agents[o.agent]!.tcDone;
       case 'wgmma':
-        for (const x of s.inflight) {
-          if (x.id >= o.id) break;
-          if (x.agent === o.agent && x.kind === 'wgmma') return false;
-        }
-        return true;
+        return o.seq === s.agents[o.agent]!.wgDone;
       case 'cpa.arrive':
         for (const x of s.inflight) {
           if (x.id >= o.id) break;
@@ -259,6 +259,26 @@ export class Machine {
       default:
         return true;
     }
+  }
+
+  /** The in-flight operation with this id, or undefined (binary search: ids increase along the list). */
+  findAsync(s: MachineState, id: number): AsyncOp | undefined {
+    const i = this.asyncIndex(s, id);
+    return i >= 0 ? s.inflight[i] : undefined;
+  }
+
+  private asyncIndex(s: MachineState, id: number): number {
+    const a = s.inflight;
+    let lo = 0;
+    let hi = a.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const x = a[mid]!.id;
+      if (x === id) return mid;
+      if (x < id) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -1;
   }
 
   /** Every enabled choice, agents first (in index order), then asynchronous operations (in issue order). */
@@ -284,31 +304,32 @@ export class Machine {
 
   /**
    * Performs `choice` on `s` in place at time `at` (cycles; default: unchanged). Resets and fills
-   * `out`. Choosing a disabled agent or async operation throws (a driver bug, not a kernel bug).
+   * `out`. Choosing a disabled agent or async operation throws (a driver bug, not a kernel bug);
+   * `enabledChecked` skips that check for a driver that has just made it.
    */
-  apply(s: MachineState, choice: Choice, out: StepOut, at?: number): void {
+  apply(s: MachineState, choice: Choice, out: StepOut, at?: number, enabledChecked = false): void {
     if (at !== undefined) s.now = at;
-    if (out.events) out.events.length = 0;
-    out.phases.length = 0;
-    out.issued.length = 0;
+    if (out.events && out.events.length) out.events.length = 0;
+    if (out.phases.length) out.phases.length = 0;
+    if (out.issued.length) out.issued.length = 0;
     out.other = false;
-    out.diags.length = 0;
+    if (out.diags.length) out.diags.length = 0;
     if (choice.kind === 'agent') {
-      if (!this.agentEnabled(s, choice.agent)) throw new Error(`machine: agent ${choice.agent} is not enabled`);
+      if (!enabledChecked && !this.agentEnabled(s, choice.agent)) throw new Error(`machine: agent ${choice.agent} is not enabled`);
       this.execAgent(s, choice.agent, out);
     } else {
-      const idx = s.inflight.findIndex((o) => o.id === choice.id);
-      const o = s.inflight[idx];
-      if (!o || !this.asyncEnabled(s, o)) throw new Error(`machine: async operation ${choice.id} is not enabled`);
+      const idx = this.asyncIndex(s, choice.id);
+      const o = idx >= 0 ? s.inflight[idx] : undefined;
+      if (!o || (!enabledChecked && !this.asyncEnabled(s, o))) throw new Error(`machine: async operation ${choice.id} is not enabled`);
       this.execAsync(s, idx, o, out);
     }
   }
 
   // ---------------------------------------------------------------------------------------------
 
-  private emit(s: MachineState, out: StepOut, ev: () => MachineEvent): void {
+  /** Counts an event (events are counted even when not recorded). */
+  private emitted(s: MachineState): void {
     s.events++;
-    if (out.events) out.events.push(ev());
   }
 
   private namedKey(a: number, ins: OpInstr, ag: AgentState): number {
@@ -360,13 +381,13 @@ export class Machine {
   private finish(s: MachineState, a: number, out: StepOut, loc: SrcLoc | undefined): void {
     const ag = s.agents[a]!;
     ag.status = 'done';
-    this.emit(s, out, () => ({ e: 'exit', t: s.now, agent: a, ...(loc ? { loc } : {}) }));
+    { this.emitted(s); if (out.events) out.events.push({ e: 'exit', t: s.now, agent: a, ...(loc ? { loc } : {}) }); }
     this.checkCluster(s, this.program.agents[a]!.cluster, out);
   }
 
   private diag(s: MachineState, out: StepOut, d: Diagnostic, agent: number, asyncId: number, bar: number, loc?: SrcLoc): void {
     out.diags.push(loc ? { diag: d, agent, async: asyncId, bar, loc, t: s.now } : { diag: d, agent, async: asyncId, bar, t: s.now });
-    this.emit(s, out, () => ({ e: 'diag', t: s.now, diag: d, agent, async: asyncId, bar, ...(loc ? { loc } : {}) }));
+    { this.emitted(s); if (out.events) out.events.push({ e: 'diag', t: s.now, diag: d, agent, async: asyncId, bar, ...(loc ? { loc } : {}) }); }
   }
 
   private fault(s: MachineState, a: number, out: StepOut, d: Diagnostic, loc: SrcLoc | undefined, bar: number): void {
@@ -394,7 +415,7 @@ export class Machine {
     for (let i = n; i >= 1; i--) {
       out.phases.push(bar);
       const completed = b.phase - i;
-      this.emit(s, out, () => ({ e: 'phase', t: s.now, bar, completed, agent, async: asyncId }));
+      { this.emitted(s); if (out.events) out.events.push({ e: 'phase', t: s.now, bar, completed, agent, async: asyncId }); }
     }
   }
 
@@ -410,16 +431,20 @@ export class Machine {
     return Math.floor(key / this.program.buffersPerCta);
   }
 
-  private newAsync(s: MachineState, out: StepOut, o: Omit<AsyncOp, 'id' | 'issued'>): AsyncOp {
-    const op: AsyncOp = { ...o, id: s.nextId++, issued: s.now };
+  private newAsync(s: MachineState, out: StepOut, o: Omit<AsyncOp, 'id' | 'issued' | 'seq'>): AsyncOp {
+    const op = o as AsyncOp;
+    op.id = s.nextId++;
+    op.issued = s.now;
+    const ag = s.agents[o.agent]!;
+    op.seq = o.kind === 'tc.mma' || o.kind === 'tc.commit' ? ag.tcIssued++ : o.kind === 'wgmma' ? ag.wgIssued++ : -1;
     s.inflight.push(op);
     out.issued.push(op);
-    this.emit(s, out, () => ({ e: 'async', t: s.now, id: op.id, kind: op.kind, agent: op.agent, cta: op.cta, bytes: op.bytes, bar: op.bar, buf: op.buf, loc: op.loc }));
+    { this.emitted(s); if (out.events) out.events.push({ e: 'async', t: s.now, id: op.id, kind: op.kind, agent: op.agent, cta: op.cta, bytes: op.bytes, bar: op.bar, buf: op.buf, loc: op.loc }); }
     if (op.buf >= 0 && (op.kind === 'tma' || op.kind === 'cp.async' || op.kind === 'bulk.store' || op.kind === 'tc.mma')) {
       const rw = op.kind === 'bulk.store' ? 'r' : 'w';
-      this.emit(s, out, () => ({ e: 'access', t: s.now, buf: op.buf, rw, proxy: op.kind === 'cp.async' ? 'generic' : 'async', edge: 'begin', agent: -1, async: op.id, loc: op.loc }));
+      { this.emitted(s); if (out.events) out.events.push({ e: 'access', t: s.now, buf: op.buf, rw, proxy: op.kind === 'cp.async' ? 'generic' : 'async', edge: 'begin', agent: -1, async: op.id, loc: op.loc }); }
     }
-    if (op.reads) for (const r of op.reads) this.emit(s, out, () => ({ e: 'access', t: s.now, buf: r, rw: 'r', proxy: 'async', edge: 'begin', agent: -1, async: op.id, loc: op.loc }));
+    if (op.reads) for (const r of op.reads) { this.emitted(s); if (out.events) out.events.push({ e: 'access', t: s.now, buf: r, rw: 'r', proxy: 'async', edge: 'begin', agent: -1, async: op.id, loc: op.loc }); }
     return op;
   }
 
@@ -439,7 +464,7 @@ export class Machine {
         r = x === TRAP ? TRAP : r + x;
       }
       const total = bytes * n;
-      this.emit(s, out, () => ({ e: kind, t: s.now, bar, bytes: total, phase, tx: b.tx, agent, async: asyncId, ...(loc ? { loc } : {}) }));
+      { this.emitted(s); if (out.events) out.events.push({ e: kind, t: s.now, bar, bytes: total, phase, tx: b.tx, agent, async: asyncId, ...(loc ? { loc } : {}) }); }
     } else {
       if (token) {
         token.barrier = bar;
@@ -451,7 +476,7 @@ export class Machine {
       const opts = { drop: kind === 'arrive_drop', noComplete, ...(kind === 'arrive.expect_tx' ? { expectTx: bytes } : {}) };
       r = arriveEach(b, n, count, opts, diags);
       const et = kind === 'arrive.expect_tx' ? bytes * n : 0;
-      this.emit(s, out, () => ({ e: 'arrive', t: s.now, bar, count: n * count, expectTx: et, drop: opts.drop, phase, pending: b.pending, tx: b.tx, agent, async: asyncId, ...(loc ? { loc } : {}) }));
+      { this.emitted(s); if (out.events) out.events.push({ e: 'arrive', t: s.now, bar, count: n * count, expectTx: et, drop: opts.drop, phase, pending: b.pending, tx: b.tx, agent, async: asyncId, ...(loc ? { loc } : {}) }); }
     }
     if (diags.length && this.flush(s, out, diags, agent, asyncId, bar, loc)) return false;
     if (r > 0) this.phaseDone(s, out, bar, r, agent, asyncId);
@@ -468,7 +493,7 @@ export class Machine {
     const loc = ins.loc;
     let advance = true;
     if (op.op !== 'mbarrier.wait' && !(op.op === 'bar.sync' && ag.sub >= 0)) {
-      this.emit(s, out, () => ({ e: 'op', t: s.now, op: op.op, text: ins.text, loc, agent: a, async: -1 }));
+      { this.emitted(s); if (out.events) out.events.push({ e: 'op', t: s.now, op: op.op, text: ins.text, loc, agent: a, async: -1 }); }
     }
     const m = this.mult(ins, info);
     switch (op.op) {
@@ -545,7 +570,7 @@ export class Machine {
         if (diags.length && this.flush(s, out, diags, a, -1, key, loc)) return;
         const isToken = op.token !== undefined;
         const phase = b.phase;
-        this.emit(s, out, () => ({ e: 'wait', t: s.now, agent: a, bar: key, parity: par & 1, phase, pass, token: isToken, loc }));
+        { this.emitted(s); if (out.events) out.events.push({ e: 'wait', t: s.now, agent: a, bar: key, parity: par & 1, phase, pass, token: isToken, loc }); }
         if (op.dest !== undefined) f[ins.dest!] = pass ? 1 : 0;
         break;
       }
@@ -637,7 +662,7 @@ export class Machine {
         const buf = ins.buf!(f);
         if (buf < 0) return this.keyFault(s, a, out, ins, 'buffer');
         const rw = op.op === 'st.shared' ? 'w' : 'r';
-        this.emit(s, out, () => ({ e: 'access', t: s.now, buf, rw, proxy: 'generic', edge: 'point', agent: a, async: -1, loc }));
+        { this.emitted(s); if (out.events) out.events.push({ e: 'access', t: s.now, buf, rw, proxy: 'generic', edge: 'point', agent: a, async: -1, loc }); }
         break;
       }
       case 'cp.async': {
@@ -681,11 +706,11 @@ export class Machine {
             nb.gen++;
             out.other = true;
             const id = nk % NAMED_PER_CTA;
-            this.emit(s, out, () => ({ e: 'sync', t: s.now, agent: a, kind: 'named.done', id, loc }));
+            { this.emitted(s); if (out.events) out.events.push({ e: 'sync', t: s.now, agent: a, kind: 'named.done', id, loc }); }
           }
         }
         const id = nk % NAMED_PER_CTA;
-        this.emit(s, out, () => ({ e: 'sync', t: s.now, agent: a, kind: op.op, id, loc }));
+        { this.emitted(s); if (out.events) out.events.push({ e: 'sync', t: s.now, agent: a, kind: op.op, id, loc }); }
         if (op.op === 'bar.sync') {
           ag.sub = gen;
           advance = false; // completes in a second step once generation `gen` is done
@@ -697,12 +722,12 @@ export class Machine {
       }
       case 'barrier.cluster.arrive': {
         ag.clusterRound++;
-        this.emit(s, out, () => ({ e: 'sync', t: s.now, agent: a, kind: 'cluster.arrive', id: 0, loc }));
+        { this.emitted(s); if (out.events) out.events.push({ e: 'sync', t: s.now, agent: a, kind: 'cluster.arrive', id: 0, loc }); }
         this.checkCluster(s, info.cluster, out);
         break;
       }
       case 'barrier.cluster.wait':
-        this.emit(s, out, () => ({ e: 'sync', t: s.now, agent: a, kind: 'cluster.wait', id: 0, loc }));
+        { this.emitted(s); if (out.events) out.events.push({ e: 'sync', t: s.now, agent: a, kind: 'cluster.wait', id: 0, loc }); }
         break;
       case 'fence.proxy.async':
       case 'fence.mbarrier_init':
@@ -737,7 +762,7 @@ export class Machine {
       if (!all || !any) return;
       s.clusterDone[cl] = next;
       out.other = true;
-      this.emit(s, out, () => ({ e: 'sync', t: s.now, agent: -1, kind: 'cluster.done', id: next }));
+      { this.emitted(s); if (out.events) out.events.push({ e: 'sync', t: s.now, agent: -1, kind: 'cluster.done', id: next }); }
     }
   }
 
@@ -750,7 +775,7 @@ export class Machine {
         o.left -= chunk;
         o.chunks--;
         done = o.left <= 0;
-        if (done) this.emit(s, out, () => ({ e: 'access', t: s.now, buf: o.buf, rw: 'w', proxy: 'async', edge: 'end', agent: -1, async: o.id, loc: o.loc }));
+        if (done) { this.emitted(s); if (out.events) out.events.push({ e: 'access', t: s.now, buf: o.buf, rw: 'w', proxy: 'async', edge: 'end', agent: -1, async: o.id, loc: o.loc }); }
         if (!this.signal(s, out, o.bar, 'complete_tx', 1, 1, chunk, -1, o.id, o.loc, undefined)) return;
         break;
       }
@@ -769,16 +794,19 @@ export class Machine {
       case 'wgmma':
         if (o.buf >= 0) {
           const rw = o.kind === 'bulk.store' ? 'r' : 'w';
-          this.emit(s, out, () => ({ e: 'access', t: s.now, buf: o.buf, rw, proxy: o.kind === 'cp.async' ? 'generic' : 'async', edge: 'end', agent: -1, async: o.id, loc: o.loc }));
+          { this.emitted(s); if (out.events) out.events.push({ e: 'access', t: s.now, buf: o.buf, rw, proxy: o.kind === 'cp.async' ? 'generic' : 'async', edge: 'end', agent: -1, async: o.id, loc: o.loc }); }
         }
-        if (o.reads) for (const r of o.reads) this.emit(s, out, () => ({ e: 'access', t: s.now, buf: r, rw: 'r', proxy: 'async', edge: 'end', agent: -1, async: o.id, loc: o.loc }));
+        if (o.reads) for (const r of o.reads) { this.emitted(s); if (out.events) out.events.push({ e: 'access', t: s.now, buf: r, rw: 'r', proxy: 'async', edge: 'end', agent: -1, async: o.id, loc: o.loc }); }
         if (o.kind === 'bulk.store' || o.kind === 'wgmma') out.other = true;
         break;
     }
     if (done) {
       const i = s.inflight[idx] === o ? idx : s.inflight.indexOf(o);
-      s.inflight.splice(i, 1);
-      this.emit(s, out, () => ({ e: 'async.done', t: s.now, id: o.id, kind: o.kind, cta: o.cta }));
+      if (i === 0) s.inflight.shift();
+      else s.inflight.splice(i, 1);
+      if (o.kind === 'tc.mma' || o.kind === 'tc.commit') s.agents[o.agent]!.tcDone++;
+      else if (o.kind === 'wgmma') s.agents[o.agent]!.wgDone++;
+      { this.emitted(s); if (out.events) out.events.push({ e: 'async.done', t: s.now, id: o.id, kind: o.kind, cta: o.cta }); }
     }
   }
 }

@@ -162,7 +162,7 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
     seen.add(d.name);
     const length = evalStatic(d.length, sizeEnv, `length of barrier array ${d.name}`, d.loc);
     const count = evalStatic(d.count, sizeEnv, `init count of ${d.name}`, d.loc);
-    if (length < 1) throw new KernelError(`barrier array ${d.name} has length ${length}; it needs at least 1`, d.loc, 'size');
+    if (length < 1) throw new KernelError(`barrier array ${d.name} has length ${sizeText(d.length, length)}; it needs at least 1`, d.loc, 'size');
     const ctaOnly = d.cta ? evalStatic(d.cta, params, `CTA of ${d.name}`, d.loc) : -1;
     const info: BarrierInfo = { name: d.name, decl, length, count, init: d.init, ctaOnly, offset: off };
     if (d.loc) info.loc = d.loc;
@@ -177,8 +177,8 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
     seen.add(d.name);
     const length = evalStatic(d.length, sizeEnv, `length of buffer array ${d.name}`, d.loc);
     const bytes = evalStatic(d.bytes, sizeEnv, `size of buffer ${d.name}`, d.loc);
-    if (length < 1) throw new KernelError(`buffer array ${d.name} has length ${length}; it needs at least 1`, d.loc, 'size');
-    if (bytes < 1) throw new KernelError(`buffer ${d.name} has ${bytes} bytes; it needs at least 1`, d.loc, 'size');
+    if (length < 1) throw new KernelError(`buffer array ${d.name} has length ${sizeText(d.length, length)}; it needs at least 1`, d.loc, 'size');
+    if (bytes < 1) throw new KernelError(`buffer ${d.name} has ${sizeText(d.bytes, bytes)} bytes; it needs at least 1`, d.loc, 'size');
     const info: BufferInfo = { name: d.name, space: d.space, length, bytes, offset: off };
     if (d.loc) info.loc = d.loc;
     buffers.push(info);
@@ -407,6 +407,10 @@ function compileRole(
   walk(r.body, r.per === 'one');
   code.push({ i: 'end' });
   return { name: r.name, decl: r, code, slots, threads, warps: r.warps };
+}
+
+function sizeText(e: Expr, v: number): string {
+  return e.k === 'num' ? String(v) : `${showExpr(e)} = ${v}`;
 }
 
 function findVarLoc(e: Expr, name: string): SrcLoc | undefined {

@@ -21,6 +21,16 @@ export interface Paint {
 /** No colors. */
 export const PLAIN: Paint = { bold: (s) => s, dim: (s) => s, red: (s) => s, green: (s) => s, yellow: (s) => s, cyan: (s) => s };
 
+/** `file:line` (file relative to the working directory) or `line N` for a source location. */
+export function locText(loc: { file?: string; line: number } | undefined): string {
+  if (!loc) return '';
+  if (!loc.file) return `line ${loc.line}`;
+  let f = loc.file;
+  const cwd = typeof process !== 'undefined' ? `${process.cwd()}/` : '';
+  if (cwd && f.startsWith(cwd)) f = f.slice(cwd.length);
+  return `${f}:${loc.line}`;
+}
+
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
 function pad(s: string, n: number): string {

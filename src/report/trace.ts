@@ -61,16 +61,32 @@ export function buildTrace(program: Program, spans: Span[], events: MachineEvent
   const lastSignal = new Map<number, { lane: { pid: number; tid: number }; t: number }>();
   const openRelease = new Map<number, number>(); // bar -> flow id of its latest completion
   const agentLane = (a: number) => laneId(String(a), program.agents[a]!.cta, program.agents[a]!.name);
+  // Lane of an asynchronous unit, as the simulator names them.
+  const asyncLane = new Map<number, { pid: number; tid: number }>();
+  for (const e of events) {
+    if (e.e !== 'async') continue;
+    const issuerCta = program.agents[e.agent]!.cta;
+    const lane = e.kind === 'tma' || e.kind === 'bulk.store' ? `TMA c${issuerCta}` : e.kind === 'tc.commit' || e.kind === 'tc.mma' || e.kind === 'wgmma' ? `TC c${e.cta}` : e.kind === 'remote' ? `net c${e.cta}` : null;
+    asyncLane.set(e.id, lane ? laneId(lane, unitCta(lane), lane) : agentLane(e.agent));
+  }
   for (const e of events) {
     if (e.e === 'arrive' || e.e === 'complete_tx' || e.e === 'expect_tx') {
       const bl = barLane(e.bar);
       out.push({ name: program.barrierName(e.bar), ph: 'C', ts: us(e.t), pid: bl.pid, tid: bl.tid, args: { pending: e.e === 'arrive' ? e.pending : undefined, tx: e.tx } });
       if (e.agent >= 0) lastSignal.set(e.bar, { lane: agentLane(e.agent), t: e.t });
+      else {
+        const lane = asyncLane.get(e.async);
+        if (lane) {
+          const what = e.e === 'complete_tx' ? `complete_tx ${e.bytes} B` : e.e === 'arrive' ? 'arrive' : `expect_tx ${e.bytes} B`;
+          out.push({ name: `${what} → ${program.barrierName(e.bar)}`, ph: 'X', cat: 'signal', ts: us(e.t), dur: 0.001, pid: lane.pid, tid: lane.tid });
+          lastSignal.set(e.bar, { lane, t: e.t });
+        }
+      }
     } else if (e.e === 'phase') {
       const bl = barLane(e.bar);
       out.push({ name: `phase ${e.completed} complete`, ph: 'X', cat: 'phase', ts: us(e.t), dur: 0.001, pid: bl.pid, tid: bl.tid, args: { phase: e.completed, parityAfter: (e.completed + 1) & 1 } });
       const src = lastSignal.get(e.bar);
-      if (src && e.agent >= 0) {
+      if (src) {
         const id = flow++;
         out.push({ name: 'arrive → phase', ph: 's', cat: 'sync', id, ts: us(src.t), pid: src.lane.pid, tid: src.lane.tid });
         out.push({ name: 'arrive → phase', ph: 'f', bp: 'e', cat: 'sync', id, ts: us(e.t), pid: bl.pid, tid: bl.tid });

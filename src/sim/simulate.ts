@@ -182,8 +182,11 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
   const diagnostics: SimResult['diagnostics'] = [];
   const tmaFree = new Float64Array(program.ctas);
   const tcFree = new Float64Array(program.ctas);
-  const lastDone = new Map<string, number>();
-  const asyncTimes = new Map<number, number[]>(); // per op: remaining chunk times (for spans)
+  // Latest completion time of each agent's in-order streams (tcgen05, wgmma, cp.async).
+  const lastTc = new Float64Array(nA);
+  const lastWg = new Float64Array(nA);
+  const lastCp = new Float64Array(nA);
+  const lastOf = (o: AsyncOp) => (o.kind === 'tc.mma' || o.kind === 'tc.commit' ? lastTc : o.kind === 'wgmma' ? lastWg : o.kind === 'cp.async' ? lastCp : null);
   const activeSms = Math.min(v(T.sms), program.ctas);
   const tmaBw = Math.min(v(T.tmaBytesPerCycleSm), (v(T.tmaBytesPerCycleAllSms) * v(T.sms)) / activeSms);
   const laneOf = (a: number) => String(a);
@@ -206,7 +209,8 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
   const scheduleAsync = (o: AsyncOp, t: number, agentCta: number, mcastShare: { start: number; xfer: number } | null) => {
     let times: number[];
     let span: Span | null = null;
-    const key = `${o.agent}:${o.kind === 'tc.commit' ? 'tc.mma' : o.kind}`;
+    const last = lastOf(o);
+    const prev = last ? last[o.agent]! : 0;
     switch (o.kind) {
       case 'tma': {
         let start: number, xfer: number;
@@ -231,7 +235,7 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
       case 'tc.mma':
       case 'wgmma': {
         const rate = o.kind === 'tc.mma' ? v(T.tcgen05FlopsPerCycle) : v(T.wgmmaFlopsPerCycle);
-        const start = Math.max(t + v(T.mmaStartLatency), tcFree[o.cta]!, lastDone.get(key) ?? 0);
+        const start = Math.max(t + v(T.mmaStartLatency), tcFree[o.cta]!, prev);
         const dur = Math.ceil(o.bytes / rate);
         tcFree[o.cta] = start + dur;
         stats.tcBusy[o.cta]! += dur;
@@ -240,7 +244,7 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
         break;
       }
       case 'tc.commit':
-        times = [Math.max(t, tcFree[o.cta]!, lastDone.get(key) ?? 0) + jit(v(T.commitLatency))];
+        times = [Math.max(t, tcFree[o.cta]!, prev) + jit(v(T.commitLatency))];
         break;
       case 'bulk.store': {
         const start = Math.max(t, tmaFree[o.cta]!);
@@ -255,7 +259,7 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
         times = [t + jit(v(T.cpAsyncLatency)) + Math.ceil(o.bytes / tmaBw)];
         break;
       case 'cpa.arrive':
-        times = [Math.max(t, lastDone.get(`${o.agent}:cp.async`) ?? 0) + 10];
+        times = [Math.max(t, lastCp[o.agent]!) + 10];
         break;
     }
     return { times, span, share: null };
@@ -277,24 +281,23 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
         shareLoc = o.loc;
       }
       const times = r.times;
-      const key = `${o.agent}:${o.kind === 'tc.commit' ? 'tc.mma' : o.kind}`;
-      lastDone.set(key, Math.max(lastDone.get(key) ?? 0, times[times.length - 1]!));
+      const last = lastOf(o);
+      if (last) last[o.agent] = Math.max(last[o.agent]!, times[times.length - 1]!);
       if (spans && r.span) spans.push(r.span);
-      asyncTimes.set(o.id, times);
       for (const x of times) queue.push(x, o.id * 2 + 1);
     }
     // Wake waiters of completed phases.
     for (const bar of out.phases) {
       const set = parkedByBar.get(bar);
       if (!set || set.size === 0) continue;
-      for (const a of [...set]) {
+      for (const a of set) {
         const ins = m.nextOp(s, a);
         const wake = ins && ins.op.op === 'mbarrier.wait' && ins.op.form === 'test_wait' ? v(T.wakeTestWait) : v(T.wakeTryWait);
         unpark(a, t + jit(wake));
       }
     }
     if (out.other && parkedOther.size) {
-      for (const a of [...parkedOther]) {
+      for (const a of parkedOther) {
         const ins = m.nextOp(s, a);
         const op = ins?.op.op;
         const wake = op === 'barrier.cluster.wait' ? v(T.clusterWake) : op === 'bar.sync' ? v(T.barWake) : v(T.issueWgmmaGroupOp);
@@ -366,6 +369,7 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
   let steps = 0;
   let stopped: string | null = null;
   let now = 0;
+  let end = 0; // latest end of any issued operation
   while (queue.size > 0) {
     if (steps >= maxSteps) {
       stopped = `stopped after ${maxSteps} steps (a wait loop that never completes, or raise maxSteps)`;
@@ -386,23 +390,24 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
       }
       const c = cost(ins, a);
       now = t;
-      m.apply(s, { kind: 'agent', agent: a }, out, t);
+      m.apply(s, { kind: 'agent', agent: a }, out, t, true);
       steps++;
       stats.busy[a]! += c;
+      if (t + c > end) end = t + c;
       if (spans && (c > 0 || ins.op.op !== 'exit')) spans.push({ lane: laneOf(a), t0: t, t1: t + c, kind: 'op', label: ins.text, loc: ins.loc });
       handleOut(t, program.agents[a]!.cta);
       if (ag.status === 'run') pushAgent(a, t + c);
       else stats.finishedAt[a] = t + c;
     } else {
       const id = payload >> 1;
-      const o = s.inflight.find((x) => x.id === id);
+      const o = m.findAsync(s, id);
       if (!o) continue;
       if (!m.asyncEnabled(s, o)) {
         queue.push(t + 1, payload);
         continue;
       }
       now = t;
-      m.apply(s, { kind: 'async', id }, out, t);
+      m.apply(s, { kind: 'async', id }, out, t, true);
       steps++;
       handleOut(t, o.cta);
     }
@@ -416,6 +421,6 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
     hang = explainHang(m, s);
   } else if (diagnostics.some((d) => d.diag.severity === 'error')) verdict = 'error';
   return {
-    program, timing: T, verdict, cycles: now, steps, eventCount: s.events, events, spans, diagnostics, hang, stopped, stats, final: s,
+    program, timing: T, verdict, cycles: Math.max(now, end), steps, eventCount: s.events, events, spans, diagnostics, hang, stopped, stats, final: s,
   };
 }

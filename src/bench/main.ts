@@ -1,0 +1,47 @@
+/**
+ * `npm run bench`: the simulator's speed and memory on the full/empty pipeline (132 CTAs × 1,024
+ * iterations, no trace kept). Prints figures; asserts nothing (targets live here, not in tests).
+ * Target (issue 2): ≥ 10 M simulated events/s on one core; memory flat in the iteration count.
+ */
+import { pipeline } from '../examples/index.js';
+import { instantiate } from '../machine/program.js';
+import { simulate } from '../sim/simulate.js';
+
+const gc = (globalThis as { gc?: () => void }).gc;
+const mib = (b: number) => (b / 1048576).toFixed(1);
+
+function simBench(ctas: number, iterations: number, reps = 3) {
+  const p = instantiate(pipeline(), { CTAS: ctas, K: iterations, TILES: 1 });
+  let best = Infinity;
+  let events = 0;
+  let peakHeap = 0;
+  let cycles = 0;
+  for (let i = 0; i < reps; i++) {
+    gc?.();
+    const before = process.memoryUsage().heapUsed;
+    const t0 = process.hrtime.bigint();
+    const r = simulate(p, { recordEvents: false, recordSpans: false });
+    const dt = Number(process.hrtime.bigint() - t0) / 1e9;
+    gc?.();
+    // Retained by the run's result (final state, statistics) while it is still alive.
+    const heap = process.memoryUsage().heapUsed - before;
+    if (r.verdict !== 'ok') throw new Error(`bench kernel verdict ${r.verdict}`);
+    events = r.eventCount;
+    cycles = r.cycles;
+    peakHeap = Math.max(peakHeap, heap);
+    best = Math.min(best, dt);
+  }
+  return { events, seconds: best, rate: events / best, heapGrowth: peakHeap, cycles };
+}
+
+function main() {
+  console.log('mbsim bench — simulator');
+  console.log(`node ${process.version}, ${gc ? 'with' : 'without'} --expose-gc`);
+  const big = simBench(132, 1024);
+  console.log(`pipeline 132 CTAs × 1,024 iterations: ${big.events.toLocaleString('en-US')} events in ${big.seconds.toFixed(3)} s = ${(big.rate / 1e6).toFixed(2)} M events/s (target ≥ 10 M/s); simulated ${big.cycles.toLocaleString('en-US')} cycles`);
+  const small = simBench(132, 256);
+  console.log(`memory retained by a run (no trace kept): 256 iterations ${mib(small.heapGrowth)} MiB, 1,024 iterations ${mib(big.heapGrowth)} MiB (target: flat in the iteration count)`);
+  console.log(`peak RSS of this process: ${mib(process.resourceUsage().maxRSS * 1024)} MiB`);
+}
+
+main();

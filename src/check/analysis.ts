@@ -1,0 +1,220 @@
+/**
+ * Static facts about a {@link Program} that the checker needs: a table of source locations (so
+ * in-flight operations can be encoded as integers), the layout of the checker's own per-state
+ * history (last phase each waiter observed), which barrier arrays carry transaction bytes, the
+ * partial-order class of every instruction, and the groups of interchangeable agents for symmetry
+ * reduction. Nothing here runs the machine.
+ */
+import type { Expr, Op, SrcLoc } from '../kernel/ir.js';
+import type { Instr, Program } from '../machine/program.js';
+
+/**
+ * Partial-order class of an instruction:
+ * - `local`: touches only the executing agent's own state (work, fences, commit_group);
+ * - `issue`: only starts asynchronous operations (TMA, bulk store, MMA, commit, cp.async) —
+ *   no barrier, named-barrier or cluster state changes at issue;
+ * - `sync`: everything else (barrier operations, waits, generic accesses, exit).
+ * Remote arrives (`mbarrier.arrive` on another CTA's barrier) are `issue` at run time; the
+ * explorer decides that per step.
+ */
+export type PorClass = 'local' | 'issue' | 'sync';
+
+/** A set of agents that are interchangeable (same role, same CTA, code independent of `instance`). */
+export interface SymGroup {
+  agents: number[];
+  /** Buffer keys private to member i (indexed by `instance`), per member; empty when none. */
+  privateBufs: number[][];
+}
+
+/** Static analysis of a program for the checker. */
+export interface Analysis {
+  /** Every operation's source location, by index (in-flight operations store the index). */
+  locs: SrcLoc[];
+  locIndex: Map<SrcLoc, number>;
+  /** Per agent: barrier keys it may wait on, and the slot of each in the history array. */
+  waitSlots: Map<number, number>[];
+  /** Total history length (sum over agents). */
+  histLen: number;
+  /** First history slot of each agent (its slots are contiguous). */
+  histBase: number[];
+  histCount: number[];
+  /** Barrier array names that receive transaction bytes (targets of TMA, expect_tx, complete_tx). */
+  dataBarriers: Set<string>;
+  /** PorClass per role per instruction index. */
+  por: PorClass[][];
+  /** Symmetry groups (only groups of two or more agents). */
+  groups: SymGroup[];
+  /** For each agent: its group index, or -1. */
+  groupOf: number[];
+  /** True when any role uses named barriers (the encoding includes them only then). */
+  usesNamed: boolean;
+  /** Number of frame slots per agent. */
+  frameLen: number[];
+}
+
+const LOCAL_OPS = new Set<Op['op']>(['work', 'fence.proxy.async', 'fence.mbarrier_init', 'wgmma.commit_group', 'cp.async.bulk.commit_group']);
+const ISSUE_OPS = new Set<Op['op']>(['cp.async.bulk', 'cp.async.bulk.store', 'tcgen05.mma', 'tcgen05.commit', 'wgmma.mma_async', 'cp.async']);
+
+function exprVars(e: Expr | undefined, out: Set<string>): void {
+  if (!e) return;
+  if (e.k === 'var') out.add(e.name);
+  else if (e.k === 'bin') {
+    exprVars(e.a, out);
+    exprVars(e.b, out);
+  } else if (e.k === 'un') exprVars(e.a, out);
+}
+
+/**
+ * How a role reads the builtin `instance`: 'none', 'private' (only as the whole index of buffer
+ * references to arrays of exactly `instances` elements that no other role references) or 'other'.
+ */
+function instanceUse(p: Program, role: number, instances: number): { use: 'none' | 'private' | 'other'; arrays: Set<string> } {
+  const rc = p.roles[role]!;
+  const arrays = new Set<string>();
+  let other = false;
+  const check = (e: Expr | undefined) => {
+    const v = new Set<string>();
+    exprVars(e, v);
+    if (v.has('instance')) other = true;
+  };
+  // Compiled instructions are closures; the source statements are walked instead.
+  const walk = (stmts: typeof rc.decl.body) => {
+    for (const st of stmts) {
+      if (st.s === 'let') check(st.value);
+      else if (st.s === 'for') {
+        check(st.from);
+        check(st.to);
+        check(st.step);
+        walk(st.body);
+      } else if (st.s === 'if') {
+        check(st.cond);
+        walk(st.then);
+        if (st.else) walk(st.else);
+      } else if (st.s === 'elect') walk(st.body);
+      else {
+        const op = st.op as Record<string, unknown>;
+        for (const [k, v] of Object.entries(op)) {
+          if (!v || typeof v !== 'object') continue;
+          const refs: { name: string; index: Expr; cta?: Expr }[] = [];
+          if (k === 'reads') refs.push(...(v as { name: string; index: Expr; cta?: Expr }[]));
+          else if ('index' in (v as object) && 'name' in (v as object)) refs.push(v as { name: string; index: Expr; cta?: Expr });
+          else {
+            check(v as Expr);
+            continue;
+          }
+          for (const r of refs) {
+            check(r.cta);
+            const isBuf = k !== 'bar';
+            if (r.index.k === 'var' && r.index.name === 'instance' && isBuf) {
+              const info = p.buffers.find((b) => b.name === r.name);
+              if (info && info.length === instances) arrays.add(r.name);
+              else other = true;
+            } else check(r.index);
+          }
+        }
+      }
+    }
+  };
+  walk(rc.decl.body);
+  if (other) return { use: 'other', arrays };
+  if (arrays.size === 0) return { use: 'none', arrays };
+  // The private arrays must not be referenced by any other role.
+  for (let r = 0; r < p.roles.length; r++) {
+    if (r === role) continue;
+    for (const ins of p.roles[r]!.code) {
+      if (ins.i !== 'op') continue;
+      const names = refNames(ins.op);
+      for (const n of names) if (arrays.has(n)) return { use: 'other', arrays };
+    }
+  }
+  return { use: 'private', arrays };
+}
+
+function refNames(op: Op): string[] {
+  const out: string[] = [];
+  const o = op as Record<string, unknown>;
+  for (const k of ['bar', 'dst', 'src', 'buf', 'acc']) {
+    const v = o[k] as { name?: string } | undefined;
+    if (v && typeof v === 'object' && typeof v.name === 'string') out.push(v.name);
+  }
+  if (Array.isArray(o.reads)) for (const r of o.reads as { name: string }[]) out.push(r.name);
+  return out;
+}
+
+/** Analyses `p` for the checker. */
+export function analyse(p: Program): Analysis {
+  const locs: SrcLoc[] = [];
+  const locIndex = new Map<SrcLoc, number>();
+  const dataBarriers = new Set<string>();
+  let usesNamed = false;
+  const por: PorClass[][] = [];
+  const waitArrays: Set<string>[] = [];
+  for (const rc of p.roles) {
+    const cls: PorClass[] = [];
+    const waits = new Set<string>();
+    rc.code.forEach((ins: Instr) => {
+      if (ins.i !== 'op') {
+        cls.push('local');
+        return;
+      }
+      if (!locIndex.has(ins.loc)) {
+        locIndex.set(ins.loc, locs.length);
+        locs.push(ins.loc);
+      }
+      const op = ins.op;
+      if (op.op === 'cp.async.bulk' || op.op === 'mbarrier.expect_tx' || op.op === 'mbarrier.complete_tx' || (op.op === 'mbarrier.arrive' && op.expectTx)) dataBarriers.add(op.bar.name);
+      if (op.op === 'bar.sync' || op.op === 'bar.arrive') usesNamed = true;
+      if (op.op === 'mbarrier.wait') waits.add(op.bar.name);
+      cls.push(LOCAL_OPS.has(op.op) ? 'local' : ISSUE_OPS.has(op.op) ? 'issue' : 'sync');
+    });
+    por.push(cls);
+    waitArrays.push(waits);
+  }
+  // History slots: one per (agent, barrier key of its CTA it may wait on).
+  const waitSlots: Map<number, number>[] = [];
+  const histBase: number[] = [];
+  const histCount: number[] = [];
+  let histLen = 0;
+  for (const a of p.agents) {
+    const m = new Map<number, number>();
+    histBase.push(histLen);
+    for (const info of p.barriers) {
+      if (!waitArrays[a.role]!.has(info.name)) continue;
+      for (let i = 0; i < info.length; i++) m.set(a.cta * p.barriersPerCta + info.offset + i, histLen++);
+    }
+    histCount.push(m.size);
+    waitSlots.push(m);
+  }
+  // Symmetry groups.
+  const groups: SymGroup[] = [];
+  const groupOf = new Array<number>(p.agents.length).fill(-1);
+  const byKey = new Map<string, number[]>();
+  for (const a of p.agents) {
+    const k = `${a.role}:${a.cta}`;
+    let l = byKey.get(k);
+    if (!l) byKey.set(k, (l = []));
+    l.push(a.id);
+  }
+  const useCache = new Map<number, ReturnType<typeof instanceUse>>();
+  for (const members of byKey.values()) {
+    if (members.length < 2) continue;
+    const role = p.agents[members[0]!]!.role;
+    let u = useCache.get(role);
+    if (!u) useCache.set(role, (u = instanceUse(p, role, members.length)));
+    if (u.use === 'other') continue;
+    const privateBufs: number[][] = members.map((id) => {
+      const ag = p.agents[id]!;
+      const keys: number[] = [];
+      for (const name of u!.arrays) {
+        const info = p.buffers.find((b) => b.name === name)!;
+        keys.push(ag.cta * p.buffersPerCta + info.offset + ag.instance);
+      }
+      return keys;
+    });
+    const gi = groups.length;
+    groups.push({ agents: members, privateBufs });
+    for (const id of members) groupOf[id] = gi;
+  }
+  const frameLen = p.agents.map((a) => p.roles[a.role]!.slots.length);
+  return { locs, locIndex, waitSlots, histLen, histBase, histCount, dataBarriers, por, groups, groupOf, usesNamed, frameLen };
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env node
+/**
+ * The `mbsim` executable: enables source maps (so kernels built with the TypeScript builder report
+ * TypeScript lines) before loading the CLI, runs it and exits with its code.
+ */
+process.setSourceMapsEnabled(true);
+const { main } = await import('./main.js');
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`mbsim: internal error: ${(err as Error).message}\n  (this is a bug in mbsim; please report it with the command you ran)\n`);
+    process.exit(70);
+  },
+);

@@ -1,0 +1,101 @@
+/**
+ * The kernel sketch language (`.mbk` files): a text front end producing the kernel IR.
+ *
+ * ```
+ * kernel pipeline arch=sm_100a
+ * param S = 4
+ * barrier full[S] count=1
+ * smem A[S] bytes=16384
+ * role producer warps=1 per=one:
+ *     for i in range(0, 16):
+ *         s = i % S
+ *         mbarrier.try_wait.parity empty[s], ((i / S) & 1) ^ 1
+ *         mbarrier.arrive.expect_tx full[s], 16384
+ *         cp.async.bulk.tensor A[s], 16384, full[s]
+ * ```
+ *
+ * `parseSketch` never throws: every problem becomes a {@link SketchDiagnostic}. The language is
+ * documented in docs/LANGUAGE.md.
+ */
+import type { Kernel } from '../kernel/ir.js';
+import { instantiate, KernelError } from '../machine/program.js';
+import { SKETCH_CODES, type SketchDiagnostic } from './diagnostics.js';
+import { lex } from './lexer.js';
+import { lower } from './lower.js';
+import { parseTokens, splitHint } from './parser.js';
+
+export { formatDiagnostic, SKETCH_CODES, type SketchCode, type SketchDiagnostic } from './diagnostics.js';
+export { OPS, ALIASES, findOp } from './ops.js';
+
+/** At most this many diagnostics are reported per file. */
+export const MAX_DIAGNOSTICS = 50;
+
+/** Result of {@link parseSketch}: the kernel when there is no error, and the diagnostics. */
+export interface SketchResult {
+  kernel?: Kernel;
+  diagnostics: SketchDiagnostic[];
+}
+
+/**
+ * Parses and checks a sketch. Returns the kernel only when there are no diagnostics; the checks
+ * include instantiating the kernel with its default parameters.
+ */
+export function parseSketch(source: string, file: string): SketchResult {
+  const diagnostics: SketchDiagnostic[] = [];
+  try {
+    if (typeof source !== 'string') source = String(source);
+    const lx = lex(source, file);
+    diagnostics.push(...lx.diagnostics);
+    const { cst, errors } = parseTokens(lx.tokens);
+    const seenLines = new Set<number>();
+    for (const e of errors) {
+      const t = e.token;
+      const real = t && Number.isFinite(t.startLine) && t.tokenType?.name !== 'EOF';
+      const line = real ? t.startLine! : lx.end.line;
+      const col = real ? t.startColumn! : lx.end.col;
+      const endCol = real && t.image ? col + t.image.length : col + 1;
+      if (seenLines.has(line)) continue; // one syntax error per line: the rest are consequences
+      seenLines.add(line);
+      const { message, hint } = splitHint(e.message);
+      diagnostics.push({ code: SKETCH_CODES.syntax, message, hint, file, line, col, endCol: Math.max(endCol, col + 1) });
+    }
+    const syntaxErrors = diagnostics.length > 0;
+    const kernel = lower(cst, file, diagnostics, syntaxErrors);
+    if (kernel && diagnostics.length === 0) {
+      try {
+        instantiate(kernel);
+      } catch (err) {
+        if (!(err instanceof KernelError)) throw err;
+        const l = err.loc;
+        const kdecl = kernel.roles[0]?.loc;
+        const at = l ?? kdecl ?? { line: 1, col: 1 };
+        diagnostics.push({
+          code: `E-kernel-${err.code}`, message: err.message, hint: 'the kernel cannot be instantiated with its default parameters',
+          file, line: at.line, col: at.col, endCol: at.endCol ?? at.col + 1,
+        });
+      }
+    }
+    finish(diagnostics);
+    return diagnostics.length === 0 && kernel ? { kernel, diagnostics } : { diagnostics };
+  } catch (err) {
+    diagnostics.push({
+      code: SKETCH_CODES.internal, message: `internal error: ${(err as Error)?.message ?? String(err)}`,
+      hint: 'this is a bug in mbsim; please report it with the sketch', file, line: 1, col: 1, endCol: 2,
+    });
+    finish(diagnostics);
+    return { diagnostics };
+  }
+}
+
+function finish(d: SketchDiagnostic[]): void {
+  d.sort((a, b) => a.line - b.line || a.col - b.col);
+  const seen = new Set<string>();
+  const out = d.filter((x) => {
+    const key = `${x.line}:${x.col}:${x.code}:${x.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  d.length = 0;
+  d.push(...out.slice(0, MAX_DIAGNOSTICS));
+}

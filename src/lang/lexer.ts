@@ -1,0 +1,264 @@
+/**
+ * Lexer of the sketch language: a Chevrotain lexer for the tokens, then a layout step that turns
+ * physical lines into logical lines with NEWLINE, INDENT and DEDENT tokens (Python's rules):
+ *
+ * - blank lines and comment-only lines produce no tokens at all, whatever their indentation;
+ * - a logical line ends at a line break, except when the line ends inside brackets after `(`,
+ *   `[`, `,` or a binary operator (implicit continuation);
+ * - after a line that ends with `:`, the next logical line must be indented deeper (INDENT);
+ * - a line indented less than its predecessor closes blocks (one DEDENT each) and must land on
+ *   the indentation of an enclosing block;
+ * - indentation is either all spaces or all tabs, within a line and across the file.
+ *
+ * Errors become diagnostics; the layout recovers so that the parser sees a well-formed stream.
+ */
+import { createToken, createTokenInstance, Lexer, type IToken, type TokenType } from 'chevrotain';
+import { SKETCH_CODES, type SketchDiagnostic } from './diagnostics.js';
+
+// ---- token types -------------------------------------------------------------------------------
+
+export const Indent = createToken({ name: 'Indent', pattern: Lexer.NA });
+export const Dedent = createToken({ name: 'Dedent', pattern: Lexer.NA });
+export const Newline = createToken({ name: 'Newline', pattern: /\r\n|\r|\n/, line_breaks: true });
+export const WhiteSpace = createToken({ name: 'WhiteSpace', pattern: /[ \t\f\v]+/, group: Lexer.SKIPPED });
+export const Comment = createToken({ name: 'Comment', pattern: /#[^\r\n]*/, group: Lexer.SKIPPED });
+
+export const StringLit = createToken({ name: 'StringLit', pattern: /"(?:[^"\\\r\n]|\\.)*"/ });
+export const Shape = createToken({ name: 'Shape', pattern: /\d+x\d+x\d+(?![A-Za-z0-9_])/ });
+export const Int = createToken({ name: 'Int', pattern: /0[xX][0-9a-fA-F][0-9a-fA-F_]*|0[bB][01][01_]*|\d[\d_]*/ });
+export const Ident = createToken({ name: 'Ident', pattern: /[A-Za-z_][A-Za-z0-9_]*/ });
+export const Mnemonic = createToken({
+  name: 'Mnemonic',
+  pattern: /[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z0-9_]+)*)+/,
+});
+
+function kw(word: string, ...categories: TokenType[]): TokenType {
+  const name = `Kw${word[0]!.toUpperCase()}${word.slice(1)}`;
+  return createToken({ name, pattern: new RegExp(`${word}(?![A-Za-z0-9_.])`), longer_alt: Ident, categories });
+}
+
+// Operator categories, one per precedence level (low to high), plus prefix operators.
+export const OrOp = createToken({ name: 'OrOp', pattern: Lexer.NA });
+export const AndOp = createToken({ name: 'AndOp', pattern: Lexer.NA });
+export const BitOrOp = createToken({ name: 'BitOrOp', pattern: Lexer.NA });
+export const BitXorOp = createToken({ name: 'BitXorOp', pattern: Lexer.NA });
+export const BitAndOp = createToken({ name: 'BitAndOp', pattern: Lexer.NA });
+export const EqOp = createToken({ name: 'EqOp', pattern: Lexer.NA });
+export const RelOp = createToken({ name: 'RelOp', pattern: Lexer.NA });
+export const ShiftOp = createToken({ name: 'ShiftOp', pattern: Lexer.NA });
+export const AddOp = createToken({ name: 'AddOp', pattern: Lexer.NA });
+export const MulOp = createToken({ name: 'MulOp', pattern: Lexer.NA });
+export const PrefixOp = createToken({ name: 'PrefixOp', pattern: Lexer.NA });
+
+export const KwKernel = kw('kernel');
+export const KwParam = kw('param');
+export const KwBarrier = kw('barrier');
+export const KwSmem = kw('smem');
+export const KwTmem = kw('tmem');
+export const KwRole = kw('role');
+export const KwFor = kw('for');
+export const KwIn = kw('in');
+export const KwRange = kw('range');
+export const KwIf = kw('if');
+export const KwElif = kw('elif');
+export const KwElse = kw('else');
+export const KwElect = kw('elect');
+export const KwPass = kw('pass');
+export const KwAnd = kw('and', AndOp);
+export const KwOr = kw('or', OrOp);
+export const KwNot = kw('not', PrefixOp);
+
+export const OrOr = createToken({ name: 'OrOr', pattern: '||', categories: OrOp });
+export const AndAnd = createToken({ name: 'AndAnd', pattern: '&&', categories: AndOp });
+export const LShift = createToken({ name: 'LShift', pattern: '<<', categories: ShiftOp });
+export const RShift = createToken({ name: 'RShift', pattern: '>>', categories: ShiftOp });
+export const Le = createToken({ name: 'Le', pattern: '<=', categories: RelOp });
+export const Ge = createToken({ name: 'Ge', pattern: '>=', categories: RelOp });
+export const EqEq = createToken({ name: 'EqEq', pattern: '==', categories: EqOp });
+export const Ne = createToken({ name: 'Ne', pattern: '!=', categories: EqOp });
+export const Lt = createToken({ name: 'Lt', pattern: '<', categories: RelOp });
+export const Gt = createToken({ name: 'Gt', pattern: '>', categories: RelOp });
+export const Assign = createToken({ name: 'Assign', pattern: '=' });
+export const Plus = createToken({ name: 'Plus', pattern: '+', categories: AddOp });
+export const Minus = createToken({ name: 'Minus', pattern: '-', categories: [AddOp, PrefixOp] });
+export const Star = createToken({ name: 'Star', pattern: '*', categories: MulOp });
+export const Slash = createToken({ name: 'Slash', pattern: '/', categories: MulOp });
+export const Percent = createToken({ name: 'Percent', pattern: '%', categories: MulOp });
+export const Caret = createToken({ name: 'Caret', pattern: '^', categories: BitXorOp });
+export const Amp = createToken({ name: 'Amp', pattern: '&', categories: BitAndOp });
+export const Pipe = createToken({ name: 'Pipe', pattern: '|', categories: BitOrOp });
+export const Bang = createToken({ name: 'Bang', pattern: '!', categories: PrefixOp });
+export const Tilde = createToken({ name: 'Tilde', pattern: '~', categories: PrefixOp });
+export const LParen = createToken({ name: 'LParen', pattern: '(' });
+export const RParen = createToken({ name: 'RParen', pattern: ')' });
+export const LBracket = createToken({ name: 'LBracket', pattern: '[' });
+export const RBracket = createToken({ name: 'RBracket', pattern: ']' });
+export const Comma = createToken({ name: 'Comma', pattern: ',' });
+export const Colon = createToken({ name: 'Colon', pattern: ':' });
+export const At = createToken({ name: 'At', pattern: '@' });
+
+const KEYWORDS = [
+  KwKernel, KwParam, KwBarrier, KwSmem, KwTmem, KwRole, KwFor, KwIn, KwRange, KwIf, KwElif, KwElse, KwElect, KwPass,
+  KwAnd, KwOr, KwNot,
+];
+
+/** Every token type, in lexing order (plus the layout and category types the parser needs). */
+export const ALL_TOKENS: TokenType[] = [
+  Newline, WhiteSpace, Comment, StringLit, Shape, Int, Mnemonic, ...KEYWORDS, Ident,
+  OrOr, AndAnd, LShift, RShift, Le, Ge, EqEq, Ne, Lt, Gt, Assign, Plus, Minus, Star, Slash, Percent, Caret, Amp, Pipe,
+  Bang, Tilde, LParen, RParen, LBracket, RBracket, Comma, Colon, At,
+  Indent, Dedent, OrOp, AndOp, BitOrOp, BitXorOp, BitAndOp, EqOp, RelOp, ShiftOp, AddOp, MulOp, PrefixOp,
+];
+
+const lexer = new Lexer(ALL_TOKENS.filter((t) => t.PATTERN !== Lexer.NA), {
+  positionTracking: 'full',
+  ensureOptimizations: false,
+  skipValidations: true,
+});
+
+/** Human-readable description of a token for messages. */
+export function describeToken(t: IToken | undefined): string {
+  if (!t || t.tokenType.name === 'EOF') return 'the end of the file';
+  switch (t.tokenType) {
+    case Newline: return 'the end of the line';
+    case Indent: return 'an indented block';
+    case Dedent: return 'the end of the block';
+    default: return `'${t.image}'`;
+  }
+}
+
+const CONTINUES = new Set<TokenType>([
+  LParen, LBracket, Comma, OrOr, AndAnd, LShift, RShift, Le, Ge, EqEq, Ne, Lt, Gt, Plus, Minus, Star, Slash, Percent, Caret,
+  Amp, Pipe, KwAnd, KwOr,
+]);
+
+/** Result of lexing: the token stream for the parser and the lexical/layout diagnostics. */
+export interface LexResult {
+  tokens: IToken[];
+  diagnostics: SketchDiagnostic[];
+  /** Position just after the last character (for errors at the end of the file). */
+  end: { line: number; col: number; offset: number };
+}
+
+function endPosition(source: string): { line: number; col: number; offset: number } {
+  const lines = source.split(/\r\n|\r|\n/);
+  return { line: lines.length, col: lines[lines.length - 1]!.length + 1, offset: source.length };
+}
+
+/** Lexes `source` and applies the layout rules. Never throws. */
+export function lex(source: string, file: string): LexResult {
+  const diagnostics: SketchDiagnostic[] = [];
+  const diag = (code: SketchDiagnostic['code'], message: string, hint: string, line: number, col: number, endCol: number) =>
+    diagnostics.push({ code, message, hint, file, line, col, endCol: Math.max(endCol, col + 1) });
+  const res = lexer.tokenize(source);
+  for (const e of res.errors) {
+    const ch = source.slice(e.offset, e.offset + e.length);
+    const shown = ch.length > 12 ? `${ch.slice(0, 12)}…` : ch;
+    const quote = ch.startsWith('"');
+    diag(
+      SKETCH_CODES.badChar,
+      quote ? 'unterminated string' : `unexpected character${ch.length > 1 ? 's' : ''} ${JSON.stringify(shown)}`,
+      quote ? 'close the string with " on the same line' : 'the sketch language uses ASCII names, numbers and the operators of C; comments start with #',
+      e.line ?? 1, e.column ?? 1, (e.column ?? 1) + Math.max(1, e.length),
+    );
+  }
+  const end = endPosition(source);
+  const out: IToken[] = [];
+  const synth = (type: TokenType, at: { offset: number; line: number; col: number }) =>
+    createTokenInstance(type, '', at.offset, at.offset, at.line, at.line, at.col, at.col);
+  const posOf = (t: IToken) => ({ offset: t.startOffset, line: t.startLine ?? 1, col: t.startColumn ?? 1 });
+
+  const stack: { width: number; phantom: boolean }[] = [{ width: 0, phantom: false }];
+  let depth = 0;
+  let atLineStart = true;
+  let last: IToken | undefined;
+  let headerPending = false; // the previous logical line ended with ':'
+  let style: { ch: string; line: number } | undefined;
+
+  const closeTo = (width: number, at: { offset: number; line: number; col: number }, tok: IToken) => {
+    while (stack.length > 1 && stack[stack.length - 1]!.width > width) {
+      const lvl = stack.pop()!;
+      if (!lvl.phantom) out.push(synth(Dedent, at));
+    }
+    if (stack[stack.length - 1]!.width !== width) {
+      diag(
+        SKETCH_CODES.badDedent,
+        'this line does not match the indentation of any enclosing block',
+        `indent it like the enclosing block (${stack[stack.length - 1]!.width} columns) or like a statement of the block it belongs to`,
+        at.line, 1, (tok.startColumn ?? 1),
+      );
+      stack.push({ width, phantom: true });
+    }
+  };
+
+  for (const tok of res.tokens) {
+    if (tok.tokenType === Newline) {
+      if (atLineStart) continue;
+      if (depth > 0 && last && CONTINUES.has(last.tokenType)) continue;
+      depth = 0;
+      out.push(createTokenInstance(Newline, tok.image, tok.startOffset, tok.endOffset ?? tok.startOffset, tok.startLine ?? 1, tok.startLine ?? 1, tok.startColumn ?? 1, tok.startColumn ?? 1));
+      headerPending = last?.tokenType === Colon;
+      atLineStart = true;
+      continue;
+    }
+    if (atLineStart) {
+      atLineStart = false;
+      let ls = tok.startOffset;
+      while (ls > 0 && source[ls - 1] !== '\n' && source[ls - 1] !== '\r') ls--;
+      const ws = /^[ \t\f\v]*/.exec(source.slice(ls, tok.startOffset))![0];
+      const line = tok.startLine ?? 1;
+      const width = ws.length;
+      if (ws.includes(' ') && ws.includes('\t')) {
+        diag(SKETCH_CODES.mixedIndent, 'indentation mixes tabs and spaces', 'indent with spaces only (or tabs only) throughout the file', line, 1, width + 1);
+      } else if (width > 0) {
+        const ch = ws[0]!;
+        if (!style) style = { ch, line };
+        else if (style.ch !== ch) {
+          const what = (c: string) => (c === '\t' ? 'tabs' : 'spaces');
+          diag(
+            SKETCH_CODES.mixedIndent,
+            `this line is indented with ${what(ch)} but line ${style.line} with ${what(style.ch)}`,
+            'indent with spaces only (or tabs only) throughout the file', line, 1, width + 1,
+          );
+        }
+      }
+      const at = posOf(tok);
+      const top = stack[stack.length - 1]!.width;
+      if (headerPending) {
+        headerPending = false;
+        if (width > top) {
+          stack.push({ width, phantom: false });
+          out.push(synth(Indent, at));
+        } else {
+          diag(SKETCH_CODES.expectedIndent, 'expected an indented block after this line', "indent the block's statements deeper than the line ending with ':' (use 'pass' for an empty block)",
+            last?.startLine ?? line, 1, (last?.endColumn ?? 0) + 1);
+          out.push(synth(Indent, at), synth(Dedent, at));
+          closeTo(width, at, tok);
+        }
+      } else if (width > top) {
+        diag(SKETCH_CODES.unexpectedIndent, 'unexpected indentation', "only the statements of a block (after a line ending with ':') are indented deeper", line, 1, width + 1);
+        stack.push({ width, phantom: true });
+      } else if (width < top) {
+        closeTo(width, at, tok);
+      }
+    }
+    out.push(tok);
+    if (tok.tokenType === LParen || tok.tokenType === LBracket) depth++;
+    else if ((tok.tokenType === RParen || tok.tokenType === RBracket) && depth > 0) depth--;
+    last = tok;
+  }
+  const eof = { offset: end.offset, line: end.line, col: end.col };
+  if (!atLineStart) {
+    out.push(createTokenInstance(Newline, '', end.offset, end.offset, end.line, end.line, end.col, end.col));
+    headerPending = last?.tokenType === Colon;
+  }
+  if (headerPending) {
+    diag(SKETCH_CODES.expectedIndent, 'expected an indented block after this line', "indent the block's statements deeper than the line ending with ':' (use 'pass' for an empty block)",
+      last?.startLine ?? 1, 1, (last?.endColumn ?? 0) + 1);
+    out.push(synth(Indent, eof), synth(Dedent, eof));
+  }
+  while (stack.length > 1) {
+    if (!stack.pop()!.phantom) out.push(synth(Dedent, eof));
+  }
+  return { tokens: out, diagnostics, end };
+}

@@ -1,0 +1,240 @@
+/**
+ * The operation table of the sketch language: for each mnemonic its operands, options, result and
+ * the IR operation it builds. docs/LANGUAGE.md documents the same table.
+ */
+import type { Arch, BarRef, BufRef, Expr, MmaShape, Op, Per } from '../kernel/ir.js';
+
+/** Kinds of positional operands: a barrier reference, a buffer reference, an integer, a variable. */
+export type OperandKind = 'bar' | 'buf' | 'int' | 'var';
+
+/** Option keys operations accept. */
+export type OpOptionKey = 'per' | 'multicast' | 'chunks' | 'shape';
+
+/** Values handed to an operation's builder. */
+export interface OpArgs {
+  /** Positional operands in order (undefined where an optional one is absent). */
+  v: (BarRef | BufRef | Expr | string | undefined)[];
+  /** Extra buffer operands of variadic operations (MMA reads). */
+  rest: BufRef[];
+  per?: Per;
+  multicast?: Expr;
+  chunks?: Expr;
+  shape?: MmaShape;
+  /** The variable left of `=`. */
+  dest?: string;
+}
+
+/** What an operation accepts and builds. */
+export interface OpSpec {
+  /** Canonical mnemonic. */
+  name: string;
+  /** Positional operands; the last `optional` of them may be left out. */
+  args: OperandKind[];
+  optional?: number;
+  /** More buffer operands may follow (MMA operand lists). */
+  variadic?: boolean;
+  options?: OpOptionKey[];
+  /** Options that must be given. */
+  required?: OpOptionKey[];
+  /** `x = op ...`: 'token' (the arrive's state), 'result' (a test's 0/1), 'required' (must have one). */
+  dest?: 'token' | 'result' | 'required';
+  /** Architecture the instruction exists on (absent: both). */
+  arch?: Arch;
+  /** Operand names for messages, e.g. `BAR, BYTES[, COUNT]`. */
+  usage: string;
+  build(a: OpArgs): Op;
+}
+
+const bar = (a: OpArgs, i: number) => a.v[i] as BarRef;
+const buf = (a: OpArgs, i: number) => a.v[i] as BufRef;
+const int = (a: OpArgs, i: number) => a.v[i] as Expr;
+
+function arriveSpec(drop: boolean, expect: boolean, noComplete: boolean): OpSpec {
+  const name = `mbarrier.${drop ? 'arrive_drop' : 'arrive'}${expect ? '.expect_tx' : ''}${noComplete ? '.noComplete' : ''}`;
+  const args: OperandKind[] = expect ? ['bar', 'int', 'int'] : ['bar', 'int'];
+  return {
+    name,
+    args,
+    optional: noComplete ? 0 : 1,
+    options: ['per'],
+    dest: 'token',
+    usage: `BAR${expect ? ', BYTES' : ''}${noComplete ? ', COUNT' : '[, COUNT]'}`,
+    build(a) {
+      const op: Extract<Op, { op: 'mbarrier.arrive' }> = { op: 'mbarrier.arrive', bar: bar(a, 0) };
+      if (drop) op.drop = true;
+      if (expect) op.expectTx = int(a, 1);
+      const count = a.v[expect ? 2 : 1] as Expr | undefined;
+      if (count) op.count = count;
+      if (noComplete) op.noComplete = true;
+      if (a.dest !== undefined) op.token = a.dest;
+      if (a.per) op.per = a.per;
+      return op;
+    },
+  };
+}
+
+function waitSpec(form: 'try_wait' | 'test_wait', token: boolean): OpSpec {
+  return {
+    name: `mbarrier.${form}${token ? '' : '.parity'}`,
+    args: ['bar', token ? 'var' : 'int'],
+    dest: 'result',
+    usage: token ? 'BAR, TOKEN' : 'BAR, PARITY',
+    build(a) {
+      const op: Extract<Op, { op: 'mbarrier.wait' }> = { op: 'mbarrier.wait', form, bar: bar(a, 0) };
+      if (token) op.token = a.v[1] as string;
+      else op.parity = int(a, 1);
+      if (a.dest !== undefined) op.dest = a.dest;
+      return op;
+    },
+  };
+}
+
+function bulkSpec(tensor: boolean): OpSpec {
+  return {
+    name: tensor ? 'cp.async.bulk.tensor' : 'cp.async.bulk',
+    args: ['buf', 'int', 'bar'],
+    options: ['multicast', 'chunks', 'per'],
+    usage: 'DST, BYTES, BAR [multicast=MASK] [chunks=N]',
+    build(a) {
+      const op: Extract<Op, { op: 'cp.async.bulk' }> = { op: 'cp.async.bulk', tensor, dst: buf(a, 0), bytes: int(a, 1), bar: bar(a, 2) };
+      if (a.multicast) op.multicast = a.multicast;
+      if (a.chunks) op.chunks = a.chunks;
+      if (a.per) op.per = a.per;
+      return op;
+    },
+  };
+}
+
+const simple = (name: string, op: Op, arch?: Arch): OpSpec => ({ name, args: [], usage: '', build: () => ({ ...op }), ...(arch ? { arch } : {}) });
+
+/** Every operation, by canonical mnemonic. */
+export const OPS: OpSpec[] = [
+  {
+    name: 'mbarrier.init', args: ['bar', 'int'], optional: 1, usage: 'BAR[, COUNT]',
+    build(a) {
+      const op: Op = { op: 'mbarrier.init', bar: bar(a, 0) };
+      if (a.v[1]) op.count = int(a, 1);
+      return op;
+    },
+  },
+  { name: 'mbarrier.inval', args: ['bar'], usage: 'BAR', build: (a) => ({ op: 'mbarrier.inval', bar: bar(a, 0) }) },
+  ...[false, true].flatMap((drop) => [false, true].flatMap((expect) => [false, true].map((nc) => arriveSpec(drop, expect, nc)))),
+  {
+    name: 'mbarrier.expect_tx', args: ['bar', 'int'], options: ['per'], usage: 'BAR, BYTES',
+    build(a) {
+      const op: Op = { op: 'mbarrier.expect_tx', bar: bar(a, 0), bytes: int(a, 1) };
+      if (a.per) op.per = a.per;
+      return op;
+    },
+  },
+  {
+    name: 'mbarrier.complete_tx', args: ['bar', 'int'], options: ['per'], usage: 'BAR, BYTES',
+    build(a) {
+      const op: Op = { op: 'mbarrier.complete_tx', bar: bar(a, 0), bytes: int(a, 1) };
+      if (a.per) op.per = a.per;
+      return op;
+    },
+  },
+  waitSpec('try_wait', false),
+  waitSpec('test_wait', false),
+  waitSpec('try_wait', true),
+  waitSpec('test_wait', true),
+  {
+    name: 'mbarrier.pending_count', args: ['var'], dest: 'required', usage: 'TOKEN',
+    build: (a) => ({ op: 'mbarrier.pending_count', token: a.v[0] as string, dest: a.dest! }),
+  },
+  bulkSpec(true),
+  bulkSpec(false),
+  {
+    name: 'cp.async.bulk.store', args: ['buf', 'int'], options: ['per'], usage: 'SRC, BYTES',
+    build(a) {
+      const op: Op = { op: 'cp.async.bulk.store', src: buf(a, 0), bytes: int(a, 1) };
+      if (a.per) op.per = a.per;
+      return op;
+    },
+  },
+  simple('cp.async.bulk.commit_group', { op: 'cp.async.bulk.commit_group' }),
+  { name: 'cp.async.bulk.wait_group', args: ['int'], usage: 'N', build: (a) => ({ op: 'cp.async.bulk.wait_group', n: int(a, 0), read: false }) },
+  { name: 'cp.async.bulk.wait_group.read', args: ['int'], usage: 'N', build: (a) => ({ op: 'cp.async.bulk.wait_group', n: int(a, 0), read: true }) },
+  {
+    name: 'tcgen05.mma', args: ['buf', 'buf'], variadic: true, options: ['shape'], required: ['shape'], arch: 'sm_100a',
+    usage: 'ACC, A[, B...] shape=MxNxK',
+    build: (a) => ({ op: 'tcgen05.mma', reads: [buf(a, 1), ...a.rest], acc: buf(a, 0), shape: a.shape! }),
+  },
+  {
+    name: 'tcgen05.commit', args: ['bar'], options: ['multicast'], arch: 'sm_100a', usage: 'BAR [multicast=MASK]',
+    build(a) {
+      const op: Op = { op: 'tcgen05.commit', bar: bar(a, 0) };
+      if (a.multicast) op.multicast = a.multicast;
+      return op;
+    },
+  },
+  { name: 'tcgen05.ld', args: ['buf'], arch: 'sm_100a', usage: 'SRC', build: (a) => ({ op: 'tcgen05.ld', src: buf(a, 0) }) },
+  {
+    name: 'wgmma.mma_async', args: ['buf'], variadic: true, options: ['shape'], required: ['shape'], arch: 'sm_90a',
+    usage: 'A[, B...] shape=MxNxK',
+    build: (a) => ({ op: 'wgmma.mma_async', reads: [buf(a, 0), ...a.rest], shape: a.shape! }),
+  },
+  simple('wgmma.commit_group', { op: 'wgmma.commit_group' }, 'sm_90a'),
+  { name: 'wgmma.wait_group', args: ['int'], arch: 'sm_90a', usage: 'N', build: (a) => ({ op: 'wgmma.wait_group', n: int(a, 0) }) },
+  { name: 'cp.async', args: ['buf', 'int'], usage: 'DST, BYTES', build: (a) => ({ op: 'cp.async', dst: buf(a, 0), bytes: int(a, 1) }) },
+  { name: 'cp.async.mbarrier.arrive', args: ['bar'], usage: 'BAR', build: (a) => ({ op: 'cp.async.mbarrier.arrive', bar: bar(a, 0), noinc: false }) },
+  { name: 'cp.async.mbarrier.arrive.noinc', args: ['bar'], usage: 'BAR', build: (a) => ({ op: 'cp.async.mbarrier.arrive', bar: bar(a, 0), noinc: true }) },
+  {
+    name: 'bar.sync', args: ['int', 'int'], optional: 1, usage: 'ID[, THREADS]',
+    build(a) {
+      const op: Op = { op: 'bar.sync', id: int(a, 0) };
+      if (a.v[1]) op.threads = int(a, 1);
+      return op;
+    },
+  },
+  { name: 'bar.arrive', args: ['int', 'int'], usage: 'ID, THREADS', build: (a) => ({ op: 'bar.arrive', id: int(a, 0), threads: int(a, 1) }) },
+  simple('fence.proxy.async', { op: 'fence.proxy.async' }),
+  simple('fence.mbarrier_init', { op: 'fence.mbarrier_init' }),
+  simple('barrier.cluster.arrive', { op: 'barrier.cluster.arrive' }),
+  simple('barrier.cluster.wait', { op: 'barrier.cluster.wait' }),
+  {
+    name: 'ld.shared', args: ['buf', 'int'], optional: 1, usage: 'BUF[, BYTES]',
+    build(a) {
+      const op: Op = { op: 'ld.shared', buf: buf(a, 0) };
+      if (a.v[1]) op.bytes = int(a, 1);
+      return op;
+    },
+  },
+  {
+    name: 'st.shared', args: ['buf', 'int'], optional: 1, usage: 'BUF[, BYTES]',
+    build(a) {
+      const op: Op = { op: 'st.shared', buf: buf(a, 0) };
+      if (a.v[1]) op.bytes = int(a, 1);
+      return op;
+    },
+  },
+  { name: 'work', args: ['int'], usage: 'CYCLES', build: (a) => ({ op: 'work', cycles: int(a, 0) }) },
+  simple('exit', { op: 'exit' }),
+];
+
+/** Other spellings accepted for an operation (full PTX qualifiers the sketch does not need). */
+export const ALIASES: Record<string, string> = {
+  'fence.mbarrier_init.release.cluster': 'fence.mbarrier_init',
+  'fence.proxy.async.shared::cta': 'fence.proxy.async',
+  'barrier.cluster.arrive.release': 'barrier.cluster.arrive',
+  'barrier.cluster.arrive.aligned': 'barrier.cluster.arrive',
+  'barrier.cluster.arrive.release.aligned': 'barrier.cluster.arrive',
+  'barrier.cluster.wait.acquire': 'barrier.cluster.wait',
+  'barrier.cluster.wait.aligned': 'barrier.cluster.wait',
+  'barrier.cluster.wait.acquire.aligned': 'barrier.cluster.wait',
+  'barrier.sync': 'bar.sync',
+  'barrier.arrive': 'bar.arrive',
+  'bar.sync.aligned': 'bar.sync',
+  'barrier.sync.aligned': 'bar.sync',
+};
+
+const BY_NAME = new Map(OPS.map((o) => [o.name, o]));
+
+/** The operation spelled `mnemonic` (canonical or alias), or undefined. */
+export function findOp(mnemonic: string): OpSpec | undefined {
+  return BY_NAME.get(mnemonic) ?? BY_NAME.get(ALIASES[mnemonic] ?? '');
+}
+
+/** Every mnemonic the language knows (for did-you-mean hints). */
+export const MNEMONICS: string[] = [...OPS.map((o) => o.name), ...Object.keys(ALIASES)];

@@ -1,0 +1,345 @@
+/**
+ * Chevrotain grammar of the sketch language (a CST parser with error recovery). The grammar is
+ * written out in docs/LANGUAGE.md; operations are parsed generically (mnemonic, operands,
+ * `key=value` options) and checked against the operation table in `ops.ts` when lowering.
+ */
+import { CstParser, type CstNode, type IParserErrorMessageProvider, type IToken, type TokenType } from 'chevrotain';
+import {
+  ALL_TOKENS, AddOp, AndOp, Assign, At, BitAndOp, BitOrOp, BitXorOp, Colon, Comma, Dedent, describeToken, EqOp, Ident,
+  Indent, Int, KwBarrier, KwElect, KwElif, KwElse, KwFor, KwIf, KwIn, KwKernel, KwParam, KwPass, KwRange, KwRole,
+  KwSmem, KwTmem, LBracket, LParen, Mnemonic, MulOp, Newline, OrOp, PrefixOp, RBracket, RelOp, RParen, Shape, ShiftOp,
+  StringLit,
+} from './lexer.js';
+
+const LABELS: Record<string, string> = {
+  Newline: 'the end of the line', Indent: 'an indented block', Dedent: 'the end of the block', Ident: 'a name',
+  Int: 'an integer', Mnemonic: 'an operation', StringLit: 'a string', Shape: 'a shape such as 128x128x64',
+  Assign: "'='", Colon: "':'", Comma: "','", LParen: "'('", RParen: "')'", LBracket: "'['", RBracket: "']'", At: "'@'",
+  KwIn: "'in'", KwRange: "'range'",
+};
+
+function label(t: TokenType): string {
+  return LABELS[t.name] ?? `'${t.name.replace(/^Kw/, '').toLowerCase()}'`;
+}
+
+const RULE_WHAT: Record<string, string> = {
+  topItem: 'a declaration (kernel, param, barrier, smem, tmem, role)',
+  stmt: 'a statement',
+  simpleStmt: 'a statement',
+  primary: 'an expression',
+  unaryExpr: 'an expression',
+  optValue: 'a value',
+  opArg: 'an operand',
+  assignValue: 'an expression or an operation',
+  bufferDecl: "'smem' or 'tmem'",
+};
+
+const RULE_HINT: Record<string, string> = {
+  topItem: 'a sketch is a list of declarations; operations belong inside a role block',
+  stmt: 'statements are assignments, operations (PTX mnemonics), for, if/else, elect and pass',
+  simpleStmt: 'statements are assignments, operations (PTX mnemonics), for, if/else, elect and pass',
+  primary: 'expressions are integers, names, name[index] references and C operators with parentheses',
+  unaryExpr: 'expressions are integers, names, name[index] references and C operators with parentheses',
+  forStmt: 'loops are written: for i in range(a, b[, step]):',
+  roleDecl: 'roles are written: role NAME warps=N [threads=N] [per=thread|warp|one] [instances=E] [where=E]:',
+};
+
+/** Syntax-error messages carry their hint after a NUL character; `splitHint` separates them. */
+const errorMessageProvider: IParserErrorMessageProvider = {
+  buildMismatchTokenMessage({ expected, actual, ruleName }) {
+    let hint = RULE_HINT[ruleName] ?? '';
+    if (expected === Colon) hint = "block headers (role, for, if, elif, else, elect) end with ':'";
+    else if (expected === Newline) hint = 'one statement per line; separate operands with commas';
+    else if (expected === RParen || expected === RBracket) hint = 'check that every bracket is closed';
+    return `expected ${label(expected)} but found ${describeToken(actual)}\0${hint}`;
+  },
+  buildNotAllInputParsedMessage({ firstRedundant }) {
+    return `unexpected ${describeToken(firstRedundant)}\0${RULE_HINT.topItem}`;
+  },
+  buildNoViableAltMessage({ actual, ruleName }) {
+    const what = RULE_WHAT[ruleName];
+    const found = describeToken(actual[0]);
+    return `${what ? `expected ${what} but found` : 'unexpected'} ${found}\0${RULE_HINT[ruleName] ?? ''}`;
+  },
+  buildEarlyExitMessage({ actual, ruleName }) {
+    const what = RULE_WHAT[ruleName];
+    return `${what ? `expected ${what} but found` : 'unexpected'} ${describeToken(actual[0])}\0${RULE_HINT[ruleName] ?? ''}`;
+  },
+};
+
+/** Splits a message built by the error message provider into message and hint. */
+export function splitHint(msg: string): { message: string; hint: string } {
+  const i = msg.indexOf('\0');
+  return i < 0 ? { message: msg, hint: '' } : { message: msg.slice(0, i), hint: msg.slice(i + 1) };
+}
+
+class SketchParser extends CstParser {
+  constructor() {
+    super(ALL_TOKENS, { recoveryEnabled: true, maxLookahead: 3, errorMessageProvider, nodeLocationTracking: 'none' });
+    const $ = this as unknown as Record<string, () => CstNode> & SketchParser;
+    const r = (name: string) => ($ as unknown as Record<string, (idx?: number) => CstNode>)[name]!;
+
+    this.RULE('file', () => {
+      this.MANY(() => this.SUBRULE(r('topItem')));
+    });
+    this.RULE('topItem', () => {
+      this.OR([
+        { ALT: () => this.SUBRULE(r('kernelDecl')) },
+        { ALT: () => this.SUBRULE(r('paramDecl')) },
+        { ALT: () => this.SUBRULE(r('barrierDecl')) },
+        { ALT: () => this.SUBRULE(r('bufferDecl')) },
+        { ALT: () => this.SUBRULE(r('roleDecl')) },
+        { ALT: () => this.SUBRULE(r('stmt')) },
+      ]);
+    });
+    this.RULE('kernelDecl', () => {
+      this.CONSUME(KwKernel);
+      this.OR([{ ALT: () => this.CONSUME(Ident) }, { ALT: () => this.CONSUME(StringLit, { LABEL: 'name' }) }]);
+      this.MANY(() => this.SUBRULE(r('declOption')));
+      this.CONSUME(Newline);
+    });
+    this.RULE('paramDecl', () => {
+      this.CONSUME(KwParam);
+      this.CONSUME(Ident);
+      this.CONSUME(Assign);
+      this.SUBRULE(r('expr'));
+      this.CONSUME(Newline);
+    });
+    this.RULE('barrierDecl', () => {
+      this.CONSUME(KwBarrier);
+      this.CONSUME(Ident);
+      this.OPTION(() => this.SUBRULE(r('arrayLen')));
+      this.MANY(() => this.SUBRULE(r('declOption')));
+      this.CONSUME(Newline);
+    });
+    this.RULE('bufferDecl', () => {
+      this.OR([{ ALT: () => this.CONSUME(KwSmem) }, { ALT: () => this.CONSUME(KwTmem) }]);
+      this.CONSUME(Ident);
+      this.OPTION(() => this.SUBRULE(r('arrayLen')));
+      this.MANY(() => this.SUBRULE(r('declOption')));
+      this.CONSUME(Newline);
+    });
+    this.RULE('arrayLen', () => {
+      this.CONSUME(LBracket);
+      this.SUBRULE(r('expr'));
+      this.CONSUME(RBracket);
+    });
+    this.RULE('roleDecl', () => {
+      this.CONSUME(KwRole);
+      this.CONSUME(Ident);
+      this.MANY(() => this.SUBRULE(r('declOption')));
+      this.CONSUME(Colon);
+      this.CONSUME(Newline);
+      this.SUBRULE(r('block'));
+    });
+    this.RULE('declOption', () => {
+      this.CONSUME(Ident);
+      this.OPTION(() => {
+        this.CONSUME(Assign);
+        this.SUBRULE(r('optValue'));
+      });
+    });
+    this.RULE('optValue', () => {
+      this.OR([
+        { ALT: () => this.CONSUME(Shape) },
+        { ALT: () => this.CONSUME(StringLit) },
+        { ALT: () => this.SUBRULE(r('expr')) },
+      ]);
+    });
+    this.RULE('block', () => {
+      this.CONSUME(Indent);
+      this.MANY(() => this.SUBRULE(r('stmt')));
+      this.CONSUME(Dedent);
+    });
+    this.RULE('stmt', () => {
+      this.OR([
+        { ALT: () => this.SUBRULE(r('forStmt')) },
+        { ALT: () => this.SUBRULE(r('ifStmt')) },
+        { ALT: () => this.SUBRULE(r('electStmt')) },
+        { ALT: () => this.SUBRULE(r('passStmt')) },
+        { ALT: () => this.SUBRULE(r('simpleStmt')) },
+      ]);
+    });
+    this.RULE('forStmt', () => {
+      this.CONSUME(KwFor);
+      this.CONSUME(Ident);
+      this.CONSUME(KwIn);
+      this.CONSUME(KwRange);
+      this.CONSUME(LParen);
+      this.SUBRULE(r('expr'));
+      this.OPTION(() => {
+        this.CONSUME(Comma);
+        this.SUBRULE2(r('expr'));
+        this.OPTION2(() => {
+          this.CONSUME2(Comma);
+          this.SUBRULE3(r('expr'));
+        });
+      });
+      this.CONSUME(RParen);
+      this.CONSUME(Colon);
+      this.CONSUME(Newline);
+      this.SUBRULE(r('block'));
+    });
+    this.RULE('ifStmt', () => {
+      this.CONSUME(KwIf);
+      this.SUBRULE(r('expr'));
+      this.CONSUME(Colon);
+      this.CONSUME(Newline);
+      this.SUBRULE(r('block'));
+      this.MANY(() => this.SUBRULE(r('elifClause')));
+      this.OPTION(() => this.SUBRULE(r('elseClause')));
+    });
+    this.RULE('elifClause', () => {
+      this.CONSUME(KwElif);
+      this.SUBRULE(r('expr'));
+      this.CONSUME(Colon);
+      this.CONSUME(Newline);
+      this.SUBRULE(r('block'));
+    });
+    this.RULE('elseClause', () => {
+      this.CONSUME(KwElse);
+      this.CONSUME(Colon);
+      this.CONSUME(Newline);
+      this.SUBRULE(r('block'));
+    });
+    this.RULE('electStmt', () => {
+      this.CONSUME(KwElect);
+      this.CONSUME(Colon);
+      this.CONSUME(Newline);
+      this.SUBRULE(r('block'));
+    });
+    this.RULE('passStmt', () => {
+      this.CONSUME(KwPass);
+      this.CONSUME(Newline);
+    });
+    this.RULE('simpleStmt', () => {
+      this.OR([
+        {
+          GATE: () => this.LA(2).tokenType === Assign,
+          ALT: () => {
+            this.CONSUME(Ident, { LABEL: 'dest' });
+            this.CONSUME(Assign);
+            this.SUBRULE(r('assignValue'));
+          },
+        },
+        {
+          ALT: () => {
+            this.OR2([
+              { ALT: () => this.CONSUME(Mnemonic) },
+              { ALT: () => this.CONSUME2(Ident) },
+            ]);
+            this.SUBRULE(r('opArgs'));
+          },
+        },
+      ]);
+      this.CONSUME(Newline);
+    });
+    this.RULE('assignValue', () => {
+      this.OR([
+        {
+          ALT: () => {
+            this.CONSUME(Mnemonic);
+            this.SUBRULE(r('opArgs'));
+          },
+        },
+        { ALT: () => this.SUBRULE(r('expr')) },
+      ]);
+    });
+    this.RULE('opArgs', () => {
+      this.OPTION(() => {
+        this.SUBRULE(r('opArg'));
+        this.MANY(() => {
+          this.OR([
+            {
+              ALT: () => {
+                this.CONSUME(Comma);
+                this.SUBRULE2(r('opArg'));
+              },
+            },
+            { ALT: () => this.SUBRULE(r('opOption')) },
+          ]);
+        });
+      });
+    });
+    this.RULE('opArg', () => {
+      this.OR([
+        { ALT: () => this.SUBRULE(r('opOption')) },
+        { ALT: () => this.SUBRULE(r('operand')) },
+      ]);
+    });
+    this.RULE('opOption', () => {
+      this.CONSUME(Ident);
+      this.CONSUME(Assign);
+      this.SUBRULE(r('optValue'));
+    });
+    this.RULE('operand', () => {
+      this.SUBRULE(r('expr'));
+      this.OPTION(() => {
+        this.CONSUME(At);
+        this.SUBRULE(r('unaryExpr'));
+      });
+    });
+
+    this.RULE('expr', () => {
+      this.SUBRULE(r('e0'));
+    });
+    const levels: TokenType[] = [OrOp, AndOp, BitOrOp, BitXorOp, BitAndOp, EqOp, RelOp, ShiftOp, AddOp, MulOp];
+    levels.forEach((cat, i) => {
+      const next = i + 1 < levels.length ? `e${i + 1}` : 'unaryExpr';
+      this.RULE(`e${i}`, () => {
+        this.SUBRULE(r(next), { LABEL: 'operand' });
+        this.MANY(() => {
+          this.CONSUME(cat, { LABEL: 'op' });
+          this.SUBRULE2(r(next), { LABEL: 'operand' });
+        });
+      });
+    });
+    this.RULE('unaryExpr', () => {
+      this.OR([
+        {
+          ALT: () => {
+            this.CONSUME(PrefixOp, { LABEL: 'op' });
+            this.SUBRULE(r('unaryExpr'));
+          },
+        },
+        { ALT: () => this.SUBRULE(r('primary')) },
+      ]);
+    });
+    this.RULE('primary', () => {
+      this.OR([
+        { ALT: () => this.CONSUME(Int) },
+        {
+          ALT: () => {
+            this.CONSUME(Ident);
+            this.OPTION(() => {
+              this.CONSUME(LBracket);
+              this.SUBRULE(r('expr'));
+              this.CONSUME(RBracket);
+            });
+          },
+        },
+        {
+          ALT: () => {
+            this.CONSUME(LParen);
+            this.SUBRULE2(r('expr'));
+            this.CONSUME(RParen);
+          },
+        },
+      ]);
+    });
+    this.performSelfAnalysis();
+  }
+}
+
+let parser: SketchParser | undefined;
+
+/** Parses a token stream (from `lex`) into a CST; syntax errors are returned, not thrown. */
+export function parseTokens(tokens: IToken[]): { cst: CstNode; errors: { message: string; token: IToken }[] } {
+  parser ??= new SketchParser();
+  parser.input = tokens;
+  const cst = (parser as unknown as { file: () => CstNode }).file();
+  const errors = parser.errors.map((e) => ({ message: e.message, token: e.token }));
+  return { cst, errors };
+}
+
+export { KwElect, KwElif, KwElse, KwFor, KwIf, KwIn, KwRange };
