@@ -205,6 +205,21 @@ describe('machine diagnostics and verdicts', () => {
     expect(r.verdict).toBe('hang');
     expect(r.hang!.waiters[0]!.reasons).toContain('1024 bytes were expected (expect_tx) but no copy in flight will deliver them');
   });
+  test('an expectation smaller than the bytes sent can complete early and spill into the next phase (FINDINGS-tensor TT4/TT5)', () => {
+    const r = simulate(k1((r) => {
+      r.arriveExpectTx('b[0]', 1024);
+      r.tma('buf[0]', 2048, 'b[0]', { chunks: 2 });
+      r.wait('b[0]', 0);
+    }));
+    const ev = r.events!.filter((e) => e.e === 'complete_tx' || e.e === 'phase');
+    expect(ev.map((e) => (e.e === 'phase' ? `phase ${e.completed}` : `credit ${e.bytes} in phase ${e.phase} → tx ${e.tx}`))).toEqual([
+      'credit 1024 in phase 0 → tx 0',
+      'phase 0',
+      'credit 1024 in phase 1 → tx -1024',
+    ]);
+    expect(r.verdict).toBe('ok');
+    expect(r.final.bars[0]).toMatchObject({ phase: 1, pending: 1, tx: -1024 });
+  });
   test('kernel errors carry locations', () => {
     const k = kernel('t');
     k.barriers('b', 1, { count: 1 });

@@ -90,26 +90,39 @@ function mulberry32(seed: number): () => number {
   };
 }
 
-/** Min-heap of (time, seq) → payload, in parallel arrays. */
+/** Min-heap of (time, insertion order) → payload, in parallel typed arrays. */
 class Queue {
-  private t: number[] = [];
-  private q: number[] = [];
-  private v: number[] = [];
+  private t = new Float64Array(1024);
+  private q = new Float64Array(1024);
+  private v = new Int32Array(1024);
+  private n = 0;
   private seq = 0;
+  /** Time of the entry {@link pop} returned last. */
+  lastTime = 0;
   get size(): number {
-    return this.t.length;
+    return this.n;
+  }
+  private grow(): void {
+    const t = new Float64Array(this.t.length * 2);
+    t.set(this.t);
+    this.t = t;
+    const q = new Float64Array(this.q.length * 2);
+    q.set(this.q);
+    this.q = q;
+    const v = new Int32Array(this.v.length * 2);
+    v.set(this.v);
+    this.v = v;
   }
   push(time: number, payload: number): void {
+    if (this.n === this.t.length) this.grow();
     const t = this.t, q = this.q, v = this.v;
-    let i = t.length;
     const s = this.seq++;
-    t.push(time);
-    q.push(s);
-    v.push(payload);
+    let i = this.n++;
     while (i > 0) {
       const p = (i - 1) >> 1;
-      if (t[p]! < time || (t[p] === time && q[p]! < s)) break;
-      t[i] = t[p]!;
+      const tp = t[p]!;
+      if (tp < time || (tp === time && q[p]! < s)) break;
+      t[i] = tp;
       q[i] = q[p]!;
       v[i] = v[p]!;
       i = p;
@@ -119,13 +132,13 @@ class Queue {
     v[i] = payload;
   }
   /** Pops the minimum; returns its payload and leaves its time in `lastTime`. */
-  lastTime = 0;
   pop(): number {
     const t = this.t, q = this.q, v = this.v;
-    const rt = t[0]!, rv = v[0]!;
-    const lt = t.pop()!, lq = q.pop()!, lv = v.pop()!;
-    const n = t.length;
+    const rv = v[0]!;
+    this.lastTime = t[0]!;
+    const n = --this.n;
     if (n > 0) {
+      const lt = t[n]!, lq = q[n]!, lv = v[n]!;
       let i = 0;
       for (;;) {
         const l = 2 * i + 1;
@@ -143,7 +156,6 @@ class Queue {
       q[i] = lq;
       v[i] = lv;
     }
-    this.lastTime = rt;
     return rv;
   }
 }
