@@ -6,6 +6,7 @@ import { readFileSync, writeFileSync, renameSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import pc from 'picocolors';
 import { EXAMPLES, findExample } from '../examples/index.js';
+import { DecodeError, explainWord } from '../report/decode.js';
 import { buildLedger } from '../report/ledger.js';
 import { phaseTable, renderPhaseTable } from '../report/phases.js';
 import { locText, renderEventLog, renderLedger, renderSummary, renderTimeline, PLAIN, type Paint } from '../report/text.js';
@@ -203,6 +204,23 @@ export async function main(argv: string[], io: IO = nodeIO()): Promise<number> {
     .action(() => {
       const w = Math.max(...EXAMPLES.map((e) => e.name.length));
       for (const e of EXAMPLES) io.out(`${e.name.padEnd(w)}  ${e.summary}`);
+    });
+
+  program
+    .command('decode')
+    .description('explain raw mbarrier words (16 hex digits) or arrive tokens (8 hex digits)')
+    .argument('<hex...>', 'words or tokens, e.g. 0x7ffff3fe001ffffa or 7fffd800')
+    .action((hexes: string[]) => {
+      const out: string[] = [];
+      for (const h of hexes) {
+        try {
+          out.push(explainWord(h).lines.join('\n'));
+        } catch (err) {
+          if (err instanceof DecodeError) throw new UsageError(err.message);
+          throw err;
+        }
+      }
+      io.out(out.join('\n\n'));
     });
 
   try {
