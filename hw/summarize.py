@@ -16,6 +16,8 @@ try:
         print(f"  wakeup   {k:22s} {v['median']:.1f} (p10 {v['p10']}, p90 {v['p90']})")
     for r in L["tma_bulk_latency"]["rows"]:
         print(f"  tma {r['source']:4s} {r['poll']:9s} {r['bytes']:6d} B  {r['median']:7.1f} (p10 {r['p10']}, p90 {r['p90']}) issue {r['issue_median']}")
+    for r in L.get("bulk_issue_throughput", {}).get("rows", []):
+        print(f"  bulk issue {r['bytes']:6d} B: {r['per_pair_issue']:.1f} cyc/pair, 32 copies done in {r['all_done']:.0f} ({r['bytes_per_cycle']:.1f} B/cyc)")
     print("  any_timeout", L.get("any_timeout"))
 except Exception as e:
     print("latency:", e)
@@ -25,6 +27,8 @@ try:
     for c in P["configs"]:
         print(f"  S={c['stages']} {c['tile_bytes']//1024:3d}KiB W={c['work_cycles']:4d} ctas={c['ctas']:3d} {c['source']:10s} -> "
               f"{c.get('cycles_per_iter', float('nan')):8.1f} ({c.get('cta_median_min', 0):.0f}..{c.get('cta_median_max', 0):.0f}) "
-              f"{c.get('sm_clock_mhz', 0):.0f} MHz {c.get('bytes_per_cycle_per_sm', 0):.1f} B/c to={c['timeouts']} sms={c['distinct_sms']}")
+              f"{c.get('sm_clock_mhz', 0):.0f} MHz {c.get('bytes_per_cycle_per_sm', 0):.1f} B/c to={c['timeouts']} sms={c['distinct_sms']}"
+              + (f" wait={c['consumer_wait']}" if c.get('consumer_wait', 'try_wait_all_lanes') != 'try_wait_all_lanes' else "")
+              + (f" trace={c['breakdown_median']}" if c.get('trace') else ""))
 except Exception as e:
     print("pipeline:", e)

@@ -61,18 +61,6 @@ export interface Mismatch { step: number; op: string; what: string; hw: unknown;
  * as a consequence). Each entry must still occur: when the model is fixed, delete the entry.
  */
 const KNOWN_DISAGREEMENTS: Record<string, { step: number; why: string }> = {
-  arrive_threads_spill_3_lanes_on_pending_2: {
-    step: 1,
-    why: 'one arrive instruction executed by 3 lanes of a warp is ONE arrive with count 3 on the H200 (every lane gets the same token), so it over-arrives and traps; model arriveEach spills the third arrival into the next phase',
-  },
-  init_count0_ub: {
-    step: 3,
-    why: 'init(0) (UB): the H200 computes lo = (2^20 - 0) << 1 = 0x00200000, i.e. tx field 1 (tx = -1) and expected field 0; the model keeps tx = 0, so the inval word differs in bit 21',
-  },
-  arrive_drop_to_zero_probe_completes_phase: {
-    step: 3,
-    why: 'arrive with count 0 (UB) runs the completion check: with pending 0 and tx 0 (expected count dropped to 0) it completes the phase; the model treats count 0 as a no-op',
-  },
 };
 
 /** Undefined or suspicious cases the model must diagnose (without a trap) in these vectors. */
@@ -142,7 +130,9 @@ export function replay(seq: Sequence): { mismatches: Mismatch[]; diags: Diagnost
         token = newToken();
         r = arrive(b, s.count!, { noComplete: true }, diags, token);
         break;
-      case 'arrive.threads': // n lanes of one warp execute one arrive instruction (count each)
+      case 'arrive.threads': // n lanes of one warp execute one arrive instruction: ONE arrive of the summed count
+        r = arrive(b, s.threads! * (s.count ?? 1), {}, diags);
+        break;
       case 'arrive.warps': // lane 0 of n warps each execute one arrive (separate instructions)
         r = arriveEach(b, s.threads!, s.count ?? 1, {}, diags);
         break;

@@ -168,13 +168,19 @@ describe('machine diagnostics and verdicts', () => {
     const r = simulate(k1((r) => { r.arriveExpectTx('b[0]', 100); r.tma('buf[0]', 100, 'b[0]'); }));
     expect(r.diagnostics.map((d) => d.diag.code)).toEqual(['bulk-size']);
   });
-  test('arrival-spill from per-thread arrives on a small count', () => {
-    const k = kernel('t');
-    k.barriers('b', 1, { count: 16 });
-    k.role('r', { warps: 1, per: 'thread' }, (r) => r.arrive('b[0]'));
-    const r = simulate(instantiate(k.build()));
-    expect(r.diagnostics.map((d) => d.diag.code)).toEqual(['arrival-spill']);
-    expect(r.final.bars[0]!.phase).toBe(2);
+  test('per-thread arrives: a warp is one arrive of 32 (traps on 16 pending); warps beyond the count spill', () => {
+    const one = kernel('t');
+    one.barriers('b', 1, { count: 16 });
+    one.role('r', { warps: 1, per: 'thread' }, (r) => r.arrive('b[0]'));
+    const r1 = simulate(instantiate(one.build()));
+    expect(r1.verdict).toBe('trap');
+    expect(r1.diagnostics.map((d) => d.diag.code)).toEqual(['over-arrival']);
+    const four = kernel('t');
+    four.barriers('b', 1, { count: 64 });
+    four.role('r', { warps: 4, per: 'thread' }, (r) => r.arrive('b[0]'));
+    const r4 = simulate(instantiate(four.build()));
+    expect(r4.diagnostics.map((d) => d.diag.code)).toEqual(['arrival-spill']);
+    expect(r4.final.bars[0]).toMatchObject({ phase: 2, pending: 64 });
   });
   test('hang: producer waits on empty with parity 0 at start; the report names the missing arrival', () => {
     const k = kernel('t', { params: { S: 2 } });

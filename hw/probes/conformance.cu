@@ -11,6 +11,7 @@
 // failure) cannot poison the others. Results are written to mapped (zero-copy) host memory with
 // a system fence after every step, so what happened before a trap survives it. Nothing in here
 // blocks: the only waits are single test_wait / try_wait polls (try_wait returns by itself).
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -22,13 +23,13 @@ enum Kind {
   K_PENDING_COUNT, K_BULK, K_ARRIVE_THREADS,
   // remote (target CTA != executing CTA), through mapa + .shared::cluster
   K_R_ARRIVE_CNT, K_R_ARRIVE_EXPECT_TX, K_R_EXPECT_TX, K_R_COMPLETE_TX,
-  K_DELAY,
+  K_DELAY, K_ARRIVE_WARPS, K_ARRIVE_THREADS_CNT,
 };
 static const char* kKindName[] = {"init", "inval", "arrive", "arrive", "arrive.expect_tx", "arrive_drop",
                                   "arrive_drop.expect_tx", "arrive.noComplete", "expect_tx", "complete_tx",
                                   "test_wait.parity", "try_wait.parity", "test_wait.token", "try_wait.token",
                                   "pending_count", "bulk_copy", "arrive.threads", "arrive", "arrive.expect_tx",
-                                  "expect_tx", "complete_tx", "delay"};
+                                  "expect_tx", "complete_tx", "delay", "arrive.warps", "arrive.threads"};
 
 constexpr int NB = 4;          // barriers per CTA
 constexpr int MAXSTEPS = 160;
@@ -43,7 +44,7 @@ struct Op {
   int a;                       // count / tx / bytes / parity / threads / cycles
   int tok;                     // token step index (waits, pending_count)
   int settle;                  // cycles to spin after the op before observing
-  int mask;                    // multicast mask (0: plain copy into own CTA)
+  int mask;                    // multicast mask (0: plain copy into own CTA); lane count for K_ARRIVE_THREADS_CNT
   int srcoff, dstoff;          // bulk copy offsets (bytes)
 };
 
@@ -65,8 +66,8 @@ __device__ void sync_all(int ncta) {
   else __syncthreads();
 }
 
-__global__ void __launch_bounds__(64) interp(const Op* ops, int nops, Rec* rec, const uint32_t* src, int ncta,
-                                             uint32_t zero) {
+__global__ void __launch_bounds__(128) interp(const Op* ops, int nops, Rec* rec, const uint32_t* src, int ncta,
+                                              uint32_t zero, int probe) {
   extern __shared__ __align__(128) uint8_t smem[];
   const int tid = threadIdx.x;
   const int rank = ncta > 1 ? (int)cluster_rank() : 0;
@@ -92,9 +93,19 @@ __global__ void __launch_bounds__(64) interp(const Op* ops, int nops, Rec* rec, 
       __threadfence_system();
     }
     if (me && o.kind == K_ARRIVE_THREADS) {
-      if (tid < o.a) {
+      if (tid < o.a) {  // lanes 0..a-1 of warp 0: one arrive instruction
         uint64_t t = mb_arrive(ba);
         vr[i].lanetok[tid] = (unsigned)(t >> 32);
+      }
+    } else if (me && o.kind == K_ARRIVE_THREADS_CNT) {
+      if (tid < o.mask) {  // lanes 0..mask-1 of warp 0, each with count a
+        uint64_t t = mb_arrive_cnt(ba, (uint32_t)o.a);
+        vr[i].lanetok[tid] = (unsigned)(t >> 32);
+      }
+    } else if (me && o.kind == K_ARRIVE_WARPS) {
+      if ((tid & 31) == 0 && tid / 32 < o.a) {  // lane 0 of warps 0..a-1: separate instructions
+        uint64_t t = mb_arrive(ba);
+        vr[i].lanetok[tid / 32] = (unsigned)(t >> 32);
       }
     } else if (me && tid == 0) {
       uint64_t r = 0;
@@ -143,9 +154,12 @@ __global__ void __launch_bounds__(64) interp(const Op* ops, int nops, Rec* rec, 
         if (!live[b]) { vr[i].obs[rank][b][0] = 0; continue; }
         uint32_t a = bar0 + 8 * b;
         uint32_t p0 = mb_test_parity(a, 0), p1 = mb_test_parity(a, 1);
-        uint64_t probe = mb_arrive_cnt(a, zero); // count 0: a pure read of the state's upper half
-        vr[i].obs[rank][b][0] = 1u | (p0 << 1) | (p1 << 2);
-        vr[i].obs[rank][b][1] = (unsigned)(probe >> 32);
+        // count-0 arrive: returns the state's upper half. A pure read, except that it runs the
+        // completion check: with pending 0 and tx 0 (only after the expected count fell to 0) it
+        // completes the phase, so sequences that reach that state run with probe = 0.
+        uint64_t st = probe ? mb_arrive_cnt(a, zero) : 0ull;
+        vr[i].obs[rank][b][0] = 1u | (p0 << 1) | (p1 << 2) | (probe ? 8u : 0u);
+        vr[i].obs[rank][b][1] = (unsigned)(st >> 32);
       }
       bool dest = (o.kind == K_BULK) && (o.mask ? ((o.mask >> rank) & 1) : (rank == o.cta));
       if (dest) {
@@ -176,6 +190,7 @@ __global__ void fill_src(uint32_t* s, size_t n) {
 struct Seq {
   std::string group, name, note;
   int ncta = 1;
+  int probe = 1;
   std::vector<Op> ops;
   int last = -1;
   Op base() const { Op o{}; o.cta = 0; o.bar = 0; o.target = 0; o.tok = -1; return o; }
@@ -202,6 +217,8 @@ struct Seq {
     o.srcoff = srcoff; o.dstoff = dstoff; o.settle = settle; return push(o);
   }
   int threads(int n, int bar = 0, int cta = 0) { return op(K_ARRIVE_THREADS, n, bar, cta); }
+  int threads_cnt(int n, int c, int bar = 0, int cta = 0) { int i = op(K_ARRIVE_THREADS_CNT, c, bar, cta); ops[i].mask = n; return i; }
+  int warps(int n, int bar = 0, int cta = 0) { return op(K_ARRIVE_WARPS, n, bar, cta); }
   int remote(int kind, int a, int target, int bar = 0, int cta = 0) {
     Op o = base(); o.kind = kind; o.a = a; o.bar = bar; o.cta = cta; o.target = target; o.settle = 4000; return push(o);
   }
@@ -237,6 +254,10 @@ static std::vector<Seq> build() {
     s.init(4); s.threads(4); s.threads(2); s.threads(2); s.inval(); }
   { Seq& s = add("arrive", "arrive_threads_spill_3_lanes_on_pending_2");
     s.init(2); s.threads(3); s.tp(0); s.tp(1); s.arrive(); s.inval(); }
+  { Seq& s = add("arrive", "arrive_threads_32_lanes_c32"); s.init(32); s.threads(32); s.threads(16); s.threads(16); s.inval(); }
+  { Seq& s = add("arrive", "arrive_threads_3_lanes_count2_c6"); s.init(6); s.threads_cnt(3, 2); s.threads_cnt(2, 2); s.arrive_cnt(2); s.inval(); }
+  { Seq& s = add("arrive", "arrive_warps_4_on_pending3_spill"); s.init(3); s.warps(4); s.tp(0); s.arrive(); s.arrive(); s.inval(); }
+  { Seq& s = add("arrive", "arrive_warps_2_on_c1_two_phases"); s.init(1); s.warps(2); s.tp(0); s.tp(1); s.warps(4); s.inval(); }
   { Seq& s = add("arrive", "over_arrival_count3_on_pending2_traps"); s.init(2); s.arrive_cnt(3); }
   { Seq& s = add("arrive", "over_arrival_after_phase_waits_on_tx_traps"); s.init(1); s.etx(16); s.arrive(); s.arrive(); }
   { Seq& s = add("arrive", "over_arrival_count2_on_pending1_traps"); s.init(3); s.arrive_cnt(2); s.arrive_cnt(2); }
@@ -301,7 +322,12 @@ static std::vector<Seq> build() {
   { Seq& s = add("drop", "arrive_drop_expect_tx");
     s.init(2); s.op(K_ARRIVE_DROP_EXPECT_TX, 1024); s.arrive(); s.ctx(1024); s.arrive(); s.inval(); }
   { Seq& s = add("drop", "arrive_drop_to_zero_then_arrive_traps");
-    s.init(1); s.drop(1); s.tp(0); s.tp(1); s.arrive(); }
+    s.probe = 0; s.init(1); s.drop(1); s.tp(0); s.tp(1); s.tryp(0); s.tp(0); s.arrive(); }
+  { Seq& s = add("drop", "arrive_drop_to_zero_probe_completes_phase");
+    // count-0 arrive (the probe) after the expected count fell to 0: does it complete the phase?
+    s.probe = 0; s.init(1); s.drop(1); s.tp(0); s.arrive_cnt(0); s.tp(0); s.arrive_cnt(0); s.tp(0); s.inval(); }
+  { Seq& s = add("drop", "arrive_drop_c2_then_arrivals_inval");
+    s.init(2); s.drop(1); s.arrive(); s.arrive(); s.inval(); }
   { Seq& s = add("drop", "arrive_drop_over_pending_traps"); s.init(3); s.drop(5); }
   { Seq& s = add("drop", "nocomplete_c4");
     s.init(4); int t = s.nocomp(2); s.pc(t); int u = s.nocomp(1); s.pc(u); s.arrive(); s.inval(); }
@@ -410,7 +436,7 @@ int main(int argc, char** argv) {
 
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(s.ncta);
-  cfg.blockDim = dim3(64);
+  cfg.blockDim = dim3(128);
   cfg.dynamicSmemBytes = SMEM_BYTES;
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeClusterDimension;
@@ -419,7 +445,7 @@ int main(int argc, char** argv) {
   attr[0].val.clusterDim.z = 1;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
-  cudaError_t le = cudaLaunchKernelEx(&cfg, interp, (const Op*)dops, n, drec, (const uint32_t*)src, s.ncta, 0u);
+  cudaError_t le = cudaLaunchKernelEx(&cfg, interp, (const Op*)dops, n, drec, (const uint32_t*)src, s.ncta, 0u, s.probe);
   cudaError_t se = le == cudaSuccess ? cudaDeviceSynchronize() : le;
 
   // ---- JSON ----
@@ -427,7 +453,7 @@ int main(int argc, char** argv) {
   print_json_str(s.name);
   printf(", \"group\": ");
   print_json_str(s.group);
-  printf(", \"cta_count\": %d", s.ncta);
+  printf(", \"cta_count\": %d, \"state_probe\": %s", s.ncta, s.probe ? "true" : "false");
   if (se != cudaSuccess) {
     printf(", \"error\": ");
     print_json_str(cudaGetErrorName(se));
@@ -455,7 +481,8 @@ int main(int argc, char** argv) {
         printf(", \"bytes\": %d, \"src_offset\": %d, \"dst_offset\": %d", o.a, o.srcoff, o.dstoff);
         if (o.mask) printf(", \"multicast_mask\": %d", o.mask);
         break;
-      case K_ARRIVE_THREADS: printf(", \"threads\": %d", o.a); break;
+      case K_ARRIVE_THREADS: case K_ARRIVE_WARPS: printf(", \"threads\": %d", o.a); break;
+      case K_ARRIVE_THREADS_CNT: printf(", \"threads\": %d, \"count\": %d", o.mask, o.a); break;
       default: break;
     }
     if (o.settle) printf(", \"settle_cycles\": %d", o.settle);
@@ -478,9 +505,11 @@ int main(int argc, char** argv) {
         sep(); printf("\"result\": %s", r.res ? "true" : "false"); break;
       case K_PENDING_COUNT: sep(); printf("\"result\": %u", (unsigned)r.res); break;
       case K_INVAL: sep(); printf("\"word\": \"0x%016llx\"", r.res); break;
-      case K_ARRIVE_THREADS: {
+      case K_ARRIVE_THREADS: case K_ARRIVE_WARPS: case K_ARRIVE_THREADS_CNT: {
+        Rec& rw = hrec[i];
+        if (o.kind == K_ARRIVE_WARPS) std::sort(rw.lanetok, rw.lanetok + o.a);  // warps race: sorted
         sep(); printf("\"lane_tokens\": [");
-        for (int l = 0; l < o.a; ++l) printf("%s\"0x%08x\"", l ? ", " : "", r.lanetok[l]);
+        for (int l = 0; l < (o.kind == K_ARRIVE_THREADS_CNT ? o.mask : o.a); ++l) printf("%s\"0x%08x\"", l ? ", " : "", r.lanetok[l]);
         printf("]");
         break;
       }
@@ -499,8 +528,10 @@ int main(int argc, char** argv) {
       for (int b = 0; b < NB; ++b) {
         unsigned f = r.obs[c][b][0];
         if (!(f & 1)) continue;
-        printf("%s\"%d:%d\": {\"parity0\": %s, \"parity1\": %s, \"hi\": \"0x%08x\"}", f3 ? "" : ", ", c, b,
-               (f & 2) ? "true" : "false", (f & 4) ? "true" : "false", r.obs[c][b][1]);
+        printf("%s\"%d:%d\": {\"parity0\": %s, \"parity1\": %s", f3 ? "" : ", ", c, b, (f & 2) ? "true" : "false",
+               (f & 4) ? "true" : "false");
+        if (f & 8) printf(", \"hi\": \"0x%08x\"", r.obs[c][b][1]);
+        printf("}");
         f3 = false;
       }
     printf("}}}");

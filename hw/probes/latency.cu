@@ -221,6 +221,35 @@ __global__ void tma_latency(long long* out, long long* issue, const uint8_t* src
   }
 }
 
+// Issue throughput of arrive.expect_tx + cp.async.bulk pairs from one thread: 32 pairs over 8
+// barriers (init 4), then a bounded wait for all 8 phases. out[0] = issue cycles for 32 pairs,
+// out[1] = cycles until all complete (from the first issue).
+__global__ void bulk_issue_rate(long long* out, const uint8_t* src, int bytes, int* timeout) {
+  extern __shared__ __align__(128) uint8_t dyn[];
+  __shared__ __align__(8) uint64_t bars[8];
+  if (threadIdx.x != 0) return;
+  for (int r = 0; r < 4; ++r) {
+    for (int k = 0; k < 8; ++k) mb_init(smem_addr(&bars[k]), 4);
+    long long t0 = clock64();
+#pragma unroll 1
+    for (int k = 0; k < 32; ++k) {
+      uint32_t b = smem_addr(&bars[k & 7]);
+      mb_arrive_expect_tx(b, (uint32_t)bytes);
+      bulk_g2s(smem_addr(dyn + (size_t)(k & 7) * bytes), src + (size_t)k * bytes, (uint32_t)bytes, b);
+    }
+    long long t1 = clock64();
+    for (int k = 0; k < 8; ++k) {
+      bool ok = false;
+      while (!ok && clock64() - t0 < POLL_CAP_CYCLES) ok = mb_try_parity(smem_addr(&bars[k]), 0);
+      if (!ok) { atomicExch(timeout, 1); return; }
+    }
+    long long t2 = clock64();
+    for (int k = 0; k < 8; ++k) mb_inval(smem_addr(&bars[k]));
+    out[2 * r] = t1 - t0;
+    out[2 * r + 1] = t2 - t0;
+  }
+}
+
 __global__ void clock_rate(long long* out) {
   if (threadIdx.x != 0) return;
   uint64_t g0 = globaltimer();
@@ -338,13 +367,16 @@ int main() {
   touch<<<1024, 256>>>(src, big);
   CK(cudaDeviceSynchronize());
   CK(cudaFuncSetAttribute(tma_latency, cudaFuncAttributeMaxDynamicSharedMemorySize, 128 * 1024));
-  printf(",\n \"tma_bulk_latency\": {\"note\": \"cycles from before arrive.expect_tx + cp.async.bulk issue until a poll sees the phase complete; one thread; l2: same source every repetition (L2-hot); hbm: a fresh 1 MiB-aligned source region each repetition in a 2 GiB buffer\", \"rows\": [");
+  printf(",\n \"tma_bulk_latency\": {\"note\": \"cycles from before arrive.expect_tx + cp.async.bulk issue until a poll sees the phase complete; one thread; l2: same source every repetition (L2-hot); hbm: a fresh never-read 256 KiB-aligned source region each repetition and row, in a 2 GiB buffer written before (out of L2)\", \"rows\": [");
   bool firstRow = true;
+  int combo = 0;
   for (int src_mode = 0; src_mode < 2; ++src_mode)
     for (int use_try = 0; use_try < 2; ++use_try)
       for (int kib : {1, 2, 4, 8, 16, 32, 64}) {
-        size_t stride = src_mode == 0 ? 0 : ((size_t)1 << 20) * 13;  // 13 MiB apart: out of L2 after the touch
-        const uint8_t* s0 = src_mode == 0 ? src : src + ((size_t)64 << 20);
+        // hbm: every repetition of every (poll, size) row reads its own never-read 256 KiB-aligned
+        // region in [64 MiB, 320 MiB) of a 2 GiB buffer written sequentially before (so out of L2)
+        const size_t stride = src_mode == 0 ? 0 : (size_t)256 << 10;
+        const uint8_t* s0 = src_mode == 0 ? src : src + ((size_t)64 << 20) + (size_t)(combo++) * TMA_REPS * stride;
         tma_latency<<<1, 32, 128 * 1024>>>(d, d + 4096, s0, stride, kib * 1024, use_try, dto);
         CK(cudaDeviceSynchronize());
         std::vector<long long> lat(TMA_REPS), iss(TMA_REPS);
@@ -356,6 +388,21 @@ int main() {
                pct(v, 0.1), pct(v, 0.9), median(vi));
         firstRow = false;
       }
+  printf("]}");
+  // ---- bulk issue throughput ----
+  CK(cudaFuncSetAttribute(bulk_issue_rate, cudaFuncAttributeMaxDynamicSharedMemorySize, 160 * 1024));
+  printf(",\n \"bulk_issue_throughput\": {\"note\": \"one thread issues 32 (arrive.expect_tx + cp.async.bulk) pairs over 8 barriers, L2-hot; per_pair_issue = issue cycles / 32; all_done = cycles from first issue until all 8 phases complete (median of 3 after 1 warm-up)\", \"rows\": [");
+  bool fr = true;
+  for (int bytes : {16, 1024, 4096, 16384}) {
+    bulk_issue_rate<<<1, 32, 160 * 1024>>>(d, src, bytes, dto);
+    CK(cudaDeviceSynchronize());
+    std::vector<long long> v(8);
+    CK(cudaMemcpy(v.data(), d, 64, cudaMemcpyDeviceToHost));
+    std::vector<long long> is = {v[2], v[4], v[6]}, al = {v[3], v[5], v[7]};
+    printf("%s\n  {\"bytes\": %d, \"per_pair_issue\": %.1f, \"all_done\": %.1f, \"bytes_per_cycle\": %.1f}", fr ? "" : ",", bytes,
+           median(is) / 32.0, median(al), 32.0 * bytes / median(al));
+    fr = false;
+  }
   printf("]}");
   int to = 0;
   CK(cudaMemcpy(&to, dto, 4, cudaMemcpyDeviceToHost));

@@ -18,6 +18,7 @@ constexpr int NSRC_TILES = 8;
 
 struct Out {
   long long t[ITERS];
+  long long cw0[ITERS], crel[ITERS], pe[ITERS], pi[ITERS];  // trace mode only
   long long g0, g1, c0, c1;
   int timeout, smid;
   unsigned sink;
@@ -31,8 +32,25 @@ __device__ __forceinline__ bool wait_par(uint32_t a, uint32_t par) {
   return false;
 }
 
+// wmode: 0 all 32 consumer lanes poll try_wait; 1 lane 0 polls try_wait, then __syncwarp;
+//        2 all lanes poll test_wait. trace: also record per-iteration timestamps of both roles.
+__device__ __forceinline__ bool wait_par_mode(uint32_t a, uint32_t par, int wmode, int lane) {
+  if (wmode == 0) return wait_par(a, par);
+  if (wmode == 1) {
+    bool ok = true;
+    if (lane == 0) ok = wait_par(a, par);
+    __syncwarp();
+    return __shfl_sync(0xffffffffu, ok, 0);
+  }
+  const long long t0 = clock64();
+  do {
+    if (mb_test_parity(a, par)) return true;
+  } while (clock64() - t0 < POLL_CAP_CYCLES);
+  return false;
+}
+
 __global__ void __launch_bounds__(64, 1)
-pipe(Out* outs, const uint8_t* src, int S, int tile, int W, int stream) {
+pipe(Out* outs, const uint8_t* src, int S, int tile, int W, int stream, int wmode, int trace) {
   extern __shared__ __align__(1024) uint8_t smem[];
   __shared__ __align__(8) uint64_t full[8], empty[8];
   __shared__ int abort_flag;
@@ -49,30 +67,40 @@ pipe(Out* outs, const uint8_t* src, int S, int tile, int W, int stream) {
   __syncthreads();
   if (warp == 0) {
     if (lane != 0) return;
+    int s = 0;
+    uint32_t ph = 0;  // CUTLASS-style pipeline state: stage index and phase bit, no division
     for (int it = 0; it < ITERS; ++it) {
-      const int s = it % S, round = it / S;
-      if (it >= S && !wait_par(smem_addr(&empty[s]), (uint32_t)((round - 1) & 1))) {
+      if (it >= S && !wait_par(smem_addr(&empty[s]), ph ^ 1u)) {
         out->timeout = 1; abort_flag = 1; return;
       }
+      if (trace) out->pe[it] = clock64();
       if (*(volatile int*)&abort_flag) return;
       const uint8_t* sp = stream ? src + ((size_t)blockIdx.x * ITERS + it) * (size_t)tile
-                                 : src + (size_t)(it % NSRC_TILES) * tile;
+                                 : src + (size_t)(it & (NSRC_TILES - 1)) * tile;
       mb_arrive_expect_tx(smem_addr(&full[s]), (uint32_t)tile);
       bulk_g2s(smem_addr(smem + (size_t)s * tile), sp, (uint32_t)tile, smem_addr(&full[s]));
+      if (trace) out->pi[it] = clock64();
+      if (++s == S) { s = 0; ph ^= 1u; }
     }
   } else if (warp == 1) {
     unsigned acc = 0;
     if (lane == 0) { out->g0 = globaltimer(); out->c0 = clock64(); }
+    int s = 0;
+    uint32_t ph = 0;
     for (int it = 0; it < ITERS; ++it) {
-      const int s = it % S, round = it / S;
-      bool ok = wait_par(smem_addr(&full[s]), (uint32_t)(round & 1));
+      if (trace && lane == 0) out->cw0[it] = clock64();
+      bool ok = wait_par_mode(smem_addr(&full[s]), ph, wmode, lane);
       if (!__all_sync(0xffffffffu, ok)) { if (lane == 0) { out->timeout = 1; abort_flag = 1; } break; }
       long long t = clock64();
       if (lane == 0) out->t[it] = t;
       acc += ((const unsigned*)(smem + (size_t)s * tile))[lane * 4];
       if (W > 0) spin_cycles(W);
       __syncwarp();
-      if (lane == 0) mb_arrive(smem_addr(&empty[s]));
+      if (lane == 0) {
+        mb_arrive(smem_addr(&empty[s]));
+        if (trace) out->crel[it] = clock64();
+      }
+      if (++s == S) { s = 0; ph ^= 1u; }
     }
     if (lane == 0) { out->g1 = globaltimer(); out->c1 = clock64(); out->sink = acc; }
   }
@@ -102,7 +130,7 @@ int main() {
   CK(cudaMalloc(&d, sizeof(Out) * nsm));
   std::vector<Out> h(nsm);
 
-  struct Cfg { int S, kib, W, ctas, stream; };
+  struct Cfg { int S, kib, W, ctas, stream, wmode = 0, trace = 0; };
   std::vector<Cfg> cfgs;
   for (int S : {1, 2, 4, 8})
     for (int kib : {4, 16, 64})
@@ -114,6 +142,13 @@ int main() {
                        {1, 64, 0, 0, 0}, {8, 16, 0, 0, 0}};
   for (Cfg c : multi) { c.ctas = nsm; cfgs.push_back(c); }
   for (Cfg c : {Cfg{4, 16, 0, 1, 1}, Cfg{2, 64, 0, 1, 1}, Cfg{1, 64, 0, 1, 1}}) cfgs.push_back(c);
+  // consumer wait variants and traced runs (1 CTA)
+  for (int wm : {1, 2})
+    for (Cfg c : {Cfg{4, 16, 0, 1, 0}, Cfg{1, 4, 0, 1, 0}, Cfg{4, 4, 500, 1, 0}}) { c.wmode = wm; cfgs.push_back(c); }
+  for (int wm : {0, 1, 2})
+    for (Cfg c : {Cfg{4, 16, 0, 1, 0}, Cfg{1, 4, 0, 1, 0}, Cfg{4, 4, 500, 1, 0}, Cfg{2, 64, 0, 1, 0}}) {
+      c.wmode = wm; c.trace = 1; cfgs.push_back(c);
+    }
 
   printf("{\"probe\": \"hw/probes/pipeline.cu\", \"gpu\": \"%s\", \"sm_count\": %d, \"iters\": %d, \"warmup\": %d, "
          "\"note\": \"cycles_per_iter = median over CTAs of the median of successive consumer full-wait completion "
@@ -125,10 +160,11 @@ int main() {
     int smemBytes = c.S * tile;
     if (c.ctas > 1) smemBytes = std::max(smemBytes, 120 * 1024);  // force one CTA per SM
     std::vector<double> per_cta_med, per_cta_mean, all_deltas, mhz;
+    std::vector<double> tr_wait, tr_body, tr_prod_wait, tr_issue_to_seen, tr_rel_to_pwake, tr_issue;
     int timeouts = 0, distinct_sm = 0;
     for (int rep = 0; rep < 3; ++rep) {
       CK(cudaMemset(d, 0, sizeof(Out) * nsm));
-      pipe<<<c.ctas, 64, smemBytes>>>(d, src, c.S, tile, c.W, c.stream);
+      pipe<<<c.ctas, 64, smemBytes>>>(d, src, c.S, tile, c.W, c.stream, c.wmode, c.trace);
       CK(cudaGetLastError());
       CK(cudaDeviceSynchronize());
       if (rep == 0) continue;  // warm-up launch (L2, instruction cache)
@@ -144,6 +180,15 @@ int main() {
         per_cta_med.push_back(median(dl));
         per_cta_mean.push_back((double)(o.t[ITERS - 1] - o.t[WARM]) / (ITERS - 1 - WARM));
         if (b == 0) all_deltas.insert(all_deltas.end(), dl.begin(), dl.end());
+        if (b == 0 && c.trace)
+          for (int i = WARM; i < ITERS - c.S; ++i) {
+            tr_wait.push_back((double)(o.t[i] - o.cw0[i]));
+            tr_body.push_back((double)(o.crel[i] - o.t[i]));
+            tr_issue_to_seen.push_back((double)(o.t[i] - o.pi[i]));
+            tr_issue.push_back((double)(o.pi[i] - o.pe[i]));
+            tr_rel_to_pwake.push_back((double)(o.pe[i + c.S] - o.crel[i]));
+            tr_prod_wait.push_back((double)(o.pe[i + 1] - o.pi[i]));
+          }
         mhz.push_back((double)(o.c1 - o.c0) / (double)(o.g1 - o.g0) * 1000.0);
       }
       std::sort(sms.begin(), sms.end());
@@ -152,8 +197,15 @@ int main() {
     if (!first) printf(",");
     first = false;
     printf("\n  {\"stages\": %d, \"tile_bytes\": %d, \"work_cycles\": %d, \"ctas\": %d, \"source\": \"%s\", \"timeouts\": %d, "
-           "\"distinct_sms\": %d",
-           c.S, tile, c.W, c.ctas, c.stream ? "hbm_stream" : "l2_hot", timeouts, distinct_sm);
+           "\"distinct_sms\": %d, \"consumer_wait\": \"%s\", \"trace\": %s",
+           c.S, tile, c.W, c.ctas, c.stream ? "hbm_stream" : "l2_hot", timeouts, distinct_sm,
+           c.wmode == 0 ? "try_wait_all_lanes" : c.wmode == 1 ? "try_wait_lane0_syncwarp" : "test_wait_all_lanes",
+           c.trace ? "true" : "false");
+    if (c.trace && !tr_wait.empty())
+      printf(", \"breakdown_median\": {\"consumer_wait\": %.1f, \"consumer_body\": %.1f, \"producer_issue\": %.1f, "
+             "\"producer_wait_empty\": %.1f, \"issue_done_to_consumer_sees_full\": %.1f, \"release_to_producer_passes_empty\": %.1f}",
+             median(tr_wait), median(tr_body), median(tr_issue), median(tr_prod_wait), median(tr_issue_to_seen),
+             median(tr_rel_to_pwake));
     if (!per_cta_med.empty()) {
       printf(", \"cycles_per_iter\": %.1f, \"mean_cycles_per_iter\": %.1f, \"cta_median_min\": %.1f, \"cta_median_max\": %.1f, "
              "\"cta0_p10\": %.1f, \"cta0_p90\": %.1f, \"sm_clock_mhz\": %.1f, \"bytes_per_cycle_per_sm\": %.2f",

@@ -347,6 +347,16 @@ export class Machine {
     return ins.per === 'thread' ? info.threads : ins.per === 'warp' ? info.warps : 1;
   }
 
+  /**
+   * An arrive executed per thread is one arrive instruction per warp whose count is the sum over
+   * its lanes (H200 conformance vector arrive_threads_spill_3_lanes_on_pending_2); per warp or
+   * by one thread, one instruction each. Returns [instructions, lanes per instruction].
+   */
+  private arriveShape(ins: OpInstr, info: AgentInfo): [number, number] {
+    if (ins.per === 'thread') return info.threads % info.warps === 0 ? [info.warps, info.threads / info.warps] : [info.threads, 1];
+    return [ins.per === 'warp' ? info.warps : 1, 1];
+  }
+
   /** Runs local instructions (assignments, jumps) until the agent rests on an operation or finishes. */
   private advance(s: MachineState, a: number, out: StepOut): void {
     const ag = s.agents[a]!;
@@ -535,8 +545,9 @@ export class Machine {
           token = { barrier: key, phase: 0, pendingBefore: 0, txBefore: 0, noComplete: false };
         }
         const noComplete = op.op === 'mbarrier.arrive' && !!op.noComplete;
-        const n = kind === 'arrive' || kind === 'arrive_drop' || kind === 'arrive.expect_tx' ? m : m;
-        if (!this.signal(s, out, key, kind, n, count, bytes, a, -1, loc, token, noComplete)) return;
+        const isArrive = kind === 'arrive' || kind === 'arrive_drop' || kind === 'arrive.expect_tx';
+        const [n, lanes] = isArrive ? this.arriveShape(ins, info) : [m, 1];
+        if (!this.signal(s, out, key, kind, n, count * lanes, bytes * (kind === 'arrive.expect_tx' ? lanes : 1), a, -1, loc, token, noComplete)) return;
         if (token && ins.token !== undefined) {
           ag.tokens = { ...(ag.tokens ?? {}), [ins.token]: token };
           f[ins.token] = token.phase;

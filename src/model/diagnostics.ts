@@ -99,7 +99,7 @@ export const H200_BEHAVIOUR: Record<DiagCode, { h200: string; trap: boolean; sev
     severity: 'error',
   },
   'count-range': {
-    h200: 'init(0) starts with the phase bit set and pending 0, so parity(0) passes and the first arrive traps; init(2^20) leaves a zero word and the first arrive traps; arrive(count=0) is a no-op (FINDINGS.md O3, A4)',
+    h200: 'init(0) starts with the phase bit set, pending 0 and tx −1, so parity(0) passes and the first arrive traps; init(2^20) leaves a zero word and the first arrive traps; arrive(count=0) arrives nothing but runs the completion check (FINDINGS.md O3, A4; conformance vectors init_count0_ub, arrive_drop_to_zero_probe_completes_phase)',
     trap: false,
     severity: 'error',
   },

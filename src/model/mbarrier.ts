@@ -128,10 +128,12 @@ export function init(b: MBarrier, count: number, diags?: Diagnostic[]): number {
     b.status = 'valid';
     b.tx = 0;
     if (count === 0) {
-      // FINDINGS.md O3: (2^20)<<11 overflows into bit 63: phase parity 1, pending 0, expected 0.
+      // H200 (conformance init_count0_ub; FINDINGS.md O3): (2^20)<<11 overflows into bit 63 and
+      // (2^20)<<1 into the tx field: phase parity 1, pending 0, expected field 0, tx-count −1.
       b.phase = 1;
       b.pending = 0;
       b.expected = 0;
+      b.tx = -1;
     } else {
       b.phase = 0;
       b.pending = 0;
@@ -229,8 +231,10 @@ export function arrive(b: MBarrier, count: number, opts: ArriveOptions = {}, dia
     return count > MAX_COUNT ? TRAP : 0;
   }
   if (count === 0) {
-    report(diags, DIAG.countRange, `${op} with count 0 (out of range; the H200 treats it as a no-op)`, b);
-    return 0;
+    // H200 (conformance arrive_drop_to_zero_probe_completes_phase): no arrival, but the completion
+    // check runs, so a phase with pending 0 and tx 0 (expected dropped to 0) completes.
+    report(diags, DIAG.countRange, `${op} with count 0 (out of range; the H200 arrives nothing but runs the completion check)`, b);
+    return tryComplete(b);
   }
   const before = diags ? cloneBarrier(b) : b;
   if (opts.expectTx !== undefined) {
@@ -262,9 +266,11 @@ export function arrive(b: MBarrier, count: number, opts: ArriveOptions = {}, dia
 
 /**
  * `n` separate arrive instructions of `count` arrivals each, in sequence: what one arrive executed
- * by `n` threads (or `n` warps' elected threads) does. Unlike one arrive of `n × count`, arrivals
- * past the phase boundary land in the next phase (reported as `arrival-spill`); an arrival while
- * pending == 0 and the phase waits on tx traps (FINDINGS.md O1).
+ * by `n` warps does (the lanes of one warp that execute an arrive together make ONE arrive with the
+ * summed count, conformance vector arrive_threads_spill_3_lanes_on_pending_2; separate warps make
+ * separate arrives, arrive_warps_*). Unlike one arrive of `n × count`, arrivals past the phase
+ * boundary land in the next phase (reported as `arrival-spill`); an arrive whose count exceeds
+ * pending traps (FINDINGS.md O1).
  */
 export function arriveEach(b: MBarrier, n: number, count: number, opts: ArriveOptions = {}, diags?: Diagnostic[]): number {
   if (n === 1) return arrive(b, count, opts, diags);
