@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { main } from '../src/cli/main.js';
+import { H200 } from '../src/sim/timing.js';
 
 async function run(args: string[]) {
   const out: string[] = [];
@@ -52,7 +53,7 @@ describe('mbsim run', () => {
     writeFileSync(good, JSON.stringify({ tmaLatency: 1000 }));
     const base = JSON.parse((await run(['run', 'mechanism', '--json'])).out);
     const slow = JSON.parse((await run(['run', 'mechanism', '--json', '--timing', good])).out);
-    expect(slow.cycles - base.cycles).toBe(1000 - 257);
+    expect(slow.cycles - base.cycles).toBe(1000 - H200.tmaLatency.value);
     const bad = join(dir, 'bad.json');
     writeFileSync(bad, JSON.stringify({ tmaLatncy: 1 }));
     const r = await run(['run', 'mechanism', '--timing', bad]);

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { main } from '../src/cli/main.js';
@@ -6,6 +6,8 @@ import { main } from '../src/cli/main.js';
 /**
  * Literate CLI tests: every ```console block in test/cli/*.md holds `$ mbsim ARGS`, the expected
  * output (stdout and stderr, in order) and `[exit N]`. A line `...` matches any number of lines.
+ * `UPDATE_LITERATE=1 npx vitest run test/literate.test.ts` rewrites the blocks without `...` to the
+ * current output (review the diff before committing).
  */
 interface Case { file: string; args: string[]; expected: string[]; exit: number; line: number }
 
@@ -57,6 +59,16 @@ describe('literate CLI tests', () => {
       const lines: string[] = [];
       const push = (s: string) => lines.push(...s.replace(/\n$/, '').split('\n'));
       const code = await main(c.args, { out: push, err: push, color: false });
+      if (process.env.UPDATE_LITERATE && !c.expected.includes('...') && !matches(lines, c.expected)) {
+        const path = join(__dirname, 'cli', c.file);
+        const text = readFileSync(path, 'utf8').split('\n');
+        // Replace the block's body (after the command line, up to the closing fence).
+        let end = c.line;
+        while (text[end]!.trim() !== '```') end++;
+        text.splice(c.line, end - c.line, ...lines, `[exit ${code}]`);
+        writeFileSync(path, text.join('\n'));
+        return;
+      }
       if (!matches(lines, c.expected)) expect(lines.join('\n')).toBe(c.expected.join('\n'));
       expect(code).toBe(c.exit);
     });

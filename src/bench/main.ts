@@ -6,6 +6,8 @@
 import { pipeline } from '../examples/index.js';
 import { instantiate } from '../machine/program.js';
 import { simulate } from '../sim/simulate.js';
+import { H200 } from '../sim/timing.js';
+import { errorReport, loadConfigs } from './calibrate.js';
 
 const gc = (globalThis as { gc?: () => void }).gc;
 const mib = (b: number) => (b / 1048576).toFixed(1);
@@ -44,4 +46,12 @@ function main() {
   console.log(`peak RSS of this process: ${mib(process.resourceUsage().maxRSS * 1024)} MiB`);
 }
 
+function calibrationReport() {
+  console.log('\nmbsim bench — timing model vs H200 (hw/results/pipeline.json; cycles per iteration)');
+  const r = errorReport(loadConfigs(), H200);
+  for (const x of r.rows) console.log(`  ${x.config.padEnd(52)} measured ${String(x.measured).padStart(7)}  predicted ${String(x.predicted).padStart(7)}  ${(x.error * 100).toFixed(1).padStart(6)}%`);
+  console.log(`median |error| ${(r.median * 100).toFixed(1)}% (target ≤ 5%), max ${(r.max * 100).toFixed(1)}% (target ≤ 15%)`);
+}
+
 main();
+calibrationReport();

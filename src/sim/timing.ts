@@ -47,6 +47,8 @@ export interface Timing {
   tmaBytesPerCycleAllSms: Param;
   /** SMs of the GPU (for the shared-bandwidth model). */
   sms: Param;
+  /** GPU-wide HBM bandwidth in bytes per cycle (copies from HBM share it across active SMs). */
+  hbmBytesPerCycle: Param;
   issueBulkStore: Param;
   bulkStoreLatency: Param;
   issueMma: Param;
@@ -84,26 +86,27 @@ const FT = 'shared/hw/FINDINGS-tensor.md';
 /** The H200 defaults. */
 export const H200: Timing = {
   clockMHz: { value: 1980, source: `${F}: SM clock measured against %globaltimer` },
-  issueArrive: { value: 7, source: `${FC} Costs: issue cost 6-7 cycles for an arrive without a fence` },
+  issueArrive: { value: 22, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 pipeline measurements in hw/results/pipeline.json; before that: ${FC} Costs: issue cost 6-7 cycles for an arrive without a fence` },
   issueExpectTx: { value: 18, source: `${F} §3: expect_tx back-to-back issue 17.9 cycles/op` },
   issueCompleteTx: { value: 7, source: `${FC} Costs: complete_tx issue 6-7 cycles` },
   issueInit: { value: 82, source: `${F} §3: mbarrier.init back-to-back 82.2 cycles/op` },
   issueInval: { value: 82, source: 'estimate: as init (SYNCS.CCTL.IV)' },
-  waitPassTryWait: { value: 56, source: `${F} §3: try_wait.parity on a complete phase, net 56` },
-  waitPassTestWait: { value: 69, source: `${F} §3: test_wait.parity, net 69` },
-  wakeTryWait: { value: 84, source: `${F} §3: ping-pong with try_wait spin, one way arrive until the peer sees it: 84` },
-  wakeTestWait: { value: 104, source: `${F} §3: ping-pong with test_wait spin, one way 100-108` },
+  waitPassTryWait: { value: 285, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 pipeline measurements in hw/results/pipeline.json; before that: ${F} §3: try_wait.parity on a complete phase, net 56` },
+  waitPassTestWait: { value: 264, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 pipeline measurements in hw/results/pipeline.json; before that: ${F} §3: test_wait.parity, net 69` },
+  wakeTryWait: { value: 53, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 pipeline measurements in hw/results/pipeline.json; before that: ${F} §3: ping-pong with try_wait spin, one way arrive until the peer sees it: 84` },
+  wakeTestWait: { value: 178, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 pipeline measurements in hw/results/pipeline.json; before that: ${F} §3: ping-pong with test_wait spin, one way 100-108` },
   tryWaitTimeout: { value: 7833, source: `${F} §3/P2: incomplete try_wait returns false after 7833 cycles` },
   remoteSignal: { value: 186, source: `${FC} Costs: remote arrive one way about 270 vs local about 84 (difference)` },
-  issueBulkCopy: { value: 73, source: `${F} §3: arrive.expect_tx + copy issue take 80 cycles (minus the arrive's 7)` },
+  issueBulkCopy: { value: 122, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 pipeline measurements in hw/results/pipeline.json; before that: ${F} §3: arrive.expect_tx + copy issue take 80 cycles (minus the arrive's 7)` },
   issueTensorCopy: { value: 43, source: `${FT}: 145 cycles for arrive.expect_tx + one tensor copy, 188 for two: 43 per extra copy` },
-  tmaLatency: { value: 257, source: `${F} §3: L2-hot bulk copy issue-to-observed completion ≈ 341 + bytes/96 (try_wait), minus wake 84` },
+  tmaLatency: { value: 378, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 pipeline measurements in hw/results/pipeline.json; before that: ${F} §3: L2-hot bulk copy issue-to-observed completion ≈ 341 + bytes/96 (try_wait), minus wake 84` },
   tmaTensorExtra: { value: 15, source: `${FT}: a tensor box costs about 15 cycles more than a plain bulk copy` },
-  tmaHbmExtra: { value: 880, source: `${FT}: HBM adds about 870-905 cycles` },
+  tmaHbmExtra: { value: 60, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 pipeline measurements in hw/results/pipeline.json; before that: ${FT}: HBM adds about 870-905 cycles` },
   tmaSourceHbm: { value: 0, source: 'choice: 0 = L2-hot source (default), 1 = from HBM' },
-  tmaBytesPerCycleSm: { value: 96, source: `${F} §3: ≈10 cycles per KiB beyond 4 KiB for one copy on one SM (fit over 256 B..128 KiB)` },
-  tmaBytesPerCycleAllSms: { value: 60, source: `${FT}: with all 132 SMs copying from L2, about 60 B/cycle per SM` },
+  tmaBytesPerCycleSm: { value: 103, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 pipeline measurements in hw/results/pipeline.json; before that: ${F} §3: ≈10 cycles per KiB beyond 4 KiB for one copy on one SM (fit over 256 B..128 KiB)` },
+  tmaBytesPerCycleAllSms: { value: 87, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 pipeline measurements in hw/results/pipeline.json; before that: ${FT}: with all 132 SMs copying from L2, about 60 B/cycle per SM` },
   sms: { value: 132, source: `${F}: H200 has 132 SMs` },
+  hbmBytesPerCycle: { value: 2525, source: 'hw/results/pipeline.json: 132 CTAs streaming 64 KiB tiles from HBM reach about 5.0 TB/s (5.0e12 / 1.98e9 B/cycle)' },
   issueBulkStore: { value: 43, source: 'estimate: as a tensor copy issue' },
   bulkStoreLatency: { value: 300, source: 'estimate: as a bulk load' },
   issueMma: { value: 16, source: 'estimate' },
@@ -124,7 +127,7 @@ export const H200: Timing = {
   ldShared: { value: 21, source: `${F} §3: ld.shared.b64 net 21` },
   stShared: { value: 21, source: 'estimate: as ld.shared' },
   tmemLoad: { value: 30, source: 'estimate' },
-  loopOverhead: { value: 6, source: `${F} §3: and+add glue 12 cycles per link, half of it per operation` },
+  loopOverhead: { value: 10, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 pipeline measurements in hw/results/pipeline.json; before that: ${F} §3: and+add glue 12 cycles per link, half of it per operation` },
   jitter: { value: 0.05, source: 'choice: ±5% on asynchronous latencies with --seed' },
 };
 
