@@ -105,6 +105,6 @@ export function didYouMean(word: string, candidates: Iterable<string>): string |
     }
   }
   if (best === undefined) return undefined;
-  const limit = Math.max(2, Math.floor(Math.max(word.length, best.length) / 3));
-  return bestD <= limit ? best : undefined;
+  const limit = Math.max(1, Math.floor(Math.max(word.length, best.length) / 3));
+  return bestD <= limit && bestD < word.length ? best : undefined;
 }

@@ -55,12 +55,15 @@ export function parseSketch(source: string, file: string): SketchResult {
       const col = real ? t.startColumn! : lx.end.col;
       const endCol = real && t.image ? col + t.image.length : col + 1;
       if (seenLines.has(line)) continue; // one syntax error per line: the rest are consequences
+      // An error at the end of a block or file after an earlier error is a consequence of it.
+      const synthetic = !real || !t.image;
+      if (synthetic && seenLines.size > 0) continue;
       seenLines.add(line);
       const { message, hint } = splitHint(e.message);
-      diagnostics.push({ code: SKETCH_CODES.syntax, message, hint, file, line, col, endCol: Math.max(endCol, col + 1) });
+      diagnostics.push({ code: SKETCH_CODES.syntax, message, hint: hint || 'see the grammar in docs/LANGUAGE.md', file, line, col, endCol: Math.max(endCol, col + 1) });
     }
     const syntaxErrors = diagnostics.length > 0;
-    const kernel = lower(cst, file, diagnostics, syntaxErrors);
+    const kernel = lower(cst, file, diagnostics, syntaxErrors, lx.lineEnd);
     if (kernel && diagnostics.length === 0) {
       try {
         instantiate(kernel);
@@ -78,6 +81,14 @@ export function parseSketch(source: string, file: string): SketchResult {
     finish(diagnostics);
     return diagnostics.length === 0 && kernel ? { kernel, diagnostics } : { diagnostics };
   } catch (err) {
+    if (err instanceof RangeError) {
+      diagnostics.length = 0;
+      diagnostics.push({
+        code: SKETCH_CODES.syntax, message: 'the sketch is nested too deeply to be parsed',
+        hint: 'split very deep expressions or blocks', file, line: 1, col: 1, endCol: 2,
+      });
+      return { diagnostics };
+    }
     diagnostics.push({
       code: SKETCH_CODES.internal, message: `internal error: ${(err as Error)?.message ?? String(err)}`,
       hint: 'this is a bug in mbsim; please report it with the sketch', file, line: 1, col: 1, endCol: 2,

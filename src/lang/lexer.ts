@@ -3,8 +3,8 @@
  * physical lines into logical lines with NEWLINE, INDENT and DEDENT tokens (Python's rules):
  *
  * - blank lines and comment-only lines produce no tokens at all, whatever their indentation;
- * - a logical line ends at a line break, except when the line ends inside brackets after `(`,
- *   `[`, `,` or a binary operator (implicit continuation);
+ * - a logical line ends at a line break, except after a `,` or when the line ends inside brackets
+ *   after `(`, `[` or a binary operator (implicit continuation);
  * - after a line that ends with `:`, the next logical line must be indented deeper (INDENT);
  * - a line indented less than its predecessor closes blocks (one DEDENT each) and must land on
  *   the indentation of an enclosing block;
@@ -24,7 +24,10 @@ export const WhiteSpace = createToken({ name: 'WhiteSpace', pattern: /[ \t\f\v]+
 export const Comment = createToken({ name: 'Comment', pattern: /#[^\r\n]*/, group: Lexer.SKIPPED });
 
 export const StringLit = createToken({ name: 'StringLit', pattern: /"(?:[^"\\\r\n]|\\.)*"/ });
-export const Shape = createToken({ name: 'Shape', pattern: /\d+x\d+x\d+(?![A-Za-z0-9_])/ });
+/** An unterminated string: reported by the layout step, then parsed as if it were closed. */
+export const BadString = createToken({ name: 'BadString', pattern: /"(?:[^"\\\r\n]|\\.)*/ });
+/** MxNxK (other dimension counts are lexed too, and rejected when lowering). */
+export const Shape = createToken({ name: 'Shape', pattern: /[1-9]\d*(?:x\d+)+(?![A-Za-z0-9_])/ });
 export const Int = createToken({ name: 'Int', pattern: /0[xX][0-9a-fA-F][0-9a-fA-F_]*|0[bB][01][01_]*|\d[\d_]*/ });
 export const Ident = createToken({ name: 'Ident', pattern: /[A-Za-z_][A-Za-z0-9_]*/ });
 export const Mnemonic = createToken({
@@ -104,7 +107,7 @@ const KEYWORDS = [
 
 /** Every token type, in lexing order (plus the layout and category types the parser needs). */
 export const ALL_TOKENS: TokenType[] = [
-  Newline, WhiteSpace, Comment, StringLit, Shape, Int, Mnemonic, ...KEYWORDS, Ident,
+  Newline, WhiteSpace, Comment, StringLit, BadString, Shape, Int, Mnemonic, ...KEYWORDS, Ident,
   OrOr, AndAnd, LShift, RShift, Le, Ge, EqEq, Ne, Lt, Gt, Assign, Plus, Minus, Star, Slash, Percent, Caret, Amp, Pipe,
   Bang, Tilde, LParen, RParen, LBracket, RBracket, Comma, Colon, At,
   Indent, Dedent, OrOp, AndOp, BitOrOp, BitXorOp, BitAndOp, EqOp, RelOp, ShiftOp, AddOp, MulOp, PrefixOp,
@@ -120,12 +123,15 @@ const lexer = new Lexer(ALL_TOKENS.filter((t) => t.PATTERN !== Lexer.NA), {
 export function describeToken(t: IToken | undefined): string {
   if (!t || t.tokenType.name === 'EOF') return 'the end of the file';
   switch (t.tokenType) {
-    case Newline: return 'the end of the line';
+    case Newline: return t.image === '' ? 'the end of the file' : 'the end of the line';
     case Indent: return 'an indented block';
     case Dedent: return 'the end of the block';
     default: return `'${t.image}'`;
   }
 }
+
+/** Keywords that begin a block header: the next line is indented even if the ':' is missing. */
+const HEADERS = new Set<TokenType | undefined>([KwRole, KwFor, KwIf, KwElif, KwElse, KwElect]);
 
 const CONTINUES = new Set<TokenType>([
   LParen, LBracket, Comma, OrOr, AndAnd, LShift, RShift, Le, Ge, EqEq, Ne, Lt, Gt, Plus, Minus, Star, Slash, Percent, Caret,
@@ -138,6 +144,8 @@ export interface LexResult {
   diagnostics: SketchDiagnostic[];
   /** Position just after the last character (for errors at the end of the file). */
   end: { line: number; col: number; offset: number };
+  /** Per line: the column one past its last token (comments excluded). */
+  lineEnd: Map<number, number>;
 }
 
 function endPosition(source: string): { line: number; col: number; offset: number } {
@@ -154,15 +162,21 @@ export function lex(source: string, file: string): LexResult {
   for (const e of res.errors) {
     const ch = source.slice(e.offset, e.offset + e.length);
     const shown = ch.length > 12 ? `${ch.slice(0, 12)}…` : ch;
-    const quote = ch.startsWith('"');
     diag(
       SKETCH_CODES.badChar,
-      quote ? 'unterminated string' : `unexpected character${ch.length > 1 ? 's' : ''} ${JSON.stringify(shown)}`,
-      quote ? 'close the string with " on the same line' : 'the sketch language uses ASCII names, numbers and the operators of C; comments start with #',
+      `unexpected character${ch.length > 1 ? 's' : ''} ${JSON.stringify(shown)}`,
+      'the sketch language uses ASCII names, numbers and the operators of C; comments start with #',
       e.line ?? 1, e.column ?? 1, (e.column ?? 1) + Math.max(1, e.length),
     );
   }
   const end = endPosition(source);
+  const lineEnd = new Map<number, number>();
+  for (const t of res.tokens) {
+    if (t.tokenType === Newline || t.startLine === undefined || t.endColumn === undefined) continue;
+    if (t.endLine !== t.startLine) continue;
+    const e = t.endColumn + 1;
+    if ((lineEnd.get(t.startLine) ?? 0) < e) lineEnd.set(t.startLine, e);
+  }
   const out: IToken[] = [];
   const synth = (type: TokenType, at: { offset: number; line: number; col: number }) =>
     createTokenInstance(type, '', at.offset, at.offset, at.line, at.line, at.col, at.col);
@@ -172,7 +186,8 @@ export function lex(source: string, file: string): LexResult {
   let depth = 0;
   let atLineStart = true;
   let last: IToken | undefined;
-  let headerPending = false; // the previous logical line ended with ':'
+  let headerPending = false; // the previous logical line ended with ':' (or began a block header)
+  let first: IToken | undefined; // first token of the current logical line
   let style: { ch: string; line: number } | undefined;
 
   const closeTo = (width: number, at: { offset: number; line: number; col: number }, tok: IToken) => {
@@ -191,18 +206,23 @@ export function lex(source: string, file: string): LexResult {
     }
   };
 
-  for (const tok of res.tokens) {
+  for (let tok of res.tokens) {
+    if (tok.tokenType === BadString) {
+      diag(SKETCH_CODES.badChar, 'unterminated string', 'close the string with " on the same line', tok.startLine ?? 1, tok.startColumn ?? 1, (tok.endColumn ?? tok.startColumn ?? 1) + 1);
+      tok = createTokenInstance(StringLit, `${tok.image}"`, tok.startOffset, tok.endOffset ?? tok.startOffset, tok.startLine ?? 1, tok.endLine ?? 1, tok.startColumn ?? 1, tok.endColumn ?? 1);
+    }
     if (tok.tokenType === Newline) {
       if (atLineStart) continue;
-      if (depth > 0 && last && CONTINUES.has(last.tokenType)) continue;
+      if (last && (last.tokenType === Comma || (depth > 0 && CONTINUES.has(last.tokenType)))) continue;
       depth = 0;
       out.push(createTokenInstance(Newline, tok.image, tok.startOffset, tok.endOffset ?? tok.startOffset, tok.startLine ?? 1, tok.startLine ?? 1, tok.startColumn ?? 1, tok.startColumn ?? 1));
-      headerPending = last?.tokenType === Colon;
+      headerPending = last?.tokenType === Colon || HEADERS.has(first?.tokenType);
       atLineStart = true;
       continue;
     }
     if (atLineStart) {
       atLineStart = false;
+      first = tok;
       let ls = tok.startOffset;
       while (ls > 0 && source[ls - 1] !== '\n' && source[ls - 1] !== '\r') ls--;
       const ws = /^[ \t\f\v]*/.exec(source.slice(ls, tok.startOffset))![0];
@@ -250,7 +270,7 @@ export function lex(source: string, file: string): LexResult {
   const eof = { offset: end.offset, line: end.line, col: end.col };
   if (!atLineStart) {
     out.push(createTokenInstance(Newline, '', end.offset, end.offset, end.line, end.line, end.col, end.col));
-    headerPending = last?.tokenType === Colon;
+    headerPending = last?.tokenType === Colon || HEADERS.has(first?.tokenType);
   }
   if (headerPending) {
     diag(SKETCH_CODES.expectedIndent, 'expected an indented block after this line', "indent the block's statements deeper than the line ending with ':' (use 'pass' for an empty block)",
@@ -260,5 +280,5 @@ export function lex(source: string, file: string): LexResult {
   while (stack.length > 1) {
     if (!stack.pop()!.phantom) out.push(synth(Dedent, eof));
   }
-  return { tokens: out, diagnostics, end };
+  return { tokens: out, diagnostics, end, lineEnd };
 }

@@ -69,13 +69,14 @@ function tokSpan(t: IToken): Span {
 function join(a: Span, b: Span): Span {
   return a.line === b.line && b.endCol > a.col ? { line: a.line, col: a.col, endCol: Math.max(a.endCol, b.endCol) } : a;
 }
-/** Every real token under `n`, in source order. */
-function allTokens(n: CstNode, out: IToken[] = [], skip?: Set<string>): IToken[] {
-  for (const [k, list] of Object.entries(n.children)) {
+/** Collects every real token under `n` (unordered). */
+function allTokens(n: CstNode, out: IToken[], skip?: Set<string>): IToken[] {
+  const ch = n.children;
+  for (const k in ch) {
     if (skip?.has(k)) continue;
-    for (const c of list) {
-      if (isTok(c)) {
-        if (okTok(c) && c.image !== '') out.push(c);
+    for (const c of ch[k]!) {
+      if ('image' in c) {
+        if (c.image !== '' && okTok(c)) out.push(c);
       } else allTokens(c, out);
     }
   }
@@ -84,10 +85,12 @@ function allTokens(n: CstNode, out: IToken[] = [], skip?: Set<string>): IToken[]
 /** Span of a node (its tokens on its first line); `skip` leaves out children such as `block`. */
 function spanOf(n: CstNode | undefined, skip?: string[]): Span | undefined {
   if (!n) return undefined;
-  const ts = allTokens(n, [], skip ? new Set(skip) : undefined).sort((a, b) => a.startOffset - b.startOffset);
+  const ts = allTokens(n, [], skip ? new Set(skip) : undefined);
   if (ts.length === 0) return undefined;
-  let s = tokSpan(ts[0]!);
-  for (const t of ts.slice(1)) if (t.startLine === s.line) s = join(s, tokSpan(t));
+  let first = ts[0]!;
+  for (const t of ts) if (t.startOffset < first.startOffset) first = t;
+  let s = tokSpan(first);
+  for (const t of ts) if (t.startLine === s.line && t !== first) s = join(s, tokSpan(t));
   return s;
 }
 
@@ -96,8 +99,7 @@ function spanOf(n: CstNode | undefined, skip?: string[]): Span | undefined {
 const BINOPS: Record<string, BinOp> = { or: '||', and: '&&' };
 
 function exprOf(n: CstNode | undefined): SExpr {
-  const span = spanOf(n) ?? NO_SPAN;
-  if (!n || n.recoveredNode) return { k: 'bad', span };
+  if (!n || n.recoveredNode) return { k: 'bad', span: spanOf(n) ?? NO_SPAN };
   switch (n.name) {
     case 'expr':
       return exprOf(node(n, 'e0'));
@@ -115,23 +117,31 @@ function exprOf(n: CstNode | undefined): SExpr {
       if (int) {
         const text = int.image.replace(/_/g, '');
         const v = Number(text);
-        return Number.isFinite(v) ? { k: 'num', v, span: tokSpan(int) } : { k: 'bad', span };
+        return Number.isFinite(v) ? { k: 'num', v, span: tokSpan(int) } : { k: 'bad', span: tokSpan(int) };
       }
       const id = tok(n, 'Ident');
       if (id) {
-        const e: SExpr = { k: 'name', name: id.image, span };
-        if (children(n, 'LBracket').length) e.index = exprOf(node(n, 'expr'));
+        const e: SExpr = { k: 'name', name: id.image, span: tokSpan(id) };
+        if (children(n, 'LBracket').length) {
+          e.index = exprOf(node(n, 'expr'));
+          const rb = tok(n, 'RBracket');
+          if (rb) e.span = join(e.span, tokSpan(rb));
+        }
         return e;
       }
       const inner = node(n, 'expr');
-      if (inner && tok(n, 'LParen') && tok(n, 'RParen')) return exprOf(inner);
-      return { k: 'bad', span };
+      const lp = tok(n, 'LParen');
+      const rp = tok(n, 'RParen');
+      if (inner && lp && rp) {
+        const e = exprOf(inner);
+        return { ...e, span: join(join(tokSpan(lp), e.span), tokSpan(rp)) };
+      }
+      return { k: 'bad', span: spanOf(n) ?? NO_SPAN };
     }
     default: {
-      if (!/^e\d+$/.test(n.name)) return { k: 'bad', span };
       const operands = nodes(n, 'operand');
       const ops = children(n, 'op').filter(isTok);
-      if (operands.length === 0 || ops.length !== operands.length - 1) return { k: 'bad', span };
+      if (!/^e\d+$/.test(n.name) || operands.length === 0 || ops.length !== operands.length - 1) return { k: 'bad', span: spanOf(n) ?? NO_SPAN };
       let acc = exprOf(operands[0]);
       for (let i = 0; i < ops.length; i++) {
         const b = exprOf(operands[i + 1]);
@@ -145,14 +155,16 @@ function exprOf(n: CstNode | undefined): SExpr {
 
 function optValueOf(n: CstNode | undefined): OptVal | undefined {
   if (!n) return undefined;
-  const span = spanOf(n) ?? NO_SPAN;
   const sh = tok(n, 'Shape');
   if (sh) {
-    const [m, nn, k] = sh.image.split('x').map(Number);
-    return { kind: 'shape', shape: { m: m!, n: nn!, k: k! }, span };
+    const span = tokSpan(sh);
+    const dims = sh.image.split('x').map(Number);
+    if (dims.length !== 3) return { kind: 'expr', e: { k: 'bad', span }, span };
+    return { kind: 'shape', shape: { m: dims[0]!, n: dims[1]!, k: dims[2]! }, span };
   }
   const st = tok(n, 'StringLit');
   if (st) {
+    const span = tokSpan(st);
     let text = st.image.slice(1, -1);
     try {
       text = JSON.parse(st.image) as string;
@@ -161,17 +173,19 @@ function optValueOf(n: CstNode | undefined): OptVal | undefined {
     }
     return { kind: 'string', text, span };
   }
-  return { kind: 'expr', e: exprOf(node(n, 'expr')), span };
+  const e = exprOf(node(n, 'expr'));
+  return { kind: 'expr', e, span: e.span };
 }
 
 function optionOf(n: CstNode): RawOption | undefined {
   const key = tok(n, 'Ident');
   if (!key) return undefined;
-  const o: RawOption = { key: key.image, keySpan: tokSpan(key), span: spanOf(n) ?? tokSpan(key) };
+  const o: RawOption = { key: key.image, keySpan: tokSpan(key), span: tokSpan(key) };
   if (children(n, 'Assign').length) {
     const v = optValueOf(node(n, 'optValue'));
     if (!v) return undefined;
     o.value = v;
+    o.span = join(o.span, v.span);
   }
   return o;
 }
@@ -186,8 +200,19 @@ function hasBad(e: SExpr): boolean {
   }
 }
 
+/** True when every name `e` reads satisfies `ok` (so evaluating it cannot throw on a name). */
+function namesOnly(e: Expr, ok: (name: string) => boolean): boolean {
+  switch (e.k) {
+    case 'num': return true;
+    case 'var': return ok(e.name);
+    case 'un': return namesOnly(e.a, ok);
+    case 'bin': return namesOnly(e.a, ok) && namesOnly(e.b, ok);
+  }
+}
+
 /** Value of an expression made of literals only, or undefined. */
 function literal(e: Expr): number | undefined {
+  if (!namesOnly(e, () => false)) return undefined;
   try {
     const v = evalExpr(e, () => undefined);
     return Number.isFinite(v) ? v : undefined;
@@ -218,7 +243,22 @@ interface Scope {
 }
 
 /** Lowers a parsed sketch. Pushes diagnostics; returns the kernel (possibly with errors reported). */
-export function lower(cst: CstNode, file: string, diags: SketchDiagnostic[], syntaxErrors: boolean): Kernel | undefined {
+export function lower(
+  cst: CstNode, file: string, diags: SketchDiagnostic[], syntaxErrors: boolean, lineEnd: Map<number, number> = new Map(),
+): Kernel | undefined {
+  /** Span of a statement or declaration: from its first token to the end of that line. */
+  const headOf = (n: CstNode | undefined): Span | undefined => {
+    if (!n) return undefined;
+    let first: IToken | undefined;
+    for (const k in n.children) {
+      for (const c of n.children[k]!) {
+        if ('image' in c && c.image !== '' && okTok(c) && (!first || c.startOffset < first.startOffset)) first = c;
+      }
+    }
+    if (!first) return spanOf(n, ['block', 'elifClause', 'elseClause']);
+    const s = tokSpan(first);
+    return { line: s.line, col: s.col, endCol: Math.max(s.endCol, lineEnd.get(s.line) ?? 0) };
+  };
   const err = (code: SketchCode, message: string, hint: string, span: Span) =>
     diags.push({ code, message, hint, file, line: span.line, col: span.col, endCol: Math.max(span.endCol, span.col + 1) });
   const loc = (s: Span): SrcLoc => ({ file, line: s.line, col: s.col, endCol: s.endCol });
@@ -254,7 +294,7 @@ export function lower(cst: CstNode, file: string, diags: SketchDiagnostic[], syn
   for (const n of paramNodes) {
     const id = tok(n, 'Ident');
     if (!id) continue;
-    const span = spanOf(n) ?? tokSpan(id);
+    const span = headOf(n) ?? tokSpan(id);
     if (!claim(id.image, tokSpan(id), 'parameter')) continue;
     const se = exprOf(node(n, 'expr'));
     if (hasBad(se)) continue;
@@ -275,7 +315,7 @@ export function lower(cst: CstNode, file: string, diags: SketchDiagnostic[], syn
     allowed: `only parameters${extra.length ? ` and ${extra.join(', ')}` : ''} may appear here`,
   });
   const evalDefault = (e: Expr | undefined, extra: Record<string, number> = {}): number | undefined => {
-    if (!e) return undefined;
+    if (!e || !namesOnly(e, (n) => n in extra || n in paramValues)) return undefined;
     try {
       const v = evalExpr(e, (n) => extra[n] ?? paramValues[n]);
       return Number.isFinite(v) ? v : undefined;
@@ -287,6 +327,7 @@ export function lower(cst: CstNode, file: string, diags: SketchDiagnostic[], syn
   // ---- kernel line
   let name = 'sketch';
   let arch: Arch = 'sm_100a';
+  let archKnown = true;
   let cluster: Expr = { k: 'num', v: 1 };
   let grid: Expr | undefined;
   let description: string | undefined;
@@ -296,7 +337,7 @@ export function lower(cst: CstNode, file: string, diags: SketchDiagnostic[], syn
   }
   kernels.forEach((n, i) => {
     const id = tok(n, 'Ident');
-    const span = spanOf(n) ?? NO_SPAN;
+    const span = headOf(n) ?? NO_SPAN;
     if (i > 0) {
       err(SKETCH_CODES.duplicate, `a second kernel declaration (the first is on line ${kernelSpan.line})`, 'a sketch file describes one kernel', span);
       return;
@@ -316,7 +357,10 @@ export function lower(cst: CstNode, file: string, diags: SketchDiagnostic[], syn
     if (a) {
       const v = a.value?.kind === 'expr' && a.value.e.k === 'name' && !a.value.e.index ? a.value.e.name : undefined;
       if (v === 'sm_90a' || v === 'sm_100a') arch = v;
-      else err(SKETCH_CODES.optionValue, 'arch must be sm_90a (Hopper) or sm_100a (Blackwell)', 'write arch=sm_90a or arch=sm_100a', a.value?.span ?? a.span);
+      else {
+        archKnown = false;
+        err(SKETCH_CODES.optionValue, 'arch must be sm_90a (Hopper) or sm_100a (Blackwell)', 'write arch=sm_90a or arch=sm_100a', a.value?.span ?? a.span);
+      }
     }
     const c = opts.get('cluster');
     if (c) {
@@ -347,7 +391,7 @@ export function lower(cst: CstNode, file: string, diags: SketchDiagnostic[], syn
   for (const n of barrierNodes) {
     const id = tok(n, 'Ident');
     if (!id) continue;
-    const span = spanOf(n) ?? tokSpan(id);
+    const span = headOf(n) ?? tokSpan(id);
     const ok = claim(id.image, tokSpan(id), 'barrier array');
     const length = lengthOf(n, `the length of barrier array ${id.image}`);
     const opts = readOptions(nodes(n, 'declOption'), `barrier ${id.image}`, ['count', 'manual', 'cta']);
@@ -366,18 +410,18 @@ export function lower(cst: CstNode, file: string, diags: SketchDiagnostic[], syn
     if (m?.value) err(SKETCH_CODES.optionValue, "'manual' takes no value", "write just 'manual' to initialize the barriers with mbarrier.init in a role", m.value.span);
     const ct = opts.get('cta');
     const cta = ct ? exprOption(ct, staticScope(`the CTA of ${id.image}`)) : undefined;
+    if (ok) arrays.set(id.image, { name: id.image, kind: 'barrier', length: evalDefault(length, sizeEnv), span: tokSpan(id) });
     if (!ok || !length || !count || (ct && !cta)) continue;
     const d: BarrierDecl = { name: id.image, length, count, init: m ? 'manual' : 'auto', loc: loc(span) };
     if (cta) d.cta = cta;
     barriers.push(d);
-    arrays.set(id.image, { name: id.image, kind: 'barrier', length: evalDefault(length, sizeEnv), span: tokSpan(id) });
   }
   const buffers: BufferDecl[] = [];
   for (const n of bufferNodes) {
     const id = tok(n, 'Ident');
     if (!id) continue;
     const space = tok(n, 'KwTmem') ? 'tmem' : 'smem';
-    const span = spanOf(n) ?? tokSpan(id);
+    const span = headOf(n) ?? tokSpan(id);
     const ok = claim(id.image, tokSpan(id), 'buffer array');
     const length = lengthOf(n, `the length of buffer array ${id.image}`);
     const opts = readOptions(nodes(n, 'declOption'), `${space} ${id.image}`, ['bytes']);
@@ -385,16 +429,16 @@ export function lower(cst: CstNode, file: string, diags: SketchDiagnostic[], syn
     let bytes: Expr | undefined;
     if (!b) err(SKETCH_CODES.missingOption, `${space} ${id.image} needs a size`, 'write bytes=N: the size in bytes of each element of the array', span);
     else bytes = exprOption(b, sizeScope(`the size of ${id.image}`));
+    if (ok) arrays.set(id.image, { name: id.image, kind: 'buffer', length: evalDefault(length, sizeEnv), span: tokSpan(id) });
     if (!ok || !length || !bytes) continue;
     buffers.push({ name: id.image, space, length, bytes, loc: loc(span) });
-    arrays.set(id.image, { name: id.image, kind: 'buffer', length: evalDefault(length, sizeEnv), span: tokSpan(id) });
   }
 
   // ---- statements outside roles
   const firstSyntax = diags.length ? Math.min(...diags.map((d) => d.line)) : Infinity;
   for (const n of stray) {
-    const span = spanOf(n) ?? NO_SPAN;
-    if (span.line > firstSyntax) continue;
+    const span = headOf(Object.values(n.children)[0]?.[0] as CstNode) ?? NO_SPAN;
+    if (span.line >= firstSyntax) continue;
     err(SKETCH_CODES.syntax, 'statements belong inside a role', "indent it under a line such as 'role producer warps=1 per=one:'", span);
     break;
   }
@@ -405,7 +449,7 @@ export function lower(cst: CstNode, file: string, diags: SketchDiagnostic[], syn
   for (const n of roleNodes) {
     const id = tok(n, 'Ident');
     if (!id) continue;
-    const head = spanOf(n, ['block']) ?? tokSpan(id);
+    const head = headOf(n) ?? tokSpan(id);
     let ok = true;
     const prev = roleNames.get(id.image);
     if (prev) {
@@ -458,7 +502,7 @@ export function lower(cst: CstNode, file: string, diags: SketchDiagnostic[], syn
       if (e) where = { k: 'bin', op: '==', a: { k: 'var', name: 'cta' }, b: e };
       else ok = false;
     }
-    const body = lowerRole(node(n, 'block'), id.image, per);
+    const body = lowerRole(node(n, 'block'), id.image);
     if (!ok || !body) continue;
     const r: RoleDecl = { name: id.image, warps, per, body, loc: loc(head) };
     if (threads !== undefined) r.threads = threads;
@@ -542,7 +586,7 @@ export function lower(cst: CstNode, file: string, diags: SketchDiagnostic[], syn
           if (arr || x.index) {
             err(SKETCH_CODES.operandKind,
               arr ? `'${x.name}' is a ${arr.kind} array, not an integer` : `'${x.name}' is not an array and cannot be indexed`,
-              arr ? `${scope.what} is an integer expression; references such as ${x.name}[i] are operands of operations` : 'only barrier and buffer arrays take [index]',
+              arr ? `an integer is expected here; ${x.name}[i] can only be an operand of an operation that takes a ${arr.kind}` : 'only barrier and buffer arrays take [index]',
               x.span);
             ok = false;
             return undefined;
@@ -582,7 +626,7 @@ export function lower(cst: CstNode, file: string, diags: SketchDiagnostic[], syn
     }
   }
 
-  function lowerRole(block: CstNode | undefined, roleName: string, rolePer: Per): Stmt[] | undefined {
+  function lowerRole(block: CstNode | undefined, roleName: string): Stmt[] | undefined {
     const vars = new Set<string>();
     const scope: Scope = {
       has: (n) => vars.has(n) || paramNames.has(n) || BUILTIN_NAMES.includes(n),
@@ -617,7 +661,7 @@ export function lower(cst: CstNode, file: string, diags: SketchDiagnostic[], syn
     };
 
     const stmt = (n: CstNode): Stmt[] | undefined => {
-      const head = spanOf(n, ['block', 'elifClause', 'elseClause']) ?? NO_SPAN;
+      const head = headOf(n) ?? NO_SPAN;
       const l = loc(head);
       switch (n.name) {
         case 'passStmt': return [];
@@ -710,7 +754,7 @@ export function lower(cst: CstNode, file: string, diags: SketchDiagnostic[], syn
       }
       if (argsNode?.recoveredNode) return fail();
       let bad = false;
-      if (spec.arch && spec.arch !== arch) {
+      if (spec.arch && archKnown && spec.arch !== arch) {
         err(SKETCH_CODES.arch, `${spec.name} needs ${spec.arch} but the kernel targets ${arch}`,
           spec.arch === 'sm_100a' ? 'tcgen05 instructions exist on Blackwell: set arch=sm_100a on the kernel line (Hopper uses wgmma)' : 'wgmma exists on Hopper only: set arch=sm_90a on the kernel line (Blackwell uses tcgen05)',
           mnSpan);
@@ -731,7 +775,6 @@ export function lower(cst: CstNode, file: string, diags: SketchDiagnostic[], syn
       };
       const argNodes = [...nodes(argsNode, 'opArg'), ...nodes(argsNode, 'opOption').map((o): CstNode => ({ name: 'opArg', children: { opOption: [o] } }))];
       argNodes.forEach(collect);
-      operands.sort((a, b) => (spanOf(a)?.line ?? 0) - (spanOf(b)?.line ?? 0) || (spanOf(a)?.col ?? 0) - (spanOf(b)?.col ?? 0));
 
       if (dest && !spec.dest) {
         err(SKETCH_CODES.assign, `${spec.name} has no result to assign`, `write it without '${dest.image} =': ${spec.name} ${spec.usage}`.trimEnd(), tokSpan(dest));
@@ -810,11 +853,7 @@ export function lower(cst: CstNode, file: string, diags: SketchDiagnostic[], syn
         else bad = true;
         args.dest = dest.image;
       }
-      if (bad) {
-        ok = false;
-        return undefined;
-      }
-      void rolePer;
+      if (bad) return fail();
       return [{ s: 'op', op: spec.build(args), loc: loc(head) }];
     };
 
@@ -824,7 +863,7 @@ export function lower(cst: CstNode, file: string, diags: SketchDiagnostic[], syn
       const at = node(o, 'unaryExpr');
       const ctaE = at ? exprOf(at) : undefined;
       if (ctaE && hasBad(ctaE)) return undefined;
-      const span = spanOf(o) ?? e.span;
+      const span = ctaE ? join(e.span, ctaE.span) : e.span;
       if (kind === 'int') {
         if (ctaE) {
           err(SKETCH_CODES.operandKind, 'only barrier and buffer references take @CTA', `this operand of ${opName} is an integer`, span);

@@ -41,8 +41,14 @@ const RULE_HINT: Record<string, string> = {
   primary: 'expressions are integers, names, name[index] references and C operators with parentheses',
   unaryExpr: 'expressions are integers, names, name[index] references and C operators with parentheses',
   forStmt: 'loops are written: for i in range(a, b[, step]):',
+  opOption: 'options are written key=value, e.g. shape=128x128x64 or multicast=3',
   roleDecl: 'roles are written: role NAME warps=N [threads=N] [per=thread|warp|one] [instances=E] [where=E]:',
 };
+
+function elseHint(t: IToken | undefined): string | undefined {
+  if (t?.tokenType === KwElse || t?.tokenType === KwElif) return `'${t.image}' must follow an 'if' block, at the indentation of its 'if'`;
+  return undefined;
+}
 
 /** Syntax-error messages carry their hint after a NUL character; `splitHint` separates them. */
 const errorMessageProvider: IParserErrorMessageProvider = {
@@ -51,19 +57,19 @@ const errorMessageProvider: IParserErrorMessageProvider = {
     if (expected === Colon) hint = "block headers (role, for, if, elif, else, elect) end with ':'";
     else if (expected === Newline) hint = 'one statement per line; separate operands with commas';
     else if (expected === RParen || expected === RBracket) hint = 'check that every bracket is closed';
-    return `expected ${label(expected)} but found ${describeToken(actual)}\0${hint}`;
+    return `expected ${label(expected)} but found ${describeToken(actual)}\0${elseHint(actual) ?? hint}`;
   },
   buildNotAllInputParsedMessage({ firstRedundant }) {
-    return `unexpected ${describeToken(firstRedundant)}\0${RULE_HINT.topItem}`;
+    return `expected ${RULE_WHAT.topItem} but found ${describeToken(firstRedundant)}\0${elseHint(firstRedundant) ?? RULE_HINT.topItem}`;
   },
   buildNoViableAltMessage({ actual, ruleName }) {
     const what = RULE_WHAT[ruleName];
     const found = describeToken(actual[0]);
-    return `${what ? `expected ${what} but found` : 'unexpected'} ${found}\0${RULE_HINT[ruleName] ?? ''}`;
+    return `${what ? `expected ${what} but found` : 'unexpected'} ${found}\0${elseHint(actual[0]) ?? RULE_HINT[ruleName] ?? ''}`;
   },
   buildEarlyExitMessage({ actual, ruleName }) {
     const what = RULE_WHAT[ruleName];
-    return `${what ? `expected ${what} but found` : 'unexpected'} ${describeToken(actual[0])}\0${RULE_HINT[ruleName] ?? ''}`;
+    return `${what ? `expected ${what} but found` : 'unexpected'} ${describeToken(actual[0])}\0${elseHint(actual[0]) ?? RULE_HINT[ruleName] ?? ''}`;
   },
 };
 
@@ -342,4 +348,3 @@ export function parseTokens(tokens: IToken[]): { cst: CstNode; errors: { message
   return { cst, errors };
 }
 
-export { KwElect, KwElif, KwElse, KwFor, KwIf, KwIn, KwRange };

@@ -34,7 +34,10 @@ export interface HangReport {
   cycle: string[] | null;
 }
 
-const SIGNAL_OPS = new Set(['mbarrier.arrive', 'mbarrier.complete_tx', 'mbarrier.expect_tx', 'tcgen05.commit', 'cp.async.mbarrier.arrive', 'cp.async.bulk']);
+/** Operations that arrive on a barrier (count toward pending). */
+const ARRIVE_OPS = new Set(['mbarrier.arrive', 'tcgen05.commit', 'cp.async.mbarrier.arrive']);
+/** Operations that only move the tx-count. */
+const TX_OPS = new Set(['mbarrier.complete_tx', 'mbarrier.expect_tx', 'cp.async.bulk']);
 
 /** Explains every running agent that is not enabled in `s`. */
 export function explainHang(m: Machine, s: MachineState): HangReport {
@@ -69,20 +72,24 @@ export function explainHang(m: Machine, s: MachineState): HangReport {
       // Who could still signal this barrier: running agents whose program signals the same array, and operations in flight.
       const sig: number[] = [];
       const all: number[] = [];
+      const txOnly: number[] = [];
+      const touches = (o: number, ops: Set<string>) =>
+        p.roles[p.agents[o]!.role]!.code.some((x) => x.i === 'op' && ops.has(x.op.op) && 'bar' in x.op && x.op.bar.name === declName);
       for (let o = 0; o < s.agents.length; o++) {
-        const code = p.roles[p.agents[o]!.role]!.code;
-        const signals = code.some((x) => x.i === 'op' && SIGNAL_OPS.has(x.op.op) && 'bar' in x.op && x.op.bar.name === declName);
-        if (!signals) continue;
+        if (!touches(o, ARRIVE_OPS)) {
+          if (touches(o, TX_OPS)) txOnly.push(o);
+          continue;
+        }
         all.push(o);
         if (s.agents[o]!.status === 'run' && o !== a) sig.push(o);
       }
-      w.signallers = sig;
+      w.signallers = b.pending > 0 ? sig : sig.concat(txOnly.filter((o) => s.agents[o]!.status === 'run' && o !== a));
       const inflight = s.inflight.filter((o) => o.bar === key || o.targets?.includes(key));
       if (b.pending > 0) {
         let who: string;
         if (sig.length) who = `; agents that arrive on ${declName}: ${sig.map(describe).join(', ')}`;
         else if (all.length) who = `; every agent that arrives on ${declName} has stopped: ${all.map(describe).join(', ')}`;
-        else who = `; no agent arrives on ${declName} anywhere in the kernel`;
+        else who = `; no agent arrives on ${declName} anywhere in the kernel${txOnly.length ? ` (${txOnly.map((o) => p.agents[o]!.name).join(', ')} only move${txOnly.length === 1 ? 's' : ''} its tx-count: expect_tx / copies without an arrive)` : ''}`;
         const inf = inflight.filter((o) => o.kind !== 'tma');
         w.reasons.push(`${b.pending} of ${b.expected} arrivals are missing${who}${inf.length ? `; ${inf.length} asynchronous arrive(s) still in flight` : ''}`);
       }
