@@ -15,8 +15,8 @@ const ALLOWED: Record<string, string[]> = {
   report: ['model', 'kernel', 'machine', 'sim'],
   examples: ['kernel'],
   lang: ['model', 'kernel', 'machine'],
-  bench: ['model', 'kernel', 'machine', 'sim', 'check', 'report', 'examples', 'lang'],
-  cli: ['model', 'kernel', 'machine', 'sim', 'check', 'report', 'examples', 'lang'],
+  bench: ['model', 'kernel', 'machine', 'sim', 'check', 'report', 'examples', 'lang', 'web'],
+  cli: ['model', 'kernel', 'machine', 'sim', 'check', 'report', 'examples', 'lang', 'web'],
   web: ['model', 'kernel', 'machine', 'sim', 'check', 'report', 'examples', 'lang'],
 };
 

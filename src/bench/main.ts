@@ -53,5 +53,18 @@ function calibrationReport() {
   console.log(`median |error| ${(r.median * 100).toFixed(1)}% (target ≤ 5%), max ${(r.max * 100).toFixed(1)}% (target ≤ 15%)`);
 }
 
+async function webReport() {
+  console.log('\nmbsim bench — explorer timeline scrubbing (headless Chromium, production build)');
+  const { existsSync } = await import('node:fs');
+  if (!existsSync(process.env.MBSIM_CHROMIUM ?? '/usr/bin/chromium')) {
+    console.log('skipped: no Chromium at /usr/bin/chromium (apt-get install chromium)');
+    return;
+  }
+  const { benchScrubFps } = await import('../web/bench.js');
+  const fps = await benchScrubFps({ log: (s: string) => console.log(`  ${s}`) });
+  console.log(`scrub frame rate on a ≥100,000-event timeline: ${fps.toFixed(1)} frames/s (target 60)`);
+}
+
 main();
 calibrationReport();
+await webReport();

@@ -2,7 +2,7 @@
  * The `mbsim` command line. Thin: it parses flags (commander), calls the library and renders.
  * Exit codes: 0 ok, 1 a hazard was found (hang, trap, undefined behaviour), 2 bad input.
  */
-import { readFileSync, writeFileSync, renameSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync, renameSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import pc from 'picocolors';
 import { EXAMPLES, findExample } from '../examples/index.js';
@@ -221,6 +221,33 @@ export async function main(argv: string[], io: IO = nodeIO()): Promise<number> {
         }
       }
       io.out(out.join('\n\n'));
+    });
+
+  program
+    .command('serve')
+    .description('serve the interactive explorer on localhost (the engine runs in your browser)')
+    .argument('[file]', 'a sketch file (.mbk) to open')
+    .addOption(new Option('--port <N>', 'port to listen on').default(5177).argParser(parseIntArg('--port')))
+    .action(async (file: string | undefined, o: { port: number }) => {
+      if (file !== undefined && !existsSync(file)) throw new UsageError(`no such file: ${file}`);
+      if (o.port < 0 || o.port > 65535) throw new UsageError(`--port ${o.port} is outside 0..65535`);
+      const { startServer } = await import('../web/server/serve.js');
+      let server: Awaited<ReturnType<typeof startServer>>;
+      try {
+        server = await startServer({ port: o.port, ...(file !== undefined ? { file } : {}) });
+      } catch (err) {
+        const e = err as NodeJS.ErrnoException;
+        if (e.code === 'EADDRINUSE') throw new UsageError(`port ${o.port} is in use; pick another with --port`);
+        throw new UsageError(e.message.includes('no built explorer') ? 'the explorer is not built: run `npm run build:web` (npm ci does it)' : e.message);
+      }
+      io.out(`mbsim explorer at ${server.url}${file ? ` (opening ${file})` : ''} — Ctrl-C to stop`);
+      await new Promise<void>((done) => {
+        const stop = () => {
+          void server.close().then(done);
+        };
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      });
     });
 
   try {

@@ -1,0 +1,336 @@
+/**
+ * The explorer's data model of one run: the simulator's spans and events rearranged for drawing and
+ * lookups (per-lane sorted typed arrays, binary search) and each barrier's state history, captured
+ * from the machine's own state after every step (`simulate`'s `onStep`). Pure; no DOM.
+ */
+import type { Kernel } from '../kernel/ir.js';
+import type { MachineEvent } from '../machine/events.js';
+import { Machine, type MachineState } from '../machine/machine.js';
+import { instantiate, KernelError, type Program } from '../machine/program.js';
+import type { MBarrier } from '../model/mbarrier.js';
+import { simulate, type SimResult, type Span } from '../sim/simulate.js';
+
+/** Span kinds, by code (index into this array). */
+export const SPAN_KINDS = ['op', 'stall', 'tma', 'mma', 'store', 'signal'] as const;
+
+/** A lane of spans (an agent, a TMA engine, a tensor core, a cluster network), sorted by start. */
+export interface SpanLane {
+  id: string;
+  label: string;
+  group: 'agent' | 'unit';
+  n: number;
+  t0: Float64Array;
+  t1: Float64Array;
+  /** Running maximum of t1 (for binary search with overlapping spans). */
+  maxEnd: Float64Array;
+  kind: Uint8Array;
+  /** Sub-row of each span (overlapping asynchronous operations are stacked). */
+  sub: Uint8Array;
+  subRows: number;
+  /** Index of each span in {@link RunModel.spans}. */
+  src: Int32Array;
+  /** Agent index for agent lanes, else −1. */
+  agent: number;
+}
+
+/** A barrier's state after each step that touched it (entry 0: the initial state). */
+export interface BarrierLane {
+  key: number;
+  label: string;
+  n: number;
+  /** Index of the last event of the step after which this state holds (−1: initial). */
+  ev: Int32Array;
+  t: Float64Array;
+  phase: Int32Array;
+  pending: Int32Array;
+  expected: Int32Array;
+  tx: Int32Array;
+  valid: Uint8Array;
+}
+
+/** One barrier's state at a point of the run. */
+export interface BarState {
+  phase: number;
+  pending: number;
+  expected: number;
+  tx: number;
+  valid: boolean;
+}
+
+/** A computed run. */
+export interface RunModel {
+  program: Program;
+  sim: SimResult;
+  events: MachineEvent[];
+  spans: Span[];
+  /** Event times, sorted (the simulator emits events in time order). */
+  evT: Float64Array;
+  spanLanes: SpanLane[];
+  barLanes: BarrierLane[];
+  /** Barrier lane by barrier key. */
+  barLaneByKey: Map<number, BarrierLane>;
+  end: number;
+  /** Milliseconds the simulation took. */
+  simMs: number;
+}
+
+/** Largest number of steps the explorer simulates (a spinning kernel would never end). */
+export const MAX_STEPS = 1_500_000;
+
+/** Instantiates and simulates `kernel`; returns the model or an error message (never throws for bad kernels). */
+export function runKernel(kernel: Kernel, overrides: Record<string, number>): { model?: RunModel; error?: string } {
+  let program: Program;
+  try {
+    const known = new Set(kernel.params.map((p) => p.name));
+    const ov: Record<string, number> = {};
+    for (const [k, v] of Object.entries(overrides)) if (known.has(k)) ov[k] = v;
+    program = instantiate(kernel, ov);
+  } catch (err) {
+    if (err instanceof KernelError) return { error: `${err.message}${err.loc ? ` (line ${err.loc.line})` : ''}` };
+    return { error: String((err as Error)?.message ?? err) };
+  }
+  try {
+    return { model: buildModel(program) };
+  } catch (err) {
+    return { error: `simulation failed: ${String((err as Error)?.message ?? err)}` };
+  }
+}
+
+class Grow {
+  ev: number[] = [];
+  t: number[] = [];
+  phase: number[] = [];
+  pending: number[] = [];
+  expected: number[] = [];
+  tx: number[] = [];
+  valid: number[] = [];
+  push(ev: number, t: number, b: MBarrier): void {
+    this.ev.push(ev);
+    this.t.push(t);
+    this.phase.push(b.phase);
+    this.pending.push(b.pending);
+    this.expected.push(b.expected);
+    this.tx.push(b.tx);
+    this.valid.push(b.status === 'valid' ? 1 : 0);
+  }
+}
+
+/** Simulates `program` and builds the model. */
+export function buildModel(program: Program): RunModel {
+  const init = new Machine(program).initial();
+  const grows: Grow[] = [];
+  for (let k = 0; k < init.bars.length; k++) {
+    const g = new Grow();
+    g.push(-1, 0, init.bars[k]!);
+    grows.push(g);
+  }
+  let evCount = 0;
+  const touched: number[] = [];
+  const mark = new Uint8Array(init.bars.length);
+  const t0 = performance.now();
+  const sim = simulate(program, {
+    maxSteps: MAX_STEPS,
+    onStep: (s: MachineState, events: readonly MachineEvent[]) => {
+      if (events.length === 0) return;
+      for (const e of events) {
+        const bar = (e as { bar?: number }).bar;
+        if (bar !== undefined && bar >= 0 && bar < mark.length && !mark[bar]) {
+          mark[bar] = 1;
+          touched.push(bar);
+        }
+      }
+      const last = evCount + events.length - 1;
+      for (const b of touched) {
+        grows[b]!.push(last, events[events.length - 1]!.t, s.bars[b]!);
+        mark[b] = 0;
+      }
+      touched.length = 0;
+      evCount += events.length;
+    },
+  });
+  const simMs = performance.now() - t0;
+  const events = sim.events ?? [];
+  const spans = sim.spans ?? [];
+  const evT = new Float64Array(events.length);
+  for (let i = 0; i < events.length; i++) evT[i] = events[i]!.t;
+
+  // Span lanes: agents in order, then each CTA's units.
+  const byLane = new Map<string, number[]>();
+  spans.forEach((sp, i) => {
+    let l = byLane.get(sp.lane);
+    if (!l) byLane.set(sp.lane, (l = []));
+    l.push(i);
+  });
+  const spanLanes: SpanLane[] = [];
+  const mkLane = (id: string, label: string, group: 'agent' | 'unit', agent: number) => {
+    const idx = (byLane.get(id) ?? []).slice().sort((a, b) => spans[a]!.t0 - spans[b]!.t0 || a - b);
+    const n = idx.length;
+    const lane: SpanLane = {
+      id, label, group, n, agent,
+      t0: new Float64Array(n), t1: new Float64Array(n), maxEnd: new Float64Array(n), kind: new Uint8Array(n), sub: new Uint8Array(n), subRows: 1, src: new Int32Array(idx),
+    };
+    const rowEnd: number[] = [];
+    let mx = -Infinity;
+    for (let j = 0; j < n; j++) {
+      const sp = spans[idx[j]!]!;
+      lane.t0[j] = sp.t0;
+      lane.t1[j] = sp.t1;
+      mx = Math.max(mx, sp.t1);
+      lane.maxEnd[j] = mx;
+      lane.kind[j] = Math.max(0, SPAN_KINDS.indexOf(sp.kind));
+      if (group === 'unit') {
+        let r = rowEnd.findIndex((e) => e <= sp.t0);
+        if (r < 0) {
+          if (rowEnd.length < 4) r = rowEnd.push(0) - 1;
+          else r = rowEnd.indexOf(Math.min(...rowEnd));
+        }
+        rowEnd[r] = sp.t1;
+        lane.sub[j] = r;
+      }
+    }
+    lane.subRows = Math.max(1, rowEnd.length);
+    spanLanes.push(lane);
+  };
+  for (const a of program.agents) mkLane(String(a.id), a.name, 'agent', a.id);
+  const units = [...byLane.keys()].filter((l) => !/^\d+$/.test(l));
+  const unitOrder = (l: string) => {
+    const m = /c(\d+)$/.exec(l);
+    const kind = l.startsWith('TMA') ? 0 : l.startsWith('TC') ? 1 : 2;
+    return (m ? Number(m[1]) : 0) * 4 + kind;
+  };
+  units.sort((a, b) => unitOrder(a) - unitOrder(b));
+  for (const u of units) mkLane(u, u.replace(/^TMA /, 'TMA engine ').replace(/^TC /, 'tensor core ').replace(/^net /, 'cluster net '), 'unit', -1);
+
+  const barLanes: BarrierLane[] = [];
+  const barLaneByKey = new Map<number, BarrierLane>();
+  for (let k = 0; k < grows.length; k++) {
+    const g = grows[k]!;
+    // Skip barriers that never exist in this CTA (arrays held by another CTA only) and are never touched.
+    if (init.bars[k]!.status !== 'valid' && g.ev.length <= 1) continue;
+    const lane: BarrierLane = {
+      key: k, label: program.barrierName(k), n: g.ev.length,
+      ev: Int32Array.from(g.ev), t: Float64Array.from(g.t), phase: Int32Array.from(g.phase), pending: Int32Array.from(g.pending),
+      expected: Int32Array.from(g.expected), tx: Int32Array.from(g.tx), valid: Uint8Array.from(g.valid),
+    };
+    barLanes.push(lane);
+    barLaneByKey.set(k, lane);
+  }
+  const end = Math.max(1, sim.cycles, events.length ? events[events.length - 1]!.t : 0);
+  return { program, sim, events, spans, evT, spanLanes, barLanes, barLaneByKey, end, simMs };
+}
+
+/** Index of the last element ≤ x in sorted `a` (−1 if none). */
+export function lastLE(a: ArrayLike<number>, x: number, n = a.length): number {
+  let lo = 0, hi = n - 1, r = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (a[mid]! <= x) {
+      r = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  return r;
+}
+
+/** Index of the first element ≥ x in sorted `a` (n if none). */
+export function firstGE(a: ArrayLike<number>, x: number, n = a.length): number {
+  let lo = 0, hi = n;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (a[mid]! < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Index of the last event at or before time `t` (−1: before the first). */
+export function eventAtTime(m: RunModel, t: number): number {
+  return lastLE(m.evT, t);
+}
+
+/** Index into a barrier lane of the state after event `ev`. */
+export function barIndexAt(l: BarrierLane, ev: number): number {
+  return Math.max(0, lastLE(l.ev, ev, l.n));
+}
+
+/** A barrier's state after event `ev`. */
+export function barStateAt(l: BarrierLane, ev: number): BarState {
+  const i = barIndexAt(l, ev);
+  return { phase: l.phase[i]!, pending: l.pending[i]!, expected: l.expected[i]!, tx: l.tx[i]!, valid: l.valid[i] === 1 };
+}
+
+/** The span of `lane` under time `t` (within `slack` cycles), or −1. */
+export function spanAt(lane: SpanLane, t: number, slack: number, sub = -1): number {
+  let i = firstGE(lane.maxEnd, t - slack, lane.n);
+  let best = -1, bestD = Infinity;
+  for (; i < lane.n && lane.t0[i]! <= t + slack; i++) {
+    if (sub >= 0 && lane.sub[i] !== sub) continue;
+    const d = t < lane.t0[i]! ? lane.t0[i]! - t : t > lane.t1[i]! ? t - lane.t1[i]! : 0;
+    if (d <= slack && d < bestD) {
+      best = i;
+      bestD = d;
+    }
+  }
+  return best;
+}
+
+/** The events caused by agent `agent` at exactly time `t` (indices). */
+export function agentEventsAt(m: RunModel, agent: number, t: number): number[] {
+  const out: number[] = [];
+  for (let i = firstGE(m.evT, t); i < m.events.length && m.evT[i] === t; i++) {
+    const e = m.events[i]! as { agent?: number };
+    if (e.agent === agent) out.push(i);
+  }
+  return out;
+}
+
+/** The barrier key an event concerns, or −1. */
+export function eventBar(e: MachineEvent): number {
+  const b = (e as { bar?: number }).bar;
+  return b === undefined ? -1 : b;
+}
+
+/** Who caused an event, as a name. */
+export function actor(m: RunModel, e: MachineEvent, asyncNames: Map<number, string>): string {
+  const a = (e as { agent?: number }).agent;
+  if (a !== undefined && a >= 0) return m.program.agents[a]?.name ?? `agent ${a}`;
+  const id = (e as { async?: number; id?: number }).async ?? (e as { id?: number }).id;
+  if (id !== undefined && id >= 0) return asyncNames.get(id) ?? `async #${id}`;
+  return '';
+}
+
+/** Names of asynchronous operations (`TMA #3 (from producer@c0)`), from the async events. */
+export function asyncNames(m: RunModel): Map<number, string> {
+  const label: Record<string, string> = {
+    tma: 'TMA', 'bulk.store': 'bulk store', 'tc.mma': 'tcgen05.mma', 'tc.commit': 'tcgen05.commit', wgmma: 'wgmma',
+    'cp.async': 'cp.async', 'cpa.arrive': 'cp.async.mbarrier.arrive', remote: 'remote signal',
+  };
+  const out = new Map<number, string>();
+  for (const e of m.events) if (e.e === 'async') out.set(e.id, `${label[e.kind] ?? e.kind} #${e.id} (from ${m.program.agents[e.agent]?.name ?? '?'})`);
+  return out;
+}
+
+/** One line describing an event, in the field's words. */
+export function describeEvent(m: RunModel, e: MachineEvent, names: Map<number, string>): string {
+  const who = actor(m, e, names);
+  const bn = (k: number) => (k >= 0 ? m.program.barrierName(k) : '?');
+  switch (e.e) {
+    case 'op': return `${who}: ${e.text}`;
+    case 'arrive': return `${who}: arrive${e.count !== 1 ? ` ×${e.count}` : ''}${e.expectTx ? `.expect_tx(${e.expectTx} B)` : ''}${e.drop ? ' (drop)' : ''} on ${bn(e.bar)}: pending ${e.pending}, tx ${e.tx}`;
+    case 'expect_tx': return `${who}: expect_tx(${e.bytes} B) on ${bn(e.bar)}: tx ${e.tx}`;
+    case 'complete_tx': return `${who}: complete_tx(${e.bytes} B) on ${bn(e.bar)}: tx ${e.tx}`;
+    case 'phase': return `${bn(e.bar)}: phase ${e.completed} completed → parity ${(e.completed + 1) & 1}`;
+    case 'wait': return `${who}: wait ${bn(e.bar)} parity ${e.parity}: ${e.pass ? 'passes' : 'blocks'}`;
+    case 'async': return `${who}: issues ${names.get(e.id) ?? e.kind}${e.bytes ? ` (${e.bytes} B)` : ''}`;
+    case 'async.done': return `${names.get(e.id) ?? `async #${e.id}`} done`;
+    case 'access': return `${who}: ${e.rw === 'r' ? 'reads' : 'writes'} ${m.program.bufferName(e.buf)} (${e.proxy}, ${e.edge})`;
+    case 'sync': return `${who}: ${e.kind} ${e.id}`;
+    case 'diag': return `${who}: ${e.diag.severity} [${e.diag.code}] ${e.diag.message}`;
+    case 'exit': return `${who}: exit`;
+  }
+}
+
+/** The source location of an event, if it has one. */
+export function eventLoc(e: MachineEvent): { line: number; col: number; file?: string } | undefined {
+  return (e as { loc?: { line: number; col: number; file?: string } }).loc;
+}

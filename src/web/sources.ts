@@ -1,0 +1,68 @@
+/**
+ * The catalog of kernels the explorer can open: the built-in TypeScript examples and the sketch
+ * files under `examples/` (bundled at build time), and turning a {@link SourceRef} into a kernel.
+ */
+import { EXAMPLES, findExample } from '../examples/index.js';
+import type { Kernel } from '../kernel/ir.js';
+import { parseSketch, SKETCH_CODES, type SketchDiagnostic } from '../lang/index.js';
+import type { SourceRef } from './share.js';
+
+const raw = import.meta.glob('../../examples/**/*.mbk', { query: '?raw', import: 'default', eager: true }) as Record<string, string>;
+
+/** A bundled sketch file. */
+export interface SketchFile {
+  /** Path relative to the repository, e.g. `examples/bugs/B01.mbk`. */
+  path: string;
+  text: string;
+  /** First comment line, without `#`. */
+  summary: string;
+  group: 'sketches' | 'bugs';
+}
+
+export const SKETCH_FILES: SketchFile[] = Object.entries(raw)
+  .map(([k, text]) => {
+    const path = k.replace(/^(\.\.\/)+/, '');
+    const first = text.split(/\r?\n/).find((l) => l.startsWith('#')) ?? '';
+    return { path, text, summary: first.replace(/^#\s*/, ''), group: path.includes('/bugs/') ? 'bugs' as const : 'sketches' as const };
+  })
+  .sort((a, b) => (a.group === b.group ? a.path.localeCompare(b.path) : a.group === 'sketches' ? -1 : 1));
+
+export const isExample = (n: string): boolean => !!findExample(n);
+export const isFile = (p: string): boolean => SKETCH_FILES.some((f) => f.path === p);
+export { EXAMPLES };
+
+/** The sketch twin of a built-in example (`examples/NAME.mbk`), if bundled. */
+export function sketchTwin(name: string): SketchFile | undefined {
+  return SKETCH_FILES.find((f) => f.path === `examples/${name}.mbk`);
+}
+
+/** What loading a source gives: the kernel (when it parses), its sketch text (if any) and diagnostics. */
+export interface Loaded {
+  kernel?: Kernel;
+  /** Sketch text, for source lines; absent for builder kernels. */
+  text?: string;
+  /** File name used in diagnostics and locations. */
+  file: string;
+  diagnostics: SketchDiagnostic[];
+  /** Human name for the menu / title. */
+  title: string;
+}
+
+/** Loads a source (never throws). */
+export function load(src: SourceRef): Loaded {
+  if (src.kind === 'example') {
+    const ex = findExample(src.name);
+    if (!ex) return { file: src.name, diagnostics: [], title: src.name };
+    try {
+      return { kernel: ex.build(), file: `${ex.name} (built-in)`, diagnostics: [], title: `${ex.name} (built-in)` };
+    } catch (err) {
+      return { file: ex.name, diagnostics: [{ code: SKETCH_CODES.internal, message: String((err as Error).message), hint: '', file: ex.name, line: 1, col: 1, endCol: 2 }], title: ex.name };
+    }
+  }
+  const file = src.kind === 'file' ? src.path : src.name;
+  const text = src.kind === 'file' ? SKETCH_FILES.find((f) => f.path === src.path)?.text ?? '' : src.text;
+  const r = parseSketch(text, file);
+  const out: Loaded = { text, file, diagnostics: r.diagnostics, title: file };
+  if (r.kernel) out.kernel = r.kernel;
+  return out;
+}

@@ -1,0 +1,243 @@
+/// <reference lib="dom" />
+/**
+ * Barrier mechanism (the seed's first figure, made live): one mbarrier as its 64-bit word's fields,
+ * the operations as buttons that call the model's functions (src/model/mbarrier.ts) on it, the
+ * completion condition, the result of a parity wait, and the model's diagnostic for every undefined
+ * operation (code, message, what an H200 does).
+ */
+import type { Diagnostic } from '../../model/diagnostics.js';
+import { encodeWord } from '../../model/encoding.js';
+import { arrive, completeTx, init, newBarrier, testParity, TRAP, type MBarrier } from '../../model/mbarrier.js';
+import { h, replace, setText } from '../dom.js';
+
+type FieldId = 'phase' | 'pending' | 'expected' | 'tx';
+
+/** The chapter's words for each field (seed chapter 08, "mbarrier"). */
+const EXPLAIN: Record<FieldId, { title: string; bits: string; text: string[] }> = {
+  phase: {
+    title: 'Phase parity',
+    bits: 'bit 63',
+    text: [
+      'The phase identifies the current round. With a parity-based wait, the kernel only tracks phase % 2, a zero-or-one value called the phase parity.',
+      'The same mbarrier can be reused, with each round called a phase. After one phase completes, the barrier automatically enters the next phase and begins waiting for a new set of arrivals. Phase parity alternates between 0 and 1 so the consumer can identify the particular completion it is waiting for.',
+    ],
+  },
+  pending: {
+    title: 'Pending arrival count',
+    bits: 'bits 62–43 (stored as 2^20 − pending)',
+    text: [
+      'The arrival counter says how many arrivals are still missing in the current round.',
+      'Every arrival reduces the amount of work the barrier is still waiting for. For a TMA load, mbarrier.arrive.expect_tx(bytes) contributes one arrival; tcgen05.commit…mbarrier::arrive reports one arrival after the earlier tcgen05 operations complete; an ordinary thread can execute mbarrier.arrive directly.',
+    ],
+  },
+  expected: {
+    title: 'Expected arrival count',
+    bits: 'bits 20–1 (stored as 2^20 − expected)',
+    text: [
+      'An mbarrier must first be initialized. During init, the kernel specifies how many arrivals each phase expects. The barrier starts in phase 0, with its pending arrival count set to the expected arrival count.',
+      'When a phase completes, the pending count is re-armed from the expected count for the next phase.',
+    ],
+  },
+  tx: {
+    title: 'tx-count',
+    bits: 'bits 41–21 (stored as −tx mod 2^21)',
+    text: [
+      'For TMA loads, the barrier also uses a tx-count to track bytes that have not yet finished transferring.',
+      'mbarrier.arrive.expect_tx(bytes) adds the number of bytes the TMA engine is expected to transfer to the tx-count. As the TMA engine finishes each transfer, hardware reports complete-tx updates that reduce the tx-count. The current phase completes only when pending arrival count == 0 and tx-count == 0.',
+    ],
+  },
+};
+
+/** The seed's figure as a scripted sequence of operations. */
+const SEED_SCRIPT: { label: string; run: (b: MBarrier, d: Diagnostic[]) => number }[] = [
+  { label: 'init(1)', run: (b, d) => init(b, 1, d) },
+  { label: 'arrive.expect_tx(4096)', run: (b, d) => arrive(b, 1, { expectTx: 4096 }, d) },
+  { label: 'complete_tx(2048) — first TMA copy lands', run: (b, d) => completeTx(b, 2048, d) },
+  { label: 'complete_tx(2048) — second TMA copy lands', run: (b, d) => completeTx(b, 2048, d) },
+];
+
+export interface MechanismView {
+  el: HTMLElement;
+}
+
+export function mechanismView(): MechanismView {
+  let b: MBarrier = newBarrier();
+  let trapped: Diagnostic | null = null;
+  let focus: FieldId = 'phase';
+  let seedStep = 0;
+  const log: { text: string; cls: string }[] = [];
+
+  const wordHex = h('code', { class: 'word-hex', 'aria-label': '64-bit word in hex' });
+  const fieldBtns = new Map<FieldId, { btn: HTMLButtonElement; val: HTMLElement }>();
+  const fieldCell = (id: FieldId, cls: string) => {
+    const val = h('span', { class: 'field-val' });
+    const btn = h('button', { class: `field ${cls}`, type: 'button', 'aria-pressed': 'false', 'aria-label': `${EXPLAIN[id].title} field`, 'data-field': id },
+      h('span', { class: 'field-bits' }, EXPLAIN[id].bits.replace(/ \(.*$/, '')), h('span', { class: 'field-name' }, EXPLAIN[id].title), val);
+    btn.addEventListener('click', () => {
+      focus = id;
+      render();
+    });
+    fieldBtns.set(id, { btn, val });
+    return btn;
+  };
+  const unknown = (bits: string) => h('span', { class: 'field unknown', title: 'never seen set on an H200' }, h('span', { class: 'field-bits' }, bits), h('span', { class: 'field-name' }, '?'));
+  const word = h('div', { class: 'word', role: 'group', 'aria-label': 'mbarrier fields (click one to explain it)' },
+    fieldCell('phase', 'f-phase'), fieldCell('pending', 'f-pending'), unknown('42'), fieldCell('tx', 'f-tx'), fieldCell('expected', 'f-expected'), unknown('0'));
+  const explainTitle = h('h3', {});
+  const explainBody = h('div', {});
+  const explain = h('div', { class: 'explain', 'aria-live': 'polite', id: 'mech-explain' }, explainTitle, explainBody);
+
+  const status = h('p', { class: 'mech-status', id: 'mech-status', 'aria-live': 'polite' });
+  const condPending = h('li', { id: 'cond-pending' });
+  const condTx = h('li', { id: 'cond-tx' });
+  const condVerdict = h('p', { class: 'cond-verdict', id: 'cond-verdict' });
+  const cond = h('div', { class: 'cond' }, h('h3', {}, 'Completion condition'), h('ul', {}, condPending, condTx), condVerdict);
+  const waitResult = h('p', { class: 'wait-result', id: 'wait-result', 'aria-live': 'polite' }, 'try_wait not run yet.');
+  const diagBox = h('div', { class: 'diag', id: 'mech-diag', role: 'alert', hidden: true });
+  const logList = h('ol', { class: 'oplog', id: 'mech-log', 'aria-label': 'operations applied' });
+
+  const num = (label: string, value: number, min: number, max: number) =>
+    h('input', { type: 'number', value, min, max, step: 1, 'aria-label': label, class: 'num' });
+  const initCount = num('init count', 1, 0, 1 << 21);
+  const etxBytes = num('arrive.expect_tx bytes', 4096, 0, 1 << 21);
+  const ctxBytes = num('complete_tx bytes', 2048, 0, 1 << 21);
+  const parSel = h('select', { 'aria-label': 'try_wait parity' }, h('option', { value: '0' }, '0'), h('option', { value: '1' }, '1'));
+  const button = (label: string, aria: string, fn: () => void, title = '') => {
+    const btn = h('button', { type: 'button', 'aria-label': aria, title: title || aria }, label);
+    btn.addEventListener('click', fn);
+    return btn;
+  };
+  const intOf = (el: HTMLInputElement) => {
+    const v = Number(el.value);
+    return Number.isFinite(v) ? Math.trunc(v) : 0;
+  };
+
+  const apply = (label: string, fn: (b: MBarrier, d: Diagnostic[]) => number) => {
+    if (trapped) {
+      log.push({ text: `${label}: ignored — the kernel already trapped; Reset to start over`, cls: 'err' });
+      render();
+      return;
+    }
+    const before = b.phase;
+    const diags: Diagnostic[] = [];
+    const r = fn(b, diags);
+    const shown = diags[0] ?? null;
+    let text = label;
+    let cls = '';
+    if (r === TRAP || diags.some((d) => d.trap)) {
+      trapped = diags.find((d) => d.trap) ?? shown;
+      text += ' → the H200 traps here';
+      cls = 'err';
+    } else if (b.phase > before) {
+      text += ` → phase ${before} completed; parity is now ${b.phase & 1}`;
+      cls = 'ok';
+    }
+    if (diags.length) text += ` [${diags.map((d) => d.code).join(', ')}]`;
+    log.push({ text, cls });
+    showDiag(shown);
+    render();
+  };
+  const showDiag = (d: Diagnostic | null) => {
+    diagBox.hidden = !d;
+    if (!d) return replace(diagBox);
+    replace(diagBox,
+      h('p', { class: 'diag-head' }, h('span', { class: `sev ${d.severity}` }, d.severity), ' ', h('code', { class: 'diag-code' }, d.code), d.trap ? h('span', { class: 'trap' }, ' traps') : ''),
+      h('p', { class: 'diag-msg' }, d.message),
+      h('p', { class: 'diag-h200' }, h('strong', {}, 'H200: '), d.h200),
+      d.state ? h('p', { class: 'diag-state' }, `state before: phase ${d.state.phase}, pending ${d.state.pending}/${d.state.expected}, tx ${d.state.tx} B (${d.state.status})`) : '');
+  };
+
+  const ops = h('div', { class: 'ops', role: 'group', 'aria-label': 'mbarrier operations' },
+    h('div', { class: 'op-row' }, button('mbarrier.init', 'init', () => apply(`init(${intOf(initCount)})`, (x, d) => init(x, intOf(initCount), d))), h('label', {}, 'count ', initCount)),
+    h('div', { class: 'op-row' }, button('mbarrier.arrive', 'arrive', () => apply('arrive', (x, d) => arrive(x, 1, {}, d)))),
+    h('div', { class: 'op-row' }, button('arrive.expect_tx', 'arrive.expect_tx', () => apply(`arrive.expect_tx(${intOf(etxBytes)})`, (x, d) => arrive(x, 1, { expectTx: intOf(etxBytes) }, d))), h('label', {}, 'bytes ', etxBytes)),
+    h('div', { class: 'op-row' }, button('complete_tx', 'complete_tx', () => apply(`complete_tx(${intOf(ctxBytes)})`, (x, d) => completeTx(x, intOf(ctxBytes), d)), 'what the TMA engine reports as bytes land'), h('label', {}, 'bytes ', ctxBytes)),
+    h('div', { class: 'op-row' }, button('tcgen05.commit completion', 'tcgen05.commit completion', () => apply('tcgen05.commit completion (arrive)', (x, d) => arrive(x, 1, {}, d)), 'the one arrival tcgen05.commit reports once the earlier tcgen05 operations complete')),
+    h('div', { class: 'op-row' }, button('try_wait.parity', 'try_wait', () => tryWait()), h('label', {}, 'parity ', parSel)),
+    h('div', { class: 'op-row' },
+      button('Reset', 'reset barrier', () => {
+        b = newBarrier();
+        trapped = null;
+        seedStep = 0;
+        log.length = 0;
+        showDiag(null);
+        setText(waitResult, 'try_wait not run yet.');
+        render();
+      }),
+      button('Chapter figure: next step', "chapter figure next step", () => {
+        if (seedStep === 0) {
+          b = newBarrier();
+          trapped = null;
+          log.length = 0;
+          showDiag(null);
+        }
+        const st = SEED_SCRIPT[seedStep]!;
+        apply(st.label, st.run);
+        seedStep = (seedStep + 1) % SEED_SCRIPT.length;
+      }, "steps through the seed's figure: init(1), arrive.expect_tx(4096), two 2,048-byte TMA copies")),
+  );
+
+  const tryWait = () => {
+    const p = Number(parSel.value) & 1;
+    if (b.status !== 'valid') {
+      setText(waitResult, `try_wait.parity(${p}) on a barrier that is not initialized: undefined`);
+      return;
+    }
+    const ok = testParity(b, p);
+    const msg = ok
+      ? `try_wait.parity(${p}) → true: the phase with parity ${p} (the one before the current phase ${b.phase}) has completed; the consumer proceeds.`
+      : `try_wait.parity(${p}) → false: the current phase ${b.phase} has parity ${p} and has not completed; the consumer retries (blocks).`;
+    setText(waitResult, msg);
+    waitResult.className = `wait-result ${ok ? 'pass' : 'block'}`;
+    log.push({ text: `try_wait.parity(${p}) → ${ok}`, cls: ok ? 'ok' : '' });
+    renderLog();
+  };
+
+  const renderLog = () => {
+    replace(logList, ...log.slice(-12).map((l) => h('li', { class: l.cls }, l.text)));
+  };
+
+  function render(): void {
+    const valid = b.status === 'valid';
+    const word = valid ? encodeWord(b) : null;
+    setText(wordHex, word === null ? `0x${'?'.repeat(16)} (${b.status === 'uninit' ? 'not initialized' : 'invalidated'})` : `0x${word.toString(16).padStart(16, '0')}`);
+    const vals: Record<FieldId, string> = {
+      phase: valid ? `${b.phase & 1}  (phase ${b.phase})` : '—',
+      pending: valid ? String(b.pending) : '—',
+      expected: valid ? String(b.expected) : '—',
+      tx: valid ? `${b.tx} B` : '—',
+    };
+    for (const [id, f] of fieldBtns) {
+      setText(f.val, vals[id]);
+      f.btn.setAttribute('aria-pressed', String(id === focus));
+      f.btn.classList.toggle('focused', id === focus);
+    }
+    const ex = EXPLAIN[focus];
+    setText(explainTitle, `${ex.title} — ${ex.bits}`);
+    replace(explainBody, ...ex.text.map((t) => h('p', {}, t)));
+    setText(status, trapped
+      ? `Trapped: the H200 stops the kernel here (${trapped.code}). Reset to start over.`
+      : valid ? `Phase ${b.phase} (parity ${b.phase & 1}): waiting for ${b.pending} of ${b.expected} arrivals and ${b.tx} tx bytes.`
+        : 'Not initialized: init the barrier first (any other operation is undefined).');
+    status.classList.toggle('trapped', !!trapped);
+    const pOk = valid && b.pending === 0, tOk = valid && b.tx === 0;
+    setText(condPending, `pending arrival count == 0   (now ${valid ? b.pending : '—'})  ${pOk ? '✓' : '✗'}`);
+    setText(condTx, `tx-count == 0   (now ${valid ? b.tx : '—'})  ${tOk ? '✓' : '✗'}`);
+    condPending.className = pOk ? 'yes' : 'no';
+    condTx.className = tOk ? 'yes' : 'no';
+    setText(condVerdict, !valid ? 'The barrier is not initialized.'
+      : pOk && !tOk ? 'All arrivals are in; the phase waits for the remaining bytes.'
+        : !pOk && tOk ? `The phase waits for ${b.pending} more arrival${b.pending === 1 ? '' : 's'}.`
+          : `The phase waits for ${b.pending} arrival${b.pending === 1 ? '' : 's'} and ${b.tx} bytes.`);
+    renderLog();
+  }
+
+  const el = h('section', { class: 'view mechanism', id: 'view-mechanism', 'aria-labelledby': 'mech-h' },
+    h('h2', { id: 'mech-h' }, 'Barrier mechanism'),
+    h('p', { class: 'lead' }, 'One mbarrier, as the 64-bit word an H200 keeps. Click a field for its role; apply operations with the buttons. Every operation runs the model’s own function (src/model/mbarrier.ts).'),
+    h('div', { class: 'mech-grid' },
+      h('div', {}, word, h('p', { class: 'word-line' }, 'word: ', wordHex), explain, status, cond, waitResult, diagBox),
+      h('div', {}, h('h3', {}, 'Operations'), ops, h('h3', {}, 'Log'), logList)));
+  render();
+  return { el };
+}
