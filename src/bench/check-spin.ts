@@ -82,16 +82,19 @@ export interface BenchRun {
   wallMs: number;
   /** Peak memory in bytes (mbsim: growth of the process RSS during the run, and the search's own estimate; spin: pan's report). */
   peakBytes: number;
+  /** CPU time (user + system) in ms, when measured. */
+  cpuMs?: number;
   detail: string;
 }
 
 /** Runs `mbsim check` on the SPIN pipeline. Peak memory: max RSS growth sampled during the run. */
-export function benchCheckSpin(prm: SpinParams, opts: CheckOptions = {}): BenchRun & { estimateBytes: number; depth: number } {
+export function benchCheckSpin(prm: SpinParams, opts: CheckOptions = {}): BenchRun & { estimateBytes: number; depth: number; cpuMs: number; kinds: string[] } {
   const program = instantiate(spinPipeline(prm));
   if (global.gc) global.gc();
   const rss0 = process.memoryUsage().rss;
   let peak = rss0;
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   const r = check(program, {
     timeout: 600_000,
     maxStates: 50_000_000,
@@ -102,11 +105,13 @@ export function benchCheckSpin(prm: SpinParams, opts: CheckOptions = {}): BenchR
     },
   });
   const wallMs = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
   peak = Math.max(peak, process.memoryUsage().rss);
   const h = r.hazards[0];
   return {
     tool: 'mbsim', params: prm, verdict: r.verdict, states: r.coverage.states, transitions: r.coverage.transitions, wallMs,
-    peakBytes: peak - rss0, estimateBytes: r.coverage.memoryBytes, depth: r.coverage.depth,
+    peakBytes: peak - rss0, estimateBytes: r.coverage.memoryBytes, depth: r.coverage.depth, cpuMs: (cpu.user + cpu.system) / 1000,
+    kinds: [...new Set(r.hazards.map((h) => h.kind))],
     detail: h ? `${h.kind}: ${h.message} (trace ${h.trace.length} steps)` : r.complete ? 'no hazard in any schedule' : `stopped: ${r.stoppedBy}`,
   };
 }
@@ -140,7 +145,7 @@ export function runSpin(prm: SpinParams, pml = defaultPml(), timeoutMs = 600_000
     const useTime = existsSync('/usr/bin/time');
     const t0 = performance.now();
     const r = useTime
-      ? spawnSync('/usr/bin/time', ['-f', 'MAXRSS_KB=%M', './pan', '-m1000000'], { cwd: dir, encoding: 'utf8', timeout: timeoutMs, maxBuffer: 64 << 20 })
+      ? spawnSync('/usr/bin/time', ['-f', 'MAXRSS_KB=%M CPU_S=%U+%S', './pan', '-m1000000'], { cwd: dir, encoding: 'utf8', timeout: timeoutMs, maxBuffer: 64 << 20 })
       : spawnSync('./pan', ['-m1000000'], { cwd: dir, encoding: 'utf8', timeout: timeoutMs, maxBuffer: 64 << 20 });
     const wallMs = performance.now() - t0;
     const text = `${r.stdout ?? ''}\n${r.stderr ?? ''}`;
@@ -151,14 +156,17 @@ export function runSpin(prm: SpinParams, pml = defaultPml(), timeoutMs = 600_000
     const stored = num(/([\d.e+]+) states, stored/);
     const trans = num(/([\d.e+]+) transitions/);
     const rssKb = num(/MAXRSS_KB=(\d+)/);
+    const cpuM = /CPU_S=([\d.]+)\+([\d.]+)/.exec(text);
+    const cpuMs = cpuM ? (Number(cpuM[1]) + Number(cpuM[2])) * 1000 : NaN;
     const memMb = num(/([\d.]+)\s+total actual memory usage/);
+    // pan prints "errors: N"; the first error line is "pan:1: <what> (at depth D)".
     let verdict = 'ok';
-    if (/invalid end state/.test(text)) verdict = 'hang';
-    else if (/assertion violated/.test(text)) verdict = 'race';
-    else if (!/errors: 0/.test(text)) verdict = 'error';
+    if (!/errors: 0\b/.test(text)) {
+      verdict = /pan:1: invalid end state/.test(text) ? 'hang' : /pan:1: assertion violated/.test(text) ? 'race' : 'error';
+    }
     const peakBytes = Number.isFinite(rssKb) ? rssKb * 1024 : Number.isFinite(memMb) ? memMb * 1024 * 1024 : NaN;
-    const line = /pan:.*$/m.exec(text)?.[0] ?? '';
-    return { tool: 'spin', params: prm, verdict, states: stored, transitions: trans, wallMs, peakBytes, detail: line || (verdict === 'ok' ? 'errors: 0' : '') };
+    const line = /pan:1:.*$/m.exec(text)?.[0] ?? '';
+    return { tool: 'spin', params: prm, verdict, states: stored, transitions: trans, wallMs, cpuMs, peakBytes, detail: line || (verdict === 'ok' ? 'errors: 0' : '') };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

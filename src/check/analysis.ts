@@ -40,6 +40,8 @@ export interface Analysis {
   histCount: number[];
   /** Barrier array names that receive transaction bytes (targets of TMA, expect_tx, complete_tx). */
   dataBarriers: Set<string>;
+  /** Barrier array names some role credits or expects on directly (standalone expect_tx / complete_tx). */
+  directTx: Set<string>;
   /** PorClass per role per instruction index. */
   por: PorClass[][];
   /** Symmetry groups (only groups of two or more agents). */
@@ -146,6 +148,7 @@ export function analyse(p: Program): Analysis {
   const locs: SrcLoc[] = [];
   const locIndex = new Map<SrcLoc, number>();
   const dataBarriers = new Set<string>();
+  const directTx = new Set<string>();
   let usesNamed = false;
   const por: PorClass[][] = [];
   const waitArrays: Set<string>[] = [];
@@ -164,6 +167,7 @@ export function analyse(p: Program): Analysis {
       const op = ins.op;
       if (op.op === 'cp.async.bulk' || op.op === 'mbarrier.expect_tx' || op.op === 'mbarrier.complete_tx' || (op.op === 'mbarrier.arrive' && op.expectTx)) dataBarriers.add(op.bar.name);
       if (op.op === 'bar.sync' || op.op === 'bar.arrive') usesNamed = true;
+      if (op.op === 'mbarrier.expect_tx' || op.op === 'mbarrier.complete_tx') directTx.add(op.bar.name);
       if (op.op === 'mbarrier.wait') waits.add(op.bar.name);
       cls.push(LOCAL_OPS.has(op.op) ? 'local' : ISSUE_OPS.has(op.op) ? 'issue' : 'sync');
     });
@@ -216,5 +220,5 @@ export function analyse(p: Program): Analysis {
     for (const id of members) groupOf[id] = gi;
   }
   const frameLen = p.agents.map((a) => p.roles[a.role]!.slots.length);
-  return { locs, locIndex, waitSlots, histLen, histBase, histCount, dataBarriers, por, groups, groupOf, usesNamed, frameLen };
+  return { locs, locIndex, waitSlots, histLen, histBase, histCount, dataBarriers, directTx, por, groups, groupOf, usesNamed, frameLen };
 }

@@ -25,7 +25,8 @@ export interface IO {
 
 const nodeIO = (): IO => ({
   out: (s) => process.stdout.write(s.endsWith('\n') ? s : `${s}\n`),
-  err: (s) => process.stderr.write(s.endsWith('\n') ? s : `${s}\n`),
+  // A line starting with \r redraws a status line in place (progress); others end with a newline.
+  err: (s) => process.stderr.write(s.startsWith('\r') || s.endsWith('\n') ? s : `${s}\n`),
   color: !!process.stdout.isTTY && !process.env.NO_COLOR,
 });
 
@@ -196,6 +197,35 @@ export async function main(argv: string[], io: IO = nodeIO()): Promise<number> {
     .option('--phase-table <ROLE:BARRIER:VAR>', 'print the phase-tracking table for a role\'s waits on a barrier array')
     .action(async (target: string, o: RunOpts) => {
       code = await runVerb(target, o, io);
+    });
+
+  program
+    .command('check')
+    .description('explore every schedule and completion order: hangs, races, phase bugs, with shortest counterexamples')
+    .argument('<kernel>', 'a built-in example name or a sketch file')
+    .option('--set <NAME=VALUE>', 'override a parameter (repeatable)', (v: string, acc: Record<string, number>) => parseSet(v, acc), {})
+    .option('--json', 'print the result as JSON (schema mbsim.check/1, docs/CHECK.md)')
+    .option('--sarif <FILE>', 'also write the hazards as SARIF 2.1.0')
+    .option('--max-states <N>', 'stop after this many states (verdict incomplete)', parseIntArg('--max-states'))
+    .option('--timeout <SECONDS>', 'stop after this many seconds (verdict incomplete)', parseIntArg('--timeout'))
+    .option('--max-memory <MB>', 'stop when the search holds about this much memory (verdict incomplete)', parseIntArg('--max-memory'))
+    .option('--all', 'keep exploring after the first hazard to report every kind that is reachable')
+    .action(async (target: string, o: { set: Record<string, number>; json?: boolean; sarif?: string; maxStates?: number; timeout?: number; maxMemory?: number; all?: boolean }) => {
+      const loaded = await loadKernel(target);
+      const prog = instantiateOrExplain(loaded.kernel, o.set, loaded.origin);
+      if (o.sarif) {
+        const dir = (await import('node:path')).dirname(o.sarif);
+        if (!existsSync(dir)) throw new UsageError(`cannot write ${o.sarif}: ENOENT`);
+      }
+      const { runCheckCli } = await import('../check/index.js');
+      code = await runCheckCli(prog, {
+        ...(o.json ? { json: true } : {}),
+        ...(o.sarif ? { sarif: o.sarif } : {}),
+        ...(o.maxStates !== undefined ? { maxStates: o.maxStates } : {}),
+        ...(o.timeout !== undefined ? { timeoutMs: o.timeout * 1000 } : {}),
+        ...(o.maxMemory !== undefined ? { maxMemoryMb: o.maxMemory } : {}),
+        ...(o.all ? { all: true } : {}),
+      }, { out: io.out, err: io.err, color: io.color && !!process.stderr.isTTY });
     });
 
   program

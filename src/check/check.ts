@@ -1,0 +1,243 @@
+/**
+ * `check(program, opts)`: the exhaustive checker's entry point. Runs the explorer, then rebuilds
+ * each hazard's shortest trace by replaying its schedule through the machine's pure `step`, with
+ * numbered steps, the barrier states after each step, the per-barrier ledger of the trace and, for
+ * races, the happens-before analysis of the trace.
+ */
+import { Machine, type Choice, type MachineState } from '../machine/machine.js';
+import type { MachineEvent } from '../machine/events.js';
+import type { Program } from '../machine/program.js';
+import type { Severity } from '../model/diagnostics.js';
+import type { SrcLoc } from '../kernel/ir.js';
+import { actorNamer, buildLedger, type Ledger } from '../report/ledger.js';
+import { decodeChoice, explore, type ExploreOptions, type Progress, type RawHazard } from './explore.js';
+import { happensBefore } from './hb.js';
+
+/** Options of {@link check}. */
+export interface CheckOptions {
+  /** Stop (verdict `incomplete`) after this many distinct states. Default 5,000,000. */
+  maxStates?: number;
+  /** Stop when the estimated memory of the search exceeds this many bytes. Default 2 GiB. */
+  maxMemory?: number;
+  /** Stop after this many milliseconds. Default 60,000. */
+  timeout?: number;
+  /** Keep exploring after the first error hazard (default: finish that depth, then stop). */
+  all?: boolean;
+  /** Partial-order reduction (default true). */
+  por?: boolean;
+  /** Symmetry reduction (default true). */
+  symmetry?: boolean;
+  onProgress?: (p: Progress) => void;
+}
+
+/** The state of one barrier after a trace step. */
+export interface BarrierSnapshot {
+  name: string;
+  phase: number;
+  pending: number;
+  expected: number;
+  tx: number;
+}
+
+/** One numbered step of a counterexample. */
+export interface TraceStep {
+  n: number;
+  /** Agent name, or the async unit with its issuer (`TMA copy (from producer)`). */
+  actor: string;
+  kind: 'agent' | 'async';
+  /** Operation text. */
+  op: string;
+  loc?: SrcLoc;
+  /** Barriers this step touched, as they are after it. */
+  barriers: BarrierSnapshot[];
+  /** Notable effects: phases completed, waits passed, diagnostics. */
+  notes: string[];
+}
+
+/** A hazard with its shortest trace. */
+export interface Hazard {
+  kind: string;
+  severity: Severity;
+  message: string;
+  subject: { type: 'barrier' | 'buffer'; name: string } | null;
+  details: string[];
+  locations: SrcLoc[];
+  /** The schedule: choice codes (agent index ≥ 0, async op id as −(id + 1)). */
+  schedule: number[];
+  trace: TraceStep[];
+  ledger: Ledger;
+  /** Races: the two accesses happens-before leaves unordered, from the trace's vector clocks. */
+  race?: { first: string; second: string; explanation: string };
+}
+
+/** Verdict kinds: `ok`, `incomplete`, or the kind of the first (shortest) error hazard. */
+export type Verdict = string;
+
+/** Everything `check` found. */
+export interface CheckResult {
+  program: Program;
+  verdict: Verdict;
+  complete: boolean;
+  stoppedBy: 'max-states' | 'max-memory' | 'timeout' | 'hazard' | null;
+  hazards: Hazard[];
+  warnings: Hazard[];
+  coverage: {
+    states: number;
+    transitions: number;
+    depth: number;
+    peakFrontier: number;
+    memoryBytes: number;
+    elapsedMs: number;
+    terminalStates: number;
+    por: boolean;
+    symmetry: { role: string; cta: number; agents: number }[];
+  };
+}
+
+const KIND_LABEL: Record<string, string> = {
+  tma: 'TMA copy', 'bulk.store': 'bulk store', 'tc.mma': 'tcgen05.mma', 'tc.commit': 'tcgen05.commit', wgmma: 'wgmma',
+  'cp.async': 'cp.async', 'cpa.arrive': 'cp.async.mbarrier.arrive', remote: 'remote signal',
+};
+
+/** Replays a schedule from the initial state; returns the states, events and trace steps. */
+export function replay(program: Program, schedule: readonly number[]): { final: MachineState; events: MachineEvent[]; steps: TraceStep[]; machine: Machine } {
+  const m = new Machine(program);
+  let s = m.initial();
+  const events: MachineEvent[] = [];
+  const steps: TraceStep[] = [];
+  const namer = (evs: MachineEvent[]) => actorNamer(program, evs);
+  schedule.forEach((code, i) => {
+    const c: Choice = decodeChoice(code);
+    let actor: string;
+    let op: string;
+    let loc: SrcLoc | undefined;
+    if (c.kind === 'agent') {
+      const ins = m.nextOp(s, c.agent);
+      actor = program.agents[c.agent]!.name;
+      const ag = s.agents[c.agent]!;
+      op = ins ? (ins.op.op === 'bar.sync' && ag.sub >= 0 ? `${ins.text} (generation complete, released)` : ins.text) : '(exit)';
+      if (ins) {
+        // Resolved operands, so a reader need not evaluate the expressions.
+        const f = ag.frame;
+        const res: string[] = [];
+        const bk = ins.bar ? ins.bar(f) : -1;
+        if (bk >= 0) res.push(program.barrierName(bk));
+        const fk = ins.buf ? ins.buf(f) : -1;
+        if (fk >= 0) res.push(program.bufferName(fk));
+        if (ins.reads) for (const rd of ins.reads) {
+          const k = rd(f);
+          if (k >= 0) res.push(program.bufferName(k));
+        }
+        if (ins.ints.parity) res.push(`parity ${ins.ints.parity(f)}`);
+        if (ins.ints.expectTx) res.push(`${ins.ints.expectTx(f)} B`);
+        else if (ins.ints.bytes) res.push(`${ins.ints.bytes(f)} B`);
+        if (ins.ints.id) res.push(`id ${ins.ints.id(f)}`);
+        if (ins.ints.threads) res.push(`${ins.ints.threads(f)} threads`);
+        if (res.length) op += `  [${res.join(', ')}]`;
+      }
+      loc = ins?.loc;
+    } else {
+      const o = s.inflight.find((x) => x.id === c.id);
+      actor = o ? `${KIND_LABEL[o.kind]} (from ${program.agents[o.agent]!.name})` : `async#${c.id}`;
+      loc = o?.loc;
+      if (!o) op = 'completes';
+      else if (o.kind === 'tma') {
+        const chunk = o.chunks <= 1 ? o.left : Math.max(16, Math.floor(o.left / o.chunks / 16) * 16);
+        op = `${chunk} B land in ${program.bufferName(o.buf)} → complete_tx ${program.barrierName(o.bar)}${chunk < o.left ? ` (${o.left - chunk} B still to come)` : ''}`;
+      } else if (o.kind === 'tc.commit') op = `arrive on ${(o.targets ?? [o.bar]).map((k) => program.barrierName(k)).join(', ')} (earlier tcgen05 ops done)`;
+      else if (o.kind === 'remote') op = `${o.remote} lands on ${program.barrierName(o.bar)}`;
+      else if (o.kind === 'cpa.arrive') op = `arrive on ${program.barrierName(o.bar)}`;
+      else if (o.kind === 'bulk.store') op = `finished reading ${program.bufferName(o.buf)}`;
+      else if (o.kind === 'cp.async') op = `${o.bytes} B land in ${program.bufferName(o.buf)}`;
+      else op = `completes (read ${(o.reads ?? []).map((r) => program.bufferName(r)).join(', ')}${o.kind === 'tc.mma' && o.buf >= 0 ? `, wrote ${program.bufferName(o.buf)}` : ''})`;
+    }
+    const r = m.step(s, c, i + 1);
+    s = r.state;
+    for (const e of r.events) events.push(e);
+    const touched = new Set<number>();
+    const notes: string[] = [];
+    const who = namer(events);
+    for (const e of r.events) {
+      if ('bar' in e && typeof e.bar === 'number' && e.bar >= 0) touched.add(e.bar);
+      if (e.e === 'phase') notes.push(`phase ${e.completed} of ${program.barrierName(e.bar)} completes`);
+      else if (e.e === 'wait') notes.push(e.pass ? `wait passes (parity ${e.parity}, barrier in phase ${e.phase})` : `test fails (parity ${e.parity}, barrier in phase ${e.phase})`);
+      else if (e.e === 'diag') notes.push(`${e.diag.severity} ${e.diag.code}: ${e.diag.message}`);
+      else if (e.e === 'exit') notes.push(`${who(e.agent, -1)} exits`);
+      else if (e.e === 'sync' && e.kind === 'named.done') notes.push(`named barrier ${e.id}: generation complete`);
+      else if (e.e === 'sync' && e.kind === 'cluster.done') notes.push(`cluster barrier round ${e.id} complete`);
+    }
+    const barriers = [...touched].sort((a, b) => a - b).map((k) => {
+      const b = s.bars[k]!;
+      return { name: program.barrierName(k), phase: b.phase, pending: b.pending, expected: b.expected, tx: b.tx };
+    });
+    const step: TraceStep = { n: i + 1, actor, kind: c.kind, op, barriers, notes };
+    if (loc) step.loc = loc;
+    steps.push(step);
+  });
+  return { final: s, events, steps, machine: m };
+}
+
+function scheduleOf(raw: RawHazard, parent: Int32Array, chainOff: Int32Array, chainData: Int32Array): number[] {
+  const chains: number[][] = [];
+  for (let id = raw.state; id > 0; id = parent[id]!) {
+    const off = chainOff[id]!;
+    chains.push(Array.from(chainData.subarray(off + 1, off + 1 + chainData[off]!)));
+  }
+  chains.reverse();
+  const path = chains.flat();
+  for (const c of raw.extra) path.push(c.kind === 'agent' ? c.agent : -(c.id + 1));
+  return path;
+}
+
+/** Exhaustively checks `program`: every schedule of agents and asynchronous completions. */
+export function check(program: Program, opts: CheckOptions = {}): CheckResult {
+  const eo: ExploreOptions = {};
+  if (opts.maxStates !== undefined) eo.maxStates = opts.maxStates;
+  if (opts.maxMemory !== undefined) eo.maxMemory = opts.maxMemory;
+  if (opts.timeout !== undefined) eo.timeoutMs = opts.timeout;
+  if (opts.all !== undefined) eo.all = opts.all;
+  if (opts.por !== undefined) eo.por = opts.por;
+  if (opts.symmetry !== undefined) eo.symmetry = opts.symmetry;
+  if (opts.onProgress) eo.onProgress = opts.onProgress;
+  const r = explore(program, eo);
+  const hazards: Hazard[] = [];
+  const warnings: Hazard[] = [];
+  for (const raw of r.hazards) {
+    const schedule = scheduleOf(raw, r.parent, r.chainOff, r.chainData);
+    const rp = replay(program, schedule);
+    const isBuf = raw.kind === 'race' || (raw.subject !== null && program.buffers.some((b) => raw.subject!.startsWith(`${b.name}[`)));
+    const h: Hazard = {
+      kind: raw.kind, severity: raw.severity, message: raw.message,
+      subject: raw.subject ? { type: isBuf ? 'buffer' : 'barrier', name: raw.subject } : null,
+      details: raw.details, locations: raw.locs, schedule, trace: rp.steps, ledger: buildLedger(program, rp.events),
+    };
+    if (raw.kind === 'race') {
+      const hb = happensBefore(program, rp.events);
+      const who = actorNamer(program, rp.events);
+      const race = hb.races.filter((x) => program.bufferName(x.first.buf) === raw.subject).pop();
+      if (race) {
+        const desc = (a: typeof race.first) => `${a.rw === 'w' ? 'write' : 'read'} by ${who(a.agent, a.async)}${a.loc ? ` (line ${a.loc.line})` : ''}`;
+        const x = race.first;
+        let explanation: string;
+        if (x.async >= 0 && x.signals >= 0) explanation = `nothing orders the ${desc(race.second)} after the completion of the ${desc(x)}: no wait observing a phase of ${program.barrierName(x.signals)} completed by that copy precedes it`;
+        else if (x.async >= 0) explanation = `the ${desc(x)} is asynchronous; no completion it signals (commit, wait_group) is observed before the ${desc(race.second)}`;
+        else explanation = `no release by ${who(x.agent, -1)} after its access is acquired (through a wait, bar.sync or cluster barrier) before the ${desc(race.second)}`;
+        h.race = { first: desc(x), second: desc(race.second), explanation };
+        h.details = [...h.details, `happens-before (vector clocks over the trace): ${explanation}`];
+      }
+    }
+    (raw.severity === 'error' ? hazards : warnings).push(h);
+  }
+  const byLen = (a: Hazard, b: Hazard) => a.trace.length - b.trace.length;
+  hazards.sort(byLen);
+  warnings.sort(byLen);
+  const verdict = hazards.length ? hazards[0]!.kind : r.complete || r.stoppedBy === 'hazard' ? 'ok' : 'incomplete';
+  return {
+    program, verdict, complete: r.complete, stoppedBy: r.stoppedBy, hazards, warnings,
+    coverage: {
+      states: r.states, transitions: r.transitions, depth: r.depth, peakFrontier: r.peakFrontier, memoryBytes: r.memory,
+      elapsedMs: r.elapsedMs, terminalStates: r.terminalOk, por: opts.por !== false,
+      symmetry: r.analysis.groups.map((g) => ({ role: program.agents[g.agents[0]!]!.roleName, cta: program.agents[g.agents[0]!]!.cta, agents: g.agents.length })),
+    },
+  };
+}

@@ -1,0 +1,493 @@
+/**
+ * Compact integer encodings of machine states for the checker: a concrete encoding (exact, for the
+ * breadth-first frontier; decoded back to a {@link MachineState}) and a canonical 64-bit hash (for
+ * the visited set) that ignores what does not affect the future: the clock, the event count,
+ * asynchronous operation ids and issue times (only each issuer's order of its own operations is
+ * kept) and, for interchangeable agents, which of them is which (symmetry reduction: the members'
+ * records — agent state, history, ghosts and in-flight operations — are sorted).
+ *
+ * The checker's own per-state data travels with the state ({@link Extra}): the last phase each
+ * waiter observed on each barrier (phase-alias detection) and "ghost" accesses: accesses of
+ * tcgen05.mma operations that have completed but whose completion no commit has yet signalled.
+ *
+ * The encodings list the machine's fields explicitly (speed); the constructor and the first
+ * in-flight operation are checked against the known field sets, so a new machine field fails loudly
+ * instead of being silently ignored.
+ */
+import type { Token } from '../model/mbarrier.js';
+import type { AsyncKind } from '../machine/events.js';
+import type { AgentState, AsyncOp, MachineState } from '../machine/machine.js';
+import type { Program } from '../machine/program.js';
+import type { Analysis } from './analysis.js';
+
+const KINDS: AsyncKind[] = ['tma', 'bulk.store', 'tc.mma', 'tc.commit', 'wgmma', 'cp.async', 'cpa.arrive', 'remote'];
+function kindIx(k: AsyncKind): number {
+  switch (k) {
+    case 'tma': return 0;
+    case 'bulk.store': return 1;
+    case 'tc.mma': return 2;
+    case 'tc.commit': return 3;
+    case 'wgmma': return 4;
+    case 'cp.async': return 5;
+    case 'cpa.arrive': return 6;
+    default: return 7;
+  }
+}
+const REMOTES: AsyncOp['remote'][] = [null, 'arrive', 'arrive.expect_tx', 'arrive_drop', 'expect_tx', 'complete_tx'];
+const REMOTE_IX = new Map(REMOTES.map((k, i) => [k, i]));
+const STATUS = ['run', 'done', 'trap'] as const;
+const BSTATUS = ['uninit', 'valid', 'inval'] as const;
+
+const STATE_FIELDS = ['now', 'agents', 'bars', 'named', 'clusterDone', 'inflight', 'nextId', 'trapped', 'events'];
+const AGENT_FIELDS = ['pc', 'frame', 'status', 'sub', 'tokens', 'wgGroup', 'bulkGroup', 'clusterRound', 'tcIssued', 'tcDone', 'wgIssued', 'wgDone'];
+const OP_FIELDS = ['id', 'kind', 'agent', 'cta', 'bar', 'buf', 'reads', 'bytes', 'left', 'chunks', 'group', 'count', 'remote', 'targets', 'issued', 'seq', 'loc'];
+
+/** The checker's data that travels with a state. */
+export interface Extra {
+  /** Last phase observed by each (agent, barrier) waiter slot; −2 = never passed. */
+  hist: Int32Array;
+  /** Per agent: ghost accesses (buffer key × 2 + (write ? 1 : 0)) of completed, not yet committed tcgen05.mma; null when none. */
+  ghosts: (number[] | null)[];
+  /** Ghost writes of TMA copies that landed before their phase completed: pairs (barrier key, buffer key), sorted; null when none. */
+  tghosts: number[] | null;
+}
+
+/** A growable int32 buffer of encoded states. */
+export class StateBuf {
+  data = new Int32Array(1 << 16);
+  len = 0;
+  offs: number[] = [];
+  ids: number[] = [];
+  get count(): number {
+    return this.offs.length;
+  }
+  /** Bytes held. */
+  get bytes(): number {
+    return this.data.byteLength + this.offs.length * 16;
+  }
+  /** Empties the buffer, keeping its storage. */
+  reset(): void {
+    this.len = 0;
+    this.offs.length = 0;
+    this.ids.length = 0;
+  }
+  reserve(n: number): void {
+    if (this.len + n <= this.data.length) return;
+    let size = this.data.length * 2;
+    while (size < this.len + n) size *= 2;
+    const d = new Int32Array(size);
+    d.set(this.data.subarray(0, this.len));
+    this.data = d;
+  }
+}
+
+function checkFields(what: string, obj: object, known: string[]): void {
+  for (const k of Object.keys(obj)) {
+    if (!known.includes(k)) throw new Error(`checker: the machine's ${what} has a field '${k}' that src/check/codec.ts does not encode; extend the checker's encoding`);
+  }
+}
+
+/** Encodes, decodes and hashes states of one program. */
+export class Codec {
+  private scratch = new Int32Array(4096);
+  private n = 0;
+  private opChecked = false;
+
+  constructor(readonly p: Program, readonly an: Analysis, initial: MachineState) {
+    checkFields('state', initial, STATE_FIELDS);
+    for (const a of initial.agents) checkFields('agent state', a, AGENT_FIELDS);
+  }
+
+  private put(x: number): void {
+    if (this.n >= this.scratch.length) {
+      const d = new Int32Array(this.scratch.length * 2);
+      d.set(this.scratch);
+      this.scratch = d;
+    }
+    this.scratch[this.n++] = x;
+  }
+
+  private room(k: number): Int32Array {
+    if (this.n + k > this.scratch.length) {
+      let size = this.scratch.length * 2;
+      while (size < this.n + k) size *= 2;
+      const d = new Int32Array(size);
+      d.set(this.scratch.subarray(0, this.n));
+      this.scratch = d;
+    }
+    return this.scratch;
+  }
+
+  private putAgent(ag: AgentState, sym: boolean): void {
+    const f = ag.frame;
+    const sc = this.room(12 + f.length);
+    let n = this.n;
+    sc[n++] = ag.pc;
+    sc[n++] = ag.status === 'run' ? 0 : ag.status === 'done' ? 1 : 2;
+    sc[n++] = ag.sub;
+    sc[n++] = ag.wgGroup;
+    sc[n++] = ag.bulkGroup;
+    sc[n++] = ag.clusterRound;
+    sc[n++] = ag.tcIssued;
+    sc[n++] = ag.tcDone;
+    sc[n++] = ag.wgIssued;
+    sc[n++] = ag.wgDone;
+    sc[n++] = f.length;
+    for (let j = 0; j < f.length; j++) sc[n++] = f[j]!;
+    if (sym) sc[n - f.length + 1] = 0;
+    this.n = n;
+    if (ag.tokens) {
+      const ks = Object.keys(ag.tokens);
+      this.put(ks.length);
+      for (const k of ks) {
+        const t = ag.tokens[Number(k)]!;
+        this.put(Number(k));
+        this.put(t.barrier);
+        this.put(t.phase);
+        this.put(t.pendingBefore);
+        this.put(t.txBefore);
+        this.put(t.noComplete ? 1 : 0);
+      }
+    } else this.put(-1);
+  }
+
+  private putOp(o: AsyncOp, withId: boolean, priv: number[] | null): void {
+    if (!this.opChecked) {
+      checkFields('in-flight operation', o, OP_FIELDS);
+      this.opChecked = true;
+    }
+    const sc = this.room(20 + (o.reads ? o.reads.length : 0) + (o.targets ? o.targets.length : 0));
+    let n = this.n;
+    if (withId) {
+      sc[n++] = o.id;
+      sc[n++] = o.agent;
+      sc[n++] = o.issued;
+    }
+    sc[n++] = kindIx(o.kind);
+    sc[n++] = priv && priv.includes(o.buf) ? -2 : o.buf;
+    sc[n++] = o.cta;
+    sc[n++] = o.bar;
+    sc[n++] = o.bytes;
+    sc[n++] = o.left;
+    sc[n++] = o.chunks;
+    sc[n++] = o.group;
+    sc[n++] = o.count;
+    sc[n++] = o.seq;
+    sc[n++] = o.remote === null ? 0 : REMOTE_IX.get(o.remote)!;
+    sc[n++] = this.an.locIndex.get(o.loc) ?? -1;
+    const reads = o.reads;
+    if (reads) {
+      sc[n++] = reads.length;
+      for (let j = 0; j < reads.length; j++) sc[n++] = priv && priv.includes(reads[j]!) ? -2 : reads[j]!;
+    } else sc[n++] = -1;
+    const targets = o.targets;
+    if (targets) {
+      sc[n++] = targets.length;
+      for (let j = 0; j < targets.length; j++) sc[n++] = targets[j]!;
+    } else sc[n++] = -1;
+    this.n = n;
+  }
+
+  private putGhosts(g: number[] | null, priv: number[] | null): void {
+    if (!g) {
+      this.put(0);
+      return;
+    }
+    this.put(g.length);
+    for (const x of g) this.put(priv && priv.includes(x >> 1) ? -2 - (x & 1) : x);
+  }
+
+  /** Appends the concrete encoding of (state, extra) to `buf` under state id `id`. */
+  encode(s: MachineState, x: Extra, buf: StateBuf, id: number): void {
+    this.n = 0;
+    for (const ag of s.agents) this.putAgent(ag, false);
+    for (const b of s.bars) {
+      this.put(BSTATUS.indexOf(b.status));
+      this.put(b.phase);
+      this.put(b.pending);
+      this.put(b.expected);
+      this.put(b.tx);
+    }
+    if (this.an.usesNamed) for (const nb of s.named) {
+      this.put(nb.arrived);
+      this.put(nb.gen);
+      this.put(nb.count);
+    }
+    for (const c of s.clusterDone) this.put(c);
+    this.put(s.nextId);
+    this.put(s.inflight.length);
+    for (const o of s.inflight) this.putOp(o, true, null);
+    for (let i = 0; i < x.hist.length; i++) this.put(x.hist[i]!);
+    for (const g of x.ghosts) this.putGhosts(g, null);
+    this.putGhosts(x.tghosts, null);
+    buf.reserve(this.n);
+    buf.offs.push(buf.len);
+    buf.ids.push(id);
+    buf.data.set(this.scratch.subarray(0, this.n), buf.len);
+    buf.len += this.n;
+  }
+
+  /** Decodes the state at position `i` of `buf`. */
+  decode(buf: StateBuf, i: number): { s: MachineState; x: Extra } {
+    const d = buf.data;
+    let k = buf.offs[i]!;
+    const p = this.p;
+    const agents: AgentState[] = new Array(p.agents.length);
+    for (let a = 0; a < p.agents.length; a++) {
+      const pc = d[k++]!;
+      const status = STATUS[d[k++]!]!;
+      const sub = d[k++]!;
+      const wgGroup = d[k++]!;
+      const bulkGroup = d[k++]!;
+      const clusterRound = d[k++]!;
+      const tcIssued = d[k++]!;
+      const tcDone = d[k++]!;
+      const wgIssued = d[k++]!;
+      const wgDone = d[k++]!;
+      const n = d[k++]!;
+      const frame = new Array<number>(n);
+      for (let j = 0; j < n; j++) frame[j] = d[k++]!;
+      const nt = d[k++]!;
+      let tokens: Record<number, Token> | null = null;
+      if (nt >= 0) {
+        tokens = {};
+        for (let j = 0; j < nt; j++) {
+          const slot = d[k++]!;
+          tokens[slot] = { barrier: d[k++]!, phase: d[k++]!, pendingBefore: d[k++]!, txBefore: d[k++]!, noComplete: d[k++]! === 1 };
+        }
+      }
+      agents[a] = { pc, frame, status, sub, tokens, wgGroup, bulkGroup, clusterRound, tcIssued, tcDone, wgIssued, wgDone };
+    }
+    const nb = p.ctas * p.barriersPerCta;
+    const bars = new Array(nb);
+    for (let j = 0; j < nb; j++) bars[j] = { status: BSTATUS[d[k++]!]!, phase: d[k++]!, pending: d[k++]!, expected: d[k++]!, tx: d[k++]! };
+    const named = new Array(p.ctas * 16);
+    if (this.an.usesNamed) for (let j = 0; j < named.length; j++) named[j] = { arrived: d[k++]!, gen: d[k++]!, count: d[k++]! };
+    else for (let j = 0; j < named.length; j++) named[j] = { arrived: 0, gen: 0, count: 0 };
+    const clusterDone = new Array<number>(p.grid);
+    for (let j = 0; j < p.grid; j++) clusterDone[j] = d[k++]!;
+    const nextId = d[k++]!;
+    const ni = d[k++]!;
+    const inflight: AsyncOp[] = new Array(ni);
+    for (let j = 0; j < ni; j++) {
+      const id = d[k++]!;
+      const agent = d[k++]!;
+      const issued = d[k++]!;
+      const kind = KINDS[d[k++]!]!;
+      const bufk = d[k++]!;
+      const cta = d[k++]!;
+      const bar = d[k++]!;
+      const bytes = d[k++]!;
+      const left = d[k++]!;
+      const chunks = d[k++]!;
+      const group = d[k++]!;
+      const count = d[k++]!;
+      const seq = d[k++]!;
+      const remote = REMOTES[d[k++]!]!;
+      const li = d[k++]!;
+      const nr = d[k++]!;
+      let reads: number[] | null = null;
+      if (nr >= 0) {
+        reads = new Array(nr);
+        for (let r = 0; r < nr; r++) reads[r] = d[k++]!;
+      }
+      const nt = d[k++]!;
+      let targets: number[] | null = null;
+      if (nt >= 0) {
+        targets = new Array(nt);
+        for (let r = 0; r < nt; r++) targets[r] = d[k++]!;
+      }
+      inflight[j] = { id, kind, agent, cta, bar, buf: bufk, reads, bytes, left, chunks, group, count, remote, targets, issued, seq, loc: this.an.locs[li] ?? { line: 0, col: 0 } };
+    }
+    const hist = new Int32Array(this.an.histLen);
+    for (let j = 0; j < hist.length; j++) hist[j] = d[k++]!;
+    const ghosts: (number[] | null)[] = new Array(p.agents.length);
+    for (let a = 0; a < p.agents.length; a++) {
+      const ng = d[k++]!;
+      if (ng === 0) ghosts[a] = null;
+      else {
+        const g = new Array<number>(ng);
+        for (let j = 0; j < ng; j++) g[j] = d[k++]!;
+        ghosts[a] = g;
+      }
+    }
+    const ntg = d[k++]!;
+    let tghosts: number[] | null = null;
+    if (ntg) {
+      tghosts = new Array<number>(ntg);
+      for (let j = 0; j < ntg; j++) tghosts[j] = d[k++]!;
+    }
+    const s: MachineState = { now: 0, agents, bars, named, clusterDone, inflight, nextId, trapped: null, events: 0 };
+    return { s, x: { hist, ghosts, tghosts } };
+  }
+
+  /**
+   * Canonical 64-bit hash of (state, extra) as two uint32 in `out`. Equal for states that differ
+   * only in async ids and issue times, the interleaving of different issuers' operations in the
+   * in-flight list, and the identities of interchangeable agents.
+   */
+  hash(s: MachineState, x: Extra, out: Uint32Array): void {
+    const an = this.an;
+    this.n = 0;
+    const nA = s.agents.length;
+    const inflight = s.inflight;
+    const rec = (a: number, sym: boolean, priv: number[] | null) => {
+      this.putAgent(s.agents[a]!, sym);
+      const base = an.histBase[a]!;
+      const hc = an.histCount[a]!;
+      for (let j = 0; j < hc; j++) this.put(x.hist[base + j]!);
+      this.putGhosts(x.ghosts[a]!, priv);
+      // This agent's in-flight ops, in issue order (ids increase along the list).
+      for (let j = 0; j < inflight.length; j++) {
+        const o = inflight[j]!;
+        if (o.agent === a) this.putOp(o, false, priv);
+      }
+      this.put(-9);
+    };
+    for (let a = 0; a < nA; a++) if (an.groupOf[a]! < 0) rec(a, false, null);
+    const order: number[] = [];
+    const starts: number[] = [];
+    const ends: number[] = [];
+    for (const g of an.groups) {
+      const first = starts.length;
+      for (let i = 0; i < g.agents.length; i++) {
+        starts.push(this.n);
+        rec(g.agents[i]!, true, g.privateBufs[i]!.length ? g.privateBufs[i]! : null);
+        ends.push(this.n);
+      }
+      const idx: number[] = [];
+      for (let i = first; i < starts.length; i++) idx.push(i);
+      const sc = this.scratch;
+      idx.sort((u, v) => {
+        const a0 = starts[u]!, a1 = ends[u]!, b0 = starts[v]!, b1 = ends[v]!;
+        const len = Math.min(a1 - a0, b1 - b0);
+        for (let j = 0; j < len; j++) {
+          const d = sc[a0 + j]! - sc[b0 + j]!;
+          if (d !== 0) return d;
+        }
+        return a1 - a0 - (b1 - b0);
+      });
+      for (const i of idx) order.push(i);
+    }
+    const fixedEnd = starts.length ? starts[0]! : this.n;
+    {
+      const bars = s.bars;
+      const sc = this.room(bars.length * 5);
+      let n = this.n;
+      for (let j = 0; j < bars.length; j++) {
+        const b = bars[j]!;
+        sc[n++] = b.status === 'valid' ? 1 : b.status === 'uninit' ? 0 : 2;
+        sc[n++] = b.phase;
+        sc[n++] = b.pending;
+        sc[n++] = b.expected;
+        sc[n++] = b.tx;
+      }
+      this.n = n;
+    }
+    if (an.usesNamed) for (const nb of s.named) {
+      this.put(nb.arrived);
+      this.put(nb.gen);
+      this.put(nb.count);
+    }
+    for (const c of s.clusterDone) this.put(c);
+    this.putGhosts(x.tghosts, null);
+    const tailStart = starts.length ? ends[ends.length - 1]! : fixedEnd;
+    // Hash: fixed agents, then group records in canonical order, then the shared tail.
+    const sc = this.scratch;
+    let h1 = 0x2545f491 | 0;
+    let h2 = 0x9e3779b9 | 0;
+    const mix = (from: number, to: number) => {
+      for (let i = from; i < to; i++) {
+        const v = sc[i]!;
+        let k = Math.imul(v, 0xcc9e2d51);
+        k = (k << 15) | (k >>> 17);
+        k = Math.imul(k, 0x1b873593);
+        h1 ^= k;
+        h1 = (h1 << 13) | (h1 >>> 19);
+        h1 = (Math.imul(h1, 5) + 0xe6546b64) | 0;
+        let j = Math.imul(v ^ 0x5bd1e995, 0x85ebca77);
+        j = (j << 11) | (j >>> 21);
+        h2 = Math.imul(h2 ^ j, 0xc2b2ae3d);
+        h2 = (h2 << 17) | (h2 >>> 15);
+        h2 = (h2 + 0x27d4eb2f) | 0;
+      }
+    };
+    mix(0, fixedEnd);
+    for (const i of order) {
+      mix(starts[i]!, ends[i]!);
+      h1 = (h1 + 0x3c6ef372) | 0; // record separator
+    }
+    mix(tailStart, this.n);
+    h1 ^= this.n;
+    h1 ^= h1 >>> 16;
+    h1 = Math.imul(h1, 0x85ebca6b);
+    h1 ^= h1 >>> 13;
+    h1 = Math.imul(h1, 0xc2b2ae35);
+    h1 ^= h1 >>> 16;
+    h2 ^= h2 >>> 15;
+    h2 = Math.imul(h2, 0x2c1b3c6d);
+    h2 ^= h2 >>> 12;
+    h2 = Math.imul(h2, 0x297a2d39);
+    h2 ^= h2 >>> 15;
+    out[0] = h1 >>> 0;
+    out[1] = (h2 >>> 0) || 1;
+  }
+}
+
+/** Open-addressing set of 64-bit hashes, each with the id of the state that first had it. */
+export class Visited {
+  private keys: Uint32Array;
+  private ids: Int32Array;
+  private mask: number;
+  size = 0;
+  constructor(capacity = 1 << 16) {
+    let c = 1;
+    while (c < capacity * 2) c <<= 1;
+    this.keys = new Uint32Array(c * 2);
+    this.ids = new Int32Array(c);
+    this.mask = c - 1;
+  }
+  get bytes(): number {
+    return this.keys.byteLength + this.ids.byteLength;
+  }
+  /** True when (h1, h2) is in the set. */
+  has(h1: number, h2: number): boolean {
+    let i = (h1 ^ Math.imul(h2, 0x9e3779b1)) & this.mask;
+    for (;;) {
+      const k2 = this.keys[2 * i + 1]!;
+      if (k2 === 0) return false;
+      if (k2 === h2 && this.keys[2 * i] === h1) return true;
+      i = (i + 1) & this.mask;
+    }
+  }
+  /** Returns the id stored for (h1, h2), or inserts `id` and returns -1. */
+  addOrGet(h1: number, h2: number, id: number): number {
+    if ((this.size + 1) * 2 > this.mask + 1) this.grow();
+    let i = (h1 ^ Math.imul(h2, 0x9e3779b1)) & this.mask;
+    for (;;) {
+      const k2 = this.keys[2 * i + 1]!;
+      if (k2 === 0) {
+        this.keys[2 * i] = h1;
+        this.keys[2 * i + 1] = h2;
+        this.ids[i] = id;
+        this.size++;
+        return -1;
+      }
+      if (k2 === h2 && this.keys[2 * i] === h1) return this.ids[i]!;
+      i = (i + 1) & this.mask;
+    }
+  }
+  private grow(): void {
+    const oldK = this.keys;
+    const oldI = this.ids;
+    const c = (this.mask + 1) * 2;
+    this.keys = new Uint32Array(c * 2);
+    this.ids = new Int32Array(c);
+    this.mask = c - 1;
+    this.size = 0;
+    for (let i = 0; i < oldI.length; i++) {
+      const k2 = oldK[2 * i + 1]!;
+      if (k2 !== 0) this.addOrGet(oldK[2 * i]!, k2, oldI[i]!);
+    }
+  }
+}

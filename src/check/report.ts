@@ -1,0 +1,194 @@
+/**
+ * Renderings of a {@link CheckResult}: the terminal report, the `--json` document (schema
+ * `mbsim.check/1`, documented in docs/CHECK.md) and SARIF 2.1.0 for code-review tools.
+ */
+import type { SrcLoc } from '../kernel/ir.js';
+import type { Ledger } from '../report/ledger.js';
+import type { CheckResult, Hazard } from './check.js';
+
+/** Color hooks (identity when not a terminal). */
+export interface CheckPaint {
+  bold(s: string): string;
+  dim(s: string): string;
+  red(s: string): string;
+  green(s: string): string;
+  yellow(s: string): string;
+  cyan(s: string): string;
+}
+
+const id = (s: string) => s;
+/** No colors. */
+export const NO_PAINT: CheckPaint = { bold: id, dim: id, red: id, green: id, yellow: id, cyan: id };
+
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+
+function locText(loc: SrcLoc | undefined): string {
+  if (!loc) return '';
+  if (!loc.file) return `line ${loc.line}`;
+  let f = loc.file;
+  const cwd = typeof process !== 'undefined' ? `${process.cwd()}/` : '';
+  if (cwd && f.startsWith(cwd)) f = f.slice(cwd.length);
+  return `${f}:${loc.line}`;
+}
+
+function pad(s: string, n: number): string {
+  return s.length >= n ? s : s + ' '.repeat(n - s.length);
+}
+
+function bytesText(b: number): string {
+  return b >= 1 << 20 ? `${(b / (1 << 20)).toFixed(1)} MB` : `${(b / 1024).toFixed(0)} KB`;
+}
+
+/** The ledger of a trace, as lines. */
+export function ledgerLines(ledger: Ledger): string[] {
+  const out: string[] = [];
+  for (const ph of ledger.phases) {
+    const arr = ph.arrivals.map((a) => `${a.who}${a.count > 1 ? ` ×${a.count}` : ''}@${a.t}`).join(', ') || 'none';
+    const tx = ph.txExpected || ph.txCompleted ? `, tx ${ph.txCompleted}/${ph.txExpected} B credited/expected` : '';
+    const done = ph.completedAt !== null ? `completed at step ${ph.completedAt}` : 'not completed';
+    const waits = ph.waiters.length ? `; observed by ${ph.waiters.map((w) => `${w.who}@${w.t}`).join(', ')}` : '';
+    out.push(`${ph.barrier} phase ${ph.phase}: arrivals ${ph.arrived} (${arr})${tx}; ${done}${waits}`);
+  }
+  for (const v of ledger.vacuous) out.push(`${v.barrier}: ${v.who} passed parity ${v.parity} at step ${v.t} without any phase completing (vacuous)`);
+  return out;
+}
+
+function hazardText(h: Hazard, n: number, paint: CheckPaint): string[] {
+  const out: string[] = [];
+  const sev = h.severity === 'error' ? paint.red(h.kind.toUpperCase()) : paint.yellow(`warning ${h.kind}`);
+  out.push(`${paint.bold(`${n}.`)} ${sev}${h.subject ? ` on ${h.subject.type} ${paint.bold(h.subject.name)}` : ''}`);
+  out.push(`   ${h.message}`);
+  for (const d of h.details) out.push(`   - ${d}`);
+  out.push(`   ${paint.bold(`shortest trace (${h.trace.length} step${h.trace.length === 1 ? '' : 's'}):`)}`);
+  if (!h.trace.length) out.push('     (the initial state)');
+  const actorW = Math.min(36, Math.max(8, ...h.trace.map((s) => s.actor.length)));
+  for (const s of h.trace) {
+    const bars = s.barriers.map((b) => `${b.name}: ph ${b.phase} pend ${b.pending}/${b.expected} tx ${b.tx}`).join('; ');
+    out.push(`   ${pad(String(s.n), 4)}${pad(s.actor, actorW)}  ${s.op}${s.loc ? paint.dim(`  (${locText(s.loc)})`) : ''}`);
+    if (bars) out.push(`   ${' '.repeat(4 + actorW)}  ${paint.dim(`→ ${bars}`)}`);
+    for (const note of s.notes) out.push(`   ${' '.repeat(4 + actorW)}  ${paint.cyan(note)}`);
+  }
+  const ll = ledgerLines(h.ledger);
+  if (ll.length) {
+    out.push(`   ${paint.bold('ledger of this trace:')}`);
+    for (const l of ll) out.push(`     ${l}`);
+  }
+  return out;
+}
+
+/** The terminal report. */
+export function renderCheck(r: CheckResult, paint: CheckPaint = NO_PAINT): string {
+  const p = r.program;
+  const out: string[] = [];
+  const params = Object.entries(p.params).map(([k, v]) => `${k}=${v}`).join(' ');
+  out.push(`${paint.bold('mbsim check')} ${p.kernel.name} (${p.kernel.arch})${params ? `  ${params}` : ''}`);
+  const v = r.verdict;
+  const vt = v === 'ok' ? paint.green('OK') : v === 'incomplete' ? paint.yellow('INCOMPLETE') : paint.red(v.toUpperCase());
+  out.push(`verdict: ${vt}`);
+  const c = r.coverage;
+  const sym = c.symmetry.length ? c.symmetry.map((g) => `${g.role} ×${g.agents}`).join(', ') : 'none';
+  const how = r.complete ? 'every schedule explored'
+    : r.stoppedBy === 'hazard' ? 'stopped after the depth of the first error (shortest traces); run with all to explore everything'
+      : `stopped by ${r.stoppedBy}: coverage is partial`;
+  out.push(paint.dim(`${fmt(c.states)} states, ${fmt(c.transitions)} transitions, depth ${c.depth}, ${(c.elapsedMs / 1000).toFixed(2)} s, ~${bytesText(c.memoryBytes)}; ${how}; partial-order reduction ${c.por ? 'on' : 'off'}, symmetry: ${sym}`));
+  if (!r.hazards.length && !r.warnings.length) {
+    out.push(v === 'ok' ? 'No hang, race, phase alias, tx mismatch or undefined barrier operation in any schedule.' : 'No hazard found in the part explored.');
+  }
+  let n = 1;
+  for (const h of r.hazards) {
+    out.push('');
+    out.push(...hazardText(h, n++, paint));
+  }
+  for (const h of r.warnings) {
+    out.push('');
+    out.push(...hazardText(h, n++, paint));
+  }
+  return `${out.join('\n')}\n`;
+}
+
+/** The `--json` document. */
+export function checkJson(r: CheckResult): unknown {
+  const p = r.program;
+  const hz = (h: Hazard) => ({
+    kind: h.kind,
+    severity: h.severity,
+    message: h.message,
+    subject: h.subject,
+    details: h.details,
+    locations: h.locations,
+    schedule: h.schedule,
+    trace: h.trace,
+    ledger: h.ledger,
+    ...(h.race ? { race: h.race } : {}),
+  });
+  return {
+    schema: 'mbsim.check/1',
+    kernel: p.kernel.name,
+    arch: p.kernel.arch,
+    params: p.params,
+    verdict: r.verdict,
+    complete: r.complete,
+    stoppedBy: r.stoppedBy,
+    coverage: r.coverage,
+    hazards: r.hazards.map(hz),
+    warnings: r.warnings.map(hz),
+  };
+}
+
+/** SARIF 2.1.0 log of the hazards (errors as `error`, warnings as `warning`). */
+export function checkSarif(r: CheckResult, toolVersion = '0.1.0'): unknown {
+  const all = [...r.hazards, ...r.warnings];
+  const kinds = [...new Set(all.map((h) => h.kind))];
+  const physical = (loc: SrcLoc) => ({
+    physicalLocation: {
+      artifactLocation: { uri: loc.file ? toUri(loc.file) : r.program.kernel.file ? toUri(r.program.kernel.file) : 'kernel' },
+      region: { startLine: Math.max(1, loc.line), startColumn: Math.max(1, loc.col), ...(loc.endCol ? { endColumn: loc.endCol } : {}) },
+    },
+  });
+  return {
+    $schema: 'https://json.schemastore.org/sarif-2.1.0.json',
+    version: '2.1.0',
+    runs: [{
+      tool: {
+        driver: {
+          name: 'mbsim check',
+          version: toolVersion,
+          informationUri: 'https://github.com/',
+          rules: kinds.map((k) => ({ id: k, name: k, shortDescription: { text: RULE_TEXT[k] ?? `mbarrier model diagnostic ${k}` } })),
+        },
+      },
+      results: all.map((h) => ({
+        ruleId: h.kind,
+        ruleIndex: kinds.indexOf(h.kind),
+        level: h.severity === 'error' ? 'error' : 'warning',
+        message: { text: h.message },
+        locations: (h.locations.length ? h.locations : h.trace.slice(-1).flatMap((s) => (s.loc ? [s.loc] : []))).slice(0, 1).map(physical),
+        relatedLocations: h.locations.slice(1).map((l, i) => ({ id: i + 1, ...physical(l) })),
+        codeFlows: h.trace.length ? [{
+          threadFlows: [{
+            locations: h.trace.map((s) => ({
+              location: { ...(s.loc ? physical(s.loc) : {}), message: { text: `${s.n}. ${s.actor}: ${s.op}` } },
+            })),
+          }],
+        }] : [],
+        properties: { subject: h.subject, kernel: r.program.kernel.name, params: r.program.params },
+      })),
+      properties: { verdict: r.verdict, complete: r.complete, coverage: r.coverage },
+    }],
+  };
+}
+
+function toUri(file: string): string {
+  const cwd = typeof process !== 'undefined' ? `${process.cwd()}/` : '';
+  const rel = cwd && file.startsWith(cwd) ? file.slice(cwd.length) : file;
+  return rel.split('/').map(encodeURIComponent).join('/');
+}
+
+const RULE_TEXT: Record<string, string> = {
+  hang: 'Some schedule reaches a state where agents are blocked and nothing can make progress.',
+  race: 'Two accesses to the same buffer, at least one a write, that happens-before does not order.',
+  'phase-alias': 'A parity wait passed on a phase two or more away from the one the waiter was due to observe.',
+  'vacuous-wait': 'A wait on a data barrier passed on a fresh barrier without any phase completing.',
+  'tx-mismatch': 'The bytes a phase expects differ from the bytes the copies issued for it deliver.',
+  'inflight-at-exit': 'A CTA exits while asynchronous operations into it are still in flight.',
+};

@@ -1,0 +1,60 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { check } from '../src/check/index.js';
+import { parseSketch } from '../src/lang/index.js';
+import { instantiate } from '../src/machine/program.js';
+
+/**
+ * Every bug sketch in examples/bugs/ against the verdicts its `# expect:` header names (from
+ * ../shared/cases/bug-patterns.md). Kinds the checker reports today must be found with the named
+ * barrier or buffer; kinds it does not report yet are listed in NOT_YET, and expectations it still
+ * misses in KNOWN_MISSES (each must still be missed, so a fix forces an update here).
+ */
+const SUPPORTED = new Set(['ok', 'hang', 'race', 'tx-mismatch', 'phase-alias', 'inflight-at-exit']);
+/** Verdict kinds of the headers that the checker does not produce yet (static and fence checks). */
+const NOT_YET = ['count-mismatch', 'cycle', 'lapping', 'missing-fence', 'missing-init-fence', 'missing-wait', 'scope', 'trip-mismatch', 'uninit-use', 'unreachable-arrive', 'unused-barrier'];
+const KNOWN_MISSES: Record<string, string> = {
+  'B10.mbk phase-alias b[1]': 'the hang on b[1] is found first at the same depth; the alias needs a longer schedule than the hang',
+  'B13.mbk phase-alias full[0]': 'as B10: the hang and the race are reported, the alias is not yet',
+  'B18.mbk race C[0]': 'a role runs its threads in lockstep, so the elected thread waiting alone cannot be expressed',
+  'B24.mbk race S[0]': 'the cross-proxy WAR (generic reads, TMA overwrite) needs the missing-fence rule',
+};
+
+const dir = join(__dirname, '..', 'examples', 'bugs');
+const files = readdirSync(dir).filter((f) => f.endsWith('.mbk')).sort();
+
+describe('bug sketches give their expected verdicts', () => {
+  const unsupported = new Set<string>();
+  for (const f of files) {
+    test(f, () => {
+      const src = readFileSync(join(dir, f), 'utf8');
+      const parsed = parseSketch(src, f);
+      expect(parsed.diagnostics).toEqual([]);
+      const r = check(instantiate(parsed.kernel!), { all: true, maxStates: 2_000_000 });
+      expect(r.verdict).not.toBe('incomplete');
+      const found = new Set(r.hazards.map((h) => `${h.kind} ${h.subject?.name ?? ''}`.trim()));
+      const kinds = new Set(r.hazards.map((h) => h.kind));
+      for (const line of src.split('\n').filter((l) => l.startsWith('# expect:'))) {
+        const [kind, ...rest] = line.slice('# expect:'.length).trim().split(/\s+/);
+        const subject = rest.find((x) => x.startsWith('barrier=') || x.startsWith('buffer='))?.split('=')[1];
+        if (!SUPPORTED.has(kind!)) {
+          unsupported.add(kind!);
+          continue;
+        }
+        if (kind === 'ok') {
+          expect(r.verdict).toBe('ok');
+          expect(r.hazards).toEqual([]);
+          continue;
+        }
+        const key = `${f} ${kind}${subject && !/^\d+$/.test(subject) ? ` ${subject}` : ''}`;
+        const hit = subject && !/^\d+$/.test(subject) ? found.has(`${kind} ${subject}`) : kinds.has(kind!);
+        if (KNOWN_MISSES[key]) expect(hit, `${key} is found now: remove it from KNOWN_MISSES`).toBe(false);
+        else expect(hit, `${key}: found ${[...found].join(', ') || 'nothing'}`).toBe(true);
+      }
+    });
+  }
+  test('the header kinds not produced yet are exactly NOT_YET', () => {
+    expect([...unsupported].sort()).toEqual(NOT_YET);
+  });
+});
