@@ -417,7 +417,7 @@ describe('diagnostics: one test per code, exact message and caret', () => {
   });
   test('E-kernel-*: errors of instantiate() with the default parameters', () => {
     expect(errors(`${HEAD}role p warps=1 where=cta == 5:\n    exit\n`)).toMatchInlineSnapshot(`
-      "t.mbk:5:1: error[E-kernel-no-roles]: the kernel has no roles to run
+      "t.mbk:5:1: error[E-kernel-no-roles]: the kernel has no roles to run (no role, or every role's where-condition is false)
         role p warps=1 where=cta == 5:
         ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
       hint: the kernel cannot be instantiated with its default parameters"

@@ -200,4 +200,6 @@ export interface Kernel {
   roles: RoleDecl[];
   /** Source file the kernel came from, for locations. */
   file?: string;
+  /** Where the kernel is declared (the `kernel` line of a sketch). */
+  loc?: SrcLoc;
 }

@@ -70,7 +70,7 @@ export function parseSketch(source: string, file: string): SketchResult {
       } catch (err) {
         if (!(err instanceof KernelError)) throw err;
         const l = err.loc;
-        const kdecl = kernel.roles[0]?.loc;
+        const kdecl = kernel.loc ?? kernel.roles[0]?.loc;
         const at = l ?? kdecl ?? { line: 1, col: 1 };
         diagnostics.push({
           code: `E-kernel-${err.code}`, message: err.message, hint: 'the kernel cannot be instantiated with its default parameters',

@@ -514,6 +514,7 @@ export function lower(
   const k: Kernel = { name, arch, params, cluster, barriers, buffers, roles, file };
   if (grid) k.grid = grid;
   if (description !== undefined) k.description = description;
+  if (kernelSpan !== NO_SPAN) k.loc = { file, line: kernelSpan.line, col: kernelSpan.col, endCol: kernelSpan.endCol };
   return k;
 
   // ---- helpers (closures over the diagnostics and declarations) ----------------------------

@@ -148,9 +148,9 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
     params[n] = v;
   }
   const clusterSize = evalStatic(kernel.cluster, params, 'cluster size');
-  if (clusterSize < 1 || clusterSize > 16) throw new KernelError(`cluster size ${clusterSize} is outside 1..16`, undefined, 'cluster-size');
+  if (clusterSize < 1 || clusterSize > 16) throw new KernelError(`cluster size ${clusterSize} is outside 1..16`, kernel.loc, 'cluster-size');
   const grid = kernel.grid ? evalStatic(kernel.grid, params, 'grid') : 1;
-  if (grid < 1) throw new KernelError(`grid ${grid} must be at least 1`, undefined, 'grid');
+  if (grid < 1) throw new KernelError(`grid ${grid} must be at least 1`, kernel.loc, 'grid');
   // Sizes and counts may also read the cluster size.
   const sizeEnv: Record<string, number> = { ...params, ncta: clusterSize };
 
@@ -221,7 +221,7 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
       });
     }
   }
-  if (agents.length === 0) throw new KernelError('the kernel has no roles to run', undefined, 'no-roles');
+  if (agents.length === 0) throw new KernelError('the kernel has no roles to run (no role, or every role\'s where-condition is false)', kernel.roles[0]?.loc ?? kernel.loc, 'no-roles');
 
   const ctaTag = (cta: number) => (ctas > 1 ? `@c${grid > 1 ? cta : cta % clusterSize}` : '');
   const barrierOf = (key: number) => {
@@ -280,8 +280,8 @@ function compileRole(
     }
     return compileExpr(e, (n) => slotOf(n, loc));
   };
-  const declare = (name: string): number => {
-    if (name in params) throw new KernelError(`'${name}' is a parameter and cannot be assigned`, undefined, 'assign-param');
+  const declare = (name: string, loc?: SrcLoc): number => {
+    if (name in params) throw new KernelError(`'${name}' is a parameter and cannot be assigned`, loc, 'assign-param');
     let i = slots.indexOf(name);
     if (i < 0) {
       slots.push(name);
@@ -346,13 +346,13 @@ function compileRole(
     if ('acc' in op) ins.buf = bufKey(op.acc, loc);
     if ('reads' in op) ins.reads = op.reads.map((x) => bufKey(x, loc));
     if ('token' in op && op.token !== undefined) {
-      if (op.op === 'mbarrier.arrive') ins.token = declare(op.token);
+      if (op.op === 'mbarrier.arrive') ins.token = declare(op.token, loc);
       else {
         if (!declared.has(op.token)) throw new KernelError(`token variable '${op.token}' is used before an arrive sets it`, loc, 'unknown-name');
         ins.token = slots.indexOf(op.token);
       }
     }
-    if ('dest' in op && op.dest !== undefined) ins.dest = declare(op.dest);
+    if ('dest' in op && op.dest !== undefined) ins.dest = declare(op.dest, loc);
     if (op.op === 'mbarrier.wait' && op.parity === undefined && op.token === undefined) {
       throw new KernelError('a wait needs a phase parity or a token', loc, 'wait-operand');
     }
@@ -364,13 +364,13 @@ function compileRole(
       switch (st.s) {
         case 'let': {
           const e = cx(st.value, st.loc);
-          code.push({ i: 'set', slot: declare(st.name), e, loc: st.loc });
+          code.push({ i: 'set', slot: declare(st.name, st.loc), e, loc: st.loc });
           break;
         }
         case 'for': {
           const from = cx(st.from, st.loc);
           const to = cx(st.to, st.loc);
-          const v = declare(st.var);
+          const v = declare(st.var, st.loc);
           const step = st.step ? cx(st.step, st.loc) : null;
           code.push({ i: 'set', slot: v, e: from, loc: st.loc });
           const head = code.length;
