@@ -291,16 +291,18 @@ function compileRole(
     return i;
   };
   const ctaOf = (ref: { cta?: Expr }, loc: SrcLoc): CompiledExpr | null => (ref.cta ? cx(ref.cta, loc) : null);
-  const barKey = (ref: BarRef, loc: SrcLoc): KeyFn => {
-    const info = barByName.get(ref.name);
+  /** Key function of a barrier or buffer reference: flat key, or -1 when out of range at run time. */
+  const refKey = (what: 'barrier' | 'buffer', ref: BarRef | BufRef, loc: SrcLoc): KeyFn => {
+    const [own, other, perCta] = what === 'barrier' ? [barByName, bufByName, barriersPerCta] as const : [bufByName, barByName, buffersPerCta] as const;
+    const info = own.get(ref.name);
     if (!info) {
-      const hint = bufByName.has(ref.name) ? ` ('${ref.name}' is a buffer)` : '';
-      throw new KernelError(`unknown barrier '${ref.name}'${hint}`, loc, 'unknown-barrier');
+      const hint = other.has(ref.name) ? ` ('${ref.name}' is a ${what === 'barrier' ? 'buffer' : 'barrier'})` : '';
+      throw new KernelError(`unknown ${what} '${ref.name}'${hint}`, loc, `unknown-${what}`);
     }
     const idx = cx(ref.index, loc);
     const cta = ctaOf(ref, loc);
     if (ref.index.k === 'num' && (ref.index.v < 0 || ref.index.v >= info.length)) {
-      throw new KernelError(`index ${ref.index.v} is out of range for barrier array ${info.name}[${info.length}]`, loc, 'index-range');
+      throw new KernelError(`index ${ref.index.v} is out of range for ${what} array ${info.name}[${info.length}]`, loc, 'index-range');
     }
     const len = info.length;
     const o = info.offset;
@@ -308,29 +310,11 @@ function compileRole(
       const i = idx(f);
       const rank = cta ? cta(f) : f[0]!;
       if (i < 0 || i >= len || rank < 0 || rank >= clusterSize) return -1;
-      return (f[3]! * clusterSize + rank) * barriersPerCta + o + i;
+      return (f[3]! * clusterSize + rank) * perCta + o + i;
     };
   };
-  const bufKey = (ref: BufRef, loc: SrcLoc): KeyFn => {
-    const info = bufByName.get(ref.name);
-    if (!info) {
-      const hint = barByName.has(ref.name) ? ` ('${ref.name}' is a barrier)` : '';
-      throw new KernelError(`unknown buffer '${ref.name}'${hint}`, loc, 'unknown-buffer');
-    }
-    const idx = cx(ref.index, loc);
-    const cta = ctaOf(ref, loc);
-    if (ref.index.k === 'num' && (ref.index.v < 0 || ref.index.v >= info.length)) {
-      throw new KernelError(`index ${ref.index.v} is out of range for buffer array ${info.name}[${info.length}]`, loc, 'index-range');
-    }
-    const len = info.length;
-    const o = info.offset;
-    return (f) => {
-      const i = idx(f);
-      const rank = cta ? cta(f) : f[0]!;
-      if (i < 0 || i >= len || rank < 0 || rank >= clusterSize) return -1;
-      return (f[3]! * clusterSize + rank) * buffersPerCta + o + i;
-    };
-  };
+  const barKey = (ref: BarRef, loc: SrcLoc): KeyFn => refKey('barrier', ref, loc);
+  const bufKey = (ref: BufRef, loc: SrcLoc): KeyFn => refKey('buffer', ref, loc);
 
   const emitOp = (op: Op, loc: SrcLoc, inElect: boolean) => {
     const ints: Record<string, CompiledExpr> = {};
