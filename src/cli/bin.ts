@@ -7,7 +7,10 @@ process.setSourceMapsEnabled(true);
 const { main } = await import('./main.js');
 
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
+  // Set the exit code and let Node exit once stdout has drained (process.exit would cut piped output).
+  (code) => {
+    process.exitCode = code;
+  },
   (err: unknown) => {
     process.stderr.write(`mbsim: internal error: ${(err as Error).message}\n  (this is a bug in mbsim; please report it with the command you ran)\n`);
     process.exit(70);

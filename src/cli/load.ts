@@ -4,6 +4,8 @@
  * exit code 2.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { EXAMPLES, findExample } from '../examples/index.js';
 import type { Kernel } from '../kernel/ir.js';
 import { instantiate, KernelError, type Program } from '../machine/program.js';
@@ -19,7 +21,8 @@ export function parseSet(spec: string, acc: Record<string, number> = {}): Record
   const neg = raw.startsWith('-');
   const body = neg ? raw.slice(1) : raw;
   const v = body.startsWith('0x') ? parseInt(body.slice(2), 16) : body.startsWith('0b') ? parseInt(body.slice(2), 2) : Number(body);
-  if (!Number.isSafeInteger(v)) throw new UsageError(`--set ${m[1]}: '${m[2]}' is not an integer`);
+  if (!Number.isSafeInteger(v)) throw new UsageError(`--set ${m[1]}: ${m[2]} is outside the integers mbsim can represent exactly (±2^53)`);
+  if (m[1]! in acc) throw new UsageError(`--set ${m[1]} is given twice`);
   return { ...acc, [m[1]!]: neg ? -v : v };
 }
 
@@ -46,10 +49,27 @@ export interface Loaded {
   origin: string;
 }
 
-/** Loads an example by name or a sketch file by path. */
+/** The `examples/` folder of this package (next to `src/` and `dist/`). */
+export function examplesDir(): string {
+  return join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'examples');
+}
+
+/**
+ * Loads an example by name or a sketch file by path. A built-in example runs from its sketch file
+ * (`examples/NAME.mbk`, identical to the builder version, test/lang-examples.test.ts), so that
+ * locations point at a file the user can open and edit; the builder version is the fallback.
+ */
 export async function loadKernel(spec: string): Promise<Loaded> {
   const ex = findExample(spec);
-  if (ex) return { kernel: ex.build(), origin: 'example' };
+  if (ex) {
+    const file = join(examplesDir(), `${ex.name}.mbk`);
+    if (existsSync(file)) {
+      const { loadSketchFile } = await import('./sketch.js');
+      const rel = relative(process.cwd(), file);
+      return { kernel: loadSketchFile(rel.startsWith('..') ? file : rel), origin: 'example' };
+    }
+    return { kernel: ex.build(), origin: 'example' };
+  }
   if (existsSync(spec) && statSync(spec).isFile()) {
     const { loadSketchFile } = await import('./sketch.js');
     return { kernel: loadSketchFile(spec), origin: spec };

@@ -97,15 +97,21 @@ async function runVerb(target: string, o: RunOpts, io: IO): Promise<number> {
   const ex = findExample(target);
   const ptSpec = o.phaseTable ?? (ex?.phaseTable ? `${ex.phaseTable.role}:${ex.phaseTable.barrier}:${ex.phaseTable.variable}` : undefined);
   let table: ReturnType<typeof phaseTable> | null = null;
+  let ptVar = 'phase_tma';
   if (ptSpec) {
-    const [role, barrier, variable] = ptSpec.split(':');
-    if (!role || !barrier || !variable) throw new UsageError(`--phase-table expects ROLE:BARRIER:VARIABLE, got '${ptSpec}'`);
+    const parts = ptSpec.split(':');
+    const [role, barrier, variable] = parts;
+    if (parts.length !== 3 || !role || !barrier || !variable) throw new UsageError(`--phase-table expects ROLE:BARRIER:VARIABLE, got '${ptSpec}'`);
     try {
       table = phaseTable(program, role, barrier, variable);
     } catch (err) {
       throw new UsageError(`--phase-table: ${(err as Error).message}`);
     }
+    if (table.length === 0) throw new UsageError(`--phase-table: role '${role}' never passed a parity wait on barrier array '${barrier}'`);
+    ptVar = variable;
   }
+  if (o.trace !== undefined && o.trace.trim() === '') throw new UsageError('--trace needs a file name');
+  if (o.width < 20 || o.width > 1000) throw new UsageError(`--width ${o.width} is outside 20..1000`);
   if (o.trace) writeAtomic(o.trace, JSON.stringify(buildTrace(program, r.spans!, events, timing.clockMHz.value)));
   const code = r.verdict === 'ok' ? 0 : 1;
   if (o.json) {
@@ -114,6 +120,7 @@ async function runVerb(target: string, o: RunOpts, io: IO): Promise<number> {
       kernel: program.kernel.name,
       arch: program.kernel.arch,
       params: program.params,
+      seed: o.seed ?? null,
       verdict: r.verdict,
       stopped: r.stopped,
       cycles: r.cycles,
@@ -133,19 +140,19 @@ async function runVerb(target: string, o: RunOpts, io: IO): Promise<number> {
   }
   const paint = paintFor(io);
   const params = Object.entries(program.params).map(([k, v]) => `${k}=${v}`).join(' ');
-  io.out(`${paint.bold(`mbsim run ${target}`)}  ${paint.dim(`kernel '${program.kernel.name}' (${program.kernel.arch}, ${program.ctas} CTA${program.ctas > 1 ? 's' : ''})${params ? `  ${params}` : ''}`)}`);
+  io.out(`${paint.bold(`mbsim run ${target}`)}  ${paint.dim(`kernel '${program.kernel.name}' (${program.kernel.arch}, ${program.ctas} CTA${program.ctas > 1 ? 's' : ''})${params ? `  ${params}` : ''}${o.seed !== undefined ? `  seed ${o.seed}` : ''}`)}`);
   if (program.kernel.description) io.out(paint.dim(program.kernel.description));
   io.out('');
   io.out(renderTimeline(r, o.width, paint));
   if (o.events || r.steps <= 40) {
     io.out(`\n${paint.bold('events')}`);
-    io.out(renderEventLog(program, events));
+    io.out(renderEventLog(program, events, o.events ? Number.MAX_SAFE_INTEGER : 200));
   }
   io.out(`\n${paint.bold('ledger')}`);
-  io.out(renderLedger(ledger, o.events ? 1_000_000 : 12));
+  io.out(renderLedger(ledger, o.events ? Number.MAX_SAFE_INTEGER : 12, r.hang && !o.events ? [...new Set(r.hang.waiters.flatMap((w) => (w.bar !== undefined ? [w.bar] : [])))] : undefined));
   if (table) {
     io.out(`\n${paint.bold('phase tracking')}`);
-    io.out(renderPhaseTable(table));
+    io.out(renderPhaseTable(table, ptVar));
   }
   io.out(`\n${paint.bold('summary')}`);
   io.out(renderSummary(r, paint));
@@ -191,7 +198,11 @@ export async function main(argv: string[], io: IO = nodeIO()): Promise<number> {
     .option('--trace <FILE>', 'write a Chrome trace-event JSON for Perfetto')
     .option('--json', 'print everything as JSON')
     .option('--timing <FILE>', 'JSON file overriding timing parameters')
-    .option('--seed <N>', 'jitter asynchronous latencies with this seed', parseIntArg('--seed'))
+    .option('--seed <N>', 'jitter asynchronous latencies with this seed (0..4294967295)', (v: string) => {
+      const n = parseIntArg('--seed')(v);
+      if (n < 0 || n > 0xffffffff) throw new UsageError(`--seed ${v} is outside 0..4294967295`);
+      return n;
+    })
     .addOption(new Option('--width <N>', 'timeline width in columns').default(96).argParser(parseIntArg('--width')))
     .option('--events', 'print every event and the whole ledger')
     .option('--phase-table <ROLE:BARRIER:VAR>', 'print the phase-tracking table for a role\'s waits on a barrier array')

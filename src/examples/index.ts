@@ -45,7 +45,7 @@ export function mechanism(): Kernel {
 export function phaseTracking(): Kernel {
   const k = kernel('phase-tracking', {
     params: { S: 2, N: 4, BYTES: 4096 },
-    description: "the seed's 2-stage phase-tracking loop (table: iteration, stage, parity, phase_tma)",
+    description: "the seed's S-stage phase-tracking loop (table: iteration, stage, parity, phase_tma; S=2 is the seed's)",
   });
   k.barriers('tma_bar', 'S', { count: 1 });
   k.barriers('empty', 'S', { count: 1 });

@@ -7,6 +7,22 @@
  */
 import type { BinOp, Expr, SrcLoc } from './ir.js';
 
+/**
+ * An expression that cannot be evaluated at run time (division or remainder by zero, a loop step
+ * of zero). Thrown by compiled expressions; the machine turns it into an `arith` diagnostic.
+ */
+export class EvalFault extends Error {}
+
+function div(a: number, b: number): number {
+  if (b === 0) throw new EvalFault('division by zero');
+  return Math.trunc(a / b);
+}
+
+function rem(a: number, b: number): number {
+  if (b === 0) throw new EvalFault('remainder by zero');
+  return a % b;
+}
+
 /** Error in an expression string: `offset` is the 0-based column of the offending character. */
 export class ExprSyntaxError extends Error {
   constructor(message: string, readonly offset: number) {
@@ -175,8 +191,8 @@ export function compileExpr(e: Expr, slot: (name: string) => number | { const: n
         case '+': return (f) => a(f) + b(f);
         case '-': return (f) => a(f) - b(f);
         case '*': return (f) => a(f) * b(f);
-        case '%': return (f) => a(f) % b(f);
-        case '/': return (f) => Math.trunc(a(f) / b(f));
+        case '%': return (f) => rem(a(f), b(f));
+        case '/': return (f) => div(a(f), b(f));
         case '&': return (f) => a(f) & b(f);
         case '^': return (f) => a(f) ^ b(f);
         case '|': return (f) => a(f) | b(f);
@@ -186,6 +202,12 @@ export function compileExpr(e: Expr, slot: (name: string) => number | { const: n
       }
     }
   }
+}
+
+/** Throws {@link EvalFault} when a loop step is zero (the loop would never end). */
+export function nonZeroStep(step: number): number {
+  if (step === 0) throw new EvalFault('a loop step of 0');
+  return step;
 }
 
 /** Prints an expression back as source text (fully parenthesized where needed). */

@@ -102,6 +102,9 @@ export function explainHang(m: Machine, s: MachineState): HangReport {
         w.reasons.push(`${-b.tx} more bytes were credited by complete_tx than expected (tx-count ${b.tx}); the phase needs pending 0 and tx-count exactly 0`);
       }
       if (b.pending === 0 && b.tx === 0) w.reasons.push('the phase is complete but the waiter tests the other parity');
+      if (b.phase === 0 && par === 0 && (sig.length === 0 || sig.every((o) => !m.agentEnabled(s, o)))) {
+        w.reasons.push('hint: parity 0 on a barrier still in phase 0 waits for its first completion; a wait that means "the buffer is free" at the start (a producer on an empty barrier) uses parity 1, which passes on a fresh barrier');
+      }
     } else if (op.op === 'bar.sync') {
       w.kind = 'bar.sync';
       const id = ins.ints.id!(ag.frame);

@@ -16,6 +16,7 @@ import {
 } from '../model/mbarrier.js';
 import { DIAG, type Diagnostic } from '../model/diagnostics.js';
 import type { SrcLoc } from '../kernel/ir.js';
+import { EvalFault } from '../kernel/expr.js';
 import type { AsyncKind, MachineEvent } from './events.js';
 import type { AgentInfo, OpInstr, Program } from './program.js';
 
@@ -194,7 +195,7 @@ export class Machine {
       inflight: [], nextId: 0, trapped: null, events: 0,
     };
     const out = newStepOut(false);
-    for (let i = 0; i < agents.length; i++) this.advance(s, i, out);
+    for (let i = 0; i < agents.length; i++) this.guarded(s, i, out, () => this.advance(s, i, out));
     return s;
   }
 
@@ -208,6 +209,31 @@ export class Machine {
 
   /** True when agent `a` can take a step now (it is running and not blocked). */
   agentEnabled(s: MachineState, a: number): boolean {
+    try {
+      return this.enabledUnguarded(s, a);
+    } catch (err) {
+      if (err instanceof EvalFault) return true; // the step will report it
+      throw err;
+    }
+  }
+
+  /**
+   * Runs `body` (an agent's step); an expression that cannot be evaluated (division by zero, loop
+   * step 0) stops the agent with an `arith` diagnostic at the operation it is on.
+   */
+  private guarded(s: MachineState, a: number, out: StepOut, body: () => void): void {
+    try {
+      body();
+    } catch (err) {
+      if (!(err instanceof EvalFault)) throw err;
+      const ag = s.agents[a]!;
+      const ins = this.program.roles[this.program.agents[a]!.role]!.code[ag.pc];
+      const loc = ins && 'loc' in ins ? ins.loc : undefined;
+      this.fault(s, a, out, diagnostic(DIAG.arith, `${err.message} in an expression of ${this.program.agents[a]!.name}`), loc, -1);
+    }
+  }
+
+  private enabledUnguarded(s: MachineState, a: number): boolean {
     if (s.trapped) return false;
     const ag = s.agents[a]!;
     if (ag.status !== 'run') return false;
@@ -316,7 +342,7 @@ export class Machine {
     if (out.diags.length) out.diags.length = 0;
     if (choice.kind === 'agent') {
       if (!enabledChecked && !this.agentEnabled(s, choice.agent)) throw new Error(`machine: agent ${choice.agent} is not enabled`);
-      this.execAgent(s, choice.agent, out);
+      this.guarded(s, choice.agent, out, () => this.execAgent(s, choice.agent, out));
     } else {
       const idx = this.asyncIndex(s, choice.id);
       const o = idx >= 0 ? s.inflight[idx] : undefined;

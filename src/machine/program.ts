@@ -6,7 +6,7 @@
  * Errors in the kernel (unknown name, non-positive size, unknown parameter) throw
  * {@link KernelError} with the source location of the offending declaration or statement.
  */
-import { compileExpr, evalExpr, exprNames, showExpr, type CompiledExpr } from '../kernel/expr.js';
+import { compileExpr, evalExpr, exprNames, nonZeroStep, showExpr, type CompiledExpr } from '../kernel/expr.js';
 import type { BarRef, BufRef, Expr, Kernel, Op, Per, RoleDecl, SrcLoc, Stmt } from '../kernel/ir.js';
 
 /** A kernel that cannot be instantiated: the message names the problem, `loc` where it is. */
@@ -15,6 +15,15 @@ export class KernelError extends Error {
     super(message);
   }
 }
+
+/** Most CTAs one simulation holds: 8 per SM of an H200 (132 SMs). */
+export const MAX_CTAS = 1056;
+/** Shared memory a CTA can use on Hopper / Blackwell: 227 KiB. */
+export const MAX_SMEM_PER_CTA = 227 * 1024;
+/** Tensor memory of an SM on Blackwell: 128 lanes × 512 columns × 4 bytes. */
+export const MAX_TMEM_PER_CTA = 256 * 1024;
+/** Threads a CTA can have: 1024. */
+export const MAX_THREADS_PER_CTA = 1024;
 
 /** Frame slots of the builtins every program can read. */
 export const BUILTINS = ['cta', 'instance', 'ncta', 'clusterid', 'nthreads', 'nwarps'] as const;
@@ -147,6 +156,9 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
     if (!Number.isInteger(v)) throw new KernelError(`parameter ${n} must be an integer, got ${v}`, undefined, 'bad-param');
     params[n] = v;
   }
+  for (const p of kernel.params) {
+    if (!Number.isSafeInteger(params[p.name])) throw new KernelError(`parameter ${p.name} = ${params[p.name]} is outside the integers mbsim represents exactly (±2^53)`, p.loc, 'bad-param');
+  }
   const clusterSize = evalStatic(kernel.cluster, params, 'cluster size');
   if (clusterSize < 1 || clusterSize > 16) throw new KernelError(`cluster size ${clusterSize} is outside 1..16`, kernel.loc, 'cluster-size');
   const grid = kernel.grid ? evalStatic(kernel.grid, params, 'grid') : 1;
@@ -188,6 +200,17 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
   const barByName = new Map(barriers.map((b) => [b.name, b]));
   const bufByName = new Map(buffers.map((b) => [b.name, b]));
   const ctas = clusterSize * grid;
+  if (ctas > MAX_CTAS) throw new KernelError(`the launch has ${ctas} CTAs; mbsim simulates at most ${MAX_CTAS} (8 per SM of an H200) at once`, kernel.loc, 'grid');
+  // Per-CTA resources of Hopper / Blackwell (CUDA C++ Programming Guide, compute capability 9.0 / 10.0).
+  const smemBytes = buffers.filter((b) => b.space === 'smem').reduce((n, b) => n + b.length * b.bytes, 0) + barriersPerCta * 8;
+  if (smemBytes > MAX_SMEM_PER_CTA) {
+    const big = buffers.filter((b) => b.space === 'smem').sort((x, y) => y.length * y.bytes - x.length * x.bytes)[0];
+    throw new KernelError(`shared memory per CTA is ${smemBytes.toLocaleString('en-US')} bytes; a CTA can have at most ${MAX_SMEM_PER_CTA.toLocaleString('en-US')} (227 KiB)${big ? ` (largest: ${big.name}, ${big.length} × ${big.bytes.toLocaleString('en-US')} bytes)` : ''}`, big?.loc ?? kernel.loc, 'smem-size');
+  }
+  const tmemBytes = buffers.filter((b) => b.space === 'tmem').reduce((n, b) => n + b.length * b.bytes, 0);
+  if (tmemBytes > MAX_TMEM_PER_CTA) {
+    throw new KernelError(`tensor memory per CTA is ${tmemBytes.toLocaleString('en-US')} bytes; an SM has ${MAX_TMEM_PER_CTA.toLocaleString('en-US')} (128 lanes × 512 columns × 4 bytes)`, buffers.find((b) => b.space === 'tmem')?.loc ?? kernel.loc, 'tmem-size');
+  }
 
   const roles: RoleCode[] = kernel.roles.map((r) =>
     compileRole(r, params, clusterSize, barByName, bufByName, barriersPerCta, buffersPerCta),
@@ -219,6 +242,12 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
           });
         }
       });
+    }
+  }
+  for (let cta = 0; cta < Math.min(ctas, clusterSize); cta++) {
+    const threads = agents.filter((a) => a.cta === cta).reduce((n, a) => n + a.threads, 0);
+    if (threads > MAX_THREADS_PER_CTA) {
+      throw new KernelError(`CTA ${cta} has ${threads} threads; a CTA can have at most ${MAX_THREADS_PER_CTA} (32 warps)`, kernel.roles[0]?.loc ?? kernel.loc, 'threads');
     }
   }
   if (agents.length === 0) throw new KernelError('the kernel has no roles to run (no role, or every role\'s where-condition is false)', kernel.roles[0]?.loc ?? kernel.loc, 'no-roles');
@@ -358,7 +387,7 @@ function compileRole(
           const step = st.step ? cx(st.step, st.loc) : null;
           code.push({ i: 'set', slot: v, e: from, loc: st.loc });
           const head = code.length;
-          const jz: Instr = { i: 'jz', e: step ? (f) => { const s = step(f); return s > 0 ? (f[v]! < to(f) ? 1 : 0) : (f[v]! > to(f) ? 1 : 0); } : (f) => (f[v]! < to(f) ? 1 : 0), to: -1, loc: st.loc };
+          const jz: Instr = { i: 'jz', e: step ? (f) => { const s = nonZeroStep(step(f)); return s > 0 ? (f[v]! < to(f) ? 1 : 0) : (f[v]! > to(f) ? 1 : 0); } : (f) => (f[v]! < to(f) ? 1 : 0), to: -1, loc: st.loc };
           code.push(jz);
           walk(st.body, inElect);
           code.push({ i: 'set', slot: v, e: step ? (f) => f[v]! + step(f) : (f) => f[v]! + 1, loc: st.loc });

@@ -45,6 +45,8 @@ export const DIAG = {
   indexRange: 'index-range',
   /** A bulk copy whose size is not a positive multiple of 16 bytes (PTX ISA §9.7.9.25.4.1). */
   bulkSize: 'bulk-size',
+  /** An expression of the kernel's program cannot be evaluated (division by zero, loop step 0). */
+  arith: 'arith',
 } as const;
 
 /** One of the stable diagnostic codes in {@link DIAG}. */
@@ -155,6 +157,11 @@ export const H200_BEHAVIOUR: Record<DiagCode, { h200: string; trap: boolean; sev
   },
   'bulk-size': {
     h200: 'undefined (PTX ISA §9.7.9.25.4.1: size must be a multiple of 16); a misaligned tensor-copy coordinate faults with cudaErrorIllegalInstruction (FINDINGS-tensor.md TT6)',
+    trap: true,
+    severity: 'error',
+  },
+  arith: {
+    h200: 'not a barrier behaviour: the kernel itself is ill-formed here (integer division by zero is undefined in PTX); the machine stops the agent',
     trap: true,
     severity: 'error',
   },

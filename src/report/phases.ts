@@ -23,9 +23,11 @@ export interface PhaseRow {
  */
 export function phaseTable(program: Program, role = 'consumer', barrier = 'tma_bar', phaseVar = 'phase_tma'): PhaseRow[] {
   const agent = program.agents.find((a) => a.roleName === role);
-  if (!agent) throw new Error(`no role '${role}'`);
-  const slot = program.roles[agent.role]!.slots.indexOf(phaseVar);
-  if (slot < 0) throw new Error(`role '${role}' has no variable '${phaseVar}'`);
+  if (!agent) throw new Error(`no role '${role}' (roles: ${[...new Set(program.agents.map((a) => a.roleName))].join(', ')})`);
+  if (!program.barriers.some((b) => b.name === barrier)) throw new Error(`no barrier array '${barrier}' (barriers: ${program.barriers.map((b) => b.name).join(', ')})`);
+  const slots = program.roles[agent.role]!.slots;
+  const slot = slots.indexOf(phaseVar);
+  if (slot < 0) throw new Error(`role '${role}' has no variable '${phaseVar}' (its variables: ${slots.slice(6).join(', ') || 'none'})`);
   const rows: PhaseRow[] = [];
   simulate(program, {
     recordSpans: false,
@@ -41,9 +43,9 @@ export function phaseTable(program: Program, role = 'consumer', barrier = 'tma_b
   return rows;
 }
 
-/** The table as text, with the seed's column names. */
-export function renderPhaseTable(rows: PhaseRow[]): string {
-  const head = ['iteration', 'stage', 'phase parity waited on', 'barrier parity after completion', 'phase_tma after iteration'];
+/** The table as text, with the seed's column names (`phaseVar` names the last column). */
+export function renderPhaseTable(rows: PhaseRow[], phaseVar = 'phase_tma'): string {
+  const head = ['iteration', 'stage', 'phase parity waited on', 'barrier parity after completion', `${phaseVar} after iteration`];
   const body = rows.map((r) => [r.iteration, r.stage, r.parityWaited, r.parityAfter, r.phaseVar].map(String));
   const w = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(w[i]!)).join('  ').trimEnd();

@@ -116,17 +116,34 @@ export function renderEventLog(program: Program, events: MachineEvent[], limit =
   const who = actorNamer(program, events);
   const lines: string[] = [];
   let n = 0;
-  for (const e of events) {
+  // Operations shown by their effect (arrive, wait, copy issue, access) rather than their text.
+  const byEffect = new Set(['cp.async.bulk', 'ld.shared', 'st.shared', 'tcgen05.ld']);
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i]!;
     let line: string | null = null;
+    // Does a phase of this barrier complete in the same step (the next events)?
+    const completes = (bar: number) => {
+      for (let j = i + 1; j < events.length && j <= i + 3; j++) {
+        const x = events[j]!;
+        if (x.e === 'phase' && x.bar === bar) return true;
+      }
+      return false;
+    };
     switch (e.e) {
       case 'op':
         if (e.op.startsWith('mbarrier.') && e.op !== 'mbarrier.init' && e.op !== 'mbarrier.inval') break; // shown by their effect
-        if (e.op === 'cp.async.bulk') break;
+        if (byEffect.has(e.op)) break;
         line = `${who(e.agent, e.async)}: ${e.text}`;
         break;
-      case 'arrive':
-        line = `${who(e.agent, e.async)}: arrive${e.expectTx ? `.expect_tx(${e.expectTx})` : ''}${e.drop ? '_drop' : ''} on ${program.barrierName(e.bar)}${e.count > 1 ? ` ×${e.count}` : ''} → pending ${e.pending}, tx ${e.tx}`;
+      case 'access':
+        if (e.edge !== 'point') break;
+        line = `${who(e.agent, e.async)}: ${e.rw === 'r' ? 'reads' : 'writes'} ${program.bufferName(e.buf)}`;
         break;
+      case 'arrive': {
+        const after = completes(e.bar) ? `→ pending 0, tx 0: the phase completes` : `→ pending ${e.pending}, tx ${e.tx}`;
+        line = `${who(e.agent, e.async)}: arrive${e.expectTx ? `.expect_tx(${e.expectTx})` : ''}${e.drop ? '_drop' : ''} on ${program.barrierName(e.bar)}${e.count > 1 ? ` ×${e.count}` : ''} ${after}`;
+        break;
+      }
       case 'expect_tx':
         line = `${who(e.agent, e.async)}: expect_tx(${e.bytes}) on ${program.barrierName(e.bar)} → tx ${e.tx}`;
         break;
@@ -161,10 +178,19 @@ export function renderEventLog(program: Program, events: MachineEvent[], limit =
   return lines.join('\n');
 }
 
-/** The ledger as text: one block per barrier phase. `maxPhases` limits the output. */
-export function renderLedger(ledger: Ledger, maxPhases = 24): string {
+/**
+ * The ledger as text: one block per barrier phase. `maxPhases` limits the output; `focus` (barrier
+ * keys) shows only those barriers' last phases (e.g. the barriers of a hang).
+ */
+export function renderLedger(ledger: Ledger, maxPhases = 24, focus?: number[]): string {
   const lines: string[] = [];
-  const shown = ledger.phases.slice(0, maxPhases);
+  let shown = ledger.phases.slice(0, maxPhases);
+  if (focus && focus.length) {
+    shown = [];
+    for (const bar of focus) shown.push(...ledger.phases.filter((p) => p.bar === bar).slice(-3));
+    const hidden = ledger.phases.length - shown.length;
+    if (hidden > 0) lines.push(`(the last phases of the barriers the hang waits on; ${hidden} other phases with --events or --json)`);
+  }
   for (const p of shown) {
     const done = p.completedAt === null ? 'NOT completed' : `completed at t=${fmt(p.completedAt)}`;
     lines.push(`${p.barrier} phase ${p.phase} (parity ${p.phase & 1}): ${done}`);
@@ -173,7 +199,7 @@ export function renderLedger(ledger: Ledger, maxPhases = 24): string {
     if (p.txExpected || p.txCompleted) lines.push(`  tx: ${p.txExpected} B expected, ${p.txCompleted} B completed in ${p.credits.length} credit(s)`);
     if (p.waiters.length) lines.push(`  released: ${p.waiters.map((w) => `${w.who} (parity ${w.parity}) t=${fmt(w.t)}`).join('; ')}`);
   }
-  if (ledger.phases.length > shown.length) lines.push(`… ${ledger.phases.length - shown.length} more phases (use --json for all)`);
+  if (!focus && ledger.phases.length > shown.length) lines.push(`… ${ledger.phases.length - shown.length} more phases (--events shows all, --json too)`);
   if (ledger.vacuous.length) {
     const byBar = new Map<string, number>();
     for (const v of ledger.vacuous) byBar.set(`${v.barrier} by ${v.who} (parity ${v.parity})`, (byBar.get(`${v.barrier} by ${v.who} (parity ${v.parity})`) ?? 0) + 1);
@@ -195,16 +221,16 @@ export function renderSummary(r: SimResult, paint: Paint = PLAIN): string {
   for (let c = 0; c < ctasShown; c++) {
     const tag = p.ctas > 1 ? ` c${c}` : '';
     const parts: string[] = [];
-    if (r.stats.tmaBusy[c]) parts.push(`TMA engine ${pct(r.stats.tmaBusy[c]!)}`);
-    if (r.stats.tcBusy[c]) parts.push(`tensor core ${pct(r.stats.tcBusy[c]!)}`);
-    if (parts.length) lines.push(`utilization${tag}: ${parts.join(', ')}`);
+    if (r.stats.tmaBusy[c]) parts.push(`TMA engine moving bytes ${pct(r.stats.tmaBusy[c]!)}`);
+    if (r.stats.tcBusy[c]) parts.push(`tensor core computing ${pct(r.stats.tcBusy[c]!)}`);
+    if (parts.length) lines.push(`utilization${tag} (share of the ${fmt(r.cycles)} cycles): ${parts.join(', ')}`);
   }
   if (p.ctas > ctasShown) lines.push(paint.dim(`(${p.ctas - ctasShown} more CTAs)`));
   const agentsShown = p.agents.slice(0, 12);
   for (const a of agentsShown) {
     const st = r.stats.stalls[a.id]!;
     const stalls = Object.entries(st).sort((x, y) => y[1] - x[1]).map(([k, n]) => `${k} ${fmt(n)}`).join(', ');
-    lines.push(`  ${pad(a.name, 16)} busy ${pad(pct(r.stats.busy[a.id]!), 6)} stalled ${fmt(Object.values(st).reduce((x, y) => x + y, 0))} cycles${stalls ? ` (${stalls})` : ''}`);
+    lines.push(`  ${pad(a.name, 16)} issuing ${pad(pct(r.stats.busy[a.id]!), 6)} stalled ${fmt(Object.values(st).reduce((x, y) => x + y, 0))} cycles${stalls ? ` (${stalls})` : ''}`);
   }
   if (p.agents.length > agentsShown.length) lines.push(paint.dim(`  (${p.agents.length - agentsShown.length} more agents)`));
   return lines.join('\n');
