@@ -95,7 +95,6 @@ describe('bug-pattern sketches', () => {
       for (const e of exp) expect(KINDS.has(e.kind), `unknown expect kind ${e.kind}`).toBe(true);
       const k = load(join(dir, f));
       const r = simulate(instantiate(k), { maxSteps: 1_000_000 });
-      console.log(`${f}: simulated ${r.verdict} (${r.cycles} cycles); expects ${exp.map((e) => e.kind).join(', ')}`);
       expect(['ok', 'hang', 'trap', 'error']).toContain(r.verdict);
       // A sketch expecting a plain hang must hang in the timed simulation as well.
       if (exp.some((e) => e.kind === 'hang' && e.attrs.reachable === undefined)) expect(r.verdict).toBe('hang');

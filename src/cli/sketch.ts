@@ -7,6 +7,9 @@ import type { Kernel } from '../kernel/ir.js';
 import { formatDiagnostic, parseSketch } from '../lang/index.js';
 import { UsageError } from './load.js';
 
+/** Errors printed for one file. */
+const SHOWN = 12;
+
 /** Parses the sketch at `path`; reports every diagnostic as a {@link UsageError}. */
 export function loadSketchFile(path: string): Kernel {
   let src: string;
@@ -15,7 +18,19 @@ export function loadSketchFile(path: string): Kernel {
   } catch (err) {
     throw new UsageError(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
+  if (src.charCodeAt(0) === 0xfeff) src = src.slice(1);
   const r = parseSketch(src, path);
-  if (!r.kernel || r.diagnostics.length) throw new UsageError(r.diagnostics.map((d) => formatDiagnostic(d, src)).join('\n'));
+  if (!r.kernel || r.diagnostics.length) {
+    // At most SHOWN errors, and each hint once: a binary file must not flood the terminal.
+    const seenHints = new Set<string>();
+    const shown = r.diagnostics.slice(0, SHOWN).map((d) => {
+      const again = d.hint !== undefined && seenHints.has(d.hint);
+      if (d.hint !== undefined) seenHints.add(d.hint);
+      return formatDiagnostic(again ? { ...d, hint: '' } : d, src);
+    });
+    const more = r.diagnostics.length - SHOWN;
+    if (more > 0) shown.push(`… and ${more} more error${more > 1 ? 's' : ''} in ${path}`);
+    throw new UsageError(shown.join('\n'));
+  }
   return r.kernel;
 }

@@ -44,6 +44,8 @@ export function parseSketch(source: string, file: string): SketchResult {
   const diagnostics: SketchDiagnostic[] = [];
   try {
     if (typeof source !== 'string') source = String(source);
+    // A UTF-8 byte-order mark is not part of the text (editors on Windows add one).
+    if (source.charCodeAt(0) === 0xfeff) source = source.slice(1);
     const lx = lex(source, file);
     diagnostics.push(...lx.diagnostics);
     const { cst, errors } = parseTokens(lx.tokens);
