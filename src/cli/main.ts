@@ -172,6 +172,7 @@ async function runVerb(target: string, o: RunOpts, io: IO): Promise<number> {
       for (const reason of w.reasons) io.out(`    - ${reason}`);
     }
     if (r.hang.cycle) io.out(`  wait-for cycle: ${r.hang.cycle.join(' → ')}`);
+    io.out(paint.dim(`  (this is one timed schedule; \`mbsim check ${target}\` explores every schedule and gives the shortest trace)`));
   }
   if (r.stopped) io.out(paint.yellow(r.stopped));
   if (o.trace) io.out(paint.dim(`\ntrace written to ${o.trace} (open it in https://ui.perfetto.dev)`));
@@ -296,6 +297,8 @@ export async function main(argv: string[], io: IO = nodeIO()): Promise<number> {
     return code;
   } catch (err) {
     if (err instanceof CommanderError) {
+      // `mbsim` with no verb prints the usage on stderr: that is bad input (exit 2), not success.
+      if (err.code === 'commander.help' && argv.length === 0) return 2;
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return 0;
       // commander already printed its one-line message
       return 2;

@@ -43,6 +43,7 @@ const TX_OPS = new Set(['mbarrier.complete_tx', 'mbarrier.expect_tx', 'cp.async.
 export function explainHang(m: Machine, s: MachineState): HangReport {
   const p = m.program;
   const waiters: BlockedWaiter[] = [];
+  const startHint = new Set<number>();
   const describe = (a: number): string => {
     const ag = s.agents[a]!;
     if (ag.status === 'done') return `${p.agents[a]!.name} (exited)`;
@@ -102,9 +103,10 @@ export function explainHang(m: Machine, s: MachineState): HangReport {
         w.reasons.push(`${-b.tx} more bytes were credited by complete_tx than expected (tx-count ${b.tx}); the phase needs pending 0 and tx-count exactly 0`);
       }
       if (b.pending === 0 && b.tx === 0) w.reasons.push('the phase is complete but the waiter tests the other parity');
-      if (b.phase === 0 && par === 0 && (sig.length === 0 || sig.every((o) => !m.agentEnabled(s, o)))) {
-        w.reasons.push('hint: parity 0 on a barrier still in phase 0 waits for its first completion; a wait that means "the buffer is free" at the start (a producer on an empty barrier) uses parity 1, which passes on a fresh barrier');
-      }
+      // A barrier that never receives bytes hands a buffer back (an "empty" barrier): waiting on its
+      // first completion with parity 0 at the start is the classic producer-start bug.
+      const getsBytes = s.agents.some((_, o) => touches(o, TX_OPS));
+      if (b.phase === 0 && par === 0 && !getsBytes && sig.length > 0) startHint.add(a);
     } else if (op.op === 'bar.sync') {
       w.kind = 'bar.sync';
       const id = ins.ints.id!(ag.frame);
@@ -122,7 +124,14 @@ export function explainHang(m: Machine, s: MachineState): HangReport {
     }
     waiters.push(w);
   }
-  return { waiters, cycle: findCycle(waiters, p.agents.map((x) => x.name)) };
+  const cycle = findCycle(waiters, p.agents.map((x) => x.name));
+  // Hint at the producer-start parity only for a waiter that is part of the wait-for cycle.
+  for (const w of waiters) {
+    if (startHint.has(w.agent) && cycle?.includes(w.name)) {
+      w.reasons.push('hint: parity 0 on a barrier still in phase 0 waits for its first completion; a wait that means "the buffer is free" at the start (a producer on an empty barrier) uses parity 1, which passes on a fresh barrier');
+    }
+  }
+  return { waiters, cycle };
 }
 
 function findCycle(waiters: BlockedWaiter[], names: string[]): string[] | null {
