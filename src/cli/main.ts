@@ -77,6 +77,7 @@ function loadTiming(path: string | undefined): Timing {
 
 interface RunOpts {
   set: Record<string, number>;
+  maxSteps: number;
   trace?: string;
   json?: boolean;
   timing?: string;
@@ -90,7 +91,7 @@ async function runVerb(target: string, o: RunOpts, io: IO): Promise<number> {
   const loaded = await loadKernel(target);
   const program = instantiateOrExplain(loaded.kernel, o.set, loaded.origin);
   const timing = loadTiming(o.timing);
-  const r = simulate(program, { timing, ...(o.seed !== undefined ? { seed: o.seed } : {}) });
+  const r = simulate(program, { timing, maxSteps: o.maxSteps, ...(o.seed !== undefined ? { seed: o.seed } : {}) });
   const events = r.events!;
   const ledger = buildLedger(program, events);
   const names = (a: number) => (a >= 0 ? program.agents[a]!.name : null);
@@ -113,7 +114,7 @@ async function runVerb(target: string, o: RunOpts, io: IO): Promise<number> {
   if (o.trace !== undefined && o.trace.trim() === '') throw new UsageError('--trace needs a file name');
   if (o.width < 20 || o.width > 1000) throw new UsageError(`--width ${o.width} is outside 20..1000`);
   if (o.trace) writeAtomic(o.trace, JSON.stringify(buildTrace(program, r.spans!, events, timing.clockMHz.value)));
-  const code = r.verdict === 'ok' ? 0 : 1;
+  const code = r.verdict === 'ok' ? 0 : r.verdict === 'incomplete' ? 3 : 1;
   if (o.json) {
     io.out(JSON.stringify({
       schema: 'mbsim.run/1',
@@ -206,6 +207,7 @@ export async function main(argv: string[], io: IO = nodeIO()): Promise<number> {
     })
     .addOption(new Option('--width <N>', 'timeline width in columns').default(96).argParser(parseIntArg('--width')))
     .option('--events', 'print every event and the whole ledger')
+    .addOption(new Option('--max-steps <N>', 'stop the simulation after N machine steps (verdict incomplete, exit 3)').default(500_000).argParser(parseIntArg('--max-steps')))
     .option('--phase-table <ROLE:BARRIER:VAR>', 'print the phase-tracking table for a role\'s waits on a barrier array')
     .action(async (target: string, o: RunOpts) => {
       code = await runVerb(target, o, io);

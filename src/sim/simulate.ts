@@ -48,8 +48,11 @@ export interface Span {
   id?: number;
 }
 
-/** How a run ended. `trap`: the H200 would trap; `error`: undefined behaviour reported without a trap. */
-export type SimVerdict = 'ok' | 'hang' | 'trap' | 'error';
+/**
+ * How a run ended. `trap`: the H200 would trap; `error`: undefined behaviour reported without a
+ * trap; `incomplete`: the step limit stopped it first.
+ */
+export type SimVerdict = 'ok' | 'hang' | 'trap' | 'error' | 'incomplete';
 
 /** Everything a simulation produced. */
 export interface SimResult {
@@ -207,9 +210,25 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
   const lastCp = new Float64Array(nA);
   const lastOf = (o: AsyncOp) => (o.kind === 'tc.mma' || o.kind === 'tc.commit' ? lastTc : o.kind === 'wgmma' ? lastWg : o.kind === 'cp.async' ? lastCp : null);
   const activeSms = Math.max(1, opts.activeSms ?? Math.min(v(T.sms), program.ctas));
-  // Per-SM copy bandwidth: the engine's own limit, the SM's share of L2 bandwidth, and (from HBM) its share of HBM bandwidth.
+  // TMA model (fitted to hw/results/pipeline.json and load.json, docs/HARDWARE.md "Timing model fit").
+  // Read side, per issuing SM: the engine's own limit, the SM's share of L2 bandwidth, and (from HBM)
+  // the per-SM HBM limit and its share of HBM bandwidth. Every SM of the launch is assumed to behave
+  // like the simulated one (mean field), so `activeSms` scales the shares.
+  const hbm = v(T.tmaSourceHbm) !== 0;
   let tmaBw = Math.min(v(T.tmaBytesPerCycleSm), (v(T.tmaBytesPerCycleAllSms) * v(T.sms)) / activeSms);
-  if (v(T.tmaSourceHbm)) tmaBw = Math.min(tmaBw, v(T.hbmBytesPerCycle) / activeSms);
+  if (hbm) tmaBw = Math.min(tmaBw, v(T.tmaHbmBytesPerCycleSm), v(T.hbmBytesPerCycle) / activeSms);
+  // Receive side of a multicast copy, per destination SM (every destination takes the whole copy).
+  const mcastBw = Math.min(v(T.tmaBytesPerCycleSm), (v(T.tmaMcastBytesPerCycleAllSms) * v(T.sms)) / activeSms);
+  // Load-dependent latency: queueing delay q·ρ/(1−ρ) at the shared L2/HBM, ρ = activeSms × this SM's
+  // recent read rate (exponential average over tmaLoadWindow cycles) / the shared capacity.
+  const srcCap = hbm ? v(T.hbmBytesPerCycle) : v(T.tmaBytesPerCycleAllSms) * v(T.sms);
+  const qLat = hbm ? v(T.tmaQueueLatencyHbm) : v(T.tmaQueueLatency);
+  const win = Math.max(1, v(T.tmaLoadWindow));
+  const rhoMax = Math.min(0.99, v(T.tmaQueueMaxLoadPct) / 100);
+  const baseLat = v(T.tmaLatency) + (hbm ? v(T.tmaHbmExtra) : 0);
+  const readFree = new Float64Array(program.ctas);
+  const loadRate = new Float64Array(program.ctas);
+  const loadAt = new Float64Array(program.ctas);
   const laneOf = (a: number) => String(a);
 
   // Each running agent has at most one entry in the queue, or is parked.
@@ -229,27 +248,39 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
     pushAgent(a, t);
   };
 
-  const scheduleAsync = (o: AsyncOp, t: number, agentCta: number, mcastShare: { start: number; xfer: number } | null) => {
+  const scheduleAsync = (o: AsyncOp, t: number, agentCta: number, mcastShare: { start: number; xfer: number } | null, mc = false) => {
     let times: number[];
     let span: Span | null = null;
     const last = lastOf(o);
     const prev = last ? last[o.agent]! : 0;
     switch (o.kind) {
       case 'tma': {
-        let start: number, xfer: number;
-        if (mcastShare) ({ start, xfer } = mcastShare);
-        else {
-          start = Math.max(t, tmaFree[agentCta]!);
-          xfer = Math.ceil(o.bytes / tmaBw);
-          tmaFree[agentCta] = start + xfer;
-          stats.tmaBusy[agentCta]! += xfer;
+        // Read once per copy (a multicast group shares its read), then received by each destination.
+        let share = mcastShare;
+        if (!share) {
+          const rs = Math.max(t, readFree[agentCta]!);
+          const readDone = rs + Math.ceil(o.bytes / tmaBw);
+          readFree[agentCta] = readDone;
+          const dt = t - loadAt[agentCta]!;
+          const rate = loadRate[agentCta]! * (dt > 0 ? Math.exp(-dt / win) : 1) + o.bytes / win;
+          loadRate[agentCta] = rate;
+          loadAt[agentCta] = t;
+          const rho = Math.min(rhoMax, (rate * activeSms) / srcCap);
+          share = { start: readDone, xfer: Math.round(qLat * (rho / (1 - rho))) };
         }
-        const lat = Math.round(jit(v(T.tmaLatency) + (v(T.tmaSourceHbm) ? v(T.tmaHbmExtra) : 0)));
+        const readDone = share.start;
+        const dst = o.cta;
+        const start = Math.max(t, tmaFree[dst]!);
+        const end = Math.max(start + Math.ceil(o.bytes / (mc ? mcastBw : v(T.tmaBytesPerCycleSm))), readDone);
+        tmaFree[dst] = end;
+        stats.tmaBusy[dst]! += end - start;
+        const xfer = end - start;
+        const lat = Math.round(jit(baseLat + share.xfer));
         const c = Math.max(1, o.chunks);
         times = [];
         for (let j = 1; j <= c; j++) times.push(start + Math.ceil((xfer * j) / c) + lat);
-        span = { lane: `TMA c${agentCta}`, t0: t, t1: times[times.length - 1]!, kind: 'tma', label: `${o.bytes} B → ${program.bufferName(o.buf)}`, loc: o.loc, id: o.id };
-        return { times, span, share: { start, xfer } };
+        span = { lane: `TMA c${dst}`, t0: t, t1: times[times.length - 1]!, kind: 'tma', label: `${o.bytes} B → ${program.bufferName(o.buf)}`, loc: o.loc, id: o.id };
+        return { times, span, share };
       }
       case 'remote':
         times = [t + jit(v(T.remoteSignal))];
@@ -296,9 +327,12 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
     // Asynchronous operations issued in this step.
     let share: { start: number; xfer: number } | null = null;
     let shareLoc: SrcLoc | null = null;
+    // A multicast copy: one instruction whose copies land in several CTAs (they share one read).
+    let mc = false;
+    for (const o of out.issued) if (o.kind === 'tma' && o.cta !== agentCta) mc = true;
     for (const o of out.issued) {
-      const sameMcast = o.kind === 'tma' && share && shareLoc === o.loc;
-      const r = scheduleAsync(o, t, agentCta, sameMcast ? share : null);
+      const sameMcast = mc && o.kind === 'tma' && share && shareLoc === o.loc;
+      const r = scheduleAsync(o, t, agentCta, sameMcast ? share : null, mc);
       if (o.kind === 'tma') {
         share = r.share;
         shareLoc = o.loc;
@@ -373,7 +407,7 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
     if (op.op === 'mbarrier.wait') {
       const key = ins.bar!(s.agents[a]!.frame);
       parkedOn[a] = key;
-      parkCause[a] = `wait ${program.barrierOf(key).info.name}`;
+      parkCause[a] = `waiting on ${program.barrierOf(key).info.name}`;
       let set = parkedByBar.get(key);
       if (!set) parkedByBar.set(key, (set = new Set()));
       set.add(a);
@@ -395,7 +429,7 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
   let end = 0; // latest end of any issued operation
   while (queue.size > 0) {
     if (steps >= maxSteps) {
-      stopped = `stopped after ${maxSteps} steps (a wait loop that never completes, or raise maxSteps)`;
+      stopped = `stopped after ${maxSteps.toLocaleString('en-US')} steps (a very long kernel, or a polling loop that never ends; raise the limit with --max-steps)`;
       break;
     }
     const payload = queue.pop();
@@ -441,7 +475,8 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
 
   let verdict: SimVerdict = 'ok';
   let hang: HangReport | null = null;
-  if (s.trapped) verdict = 'trap';
+  if (stopped) verdict = 'incomplete';
+  else if (s.trapped) verdict = 'trap';
   else if (s.agents.some((a) => a.status === 'run')) {
     verdict = 'hang';
     hang = explainHang(m, s);
