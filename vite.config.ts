@@ -19,6 +19,8 @@ export default defineConfig({
     target: 'es2022',
     chunkSizeWarningLimit: 2000,
   },
+  // The engine's worker (src/web/worker.ts) is an ES module worker: it shares chunks with the page.
+  worker: { format: 'es' },
   server: { port: 5177, strictPort: false, fs: { allow: [repo] } },
   preview: { port: 5177 },
 });

@@ -5,21 +5,33 @@
  * parameters and the share link (URL hash) together.
  */
 import type { MachineEvent } from '../machine/events.js';
+import type { Hazard } from '../check/check.js';
 import { h, replace, setText, fmt } from './dom.js';
-import { asyncNames, barStateAt, describeEvent, eventBar, eventLoc, runKernel, type RunModel } from './model.js';
+import { checkIn, Dropped, simulateIn, type CheckRun } from './engine.js';
+import type { PackedCheck } from './engine-protocol.js';
+import { asyncNames, barStateAt, describeEvent, eventBar, eventLoc, instantiateKernel, traceModel, unpackModel, type RunModel } from './model.js';
 import { decodeView, encodeView, MAX_SKETCH, TABS, type SourceRef, type Tab, type ViewState } from './share.js';
 import { EXAMPLES, isExample, isFile, load, SKETCH_FILES, sketchTwin, type Loaded } from './sources.js';
+import { checkView, type StepDetail } from './views/check.js';
 import { editorView } from './views/editor.js';
 import { mechanismView } from './views/mechanism.js';
 import { phasesView } from './views/phases.js';
 import { ringView } from './views/ring.js';
 import { timelineView } from './views/timeline.js';
 
-const TAB_LABEL: Record<Tab, string> = { mechanism: 'Barrier mechanism', phases: 'Phase tracking', timeline: 'Timeline & full/empty', sketch: 'Sketch' };
+const TAB_LABEL: Record<Tab, string> = { mechanism: 'Barrier mechanism', phases: 'Phase tracking', timeline: 'Timeline & full/empty', check: 'Check', sketch: 'Sketch' };
 
 let state: ViewState;
 let loaded: Loaded | null = null;
+/** The model the views show: the simulation, or a counterexample being replayed. */
 let model: RunModel | null = null;
+/** The simulation of the current kernel. */
+let simModel: RunModel | null = null;
+let runGen = 0;
+let checkRun: CheckRun | null = null;
+let checkResult: PackedCheck | null = null;
+/** The counterexample being replayed. */
+let replay: { index: number; hazard: Hazard; model: RunModel; subject: string | null; lastBar: string | null } | null = null;
 let names = new Map<number, string>();
 let lines: string[] = [];
 const warnings: string[] = [];
@@ -30,6 +42,10 @@ const timeline = timelineView();
 const ring = ringView();
 const editor = editorView();
 const phases = phasesView(2, 4);
+const check = checkView({ maxStates: 2_000_000, timeoutS: 60 });
+const ring2 = ringView('replay-ring');
+check.ringSlot.appendChild(ring2.el);
+check.lineText = (line) => (lines.length ? lines[line - 1] ?? null : null);
 
 // ---- header
 const exampleSel = h('select', { id: 'example', 'aria-label': 'example' });
@@ -48,10 +64,47 @@ const verdict = h('span', { class: 'verdict', id: 'verdict', 'aria-live': 'polit
 const shareBtn = h('button', { type: 'button', 'aria-label': 'copy share link' }, 'Copy link');
 const shareOut = h('input', { type: 'text', readonly: true, class: 'share-out', 'aria-label': 'share link', hidden: true });
 const warnBox = h('div', { class: 'warnings', role: 'status', hidden: true });
+const replayText = h('span', { class: 'replay-text', id: 'replay-text' });
+const replayBtn = (label: string, aria: string, fn: () => void) => {
+  const b = h('button', { type: 'button', 'aria-label': aria, title: aria }, label);
+  b.addEventListener('click', fn);
+  return b;
+};
+const replayBar = h('div', { class: 'replay-bar', id: 'replay-bar', role: 'region', 'aria-label': 'counterexample replay', hidden: true },
+  replayText,
+  replayBtn('◀', 'replay: previous step', () => goStep(timeline.curStep - 1)),
+  replayBtn('▶', 'replay: next step', () => goStep(timeline.curStep + 1)),
+  replayBtn('Show trace', 'show the trace in the Check tab', () => selectTab('check')),
+  replayBtn('Stop replay', 'stop replaying', () => exitReplay()));
 const header = h('header', {},
   h('div', { class: 'brand' }, h('h1', {}, 'mbsim explorer'), h('span', { class: 'tag' }, 'mbarrier on Hopper & Blackwell, computed by the model')),
   h('div', { class: 'bar' }, h('label', {}, 'Kernel ', exampleSel), paramBox, verdict, shareBtn, shareOut),
-  summary, warnBox);
+  summary, warnBox, replayBar);
+
+// ---- the chapter's four figures, one click each (for a reader of the seed chapter)
+const figBtn = (label: string, aria: string, fn: () => void) => {
+  const b = h('button', { type: 'button', class: 'fig', 'aria-label': aria, title: aria }, label);
+  b.addEventListener('click', fn);
+  return b;
+};
+const openFile = (path: string) => {
+  if (!(state.source.kind === 'file' && state.source.path === path) || Object.keys(state.params).length) setSource({ kind: 'file', path }, {});
+};
+header.appendChild(h('nav', { class: 'figures', 'aria-label': 'the chapter’s figures' }, h('span', { class: 'fig-lead' }, 'The chapter’s figures:'),
+  figBtn('1 · mbarrier state and operations', 'chapter figure 1: mbarrier state and operations', () => selectTab('mechanism')),
+  figBtn('2 · phase tracking', 'chapter figure 2: phase tracking', () => {
+    phases.showChapter();
+    selectTab('phases');
+  }),
+  figBtn('3 · TMA loads tracked by an mbarrier', 'chapter figure 3: TMA timeline', () => {
+    openFile('examples/mechanism.mbk');
+    selectTab('timeline');
+  }),
+  figBtn('4 · full/empty protocol', 'chapter figure 4: full/empty protocol', () => {
+    openFile('examples/pipeline.mbk');
+    selectTab('timeline');
+    ring.el.scrollIntoView({ block: 'start' });
+  })));
 
 // ---- tabs
 const tabBtns = new Map<Tab, HTMLButtonElement>();
@@ -74,6 +127,9 @@ for (const t of TABS) {
 }
 
 // ---- timeline tab: run summary, timeline, inspector, ring
+const LEAD_SIM = 'Every lane comes from the timed simulation of the kernel: agents issue (blue) or stall (grey), TMA copies and MMAs run on their units, and each barrier’s parity changes when a phase completes. Step with ← →, drag the ruler to scrub, wheel to zoom, drag to pan; hover for details.';
+const LEAD_TRACE = 'A counterexample found by the checker, replayed through the machine: one column per step of its schedule (not cycles). Agents issue (blue) or are blocked (grey); asynchronous operations run on their units from issue to completion. Step with ← →; the trace, the ring, the mechanism and the sketch follow.';
+const tlLead = h('p', { class: 'lead', id: 'tl-lead' }, LEAD_SIM);
 const runInfo = h('div', { class: 'run-info', id: 'run-info' });
 const curEvent = h('p', { class: 'cur-event', id: 'cur-event', 'aria-live': 'polite' });
 const curSrc = h('pre', { class: 'cur-src', id: 'cur-src' });
@@ -91,9 +147,10 @@ panels.set('mechanism', mech.el);
 panels.set('phases', phases.el);
 panels.set('timeline', h('section', { class: 'view timeline-view', id: 'view-timeline', 'aria-labelledby': 'tl-h' },
   h('h2', { id: 'tl-h' }, 'Timeline'),
-  h('p', { class: 'lead' }, 'Every lane comes from the timed simulation of the kernel: agents issue (blue) or stall (grey), TMA copies and MMAs run on their units, and each barrier’s parity changes when a phase completes. Step with ← →, drag the ruler to scrub, wheel to zoom, drag to pan; hover for details.'),
+  tlLead,
   runInfo, legend, timeline.el, h('div', { class: 'below' }, inspector, ring.el)));
 panels.set('sketch', editor.el);
+panels.set('check', check.el);
 const main = h('main', {});
 for (const t of TABS) {
   const p = panels.get(t)!;
@@ -112,6 +169,7 @@ function selectTab(t: Tab): void {
     document.getElementById(`panel-${k}`)!.hidden = !on;
   }
   if (t === 'timeline') timeline.fit();
+  if (t === 'sketch') editor.reveal();
   saveHash();
 }
 
@@ -120,7 +178,12 @@ function saveHash(now = false): void {
   const write = () => {
     hashTimer = 0;
     const hash = `#${encodeView(state)}`;
-    if (location.hash !== hash) history.replaceState(null, '', hash);
+    if (location.hash !== hash) {
+      history.replaceState(null, '', hash);
+      // A link shown earlier no longer describes the view.
+      if (!shareOut.hidden) shareOut.value = location.href;
+      setText(shareBtn, 'Copy link');
+    }
   };
   if (now) write();
   else if (!hashTimer) hashTimer = window.setTimeout(write, 250);
@@ -175,49 +238,203 @@ function renderParams(): void {
   }
 }
 
+function noRun(head: string, cls: string, ...body: (HTMLElement | string)[]): void {
+  setText(verdict, head);
+  verdict.className = `verdict ${cls}`;
+  replace(runInfo, ...body);
+  model = simModel = null;
+  timeline.setModel(null, sourceLine);
+  ring.setModel(null);
+  phases.setKernel(null);
+  saveHash();
+}
+
+/** Simulates the current kernel in the worker; the views update when it answers. */
 function rerun(ev: number): void {
-  model = null;
+  stopCheck();
+  check.reset('');
   const k = loaded?.kernel;
-  replace(runInfo);
+  const gen = ++runGen;
+  const done = () => {
+    if (gen !== runGen) return;
+    document.body.dataset.busy = '0';
+    document.body.dataset.ready = '1';
+  };
   if (!k) {
     const d = loaded?.diagnostics ?? [];
-    setText(verdict, d.length ? 'does not parse' : 'no kernel');
-    verdict.className = 'verdict bad';
-    replace(runInfo, h('p', { class: 'error' }, `The sketch has ${d.length} problem(s); see the Sketch tab.`),
+    noRun(d.length ? 'does not parse' : 'no kernel', 'bad', h('p', { class: 'error' }, `The sketch has ${d.length} problem(s); see the Sketch tab.`),
       h('ul', {}, ...d.slice(0, 8).map((x) => h('li', {}, `line ${x.line}:${x.col} [${x.code}] ${x.message}`))));
-    timeline.setModel(null, sourceLine);
-    ring.setModel(null);
-    saveHash();
-    return;
+    return done();
   }
-  const r = runKernel(k, state.params);
-  if (r.error || !r.model) {
-    setText(verdict, 'error');
-    verdict.className = 'verdict bad';
-    replace(runInfo, h('p', { class: 'error' }, r.error ?? 'error'));
-    timeline.setModel(null, sourceLine);
-    ring.setModel(null);
-    saveHash();
-    return;
+  const inst = instantiateKernel(k, state.params);
+  if (!inst.program) {
+    noRun('error', 'bad', h('p', { class: 'error' }, inst.error ?? 'error'));
+    return done();
   }
-  model = r.model;
-  names = asyncNames(model);
-  const sim = model.sim;
-  setText(verdict, `${sim.verdict} · ${fmt(sim.cycles)} cycles · ${fmt(model.events.length)} events`);
+  const program = inst.program;
+  document.body.dataset.busy = '1';
+  setText(verdict, 'simulating…');
+  verdict.className = 'verdict busy';
+  const t0 = performance.now();
+  simulateIn(state.source, state.params).then((packed) => {
+    if (gen !== runGen) return;
+    const m = unpackModel(packed, program);
+    m.simMs = performance.now() - t0;
+    showSim(m, ev);
+    phases.setKernel({ src: state.source, params: { ...state.params }, program });
+    done();
+  }).catch((err: unknown) => {
+    if (err instanceof Dropped || gen !== runGen) return;
+    noRun('error', 'bad', h('p', { class: 'error' }, String((err as Error)?.message ?? err)));
+    done();
+  });
+}
+
+function showSim(m: RunModel, ev: number): void {
+  simModel = m;
+  showModel(m);
+  const sim = m.sim;
+  setText(verdict, `${sim.verdict} · ${fmt(sim.cycles)} cycles · ${fmt(m.events.length)} events`);
   verdict.className = `verdict ${sim.verdict === 'ok' ? 'good' : 'bad'}`;
-  renderRunInfo();
-  timeline.setModel(model, sourceLine);
-  ring.setModel(model);
   timeline.setEvent(ev, true);
   if (state.tab === 'timeline') timeline.fit();
   saveHash();
+}
+
+/** Points every view at `m` (the simulation or a replayed counterexample). */
+function showModel(m: RunModel): void {
+  model = m;
+  names = asyncNames(m);
+  lastInspected = -2;
+  renderRunInfo();
+  setText(tlLead, m.trace ? LEAD_TRACE : LEAD_SIM);
+  timeline.setModel(m, sourceLine);
+  ring.setModel(m);
+  if (m.trace) ring2.setModel(m);
+}
+
+// ---- the checker and counterexample replay
+function stopCheck(): void {
+  const r = checkRun;
+  checkRun = null;
+  r?.cancel();
+  checkResult = null;
+  if (replay) exitReplay();
+}
+
+check.onRun = (maxStates, timeoutMs) => {
+  if (!loaded?.kernel) return;
+  stopCheck();
+  const run = checkIn(state.source, { ...state.params }, { maxStates, timeoutMs, maxMemory: 768 * 1024 * 1024 }, (p) => {
+    if (checkRun === run) check.progress(p);
+  });
+  checkRun = run;
+  check.running(run.inWorker);
+  run.done.then((r) => {
+    if (checkRun !== run) return;
+    checkRun = null;
+    checkResult = r;
+    check.result(r);
+  }).catch((err: unknown) => {
+    if (checkRun !== run) return;
+    checkRun = null;
+    if (err instanceof Dropped) check.cancelled();
+    else check.failed(String((err as Error)?.message ?? err));
+  });
+};
+check.onCancel = () => checkRun?.cancel();
+check.onReplay = (i) => startReplay(i);
+check.onStep = (k) => goStep(k);
+check.onExitReplay = () => exitReplay();
+
+function startReplay(i: number): void {
+  const hz = check.hazards[i];
+  const k = loaded?.kernel;
+  if (!hz || !k || !checkResult) return;
+  const inst = instantiateKernel(k, state.params);
+  if (!inst.program) return;
+  let tm: RunModel;
+  try {
+    // The machine's own step function re-runs the schedule (src/web/model.ts traceModel).
+    tm = traceModel(inst.program, hz.schedule, hz.trace);
+  } catch (err) {
+    check.failed(`the trace does not replay: ${String((err as Error)?.message ?? err)}`);
+    return;
+  }
+  replay = { index: i, hazard: hz, model: tm, subject: hz.subject?.type === 'barrier' ? hz.subject.name : null, lastBar: null };
+  check.showTrace(i);
+  replayBar.hidden = false;
+  showModel(tm);
+  timeline.fit();
+  goStep(0);
+  if (state.tab === 'check') (document.getElementById('trace') as HTMLElement | null)?.focus();
+}
+
+function exitReplay(): void {
+  if (!replay) return;
+  replay = null;
+  replayBar.hidden = true;
+  check.showTrace(null);
+  mech.showBarrier(null);
+  if (simModel) {
+    const ev = state.ev;
+    showModel(simModel);
+    timeline.setEvent(ev, true);
+  }
+}
+
+function goStep(k: number): void {
+  if (!replay) return;
+  timeline.setStep(Math.max(0, Math.min(replay.hazard.trace.length, k)));
+  timeline.renderNow();
+}
+
+const stateText = (st: { valid: boolean; phase: number; pending: number; expected: number; tx: number }) =>
+  st.valid ? `phase ${st.phase} (parity ${st.phase & 1}) · pending ${st.pending} of ${st.expected} · tx-count ${st.tx} B` : 'not initialized';
+
+/** The replay's step `k`: the trace, the mechanism, the editor. */
+function showStep(k: number): void {
+  const r = replay!;
+  const tm = r.model;
+  const hz = r.hazard;
+  const t = k > 0 ? hz.trace[k - 1] : undefined;
+  const ev = k === 0 ? -1 : tm.trace!.stepEnd[k]!;
+  const touched = new Set((t?.barriers ?? []).map((b) => b.name));
+  const bars = tm.barLanes.slice(0, 64).map((l) => ({ name: l.label, text: stateText(barStateAt(l, ev)), hot: touched.has(l.label) || l.label === r.subject }));
+  const line = t?.loc?.line ?? 0;
+  const src = line > 0 ? lines[line - 1] : undefined;
+  const blocked = k === hz.trace.length && tm.sim.hang
+    ? tm.sim.hang.waiters.map((w) => `${w.name} is blocked in ${w.op}${w.loc.line ? ` (line ${w.loc.line})` : ''}: ${w.reasons.join(' ')}`)
+    : [];
+  const det: StepDetail = {
+    head: t ? `${t.n}. ${t.actor}: ${t.op}` : 'Before the first step: every barrier as initialized.',
+    notes: t?.notes ?? [],
+    source: line > 0 ? `line ${line}${src !== undefined ? `:  ${src.trim()}` : ' (TypeScript builder)'}` : '',
+    bars, blocked,
+  };
+  check.setStep(k, det);
+  setText(replayText, `Replaying counterexample ${r.index + 1} (${hz.kind}${hz.subject ? ` on ${hz.subject.name}` : ''}): step ${k} of ${hz.trace.length}${t ? ` — ${t.actor}: ${t.op.replace(/\s+\[.*$/, '')}` : ''}`);
+  // The mechanism shows the barrier concerned: the hazard's barrier, else the one this step touched.
+  const name = r.subject ?? t?.barriers[0]?.name ?? r.lastBar ?? tm.barLanes[0]?.label ?? null;
+  r.lastBar = name;
+  const lane = tm.barLanes.find((l) => l.label === name);
+  if (lane) {
+    const st = barStateAt(lane, ev);
+    mech.showBarrier({ status: st.valid ? 'valid' : 'uninit', phase: st.phase, pending: st.pending, expected: st.expected, tx: st.tx },
+      `${lane.label} ${k === 0 ? 'before the first step' : `after step ${k}`} of counterexample ${r.index + 1} (${hz.kind})`);
+  }
 }
 
 function renderRunInfo(): void {
   if (!model) return;
   const sim = model.sim;
   const parts: HTMLElement[] = [];
-  parts.push(h('p', { class: `run-verdict v-${sim.verdict}` }, `verdict: ${sim.verdict}`, ` — ${fmt(sim.cycles)} cycles, ${fmt(model.events.length)} events, ${model.program.agents.length} agents, simulated in ${model.simMs.toFixed(0)} ms${sim.stopped ? ` (${sim.stopped})` : ''}`));
+  if (model.trace && replay) {
+    const back = h('button', { type: 'button', 'aria-label': 'back to the simulation' }, 'Back to the simulation');
+    back.addEventListener('click', () => exitReplay());
+    parts.push(h('p', { class: 'run-verdict v-hang' }, `Counterexample ${replay.index + 1}: ${replay.hazard.kind}${replay.hazard.subject ? ` on ${replay.hazard.subject.name}` : ''}`,
+      ` — the checker's schedule, ${model.trace.steps} steps replayed through the machine; the time axis counts steps, not cycles. `, back));
+  } else parts.push(h('p', { class: `run-verdict v-${sim.verdict}` }, `verdict: ${sim.verdict}`, ` — ${fmt(sim.cycles)} cycles, ${fmt(model.events.length)} events, ${model.program.agents.length} agents, simulated in ${model.simMs.toFixed(0)} ms${sim.stopped ? ` (${sim.stopped})` : ''}`));
   if (sim.diagnostics.length) {
     const ul = h('ul', { class: 'diags', 'aria-label': 'diagnostics' });
     for (const d of sim.diagnostics.slice(0, 12)) {
@@ -247,18 +464,36 @@ function jumpToTime(t: number): void {
 let lastInspected = -2;
 let barRows: { tr: HTMLTableRowElement; cells: HTMLElement[] }[] = [];
 let barRowsModel: RunModel | null = null;
+let lastStep = -1;
 function inspect(ev: number): void {
   ring.update(ev);
-  if (ev !== state.ev) {
-    state.ev = ev;
-    saveHash();
+  const inReplay = !!replay && model === replay.model;
+  if (inReplay) {
+    ring2.update(ev);
+    const k = timeline.curStep;
+    if (k !== lastStep || ev !== lastInspected) {
+      lastStep = k;
+      showStep(k);
+    }
+  } else {
+    lastStep = -1;
+    if (ev !== state.ev) {
+      state.ev = ev;
+      saveHash();
+    }
   }
   if (!model || (ev === lastInspected && barRowsModel === model)) return;
   lastInspected = ev;
   const e: MachineEvent | undefined = ev >= 0 ? model.events[ev] : undefined;
-  setText(curEvent, e ? `t = ${fmt(e.t)}: ${describeEvent(model, e, names)}` : 'Before the first event: barriers as initialized.');
+  const when = e ? (model.trace ? `step ${model.trace.stepOf[ev]}` : `t = ${fmt(e.t)}`) : '';
+  setText(curEvent, e ? `${when}: ${describeEvent(model, e, names)}` : 'Before the first event: barriers as initialized.');
   const loc = e ? eventLoc(e) : undefined;
   const src = sourceLine(loc);
+  // The editor highlights the line of the event at the cursor (or of the replay's step).
+  const stepLoc = inReplay ? replay!.hazard.trace[timeline.curStep - 1]?.loc : undefined;
+  const mark = inReplay ? stepLoc : loc;
+  const markOk = !!mark && mark.line > 0 && (mark.file === undefined || mark.file === loaded?.file);
+  editor.markLine(markOk ? mark!.line : 0, inReplay ? `step ${timeline.curStep} of the counterexample` : `the event at the timeline cursor (event ${ev + 1})`);
   setText(curSrc, loc && loc.line > 0 ? `line ${loc.line}${src !== null ? `:  ${src.trim()}` : ' (TypeScript builder)'}` : '');
   const hot = e ? eventBar(e) : -1;
   // Rows are rebuilt only when the run changes; each cursor move only sets their text.
@@ -314,10 +549,17 @@ shareBtn.addEventListener('click', async () => {
   }
 });
 document.addEventListener('keydown', (e) => {
-  if (state.tab !== 'timeline' || e.defaultPrevented) return;
+  if (e.defaultPrevented) return;
   const t = e.target as HTMLElement | null;
-  if (t && (t.closest('input, select, textarea, button, [contenteditable="true"], .cm-editor'))) return;
-  timeline.key(e);
+  if (t && (t.closest('input, select, textarea, button, [contenteditable="true"], .cm-editor, [role="listbox"]'))) return;
+  if (state.tab === 'timeline') timeline.key(e);
+  else if (replay && (state.tab === 'check' || state.tab === 'mechanism')) {
+    // Stepping a counterexample from the Check and Mechanism tabs too.
+    const k = e.key === 'ArrowRight' ? timeline.curStep + 1 : e.key === 'ArrowLeft' ? timeline.curStep - 1 : e.key === 'Home' ? 0 : e.key === 'End' ? replay.hazard.trace.length : null;
+    if (k === null) return;
+    goStep(k);
+    e.preventDefault();
+  }
 });
 
 function applyHash(hash: string): void {
@@ -329,7 +571,6 @@ function applyHash(hash: string): void {
   phases.set(view.ps, view.pn);
   setSource(view.source, view.params, { ev: view.ev });
   selectTab(view.tab);
-  timeline.setEvent(view.ev, true);
 }
 window.addEventListener('hashchange', () => {
   if (location.hash !== `#${encodeView(state)}`) applyHash(location.hash);
@@ -352,6 +593,9 @@ if (!location.hash) {
 /** Hooks for the browser tests and the frame-rate benchmark. */
 (window as unknown as { __mbsim: unknown }).__mbsim = {
   timeline,
+  get replaying() {
+    return replay ? { index: replay.index, steps: replay.hazard.trace.length, step: timeline.curStep } : null;
+  },
   get model() {
     return model;
   },
@@ -359,4 +603,3 @@ if (!location.hash) {
     return state;
   },
 };
-document.body.dataset.ready = '1';

@@ -9,6 +9,8 @@ import { Machine, type MachineState } from '../machine/machine.js';
 import { instantiate, KernelError, type Program } from '../machine/program.js';
 import type { MBarrier } from '../model/mbarrier.js';
 import { simulate, type SimResult, type Span } from '../sim/simulate.js';
+import { decodeChoice } from '../check/explore.js';
+import { explainHang } from '../machine/hang.js';
 
 /** Span kinds, by code (index into this array). */
 export const SPAN_KINDS = ['op', 'stall', 'tma', 'mma', 'store', 'signal'] as const;
@@ -57,10 +59,24 @@ export interface BarState {
   valid: boolean;
 }
 
+/** What the views need of a simulation's result (plain data: it crosses from the worker). */
+export type SimSummary = Pick<SimResult, 'verdict' | 'cycles' | 'diagnostics' | 'hang' | 'stopped'>;
+
+/** For a counterexample replay: the time axis counts steps (step n spans [n − 1, n]). */
+export interface TraceInfo {
+  steps: number;
+  /** Last event index of each step (−1 when a step emitted nothing and nothing came before). */
+  stepEnd: Int32Array;
+  /** Step (1-based) of each event. */
+  stepOf: Int32Array;
+}
+
 /** A computed run. */
 export interface RunModel {
   program: Program;
-  sim: SimResult;
+  sim: SimSummary;
+  /** Present when the run is a replayed counterexample (time = steps). */
+  trace?: TraceInfo;
   events: MachineEvent[];
   spans: Span[];
   /** Event times, sorted (the simulator emits events in time order). */
@@ -79,16 +95,9 @@ export const MAX_STEPS = 1_500_000;
 
 /** Instantiates and simulates `kernel`; returns the model or an error message (never throws for bad kernels). */
 export function runKernel(kernel: Kernel, overrides: Record<string, number>): { model?: RunModel; error?: string } {
-  let program: Program;
-  try {
-    const known = new Set(kernel.params.map((p) => p.name));
-    const ov: Record<string, number> = {};
-    for (const [k, v] of Object.entries(overrides)) if (known.has(k)) ov[k] = v;
-    program = instantiate(kernel, ov);
-  } catch (err) {
-    if (err instanceof KernelError) return { error: `${err.message}${err.loc ? ` (line ${err.loc.line})` : ''}` };
-    return { error: String((err as Error)?.message ?? err) };
-  }
+  const inst = instantiateKernel(kernel, overrides);
+  if (!inst.program) return { error: inst.error ?? 'error' };
+  const program = inst.program;
   try {
     return { model: buildModel(program) };
   } catch (err) {
@@ -149,8 +158,133 @@ export function buildModel(program: Program): RunModel {
     },
   });
   const simMs = performance.now() - t0;
-  const events = sim.events ?? [];
-  const spans = sim.spans ?? [];
+  const summary: SimSummary = { verdict: sim.verdict, cycles: sim.cycles, diagnostics: sim.diagnostics, hang: sim.hang, stopped: sim.stopped };
+  return assemble(program, summary, sim.events ?? [], sim.spans ?? [], grows, init.bars, simMs);
+}
+
+const ASYNC_SPAN: Record<string, { unit: 'TMA' | 'TC' | 'net'; kind: Span['kind']; label: string }> = {
+  tma: { unit: 'TMA', kind: 'tma', label: 'TMA copy' }, 'bulk.store': { unit: 'TMA', kind: 'store', label: 'bulk store' },
+  'cp.async': { unit: 'TMA', kind: 'tma', label: 'cp.async' }, 'cpa.arrive': { unit: 'net', kind: 'signal', label: 'cp.async.mbarrier.arrive' },
+  'tc.mma': { unit: 'TC', kind: 'mma', label: 'tcgen05.mma' }, 'tc.commit': { unit: 'TC', kind: 'signal', label: 'tcgen05.commit' },
+  wgmma: { unit: 'TC', kind: 'mma', label: 'wgmma' }, remote: { unit: 'net', kind: 'signal', label: 'remote signal' },
+};
+
+/** What a trace step is, for its span label (from the checker's numbered trace). */
+export interface StepLabel {
+  actor: string;
+  kind: 'agent' | 'async';
+  op: string;
+}
+
+/**
+ * A counterexample as a run: replays `schedule` (choice codes: agent index ≥ 0, async op id as
+ * −(id + 1)) through the machine's pure `step`, one step per unit of time, recording every
+ * barrier's state after each step, the agents' steps and stalls and the asynchronous operations
+ * in flight. Every view can then show it like a simulation. Throws if the schedule does not
+ * replay (a choice not enabled).
+ */
+export function traceModel(program: Program, schedule: readonly number[], labels: readonly StepLabel[] = []): RunModel {
+  const m = new Machine(program);
+  let s = m.initial();
+  const grows: Grow[] = [];
+  for (let k = 0; k < s.bars.length; k++) {
+    const g = new Grow();
+    g.push(-1, 0, s.bars[k]!);
+    grows.push(g);
+  }
+  const initBars = s.bars;
+  const events: MachineEvent[] = [];
+  const spans: Span[] = [];
+  const nAg = program.agents.length;
+  // Per agent: the step since which it has been blocked (−1: not blocked).
+  const blockedSince = new Array<number>(nAg).fill(-1);
+  const blockedOn = new Array<string>(nAg).fill('');
+  const asyncOpen = new Map<number, { t0: number; kind: string; cta: number; agent: number; bytes: number; loc?: Span['loc'] }>();
+  const stepEnd = new Int32Array(schedule.length + 1).fill(-1);
+  const stepOf: number[] = [];
+  const diagnostics: SimSummary['diagnostics'] = [];
+  const markBlocked = (t: number) => {
+    for (let a = 0; a < nAg; a++) {
+      const ag = s.agents[a]!;
+      const blocked = ag.status === 'run' && !m.agentEnabled(s, a);
+      if (blocked && blockedSince[a]! < 0) {
+        blockedSince[a] = t;
+        const ins = m.nextOp(s, a);
+        blockedOn[a] = ins ? `blocked: ${ins.text}` : 'blocked';
+      } else if (!blocked && blockedSince[a]! >= 0) {
+        spans.push({ lane: String(a), t0: blockedSince[a]!, t1: t, kind: 'stall', label: blockedOn[a]! });
+        blockedSince[a] = -1;
+      }
+    }
+  };
+  markBlocked(0);
+  schedule.forEach((code, i) => {
+    const n = i + 1;
+    const c = decodeChoice(code);
+    const before = s;
+    const ins = c.kind === 'agent' ? m.nextOp(before, c.agent) : null;
+    const landing = c.kind === 'async' ? asyncOpen.get(c.id) : undefined;
+    const r = m.step(before, c, n - 0.5);
+    s = r.state;
+    const touched = new Set<number>();
+    for (const e of r.events) {
+      events.push(e);
+      stepOf.push(n);
+      const bar = (e as { bar?: number }).bar;
+      if (bar !== undefined && bar >= 0) touched.add(bar);
+      if (e.e === 'async') {
+        asyncOpen.set(e.id, { t0: n - 0.5, kind: e.kind, cta: e.cta, agent: e.agent, bytes: e.bytes, loc: e.loc });
+      } else if (e.e === 'async.done') {
+        const o = asyncOpen.get(e.id);
+        if (o) {
+          asyncOpen.delete(e.id);
+          spans.push(asyncSpan(program, e.id, o, n));
+        }
+      } else if (e.e === 'diag') {
+        diagnostics.push({ diag: e.diag, agent: (e as { agent?: number }).agent ?? -1, async: (e as { async?: number }).async ?? -1, bar: e.bar, ...(e.loc ? { loc: e.loc } : {}), t: n });
+      }
+    }
+    stepEnd[n] = events.length - 1;
+    for (const b of touched) grows[b]!.push(events.length - 1, n - 0.5, s.bars[b]!);
+    const lab = labels[i];
+    if (c.kind === 'agent') {
+      spans.push({ lane: String(c.agent), t0: n - 1, t1: n, kind: 'op', label: `${n}. ${ins ? ins.text : lab?.op ?? 'exit'}`, ...(ins?.loc ? { loc: ins.loc } : {}) });
+    } else {
+      const o = landing;
+      if (o) {
+        // A partial landing: a short mark on the unit lane inside the op's span.
+        const info = ASYNC_SPAN[o.kind]!;
+        spans.push({ lane: `${info.unit} c${o.cta}`, t0: n - 1, t1: n, kind: info.kind, label: `${n}. ${lab?.op ?? 'lands'}`, ...(o.loc ? { loc: o.loc } : {}), id: c.id });
+      }
+    }
+    markBlocked(n);
+  });
+  const N = schedule.length;
+  const end = N + 1;
+  for (let a = 0; a < nAg; a++) if (blockedSince[a]! >= 0) spans.push({ lane: String(a), t0: blockedSince[a]!, t1: end, kind: 'stall', label: blockedOn[a]! });
+  for (const [id, o] of asyncOpen) spans.push(asyncSpan(program, id, o, end, true));
+  const finished = m.finished(s);
+  const stuck = !finished && m.enabled(s).length === 0;
+  const hang = stuck ? explainHang(m, s) : null;
+  const summary: SimSummary = {
+    verdict: s.trapped ? 'trap' : stuck ? 'hang' : diagnostics.some((d) => d.diag.severity === 'error') ? 'error' : 'ok',
+    cycles: N, diagnostics, hang, stopped: finished || stuck ? null : `the counterexample ends after step ${N}`,
+  };
+  const model = assemble(program, summary, events, spans, grows, initBars, 0, end);
+  model.trace = { steps: N, stepEnd, stepOf: Int32Array.from(stepOf) };
+  return model;
+}
+
+function asyncSpan(program: Program, id: number, o: { t0: number; kind: string; cta: number; agent: number; bytes: number; loc?: Span['loc'] }, t1: number, open = false): Span {
+  const info = ASYNC_SPAN[o.kind] ?? { unit: 'TMA' as const, kind: 'tma' as const, label: o.kind };
+  const from = program.agents[o.agent]?.name ?? '?';
+  const label = `${info.label}${o.bytes ? ` ${o.bytes} B` : ''} (from ${from})${open ? ' — still in flight' : ''}`;
+  return { lane: `${info.unit} c${o.cta}`, t0: o.t0, t1, kind: info.kind, label, ...(o.loc ? { loc: o.loc } : {}), id };
+}
+
+/** Arranges events, spans and barrier histories into a {@link RunModel}. */
+function assemble(program: Program, sim: SimSummary, events: MachineEvent[], spans: Span[], grows: Grow[], initBars: readonly MBarrier[], simMs: number, endAt?: number): RunModel {
+  const init = { bars: initBars };
   const evT = new Float64Array(events.length);
   for (let i = 0; i < events.length; i++) evT[i] = events[i]!.t;
 
@@ -215,8 +349,35 @@ export function buildModel(program: Program): RunModel {
     barLanes.push(lane);
     barLaneByKey.set(k, lane);
   }
-  const end = Math.max(1, sim.cycles, events.length ? events[events.length - 1]!.t : 0);
+  const end = endAt ?? Math.max(1, sim.cycles, events.length ? events[events.length - 1]!.t : 0);
   return { program, sim, events, spans, evT, spanLanes, barLanes, barLaneByKey, end, simMs };
+}
+
+/** A run model as plain data (no closures), for posting from the worker; {@link unpackModel} reattaches the program. */
+export type PackedModel = Omit<RunModel, 'program'>;
+
+export function packModel(m: RunModel): PackedModel {
+  const { program: _p, ...rest } = m;
+  return rest;
+}
+
+export function unpackModel(p: PackedModel, program: Program): RunModel {
+  const barLaneByKey = new Map<number, BarrierLane>();
+  for (const l of p.barLanes) barLaneByKey.set(l.key, l);
+  return { ...p, program, barLaneByKey };
+}
+
+/** Instantiates a kernel with the overrides it declares (never throws: an error message instead). */
+export function instantiateKernel(kernel: Kernel, overrides: Record<string, number>): { program?: Program; error?: string } {
+  try {
+    const known = new Set(kernel.params.map((p) => p.name));
+    const ov: Record<string, number> = {};
+    for (const [k, v] of Object.entries(overrides)) if (known.has(k)) ov[k] = v;
+    return { program: instantiate(kernel, ov) };
+  } catch (err) {
+    if (err instanceof KernelError) return { error: `${err.message}${err.loc ? ` (line ${err.loc.line})` : ''}` };
+    return { error: String((err as Error)?.message ?? err) };
+  }
 }
 
 /** Index of the last element ≤ x in sorted `a` (−1 if none). */

@@ -6,7 +6,7 @@
  */
 import { compressToEncodedURIComponent, decompressFromEncodedURIComponent } from 'lz-string';
 
-export const TABS = ['mechanism', 'phases', 'timeline', 'sketch'] as const;
+export const TABS = ['mechanism', 'phases', 'timeline', 'check', 'sketch'] as const;
 export type Tab = (typeof TABS)[number];
 
 /** Where the kernel comes from. */

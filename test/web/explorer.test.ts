@@ -22,6 +22,13 @@ let page: Page;
 
 const shot = (p: Page, name: string) => p.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 const readout = (p: Page) => p.locator('#tl-readout').textContent();
+/** Waits until the run the page asked the worker for is shown. */
+const settled = (p: Page) => p.waitForSelector('body[data-busy="0"]', { state: 'attached' });
+/** Picks a kernel from the menu and waits for its simulation. */
+async function pick(p: Page, value: string): Promise<void> {
+  await p.selectOption('#example', value);
+  await settled(p);
+}
 
 /** The seed's phase-tracking table (chapter 08), read from the seed when present. */
 function seedTable(): string[][] {
@@ -71,7 +78,7 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
     expect(values.length).toBeGreaterThanOrEqual(5 + 5 + 10);
     const verdicts: Record<string, string> = {};
     for (const v of values) {
-      await page.selectOption('#example', v);
+      await pick(page, v);
       const text = (await page.locator('#verdict').textContent()) ?? '';
       verdicts[v] = text;
       expect(text, v).toMatch(/^(ok|hang|trap|error) · [\d,]+ cycles · [\d,]+ events$/);
@@ -92,7 +99,7 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
   });
 
   test('the timeline scrubs, plays, zooms; hovering a span shows its source line and barrier state', async () => {
-    await page.selectOption('#example', 'file:examples/mechanism.mbk');
+    await pick(page, 'file:examples/mechanism.mbk');
     const canvas = page.locator('.tl-canvas');
     const box = (await canvas.boundingBox())!;
     // Scrub on the ruler to the middle.
@@ -210,9 +217,10 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
   });
 
   test('a share link reproduces the kernel, parameters, tab and cursor', async () => {
-    await page.selectOption('#example', 'ex:hopper');
+    await pick(page, 'ex:hopper');
     await page.getByLabel('parameter S').fill('3');
     await page.getByLabel('parameter S').press('Enter');
+    await settled(page);
     await page.click('#tab-timeline');
     await page.locator('.tl-canvas').focus();
     await page.keyboard.press('Home');
@@ -231,7 +239,7 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
   });
 
   test('an edited sketch travels in the link; diagnostics show as you type', async () => {
-    await page.selectOption('#example', 'file:examples/phase-tracking.mbk');
+    await pick(page, 'file:examples/phase-tracking.mbk');
     await page.click('#tab-sketch');
     const content = page.locator('.cm-content');
     await content.click();
@@ -286,6 +294,161 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
     expect(H.errors.filter((e) => !/Failed to load resource/.test(e))).toEqual([]);
   });
 
+  test('the checker finds B01’s hang in a worker; replaying it drives every view, by keyboard', async () => {
+    await pick(page, 'file:examples/bugs/B01.mbk');
+    await page.click('#tab-check');
+    await page.getByRole('button', { name: 'run checker' }).click();
+    await expect.poll(() => page.locator('#check-verdict').textContent(), { timeout: 20_000 }).toMatch(/^Verdict: hang/);
+    const hz = page.locator('#hazards li.hazard').first();
+    expect(await hz.locator('.hz-kind').textContent()).toBe('hang');
+    expect(await hz.locator('.hz-subject').textContent()).toBe(' barrier full[0]');
+    expect(await hz.textContent()).toContain('line 24:  mbarrier.try_wait.parity full[0], 0');
+    expect(await page.locator('#check-progress').textContent()).toMatch(/states, .* transitions/);
+    await hz.getByRole('button', { name: /^replay hang counterexample 1/ }).click();
+    // The numbered trace: the initial state, then each step of the shortest schedule.
+    const steps = page.locator('#trace li');
+    const n = (await steps.count()) - 1;
+    expect(n).toBeGreaterThanOrEqual(3);
+    expect(await steps.nth(1).textContent()).toMatch(/^1\. producer: mbarrier\.try_wait\.parity empty\[0\]/);
+    await expect.poll(() => page.locator('#trace-readout').textContent()).toBe(`step 0 of ${n}`);
+    // Keyboard: the trace list has the focus after Replay.
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('trace');
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowDown');
+    await expect.poll(() => page.locator('#trace-readout').textContent()).toBe(`step 2 of ${n}`);
+    expect(await page.locator('#step-head').textContent()).toMatch(/^2\. producer: mbarrier\.expect_tx full\[0\]/);
+    expect(await page.locator('#step-src').textContent()).toBe('line 19:  mbarrier.expect_tx full[0], BYTES           # BUG: bytes armed, no arrival (want arrive.expect_tx)');
+    // The barrier concerned after expect_tx: no arrival, 4096 bytes expected.
+    expect(await page.locator('#step-bars tr.hot').first().textContent()).toBe('full[0]phase 0 (parity 0) · pending 1 of 1 · tx-count 4096 B');
+    await page.keyboard.press('End');
+    await expect.poll(() => page.locator('#trace-readout').textContent()).toBe(`step ${n} of ${n}`);
+    expect(await page.locator('#step-blocked').textContent()).toMatch(/consumer is blocked in mbarrier\.try_wait\.parity full\[0\], 0 \(line 24\)/);
+    expect(await page.locator('#replay-text').textContent()).toContain(`step ${n} of ${n}`);
+    expect(await page.locator('#replay-ring-list').textContent()).toContain('stage 0');
+    await shot(page, 'check-B01-replay');
+    await page.keyboard.press('ArrowUp');
+    await expect.poll(() => page.locator('#trace-readout').textContent()).toBe(`step ${n - 1} of ${n}`);
+    // Every view follows the step: the timeline cursor and its inspector…
+    await page.click('#tab-timeline');
+    await expect.poll(() => readout(page)).toMatch(new RegExp(`^step ${n - 1} of ${n} · event`));
+    expect(await page.locator('#run-info').textContent()).toContain('Counterexample 1: hang on full[0]');
+    await shot(page, 'check-B01-timeline');
+    // …stepping on the timeline moves the trace too…
+    await page.locator('.tl-canvas').focus();
+    await page.keyboard.press('ArrowRight');
+    await expect.poll(() => readout(page)).toMatch(new RegExp(`^step ${n} of ${n}`));
+    expect(await page.locator('#trace-readout').textContent()).toBe(`step ${n} of ${n}`);
+    // …the mechanism shows the barrier concerned, full[0]: all bytes landed, the arrival missing…
+    await page.click('#tab-mechanism');
+    expect(await page.locator('#mech-from').textContent()).toContain(`full[0] after step ${n} of counterexample 1 (hang)`);
+    expect(await page.locator('[data-field="pending"] .field-val').textContent()).toBe('1');
+    expect(await page.locator('#cond-verdict').textContent()).toBe('The phase waits for 1 more arrival.');
+    await shot(page, 'check-B01-mechanism');
+    // …and the sketch highlights the step's line (the copy landing: line 20).
+    await page.click('#tab-sketch');
+    await expect.poll(() => page.locator('.cm-run-line').getAttribute('data-run-line')).toBe('20');
+    await shot(page, 'check-B01-sketch');
+    await page.getByRole('button', { name: 'replay: previous step' }).click();
+    await expect.poll(() => page.locator('.cm-run-line').getAttribute('data-run-line')).toBe('20');
+    await page.getByRole('button', { name: 'replay: previous step' }).click();
+    await expect.poll(() => page.locator('.cm-run-line').getAttribute('data-run-line')).toBe('19');
+    // Stop: the views go back to the simulation.
+    await page.getByRole('button', { name: 'stop replaying' }).click();
+    await page.click('#tab-timeline');
+    await expect.poll(() => readout(page)).toMatch(/^t = /);
+    expect(await page.locator('#replay-bar').isHidden()).toBe(true);
+    expect(H.errors).toEqual([]);
+  });
+
+  test('a long check shows progress, leaves the page responsive, and cancels', async () => {
+    await pick(page, 'file:examples/cluster.mbk');
+    await page.getByLabel('parameter K').fill('1000');
+    await page.getByLabel('parameter K').press('Enter');
+    await settled(page);
+    await page.click('#tab-check');
+    await page.getByRole('button', { name: 'run checker' }).click();
+    await expect.poll(() => page.locator('#check-progress').textContent(), { timeout: 10_000 }).toMatch(/^[\d,]+ states · [\d,]+ states\/s · depth \d+ · frontier [\d,]+/);
+    expect(await page.getByRole('button', { name: 'run checker' }).isDisabled()).toBe(true);
+    // The page's thread is free while the worker searches: a round trip and a mechanism operation.
+    const t0 = Date.now();
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(r)));
+    expect(Date.now() - t0).toBeLessThan(1000);
+    await page.click('#tab-mechanism');
+    await page.getByRole('button', { name: 'reset barrier' }).click();
+    await page.getByRole('button', { name: 'init', exact: true }).click();
+    expect(await page.locator('[data-field="pending"] .field-val').textContent()).toBe('1');
+    await page.click('#tab-check');
+    await shot(page, 'check-progress');
+    await page.getByRole('button', { name: 'cancel check' }).click();
+    await expect.poll(() => page.locator('#check-verdict').textContent()).toBe('Cancelled: no verdict.');
+    expect(await page.locator('#check-progress').textContent()).toMatch(/cancelled after/);
+    expect(await page.getByRole('button', { name: 'run checker' }).isDisabled()).toBe(false);
+    expect(H.errors).toEqual([]);
+  });
+
+  test('phase tracking follows a loop of the current kernel', async () => {
+    await pick(page, 'file:examples/phase-tracking.mbk');
+    await page.click('#tab-phases');
+    await page.getByLabel('loop to track').selectOption('kernel');
+    expect(await page.getByLabel('role whose loop is tracked').inputValue()).toBe('consumer');
+    expect(await page.getByLabel('barrier array waited on').inputValue()).toBe('tma_bar');
+    expect(await page.getByLabel('phase variable').inputValue()).toBe('phase_tma');
+    await expect.poll(() => page.locator('#phase-note').textContent()).toMatch(/4 iterations/);
+    const rows = await page.locator('#phase-table tbody tr').evaluateAll((trs) => trs.map((tr) => Array.from(tr.children).map((td) => td.textContent ?? '')));
+    expect(rows).toEqual(seedTable());
+    // The pipeline: the MMA warp's waits on full[s], tracking its stage variable.
+    await pick(page, 'file:examples/pipeline.mbk');
+    await expect.poll(() => page.getByLabel('role whose loop is tracked').locator('option').allTextContents()).toContain('mma');
+    await page.getByLabel('role whose loop is tracked').selectOption('mma');
+    await page.getByLabel('barrier array waited on').selectOption('full');
+    await page.getByLabel('phase variable').selectOption('s');
+    await expect.poll(() => page.locator('#phase-note').textContent()).toMatch(/32 iterations/);
+    const r2 = await page.locator('#phase-table tbody tr').evaluateAll((trs) => trs.map((tr) => Array.from(tr.children).map((td) => Number(td.textContent))));
+    r2.forEach((r, i) => {
+      expect(r[1]).toBe(i % 4);
+      expect(r[2]).toBe(Math.floor(i / 4) & 1);
+      expect(r[4]).toBe(i % 4);
+    });
+    expect(await page.locator('#phase-table thead th').last().textContent()).toBe('s after iteration');
+    await shot(page, 'phases-kernel-pipeline');
+    await page.getByLabel('loop to track').selectOption('chapter');
+  });
+
+  test('a 100,000-event simulation runs in the worker without blocking input; the chapter’s figures are one click away', async () => {
+    await pick(page, 'file:examples/pipeline.mbk');
+    await page.click('#tab-timeline');
+    await page.getByLabel('parameter K').fill('1700');
+    await page.getByLabel('parameter K').press('Enter');
+    // While the worker simulates, the page answers within a frame or two.
+    expect(await page.locator('#verdict').textContent()).toBe('simulating…');
+    const gaps = await page.evaluate(() => new Promise<number>((done) => {
+      let worst = 0, last = performance.now();
+      const tick = () => {
+        const now = performance.now();
+        worst = Math.max(worst, now - last);
+        last = now;
+        if (document.body.dataset.busy === '1') requestAnimationFrame(tick);
+        else done(worst);
+      };
+      requestAnimationFrame(tick);
+    }));
+    await settled(page);
+    await expect.poll(() => page.locator('#verdict').textContent()).toMatch(/^ok · [\d,]+ cycles · 1\d\d,\d{3} events$/);
+    expect(gaps).toBeLessThan(400);
+    await page.locator('.tl-canvas').focus();
+    await page.keyboard.press('End');
+    await expect.poll(() => readout(page)).toMatch(/event 1\d\d,\d{3} of 1\d\d,\d{3}/);
+    // The figure buttons: figure 3 is the mechanism sketch's timeline.
+    await page.getByRole('button', { name: 'chapter figure 3: TMA timeline' }).click();
+    await settled(page);
+    expect(await page.locator('#example').inputValue()).toBe('file:examples/mechanism.mbk');
+    expect(await page.locator('#tab-timeline').getAttribute('aria-selected')).toBe('true');
+    await shot(page, 'figure-3');
+    await page.getByRole('button', { name: 'chapter figure 2: phase tracking' }).click();
+    expect(await page.locator('#tab-phases').getAttribute('aria-selected')).toBe('true');
+    expect(H.errors).toEqual([]);
+  });
+
   test('controls have accessible names', async () => {
     const unnamed = await page.evaluate(() => {
       const out: string[] = [];
@@ -305,7 +468,7 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
     try {
       const p = await H.open('', srv.url);
       await expect.poll(() => p.locator('#ex-summary').textContent()).toContain('B01.mbk');
-      expect(await p.locator('#verdict').textContent()).toMatch(/^hang/);
+      await expect.poll(() => p.locator('#verdict').textContent()).toMatch(/^hang/);
       await p.click('#tab-timeline');
       await shot(p, 'serve-file-B01');
       await p.close();

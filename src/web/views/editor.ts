@@ -5,7 +5,8 @@
  * which re-simulates it; every view follows.
  */
 import { basicSetup, EditorView } from 'codemirror';
-import { EditorState, Compartment } from '@codemirror/state';
+import { EditorState, Compartment, StateEffect, StateField, RangeSetBuilder } from '@codemirror/state';
+import { Decoration, type DecorationSet } from '@codemirror/view';
 import { StreamLanguage } from '@codemirror/language';
 import { linter, lintGutter, type Diagnostic as CmDiagnostic } from '@codemirror/lint';
 import { parseSketch, type SketchDiagnostic } from '../../lang/index.js';
@@ -41,8 +42,10 @@ export interface EditorViewApi {
   onKernelText?: (text: string) => void;
   /** Called when the user asks to open the sketch twin of a built-in example. */
   onOpenTwin?: (path: string) => void;
-  /** Highlights a line (the timeline cursor's source line), or 0 for none. */
-  markLine(line: number): void;
+  /** Highlights a line (the source line of the event at the timeline cursor or of the trace step), or 0 for none; `why` says which. */
+  markLine(line: number, why?: string): void;
+  /** Scrolls the highlighted line into view (after the tab becomes visible). */
+  reveal(): void;
 }
 
 function toCm(state: EditorState, d: SketchDiagnostic): CmDiagnostic {
@@ -78,7 +81,25 @@ export function editorView(): EditorViewApi {
     return r.diagnostics.map((d) => toCm(view.state, d));
   }, { delay: 250 });
 
-  const lineMark = EditorView.theme({});
+  // The highlighted line: a line decoration kept in a state field, set by an effect.
+  const setMark = StateEffect.define<number>();
+  const markField = StateField.define<DecorationSet>({
+    create: () => Decoration.none,
+    update(deco, tr) {
+      for (const e of tr.effects) {
+        if (!e.is(setMark)) continue;
+        if (e.value <= 0 || e.value > tr.state.doc.lines) return Decoration.none;
+        const b = new RangeSetBuilder<Decoration>();
+        b.add(tr.state.doc.line(e.value).from, tr.state.doc.line(e.value).from, Decoration.line({ class: 'cm-run-line', attributes: { 'data-run-line': String(e.value) } }));
+        return b.finish();
+      }
+      return tr.docChanged ? deco.map(tr.changes) : deco;
+    },
+    provide: (f) => EditorView.decorations.from(f),
+  });
+  const lineMark = [markField, EditorView.theme({ '.cm-run-line': { backgroundColor: '#ffe9a8', boxShadow: 'inset 3px 0 0 #d62828' } })];
+  let marked = 0;
+  const markInfo = h('p', { class: 'editor-mark', id: 'editor-mark', 'aria-live': 'off' });
   const cm = new EditorView({
     parent: host,
     state: EditorState.create({
@@ -92,7 +113,7 @@ export function editorView(): EditorViewApi {
     el: h('section', { class: 'view sketch', id: 'view-sketch', 'aria-labelledby': 'sketch-h' },
       h('h2', { id: 'sketch-h' }, 'Sketch'),
       h('p', { class: 'lead' }, 'Edit the kernel in the sketch language (docs/LANGUAGE.md). Diagnostics appear as you type; when the sketch parses, every view is recomputed and the link carries it.'),
-      note, host, status, diagList),
+      note, markInfo, host, status, diagList),
     setSource(src) {
       if ('builtin' in src) {
         note.hidden = false;
@@ -112,11 +133,18 @@ export function editorView(): EditorViewApi {
       programmatic = true;
       cm.dispatch({ changes: { from: 0, to: cm.state.doc.length, insert: src.text } });
     },
-    markLine(line) {
-      if (line <= 0 || line > cm.state.doc.lines || host.hidden) return;
-      const l = cm.state.doc.line(line);
-      if (cm.state.selection.main.from === l.from) return;
-      cm.dispatch({ selection: { anchor: l.from, head: l.to }, scrollIntoView: true });
+    markLine(line, why) {
+      if (host.hidden) line = 0;
+      if (line > cm.state.doc.lines) line = 0;
+      setText(markInfo, line > 0 ? `Highlighted: line ${line}, ${why ?? 'the event at the timeline cursor'}.` : '');
+      if (line === marked) return;
+      marked = line;
+      const effects: StateEffect<unknown>[] = [setMark.of(line)];
+      if (line > 0 && host.offsetParent !== null) effects.push(EditorView.scrollIntoView(cm.state.doc.line(line).from, { y: 'center' }));
+      cm.dispatch({ effects });
+    },
+    reveal() {
+      if (marked > 0 && marked <= cm.state.doc.lines) requestAnimationFrame(() => cm.dispatch({ effects: EditorView.scrollIntoView(cm.state.doc.line(marked).from, { y: 'center' }) }));
     },
   };
   return api;

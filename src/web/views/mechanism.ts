@@ -58,6 +58,12 @@ const SEED_SCRIPT: { label: string; run: (b: MBarrier, d: Diagnostic[]) => numbe
 
 export interface MechanismView {
   el: HTMLElement;
+  /**
+   * Shows a barrier of a run (the counterexample replay's barrier, at its current step) with a
+   * caption saying where it comes from; operations then apply to this copy. null: back to the
+   * stand-alone barrier.
+   */
+  showBarrier(b: MBarrier | null, caption?: string): void;
 }
 
 export function mechanismView(): MechanismView {
@@ -88,6 +94,8 @@ export function mechanismView(): MechanismView {
   const explain = h('div', { class: 'explain', 'aria-live': 'polite', id: 'mech-explain' }, explainTitle, explainBody);
 
   const status = h('p', { class: 'mech-status', id: 'mech-status', 'aria-live': 'polite' });
+  const fromRun = h('p', { class: 'mech-from', id: 'mech-from', hidden: true });
+  let own: MBarrier | null = null;
   const condPending = h('li', { id: 'cond-pending' });
   const condTx = h('li', { id: 'cond-tx' });
   const condVerdict = h('p', { class: 'cond-verdict', id: 'cond-verdict' });
@@ -236,8 +244,25 @@ export function mechanismView(): MechanismView {
     h('h2', { id: 'mech-h' }, 'Barrier mechanism'),
     h('p', { class: 'lead' }, 'One mbarrier, as the 64-bit word an H200 keeps. Click a field for its role; apply operations with the buttons. Every operation runs the model’s own function (src/model/mbarrier.ts).'),
     h('div', { class: 'mech-grid' },
-      h('div', {}, word, h('p', { class: 'word-line' }, 'word: ', wordHex), explain, status, cond, waitResult, diagBox),
+      h('div', {}, fromRun, word, h('p', { class: 'word-line' }, 'word: ', wordHex), explain, status, cond, waitResult, diagBox),
       h('div', {}, h('h3', {}, 'Operations'), ops, h('h3', {}, 'Log'), logList)));
   render();
-  return { el };
+  return {
+    el,
+    showBarrier(x, caption) {
+      if (x) {
+        if (!own) own = b;
+        b = { ...x };
+        fromRun.hidden = false;
+        setText(fromRun, `${caption ?? 'A barrier of the run'}. Operations below apply to a copy.`);
+      } else {
+        if (own) b = own;
+        own = null;
+        fromRun.hidden = true;
+      }
+      trapped = null;
+      showDiag(null);
+      render();
+    },
+  };
 }

@@ -5,14 +5,61 @@
  * example), an iteration selector, and the stages' barrier parities after the chosen iteration.
  */
 import { phaseTracking } from '../../examples/index.js';
-import { instantiate } from '../../machine/program.js';
+import { BUILTINS, instantiate, type Program } from '../../machine/program.js';
+import { phasesIn, Dropped } from '../engine.js';
+import type { SourceRef } from '../share.js';
 import { phaseTable, type PhaseRow } from '../../report/phases.js';
 import { h, replace, s, setText } from '../dom.js';
+
+/** The current kernel, for tracking its own loop. */
+export interface PhaseKernel {
+  src: SourceRef;
+  params: Record<string, number>;
+  program: Program;
+}
+
+/** A loop the view can track: a role's passing parity waits on a barrier array and one of its variables. */
+export interface LoopChoice {
+  role: string;
+  barrier: string;
+  variable: string;
+}
+
+/** Roles with parity waits, the barrier arrays they wait on, and their variables (those in the parity first). */
+export function loopChoices(p: Program): { role: string; barriers: string[]; variables: string[] }[] {
+  const out: { role: string; barriers: string[]; variables: string[] }[] = [];
+  const builtins = new Set<string>(BUILTINS);
+  for (const r of p.roles) {
+    const bars: string[] = [];
+    const inParity = new Set<string>();
+    const names = (x: unknown, acc: Set<string>) => {
+      if (!x || typeof x !== 'object') return;
+      for (const [k, v] of Object.entries(x as Record<string, unknown>)) {
+        if (typeof v === 'string' && (k === 'name' || k === 'v' || k === 'var')) acc.add(v);
+        else if (typeof v === 'object') names(v, acc);
+      }
+    };
+    for (const ins of r.code) {
+      if (ins.i !== 'op' || ins.op.op !== 'mbarrier.wait' || ins.op.parity === undefined) continue;
+      if (!bars.includes(ins.op.bar.name)) bars.push(ins.op.bar.name);
+      names(ins.op.parity, inParity);
+    }
+    if (!bars.length) continue;
+    const vars = r.slots.filter((v) => !builtins.has(v));
+    vars.sort((a, b) => Number(inParity.has(b) || /phase/i.test(b)) - Number(inParity.has(a) || /phase/i.test(a)));
+    if (vars.length) out.push({ role: r.name, barriers: bars, variables: vars });
+  }
+  return out;
+}
 
 export interface PhasesView {
   el: HTMLElement;
   /** Sets S and N (clamped) and recomputes. */
   set(S: number, N: number): void;
+  /** The current kernel (null: none); its loops become selectable. */
+  setKernel(k: PhaseKernel | null): void;
+  /** Shows the chapter's loop. */
+  showChapter(): void;
   onChange?: (S: number, N: number) => void;
 }
 
@@ -20,6 +67,20 @@ export const SEED_HEAD = ['iteration', 'stage', 'phase parity waited on', 'barri
 
 export function phasesView(S0: number, N0: number): PhasesView {
   let S = S0, N = N0, rows: PhaseRow[] = [], sel = 0;
+  /** What the table shows: the chapter's loop, or a loop of the current kernel. */
+  let mode: 'chapter' | 'kernel' = 'chapter';
+  let kernel: PhaseKernel | null = null;
+  let choice: LoopChoice = { role: 'consumer', barrier: 'tma_bar', variable: 'phase_tma' };
+  let gen = 0;
+  const modeSel = h('select', { 'aria-label': 'loop to track', id: 'phase-mode' },
+    h('option', { value: 'chapter' }, 'the chapter’s loop (S stages, N iterations)'), h('option', { value: 'kernel' }, 'a loop of the current kernel'));
+  const roleSel = h('select', { 'aria-label': 'role whose loop is tracked', id: 'phase-role' });
+  const barSel = h('select', { 'aria-label': 'barrier array waited on', id: 'phase-barrier' });
+  const varSel = h('select', { 'aria-label': 'phase variable', id: 'phase-var' });
+  const chapterCtl = h('span', { class: 'controls inline' });
+  const kernelCtl = h('span', { class: 'controls inline', hidden: true }, h('label', {}, 'role ', roleSel), h('label', {}, 'barrier ', barSel), h('label', {}, 'variable ', varSel));
+  const kernelNote = h('p', { class: 'phase-note', id: 'phase-note' });
+  const headRow = h('tr', {});
   const sIn = h('input', { type: 'number', min: 1, max: 16, value: S, 'aria-label': 'stages S', class: 'num' });
   const nIn = h('input', { type: 'number', min: 1, max: 256, value: N, 'aria-label': 'iterations N', class: 'num' });
   const range = h('input', { type: 'range', min: 0, max: 0, value: 0, 'aria-label': 'iteration', class: 'iter-range' });
@@ -29,7 +90,7 @@ export function phasesView(S0: number, N0: number): PhasesView {
   const code = h('pre', { class: 'code' });
   const tbody = h('tbody', {});
   const table = h('table', { class: 'phase-table', id: 'phase-table', 'aria-label': 'phase tracking table' },
-    h('thead', {}, h('tr', {}, ...SEED_HEAD.map((c) => h('th', { scope: 'col' }, c)))), tbody);
+    h('thead', {}, headRow), tbody);
   const diagram = s('svg', { class: 'phase-diagram', role: 'img', 'aria-label': 'stage barriers after the selected iteration' });
   const explain = h('p', { class: 'phase-explain', id: 'phase-explain', 'aria-live': 'polite' });
   const err = h('p', { class: 'error', hidden: true });
@@ -37,8 +98,10 @@ export function phasesView(S0: number, N0: number): PhasesView {
   const view: PhasesView = {
     el: h('section', { class: 'view phases', id: 'view-phases', 'aria-labelledby': 'phases-h' },
       h('h2', { id: 'phases-h' }, 'Phase tracking'),
-      h('p', { class: 'lead' }, 'The phase-tracking loop of the chapter, run by the machine: each iteration waits on the barrier of its stage with phase_tma, and phase_tma flips after the last stage. Select an iteration to see the parity alternate.'),
-      h('div', { class: 'controls' }, h('label', {}, 'stages S ', sIn), h('label', {}, 'iterations N ', nIn), prev, range, next, iterLabel),
+      h('p', { class: 'lead' }, 'The phase-tracking loop of the chapter, run by the machine: each iteration waits on the barrier of its stage with phase_tma, and phase_tma flips after the last stage. Select an iteration to see the parity alternate. Choose “a loop of the current kernel” to track the kernel chosen above: a role, the barrier array it waits on and one of its variables.'),
+      h('div', { class: 'controls' }, h('label', {}, 'Track ', modeSel), chapterCtl, kernelCtl),
+      kernelNote,
+      h('div', { class: 'controls' }, prev, range, next, iterLabel),
       err,
       h('div', { class: 'phase-grid' }, h('div', {}, table), h('div', {}, diagram, explain, code))),
     set(s2, n2) {
@@ -46,37 +109,143 @@ export function phasesView(S0: number, N0: number): PhasesView {
       N = Math.max(1, Math.min(256, Math.trunc(n2) || 1));
       sIn.value = String(S);
       nIn.value = String(N);
-      compute();
+      if (mode === 'chapter') compute();
+    },
+    showChapter() {
+      if (mode !== 'chapter') setMode('chapter');
+    },
+    setKernel(k) {
+      kernel = k;
+      if (mode === 'kernel') setMode('kernel');
     },
   };
 
-  const compute = () => {
-    try {
-      rows = phaseTable(instantiate(phaseTracking(), { S, N }), 'consumer', 'tma_bar', 'phase_tma');
-      err.hidden = true;
-    } catch (e) {
-      rows = [];
-      err.hidden = false;
-      setText(err, String((e as Error).message));
-    }
+  const render = () => {
+    const chapter = mode === 'chapter';
+    const bar = chapter ? 'tma_bar' : choice.barrier;
+    const v = chapter ? 'phase_tma' : choice.variable;
+    replace(headRow, ...[...SEED_HEAD.slice(0, 4), `${v} after iteration`].map((c) => h('th', { scope: 'col' }, c)));
     sel = Math.min(sel, Math.max(0, rows.length - 1));
     range.max = String(Math.max(0, rows.length - 1));
     replace(tbody, ...rows.map((r) => {
-      const tr = h('tr', { 'data-iter': r.iteration }, ...[r.iteration, r.stage, r.parityWaited, r.parityAfter, r.phaseVar].map((v) => h('td', {}, String(v))));
+      const tr = h('tr', { 'data-iter': r.iteration }, ...[r.iteration, r.stage, r.parityWaited, r.parityAfter, r.phaseVar].map((x) => h('td', {}, String(x))));
       tr.addEventListener('click', () => select(r.iteration));
       return tr;
     }));
-    setText(code, [
-      `stage = iteration % ${S}`,
-      'T.ptx.mbarrier.try_wait(tma_bar.ptr_to([stage]), phase_tma)',
-      '',
-      `if stage == ${S - 1}:`,
-      '    phase_tma ^= 1',
-    ].join('\n'));
-    select(sel);
+    if (chapter) {
+      setText(code, [
+        `stage = iteration % ${S}`,
+        'T.ptx.mbarrier.try_wait(tma_bar.ptr_to([stage]), phase_tma)',
+        '',
+        `if stage == ${S - 1}:`,
+        '    phase_tma ^= 1',
+      ].join('\n'));
+    } else {
+      // The role's waits on the chosen array, as the sketch says them.
+      const role = kernel?.program.roles.find((r) => r.name === choice.role);
+      const waits = (role?.code ?? []).filter((i) => i.i === 'op' && i.op.op === 'mbarrier.wait' && i.op.bar.name === choice.barrier);
+      setText(code, waits.map((i) => (i.i === 'op' ? `${i.loc.line ? `line ${i.loc.line}: ` : ''}${i.text}` : '')).join('\n') || '(no wait)');
+    }
+    if (rows.length === 0) {
+      replace(diagram);
+      setText(iterLabel, 'no iterations');
+      setText(explain, chapter ? '' : `${choice.role} never passes a parity wait on ${choice.barrier} in the simulation.`);
+      return;
+    }
+    select(sel, bar, v);
   };
 
-  const select = (i: number) => {
+  const compute = () => {
+    if (mode === 'chapter') {
+      gen++;
+      try {
+        rows = phaseTable(instantiate(phaseTracking(), { S, N }), 'consumer', 'tma_bar', 'phase_tma');
+        err.hidden = true;
+      } catch (e) {
+        rows = [];
+        err.hidden = false;
+        setText(err, String((e as Error).message));
+      }
+      render();
+      return;
+    }
+    if (!kernel) {
+      rows = [];
+      render();
+      return;
+    }
+    const g = ++gen;
+    setText(kernelNote, `Tracking ${choice.role}'s waits on ${choice.barrier}[·] and its variable ${choice.variable}, in the simulation of ${kernel.program.kernel.name} (computing…)`);
+    phasesIn(kernel.src, kernel.params, choice.role, choice.barrier, choice.variable).then((r) => {
+      if (g !== gen) return;
+      rows = r;
+      err.hidden = true;
+      setText(kernelNote, `Tracking ${choice.role}'s passing waits on ${choice.barrier}[·] and its variable ${choice.variable}, in the simulation of ${kernel!.program.kernel.name}: ${rows.length} iteration${rows.length === 1 ? '' : 's'}.`);
+      render();
+    }).catch((e: unknown) => {
+      if (e instanceof Dropped || g !== gen) return;
+      rows = [];
+      err.hidden = false;
+      setText(err, String((e as Error)?.message ?? e));
+      render();
+    });
+  };
+
+  const fillKernelSelects = () => {
+    const ch = kernel ? loopChoices(kernel.program) : [];
+    const opt = (v: string, on: boolean) => h('option', { value: v, selected: on }, v);
+    let r = ch.find((c) => c.role === choice.role) ?? ch.find((c) => c.variables.some((v) => /phase/i.test(v))) ?? ch[0];
+    if (!r) {
+      replace(roleSel);
+      replace(barSel);
+      replace(varSel);
+      return false;
+    }
+    if (r.role !== choice.role) choice = { role: r.role, barrier: '', variable: '' };
+    if (!r.barriers.includes(choice.barrier)) {
+      // Prefer an array with several stages.
+      const arrays = kernel!.program.barriers;
+      choice.barrier = [...r.barriers].sort((a, b) => (arrays.find((x) => x.name === b)?.length ?? 0) - (arrays.find((x) => x.name === a)?.length ?? 0))[0]!;
+    }
+    if (!r.variables.includes(choice.variable)) choice.variable = r.variables[0]!;
+    replace(roleSel, ...ch.map((c) => opt(c.role, c.role === r!.role)));
+    replace(barSel, ...r.barriers.map((b) => opt(b, b === choice.barrier)));
+    replace(varSel, ...r.variables.map((v) => opt(v, v === choice.variable)));
+    return true;
+  };
+
+  const setMode = (m: 'chapter' | 'kernel') => {
+    mode = m;
+    modeSel.value = m;
+    chapterCtl.hidden = m !== 'chapter';
+    kernelCtl.hidden = m !== 'kernel';
+    kernelNote.hidden = m !== 'kernel';
+    if (m === 'kernel' && !fillKernelSelects()) {
+      setText(kernelNote, kernel ? `No role of ${kernel.program.kernel.name} waits on a barrier with a parity; nothing to track.` : 'No kernel is loaded.');
+      rows = [];
+      render();
+      return;
+    }
+    compute();
+  };
+  modeSel.addEventListener('change', () => setMode(modeSel.value === 'kernel' ? 'kernel' : 'chapter'));
+  roleSel.addEventListener('change', () => {
+    choice = { role: roleSel.value, barrier: '', variable: '' };
+    setMode('kernel');
+  });
+  barSel.addEventListener('change', () => {
+    choice.barrier = barSel.value;
+    compute();
+  });
+  varSel.addEventListener('change', () => {
+    choice.variable = varSel.value;
+    compute();
+  });
+
+  let lastBar = 'tma_bar', lastVar = 'phase_tma';
+  const select = (i: number, barName = lastBar, varName = lastVar) => {
+    lastBar = barName;
+    lastVar = varName;
     if (rows.length === 0) return;
     sel = Math.max(0, Math.min(rows.length - 1, i));
     range.value = String(sel);
@@ -89,6 +258,7 @@ export function phasesView(S0: number, N0: number): PhasesView {
       tr.setAttribute('aria-selected', String(on));
     }
     // Each stage's barrier parity after iteration `sel`: the last completion of that stage so far.
+    const S = mode === 'chapter' ? view_S() : Math.max(1, ...rows.map((x) => x.stage + 1), kernel?.program.barriers.find((b) => b.name === barName)?.length ?? 1);
     const parity = Array.from({ length: S }, () => 0);
     for (const r of rows.slice(0, sel + 1)) parity[r.stage] = r.parityAfter;
     const r = rows[sel]!;
@@ -101,16 +271,20 @@ export function phasesView(S0: number, N0: number): PhasesView {
       const x = 20 + st * 104;
       const cur = st === r.stage;
       kids.push(s('rect', { x, y: 20, width: 92, height: 60, rx: 8, class: `stage-box p${parity[st]}${cur ? ' current' : ''}` }));
-      kids.push(s('text', { x: x + 46, y: 16, 'text-anchor': 'middle', class: 'svg-small' }, `tma_bar[${st}]`));
+      kids.push(s('text', { x: x + 46, y: 16, 'text-anchor': 'middle', class: 'svg-small' }, `${barName}[${st}]`));
       kids.push(s('text', { x: x + 46, y: 48, 'text-anchor': 'middle', class: 'svg-big' }, `parity ${parity[st]}`));
       kids.push(s('text', { x: x + 46, y: 68, 'text-anchor': 'middle', class: 'svg-small' }, cur ? 'waited on now' : ''));
     }
-    kids.push(s('text', { x: 20, y: 110, class: 'svg-big' }, `phase_tma = ${r.phaseVar}`));
+    kids.push(s('text', { x: 20, y: 110, class: 'svg-big' }, `${varName} = ${r.phaseVar}`));
     replace(diagram, ...kids);
     const flip = r.stage === S - 1;
-    setText(explain, `Iteration ${sel} waits for phase parity ${r.parityWaited} of stage ${r.stage}. When that phase completes, tma_bar[${r.stage}] advances to parity ${r.parityAfter}. ${flip ? `Stage ${r.stage} is the last stage, so the pass through the circular buffer is finished and phase_tma flips to ${r.phaseVar}.` : `The pass through the circular buffer is not finished, so phase_tma stays ${r.phaseVar}.`}`);
+    const prevVar = sel > 0 ? rows[sel - 1]!.phaseVar : null;
+    if (mode === 'chapter') setText(explain, `Iteration ${sel} waits for phase parity ${r.parityWaited} of stage ${r.stage}. When that phase completes, tma_bar[${r.stage}] advances to parity ${r.parityAfter}. ${flip ? `Stage ${r.stage} is the last stage, so the pass through the circular buffer is finished and phase_tma flips to ${r.phaseVar}.` : `The pass through the circular buffer is not finished, so phase_tma stays ${r.phaseVar}.`}`);
+    else setText(explain, `Iteration ${sel} of ${choice.role} waits for phase parity ${r.parityWaited} of ${barName}[${r.stage}]. When that phase completes, ${barName}[${r.stage}] advances to parity ${r.parityAfter}. ${varName} is ${r.phaseVar} right after the wait${prevVar !== null && prevVar !== r.phaseVar ? ` (it was ${prevVar})` : ''}.`);
   };
 
+  chapterCtl.append(h('label', {}, 'stages S ', sIn), h('label', {}, 'iterations N ', nIn));
+  const view_S = () => S;
   range.addEventListener('input', () => select(Number(range.value)));
   prev.addEventListener('click', () => select(sel - 1));
   next.addEventListener('click', () => select(sel + 1));
@@ -127,6 +301,6 @@ export function phasesView(S0: number, N0: number): PhasesView {
     else return;
     e.preventDefault();
   });
-  compute();
+  setMode('chapter');
   return view;
 }

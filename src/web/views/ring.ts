@@ -16,25 +16,26 @@ export interface RingView {
 
 const HOLDER_TEXT: Record<Holder, string> = { producer: 'free: producer', tma: 'TMA filling', consumer: 'ready: consumer' };
 
-export function ringView(): RingView {
+export function ringView(idp = 'ring'): RingView {
   let m: RunModel | null = null;
   let idx: RingIndex | null = null;
   let prev: Holder[] = [];
   let lastEv = -1;
   let nodes: { g: SVGGElement; circle: SVGCircleElement; holder: SVGTextElement; full: SVGTextElement; empty: SVGTextElement }[] = [];
-  const svg = s('svg', { class: 'ring', role: 'img', 'aria-label': 'full/empty ring', viewBox: '0 0 480 400', width: 480, height: 400 });
-  const ctaSel = h('select', { 'aria-label': 'CTA shown in the ring' });
+  const sfx = idp === 'ring' ? '' : ' (replay)';
+  const svg = s('svg', { class: 'ring', role: 'img', 'aria-label': `${'full/empty ring'}${sfx}`, viewBox: '0 0 480 400', width: 480, height: 400 });
+  const ctaSel = h('select', { 'aria-label': `${'CTA shown in the ring'}${sfx}` });
   const ctaLabel = h('label', { hidden: true }, 'CTA ', ctaSel);
-  const fullSel = h('select', { 'aria-label': 'full barrier array' });
-  const emptySel = h('select', { 'aria-label': 'empty barrier array' });
-  const caption = h('p', { class: 'ring-caption', id: 'ring-caption' });
-  const list = h('ul', { class: 'ring-list', id: 'ring-list', 'aria-label': 'stages' });
+  const fullSel = h('select', { 'aria-label': `${'full barrier array'}${sfx}` });
+  const emptySel = h('select', { 'aria-label': `${'empty barrier array'}${sfx}` });
+  const caption = h('p', { class: 'ring-caption', id: `${idp}-caption` });
+  const list = h('ul', { class: 'ring-list', id: `${idp}-list`, 'aria-label': idp === 'ring' ? 'stages' : 'stages in the replay' });
   const legend = h('p', { class: 'legend' },
     h('span', { class: 'sw h-producer' }), ' free (producer may refill) ',
     h('span', { class: 'sw h-tma' }), ' TMA filling ',
     h('span', { class: 'sw h-consumer' }), ' ready (consumer holds)');
-  const el = h('section', { class: 'ring-view', 'aria-labelledby': 'ring-h' },
-    h('h3', { id: 'ring-h' }, 'Full/empty protocol'),
+  const el = h('section', { class: 'ring-view', 'aria-labelledby': `${idp}-h` },
+    h('h3', { id: `${idp}-h` }, 'Full/empty protocol'),
     h('div', { class: 'controls' }, h('label', {}, 'full ', fullSel), h('label', {}, 'empty ', emptySel), ctaLabel),
     svg, caption, legend, list);
 

@@ -39,6 +39,10 @@ export interface TimelineView {
   togglePlay(): void;
   zoom(f: number, atX?: number): void;
   fit(): void;
+  /** In a counterexample replay: the trace step at the cursor (0: before the first). */
+  readonly curStep: number;
+  /** In a counterexample replay: moves the cursor to trace step `k` (0: before the first). */
+  setStep(k: number): void;
   /** Rectangles filled by the last draw (for the benchmark). */
   readonly rects: number;
   /** Draws now (synchronously); returns the milliseconds it took. */
@@ -83,7 +87,10 @@ export function timelineView(): TimelineView {
     btn('◀ prev', 'previous event', () => view.step(-1)),
     playBtn,
     btn('next ▶', 'next event', () => view.step(1)),
-    btn('▶|', 'last event', () => m && view.setEvent(m.events.length - 1, true)),
+    btn('▶|', 'last event', () => {
+      if (m?.trace) setStep(m.trace.steps);
+      else if (m) view.setEvent(m.events.length - 1, true);
+    }),
     btn('zoom +', 'zoom in', () => view.zoom(2)),
     btn('zoom −', 'zoom out', () => view.zoom(0.5)),
     btn('fit', 'zoom to fit', () => view.fit()),
@@ -119,8 +126,13 @@ export function timelineView(): TimelineView {
     dpr = window.devicePixelRatio || 1;
     W = Math.max(300, Math.floor(scroller.clientWidth || wrap.clientWidth || 900));
     H = viewH ?? H;
-    canvas.width = Math.floor(W * dpr);
-    canvas.height = Math.floor(H * dpr);
+    // Setting a canvas's size clears it: only when it changes, and then draw again.
+    const cw = Math.floor(W * dpr), ch = Math.floor(H * dpr);
+    if (canvas.width !== cw || canvas.height !== ch) {
+      canvas.width = cw;
+      canvas.height = ch;
+      request();
+    }
     canvas.style.width = `${W}px`;
     canvas.style.height = `${H}px`;
   };
@@ -189,15 +201,24 @@ export function timelineView(): TimelineView {
     c.fillStyle = '#eef1f5';
     c.fillRect(0, 0, W, RULER_H);
     c.fillStyle = '#333';
-    const step = niceStep((v1 - v0) / Math.max(2, pw / 110));
-    const first = Math.ceil(v0 / step) * step;
     c.textBaseline = 'middle';
-    for (let t = first; t <= v1; t += step) {
-      const x = xOf(t);
-      c.fillRect(x, RULER_H - 7, 1, 7);
-      c.fillText(fmt(t), x + 3, 10);
+    if (m.trace) {
+      // Step n occupies [n − 1, n]: ticks at the boundaries, the number in the middle.
+      const every = Math.max(1, niceStep((v1 - v0) / Math.max(2, pw / 40)));
+      for (let n = Math.max(1, Math.ceil(v0 / every) * every); n - 1 <= v1 && n <= m.trace.steps + 1; n += every) {
+        c.fillRect(xOf(n - 1), RULER_H - 7, 1, 7);
+        if (n <= m.trace.steps) c.fillText(String(n), xOf(n - 0.5) - 3, 14);
+      }
+    } else {
+      const step = niceStep((v1 - v0) / Math.max(2, pw / 110));
+      const first = Math.ceil(v0 / step) * step;
+      for (let t = first; t <= v1; t += step) {
+        const x = xOf(t);
+        c.fillRect(x, RULER_H - 7, 1, 7);
+        c.fillText(fmt(t), x + 3, 10);
+      }
     }
-    c.fillText('cycles', 6, 10);
+    c.fillText(m.trace ? 'trace steps' : 'cycles', 6, 10);
     c.fillStyle = '#c5cad3';
     c.fillRect(0, RULER_H - 1, W, 1);
     c.fillRect(LABEL_W - 1, 0, 1, H);
@@ -331,7 +352,8 @@ export function timelineView(): TimelineView {
 
   const updateReadout = () => {
     if (!m) return setText(readout, '');
-    setText(readout, `t = ${fmt(cursorT)} cycles · event ${cursorEv + 1} of ${fmt(m.events.length)}`);
+    if (m.trace) setText(readout, `step ${stepOfCursor()} of ${m.trace.steps} · event ${fmt(cursorEv + 1)} of ${fmt(m.events.length)}`);
+    else setText(readout, `t = ${fmt(cursorT)} cycles · event ${fmt(cursorEv + 1)} of ${fmt(m.events.length)}`);
     scrub.value = String(Math.round((cursorT / m.end) * 1000));
   };
 
@@ -357,6 +379,18 @@ export function timelineView(): TimelineView {
     }
   };
 
+  /** The trace step the cursor is on (0: before the first). */
+  const stepOfCursor = () => (m?.trace && cursorEv >= 0 ? m.trace.stepOf[cursorEv]! : 0);
+  const setStep = (k: number) => {
+    const tr = m!.trace!;
+    k = Math.max(0, Math.min(tr.steps, k));
+    // A step that emitted no event keeps the cursor on the previous event, but at the step's time.
+    cursorEv = k === 0 ? -1 : tr.stepEnd[k]!;
+    cursorT = k === 0 ? 0 : k - 0.5;
+    follow();
+    request();
+  };
+
   const setTimeInternal = (t: number) => {
     if (!m) return;
     cursorT = Math.max(0, Math.min(m.end, t));
@@ -373,6 +407,12 @@ export function timelineView(): TimelineView {
     },
     get rects() {
       return rectCount;
+    },
+    get curStep() {
+      return stepOfCursor();
+    },
+    setStep(k) {
+      if (m?.trace) setStep(k);
     },
     setModel(model, sl) {
       m = model;
@@ -398,7 +438,8 @@ export function timelineView(): TimelineView {
     },
     step(d) {
       setPlaying(false);
-      view.setEvent(cursorEv + d, true);
+      if (m?.trace) setStep(stepOfCursor() + d);
+      else view.setEvent(cursorEv + d, true);
     },
     togglePlay() {
       if (!m) return;
@@ -438,7 +479,10 @@ export function timelineView(): TimelineView {
       if (k === 'ArrowRight') view.step(e.shiftKey ? 10 : 1);
       else if (k === 'ArrowLeft') view.step(e.shiftKey ? -10 : -1);
       else if (k === 'Home') view.setEvent(-1, true);
-      else if (k === 'End') view.setEvent(m.events.length - 1, true);
+      else if (k === 'End') {
+        if (m.trace) setStep(m.trace.steps);
+        else view.setEvent(m.events.length - 1, true);
+      }
       else if (k === '+' || k === '=') view.zoom(1.5);
       else if (k === '-' || k === '_') view.zoom(1 / 1.5);
       else if (k === ' ' || k === 'k') view.togglePlay();
@@ -520,11 +564,7 @@ export function timelineView(): TimelineView {
     request();
   }, { passive: false });
   scroller.addEventListener('scroll', () => request());
-  new ResizeObserver(() => {
-    const old = W;
-    resize();
-    if (old !== W) request();
-  }).observe(scroller);
+  new ResizeObserver(() => resize()).observe(scroller);
 
   function hover(x: number, y: number): void {
     if (!m || x < LABEL_W) {

@@ -1,0 +1,61 @@
+/**
+ * Requests the explorer sends to its worker and the replies, and `handle`, which serves one
+ * request (in the worker, or on the page's thread when workers are unavailable).
+ */
+import { check, type CheckResult } from '../check/check.js';
+import type { Progress } from '../check/explore.js';
+import { phaseTable, type PhaseRow } from '../report/phases.js';
+import { buildModel, instantiateKernel, packModel, type PackedModel } from './model.js';
+import type { SourceRef } from './share.js';
+import { load } from './sources.js';
+
+/** Bounds of a check run from the page. */
+export interface CheckBounds {
+  maxStates: number;
+  timeoutMs: number;
+  /** Estimated bytes of the search (the worker's memory is the tab's). */
+  maxMemory: number;
+}
+
+export type WorkerRequest =
+  | { type: 'sim'; id: number; src: SourceRef; params: Record<string, number> }
+  | { type: 'check'; id: number; src: SourceRef; params: Record<string, number>; bounds: CheckBounds }
+  | { type: 'phases'; id: number; src: SourceRef; params: Record<string, number>; role: string; barrier: string; variable: string };
+
+/** A check result as plain data (the program stays behind). */
+export type PackedCheck = Omit<CheckResult, 'program'>;
+
+export type WorkerReply =
+  | { type: 'sim'; id: number; model: PackedModel }
+  | { type: 'progress'; id: number; progress: Progress }
+  | { type: 'check'; id: number; result: PackedCheck }
+  | { type: 'phases'; id: number; rows: PhaseRow[] }
+  | { type: 'error'; id: number; error: string };
+
+function program(src: SourceRef, params: Record<string, number>) {
+  const l = load(src);
+  if (!l.kernel) throw new Error(l.diagnostics.length ? `the sketch does not parse (${l.diagnostics.length} problem(s))` : 'no kernel');
+  const inst = instantiateKernel(l.kernel, params);
+  if (!inst.program) throw new Error(inst.error ?? 'error');
+  return inst.program;
+}
+
+/** Serves one request; `reply` receives progress messages and then exactly one answer. */
+export function handle(req: WorkerRequest, reply: (m: WorkerReply) => void): void {
+  try {
+    if (req.type === 'sim') {
+      reply({ type: 'sim', id: req.id, model: packModel(buildModel(program(req.src, req.params))) });
+    } else if (req.type === 'check') {
+      const r = check(program(req.src, req.params), {
+        maxStates: req.bounds.maxStates, timeout: req.bounds.timeoutMs, maxMemory: req.bounds.maxMemory,
+        onProgress: (progress) => reply({ type: 'progress', id: req.id, progress }),
+      });
+      const { program: _p, ...rest } = r;
+      reply({ type: 'check', id: req.id, result: rest });
+    } else {
+      reply({ type: 'phases', id: req.id, rows: phaseTable(program(req.src, req.params), req.role, req.barrier, req.variable) });
+    }
+  } catch (err) {
+    reply({ type: 'error', id: req.id, error: String((err as Error)?.message ?? err) });
+  }
+}
