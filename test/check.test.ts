@@ -32,6 +32,8 @@ describe('correct examples check ok', () => {
       expect(r.hazards).toEqual([]);
       expect(r.warnings.filter((w) => w.severity === 'error')).toEqual([]);
       expect(r.coverage.terminalStates).toBeGreaterThan(0);
+      // No static warning (count, trips, unused, unreachable) and no fence warning without --strict.
+      expect(r.warnings.map((w) => w.kind)).toEqual([]);
     });
   }
   test('reductions do not change the verdict (pipeline, hopper)', () => {
@@ -241,6 +243,118 @@ describe('buggy variants give the expected hazard', () => {
     expect(r.verdict).toBe('over-arrival');
     expect(r.hazards[0]!.subject?.name).toBe('b[0]');
     expect(r.hazards[0]!.trace.length).toBe(1);
+  });
+});
+
+/** A writer fills a stage with st.shared and hands it to a bulk store; knobs for the fence. */
+function epilogue(o: { fence?: 'writer' | 'none' | 'after-release' } = {}): Kernel {
+  const k = kernel('epilogue', { params: { BYTES: 4096 } });
+  k.barriers('full', 1, { count: 1 });
+  k.smem('C', 1, 'BYTES');
+  k.role('writer', { warps: 1, per: 'one' }, (r) => {
+    r.write('C[0]');
+    if (o.fence === 'writer' || o.fence === undefined) r.fenceProxyAsync();
+    r.arrive('full[0]');
+    if (o.fence === 'after-release') r.fenceProxyAsync();
+  });
+  k.role('store', { warps: 1, per: 'one' }, (r) => {
+    r.wait('full[0]', 0);
+    r.bulkStore('C[0]', 'BYTES');
+    r.bulkCommit();
+    r.bulkWait(0);
+  });
+  return k.build();
+}
+
+/** A barrier initialized by one role and used by another; knobs for the publication. */
+function manualInit(o: { sync?: boolean } = {}): Kernel {
+  const k = kernel('manual-init', {});
+  k.barriers('m', 1, { count: 1, init: 'manual' });
+  k.role('init', { warps: 1, per: 'one' }, (r) => {
+    r.init('m[0]', 1);
+    if (o.sync) r.barSync(0, 64);
+    r.wait('m[0]', 0);
+  });
+  k.role('user', { warps: 1, per: 'one' }, (r) => {
+    if (o.sync) r.barSync(0, 64);
+    r.arrive('m[0]');
+  });
+  return k.build();
+}
+
+describe('fences and initialization', () => {
+  test('generic write, release, async-proxy read without fence.proxy.async: missing-fence', () => {
+    expect(run(epilogue()).verdict).toBe('ok');
+    for (const fence of ['none', 'after-release'] as const) {
+      const r = run(epilogue({ fence }));
+      expect(r.verdict).toBe('missing-fence');
+      expect(r.hazards[0]!.subject?.name).toBe('C[0]');
+    }
+  });
+  test('cross-proxy WAR is a warning, and only with strict', () => {
+    const ex = EXAMPLES.find((e) => e.name === 'phase-tracking')!;
+    const p = instantiate(ex.build(), SMALL['phase-tracking']);
+    expect(check(p).warnings).toEqual([]);
+    const strict = check(p, { strict: true });
+    expect(strict.verdict).toBe('ok');
+    expect(strict.warnings.map((w) => `${w.kind} ${w.severity}`)).toContain('missing-fence warning');
+  });
+  test('a manual barrier used by another role before the init is published', () => {
+    const r = run(manualInit(), {}, true);
+    // Before the init the arrive finds no barrier at all (the model's `uninitialized`); after it, unpublished.
+    const found = r.hazards.map((h) => `${h.kind} ${h.subject?.name}`);
+    expect(found).toContain('missing-init-fence m[0]');
+    expect(found).toContain('uninit-use m[0]');
+    expect(found).toContain('uninitialized m[0]');
+    // The same use after a bar.sync both roles take part in: published.
+    expect(run(manualInit({ sync: true })).verdict).toBe('ok');
+  });
+  test('static warnings: trip counts, unused barriers and named-barrier counts', () => {
+    const k = kernel('trips', { params: { A: 3, B: 1 } });
+    k.barriers('full', 2, { count: 1 });
+    k.smem('X', 1, 64);
+    k.role('load', { warps: 1, per: 'one' }, (r) => r.for('i', 0, 'A', (r) => r.arrive('full[0]')));
+    k.role('use', { warps: 1, per: 'one' }, (r) => r.for('i', 0, 'B', (r) => r.wait('full[0]', 'i & 1')));
+    const r = run(k.build());
+    expect(r.warnings.map((w) => `${w.kind} ${w.subject?.name}`).sort()).toEqual(['trip-mismatch full[0]', 'unused-barrier full[1]']);
+    expect(r.warnings.every((w) => w.severity === 'warning' && w.trace.length === 0)).toBe(true);
+  });
+});
+
+describe('reductions keep every hazard kind', () => {
+  test('partial-order and symmetry reduction find the same kinds as the full search', async () => {
+    const { readdirSync, readFileSync } = await import('node:fs');
+    const { parseSketch } = await import('../src/lang/index.js');
+    const progs: [string, ReturnType<typeof instantiate>][] = [];
+    for (const BUG of [0, 3] as const) progs.push([`spin BUG=${BUG}`, instantiate(spinPipeline({ S: 2, N: 4, C: 2, K: 2, BUG }))]);
+    progs.push(['spin C=3 K=1 BUG=0', instantiate(spinPipeline({ S: 2, N: 3, C: 3, K: 1, BUG: 0 }))]);
+    for (const f of readdirSync('examples/bugs').filter((x) => x.endsWith('.mbk'))) {
+      progs.push([f, instantiate(parseSketch(readFileSync(`examples/bugs/${f}`, 'utf8'), f).kernel!)]);
+    }
+    const kinds = (r: CheckResult) => [...new Set([...r.hazards, ...r.warnings].map((h) => h.kind))].sort();
+    for (const [name, p] of progs) {
+      const full = check(p, { por: false, symmetry: false, all: true, strict: true, timeout: 60_000 });
+      const red = check(p, { all: true, strict: true });
+      expect(full.complete, name).toBe(true);
+      expect(kinds(red), name).toEqual(kinds(full));
+      expect(red.coverage.states, name).toBeLessThanOrEqual(full.coverage.states);
+    }
+  }, 120_000);
+});
+
+describe('incremental hashing', () => {
+  test('every incremental state hash equals the full recomputation', async () => {
+    const { explore } = await import('../src/check/explore.js');
+    const cases: [Kernel, Record<string, number>][] = [
+      [spinPipeline({ S: 2, N: 4, C: 3, K: 2, BUG: 0 }), {}],
+      ...EXAMPLES.map((e) => [e.build(), SMALL[e.name] ?? {}] as [Kernel, Record<string, number>]),
+      [epilogue({ fence: 'none' }), {}],
+      [manualInit(), {}],
+    ];
+    for (const [k, prm] of cases) {
+      const r = explore(instantiate(k, prm), { verifyHash: true, all: true, strict: true, maxStates: 20_000 });
+      expect(r.states).toBeGreaterThan(0);
+    }
   });
 });
 

@@ -13,7 +13,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { kernel } from '../kernel/builder.js';
 import type { Kernel } from '../kernel/ir.js';
 import { instantiate } from '../machine/program.js';
@@ -176,4 +176,50 @@ export function runSpin(prm: SpinParams, pml = defaultPml(), timeoutMs = 600_000
 export function spinReadmeTable(pml = defaultPml()): string | null {
   const readme = join(dirname(pml), 'README.md');
   return existsSync(readme) ? readFileSync(readme, 'utf8') : null;
+}
+
+/** SPIN's numbers for S=4 N=16 C=4 K=2 BUG=0 as measured in `../shared/bench/spin/README.md` (pan run only). */
+export const SPIN_README_4_16_4_2: BenchRun = {
+  tool: 'spin', params: { S: 4, N: 16, C: 4, K: 2, BUG: 0 }, verdict: 'ok', states: 18_882_267, transitions: NaN, wallMs: 49_400,
+  peakBytes: 2.4 * 1024 ** 3, detail: 'measured numbers from ../shared/bench/spin/README.md',
+};
+
+/**
+ * The benchmark against SPIN: mbsim check on BUG=0..3 (same verdicts as SPIN expected: ok, hang,
+ * race, race), then the big correct configuration with the ratios against SPIN (run here when spin
+ * and gcc are on PATH, else the README's measured numbers) and mbsim's raw rates. Returns the lines.
+ */
+export function checkSpinReport(prm: Omit<SpinParams, 'BUG'> = { S: 4, N: 16, C: 4, K: 2 }, small: Omit<SpinParams, 'BUG'> = { S: 4, N: 8, C: 2, K: 2 }, pml = defaultPml()): string[] {
+  const out: string[] = [];
+  const mb = (b: number) => `${(b / 1048576).toFixed(1)} MB`;
+  const expect = ['ok', 'hang', 'race', 'race'];
+  for (const BUG of [0, 1, 2, 3] as const) {
+    const r = benchCheckSpin({ ...small, BUG });
+    const s = runSpin({ ...small, BUG }, pml);
+    // SPIN stops at the first error its depth-first search meets; mbsim reports the shortest. BUG=3
+    // has both a race (shortest) and a hang: SPIN's verdict must be among the kinds mbsim finds with `all`.
+    const kinds = s && s.verdict !== r.verdict ? benchCheckSpin({ ...small, BUG }, { all: true }).kinds : [r.verdict];
+    const agree = !s || kinds.includes(s.verdict) || (s.verdict === 'ok' && r.verdict === 'ok');
+    out.push(`BUG=${BUG} S=${small.S} N=${small.N} C=${small.C} K=${small.K}: mbsim ${r.verdict} (${r.states.toLocaleString('en-US')} states, ${(r.wallMs / 1000).toFixed(2)} s)` +
+      `${s ? `, spin ${s.verdict} (${s.states.toLocaleString('en-US')} states, ${(s.wallMs / 1000).toFixed(2)} s)${s.verdict !== r.verdict && agree ? ` — also found by mbsim --all (${kinds.join(', ')})` : ''}` : ''}` +
+      `; expected ${expect[BUG]}${r.verdict === expect[BUG] && agree ? '' : '  MISMATCH'}`);
+  }
+  const big = { ...prm, BUG: 0 as const };
+  const r = benchCheckSpin(big);
+  const spin = runSpin(big, pml) ?? (prm.S === 4 && prm.N === 16 && prm.C === 4 && prm.K === 2 ? SPIN_README_4_16_4_2 : null);
+  const secs = r.wallMs / 1000;
+  out.push(`S=${prm.S} N=${prm.N} C=${prm.C} K=${prm.K} correct: mbsim ${r.verdict}, ${r.states.toLocaleString('en-US')} states stored, ${r.transitions.toLocaleString('en-US')} transitions, ` +
+    `${secs.toFixed(2)} s wall (${(r.cpuMs / 1000).toFixed(2)} s CPU), peak RSS growth ${mb(r.peakBytes)} (search estimate ${mb(r.estimateBytes)})`);
+  out.push(`  raw rate: ${Math.round(r.states / secs).toLocaleString('en-US')} stored states/s, ${Math.round(r.transitions / secs).toLocaleString('en-US')} transitions/s`);
+  if (spin) {
+    out.push(`  spin: ${spin.verdict}, ${spin.states.toLocaleString('en-US')} states, ${(spin.wallMs / 1000).toFixed(1)} s, ${mb(spin.peakBytes)} (${spin.detail || 'run here'})`);
+    out.push(`  ratios: ${(spin.wallMs / r.wallMs).toFixed(1)}x faster, ${(spin.peakBytes / Math.max(r.peakBytes, r.estimateBytes)).toFixed(0)}x less memory, ` +
+      `${(spin.states / r.states).toFixed(0)}x fewer states; SPIN's state space covered at ${Math.round(spin.states / secs).toLocaleString('en-US')} states/s`);
+  }
+  return out;
+}
+
+// `node --expose-gc dist/bench/check-spin.js [pipeline.pml]`: prints the report (until src/bench/main.ts calls checkSpinReport).
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  for (const line of checkSpinReport(undefined, undefined, process.argv[2] ?? defaultPml())) console.log(line);
 }

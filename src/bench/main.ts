@@ -76,22 +76,8 @@ async function checkReport() {
       console.log('  could not install spin; SPIN columns are skipped');
     }
   }
-  const { benchCheckSpin, runSpin } = await import('./check-spin.js');
-  const mb = (b: number) => `${(b / 1048576).toFixed(0)} MB`;
-  for (const BUG of [0, 1, 2, 3] as const) {
-    const prm = { S: 2, N: 4, C: 2, K: 2, BUG };
-    const m = benchCheckSpin(prm);
-    const sp = runSpin(prm);
-    console.log(`  S=2 N=4 C=2 K=2 BUG=${BUG}: mbsim ${m.verdict} (${m.states.toLocaleString('en-US')} states)  SPIN ${sp ? sp.verdict : 'n/a'}${sp ? ` (${sp.states.toLocaleString('en-US')} states)` : ''}`);
-  }
-  const prm = { S: 4, N: 16, C: 4, K: 2, BUG: 0 as const };
-  const m = benchCheckSpin(prm);
-  console.log(`  S=4 N=16 C=4 K=2 correct, mbsim: ${m.verdict}, ${m.states.toLocaleString('en-US')} states stored (${m.transitions.toLocaleString('en-US')} transitions), ${(m.wallMs / 1000).toFixed(1)} s, ${mb(m.peakBytes)} RSS growth (search estimate ${mb(m.estimateBytes)}), ${Math.round(m.transitions / (m.wallMs / 1000)).toLocaleString('en-US')} transitions/s (target ≥ 1 M states/s)`);
-  const sp = runSpin(prm);
-  if (sp) {
-    console.log(`  S=4 N=16 C=4 K=2 correct, SPIN:  ${sp.verdict}, ${sp.states.toLocaleString('en-US')} states, ${(sp.wallMs / 1000).toFixed(1)} s, ${mb(sp.peakBytes)}`);
-    console.log(`  ratios (SPIN / mbsim): time ${(sp.wallMs / m.wallMs).toFixed(1)}x (target ≥ 10x), memory ${(sp.peakBytes / Math.max(1, m.peakBytes)).toFixed(0)}x (target ≥ 10x)`);
-  } else console.log('  SPIN not available: ratios not measured');
+  const { checkSpinReport } = await import('./check-spin.js');
+  for (const line of checkSpinReport()) console.log(`  ${line}`);
 }
 
 main();

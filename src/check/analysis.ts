@@ -52,6 +52,19 @@ export interface Analysis {
   usesNamed: boolean;
   /** Number of frame slots per agent. */
   frameLen: number[];
+  /** Per buffer key: 1 when it is shared memory that both generic (ld/st.shared) and async-proxy operations access. */
+  proxyKey: Uint8Array;
+  /** True when any buffer key is in {@link proxyKey} (the checker then tracks proxy fences). */
+  trackProxy: boolean;
+  /** Per barrier key: its slot in the publication array when the barrier is declared `manual`, else -1. */
+  manualSlot: Int32Array;
+  manualCount: number;
+  /**
+   * Barrier array names that only tcgen05.commit signals (no arrive, expect_tx, complete_tx, copy,
+   * cp.async arrive, init or inval names them; only commits and waits), declared `auto`; null when
+   * there are none. Every signal on such a barrier is one arrival with no bytes.
+   */
+  commitOnly: Set<string> | null;
 }
 
 const LOCAL_OPS = new Set<Op['op']>(['work', 'fence.proxy.async', 'fence.mbarrier_init', 'wgmma.commit_group', 'cp.async.bulk.commit_group']);
@@ -220,5 +233,46 @@ export function analyse(p: Program): Analysis {
     for (const id of members) groupOf[id] = gi;
   }
   const frameLen = p.agents.map((a) => p.roles[a.role]!.slots.length);
-  return { locs, locIndex, waitSlots, histLen, histBase, histCount, dataBarriers, directTx, por, groups, groupOf, usesNamed, frameLen };
+  // Buffers crossing proxies: shared memory accessed by ld/st.shared and by an async-proxy operation.
+  const genericArr = new Set<string>();
+  const asyncArr = new Set<string>();
+  for (const rc of p.roles) for (const ins of rc.code) {
+    if (ins.i !== 'op') continue;
+    const op = ins.op as Record<string, unknown> & { op: Op['op'] };
+    const name = (k: string) => (op[k] as { name?: string } | undefined)?.name;
+    if (op.op === 'ld.shared' || op.op === 'st.shared') {
+      for (const k of ['buf', 'dst', 'src']) if (name(k)) genericArr.add(name(k)!);
+    } else if (op.op === 'cp.async.bulk' || op.op === 'cp.async.bulk.store' || op.op === 'tcgen05.mma' || op.op === 'wgmma.mma_async') {
+      for (const n of refNames(ins.op)) asyncArr.add(n);
+    }
+  }
+  const proxyKey = new Uint8Array(p.ctas * p.buffersPerCta);
+  let trackProxy = false;
+  for (const info of p.buffers) {
+    if (info.space !== 'smem' || !genericArr.has(info.name) || !asyncArr.has(info.name)) continue;
+    for (let cta = 0; cta < p.ctas; cta++) for (let i = 0; i < info.length; i++) proxyKey[cta * p.buffersPerCta + info.offset + i] = 1;
+    trackProxy = true;
+  }
+  const manualSlot = new Int32Array(p.ctas * p.barriersPerCta).fill(-1);
+  let manualCount = 0;
+  for (const info of p.barriers) {
+    if (info.init !== 'manual') continue;
+    for (let cta = 0; cta < p.ctas; cta++) for (let i = 0; i < info.length; i++) manualSlot[cta * p.barriersPerCta + info.offset + i] = manualCount++;
+  }
+  const committed = new Set<string>();
+  const other = new Set<string>();
+  for (const rc of p.roles) for (const ins of rc.code) {
+    if (ins.i !== 'op') continue;
+    const o = ins.op as { op: string; bar?: { name: string } };
+    if (!o.bar) continue;
+    if (o.op === 'tcgen05.commit') committed.add(o.bar.name);
+    else if (o.op !== 'mbarrier.wait') other.add(o.bar.name);
+  }
+  let commitOnly: Set<string> | null = new Set<string>();
+  for (const info of p.barriers) if (info.init === 'auto' && committed.has(info.name) && !other.has(info.name)) commitOnly.add(info.name);
+  if (!commitOnly.size) commitOnly = null;
+  return {
+    locs, locIndex, waitSlots, histLen, histBase, histCount, dataBarriers, directTx, por, groups, groupOf, usesNamed, frameLen,
+    proxyKey, trackProxy, manualSlot, manualCount, commitOnly,
+  };
 }

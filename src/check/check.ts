@@ -12,6 +12,7 @@ import type { SrcLoc } from '../kernel/ir.js';
 import { actorNamer, buildLedger, type Ledger } from '../report/ledger.js';
 import { decodeChoice, explore, type ExploreOptions, type Progress, type RawHazard } from './explore.js';
 import { happensBefore } from './hb.js';
+import { staticChecks } from './static.js';
 
 /** Options of {@link check}. */
 export interface CheckOptions {
@@ -27,6 +28,8 @@ export interface CheckOptions {
   por?: boolean;
   /** Symmetry reduction (default true). */
   symmetry?: boolean;
+  /** Strict warnings (cross-proxy WAR without fence.proxy.async). */
+  strict?: boolean;
   onProgress?: (p: Progress) => void;
 }
 
@@ -68,6 +71,8 @@ export interface Hazard {
   ledger: Ledger;
   /** Races: the two accesses happens-before leaves unordered, from the trace's vector clocks. */
   race?: { first: string; second: string; explanation: string };
+  /** True for the static checks (count-mismatch, trip-mismatch, unused-barrier, unreachable-arrive): no schedule, no trace. */
+  static?: boolean;
 }
 
 /** Verdict kinds: `ok`, `incomplete`, or the kind of the first (shortest) error hazard. */
@@ -198,11 +203,13 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
   if (opts.all !== undefined) eo.all = opts.all;
   if (opts.por !== undefined) eo.por = opts.por;
   if (opts.symmetry !== undefined) eo.symmetry = opts.symmetry;
+  if (opts.strict !== undefined) eo.strict = opts.strict;
   if (opts.onProgress) eo.onProgress = opts.onProgress;
   const r = explore(program, eo);
   const hazards: Hazard[] = [];
   const warnings: Hazard[] = [];
-  for (const raw of r.hazards) {
+  const statics = new Set(staticChecks(program));
+  for (const raw of [...r.hazards, ...statics]) {
     const schedule = scheduleOf(raw, r.parent, r.chainOff, r.chainData);
     const rp = replay(program, schedule);
     const isBuf = raw.kind === 'race' || (raw.subject !== null && program.buffers.some((b) => raw.subject!.startsWith(`${b.name}[`)));
@@ -211,6 +218,7 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
       subject: raw.subject ? { type: isBuf ? 'buffer' : 'barrier', name: raw.subject } : null,
       details: raw.details, locations: raw.locs, schedule, trace: rp.steps, ledger: buildLedger(program, rp.events),
     };
+    if (statics.has(raw)) h.static = true;
     if (raw.kind === 'race') {
       const hb = happensBefore(program, rp.events);
       const who = actorNamer(program, rp.events);

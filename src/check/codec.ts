@@ -50,6 +50,31 @@ export interface Extra {
   ghosts: (number[] | null)[];
   /** Ghost writes of TMA copies that landed before their phase completed: pairs (barrier key, buffer key), sorted; null when none. */
   tghosts: number[] | null;
+  /**
+   * Per agent: its generic accesses (buffer key × 2 + (write ? 1 : 0)) to buffers the async proxy
+   * also accesses, not yet followed by a `fence.proxy.async` of that agent; sorted; null when none.
+   */
+  dirty: (number[] | null)[];
+  /** Generic accesses (same encoding) that a release published without a proxy fence; sorted; null when none. */
+  esc: number[] | null;
+  /**
+   * Per `manual` barrier (slot from the analysis): 0 = not initialized by an operation yet, else
+   * (initializing agent + 1) × 8 + bits: 1 fence.mbarrier_init done, 2 published to the CTA,
+   * 4 published to the cluster.
+   */
+  pub: Int32Array;
+  /**
+   * Per agent: accesses of its completed tcgen05.mma whose commit has landed without completing the
+   * phase it arrives in: pairs (barrier key, buffer key × 2 + (write ? 1 : 0)), sorted; null when none.
+   * Cleared when that barrier's phase completes.
+   */
+  cghosts: (number[] | null)[];
+  /**
+   * Per agent: the barrier a tcgen05.commit of this agent landed on as a forced (reduced) step, while
+   * the landing could still be postponed (no later tcgen05 op of the agent completed, the phase has
+   * not completed); -1 when none. A CTA exiting then is `inflight-at-exit`.
+   */
+  pcm: Int32Array;
 }
 
 /** A growable int32 buffer of encoded states. */
@@ -197,6 +222,19 @@ export class Codec {
     for (const x of g) this.put(priv && priv.includes(x >> 1) ? -2 - (x & 1) : x);
   }
 
+  private putPairs(g: number[] | null, priv: number[] | null): void {
+    if (!g) {
+      this.put(0);
+      return;
+    }
+    this.put(g.length);
+    for (let i = 0; i < g.length; i += 2) {
+      this.put(g[i]!);
+      const x = g[i + 1]!;
+      this.put(priv && priv.includes(x >> 1) ? -2 - (x & 1) : x);
+    }
+  }
+
   /** Appends the concrete encoding of (state, extra) to `buf` under state id `id`. */
   encode(s: MachineState, x: Extra, buf: StateBuf, id: number): void {
     this.n = 0;
@@ -220,6 +258,15 @@ export class Codec {
     for (let i = 0; i < x.hist.length; i++) this.put(x.hist[i]!);
     for (const g of x.ghosts) this.putGhosts(g, null);
     this.putGhosts(x.tghosts, null);
+    if (this.an.trackProxy) {
+      for (const g of x.dirty) this.putGhosts(g, null);
+      this.putGhosts(x.esc, null);
+    }
+    for (let j = 0; j < x.pub.length; j++) this.put(x.pub[j]!);
+    if (this.an.commitOnly) {
+      for (const g of x.cghosts) this.putPairs(g, null);
+      for (let j = 0; j < x.pcm.length; j++) this.put(x.pcm[j]!);
+    }
     buf.reserve(this.n);
     buf.offs.push(buf.len);
     buf.ids.push(id);
@@ -317,63 +364,129 @@ export class Codec {
       tghosts = new Array<number>(ntg);
       for (let j = 0; j < ntg; j++) tghosts[j] = d[k++]!;
     }
+    const list = (): number[] | null => {
+      const ng = d[k++]!;
+      if (ng === 0) return null;
+      const g = new Array<number>(ng);
+      for (let j = 0; j < ng; j++) g[j] = d[k++]!;
+      return g;
+    };
+    const dirty: (number[] | null)[] = new Array(p.agents.length).fill(null);
+    let esc: number[] | null = null;
+    if (this.an.trackProxy) {
+      for (let a = 0; a < p.agents.length; a++) dirty[a] = list();
+      esc = list();
+    }
+    const pub = new Int32Array(this.an.manualCount);
+    for (let j = 0; j < pub.length; j++) pub[j] = d[k++]!;
+    const cghosts: (number[] | null)[] = new Array(p.agents.length).fill(null);
+    const pcm = new Int32Array(p.agents.length).fill(-1);
+    if (this.an.commitOnly) {
+      for (let a = 0; a < p.agents.length; a++) cghosts[a] = list();
+      for (let a = 0; a < p.agents.length; a++) pcm[a] = d[k++]!;
+    }
     const s: MachineState = { now: 0, agents, bars, named, clusterDone, inflight, nextId, trapped: null, events: 0 };
-    return { s, x: { hist, ghosts, tghosts } };
+    return { s, x: { hist, ghosts, tghosts, dirty, esc, pub, cghosts, pcm } };
+  }
+
+  /** Per agent: its private buffer keys (symmetry groups), or null. */
+  private privOf: (number[] | null)[] | null = null;
+  /** Scratch for sorting a group's record hashes. */
+  private gidx: number[] = [];
+
+  private priv(a: number): number[] | null {
+    if (!this.privOf) {
+      const an = this.an;
+      const po: (number[] | null)[] = new Array(this.p.agents.length).fill(null);
+      for (const g of an.groups) g.agents.forEach((id, i) => (po[id] = g.privateBufs[i]!.length ? g.privateBufs[i]! : null));
+      this.privOf = po;
+    }
+    return this.privOf[a]!;
   }
 
   /**
-   * Canonical 64-bit hash of (state, extra) as two uint32 in `out`. Equal for states that differ
-   * only in async ids and issue times, the interleaving of different issuers' operations in the
-   * in-flight list, and the identities of interchangeable agents.
+   * The record hash of agent `a` (its state, history slots, ghosts and in-flight operations in
+   * issue order, without ids or issue times; for members of a symmetry group, with `instance` and
+   * private buffers abstracted) into `rh[2a]`, `rh[2a + 1]`. A step changes only the record of its
+   * actor (the agent, or the issuer of the asynchronous operation), so the explorer recomputes one
+   * record per step and {@link combine}s.
    */
-  hash(s: MachineState, x: Extra, out: Uint32Array): void {
+  record(s: MachineState, x: Extra, a: number, rh: Int32Array): void {
     const an = this.an;
     this.n = 0;
-    const nA = s.agents.length;
-    const inflight = s.inflight;
-    const rec = (a: number, sym: boolean, priv: number[] | null) => {
-      this.putAgent(s.agents[a]!, sym);
-      const base = an.histBase[a]!;
-      const hc = an.histCount[a]!;
-      for (let j = 0; j < hc; j++) this.put(x.hist[base + j]!);
-      this.putGhosts(x.ghosts[a]!, priv);
-      // This agent's in-flight ops, in issue order (ids increase along the list).
-      for (let j = 0; j < inflight.length; j++) {
-        const o = inflight[j]!;
-        if (o.agent === a) this.putOp(o, false, priv);
-      }
-      this.put(-9);
-    };
-    for (let a = 0; a < nA; a++) if (an.groupOf[a]! < 0) rec(a, false, null);
-    const order: number[] = [];
-    const starts: number[] = [];
-    const ends: number[] = [];
-    for (const g of an.groups) {
-      const first = starts.length;
-      for (let i = 0; i < g.agents.length; i++) {
-        starts.push(this.n);
-        rec(g.agents[i]!, true, g.privateBufs[i]!.length ? g.privateBufs[i]! : null);
-        ends.push(this.n);
-      }
-      const idx: number[] = [];
-      for (let i = first; i < starts.length; i++) idx.push(i);
-      const sc = this.scratch;
-      idx.sort((u, v) => {
-        const a0 = starts[u]!, a1 = ends[u]!, b0 = starts[v]!, b1 = ends[v]!;
-        const len = Math.min(a1 - a0, b1 - b0);
-        for (let j = 0; j < len; j++) {
-          const d = sc[a0 + j]! - sc[b0 + j]!;
-          if (d !== 0) return d;
-        }
-        return a1 - a0 - (b1 - b0);
-      });
-      for (const i of idx) order.push(i);
+    const sym = an.groupOf[a]! >= 0;
+    const priv = sym ? this.priv(a) : null;
+    this.putAgent(s.agents[a]!, sym);
+    const base = an.histBase[a]!;
+    const hc = an.histCount[a]!;
+    const sc = this.room(hc);
+    for (let j = 0; j < hc; j++) sc[this.n++] = x.hist[base + j]!;
+    this.putGhosts(x.ghosts[a]!, priv);
+    if (an.trackProxy) this.putGhosts(x.dirty[a]!, priv);
+    if (an.commitOnly) {
+      this.putPairs(x.cghosts[a]!, priv);
+      this.put(x.pcm[a]!);
     }
-    const fixedEnd = starts.length ? starts[0]! : this.n;
+    const inflight = s.inflight;
+    for (let j = 0; j < inflight.length; j++) {
+      const o = inflight[j]!;
+      if (o.agent === a) this.putOp(o, false, priv);
+    }
+    mixRange(this.scratch, 0, this.n, 0x2545f491, 0x9e3779b9);
+    rh[2 * a] = H[0]!;
+    rh[2 * a + 1] = H[1]!;
+  }
+
+  /** Every agent's record hash (see {@link record}). */
+  records(s: MachineState, x: Extra, rh: Int32Array): void {
+    for (let a = 0; a < s.agents.length; a++) this.record(s, x, a, rh);
+  }
+
+  /**
+   * Canonical 64-bit hash of (state, extra) from the agents' record hashes `rh`, as two uint32 in
+   * `out`. Equal for states that differ only in async ids and issue times, the interleaving of
+   * different issuers' operations in the in-flight list, and the identities of interchangeable
+   * agents (a group's record hashes are sorted).
+   */
+  combine(s: MachineState, x: Extra, rh: Int32Array, out: Uint32Array): void {
+    const an = this.an;
+    const nA = s.agents.length;
+    let h1 = 0x6a09e667 | 0;
+    let h2 = 0xbb67ae85 | 0;
+    for (let a = 0; a < nA; a++) {
+      if (an.groupOf[a]! >= 0) continue;
+      h1 = mix1(h1, rh[2 * a]!);
+      h2 = mix2(h2, rh[2 * a + 1]!);
+    }
+    const idx = this.gidx;
+    for (const g of an.groups) {
+      const ag = g.agents;
+      idx.length = 0;
+      for (let i = 0; i < ag.length; i++) {
+        const v = ag[i]!;
+        let j = idx.length;
+        // insertion sort by (h1, h2)
+        while (j > 0) {
+          const u = idx[j - 1]!;
+          const d = rh[2 * u]! - rh[2 * v]! || rh[2 * u + 1]! - rh[2 * v + 1]!;
+          if (d <= 0) break;
+          idx[j] = u;
+          j--;
+        }
+        idx[j] = v;
+      }
+      for (let i = 0; i < idx.length; i++) {
+        const v = idx[i]!;
+        h1 = mix1(h1, rh[2 * v]!);
+        h2 = mix2(h2, rh[2 * v + 1]!);
+      }
+      h1 = (h1 + 0x3c6ef372) | 0; // group separator
+    }
+    this.n = 0;
     {
       const bars = s.bars;
       const sc = this.room(bars.length * 5);
-      let n = this.n;
+      let n = 0;
       for (let j = 0; j < bars.length; j++) {
         const b = bars[j]!;
         sc[n++] = b.status === 'valid' ? 1 : b.status === 'uninit' ? 0 : 2;
@@ -391,34 +504,11 @@ export class Codec {
     }
     for (const c of s.clusterDone) this.put(c);
     this.putGhosts(x.tghosts, null);
-    const tailStart = starts.length ? ends[ends.length - 1]! : fixedEnd;
-    // Hash: fixed agents, then group records in canonical order, then the shared tail.
-    const sc = this.scratch;
-    let h1 = 0x2545f491 | 0;
-    let h2 = 0x9e3779b9 | 0;
-    const mix = (from: number, to: number) => {
-      for (let i = from; i < to; i++) {
-        const v = sc[i]!;
-        let k = Math.imul(v, 0xcc9e2d51);
-        k = (k << 15) | (k >>> 17);
-        k = Math.imul(k, 0x1b873593);
-        h1 ^= k;
-        h1 = (h1 << 13) | (h1 >>> 19);
-        h1 = (Math.imul(h1, 5) + 0xe6546b64) | 0;
-        let j = Math.imul(v ^ 0x5bd1e995, 0x85ebca77);
-        j = (j << 11) | (j >>> 21);
-        h2 = Math.imul(h2 ^ j, 0xc2b2ae3d);
-        h2 = (h2 << 17) | (h2 >>> 15);
-        h2 = (h2 + 0x27d4eb2f) | 0;
-      }
-    };
-    mix(0, fixedEnd);
-    for (const i of order) {
-      mix(starts[i]!, ends[i]!);
-      h1 = (h1 + 0x3c6ef372) | 0; // record separator
-    }
-    mix(tailStart, this.n);
-    h1 ^= this.n;
+    if (an.trackProxy) this.putGhosts(x.esc, null);
+    for (let j = 0; j < x.pub.length; j++) this.put(x.pub[j]!);
+    mixRange(this.scratch, 0, this.n, h1, h2);
+    h1 = H[0]! ^ this.n;
+    h2 = H[1]!;
     h1 ^= h1 >>> 16;
     h1 = Math.imul(h1, 0x85ebca6b);
     h1 ^= h1 >>> 13;
@@ -432,6 +522,43 @@ export class Codec {
     out[0] = h1 >>> 0;
     out[1] = (h2 >>> 0) || 1;
   }
+
+  /** Canonical 64-bit hash of (state, extra) computed from scratch (see {@link combine}). */
+  hash(s: MachineState, x: Extra, out: Uint32Array, rh: Int32Array = new Int32Array(2 * s.agents.length)): void {
+    this.records(s, x, rh);
+    this.combine(s, x, rh, out);
+  }
+}
+
+/** Result pair of {@link mixRange}. */
+const H = new Int32Array(2);
+
+function mix1(h1: number, v: number): number {
+  let k = Math.imul(v, 0xcc9e2d51);
+  k = (k << 15) | (k >>> 17);
+  k = Math.imul(k, 0x1b873593);
+  h1 ^= k;
+  h1 = (h1 << 13) | (h1 >>> 19);
+  return (Math.imul(h1, 5) + 0xe6546b64) | 0;
+}
+
+function mix2(h2: number, v: number): number {
+  let j = Math.imul(v ^ 0x5bd1e995, 0x85ebca77);
+  j = (j << 11) | (j >>> 21);
+  h2 = Math.imul(h2 ^ j, 0xc2b2ae3d);
+  h2 = (h2 << 17) | (h2 >>> 15);
+  return (h2 + 0x27d4eb2f) | 0;
+}
+
+/** Two independent 32-bit mixes of sc[from, to) continuing from (h1, h2); result in H. */
+function mixRange(sc: Int32Array, from: number, to: number, h1: number, h2: number): void {
+  for (let i = from; i < to; i++) {
+    const v = sc[i]!;
+    h1 = mix1(h1, v);
+    h2 = mix2(h2, v);
+  }
+  H[0] = h1 ^ (to - from);
+  H[1] = h2;
 }
 
 /** Open-addressing set of 64-bit hashes, each with the id of the state that first had it. */

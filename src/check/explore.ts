@@ -21,7 +21,7 @@
  * ghosts, passing waits, phase completions, exits) and on states (hang, co-enabled conflicting
  * generic accesses), so detection does not depend on the path that reached a state.
  */
-import { Machine, cloneState, newStepOut, type AsyncOp, type Choice, type MachineState } from '../machine/machine.js';
+import { Machine, newStepOut, type AsyncOp, type Choice, type MachineState } from '../machine/machine.js';
 import type { MachineEvent } from '../machine/events.js';
 import { explainHang } from '../machine/hang.js';
 import type { OpInstr, Program } from '../machine/program.js';
@@ -42,6 +42,10 @@ export interface ExploreOptions {
   por?: boolean;
   /** Symmetry reduction (default true). */
   symmetry?: boolean;
+  /** Strict warnings: cross-proxy WAR (generic accesses, then an async-proxy overwrite without fence.proxy.async). */
+  strict?: boolean;
+  /** Internal (tests): check every incremental state hash against a full recomputation. */
+  verifyHash?: boolean;
   /** Called every ~0.25 s with progress figures. */
   onProgress?: (p: Progress) => void;
 }
@@ -92,6 +96,15 @@ export interface ExploreResult {
   intermediates: number;
 }
 
+/** Inserts the pair (a, b) into a list of pairs sorted by (a, b), unless present; mutates and returns `l`. */
+function insertPair(l: number[], a: number, b: number): number[] {
+  let i = 0;
+  while (i < l.length && (l[i]! < a || (l[i] === a && l[i + 1]! < b))) i += 2;
+  if (i < l.length && l[i] === a && l[i + 1] === b) return l;
+  l.splice(i, 0, a, b);
+  return l;
+}
+
 /** Choice ↔ integer code: agent a → a; async op id → −(id + 1). */
 export function encodeChoice(c: Choice): number {
   return c.kind === 'agent' ? c.agent : -(c.id + 1);
@@ -138,6 +151,34 @@ const KIND_LABEL: Record<string, string> = {
   'cp.async': 'cp.async', 'cpa.arrive': 'cp.async.mbarrier.arrive', remote: 'remote signal',
 };
 
+/**
+ * Copy of `s` for a step whose actor (the agent, or the issuer of the asynchronous operation) is
+ * `who`: `apply` mutates only the actor's agent record, barriers, named barriers (bar.sync /
+ * bar.arrive, only when the program uses them), cluster rounds, the in-flight list (push, splice)
+ * and the progressing operation itself (`opIdx`, or -1). Everything else is shared with `s`, which
+ * is never mutated after it was reached.
+ */
+export function cloneFor(s: MachineState, who: number, opIdx: number, named: boolean): MachineState {
+  const agents = s.agents.slice();
+  const a = agents[who]!;
+  agents[who] = {
+    pc: a.pc, frame: a.frame.slice(), status: a.status, sub: a.sub, tokens: a.tokens, wgGroup: a.wgGroup, bulkGroup: a.bulkGroup,
+    clusterRound: a.clusterRound, tcIssued: a.tcIssued, tcDone: a.tcDone, wgIssued: a.wgIssued, wgDone: a.wgDone,
+  };
+  const sb = s.bars;
+  const bars = new Array(sb.length);
+  for (let i = 0; i < sb.length; i++) {
+    const b = sb[i]!;
+    bars[i] = { status: b.status, phase: b.phase, pending: b.pending, expected: b.expected, tx: b.tx };
+  }
+  const inflight = s.inflight.slice();
+  if (opIdx >= 0) inflight[opIdx] = { ...inflight[opIdx]! };
+  return {
+    now: s.now, agents, bars, named: named ? s.named.map((n) => ({ arrived: n.arrived, gen: n.gen, count: n.count })) : s.named,
+    clusterDone: s.clusterDone.slice(), inflight, nextId: s.nextId, trapped: s.trapped, events: s.events,
+  };
+}
+
 /** Runs the exhaustive search. */
 export function explore(program: Program, opts: ExploreOptions = {}): ExploreResult {
   const t0 = Date.now();
@@ -148,6 +189,9 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
     an.groupOf.fill(-1);
   }
   const usePor = opts.por !== false;
+  const useSym = opts.symmetry !== false;
+  const strict = opts.strict === true;
+  const verifyHash = opts.verifyHash === true;
   const maxStates = opts.maxStates ?? 5_000_000;
   const maxMemory = opts.maxMemory ?? 2 * 1024 ** 3;
   const timeoutMs = opts.timeoutMs ?? 60_000;
@@ -182,16 +226,25 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
     return id;
   };
 
+  /** Trace suffix of hazards found on a transition: built only when one is reported. */
+  const LAZY: Choice[] = [];
+  let lazyPrefix: Choice[] = [];
+  let lazyChoice: Choice = { kind: 'agent', agent: 0 };
   const report = (h: Omit<RawHazard, 'key'> & { key: string }) => {
     const key = `${h.kind}|${h.key}`;
     if (hazards.has(key) || hazards.size >= 64) return;
-    hazards.set(key, { ...h, key });
+    const extra = h.extra === LAZY ? [...lazyPrefix, lazyChoice] : h.extra;
+    hazards.set(key, { ...h, extra, key });
   };
   const locKey = (l?: SrcLoc) => (l ? `${l.file ?? ''}:${l.line}:${l.col}` : '-');
   const agentName = (a: number) => p.agents[a]!.name;
 
   // ---- initial state
-  const x0: Extra = { hist: new Int32Array(an.histLen).fill(-2), ghosts: new Array(p.agents.length).fill(null), tghosts: null };
+  const x0: Extra = {
+    hist: new Int32Array(an.histLen).fill(-2), ghosts: new Array(p.agents.length).fill(null), tghosts: null,
+    dirty: new Array(p.agents.length).fill(null), esc: null, pub: new Int32Array(an.manualCount),
+    cghosts: new Array(p.agents.length).fill(null), pcm: new Int32Array(p.agents.length).fill(-1),
+  };
   codec.hash(s0, x0, hbuf);
   const id0 = addState(-1, []);
   visited.addOrGet(hbuf[0]!, hbuf[1]!, id0);
@@ -218,13 +271,157 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
     return { buf, rw: o === 'st.shared' ? 'w' : 'r', ins };
   };
 
+  const sortedWith = (l: number[] | null, v: number): number[] => {
+    if (l && l.includes(v)) return l;
+    const r = l ? [...l, v] : [v];
+    return r.sort((u, w) => u - w);
+  };
+  const RELEASES = new Set(['mbarrier.arrive', 'bar.arrive', 'barrier.cluster.arrive']);
+  const accessText = (v: number) => `${v & 1 ? 'write' : 'read'} of ${p.bufferName(v >> 1)}`;
+
+  /**
+   * Proxy fences (`missing-fence`) and barrier-initialization publication (`missing-init-fence`,
+   * `uninit-use`) for one transition; returns the updated checker data (docs/CHECK.md, "Fences").
+   */
+  const fences = (s: MachineState, t: MachineState, c: Choice, x: Extra, stateId: number): Extra => {
+    let dirty = x.dirty;
+    let esc = x.esc;
+    let pub = x.pub;
+    const setDirty = (a: number, l: number[] | null) => {
+      if (dirty === x.dirty) dirty = dirty.slice();
+      dirty[a] = l && l.length ? l : null;
+    };
+    const setPub = (slot: number, v: number) => {
+      if (pub[slot] === v) return;
+      if (pub === x.pub) pub = pub.slice();
+      pub[slot] = v;
+    };
+    if (c.kind === 'agent') {
+      const a = c.agent;
+      const ins = m.nextOp(s, a);
+      if (ins) {
+        const op = ins.op.op;
+        const ag = s.agents[a]!;
+        const f = ag.frame;
+        const release = RELEASES.has(op) || (op === 'bar.sync' && ag.sub < 0);
+        if (an.trackProxy) {
+          if (op === 'ld.shared' || op === 'st.shared') {
+            const b = ins.buf!(f);
+            if (b >= 0 && an.proxyKey[b]) {
+              const v = b * 2 + (op === 'st.shared' ? 1 : 0);
+              setDirty(a, sortedWith(dirty[a]!, v));
+              if (esc && esc.includes(v)) {
+                const r = esc.filter((w) => w !== v);
+                esc = r.length ? r : null;
+              }
+            }
+          } else if (op === 'fence.proxy.async') {
+            if (dirty[a]) setDirty(a, null);
+            esc = null;
+          } else if (release && dirty[a]) {
+            let e = esc;
+            for (const v of dirty[a]!) e = sortedWith(e, v);
+            esc = e;
+            setDirty(a, null);
+          }
+        }
+        if (an.manualCount) {
+          const info = p.agents[a]!;
+          const bk = ins.bar ? ins.bar(f) : -1;
+          // Uses: the barrier the operation names, and the barriers its asynchronous operations signal.
+          const uses: { k: number; remote: boolean; same: boolean; loc: SrcLoc }[] = [];
+          const same = (init: number) => init === a && (ins.per === 'one' || info.threads === 1 || (ins.per === 'warp' && info.warps === 1));
+          if (bk >= 0 && op !== 'mbarrier.init' && op !== 'cp.async.bulk' && op !== 'tcgen05.commit' && !(op === 'mbarrier.arrive' && barCta(bk) !== info.cta)) {
+            uses.push({ k: bk, remote: barCta(bk) !== info.cta, same: false, loc: ins.loc });
+          }
+          for (const o of out.issued) {
+            for (const k of o.targets ?? (o.bar >= 0 ? [o.bar] : [])) uses.push({ k, remote: barCta(k) !== info.cta, same: false, loc: o.loc });
+          }
+          for (const u of uses) {
+            const slot = an.manualSlot[u.k]!;
+            if (slot < 0) continue;
+            const v = pub[slot]!;
+            if (v === 0) continue; // not initialized: the machine reports the use
+            const init = (v >> 3) - 1;
+            const bname = p.barrierName(u.k);
+            const initName = p.agents[init]!.name;
+            if (u.remote) {
+              if (v & 4) continue;
+              errorFound = true;
+              report({
+                kind: 'missing-init-fence', severity: 'error', key: `${bname}|${locKey(u.loc)}`,
+                message: `${agentName(a)} signals ${bname} from another CTA, but the initialization of ${bname} by ${initName} has not been published to the cluster: its thread must execute fence.mbarrier_init.release.cluster after the init and then barrier.cluster.arrive, and this CTA barrier.cluster.wait, before the first remote use${v & 1 ? '' : ' (no fence.mbarrier_init after the init)'}`,
+                subject: bname, state: stateId, extra: LAZY, details: ['PTX ISA §9.7.13.4 (fence.mbarrier_init), §9.7.13.15.16 example 4'], locs: [u.loc],
+              });
+            } else if (!(v & 6) && !same(init)) {
+              errorFound = true;
+              const who = init === a ? `the other threads of ${agentName(a)} (not the one that ran mbarrier.init)` : agentName(a);
+              report({
+                kind: 'missing-init-fence', severity: 'error', key: `${bname}|${locKey(u.loc)}`,
+                message: `${who} use ${bname} (${ins.text}) before the initialization by ${initName} was published: the initializing thread must synchronize with the users after mbarrier.init (bar.sync, or a release/acquire chain; fence.mbarrier_init + barrier.cluster for cluster use)`,
+                subject: bname, state: stateId, extra: LAZY, details: ['PTX ISA §9.7.13.15.9 examples; CUDA Programming Guide §10.26.3'], locs: [u.loc],
+              });
+              report({
+                kind: 'uninit-use', severity: 'error', key: `${bname}|${locKey(u.loc)}`,
+                message: `${who} may operate on ${bname} while it is still uninitialized for them (${ins.text}): nothing orders this use after mbarrier.init by ${initName}`,
+                subject: bname, state: stateId, extra: LAZY, details: [], locs: [u.loc],
+              });
+            }
+          }
+          if (op === 'mbarrier.init' && bk >= 0 && an.manualSlot[bk]! >= 0 && t.bars[bk]!.status === 'valid') setPub(an.manualSlot[bk]!, (a + 1) * 8);
+          else if (op === 'fence.mbarrier_init' || release) {
+            for (let slot = 0; slot < pub.length; slot++) {
+              const v = pub[slot]!;
+              if (v === 0 || (v >> 3) - 1 !== a) continue;
+              if (op === 'fence.mbarrier_init') setPub(slot, v | 1);
+              else setPub(slot, v | 2 | (op === 'barrier.cluster.arrive' && v & 1 ? 4 : 0));
+            }
+          }
+        }
+      }
+    }
+    // Asynchronous-proxy accesses begun by this step.
+    if (an.trackProxy) for (const o of out.issued) {
+      for (const acc of opAccesses(o)) {
+        if (!an.proxyKey[acc.buf]) continue;
+        const own = dirty[o.agent];
+        if (acc.rw === 'r') {
+          const v = acc.buf * 2 + 1;
+          if (!(esc?.includes(v) || own?.includes(v))) continue;
+          errorFound = true;
+          const bufName = p.bufferName(acc.buf);
+          report({
+            kind: 'missing-fence', severity: 'error', key: `${bufName}|${locKey(o.loc)}`,
+            message: `${KIND_LABEL[o.kind]} issued by ${agentName(o.agent)} reads ${bufName} through the async proxy after a generic write to it (st.shared) with no fence.proxy.async between the write and the synchronization that let this operation proceed: the async proxy may read stale data`,
+            subject: bufName, state: stateId, extra: LAZY, details: ['PTX ISA §8.6, §9.7.15.7.1 (fence.proxy.async.shared::cta after generic writes, before the release)'], locs: [o.loc],
+          });
+        } else if (strict) {
+          const hit = [acc.buf * 2, acc.buf * 2 + 1].filter((v) => esc?.includes(v) || own?.includes(v));
+          if (!hit.length) continue;
+          const bufName = p.bufferName(acc.buf);
+          report({
+            kind: 'missing-fence', severity: 'warning', key: `${bufName}|${locKey(o.loc)}|war`,
+            message: `${KIND_LABEL[o.kind]} issued by ${agentName(o.agent)} overwrites ${bufName} through the async proxy after a generic ${hit.map(accessText).join(' and ')} with only an mbarrier hand-off between them and no fence.proxy.async (cross-proxy WAR; strict rule)`,
+            subject: bufName, state: stateId, extra: LAZY,
+            details: ['PTX ISA §8.6: accesses through different proxies need a proxy fence; practice often relies on the mbarrier release/acquire alone, so this is a warning (--strict). Fix: fence.proxy.async by the readers before their release, or by the issuer after its wait.'], locs: [o.loc],
+          });
+        }
+      }
+    }
+    return dirty === x.dirty && esc === x.esc && pub === x.pub ? x : { hist: x.hist, ghosts: x.ghosts, tghosts: x.tghosts, dirty, esc, pub, cghosts: x.cghosts, pcm: x.pcm };
+  };
+
   /** Checks one transition (pre-state `s`, post-state `t`, events in `out`) and updates the history copy. */
   const checkTransition = (s: MachineState, t: MachineState, c: Choice, events: MachineEvent[], x: Extra, stateId: number, prefix: Choice[]): Extra => {
     const hist = x.hist;
     let h = hist;
-    const extra = prefix.length ? [...prefix, c] : [c];
+    lazyPrefix = prefix;
+    lazyChoice = c;
+    const extra = LAZY;
     let ghosts = x.ghosts;
     let tghosts = x.tghosts;
+    let cghosts = x.cghosts;
+    let pcm = x.pcm;
     if (tghosts) {
       // Landed copies whose phase has not completed: nothing orders an access after them yet.
       for (const e of events) {
@@ -275,8 +472,25 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
               });
             }
           }
+          for (let g = 0; g < cghosts.length; g++) {
+            const cl = cghosts[g];
+            if (!cl) continue;
+            if (newOp && newOp.agent === g && newOp.kind === 'tc.mma') continue;
+            for (let i = 0; i < cl.length; i += 2) {
+              const gx = cl[i + 1]!;
+              if (gx >> 1 !== e.buf || ((gx & 1) === 0 && e.rw === 'r')) continue;
+              const who = e.agent >= 0 ? agentName(e.agent) : newOp ? `${KIND_LABEL[newOp.kind]} issued by ${agentName(newOp.agent)}` : 'an async unit';
+              const bufName = p.bufferName(e.buf);
+              errorFound = true;
+              report({
+                kind: 'race', severity: 'error', key: `${p.bufferOf(e.buf).info.name}|${locKey(e.loc)}|ghost${g}`,
+                message: `${who} ${e.rw === 'w' ? 'writes' : 'reads'} ${bufName}, which a tcgen05.mma issued by ${agentName(g)} was ${(gx & 1) ? 'writing' : 'reading'}; its tcgen05.commit has arrived on ${p.barrierName(cl[i]!)}, but that phase has not completed, so nothing orders this access after the MMA`,
+                subject: bufName, state: stateId, extra, details: [], locs: e.loc ? [e.loc] : [],
+              });
+            }
+          }
           for (const o of s.inflight) {
-            if (o.id === e.async) continue;
+            if (o.id === e.async || (o.buf !== e.buf && !(o.reads && o.reads.includes(e.buf)))) continue;
             for (const x of opAccesses(o)) {
               if (x.buf !== e.buf || (x.rw === 'r' && e.rw === 'r')) continue;
               if (newOp && newOp.agent === o.agent && newOp.kind === o.kind && (o.kind === 'tc.mma' || o.kind === 'wgmma')) continue;
@@ -325,6 +539,24 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
           break;
         }
         case 'phase': {
+          if (cghosts !== null) {
+            for (let g = 0; g < cghosts.length; g++) {
+              const cl = cghosts[g];
+              if (!cl) continue;
+              let hit = false;
+              for (let i = 0; i < cl.length; i += 2) if (cl[i] === e.bar) hit = true;
+              if (!hit) continue;
+              const keep: number[] = [];
+              for (let i = 0; i < cl.length; i += 2) if (cl[i] !== e.bar) keep.push(cl[i]!, cl[i + 1]!);
+              if (cghosts === x.cghosts) cghosts = cghosts.slice();
+              cghosts[g] = keep.length ? keep : null;
+            }
+            for (let g = 0; g < pcm.length; g++) {
+              if (pcm[g] !== e.bar) continue;
+              if (pcm === x.pcm) pcm = pcm.slice();
+              pcm[g] = -1;
+            }
+          }
           if (tghosts) {
             const keep: number[] = [];
             for (let i = 0; i < tghosts.length; i += 2) if (tghosts[i] !== e.bar) keep.push(tghosts[i]!, tghosts[i + 1]!);
@@ -354,7 +586,8 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
     // Ghosts: a completed tcgen05.mma keeps its accesses until a later commit of its issuer lands.
     if (c.kind === 'async') {
       const o = m.findAsync(s, c.id);
-      if (o && o.kind === 'tc.mma' && !t.inflight.some((y) => y.id === o.id)) {
+      const done = o !== undefined && m.findAsync(t, c.id) === undefined;
+      if (o && o.kind === 'tc.mma' && done) {
         const add: number[] = [];
         for (const ac of opAccesses(o)) add.push(ac.buf * 2 + (ac.rw === 'w' ? 1 : 0));
         const old = ghosts[o.agent];
@@ -363,7 +596,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
         merged.sort((u, v) => u - v);
         ghosts = ghosts.slice();
         ghosts[o.agent] = merged;
-      } else if (o && o.kind === 'tma' && tmaGhost === o.id && !t.inflight.some((y) => y.id === o.id)) {
+      } else if (o && o.kind === 'tma' && tmaGhost === o.id && done) {
         // A copy that landed under the reduction (its phase still open): keep its write visible.
         const pairs: number[] = [];
         if (tghosts) for (let i = 0; i < tghosts.length; i += 2) pairs.push(tghosts[i]!, tghosts[i + 1]!);
@@ -375,9 +608,29 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
         for (const i of idx) if (!(sorted.length && sorted[sorted.length - 2] === pairs[i] && sorted[sorted.length - 1] === pairs[i + 1])) sorted.push(pairs[i]!, pairs[i + 1]!);
         // If the landing itself completed the phase, the 'phase' event above already ran: no ghost then.
         if (t.bars[o.bar]!.phase === s.bars[o.bar]!.phase) tghosts = sorted;
-      } else if (o && o.kind === 'tc.commit' && ghosts[o.agent] && !t.inflight.some((y) => y.id === o.id)) {
-        ghosts = ghosts.slice();
-        ghosts[o.agent] = null;
+      } else if (o && o.kind === 'tc.commit' && done) {
+        const g = o.agent;
+        const completed = o.targets !== null || t.bars[o.bar]!.phase !== s.bars[o.bar]!.phase;
+        if (ghosts[g]) {
+          if (!completed && an.commitOnly) {
+            // The commit arrived but its phase is still open: the MMA's accesses stay unordered until it completes.
+            let pairs = cghosts[g] ? cghosts[g]!.slice() : [];
+            for (const v of ghosts[g]!) pairs = insertPair(pairs, o.bar, v);
+            if (cghosts === x.cghosts) cghosts = cghosts.slice();
+            cghosts[g] = pairs;
+          }
+          ghosts = ghosts.slice();
+          ghosts[g] = null;
+        }
+      }
+      // A forced commit landing stays postponable until a later tcgen05 op of its issuer completes.
+      if (o && (o.kind === 'tc.mma' || o.kind === 'tc.commit') && done) {
+        const g = o.agent;
+        const v = commitGhost === o.id ? o.bar : -1;
+        if (pcm[g] !== v) {
+          if (pcm === x.pcm) pcm = pcm.slice();
+          pcm[g] = v;
+        }
       }
     }
     // inflight-at-exit: a CTA whose agents all stopped running with operations in flight into it.
@@ -403,6 +656,18 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
           subject: target || null, state: stateId, extra, details: [], locs: [o.loc],
         });
       }
+      for (let g = 0; g < pcm.length; g++) {
+        const b = pcm[g]!;
+        if (b < 0 || barCta(b) !== cta || !wasLive) continue;
+        errorFound = true;
+        const ctaName = p.ctas > 1 ? `CTA ${cta % p.clusterSize}${p.grid > 1 ? ` of cluster ${Math.floor(cta / p.clusterSize)}` : ''}` : 'the CTA';
+        const bname = p.barrierName(b);
+        report({
+          kind: 'inflight-at-exit', severity: 'error', key: `${cta}|${g}`,
+          message: `every agent of ${ctaName} has exited while a tcgen05.commit issued by ${agentName(g)} into ${bname} may still be in flight (nothing has waited for the phase it arrives in): it lands in shared memory of a CTA that no longer exists`,
+          subject: bname, state: stateId, extra, details: [], locs: [],
+        });
+      }
       for (let g = 0; g < ghosts.length; g++) {
         const gl = ghosts[g];
         if (!gl || !wasLive) continue;
@@ -417,11 +682,14 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
         });
       }
     }
-    return h === hist && ghosts === x.ghosts && tghosts === x.tghosts ? x : { hist: h, ghosts, tghosts };
+    const y = h === hist && ghosts === x.ghosts && tghosts === x.tghosts && cghosts === x.cghosts && pcm === x.pcm ? x : { hist: h, ghosts, tghosts, dirty: x.dirty, esc: x.esc, pub: x.pub, cghosts, pcm };
+    return an.trackProxy || an.manualCount ? fences(s, t, c, y, stateId) : y;
   };
 
   /** Id of the TMA op whose landing the reduction is taking alone (its write becomes a ghost), or -1. */
   let tmaGhost = -1;
+  /** Id of the tcgen05.commit whose landing the reduction is taking alone, or -1. */
+  let commitGhost = -1;
 
   const hangCheck = (s: MachineState, id: number) => {
     const hr = explainHang(m, s);
@@ -474,12 +742,23 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
     }
   };
 
+  /** The actor of choice `c` in `s`: the agent, or the issuer of the asynchronous operation. */
+  const actorOf = (s: MachineState, c: Choice): number => (c.kind === 'agent' ? c.agent : m.findAsync(s, c.id)!.agent);
+  /** `s` after choice `c` (a fresh partial copy; `s` is left unchanged). */
+  const succ = (s: MachineState, c: Choice, who: number): MachineState => {
+    const t = cloneFor(s, who, c.kind === 'async' ? s.inflight.findIndex((o) => o.id === c.id) : -1, an.usesNamed);
+    m.apply(t, c, out, undefined, true);
+    transitions++;
+    return t;
+  };
+
   /**
    * The reduction's single forced step from `s`, if any: an agent's local or issue step (not ending
    * the agent), a tcgen05.mma completion, or a TMA landing that cannot complete its phase.
    */
-  const forced = (s: MachineState, ch: Choice[], x: Extra, id: number, prefix: Choice[]): { t: MachineState; nx: Extra; c: Choice } | null => {
+  const forced = (s: MachineState, ch: Choice[], x: Extra, id: number, prefix: Choice[]): { t: MachineState; nx: Extra; c: Choice; who: number } | null => {
     for (const c of ch) {
+      let who: number;
       if (c.kind === 'agent') {
         const a = c.agent;
         const ins = m.nextOp(s, a)!;
@@ -489,6 +768,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
           if (key >= 0 && barCta(key) !== p.agents[a]!.cta) cls = 'issue';
         }
         if (cls === 'sync') continue;
+        who = a;
       } else {
         const o = m.findAsync(s, c.id);
         if (!o) continue;
@@ -501,23 +781,50 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
           if (b.tx - chunk <= 0) continue;
           if (s.inflight.some((y) => y.kind === 'remote' && y.bar === o.bar)) continue;
           tmaGhost = o.id;
+        } else if (o.kind === 'tc.commit') {
+          // A commit arriving on a commit-only barrier without completing its phase (see docs/CHECK.md).
+          if (!an.commitOnly || o.targets || o.bar < 0) continue;
+          const b = s.bars[o.bar]!;
+          if (b.status !== 'valid' || b.pending < 2 || !an.commitOnly.has(p.barrierOf(o.bar).info.name)) continue;
+          commitGhost = o.id;
         } else if (o.kind !== 'tc.mma') continue;
+        who = o.agent;
       }
-      const t = cloneState(s);
-      m.apply(t, c, out);
-      transitions++;
+      const t = succ(s, c, who);
       if (c.kind === 'agent' && t.agents[c.agent]!.status !== 'run') continue; // exits are visible
       const nx = checkTransition(s, t, c, out.events!, x, id, prefix);
       tmaGhost = -1;
-      return { t, nx, c };
+      commitGhost = -1;
+      return { t, nx, c, who };
     }
     return null;
   };
 
-  /** Applies forced steps to `t` until none is left, then stores the state reached (chain from `parentId`). */
-  const closeAndStore = (t: MachineState, nx: Extra, parentId: number, chain: Choice[], next: StateBuf) => {
+  /**
+   * Updates the record hashes after a step of `who` (from checker data `px` to `nx`): the actor's
+   * record, and the records of agents whose commit ghosts or pending commits a phase completion cleared.
+   */
+  const rehash = (t: MachineState, px: Extra, nx: Extra, who: number, rh: Int32Array) => {
+    codec.record(t, nx, who, rh);
+    if (nx.cghosts === px.cghosts && nx.pcm === px.pcm) return;
+    for (let a = 0; a < p.agents.length; a++) if (a !== who && (nx.cghosts[a] !== px.cghosts[a] || nx.pcm[a] !== px.pcm[a])) codec.record(t, nx, a, rh);
+  };
+
+  /** Recomputes one record hash and checks it against the full hash (tests: `verifyHash`). */
+  const verify = (t: MachineState, nx: Extra, rh: Int32Array) => {
+    const full = new Int32Array(rh.length);
+    codec.records(t, nx, full);
+    for (let i = 0; i < rh.length; i++) if (full[i] !== rh[i]) throw new Error(`checker: incremental record hash of agent ${i >> 1} differs from the full hash`);
+  };
+
+  /**
+   * Applies forced steps to `t` until none is left, then stores the state reached (chain from
+   * `parentId`). `rh` holds `t`'s record hashes and is owned by this call.
+   */
+  const closeAndStore = (t: MachineState, nx: Extra, rh: Int32Array, parentId: number, chain: Choice[], next: StateBuf) => {
     for (let guard = 0; ; guard++) {
-      codec.hash(t, nx, hbuf);
+      if (verifyHash) verify(t, nx, rh);
+      codec.combine(t, nx, rh, hbuf);
       if (visited.has(hbuf[0]!, hbuf[1]!)) return; // reached before (as a stored or an intermediate state)
       let f: ReturnType<typeof forced> = null;
       let ch: Choice[] | null = null;
@@ -531,9 +838,11 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
       intermediates++;
       coEnabled(t, ch!, parentId, chain);
       if (f.t.trapped) return; // the diagnostic was reported; the kernel stops
+      const px = nx;
       t = f.t;
       nx = f.nx;
       chain.push(f.c);
+      rehash(t, px, nx, f.who, rh);
     }
     const nid = nStates;
     visited.addOrGet(hbuf[0]!, hbuf[1]!, nid);
@@ -541,6 +850,8 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
     codec.encode(t, nx, next, nid);
   };
 
+  const rhCur = new Int32Array(2 * p.agents.length);
+  const skip = new Uint8Array(p.agents.length);
   const expand = (s: MachineState, x: Extra, id: number, next: StateBuf) => {
     const ch = m.enabled(s);
     if (ch.length === 0) {
@@ -549,13 +860,32 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
       return;
     }
     coEnabled(s, ch, id, []);
+    codec.records(s, x, rhCur);
+    // Symmetry: of interchangeable agents whose records are equal, only the first is expanded (the
+    // others' successors are permutations of its successors, which hash to the same states).
+    if (useSym) for (const g of an.groups) {
+      const ags = g.agents;
+      for (let i = 0; i < ags.length; i++) {
+        const a = ags[i]!;
+        skip[a] = 0;
+        for (let j = 0; j < i; j++) {
+          const b = ags[j]!;
+          if (rhCur[2 * a] === rhCur[2 * b] && rhCur[2 * a + 1] === rhCur[2 * b + 1]) {
+            skip[a] = 1;
+            break;
+          }
+        }
+      }
+    }
     for (const c of ch) {
-      const t = cloneState(s);
-      m.apply(t, c, out);
-      transitions++;
+      const who = actorOf(s, c);
+      if (skip[who]) continue;
+      const t = succ(s, c, who);
       const nx = checkTransition(s, t, c, out.events!, x, id, []);
       if (t.trapped) continue;
-      closeAndStore(t, nx, id, [c], next);
+      const rh = rhCur.slice();
+      rehash(t, x, nx, who, rh);
+      closeAndStore(t, nx, rh, id, [c], next);
     }
   };
 

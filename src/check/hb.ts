@@ -8,11 +8,10 @@
  * - async op issue → its accesses → its completion signal; FIFO chains (tcgen05.mma/commit of one
  *   issuer, wgmma of one issuer, cp.async → cp.async.mbarrier.arrive) order each op after the
  *   previous one's completion;
- * - `wgmma.wait_group` / `cp.async.bulk.wait_group`: the waiter acquires every op of that kind it
- *   issued that had completed when the wait returned (over-approximates for n > 0);
+ * - `wgmma.wait_group n` / `cp.async.bulk.wait_group n`: the waiter acquires the ops of that kind
+ *   it issued in groups older than its n most recent committed groups (the resolved n of the event);
  * - named barriers: every arrival of a generation → each `bar.sync` of that generation (acquired at
- *   the syncing agent's next event: the machine emits no event when the second half of a bar.sync
- *   completes);
+ *   the second half of the bar.sync, the machine's `bar.sync.done` event);
  * - cluster barriers: every arrive of a round → `barrier.cluster.wait` of that round.
  *
  * Used to confirm and explain races found by the explorer, and available to any driver (the
@@ -67,7 +66,9 @@ export function happensBefore(p: Program, events: readonly MachineEvent[]): { ac
   const zero = (): VC => new Array<number>(N).fill(0);
   const vc: VC[] = Array.from({ length: A }, () => zero());
   const opVc = new Map<number, VC>();
-  const opInfo = new Map<number, { kind: AsyncKind; agent: number; bar: number; chained: number; done: boolean }>();
+  const opInfo = new Map<number, { kind: AsyncKind; agent: number; bar: number; chained: number; done: boolean; group: number }>();
+  /** Groups committed per `kind:agent` (wgmma, bulk.store). */
+  const committed = new Map<string, number>();
   const lastChain = new Map<string, number>(); // chain key -> last op id issued in it
   const phaseAcc = new Map<string, VC>();
   const phaseDone = new Map<string, VC>();
@@ -123,9 +124,16 @@ export function happensBefore(p: Program, events: readonly MachineEvent[]): { ac
       case 'op':
         if (e.agent >= 0) {
           agentEvent(e.agent);
+          if (e.op === 'wgmma.commit_group' || e.op === 'cp.async.bulk.commit_group') {
+            const ck = `${e.op === 'wgmma.commit_group' ? 'wgmma' : 'bulk.store'}:${e.agent}`;
+            committed.set(ck, (committed.get(ck) ?? 0) + 1);
+          }
           if (e.op === 'wgmma.wait_group' || e.op === 'cp.async.bulk.wait_group') {
             const kind: AsyncKind = e.op === 'wgmma.wait_group' ? 'wgmma' : 'bulk.store';
-            for (const [id, info] of opInfo) if (info.agent === e.agent && info.kind === kind && info.done) join(vc[e.agent]!, opClock(id));
+            // wait_group n returns once at most n of the most recent groups are pending: every op of
+            // an older group has completed. Without the resolved n, every completed op (over-approximate).
+            const limit = e.n !== undefined ? (committed.get(`${kind}:${e.agent}`) ?? 0) - e.n : Infinity;
+            for (const [id, info] of opInfo) if (info.agent === e.agent && info.kind === kind && info.done && info.group < limit) join(vc[e.agent]!, opClock(id));
           }
         }
         break;
@@ -141,7 +149,7 @@ export function happensBefore(p: Program, events: readonly MachineEvent[]): { ac
           chained = lastChain.get(ck) ?? -1;
           lastChain.set(ck, e.id);
         }
-        opInfo.set(e.id, { kind: e.kind, agent: e.agent, bar: e.bar, chained, done: false });
+        opInfo.set(e.id, { kind: e.kind, agent: e.agent, bar: e.bar, chained, done: false, group: committed.get(`${e.kind}:${e.agent}`) ?? 0 });
         break;
       }
       case 'access': {
@@ -214,8 +222,10 @@ export function happensBefore(p: Program, events: readonly MachineEvent[]): { ac
           agentEvent(a);
           clusterRound[a]!++;
           release(clusterAcc, `${p.agents[a]!.cluster}:${clusterRound[a]}`, vc[a]!);
+        } else if (e.kind === 'bar.sync.done') {
+          agentEvent(e.agent); // acquires the generation's arrivals (pendingNamed)
         } else if (e.kind === 'cluster.done') {
-          const cl = lastAgent >= 0 ? p.agents[lastAgent]!.cluster : 0;
+          const cl = e.cluster ?? (lastAgent >= 0 ? p.agents[lastAgent]!.cluster : 0);
           clusterDone.set(`${cl}:${e.id}`, (clusterAcc.get(`${cl}:${e.id}`) ?? zero()).slice());
         } else if (e.kind === 'cluster.wait') {
           const a = e.agent;

@@ -59,6 +59,11 @@ function hazardText(h: Hazard, n: number, paint: CheckPaint): string[] {
   out.push(`${paint.bold(`${n}.`)} ${sev}${h.subject ? ` on ${h.subject.type} ${paint.bold(h.subject.name)}` : ''}`);
   out.push(`   ${h.message}`);
   for (const d of h.details) out.push(`   - ${d}`);
+  if (h.static) {
+    for (const l of h.locations) out.push(`   ${paint.dim(`at ${locText(l)}`)}`);
+    out.push(`   ${paint.dim('(static check over the agents\' solo runs: no schedule)')}`);
+    return out;
+  }
   out.push(`   ${paint.bold(`shortest trace (${h.trace.length} step${h.trace.length === 1 ? '' : 's'}):`)}`);
   if (!h.trace.length) out.push('     (the initial state)');
   const actorW = Math.min(36, Math.max(8, ...h.trace.map((s) => s.actor.length)));
@@ -120,6 +125,7 @@ export function checkJson(r: CheckResult): unknown {
     trace: h.trace,
     ledger: h.ledger,
     ...(h.race ? { race: h.race } : {}),
+    ...(h.static ? { static: true } : {}),
   });
   return {
     schema: 'mbsim.check/1',

@@ -218,28 +218,57 @@ export async function main(argv: string[], io: IO = nodeIO()): Promise<number> {
     .description('explore every schedule and completion order: hangs, races, phase bugs, with shortest counterexamples')
     .argument('<kernel>', 'a built-in example name or a sketch file')
     .option('--set <NAME=VALUE>', 'override a parameter (repeatable)', (v: string, acc: Record<string, number>) => parseSet(v, acc), {})
+    .option('--sweep <NAME=A..B>', 'check every combination of parameter ranges and print a table of verdicts (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
     .option('--json', 'print the result as JSON (schema mbsim.check/1, docs/CHECK.md)')
     .option('--sarif <FILE>', 'also write the hazards as SARIF 2.1.0')
+    .option('--trace <FILE>', 'write the first counterexample as a Chrome trace-event JSON for Perfetto')
     .option('--max-states <N>', 'stop after this many states (verdict incomplete)', parseIntArg('--max-states'))
     .option('--timeout <SECONDS>', 'stop after this many seconds (verdict incomplete)', parseIntArg('--timeout'))
     .option('--max-memory <MB>', 'stop when the search holds about this much memory (verdict incomplete)', parseIntArg('--max-memory'))
     .option('--all', 'keep exploring after the first hazard to report every kind that is reachable')
-    .action(async (target: string, o: { set: Record<string, number>; json?: boolean; sarif?: string; maxStates?: number; timeout?: number; maxMemory?: number; all?: boolean }) => {
+    .option('--strict', 'also warn about cross-proxy WAR (generic reads, then an async-proxy overwrite without fence.proxy.async)')
+    .action(async (target: string, o: { set: Record<string, number>; sweep: string[]; json?: boolean; sarif?: string; trace?: string; maxStates?: number; timeout?: number; maxMemory?: number; all?: boolean; strict?: boolean }) => {
       const loaded = await loadKernel(target);
-      const prog = instantiateOrExplain(loaded.kernel, o.set, loaded.origin);
-      if (o.sarif) {
-        const dir = (await import('node:path')).dirname(o.sarif);
-        if (!existsSync(dir)) throw new UsageError(`cannot write ${o.sarif}: ENOENT`);
+      const { dirname } = await import('node:path');
+      for (const [flag, file] of [['--sarif', o.sarif], ['--trace', o.trace]] as const) {
+        if (file === undefined) continue;
+        if (file.trim() === '') throw new UsageError(`${flag} needs a file name`);
+        if (!existsSync(dirname(file))) throw new UsageError(`cannot write ${file}: ENOENT`);
       }
-      const { runCheckCli } = await import('../check/index.js');
-      code = await runCheckCli(prog, {
+      const { runCheckCli, runCheckSweepCli, parseSweep } = await import('../check/index.js');
+      const opts = {
         ...(o.json ? { json: true } : {}),
         ...(o.sarif ? { sarif: o.sarif } : {}),
+        ...(o.trace ? { trace: o.trace } : {}),
         ...(o.maxStates !== undefined ? { maxStates: o.maxStates } : {}),
         ...(o.timeout !== undefined ? { timeoutMs: o.timeout * 1000 } : {}),
         ...(o.maxMemory !== undefined ? { maxMemoryMb: o.maxMemory } : {}),
         ...(o.all ? { all: true } : {}),
-      }, { out: io.out, err: io.err, color: io.color && !!process.stderr.isTTY });
+        ...(o.strict ? { strict: true } : {}),
+      };
+      const cio = { out: io.out, err: io.err, color: io.color && !!process.stderr.isTTY };
+      if (o.sweep.length) {
+        if (o.sarif || o.trace) throw new UsageError('--sweep cannot be combined with --sarif or --trace (check one combination with --set)');
+        const ranges = o.sweep.map((spec) => {
+          try {
+            return parseSweep(spec);
+          } catch (err) {
+            throw new UsageError((err as Error).message);
+          }
+        });
+        const names = ranges.map((r) => r.name);
+        const dup = names.find((n, i) => names.indexOf(n) !== i);
+        if (dup) throw new UsageError(`--sweep ${dup} is given twice`);
+        const combos = ranges.reduce((n, r) => n * (r.to - r.from + 1), 1);
+        if (combos > 10_000) throw new UsageError(`--sweep: ${combos} combinations; at most 10,000`);
+        // An unknown name is bad input for every combination: report it once.
+        const unknown = names.find((n) => !loaded.kernel.params.some((d) => d.name === n));
+        if (unknown !== undefined) instantiateOrExplain(loaded.kernel, { ...o.set, [unknown]: 0 }, loaded.origin);
+        code = await runCheckSweepCli(loaded.kernel.name, ranges, (params) => instantiateOrExplain(loaded.kernel, { ...o.set, ...params }, loaded.origin), opts, cio);
+        return;
+      }
+      const prog = instantiateOrExplain(loaded.kernel, o.set, loaded.origin);
+      code = await runCheckCli(prog, opts, cio);
     });
 
   program

@@ -27,7 +27,7 @@ export interface Cause {
 
 /** Every event kind. `t` is in cycles. */
 export type MachineEvent =
-  | ({ e: 'op'; t: number; op: OpName; text: string; loc: SrcLoc } & Cause)
+  | ({ e: 'op'; t: number; op: OpName; text: string; loc: SrcLoc; /** wait_group: the resolved group count `n`. */ n?: number } & Cause)
   | ({ e: 'arrive'; t: number; bar: number; count: number; expectTx: number; drop: boolean; phase: number; pending: number; tx: number; loc?: SrcLoc } & Cause)
   | ({ e: 'expect_tx'; t: number; bar: number; bytes: number; phase: number; tx: number; loc?: SrcLoc } & Cause)
   | ({ e: 'complete_tx'; t: number; bar: number; bytes: number; phase: number; tx: number; loc?: SrcLoc } & Cause)
@@ -36,7 +36,14 @@ export type MachineEvent =
   | { e: 'async'; t: number; id: number; kind: AsyncKind; agent: number; cta: number; bytes: number; bar: number; buf: number; loc: SrcLoc }
   | { e: 'async.done'; t: number; id: number; kind: AsyncKind; cta: number }
   | ({ e: 'access'; t: number; buf: number; rw: 'r' | 'w'; proxy: 'generic' | 'async'; edge: 'point' | 'begin' | 'end'; loc?: SrcLoc } & Cause)
-  | { e: 'sync'; t: number; agent: number; kind: 'bar.sync' | 'bar.arrive' | 'cluster.arrive' | 'cluster.wait' | 'named.done' | 'cluster.done'; id: number; loc?: SrcLoc }
+  | {
+    e: 'sync'; t: number; agent: number;
+    /** `bar.sync.done`: the second half of a `bar.sync` (its generation completed; the agent proceeds). */
+    kind: 'bar.sync' | 'bar.arrive' | 'cluster.arrive' | 'cluster.wait' | 'named.done' | 'cluster.done' | 'bar.sync.done';
+    id: number; loc?: SrcLoc;
+    /** `cluster.done`: the cluster index (`id` is the round). */
+    cluster?: number;
+  }
   | ({ e: 'diag'; t: number; diag: Diagnostic; bar: number; loc?: SrcLoc } & Cause)
   | { e: 'exit'; t: number; agent: number; loc?: SrcLoc };
 

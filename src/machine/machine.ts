@@ -529,7 +529,11 @@ export class Machine {
     const loc = ins.loc;
     let advance = true;
     if (op.op !== 'mbarrier.wait' && !(op.op === 'bar.sync' && ag.sub >= 0)) {
-      { this.emitted(s); if (out.events) out.events.push({ e: 'op', t: s.now, op: op.op, text: ins.text, loc, agent: a, async: -1 }); }
+      this.emitted(s);
+      if (out.events) {
+        if ((op.op === 'wgmma.wait_group' || op.op === 'cp.async.bulk.wait_group') && ins.ints.n) out.events.push({ e: 'op', t: s.now, op: op.op, text: ins.text, loc, agent: a, async: -1, n: ins.ints.n(f) });
+        else out.events.push({ e: 'op', t: s.now, op: op.op, text: ins.text, loc, agent: a, async: -1 });
+      }
     }
     const m = this.mult(ins, info);
     switch (op.op) {
@@ -728,6 +732,7 @@ export class Machine {
         if (op.op === 'bar.sync' && ag.sub >= 0) {
           // Second half of bar.sync: the generation this agent arrived in has completed.
           ag.sub = -1;
+          { this.emitted(s); if (out.events) out.events.push({ e: 'sync', t: s.now, agent: a, kind: 'bar.sync.done', id: nk % NAMED_PER_CTA, loc }); }
           break;
         }
         const count = ins.ints.threads ? ins.ints.threads(f) : this.ctaThreads[info.cta]!;
@@ -799,7 +804,7 @@ export class Machine {
       if (!all || !any) return;
       s.clusterDone[cl] = next;
       out.other = true;
-      { this.emitted(s); if (out.events) out.events.push({ e: 'sync', t: s.now, agent: -1, kind: 'cluster.done', id: next }); }
+      { this.emitted(s); if (out.events) out.events.push({ e: 'sync', t: s.now, agent: -1, kind: 'cluster.done', id: next, cluster: cl }); }
     }
   }
 

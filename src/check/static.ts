@@ -1,0 +1,244 @@
+/**
+ * Static checks over solo runs of the agents: each agent's code is run alone, with every
+ * operation taken as completing at once (waits pass, nothing blocks), which gives, for programs
+ * whose control flow depends only on parameters and loop variables, exactly the operations each
+ * agent performs on each barrier. From those counts:
+ *
+ * - `count-mismatch`: an mbarrier whose arrivals over the whole run are not a multiple of its
+ *   count (the last phase can never complete), or that no one ever arrives on while a wait needs a
+ *   phase; a named barrier whose participating threads per generation differ from its count.
+ * - `trip-mismatch`: a waiter that waits on a barrier more times than its arrivers can complete
+ *   phases (plus one, for the producer-start idiom), or fewer times than phases complete (roles
+ *   that disagree about the trip count).
+ * - `unused-barrier`: a barrier that is initialized but that no operation ever names.
+ * - `unreachable-arrive`: an arrive site (mbarrier.arrive, tcgen05.commit, cp.async.mbarrier.arrive)
+ *   that no agent of its role ever executes.
+ *
+ * All three are warnings: they are heuristics over a schedule-free abstraction. They are skipped
+ * when any agent's control flow depends on a wait result (`try_wait` with a destination,
+ * `pending_count`) or when an agent does not finish within a step bound.
+ */
+import { Machine } from '../machine/machine.js';
+import type { OpInstr, Program } from '../machine/program.js';
+import type { SrcLoc } from '../kernel/ir.js';
+import type { RawHazard } from './explore.js';
+
+interface Solo {
+  /** Arrivals per barrier key. */
+  arrivals: Map<number, number>;
+  /** Waits per barrier key; parity-0 waits separately. */
+  waits: Map<number, number>;
+  needs: Set<number>;
+  /** Barrier keys named by any operation other than init. */
+  used: Set<number>;
+  /** Barrier keys whose arrival count cannot be known statically (arrive_drop, cp.async arrive, re-init). */
+  unknown: Set<number>;
+  inits: Map<number, { count: number; n: number; loc: SrcLoc }>;
+  /** Named barriers: key cta × 16 + id → counts seen, `agent:op` pairs, first location. */
+  named: Map<number, { counts: Set<number>; kinds: Set<string>; loc: SrcLoc }>;
+  waitLocs: Map<number, SrcLoc>;
+  arriveLocs: Map<number, SrcLoc>;
+  /** Instructions executed, as `role:pc`. */
+  ran: Set<string>;
+}
+
+const LIMIT = 2_000_000;
+
+/** Runs agent `a` alone; returns false when its control flow depends on a run-time result. */
+function solo(p: Program, a: number, frame0: number[], pc0: number, out: Solo, perAgentWaits: Map<number, number>): boolean {
+  const info = p.agents[a]!;
+  const code = p.roles[info.role]!.code;
+  const f = frame0.slice();
+  let pc = pc0;
+  const ctaThreads = p.agents.filter((x) => x.cta === info.cta).reduce((n, x) => n + x.threads, 0);
+  const bump = (map: Map<number, number>, k: number, by: number) => map.set(k, (map.get(k) ?? 0) + by);
+  for (let steps = 0; steps < LIMIT; steps++) {
+    const ins = code[pc]!;
+    switch (ins.i) {
+      case 'set':
+        f[ins.slot] = ins.e(f);
+        pc++;
+        continue;
+      case 'jmp':
+        pc = ins.to;
+        continue;
+      case 'jz':
+        pc = ins.e(f) ? pc + 1 : ins.to;
+        continue;
+      case 'end':
+        return true;
+      case 'op':
+        break;
+    }
+    const op = ins as OpInstr;
+    if (op.dest !== undefined) return false;
+    out.ran.add(`${info.role}:${pc}`);
+    const mult = op.per === 'thread' ? info.threads : op.per === 'warp' ? info.warps : 1;
+    const k = op.bar ? op.bar(f) : -1;
+    switch (op.op.op) {
+      case 'mbarrier.init': {
+        if (k < 0) break;
+        const count = op.ints.count ? op.ints.count(f) : p.barrierOf(k).info.count;
+        const prev = out.inits.get(k);
+        out.inits.set(k, { count, n: (prev?.n ?? 0) + 1, loc: op.loc });
+        if (prev) out.unknown.add(k);
+        break;
+      }
+      case 'mbarrier.arrive': {
+        if (k < 0) break;
+        out.used.add(k);
+        const o = op.op;
+        if (o.drop) out.unknown.add(k);
+        bump(out.arrivals, k, mult * (op.ints.count ? op.ints.count(f) : 1));
+        if (!out.arriveLocs.has(k)) out.arriveLocs.set(k, op.loc);
+        break;
+      }
+      case 'tcgen05.commit': {
+        if (k < 0) break;
+        const targets: number[] = [];
+        if (op.ints.multicast) {
+          const mask = op.ints.multicast(f);
+          const base = info.cluster * p.clusterSize;
+          const rank = Math.floor(k / p.barriersPerCta) - base;
+          for (let r = 0; r < p.clusterSize; r++) if (mask & (1 << r)) targets.push(k + (r - rank) * p.barriersPerCta);
+        } else targets.push(k);
+        for (const t of targets) {
+          out.used.add(t);
+          bump(out.arrivals, t, 1);
+          if (!out.arriveLocs.has(t)) out.arriveLocs.set(t, op.loc);
+        }
+        break;
+      }
+      case 'cp.async.mbarrier.arrive':
+        if (k >= 0) {
+          out.used.add(k);
+          out.unknown.add(k);
+        }
+        break;
+      case 'cp.async.bulk': {
+        if (k < 0) break;
+        out.used.add(k);
+        if (op.ints.multicast) {
+          const mask = op.ints.multicast(f);
+          const base = info.cluster * p.clusterSize;
+          const rank = Math.floor(k / p.barriersPerCta) - base;
+          for (let r = 0; r < p.clusterSize; r++) if (mask & (1 << r)) out.used.add(k + (r - rank) * p.barriersPerCta);
+        }
+        break;
+      }
+      case 'mbarrier.wait':
+        if (k < 0) break;
+        out.used.add(k);
+        bump(perAgentWaits, k, 1);
+        if (!op.ints.parity || op.ints.parity(f) === 0) out.needs.add(k);
+        if (!out.waitLocs.has(k)) out.waitLocs.set(k, op.loc);
+        break;
+      case 'mbarrier.expect_tx':
+      case 'mbarrier.complete_tx':
+      case 'mbarrier.inval':
+      case 'mbarrier.pending_count':
+        if (k >= 0) out.used.add(k);
+        break;
+      case 'bar.sync':
+      case 'bar.arrive': {
+        const id = op.ints.id!(f) & 15;
+        const nk = info.cta * 16 + id;
+        const count = op.ints.threads ? op.ints.threads(f) : ctaThreads;
+        let e = out.named.get(nk);
+        if (!e) out.named.set(nk, (e = { counts: new Set(), kinds: new Set(), loc: op.loc }));
+        e.counts.add(count);
+        e.kinds.add(`${a}:${op.op.op}`);
+        break;
+      }
+      case 'exit':
+        return true;
+      default:
+        break;
+    }
+    pc++;
+  }
+  return false;
+}
+
+/** The static warnings of `p` (see the file comment); empty when the solo runs are not conclusive. */
+export function staticChecks(p: Program): RawHazard[] {
+  const m = new Machine(p);
+  const s0 = m.initial();
+  const out: Solo = {
+    arrivals: new Map(), waits: new Map(), needs: new Set(), used: new Set(), unknown: new Set(), inits: new Map(), named: new Map(),
+    waitLocs: new Map(), arriveLocs: new Map(), ran: new Set(),
+  };
+  const waitsOf: Map<number, number>[] = [];
+  for (const ag of p.agents) {
+    const w = new Map<number, number>();
+    const st = s0.agents[ag.id]!;
+    if (st.status === 'run' && !solo(p, ag.id, st.frame, st.pc, out, w)) return [];
+    waitsOf.push(w);
+  }
+  const hz: RawHazard[] = [];
+  const add = (kind: string, subject: string, message: string, locs: (SrcLoc | undefined)[], details: string[] = []) =>
+    hz.push({ kind, severity: 'warning', key: `${subject}|${locs[0] ? `${locs[0].line}:${locs[0].col}` : ''}|static`, message, subject, state: 0, extra: [], details, locs: locs.filter((l): l is SrcLoc => !!l) });
+  const nKeys = p.ctas * p.barriersPerCta;
+  for (let k = 0; k < nKeys; k++) {
+    const { info, cta } = p.barrierOf(k);
+    const rank = cta % p.clusterSize;
+    const auto = info.init === 'auto' && (info.ctaOnly < 0 || info.ctaOnly === rank);
+    const init = out.inits.get(k);
+    if (!auto && !init) continue;
+    const name = p.barrierName(k);
+    if (!out.used.has(k)) {
+      add('unused-barrier', name, `${name} is initialized but no operation ever arrives on, waits on or signals it`, [init?.loc ?? info.loc]);
+      continue;
+    }
+    if (out.unknown.has(k)) continue;
+    const count = init ? init.count : info.count;
+    const arrivals = out.arrivals.get(k) ?? 0;
+    if (count <= 0) continue;
+    if (arrivals === 0) {
+      if (out.needs.has(k)) {
+        add('count-mismatch', name, `${name} expects ${count} arrival(s) per phase, but no operation ever arrives on it (expect_tx and copies only change its tx-count), so a wait for its phase 0 can never pass`, [out.waitLocs.get(k), init?.loc ?? info.loc]);
+      }
+      continue;
+    }
+    if (arrivals % count !== 0) {
+      add('count-mismatch', name, `${name} expects ${count} arrival(s) per phase, but its arrivers make ${arrivals} arrival(s) over the run, not a multiple of ${count}: the last phase is left with ${arrivals % count} arrival(s) and never completes`, [out.arriveLocs.get(k), init?.loc ?? info.loc]);
+      continue;
+    }
+    const phases = arrivals / count;
+    for (let a = 0; a < p.agents.length; a++) {
+      const w = waitsOf[a]!.get(k) ?? 0;
+      if (w === 0) continue;
+      if (w > phases + 1 || w < phases) {
+        add('trip-mismatch', name, `${p.agents[a]!.name} waits on ${name} ${w} time(s), but its arrivals (${arrivals}, count ${count}) complete ${phases} phase(s)${w > phases + 1 ? ': the waits past the last phase can never pass' : ': the roles disagree about the number of trips'}`, [out.waitLocs.get(k), out.arriveLocs.get(k)]);
+        break;
+      }
+    }
+  }
+  // Arrive sites that no agent of their role ever reaches.
+  const roles = new Set(p.agents.map((a) => a.role));
+  for (const r of roles) {
+    const rc = p.roles[r]!;
+    rc.code.forEach((ins, pc) => {
+      if (ins.i !== 'op' || out.ran.has(`${r}:${pc}`)) return;
+      const o = ins.op;
+      if (o.op !== 'mbarrier.arrive' && o.op !== 'tcgen05.commit' && o.op !== 'cp.async.mbarrier.arrive') return;
+      add('unreachable-arrive', o.bar.name, `${ins.text} in ${rc.name} (line ${ins.loc.line}) is never executed with these parameters: its barrier never receives that arrival`, [ins.loc]);
+    });
+  }
+  // Named barriers: threads taking part in each generation vs the count.
+  const perKey = new Map<number, { agents: number[]; counts: Set<number>; loc: SrcLoc }>();
+  for (const [nk, e] of out.named) {
+    const agents = [...new Set([...e.kinds].map((x) => Number(x.split(':')[0])))];
+    perKey.set(nk, { agents, counts: e.counts, loc: e.loc });
+  }
+  for (const [nk, e] of perKey) {
+    if (e.counts.size !== 1) continue;
+    const count = [...e.counts][0]!;
+    const threads = e.agents.reduce((n, a) => n + p.agents[a]!.warps * 32, 0);
+    if (threads === count) continue;
+    const id = nk % 16;
+    const parts = e.agents.map((a) => `${p.agents[a]!.name} ${p.agents[a]!.warps * 32}`).join(' + ');
+    add('count-mismatch', `bar ${id}${p.ctas > 1 ? `@c${Math.floor(nk / 16)}` : ''}`, `named barrier ${id} has ${threads} participating threads per use (${parts}) but count ${count}`, [e.loc]);
+  }
+  return hz;
+}
