@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds and runs every mbsim hardware probe on an sm_90a GPU (H100/H200) and writes JSON.
+# Builds and runs every mbsim hardware probe on an sm_90a GPU (H100/H200) and writes JSON
+# (conformance vectors; latency.json, pipeline.json, load.json).
 #   usage (on the device machine, from the repo root):  bash hw/run.sh
 # Results: $OUT/results.tar.gz (conformance/h200/*.json and hw/results/*.json laid out as in the
 # repo), $OUT/run.log, $OUT/summary.txt. Without $OUT it writes to hw/out/ and also copies the
@@ -24,12 +25,12 @@ log "gpu: $GPU | driver: $DRIVER | nvcc: $NVCC | $(date -u +%FT%TZ)"
 nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw --format=csv >>"$LOG" 2>&1
 
 FLAGS="-gencode=arch=compute_90a,code=sm_90a -O2 -std=c++17"
-for p in conformance latency pipeline; do
+for p in conformance latency pipeline load; do
   if ! nvcc $FLAGS -o "$BUILD/$p" "hw/probes/$p.cu" >>"$LOG" 2>&1; then log "BUILD FAILED: $p"; exit 1; fi
 done
 log "built"
-{ echo "=== SASS (mbarrier/bulk instructions) ==="; for p in conformance latency pipeline; do
-  echo "--- $p"; cuobjdump --dump-sass "$BUILD/$p" | grep -E 'Function|SYNCS|UBLKCP|PHASECHK|CCTL|MEMBAR|CS2R' | head -400; done; } >"$OUT/sass.txt" 2>&1
+{ echo "=== SASS (mbarrier/bulk instructions) ==="; for p in conformance latency pipeline load; do
+  echo "--- $p"; cuobjdump --dump-sass "$BUILD/$p" | grep -E 'Function|SYNCS|UBLKCP|UTMALDG|UTMACCTL|HGMMA|WARPGROUP|PHASECHK|CCTL|MEMBAR|CS2R' | head -400; done; } >"$OUT/sass.txt" 2>&1
 
 # ---- semantic conformance: one process per sequence and run, twice each ----
 N=$("$BUILD/conformance" --list | wc -l)
@@ -48,10 +49,12 @@ log "latency"
 timeout 240 "$BUILD/latency" >"$STAGE/hw/results/latency.json" 2>>"$LOG" || log "latency exit $?"
 log "pipeline"
 timeout 300 "$BUILD/pipeline" >"$STAGE/hw/results/pipeline.json" 2>>"$LOG" || log "pipeline exit $?"
+log "load"
+timeout 240 "$BUILD/load" >"$STAGE/hw/results/load.json" 2>>"$LOG" || log "load exit $?"
 python3 - "$STAGE/hw/results" "$GPU" "$DRIVER" "$NVCC" <<'PY' 2>&1 | tee -a "$LOG"
 import json, sys, os
 d, gpu, drv, nvcc = sys.argv[1:5]
-for f in ("latency.json", "pipeline.json"):
+for f in ("latency.json", "pipeline.json", "load.json"):
     p = os.path.join(d, f)
     try:
         j = json.load(open(p))

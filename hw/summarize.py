@@ -25,10 +25,21 @@ try:
     P = json.load(open(os.path.join(res, "pipeline.json")))
     print("pipeline: S tileKiB W ctas source -> cycles/iter (cta min..max) MHz B/cyc timeouts")
     for c in P["configs"]:
-        print(f"  S={c['stages']} {c['tile_bytes']//1024:3d}KiB W={c['work_cycles']:4d} ctas={c['ctas']:3d} {c['source']:10s} -> "
-              f"{c.get('cycles_per_iter', float('nan')):8.1f} ({c.get('cta_median_min', 0):.0f}..{c.get('cta_median_max', 0):.0f}) "
+        print(f"  {c.get('kind', 'bulk')[:9]:9s} {c.get('consumer_wait', '')[:8]:8s} S={c['stages']} {c['tile_bytes']//1024:3d}KiB W={c['work_cycles']:4d} ctas={c['ctas']:3d} {c['source']:10s} -> "
+              f"{c.get('cycles_per_iter', float('nan')):8.1f} mean {c.get('mean_cycles_per_iter', float('nan')):8.1f} ({c.get('cta_median_min', 0):.0f}..{c.get('cta_median_max', 0):.0f}) "
               f"{c.get('sm_clock_mhz', 0):.0f} MHz {c.get('bytes_per_cycle_per_sm', 0):.1f} B/c to={c['timeouts']} sms={c['distinct_sms']}"
               + (f" wait={c['consumer_wait']}" if c.get('consumer_wait', 'try_wait_all_lanes') != 'try_wait_all_lanes' else "")
               + (f" trace={c['breakdown_median']}" if c.get('trace') else ""))
 except Exception as e:
     print("pipeline:", e)
+try:
+    L = json.load(open(os.path.join(res, "load.json")))
+    print("tma_load: source ctas bytes in_flight -> latency median (cta min..max) cycles/copy B/cyc/SM GPU B/cyc")
+    for r in L["tma_load"]["rows"]:
+        print(f"  {r['source']:3s} {r['ctas']:3d} {r['bytes']//1024:3d}KiB x{r['in_flight']} -> {r['latency_median']:7.1f} "
+              f"({r['latency_cta_min']:.0f}..{r['latency_cta_max']:.0f}) {r['cycles_per_copy']:7.1f} {r['bytes_per_cycle_per_sm']:6.1f} "
+              f"{r['gpu_bytes_per_cycle']:7.0f} to={r['timeouts']} sms={r['distinct_sms']}")
+    for r in L["contention"]["rows"]:
+        print(f"  contention {r['warps']:2d} warps {r['arrive']:9s} count {r['count']:4d}: {r['cycles_per_round']:.1f} cycles/round to={r['timeouts']}")
+except Exception as e:
+    print("load:", e)

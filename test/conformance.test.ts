@@ -7,7 +7,9 @@
  * Schema: docs/HARDWARE.md, "Conformance vectors".
  *
  * Bulk copies are replayed as one `completeTx(bytes)` per destination CTA (the model's default
- * chunking); the probe lets each copy land completely before it observes.
+ * chunking); tensor-map copies as one `completeTx` of the whole box (the H200 credits the full box
+ * bytes even for boxes partly or entirely out of bounds); the probe lets each copy land completely
+ * before it observes.
  * Steps where the H200 trapped must return TRAP with a trapping diagnostic; undefined-but-
  * non-trapping cases must leave the diagnostic listed in EXPECTED_DIAGS.
  */
@@ -147,6 +149,9 @@ export function replay(seq: Sequence): { mismatches: Mismatch[]; diags: Diagnost
         result = testToken(b, idOf(tgt, s.bar), tokens.get(s.token_step!)!, diags);
         break;
       case 'pending_count': result = pendingCount(tokens.get(s.token_step!)!, diags); break;
+      case 'tensor_copy': // cp.async.bulk.tensor: credits the whole box, also where it lies out of bounds
+        if (completeTx(barrier(s.cta, s.bar), s.bytes!, diags) === TRAP) r = TRAP;
+        break;
       case 'bulk_copy': {
         const dests = s.multicast_mask ? [0, 1, 2, 3, 4, 5, 6, 7].filter((c) => (s.multicast_mask! >> c) & 1) : [s.cta];
         for (const c of dests) {

@@ -15,7 +15,7 @@
 #include <cstring>
 #include <string>
 #include <vector>
-#include "ptx.cuh"
+#include "tmap.cuh"
 
 enum Kind {
   K_INIT, K_INVAL, K_ARRIVE, K_ARRIVE_CNT, K_ARRIVE_EXPECT_TX, K_ARRIVE_DROP, K_ARRIVE_DROP_EXPECT_TX,
@@ -23,13 +23,14 @@ enum Kind {
   K_PENDING_COUNT, K_BULK, K_ARRIVE_THREADS,
   // remote (target CTA != executing CTA), through mapa + .shared::cluster
   K_R_ARRIVE_CNT, K_R_ARRIVE_EXPECT_TX, K_R_EXPECT_TX, K_R_COMPLETE_TX,
-  K_DELAY, K_ARRIVE_WARPS, K_ARRIVE_THREADS_CNT,
+  K_DELAY, K_ARRIVE_WARPS, K_ARRIVE_THREADS_CNT, K_TENSOR,
 };
 static const char* kKindName[] = {"init", "inval", "arrive", "arrive", "arrive.expect_tx", "arrive_drop",
                                   "arrive_drop.expect_tx", "arrive.noComplete", "expect_tx", "complete_tx",
                                   "test_wait.parity", "try_wait.parity", "test_wait.token", "try_wait.token",
                                   "pending_count", "bulk_copy", "arrive.threads", "arrive", "arrive.expect_tx",
-                                  "expect_tx", "complete_tx", "delay", "arrive.warps", "arrive.threads"};
+                                  "expect_tx", "complete_tx", "delay", "arrive.warps", "arrive.threads",
+                                  "tensor_copy"};
 
 constexpr int NB = 4;          // barriers per CTA
 constexpr int MAXSTEPS = 160;
@@ -38,6 +39,8 @@ constexpr int DATA_OFF = 1024; // data buffer offset in dynamic smem
 constexpr int DATA_BYTES = 192 * 1024;
 constexpr int SMEM_BYTES = DATA_OFF + DATA_BYTES;
 constexpr size_t SRC_BYTES = 4u << 20;
+constexpr int TW = 256, TH = 256;  // the tensor-map view of src: bf16 [TH][TW] (128 KiB)
+constexpr int BOX[2][2] = {{64, 64}, {32, 16}};  // tensor map 0: 64x64 box (8 KiB); map 1: 32x16 (1 KiB)
 
 struct Op {
   int kind, cta, bar, target; // executing CTA, barrier index, CTA owning the barrier
@@ -46,6 +49,7 @@ struct Op {
   int settle;                  // cycles to spin after the op before observing
   int mask;                    // multicast mask (0: plain copy into own CTA); lane count for K_ARRIVE_THREADS_CNT
   int srcoff, dstoff;          // bulk copy offsets (bytes)
+  int map, x, y, bw, bh;       // tensor copy: map index, box coordinates (elements), box size
 };
 
 struct Rec {
@@ -67,7 +71,8 @@ __device__ void sync_all(int ncta) {
 }
 
 __global__ void __launch_bounds__(128) interp(const Op* ops, int nops, Rec* rec, const uint32_t* src, int ncta,
-                                              uint32_t zero, int probe) {
+                                              uint32_t zero, int probe, const __grid_constant__ CUtensorMap tm0,
+                                              const __grid_constant__ CUtensorMap tm1) {
   extern __shared__ __align__(128) uint8_t smem[];
   const int tid = threadIdx.x;
   const int rank = ncta > 1 ? (int)cluster_rank() : 0;
@@ -133,6 +138,9 @@ __global__ void __launch_bounds__(128) interp(const Op* ops, int nops, Rec* rec,
           else bulk_g2s(dst, s, (uint32_t)o.a, ba);
           break;
         }
+        case K_TENSOR:
+          tensor_g2s(smem_addr(smem + DATA_OFF + o.dstoff), o.map ? &tm1 : &tm0, o.x, o.y, ba);
+          break;
         case K_R_ARRIVE_CNT: rmb_arrive_cnt(rb, (uint32_t)o.a); break;
         case K_R_ARRIVE_EXPECT_TX: rmb_arrive_expect_tx(rb, (uint32_t)o.a); break;
         case K_R_EXPECT_TX: rmb_expect_tx(rb, (uint32_t)o.a); break;
@@ -167,6 +175,22 @@ __global__ void __launch_bounds__(128) interp(const Op* ops, int nops, Rec* rec,
         int ok = 1;
         for (int w = 0; w < o.a / 4; ++w)
           if (d[w] != src_word((uint32_t)o.srcoff + 4u * w)) { ok = 2; break; }
+        vr[i].data[rank] = ok;
+      }
+      if (o.kind == K_TENSOR && rank == o.cta) {  // in-bounds elements from the source, the rest 0
+        const uint16_t* d = (const uint16_t*)(smem + DATA_OFF + o.dstoff);
+        int ok = 1;
+        for (int j = 0; j < o.bh && ok == 1; ++j)
+          for (int e = 0; e < o.bw; ++e) {
+            const int gx = o.x + e, gy = o.y + j;
+            uint16_t want = 0;
+            if (gx >= 0 && gx < TW && gy >= 0 && gy < TH) {
+              const uint32_t byte = (uint32_t)(gy * TW + gx) * 2u;
+              const uint32_t w = src_word(byte & ~3u);
+              want = (uint16_t)((byte & 2u) ? (w >> 16) : (w & 0xffffu));
+            }
+            if (d[j * o.bw + e] != want) { ok = 2; break; }
+          }
         vr[i].data[rank] = ok;
       }
       __threadfence_system();
@@ -219,6 +243,10 @@ struct Seq {
   int threads(int n, int bar = 0, int cta = 0) { return op(K_ARRIVE_THREADS, n, bar, cta); }
   int threads_cnt(int n, int c, int bar = 0, int cta = 0) { int i = op(K_ARRIVE_THREADS_CNT, c, bar, cta); ops[i].mask = n; return i; }
   int warps(int n, int bar = 0, int cta = 0) { return op(K_ARRIVE_WARPS, n, bar, cta); }
+  int tensor(int map, int x, int y, int dstoff, int bar = 0, int cta = 0) {
+    Op o = base(); o.kind = K_TENSOR; o.map = map; o.x = x; o.y = y; o.bw = BOX[map][0]; o.bh = BOX[map][1];
+    o.a = o.bw * o.bh * 2; o.bar = bar; o.cta = cta; o.target = cta; o.dstoff = dstoff; o.settle = 30000; return push(o);
+  }
   int remote(int kind, int a, int target, int bar = 0, int cta = 0) {
     Op o = base(); o.kind = kind; o.a = a; o.bar = bar; o.cta = cta; o.target = target; o.settle = 4000; return push(o);
   }
@@ -397,6 +425,21 @@ static std::vector<Seq> build() {
     }
     for (int c = 0; c < 2; ++c) { s.inval(0, c); s.inval(1, c); }
     s.inval(2, 0); s.inval(3, 0); }
+  // ---------------- tensor-map copies (cp.async.bulk.tensor.2d, bf16, no swizzle, OOB fill 0) ----------------
+  { Seq& s = add("tensor", "tensor_box_in_bounds_two_phases");
+    s.init(1); s.aet(8192); s.tensor(0, 0, 0, 0); s.aet(8192); s.tensor(0, 64, 128, 8192); s.inval(); }
+  { Seq& s = add("tensor", "tensor_box_partly_oob_credits_full_box");
+    s.init(1); s.aet(8192); s.tensor(0, 224, 224, 0); s.aet(1024); s.tensor(1, 240, 250, 8192);
+    s.aet(1024); s.tensor(1, -16, -8, 16384); s.inval(); }
+  { Seq& s = add("tensor", "tensor_box_fully_oob_credits_full_box");
+    s.init(1); s.aet(8192); s.tensor(0, 256, 0, 0); s.aet(8192); s.tensor(0, -64, -64, 8192); s.inval(); }
+  { Seq& s = add("tensor", "tensor_box_lands_before_expect_tx");
+    s.init(1); s.tensor(0, 0, 0, 0); s.tp(0); s.aet(8192); s.tp(0); s.inval(); }
+  { Seq& s = add("tensor", "tensor_two_boxes_one_barrier_and_extra_tx");
+    s.init(1); s.aet(9216); s.tensor(0, 0, 0, 0); s.tensor(1, 64, 0, 8192); s.tp(0);
+    s.aet(8192 + 1024 + 16); s.tensor(0, 128, 0, 0); s.tensor(1, 128, 64, 8192); s.ctx(16); s.inval(); }
+  { Seq& s = add("tensor", "tensor_with_pending_arrival");
+    s.init(2); s.aet(8192); s.tensor(0, 32, 32, 0); s.arrive(); s.inval(); }
   return v;
 }
 
@@ -445,7 +488,9 @@ int main(int argc, char** argv) {
   attr[0].val.clusterDim.z = 1;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
-  cudaError_t le = cudaLaunchKernelEx(&cfg, interp, (const Op*)dops, n, drec, (const uint32_t*)src, s.ncta, 0u, s.probe);
+  const CUtensorMap tm0 = make_tmap_2d(src, TW, TH, BOX[0][0], BOX[0][1]);
+  const CUtensorMap tm1 = make_tmap_2d(src, TW, TH, BOX[1][0], BOX[1][1]);
+  cudaError_t le = cudaLaunchKernelEx(&cfg, interp, (const Op*)dops, n, drec, (const uint32_t*)src, s.ncta, 0u, s.probe, tm0, tm1);
   cudaError_t se = le == cudaSuccess ? cudaDeviceSynchronize() : le;
 
   // ---- JSON ----
@@ -482,6 +527,10 @@ int main(int argc, char** argv) {
         if (o.mask) printf(", \"multicast_mask\": %d", o.mask);
         break;
       case K_ARRIVE_THREADS: case K_ARRIVE_WARPS: printf(", \"threads\": %d", o.a); break;
+      case K_TENSOR:
+        printf(", \"bytes\": %d, \"box\": [%d, %d], \"coords\": [%d, %d], \"tensor\": [%d, %d], \"dst_offset\": %d", o.a, o.bw, o.bh,
+               o.x, o.y, TW, TH, o.dstoff);
+        break;
       case K_ARRIVE_THREADS_CNT: printf(", \"threads\": %d, \"count\": %d", o.mask, o.a); break;
       default: break;
     }
@@ -515,7 +564,7 @@ int main(int argc, char** argv) {
       }
       default: break;
     }
-    if (o.kind == K_BULK) {
+    if (o.kind == K_BULK || o.kind == K_TENSOR) {
       sep(); printf("\"data_ok\": {");
       bool f2 = true;
       for (int c = 0; c < s.ncta; ++c)

@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <cstring>
 #include <vector>
-#include "ptx.cuh"
+#include "tmap.cuh"
 
 constexpr int ITERS = 320, WARM = 64;
 constexpr long long POLL_CAP_CYCLES = 400000000ll;  // 0.2 s at 2 GHz
@@ -106,6 +106,98 @@ pipe(Out* outs, const uint8_t* src, int S, int tile, int W, int stream, int wmod
   }
 }
 
+
+// Variants of the same pipeline (KIND 1: the producer issues a cp.async.bulk.tensor.2d box through a
+// CUtensorMap; KIND 2: a 2-CTA cluster, each producer multicasts half of the tile to both CTAs, each
+// full[s] expects the whole tile, each consumer releases empty[s] in both CTAs (empty count 2, a local
+// and a remote arrive, as CUTLASS's ClusterBarrier::arrive(cta)); KIND 3: the consumer is a warpgroup
+// (warps 4..7) that runs KS wgmma.m64n128k16 (bf16, both operands from the stage: A 64x16KS then
+// B 128x16KS, no swizzle), commits, waits for them, and lane 0 of each warp arrives on empty[s]
+// (count 4)). The original kernel above stays byte-for-byte what it was.
+template <int KIND>
+__global__ void __launch_bounds__(KIND == 3 ? 256 : 64, 1)
+pipe_x(Out* outs, const uint8_t* src, int S, int tile, int W, int stream, int ks, const __grid_constant__ CUtensorMap tmap) {
+  extern __shared__ __align__(1024) uint8_t smem[];
+  __shared__ __align__(8) uint64_t full[8], empty[8];
+  __shared__ int abort_flag;
+  Out* out = outs + blockIdx.x;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const uint32_t rank = KIND == 2 ? cluster_rank() : 0u;
+  constexpr int CW = KIND == 3 ? 4 : 1;  // first consumer warp
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < S; ++s) {
+      mb_init(smem_addr(&full[s]), 1);
+      mb_init(smem_addr(&empty[s]), KIND == 2 ? 2 : KIND == 3 ? 4 : 1);
+    }
+    abort_flag = 0;
+    uint32_t smid;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+    out->smid = (int)smid;
+    out->timeout = 0;
+    if (KIND == 2) fence_mbarrier_init_cluster();
+  }
+  __syncthreads();
+  if (KIND == 2) cluster_sync_all();
+  if (warp == 0) {
+    if (lane == 0) {
+      int s = 0;
+      uint32_t ph = 0;
+      for (int it = 0; it < ITERS; ++it) {
+        if (it >= S && !wait_par(smem_addr(&empty[s]), ph ^ 1u)) { out->timeout = 1; abort_flag = 1; break; }
+        if (*(volatile int*)&abort_flag) break;
+        const size_t n = stream ? (size_t)(KIND == 2 ? blockIdx.x / 2 : blockIdx.x) * ITERS + it : (size_t)(it & (NSRC_TILES - 1));
+        mb_arrive_expect_tx(smem_addr(&full[s]), (uint32_t)tile);
+        if (KIND == 1) {
+          tensor_g2s(smem_addr(smem + (size_t)s * tile), &tmap, 0, (int)(n * (size_t)(tile / 256)), smem_addr(&full[s]));
+        } else if (KIND == 2) {
+          const uint32_t half = (uint32_t)tile / 2;
+          bulk_g2s_mc(smem_addr(smem + (size_t)s * tile + rank * half), src + n * (size_t)tile + rank * half, half,
+                      smem_addr(&full[s]), (uint16_t)3);
+        } else {
+          bulk_g2s(smem_addr(smem + (size_t)s * tile), src + n * (size_t)tile, (uint32_t)tile, smem_addr(&full[s]));
+        }
+        if (++s == S) { s = 0; ph ^= 1u; }
+      }
+    }
+  } else if (warp >= CW && warp < CW + (KIND == 3 ? 4 : 1)) {
+    unsigned acc = 0;
+    float d[KIND == 3 ? 64 : 1];
+    for (int i = 0; i < (KIND == 3 ? 64 : 1); ++i) d[i] = 0.f;
+    const bool rec = threadIdx.x == CW * 32;
+    if (rec) { out->g0 = globaltimer(); out->c0 = clock64(); }
+    int s = 0;
+    uint32_t ph = 0;
+    for (int it = 0; it < ITERS; ++it) {
+      bool ok = wait_par(smem_addr(&full[s]), ph);
+      if (!__all_sync(0xffffffffu, ok)) { if (lane == 0) { out->timeout = 1; abort_flag = 1; } break; }
+      long long t = clock64();
+      if (rec) out->t[it] = t;
+      uint8_t* st = smem + (size_t)s * tile;
+      if constexpr (KIND == 3) {
+        wgmma_fence();
+        const uint32_t a0 = smem_addr(st), b0 = a0 + (uint32_t)ks * 2048u;
+        for (int kk = 0; kk < ks; ++kk)
+          wgmma_m64n128k16(d, gmma_desc(a0 + kk * 2048u, 128, 256), gmma_desc(b0 + kk * 4096u, 128, 256), 1);
+        wgmma_commit();
+        wgmma_wait0();
+      } else {
+        acc += ((const unsigned*)st)[lane * 4];
+      }
+      if (W > 0) spin_cycles(W);
+      __syncwarp();
+      if (lane == 0) {
+        mb_arrive(smem_addr(&empty[s]));
+        if (KIND == 2) rmb_arrive_plain(mapa(smem_addr(&empty[s]), rank ^ 1u));
+      }
+      if (++s == S) { s = 0; ph ^= 1u; }
+    }
+    if (rec) { out->g1 = globaltimer(); out->c1 = clock64(); out->sink = acc + (unsigned)d[0]; }
+  }
+  if (KIND == 2) {  // no CTA leaves while its peer can still multicast or arrive into it
+    asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
+  }
+}
+
 static double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   size_t n = v.size();
@@ -130,7 +222,7 @@ int main() {
   CK(cudaMalloc(&d, sizeof(Out) * nsm));
   std::vector<Out> h(nsm);
 
-  struct Cfg { int S, kib, W, ctas, stream, wmode = 0, trace = 0; };
+  struct Cfg { int S, kib, W, ctas, stream, wmode = 0, trace = 0, kind = 0, ks = 0; };
   std::vector<Cfg> cfgs;
   for (int S : {1, 2, 4, 8})
     for (int kib : {4, 16, 64})
@@ -149,6 +241,45 @@ int main() {
     for (Cfg c : {Cfg{4, 16, 0, 1, 0}, Cfg{1, 4, 0, 1, 0}, Cfg{4, 4, 500, 1, 0}, Cfg{2, 64, 0, 1, 0}}) {
       c.wmode = wm; c.trace = 1; cfgs.push_back(c);
     }
+  // load sweep: plain bulk copies, W = 0, on 33 / 66 / 132 CTAs, L2-hot and HBM
+  for (int n : {33, 66, nsm})
+    for (int stream : {0, 1})
+      for (Cfg c : {Cfg{1, 16, 0, 0, 0}, Cfg{2, 16, 0, 0, 0}, Cfg{4, 16, 0, 0, 0}, Cfg{1, 64, 0, 0, 0}, Cfg{2, 64, 0, 0, 0},
+                    Cfg{3, 64, 0, 0, 0}}) {
+        c.ctas = n; c.stream = stream;
+        bool dup = false;
+        for (const Cfg& o : cfgs) dup |= o.S == c.S && o.kib == c.kib && o.W == 0 && o.ctas == n && o.stream == stream && !o.trace && !o.wmode && !o.kind;
+        if (!dup) cfgs.push_back(c);
+      }
+  for (Cfg c : {Cfg{1, 16, 0, 1, 1}, Cfg{2, 16, 0, 1, 1}, Cfg{3, 64, 0, 1, 1}, Cfg{2, 64, 500, 0, 0}, Cfg{3, 64, 500, 0, 1}}) {
+    if (c.ctas == 0) c.ctas = nsm;
+    cfgs.push_back(c);
+  }
+  // tensor-map copies (KIND 1)
+  for (Cfg c : {Cfg{1, 16, 0, 1, 0}, Cfg{2, 16, 0, 1, 0}, Cfg{4, 16, 0, 1, 0}, Cfg{4, 16, 500, 1, 0}, Cfg{1, 64, 0, 1, 0},
+                Cfg{2, 64, 0, 1, 0}, Cfg{3, 64, 0, 1, 0}, Cfg{1, 16, 0, 1, 1}, Cfg{4, 16, 0, 0, 0}, Cfg{2, 64, 0, 0, 0},
+                Cfg{3, 64, 0, 0, 0}, Cfg{4, 16, 0, 0, 1}}) {
+    if (c.ctas == 0) c.ctas = nsm;
+    c.kind = 1; cfgs.push_back(c);
+  }
+  // 2-CTA cluster multicast pipeline (KIND 2)
+  for (Cfg c : {Cfg{1, 16, 0, 2, 0}, Cfg{2, 16, 0, 2, 0}, Cfg{4, 16, 0, 2, 0}, Cfg{4, 16, 500, 2, 0}, Cfg{1, 64, 0, 2, 0},
+                Cfg{2, 64, 0, 2, 0}, Cfg{3, 64, 0, 2, 0}, Cfg{4, 16, 0, 0, 0}, Cfg{2, 64, 0, 0, 0}, Cfg{3, 64, 0, 0, 0},
+                Cfg{4, 16, 0, 0, 1}, Cfg{2, 64, 0, 0, 1}}) {
+    if (c.ctas == 0) c.ctas = nsm;
+    c.kind = 2; cfgs.push_back(c);
+  }
+  // wgmma consumer (KIND 3): KS wgmma.m64n128k16 per stage, tile = KS x 6 KiB
+  for (Cfg c : {Cfg{1, 4, 0, 1, 0}, Cfg{2, 4, 0, 1, 0}, Cfg{4, 4, 0, 1, 0}, Cfg{1, 8, 0, 1, 0}, Cfg{2, 8, 0, 1, 0},
+                Cfg{4, 8, 0, 1, 0}, Cfg{2, 4, 0, 0, 0}, Cfg{4, 4, 0, 0, 0}, Cfg{2, 8, 0, 0, 0}, Cfg{4, 8, 0, 0, 0},
+                Cfg{4, 4, 0, 0, 1}, Cfg{4, 4, 500, 1, 0}}) {
+    if (c.ctas == 0) c.ctas = nsm;
+    c.kind = 3; c.ks = c.kib; c.kib = 0; cfgs.push_back(c);
+  }
+  CK(cudaFuncSetAttribute(pipe_x<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, maxSmem));
+  CK(cudaFuncSetAttribute(pipe_x<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, maxSmem));
+  CK(cudaFuncSetAttribute(pipe_x<3>, cudaFuncAttributeMaxDynamicSharedMemorySize, maxSmem));
+  CK(cudaFuncSetAttribute(pipe_x<2>, cudaFuncAttributeNonPortableClusterSizeAllowed, 0));
 
   printf("{\"probe\": \"hw/probes/pipeline.cu\", \"gpu\": \"%s\", \"sm_count\": %d, \"iters\": %d, \"warmup\": %d, "
          "\"note\": \"cycles_per_iter = median over CTAs of the median of successive consumer full-wait completion "
@@ -156,7 +287,10 @@ int main() {
          prop.name, nsm, ITERS, WARM);
   bool first = true;
   for (const Cfg& c : cfgs) {
-    const int tile = c.kib * 1024;
+    const int tile = c.kind == 3 ? c.ks * 6144 : c.kib * 1024;
+    CUtensorMap tmap;
+    memset(&tmap, 0, sizeof tmap);
+    if (c.kind == 1) tmap = make_tmap_2d(src, 128, big / 256, 128, (uint32_t)tile / 256);
     int smemBytes = c.S * tile;
     if (c.ctas > 1) smemBytes = std::max(smemBytes, 120 * 1024);  // force one CTA per SM
     std::vector<double> per_cta_med, per_cta_mean, all_deltas, mhz;
@@ -164,7 +298,25 @@ int main() {
     int timeouts = 0, distinct_sm = 0;
     for (int rep = 0; rep < 3; ++rep) {
       CK(cudaMemset(d, 0, sizeof(Out) * nsm));
-      pipe<<<c.ctas, 64, smemBytes>>>(d, src, c.S, tile, c.W, c.stream, c.wmode, c.trace);
+      if (c.kind == 0) {
+        pipe<<<c.ctas, 64, smemBytes>>>(d, src, c.S, tile, c.W, c.stream, c.wmode, c.trace);
+      } else {
+        cudaLaunchConfig_t lc = {};
+        lc.gridDim = dim3(c.ctas);
+        lc.blockDim = dim3(c.kind == 3 ? 256 : 64);
+        lc.dynamicSmemBytes = smemBytes;
+        cudaLaunchAttribute at[1];
+        at[0].id = cudaLaunchAttributeClusterDimension;
+        at[0].val.clusterDim.x = c.kind == 2 ? 2 : 1;
+        at[0].val.clusterDim.y = 1;
+        at[0].val.clusterDim.z = 1;
+        lc.attrs = at;
+        lc.numAttrs = 1;
+        const uint8_t* csrc = src;
+        if (c.kind == 1) CK(cudaLaunchKernelEx(&lc, pipe_x<1>, d, csrc, c.S, tile, c.W, c.stream, c.ks, tmap));
+        if (c.kind == 2) CK(cudaLaunchKernelEx(&lc, pipe_x<2>, d, csrc, c.S, tile, c.W, c.stream, c.ks, tmap));
+        if (c.kind == 3) CK(cudaLaunchKernelEx(&lc, pipe_x<3>, d, csrc, c.S, tile, c.W, c.stream, c.ks, tmap));
+      }
       CK(cudaGetLastError());
       CK(cudaDeviceSynchronize());
       if (rep == 0) continue;  // warm-up launch (L2, instruction cache)
@@ -201,6 +353,8 @@ int main() {
            c.S, tile, c.W, c.ctas, c.stream ? "hbm_stream" : "l2_hot", timeouts, distinct_sm,
            c.wmode == 0 ? "try_wait_all_lanes" : c.wmode == 1 ? "try_wait_lane0_syncwarp" : "test_wait_all_lanes",
            c.trace ? "true" : "false");
+    printf(", \"kind\": \"%s\"", c.kind == 0 ? "bulk" : c.kind == 1 ? "tensor" : c.kind == 2 ? "multicast_cluster2" : "wgmma");
+    if (c.kind == 3) printf(", \"wgmma_per_stage\": %d, \"wgmma_shape\": \"m64n128k16\"", c.ks);
     if (c.trace && !tr_wait.empty())
       printf(", \"breakdown_median\": {\"consumer_wait\": %.1f, \"consumer_body\": %.1f, \"producer_issue\": %.1f, "
              "\"producer_wait_empty\": %.1f, \"issue_done_to_consumer_sees_full\": %.1f, \"release_to_producer_passes_empty\": %.1f}",

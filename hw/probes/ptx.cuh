@@ -165,3 +165,7 @@ __device__ __forceinline__ uint64_t globaltimer() {
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
 }
+// remote arrive as CUTLASS's ClusterBarrier::arrive(cta_id): default (.release.cta) semantics
+__device__ __forceinline__ void rmb_arrive_plain(uint32_t ra) {
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(ra) : "memory");
+}

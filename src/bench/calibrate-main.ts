@@ -8,7 +8,7 @@ import { H200 } from '../sim/timing.js';
 const configs = loadConfigs();
 const before = errorReport(configs, H200);
 console.log(`before: median |error| ${(before.median * 100).toFixed(1)}%, max ${(before.max * 100).toFixed(1)}%`);
-const { timing: t, glue } = fit(configs, H200, 10, (s) => console.log(s));
+const { timing: t, glue } = fit(configs, H200, Number(process.env.ROUNDS ?? 4), (s) => console.log(s));
 const after = errorReport(configs, t, glue);
 console.log(`after: median |error| ${(after.median * 100).toFixed(1)}%, max ${(after.max * 100).toFixed(1)}%`);
 const rec = t as unknown as Record<string, { value: number }>;

@@ -22,7 +22,14 @@ export interface PipelineConfig {
   source: 'l2_hot' | 'hbm_stream';
   consumer_wait: string;
   trace: boolean;
+  /** Median of the successive consumer full-wait spacings (the probe's first statistic). */
   cycles_per_iter: number;
+  /** Mean spacing after warm-up: total cycles over iterations, the statistic the fit uses. */
+  mean_cycles_per_iter: number;
+  /** Pipeline variant (absent in older files: `bulk`). */
+  kind?: 'bulk' | 'tensor' | 'multicast_cluster2' | 'wgmma';
+  /** wgmma variant: m64n128k16 operations per stage. */
+  wgmma_per_stage?: number;
 }
 
 /**
@@ -31,26 +38,43 @@ export interface PipelineConfig {
  * consumer warp whose lanes all wait on `full[s]`, read the stage, spin W cycles, and whose lane 0
  * arrives on `empty[s]`.
  */
-export function calibrationKernel(form: 'try_wait' | 'test_wait' = 'try_wait'): Kernel {
-  const k = kernel('hw-pipeline', { arch: 'sm_90a', params: { S: 4, TILE: 16384, W: 0, ITERS: 160, GLUE: 0 } });
+export function calibrationKernel(form: 'try_wait' | 'test_wait' = 'try_wait', kind: PipelineConfig['kind'] = 'bulk'): Kernel {
+  const mc = kind === 'multicast_cluster2';
+  const wg = kind === 'wgmma';
+  const k = kernel('hw-pipeline', { arch: 'sm_90a', cluster: mc ? 2 : 1, params: { S: 4, TILE: 16384, W: 0, ITERS: 160, GLUE: 0, KS: 4 } });
   k.barriers('full', 'S', { count: 1 });
-  k.barriers('empty', 'S', { count: 1 });
-  k.smem('stage', 'S', 'TILE');
+  k.barriers('empty', 'S', { count: mc ? 2 : wg ? 4 : 1 });
+  k.smem('stage', mc ? '2 * S' : 'S', mc ? 'TILE / 2' : 'TILE');
   k.role('producer', { warps: 1, per: 'one' }, (r) =>
     r.for('it', 0, 'ITERS', (r) => {
       r.let('s', 'it % S');
       r.if('it >= S', (r) => r.wait('empty[s]', '((it / S) & 1) ^ 1', { form: 'try_wait' }));
       r.arriveExpectTx('full[s]', 'TILE');
-      r.tma('stage[s]', 'TILE', 'full[s]', { tensor: false });
+      // multicast: each CTA's producer sends its half of the tile to both CTAs of the cluster
+      if (mc) r.tma('stage[2 * s + cta]', 'TILE / 2', 'full[s]', { tensor: false, multicast: 3 });
+      else r.tma('stage[s]', 'TILE', 'full[s]', { tensor: kind === 'tensor' });
     }));
-  k.role('consumer', { warps: 1, per: 'thread' }, (r) =>
+  k.role('consumer', { warps: wg ? 4 : 1, per: 'thread' }, (r) =>
     r.for('it', 0, 'ITERS', (r) => {
       r.let('s', 'it % S');
       r.wait('full[s]', '(it / S) & 1', { form });
-      r.read('stage[s]');
       r.work('GLUE'); // the probe's own per-iteration code: __all_sync, clock64, a global store
+      if (wg) {
+        // KS wgmma.m64n128k16 reading the stage, one commit group, wait for it
+        r.for('kk', 0, 'KS', (r) => r.wgmma(['stage[s]'], { m: 64, n: 128, k: 16 }));
+        r.wgmmaCommit();
+        r.wgmmaWait(0);
+      } else if (mc) {
+        r.read('stage[2 * s]');
+        r.read('stage[2 * s + 1]');
+      } else r.read('stage[s]');
       r.work('W');
-      r.elect((r) => r.arrive('empty[s]'));
+      if (wg) r.arrive('empty[s]', { per: 'warp' });
+      else
+        r.elect((r) => {
+          r.arrive('empty[s]');
+          if (mc) r.arrive('empty[s]@(1 - cta)');
+        });
     }));
   return k.build();
 }
@@ -61,6 +85,11 @@ export function loadConfigs(path = 'hw/results/pipeline.json'): PipelineConfig[]
   return j.configs.filter((c) => !c.trace && (c.consumer_wait === 'try_wait_all_lanes' || c.consumer_wait === 'test_wait_all_lanes'));
 }
 
+/** What the fit compares: the mean cycles per iteration (throughput), else the median spacing. */
+export function measuredOf(c: PipelineConfig): number {
+  return c.mean_cycles_per_iter ?? c.cycles_per_iter;
+}
+
 const WARMUP = 32;
 
 /**
@@ -69,20 +98,33 @@ const WARMUP = 32;
  */
 export let PROBE_GLUE = 110;
 
+/** L2 of the H200 (50 MiB): a streamed source smaller than this is L2-resident after the warm-up launch. */
+export const L2_BYTES = 50 * 1024 * 1024;
+
+/**
+ * Whether a configuration really reads HBM: `hbm_stream` reads a fresh tile per iteration, but the
+ * probe's warm-up launch reads the same tiles, so a footprint (CTAs, or clusters for multicast,
+ * × 320 iterations × tile) that fits in L2 is served from L2 (hw/results/load.json shows it: 33 SMs
+ * × 256 × 4 KiB "from HBM" have L2 latency).
+ */
+export function fromHbm(c: PipelineConfig): boolean {
+  const streams = c.kind === 'multicast_cluster2' ? c.ctas / 2 : c.ctas;
+  return c.source === 'hbm_stream' && streams * 320 * c.tile_bytes > L2_BYTES;
+}
+
 /** Predicted steady-state cycles per iteration: median spacing of the consumer's passing full waits after warm-up. */
 export function predict(c: PipelineConfig, timing: Timing, glue = PROBE_GLUE): number {
   const form = c.consumer_wait.startsWith('test_wait') ? 'test_wait' : 'try_wait';
-  const k = calibrationKernel(form);
-  const p = instantiate(k, { S: c.stages, TILE: c.tile_bytes, W: c.work_cycles, ITERS: 160, GLUE: glue });
-  const t = c.source === 'hbm_stream' ? mergeTiming(timing, { tmaSourceHbm: 1 }) : timing;
+  const k = calibrationKernel(form, c.kind ?? 'bulk');
+  const p = instantiate(k, { S: c.stages, TILE: c.tile_bytes, W: c.work_cycles, ITERS: 160, GLUE: glue, KS: c.wgmma_per_stage ?? 4 });
+  const t = fromHbm(c) ? mergeTiming(timing, { tmaSourceHbm: 1 }) : timing;
   const r = simulate(p, { timing: t, recordSpans: false, activeSms: c.ctas });
   const passes: number[] = [];
   const consumer = p.agents.find((a) => a.roleName === 'consumer')!.id;
   for (const e of r.events!) if (e.e === 'wait' && e.pass && e.agent === consumer) passes.push(e.t);
-  const d: number[] = [];
-  for (let i = WARMUP + 1; i < passes.length; i++) d.push(passes[i]! - passes[i - 1]!);
-  d.sort((a, b) => a - b);
-  return d.length ? d[Math.floor(d.length / 2)]! : NaN;
+  // mean spacing after warm-up (the measured statistic is the probe's mean as well)
+  const n = passes.length - 1 - WARMUP;
+  return n > 0 ? (passes[passes.length - 1]! - passes[WARMUP]!) / n : NaN;
 }
 
 /** One row of the report. */
@@ -98,8 +140,10 @@ export interface Row {
 export function errorReport(configs: PipelineConfig[], timing: Timing, glue = PROBE_GLUE): { rows: Row[]; median: number; max: number } {
   const rows = configs.map((c) => {
     const predicted = predict(c, timing, glue);
-    const name = `S=${c.stages} tile=${c.tile_bytes / 1024}KiB W=${c.work_cycles} ctas=${c.ctas} ${c.source === 'hbm_stream' ? 'hbm' : 'l2'} ${c.consumer_wait.startsWith('test') ? 'test_wait' : 'try_wait'}`;
-    return { config: name, measured: c.cycles_per_iter, predicted, error: predicted / c.cycles_per_iter - 1 };
+    const kind = c.kind === 'multicast_cluster2' ? 'mcast2 ' : c.kind === 'tensor' ? 'tensor ' : c.kind === 'wgmma' ? `wgmma×${c.wgmma_per_stage} ` : '';
+    const name = `${kind}S=${c.stages} tile=${c.tile_bytes / 1024}KiB W=${c.work_cycles} ctas=${c.ctas} ${c.source === 'hbm_stream' ? 'hbm' : 'l2'} ${c.consumer_wait.startsWith('test') ? 'test_wait' : 'try_wait'}`;
+    const measured = measuredOf(c);
+    return { config: name, measured, predicted: Math.round(predicted * 10) / 10, error: predicted / measured - 1 };
   });
   const abs = rows.map((r) => Math.abs(r.error)).sort((a, b) => a - b);
   return { rows, median: abs[Math.floor(abs.length / 2)] ?? 0, max: abs[abs.length - 1] ?? 0 };
@@ -107,6 +151,15 @@ export function errorReport(configs: PipelineConfig[], timing: Timing, glue = PR
 
 /** Parameters the fit may move, with bounds (cycles or bytes per cycle). */
 export const FIT_PARAMS: Record<string, [number, number]> = {
+  tmaQueueLatency: [0, 1000],
+  tmaQueueLatencyHbm: [0, 2000],
+  tmaQueueMaxLoadPct: [10, 99],
+  tmaHbmBytesPerCycleSm: [20, 200],
+  tmaMcastBytesPerCycleAllSms: [20, 150],
+  hbmBytesPerCycle: [1500, 3500],
+  issueTensorCopy: [10, 400],
+  mmaStartLatency: [0, 400],
+  issueMma: [0, 200],
   waitPassTryWait: [10, 600],
   waitPassTestWait: [10, 600],
   wakeTryWait: [10, 600],

@@ -261,8 +261,9 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
           const rs = Math.max(t, readFree[agentCta]!);
           const readDone = rs + Math.ceil(o.bytes / tmaBw);
           readFree[agentCta] = readDone;
+          // decay win/(win+dt): the first-order exponential average, without Math.exp
           const dt = t - loadAt[agentCta]!;
-          const rate = loadRate[agentCta]! * (dt > 0 ? Math.exp(-dt / win) : 1) + o.bytes / win;
+          const rate = (loadRate[agentCta]! * win) / (win + dt) + o.bytes / win;
           loadRate[agentCta] = rate;
           loadAt[agentCta] = t;
           const rho = Math.min(rhoMax, (rate * activeSms) / srcCap);
@@ -329,7 +330,7 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
     let shareLoc: SrcLoc | null = null;
     // A multicast copy: one instruction whose copies land in several CTAs (they share one read).
     let mc = false;
-    for (const o of out.issued) if (o.kind === 'tma' && o.cta !== agentCta) mc = true;
+    if (out.issued.length) for (const o of out.issued) if (o.kind === 'tma' && o.cta !== agentCta) mc = true;
     for (const o of out.issued) {
       const sameMcast = mc && o.kind === 'tma' && share && shareLoc === o.loc;
       const r = scheduleAsync(o, t, agentCta, sameMcast ? share : null, mc);
