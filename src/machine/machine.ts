@@ -225,6 +225,13 @@ export class Machine {
     try {
       body();
     } catch (err) {
+      this.evalFault(s, a, out, err);
+    }
+  }
+
+  /** Reports an {@link EvalFault} thrown during agent `a`'s step (rethrows anything else). */
+  private evalFault(s: MachineState, a: number, out: StepOut, err: unknown): void {
+    {
       if (!(err instanceof EvalFault)) throw err;
       const ag = s.agents[a]!;
       const ins = this.program.roles[this.program.agents[a]!.role]!.code[ag.pc];
@@ -342,7 +349,11 @@ export class Machine {
     if (out.diags.length) out.diags.length = 0;
     if (choice.kind === 'agent') {
       if (!enabledChecked && !this.agentEnabled(s, choice.agent)) throw new Error(`machine: agent ${choice.agent} is not enabled`);
-      this.guarded(s, choice.agent, out, () => this.execAgent(s, choice.agent, out));
+      try {
+        this.execAgent(s, choice.agent, out);
+      } catch (err) {
+        this.evalFault(s, choice.agent, out, err);
+      }
     } else {
       const idx = this.asyncIndex(s, choice.id);
       const o = idx >= 0 ? s.inflight[idx] : undefined;

@@ -322,6 +322,8 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
 
   const onStep = opts.onStep;
   const handleOut = (t: number, agentCta: number) => {
+    // Most steps produce nothing to schedule.
+    if (!onStep && !events && out.issued.length === 0 && out.phases.length === 0 && out.diags.length === 0 && !(out.other && parkedOther.size)) return;
     if (onStep) onStep(s, out.events ?? []);
     if (events && out.events) for (const e of out.events) events.push(e);
     for (const d of out.diags) diagnostics.push(d);
@@ -424,6 +426,12 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
     else stats.finishedAt[a] = 0;
   }
 
+  // Reused choice objects (the machine reads them, never keeps them).
+  const agentChoice = { kind: 'agent' as const, agent: 0 };
+  const asyncChoice = { kind: 'async' as const, id: 0 };
+  // Issue cost of each instruction, computed once (`work` reads its operand at run time).
+  const costCache = new Map<OpInstr, number>();
+  const loopOverhead = v(T.loopOverhead);
   let steps = 0;
   let stopped: string | null = null;
   let now = 0;
@@ -448,10 +456,18 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
       }
       // A wait that was blocked returns with the wake (its latency covers the passing test);
       // one that finds its phase already complete pays the full test.
-      const c = woken[a] && ins.op.op === 'mbarrier.wait' ? v(T.loopOverhead) : cost(ins, a);
+      let c: number;
+      if (woken[a] && ins.op.op === 'mbarrier.wait') c = loopOverhead;
+      else if (ins.op.op === 'work') c = cost(ins, a);
+      else {
+        const cached = costCache.get(ins);
+        if (cached === undefined) costCache.set(ins, (c = cost(ins, a)));
+        else c = cached;
+      }
       woken[a] = 0;
       now = t;
-      m.apply(s, { kind: 'agent', agent: a }, out, t, true);
+      agentChoice.agent = a;
+      m.apply(s, agentChoice, out, t, true);
       steps++;
       stats.busy[a]! += c;
       if (t + c > end) end = t + c;
@@ -468,7 +484,8 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
         continue;
       }
       now = t;
-      m.apply(s, { kind: 'async', id }, out, t, true);
+      asyncChoice.id = id;
+      m.apply(s, asyncChoice, out, t, true);
       steps++;
       handleOut(t, o.cta);
     }
