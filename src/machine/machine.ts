@@ -145,6 +145,9 @@ export function cloneState(s: MachineState): MachineState {
 
 const NAMED_PER_CTA = 16;
 
+/** Options of a plain arrive (shared: the model never keeps or changes them). */
+const PLAIN_ARRIVE = Object.freeze({ drop: false, noComplete: false });
+
 /**
  * The machine for one {@link Program}. Stateless apart from the program: every method takes the
  * state it works on.
@@ -152,6 +155,8 @@ const NAMED_PER_CTA = 16;
 export class Machine {
   /** Threads per CTA (sum over the agents in it), the default count of `bar.sync`. */
   private readonly ctaThreads: number[];
+  /** Reused by {@link signal} for the model's diagnostics. */
+  private readonly scratchDiags: Diagnostic[] = [];
   /** Agents of each cluster. */
   private readonly clusterAgents: number[][];
 
@@ -501,7 +506,9 @@ export class Machine {
     agent: number, asyncId: number, loc: SrcLoc | undefined, token: Token | undefined, noComplete = false,
   ): boolean {
     const b = s.bars[bar]!;
-    const diags: Diagnostic[] = [];
+    // A scratch array: the model pushes only when something is undefined (rare).
+    const diags = this.scratchDiags;
+    diags.length = 0;
     let r: number;
     const phase = b.phase;
     if (kind === 'expect_tx' || kind === 'complete_tx') {
@@ -520,12 +527,12 @@ export class Machine {
         token.txBefore = b.tx;
         token.noComplete = noComplete;
       }
-      const opts = { drop: kind === 'arrive_drop', noComplete, ...(kind === 'arrive.expect_tx' ? { expectTx: bytes } : {}) };
+      const opts = kind === 'arrive' && !noComplete ? PLAIN_ARRIVE : { drop: kind === 'arrive_drop', noComplete, ...(kind === 'arrive.expect_tx' ? { expectTx: bytes } : {}) };
       r = arriveEach(b, n, count, opts, diags);
       const et = kind === 'arrive.expect_tx' ? bytes * n : 0;
       { this.emitted(s); if (out.events) out.events.push({ e: 'arrive', t: s.now, bar, count: n * count, expectTx: et, drop: opts.drop, phase, pending: b.pending, tx: b.tx, agent, async: asyncId, ...(loc ? { loc } : {}) }); }
     }
-    if (diags.length && this.flush(s, out, diags, agent, asyncId, bar, loc)) return false;
+    if (diags.length && this.flush(s, out, diags.splice(0), agent, asyncId, bar, loc)) return false;
     if (r > 0) this.phaseDone(s, out, bar, r, agent, asyncId);
     return true;
   }
