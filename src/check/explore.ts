@@ -30,6 +30,29 @@ import type { SrcLoc } from '../kernel/ir.js';
 import { analyse, type Analysis } from './analysis.js';
 import { Codec, StateBuf, Visited, type Extra } from './codec.js';
 
+/**
+ * True when no proper subset of the TMA credits in flight to barrier `bar` sums to `tx`: then the
+ * phase can complete only once all of them have landed (or never), whatever their order, so
+ * taking one landing alone loses no early completion. Conservative (false) with partial credits
+ * (chunks) or more than 12 copies in flight.
+ */
+function landingsCommute(s: MachineState, bar: number, tx: number): boolean {
+  const credits: number[] = [];
+  for (const y of s.inflight) {
+    if (y.kind !== 'tma' || y.bar !== bar) continue;
+    if (y.chunks > 1 || credits.length >= 12) return false;
+    credits.push(y.left);
+  }
+  const n = credits.length;
+  const all = (1 << n) - 1;
+  for (let mask = 1; mask < all; mask++) {
+    let sum = 0;
+    for (let i = 0; i < n; i++) if (mask & (1 << i)) sum += credits[i]!;
+    if (sum === tx) return false;
+  }
+  return true;
+}
+
 /** Options of the exhaustive search. */
 export interface ExploreOptions {
   maxStates?: number;
@@ -780,6 +803,9 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
           const chunk = o.chunks <= 1 ? o.left : Math.max(16, Math.floor(o.left / o.chunks / 16) * 16);
           if (b.tx - chunk <= 0) continue;
           if (s.inflight.some((y) => y.kind === 'remote' && y.bar === o.bar)) continue;
+          // The order of the landings on this barrier matters only if some of them, landing first,
+          // can bring tx to exactly 0 (an early completion): then every order must be explored.
+          if (!landingsCommute(s, o.bar, b.tx)) continue;
           tmaGhost = o.id;
         } else if (o.kind === 'tc.commit') {
           // A commit arriving on a commit-only barrier without completing its phase (see docs/CHECK.md).

@@ -270,6 +270,11 @@ export class Machine {
         return ag.sub < 0 || s.named[this.namedKey(a, ins, ag)]!.gen > ag.sub;
       case 'barrier.cluster.wait':
         return s.clusterDone[this.program.agents[a]!.cluster]! >= ag.clusterRound;
+      case 'barrier.cluster.arrive':
+        // The arrive releases the agent's earlier memory operations at cluster scope, remote
+        // mbarrier signals included (PTX ISA §9.7.13.3, §8.9.4): they land before it takes effect.
+        for (const o of s.inflight) if (o.agent === a && o.kind === 'remote') return false;
+        return true;
       case 'wgmma.wait_group':
         return this.pendingGroups(s, a, 'wgmma', ag.wgGroup) <= ins.ints.n!(ag.frame);
       case 'cp.async.bulk.wait_group':
@@ -841,6 +846,7 @@ export class Machine {
       }
       case 'remote':
         if (!this.signal(s, out, o.bar, o.remote!, 1, o.remote === 'expect_tx' || o.remote === 'complete_tx' ? 1 : o.count, o.bytes, -1, o.id, o.loc, undefined)) return;
+        out.other = true; // a barrier.cluster.arrive may wait for it
         break;
       case 'tc.commit':
         for (const bar of o.targets ?? [o.bar]) if (!this.signal(s, out, bar, 'arrive', 1, 1, 0, -1, o.id, o.loc, undefined)) return;
