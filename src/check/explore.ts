@@ -53,6 +53,20 @@ function landingsCommute(s: MachineState, bar: number, tx: number): boolean {
   return true;
 }
 
+/** Where the kernel registers tx bytes on the barrier array of `bar` (expect_tx, arrive.expect_tx). */
+function txSites(p: Program, bar: number): { loc: SrcLoc; text: string }[] {
+  const name = p.barrierOf(bar).info.name;
+  const out: { loc: SrcLoc; text: string }[] = [];
+  for (const rc of p.roles) {
+    for (const ins of rc.code) {
+      if (ins.i !== 'op') continue;
+      const op = ins.op;
+      if ((op.op === 'mbarrier.expect_tx' || (op.op === 'mbarrier.arrive' && op.expectTx)) && op.bar.name === name) out.push({ loc: ins.loc, text: ins.text });
+    }
+  }
+  return out;
+}
+
 /** Options of the exhaustive search. */
 export interface ExploreOptions {
   maxStates?: number;
@@ -594,10 +608,11 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
           if (left > 0) {
             const bname = p.barrierName(e.bar);
             errorFound = true;
+            const sites = txSites(p, e.bar);
             report({
               kind: 'tx-mismatch', severity: 'error', key: `${bname}|early`,
               message: `phase ${e.completed} of ${bname} completed while copies in flight still carry ${left} bytes for it: the phase expected fewer bytes than its copies deliver, and the rest will be charged to phase ${e.completed + 1}`,
-              subject: bname, state: stateId, extra, details: [], locs,
+              subject: bname, state: stateId, extra, details: sites.map((x) => `bytes registered at line ${x.loc.line}: ${x.text}`), locs: [...sites.map((x) => x.loc), ...locs],
             });
           }
           break;
@@ -735,7 +750,9 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
         message: w.state.tx > 0
           ? `phase ${w.state.phase} of ${w.barName} expects ${w.state.tx} more bytes than any copy in flight will deliver: expect_tx registered more bytes than the copies issued for this phase carry, so the phase can never complete`
           : `phase ${w.state.phase} of ${w.barName} received ${-w.state.tx} bytes more than it expected (tx-count ${w.state.tx}): the phase needs a tx-count of exactly 0`,
-        subject: w.barName ?? null, state: id, extra: [], details: [], locs: [w.loc],
+        subject: w.barName ?? null, state: id, extra: [],
+        details: txSites(p, w.bar!).map((x) => `bytes registered at line ${x.loc.line}: ${x.text}`),
+        locs: [...txSites(p, w.bar!).map((x) => x.loc), w.loc],
       });
     }
   };

@@ -4,6 +4,13 @@
  * TypeScript lines) before loading the CLI, runs it and exits with its code.
  */
 process.setSourceMapsEnabled(true);
+// `mbsim run … | head` closes the pipe early: stop quietly instead of dying on EPIPE.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw err;
+  });
+}
 const { main } = await import('./main.js');
 
 main(process.argv.slice(2)).then(
