@@ -211,24 +211,38 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
   const lastOf = (o: AsyncOp) => (o.kind === 'tc.mma' || o.kind === 'tc.commit' ? lastTc : o.kind === 'wgmma' ? lastWg : o.kind === 'cp.async' ? lastCp : null);
   const activeSms = Math.max(1, opts.activeSms ?? Math.min(v(T.sms), program.ctas));
   // TMA model (fitted to hw/results/pipeline.json and load.json, docs/HARDWARE.md "Timing model fit").
-  // Read side, per issuing SM: the engine's own limit, the SM's share of L2 bandwidth, and (from HBM)
-  // the per-SM HBM limit and its share of HBM bandwidth. Every SM of the launch is assumed to behave
-  // like the simulated one (mean field), so `activeSms` scales the shares.
+  // Read side, per issuing SM: the engine's own limit (from HBM also the per-SM HBM limit), and the
+  // SM's share of the shared L2 (HBM) bandwidth. Every SM of the launch is assumed to behave like the
+  // simulated one (mean field): of the `activeSms`, a fraction u (this SM's read duty: read cycles per
+  // cycle, recent) is reading at any time, and those split the shared bandwidth. A stream that idles
+  // between copies therefore reads at its own limit until the SMs' reads add up to the shared limit.
   const hbm = v(T.tmaSourceHbm) !== 0;
-  let tmaBw = Math.min(v(T.tmaBytesPerCycleSm), (v(T.tmaBytesPerCycleAllSms) * v(T.sms)) / activeSms);
-  if (hbm) tmaBw = Math.min(tmaBw, v(T.tmaHbmBytesPerCycleSm), v(T.hbmBytesPerCycle) / activeSms);
+  const smBw = hbm ? Math.min(v(T.tmaBytesPerCycleSm), v(T.tmaHbmBytesPerCycleSm)) : v(T.tmaBytesPerCycleSm);
+  const l2Cap = v(T.tmaBytesPerCycleAllSms) * v(T.sms);
+  const srcCap = hbm ? Math.min(l2Cap, v(T.hbmBytesPerCycle)) : l2Cap;
+  // Static per-SM share (every active SM reading at once): bulk stores and cp.async use it.
+  const tmaBw = Math.min(smBw, srcCap / activeSms);
   // Receive side of a multicast copy, per destination SM (every destination takes the whole copy).
   const mcastBw = Math.min(v(T.tmaBytesPerCycleSm), (v(T.tmaMcastBytesPerCycleAllSms) * v(T.sms)) / activeSms);
   // Load-dependent latency: queueing delay q·ρ/(1−ρ) at the shared L2/HBM, ρ = activeSms × this SM's
-  // recent read rate (exponential average over tmaLoadWindow cycles) / the shared capacity.
-  const srcCap = hbm ? v(T.hbmBytesPerCycle) : v(T.tmaBytesPerCycleAllSms) * v(T.sms);
+  // recent read rate / the shared capacity, capped at tmaQueueMaxLoadPct.
   const qLat = hbm ? v(T.tmaQueueLatencyHbm) : v(T.tmaQueueLatency);
   const win = Math.max(1, v(T.tmaLoadWindow));
   const rhoMax = Math.min(0.99, v(T.tmaQueueMaxLoadPct) / 100);
   const baseLat = v(T.tmaLatency) + (hbm ? v(T.tmaHbmExtra) : 0);
+  const tensorExtra = v(T.tmaTensorExtra);
+  // Source locations of tensor-map copies (their latency differs by tmaTensorExtra).
+  const tensorLocs = new Set<SrcLoc>();
+  for (const r of program.roles) for (const ins of r.code) if (ins.i === 'op' && ins.op.op === 'cp.async.bulk' && ins.op.tensor) tensorLocs.add(ins.loc);
   const readFree = new Float64Array(program.ctas);
-  const loadRate = new Float64Array(program.ctas);
+  // Per SM, exponentially weighted sums over its copies (weight win/(win+dt) per dt cycles):
+  // elapsed cycles, read cycles (of the copies issued before) and bytes; their ratios are the read
+  // duty u and the read rate.
+  const loadTime = new Float64Array(program.ctas);
+  const loadBusy = new Float64Array(program.ctas);
+  const loadBytes = new Float64Array(program.ctas);
   const loadAt = new Float64Array(program.ctas);
+  const lastDur = new Float64Array(program.ctas);
   const laneOf = (a: number) => String(a);
 
   // Each running agent has at most one entry in the queue, or is parked.
@@ -258,15 +272,25 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
         // Read once per copy (a multicast group shares its read), then received by each destination.
         let share = mcastShare;
         if (!share) {
-          const rs = Math.max(t, readFree[agentCta]!);
-          const readDone = rs + Math.ceil(o.bytes / tmaBw);
-          readFree[agentCta] = readDone;
-          // decay win/(win+dt): the first-order exponential average, without Math.exp
-          const dt = t - loadAt[agentCta]!;
-          const rate = (loadRate[agentCta]! * win) / (win + dt) + o.bytes / win;
-          loadRate[agentCta] = rate;
-          loadAt[agentCta] = t;
-          const rho = Math.min(rhoMax, (rate * activeSms) / srcCap);
+          const c = agentCta;
+          const dt = t - loadAt[c]!;
+          const w = win / (win + dt);
+          const time = loadTime[c]! * w + dt;
+          // the previous copy's read cycles pair with the cycles since its issue
+          const busy = loadBusy[c]! * w + lastDur[c]!;
+          const u = time > 0 ? busy / time : 0;
+          const bw = Math.min(smBw, srcCap / Math.max(1, activeSms * u));
+          const rs = Math.max(t, readFree[c]!);
+          const dur = Math.ceil(o.bytes / bw);
+          const readDone = rs + dur;
+          readFree[c] = readDone;
+          const bytes = loadBytes[c]! * w + o.bytes;
+          loadTime[c] = time;
+          loadBusy[c] = busy;
+          lastDur[c] = dur;
+          loadBytes[c] = bytes;
+          loadAt[c] = t;
+          const rho = time > 0 ? Math.min(rhoMax, (bytes * activeSms) / (time * srcCap)) : 0;
           share = { start: readDone, xfer: Math.round(qLat * (rho / (1 - rho))) };
         }
         const readDone = share.start;
@@ -276,7 +300,7 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
         tmaFree[dst] = end;
         stats.tmaBusy[dst]! += end - start;
         const xfer = end - start;
-        const lat = Math.round(jit(baseLat + share.xfer));
+        const lat = Math.round(jit(Math.max(0, baseLat + share.xfer + (tensorLocs.has(o.loc) ? tensorExtra : 0))));
         const c = Math.max(1, o.chunks);
         times = [];
         for (let j = 1; j <= c; j++) times.push(start + Math.ceil((xfer * j) / c) + lat);

@@ -35,7 +35,7 @@ export interface Timing {
   issueTensorCopy: Param;
   /** Fixed latency of a bulk copy from L2 (issue to last byte credited, without the waiter's wake). */
   tmaLatency: Param;
-  /** Extra latency of a tensor-map copy over a plain bulk copy. */
+  /** Latency of a tensor-map copy minus that of a plain bulk copy (signed: negative is faster). */
   tmaTensorExtra: Param;
   /** Extra latency when the source is in HBM rather than L2 (use with `tmaSourceHbm`). */
   tmaHbmExtra: Param;
@@ -107,23 +107,23 @@ export const H200: Timing = {
   wakeTryWait: { value: 70, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${F} §3: ping-pong with try_wait spin, one way arrive until the peer sees it: 84` },
   wakeTestWait: { value: 107, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${F} §3: ping-pong with test_wait spin, one way 100-108` },
   tryWaitTimeout: { value: 7833, source: `${F} §3/P2: incomplete try_wait returns false after 7833 cycles` },
-  remoteSignal: { value: 186, source: `${FC} Costs: remote arrive one way about 270 vs local about 84 (difference)` },
+  remoteSignal: { value: 90, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${FC} Costs: remote arrive one way about 270 vs local about 84 (difference)` },
   issueBulkCopy: { value: 154, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${F} §3: arrive.expect_tx + copy issue take 80 cycles (minus the arrive's 7)` },
   issueTensorCopy: { value: 30, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${FT}: 145 cycles for arrive.expect_tx + one tensor copy, 188 for two: 43 per extra copy` },
   tmaLatency: { value: 416, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${F} §3: L2-hot bulk copy issue-to-observed completion ≈ 341 + bytes/96 (try_wait), minus wake 84` },
-  tmaTensorExtra: { value: 15, source: `${FT}: a tensor box costs about 15 cycles more than a plain bulk copy` },
+  tmaTensorExtra: { value: -90, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${FT}: a tensor box costs about 15 cycles more than a plain bulk copy` },
   tmaHbmExtra: { value: 500, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: set to 500 from hw/results/load.json (HBM latency over L2 at light load, 33-66 SMs, 16 KiB) and ${FT}: HBM adds about 870-905 cycles` },
   tmaSourceHbm: { value: 0, source: 'choice: 0 = L2-hot source (default), 1 = from HBM' },
   tmaBytesPerCycleSm: { value: 113, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${F} §3: ≈10 cycles per KiB beyond 4 KiB for one copy on one SM (fit over 256 B..128 KiB)` },
   tmaBytesPerCycleAllSms: { value: 81, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${FT}: with all 132 SMs copying from L2, about 60 B/cycle per SM` },
   tmaHbmBytesPerCycleSm: { value: 65, source: 'fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: hw/results/load.json: 33 SMs streaming 3 x 64 KiB from HBM reach 61 B/cycle per SM (2,007 B/cycle in all, under the HBM limit)' },
   tmaMcastBytesPerCycleAllSms: { value: 60, source: 'fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: hw/results/pipeline.json: 2-CTA multicast pipelines on all 132 SMs receive about 62 B/cycle per SM (64 KiB tiles, S=2 and 3)' },
-  tmaQueueLatency: { value: 25, source: 'fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: hw/results/load.json: 132 SMs with 2 x 64 KiB in flight from L2 see +480 cycles of copy latency at ρ ≈ 0.8' },
-  tmaQueueLatencyHbm: { value: 67, source: 'fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: estimate: as tmaQueueLatency' },
-  tmaQueueMaxLoadPct: { value: 36, source: 'fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: estimate' },
+  tmaQueueLatency: { value: 60, source: 'fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: hw/results/load.json: 132 SMs with 2 x 64 KiB in flight from L2 see +480 cycles of copy latency at ρ ≈ 0.8' },
+  tmaQueueLatencyHbm: { value: 130, source: 'fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: estimate: as tmaQueueLatency' },
+  tmaQueueMaxLoadPct: { value: 90, source: 'fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: estimate' },
   tmaLoadWindow: { value: 4000, source: 'choice: read rate averaged over about 4,000 cycles (2 µs)' },
   sms: { value: 132, source: `${F}: H200 has 132 SMs` },
-  hbmBytesPerCycle: { value: 2946, source: 'fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: hw/results/pipeline.json: 132 CTAs streaming 64 KiB tiles from HBM reach about 5.0 TB/s (5.0e12 / 1.98e9 B/cycle)' },
+  hbmBytesPerCycle: { value: 2420, source: 'fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: hw/results/pipeline.json: 132 CTAs streaming 64 KiB tiles from HBM reach about 5.0 TB/s (5.0e12 / 1.98e9 B/cycle)' },
   issueBulkStore: { value: 43, source: 'estimate: as a tensor copy issue' },
   bulkStoreLatency: { value: 300, source: 'estimate: as a bulk load' },
   issueMma: { value: 16, source: 'fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: estimate' },
@@ -148,6 +148,9 @@ export const H200: Timing = {
   jitter: { value: 0.05, source: 'choice: ±5% on asynchronous latencies with --seed' },
 };
 
+/** Parameters that may be negative (differences). */
+const SIGNED = new Set(['tmaTensorExtra']);
+
 /** Thrown for a timing override that names no parameter or gives a non-number. */
 export class TimingError extends Error {}
 
@@ -166,7 +169,7 @@ export function mergeTiming(base: Timing, overrides: unknown): Timing {
       throw new TimingError(`unknown timing parameter '${k}'${near.length ? ` (did you mean ${near.join(', ')}?)` : ''}`);
     }
     const value = typeof v === 'number' ? v : typeof v === 'object' && v !== null && typeof (v as Param).value === 'number' ? (v as Param).value : NaN;
-    if (!Number.isFinite(value) || value < 0) throw new TimingError(`timing parameter '${k}' must be a non-negative number`);
+    if (!Number.isFinite(value) || (value < 0 && !SIGNED.has(k))) throw new TimingError(`timing parameter '${k}' must be a non-negative number`);
     out[k] = { value, source: 'override' };
   }
   return out as unknown as Timing;
