@@ -12,7 +12,7 @@ s = open(p).read()
 for k, v in vals.items():
     if k == 'probeGlue':
         continue
-    m = re.search(r"(\n  %s: \{ value: )([0-9.]+)(, source: )(`[^`]*`|'[^']*')" % k, s)
+    m = re.search(r"(\n  %s: \{ value: )(-?[0-9.]+)(, source: )(`[^`]*`|'[^']*')" % k, s)
     if not m:
         sys.exit('no default for ' + k)
     src = m.group(4)

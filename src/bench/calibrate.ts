@@ -154,6 +154,8 @@ export const FIT_PARAMS: Record<string, [number, number]> = {
   tmaQueueLatency: [0, 1000],
   tmaQueueLatencyHbm: [0, 2000],
   tmaQueueMaxLoadPct: [10, 99],
+  remoteSignal: [0, 600],
+  tmaTensorExtra: [-300, 300],
   tmaHbmBytesPerCycleSm: [20, 200],
   tmaMcastBytesPerCycleAllSms: [20, 150],
   hbmBytesPerCycle: [1500, 3500],
@@ -174,6 +176,12 @@ export const FIT_PARAMS: Record<string, [number, number]> = {
   probeGlue: [0, 400],
 };
 
+/** `t` with parameter `name` set to `value` (negative values allowed: `tmaTensorExtra` is signed). */
+export function withParam(t: Timing, name: string, value: number): Timing {
+  if (!(name in t)) throw new Error(`unknown timing parameter '${name}'`);
+  return { ...t, [name]: { value, source: 'fit' } };
+}
+
 /**
  * Coordinate descent from `base` on the mean squared relative error over `configs` (plus the
  * squared max error, so no configuration is sacrificed). Deterministic.
@@ -191,9 +199,9 @@ export function fit(configs: PipelineConfig[], base: Timing, rounds = 6, log: (s
     for (const [name, [lo, hi]] of Object.entries(FIT_PARAMS)) {
       const v0 = name === 'probeGlue' ? glue : (cur as unknown as Record<string, { value: number }>)[name]!.value;
       for (const f of [1 - step, 1 + step, 1 - step / 3, 1 + step / 3]) {
-        const v = Math.round(Math.min(hi, Math.max(lo, v0 === 0 ? f * 10 : v0 * f)));
+        const v = Math.round(Math.min(hi, Math.max(lo, v0 === 0 ? (f - 1) * 20 : v0 * f)));
         if (v === v0) continue;
-        const cand = name === 'probeGlue' ? cur : mergeTiming(cur, { [name]: v });
+        const cand = name === 'probeGlue' ? cur : withParam(cur, name, v);
         const g = name === 'probeGlue' ? v : glue;
         const sc = score(cand, g);
         if (sc < best) {

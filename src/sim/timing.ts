@@ -54,7 +54,7 @@ export interface Timing {
   tmaQueueLatencyHbm: Param;
   /** ρ is capped at this percentage (beyond it the bandwidth shares, not the queue, set the time). */
   tmaQueueMaxLoadPct: Param;
-  /** Averaging window (cycles) of an SM's copy read rate, for ρ. */
+  /** Averaging window (cycles) of an SM's copy read rate (for ρ) and read duty (for its share of the shared bandwidth). */
   tmaLoadWindow: Param;
   /** SMs of the GPU (for the shared-bandwidth model). */
   sms: Param;
@@ -97,29 +97,29 @@ const FT = 'shared/hw/FINDINGS-tensor.md';
 /** The H200 defaults. */
 export const H200: Timing = {
   clockMHz: { value: 1980, source: `${F}: SM clock measured against %globaltimer` },
-  issueArrive: { value: 24, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${FC} Costs: issue cost 6-7 cycles for an arrive without a fence` },
+  issueArrive: { value: 20, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${FC} Costs: issue cost 6-7 cycles for an arrive without a fence` },
   issueExpectTx: { value: 18, source: `${F} §3: expect_tx back-to-back issue 17.9 cycles/op` },
   issueCompleteTx: { value: 7, source: `${FC} Costs: complete_tx issue 6-7 cycles` },
   issueInit: { value: 82, source: `${F} §3: mbarrier.init back-to-back 82.2 cycles/op` },
   issueInval: { value: 82, source: 'estimate: as init (SYNCS.CCTL.IV)' },
   waitPassTryWait: { value: 262, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${F} §3: try_wait.parity on a complete phase, net 56` },
   waitPassTestWait: { value: 294, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${F} §3: test_wait.parity, net 69` },
-  wakeTryWait: { value: 70, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${F} §3: ping-pong with try_wait spin, one way arrive until the peer sees it: 84` },
-  wakeTestWait: { value: 107, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${F} §3: ping-pong with test_wait spin, one way 100-108` },
+  wakeTryWait: { value: 82, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${F} §3: ping-pong with try_wait spin, one way arrive until the peer sees it: 84` },
+  wakeTestWait: { value: 102, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${F} §3: ping-pong with test_wait spin, one way 100-108` },
   tryWaitTimeout: { value: 7833, source: `${F} §3/P2: incomplete try_wait returns false after 7833 cycles` },
-  remoteSignal: { value: 90, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${FC} Costs: remote arrive one way about 270 vs local about 84 (difference)` },
-  issueBulkCopy: { value: 154, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${F} §3: arrive.expect_tx + copy issue take 80 cycles (minus the arrive's 7)` },
-  issueTensorCopy: { value: 30, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${FT}: 145 cycles for arrive.expect_tx + one tensor copy, 188 for two: 43 per extra copy` },
+  remoteSignal: { value: 50, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${FC} Costs: remote arrive one way about 270 vs local about 84 (difference)` },
+  issueBulkCopy: { value: 157, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${F} §3: arrive.expect_tx + copy issue take 80 cycles (minus the arrive's 7)` },
+  issueTensorCopy: { value: 78, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${FT}: 145 cycles for arrive.expect_tx + one tensor copy, 188 for two: 43 per extra copy` },
   tmaLatency: { value: 416, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${F} §3: L2-hot bulk copy issue-to-observed completion ≈ 341 + bytes/96 (try_wait), minus wake 84` },
-  tmaTensorExtra: { value: -90, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${FT}: a tensor box costs about 15 cycles more than a plain bulk copy` },
+  tmaTensorExtra: { value: -130, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${FT}: a tensor box costs about 15 cycles more than a plain bulk copy` },
   tmaHbmExtra: { value: 500, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: set to 500 from hw/results/load.json (HBM latency over L2 at light load, 33-66 SMs, 16 KiB) and ${FT}: HBM adds about 870-905 cycles` },
   tmaSourceHbm: { value: 0, source: 'choice: 0 = L2-hot source (default), 1 = from HBM' },
-  tmaBytesPerCycleSm: { value: 113, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${F} §3: ≈10 cycles per KiB beyond 4 KiB for one copy on one SM (fit over 256 B..128 KiB)` },
-  tmaBytesPerCycleAllSms: { value: 81, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${FT}: with all 132 SMs copying from L2, about 60 B/cycle per SM` },
-  tmaHbmBytesPerCycleSm: { value: 65, source: 'fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: hw/results/load.json: 33 SMs streaming 3 x 64 KiB from HBM reach 61 B/cycle per SM (2,007 B/cycle in all, under the HBM limit)' },
+  tmaBytesPerCycleSm: { value: 102, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${F} §3: ≈10 cycles per KiB beyond 4 KiB for one copy on one SM (fit over 256 B..128 KiB)` },
+  tmaBytesPerCycleAllSms: { value: 83, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${FT}: with all 132 SMs copying from L2, about 60 B/cycle per SM` },
+  tmaHbmBytesPerCycleSm: { value: 84, source: 'fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: hw/results/load.json: 33 SMs streaming 3 x 64 KiB from HBM reach 61 B/cycle per SM (2,007 B/cycle in all, under the HBM limit)' },
   tmaMcastBytesPerCycleAllSms: { value: 60, source: 'fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: hw/results/pipeline.json: 2-CTA multicast pipelines on all 132 SMs receive about 62 B/cycle per SM (64 KiB tiles, S=2 and 3)' },
-  tmaQueueLatency: { value: 60, source: 'fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: hw/results/load.json: 132 SMs with 2 x 64 KiB in flight from L2 see +480 cycles of copy latency at ρ ≈ 0.8' },
-  tmaQueueLatencyHbm: { value: 130, source: 'fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: estimate: as tmaQueueLatency' },
+  tmaQueueLatency: { value: 54, source: 'fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: hw/results/load.json: 132 SMs with 2 x 64 KiB in flight from L2 see +480 cycles of copy latency at ρ ≈ 0.8' },
+  tmaQueueLatencyHbm: { value: 131, source: 'fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: estimate: as tmaQueueLatency' },
   tmaQueueMaxLoadPct: { value: 90, source: 'fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: estimate' },
   tmaLoadWindow: { value: 4000, source: 'choice: read rate averaged over about 4,000 cycles (2 µs)' },
   sms: { value: 132, source: `${F}: H200 has 132 SMs` },
@@ -129,7 +129,7 @@ export const H200: Timing = {
   issueMma: { value: 16, source: 'fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: estimate' },
   tcgen05FlopsPerCycle: { value: 8192, source: 'estimate: B200 dense bf16 (2.25 PFLOP/s, 148 SMs, 1.85 GHz); no Blackwell here' },
   wgmmaFlopsPerCycle: { value: 4096, source: 'hw/results/pipeline.json: four more wgmma.m64n128k16 per stage cost 256 SM cycles (64 each); before that: estimate: H100/H200 dense bf16 989 TFLOP/s over 132 SMs at 1.83 GHz' },
-  mmaStartLatency: { value: 9, source: 'fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: estimate' },
+  mmaStartLatency: { value: 21, source: 'fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: estimate' },
   commitLatency: { value: 40, source: 'estimate' },
   issueCommit: { value: 10, source: 'estimate' },
   issueWgmmaGroupOp: { value: 8, source: 'estimate' },
@@ -144,7 +144,7 @@ export const H200: Timing = {
   ldShared: { value: 21, source: `${F} §3: ld.shared.b64 net 21` },
   stShared: { value: 21, source: 'estimate: as ld.shared' },
   tmemLoad: { value: 30, source: 'estimate' },
-  loopOverhead: { value: 9, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${F} §3: and+add glue 12 cycles per link, half of it per operation` },
+  loopOverhead: { value: 8, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${F} §3: and+add glue 12 cycles per link, half of it per operation` },
   jitter: { value: 0.05, source: 'choice: ±5% on asynchronous latencies with --seed' },
 };
 
