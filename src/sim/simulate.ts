@@ -98,7 +98,7 @@ function mulberry32(seed: number): () => number {
   };
 }
 
-/** Min-heap of (time, insertion order) → payload, in parallel typed arrays. */
+/** Min-heap (4-ary) of (time, insertion order) → payload, in parallel typed arrays. */
 class Queue {
   private t = new Float64Array(1024);
   private q = new Float64Array(1024);
@@ -126,8 +126,9 @@ class Queue {
     const t = this.t, q = this.q, v = this.v;
     const s = this.seq++;
     let i = this.n++;
+    // 4-ary heap: parent of i is (i - 1) >> 2.
     while (i > 0) {
-      const p = (i - 1) >> 1;
+      const p = (i - 1) >> 2;
       const tp = t[p]!;
       if (tp < time || (tp === time && q[p]! < s)) break;
       t[i] = tp;
@@ -149,14 +150,23 @@ class Queue {
       const lt = t[n]!, lq = q[n]!, lv = v[n]!;
       let i = 0;
       for (;;) {
-        const l = 2 * i + 1;
-        if (l >= n) break;
-        const r = l + 1;
-        let c = l;
-        if (r < n && (t[r]! < t[l]! || (t[r] === t[l] && q[r]! < q[l]!))) c = r;
-        if (t[c]! > lt || (t[c] === lt && q[c]! > lq)) break;
-        t[i] = t[c]!;
-        q[i] = q[c]!;
+        const first = 4 * i + 1;
+        if (first >= n) break;
+        // The smallest of up to four children.
+        let c = first;
+        let tc = t[first]!, qc = q[first]!;
+        const last = first + 4 < n ? first + 4 : n;
+        for (let k = first + 1; k < last; k++) {
+          const tk = t[k]!;
+          if (tk < tc || (tk === tc && q[k]! < qc)) {
+            c = k;
+            tc = tk;
+            qc = q[k]!;
+          }
+        }
+        if (tc > lt || (tc === lt && qc > lq)) break;
+        t[i] = tc;
+        q[i] = qc;
         v[i] = v[c]!;
         i = c;
       }
