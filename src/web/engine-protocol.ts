@@ -4,7 +4,7 @@
  */
 import { check, type CheckResult } from '../check/check.js';
 import type { Progress } from '../check/explore.js';
-import { phaseTable, type PhaseRow } from '../report/phases.js';
+import { phaseRows, type PhaseRowX } from './phase-rows.js';
 import { buildModel, instantiateKernel, packModel, type PackedModel } from './model.js';
 import type { SourceRef } from './share.js';
 import { load } from './sources.js';
@@ -29,7 +29,7 @@ export type WorkerReply =
   | { type: 'sim'; id: number; model: PackedModel }
   | { type: 'progress'; id: number; progress: Progress }
   | { type: 'check'; id: number; result: PackedCheck }
-  | { type: 'phases'; id: number; rows: PhaseRow[] }
+  | { type: 'phases'; id: number; rows: PhaseRowX[] }
   | { type: 'error'; id: number; error: string };
 
 function program(src: SourceRef, params: Record<string, number>) {
@@ -53,7 +53,7 @@ export function handle(req: WorkerRequest, reply: (m: WorkerReply) => void): voi
       const { program: _p, ...rest } = r;
       reply({ type: 'check', id: req.id, result: rest });
     } else {
-      reply({ type: 'phases', id: req.id, rows: phaseTable(program(req.src, req.params), req.role, req.barrier, req.variable) });
+      reply({ type: 'phases', id: req.id, rows: phaseRows(program(req.src, req.params), req.role, req.barrier, req.variable) });
     }
   } catch (err) {
     reply({ type: 'error', id: req.id, error: String((err as Error)?.message ?? err) });

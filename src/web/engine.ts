@@ -7,7 +7,7 @@
  * requests run on the page's thread instead.
  */
 import type { Progress } from '../check/explore.js';
-import type { PhaseRow } from '../report/phases.js';
+import type { PhaseRowX } from './phase-rows.js';
 import { handle, type CheckBounds, type PackedCheck, type WorkerReply, type WorkerRequest } from './engine-protocol.js';
 import type { PackedModel } from './model.js';
 import type { SourceRef } from './share.js';
@@ -116,7 +116,7 @@ export async function simulateIn(src: SourceRef, params: Record<string, number>)
 }
 
 /** The phase table of a kernel's loop (src/report/phases.ts `phaseTable`), in the worker. */
-export async function phasesIn(src: SourceRef, params: Record<string, number>, role: string, barrier: string, variable: string): Promise<PhaseRow[]> {
+export async function phasesIn(src: SourceRef, params: Record<string, number>, role: string, barrier: string, variable: string): Promise<PhaseRowX[]> {
   const r = await phaseSlot.run({ type: 'phases', id: nextId++, src, params, role, barrier, variable });
   if (r.type !== 'phases') throw new Error('unexpected reply');
   return r.rows;

@@ -11,7 +11,7 @@ import { checkIn, Dropped, simulateIn, type CheckRun } from './engine.js';
 import type { PackedCheck } from './engine-protocol.js';
 import { asyncNames, barStateAt, describeEvent, eventBar, eventLoc, instantiateKernel, traceModel, unpackModel, type RunModel } from './model.js';
 import { decodeView, encodeView, MAX_SKETCH, TABS, type SourceRef, type Tab, type ViewState } from './share.js';
-import { EXAMPLES, isExample, isFile, load, SKETCH_FILES, sketchTwin, type Loaded } from './sources.js';
+import { EXAMPLES, isExample, isFile, leadComment, load, readerText, SKETCH_FILES, sketchTwin, type Loaded } from './sources.js';
 import { checkView, type StepDetail } from './views/check.js';
 import { editorView } from './views/editor.js';
 import { mechanismView } from './views/mechanism.js';
@@ -51,15 +51,25 @@ check.lineText = (line) => (lines.length ? lines[line - 1] ?? null : null);
 const exampleSel = h('select', { id: 'example', 'aria-label': 'example' });
 const sketchOpt = h('option', { value: 'sketch:', disabled: true, hidden: true }, 'edited sketch');
 {
+  // Sketch files first. A built-in (TypeScript builder) example whose sketch file is bundled is the
+  // same kernel: it is not listed (it would look like a duplicate), but stays selectable for links
+  // (#ex=NAME) as a hidden option that names itself "(built-in)".
+  const gSk = h('optgroup', { label: 'Sketch files (examples/*.mbk)' });
+  const gBug = h('optgroup', { label: 'Buggy sketch files (examples/bugs)' });
   const gBuiltin = h('optgroup', { label: 'Built-in (TypeScript builder)' });
-  for (const ex of EXAMPLES) gBuiltin.appendChild(h('option', { value: `ex:${ex.name}`, title: ex.summary }, ex.name));
-  const gSk = h('optgroup', { label: 'Sketches (examples/*.mbk)' });
-  const gBug = h('optgroup', { label: 'Buggy sketches (examples/bugs)' });
   for (const f of SKETCH_FILES) (f.group === 'bugs' ? gBug : gSk).appendChild(h('option', { value: `file:${f.path}`, title: f.summary }, f.path.replace(/^examples\//, '')));
-  exampleSel.append(gSk, gBug, gBuiltin, sketchOpt);
+  const twins: HTMLOptionElement[] = [];
+  for (const ex of EXAMPLES) {
+    const twin = !!sketchTwin(ex.name);
+    const o = h('option', { value: `ex:${ex.name}`, title: readerText(ex.summary), ...(twin ? { hidden: true } : {}) }, `${ex.name} (built-in)`);
+    if (twin) twins.push(o);
+    else gBuiltin.appendChild(o);
+  }
+  exampleSel.append(gSk, gBug, ...(gBuiltin.children.length ? [gBuiltin] : []), ...twins, sketchOpt);
 }
 const summary = h('p', { class: 'ex-summary', id: 'ex-summary' });
 const paramBox = h('div', { class: 'params', role: 'group', 'aria-label': 'kernel parameters' });
+const paramNote = h('span', { class: 'param-note', id: 'param-note', hidden: true }, 'kernel parameters: on the Timeline, Check and Sketch tabs');
 const verdict = h('span', { class: 'verdict', id: 'verdict', 'aria-live': 'polite' });
 const shareBtn = h('button', { type: 'button', 'aria-label': 'copy share link' }, 'Copy link');
 const shareOut = h('input', { type: 'text', readonly: true, class: 'share-out', 'aria-label': 'share link', hidden: true });
@@ -78,12 +88,13 @@ const replayBar = h('div', { class: 'replay-bar', id: 'replay-bar', role: 'regio
   replayBtn('Stop replay', 'stop replaying', () => exitReplay()));
 const header = h('header', {},
   h('div', { class: 'brand' }, h('h1', {}, 'mbsim explorer'), h('span', { class: 'tag' }, 'mbarrier on Hopper & Blackwell, computed by the model')),
-  h('div', { class: 'bar' }, h('label', {}, 'Kernel ', exampleSel), paramBox, verdict, shareBtn, shareOut),
+  h('div', { class: 'bar' }, h('label', {}, 'Kernel ', exampleSel), paramBox, paramNote, verdict, shareBtn, shareOut),
   summary, warnBox, replayBar);
 
 // ---- the chapter's four figures, one click each (for a reader of the seed chapter)
-const figBtn = (label: string, aria: string, fn: () => void) => {
-  const b = h('button', { type: 'button', class: 'fig', 'aria-label': aria, title: aria }, label);
+// The accessible name is the visible text; the title says which figure it opens.
+const figBtn = (label: string, title: string, fn: () => void) => {
+  const b = h('button', { type: 'button', class: 'fig', title }, label);
   b.addEventListener('click', fn);
   return b;
 };
@@ -91,16 +102,16 @@ const openFile = (path: string) => {
   if (!(state.source.kind === 'file' && state.source.path === path) || Object.keys(state.params).length) setSource({ kind: 'file', path }, {});
 };
 header.appendChild(h('nav', { class: 'figures', 'aria-label': 'the chapter’s figures' }, h('span', { class: 'fig-lead' }, 'The chapter’s figures:'),
-  figBtn('1 · mbarrier state and operations', 'chapter figure 1: mbarrier state and operations', () => selectTab('mechanism')),
-  figBtn('2 · phase tracking', 'chapter figure 2: phase tracking', () => {
+  figBtn('1 · mbarrier state and operations', 'Chapter figure 1: one mbarrier, its fields and operations (Barrier mechanism tab)', () => selectTab('mechanism')),
+  figBtn('2 · phase tracking', 'Chapter figure 2: the phase-tracking loop (Phase tracking tab)', () => {
     phases.showChapter();
     selectTab('phases');
   }),
-  figBtn('3 · TMA loads tracked by an mbarrier', 'chapter figure 3: TMA timeline', () => {
+  figBtn('3 · TMA loads tracked by an mbarrier', 'Chapter figure 3: the timeline of examples/mechanism.mbk', () => {
     openFile('examples/mechanism.mbk');
     selectTab('timeline');
   }),
-  figBtn('4 · full/empty protocol', 'chapter figure 4: full/empty protocol', () => {
+  figBtn('4 · full/empty protocol', 'Chapter figure 4: the timeline and full/empty ring of examples/pipeline.mbk', () => {
     openFile('examples/pipeline.mbk');
     selectTab('timeline');
     ring.el.scrollIntoView({ block: 'start' });
@@ -141,7 +152,9 @@ const inspector = h('section', { class: 'inspector', 'aria-labelledby': 'insp-h'
 const legend = h('p', { class: 'legend' },
   h('span', { class: 'sw k-op' }), ' issuing ', h('span', { class: 'sw k-stall' }), ' stalled ', h('span', { class: 'sw k-tma' }), ' TMA copy ',
   h('span', { class: 'sw k-mma' }), ' MMA ', h('span', { class: 'sw k-store' }), ' bulk store ', h('span', { class: 'sw k-signal' }), ' remote signal ',
-  h('span', { class: 'sw p0' }), ' barrier parity 0 ', h('span', { class: 'sw p1' }), ' parity 1 ', h('span', { class: 'sw k-done' }), ' phase completed');
+  h('span', { class: 'sw k-blocked' }), ' blocked forever (hang) ',
+  h('span', { class: 'sw p0' }), ' barrier parity 0 ', h('span', { class: 'sw p1' }), ' parity 1 ', h('span', { class: 'sw k-done' }), ' phase completed ',
+  h('span', { class: 'sw k-pend' }), ' pending arrivals ', h('span', { class: 'sw k-txc' }), ' tx-count (a phase completes when both are 0)');
 
 panels.set('mechanism', mech.el);
 panels.set('phases', phases.el);
@@ -170,7 +183,19 @@ function selectTab(t: Tab): void {
   }
   if (t === 'timeline') timeline.fit();
   if (t === 'sketch') editor.reveal();
+  showParams();
   saveHash();
+}
+
+/**
+ * The header's kernel parameters apply to the kernel; the mechanism tab and the chapter's loop on
+ * the phase tab have their own inputs (the loop's S and N), so there the header's are hidden rather
+ * than shown next to a different S.
+ */
+function showParams(): void {
+  const own = state.tab === 'mechanism' || (state.tab === 'phases' && phases.mode === 'chapter');
+  paramBox.hidden = own;
+  paramNote.hidden = !own || paramBox.childElementCount === 0;
 }
 
 let hashTimer = 0;
@@ -209,9 +234,9 @@ function setSource(src: SourceRef, params: Record<string, number>, opts: { fromE
   exampleSel.value = key;
   const ex = src.kind === 'example' ? EXAMPLES.find((e) => e.name === src.name) : undefined;
   const file = src.kind === 'file' ? SKETCH_FILES.find((f) => f.path === src.path) : undefined;
-  const firstComment = (loaded.text ?? '').split(/\r?\n/).find((l) => l.startsWith('#'))?.replace(/^#\s*/, '') ?? '';
+  const firstComment = leadComment(loaded.text ?? '');
   setText(sketchOpt, src.kind === 'sketch' ? `sketch: ${src.name}` : 'edited sketch');
-  setText(summary, ex ? ex.summary : file ? file.summary : src.kind === 'sketch' ? `${src.name} (edited or shared sketch)${firstComment ? `: ${firstComment}` : ''}` : '');
+  setText(summary, ex ? `${readerText(ex.summary)} (built-in, written with the TypeScript builder)` : file ? file.summary : src.kind === 'sketch' ? `${src.name} (edited or shared sketch)${firstComment ? `: ${firstComment}` : ''}` : '');
   if (!opts.fromEditor) {
     if (src.kind === 'example') editor.setSource({ builtin: src.name, ...(sketchTwin(src.name) ? { twin: sketchTwin(src.name)!.path } : {}) });
     else editor.setSource({ text: loaded.text ?? '', file: loaded.file });
@@ -236,6 +261,7 @@ function renderParams(): void {
     });
     paramBox.appendChild(h('label', {}, `${p.name} `, inp));
   }
+  showParams();
 }
 
 function noRun(head: string, cls: string, ...body: (HTMLElement | string)[]): void {
@@ -482,7 +508,8 @@ function inspect(ev: number): void {
       saveHash();
     }
   }
-  if (!model || (ev === lastInspected && barRowsModel === model)) return;
+  // In a replay the editor's line depends on the step too (a step may emit no event).
+  if (!model || (ev === lastInspected && barRowsModel === model && !inReplay)) return;
   lastInspected = ev;
   const e: MachineEvent | undefined = ev >= 0 ? model.events[ev] : undefined;
   const when = e ? (model.trace ? `step ${model.trace.stepOf[ev]}` : `t = ${fmt(e.t)}`) : '';
@@ -492,8 +519,13 @@ function inspect(ev: number): void {
   // The editor highlights the line of the event at the cursor (or of the replay's step).
   const stepLoc = inReplay ? replay!.hazard.trace[timeline.curStep - 1]?.loc : undefined;
   const mark = inReplay ? stepLoc : loc;
-  const markOk = !!mark && mark.line > 0 && (mark.file === undefined || mark.file === loaded?.file);
-  editor.markLine(markOk ? mark!.line : 0, inReplay ? `step ${timeline.curStep} of the counterexample` : `the event at the timeline cursor (event ${ev + 1})`);
+  const lineOk = (l: { line: number; file?: string } | undefined) => !!l && l.line > 0 && (l.file === undefined || l.file === loaded?.file);
+  const hang = inReplay && timeline.curStep === replay!.hazard.trace.length ? model?.sim.hang : null;
+  if (hang && hang.waiters.some((w) => lineOk(w.loc))) {
+    // The end of a hang: what matters is where the agents are stuck, not the last step.
+    const ws = hang.waiters.filter((w) => lineOk(w.loc));
+    editor.markLine(ws.map((w) => w.loc.line), `where ${ws.map((w) => w.name).join(', ')} ${ws.length > 1 ? 'are' : 'is'} blocked forever (the last step of the counterexample)`);
+  } else editor.markLine(lineOk(mark) ? mark!.line : 0, inReplay ? `step ${timeline.curStep} of the counterexample` : `the event at the timeline cursor (event ${ev + 1})`);
   setText(curSrc, loc && loc.line > 0 ? `line ${loc.line}${src !== null ? `:  ${src.trim()}` : ' (TypeScript builder)'}` : '');
   const hot = e ? eventBar(e) : -1;
   // Rows are rebuilt only when the run changes; each cursor move only sets their text.
@@ -531,6 +563,9 @@ editor.onKernelText = (text) => {
   setSource({ kind: 'sketch', name, text }, state.params, { fromEditor: true });
 };
 editor.onOpenTwin = (path) => setSource({ kind: 'file', path }, state.params);
+phases.onMode = () => {
+  if (state) showParams();
+};
 phases.onChange = (S, N) => {
   state.ps = S;
   state.pn = N;

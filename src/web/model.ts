@@ -13,7 +13,13 @@ import { decodeChoice } from '../check/explore.js';
 import { explainHang } from '../machine/hang.js';
 
 /** Span kinds, by code (index into this array). */
-export const SPAN_KINDS = ['op', 'stall', 'tma', 'mma', 'store', 'signal'] as const;
+export const SPAN_KINDS = ['op', 'stall', 'tma', 'mma', 'store', 'signal', 'blocked'] as const;
+
+/**
+ * A span as the explorer draws it: the simulator's kinds, plus `blocked` for a wait that never
+ * ends (a hang's waiter, from its block to the end of the run).
+ */
+export type ViewSpan = Omit<Span, 'kind'> & { kind: Span['kind'] | 'blocked' };
 
 /** A lane of spans (an agent, a TMA engine, a tensor core, a cluster network), sorted by start. */
 export interface SpanLane {
@@ -78,7 +84,7 @@ export interface RunModel {
   /** Present when the run is a replayed counterexample (time = steps). */
   trace?: TraceInfo;
   events: MachineEvent[];
-  spans: Span[];
+  spans: ViewSpan[];
   /** Event times, sorted (the simulator emits events in time order). */
   evT: Float64Array;
   spanLanes: SpanLane[];
@@ -124,6 +130,43 @@ class Grow {
   }
 }
 
+/** Events that change a barrier's state. */
+const BAR_CHANGE = new Set<MachineEvent['e']>(['arrive', 'expect_tx', 'complete_tx', 'phase', 'diag']);
+
+/**
+ * Records the state of every barrier a step touched (`events`, the first at index `base`). The
+ * state after the step is filed under the step's first event that changed the barrier (an arrive,
+ * expect_tx, complete_tx or phase completion), so a cursor on that event, or on any later event of
+ * the step, shows it: a complete_tx that completes a phase shows the new phase at once. A barrier
+ * only mentioned (a wait, a copy's issue) is filed under the step's last event mentioning it.
+ */
+function recordStep(events: readonly MachineEvent[], base: number, bars: readonly MBarrier[], grows: Grow[], mark: Uint8Array, touched: number[], at: number[]): void {
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i]!;
+    const bar = (e as { bar?: number }).bar;
+    if (bar === undefined || bar < 0 || bar >= mark.length) continue;
+    const change = BAR_CHANGE.has(e.e);
+    if (!mark[bar]) {
+      mark[bar] = change ? 2 : 1;
+      touched.push(bar);
+      at.push(base + i);
+    } else if (mark[bar] === 1) {
+      // So far only mentioned: a change files the state here; another mention moves it later.
+      const j = touched.indexOf(bar);
+      at[j] = base + i;
+      if (change) mark[bar] = 2;
+    }
+  }
+  const t = events[events.length - 1]!.t;
+  for (let j = 0; j < touched.length; j++) {
+    const b = touched[j]!;
+    grows[b]!.push(at[j]!, t, bars[b]!);
+    mark[b] = 0;
+  }
+  touched.length = 0;
+  at.length = 0;
+}
+
 /** Simulates `program` and builds the model. */
 export function buildModel(program: Program): RunModel {
   const init = new Machine(program).initial();
@@ -135,31 +178,39 @@ export function buildModel(program: Program): RunModel {
   }
   let evCount = 0;
   const touched: number[] = [];
+  const at: number[] = [];
   const mark = new Uint8Array(init.bars.length);
   const t0 = performance.now();
   const sim = simulate(program, {
     maxSteps: MAX_STEPS,
     onStep: (s: MachineState, events: readonly MachineEvent[]) => {
       if (events.length === 0) return;
-      for (const e of events) {
-        const bar = (e as { bar?: number }).bar;
-        if (bar !== undefined && bar >= 0 && bar < mark.length && !mark[bar]) {
-          mark[bar] = 1;
-          touched.push(bar);
-        }
-      }
-      const last = evCount + events.length - 1;
-      for (const b of touched) {
-        grows[b]!.push(last, events[events.length - 1]!.t, s.bars[b]!);
-        mark[b] = 0;
-      }
-      touched.length = 0;
+      recordStep(events, evCount, s.bars, grows, mark, touched, at);
       evCount += events.length;
     },
   });
   const simMs = performance.now() - t0;
   const summary: SimSummary = { verdict: sim.verdict, cycles: sim.cycles, diagnostics: sim.diagnostics, hang: sim.hang, stopped: sim.stopped };
-  return assemble(program, summary, sim.events ?? [], sim.spans ?? [], grows, init.bars, simMs);
+  const events = sim.events ?? [];
+  const spans: ViewSpan[] = sim.spans ?? [];
+  let endAt: number | undefined;
+  if (sim.hang && sim.hang.waiters.length) {
+    // The simulator closes a stall only when the agent resumes; a hang's waiters never do. Draw each
+    // as blocked from its last event (the wait that blocked) to the end, which leaves room to see it.
+    const last = Math.max(1, sim.cycles, events.length ? events[events.length - 1]!.t : 0);
+    endAt = last + Math.max(8, last * 0.06);
+    for (const w of sim.hang.waiters) {
+      let since = 0;
+      for (let i = events.length - 1; i >= 0; i--) {
+        if ((events[i] as { agent?: number }).agent === w.agent) {
+          since = events[i]!.t;
+          break;
+        }
+      }
+      spans.push({ lane: String(w.agent), t0: since, t1: endAt, kind: 'blocked', label: `blocked forever: ${w.op}`, ...(w.loc?.line ? { loc: w.loc } : {}) });
+    }
+  }
+  return assemble(program, summary, events, spans, grows, init.bars, simMs, endAt);
 }
 
 const ASYNC_SPAN: Record<string, { unit: 'TMA' | 'TC' | 'net'; kind: Span['kind']; label: string }> = {
@@ -193,8 +244,11 @@ export function traceModel(program: Program, schedule: readonly number[], labels
     grows.push(g);
   }
   const initBars = s.bars;
+  const mark = new Uint8Array(s.bars.length);
+  const touched: number[] = [];
+  const at: number[] = [];
   const events: MachineEvent[] = [];
-  const spans: Span[] = [];
+  const spans: ViewSpan[] = [];
   const nAg = program.agents.length;
   // Per agent: the step since which it has been blocked (−1: not blocked).
   const blockedSince = new Array<number>(nAg).fill(-1);
@@ -226,12 +280,10 @@ export function traceModel(program: Program, schedule: readonly number[], labels
     const landing = c.kind === 'async' ? asyncOpen.get(c.id) : undefined;
     const r = m.step(before, c, n - 0.5);
     s = r.state;
-    const touched = new Set<number>();
+    const base = events.length;
     for (const e of r.events) {
       events.push(e);
       stepOf.push(n);
-      const bar = (e as { bar?: number }).bar;
-      if (bar !== undefined && bar >= 0) touched.add(bar);
       if (e.e === 'async') {
         asyncOpen.set(e.id, { t0: n - 0.5, kind: e.kind, cta: e.cta, agent: e.agent, bytes: e.bytes, loc: e.loc });
       } else if (e.e === 'async.done') {
@@ -245,7 +297,7 @@ export function traceModel(program: Program, schedule: readonly number[], labels
       }
     }
     stepEnd[n] = events.length - 1;
-    for (const b of touched) grows[b]!.push(events.length - 1, n - 0.5, s.bars[b]!);
+    if (r.events.length) recordStep(r.events, base, s.bars, grows, mark, touched, at);
     const lab = labels[i];
     if (c.kind === 'agent') {
       spans.push({ lane: String(c.agent), t0: n - 1, t1: n, kind: 'op', label: `${n}. ${ins ? ins.text : lab?.op ?? 'exit'}`, ...(ins?.loc ? { loc: ins.loc } : {}) });
@@ -261,10 +313,12 @@ export function traceModel(program: Program, schedule: readonly number[], labels
   });
   const N = schedule.length;
   const end = N + 1;
-  for (let a = 0; a < nAg; a++) if (blockedSince[a]! >= 0) spans.push({ lane: String(a), t0: blockedSince[a]!, t1: end, kind: 'stall', label: blockedOn[a]! });
-  for (const [id, o] of asyncOpen) spans.push(asyncSpan(program, id, o, end, true));
   const finished = m.finished(s);
   const stuck = !finished && m.enabled(s).length === 0;
+  for (let a = 0; a < nAg; a++) {
+    if (blockedSince[a]! >= 0) spans.push({ lane: String(a), t0: blockedSince[a]!, t1: end, kind: stuck ? 'blocked' : 'stall', label: stuck ? blockedOn[a]!.replace(/^blocked: /, 'blocked forever: ') : blockedOn[a]! });
+  }
+  for (const [id, o] of asyncOpen) spans.push(asyncSpan(program, id, o, end, true));
   const hang = stuck ? explainHang(m, s) : null;
   const summary: SimSummary = {
     verdict: s.trapped ? 'trap' : stuck ? 'hang' : diagnostics.some((d) => d.diag.severity === 'error') ? 'error' : 'ok',
@@ -283,7 +337,7 @@ function asyncSpan(program: Program, id: number, o: { t0: number; kind: string; 
 }
 
 /** Arranges events, spans and barrier histories into a {@link RunModel}. */
-function assemble(program: Program, sim: SimSummary, events: MachineEvent[], spans: Span[], grows: Grow[], initBars: readonly MBarrier[], simMs: number, endAt?: number): RunModel {
+function assemble(program: Program, sim: SimSummary, events: MachineEvent[], spans: ViewSpan[], grows: Grow[], initBars: readonly MBarrier[], simMs: number, endAt?: number): RunModel {
   const init = { bars: initBars };
   const evT = new Float64Array(events.length);
   for (let i = 0; i < events.length; i++) evT[i] = events[i]!.t;

@@ -5,15 +5,17 @@
  * Pure; no DOM.
  */
 import type { RunModel } from './model.js';
-import { barStateAt, lastLE } from './model.js';
+import { barStateAt, firstGE, lastLE } from './model.js';
 
 export interface RingPair {
   full: string;
   empty: string | null;
   stages: number;
-  /** Roles that arrive on `full` (producers) and wait on it (consumers). */
+  /** Roles that arrive on `full` (producers) and wait on it (consumers), joined with ", ". */
   producer: string;
   consumer: string;
+  producerRoles: string[];
+  consumerRoles: string[];
 }
 
 /** Guesses the full/empty arrays of a kernel: by name first, else the first two arrays of equal length. */
@@ -37,7 +39,7 @@ export function detectPair(m: RunModel): RingPair | null {
   return { full: full.name, empty: empty?.name ?? null, stages: full.length, ...roles(m, full.name) };
 }
 
-function roles(m: RunModel, full: string): { producer: string; consumer: string } {
+function roles(m: RunModel, full: string): { producer: string; consumer: string; producerRoles: string[]; consumerRoles: string[] } {
   const prod = new Set<string>(), cons = new Set<string>();
   const asyncIssuer = new Map<number, number>();
   for (const e of m.events) {
@@ -50,7 +52,7 @@ function roles(m: RunModel, full: string): { producer: string; consumer: string 
     if (e.e === 'wait') cons.add(role);
     else prod.add(role);
   }
-  return { producer: [...prod].join(', ') || 'producer', consumer: [...cons].join(', ') || 'consumer' };
+  return { producer: [...prod].join(', ') || 'producer', consumer: [...cons].join(', ') || 'consumer', producerRoles: [...prod], consumerRoles: [...cons] };
 }
 
 /** Who holds a stage's buffer. */
@@ -69,6 +71,22 @@ export interface StageState {
   inflight: number;
 }
 
+/** Where a side of the protocol (producer or consumer) is at the cursor: its last step on the ring. */
+export interface RolePlace {
+  stage: number;
+  /** What it did there, e.g. `waits on empty[2]` (blocked), `passed full[1]`, `arrived on empty[0]`. */
+  what: string;
+  blocked: boolean;
+}
+
+/** A handoff: a full or empty barrier of a stage completed a phase. */
+export interface Handoff {
+  ev: number;
+  stage: number;
+  kind: 'full' | 'empty';
+  phase: number;
+}
+
 /**
  * Per-stage in-flight TMA intervals (event index of issue and completion), for a CTA, precomputed
  * once per run.
@@ -81,6 +99,10 @@ export interface RingIndex {
   /** Per stage: sorted issue event indices and matching done event indices (Infinity if never). */
   issue: number[][];
   done: number[][];
+  /** The producer's and the consumer's steps on the ring (event index, stage, what), in order. */
+  places: { producer: { ev: number[]; at: RolePlace[] }; consumer: { ev: number[]; at: RolePlace[] } };
+  /** Every handoff, in order. */
+  handoffs: Handoff[];
 }
 
 export function ringIndex(m: RunModel, pair: RingPair, cta: number): RingIndex {
@@ -91,9 +113,52 @@ export function ringIndex(m: RunModel, pair: RingPair, cta: number): RingIndex {
   const fullKeys = Array.from({ length: pair.stages }, (_, s) => keyOf(info.offset, s));
   const emptyKeys = Array.from({ length: pair.stages }, (_, s) => (einfo ? keyOf(einfo.offset, s) : -1));
   const stageOfFull = new Map(fullKeys.map((k, s) => [k, s]));
+  const stageOfEmpty = new Map(emptyKeys.filter((k) => k >= 0).map((k, s) => [k, s]));
   const issue: number[][] = fullKeys.map(() => []), done: number[][] = fullKeys.map(() => []);
   const open = new Map<number, { s: number; j: number }>();
+  const prodRoles = new Set(pair.producerRoles), consRoles = new Set(pair.consumerRoles);
+  let places = { producer: { ev: [] as number[], at: [] as RolePlace[] }, consumer: { ev: [] as number[], at: [] as RolePlace[] } };
+  const handoffs: Handoff[] = [];
+  const side = (agent: number): 'producer' | 'consumer' | null => {
+    const a = agent >= 0 ? p.agents[agent] : undefined;
+    if (!a || a.cta !== cta) return null;
+    return prodRoles.has(a.roleName) ? 'producer' : consRoles.has(a.roleName) ? 'consumer' : null;
+  };
+  const place = (who: 'producer' | 'consumer' | null, i: number, stage: number, what: string, blocked = false) => {
+    if (!who) return;
+    places[who].ev.push(i);
+    places[who].at.push({ stage, what, blocked });
+  };
+  const issuerOf = new Map<number, { agent: number; kind: string }>();
+  /** Each agent's passing waits (time, barrier), for the stalls below. */
+  const waits = new Map<number, { t: number[]; bar: number[] }>();
   m.events.forEach((e, i) => {
+    if (e.e === 'wait' && e.pass) {
+      let w = waits.get(e.agent);
+      if (!w) waits.set(e.agent, (w = { t: [], bar: [] }));
+      w.t.push(e.t);
+      w.bar.push(e.bar);
+    }
+    if (e.e === 'async') issuerOf.set(e.id, { agent: e.agent, kind: e.kind });
+    if (e.e === 'wait' || e.e === 'arrive' || e.e === 'phase') {
+      const fs = stageOfFull.get(e.bar), es = stageOfEmpty.get(e.bar);
+      const st = fs ?? es;
+      if (st !== undefined) {
+        const name = `${fs !== undefined ? pair.full : pair.empty}[${st}]`;
+        if (e.e === 'phase') handoffs.push({ ev: i, stage: st, kind: fs !== undefined ? 'full' : 'empty', phase: e.completed });
+        else if (e.e === 'wait') place(side(e.agent), i, st, e.pass ? `passed its wait on ${name}` : `waits on ${name}`, !e.pass);
+        else if (e.agent >= 0) place(side(e.agent), i, st, `${e.expectTx ? 'arrive.expect_tx' : 'arrived'} on ${name}`);
+        else {
+          // An asynchronous arrive (tcgen05.commit, cp.async.mbarrier.arrive): its issuer's doing.
+          const iss = issuerOf.get(e.async);
+          if (iss !== undefined && iss.kind !== 'tma') place(side(iss.agent), i, st, `${iss.kind === 'tc.commit' ? 'tcgen05.commit arrived' : 'arrived'} on ${name}`);
+        }
+      }
+    }
+    if (e.e === 'async' && e.kind === 'tma') {
+      const s0 = stageOfFull.get(e.bar);
+      if (s0 !== undefined) place(side(e.agent), i, s0, 'issued a TMA copy');
+    }
     if (e.e === 'async' && e.kind === 'tma') {
       const s = stageOfFull.get(e.bar);
       if (s === undefined) return;
@@ -108,7 +173,63 @@ export function ringIndex(m: RunModel, pair: RingPair, cta: number): RingIndex {
       }
     }
   });
-  return { pair, cta, fullKeys, emptyKeys, issue, done };
+  // The simulator reports a blocked wait as a stall span (its pass comes later, as a wait event):
+  // the stall says where a role is waiting. Its stage is that of the wait that ends it (or, for a
+  // hang's waiter, of the barrier the hang report names).
+  const extra: { who: 'producer' | 'consumer'; ev: number; at: RolePlace }[] = [];
+  for (const sp of m.spans) {
+    if ((sp.kind !== 'stall' && sp.kind !== 'blocked') || !/^\d+$/.test(sp.lane)) continue;
+    const a = Number(sp.lane);
+    const who = side(a);
+    if (!who) continue;
+    let bar = -1;
+    if (sp.kind === 'blocked') bar = m.sim.hang?.waiters.find((w) => w.agent === a)?.bar ?? -1;
+    else {
+      const w = waits.get(a);
+      const j = w ? firstGE(w.t, sp.t1) : 0;
+      if (w && j < w.t.length) bar = w.bar[j]!;
+    }
+    const fs = stageOfFull.get(bar), es = stageOfEmpty.get(bar);
+    const st = fs ?? es;
+    if (st === undefined) continue;
+    const name = `${fs !== undefined ? pair.full : pair.empty}[${st}]`;
+    extra.push({ who, ev: Math.max(0, lastLE(m.evT, sp.t0)), at: { stage: st, what: `waits on ${name}${sp.kind === 'blocked' ? ' (forever: the run hangs)' : ''}`, blocked: true } });
+  }
+  if (extra.length) {
+    for (const x of extra) {
+      places[x.who].ev.push(x.ev);
+      places[x.who].at.push(x.at);
+    }
+    for (const who of ['producer', 'consumer'] as const) {
+      const P = places[who];
+      // Stable: a stall filed under an event comes after that event's own step.
+      const order = P.ev.map((_, i) => i).sort((i, j) => P.ev[i]! - P.ev[j]! || i - j);
+      places[who] = { ev: order.map((i) => P.ev[i]!), at: order.map((i) => P.at[i]!) };
+    }
+  }
+  return { pair, cta, fullKeys, emptyKeys, issue, done, places, handoffs };
+}
+
+/** Where the producer and the consumer are after event `ev` (null: not on the ring yet). */
+export function placesAt(r: RingIndex, ev: number): { producer: RolePlace | null; consumer: RolePlace | null } {
+  const at = (x: { ev: number[]; at: RolePlace[] }) => {
+    const j = lastLE(x.ev, ev);
+    return j >= 0 ? x.at[j]! : null;
+  };
+  return { producer: at(r.places.producer), consumer: at(r.places.consumer) };
+}
+
+/** The last handoff at or before event `ev`, or null. */
+export function lastHandoff(r: RingIndex, ev: number): Handoff | null {
+  let lo = 0, hi = r.handoffs.length - 1, best = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (r.handoffs[mid]!.ev <= ev) {
+      best = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  return best >= 0 ? r.handoffs[best]! : null;
 }
 
 /** The stages' states after event `ev`. */
@@ -123,7 +244,9 @@ export function stagesAt(m: RunModel, r: RingIndex, ev: number): StageState[] {
     const upto = lastLE(iss, ev);
     let inflight = 0;
     for (let j = upto; j >= 0 && j >= upto - 64; j--) if (dn[j]! > ev) inflight++;
-    const holder: Holder = f.phase > e.phase ? 'consumer' : inflight > 0 || f.tx > 0 ? 'tma' : 'producer';
+    // "TMA filling" once a copy into the stage is in flight; an armed tx-count (expect_tx) alone is
+    // still the producer's turn.
+    const holder: Holder = f.phase > e.phase ? 'consumer' : inflight > 0 ? 'tma' : 'producer';
     return { stage: s, fullKey: fk, emptyKey: r.emptyKeys[s]!, fullPhase: f.phase, emptyPhase: e.phase, fullPending: f.pending, fullTx: f.tx, holder, inflight };
   });
 }

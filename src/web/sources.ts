@@ -14,7 +14,7 @@ export interface SketchFile {
   /** Path relative to the repository, e.g. `examples/bugs/B01.mbk`. */
   path: string;
   text: string;
-  /** First comment line, without `#`. */
+  /** The leading comment paragraph, without `#` and `expect:` lines, in the reader's words ({@link readerText}). */
   summary: string;
   group: 'sketches' | 'bugs';
 }
@@ -22,10 +22,37 @@ export interface SketchFile {
 export const SKETCH_FILES: SketchFile[] = Object.entries(raw)
   .map(([k, text]) => {
     const path = k.replace(/^(\.\.\/)+/, '');
-    const first = text.split(/\r?\n/).find((l) => l.startsWith('#')) ?? '';
-    return { path, text, summary: first.replace(/^#\s*/, ''), group: path.includes('/bugs/') ? 'bugs' as const : 'sketches' as const };
+    return { path, text, summary: leadComment(text), group: path.includes('/bugs/') ? 'bugs' as const : 'sketches' as const };
   })
   .sort((a, b) => (a.group === b.group ? a.path.localeCompare(b.path) : a.group === 'sketches' ? -1 : 1));
+
+/**
+ * Reader-facing text: the sources call the book chapter "the seed" (it seeded the project); a reader
+ * knows it as the chapter.
+ */
+export function readerText(t: string): string {
+  return t
+    .replace(/\b([Tt])he seed chapter('s)?/g, '$1he chapter$2')
+    .replace(/\b([Tt])he seed's\b/g, '$1he chapter’s')
+    .replace(/\b([Tt])he seed\b/g, '$1he chapter')
+    .replace(/\bseed's\b/g, 'chapter’s')
+    .replace(/\bseed\b/g, 'chapter');
+}
+
+/** A sketch's description: its leading comment paragraph, whole (without `expect:` lines). */
+export function leadComment(text: string): string {
+  const out: string[] = [];
+  for (const l of text.split(/\r?\n/)) {
+    if (!l.startsWith('#')) {
+      if (out.length || l.trim()) break;
+      continue;
+    }
+    const body = l.replace(/^#\s?/, '').trim();
+    if (/^expect:/.test(body)) continue;
+    out.push(body);
+  }
+  return readerText(out.join(' ').replace(/\s+/g, ' ').trim());
+}
 
 export const isExample = (n: string): boolean => !!findExample(n);
 export const isFile = (p: string): boolean => SKETCH_FILES.some((f) => f.path === p);

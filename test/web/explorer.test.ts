@@ -147,7 +147,12 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
     await page.getByRole('slider', { name: 'iteration' }).focus();
     await page.keyboard.press('ArrowRight');
     await page.keyboard.press('ArrowRight');
-    expect(await page.locator('#iter-label').textContent()).toBe('iteration 2 of 3');
+    expect(await page.locator('#iter-label').textContent()).toBe('iteration 2 (of 4: 0–3)');
+    // The badge sits on the parity that was waited on (1); below it, the parity after completion.
+    expect(await page.locator('#waited-badge').evaluate((t) => t.previousElementSibling?.textContent)).toBe('parity 1');
+    // The chapter's loop has its own S: the header's kernel S is hidden here.
+    expect(await page.locator('.params').isHidden()).toBe(true);
+    expect(await page.locator('#param-note').isVisible()).toBe(true);
     expect(await page.locator('#phase-explain').textContent()).toContain('Iteration 2 waits for phase parity 1 of stage 0');
     await shot(page, 'phases-s2');
     await page.getByLabel('stages S').fill('3');
@@ -171,9 +176,9 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
     const field = (id: string) => page.locator(`[data-field="${id}"] .field-val`).textContent();
     await page.getByRole('button', { name: 'reset barrier' }).click();
     await page.getByLabel('init count').fill('1');
-    await page.getByRole('button', { name: 'init', exact: true }).click();
+    await page.getByRole('button', { name: 'mbarrier.init', exact: true }).click();
     expect(await field('pending')).toBe('1');
-    expect(await field('phase')).toBe('0  (phase 0)');
+    expect(await field('phase')).toBe('0phase 0');
     await page.getByLabel('arrive.expect_tx bytes').fill('4096');
     await page.getByRole('button', { name: 'arrive.expect_tx', exact: true }).click();
     expect(await field('pending')).toBe('0');
@@ -183,26 +188,26 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
     expect(await page.locator('#cond-verdict').textContent()).toContain('waits for the remaining bytes');
     // try_wait(0) blocks before the bytes land.
     await page.getByLabel('try_wait parity').selectOption('0');
-    await page.getByRole('button', { name: 'try_wait', exact: true }).click();
+    await page.getByRole('button', { name: 'try_wait.parity', exact: true }).click();
     expect(await page.locator('#wait-result').textContent()).toContain('→ false');
     await page.getByLabel('complete_tx bytes').fill('2048');
     await page.getByRole('button', { name: 'complete_tx', exact: true }).click();
     await page.getByRole('button', { name: 'complete_tx', exact: true }).click();
-    expect(await field('phase')).toBe('1  (phase 1)');
+    expect(await field('phase')).toBe('1phase 1');
     expect(await field('pending')).toBe('1');
     expect(await field('tx')).toBe('0 B');
-    await page.getByRole('button', { name: 'try_wait', exact: true }).click();
+    await page.getByRole('button', { name: 'try_wait.parity', exact: true }).click();
     expect(await page.locator('#wait-result').textContent()).toContain('→ true');
     // tcgen05.commit completion is one arrival: it completes phase 1.
     await page.getByRole('button', { name: 'tcgen05.commit completion' }).click();
-    expect(await field('phase')).toBe('0  (phase 2)');
+    expect(await field('phase')).toBe('0phase 2');
     // Click a field: its explanation comes from the chapter.
     await page.getByRole('button', { name: 'tx-count field' }).click();
     expect(await page.locator('#mech-explain').textContent()).toContain('tx-count to track bytes that have not yet finished transferring');
     expect(await page.getByRole('button', { name: 'tx-count field' }).getAttribute('aria-pressed')).toBe('true');
     // Over-arrival: all arrivals in, phase waiting on bytes, one more arrive.
     await page.getByRole('button', { name: 'arrive.expect_tx', exact: true }).click();
-    await page.getByRole('button', { name: 'arrive', exact: true }).click();
+    await page.getByRole('button', { name: 'mbarrier.arrive', exact: true }).click();
     const diag = page.locator('#mech-diag');
     await expect.poll(() => diag.isVisible()).toBe(true);
     expect(await diag.locator('.diag-code').textContent()).toBe('over-arrival');
@@ -212,11 +217,12 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
     await shot(page, 'mechanism-over-arrival');
     // Undefined: arrive on a never-initialized barrier.
     await page.getByRole('button', { name: 'reset barrier' }).click();
-    await page.getByRole('button', { name: 'arrive', exact: true }).click();
+    await page.getByRole('button', { name: 'mbarrier.arrive', exact: true }).click();
     expect(await diag.locator('.diag-code').textContent()).toBe('uninitialized');
   });
 
   test('a share link reproduces the kernel, parameters, tab and cursor', async () => {
+    await page.click('#tab-timeline');
     await pick(page, 'ex:hopper');
     await page.getByLabel('parameter S').fill('3');
     await page.getByLabel('parameter S').press('Enter');
@@ -344,9 +350,11 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
     expect(await page.locator('[data-field="pending"] .field-val').textContent()).toBe('1');
     expect(await page.locator('#cond-verdict').textContent()).toBe('The phase waits for 1 more arrival.');
     await shot(page, 'check-B01-mechanism');
-    // …and the sketch highlights the step's line (the copy landing: line 20).
+    // …and at the hang's last step the sketch highlights where the waiter is stuck (line 24), before
+    // it the step's line (the copy landing: line 20).
     await page.click('#tab-sketch');
-    await expect.poll(() => page.locator('.cm-run-line').getAttribute('data-run-line')).toBe('20');
+    await expect.poll(() => page.locator('.cm-run-line').getAttribute('data-run-line')).toBe('24');
+    expect(await page.locator('#editor-mark').textContent()).toContain('consumer is blocked forever');
     await shot(page, 'check-B01-sketch');
     await page.getByRole('button', { name: 'replay: previous step' }).click();
     await expect.poll(() => page.locator('.cm-run-line').getAttribute('data-run-line')).toBe('20');
@@ -375,7 +383,7 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
     expect(Date.now() - t0).toBeLessThan(1000);
     await page.click('#tab-mechanism');
     await page.getByRole('button', { name: 'reset barrier' }).click();
-    await page.getByRole('button', { name: 'init', exact: true }).click();
+    await page.getByRole('button', { name: 'mbarrier.init', exact: true }).click();
     expect(await page.locator('[data-field="pending"] .field-val').textContent()).toBe('1');
     await page.click('#tab-check');
     await shot(page, 'check-progress');
@@ -439,14 +447,161 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
     await page.keyboard.press('End');
     await expect.poll(() => readout(page)).toMatch(/event 1\d\d,\d{3} of 1\d\d,\d{3}/);
     // The figure buttons: figure 3 is the mechanism sketch's timeline.
-    await page.getByRole('button', { name: 'chapter figure 3: TMA timeline' }).click();
+    await page.getByRole('button', { name: '3 · TMA loads tracked by an mbarrier' }).click();
     await settled(page);
     expect(await page.locator('#example').inputValue()).toBe('file:examples/mechanism.mbk');
     expect(await page.locator('#tab-timeline').getAttribute('aria-selected')).toBe('true');
     await shot(page, 'figure-3');
-    await page.getByRole('button', { name: 'chapter figure 2: phase tracking' }).click();
+    await page.getByRole('button', { name: '2 · phase tracking' }).click();
     expect(await page.locator('#tab-phases').getAttribute('aria-selected')).toBe('true');
     expect(H.errors).toEqual([]);
+  });
+
+  test('figure 3: the state at the cursor includes the cursor’s event; count rows; the whole description', async () => {
+    await page.getByRole('button', { name: '3 · TMA loads tracked by an mbarrier' }).click();
+    await settled(page);
+    expect(await page.locator('#ex-summary').textContent()).toBe('The chapter’s mechanism figure: a barrier initialized with count 1, one arrive.expect_tx(4096), two 2,048-byte TMA copies; the phase flips when both the arrival and all bytes are in.');
+    expect(await page.locator('#tl-counts').isChecked()).toBe(true);
+    await page.locator('.tl-canvas').focus();
+    await page.keyboard.press('Home');
+    const row = () => page.locator('#bar-table tbody tr').first().textContent();
+    const seen: string[] = [];
+    for (let i = 0; i < 22; i++) {
+      await page.keyboard.press('ArrowRight');
+      await expect.poll(() => readout(page)).toMatch(new RegExp(`event ${i + 1} of 22`));
+      const ev = (await page.locator('#cur-event').textContent()) ?? '';
+      if (/arrive\.expect_tx\(4096 B\)/.test(ev)) {
+        // Armed, no copy issued yet: the producer's turn, not "TMA filling".
+        expect(await row()).toBe('bar[0]000 / 14096 B');
+        expect(await page.locator('#ring-list').textContent()).toMatch(/free: producer \(expect_tx armed: 4096 B/);
+        seen.push('armed');
+      }
+      if (/issues TMA #\d+/.test(ev) && !seen.includes('issued')) {
+        expect(await page.locator('#ring-list').textContent()).toContain('TMA filling');
+        seen.push('issued');
+      }
+      if (/complete_tx\(2048 B\) on bar\[0\]: tx 2048/.test(ev)) {
+        expect(await row()).toBe('bar[0]000 / 12048 B');
+        seen.push('first copy');
+      }
+      if (/complete_tx\(2048 B\) on bar\[0\]: tx 0/.test(ev) || /phase 0 completed → parity 1/.test(ev)) {
+        // The event at the cursor is in the table and the ring at once.
+        expect(await row(), ev).toBe('bar[0]111 / 10 B');
+        expect(await page.locator('#ring-list').textContent()).toContain('ready: consumer');
+        seen.push('phase');
+        if (/phase 0 completed/.test(ev)) {
+          expect(await page.locator('#ring-handoff').textContent()).toContain('Handoff at the cursor: bar[0] completed phase 0');
+          await shot(page, 'fig3-phase-completed');
+        }
+      }
+    }
+    expect(seen).toEqual(expect.arrayContaining(['armed', 'issued', 'first copy', 'phase']));
+    expect(H.errors).toEqual([]);
+  });
+
+  test('figure 4: the ring shows where each role is, the handoffs and a legend for the phases', async () => {
+    await page.getByRole('button', { name: '4 · full/empty protocol' }).click();
+    await settled(page);
+    await page.locator('.tl-canvas').focus();
+    await page.keyboard.press('Home');
+    for (let i = 0; i < 6; i++) await page.keyboard.press('Shift+ArrowRight');
+    await expect.poll(() => page.locator('#ring-where').textContent()).toMatch(/^Now: producer .*\(stage \d\); mma .*/);
+    expect(await page.locator('#ring-handoff').textContent()).toMatch(/full\[\d\] completed phase 0, so stage \d passed producer → mma|No handoff yet/);
+    expect(await page.locator('#panel-timeline .ring-legend').textContent()).toContain('“full ph 1 (p1)”: its full barrier is in phase 1, parity 1');
+    expect(await page.locator('#panel-timeline .role-marker.b-producer').getAttribute('visibility')).toBe('visible');
+    // Every text inside a stage fits its circle.
+    const overflow = await page.evaluate(() => Array.from(document.querySelectorAll('#panel-timeline .ring g.stage')).flatMap((g) => {
+      const c = g.querySelector('circle')!.getBoundingClientRect();
+      return Array.from(g.querySelectorAll('text')).filter((t) => {
+        const r = t.getBoundingClientRect();
+        return r.width > 0 && (r.left < c.left - 0.5 || r.right > c.right + 0.5);
+      }).map((t) => t.textContent);
+    }));
+    expect(overflow).toEqual([]);
+    await page.locator('.ring-view').first().scrollIntoViewIfNeeded();
+    await shot(page, 'fig4-ring');
+  });
+
+  test('B01: the normal timeline draws the blocked waiter until the end, labelled', async () => {
+    await pick(page, 'file:examples/bugs/B01.mbk');
+    await page.click('#tab-timeline');
+    const blocked = await page.evaluate(() => {
+      const m = (window as unknown as { __mbsim: { model: { spans: { kind: string; lane: string; t1: number; label: string }[]; end: number } } }).__mbsim.model;
+      return m.spans.filter((s) => s.kind === 'blocked').map((s) => ({ lane: s.lane, toEnd: s.t1 === m.end, label: s.label }));
+    });
+    expect(blocked).toEqual([{ lane: '1', toEnd: true, label: 'blocked forever: mbarrier.try_wait.parity full[0], 0' }]);
+    // Hover the consumer's lane near the end: the tooltip says the wait never ends.
+    const box = (await page.locator('.tl-canvas').boundingBox())!;
+    await page.mouse.move(box.x + box.width - 40, box.y + 26 + 22 + 11);
+    await expect.poll(() => page.locator('.tl-tip').textContent()).toMatch(/consumer: blocked forever: .*this wait never ends/);
+    await shot(page, 'b01-timeline-blocked');
+    await page.mouse.move(0, 0);
+  });
+
+  test('phase tracking of the pipeline’s producer on empty: the first waits pass at once', async () => {
+    await pick(page, 'file:examples/pipeline.mbk');
+    await page.click('#tab-phases');
+    await page.getByLabel('loop to track').selectOption('kernel');
+    // Tracking the kernel's loop: the header's parameters apply again.
+    expect(await page.locator('.params').isVisible()).toBe(true);
+    await page.getByLabel('role whose loop is tracked').selectOption('producer');
+    await page.getByLabel('barrier array waited on').selectOption('empty');
+    await expect.poll(() => page.locator('#phase-note').textContent()).toMatch(/32 iterations/);
+    const col = await page.locator('#phase-table tbody tr td:nth-child(4)').allTextContents();
+    expect(col.slice(0, 4)).toEqual(Array(4).fill('passed at once (no phase completed; the barrier is still in phase 0)'));
+    expect(col[4]).toBe('1');
+    await page.locator('#phase-table tbody tr').first().click();
+    expect(await page.locator('#phase-explain').textContent()).toContain('empty[0] is still in phase 0 (parity 0): no phase has completed');
+    expect(await page.locator('#phase-explain').textContent()).not.toContain('advances');
+    await shot(page, 'phases-producer-empty');
+    await page.getByLabel('loop to track').selectOption('chapter');
+  });
+
+  test('figure 1: the wait result follows the barrier; the chapter figure counts its steps; early bytes', async () => {
+    await page.getByRole('button', { name: '1 · mbarrier state and operations' }).click();
+    await page.getByRole('button', { name: 'Reset barrier' }).click();
+    const fig = page.locator('#fig-step');
+    expect(await fig.textContent()).toBe('Chapter figure: step 1 of 4');
+    for (let k = 1; k <= 4; k++) {
+      await fig.click();
+      expect(await page.locator('#seed-caption').textContent()).toMatch(new RegExp(`^Step ${k} of 4 of the chapter’s figure`));
+    }
+    expect(await page.locator('#seed-caption').textContent()).toContain('The figure is complete');
+    expect(await fig.textContent()).toBe('Chapter figure: start over (step 1 of 4)');
+    // The parity field does not wrap: its phase is on a line of its own.
+    expect(await page.locator('[data-field="phase"] .field-val').textContent()).toBe('1phase 1');
+    expect(await page.getByRole('button', { name: 'Phase parity field: 1 (phase 1)' }).count()).toBe(1);
+    expect(await page.getByRole('button', { name: 'tx-count field: 0 B' }).count()).toBe(1);
+    // try_wait(0) passes; two more arrivals make the shown result follow the barrier.
+    await page.getByLabel('try_wait parity').selectOption('0');
+    await page.getByRole('button', { name: 'try_wait.parity', exact: true }).click();
+    expect(await page.locator('#wait-result').textContent()).toMatch(/^try_wait\.parity\(0\) → true:/);
+    await page.getByRole('button', { name: 'mbarrier.arrive', exact: true }).click();
+    expect(await page.locator('#wait-result').textContent()).toMatch(/^try_wait\.parity\(0\) → false \(re-evaluated after the last operation\)/);
+    await page.getByRole('button', { name: 'mbarrier.arrive', exact: true }).click();
+    expect(await page.locator('#wait-result').textContent()).toMatch(/^try_wait\.parity\(0\) → true \(re-evaluated/);
+    await shot(page, 'fig1-wait-follows');
+    // complete_tx before expect_tx: a negative tx-count in words.
+    await page.getByRole('button', { name: 'Reset barrier' }).click();
+    await page.getByLabel('init count').fill('1');
+    await page.getByRole('button', { name: 'mbarrier.init', exact: true }).click();
+    await page.getByLabel('complete_tx bytes').fill('2048');
+    await page.getByRole('button', { name: 'complete_tx', exact: true }).click();
+    expect(await page.locator('#mech-status').textContent()).toBe('Phase 0 (parity 0): waiting for 1 of 1 arrival and 2048 bytes credited before they were expected.');
+    expect(await page.locator('#cond-verdict').textContent()).not.toMatch(/-2048/);
+    await shot(page, 'fig1-early-bytes');
+  });
+
+  test('the kernel menu lists each kernel once', async () => {
+    const labels = await page.locator('#example option:not([hidden])').allTextContents();
+    const names = labels.map((l) => l.replace(/\.mbk$/, '').replace(/ \(built-in\)$/, ''));
+    expect(new Set(names).size).toBe(names.length);
+    expect(await page.locator('#example optgroup').evaluateAll((gs) => gs.map((g) => g.getAttribute('label')))).toEqual(['Sketch files (examples/*.mbk)', 'Buggy sketch files (examples/bugs)']);
+    // A link to a built-in example still opens it.
+    const p2 = await H.open('ex=hopper');
+    expect(await p2.locator('#example').inputValue()).toBe('ex:hopper');
+    expect(await p2.locator('#ex-summary').textContent()).toContain('built-in');
+    await p2.close();
   });
 
   test('controls have accessible names', async () => {
@@ -460,6 +615,10 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
       return out;
     });
     expect(unnamed).toEqual([]);
+    // Buttons whose text is their name: the name is the visible text (figure buttons, operations).
+    const mismatched = await page.evaluate(() => Array.from(document.querySelectorAll('nav.figures button, .ops button'))
+      .filter((b) => b.getAttribute('aria-label') !== null).map((b) => b.textContent));
+    expect(mismatched).toEqual([]);
   });
 
   test('mbsim serve FILE: the server offers the file and the app opens it', async () => {

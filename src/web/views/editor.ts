@@ -42,8 +42,11 @@ export interface EditorViewApi {
   onKernelText?: (text: string) => void;
   /** Called when the user asks to open the sketch twin of a built-in example. */
   onOpenTwin?: (path: string) => void;
-  /** Highlights a line (the source line of the event at the timeline cursor or of the trace step), or 0 for none; `why` says which. */
-  markLine(line: number, why?: string): void;
+  /**
+   * Highlights a line (the source line of the event at the timeline cursor or of the trace step),
+   * or several (a hang's blocked waiters), or 0 / [] for none; `why` says which.
+   */
+  markLine(line: number | readonly number[], why?: string): void;
   /** Scrolls the highlighted line into view (after the tab becomes visible). */
   reveal(): void;
 }
@@ -82,15 +85,16 @@ export function editorView(): EditorViewApi {
   }, { delay: 250 });
 
   // The highlighted line: a line decoration kept in a state field, set by an effect.
-  const setMark = StateEffect.define<number>();
+  const setMark = StateEffect.define<number[]>();
   const markField = StateField.define<DecorationSet>({
     create: () => Decoration.none,
     update(deco, tr) {
       for (const e of tr.effects) {
         if (!e.is(setMark)) continue;
-        if (e.value <= 0 || e.value > tr.state.doc.lines) return Decoration.none;
+        const ls = e.value.filter((l) => l > 0 && l <= tr.state.doc.lines);
+        if (!ls.length) return Decoration.none;
         const b = new RangeSetBuilder<Decoration>();
-        b.add(tr.state.doc.line(e.value).from, tr.state.doc.line(e.value).from, Decoration.line({ class: 'cm-run-line', attributes: { 'data-run-line': String(e.value) } }));
+        for (const l of ls) b.add(tr.state.doc.line(l).from, tr.state.doc.line(l).from, Decoration.line({ class: 'cm-run-line', attributes: { 'data-run-line': String(l) } }));
         return b.finish();
       }
       return tr.docChanged ? deco.map(tr.changes) : deco;
@@ -98,7 +102,7 @@ export function editorView(): EditorViewApi {
     provide: (f) => EditorView.decorations.from(f),
   });
   const lineMark = [markField, EditorView.theme({ '.cm-run-line': { backgroundColor: '#ffe9a8', boxShadow: 'inset 3px 0 0 #d62828' } })];
-  let marked = 0;
+  let marked: number[] = [];
   const markInfo = h('p', { class: 'editor-mark', id: 'editor-mark', 'aria-live': 'off' });
   const cm = new EditorView({
     parent: host,
@@ -134,17 +138,19 @@ export function editorView(): EditorViewApi {
       cm.dispatch({ changes: { from: 0, to: cm.state.doc.length, insert: src.text } });
     },
     markLine(line, why) {
-      if (host.hidden) line = 0;
-      if (line > cm.state.doc.lines) line = 0;
-      setText(markInfo, line > 0 ? `Highlighted: line ${line}, ${why ?? 'the event at the timeline cursor'}.` : '');
-      if (line === marked) return;
-      marked = line;
-      const effects: StateEffect<unknown>[] = [setMark.of(line)];
-      if (line > 0 && host.offsetParent !== null) effects.push(EditorView.scrollIntoView(cm.state.doc.line(line).from, { y: 'center' }));
+      let ls = (typeof line === 'number' ? [line] : [...line]).filter((l) => l > 0 && l <= cm.state.doc.lines);
+      if (host.hidden) ls = [];
+      ls = [...new Set(ls)].sort((a, b) => a - b);
+      setText(markInfo, ls.length ? `Highlighted: line${ls.length > 1 ? 's' : ''} ${ls.join(', ')}, ${why ?? 'the event at the timeline cursor'}.` : '');
+      if (ls.join() === marked.join()) return;
+      marked = ls;
+      const effects: StateEffect<unknown>[] = [setMark.of(ls)];
+      if (ls.length && host.offsetParent !== null) effects.push(EditorView.scrollIntoView(cm.state.doc.line(ls[0]!).from, { y: 'center' }));
       cm.dispatch({ effects });
     },
     reveal() {
-      if (marked > 0 && marked <= cm.state.doc.lines) requestAnimationFrame(() => cm.dispatch({ effects: EditorView.scrollIntoView(cm.state.doc.line(marked).from, { y: 'center' }) }));
+      const l = marked[0];
+      if (l !== undefined && l <= cm.state.doc.lines) requestAnimationFrame(() => cm.dispatch({ effects: EditorView.scrollIntoView(cm.state.doc.line(l).from, { y: 'center' }) }));
     },
   };
   return api;

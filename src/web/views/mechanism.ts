@@ -48,7 +48,7 @@ const EXPLAIN: Record<FieldId, { title: string; bits: string; text: string[] }> 
   },
 };
 
-/** The seed's figure as a scripted sequence of operations. */
+/** The chapter's figure as a scripted sequence of operations. */
 const SEED_SCRIPT: { label: string; run: (b: MBarrier, d: Diagnostic[]) => number }[] = [
   { label: 'init(1)', run: (b, d) => init(b, 1, d) },
   { label: 'arrive.expect_tx(4096)', run: (b, d) => arrive(b, 1, { expectTx: 4096 }, d) },
@@ -70,14 +70,17 @@ export function mechanismView(): MechanismView {
   let b: MBarrier = newBarrier();
   let trapped: Diagnostic | null = null;
   let focus: FieldId = 'phase';
+  /** The chapter figure's next step (0: not started or finished). */
   let seedStep = 0;
+  /** The parity of the last try_wait the reader ran (its result is recomputed after each operation). */
+  let lastWait: number | null = null;
   const log: { text: string; cls: string }[] = [];
 
   const wordHex = h('code', { class: 'word-hex', 'aria-label': '64-bit word in hex' });
   const fieldBtns = new Map<FieldId, { btn: HTMLButtonElement; val: HTMLElement }>();
   const fieldCell = (id: FieldId, cls: string) => {
     const val = h('span', { class: 'field-val' });
-    const btn = h('button', { class: `field ${cls}`, type: 'button', 'aria-pressed': 'false', 'aria-label': `${EXPLAIN[id].title} field`, 'data-field': id },
+    const btn = h('button', { class: `field ${cls}`, type: 'button', 'aria-pressed': 'false', 'aria-label': `${EXPLAIN[id].title} field`, 'data-field': id, title: `${EXPLAIN[id].title}: click for the chapter's explanation` },
       h('span', { class: 'field-bits' }, EXPLAIN[id].bits.replace(/ \(.*$/, '')), h('span', { class: 'field-name' }, EXPLAIN[id].title), val);
     btn.addEventListener('click', () => {
       focus = id;
@@ -103,6 +106,10 @@ export function mechanismView(): MechanismView {
   const waitResult = h('p', { class: 'wait-result', id: 'wait-result', 'aria-live': 'polite' }, 'try_wait not run yet.');
   const diagBox = h('div', { class: 'diag', id: 'mech-diag', role: 'alert', hidden: true });
   const logList = h('ol', { class: 'oplog', id: 'mech-log', 'aria-label': 'operations applied' });
+  const seedCaption = h('p', { class: 'seed-caption', id: 'seed-caption', 'aria-live': 'polite' });
+  const figBtn = h('button', { type: 'button', id: 'fig-step', title: 'steps through the chapter’s figure: init(1), arrive.expect_tx(4096), two 2,048-byte TMA copies' }, 'Chapter figure: step 1 of 4');
+  /** A tx-count in words (a negative one: bytes completed before an expect_tx raised it). */
+  const txWords = (tx: number) => (tx < 0 ? `${-tx} bytes credited before they were expected` : `${tx} tx byte${tx === 1 ? '' : 's'}`);
 
   const num = (label: string, value: number, min: number, max: number) =>
     h('input', { type: 'number', value, min, max, step: 1, 'aria-label': label, class: 'num' });
@@ -110,8 +117,9 @@ export function mechanismView(): MechanismView {
   const etxBytes = num('arrive.expect_tx bytes', 4096, 0, 1 << 21);
   const ctxBytes = num('complete_tx bytes', 2048, 0, 1 << 21);
   const parSel = h('select', { 'aria-label': 'try_wait parity' }, h('option', { value: '0' }, '0'), h('option', { value: '1' }, '1'));
-  const button = (label: string, aria: string, fn: () => void, title = '') => {
-    const btn = h('button', { type: 'button', 'aria-label': aria, title: title || aria }, label);
+  // Accessible name = the visible text (the operation's PTX name); the title explains it.
+  const button = (label: string, title: string, fn: () => void) => {
+    const btn = h('button', { type: 'button', title }, label);
     btn.addEventListener('click', fn);
     return btn;
   };
@@ -120,7 +128,13 @@ export function mechanismView(): MechanismView {
     return Number.isFinite(v) ? Math.trunc(v) : 0;
   };
 
-  const apply = (label: string, fn: (b: MBarrier, d: Diagnostic[]) => number) => {
+  const apply = (label: string, fn: (b: MBarrier, d: Diagnostic[]) => number, fromFigure = false) => {
+    if (!fromFigure && seedStep > 0) {
+      // Another operation interrupts the chapter's figure.
+      seedStep = 0;
+      setText(seedCaption, 'The chapter’s figure was interrupted by another operation; its button starts it over.');
+      figLabel();
+    }
     if (trapped) {
       log.push({ text: `${label}: ignored — the kernel already trapped; Reset to start over`, cls: 'err' });
       render();
@@ -144,6 +158,7 @@ export function mechanismView(): MechanismView {
     log.push({ text, cls });
     showDiag(shown);
     render();
+    showWait(false);
   };
   const showDiag = (d: Diagnostic | null) => {
     diagBox.hidden = !d;
@@ -156,50 +171,84 @@ export function mechanismView(): MechanismView {
   };
 
   const ops = h('div', { class: 'ops', role: 'group', 'aria-label': 'mbarrier operations' },
-    h('div', { class: 'op-row' }, button('mbarrier.init', 'init', () => apply(`init(${intOf(initCount)})`, (x, d) => init(x, intOf(initCount), d))), h('label', {}, 'count ', initCount)),
-    h('div', { class: 'op-row' }, button('mbarrier.arrive', 'arrive', () => apply('arrive', (x, d) => arrive(x, 1, {}, d)))),
-    h('div', { class: 'op-row' }, button('arrive.expect_tx', 'arrive.expect_tx', () => apply(`arrive.expect_tx(${intOf(etxBytes)})`, (x, d) => arrive(x, 1, { expectTx: intOf(etxBytes) }, d))), h('label', {}, 'bytes ', etxBytes)),
-    h('div', { class: 'op-row' }, button('complete_tx', 'complete_tx', () => apply(`complete_tx(${intOf(ctxBytes)})`, (x, d) => completeTx(x, intOf(ctxBytes), d)), 'what the TMA engine reports as bytes land'), h('label', {}, 'bytes ', ctxBytes)),
-    h('div', { class: 'op-row' }, button('tcgen05.commit completion', 'tcgen05.commit completion', () => apply('tcgen05.commit completion (arrive)', (x, d) => arrive(x, 1, {}, d)), 'the one arrival tcgen05.commit reports once the earlier tcgen05 operations complete')),
-    h('div', { class: 'op-row' }, button('try_wait.parity', 'try_wait', () => tryWait()), h('label', {}, 'parity ', parSel)),
+    h('div', { class: 'op-row' }, button('mbarrier.init', 'init(count): sets the expected arrival count and starts phase 0', () => apply(`init(${intOf(initCount)})`, (x, d) => init(x, intOf(initCount), d))), h('label', {}, 'count ', initCount)),
+    h('div', { class: 'op-row' }, button('mbarrier.arrive', 'one arrival', () => apply('arrive', (x, d) => arrive(x, 1, {}, d)))),
+    h('div', { class: 'op-row' }, button('arrive.expect_tx', 'one arrival that first raises the tx-count by the bytes', () => apply(`arrive.expect_tx(${intOf(etxBytes)})`, (x, d) => arrive(x, 1, { expectTx: intOf(etxBytes) }, d))), h('label', {}, 'bytes ', etxBytes)),
+    h('div', { class: 'op-row' }, button('complete_tx', 'what the TMA engine reports as bytes land', () => apply(`complete_tx(${intOf(ctxBytes)})`, (x, d) => completeTx(x, intOf(ctxBytes), d))), h('label', {}, 'bytes ', ctxBytes)),
+    h('div', { class: 'op-row' }, button('tcgen05.commit completion', 'the one arrival tcgen05.commit reports once the earlier tcgen05 operations complete', () => apply('tcgen05.commit completion (arrive)', (x, d) => arrive(x, 1, {}, d)))),
+    h('div', { class: 'op-row' }, button('try_wait.parity', 'tests whether the phase with this parity has completed', () => tryWait()), h('label', {}, 'parity ', parSel)),
     h('div', { class: 'op-row' },
-      button('Reset', 'reset barrier', () => {
+      button('Reset barrier', 'a fresh, uninitialized barrier', () => {
         b = newBarrier();
         trapped = null;
         seedStep = 0;
         log.length = 0;
+        lastWait = null;
         showDiag(null);
-        setText(waitResult, 'try_wait not run yet.');
+        setText(seedCaption, '');
         render();
+        showWait(false);
+        figLabel();
       }),
-      button('Chapter figure: next step', "chapter figure next step", () => {
-        if (seedStep === 0) {
-          b = newBarrier();
-          trapped = null;
-          log.length = 0;
-          showDiag(null);
-        }
-        const st = SEED_SCRIPT[seedStep]!;
-        apply(st.label, st.run);
-        seedStep = (seedStep + 1) % SEED_SCRIPT.length;
-      }, "steps through the seed's figure: init(1), arrive.expect_tx(4096), two 2,048-byte TMA copies")),
+      figBtn),
+    seedCaption,
   );
+  function figLabel(): void {
+    const n = SEED_SCRIPT.length;
+    setText(figBtn, seedStep === 0 ? (log.length && seedCaption.textContent?.startsWith('Step') ? `Chapter figure: start over (step 1 of ${n})` : `Chapter figure: step 1 of ${n}`) : `Chapter figure: step ${seedStep + 1} of ${n}`);
+  }
+  figBtn.addEventListener('click', () => {
+    const n = SEED_SCRIPT.length;
+    if (seedStep === 0) {
+      // Step 1 starts from a fresh barrier (said in the caption: nothing restarts silently).
+      b = newBarrier();
+      trapped = null;
+      log.length = 0;
+      lastWait = null;
+      showDiag(null);
+    }
+    const k = seedStep;
+    const st = SEED_SCRIPT[k]!;
+    apply(st.label, st.run, true);
+    seedStep = k + 1 < n ? k + 1 : 0;
+    setText(seedCaption, `Step ${k + 1} of ${n} of the chapter’s figure: ${st.label}${k === 0 ? ' (on a fresh barrier)' : ''}.${k + 1 === n ? ' The figure is complete: both the arrival and all 4,096 bytes are in, so phase 0 completed. The button starts it over.' : ''}`);
+    figLabel();
+  });
 
   const tryWait = () => {
-    const p = Number(parSel.value) & 1;
+    lastWait = Number(parSel.value) & 1;
+    showWait(true);
+  };
+  /**
+   * The wait's result for the barrier as it is now. `ran`: the reader pressed try_wait (logged);
+   * otherwise the last wait is re-evaluated after an operation, so its result is never stale.
+   */
+  function showWait(ran: boolean): void {
+    const p = lastWait;
+    if (p === null) {
+      setText(waitResult, 'try_wait not run yet.');
+      waitResult.className = 'wait-result';
+      return;
+    }
+    const again = ran ? '' : ' (re-evaluated after the last operation)';
     if (b.status !== 'valid') {
-      setText(waitResult, `try_wait.parity(${p}) on a barrier that is not initialized: undefined`);
+      setText(waitResult, `try_wait.parity(${p}) on a barrier that is not initialized: undefined${again}`);
+      waitResult.className = 'wait-result block';
       return;
     }
     const ok = testParity(b, p);
     const msg = ok
-      ? `try_wait.parity(${p}) → true: the phase with parity ${p} (the one before the current phase ${b.phase}) has completed; the consumer proceeds.`
-      : `try_wait.parity(${p}) → false: the current phase ${b.phase} has parity ${p} and has not completed; the consumer retries (blocks).`;
+      ? b.phase === 0
+        ? `try_wait.parity(${p}) → true${again}: the barrier is still in phase 0 and parity ${p} names the phase before it, which never ran, so the wait passes at once.`
+        : `try_wait.parity(${p}) → true${again}: the phase with parity ${p} (the one before the current phase ${b.phase}) has completed; the consumer proceeds.`
+      : `try_wait.parity(${p}) → false${again}: the current phase ${b.phase} has parity ${p} and has not completed; the consumer retries (blocks).`;
     setText(waitResult, msg);
     waitResult.className = `wait-result ${ok ? 'pass' : 'block'}`;
-    log.push({ text: `try_wait.parity(${p}) → ${ok}`, cls: ok ? 'ok' : '' });
-    renderLog();
-  };
+    if (ran) {
+      log.push({ text: `try_wait.parity(${p}) → ${ok}`, cls: ok ? 'ok' : '' });
+      renderLog();
+    }
+  }
 
   const renderLog = () => {
     replace(logList, ...log.slice(-12).map((l) => h('li', { class: l.cls }, l.text)));
@@ -210,13 +259,15 @@ export function mechanismView(): MechanismView {
     const word = valid ? encodeWord(b) : null;
     setText(wordHex, word === null ? `0x${'?'.repeat(16)} (${b.status === 'uninit' ? 'not initialized' : 'invalidated'})` : `0x${word.toString(16).padStart(16, '0')}`);
     const vals: Record<FieldId, string> = {
-      phase: valid ? `${b.phase & 1}  (phase ${b.phase})` : '—',
+      phase: valid ? String(b.phase & 1) : '—',
       pending: valid ? String(b.pending) : '—',
       expected: valid ? String(b.expected) : '—',
       tx: valid ? `${b.tx} B` : '—',
     };
     for (const [id, f] of fieldBtns) {
       setText(f.val, vals[id]);
+      if (id === 'phase' && valid) f.val.appendChild(h('span', { class: 'field-sub' }, `phase ${b.phase}`));
+      f.btn.setAttribute('aria-label', `${EXPLAIN[id].title} field: ${id === 'phase' && valid ? `${vals[id]} (phase ${b.phase})` : vals[id]}`);
       f.btn.setAttribute('aria-pressed', String(id === focus));
       f.btn.classList.toggle('focused', id === focus);
     }
@@ -225,18 +276,20 @@ export function mechanismView(): MechanismView {
     replace(explainBody, ...ex.text.map((t) => h('p', {}, t)));
     setText(status, trapped
       ? `Trapped: the H200 stops the kernel here (${trapped.code}). Reset to start over.`
-      : valid ? `Phase ${b.phase} (parity ${b.phase & 1}): waiting for ${b.pending} of ${b.expected} arrivals and ${b.tx} tx bytes.`
+      : valid ? `Phase ${b.phase} (parity ${b.phase & 1}): waiting for ${b.pending} of ${b.expected} arrival${b.expected === 1 ? '' : 's'} and ${txWords(b.tx)}.`
         : 'Not initialized: init the barrier first (any other operation is undefined).');
     status.classList.toggle('trapped', !!trapped);
     const pOk = valid && b.pending === 0, tOk = valid && b.tx === 0;
     setText(condPending, `pending arrival count == 0   (now ${valid ? b.pending : '—'})  ${pOk ? '✓' : '✗'}`);
-    setText(condTx, `tx-count == 0   (now ${valid ? b.tx : '—'})  ${tOk ? '✓' : '✗'}`);
+    setText(condTx, `tx-count == 0   (now ${valid ? b.tx : '—'}${valid && b.tx < 0 ? `: ${-b.tx} bytes credited before they were expected` : ''})  ${tOk ? '✓' : '✗'}`);
     condPending.className = pOk ? 'yes' : 'no';
     condTx.className = tOk ? 'yes' : 'no';
     setText(condVerdict, !valid ? 'The barrier is not initialized.'
       : pOk && !tOk ? 'All arrivals are in; the phase waits for the remaining bytes.'
         : !pOk && tOk ? `The phase waits for ${b.pending} more arrival${b.pending === 1 ? '' : 's'}.`
-          : `The phase waits for ${b.pending} arrival${b.pending === 1 ? '' : 's'} and ${b.tx} bytes.`);
+          : b.tx < 0
+            ? `The phase waits for ${b.pending} arrival${b.pending === 1 ? '' : 's'}; ${-b.tx} bytes were credited before they were expected (complete_tx before expect_tx), so the tx-count must first be raised by an expect_tx of at least that much.`
+            : `The phase waits for ${b.pending} arrival${b.pending === 1 ? '' : 's'} and ${b.tx} bytes.`);
     renderLog();
   }
 
@@ -263,6 +316,7 @@ export function mechanismView(): MechanismView {
       trapped = null;
       showDiag(null);
       render();
+      showWait(false);
     },
   };
 }

@@ -8,7 +8,7 @@ import { phaseTracking } from '../../examples/index.js';
 import { BUILTINS, instantiate, type Program } from '../../machine/program.js';
 import { phasesIn, Dropped } from '../engine.js';
 import type { SourceRef } from '../share.js';
-import { phaseTable, type PhaseRow } from '../../report/phases.js';
+import { phaseRows, passedAtOnce, type PhaseRowX } from '../phase-rows.js';
 import { h, replace, s, setText } from '../dom.js';
 
 /** The current kernel, for tracking its own loop. */
@@ -60,13 +60,16 @@ export interface PhasesView {
   setKernel(k: PhaseKernel | null): void;
   /** Shows the chapter's loop. */
   showChapter(): void;
+  /** What the table shows: the chapter's loop (its own S and N) or a loop of the current kernel. */
+  readonly mode: 'chapter' | 'kernel';
   onChange?: (S: number, N: number) => void;
+  onMode?: (mode: 'chapter' | 'kernel') => void;
 }
 
 export const SEED_HEAD = ['iteration', 'stage', 'phase parity waited on', 'barrier parity after completion', 'phase_tma after iteration'];
 
 export function phasesView(S0: number, N0: number): PhasesView {
-  let S = S0, N = N0, rows: PhaseRow[] = [], sel = 0;
+  let S = S0, N = N0, rows: PhaseRowX[] = [], sel = 0;
   /** What the table shows: the chapter's loop, or a loop of the current kernel. */
   let mode: 'chapter' | 'kernel' = 'chapter';
   let kernel: PhaseKernel | null = null;
@@ -111,6 +114,9 @@ export function phasesView(S0: number, N0: number): PhasesView {
       nIn.value = String(N);
       if (mode === 'chapter') compute();
     },
+    get mode() {
+      return mode;
+    },
     showChapter() {
       if (mode !== 'chapter') setMode('chapter');
     },
@@ -128,7 +134,11 @@ export function phasesView(S0: number, N0: number): PhasesView {
     sel = Math.min(sel, Math.max(0, rows.length - 1));
     range.max = String(Math.max(0, rows.length - 1));
     replace(tbody, ...rows.map((r) => {
-      const tr = h('tr', { 'data-iter': r.iteration }, ...[r.iteration, r.stage, r.parityWaited, r.parityAfter, r.phaseVar].map((x) => h('td', {}, String(x))));
+      const once = passedAtOnce(r);
+      const tr = h('tr', { 'data-iter': r.iteration, class: once ? 'at-once' : '' },
+        ...[r.iteration, r.stage, r.parityWaited].map((x) => h('td', {}, String(x))),
+        once ? h('td', { class: 'at-once', title: `parity ${r.parityWaited} names the phase before phase 0, which never ran: the wait does not block` }, `passed at once (no phase completed; the barrier is still in phase 0)`) : h('td', {}, String(r.parityAfter)),
+        h('td', {}, String(r.phaseVar)));
       tr.addEventListener('click', () => select(r.iteration));
       return tr;
     }));
@@ -159,7 +169,7 @@ export function phasesView(S0: number, N0: number): PhasesView {
     if (mode === 'chapter') {
       gen++;
       try {
-        rows = phaseTable(instantiate(phaseTracking(), { S, N }), 'consumer', 'tma_bar', 'phase_tma');
+        rows = phaseRows(instantiate(phaseTracking(), { S, N }), 'consumer', 'tma_bar', 'phase_tma');
         err.hidden = true;
       } catch (e) {
         rows = [];
@@ -216,6 +226,7 @@ export function phasesView(S0: number, N0: number): PhasesView {
 
   const setMode = (m: 'chapter' | 'kernel') => {
     mode = m;
+    view.onMode?.(m);
     modeSel.value = m;
     chapterCtl.hidden = m !== 'chapter';
     kernelCtl.hidden = m !== 'kernel';
@@ -251,7 +262,7 @@ export function phasesView(S0: number, N0: number): PhasesView {
     range.value = String(sel);
     prev.disabled = sel === 0;
     next.disabled = sel === rows.length - 1;
-    setText(iterLabel, `iteration ${sel} of ${rows.length - 1}`);
+    setText(iterLabel, `iteration ${sel} (of ${rows.length}: 0–${rows.length - 1})`);
     for (const tr of Array.from(tbody.children)) {
       const on = Number((tr as HTMLElement).dataset.iter) === sel;
       tr.classList.toggle('selected', on);
@@ -262,7 +273,8 @@ export function phasesView(S0: number, N0: number): PhasesView {
     const parity = Array.from({ length: S }, () => 0);
     for (const r of rows.slice(0, sel + 1)) parity[r.stage] = r.parityAfter;
     const r = rows[sel]!;
-    const W = Math.max(300, S * 104 + 40), H = 130;
+    const W = Math.max(300, S * 104 + 40), H = 150;
+    const once = passedAtOnce(r);
     diagram.setAttribute('viewBox', `0 0 ${W} ${H}`);
     diagram.setAttribute('width', String(W));
     diagram.setAttribute('height', String(H));
@@ -270,17 +282,29 @@ export function phasesView(S0: number, N0: number): PhasesView {
     for (let st = 0; st < S; st++) {
       const x = 20 + st * 104;
       const cur = st === r.stage;
-      kids.push(s('rect', { x, y: 20, width: 92, height: 60, rx: 8, class: `stage-box p${parity[st]}${cur ? ' current' : ''}` }));
+      // The current stage shows the parity its wait named (the badge sits on it) and, below, what
+      // the barrier's parity is after the wait; the other stages show their parity after the iteration.
+      const shown = cur ? r.parityWaited : parity[st]!;
+      kids.push(s('rect', { x, y: 20, width: 92, height: 60, rx: 8, class: `stage-box p${shown}${cur ? ' current' : ''}` }));
       kids.push(s('text', { x: x + 46, y: 16, 'text-anchor': 'middle', class: 'svg-small' }, `${barName}[${st}]`));
-      kids.push(s('text', { x: x + 46, y: 48, 'text-anchor': 'middle', class: 'svg-big' }, `parity ${parity[st]}`));
-      kids.push(s('text', { x: x + 46, y: 68, 'text-anchor': 'middle', class: 'svg-small' }, cur ? 'waited on now' : ''));
+      kids.push(s('text', { x: x + 46, y: 48, 'text-anchor': 'middle', class: 'svg-big' }, `parity ${shown}`));
+      if (cur) {
+        kids.push(s('text', { x: x + 46, y: 68, 'text-anchor': 'middle', class: 'svg-small', id: 'waited-badge' }, 'waited on now'));
+        kids.push(s('text', { x: x + 46, y: 96, 'text-anchor': 'middle', class: 'svg-small' }, once ? 'passed at once' : `→ parity ${r.parityAfter}`));
+        kids.push(s('text', { x: x + 46, y: 110, 'text-anchor': 'middle', class: 'svg-tiny' }, once ? '(still phase 0)' : 'after completion'));
+      }
     }
-    kids.push(s('text', { x: 20, y: 110, class: 'svg-big' }, `${varName} = ${r.phaseVar}`));
+    kids.push(s('text', { x: 20, y: 136, class: 'svg-big' }, `${varName} = ${r.phaseVar}`));
     replace(diagram, ...kids);
     const flip = r.stage === S - 1;
     const prevVar = sel > 0 ? rows[sel - 1]!.phaseVar : null;
     if (mode === 'chapter') setText(explain, `Iteration ${sel} waits for phase parity ${r.parityWaited} of stage ${r.stage}. When that phase completes, tma_bar[${r.stage}] advances to parity ${r.parityAfter}. ${flip ? `Stage ${r.stage} is the last stage, so the pass through the circular buffer is finished and phase_tma flips to ${r.phaseVar}.` : `The pass through the circular buffer is not finished, so phase_tma stays ${r.phaseVar}.`}`);
-    else setText(explain, `Iteration ${sel} of ${choice.role} waits for phase parity ${r.parityWaited} of ${barName}[${r.stage}]. When that phase completes, ${barName}[${r.stage}] advances to parity ${r.parityAfter}. ${varName} is ${r.phaseVar} right after the wait${prevVar !== null && prevVar !== r.phaseVar ? ` (it was ${prevVar})` : ''}.`);
+    else {
+      const what = once
+        ? `${barName}[${r.stage}] is still in phase 0 (parity 0): no phase has completed, and parity ${r.parityWaited} names the phase before it, which never ran, so the wait passes at once and the barrier does not advance.`
+        : `When that phase completes, ${barName}[${r.stage}] advances to parity ${r.parityAfter} (phase ${r.phase}).`;
+      setText(explain, `Iteration ${sel} of ${choice.role} waits for phase parity ${r.parityWaited} of ${barName}[${r.stage}]. ${what} ${varName} is ${r.phaseVar} right after the wait${prevVar !== null && prevVar !== r.phaseVar ? ` (it was ${prevVar})` : ''}.`);
+    }
   };
 
   chapterCtl.append(h('label', {}, 'stages S ', sIn), h('label', {}, 'iterations N ', nIn));

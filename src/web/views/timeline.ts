@@ -16,15 +16,33 @@ const RULER_H = 26;
 const ROW_H = 22;
 const SUB_H = 12;
 
-const KIND_COLOR = ['#3b6fd8', '#c9ced8', '#e08a1e', '#8a55c9', '#1f9e8f', '#3aa655'];
+const KIND_COLOR = ['#3b6fd8', '#c9ced8', '#e08a1e', '#8a55c9', '#1f9e8f', '#3aa655', '#c0392b'];
 const PARITY_COLOR = ['#dfe7f5', '#f6dfb8'];
+/** Span kind index of a wait that never ends (model.ts SPAN_KINDS). */
+const K_BLOCKED = 6;
+/** Height of a barrier's count row (pending arrivals above, tx-count below). */
+const COUNT_H = 30;
+const PENDING_COLOR = '#8fb0ec', TX_COLOR = '#efb266', BASE_COLOR = '#d5dae2';
 
 interface Row {
   y: number;
   h: number;
   span?: SpanLane;
   bar?: BarrierLane;
+  /** A barrier's pending arrival count and tx-count over time. */
+  counts?: BarrierLane;
   label: string;
+}
+
+/** A label to draw inside [x0, x1]: the first of `alts` that fits, else the last elided with "…", else nothing. */
+interface Label {
+  x0: number;
+  x1: number;
+  y0: number;
+  h: number;
+  y: number;
+  alts: string[];
+  color: string;
 }
 
 export interface TimelineView {
@@ -45,6 +63,8 @@ export interface TimelineView {
   setStep(k: number): void;
   /** Rectangles filled by the last draw (for the benchmark). */
   readonly rects: number;
+  /** Whether each barrier has a row for its pending arrival count and tx-count (null: automatic). */
+  showCounts(on: boolean | null): void;
   /** Draws now (synchronously); returns the milliseconds it took. */
   renderNow(): number;
   onCursor?: (ev: number, t: number) => void;
@@ -64,10 +84,41 @@ export function timelineView(): TimelineView {
   let raf = 0;
   let W = 800, H = 400, dpr = 1;
   // Rectangles to fill, batched per colour (fillRect per rectangle; one fillStyle per colour).
-  const bufs = [...KIND_COLOR, ...PARITY_COLOR, '#eeeeee', '#2a9d4b'].map((color) => new RectBuf(color));
-  const KB = 0, PB = KIND_COLOR.length, INVALID = PB + 2, TICK = PB + 3;
+  const bufs = [...KIND_COLOR, ...PARITY_COLOR, '#eeeeee', '#2a9d4b', PENDING_COLOR, TX_COLOR, BASE_COLOR].map((color) => new RectBuf(color));
+  const KB = 0, PB = KIND_COLOR.length, INVALID = PB + 2, TICK = PB + 3, PEND = PB + 4, TXB = PB + 5, BASE = PB + 6;
   let rectCount = 0;
-  let texts: { x0: number; x1: number; y0: number; h: number; y: number; text: string; color: string }[] = [];
+  let texts: Label[] = [];
+  let countsPref: boolean | null = null;
+  /** Largest |tx-count| of each barrier lane (the scale of its count row). */
+  const txMax = new WeakMap<BarrierLane, number>();
+  const countsOn = () => (countsPref ?? (!!m && m.barLanes.length <= 6));
+  // Text widths, measured once per string and font.
+  const widths = new Map<string, number>();
+  const measure = (c: CanvasRenderingContext2D, t: string) => {
+    let w = widths.get(t);
+    if (w === undefined) {
+      w = c.measureText(t).width;
+      if (widths.size > 20_000) widths.clear();
+      widths.set(t, w);
+    }
+    return w;
+  };
+  /** The text of `alts` that fits in `room` pixels (the last one elided with "…" if need be), or null. */
+  const fit = (c: CanvasRenderingContext2D, alts: readonly string[], room: number): string | null => {
+    for (const a of alts) if (measure(c, a) <= room) return a;
+    const last = alts[alts.length - 1]!;
+    let lo = 1, hi = last.length - 1, best = '';
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const t = `${last.slice(0, mid).trimEnd()}…`;
+      if (measure(c, t) <= room) {
+        best = t;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    // Four characters and the ellipsis at least (or the whole of a short last form), or nothing.
+    return best.length >= Math.min(5, last.length) ? best : null;
+  };
 
   const canvas = h('canvas', { class: 'tl-canvas', tabindex: '0', role: 'application', 'aria-label': 'timeline: arrow keys step through events, shift+arrow 10 events, +/- zoom, space play/pause, Home/End', 'aria-describedby': 'tl-readout' });
   const spacer = h('div', { class: 'tl-spacer' }, canvas);
@@ -81,6 +132,8 @@ export function timelineView(): TimelineView {
     return b;
   };
   const playBtn = btn('▶ play', 'play', () => view.togglePlay());
+  const countsBox = h('input', { type: 'checkbox', id: 'tl-counts' });
+  countsBox.addEventListener('change', () => view.showCounts(countsBox.checked));
   const scrub = h('input', { type: 'range', min: 0, max: 1000, value: 0, 'aria-label': 'scrub timeline', class: 'tl-scrub' });
   const toolbar = h('div', { class: 'tl-toolbar', role: 'toolbar', 'aria-label': 'timeline controls' },
     btn('|◀', 'first event', () => view.setEvent(-1, true)),
@@ -94,7 +147,7 @@ export function timelineView(): TimelineView {
     btn('zoom +', 'zoom in', () => view.zoom(2)),
     btn('zoom −', 'zoom out', () => view.zoom(0.5)),
     btn('fit', 'zoom to fit', () => view.fit()),
-    scrub, readout);
+    scrub, readout, h('label', { class: 'tl-counts', title: 'a row under each barrier: its pending arrival count and tx-count over time' }, countsBox, ' pending & tx rows'));
   const el = h('div', { class: 'timeline' }, toolbar, wrap);
 
   const plotW = () => Math.max(10, W - LABEL_W);
@@ -110,9 +163,14 @@ export function timelineView(): TimelineView {
         rows.push({ y, h: hh, span: l, label: l.label });
         y += hh;
       }
+      const counts = countsOn();
       for (const b of m.barLanes) {
         rows.push({ y, h: ROW_H, bar: b, label: b.label });
         y += ROW_H;
+        if (counts) {
+          rows.push({ y, h: COUNT_H, counts: b, label: `${b.label} pending · tx` });
+          y += COUNT_H;
+        }
       }
     }
     contentH = y + 4;
@@ -174,17 +232,17 @@ export function timelineView(): TimelineView {
       if (r % 2 === 0) c.fillRect(LABEL_W, y, pw, row.h);
       if (row.span) drawSpans(row.span, y, row.h, scale);
       else if (row.bar) drawBar(row.bar, y, row.h, scale);
+      else if (row.counts) drawCounts(row.counts, y, row.h, scale);
     }
     for (const b of bufs) b.flush(c);
     rectCount = bufs.reduce((a, b) => a + b.drawn, 0);
+    // Labels: whole when they fit, else a shorter form or elided with "…", else none (never cut).
     for (const t of texts) {
-      c.save();
-      c.beginPath();
-      c.rect(t.x0, t.y0, t.x1 - t.x0, t.h);
-      c.clip();
+      const x0 = Math.max(LABEL_W, t.x0), x1 = Math.min(W, t.x1);
+      const text = fit(c, t.alts, x1 - x0 - 6);
+      if (text === null) continue;
       c.fillStyle = t.color;
-      c.fillText(t.text, t.x0 + 3, t.y);
-      c.restore();
+      c.fillText(text, x0 + 3, t.y);
     }
     for (let r = 0; r < rows.length; r++) {
       const row = rows[r]!;
@@ -192,9 +250,16 @@ export function timelineView(): TimelineView {
       if (y + row.h < RULER_H || y > H) continue;
       c.fillStyle = '#ffffff';
       c.fillRect(0, y, LABEL_W - 1, row.h);
-      c.fillStyle = row.bar ? '#6b4e16' : row.span?.group === 'unit' ? '#7a3f00' : '#1d3557';
-      c.fillText(row.label.length > 26 ? `${row.label.slice(0, 25)}…` : row.label, 6, y + row.h / 2);
-      c.fillStyle = '#e3e6eb';
+      if (row.counts) {
+        const half = (row.h - 8) / 2;
+        c.fillStyle = '#52627a';
+        c.fillText(fit(c, [`${row.counts.label} pending arrivals`, `${row.counts.label} pending`, 'pending'], LABEL_W - 16) ?? '', 12, y + 3 + half / 2 + 1);
+        c.fillText(fit(c, [`${row.counts.label} tx-count`, 'tx-count'], LABEL_W - 16) ?? '', 12, y + 5 + half + half / 2 + 1);
+      } else {
+        c.fillStyle = row.bar ? '#6b4e16' : row.span?.group === 'unit' ? '#7a3f00' : '#1d3557';
+        c.fillText(fit(c, [row.label], LABEL_W - 12) ?? '', 6, y + row.h / 2);
+      }
+      c.fillStyle = row.bar ? '#eef0f3' : '#e3e6eb';
       c.fillRect(0, y + row.h - 1, W, 1);
     }
     // Ruler.
@@ -212,10 +277,18 @@ export function timelineView(): TimelineView {
     } else {
       const step = niceStep((v1 - v0) / Math.max(2, pw / 110));
       const first = Math.ceil(v0 / step) * step;
+      let lastEnd = LABEL_W;
       for (let t = first; t <= v1; t += step) {
         const x = xOf(t);
+        if (x < LABEL_W) continue;
         c.fillRect(x, RULER_H - 7, 1, 7);
-        c.fillText(fmt(t), x + 3, 10);
+        // A label right of its tick, or left of it at the right edge; never clipped, never overlapping.
+        const text = fmt(t), w = measure(c, text);
+        let lx = x + 3;
+        if (lx + w > W - 2) lx = x - 3 - w;
+        if (lx < lastEnd + 6 || lx + w > W - 2) continue;
+        c.fillText(text, lx, 10);
+        lastEnd = lx + w;
       }
     }
     c.fillText(m.trace ? 'trace steps' : 'cycles', 6, 10);
@@ -249,6 +322,7 @@ export function timelineView(): TimelineView {
       const w0 = px1[sub]! - xa, w = w0 > 4 ? w0 - 1 : w0; // a 1-px gap between visible spans
       if (unit) p.rect(xa, y + 3 + sub * SUB_H, w, SUB_H - 2);
       else if (k === 1) p.rect(xa, y + hh / 2 - 2, w, 4);
+      else if (k === K_BLOCKED) p.rect(xa, y + hh / 2 - 1, w, 6);
       else p.rect(xa, y + 4, w, hh - 8);
       pk[sub] = -1;
     };
@@ -276,11 +350,12 @@ export function timelineView(): TimelineView {
         px1[sub] = Math.max(xb, xa + 1);
         lastX[sub] = px1[sub]!;
       }
-      if (xb - xa > 60 && labels < 100) {
+      if (xb - xa > 24 && labels < 100) {
         labels++;
         const sp = m!.spans[l.src[i]!]!;
-        const ty = unit ? y + 3 + sub * SUB_H + (SUB_H - 2) / 2 : k === 1 ? y + hh / 2 - 7 : y + hh / 2;
-        texts.push({ x0: xa, x1: xb, y0: y, h: hh, y: ty, text: sp.label, color: k === 1 ? '#555' : '#fff' });
+        const thin = k === 1 || k === K_BLOCKED;
+        const ty = unit ? y + 3 + sub * SUB_H + (SUB_H - 2) / 2 : thin ? y + hh / 2 - 6 : y + hh / 2;
+        texts.push({ x0: xa, x1: xb, y0: y, h: hh, y: ty, alts: [sp.label], color: k === K_BLOCKED ? '#a32016' : k === 1 ? '#555' : '#fff' });
       }
     }
     for (let sub = 0; sub < 4; sub++) flushSpan(sub);
@@ -309,9 +384,10 @@ export function timelineView(): TimelineView {
         let k = i + 1;
         while (k < n && b.phase[k] === b.phase[i] && b.valid[k] === b.valid[i] && b.t[k]! <= v1) k++;
         const xe = Math.min(W, LABEL_W + ((k < n ? b.t[k]! : m!.end) - v0) * scale);
-        if (xe - xa >= 70 && labels < 100) {
+        if (xe - xa >= 14 && labels < 100) {
           labels++;
-          texts.push({ x0: xa, x1: xe, y0: y, h: hh, y: y + hh / 2, text: b.valid[i] ? `phase ${b.phase[i]} · parity ${b.phase[i]! & 1}` : 'not initialized', color: '#333' });
+          const ph = b.phase[i]!;
+          texts.push({ x0: xa + 2, x1: xe, y0: y, h: hh, y: y + hh / 2, alts: b.valid[i] ? [`phase ${ph} · parity ${ph & 1}`, `ph ${ph} · p${ph & 1}`, `p${ph & 1}`] : ['not initialized', 'uninit.'], color: '#333' });
         }
       }
       if (xb <= lastX) continue;
@@ -327,6 +403,59 @@ export function timelineView(): TimelineView {
       lastX = p1;
     }
     if (pc >= 0) bufs[pc]!.rect(p0, y + 3, p1 - p0, hh - 6);
+  }
+
+  /**
+   * A barrier's count row: its pending arrival count (upper half, as a share of the expected count)
+   * and its tx-count (lower half, as a share of the largest it reaches) over time, labelled where
+   * there is room. Both reach zero exactly where the barrier lane shows a phase completing.
+   */
+  function drawCounts(b: BarrierLane, y: number, hh: number, scale: number): void {
+    const n = b.n;
+    let mx = txMax.get(b);
+    if (mx === undefined) {
+      mx = 1;
+      for (let j = 0; j < n; j++) mx = Math.max(mx, Math.abs(b.tx[j]!));
+      txMax.set(b, mx);
+    }
+    const half = (hh - 8) / 2;
+    const yP = y + 3, yT = y + 5 + half;
+    bufs[BASE]!.rect(LABEL_W, yP + half - 1, W - LABEL_W, 1);
+    bufs[BASE]!.rect(LABEL_W, yT + half - 1, W - LABEL_W, 1);
+    let lastX = -1e9, labels = 0;
+    for (let i = Math.max(0, lastLE(b.t, v0, n)); i < n; i++) {
+      const t0 = b.t[i]!;
+      if (t0 > v1) break;
+      const t1 = i + 1 < n ? b.t[i + 1]! : m!.end;
+      let xa = LABEL_W + (t0 - v0) * scale;
+      let xb = LABEL_W + (t1 - v0) * scale;
+      if (xb < LABEL_W) continue;
+      if (xa < LABEL_W) xa = LABEL_W;
+      if (xb > W) xb = W;
+      // At most one state per pixel column: the first one that starts there.
+      if (xb - xa < 1) {
+        if (xa < lastX) continue;
+        xb = xa + 1;
+      }
+      if (xa < lastX) xa = lastX;
+      lastX = xb;
+      if (!b.valid[i]) continue;
+      const pend = b.pending[i]!, exp = Math.max(1, b.expected[i]!), tx = b.tx[i]!;
+      const w = xb - xa > 3 ? xb - xa - 1 : xb - xa;
+      if (pend > 0) {
+        const ph = Math.max(2, half * Math.min(1, pend / exp));
+        bufs[PEND]!.rect(xa, yP + half - ph, w, ph);
+      }
+      if (tx !== 0) {
+        const th = Math.max(2, half * Math.min(1, Math.abs(tx) / mx));
+        bufs[TXB]!.rect(xa, yT + half - th, w, th);
+      }
+      if (xb - xa >= 14 && labels < 200) {
+        labels += 2;
+        texts.push({ x0: xa, x1: xb, y0: yP, h: half, y: yP + half / 2 + 1, alts: [`pending ${pend} of ${b.expected[i]}`, `pending ${pend}`, String(pend)], color: '#1d3557' });
+        texts.push({ x0: xa, x1: xb, y0: yT, h: half, y: yT + half / 2 + 1, alts: tx < 0 ? [`tx ${tx} B (credited early)`, `tx ${tx} B`, String(tx)] : [`tx-count ${tx} B`, `tx ${tx} B`, String(tx)], color: '#5a3500' });
+      }
+    }
   }
 
   const request = () => {
@@ -414,9 +543,16 @@ export function timelineView(): TimelineView {
     setStep(k) {
       if (m?.trace) setStep(k);
     },
+    showCounts(on) {
+      countsPref = on;
+      countsBox.checked = countsOn();
+      layout();
+      request();
+    },
     setModel(model, sl) {
       m = model;
       srcLine = sl;
+      countsBox.checked = countsOn();
       setPlaying(false);
       cursorEv = -1;
       cursorT = 0;
@@ -580,10 +716,11 @@ export function timelineView(): TimelineView {
     const t = tOf(x);
     const slack = (4 / plotW()) * (v1 - v0);
     const lines: { text: string; cls?: string }[] = [];
-    if (row.bar) {
+    const barRow = row.bar ?? row.counts;
+    if (barRow) {
       const ev = lastLE(m.evT, t);
-      const st = barStateAt(row.bar, ev);
-      lines.push({ text: `${row.bar.label} at ${fmt(t)} cycles`, cls: 'tip-head' });
+      const st = barStateAt(barRow, ev);
+      lines.push({ text: `${barRow.label} at ${fmt(t)} ${m.trace ? 'steps' : 'cycles'}`, cls: 'tip-head' });
       lines.push({ text: st.valid ? `phase ${st.phase} (parity ${st.phase & 1}) · pending ${st.pending} of ${st.expected} · tx-count ${st.tx} B` : 'not initialized' });
       if (st.valid) lines.push({ text: st.pending === 0 && st.tx !== 0 ? 'all arrivals in; waiting for bytes' : st.pending > 0 ? `waiting for ${st.pending} arrival(s)${st.tx ? ` and ${st.tx} B` : ''}` : '' });
     } else if (row.span) {
@@ -610,6 +747,8 @@ export function timelineView(): TimelineView {
             evAt = j;
           }
         }
+      } else if (sp.kind === 'blocked') {
+        lines.push({ text: 'this wait never ends: the run hangs here', cls: 'tip-bar' });
       } else if (sp.kind === 'stall') {
         const nm = /^wait (.+)$/.exec(sp.label);
         if (nm) lines.push({ text: `blocked in a wait on ${nm[1]} until the phase completed` });
