@@ -15,10 +15,10 @@ import {
   pendingCount, testParity, testToken, TRAP, type MBarrier, type Token,
 } from '../model/mbarrier.js';
 import { DIAG, type Diagnostic } from '../model/diagnostics.js';
-import type { SrcLoc } from '../kernel/ir.js';
+import type { Op, SrcLoc } from '../kernel/ir.js';
 import { EvalFault } from '../kernel/expr.js';
 import type { AsyncKind, MachineEvent } from './events.js';
-import type { AgentInfo, OpInstr, Program } from './program.js';
+import type { AgentInfo, Instr, OpInstr, Program } from './program.js';
 
 /** A step's choice: an agent executes its next operation, or an asynchronous operation progresses. */
 export type Choice = { kind: 'agent'; agent: number } | { kind: 'async'; id: number };
@@ -145,6 +145,9 @@ export function cloneState(s: MachineState): MachineState {
 
 const NAMED_PER_CTA = 16;
 
+/** The IR operation with mnemonic `K` (the machine switches on `OpInstr.opc`, which TypeScript cannot narrow on). */
+type OpK<K extends Op['op']> = Extract<Op, { op: K }>;
+
 /** Options of a plain arrive (shared: the model never keeps or changes them). */
 const PLAIN_ARRIVE = Object.freeze({ drop: false, noComplete: false });
 
@@ -157,8 +160,21 @@ export class Machine {
   private readonly ctaThreads: number[];
   /** Reused by {@link signal} for the model's diagnostics. */
   private readonly scratchDiags: Diagnostic[] = [];
+  /** Reused by `execAgent` for the buffer keys an MMA reads (copied once complete). */
+  private readonly scratchKeys: number[] = [];
   /** Agents of each cluster. */
   private readonly clusterAgents: number[][];
+  /** Each agent's role code (a shortcut for `program.roles[program.agents[a].role].code`). */
+  private readonly agentCode: Instr[][];
+  /**
+   * Operands of the parity wait that {@link agentEnabled} evaluated last: barrier key and parity of
+   * agent `waitA` in state `waitS`. They depend on the agent's frame only; any {@link apply} clears
+   * them, so `execAgent` may reuse them when the same agent steps next in the same state.
+   */
+  private waitS: MachineState | null = null;
+  private waitA = -1;
+  private waitKey = 0;
+  private waitPar = 0;
 
   constructor(readonly program: Program) {
     this.ctaThreads = new Array(program.ctas).fill(0);
@@ -167,6 +183,7 @@ export class Machine {
       this.ctaThreads[a.cta]! += a.threads;
       this.clusterAgents[a.cluster]!.push(a.id);
     }
+    this.agentCode = program.agents.map((a) => program.roles[a.role]!.code);
   }
 
   /** The initial state: barriers declared `init: 'auto'` are initialized and published. */
@@ -208,7 +225,7 @@ export class Machine {
   nextOp(s: MachineState, a: number): OpInstr | null {
     const ag = s.agents[a]!;
     if (ag.status !== 'run') return null;
-    const ins = this.program.roles[this.program.agents[a]!.role]!.code[ag.pc]!;
+    const ins = this.agentCode[a]![ag.pc]!;
     return ins.i === 'op' ? ins : null;
   }
 
@@ -249,11 +266,11 @@ export class Machine {
     if (s.trapped) return false;
     const ag = s.agents[a]!;
     if (ag.status !== 'run') return false;
-    const ins = this.program.roles[this.program.agents[a]!.role]!.code[ag.pc]!;
+    const ins = this.agentCode[a]![ag.pc]!;
     if (ins.i !== 'op') return false;
-    const op = ins.op;
-    switch (op.op) {
-      case 'mbarrier.wait': {
+    switch (ins.opc) {
+      case 5: { // mbarrier.wait
+        const op = ins.op as Extract<OpInstr['op'], { op: 'mbarrier.wait' }>;
         if (op.dest !== undefined) return true;
         const key = ins.bar!(ag.frame);
         if (key < 0) return true; // faults when executed
@@ -264,20 +281,25 @@ export class Machine {
           const t = ag.tokens?.[ins.token!];
           return t ? (b.phase & 1) !== (t.phase & 1) : true;
         }
-        return testParity(b, ins.ints.parity!(ag.frame));
+        const par = ins.ints.parity!(ag.frame);
+        this.waitS = s;
+        this.waitA = a;
+        this.waitKey = key;
+        this.waitPar = par;
+        return testParity(b, par);
       }
-      case 'bar.sync':
+      case 19: // bar.sync
         return ag.sub < 0 || s.named[this.namedKey(a, ins, ag)]!.gen > ag.sub;
-      case 'barrier.cluster.wait':
+      case 24: // barrier.cluster.wait
         return s.clusterDone[this.program.agents[a]!.cluster]! >= ag.clusterRound;
-      case 'barrier.cluster.arrive':
+      case 23: // barrier.cluster.arrive
         // The arrive releases the agent's earlier memory operations at cluster scope, remote
         // mbarrier signals included (PTX ISA §9.7.13.3, §8.9.4): they land before it takes effect.
         for (const o of s.inflight) if (o.agent === a && o.kind === 'remote') return false;
         return true;
-      case 'wgmma.wait_group':
+      case 16: // wgmma.wait_group
         return this.pendingGroups(s, a, 'wgmma', ag.wgGroup) <= ins.ints.n!(ag.frame);
-      case 'cp.async.bulk.wait_group':
+      case 10: // cp.async.bulk.wait_group
         return this.pendingGroups(s, a, 'bulk.store', ag.bulkGroup) <= ins.ints.n!(ag.frame);
       default:
         return true;
@@ -353,20 +375,27 @@ export class Machine {
   apply(s: MachineState, choice: Choice, out: StepOut, at?: number, enabledChecked = false): void {
     if (at !== undefined) s.now = at;
     if (out.events && out.events.length) out.events.length = 0;
-    if (out.phases.length) out.phases.length = 0;
-    if (out.issued.length) out.issued.length = 0;
+    // Short arrays: popping is cheaper than a `length` store (a runtime call).
+    const phases = out.phases;
+    while (phases.length) phases.pop();
+    const issued = out.issued;
+    while (issued.length) issued.pop();
     out.other = false;
     if (out.diags.length) out.diags.length = 0;
     if (choice.kind === 'agent') {
       if (!enabledChecked && !this.agentEnabled(s, choice.agent)) throw new Error(`machine: agent ${choice.agent} is not enabled`);
+      // The wait operands agentEnabled evaluated for this agent in this state, if it was the last call.
+      const cached = this.waitS === s && this.waitA === choice.agent;
+      this.waitS = null;
       try {
-        this.execAgent(s, choice.agent, out);
+        this.execAgent(s, choice.agent, out, cached);
       } catch (err) {
         this.evalFault(s, choice.agent, out, err);
       }
     } else {
       const idx = this.asyncIndex(s, choice.id);
       const o = idx >= 0 ? s.inflight[idx] : undefined;
+      this.waitS = null;
       if (!o || (!enabledChecked && !this.asyncEnabled(s, o))) throw new Error(`machine: async operation ${choice.id} is not enabled`);
       this.execAsync(s, idx, o, out);
     }
@@ -397,17 +426,22 @@ export class Machine {
   /**
    * An arrive executed per thread is one arrive instruction per warp whose count is the sum over
    * its lanes (H200 conformance vector arrive_threads_spill_3_lanes_on_pending_2); per warp or
-   * by one thread, one instruction each. Returns [instructions, lanes per instruction].
+   * by one thread, one instruction each. {@link arriveInstrs}: the instructions;
+   * {@link arriveLanes}: the lanes per instruction.
    */
-  private arriveShape(ins: OpInstr, info: AgentInfo): [number, number] {
-    if (ins.per === 'thread') return info.threads % info.warps === 0 ? [info.warps, info.threads / info.warps] : [info.threads, 1];
-    return [ins.per === 'warp' ? info.warps : 1, 1];
+  private arriveInstrs(ins: OpInstr, info: AgentInfo): number {
+    if (ins.per === 'thread') return info.threads % info.warps === 0 ? info.warps : info.threads;
+    return ins.per === 'warp' ? info.warps : 1;
+  }
+
+  private arriveLanes(ins: OpInstr, info: AgentInfo): number {
+    return ins.per === 'thread' && info.threads % info.warps === 0 ? info.threads / info.warps : 1;
   }
 
   /** Runs local instructions (assignments, jumps) until the agent rests on an operation or finishes. */
   private advance(s: MachineState, a: number, out: StepOut): void {
     const ag = s.agents[a]!;
-    const code = this.program.roles[this.program.agents[a]!.role]!.code;
+    const code = this.agentCode[a]!;
     let guard = 0;
     for (;;) {
       const ins = code[ag.pc]!;
@@ -488,12 +522,14 @@ export class Machine {
     return Math.floor(key / this.program.buffersPerCta);
   }
 
-  private newAsync(s: MachineState, out: StepOut, o: Omit<AsyncOp, 'id' | 'issued' | 'seq'>): AsyncOp {
-    const op = o as AsyncOp;
-    op.id = s.nextId++;
-    op.issued = s.now;
-    const ag = s.agents[o.agent]!;
-    op.seq = o.kind === 'tc.mma' || o.kind === 'tc.commit' ? ag.tcIssued++ : o.kind === 'wgmma' ? ag.wgIssued++ : -1;
+  /** Issues an asynchronous operation (fields in {@link AsyncOp} order; one object shape for all). */
+  private newAsync(
+    s: MachineState, out: StepOut, kind: AsyncKind, agent: number, cta: number, bar: number, buf: number, reads: number[] | null,
+    bytes: number, left: number, chunks: number, group: number, count: number, remote: AsyncOp['remote'], targets: number[] | null, loc: SrcLoc,
+  ): AsyncOp {
+    const ag = s.agents[agent]!;
+    const seq = kind === 'tc.mma' || kind === 'tc.commit' ? ag.tcIssued++ : kind === 'wgmma' ? ag.wgIssued++ : -1;
+    const op: AsyncOp = { kind, agent, cta, bar, buf, reads, bytes, left, chunks, group, count, remote, targets, loc, id: s.nextId++, issued: s.now, seq };
     s.inflight.push(op);
     out.issued.push(op);
     { this.emitted(s); if (out.events) out.events.push({ e: 'async', t: s.now, id: op.id, kind: op.kind, agent: op.agent, cta: op.cta, bytes: op.bytes, bar: op.bar, buf: op.buf, loc: op.loc }); }
@@ -513,7 +549,7 @@ export class Machine {
     const b = s.bars[bar]!;
     // A scratch array: the model pushes only when something is undefined (rare).
     const diags = this.scratchDiags;
-    diags.length = 0;
+    if (diags.length) diags.length = 0;
     let r: number;
     const phase = b.phase;
     if (kind === 'expect_tx' || kind === 'complete_tx') {
@@ -532,7 +568,8 @@ export class Machine {
         token.txBefore = b.tx;
         token.noComplete = noComplete;
       }
-      const opts = kind === 'arrive' && !noComplete ? PLAIN_ARRIVE : { drop: kind === 'arrive_drop', noComplete, ...(kind === 'arrive.expect_tx' ? { expectTx: bytes } : {}) };
+      const opts = kind === 'arrive' && !noComplete ? PLAIN_ARRIVE
+        : kind === 'arrive.expect_tx' ? { drop: false, noComplete, expectTx: bytes } : { drop: kind === 'arrive_drop', noComplete };
       r = arriveEach(b, n, count, opts, diags);
       const et = kind === 'arrive.expect_tx' ? bytes * n : 0;
       { this.emitted(s); if (out.events) out.events.push({ e: 'arrive', t: s.now, bar, count: n * count, expectTx: et, drop: opts.drop, phase, pending: b.pending, tx: b.tx, agent, async: asyncId, ...(loc ? { loc } : {}) }); }
@@ -542,16 +579,21 @@ export class Machine {
     return true;
   }
 
-  private execAgent(s: MachineState, a: number, out: StepOut): void {
+  /**
+   * Executes agent `a`'s operation. `cached`: the barrier key and parity of its parity wait are
+   * the ones {@link agentEnabled} just evaluated (`waitKey`, `waitPar`).
+   */
+  private execAgent(s: MachineState, a: number, out: StepOut, cached: boolean): void {
     const p = this.program;
     const info = p.agents[a]!;
     const ag = s.agents[a]!;
-    const ins = p.roles[info.role]!.code[ag.pc] as OpInstr;
+    const ins = this.agentCode[a]![ag.pc] as OpInstr;
     const op = ins.op;
+    const opc = ins.opc;
     const f = ag.frame;
     const loc = ins.loc;
     let advance = true;
-    if (op.op !== 'mbarrier.wait' && !(op.op === 'bar.sync' && ag.sub >= 0)) {
+    if (opc !== 5 /* mbarrier.wait */ && !(opc === 19 /* bar.sync */ && ag.sub >= 0)) {
       this.emitted(s);
       if (out.events) {
         if ((op.op === 'wgmma.wait_group' || op.op === 'cp.async.bulk.wait_group') && ins.ints.n) out.events.push({ e: 'op', t: s.now, op: op.op, text: ins.text, loc, agent: a, async: -1, n: ins.ints.n(f) });
@@ -559,9 +601,9 @@ export class Machine {
       }
     }
     const m = this.mult(ins, info);
-    switch (op.op) {
-      case 'mbarrier.init':
-      case 'mbarrier.inval': {
+    switch (opc) {
+      case 0: // mbarrier.init
+      case 1: { // mbarrier.inval
         const key = ins.bar!(f);
         if (key < 0) return this.keyFault(s, a, out, ins, 'barrier');
         if (this.barCta(key) !== info.cta) {
@@ -578,28 +620,30 @@ export class Machine {
         if (diags.length && this.flush(s, out, diags, a, -1, key, loc)) return;
         break;
       }
-      case 'mbarrier.arrive':
-      case 'mbarrier.expect_tx':
-      case 'mbarrier.complete_tx': {
+      case 2: // mbarrier.arrive
+      case 3: // mbarrier.expect_tx
+      case 4: { // mbarrier.complete_tx
         const key = ins.bar!(f);
         if (key < 0) return this.keyFault(s, a, out, ins, 'barrier');
-        const kind: NonNullable<AsyncOp['remote']> = op.op === 'mbarrier.expect_tx' ? 'expect_tx' : op.op === 'mbarrier.complete_tx' ? 'complete_tx'
-          : op.drop ? 'arrive_drop' : op.expectTx ? 'arrive.expect_tx' : 'arrive';
+        const ao = op as OpK<'mbarrier.arrive'>;
+        const kind: NonNullable<AsyncOp['remote']> = opc === 3 ? 'expect_tx' : opc === 4 ? 'complete_tx'
+          : ao.drop ? 'arrive_drop' : ao.expectTx ? 'arrive.expect_tx' : 'arrive';
         const count = ins.ints.count ? ins.ints.count(f) : 1;
         const bytes = ins.ints.bytes ? ins.ints.bytes(f) : ins.ints.expectTx ? ins.ints.expectTx(f) : 0;
         const cta = this.barCta(key);
         if (cta !== info.cta) {
           // shared::cluster signal into another CTA: in flight until it lands (PTX ISA §9.7.13.15.8).
-          this.newAsync(s, out, { kind: 'remote', agent: a, cta, bar: key, buf: -1, reads: null, bytes, left: 0, chunks: 0, group: -1, count: m * count, remote: kind, targets: null, loc });
+          this.newAsync(s, out, 'remote', a, cta, key, -1, null, bytes, 0, 0, -1, m * count, kind, null, loc);
           break;
         }
         let token: Token | undefined;
-        if (op.op === 'mbarrier.arrive' && ins.token !== undefined) {
+        if (opc === 2 && ins.token !== undefined) {
           token = { barrier: key, phase: 0, pendingBefore: 0, txBefore: 0, noComplete: false };
         }
-        const noComplete = op.op === 'mbarrier.arrive' && !!op.noComplete;
+        const noComplete = opc === 2 && !!ao.noComplete;
         const isArrive = kind === 'arrive' || kind === 'arrive_drop' || kind === 'arrive.expect_tx';
-        const [n, lanes] = isArrive ? this.arriveShape(ins, info) : [m, 1];
+        const n = isArrive ? this.arriveInstrs(ins, info) : m;
+        const lanes = isArrive ? this.arriveLanes(ins, info) : 1;
         if (!this.signal(s, out, key, kind, n, count * lanes, bytes * (kind === 'arrive.expect_tx' ? lanes : 1), a, -1, loc, token, noComplete)) return;
         if (token && ins.token !== undefined) {
           ag.tokens = { ...(ag.tokens ?? {}), [ins.token]: token };
@@ -607,8 +651,9 @@ export class Machine {
         }
         break;
       }
-      case 'mbarrier.wait': {
-        const key = ins.bar!(f);
+      case 5: { // mbarrier.wait
+        const op = ins.op as OpK<'mbarrier.wait'>;
+        const key = cached ? this.waitKey : ins.bar!(f);
         if (key < 0) return this.keyFault(s, a, out, ins, 'barrier');
         if (this.barCta(key) !== info.cta) {
           return this.fault(s, a, out, diagnostic(DIAG.remoteWait, `mbarrier.${op.form} on ${p.barrierName(key)}, a barrier of another CTA`, s.bars[key]), loc, key);
@@ -620,33 +665,34 @@ export class Machine {
         }
         let pass: boolean;
         let par: number;
-        const diags: Diagnostic[] = [];
+        let diags: Diagnostic[] | null = null;
         if (op.token !== undefined) {
           const t = ag.tokens?.[ins.token!];
           if (!t) return this.fault(s, a, out, diagnostic(DIAG.foreignToken, `${op.token} holds no token from an arrive`), loc, key);
+          diags = [];
           pass = testToken(b, key, t, diags);
           par = t.phase & 1;
         } else {
-          par = ins.ints.parity!(f);
-          if (par !== 0 && par !== 1) diags.push(diagnostic(DIAG.parityOperand, `phase parity operand ${par} is neither 0 nor 1`, b));
+          par = cached ? this.waitPar : ins.ints.parity!(f);
+          if (par !== 0 && par !== 1) diags = [diagnostic(DIAG.parityOperand, `phase parity operand ${par} is neither 0 nor 1`, b)];
           pass = testParity(b, par);
         }
-        if (diags.length && this.flush(s, out, diags, a, -1, key, loc)) return;
+        if (diags && diags.length && this.flush(s, out, diags, a, -1, key, loc)) return;
         const isToken = op.token !== undefined;
         const phase = b.phase;
         { this.emitted(s); if (out.events) out.events.push({ e: 'wait', t: s.now, agent: a, bar: key, parity: par & 1, phase, pass, token: isToken, loc }); }
         if (op.dest !== undefined) f[ins.dest!] = pass ? 1 : 0;
         break;
       }
-      case 'mbarrier.pending_count': {
+      case 6: { // mbarrier.pending_count
         const t = ag.tokens?.[ins.token!];
-        if (!t) return this.fault(s, a, out, diagnostic(DIAG.pendingCountToken, `${op.token} holds no token from an arrive`), loc, -1);
+        if (!t) return this.fault(s, a, out, diagnostic(DIAG.pendingCountToken, `${(op as OpK<'mbarrier.pending_count'>).token} holds no token from an arrive`), loc, -1);
         const diags: Diagnostic[] = [];
         f[ins.dest!] = pendingCount(t, diags);
         if (diags.length) this.flush(s, out, diags, a, -1, t.barrier, loc);
         break;
       }
-      case 'cp.async.bulk': {
+      case 7: { // cp.async.bulk
         const key = ins.bar!(f);
         if (key < 0) return this.keyFault(s, a, out, ins, 'barrier');
         const buf = ins.buf!(f);
@@ -660,53 +706,53 @@ export class Machine {
         const clusterBase = info.cluster * p.clusterSize;
         const barRank = this.barCta(key) - clusterBase;
         const bufRank = this.bufCta(buf) - clusterBase;
-        const ranks: number[] = [];
-        if (mask < 0) ranks.push(bufRank);
-        else for (let r = 0; r < p.clusterSize; r++) if (mask & (1 << r)) ranks.push(r);
+        // Destination ranks: the buffer's, or (multicast) every rank in the mask, in ascending order.
+        const r0 = mask < 0 ? bufRank : 0;
+        const r1 = mask < 0 ? bufRank + 1 : p.clusterSize;
         for (let j = 0; j < m; j++) {
-          for (const r of ranks) {
+          for (let r = r0; r < r1; r++) {
+            if (mask >= 0 && !(mask & (1 << r))) continue;
             // Multicast: data and complete_tx land at the same CTA-relative offsets in each destination (PTX ISA §9.7.9.25.4.1).
             const dBar = key + (r - barRank) * p.barriersPerCta;
             const dBuf = buf + (r - bufRank) * p.buffersPerCta;
-            this.newAsync(s, out, { kind: 'tma', agent: a, cta: clusterBase + r, bar: dBar, buf: dBuf, reads: null, bytes, left: bytes, chunks, group: -1, count: 0, remote: null, targets: null, loc });
+            this.newAsync(s, out, 'tma', a, clusterBase + r, dBar, dBuf, null, bytes, bytes, chunks, -1, 0, null, null, loc);
           }
         }
         break;
       }
-      case 'cp.async.bulk.store': {
+      case 8: { // cp.async.bulk.store
         const buf = ins.buf!(f);
         if (buf < 0) return this.keyFault(s, a, out, ins, 'buffer');
         const bytes = ins.ints.bytes!(f);
-        for (let j = 0; j < m; j++) this.newAsync(s, out, { kind: 'bulk.store', agent: a, cta: info.cta, bar: -1, buf, reads: null, bytes, left: bytes, chunks: 1, group: ag.bulkGroup, count: 0, remote: null, targets: null, loc });
+        for (let j = 0; j < m; j++) this.newAsync(s, out, 'bulk.store', a, info.cta, -1, buf, null, bytes, bytes, 1, ag.bulkGroup, 0, null, null, loc);
         break;
       }
-      case 'cp.async.bulk.commit_group':
+      case 9: // cp.async.bulk.commit_group
         ag.bulkGroup++;
         break;
-      case 'wgmma.commit_group':
+      case 15: // wgmma.commit_group
         ag.wgGroup++;
         break;
-      case 'cp.async.bulk.wait_group':
-      case 'wgmma.wait_group':
+      case 10: // cp.async.bulk.wait_group
+      case 16: // wgmma.wait_group
         break;
-      case 'tcgen05.mma':
-      case 'wgmma.mma_async': {
-        const reads: number[] = [];
-        for (const r of ins.reads!) {
-          const k = r(f);
+      case 11: // tcgen05.mma
+      case 14: { // wgmma.mma_async
+        const rf = ins.reads!;
+        const keys = this.scratchKeys; // may hold more from an earlier MMA: only the first rf.length count
+        for (let j = 0; j < rf.length; j++) {
+          const k = rf[j]!(f);
           if (k < 0) return this.keyFault(s, a, out, ins, 'buffer');
-          reads.push(k);
+          keys[j] = k;
         }
+        const reads = keys.slice(0, rf.length);
         const acc = op.op === 'tcgen05.mma' ? ins.buf!(f) : -1;
         if (op.op === 'tcgen05.mma' && acc < 0) return this.keyFault(s, a, out, ins, 'buffer');
-        const { m: mm, n, k } = op.shape;
-        this.newAsync(s, out, {
-          kind: op.op === 'tcgen05.mma' ? 'tc.mma' : 'wgmma', agent: a, cta: info.cta, bar: -1, buf: acc, reads, bytes: 2 * mm * n * k,
-          left: 0, chunks: 1, group: op.op === 'wgmma.mma_async' ? ag.wgGroup : -1, count: 0, remote: null, targets: null, loc,
-        });
+        const { m: mm, n, k } = (op as OpK<'tcgen05.mma'>).shape;
+        this.newAsync(s, out, opc === 11 ? 'tc.mma' : 'wgmma', a, info.cta, -1, acc, reads, 2 * mm * n * k, 0, 1, opc === 14 ? ag.wgGroup : -1, 0, null, null, loc);
         break;
       }
-      case 'tcgen05.commit': {
+      case 12: { // tcgen05.commit
         const key = ins.bar!(f);
         if (key < 0) return this.keyFault(s, a, out, ins, 'barrier');
         let targets: number[] | null = null;
@@ -717,39 +763,39 @@ export class Machine {
           targets = [];
           for (let r = 0; r < p.clusterSize; r++) if (mask & (1 << r)) targets.push(key + (r - rank) * p.barriersPerCta);
         }
-        this.newAsync(s, out, { kind: 'tc.commit', agent: a, cta: info.cta, bar: targets ? -1 : key, buf: -1, reads: null, bytes: 0, left: 0, chunks: 1, group: -1, count: 1, remote: null, targets, loc });
+        this.newAsync(s, out, 'tc.commit', a, info.cta, targets ? -1 : key, -1, null, 0, 0, 1, -1, 1, null, targets, loc);
         break;
       }
-      case 'tcgen05.ld':
-      case 'ld.shared':
-      case 'st.shared': {
+      case 13: // tcgen05.ld
+      case 25: // ld.shared
+      case 26: { // st.shared
         const buf = ins.buf!(f);
         if (buf < 0) return this.keyFault(s, a, out, ins, 'buffer');
         const rw = op.op === 'st.shared' ? 'w' : 'r';
         { this.emitted(s); if (out.events) out.events.push({ e: 'access', t: s.now, buf, rw, proxy: 'generic', edge: 'point', agent: a, async: -1, loc }); }
         break;
       }
-      case 'cp.async': {
+      case 17: { // cp.async
         const buf = ins.buf!(f);
         if (buf < 0) return this.keyFault(s, a, out, ins, 'buffer');
         const bytes = ins.ints.bytes!(f);
-        this.newAsync(s, out, { kind: 'cp.async', agent: a, cta: info.cta, bar: -1, buf, reads: null, bytes, left: bytes, chunks: 1, group: -1, count: 0, remote: null, targets: null, loc });
+        this.newAsync(s, out, 'cp.async', a, info.cta, -1, buf, null, bytes, bytes, 1, -1, 0, null, null, loc);
         break;
       }
-      case 'cp.async.mbarrier.arrive': {
+      case 18: { // cp.async.mbarrier.arrive
         const key = ins.bar!(f);
         if (key < 0) return this.keyFault(s, a, out, ins, 'barrier');
         if (this.barCta(key) !== info.cta) {
           return this.fault(s, a, out, diagnostic(DIAG.remoteWait, `cp.async.mbarrier.arrive on ${p.barrierName(key)}, a barrier of another CTA`, s.bars[key]), loc, key);
         }
         const diags: Diagnostic[] = [];
-        for (let j = 0; j < m; j++) if (cpAsyncArriveIssue(s.bars[key]!, op.noinc, diags) === TRAP) break;
+        for (let j = 0; j < m; j++) if (cpAsyncArriveIssue(s.bars[key]!, (op as OpK<'cp.async.mbarrier.arrive'>).noinc, diags) === TRAP) break;
         if (diags.length && this.flush(s, out, diags, a, -1, key, loc)) return;
-        this.newAsync(s, out, { kind: 'cpa.arrive', agent: a, cta: info.cta, bar: key, buf: -1, reads: null, bytes: 0, left: 0, chunks: 1, group: -1, count: m, remote: null, targets: null, loc });
+        this.newAsync(s, out, 'cpa.arrive', a, info.cta, key, -1, null, 0, 0, 1, -1, m, null, null, loc);
         break;
       }
-      case 'bar.sync':
-      case 'bar.arrive': {
+      case 19: // bar.sync
+      case 20: { // bar.arrive
         const nk = this.namedKey(a, ins, ag);
         const nb = s.named[nk]!;
         if (op.op === 'bar.sync' && ag.sub >= 0) {
@@ -775,7 +821,7 @@ export class Machine {
           }
         }
         const id = nk % NAMED_PER_CTA;
-        { this.emitted(s); if (out.events) out.events.push({ e: 'sync', t: s.now, agent: a, kind: op.op, id, loc }); }
+        { this.emitted(s); if (out.events) out.events.push({ e: 'sync', t: s.now, agent: a, kind: (op as OpK<'bar.sync' | 'bar.arrive'>).op, id, loc }); }
         if (op.op === 'bar.sync') {
           ag.sub = gen;
           advance = false; // completes in a second step once generation `gen` is done
@@ -785,20 +831,20 @@ export class Machine {
         }
         break;
       }
-      case 'barrier.cluster.arrive': {
+      case 23: { // barrier.cluster.arrive
         ag.clusterRound++;
         { this.emitted(s); if (out.events) out.events.push({ e: 'sync', t: s.now, agent: a, kind: 'cluster.arrive', id: 0, loc }); }
         this.checkCluster(s, info.cluster, out);
         break;
       }
-      case 'barrier.cluster.wait':
+      case 24: // barrier.cluster.wait
         { this.emitted(s); if (out.events) out.events.push({ e: 'sync', t: s.now, agent: a, kind: 'cluster.wait', id: 0, loc }); }
         break;
-      case 'fence.proxy.async':
-      case 'fence.mbarrier_init':
-      case 'work':
+      case 21: // fence.proxy.async
+      case 22: // fence.mbarrier_init
+      case 27: // work
         break;
-      case 'exit':
+      case 28: // exit
         ag.pc++;
         this.finish(s, a, out, loc);
         return;
@@ -849,7 +895,9 @@ export class Machine {
         out.other = true; // a barrier.cluster.arrive may wait for it
         break;
       case 'tc.commit':
-        for (const bar of o.targets ?? [o.bar]) if (!this.signal(s, out, bar, 'arrive', 1, 1, 0, -1, o.id, o.loc, undefined)) return;
+        if (!o.targets) {
+          if (!this.signal(s, out, o.bar, 'arrive', 1, 1, 0, -1, o.id, o.loc, undefined)) return;
+        } else for (const bar of o.targets) if (!this.signal(s, out, bar, 'arrive', 1, 1, 0, -1, o.id, o.loc, undefined)) return;
         break;
       case 'cpa.arrive':
         if (!this.signal(s, out, o.bar, 'arrive', o.count, 1, 0, -1, o.id, o.loc, undefined)) return;

@@ -73,7 +73,47 @@ export interface OpInstr {
   token?: number;
   /** Human-readable operand text for timelines. */
   text: string;
+  /** Numeric code of `op.op` ({@link OPC}), for cheap dispatch in hot paths. */
+  opc: number;
+  /** Index of this instruction among the program's operations (0, 1, … over all roles), for per-instruction tables. */
+  uid: number;
 }
+
+/**
+ * Numeric codes of the operations (`OpInstr.opc`). Hot paths switch on these literal values (a
+ * jump table instead of a chain of string comparisons); the comments there name the operation.
+ */
+export const OPC: Readonly<Record<Op['op'], number>> = Object.freeze({
+  'mbarrier.init': 0,
+  'mbarrier.inval': 1,
+  'mbarrier.arrive': 2,
+  'mbarrier.expect_tx': 3,
+  'mbarrier.complete_tx': 4,
+  'mbarrier.wait': 5,
+  'mbarrier.pending_count': 6,
+  'cp.async.bulk': 7,
+  'cp.async.bulk.store': 8,
+  'cp.async.bulk.commit_group': 9,
+  'cp.async.bulk.wait_group': 10,
+  'tcgen05.mma': 11,
+  'tcgen05.commit': 12,
+  'tcgen05.ld': 13,
+  'wgmma.mma_async': 14,
+  'wgmma.commit_group': 15,
+  'wgmma.wait_group': 16,
+  'cp.async': 17,
+  'cp.async.mbarrier.arrive': 18,
+  'bar.sync': 19,
+  'bar.arrive': 20,
+  'fence.proxy.async': 21,
+  'fence.mbarrier_init': 22,
+  'barrier.cluster.arrive': 23,
+  'barrier.cluster.wait': 24,
+  'ld.shared': 25,
+  'st.shared': 26,
+  'work': 27,
+  'exit': 28,
+});
 
 /** Flat instructions of a compiled role program. */
 export type Instr =
@@ -212,8 +252,9 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
     throw new KernelError(`tensor memory per CTA is ${tmemBytes.toLocaleString('en-US')} bytes; an SM has ${MAX_TMEM_PER_CTA.toLocaleString('en-US')} (128 lanes × 512 columns × 4 bytes)`, buffers.find((b) => b.space === 'tmem')?.loc ?? kernel.loc, 'tmem-size');
   }
 
+  const uids = { next: 0 };
   const roles: RoleCode[] = kernel.roles.map((r) =>
-    compileRole(r, params, clusterSize, barByName, bufByName, barriersPerCta, buffersPerCta),
+    compileRole(r, params, clusterSize, barByName, bufByName, barriersPerCta, buffersPerCta, uids),
   );
 
   const agents: AgentInfo[] = [];
@@ -289,6 +330,7 @@ function compileRole(
   bufByName: Map<string, BufferInfo>,
   barriersPerCta: number,
   buffersPerCta: number,
+  uids: { next: number },
 ): RoleCode {
   const slots: string[] = [...BUILTINS];
   const threads = r.threads ?? r.warps * 32;
@@ -307,7 +349,20 @@ function compileRole(
         throw new KernelError(`unknown name '${n}' in role ${r.name}`, vloc, 'unknown-name');
       }
     }
-    return compileExpr(e, (n) => slotOf(n, loc));
+    const fn = compileExpr(e, (n) => slotOf(n, loc));
+    // An expression of parameters only is a constant: evaluate it once (unless it faults, which
+    // must then happen at run time, where the machine reports it).
+    let constant = true;
+    for (const n of exprNames(e)) if (typeof slotOf(n, loc) === 'number') constant = false;
+    if (constant && e.k !== 'num') {
+      try {
+        const v = fn([]);
+        return () => v;
+      } catch {
+        return fn;
+      }
+    }
+    return fn;
   };
   const declare = (name: string, loc?: SrcLoc): number => {
     if (name in params) throw new KernelError(`'${name}' is a parameter and cannot be assigned`, loc, 'assign-param');
@@ -347,7 +402,7 @@ function compileRole(
 
   const emitOp = (op: Op, loc: SrcLoc, inElect: boolean) => {
     const ints: Record<string, CompiledExpr> = {};
-    const ins: OpInstr = { i: 'op', op, per: inElect ? 'one' : ('per' in op && op.per) || r.per, loc, ints, text: opText(op) };
+    const ins: OpInstr = { i: 'op', op, per: inElect ? 'one' : ('per' in op && op.per) || r.per, loc, ints, text: opText(op), opc: OPC[op.op], uid: uids.next++ };
     for (const key of ['count', 'expectTx', 'bytes', 'parity', 'n', 'id', 'threads', 'cycles', 'multicast', 'chunks'] as const) {
       const e = (op as Record<string, unknown>)[key];
       if (e && typeof e === 'object') ints[key] = cx(e as Expr, loc);

@@ -98,8 +98,28 @@ function mulberry32(seed: number): () => number {
   };
 }
 
-/** Min-heap (4-ary) of (time, insertion order) → payload, in parallel typed arrays. */
+/**
+ * Priority queue of (time, insertion order) → payload: pops the smallest time, ties in insertion
+ * order. Integer times within a window of {@link Queue.W} cycles from the cursor go to FIFO
+ * buckets, one per cycle (a bucket's entries are in insertion order, so its head is its
+ * minimum); every other time (far ahead, behind the cursor, fractional) goes to a 4-ary min-heap in
+ * parallel typed arrays. A pop takes the smaller of the first bucket's head and the heap's top.
+ */
 class Queue {
+  static readonly W = 4096;
+  // Buckets: first / last node of each cycle (ring indexed by time mod W), -1 when empty.
+  private head = new Int32Array(Queue.W).fill(-1);
+  private tail = new Int32Array(Queue.W);
+  // Nodes: insertion number, payload, next node in the bucket (or in the free list).
+  private nq = new Float64Array(1024);
+  private nv = new Int32Array(1024);
+  private nx = new Int32Array(1024);
+  private nodes = 0;
+  private free = -1;
+  /** Every bucketed entry has a time in [cur, cur + W); no bucket before `cur` holds one. */
+  private cur = 0;
+  private near = 0;
+  // Heap.
   private t = new Float64Array(1024);
   private q = new Float64Array(1024);
   private v = new Int32Array(1024);
@@ -108,7 +128,7 @@ class Queue {
   /** Time of the entry {@link pop} returned last. */
   lastTime = 0;
   get size(): number {
-    return this.n;
+    return this.n + this.near;
   }
   private grow(): void {
     const t = new Float64Array(this.t.length * 2);
@@ -121,10 +141,43 @@ class Queue {
     v.set(this.v);
     this.v = v;
   }
+  private growNodes(): void {
+    const q = new Float64Array(this.nq.length * 2);
+    q.set(this.nq);
+    this.nq = q;
+    const v = new Int32Array(this.nv.length * 2);
+    v.set(this.nv);
+    this.nv = v;
+    const x = new Int32Array(this.nx.length * 2);
+    x.set(this.nx);
+    this.nx = x;
+  }
   push(time: number, payload: number): void {
+    const s = this.seq++;
+    if (this.near === 0 && Math.floor(time) === time) this.cur = time;
+    const d = time - this.cur;
+    if (d >= 0 && d < Queue.W && Math.floor(time) === time) {
+      let node = this.free;
+      if (node >= 0) this.free = this.nx[node]!;
+      else {
+        if (this.nodes === this.nq.length) this.growNodes();
+        node = this.nodes++;
+      }
+      this.nq[node] = s;
+      this.nv[node] = payload;
+      this.nx[node] = -1;
+      const b = time & (Queue.W - 1);
+      if (this.head[b] === -1) this.head[b] = node;
+      else this.nx[this.tail[b]!] = node;
+      this.tail[b] = node;
+      this.near++;
+      return;
+    }
+    this.heapPush(time, s, payload);
+  }
+  private heapPush(time: number, s: number, payload: number): void {
     if (this.n === this.t.length) this.grow();
     const t = this.t, q = this.q, v = this.v;
-    const s = this.seq++;
     let i = this.n++;
     // 4-ary heap: parent of i is (i - 1) >> 2.
     while (i > 0) {
@@ -142,6 +195,27 @@ class Queue {
   }
   /** Pops the minimum; returns its payload and leaves its time in `lastTime`. */
   pop(): number {
+    if (this.near > 0) {
+      const head = this.head;
+      const mask = Queue.W - 1;
+      let cur = this.cur;
+      while (head[cur & mask] === -1) cur++;
+      this.cur = cur;
+      const b = cur & mask;
+      const node = head[b]!;
+      const nq = this.nq[node]!;
+      if (this.n === 0 || this.t[0]! > cur || (this.t[0] === cur && this.q[0]! > nq)) {
+        head[b] = this.nx[node]!;
+        this.nx[node] = this.free;
+        this.free = node;
+        this.near--;
+        this.lastTime = cur;
+        return this.nv[node]!;
+      }
+    }
+    return this.heapPop();
+  }
+  private heapPop(): number {
     const t = this.t, q = this.q, v = this.v;
     const rv = v[0]!;
     this.lastTime = t[0]!;
@@ -200,10 +274,14 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
   const parkedAt = new Float64Array(nA).fill(-1);
   const parkCause: string[] = new Array(nA).fill('');
   const parkedOn = new Int32Array(nA).fill(-2); // barrier key, -1 other, -2 not parked
-  const parkedByBar = new Map<number, Set<number>>();
+  // Agents parked on each barrier key, in the order they parked (all wake together).
+  const parkedByBar: (number[] | undefined)[] = new Array(program.ctas * program.barriersPerCta);
+  // Stall cause of a wait on each barrier key (built once per key).
+  const waitCause: (string | undefined)[] = new Array(program.ctas * program.barriersPerCta);
   // Agents just woken from a blocked mbarrier wait: their wait returns as part of the wake latency.
   const woken = new Uint8Array(nA);
-  const parkedOther = new Set<number>();
+  // Agents parked on anything else (bar.sync, cluster wait, wait_group), in the order they parked.
+  const parkedOther: number[] = [];
   const stats: SimStats = {
     busy: new Array(nA).fill(0),
     stalls: Array.from({ length: nA }, () => ({})),
@@ -218,7 +296,6 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
   const lastTc = new Float64Array(nA);
   const lastWg = new Float64Array(nA);
   const lastCp = new Float64Array(nA);
-  const lastOf = (o: AsyncOp) => (o.kind === 'tc.mma' || o.kind === 'tc.commit' ? lastTc : o.kind === 'wgmma' ? lastWg : o.kind === 'cp.async' ? lastCp : null);
   const activeSms = Math.max(1, opts.activeSms ?? Math.min(v(T.sms), program.ctas));
   // TMA model (fitted to hw/results/pipeline.json and load.json, docs/HARDWARE.md "Timing model fit").
   // Read side, per issuing SM: the engine's own limit (from HBM also the per-SM HBM limit), and the
@@ -258,30 +335,33 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
   // Each running agent has at most one entry in the queue, or is parked.
   const pushAgent = (a: number, t: number) => queue.push(t, a * 2);
 
+  // The caller removes `a` from its parked list (parkedByBar or parkedOther).
   const unpark = (a: number, t: number) => {
     if (parkedOn[a] === -2) return;
     const since = parkedAt[a]!;
     const st = stats.stalls[a]!;
-    st[parkCause[a]!] = (st[parkCause[a]!] ?? 0) + (t - since);
-    if (spans && t > since) spans.push({ lane: laneOf(a), t0: since, t1: t, kind: 'stall', label: parkCause[a]! });
-    if (parkedOn[a]! >= 0) {
-      parkedByBar.get(parkedOn[a]!)?.delete(a);
-      woken[a] = 1;
-    } else parkedOther.delete(a);
+    const cause = parkCause[a]!;
+    st[cause] = (st[cause] ?? 0) + (t - since);
+    if (spans && t > since) spans.push({ lane: laneOf(a), t0: since, t1: t, kind: 'stall', label: cause });
+    if (parkedOn[a]! >= 0) woken[a] = 1;
     parkedOn[a] = -2;
     pushAgent(a, t);
   };
 
-  const scheduleAsync = (o: AsyncOp, t: number, agentCta: number, mcastShare: { start: number; xfer: number } | null, mc = false) => {
-    let times: number[];
-    let span: Span | null = null;
-    const last = lastOf(o);
-    const prev = last ? last[o.agent]! : 0;
+  // The shared read of the last TMA copy scheduled (a multicast group reuses it): when it is done,
+  // and its queueing delay.
+  let shareStart = 0;
+  let shareXfer = 0;
+  /**
+   * Schedules the completions of `o`, issued at `t`, on the queue (in time order per operation)
+   * and records its span. `useShare`: a multicast copy reuses the read of the group's first copy.
+   */
+  const scheduleAsync = (o: AsyncOp, t: number, agentCta: number, useShare: boolean, mc: boolean): void => {
+    const payload = o.id * 2 + 1;
     switch (o.kind) {
       case 'tma': {
         // Read once per copy (a multicast group shares its read), then received by each destination.
-        let share = mcastShare;
-        if (!share) {
+        if (!useShare) {
           const c = agentCta;
           const dt = t - loadAt[c]!;
           const w = win / (win + dt);
@@ -301,102 +381,117 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
           loadBytes[c] = bytes;
           loadAt[c] = t;
           const rho = time > 0 ? Math.min(rhoMax, (bytes * activeSms) / (time * srcCap)) : 0;
-          share = { start: readDone, xfer: Math.round(qLat * (rho / (1 - rho))) };
+          shareStart = readDone;
+          shareXfer = Math.round(qLat * (rho / (1 - rho)));
         }
-        const readDone = share.start;
+        const readDone = shareStart;
         const dst = o.cta;
         const start = Math.max(t, tmaFree[dst]!);
         const end = Math.max(start + Math.ceil(o.bytes / (mc ? mcastBw : v(T.tmaBytesPerCycleSm))), readDone);
         tmaFree[dst] = end;
         stats.tmaBusy[dst]! += end - start;
         const xfer = end - start;
-        const lat = Math.round(jit(Math.max(0, baseLat + share.xfer + (tensorLocs.has(o.loc) ? tensorExtra : 0))));
+        const lat = Math.round(jit(Math.max(0, baseLat + shareXfer + (tensorLocs.has(o.loc) ? tensorExtra : 0))));
         const c = Math.max(1, o.chunks);
-        times = [];
-        for (let j = 1; j <= c; j++) times.push(start + Math.ceil((xfer * j) / c) + lat);
-        span = { lane: `TMA c${dst}`, t0: t, t1: times[times.length - 1]!, kind: 'tma', label: `${o.bytes} B → ${program.bufferName(o.buf)}`, loc: o.loc, id: o.id };
-        return { times, span, share };
+        let x = 0;
+        for (let j = 1; j <= c; j++) queue.push((x = start + Math.ceil((xfer * j) / c) + lat), payload);
+        if (spans) spans.push({ lane: `TMA c${dst}`, t0: t, t1: x, kind: 'tma', label: `${o.bytes} B → ${program.bufferName(o.buf)}`, loc: o.loc, id: o.id });
+        return;
       }
-      case 'remote':
-        times = [t + jit(v(T.remoteSignal))];
-        span = { lane: `net c${o.cta}`, t0: t, t1: times[0]!, kind: 'signal', label: `${o.remote} → ${program.barrierName(o.bar)}`, loc: o.loc, id: o.id };
-        break;
+      case 'remote': {
+        const x = t + jit(v(T.remoteSignal));
+        if (spans) spans.push({ lane: `net c${o.cta}`, t0: t, t1: x, kind: 'signal', label: `${o.remote} → ${program.barrierName(o.bar)}`, loc: o.loc, id: o.id });
+        queue.push(x, payload);
+        return;
+      }
       case 'tc.mma':
       case 'wgmma': {
+        const last = o.kind === 'tc.mma' ? lastTc : lastWg;
         const rate = o.kind === 'tc.mma' ? v(T.tcgen05FlopsPerCycle) : v(T.wgmmaFlopsPerCycle);
-        const start = Math.max(t + v(T.mmaStartLatency), tcFree[o.cta]!, prev);
+        const start = Math.max(t + v(T.mmaStartLatency), tcFree[o.cta]!, last[o.agent]!);
         const dur = Math.ceil(o.bytes / rate);
         tcFree[o.cta] = start + dur;
         stats.tcBusy[o.cta]! += dur;
-        times = [start + dur];
-        span = { lane: `TC c${o.cta}`, t0: start, t1: start + dur, kind: 'mma', label: o.kind === 'tc.mma' ? 'tcgen05.mma' : 'wgmma', loc: o.loc, id: o.id };
-        break;
+        const x = start + dur;
+        last[o.agent] = Math.max(last[o.agent]!, x);
+        if (spans) spans.push({ lane: `TC c${o.cta}`, t0: start, t1: start + dur, kind: 'mma', label: o.kind === 'tc.mma' ? 'tcgen05.mma' : 'wgmma', loc: o.loc, id: o.id });
+        queue.push(x, payload);
+        return;
       }
-      case 'tc.commit':
-        times = [Math.max(t, tcFree[o.cta]!, prev) + jit(v(T.commitLatency))];
-        break;
+      case 'tc.commit': {
+        const x = Math.max(t, tcFree[o.cta]!, lastTc[o.agent]!) + jit(v(T.commitLatency));
+        lastTc[o.agent] = Math.max(lastTc[o.agent]!, x);
+        queue.push(x, payload);
+        return;
+      }
       case 'bulk.store': {
         const start = Math.max(t, tmaFree[o.cta]!);
         const xfer = Math.ceil(o.bytes / tmaBw);
         tmaFree[o.cta] = start + xfer;
         stats.tmaBusy[o.cta]! += xfer;
-        times = [start + xfer + jit(v(T.bulkStoreLatency))];
-        span = { lane: `TMA c${o.cta}`, t0: t, t1: times[0]!, kind: 'store', label: `store ${o.bytes} B ← ${program.bufferName(o.buf)}`, loc: o.loc, id: o.id };
-        break;
+        const x = start + xfer + jit(v(T.bulkStoreLatency));
+        if (spans) spans.push({ lane: `TMA c${o.cta}`, t0: t, t1: x, kind: 'store', label: `store ${o.bytes} B ← ${program.bufferName(o.buf)}`, loc: o.loc, id: o.id });
+        queue.push(x, payload);
+        return;
       }
-      case 'cp.async':
-        times = [t + jit(v(T.cpAsyncLatency)) + Math.ceil(o.bytes / tmaBw)];
-        break;
+      case 'cp.async': {
+        const x = t + jit(v(T.cpAsyncLatency)) + Math.ceil(o.bytes / tmaBw);
+        lastCp[o.agent] = Math.max(lastCp[o.agent]!, x);
+        queue.push(x, payload);
+        return;
+      }
       case 'cpa.arrive':
-        times = [Math.max(t, lastCp[o.agent]!) + 10];
-        break;
+        queue.push(Math.max(t, lastCp[o.agent]!) + 10, payload);
+        return;
     }
-    return { times, span, share: null };
   };
 
   const onStep = opts.onStep;
   const handleOut = (t: number, agentCta: number) => {
     // Most steps produce nothing to schedule.
-    if (!onStep && !events && out.issued.length === 0 && out.phases.length === 0 && out.diags.length === 0 && !(out.other && parkedOther.size)) return;
+    const issued = out.issued;
+    const phases = out.phases;
+    if (!onStep && !events && issued.length === 0 && phases.length === 0 && out.diags.length === 0 && !(out.other && parkedOther.length)) return;
     if (onStep) onStep(s, out.events ?? []);
     if (events && out.events) for (const e of out.events) events.push(e);
     for (const d of out.diags) diagnostics.push(d);
     // Asynchronous operations issued in this step.
-    let share: { start: number; xfer: number } | null = null;
-    let shareLoc: SrcLoc | null = null;
-    // A multicast copy: one instruction whose copies land in several CTAs (they share one read).
-    let mc = false;
-    if (out.issued.length) for (const o of out.issued) if (o.kind === 'tma' && o.cta !== agentCta) mc = true;
-    for (const o of out.issued) {
-      const sameMcast = mc && o.kind === 'tma' && share && shareLoc === o.loc;
-      const r = scheduleAsync(o, t, agentCta, sameMcast ? share : null, mc);
-      if (o.kind === 'tma') {
-        share = r.share;
-        shareLoc = o.loc;
+    if (issued.length) {
+      // A multicast copy: one instruction whose copies land in several CTAs (they share one read).
+      let mc = false;
+      for (let i = 0; i < issued.length; i++) {
+        const o = issued[i]!;
+        if (o.kind === 'tma' && o.cta !== agentCta) mc = true;
       }
-      const times = r.times;
-      const last = lastOf(o);
-      if (last) last[o.agent] = Math.max(last[o.agent]!, times[times.length - 1]!);
-      if (spans && r.span) spans.push(r.span);
-      for (const x of times) queue.push(x, o.id * 2 + 1);
+      let shareLoc: SrcLoc | null = null; // source of the last TMA copy (its read is shareStart/shareXfer)
+      for (let i = 0; i < issued.length; i++) {
+        const o = issued[i]!;
+        const isTma = o.kind === 'tma';
+        scheduleAsync(o, t, agentCta, mc && isTma && shareLoc !== null && shareLoc === o.loc, mc);
+        if (isTma) shareLoc = o.loc;
+      }
     }
-    // Wake waiters of completed phases.
-    for (const bar of out.phases) {
-      const set = parkedByBar.get(bar);
-      if (!set || set.size === 0) continue;
-      for (const a of set) {
+    // Wake waiters of completed phases (in the order they parked).
+    for (let i = 0; i < phases.length; i++) {
+      const list = parkedByBar[phases[i]!];
+      if (!list || list.length === 0) continue;
+      for (let j = 0; j < list.length; j++) {
+        const a = list[j]!;
         const ins = m.nextOp(s, a);
-        const wake = ins && ins.op.op === 'mbarrier.wait' && ins.op.form === 'test_wait' ? v(T.wakeTestWait) : v(T.wakeTryWait);
+        const wake = ins && ins.opc === 5 /* mbarrier.wait */ && (ins.op as { form: string }).form === 'test_wait' ? v(T.wakeTestWait) : v(T.wakeTryWait);
         unpark(a, t + jit(wake));
       }
+      list.length = 0;
     }
-    if (out.other && parkedOther.size) {
-      for (const a of parkedOther) {
+    if (out.other && parkedOther.length) {
+      for (let j = 0; j < parkedOther.length; j++) {
+        const a = parkedOther[j]!;
         const ins = m.nextOp(s, a);
         const op = ins?.op.op;
         const wake = op === 'barrier.cluster.wait' ? v(T.clusterWake) : op === 'bar.sync' ? v(T.barWake) : v(T.issueWgmmaGroupOp);
         unpark(a, t + wake);
       }
+      parkedOther.length = 0;
     }
   };
 
@@ -441,17 +536,17 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
   const park = (a: number, t: number, ins: OpInstr) => {
     parkedAt[a] = t;
     const op = ins.op;
-    if (op.op === 'mbarrier.wait') {
+    if (ins.opc === 5 /* mbarrier.wait */) {
       const key = ins.bar!(s.agents[a]!.frame);
       parkedOn[a] = key;
-      parkCause[a] = `waiting on ${program.barrierOf(key).info.name}`;
-      let set = parkedByBar.get(key);
-      if (!set) parkedByBar.set(key, (set = new Set()));
-      set.add(a);
+      parkCause[a] = waitCause[key] ??= `waiting on ${program.barrierOf(key).info.name}`;
+      let list = parkedByBar[key];
+      if (!list) parkedByBar[key] = list = [];
+      list.push(a);
     } else {
       parkedOn[a] = -1;
       parkCause[a] = op.op === 'bar.sync' ? 'bar.sync' : op.op === 'barrier.cluster.wait' ? 'barrier.cluster.wait' : op.op;
-      parkedOther.add(a);
+      parkedOther.push(a);
     }
   };
 
@@ -463,8 +558,11 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
   // Reused choice objects (the machine reads them, never keeps them).
   const agentChoice = { kind: 'agent' as const, agent: 0 };
   const asyncChoice = { kind: 'async' as const, id: 0 };
-  // Issue cost of each instruction, computed once (`work` reads its operand at run time).
-  const costCache = new Map<OpInstr, number>();
+  // Issue cost of each instruction (by OpInstr.uid), computed once (`work` reads its operand at run
+  // time); NaN: not yet computed.
+  let nOps = 0;
+  for (const r of program.roles) for (const ins of r.code) if (ins.i === 'op' && ins.uid >= nOps) nOps = ins.uid + 1;
+  const costCache = new Float64Array(nOps).fill(NaN);
   const loopOverhead = v(T.loopOverhead);
   let steps = 0;
   let stopped: string | null = null;
@@ -491,12 +589,12 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
       // A wait that was blocked returns with the wake (its latency covers the passing test);
       // one that finds its phase already complete pays the full test.
       let c: number;
-      if (woken[a] && ins.op.op === 'mbarrier.wait') c = loopOverhead;
-      else if (ins.op.op === 'work') c = cost(ins, a);
+      const opc = ins.opc;
+      if (woken[a] && opc === 5 /* mbarrier.wait */) c = loopOverhead;
+      else if (opc === 27 /* work */) c = cost(ins, a);
       else {
-        const cached = costCache.get(ins);
-        if (cached === undefined) costCache.set(ins, (c = cost(ins, a)));
-        else c = cached;
+        c = costCache[ins.uid]!;
+        if (c !== c) costCache[ins.uid] = c = cost(ins, a); // NaN: first time
       }
       woken[a] = 0;
       now = t;
@@ -505,7 +603,7 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
       steps++;
       stats.busy[a]! += c;
       if (t + c > end) end = t + c;
-      if (spans && (c > 0 || ins.op.op !== 'exit')) spans.push({ lane: laneOf(a), t0: t, t1: t + c, kind: 'op', label: ins.text, loc: ins.loc });
+      if (spans && (c > 0 || opc !== 28 /* exit */)) spans.push({ lane: laneOf(a), t0: t, t1: t + c, kind: 'op', label: ins.text, loc: ins.loc });
       handleOut(t, program.agents[a]!.cta);
       if (ag.status === 'run') pushAgent(a, t + c);
       else stats.finishedAt[a] = t + c;
