@@ -506,9 +506,9 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
     await page.keyboard.press('Home');
     for (let i = 0; i < 6; i++) await page.keyboard.press('Shift+ArrowRight');
     await expect.poll(() => page.locator('#ring-where').textContent()).toMatch(/^Now: producer .*\(stage \d\); mma .*/);
-    expect(await page.locator('#ring-handoff').textContent()).toMatch(/full\[\d\] completed phase 0, so stage \d passed producer → mma|No handoff yet/);
+    await expect.poll(() => page.locator('#ring-handoff').textContent()).toMatch(/full\[\d\] completed phase 0, so stage \d passed producer → mma|No handoff yet/);
     expect(await page.locator('#panel-timeline .ring-legend').textContent()).toContain('“full ph 1 (p1)”: its full barrier is in phase 1, parity 1');
-    expect(await page.locator('#panel-timeline .role-marker.b-producer').getAttribute('visibility')).toBe('visible');
+    await expect.poll(() => page.locator('#panel-timeline .role-marker.b-producer').getAttribute('visibility')).toBe('visible');
     // Every text inside a stage fits its circle.
     const overflow = await page.evaluate(() => Array.from(document.querySelectorAll('#panel-timeline .ring g.stage')).flatMap((g) => {
       const c = g.querySelector('circle')!.getBoundingClientRect();
