@@ -4,6 +4,7 @@ import { describe, expect, test } from 'vitest';
 import { check } from '../src/check/index.js';
 import { parseSketch } from '../src/lang/index.js';
 import { instantiate } from '../src/machine/program.js';
+import { kernel } from '../src/kernel/builder.js';
 
 /** Pipelines a new user wrote (fixtures/check/), with what the checker must say about them. */
 const run = (f: string, all = false) => {
@@ -32,5 +33,13 @@ describe('checker regressions', () => {
   test('without it, a CTA can exit while its peer\'s remote arrive is in flight', () => {
     const r = run('p3_cluster_exit.mbk');
     expect(r.verdict).toBe('inflight-at-exit');
+  });
+  test('an agent that faults before its first operation (division by zero) is reported, not ok', () => {
+    const k = kernel('div');
+    k.barriers('b', 1, { count: 1 });
+    k.role('p', { warps: 1, per: 'one' }, (r) => { r.let('z', 0); r.let('x', '4 / z'); r.arrive('b[0]'); });
+    const r = check(instantiate(k.build()));
+    expect(r.verdict).toBe('arith');
+    expect(r.hazards[0]!.message).toBe('division by zero in an expression of p');
   });
 });

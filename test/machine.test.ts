@@ -164,6 +164,16 @@ describe('machine diagnostics and verdicts', () => {
     expect(r.verdict).toBe('trap');
     expect(r.diagnostics.map((d) => d.diag.code)).toEqual(['index-range']);
   });
+  test('arith: a division by zero in the program stops the agent at its line', () => {
+    const r = simulate(k1((r) => { r.let('z', 0); r.let('x', '4 / z'); r.arrive('b[0]'); }));
+    expect(r.verdict).toBe('trap');
+    expect(r.diagnostics.map((d) => [d.diag.code, d.diag.message])).toEqual([['arith', 'division by zero in an expression of r']]);
+    expect(r.diagnostics[0]!.loc!.line).toBeGreaterThan(0);
+  });
+  test('arith: a loop step of 0 is reported instead of looping forever', () => {
+    const r = simulate(k1((r) => r.for('i', 0, 4, (r) => r.arrive('b[0]'), 0)));
+    expect(r.diagnostics.map((d) => d.diag.code)).toEqual(['arith']);
+  });
   test('bulk-size: a copy that is not a multiple of 16 bytes', () => {
     const r = simulate(k1((r) => { r.arriveExpectTx('b[0]', 100); r.tma('buf[0]', 100, 'b[0]'); }));
     expect(r.diagnostics.map((d) => d.diag.code)).toEqual(['bulk-size']);

@@ -232,7 +232,8 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
   const maxStates = opts.maxStates ?? 5_000_000;
   const maxMemory = opts.maxMemory ?? 2 * 1024 ** 3;
   const timeoutMs = opts.timeoutMs ?? 60_000;
-  const s0 = m.initial();
+  const initOut = newStepOut(true);
+  const s0 = m.initial(initOut);
   const codec = new Codec(program, an, s0);
   const visited = new Visited(1 << 14);
   let parent = new Int32Array(1 << 14);
@@ -292,6 +293,14 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
   let peakFrontier = 1;
   let stoppedBy: ExploreResult['stoppedBy'] = null;
   let errorFound = false;
+  // An agent can already stop before its first operation (e.g. a division by zero).
+  for (const d of initOut.diags) {
+    if (d.diag.severity === 'error') errorFound = true;
+    report({
+      kind: d.diag.code, severity: d.diag.severity, key: `init|${locKey(d.loc)}`, message: d.diag.message, subject: null,
+      state: id0, extra: [], details: [`H200: ${d.diag.h200}`], locs: d.loc ? [d.loc] : [],
+    });
+  }
   const out = newStepOut(true);
   let lastProgress = t0;
   let memEst = 0;

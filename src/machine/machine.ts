@@ -187,7 +187,11 @@ export class Machine {
   }
 
   /** The initial state: barriers declared `init: 'auto'` are initialized and published. */
-  initial(): MachineState {
+  /**
+   * The initial state. Each agent runs its local instructions up to its first operation; an
+   * expression that cannot be evaluated there stops it (`out`, if given, receives the diagnostic).
+   */
+  initial(out: StepOut = newStepOut(false)): MachineState {
     const p = this.program;
     const bars: MBarrier[] = [];
     for (let cta = 0; cta < p.ctas; cta++) {
@@ -216,7 +220,6 @@ export class Machine {
       clusterDone: new Array(p.grid).fill(0),
       inflight: [], nextId: 0, trapped: null, events: 0,
     };
-    const out = newStepOut(false);
     for (let i = 0; i < agents.length; i++) this.guarded(s, i, out, () => this.advance(s, i, out));
     return s;
   }

@@ -265,7 +265,8 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
   const jit = (x: number) => (rand ? Math.round(x * (1 + (rand() * 2 - 1) * v(T.jitter))) : x);
 
   const m = new Machine(program);
-  const s = m.initial();
+  const initOut = newStepOut(recordEvents);
+  const s = m.initial(initOut);
   const out: StepOut = newStepOut(recordEvents || !!opts.onStep);
   const events: MachineEvent[] | null = recordEvents ? [] : null;
   const spans: Span[] | null = recordSpans ? [] : null;
@@ -289,7 +290,8 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
     tcBusy: new Array(program.ctas).fill(0),
     finishedAt: new Array(nA).fill(-1),
   };
-  const diagnostics: SimResult['diagnostics'] = [];
+  const diagnostics: SimResult['diagnostics'] = [...initOut.diags];
+  if (events && initOut.events) events.push(...initOut.events);
   const tmaFree = new Float64Array(program.ctas);
   const tcFree = new Float64Array(program.ctas);
   // Latest completion time of each agent's in-order streams (tcgen05, wgmma, cp.async).
