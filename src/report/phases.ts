@@ -14,7 +14,15 @@ export interface PhaseRow {
   parityWaited: number;
   parityAfter: number;
   phaseVar: number;
+  /**
+   * The barrier's phase when the wait passed: 0 means no phase had completed, i.e. the wait passed
+   * at once (parity 1 on a fresh barrier) and `parityAfter` describes no completion.
+   */
+  phase: number;
 }
+
+/** True when the wait passed without any phase of its barrier completing (it passed at once). */
+export const passedAtOnce = (r: PhaseRow): boolean => r.phase === 0;
 
 /**
  * Runs `program` and records, for agent `role` (first agent of that role), each passing parity
@@ -36,7 +44,8 @@ export function phaseTable(program: Program, role = 'consumer', barrier = 'tma_b
         if (e.e !== 'wait' || e.agent !== agent.id || !e.pass) continue;
         const info = program.barrierOf(e.bar);
         if (info.info.name !== barrier) continue;
-        rows.push({ iteration: rows.length, stage: info.index, parityWaited: e.parity, parityAfter: s.bars[e.bar]!.phase & 1, phaseVar: s.agents[agent.id]!.frame[slot]! });
+        const phase = s.bars[e.bar]!.phase;
+        rows.push({ iteration: rows.length, stage: info.index, parityWaited: e.parity, parityAfter: phase & 1, phaseVar: s.agents[agent.id]!.frame[slot]!, phase });
       }
     },
   });
