@@ -4,32 +4,16 @@
  */
 import type { SrcLoc } from '../kernel/ir.js';
 import type { Ledger } from '../report/ledger.js';
+import { locText, PLAIN, type Paint } from '../report/text.js';
 import type { CheckResult, Hazard } from './check.js';
 
-/** Color hooks (identity when not a terminal). */
-export interface CheckPaint {
-  bold(s: string): string;
-  dim(s: string): string;
-  red(s: string): string;
-  green(s: string): string;
-  yellow(s: string): string;
-  cyan(s: string): string;
-}
+/** Color hooks (identity when not a terminal): the same as `mbsim run`'s. */
+export type CheckPaint = Paint;
 
-const id = (s: string) => s;
 /** No colors. */
-export const NO_PAINT: CheckPaint = { bold: id, dim: id, red: id, green: id, yellow: id, cyan: id };
+export const NO_PAINT: CheckPaint = PLAIN;
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
-
-function locText(loc: SrcLoc | undefined): string {
-  if (!loc) return '';
-  if (!loc.file) return `line ${loc.line}`;
-  let f = loc.file;
-  const cwd = typeof process !== 'undefined' ? `${process.cwd()}/` : '';
-  if (cwd && f.startsWith(cwd)) f = f.slice(cwd.length);
-  return `${f}:${loc.line}`;
-}
 
 function pad(s: string, n: number): string {
   return s.length >= n ? s : s + ' '.repeat(n - s.length);
