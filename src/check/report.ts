@@ -180,5 +180,6 @@ const RULE_TEXT: Record<string, string> = {
   'phase-alias': 'A parity wait passed on a phase two or more away from the one the waiter was due to observe.',
   'vacuous-wait': 'A wait on a data barrier passed on a fresh barrier without any phase completing.',
   'tx-mismatch': 'The bytes a phase expects differ from the bytes the copies issued for it deliver.',
+  cycle: 'A hang whose blocked agents wait on one another in a ring: none can move first.',
   'inflight-at-exit': 'A CTA exits while asynchronous operations into it are still in flight.',
 };
