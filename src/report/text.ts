@@ -62,12 +62,15 @@ export function renderTimeline(r: SimResult, width = 96, paint: Paint = PLAIN): 
     const cells = new Array<string>(width).fill(' ');
     for (const sp of lanes.get(String(a.id)) ?? []) {
       const c0 = col(sp.t0), c1 = Math.max(c0, col(sp.t1 - 1e-9));
+      // A wait that passes is a barrier test, not work: drawn ▒ so stalls and tests read apart.
+      const glyph = sp.label.startsWith('mbarrier.try_wait') || sp.label.startsWith('mbarrier.test_wait') ? '▒' : '█';
       for (let c = c0; c <= c1; c++) {
-        if (sp.kind === 'op') cells[c] = '█';
-        else if (cells[c] === ' ') cells[c] = '·';
+        if (sp.kind === 'op') {
+          if (cells[c] !== '█') cells[c] = glyph;
+        } else if (cells[c] === ' ') cells[c] = '·';
       }
     }
-    rows.push(`${pad(a.name, nameW)}${cells.join('').replace(/█+/g, (x) => paint.cyan(x))}`);
+    rows.push(`${pad(a.name, nameW)}${cells.join('').replace(/[█▒]+/g, (x) => paint.cyan(x))}`);
   }
   // Units.
   const unitLanes = [...lanes.keys()].filter((l) => !laneNames.has(l)).sort();
@@ -107,7 +110,7 @@ export function renderTimeline(r: SimResult, width = 96, paint: Paint = PLAIN): 
     }
     if (keys.length > shown.length) rows.push(paint.dim(`(${keys.length - shown.length} more barriers not shown)`));
   }
-  rows.push(paint.dim(`${pad('', nameW)}█ issuing  · stalled  ▓/n operations in flight  0/1 phase parity`));
+  rows.push(paint.dim(`${pad('', nameW)}█ issuing  ▒ testing a barrier (a wait that passes)  · stalled  ▓/n operations in flight  0/1 phase parity`));
   return rows.join('\n');
 }
 
