@@ -174,6 +174,14 @@ describe('machine diagnostics and verdicts', () => {
     const r = simulate(k1((r) => r.for('i', 0, 4, (r) => r.arrive('b[0]'), 0)));
     expect(r.diagnostics.map((d) => d.diag.code)).toEqual(['arith']);
   });
+  test('lapping: a second bar.arrive in the generation the first one joined', () => {
+    const k = kernel('lap');
+    k.role('c', { warps: 4, per: 'thread' }, (r) => r.for('t', 0, 2, (r) => r.barArrive(1, 160)));
+    k.role('l', { warps: 1, per: 'thread' }, (r) => { r.work(1000); r.barSync(1, 160); });
+    const r = simulate(instantiate(k.build()));
+    expect(r.diagnostics.map((d) => d.diag.code)).toEqual(['lapping']);
+    expect(r.verdict).not.toBe('ok');
+  });
   test('bulk-size: a copy that is not a multiple of 16 bytes', () => {
     const r = simulate(k1((r) => { r.arriveExpectTx('b[0]', 100); r.tma('buf[0]', 100, 'b[0]'); }));
     expect(r.diagnostics.map((d) => d.diag.code)).toEqual(['bulk-size']);

@@ -39,7 +39,7 @@ const STATUS = ['run', 'done', 'trap'] as const;
 const BSTATUS = ['uninit', 'valid', 'inval'] as const;
 
 const STATE_FIELDS = ['now', 'agents', 'bars', 'named', 'clusterDone', 'inflight', 'nextId', 'trapped', 'events'];
-const AGENT_FIELDS = ['pc', 'frame', 'status', 'sub', 'tokens', 'wgGroup', 'bulkGroup', 'clusterRound', 'tcIssued', 'tcDone', 'wgIssued', 'wgDone'];
+const AGENT_FIELDS = ['pc', 'frame', 'status', 'sub', 'tokens', 'wgGroup', 'bulkGroup', 'clusterRound', 'tcIssued', 'tcDone', 'wgIssued', 'wgDone', 'lastArrive'];
 const OP_FIELDS = ['id', 'kind', 'agent', 'cta', 'bar', 'buf', 'reads', 'bytes', 'left', 'chunks', 'group', 'count', 'remote', 'targets', 'issued', 'seq', 'loc'];
 
 /** The checker's data that travels with a state. */
@@ -157,6 +157,7 @@ export class Codec {
     sc[n++] = ag.tcDone;
     sc[n++] = ag.wgIssued;
     sc[n++] = ag.wgDone;
+    sc[n++] = ag.lastArrive;
     sc[n++] = f.length;
     for (let j = 0; j < f.length; j++) sc[n++] = f[j]!;
     if (sym) sc[n - f.length + 1] = 0;
@@ -291,6 +292,7 @@ export class Codec {
       const tcDone = d[k++]!;
       const wgIssued = d[k++]!;
       const wgDone = d[k++]!;
+      const lastArrive = d[k++]!;
       const n = d[k++]!;
       const frame = new Array<number>(n);
       for (let j = 0; j < n; j++) frame[j] = d[k++]!;
@@ -303,7 +305,7 @@ export class Codec {
           tokens[slot] = { barrier: d[k++]!, phase: d[k++]!, pendingBefore: d[k++]!, txBefore: d[k++]!, noComplete: d[k++]! === 1 };
         }
       }
-      agents[a] = { pc, frame, status, sub, tokens, wgGroup, bulkGroup, clusterRound, tcIssued, tcDone, wgIssued, wgDone };
+      agents[a] = { pc, frame, status, sub, tokens, wgGroup, bulkGroup, clusterRound, tcIssued, tcDone, wgIssued, wgDone, lastArrive };
     }
     const nb = p.ctas * p.barriersPerCta;
     const bars = new Array(nb);

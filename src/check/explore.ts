@@ -200,7 +200,7 @@ export function cloneFor(s: MachineState, who: number, opIdx: number, named: boo
   const a = agents[who]!;
   agents[who] = {
     pc: a.pc, frame: a.frame.slice(), status: a.status, sub: a.sub, tokens: a.tokens, wgGroup: a.wgGroup, bulkGroup: a.bulkGroup,
-    clusterRound: a.clusterRound, tcIssued: a.tcIssued, tcDone: a.tcDone, wgIssued: a.wgIssued, wgDone: a.wgDone,
+    clusterRound: a.clusterRound, tcIssued: a.tcIssued, tcDone: a.tcDone, wgIssued: a.wgIssued, wgDone: a.wgDone, lastArrive: a.lastArrive,
   };
   const sb = s.bars;
   const bars = new Array(sb.length);

@@ -49,6 +49,11 @@ export interface AgentState {
   /** wgmma operations issued / completed, in order. */
   wgIssued: number;
   wgDone: number;
+  /**
+   * Where the agent's last `bar.arrive` landed: generation × 16 + barrier id, or -1. A second
+   * arrive landing in that same generation laps the barrier (diagnostic `lapping`).
+   */
+  lastArrive: number;
 }
 
 /** An asynchronous operation in flight. */
@@ -212,7 +217,7 @@ export class Machine {
       frame[3] = a.cluster;
       frame[4] = a.threads;
       frame[5] = a.warps;
-      return { pc: 0, frame, status: 'run', sub: -1, tokens: null, wgGroup: 0, bulkGroup: 0, clusterRound: 0, tcIssued: 0, tcDone: 0, wgIssued: 0, wgDone: 0 };
+      return { pc: 0, frame, status: 'run', sub: -1, tokens: null, wgGroup: 0, bulkGroup: 0, clusterRound: 0, tcIssued: 0, tcDone: 0, wgIssued: 0, wgDone: 0, lastArrive: -1 };
     });
     const s: MachineState = {
       now: 0, agents, bars,
@@ -811,6 +816,15 @@ export class Machine {
         nb.count = count;
         const warps = ins.per === 'one' ? 1 : info.warps;
         let gen = nb.gen;
+        if (opc === 20) {
+          // A non-blocking arrive that lands in the generation this agent's previous arrive landed in:
+          // its threads count twice toward one generation (bug pattern B03).
+          const idn = nk % NAMED_PER_CTA;
+          if (ag.lastArrive === nb.gen * NAMED_PER_CTA + idn) {
+            const d = diagnostic(DIAG.lapping, `${info.name} arrives on named barrier ${idn} again while the generation its previous bar.arrive joined (${nb.arrived} of ${count} threads) has not completed: its threads count twice toward one generation`);
+            this.diag(s, out, d, a, -1, -1, loc);
+          }
+        }
         // Barriers count whole warps (PTX ISA §9.7.13.1): each warp adds 32 threads.
         for (let w = 0; w < warps; w++) {
           gen = nb.gen;
@@ -824,6 +838,7 @@ export class Machine {
           }
         }
         const id = nk % NAMED_PER_CTA;
+        if (opc === 20) ag.lastArrive = gen * NAMED_PER_CTA + id;
         { this.emitted(s); if (out.events) out.events.push({ e: 'sync', t: s.now, agent: a, kind: (op as OpK<'bar.sync' | 'bar.arrive'>).op, id, loc }); }
         if (op.op === 'bar.sync') {
           ag.sub = gen;

@@ -47,6 +47,8 @@ export const DIAG = {
   bulkSize: 'bulk-size',
   /** An expression of the kernel's program cannot be evaluated (division by zero, loop step 0). */
   arith: 'arith',
+  /** A non-blocking `bar.arrive` landing in the generation the same agent's previous arrive joined. */
+  lapping: 'lapping',
 } as const;
 
 /** One of the stable diagnostic codes in {@link DIAG}. */
@@ -158,6 +160,11 @@ export const H200_BEHAVIOUR: Record<DiagCode, { h200: string; trap: boolean; sev
   'bulk-size': {
     h200: 'undefined (PTX ISA §9.7.9.25.4.1: size must be a multiple of 16); a misaligned tensor-copy coordinate faults with cudaErrorIllegalInstruction (FINDINGS-tensor.md TT6)',
     trap: true,
+    severity: 'error',
+  },
+  lapping: {
+    h200: 'a named barrier counts threads per generation (PTX ISA §9.7.13.1): the second arrive completes the generation with the same threads twice, so a bar.sync waiting in it is released early or, later, left in a generation that never fills (bug pattern B03)',
+    trap: false,
     severity: 'error',
   },
   arith: {
