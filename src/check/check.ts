@@ -4,7 +4,7 @@
  * numbered steps, the barrier states after each step, the per-barrier ledger of the trace and, for
  * races, the happens-before analysis of the trace.
  */
-import { Machine, type Choice, type MachineState } from '../machine/machine.js';
+import { Machine, type Choice, type MachineState, nextCredit } from '../machine/machine.js';
 import type { MachineEvent } from '../machine/events.js';
 import type { Program } from '../machine/program.js';
 import type { Severity } from '../model/diagnostics.js';
@@ -147,7 +147,7 @@ export function replay(program: Program, schedule: readonly number[]): { final: 
       loc = o?.loc;
       if (!o) op = 'completes';
       else if (o.kind === 'tma') {
-        const chunk = o.chunks <= 1 ? o.left : Math.max(16, Math.floor(o.left / o.chunks / 16) * 16);
+        const chunk = nextCredit(o);
         op = `${chunk} B land in ${program.bufferName(o.buf)} → complete_tx ${program.barrierName(o.bar)}${chunk < o.left ? ` (${o.left - chunk} B still to come)` : ''}`;
       } else if (o.kind === 'tc.commit') op = `arrive on ${(o.targets ?? [o.bar]).map((k) => program.barrierName(k)).join(', ')} (earlier tcgen05 ops done)`;
       else if (o.kind === 'remote') op = `${o.remote} lands on ${program.barrierName(o.bar)}`;

@@ -21,7 +21,7 @@
  * ghosts, passing waits, phase completions, exits) and on states (hang, co-enabled conflicting
  * generic accesses), so detection does not depend on the path that reached a state.
  */
-import { Machine, newStepOut, type AsyncOp, type Choice, type MachineState } from '../machine/machine.js';
+import { Machine, newStepOut, type AsyncOp, type Choice, type MachineState, nextCredit } from '../machine/machine.js';
 import type { MachineEvent } from '../machine/events.js';
 import { explainHang } from '../machine/hang.js';
 import type { OpInstr, Program } from '../machine/program.js';
@@ -502,38 +502,29 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
         case 'access': {
           if (e.edge === 'end') break;
           const newOp = e.async >= 0 ? out.issued.find((o) => o.id === e.async) : undefined;
+          /** An access to a buffer that the finished-but-unsignalled MMA of agent `g` touched (`gx`: buffer·2 + write). */
+          const ghostRace = (g: number, gx: number, why: string) => {
+            if (gx >> 1 !== e.buf || ((gx & 1) === 0 && e.rw === 'r')) return;
+            const who = e.agent >= 0 ? agentName(e.agent) : newOp ? `${KIND_LABEL[newOp.kind]} issued by ${agentName(newOp.agent)}` : 'an async unit';
+            const bufName = p.bufferName(e.buf);
+            errorFound = true;
+            report({
+              kind: 'race', severity: 'error', key: `${p.bufferOf(e.buf).info.name}|${locKey(e.loc)}|ghost${g}`,
+              message: `${who} ${e.rw === 'w' ? 'writes' : 'reads'} ${bufName}, which a tcgen05.mma issued by ${agentName(g)} was ${(gx & 1) ? 'writing' : 'reading'}; ${why}, so nothing orders this access after the MMA`,
+              subject: bufName, state: stateId, extra, details: [], locs: e.loc ? [e.loc] : [],
+            });
+          };
           for (let g = 0; g < ghosts.length; g++) {
             const gl = ghosts[g];
             if (!gl) continue;
             if (newOp && newOp.agent === g && newOp.kind === 'tc.mma') continue;
-            for (const gx of gl) {
-              if (gx >> 1 !== e.buf || ((gx & 1) === 0 && e.rw === 'r')) continue;
-              const who = e.agent >= 0 ? agentName(e.agent) : newOp ? `${KIND_LABEL[newOp.kind]} issued by ${agentName(newOp.agent)}` : 'an async unit';
-              const bufName = p.bufferName(e.buf);
-              errorFound = true;
-              report({
-                kind: 'race', severity: 'error', key: `${p.bufferOf(e.buf).info.name}|${locKey(e.loc)}|ghost${g}`,
-                message: `${who} ${e.rw === 'w' ? 'writes' : 'reads'} ${bufName}, which a tcgen05.mma issued by ${agentName(g)} was ${(gx & 1) ? 'writing' : 'reading'}; that MMA has finished, but no tcgen05.commit after it has signalled a barrier yet, so nothing orders this access after the MMA`,
-                subject: bufName, state: stateId, extra, details: [], locs: e.loc ? [e.loc] : [],
-              });
-            }
+            for (const gx of gl) ghostRace(g, gx, 'that MMA has finished, but no tcgen05.commit after it has signalled a barrier yet');
           }
           for (let g = 0; g < cghosts.length; g++) {
             const cl = cghosts[g];
             if (!cl) continue;
             if (newOp && newOp.agent === g && newOp.kind === 'tc.mma') continue;
-            for (let i = 0; i < cl.length; i += 2) {
-              const gx = cl[i + 1]!;
-              if (gx >> 1 !== e.buf || ((gx & 1) === 0 && e.rw === 'r')) continue;
-              const who = e.agent >= 0 ? agentName(e.agent) : newOp ? `${KIND_LABEL[newOp.kind]} issued by ${agentName(newOp.agent)}` : 'an async unit';
-              const bufName = p.bufferName(e.buf);
-              errorFound = true;
-              report({
-                kind: 'race', severity: 'error', key: `${p.bufferOf(e.buf).info.name}|${locKey(e.loc)}|ghost${g}`,
-                message: `${who} ${e.rw === 'w' ? 'writes' : 'reads'} ${bufName}, which a tcgen05.mma issued by ${agentName(g)} was ${(gx & 1) ? 'writing' : 'reading'}; its tcgen05.commit has arrived on ${p.barrierName(cl[i]!)}, but that phase has not completed, so nothing orders this access after the MMA`,
-                subject: bufName, state: stateId, extra, details: [], locs: e.loc ? [e.loc] : [],
-              });
-            }
+            for (let i = 0; i < cl.length; i += 2) ghostRace(g, cl[i + 1]!, `its tcgen05.commit has arrived on ${p.barrierName(cl[i]!)}, but that phase has not completed`);
           }
           for (const o of s.inflight) {
             if (o.id === e.async || (o.buf !== e.buf && !(o.reads && o.reads.includes(e.buf)))) continue;
@@ -836,7 +827,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
           // only copies can change the tx-count) commutes with everything; its write stays visible as a ghost.
           const b = s.bars[o.bar];
           if (!b || b.status !== 'valid' || b.pending !== 0 || an.directTx.has(p.barrierOf(o.bar).info.name)) continue;
-          const chunk = o.chunks <= 1 ? o.left : Math.max(16, Math.floor(o.left / o.chunks / 16) * 16);
+          const chunk = nextCredit(o);
           if (b.tx - chunk <= 0) continue;
           if (s.inflight.some((y) => y.kind === 'remote' && y.bar === o.bar)) continue;
           // The order of the landings on this barrier matters only if some of them, landing first,

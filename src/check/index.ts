@@ -51,18 +51,24 @@ export function exitCode(r: CheckResult): number {
   return r.verdict === 'incomplete' ? 3 : 0;
 }
 
-/**
- * Runs the checker for the CLI: text report (or `--json`) to `io.out`, optional SARIF file,
- * a progress line on `io.err` when it is a terminal (`io.color`) and not `--json`.
- * Returns the exit code: 0 ok, 1 hazard, 3 incomplete.
- */
-export async function runCheckCli(program: Program, opts: CheckCliOptions, io: CheckIO): Promise<number> {
+/** The checker options a CLI option set asks for (bounds in the CLI's units: ms, MB). */
+function checkOptions(opts: CheckCliOptions): CheckOptions {
   const co: CheckOptions = {};
   if (opts.maxStates !== undefined) co.maxStates = opts.maxStates;
   if (opts.timeoutMs !== undefined) co.timeout = opts.timeoutMs;
   if (opts.maxMemoryMb !== undefined) co.maxMemory = opts.maxMemoryMb * 1024 * 1024;
   if (opts.all) co.all = true;
   if (opts.strict) co.strict = true;
+  return co;
+}
+
+/**
+ * Runs the checker for the CLI: text report (or `--json`) to `io.out`, optional SARIF file,
+ * a progress line on `io.err` when it is a terminal (`io.color`) and not `--json`.
+ * Returns the exit code: 0 ok, 1 hazard, 3 incomplete.
+ */
+export async function runCheckCli(program: Program, opts: CheckCliOptions, io: CheckIO): Promise<number> {
+  const co = checkOptions(opts);
   const progress = io.color && !opts.json;
   if (progress) {
     co.onProgress = (p) => {
@@ -137,12 +143,7 @@ export async function runCheckSweepCli(
   kernelName: string, ranges: SweepRange[], build: (params: Record<string, number>) => Program, opts: CheckCliOptions, io: CheckIO,
 ): Promise<number> {
   const combos = sweepCombinations(ranges);
-  const co: CheckOptions = {};
-  if (opts.maxStates !== undefined) co.maxStates = opts.maxStates;
-  if (opts.timeoutMs !== undefined) co.timeout = opts.timeoutMs;
-  if (opts.maxMemoryMb !== undefined) co.maxMemory = opts.maxMemoryMb * 1024 * 1024;
-  if (opts.all) co.all = true;
-  if (opts.strict) co.strict = true;
+  const co = checkOptions(opts);
   const paint = await colors(io.color);
   const rows: { params: Record<string, number>; verdict: string; code: number; states: number; ms: number; what: string; result?: CheckResult }[] = [];
   for (const params of combos) {

@@ -153,6 +153,15 @@ const NAMED_PER_CTA = 16;
 /** The IR operation with mnemonic `K` (the machine switches on `OpInstr.opc`, which TypeScript cannot narrow on). */
 type OpK<K extends Op['op']> = Extract<Op, { op: K }>;
 
+/**
+ * Bytes the next partial credit of an in-flight TMA copy carries: the rest when it is the last
+ * credit, else an equal share rounded down to 16 bytes (the H200 credits a copy's bytes in 16-byte
+ * units, FINDINGS-tensor.md TT5). The one definition the machine and the checker use.
+ */
+export function nextCredit(o: Pick<AsyncOp, 'left' | 'chunks'>): number {
+  return o.chunks <= 1 ? o.left : Math.max(16, Math.floor(o.left / o.chunks / 16) * 16);
+}
+
 /** Options of a plain arrive (shared: the model never keeps or changes them). */
 const PLAIN_ARRIVE = Object.freeze({ drop: false, noComplete: false });
 
@@ -900,7 +909,7 @@ export class Machine {
     switch (o.kind) {
       case 'tma': {
         // One partial credit; the H200 credits a copy's bytes in 16-byte units, grouped differently on each run (FINDINGS-tensor.md TT5).
-        const chunk = o.chunks <= 1 ? o.left : Math.max(16, Math.floor(o.left / o.chunks / 16) * 16);
+        const chunk = nextCredit(o);
         o.left -= chunk;
         o.chunks--;
         done = o.left <= 0;
