@@ -45,7 +45,7 @@ export function mechanism(): Kernel {
 export function phaseTracking(): Kernel {
   const k = kernel('phase-tracking', {
     params: { S: 2, N: 4, BYTES: 4096 },
-    description: "the seed's S-stage phase-tracking loop (table: iteration, stage, parity, phase_tma; S=2 is the seed's)",
+    description: "the chapter's S-stage phase-tracking loop (table: iteration, stage, parity, phase_tma; S=2 is the chapter's)",
   });
   k.barriers('tma_bar', 'S', { count: 1 });
   k.barriers('empty', 'S', { count: 1 });
@@ -210,8 +210,8 @@ export function cluster(): Kernel {
 
 /** Every built-in example, in the order `mbsim examples` lists them. */
 export const EXAMPLES: Example[] = [
-  { name: 'mechanism', summary: "the seed's mechanism: init(1), arrive.expect_tx(4096), two 2,048-byte TMA copies, phase flip", build: mechanism },
-  { name: 'phase-tracking', summary: "the seed's S-stage phase-tracking loop; prints the iteration/stage/parity table (S=2 is the seed's)", build: phaseTracking, phaseTable: { role: 'consumer', barrier: 'tma_bar', variable: 'phase_tma' } },
+  { name: 'mechanism', summary: "the chapter's mechanism figure: init(1), arrive.expect_tx(4096), two 2,048-byte TMA copies, phase flip", build: mechanism },
+  { name: 'phase-tracking', summary: "the chapter's S-stage phase-tracking loop; prints the iteration/stage/parity table (S=2 is the chapter's)", build: phaseTracking, phaseTable: { role: 'consumer', barrier: 'tma_bar', variable: 'phase_tma' } },
   { name: 'pipeline', summary: 'S-stage warp-specialized full/empty pipeline: TMA producer, tcgen05 MMA issuer, epilogue (Blackwell; default)', build: pipeline },
   { name: 'hopper', summary: 'the same pipeline on Hopper: wgmma consumer warpgroups arriving on empty, bulk-store epilogue', build: hopper },
   { name: 'cluster', summary: '2-CTA cluster: multicast TMA, remote arrives on empty barriers, producer tail', build: cluster },

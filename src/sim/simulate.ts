@@ -98,6 +98,13 @@ function mulberry32(seed: number): () => number {
   };
 }
 
+/** A typed array twice as long holding the same elements first. */
+function doubled<A extends Float64Array | Int32Array>(a: A): A {
+  const b = new (a.constructor as new (n: number) => A)(a.length * 2);
+  b.set(a);
+  return b;
+}
+
 /**
  * Priority queue of (time, insertion order) → payload: pops the smallest time, ties in insertion
  * order. Integer times within a window of {@link Queue.W} cycles from the cursor go to FIFO
@@ -131,26 +138,14 @@ class Queue {
     return this.n + this.near;
   }
   private grow(): void {
-    const t = new Float64Array(this.t.length * 2);
-    t.set(this.t);
-    this.t = t;
-    const q = new Float64Array(this.q.length * 2);
-    q.set(this.q);
-    this.q = q;
-    const v = new Int32Array(this.v.length * 2);
-    v.set(this.v);
-    this.v = v;
+    this.t = doubled(this.t);
+    this.q = doubled(this.q);
+    this.v = doubled(this.v);
   }
   private growNodes(): void {
-    const q = new Float64Array(this.nq.length * 2);
-    q.set(this.nq);
-    this.nq = q;
-    const v = new Int32Array(this.nv.length * 2);
-    v.set(this.nv);
-    this.nv = v;
-    const x = new Int32Array(this.nx.length * 2);
-    x.set(this.nx);
-    this.nx = x;
+    this.nq = doubled(this.nq);
+    this.nv = doubled(this.nv);
+    this.nx = doubled(this.nx);
   }
   push(time: number, payload: number): void {
     const s = this.seq++;

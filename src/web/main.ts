@@ -11,7 +11,7 @@ import { checkIn, Dropped, simulateIn, type CheckRun } from './engine.js';
 import type { PackedCheck } from './engine-protocol.js';
 import { asyncNames, barStateAt, describeEvent, eventBar, eventLoc, instantiateKernel, traceModel, unpackModel, type RunModel } from './model.js';
 import { decodeView, encodeView, MAX_SKETCH, TABS, type SourceRef, type Tab, type ViewState } from './share.js';
-import { EXAMPLES, isExample, isFile, leadComment, load, readerText, SKETCH_FILES, sketchTwin, type Loaded } from './sources.js';
+import { EXAMPLES, isExample, isFile, leadComment, load, SKETCH_FILES, sketchTwin, type Loaded } from './sources.js';
 import { checkView, type StepDetail } from './views/check.js';
 import { editorView } from './views/editor.js';
 import { mechanismView } from './views/mechanism.js';
@@ -61,7 +61,7 @@ const sketchOpt = h('option', { value: 'sketch:', disabled: true, hidden: true }
   const twins: HTMLOptionElement[] = [];
   for (const ex of EXAMPLES) {
     const twin = !!sketchTwin(ex.name);
-    const o = h('option', { value: `ex:${ex.name}`, title: readerText(ex.summary), ...(twin ? { hidden: true } : {}) }, `${ex.name} (built-in)`);
+    const o = h('option', { value: `ex:${ex.name}`, title: ex.summary, ...(twin ? { hidden: true } : {}) }, `${ex.name} (built-in)`);
     if (twin) twins.push(o);
     else gBuiltin.appendChild(o);
   }
@@ -236,7 +236,7 @@ function setSource(src: SourceRef, params: Record<string, number>, opts: { fromE
   const file = src.kind === 'file' ? SKETCH_FILES.find((f) => f.path === src.path) : undefined;
   const firstComment = leadComment(loaded.text ?? '');
   setText(sketchOpt, src.kind === 'sketch' ? `sketch: ${src.name}` : 'edited sketch');
-  setText(summary, ex ? `${readerText(ex.summary)} (built-in, written with the TypeScript builder)` : file ? file.summary : src.kind === 'sketch' ? `${src.name} (edited or shared sketch)${firstComment ? `: ${firstComment}` : ''}` : '');
+  setText(summary, ex ? `${ex.summary} (built-in, written with the TypeScript builder)` : file ? file.summary : src.kind === 'sketch' ? `${src.name} (edited or shared sketch)${firstComment ? `: ${firstComment}` : ''}` : '');
   if (!opts.fromEditor) {
     if (src.kind === 'example') editor.setSource({ builtin: src.name, ...(sketchTwin(src.name) ? { twin: sketchTwin(src.name)!.path } : {}) });
     else editor.setSource({ text: loaded.text ?? '', file: loaded.file });

@@ -14,7 +14,7 @@ export interface SketchFile {
   /** Path relative to the repository, e.g. `examples/bugs/B01.mbk`. */
   path: string;
   text: string;
-  /** The leading comment paragraph, without `#` and `expect:` lines, in the reader's words ({@link readerText}). */
+  /** The leading comment paragraph, without `#` and `expect:` lines, as written. */
   summary: string;
   group: 'sketches' | 'bugs';
 }
@@ -25,19 +25,6 @@ export const SKETCH_FILES: SketchFile[] = Object.entries(raw)
     return { path, text, summary: leadComment(text), group: path.includes('/bugs/') ? 'bugs' as const : 'sketches' as const };
   })
   .sort((a, b) => (a.group === b.group ? a.path.localeCompare(b.path) : a.group === 'sketches' ? -1 : 1));
-
-/**
- * Reader-facing text: the sources call the book chapter "the seed" (it seeded the project); a reader
- * knows it as the chapter.
- */
-export function readerText(t: string): string {
-  return t
-    .replace(/\b([Tt])he seed chapter('s)?/g, '$1he chapter$2')
-    .replace(/\b([Tt])he seed's\b/g, '$1he chapter’s')
-    .replace(/\b([Tt])he seed\b/g, '$1he chapter')
-    .replace(/\bseed's\b/g, 'chapter’s')
-    .replace(/\bseed\b/g, 'chapter');
-}
 
 /** A sketch's description: its leading comment paragraph, whole (without `expect:` lines). */
 export function leadComment(text: string): string {
@@ -51,7 +38,7 @@ export function leadComment(text: string): string {
     if (/^expect:/.test(body)) continue;
     out.push(body);
   }
-  return readerText(out.join(' ').replace(/\s+/g, ' ').trim());
+  return out.join(' ').replace(/\s+/g, ' ').trim();
 }
 
 export const isExample = (n: string): boolean => !!findExample(n);

@@ -460,7 +460,7 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
   test('figure 3: the state at the cursor includes the cursor’s event; count rows; the whole description', async () => {
     await page.getByRole('button', { name: '3 · TMA loads tracked by an mbarrier' }).click();
     await settled(page);
-    expect(await page.locator('#ex-summary').textContent()).toBe('The chapter’s mechanism figure: a barrier initialized with count 1, one arrive.expect_tx(4096), two 2,048-byte TMA copies; the phase flips when both the arrival and all bytes are in.');
+    expect(await page.locator('#ex-summary').textContent()).toBe('The chapter\'s mechanism figure: a barrier initialized with count 1, one arrive.expect_tx(4096), two 2,048-byte TMA copies; the phase flips when both the arrival and all bytes are in.');
     expect(await page.locator('#tl-counts').isChecked()).toBe(true);
     await page.locator('.tl-canvas').focus();
     await page.keyboard.press('Home');
