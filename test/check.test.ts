@@ -291,13 +291,17 @@ describe('fences and initialization', () => {
       expect(r.hazards[0]!.subject?.name).toBe('C[0]');
     }
   });
-  test('cross-proxy WAR is a warning, and only with strict', () => {
+  test('cross-proxy WAR: nothing by default; with strict a race and the missing-fence warning', () => {
     const ex = EXAMPLES.find((e) => e.name === 'phase-tracking')!;
     const p = instantiate(ex.build(), SMALL['phase-tracking']);
-    expect(check(p).warnings).toEqual([]);
+    const lax = check(p);
+    expect(lax.verdict).toBe('ok');
+    expect(lax.warnings).toEqual([]);
     const strict = check(p, { strict: true });
-    expect(strict.verdict).toBe('ok');
-    expect(strict.warnings.map((w) => `${w.kind} ${w.severity}`)).toContain('missing-fence warning');
+    expect(strict.verdict).toBe('race');
+    expect(strict.hazards.map((h) => `${h.kind} ${h.subject?.name}`)).toEqual(['race buf[0]']);
+    expect(strict.hazards[0]!.message).toContain('cross-proxy WAR');
+    expect(strict.warnings.map((w) => `${w.kind} ${w.severity} ${w.subject?.name}`)).toContain('missing-fence warning buf[0]');
   });
   test('a manual barrier used by another role before the init is published', () => {
     const r = run(manualInit(), {}, true);

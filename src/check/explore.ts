@@ -183,6 +183,19 @@ export function opAccesses(o: AsyncOp): { buf: number; rw: 'r' | 'w' }[] {
   return out;
 }
 
+/**
+ * Tags of the elected-thread ghosts kept in `Extra.ghosts` next to the tcgen05.mma ghosts (B18): in
+ * a role of more than one warp, the accesses of a completed bulk store or wgmma of the agent stay
+ * recorded until a wait_group retires them. A wait_group of all threads drops them; one executed by
+ * the elected thread alone (inside `elect:` or `per=one`) orders only that thread, so they stay,
+ * marked {@link EG_ELECT}, until the role's threads synchronize (bar.sync, barrier.cluster.wait).
+ * Value: EG | kind bit | elect bit | (buffer·2 + write).
+ */
+const EG = 1 << 28;
+const EG_ELECT = 1 << 27;
+const EG_WG = 1 << 26;
+const EG_ACC = (1 << 26) - 1;
+
 const KIND_LABEL: Record<string, string> = {
   tma: 'TMA copy', 'bulk.store': 'bulk store', 'tc.mma': 'tcgen05.mma', 'tc.commit': 'tcgen05.commit', wgmma: 'wgmma',
   'cp.async': 'cp.async', 'cpa.arrive': 'cp.async.mbarrier.arrive', remote: 'remote signal',
@@ -251,6 +264,16 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
   const bufCta = (k: number) => Math.floor(k / p.buffersPerCta);
   const ctaAgents: number[][] = Array.from({ length: p.ctas }, () => []);
   for (const a of p.agents) ctaAgents[a.cta]!.push(a.id);
+  /** Barrier keys some agent may wait on: a data barrier instance outside it is a `missing-wait`. */
+  const waitedKey = new Uint8Array(p.ctas * p.barriersPerCta);
+  for (const ws of an.waitSlots) for (const k of ws.keys()) waitedKey[k] = 1;
+  /** Agents of more than one warp: a wait_group of their elected thread alone orders only it (B18). */
+  const multiWarp = p.agents.map((a) => a.warps > 1);
+  const anyMultiWarp = multiWarp.some(Boolean);
+  /** Whether any arrive names another CTA's barrier (the `scope` checks run only then). */
+  const remoteArrives = p.roles.some((rc) => rc.code.some((ins) => ins.i === 'op' && ins.op.op === 'mbarrier.arrive' && ins.op.bar.cta !== undefined));
+  /** The wait instruction at `pc` of agent `a` (for phase-alias reports). */
+  const insAt = (a: number, pc: number) => p.roles[p.agents[a]!.role]!.code[pc];
 
   const addState = (par: number, chain: Choice[]): number => {
     const id = nStates++;
@@ -445,6 +468,14 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
           const hit = [acc.buf * 2, acc.buf * 2 + 1].filter((v) => esc?.includes(v) || own?.includes(v));
           if (!hit.length) continue;
           const bufName = p.bufferName(acc.buf);
+          // Under the strict rule the generic accesses and the async-proxy write are unordered: a race.
+          errorFound = true;
+          report({
+            kind: 'race', severity: 'error', key: `${bufName}|${locKey(o.loc)}|proxy`,
+            message: `${KIND_LABEL[o.kind]} issued by ${agentName(o.agent)} writes ${bufName} through the async proxy while the earlier generic ${hit.map(accessText).join(' and ')} ${hit.length > 1 ? 'are' : 'is'} ordered before it only by an mbarrier hand-off: without fence.proxy.async on that chain the async proxy may write before the generic accesses are done (cross-proxy WAR, strict rule)`,
+            subject: bufName, state: stateId, extra: LAZY,
+            details: ['PTX ISA §8.6; bug-patterns.md B24 (DeepEP: wrong results at scale until a proxy fence was added between the wait and the TMA load).'], locs: [o.loc],
+          });
           report({
             kind: 'missing-fence', severity: 'warning', key: `${bufName}|${locKey(o.loc)}|war`,
             message: `${KIND_LABEL[o.kind]} issued by ${agentName(o.agent)} overwrites ${bufName} through the async proxy after a generic ${hit.map(accessText).join(' and ')} with only an mbarrier hand-off between them and no fence.proxy.async (cross-proxy WAR; strict rule)`,
@@ -455,6 +486,21 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
       }
     }
     return dirty === x.dirty && esc === x.esc && pub === x.pub ? x : { hist: x.hist, ghosts: x.ghosts, tghosts: x.tghosts, dirty, esc, pub, cghosts: x.cghosts, pcm: x.pcm };
+  };
+
+  /**
+   * The `phase-alias` of a wait that returned again on the phase it had already returned for (the
+   * same instruction; its parity did not advance), while the barrier went on to phase `observed + 1`.
+   */
+  const staleAlias = (a: number, bar: number, observed: number, parity: number, loc: SrcLoc, stateId: number, extra: Choice[], later: boolean): RawHazard => {
+    const bname = p.barrierName(bar);
+    return {
+      kind: 'phase-alias', severity: 'error', key: `${bname}|${locKey(loc)}|stale`,
+      message: `${agentName(a)} passed wait(${bname}, parity ${parity}) at line ${loc.line} on phase ${observed}, the phase this same wait had already returned for: its parity did not advance, ${later ? `and ${bname} went on to complete phase ${observed + 1}, which ${agentName(a)} never waited for` : `so it returned without waiting for phase ${observed + 1}, which ${bname} has already begun`}`,
+      subject: bname, state: stateId, extra,
+      details: ['bug-patterns.md B13: a phase counter restarted (per persistent tile, per loop) while the barrier\'s phase carries over; carry the parity across the loop.'],
+      locs: [loc],
+    };
   };
 
   /** Checks one transition (pre-state `s`, post-state `t`, events in `out`) and updates the history copy. */
@@ -518,7 +564,26 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
             const gl = ghosts[g];
             if (!gl) continue;
             if (newOp && newOp.agent === g && newOp.kind === 'tc.mma') continue;
-            for (const gx of gl) ghostRace(g, gx, 'that MMA has finished, but no tcgen05.commit after it has signalled a barrier yet');
+            for (const gx of gl) if (!(gx & EG)) ghostRace(g, gx, 'that MMA has finished, but no tcgen05.commit after it has signalled a barrier yet');
+          }
+          // The role's other warps after a wait_group of the elected thread alone (B18).
+          if (anyMultiWarp && e.agent >= 0 && ghosts[e.agent]) {
+            const ins = m.nextOp(s, e.agent);
+            if (ins && ins.per !== 'one') for (const gx of ghosts[e.agent]!) {
+              if (!(gx & EG) || !(gx & EG_ELECT)) continue;
+              const acc = gx & EG_ACC;
+              if (acc >> 1 !== e.buf || ((acc & 1) === 0 && e.rw === 'r')) continue;
+              const bufName = p.bufferName(e.buf);
+              const unit = gx & EG_WG ? 'wgmma' : 'bulk store';
+              errorFound = true;
+              report({
+                kind: 'race', severity: 'error', key: `${p.bufferOf(e.buf).info.name}|${locKey(e.loc)}|elect`,
+                message: `the threads of ${agentName(e.agent)} other than the elected one ${e.rw === 'w' ? 'write' : 'read'} ${bufName} (${ins.text}) while a ${unit} issued by ${agentName(e.agent)} may still be ${(acc & 1) ? 'writing' : 'reading'} it: only the elected thread waited for it (${unit === 'wgmma' ? 'wgmma' : 'cp.async.bulk'}.wait_group inside elect: or per=one), and no bar.sync over the role's threads orders the other warps after that wait`,
+                subject: bufName, state: stateId, extra,
+                details: ['bug-patterns.md B18: a warp-scoped or warpgroup-scoped bar.sync after the wait_group (before the buffer is refilled) orders every thread after the store.'],
+                locs: e.loc ? [e.loc] : [],
+              });
+            }
           }
           for (let g = 0; g < cghosts.length; g++) {
             const cl = cghosts[g];
@@ -543,6 +608,14 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
                 message: `${who} ${what} ${bufName} while the ${other} is still ${otherWhat} it${sig}`,
                 subject: bufName, state: stateId, extra, details: [], locs: [...(e.loc ? [e.loc] : []), o.loc],
               });
+              if (e.agent >= 0 && o.kind === 'tma' && o.bar >= 0 && barCta(o.bar) === p.agents[e.agent]!.cta && an.waitSlots[e.agent]!.get(o.bar) === undefined) {
+                const bname = p.barrierName(o.bar);
+                report({
+                  kind: 'missing-wait', severity: 'error', key: `${bname}|${e.agent}`,
+                  message: `${agentName(e.agent)} ${what} ${bufName}, which the TMA copy at line ${o.loc.line} fills with its completion on ${bname}, but ${agentName(e.agent)} never waits on ${bname}: nothing orders its access after the copy`,
+                  subject: bname, state: stateId, extra, details: ['compute-sanitizer synccheck reports this as "missing wait".'], locs: [...(e.loc ? [e.loc] : []), o.loc],
+                });
+              }
             }
           }
           break;
@@ -552,7 +625,12 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
           const slot = an.waitSlots[e.agent]!.get(e.bar);
           if (slot === undefined) break;
           const observed = e.phase - 1 - ((e.phase - 1 - e.parity) & 1);
-          const last = h[slot]!;
+          // History value: -2 (never passed), else ((observed + 1) << 13) | (pc << 1) | stale, where
+          // stale marks a pass of the same wait instruction that re-observed the phase it saw last.
+          const hv = h[slot]!;
+          const last = hv === -2 ? -2 : (hv >> 13) - 1;
+          const pc = s.agents[e.agent]!.pc & 0xfff;
+          const stale = hv !== -2 && observed >= 0 && observed === last && ((hv >> 1) & 0xfff) === pc;
           const intent = last === -2 ? 0 : last + 1;
           const bname = p.barrierName(e.bar);
           if (observed < 0) {
@@ -571,11 +649,31 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
               : `${agentName(e.agent)} passed wait(${bname}, parity ${e.parity}) on phase ${observed} while it was due to wait for phase ${intent}: the barrier completed ${observed - intent} phase(s) it never observed (parity aliasing)`;
             report({ kind: 'phase-alias', severity: 'error', key: `${bname}|${locKey(e.loc)}`, message: msg, subject: bname, state: stateId, extra, details: [], locs: [e.loc] });
           }
+          if (stale) {
+            // The same wait returned again on the phase it had consumed; if the barrier has already
+            // begun its next phase (arrivals or bytes in), that next phase is what the wait was for.
+            const b = t.bars[e.bar]!;
+            if (b.status === 'valid' && (b.pending < b.expected || b.tx !== 0)) {
+              errorFound = true;
+              report(staleAlias(e.agent, e.bar, observed, e.parity, e.loc, stateId, extra, false));
+            }
+          }
           if (h === hist) h = hist.slice();
-          h[slot] = observed;
+          h[slot] = ((observed + 1) << 13) | (pc << 1) | (stale ? 1 : 0);
           break;
         }
         case 'phase': {
+          if (!waitedKey[e.bar] && an.dataBarriers.has(p.barrierOf(e.bar).info.name)) {
+            const bname = p.barrierName(e.bar);
+            const copies = txSites(p, e.bar);
+            errorFound = true;
+            report({
+              kind: 'missing-wait', severity: 'error', key: `${bname}|never`,
+              message: `phase ${e.completed} of ${bname} completed, but no thread of its CTA ever waits on ${bname}: the data its copies deliver is never acquired, so nothing orders a reader after them`,
+              subject: bname, state: stateId, extra, details: ['compute-sanitizer synccheck reports this as "missing wait".', ...copies.map((x) => `bytes registered at line ${x.loc.line}: ${x.text}`)],
+              locs: copies.map((x) => x.loc),
+            });
+          }
           if (cghosts !== null) {
             for (let g = 0; g < cghosts.length; g++) {
               const cl = cghosts[g];
@@ -649,17 +747,31 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
       } else if (o && o.kind === 'tc.commit' && done) {
         const g = o.agent;
         const completed = o.targets !== null || t.bars[o.bar]!.phase !== s.bars[o.bar]!.phase;
-        if (ghosts[g]) {
+        const mma = ghosts[g]?.filter((v) => !(v & EG));
+        if (mma && mma.length) {
           if (!completed && an.commitOnly) {
             // The commit arrived but its phase is still open: the MMA's accesses stay unordered until it completes.
             let pairs = cghosts[g] ? cghosts[g]!.slice() : [];
-            for (const v of ghosts[g]!) pairs = insertPair(pairs, o.bar, v);
+            for (const v of mma) pairs = insertPair(pairs, o.bar, v);
             if (cghosts === x.cghosts) cghosts = cghosts.slice();
             cghosts[g] = pairs;
           }
+          const keep = ghosts[g]!.filter((v) => v & EG);
           ghosts = ghosts.slice();
-          ghosts[g] = null;
+          ghosts[g] = keep.length ? keep : null;
         }
+      }
+      if (o && done && (o.kind === 'bulk.store' || o.kind === 'wgmma') && multiWarp[o.agent]) {
+        // Completed, not yet retired by a wait_group of the issuer (see EG).
+        const tag = EG | (o.kind === 'wgmma' ? EG_WG : 0);
+        const merged = ghosts[o.agent] ? [...ghosts[o.agent]!] : [];
+        for (const ac of opAccesses(o)) {
+          const v = tag | (ac.buf * 2 + (ac.rw === 'w' ? 1 : 0));
+          if (!merged.includes(v)) merged.push(v);
+        }
+        merged.sort((u, v) => u - v);
+        if (ghosts === x.ghosts) ghosts = ghosts.slice();
+        ghosts[o.agent] = merged;
       }
       // A forced commit landing stays postponable until a later tcgen05 op of its issuer completes.
       if (o && (o.kind === 'tc.mma' || o.kind === 'tc.commit') && done) {
@@ -668,6 +780,50 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
         if (pcm[g] !== v) {
           if (pcm === x.pcm) pcm = pcm.slice();
           pcm[g] = v;
+        }
+      }
+    } else if (anyMultiWarp && multiWarp[c.agent] && ghosts[c.agent]) {
+      // wait_group retires the completed ops of its kind: for every thread, or for the elected one only.
+      const a = c.agent;
+      const ins = m.nextOp(s, a);
+      const opc = ins ? ins.opc : -1;
+      if (opc === 10 /* cp.async.bulk.wait_group */ || opc === 16 /* wgmma.wait_group */ || opc === 19 /* bar.sync */ || opc === 24 /* barrier.cluster.wait */) {
+        const kind = opc === 16 ? EG_WG : 0;
+        const next: number[] = [];
+        for (const v of ghosts[a]!) {
+          if (!(v & EG)) next.push(v);
+          else if (opc === 19 || opc === 24) {
+            if (!(v & EG_ELECT)) next.push(v);
+          } else if ((v & EG_WG) !== kind) next.push(v);
+          else if (ins!.per === 'one') next.push(v | EG_ELECT);
+        }
+        next.sort((u, v) => u - v);
+        for (let i = next.length - 1; i > 0; i--) if (next[i] === next[i - 1]) next.splice(i, 1);
+        const old = ghosts[a]!;
+        if (next.length !== old.length || next.some((v, i) => v !== old[i])) {
+          if (ghosts === x.ghosts) ghosts = ghosts.slice();
+          ghosts[a] = next.length ? next : null;
+        }
+      }
+    }
+    if (remoteArrives && c.kind === 'agent') {
+      const ins = m.nextOp(s, c.agent);
+      if (ins && ins.op.op === 'mbarrier.arrive' && ins.op.sem !== 'relaxed' && ins.op.scope !== 'cluster') {
+        const k = ins.bar!(s.agents[c.agent]!.frame);
+        const info = p.agents[c.agent]!;
+        if (k >= 0 && barCta(k) !== info.cta && (ins.op.scope === 'cta' || strict)) {
+          const bname = p.barrierName(k);
+          const explicit = ins.op.scope === 'cta';
+          if (explicit) errorFound = true;
+          report({
+            kind: 'scope', severity: explicit ? 'error' : 'warning', key: `${bname}|${locKey(ins.loc)}`,
+            message: explicit
+              ? `${agentName(c.agent)} arrives on ${bname}, a barrier of another CTA, with .release.cta: a release at CTA scope does not order ${agentName(c.agent)}'s earlier memory accesses for the threads of the other CTA that wait on ${bname}; write mbarrier.arrive.release.cluster`
+              : `${agentName(c.agent)} arrives on ${bname}, a barrier of another CTA, without a scope: PTX's default is .cta, which does not order its earlier memory accesses for the other CTA's waiters; write mbarrier.arrive.release.cluster (strict rule)`,
+            subject: bname, state: stateId, extra,
+            details: ['PTX ISA §9.7.13.15.13 (.scope defaults to .cta), §8.8–8.9 (morally strong release/acquire needs a scope that includes both threads); bug-patterns.md B20.'],
+            locs: [ins.loc],
+          });
         }
       }
     }
@@ -709,7 +865,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
       for (let g = 0; g < ghosts.length; g++) {
         const gl = ghosts[g];
         if (!gl || !wasLive) continue;
-        const bufs = gl.filter((v) => bufCta(v >> 1) === cta).map((v) => p.bufferName(v >> 1));
+        const bufs = gl.filter((v) => !(v & EG) && bufCta(v >> 1) === cta).map((v) => p.bufferName(v >> 1));
         if (!bufs.length) continue;
         errorFound = true;
         const ctaName = p.ctas > 1 ? `CTA ${cta % p.clusterSize}` : 'the CTA';
@@ -764,6 +920,26 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
         details: txSites(p, w.bar!).map((x) => `bytes registered at line ${x.loc.line}: ${x.text}`),
         locs: [...txSites(p, w.bar!).map((x) => x.loc), w.loc],
       });
+    }
+  };
+
+  /**
+   * At the end of an execution (or a hang): a wait that re-observed the phase it had already
+   * returned for (stale history bit) while its barrier went on to complete the next phase, which the
+   * waiter never observed (bug-patterns.md B13).
+   */
+  const staleAtEnd = (s: MachineState, x: Extra, id: number) => {
+    for (let a = 0; a < p.agents.length; a++) {
+      for (const [bar, slot] of an.waitSlots[a]!) {
+        const v = x.hist[slot]!;
+        if (v === -2 || !(v & 1)) continue;
+        const observed = (v >> 13) - 1;
+        if (s.bars[bar]!.phase <= observed + 1) continue;
+        const ins = insAt(a, (v >> 1) & 0xfff);
+        if (!ins || ins.i !== 'op') continue;
+        errorFound = true;
+        report(staleAlias(a, bar, observed, observed & 1, ins.loc, id, [], true));
+      }
     }
   };
 
@@ -908,6 +1084,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
   const expand = (s: MachineState, x: Extra, id: number, next: StateBuf) => {
     const ch = m.enabled(s);
     if (ch.length === 0) {
+      staleAtEnd(s, x, id);
       if (s.agents.some((a) => a.status === 'run')) hangCheck(s, id);
       else terminalOk++;
       return;

@@ -61,6 +61,10 @@ export interface ArriveOpts {
   token?: string;
   per?: Per;
   noComplete?: boolean;
+  /** `.release` / `.relaxed` (PTX ISA §9.7.13.15.13). */
+  sem?: 'release' | 'relaxed';
+  /** `.cta` / `.cluster` (PTX ISA §9.7.13.15.13); see the IR's `mbarrier.arrive` op. */
+  scope?: 'cta' | 'cluster';
 }
 
 /** Builds a role's program. */
@@ -128,6 +132,8 @@ export class ProgramBuilder {
     if (o.token !== undefined) op.token = o.token;
     if (o.per !== undefined) op.per = o.per;
     if (o.noComplete) op.noComplete = true;
+    if (o.sem !== undefined) op.sem = o.sem;
+    if (o.scope !== undefined) op.scope = o.scope;
     return this.push(op);
   }
 

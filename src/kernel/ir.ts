@@ -71,6 +71,17 @@ export type Op =
       /** Variable that receives the token (the `state` result). */
       token?: string;
       per?: Per;
+      /**
+       * `.release` (PTX default) or `.relaxed` (PTX ISA §9.7.13.15.13). Absent: `.release`.
+       */
+      sem?: 'release' | 'relaxed';
+      /**
+       * `.cta` or `.cluster`: the set of threads that observe the release (PTX ISA §9.7.13.15.13;
+       * the PTX default is `.cta`). Absent: not written. The checker treats an absent scope on a
+       * remote arrive as `.cluster` (what the hand-off needs) and reports it under `--strict`; an
+       * explicit `.cta` on another CTA's barrier is the `scope` hazard.
+       */
+      scope?: 'cta' | 'cluster';
     }
   | { op: 'mbarrier.expect_tx'; bar: BarRef; bytes: Expr; per?: Per }
   | { op: 'mbarrier.complete_tx'; bar: BarRef; bytes: Expr; per?: Per }

@@ -25,7 +25,7 @@ import { lower } from './lower.js';
 import { parseTokens, splitHint } from './parser.js';
 
 export { formatDiagnostic, SKETCH_CODES, type SketchCode, type SketchDiagnostic } from './diagnostics.js';
-export { OPS, ALIASES, findOp } from './ops.js';
+export { OPS, ALIASES, findOp, parseArriveQualifiers } from './ops.js';
 
 /** At most this many diagnostics are reported per file. */
 export const MAX_DIAGNOSTICS = 50;

@@ -11,7 +11,7 @@ import type {
 } from '../kernel/ir.js';
 import { MAX_COUNT } from '../model/mbarrier.js';
 import { didYouMean, SKETCH_CODES, type SketchCode, type SketchDiagnostic } from './diagnostics.js';
-import { findOp, MNEMONICS, type OpArgs, type OperandKind, type OpOptionKey } from './ops.js';
+import { findOp, parseArriveQualifiers, MNEMONICS, type OpArgs, type OperandKind, type OpOptionKey } from './ops.js';
 
 /** A span on one line. */
 export interface Span {
@@ -797,6 +797,9 @@ export function lower(
         return fail();
       }
       const args: OpArgs = { v: [], rest: [] };
+      const quals = parseArriveQualifiers(mn.image);
+      if (quals?.sem) args.sem = quals.sem;
+      if (quals?.scope) args.scope = quals.scope;
       operands.forEach((o, i) => {
         const kind: OperandKind = i < spec.args.length ? spec.args[i]! : 'buf';
         const v = operand(o, kind, spec.name);

@@ -22,6 +22,10 @@ export interface OpArgs {
   shape?: MmaShape;
   /** The variable left of `=`. */
   dest?: string;
+  /** `.release` / `.relaxed` written on the mnemonic (mbarrier.arrive family). */
+  sem?: 'release' | 'relaxed';
+  /** `.cta` / `.cluster` written on the mnemonic (mbarrier.arrive family). */
+  scope?: 'cta' | 'cluster';
 }
 
 /** What an operation accepts and builds. */
@@ -68,6 +72,8 @@ function arriveSpec(drop: boolean, expect: boolean, noComplete: boolean): OpSpec
       if (noComplete) op.noComplete = true;
       if (a.dest !== undefined) op.token = a.dest;
       if (a.per) op.per = a.per;
+      if (a.sem) op.sem = a.sem;
+      if (a.scope) op.scope = a.scope;
       return op;
     },
   };
@@ -233,7 +239,25 @@ const BY_NAME = new Map(OPS.map((o) => [o.name, o]));
 
 /** The operation spelled `mnemonic` (canonical or alias), or undefined. */
 export function findOp(mnemonic: string): OpSpec | undefined {
-  return BY_NAME.get(mnemonic) ?? BY_NAME.get(ALIASES[mnemonic] ?? '');
+  return BY_NAME.get(mnemonic) ?? BY_NAME.get(ALIASES[mnemonic] ?? '') ?? parseArriveQualifiers(mnemonic)?.spec;
+}
+
+/**
+ * The `mbarrier.arrive` family with PTX qualifiers after the canonical name:
+ * `mbarrier.arrive{.expect_tx}{.noComplete}{.release|.relaxed}{.cta|.cluster}{.shared{::cta|::cluster}}{.b64}`
+ * (PTX ISA §9.7.13.15.13). Returns the operation and the semantics and scope written, or undefined
+ * when `mnemonic` is not of that form. A state space alone (`.shared::cluster`) changes nothing: the
+ * barrier reference's `@cta` says which CTA's barrier it is.
+ */
+export function parseArriveQualifiers(mnemonic: string): { spec: OpSpec; sem?: 'release' | 'relaxed'; scope?: 'cta' | 'cluster' } | undefined {
+  const m = /^(mbarrier\.arrive(?:_drop)?(?:\.expect_tx)?(?:\.noComplete)?)((?:\.(?:release|relaxed))?)((?:\.(?:cta|cluster))?)((?:\.shared(?:::cta|::cluster)?)?)((?:\.b64)?)$/.exec(mnemonic);
+  if (!m) return undefined;
+  const spec = BY_NAME.get(m[1]!);
+  if (!spec) return undefined;
+  const r: { spec: OpSpec; sem?: 'release' | 'relaxed'; scope?: 'cta' | 'cluster' } = { spec };
+  if (m[2]) r.sem = m[2].slice(1) as 'release' | 'relaxed';
+  if (m[3]) r.scope = m[3].slice(1) as 'cta' | 'cluster';
+  return r;
 }
 
 /** Every mnemonic the language knows (for did-you-mean hints). */

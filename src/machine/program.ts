@@ -501,7 +501,7 @@ export function opText(op: Op): string {
     case 'mbarrier.inval': return `mbarrier.inval ${refText(op.bar)}`;
     case 'mbarrier.arrive': {
       const m = op.drop ? 'mbarrier.arrive_drop' : 'mbarrier.arrive';
-      const sfx = (op.expectTx ? '.expect_tx' : '') + (op.noComplete ? '.noComplete' : '');
+      const sfx = (op.expectTx ? '.expect_tx' : '') + (op.noComplete ? '.noComplete' : '') + (op.sem === 'relaxed' ? '.relaxed' : op.scope ? '.release' : '') + (op.scope ? `.${op.scope}` : '');
       const args = [refText(op.bar)];
       if (op.expectTx) args.push(showExpr(op.expectTx));
       if (op.count) args.push(showExpr(op.count));
