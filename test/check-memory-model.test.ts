@@ -236,3 +236,32 @@ role wg warps=4:
     expect(run(src).verdict).toBe('ok');
   });
 });
+
+describe('mbarrier wait of the elected thread alone', () => {
+  const electWait = (o: { sync?: boolean; allWait?: boolean; warps?: number }) => `kernel elect_wait arch=sm_90a
+smem X[2] bytes=4096
+barrier full[2] count=1
+barrier empty[2] count=1
+role load warps=1 per=one:
+    for i in range(0, 4):
+        mbarrier.try_wait.parity empty[i % 2], ((i / 2) & 1) ^ 1
+        mbarrier.arrive.expect_tx full[i % 2], 4096
+        cp.async.bulk.tensor X[i % 2], 4096, full[i % 2]
+role use warps=${o.warps ?? 4}:
+    for i in range(0, 4):
+${o.allWait ? '        mbarrier.try_wait.parity full[i % 2], (i / 2) & 1\n' : '        elect:\n            mbarrier.try_wait.parity full[i % 2], (i / 2) & 1\n'}${o.sync ? `        bar.sync 1, ${(o.warps ?? 4) * 32}\n` : ''}        ld.shared X[i % 2]
+        bar.sync 2, ${(o.warps ?? 4) * 32}
+        mbarrier.arrive empty[i % 2] per=one
+`;
+  test('the other warps read the stage without having waited: race', () => {
+    const r = run(electWait({}));
+    expect(r.verdict).toBe('race');
+    expect(kinds(r)).toEqual(['race X[0]']);
+    expect(r.hazards[0]!.message).toBe('the threads of use other than the elected one read X[0] (ld.shared X[i % 2]), which TMA copies completing on full[0] fill, but only the elected thread waited on full[0] (inside elect: or per=one): no bar.sync over the role\'s threads, and no wait of their own, orders them after the copy');
+  });
+  test('a bar.sync after the elected wait, every thread waiting, or one warp: ok', () => {
+    expect(run(electWait({ sync: true })).verdict).toBe('ok');
+    expect(run(electWait({ allWait: true })).verdict).toBe('ok');
+    expect(run(electWait({ warps: 1 })).verdict).toBe('ok');
+  });
+});

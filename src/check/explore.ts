@@ -189,12 +189,16 @@ export function opAccesses(o: AsyncOp): { buf: number; rw: 'r' | 'w' }[] {
  * recorded until a wait_group retires them. A wait_group of all threads drops them; one executed by
  * the elected thread alone (inside `elect:` or `per=one`) orders only that thread, so they stay,
  * marked {@link EG_ELECT}, until the role's threads synchronize (bar.sync, barrier.cluster.wait).
- * Value: EG | kind bit | elect bit | (buffer·2 + write).
+ * Value: EG | kind bit | elect bit | (buffer·2 + write). Likewise an mbarrier wait passed by the
+ * elected thread alone: EG | EG_ELECT | EG_MB | barrier key, until the role synchronizes or all its
+ * threads wait on that barrier; the role's other threads then touching a buffer that TMA copies
+ * completing on that barrier fill is a race.
  */
 const EG = 1 << 28;
 const EG_ELECT = 1 << 27;
 const EG_WG = 1 << 26;
-const EG_ACC = (1 << 26) - 1;
+const EG_MB = 1 << 25;
+const EG_ACC = (1 << 25) - 1;
 
 const KIND_LABEL: Record<string, string> = {
   tma: 'TMA copy', 'bulk.store': 'bulk store', 'tc.mma': 'tcgen05.mma', 'tc.commit': 'tcgen05.commit', wgmma: 'wgmma',
@@ -272,6 +276,10 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
   const anyMultiWarp = multiWarp.some(Boolean);
   /** Whether any arrive names another CTA's barrier (the `scope` checks run only then). */
   const remoteArrives = p.roles.some((rc) => rc.code.some((ins) => ins.i === 'op' && ins.op.op === 'mbarrier.arrive' && ins.op.bar.cta !== undefined));
+  /** Roles whose threads other than the elected one access shared memory (EG_MB entries matter only there). */
+  const allThreadAccess = p.roles.map((rc) => rc.code.some((ins) => ins.i === 'op' && ins.per !== 'one' && (ins.opc === 25 || ins.opc === 26 || ins.opc === 13)));
+  /** Per buffer key: the barrier keys TMA copies into it complete on (learnt as copies are issued). */
+  const fedBy = new Map<number, Set<number>>();
   /** The wait instruction at `pc` of agent `a` (for phase-alias reports). */
   const insAt = (a: number, pc: number) => p.roles[p.agents[a]!.role]!.code[pc];
 
@@ -514,6 +522,13 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
     let tghosts = x.tghosts;
     let cghosts = x.cghosts;
     let pcm = x.pcm;
+    if (anyMultiWarp) for (const o of out.issued) {
+      if (o.kind !== 'tma' || o.buf < 0 || o.bar < 0) continue;
+      let f = fedBy.get(o.buf);
+      if (!f) fedBy.set(o.buf, (f = new Set()));
+      f.add(o.bar);
+      if (o.targets) for (const k of o.targets) f.add(k);
+    }
     if (tghosts) {
       // Landed copies whose phase has not completed: nothing orders an access after them yet.
       for (const e of events) {
@@ -571,6 +586,21 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
             const ins = m.nextOp(s, e.agent);
             if (ins && ins.per !== 'one') for (const gx of ghosts[e.agent]!) {
               if (!(gx & EG) || !(gx & EG_ELECT)) continue;
+              if (gx & EG_MB) {
+                const b = gx & EG_ACC;
+                if (!fedBy.get(e.buf)?.has(b)) continue;
+                const bufName = p.bufferName(e.buf);
+                const bname = p.barrierName(b);
+                errorFound = true;
+                report({
+                  kind: 'race', severity: 'error', key: `${p.bufferOf(e.buf).info.name}|${locKey(e.loc)}|electwait`,
+                  message: `the threads of ${agentName(e.agent)} other than the elected one ${e.rw === 'w' ? 'write' : 'read'} ${bufName} (${ins.text}), which TMA copies completing on ${bname} fill, but only the elected thread waited on ${bname} (inside elect: or per=one): no bar.sync over the role's threads, and no wait of their own, orders them after the copy`,
+                  subject: bufName, state: stateId, extra,
+                  details: ['Every thread that reads the data must be ordered after the phase: let all threads wait (as CUTLASS consumer_wait does), or follow the elected wait with a bar.sync of the role.'],
+                  locs: e.loc ? [e.loc] : [],
+                });
+                continue;
+              }
               const acc = gx & EG_ACC;
               if (acc >> 1 !== e.buf || ((acc & 1) === 0 && e.rw === 'r')) continue;
               const bufName = p.bufferName(e.buf);
@@ -782,17 +812,32 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
           pcm[g] = v;
         }
       }
-    } else if (anyMultiWarp && multiWarp[c.agent] && ghosts[c.agent]) {
+    } else if (anyMultiWarp && multiWarp[c.agent] && (ghosts[c.agent] || allThreadAccess[p.agents[c.agent]!.role])) {
       // wait_group retires the completed ops of its kind: for every thread, or for the elected one only.
       const a = c.agent;
       const ins = m.nextOp(s, a);
       const opc = ins ? ins.opc : -1;
-      if (opc === 10 /* cp.async.bulk.wait_group */ || opc === 16 /* wgmma.wait_group */ || opc === 19 /* bar.sync */ || opc === 24 /* barrier.cluster.wait */) {
+      if (opc === 5 /* mbarrier.wait */ && allThreadAccess[p.agents[a]!.role]) {
+        const k = ins!.bar!(s.agents[a]!.frame);
+        const passed = events.some((ev) => ev.e === 'wait' && ev.pass && ev.agent === a);
+        if (k >= 0 && passed) {
+          const v = EG | EG_ELECT | EG_MB | k;
+          const old = ghosts[a] ?? [];
+          const has = old.includes(v);
+          if (ins!.per === 'one' ? !has : has) {
+            const next = ins!.per === 'one' ? [...old, v].sort((u, w) => u - w) : old.filter((w) => w !== v);
+            if (ghosts === x.ghosts) ghosts = ghosts.slice();
+            ghosts[a] = next.length ? next : null;
+          }
+        }
+      } else if (ghosts[a] && (opc === 10 /* cp.async.bulk.wait_group */ || opc === 16 /* wgmma.wait_group */ || opc === 19 /* bar.sync */ || opc === 24 /* barrier.cluster.wait */)) {
         const kind = opc === 16 ? EG_WG : 0;
         const next: number[] = [];
         for (const v of ghosts[a]!) {
           if (!(v & EG)) next.push(v);
-          else if (opc === 19 || opc === 24) {
+          else if (v & EG_MB) {
+            if (opc !== 19 && opc !== 24) next.push(v);
+          } else if (opc === 19 || opc === 24) {
             if (!(v & EG_ELECT)) next.push(v);
           } else if ((v & EG_WG) !== kind) next.push(v);
           else if (ins!.per === 'one') next.push(v | EG_ELECT);
