@@ -4,7 +4,7 @@
  * numbered steps, the barrier states after each step, the per-barrier ledger of the trace and, for
  * races, the happens-before analysis of the trace.
  */
-import { Machine, type Choice, type MachineState, nextCredit } from '../machine/machine.js';
+import { Machine, type Choice, type MachineState, nextCredit, pendingAsyncGroups } from '../machine/machine.js';
 import type { MachineEvent } from '../machine/events.js';
 import type { Program } from '../machine/program.js';
 import type { Severity } from '../model/diagnostics.js';
@@ -42,6 +42,29 @@ export interface BarrierSnapshot {
   tx: number;
 }
 
+/**
+ * The asynchronous groups of one agent that a trace step concerns: a `wgmma.wait_group N` /
+ * `cp.async.bulk.wait_group[.read] N` step, or the completion of a wgmma or bulk store that
+ * changes how many committed groups its issuer has pending.
+ */
+export interface GroupNote {
+  /** The agent whose groups these are. */
+  agent: string;
+  /** `bulk.store` (cp.async.bulk groups) or `wgmma`. */
+  kind: 'bulk.store' | 'wgmma';
+  /** Committed groups of that agent and kind still pending before and after the step. */
+  before: number;
+  after: number;
+  /** N of the agent's wait_group: the one this step executes, or the one it is parked at after the step; null if none (or the kernel trapped). */
+  waitN: number | null;
+  /**
+   * `passes`: this step is the wait_group (it only runs once at most N groups are pending);
+   * `wakes`: this completion lets the wait_group the agent is parked at pass;
+   * `waits`: that wait_group still cannot pass; null: the agent is not parked at one, or it could already pass.
+   */
+  wait: 'passes' | 'wakes' | 'waits' | null;
+}
+
 /** One numbered step of a counterexample. */
 export interface TraceStep {
   n: number;
@@ -55,6 +78,8 @@ export interface TraceStep {
   barriers: BarrierSnapshot[];
   /** Notable effects: phases completed, waits passed, diagnostics. */
   notes: string[];
+  /** wait_group steps, and completions that retire a wgmma / bulk-store group: the pending groups. */
+  groups?: GroupNote;
 }
 
 /** A hazard with its shortest trace. */
@@ -157,6 +182,7 @@ export function replay(program: Program, schedule: readonly number[]): { final: 
       else op = `completes (read ${(o.reads ?? []).map((r) => program.bufferName(r)).join(', ')}${o.kind === 'tc.mma' && o.buf >= 0 ? `, wrote ${program.bufferName(o.buf)}` : ''})`;
     }
     const r = m.step(s, c, i + 1);
+    const groups = groupNote(m, s, r.state, c, r.events);
     s = r.state;
     for (const e of r.events) events.push(e);
     const touched = new Set<number>();
@@ -177,9 +203,55 @@ export function replay(program: Program, schedule: readonly number[]): { final: 
     });
     const step: TraceStep = { n: i + 1, actor, kind: c.kind, op, barriers, notes };
     if (loc) step.loc = loc;
+    if (groups) step.groups = groups;
     steps.push(step);
   });
   return { final: s, events, steps, machine: m };
+}
+
+/** The group kind a wait_group operation waits on, or null for any other operation. */
+function groupWaitKind(op: string): GroupNote['kind'] | null {
+  return op === 'wgmma.wait_group' ? 'wgmma' : op === 'cp.async.bulk.wait_group' ? 'bulk.store' : null;
+}
+
+/** N of the wait_group of `kind` agent `a` is parked at in `s`, or null (not at one, or N cannot be evaluated). */
+function parkedWaitN(m: Machine, s: MachineState, a: number, kind: GroupNote['kind']): number | null {
+  if (s.agents[a]!.status !== 'run') return null;
+  const ins = m.nextOp(s, a);
+  if (!ins || groupWaitKind(ins.op.op) !== kind || !ins.ints.n) return null;
+  try {
+    return ins.ints.n(s.agents[a]!.frame);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The {@link GroupNote} of step `c` from `before` to `after` (with the step's `events`), or null:
+ * a wait_group step, or the completion of a wgmma / bulk store that changes its issuer's pending
+ * count. Counts are the machine's ({@link pendingAsyncGroups}); whether a wait passes is
+ * {@link Machine.agentEnabled}'s verdict.
+ */
+function groupNote(m: Machine, before: MachineState, after: MachineState, c: Choice, events: MachineEvent[]): GroupNote | null {
+  const name = (a: number) => m.program.agents[a]!.name;
+  if (c.kind === 'agent') {
+    const e = events.find((x) => x.e === 'op' && x.agent === c.agent && groupWaitKind(x.op) !== null);
+    if (!e || e.e !== 'op') return null;
+    const kind = groupWaitKind(e.op)!;
+    return {
+      agent: name(c.agent), kind, before: pendingAsyncGroups(before, c.agent, kind), after: pendingAsyncGroups(after, c.agent, kind),
+      waitN: e.n ?? null, wait: 'passes',
+    };
+  }
+  const o = before.inflight.find((x) => x.id === c.id);
+  if (!o || (o.kind !== 'wgmma' && o.kind !== 'bulk.store')) return null;
+  const kind = o.kind;
+  const b = pendingAsyncGroups(before, o.agent, kind);
+  const a = pendingAsyncGroups(after, o.agent, kind);
+  if (a === b) return null;
+  const waitN = after.trapped ? null : parkedWaitN(m, after, o.agent, kind);
+  const wait = waitN === null ? null : !m.agentEnabled(after, o.agent) ? 'waits' : m.agentEnabled(before, o.agent) ? null : 'wakes';
+  return { agent: name(o.agent), kind, before: b, after: a, waitN, wait };
 }
 
 function scheduleOf(raw: RawHazard, parent: Int32Array, chainOff: Int32Array, chainData: Int32Array): number[] {

@@ -67,6 +67,11 @@ function txSites(p: Program, bar: number): { loc: SrcLoc; text: string }[] {
   return out;
 }
 
+/** The search's bounds when the options leave them out: stored states, estimated bytes, wall milliseconds. */
+export const DEFAULT_BOUNDS: Readonly<{ maxStates: number; maxMemory: number; timeoutMs: number }> = Object.freeze({
+  maxStates: 5_000_000, maxMemory: 2 * 1024 ** 3, timeoutMs: 60_000,
+});
+
 /** Options of the exhaustive search. */
 export interface ExploreOptions {
   maxStates?: number;
@@ -246,9 +251,9 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
   const useSym = opts.symmetry !== false;
   const strict = opts.strict === true;
   const verifyHash = opts.verifyHash === true;
-  const maxStates = opts.maxStates ?? 5_000_000;
-  const maxMemory = opts.maxMemory ?? 2 * 1024 ** 3;
-  const timeoutMs = opts.timeoutMs ?? 60_000;
+  const maxStates = opts.maxStates ?? DEFAULT_BOUNDS.maxStates;
+  const maxMemory = opts.maxMemory ?? DEFAULT_BOUNDS.maxMemory;
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_BOUNDS.timeoutMs;
   const initOut = newStepOut(true);
   const s0 = m.initial(initOut);
   const codec = new Codec(program, an, s0);

@@ -4,8 +4,10 @@
  * diagnostic code of the model) and their shortest traces. See docs/CHECK.md.
  */
 import { writeFileSync, renameSync } from 'node:fs';
+import cliProgress from 'cli-progress';
 import type { Program } from '../machine/program.js';
 import { check, type CheckOptions, type CheckResult } from './check.js';
+import { DEFAULT_BOUNDS as EXPLORE_BOUNDS, type Progress } from './explore.js';
 import { checkJson, checkSarif, renderCheck, NO_PAINT, type CheckPaint } from './report.js';
 import { hazardTrace } from './trace.js';
 
@@ -32,11 +34,26 @@ export interface CheckCliOptions {
   trace?: string;
 }
 
+/** What the progress bar needs of its stream (a Node `tty.WriteStream` such as `process.stderr` has it). */
+export interface ProgressStream {
+  write(s: string): boolean;
+  /** True on a terminal: the bar is drawn only then. */
+  isTTY?: boolean;
+  /** Width in columns (80 when unknown). */
+  columns?: number;
+}
+
 /** Where the CLI writes. */
 export interface CheckIO {
   out(s: string): void;
   err(s: string): void;
+  /** Colors in the report. */
   color: boolean;
+  /**
+   * Where the progress bar is drawn (the CLI passes `process.stderr`). There is no bar unless
+   * its `isTTY` is true, nor with `--json`; the bar is cleared before the report is written.
+   */
+  progress?: ProgressStream;
 }
 
 async function colors(on: boolean): Promise<CheckPaint> {
@@ -62,22 +79,166 @@ function checkOptions(opts: CheckCliOptions): CheckOptions {
   return co;
 }
 
+/** The bounds a search runs under; the progress bar shows how close it is to the nearest. */
+export interface SearchBounds {
+  maxStates: number;
+  timeoutMs: number;
+  /** Bytes. */
+  maxMemory: number;
+}
+
+/** The defaults of {@link CheckOptions} (`maxStates`, `timeout`, `maxMemory`; applied in src/check/explore.ts). */
+const DEFAULT_BOUNDS: SearchBounds = EXPLORE_BOUNDS;
+
+/** The bounds a CLI option set runs the search under (the defaults where a flag is absent). */
+export function searchBounds(opts: CheckCliOptions): SearchBounds {
+  return {
+    maxStates: opts.maxStates ?? DEFAULT_BOUNDS.maxStates,
+    timeoutMs: opts.timeoutMs ?? DEFAULT_BOUNDS.timeoutMs,
+    maxMemory: opts.maxMemoryMb !== undefined ? opts.maxMemoryMb * 1024 * 1024 : DEFAULT_BOUNDS.maxMemory,
+  };
+}
+
 /**
- * Runs the checker for the CLI: text report (or `--json`) to `io.out`, optional SARIF file,
- * a progress line on `io.err` when it is a terminal (`io.color`) and not `--json`.
- * Returns the exit code: 0 ok, 1 hazard, 3 incomplete.
+ * How far the search is toward its nearest bound: the largest of states / `--max-states`,
+ * elapsed / `--timeout` and memory / `--max-memory` (0..1, clamped), and that bound's flag.
+ * At 1 the search stops with verdict `incomplete`.
+ */
+export function boundFraction(p: Progress, b: SearchBounds): { fraction: number; bound: '--max-states' | '--timeout' | '--max-memory' } {
+  const cands = [
+    { fraction: p.states / b.maxStates, bound: '--max-states' as const },
+    { fraction: p.elapsedMs / b.timeoutMs, bound: '--timeout' as const },
+    { fraction: p.memory / b.maxMemory, bound: '--max-memory' as const },
+  ];
+  const best = cands.reduce((x, y) => (y.fraction > x.fraction ? y : x));
+  return { fraction: Math.min(1, Math.max(0, Number.isFinite(best.fraction) ? best.fraction : 1)), bound: best.bound };
+}
+
+const num = (n: number) => Math.round(n).toLocaleString('en-US');
+
+function elapsedText(ms: number): string {
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  const s = Math.floor(ms / 1000);
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
+}
+
+/** Columns the figures after the bar may take before the bar narrows below 30 cells. */
+const FIGURES_ROOM = 80;
+
+/**
+ * One line of the progress bar, at most `width - 1` columns: an optional label (the sweep's
+ * combination), the bar and percentage toward the nearest bound, then states, states/s, frontier,
+ * memory (MiB) and elapsed time. The bar's width (10 to 30 cells) depends on `width` only, so it
+ * does not jump as the figures grow; when the line is too narrow, whole figures go first
+ * (frontier, memory, elapsed, states/s; never the one whose bound the bar measures), then the bar,
+ * and only then is the text cut.
+ */
+export function formatProgress(p: Progress, bounds: SearchBounds, width: number, label = ''): string {
+  const { fraction, bound } = boundFraction(p, bounds);
+  const rate = p.elapsedMs > 0 ? (p.states / p.elapsedMs) * 1000 : 0;
+  const pct = `${String(Math.floor(fraction * 100)).padStart(3)}% of ${bound}`;
+  const fields: [key: string, text: string][] = [
+    ['states', `${num(p.states)} states`],
+    ['rate', `${num(rate)} states/s`],
+    ['frontier', `frontier ${num(p.frontier)}`],
+    ['memory', `${(p.memory / 1048576).toLocaleString('en-US', { minimumFractionDigits: 1, maximumFractionDigits: 1 })} MiB`],
+    ['elapsed', elapsedText(p.elapsedMs)],
+  ];
+  const binding = bound === '--timeout' ? 'elapsed' : bound === '--max-memory' ? 'memory' : 'states';
+  const dropOrder = ['frontier', 'memory', 'elapsed', 'rate'].filter((k) => k !== binding);
+  const max = width - 1;
+  const head = label ? `${label}  ` : '';
+  const cells = Math.max(10, Math.min(30, max - head.length - 3 - FIGURES_ROOM));
+  const full = Math.round(fraction * cells);
+  const gauge = `[${'\u2588'.repeat(full)}${'\u2591'.repeat(cells - full)}] `;
+  let shown = fields;
+  for (;;) {
+    const text = `${pct}  ${shown.map(([, t]) => t).join('  ')}`;
+    if (head.length + gauge.length + text.length <= max) return `${head}${gauge}${text}`;
+    const drop = dropOrder.find((k) => shown.some(([key]) => key === k));
+    if (drop === undefined) return `${head}${text}`.slice(0, Math.max(0, max));
+    shown = shown.filter(([key]) => key !== drop);
+  }
+}
+
+/**
+ * The `cli-progress` bar of a check (or of each combination of a sweep) on a terminal stream.
+ * The search is synchronous, so the bar is redrawn from the explorer's `onProgress` (every
+ * ~0.25 s) rather than from a timer; {@link CheckProgressBar.stop} clears its line.
+ */
+export class CheckProgressBar {
+  private readonly bar: cliProgress.SingleBar;
+  private label = '';
+  private last: Progress | null = null;
+
+  constructor(stream: ProgressStream, private readonly bounds: SearchBounds) {
+    this.bar = new cliProgress.SingleBar({
+      stream: stream as unknown as NodeJS.WritableStream,
+      format: (_o, params, payload: { p?: Progress; label?: string }) =>
+        formatProgress(payload.p ?? ZERO, this.bounds, params.maxWidth, payload.label ?? ''),
+      clearOnComplete: true,
+      // Leave the terminal's wrapping and cursor alone: a Ctrl-C in the middle of the (synchronous)
+      // search cannot run a handler that would restore them. Lines are cut to the width instead.
+      linewrap: true,
+      hideCursor: false,
+      gracefulExit: false,
+    });
+  }
+
+  /** Starts (or restarts, for the next combination of a sweep) the bar at zero under `label`. */
+  start(label = ''): void {
+    this.label = label;
+    this.last = null;
+    if (this.bar.isActive) this.bar.update(0, { p: ZERO, label });
+    else this.bar.start(1000, 0, { p: ZERO, label });
+  }
+
+  /** Shows the explorer's figures (the `onProgress` callback). */
+  update = (p: Progress): void => {
+    this.last = p;
+    this.bar.update(Math.round(boundFraction(p, this.bounds).fraction * 1000), { p, label: this.label });
+  };
+
+  /** Draws a finished check's figures (its coverage) now, whatever the redraw throttle says. */
+  finish(r: CheckResult): void {
+    const c = r.coverage;
+    this.update({ states: c.states, transitions: c.transitions, depth: c.depth, frontier: r.complete ? 0 : (this.last?.frontier ?? 0), memory: c.memoryBytes, elapsedMs: c.elapsedMs });
+    if (this.bar.isActive) this.bar.render();
+  }
+
+  /** Clears the bar's line; call it before anything else is written to the terminal. */
+  stop(): void {
+    this.bar.stop();
+  }
+}
+
+const ZERO: Progress = { states: 0, transitions: 0, depth: 0, frontier: 0, memory: 0, elapsedMs: 0 };
+
+/** The progress bar a run gets: one on a TTY `io.progress` unless `--json`, else null. */
+function progressBar(opts: CheckCliOptions, io: CheckIO): CheckProgressBar | null {
+  if (opts.json || !io.progress || io.progress.isTTY !== true) return null;
+  return new CheckProgressBar(io.progress, searchBounds(opts));
+}
+
+/**
+ * Runs the checker for the CLI: text report (or `--json`) to `io.out`, optional SARIF file, and
+ * a progress bar on `io.progress` while the search runs when that is a terminal and not `--json`
+ * (cleared before the report). Returns the exit code: 0 ok, 1 hazard, 3 incomplete.
  */
 export async function runCheckCli(program: Program, opts: CheckCliOptions, io: CheckIO): Promise<number> {
   const co = checkOptions(opts);
-  const progress = io.color && !opts.json;
-  if (progress) {
-    co.onProgress = (p) => {
-      const rate = p.elapsedMs > 0 ? Math.round((p.states / p.elapsedMs) * 1000) : 0;
-      io.err(`\r${p.states.toLocaleString('en-US')} states  ${rate.toLocaleString('en-US')}/s  depth ${p.depth}  frontier ${p.frontier.toLocaleString('en-US')}  ~${(p.memory / 1048576).toFixed(0)} MB   `);
-    };
-  }
-  const r = check(program, co);
-  if (progress) io.err('\r\x1b[K');
+  const bar = progressBar(opts, io);
+  let r: CheckResult;
+  if (bar) {
+    co.onProgress = bar.update;
+    bar.start();
+    try {
+      r = check(program, co);
+      bar.finish(r);
+    } finally {
+      bar.stop();
+    }
+  } else r = check(program, co);
   if (opts.sarif) {
     const tmp = `${opts.sarif}.tmp-${process.pid}`;
     writeFileSync(tmp, `${JSON.stringify(checkSarif(r), null, 2)}\n`);
@@ -137,6 +298,8 @@ export function sweepCombinations(ranges: SweepRange[]): Record<string, number>[
  * `--sweep`: checks every combination of the ranges and prints a table of verdicts (or, with
  * `json`, one `mbsim.check-sweep/1` document). `build` instantiates the kernel with one
  * combination, or throws (bad input for that combination: the row says why, exit code 2).
+ * While it runs, a progress bar labelled with the combination is drawn on `io.progress` when that
+ * is a terminal and not `json`; it is cleared before the table.
  * Exit code: the worst row, hazard (1) before bad input (2) before incomplete (3) before ok (0).
  */
 export async function runCheckSweepCli(
@@ -146,19 +309,27 @@ export async function runCheckSweepCli(
   const co = checkOptions(opts);
   const paint = await colors(io.color);
   const rows: { params: Record<string, number>; verdict: string; code: number; states: number; ms: number; what: string; result?: CheckResult }[] = [];
-  for (const params of combos) {
-    let prog: Program;
-    try {
-      prog = build(params);
-    } catch (err) {
-      const msg = ((err as Error).message ?? String(err)).replace(/^mbsim: error: /, '').split('\n')[0]!;
-      rows.push({ params, verdict: 'bad-input', code: 2, states: 0, ms: 0, what: msg });
-      continue;
+  const bar = progressBar(opts, io);
+  if (bar) co.onProgress = bar.update;
+  try {
+    for (const [i, params] of combos.entries()) {
+      let prog: Program;
+      try {
+        prog = build(params);
+      } catch (err) {
+        const msg = ((err as Error).message ?? String(err)).replace(/^mbsim: error: /, '').split('\n')[0]!;
+        rows.push({ params, verdict: 'bad-input', code: 2, states: 0, ms: 0, what: msg });
+        continue;
+      }
+      bar?.start(`${ranges.map((x) => `${x.name}=${params[x.name]}`).join(' ')} (${i + 1}/${combos.length})`);
+      const r = check(prog, co);
+      bar?.finish(r);
+      const h = r.hazards[0];
+      const what = h ? `${h.subject ? `${h.subject.name}: ` : ''}${h.message}` : r.verdict === 'incomplete' ? `stopped by ${r.stoppedBy}` : r.warnings.length ? `${r.warnings.length} warning(s): ${[...new Set(r.warnings.map((w) => w.kind))].join(', ')}` : '';
+      rows.push({ params, verdict: r.verdict, code: exitCode(r), states: r.coverage.states, ms: r.coverage.elapsedMs, what, result: r });
     }
-    const r = check(prog, co);
-    const h = r.hazards[0];
-    const what = h ? `${h.subject ? `${h.subject.name}: ` : ''}${h.message}` : r.verdict === 'incomplete' ? `stopped by ${r.stoppedBy}` : r.warnings.length ? `${r.warnings.length} warning(s): ${[...new Set(r.warnings.map((w) => w.kind))].join(', ')}` : '';
-    rows.push({ params, verdict: r.verdict, code: exitCode(r), states: r.coverage.states, ms: r.coverage.elapsedMs, what, result: r });
+  } finally {
+    bar?.stop();
   }
   const rank = (c: number) => (c === 1 ? 3 : c === 2 ? 2 : c === 3 ? 1 : 0);
   const worst = rows.reduce((w, r) => (rank(r.code) > rank(w) ? r.code : w), 0);

@@ -5,7 +5,7 @@
 import type { SrcLoc } from '../kernel/ir.js';
 import type { Ledger } from '../report/ledger.js';
 import { locText, PLAIN, type Paint } from '../report/text.js';
-import type { CheckResult, Hazard } from './check.js';
+import type { CheckResult, GroupNote, Hazard } from './check.js';
 
 /** Color hooks (identity when not a terminal): the same as `mbsim run`'s. */
 export type CheckPaint = Paint;
@@ -37,6 +37,20 @@ export function ledgerLines(ledger: Ledger): string[] {
   return out;
 }
 
+/**
+ * A trace step's async-group note as one line, e.g. `pending bulk-store groups of store: 1 → 0
+ * (≤ 0: store's wait_group can pass now)` or, on the wait_group step itself, `pending wgmma groups
+ * of consumer: 1 (≤ 1: wait_group 1 passes)`.
+ */
+export function groupNoteText(g: GroupNote): string {
+  const count = g.before === g.after ? String(g.after) : `${g.before} → ${g.after}`;
+  const head = `pending ${g.kind === 'bulk.store' ? 'bulk-store' : 'wgmma'} groups of ${g.agent}: ${count}`;
+  if (g.waitN === null || g.wait === null) return head;
+  if (g.wait === 'passes') return `${head} (≤ ${g.waitN}: wait_group ${g.waitN} passes)`;
+  if (g.wait === 'wakes') return `${head} (≤ ${g.waitN}: ${g.agent}'s wait_group ${g.waitN} can pass now)`;
+  return `${head} (> ${g.waitN}: ${g.agent}'s wait_group ${g.waitN} still waits)`;
+}
+
 function hazardText(h: Hazard, n: number, paint: CheckPaint): string[] {
   const out: string[] = [];
   const sev = h.severity === 'error' ? paint.red(h.kind.toUpperCase()) : paint.yellow(`warning ${h.kind}`);
@@ -55,6 +69,7 @@ function hazardText(h: Hazard, n: number, paint: CheckPaint): string[] {
     const bars = s.barriers.map((b) => `${b.name}: ph ${b.phase} pend ${b.pending}/${b.expected} tx ${b.tx}`).join('; ');
     out.push(`   ${pad(String(s.n), 4)}${pad(s.actor, actorW)}  ${s.op}${s.loc ? paint.dim(`  (${locText(s.loc)})`) : ''}`);
     if (bars) out.push(`   ${' '.repeat(4 + actorW)}  ${paint.dim(`→ ${bars}`)}`);
+    if (s.groups) out.push(`   ${' '.repeat(4 + actorW)}  ${paint.cyan(groupNoteText(s.groups))}`);
     for (const note of s.notes) out.push(`   ${' '.repeat(4 + actorW)}  ${paint.cyan(note)}`);
   }
   const ll = ledgerLines(h.ledger);

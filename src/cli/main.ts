@@ -14,6 +14,7 @@ import { buildTrace } from '../report/trace.js';
 import { simulate } from '../sim/simulate.js';
 import { H200, mergeTiming, TimingError, type Timing } from '../sim/timing.js';
 import { instantiateOrExplain, loadKernel, parseSet, UsageError } from './load.js';
+import type { ProgressStream } from '../check/index.js';
 
 /** Where the CLI writes. */
 export interface IO {
@@ -21,6 +22,8 @@ export interface IO {
   err(s: string): void;
   /** Colors on? */
   color: boolean;
+  /** `check`'s progress bar stream (stderr); drawn only when its `isTTY` is true. */
+  progress?: ProgressStream;
 }
 
 const nodeIO = (): IO => ({
@@ -28,6 +31,8 @@ const nodeIO = (): IO => ({
   // A line starting with \r redraws a status line in place (progress); others end with a newline.
   err: (s) => process.stderr.write(s.startsWith('\r') || s.endsWith('\n') ? s : `${s}\n`),
   color: !!process.stdout.isTTY && !process.env.NO_COLOR,
+  // A terminal that cannot move the cursor gets no bar.
+  ...(process.env.TERM === 'dumb' ? {} : { progress: process.stderr }),
 });
 
 function paintFor(io: IO): Paint {
@@ -246,7 +251,7 @@ export async function main(argv: string[], io: IO = nodeIO()): Promise<number> {
         ...(o.all ? { all: true } : {}),
         ...(o.strict ? { strict: true } : {}),
       };
-      const cio = { out: io.out, err: io.err, color: io.color && !!process.stderr.isTTY };
+      const cio = { out: io.out, err: io.err, color: io.color, ...(io.progress ? { progress: io.progress } : {}) };
       if (o.sweep.length) {
         if (o.sarif || o.trace) throw new UsageError('--sweep cannot be combined with --sarif or --trace (check one combination with --set)');
         const ranges = o.sweep.map((spec) => {

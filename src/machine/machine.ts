@@ -315,9 +315,9 @@ export class Machine {
         for (const o of s.inflight) if (o.agent === a && o.kind === 'remote') return false;
         return true;
       case 16: // wgmma.wait_group
-        return this.pendingGroups(s, a, 'wgmma', ag.wgGroup) <= ins.ints.n!(ag.frame);
+        return pendingAsyncGroups(s, a, 'wgmma') <= ins.ints.n!(ag.frame);
       case 10: // cp.async.bulk.wait_group
-        return this.pendingGroups(s, a, 'bulk.store', ag.bulkGroup) <= ins.ints.n!(ag.frame);
+        return pendingAsyncGroups(s, a, 'bulk.store') <= ins.ints.n!(ag.frame);
       default:
         return true;
     }
@@ -428,12 +428,6 @@ export class Machine {
   private namedKey(a: number, ins: OpInstr, ag: AgentState): number {
     const id = ins.ints.id!(ag.frame);
     return this.program.agents[a]!.cta * NAMED_PER_CTA + (id & (NAMED_PER_CTA - 1));
-  }
-
-  private pendingGroups(s: MachineState, a: number, kind: AsyncKind, committed: number): number {
-    let oldest = committed;
-    for (const o of s.inflight) if (o.agent === a && o.kind === kind && o.group < oldest) oldest = o.group;
-    return committed - oldest;
   }
 
   private mult(ins: OpInstr, info: AgentInfo): number {
@@ -950,4 +944,19 @@ export class Machine {
       { this.emitted(s); if (out.events) out.events.push({ e: 'async.done', t: s.now, id: o.id, kind: o.kind, cta: o.cta }); }
     }
   }
+}
+
+/**
+ * Committed groups of asynchronous operations of `kind` that agent `a` still has pending in `s`:
+ * the count `wgmma.wait_group N` / `cp.async.bulk.wait_group N` compares with N: from the oldest
+ * group with an operation in flight to the last committed one; the open, uncommitted group does not
+ * count (PTX ISA §9.7.15.7.2, §9.7.9.25.4.3). {@link Machine.agentEnabled} decides wait_group with
+ * it; reports (the checker's trace notes) use it too.
+ */
+export function pendingAsyncGroups(s: MachineState, a: number, kind: 'wgmma' | 'bulk.store'): number {
+  const ag = s.agents[a]!;
+  const committed = kind === 'wgmma' ? ag.wgGroup : ag.bulkGroup;
+  let oldest = committed;
+  for (const o of s.inflight) if (o.agent === a && o.kind === kind && o.group < oldest) oldest = o.group;
+  return committed - oldest;
 }
