@@ -72,6 +72,14 @@ export const DEFAULT_BOUNDS: Readonly<{ maxStates: number; maxMemory: number; ti
   maxStates: 5_000_000, maxMemory: 2 * 1024 ** 3, timeoutMs: 60_000,
 });
 
+/** The copies that complete on the barrier array of `bar` (cp.async.bulk{.tensor}, with their multicast masks). */
+function copySites(p: Program, bar: number): { loc: SrcLoc; text: string }[] {
+  const name = p.barrierOf(bar).info.name;
+  const out: { loc: SrcLoc; text: string }[] = [];
+  for (const rc of p.roles) for (const ins of rc.code) if (ins.i === 'op' && ins.op.op === 'cp.async.bulk' && ins.op.bar.name === name) out.push({ loc: ins.loc, text: ins.text });
+  return out;
+}
+
 /** Options of the exhaustive search. */
 export interface ExploreOptions {
   maxStates?: number;
@@ -935,8 +943,11 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
   /** Id of the tcgen05.commit whose landing the reduction is taking alone, or -1. */
   let commitGhost = -1;
 
-  const hangCheck = (s: MachineState, id: number) => {
-    const hr = explainHang(m, s);
+  const hangCheck = (s: MachineState, id: number, x: Extra) => {
+    const hr = explainHang(m, s, (a, bar) => {
+      const slot = an.waitSlots[a]!.get(bar);
+      return slot !== undefined && x.hist[slot] !== -2;
+    });
     errorFound = true;
     const blocked = hr.waiters.map((w) => `${w.name} in ${w.op}`).join('; ');
     const first = hr.waiters[0];
@@ -967,7 +978,10 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
           ? `phase ${w.state.phase} of ${w.barName} expects ${w.state.tx} more bytes than any copy in flight will deliver: expect_tx registered more bytes than the copies issued for this phase carry, so the phase can never complete`
           : `phase ${w.state.phase} of ${w.barName} received ${-w.state.tx} bytes more than it expected (tx-count ${w.state.tx}): the phase needs a tx-count of exactly 0`,
         subject: w.barName ?? null, state: id, extra: [],
-        details: txSites(p, w.bar!).map((x) => `bytes registered at line ${x.loc.line}: ${x.text}`),
+        details: [
+          ...txSites(p, w.bar!).map((x) => `bytes registered at line ${x.loc.line}: ${x.text}`),
+          ...copySites(p, w.bar!).map((x) => `copies completing on ${p.barrierOf(w.bar!).info.name} at line ${x.loc.line}: ${x.text}${x.text.includes('multicast') ? ` (its multicast mask must include CTA rank ${barCta(w.bar!) % p.clusterSize} for these bytes to reach ${w.barName})` : ''}`),
+        ],
         locs: [...txSites(p, w.bar!).map((x) => x.loc), w.loc],
       });
     }
@@ -1135,7 +1149,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
     const ch = m.enabled(s);
     if (ch.length === 0) {
       staleAtEnd(s, x, id);
-      if (s.agents.some((a) => a.status === 'run')) hangCheck(s, id);
+      if (s.agents.some((a) => a.status === 'run')) hangCheck(s, id, x);
       else terminalOk++;
       return;
     }

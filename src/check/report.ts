@@ -33,7 +33,9 @@ export function ledgerLines(ledger: Ledger): string[] {
     const waits = ph.waiters.length ? `; observed by ${ph.waiters.map((w) => `${w.who}@${w.t}`).join(', ')}` : '';
     out.push(`${ph.barrier} phase ${ph.phase}: arrivals ${ph.arrived} (${arr})${tx}; ${done}${waits}`);
   }
-  for (const v of ledger.vacuous) out.push(`${v.barrier}: ${v.who} passed parity ${v.parity} at step ${v.t} without any phase completing (vacuous)`);
+  // Passes before any phase completed (parity 1 on a fresh barrier: the producer-start idiom on empty
+  // barriers; a vacuous-wait warning says when it hits a data barrier): one line for all of them.
+  if (ledger.vacuous.length) out.push(`passed before any phase completed (parity 1 on a fresh barrier): ${ledger.vacuous.map((v) => `${v.barrier} by ${v.who} at step ${v.t}`).join(', ')}`);
   return out;
 }
 

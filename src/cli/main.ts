@@ -47,6 +47,14 @@ function parseIntArg(name: string) {
   };
 }
 
+/** A search bound: a positive integer. */
+function parsePositiveArg(name: string) {
+  return (v: string) => {
+    if (!/^\d+$/.test(v) || Number(v) < 1) throw new UsageError(`${name} expects a positive integer, got '${v}'`);
+    return Number(v);
+  };
+}
+
 /** Writes a file atomically (temp file + rename) so nothing half-written is left behind. */
 function writeAtomic(path: string, data: string): void {
   const tmp = `${path}.tmp-${process.pid}`;
@@ -210,9 +218,9 @@ export async function main(argv: string[], io: IO = nodeIO()): Promise<number> {
       if (n < 0 || n > 0xffffffff) throw new UsageError(`--seed ${v} is outside 0..4294967295`);
       return n;
     })
-    .addOption(new Option('--width <N>', 'timeline width in columns').default(96).argParser(parseIntArg('--width')))
+    .addOption(new Option('--width <N>', 'timeline width in columns').default(96).argParser(parsePositiveArg('--width')))
     .option('--events', 'print every event and the whole ledger')
-    .addOption(new Option('--max-steps <N>', 'stop the simulation after N machine steps (verdict incomplete, exit 3)').default(500_000).argParser(parseIntArg('--max-steps')))
+    .addOption(new Option('--max-steps <N>', 'stop the simulation after N machine steps (verdict incomplete, exit 3)').default(500_000).argParser(parsePositiveArg('--max-steps')))
     .option('--phase-table <ROLE:BARRIER:VAR>', 'print the phase-tracking table for a role\'s waits on a barrier array')
     .action(async (target: string, o: RunOpts) => {
       code = await runVerb(target, o, io);
@@ -227,9 +235,9 @@ export async function main(argv: string[], io: IO = nodeIO()): Promise<number> {
     .option('--json', 'print the result as JSON (schema mbsim.check/1, docs/CHECK.md)')
     .option('--sarif <FILE>', 'also write the hazards as SARIF 2.1.0')
     .option('--trace <FILE>', 'write the first counterexample as a Chrome trace-event JSON for Perfetto')
-    .option('--max-states <N>', 'stop after this many states (verdict incomplete)', parseIntArg('--max-states'))
-    .option('--timeout <SECONDS>', 'stop after this many seconds (verdict incomplete)', parseIntArg('--timeout'))
-    .option('--max-memory <MB>', 'stop when the search holds about this much memory (verdict incomplete)', parseIntArg('--max-memory'))
+    .option('--max-states <N>', 'stop after this many states (verdict incomplete; default 5,000,000)', parsePositiveArg('--max-states'))
+    .option('--timeout <SECONDS>', 'stop after this many seconds (verdict incomplete; default 60)', parsePositiveArg('--timeout'))
+    .option('--max-memory <MB>', 'stop when the search holds about this much memory (verdict incomplete; default 2048)', parsePositiveArg('--max-memory'))
     .option('--all', 'keep exploring after the first hazard to report every kind that is reachable')
     .option('--strict', 'also warn about cross-proxy WAR (generic reads, then an async-proxy overwrite without fence.proxy.async)')
     .action(async (target: string, o: { set: Record<string, number>; sweep: string[]; json?: boolean; sarif?: string; trace?: string; maxStates?: number; timeout?: number; maxMemory?: number; all?: boolean; strict?: boolean }) => {

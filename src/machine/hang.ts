@@ -39,8 +39,14 @@ const ARRIVE_OPS = new Set(['mbarrier.arrive', 'tcgen05.commit', 'cp.async.mbarr
 /** Operations that only move the tx-count. */
 const TX_OPS = new Set(['mbarrier.complete_tx', 'mbarrier.expect_tx', 'cp.async.bulk']);
 
-/** Explains every running agent that is not enabled in `s`. */
-export function explainHang(m: Machine, s: MachineState): HangReport {
+/**
+ * Explains every running agent that is not enabled in `s`. Waiters come root causes first: a
+ * barrier that expects bytes no copy in flight delivers, then waits no running agent can signal,
+ * then the rest (waits on other blocked agents). `passedBefore(agent, barKey)`, when the driver
+ * knows it (the checker's phase history), says whether that agent has passed a wait on that
+ * barrier before: the producer-start parity hint is given only for a first wait.
+ */
+export function explainHang(m: Machine, s: MachineState, passedBefore?: (agent: number, bar: number) => boolean): HangReport {
   const p = m.program;
   const waiters: BlockedWaiter[] = [];
   const startHint = new Set<number>();
@@ -106,7 +112,7 @@ export function explainHang(m: Machine, s: MachineState): HangReport {
       // A barrier that never receives bytes hands a buffer back (an "empty" barrier): waiting on its
       // first completion with parity 0 at the start is the classic producer-start bug.
       const getsBytes = s.agents.some((_, o) => touches(o, TX_OPS));
-      if (b.phase === 0 && par === 0 && !getsBytes && sig.length > 0) startHint.add(a);
+      if (b.phase === 0 && par === 0 && !getsBytes && sig.length > 0 && !passedBefore?.(a, key)) startHint.add(a);
     } else if (op.op === 'bar.sync') {
       w.kind = 'bar.sync';
       const id = ins.ints.id!(ag.frame);
@@ -124,6 +130,9 @@ export function explainHang(m: Machine, s: MachineState): HangReport {
     }
     waiters.push(w);
   }
+  const rank = (w: BlockedWaiter) =>
+    w.reasons.some((r) => r.includes('no copy in flight will deliver') || r.includes('copies in flight deliver only')) ? 0 : w.signallers.length === 0 ? 1 : 2;
+  waiters.sort((x, y) => rank(x) - rank(y));
   const cycle = findCycle(waiters, p.agents.map((x) => x.name));
   // Hint at the producer-start parity only for a waiter that is part of the wait-for cycle.
   for (const w of waiters) {

@@ -487,7 +487,13 @@ export class Machine {
     this.checkCluster(s, this.program.agents[a]!.cluster, out);
   }
 
+  /** Lanes of one warp aggregated into the arrive being signalled (over-arrival messages say so), or 0. */
+  private laneNote = 0;
+
   private diag(s: MachineState, out: StepOut, d: Diagnostic, agent: number, asyncId: number, bar: number, loc?: SrcLoc): void {
+    if (this.laneNote && agent >= 0 && d.code === DIAG.overArrival) {
+      d = { ...d, message: d.message.replace(/^(mbarrier\.\S+) with count (\d+)/, `$1 by the ${this.laneNote} threads of one warp of ${this.program.agents[agent]!.name} (the H200 makes a warp's lanes one arrive with their summed count, $2)`) };
+    }
     out.diags.push(loc ? { diag: d, agent, async: asyncId, bar, loc, t: s.now } : { diag: d, agent, async: asyncId, bar, t: s.now });
     { this.emitted(s); if (out.events) out.events.push({ e: 'diag', t: s.now, diag: d, agent, async: asyncId, bar, ...(loc ? { loc } : {}) }); }
   }
@@ -522,7 +528,12 @@ export class Machine {
   }
 
   private keyFault(s: MachineState, a: number, out: StepOut, ins: OpInstr, what: string): void {
-    this.fault(s, a, out, diagnostic(DIAG.indexRange, `${ins.text}: the ${what} index or CTA rank is outside its declared array`), ins.loc, -1);
+    const f = s.agents[a]!.frame;
+    // The first of the instruction's references of this kind that is out of range, explained.
+    const fns = what === 'barrier' ? [ins.bar] : [ins.buf, ...(ins.reads ?? [])];
+    const bad = fns.find((fn) => fn && fn(f) < 0);
+    const why = bad?.describe ? bad.describe(f) : `the ${what} index or CTA rank is outside its declared array`;
+    this.fault(s, a, out, diagnostic(DIAG.indexRange, `${ins.text}: ${why}`), ins.loc, -1);
   }
 
   private barCta(key: number): number {
@@ -655,7 +666,10 @@ export class Machine {
         const isArrive = kind === 'arrive' || kind === 'arrive_drop' || kind === 'arrive.expect_tx';
         const n = isArrive ? this.arriveInstrs(ins, info) : m;
         const lanes = isArrive ? this.arriveLanes(ins, info) : 1;
-        if (!this.signal(s, out, key, kind, n, count * lanes, bytes * (kind === 'arrive.expect_tx' ? lanes : 1), a, -1, loc, token, noComplete)) return;
+        this.laneNote = lanes > 1 ? lanes : 0;
+        const ok = this.signal(s, out, key, kind, n, count * lanes, bytes * (kind === 'arrive.expect_tx' ? lanes : 1), a, -1, loc, token, noComplete);
+        this.laneNote = 0;
+        if (!ok) return;
         if (token && ins.token !== undefined) {
           ag.tokens = { ...(ag.tokens ?? {}), [ins.token]: token };
           f[ins.token] = token.phase;

@@ -53,7 +53,10 @@ export interface BufferInfo {
 }
 
 /** Resolves a reference to a flat key at run time; returns -1 when the index or CTA is out of range. */
-export type KeyFn = (frame: number[]) => number;
+export type KeyFn = ((frame: number[]) => number) & {
+  /** Why the key is -1 in `frame`: the reference with its evaluated index and CTA rank (messages). */
+  describe?: (frame: number[]) => string;
+};
 
 /** A compiled operation: the IR op, its multiplicity and closures for its operands. */
 export interface OpInstr {
@@ -390,12 +393,21 @@ function compileRole(
     }
     const len = info.length;
     const o = info.offset;
-    return (f) => {
+    const fn: KeyFn = (f) => {
       const i = idx(f);
       const rank = cta ? cta(f) : f[0]!;
       if (i < 0 || i >= len || rank < 0 || rank >= clusterSize) return -1;
       return (f[3]! * clusterSize + rank) * perCta + o + i;
     };
+    fn.describe = (f) => {
+      const i = idx(f);
+      const rank = cta ? cta(f) : f[0]!;
+      const parts: string[] = [];
+      if (i < 0 || i >= len) parts.push(`index ${ref.index.k === 'num' ? '' : `${showExpr(ref.index)} = `}${i} is outside ${info.name}[${len}] (0..${len - 1})`);
+      if (rank < 0 || rank >= clusterSize) parts.push(`CTA rank ${ref.cta ? `${showExpr(ref.cta)} = ` : ''}${rank} is outside the cluster of ${clusterSize} (0..${clusterSize - 1})`);
+      return parts.join('; ') || 'in range';
+    };
+    return fn;
   };
   const barKey = (ref: BarRef, loc: SrcLoc): KeyFn => refKey('barrier', ref, loc);
   const bufKey = (ref: BufRef, loc: SrcLoc): KeyFn => refKey('buffer', ref, loc);
@@ -491,7 +503,8 @@ function findVarLoc(e: Expr, name: string): SrcLoc | undefined {
 
 
 function refText(r: { name: string; index: Expr; cta?: Expr }): string {
-  return `${r.name}[${showExpr(r.index)}]${r.cta ? `@${showExpr(r.cta)}` : ''}`;
+  const cta = r.cta ? (r.cta.k === 'num' || r.cta.k === 'var' ? showExpr(r.cta) : `(${showExpr(r.cta)})`) : '';
+  return `${r.name}[${showExpr(r.index)}]${r.cta ? `@${cta}` : ''}`;
 }
 
 /** Short source-like text of an operation, for timelines and traces. */
