@@ -34,6 +34,24 @@ describe('checker regressions', () => {
     const r = run('p3_cluster_exit.mbk');
     expect(r.verdict).toBe('inflight-at-exit');
   });
+  test('a multicast mask that misses a CTA: the hang names the barrier that misses the bytes, and the mask', () => {
+    const r = run('p4_mcast_mask.mbk', true);
+    expect(r.verdict).toBe('hang');
+    expect(r.hazards[0]!.subject?.name).toBe('full[0]@c2');
+    const tx = r.hazards.find((h) => h.kind === 'tx-mismatch' && h.subject?.name === 'full[0]@c2')!;
+    expect(tx.details.some((d) => d.includes('multicast=3 (its multicast mask must include CTA rank 2'))).toBe(true);
+  });
+  test('its fix checks ok: remote arrives and multicast landings that cannot complete a phase are reduced', () => {
+    const r = run('p4_fixed.mbk');
+    expect(r.verdict).toBe('ok');
+    expect(r.hazards).toEqual([]);
+    expect(r.coverage.states).toBeLessThan(20_000);
+  });
+  test('a copy that the reduction lands early is still in flight at exit in another schedule', () => {
+    const r = run('p5_copy_before_arrive_exit.mbk', true);
+    expect(r.verdict).toBe('inflight-at-exit');
+    expect(r.hazards[0]!.subject?.name).toBe('full[0]');
+  });
   test('an agent that faults before its first operation (division by zero) is reported, not ok', () => {
     const k = kernel('div');
     k.barriers('b', 1, { count: 1 });

@@ -335,6 +335,10 @@ describe('reductions keep every hazard kind', () => {
     for (const f of readdirSync('examples/bugs').filter((x) => x.endsWith('.mbk'))) {
       progs.push([f, instantiate(parseSketch(readFileSync(`examples/bugs/${f}`, 'utf8'), f).kernel!)]);
     }
+    // Cluster fixtures: remote arrives and multicast landings under the reduction.
+    for (const f of ['p3_cluster_exit.mbk', 'p3_fixed.mbk', 'p4_mcast_mask.mbk', 'p5_copy_before_arrive_exit.mbk']) {
+      progs.push([f, instantiate(parseSketch(readFileSync(`test/fixtures/check/${f}`, 'utf8'), f).kernel!)]);
+    }
     const kinds = (r: CheckResult) => [...new Set([...r.hazards, ...r.warnings].map((h) => h.kind))].sort();
     for (const [name, p] of progs) {
       const full = check(p, { por: false, symmetry: false, all: true, strict: true, timeout: 60_000 });

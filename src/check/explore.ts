@@ -80,6 +80,9 @@ function copySites(p: Program, bar: number): { loc: SrcLoc; text: string }[] {
   return out;
 }
 
+/** Lowest tx-count a reduced landing may leave (the model's tx-range is ±(2^20 − 1)). */
+const TX_FLOOR = -((1 << 20) - 1);
+
 /** Options of the exhaustive search. */
 export interface ExploreOptions {
   maxStates?: number;
@@ -281,6 +284,21 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
   const bufCta = (k: number) => Math.floor(k / p.buffersPerCta);
   const ctaAgents: number[][] = Array.from({ length: p.ctas }, () => []);
   for (const a of p.agents) ctaAgents[a.cta]!.push(a.id);
+  /**
+   * Per barrier array: the largest number of arrivals one arrive instruction makes on it at once
+   * (its count, times the threads of a per-thread arrive; Infinity for a count that is not a
+   * literal). Bounds the remote-arrive reduction.
+   */
+  const maxUnitByName = new Map<string, number>();
+  for (const rc of p.roles) for (const ins of rc.code) {
+    if (ins.i !== 'op') continue;
+    const op = ins.op;
+    if (op.op !== 'mbarrier.arrive' && op.op !== 'cp.async.mbarrier.arrive' && op.op !== 'tcgen05.commit') continue;
+    const count = op.op === 'mbarrier.arrive' && op.count ? (op.count.k === 'num' ? op.count.v : Infinity) : 1;
+    const unit = count * (ins.per === 'thread' ? rc.threads : ins.per === 'warp' ? rc.warps : 1);
+    maxUnitByName.set(op.bar.name, Math.max(maxUnitByName.get(op.bar.name) ?? 1, unit));
+  }
+  const maxArriveUnit = (k: number) => maxUnitByName.get(p.barrierOf(k).info.name) ?? 1;
   /** Barrier keys some agent may wait on: a data barrier instance outside it is a `missing-wait`. */
   const waitedKey = new Uint8Array(p.ctas * p.barriersPerCta);
   for (const ws of an.waitSlots) for (const k of ws.keys()) waitedKey[k] = 1;
@@ -775,11 +793,12 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
         merged.sort((u, v) => u - v);
         ghosts = ghosts.slice();
         ghosts[o.agent] = merged;
-      } else if (o && o.kind === 'tma' && tmaGhost === o.id && done) {
-        // A copy that landed under the reduction (its phase still open): keep its write visible.
+      } else if (o && (o.kind === 'tma' || o.kind === 'remote') && tmaGhost === o.id && done) {
+        // A copy (or remote arrive) that landed under the reduction (its phase still open): keep its
+        // write visible (a remote arrive as buffer -1: only inflight-at-exit looks at it).
         const pairs: number[] = [];
         if (tghosts) for (let i = 0; i < tghosts.length; i += 2) pairs.push(tghosts[i]!, tghosts[i + 1]!);
-        pairs.push(o.bar, o.buf);
+        pairs.push(o.bar, o.kind === 'tma' ? o.buf : -1);
         const idx: number[] = [];
         for (let i = 0; i < pairs.length; i += 2) idx.push(i);
         idx.sort((u, v) => pairs[u]! - pairs[v]! || pairs[u + 1]! - pairs[v + 1]!);
@@ -906,6 +925,21 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
           kind: 'inflight-at-exit', severity: 'error', key: `${cta}|${o.agent}`,
           message: `every agent of ${ctaName} has exited while a ${KIND_LABEL[o.kind]} issued by ${agentName(o.agent)} (line ${o.loc.line}) into ${target} is still in flight: it lands in shared memory of a CTA that no longer exists`,
           subject: target || null, state: stateId, extra, details: [], locs: [o.loc],
+        });
+      }
+      // Landings the reduction took early (TMA copies, remote arrives) whose phase is still open: in
+      // the schedule where they land after this exit, they are in flight into a finished CTA.
+      if (tghosts && wasLive) for (let i = 0; i < tghosts.length; i += 2) {
+        const b = tghosts[i]!;
+        if (barCta(b) !== cta) continue;
+        errorFound = true;
+        const ctaName = p.ctas > 1 ? `CTA ${cta % p.clusterSize}${p.grid > 1 ? ` of cluster ${Math.floor(cta / p.clusterSize)}` : ''}` : 'the CTA';
+        const bname = p.barrierName(b);
+        const what = tghosts[i + 1]! >= 0 ? `a TMA copy into ${p.bufferName(tghosts[i + 1]!)}` : 'a remote arrive';
+        report({
+          kind: 'inflight-at-exit', severity: 'error', key: `${cta}|ghost${b}`,
+          message: `every agent of ${ctaName} has exited while the phase of ${bname} that ${what} signals has not completed: nothing waited for it, so in some schedule it is still in flight into a CTA that no longer exists`,
+          subject: bname, state: stateId, extra, details: [], locs: [],
         });
       }
       for (let g = 0; g < pcm.length; g++) {
@@ -1066,13 +1100,28 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
           // A landing that cannot complete its phase (all arrivals in, bytes still missing after it, and
           // only copies can change the tx-count) commutes with everything; its write stays visible as a ghost.
           const b = s.bars[o.bar];
-          if (!b || b.status !== 'valid' || b.pending !== 0 || an.directTx.has(p.barrierOf(o.bar).info.name)) continue;
-          const chunk = nextCredit(o);
-          if (b.tx - chunk <= 0) continue;
-          if (s.inflight.some((y) => y.kind === 'remote' && y.bar === o.bar)) continue;
-          // The order of the landings on this barrier matters only if some of them, landing first,
-          // can bring tx to exactly 0 (an early completion): then every order must be explored.
-          if (!landingsCommute(s, o.bar, b.tx)) continue;
+          if (!b || b.status !== 'valid') continue;
+          if (b.pending > 0) {
+            // Arrivals still missing: no landing completes the phase (only an arrive can), and credits
+            // add up in any order, so the landing commutes with every other step (docs/CHECK.md).
+            if (b.tx - nextCredit(o) <= TX_FLOOR) continue;
+          } else {
+            if (an.directTx.has(p.barrierOf(o.bar).info.name)) continue;
+            const chunk = nextCredit(o);
+            if (b.tx - chunk <= 0) continue;
+            if (s.inflight.some((y) => y.kind === 'remote' && y.bar === o.bar)) continue;
+            // The order of the landings on this barrier matters only if some of them, landing first,
+            // can bring tx to exactly 0 (an early completion): then every order must be explored.
+            if (!landingsCommute(s, o.bar, b.tx)) continue;
+          }
+          tmaGhost = o.id;
+        } else if (o.kind === 'remote') {
+          // A remote arrive that leaves at least the largest single arrive any instruction makes on
+          // that barrier array pending: it completes nothing and no order of it and another arrive
+          // over-arrives, so it commutes; it stays visible (inflight-at-exit) until the phase completes.
+          if (o.remote !== 'arrive' || o.bar < 0) continue;
+          const b = s.bars[o.bar]!;
+          if (b.status !== 'valid' || b.pending - o.count < maxArriveUnit(o.bar)) continue;
           tmaGhost = o.id;
         } else if (o.kind === 'tc.commit') {
           // A commit arriving on a commit-only barrier without completing its phase (see docs/CHECK.md).
