@@ -300,6 +300,16 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
     expect(H.errors.filter((e) => !/Failed to load resource/.test(e))).toEqual([]);
   });
 
+  test('a counterexample trace shows the pending async groups of a wait_group step (B15)', async () => {
+    await pick(page, 'file:examples/bugs/B15.mbk');
+    await page.click('#tab-check');
+    await page.getByRole('button', { name: 'run checker' }).click();
+    await expect.poll(() => page.locator('#check-verdict').textContent(), { timeout: 20_000 }).toMatch(/^Verdict: race/);
+    await page.locator('#hazards li.hazard').first().getByRole('button', { name: /^replay race counterexample 1/ }).click();
+    await expect.poll(() => page.locator('#trace').textContent()).toContain('pending wgmma groups of consumer: 1 (≤ 1: wait_group 1 passes)');
+    await page.click('#tab-sketch');
+  });
+
   test('the checker finds B01’s hang in a worker; replaying it drives every view, by keyboard', async () => {
     await pick(page, 'file:examples/bugs/B01.mbk');
     await page.click('#tab-check');

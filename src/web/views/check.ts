@@ -8,6 +8,7 @@
  */
 import type { Progress } from '../../check/explore.js';
 import type { Hazard } from '../../check/check.js';
+import { groupNoteText } from '../../check/report.js';
 import type { PackedCheck } from '../engine-protocol.js';
 import { fmt, h, replace, setText } from '../dom.js';
 
@@ -231,7 +232,7 @@ export function checkView(d: CheckDefaults): CheckView {
         const li = h('li', { role: 'option', 'data-step': t.n, 'aria-selected': 'false' },
           h('span', { class: 'st-n' }, `${t.n}.`), ' ', h('span', { class: `st-actor ${t.kind}` }, t.actor), ': ', h('code', {}, t.op),
           t.loc && t.loc.line > 0 ? h('span', { class: 'st-line' }, ` (line ${t.loc.line})`) : '',
-          t.notes.length ? h('div', { class: 'st-notes' }, t.notes.join('; ')) : '');
+          t.notes.length || t.groups ? h('div', { class: 'st-notes' }, [...t.notes, ...(t.groups ? [groupNoteText(t.groups)] : [])].join('; ')) : '');
         li.addEventListener('click', () => view.onStep?.(t.n));
         return li;
       }));
