@@ -356,6 +356,18 @@ describe('incremental hashing', () => {
       expect(r.states).toBeGreaterThan(0);
     }
   });
+  test('no step mutates state its parent shares with other successors (verifyHash freezes the shared parts)', async () => {
+    const { explore } = await import('../src/check/explore.js');
+    const { readdirSync, readFileSync } = await import('node:fs');
+    const { parseSketch } = await import('../src/lang/index.js');
+    for (const f of readdirSync('examples/bugs').filter((x) => x.endsWith('.mbk'))) {
+      const p = instantiate(parseSketch(readFileSync(`examples/bugs/${f}`, 'utf8'), f).kernel!);
+      for (const por of [true, false]) {
+        const r = explore(p, { verifyHash: true, all: true, strict: true, por, maxStates: 3_000 });
+        expect(r.states, f).toBeGreaterThan(0);
+      }
+    }
+  }, 60_000);
 });
 
 describe('SPIN baseline pipeline', () => {

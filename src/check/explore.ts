@@ -81,7 +81,7 @@ export interface ExploreOptions {
   symmetry?: boolean;
   /** Strict warnings: cross-proxy WAR (generic accesses, then an async-proxy overwrite without fence.proxy.async). */
   strict?: boolean;
-  /** Internal (tests): check every incremental state hash against a full recomputation. */
+  /** Internal (tests): check every incremental state hash against a full recomputation, and freeze the state parts successors share (a step that mutates one throws). */
   verifyHash?: boolean;
   /** Called every ~0.25 s with progress figures. */
   onProgress?: (p: Progress) => void;
@@ -142,6 +142,14 @@ function insertPair(l: number[], a: number, b: number): number[] {
   return l;
 }
 
+/** Inserts `v` into the sorted list `l` unless present; mutates `l`. */
+function insertSorted(l: number[], v: number): void {
+  let i = l.length;
+  while (i > 0 && l[i - 1]! > v) i--;
+  if (i > 0 && l[i - 1] === v) return;
+  l.splice(i, 0, v);
+}
+
 /** Choice ↔ integer code: agent a → a; async op id → −(id + 1). */
 export function encodeChoice(c: Choice): number {
   return c.kind === 'agent' ? c.agent : -(c.id + 1);
@@ -190,12 +198,14 @@ const KIND_LABEL: Record<string, string> = {
 
 /**
  * Copy of `s` for a step whose actor (the agent, or the issuer of the asynchronous operation) is
- * `who`: `apply` mutates only the actor's agent record, barriers, named barriers (bar.sync /
- * bar.arrive, only when the program uses them), cluster rounds, the in-flight list (push, splice)
- * and the progressing operation itself (`opIdx`, or -1). Everything else is shared with `s`, which
- * is never mutated after it was reached.
+ * `who`: `apply` mutates only the actor's agent record, the barrier `bar` (from
+ * {@link Machine.barTouched}: a key, -1 for none, -2 for all), named barriers (bar.sync /
+ * bar.arrive, only when the program uses them), cluster rounds (agent steps only), the in-flight
+ * list (push, splice) and the progressing operation itself (`opIdx`, or -1). Everything else is
+ * shared with `s`, which is never mutated after it was reached (the `verifyHash` option of
+ * {@link explore} freezes the shared parts, so a missed copy throws in the tests).
  */
-export function cloneFor(s: MachineState, who: number, opIdx: number, named: boolean): MachineState {
+export function cloneFor(s: MachineState, who: number, opIdx: number, named: boolean, bar = -2): MachineState {
   const agents = s.agents.slice();
   const a = agents[who]!;
   agents[who] = {
@@ -203,17 +213,51 @@ export function cloneFor(s: MachineState, who: number, opIdx: number, named: boo
     clusterRound: a.clusterRound, tcIssued: a.tcIssued, tcDone: a.tcDone, wgIssued: a.wgIssued, wgDone: a.wgDone, lastArrive: a.lastArrive,
   };
   const sb = s.bars;
-  const bars = new Array(sb.length);
-  for (let i = 0; i < sb.length; i++) {
-    const b = sb[i]!;
-    bars[i] = { status: b.status, phase: b.phase, pending: b.pending, expected: b.expected, tx: b.tx };
+  let bars = sb;
+  if (bar === -2) {
+    bars = new Array(sb.length);
+    for (let i = 0; i < sb.length; i++) {
+      const b = sb[i]!;
+      bars[i] = { status: b.status, phase: b.phase, pending: b.pending, expected: b.expected, tx: b.tx };
+    }
+  } else if (bar >= 0 && bar < sb.length) {
+    bars = sb.slice();
+    const b = sb[bar]!;
+    bars[bar] = { status: b.status, phase: b.phase, pending: b.pending, expected: b.expected, tx: b.tx };
   }
   const inflight = s.inflight.slice();
-  if (opIdx >= 0) inflight[opIdx] = { ...inflight[opIdx]! };
+  if (opIdx >= 0) {
+    const o = inflight[opIdx]!;
+    inflight[opIdx] = {
+      id: o.id, kind: o.kind, agent: o.agent, cta: o.cta, bar: o.bar, buf: o.buf, reads: o.reads, bytes: o.bytes, left: o.left, chunks: o.chunks,
+      group: o.group, count: o.count, remote: o.remote, targets: o.targets, issued: o.issued, seq: o.seq, loc: o.loc,
+    };
+  }
   return {
     now: s.now, agents, bars, named: named ? s.named.map((n) => ({ arrived: n.arrived, gen: n.gen, count: n.count })) : s.named,
-    clusterDone: s.clusterDone.slice(), inflight, nextId: s.nextId, trapped: s.trapped, events: s.events,
+    clusterDone: opIdx >= 0 ? s.clusterDone : s.clusterDone.slice(), inflight, nextId: s.nextId, trapped: s.trapped, events: s.events,
   };
+}
+
+/** Freezes the parts of `s` that successors share (tests: a step that mutates one of them throws). */
+function freezeShared(s: MachineState): void {
+  if (Object.isFrozen(s.bars)) return;
+  for (const a of s.agents) {
+    Object.freeze(a.frame);
+    if (a.tokens) {
+      for (const k of Object.keys(a.tokens)) Object.freeze(a.tokens[Number(k)]);
+      Object.freeze(a.tokens);
+    }
+    Object.freeze(a);
+  }
+  Object.freeze(s.agents);
+  for (const b of s.bars) Object.freeze(b);
+  Object.freeze(s.bars);
+  for (const n of s.named) Object.freeze(n);
+  Object.freeze(s.named);
+  Object.freeze(s.clusterDone);
+  for (const o of s.inflight) Object.freeze(o);
+  Object.freeze(s.inflight);
 }
 
 /** Runs the exhaustive search. */
@@ -251,6 +295,21 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
   const bufCta = (k: number) => Math.floor(k / p.buffersPerCta);
   const ctaAgents: number[][] = Array.from({ length: p.ctas }, () => []);
   for (const a of p.agents) ctaAgents[a.cta]!.push(a.id);
+  const nBars = p.ctas * p.barriersPerCta;
+  /** History slot of (agent, barrier key) at agent × nBars + key, or -1 (the analysis's `waitSlots`, flat). */
+  const waitSlot = new Int32Array(p.agents.length * nBars).fill(-1);
+  an.waitSlots.forEach((ws, a) => ws.forEach((slot, k) => {
+    if (k >= 0 && k < nBars) waitSlot[a * nBars + k] = slot;
+  }));
+  /** Per barrier key: 1 when its array receives direct expect_tx / complete_tx (the analysis's `directTx`). */
+  const directTxKey = new Uint8Array(nBars);
+  /** Per barrier key: 1 when its array is commit-only (the analysis's `commitOnly`). */
+  const commitOnlyKey = new Uint8Array(nBars);
+  for (let k = 0; k < nBars; k++) {
+    const name = p.barrierOf(k).info.name;
+    directTxKey[k] = an.directTx.has(name) ? 1 : 0;
+    commitOnlyKey[k] = an.commitOnly?.has(name) ? 1 : 0;
+  }
 
   const addState = (par: number, chain: Choice[]): number => {
     const id = nStates++;
@@ -457,6 +516,32 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
     return dirty === x.dirty && esc === x.esc && pub === x.pub ? x : { hist: x.hist, ghosts: x.ghosts, tghosts: x.tghosts, dirty, esc, pub, cghosts: x.cghosts, pcm: x.pcm };
   };
 
+  /** The operation issued by the last step with id `id`, or undefined. */
+  const issuedOp = (id: number): AsyncOp | undefined => {
+    if (id < 0) return undefined;
+    const l = out.issued;
+    for (let i = 0; i < l.length; i++) if (l[i]!.id === id) return l[i];
+    return undefined;
+  };
+
+  /**
+   * Reports an access (event `e`, of the step that issued `newOp` if any) to a buffer that the
+   * finished-but-unsignalled MMA of agent `g` touched (`gx`: buffer·2 + write). `bar`: -1 when no
+   * commit of that MMA has arrived yet, else the barrier its commit arrived on.
+   */
+  const ghostRace = (e: Extract<MachineEvent, { e: 'access' }>, newOp: AsyncOp | undefined, g: number, gx: number, bar: number, stateId: number) => {
+    if (gx >> 1 !== e.buf || ((gx & 1) === 0 && e.rw === 'r')) return;
+    const why = bar < 0 ? 'that MMA has finished, but no tcgen05.commit after it has signalled a barrier yet' : `its tcgen05.commit has arrived on ${p.barrierName(bar)}, but that phase has not completed`;
+    const who = e.agent >= 0 ? agentName(e.agent) : newOp ? `${KIND_LABEL[newOp.kind]} issued by ${agentName(newOp.agent)}` : 'an async unit';
+    const bufName = p.bufferName(e.buf);
+    errorFound = true;
+    report({
+      kind: 'race', severity: 'error', key: `${p.bufferOf(e.buf).info.name}|${locKey(e.loc)}|ghost${g}`,
+      message: `${who} ${e.rw === 'w' ? 'writes' : 'reads'} ${bufName}, which a tcgen05.mma issued by ${agentName(g)} was ${(gx & 1) ? 'writing' : 'reading'}; ${why}, so nothing orders this access after the MMA`,
+      subject: bufName, state: stateId, extra: LAZY, details: [], locs: e.loc ? [e.loc] : [],
+    });
+  };
+
   /** Checks one transition (pre-state `s`, post-state `t`, events in `out`) and updates the history copy. */
   const checkTransition = (s: MachineState, t: MachineState, c: Choice, events: MachineEvent[], x: Extra, stateId: number, prefix: Choice[]): Extra => {
     const hist = x.hist;
@@ -474,7 +559,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
         if (e.e !== 'access' || e.edge === 'end') continue;
         for (let i = 0; i < tghosts.length; i += 2) {
           if (tghosts[i + 1] !== e.buf) continue;
-          const newOp = e.async >= 0 ? out.issued.find((o) => o.id === e.async) : undefined;
+          const newOp = issuedOp(e.async);
           const who = e.agent >= 0 ? agentName(e.agent) : newOp ? `${KIND_LABEL[newOp.kind]} issued by ${agentName(newOp.agent)}` : 'an async unit';
           const bufName = p.bufferName(e.buf);
           const bname = p.barrierName(tghosts[i]!);
@@ -501,30 +586,18 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
         }
         case 'access': {
           if (e.edge === 'end') break;
-          const newOp = e.async >= 0 ? out.issued.find((o) => o.id === e.async) : undefined;
-          /** An access to a buffer that the finished-but-unsignalled MMA of agent `g` touched (`gx`: buffer·2 + write). */
-          const ghostRace = (g: number, gx: number, why: string) => {
-            if (gx >> 1 !== e.buf || ((gx & 1) === 0 && e.rw === 'r')) return;
-            const who = e.agent >= 0 ? agentName(e.agent) : newOp ? `${KIND_LABEL[newOp.kind]} issued by ${agentName(newOp.agent)}` : 'an async unit';
-            const bufName = p.bufferName(e.buf);
-            errorFound = true;
-            report({
-              kind: 'race', severity: 'error', key: `${p.bufferOf(e.buf).info.name}|${locKey(e.loc)}|ghost${g}`,
-              message: `${who} ${e.rw === 'w' ? 'writes' : 'reads'} ${bufName}, which a tcgen05.mma issued by ${agentName(g)} was ${(gx & 1) ? 'writing' : 'reading'}; ${why}, so nothing orders this access after the MMA`,
-              subject: bufName, state: stateId, extra, details: [], locs: e.loc ? [e.loc] : [],
-            });
-          };
+          const newOp = issuedOp(e.async);
           for (let g = 0; g < ghosts.length; g++) {
             const gl = ghosts[g];
             if (!gl) continue;
             if (newOp && newOp.agent === g && newOp.kind === 'tc.mma') continue;
-            for (const gx of gl) ghostRace(g, gx, 'that MMA has finished, but no tcgen05.commit after it has signalled a barrier yet');
+            for (let i = 0; i < gl.length; i++) ghostRace(e, newOp, g, gl[i]!, -1, stateId);
           }
           for (let g = 0; g < cghosts.length; g++) {
             const cl = cghosts[g];
             if (!cl) continue;
             if (newOp && newOp.agent === g && newOp.kind === 'tc.mma') continue;
-            for (let i = 0; i < cl.length; i += 2) ghostRace(g, cl[i + 1]!, `its tcgen05.commit has arrived on ${p.barrierName(cl[i]!)}, but that phase has not completed`);
+            for (let i = 0; i < cl.length; i += 2) ghostRace(e, newOp, g, cl[i + 1]!, cl[i]!, stateId);
           }
           for (const o of s.inflight) {
             if (o.id === e.async || (o.buf !== e.buf && !(o.reads && o.reads.includes(e.buf)))) continue;
@@ -549,13 +622,13 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
         }
         case 'wait': {
           if (!e.pass) break;
-          const slot = an.waitSlots[e.agent]!.get(e.bar);
-          if (slot === undefined) break;
+          const slot = waitSlot[e.agent * nBars + e.bar]!;
+          if (slot < 0) break;
           const observed = e.phase - 1 - ((e.phase - 1 - e.parity) & 1);
           const last = h[slot]!;
           const intent = last === -2 ? 0 : last + 1;
-          const bname = p.barrierName(e.bar);
           if (observed < 0) {
+            const bname = p.barrierName(e.bar);
             const info = p.barrierOf(e.bar).info;
             if (an.dataBarriers.has(info.name)) {
               report({
@@ -566,13 +639,16 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
             }
           } else if (Math.abs(observed - intent) >= 2) {
             errorFound = true;
+            const bname = p.barrierName(e.bar);
             const msg = observed < intent
               ? `${agentName(e.agent)} passed wait(${bname}, parity ${e.parity}) on phase ${observed}, ${intent - observed} phases behind the phase ${intent} it was due to wait for (its previous pass saw phase ${last}): the parity matched an old phase, so the wait returned without the phase it needed`
               : `${agentName(e.agent)} passed wait(${bname}, parity ${e.parity}) on phase ${observed} while it was due to wait for phase ${intent}: the barrier completed ${observed - intent} phase(s) it never observed (parity aliasing)`;
             report({ kind: 'phase-alias', severity: 'error', key: `${bname}|${locKey(e.loc)}`, message: msg, subject: bname, state: stateId, extra, details: [], locs: [e.loc] });
           }
-          if (h === hist) h = hist.slice();
-          h[slot] = observed;
+          if (h[slot] !== observed) {
+            if (h === hist) h = hist.slice();
+            h[slot] = observed;
+          }
           break;
         }
         case 'phase': {
@@ -600,12 +676,10 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
             tghosts = keep.length ? keep : null;
           }
           let left = 0;
-          let locs: SrcLoc[] = [];
-          for (const o of t.inflight) if (o.kind === 'tma' && o.bar === e.bar && o.left > 0) {
-            left += o.left;
-            locs.push(o.loc);
-          }
+          for (const o of t.inflight) if (o.kind === 'tma' && o.bar === e.bar && o.left > 0) left += o.left;
           if (left > 0) {
+            const locs: SrcLoc[] = [];
+            for (const o of t.inflight) if (o.kind === 'tma' && o.bar === e.bar && o.left > 0) locs.push(o.loc);
             const bname = p.barrierName(e.bar);
             errorFound = true;
             const sites = txSites(p, e.bar);
@@ -626,12 +700,11 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
       const o = m.findAsync(s, c.id);
       const done = o !== undefined && m.findAsync(t, c.id) === undefined;
       if (o && o.kind === 'tc.mma' && done) {
-        const add: number[] = [];
-        for (const ac of opAccesses(o)) add.push(ac.buf * 2 + (ac.rw === 'w' ? 1 : 0));
+        // Its accesses (opAccesses: the accumulator written, the operands read), merged into the sorted set.
         const old = ghosts[o.agent];
-        const merged = old ? [...old] : [];
-        for (const v of add) if (!merged.includes(v)) merged.push(v);
-        merged.sort((u, v) => u - v);
+        const merged = old ? old.slice() : [];
+        if (o.buf >= 0) insertSorted(merged, o.buf * 2 + 1);
+        if (o.reads) for (let i = 0; i < o.reads.length; i++) insertSorted(merged, o.reads[i]! * 2);
         ghosts = ghosts.slice();
         ghosts[o.agent] = merged;
       } else if (o && o.kind === 'tma' && tmaGhost === o.id && done) {
@@ -676,9 +749,11 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
     if (mayExit) for (let cta = 0; cta < p.ctas; cta++) {
       const ags = ctaAgents[cta]!;
       if (!ags.length) continue;
-      const wasLive = ags.some((a) => s.agents[a]!.status === 'run');
-      const live = ags.some((a) => t.agents[a]!.status === 'run');
+      let live = false;
+      for (let i = 0; i < ags.length; i++) if (t.agents[ags[i]!]!.status === 'run') live = true;
       if (live) continue;
+      let wasLive = false;
+      for (let i = 0; i < ags.length; i++) if (s.agents[ags[i]!]!.status === 'run') wasLive = true;
       const fresh = !wasLive ? out.issued : t.inflight;
       if (!wasLive && !fresh.length) continue;
       for (const o of fresh) {
@@ -796,7 +871,16 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
   const actorOf = (s: MachineState, c: Choice): number => (c.kind === 'agent' ? c.agent : m.findAsync(s, c.id)!.agent);
   /** `s` after choice `c` (a fresh partial copy; `s` is left unchanged). */
   const succ = (s: MachineState, c: Choice, who: number): MachineState => {
-    const t = cloneFor(s, who, c.kind === 'async' ? s.inflight.findIndex((o) => o.id === c.id) : -1, an.usesNamed);
+    let opIdx = -1;
+    if (c.kind === 'async') {
+      const fl = s.inflight;
+      for (let i = 0; i < fl.length; i++) if (fl[i]!.id === c.id) {
+        opIdx = i;
+        break;
+      }
+    }
+    if (verifyHash) freezeShared(s);
+    const t = cloneFor(s, who, opIdx, an.usesNamed, m.barTouched(s, c));
     m.apply(t, c, out, undefined, true);
     transitions++;
     return t;
@@ -826,10 +910,12 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
           // A landing that cannot complete its phase (all arrivals in, bytes still missing after it, and
           // only copies can change the tx-count) commutes with everything; its write stays visible as a ghost.
           const b = s.bars[o.bar];
-          if (!b || b.status !== 'valid' || b.pending !== 0 || an.directTx.has(p.barrierOf(o.bar).info.name)) continue;
+          if (!b || b.status !== 'valid' || b.pending !== 0 || directTxKey[o.bar]) continue;
           const chunk = nextCredit(o);
           if (b.tx - chunk <= 0) continue;
-          if (s.inflight.some((y) => y.kind === 'remote' && y.bar === o.bar)) continue;
+          let remote = false;
+          for (const y of s.inflight) if (y.kind === 'remote' && y.bar === o.bar) remote = true;
+          if (remote) continue;
           // The order of the landings on this barrier matters only if some of them, landing first,
           // can bring tx to exactly 0 (an early completion): then every order must be explored.
           if (!landingsCommute(s, o.bar, b.tx)) continue;
@@ -838,7 +924,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
           // A commit arriving on a commit-only barrier without completing its phase (see docs/CHECK.md).
           if (!an.commitOnly || o.targets || o.bar < 0) continue;
           const b = s.bars[o.bar]!;
-          if (b.status !== 'valid' || b.pending < 2 || !an.commitOnly.has(p.barrierOf(o.bar).info.name)) continue;
+          if (b.status !== 'valid' || b.pending < 2 || !commitOnlyKey[o.bar]) continue;
           commitGhost = o.id;
         } else if (o.kind !== 'tc.mma') continue;
         who = o.agent;

@@ -178,6 +178,8 @@ export class Machine {
   private readonly scratchKeys: number[] = [];
   /** Agents of each cluster. */
   private readonly clusterAgents: number[][];
+  /** The (frozen, shared) choice of each agent that {@link enabled} returns. */
+  private readonly agentChoice: Choice[];
   /** Each agent's role code (a shortcut for `program.roles[program.agents[a].role].code`). */
   private readonly agentCode: Instr[][];
   /**
@@ -191,6 +193,7 @@ export class Machine {
   private waitPar = 0;
 
   constructor(readonly program: Program) {
+    this.agentChoice = program.agents.map((_, i) => Object.freeze({ kind: 'agent' as const, agent: i }));
     this.ctaThreads = new Array(program.ctas).fill(0);
     this.clusterAgents = Array.from({ length: program.grid }, () => []);
     for (const a of program.agents) {
@@ -363,10 +366,48 @@ export class Machine {
     return -1;
   }
 
-  /** Every enabled choice, agents first (in index order), then asynchronous operations (in issue order). */
+  /**
+   * The barrier `apply(s, choice)` may mutate (for a driver that copies barriers on write): its key,
+   * -1 when the step mutates no barrier, or -2 when it may mutate several (a multicast commit).
+   * Agent steps mutate at most the barrier their operation names (init, inval, local arrive,
+   * expect_tx, complete_tx, cp.async.mbarrier.arrive); asynchronous steps the barrier they signal.
+   * The key is a superset answer: the step may also leave that barrier unchanged.
+   */
+  barTouched(s: MachineState, choice: Choice): number {
+    if (choice.kind === 'agent') {
+      const ag = s.agents[choice.agent]!;
+      if (ag.status !== 'run') return -1;
+      const ins = this.agentCode[choice.agent]![ag.pc]!;
+      if (ins.i !== 'op') return -1;
+      const opc = ins.opc;
+      if (opc > 4 && opc !== 18) return -1;
+      try {
+        return ins.bar!(ag.frame); // negative: the step faults before touching a barrier
+      } catch {
+        return -1; // the step faults evaluating the same expression
+      }
+    }
+    const o = this.findAsync(s, choice.id);
+    if (!o) return -1;
+    switch (o.kind) {
+      case 'tma':
+      case 'remote':
+      case 'cpa.arrive':
+        return o.bar;
+      case 'tc.commit':
+        return o.targets ? -2 : o.bar;
+      default:
+        return -1;
+    }
+  }
+
+  /**
+   * Every enabled choice, agents first (in index order), then asynchronous operations (in issue
+   * order). Agent choices are shared frozen objects (one per agent).
+   */
   enabled(s: MachineState): Choice[] {
     const out: Choice[] = [];
-    for (let a = 0; a < s.agents.length; a++) if (this.agentEnabled(s, a)) out.push({ kind: 'agent', agent: a });
+    for (let a = 0; a < s.agents.length; a++) if (this.agentEnabled(s, a)) out.push(this.agentChoice[a]!);
     for (const o of s.inflight) if (this.asyncEnabled(s, o)) out.push({ kind: 'async', id: o.id });
     return out;
   }
@@ -489,13 +530,13 @@ export class Machine {
   private finish(s: MachineState, a: number, out: StepOut, loc: SrcLoc | undefined): void {
     const ag = s.agents[a]!;
     ag.status = 'done';
-    { this.emitted(s); if (out.events) out.events.push({ e: 'exit', t: s.now, agent: a, ...(loc ? { loc } : {}) }); }
+    { this.emitted(s); if (out.events) out.events.push(loc ? { e: 'exit', t: s.now, agent: a, loc } : { e: 'exit', t: s.now, agent: a }); }
     this.checkCluster(s, this.program.agents[a]!.cluster, out);
   }
 
   private diag(s: MachineState, out: StepOut, d: Diagnostic, agent: number, asyncId: number, bar: number, loc?: SrcLoc): void {
     out.diags.push(loc ? { diag: d, agent, async: asyncId, bar, loc, t: s.now } : { diag: d, agent, async: asyncId, bar, t: s.now });
-    { this.emitted(s); if (out.events) out.events.push({ e: 'diag', t: s.now, diag: d, agent, async: asyncId, bar, ...(loc ? { loc } : {}) }); }
+    { this.emitted(s); if (out.events) out.events.push(loc ? { e: 'diag', t: s.now, diag: d, agent, async: asyncId, bar, loc } : { e: 'diag', t: s.now, diag: d, agent, async: asyncId, bar }); }
   }
 
   private fault(s: MachineState, a: number, out: StepOut, d: Diagnostic, loc: SrcLoc | undefined, bar: number): void {
@@ -576,7 +617,7 @@ export class Machine {
         r = x === TRAP ? TRAP : r + x;
       }
       const total = bytes * n;
-      { this.emitted(s); if (out.events) out.events.push({ e: kind, t: s.now, bar, bytes: total, phase, tx: b.tx, agent, async: asyncId, ...(loc ? { loc } : {}) }); }
+      { this.emitted(s); if (out.events) out.events.push(loc ? { e: kind, t: s.now, bar, bytes: total, phase, tx: b.tx, agent, async: asyncId, loc } : { e: kind, t: s.now, bar, bytes: total, phase, tx: b.tx, agent, async: asyncId }); }
     } else {
       if (token) {
         token.barrier = bar;
@@ -589,7 +630,9 @@ export class Machine {
         : kind === 'arrive.expect_tx' ? { drop: false, noComplete, expectTx: bytes } : { drop: kind === 'arrive_drop', noComplete };
       r = arriveEach(b, n, count, opts, diags);
       const et = kind === 'arrive.expect_tx' ? bytes * n : 0;
-      { this.emitted(s); if (out.events) out.events.push({ e: 'arrive', t: s.now, bar, count: n * count, expectTx: et, drop: opts.drop, phase, pending: b.pending, tx: b.tx, agent, async: asyncId, ...(loc ? { loc } : {}) }); }
+      { this.emitted(s); if (out.events) out.events.push(loc
+          ? { e: 'arrive', t: s.now, bar, count: n * count, expectTx: et, drop: opts.drop, phase, pending: b.pending, tx: b.tx, agent, async: asyncId, loc }
+          : { e: 'arrive', t: s.now, bar, count: n * count, expectTx: et, drop: opts.drop, phase, pending: b.pending, tx: b.tx, agent, async: asyncId }); }
     }
     if (diags.length && this.flush(s, out, diags.splice(0), agent, asyncId, bar, loc)) return false;
     if (r > 0) this.phaseDone(s, out, bar, r, agent, asyncId);
