@@ -16,8 +16,9 @@
  */
 import type { Token } from '../model/mbarrier.js';
 import type { AsyncKind } from '../machine/events.js';
-import type { AgentState, AsyncOp, MachineState } from '../machine/machine.js';
+import type { AgentState, AsyncOp, MachineState, NamedBarrier } from '../machine/machine.js';
 import type { Program } from '../machine/program.js';
+import type { SrcLoc } from '../kernel/ir.js';
 import type { Analysis } from './analysis.js';
 
 const KINDS: AsyncKind[] = ['tma', 'bulk.store', 'tc.mma', 'tc.commit', 'wgmma', 'cp.async', 'cpa.arrive', 'remote'];
@@ -45,7 +46,7 @@ const OP_FIELDS = ['id', 'kind', 'agent', 'cta', 'bar', 'buf', 'reads', 'bytes',
 /** The checker's data that travels with a state. */
 export interface Extra {
   /** Last phase observed by each (agent, barrier) waiter slot; −2 = never passed. */
-  hist: Int32Array;
+  hist: number[];
   /** Per agent: ghost accesses (buffer key × 2 + (write ? 1 : 0)) of completed, not yet committed tcgen05.mma; null when none. */
   ghosts: (number[] | null)[];
   /** Ghost writes of TMA copies that landed before their phase completed: pairs (barrier key, buffer key), sorted; null when none. */
@@ -62,7 +63,7 @@ export interface Extra {
    * (initializing agent + 1) × 8 + bits: 1 fence.mbarrier_init done, 2 published to the CTA,
    * 4 published to the cluster.
    */
-  pub: Int32Array;
+  pub: number[];
   /**
    * Per agent: accesses of its completed tcgen05.mma whose commit has landed without completing the
    * phase it arrives in: pairs (barrier key, buffer key × 2 + (write ? 1 : 0)), sorted; null when none.
@@ -74,7 +75,7 @@ export interface Extra {
    * the landing could still be postponed (no later tcgen05 op of the agent completed, the phase has
    * not completed); -1 when none. A CTA exiting then is `inflight-at-exit`.
    */
-  pcm: Int32Array;
+  pcm: number[];
 }
 
 /** A growable int32 buffer of encoded states. */
@@ -83,12 +84,15 @@ export class StateBuf {
   len = 0;
   offs: number[] = [];
   ids: number[] = [];
+  /** Each state's agent record hashes (see {@link Codec.record}), when the encoder was given them; `rhLen` per state. */
+  rh = new Int32Array(0);
+  rhLen = 0;
   get count(): number {
     return this.offs.length;
   }
   /** Bytes held. */
   get bytes(): number {
-    return this.data.byteLength + this.offs.length * 16;
+    return this.data.byteLength + this.rh.byteLength + this.offs.length * 16;
   }
   /** Empties the buffer, keeping its storage. */
   reset(): void {
@@ -117,6 +121,10 @@ export class Codec {
   private scratch = new Int32Array(4096);
   private n = 0;
   private opChecked = false;
+  private idleNamed: NamedBarrier[] | null = null;
+  /** The location index {@link putOp} looked up last (ops of one instruction share their location). */
+  private lastLoc: SrcLoc | null = null;
+  private lastLocIx = -1;
 
   constructor(readonly p: Program, readonly an: Analysis, initial: MachineState) {
     checkFields('state', initial, STATE_FIELDS);
@@ -200,7 +208,11 @@ export class Codec {
     sc[n++] = o.count;
     sc[n++] = o.seq;
     sc[n++] = o.remote === null ? 0 : REMOTE_IX.get(o.remote)!;
-    sc[n++] = this.an.locIndex.get(o.loc) ?? -1;
+    if (o.loc !== this.lastLoc) {
+      this.lastLoc = o.loc;
+      this.lastLocIx = this.an.locIndex.get(o.loc) ?? -1;
+    }
+    sc[n++] = this.lastLocIx;
     const reads = o.reads;
     if (reads) {
       sc[n++] = reads.length;
@@ -236,8 +248,11 @@ export class Codec {
     }
   }
 
-  /** Appends the concrete encoding of (state, extra) to `buf` under state id `id`. */
-  encode(s: MachineState, x: Extra, buf: StateBuf, id: number): void {
+  /**
+   * Appends the concrete encoding of (state, extra) to `buf` under state id `id`, with the agents'
+   * record hashes `rh` when given (then {@link decode} returns them).
+   */
+  encode(s: MachineState, x: Extra, buf: StateBuf, id: number, rh?: Int32Array): void {
     this.n = 0;
     for (const ag of s.agents) this.putAgent(ag, false);
     for (const b of s.bars) {
@@ -269,14 +284,32 @@ export class Codec {
       for (let j = 0; j < x.pcm.length; j++) this.put(x.pcm[j]!);
     }
     buf.reserve(this.n);
+    if (rh) {
+      const i = buf.offs.length;
+      buf.rhLen = rh.length;
+      if ((i + 1) * rh.length > buf.rh.length) {
+        const d = new Int32Array(Math.max(1024, 2 * (i + 1) * rh.length));
+        d.set(buf.rh);
+        buf.rh = d;
+      }
+      buf.rh.set(rh, i * rh.length);
+    }
     buf.offs.push(buf.len);
     buf.ids.push(id);
     buf.data.set(this.scratch.subarray(0, this.n), buf.len);
     buf.len += this.n;
   }
 
-  /** Decodes the state at position `i` of `buf`. */
-  decode(buf: StateBuf, i: number): { s: MachineState; x: Extra } {
+  /**
+   * Decodes the state at position `i` of `buf`; copies its record hashes into `rh` when given (the
+   * encoder must have been given them).
+   */
+  decode(buf: StateBuf, i: number, rh?: Int32Array): { s: MachineState; x: Extra } {
+    if (rh) {
+      const src = buf.rh;
+      const n = buf.rhLen;
+      for (let j = 0, o = i * n; j < n; j++) rh[j] = src[o + j]!;
+    }
     const d = buf.data;
     let k = buf.offs[i]!;
     const p = this.p;
@@ -310,9 +343,14 @@ export class Codec {
     const nb = p.ctas * p.barriersPerCta;
     const bars = new Array(nb);
     for (let j = 0; j < nb; j++) bars[j] = { status: BSTATUS[d[k++]!]!, phase: d[k++]!, pending: d[k++]!, expected: d[k++]!, tx: d[k++]! };
-    const named = new Array(p.ctas * 16);
-    if (this.an.usesNamed) for (let j = 0; j < named.length; j++) named[j] = { arrived: d[k++]!, gen: d[k++]!, count: d[k++]! };
-    else for (let j = 0; j < named.length; j++) named[j] = { arrived: 0, gen: 0, count: 0 };
+    let named: NamedBarrier[];
+    if (this.an.usesNamed) {
+      named = new Array(p.ctas * 16);
+      for (let j = 0; j < named.length; j++) named[j] = { arrived: d[k++]!, gen: d[k++]!, count: d[k++]! };
+    } else {
+      // Never touched by a program without bar.sync / bar.arrive: one frozen array for every state.
+      named = this.idleNamed ??= Object.freeze(Array.from({ length: p.ctas * 16 }, () => Object.freeze({ arrived: 0, gen: 0, count: 0 }))) as NamedBarrier[];
+    }
     const clusterDone = new Array<number>(p.grid);
     for (let j = 0; j < p.grid; j++) clusterDone[j] = d[k++]!;
     const nextId = d[k++]!;
@@ -348,8 +386,8 @@ export class Codec {
       }
       inflight[j] = { id, kind, agent, cta, bar, buf: bufk, reads, bytes, left, chunks, group, count, remote, targets, issued, seq, loc: this.an.locs[li] ?? { line: 0, col: 0 } };
     }
-    const hist = new Int32Array(this.an.histLen);
-    for (let j = 0; j < hist.length; j++) hist[j] = d[k++]!;
+    const hist: number[] = [];
+    for (let j = 0; j < this.an.histLen; j++) hist.push(d[k++]!);
     const ghosts: (number[] | null)[] = new Array(p.agents.length);
     for (let a = 0; a < p.agents.length; a++) {
       const ng = d[k++]!;
@@ -379,10 +417,10 @@ export class Codec {
       for (let a = 0; a < p.agents.length; a++) dirty[a] = list();
       esc = list();
     }
-    const pub = new Int32Array(this.an.manualCount);
-    for (let j = 0; j < pub.length; j++) pub[j] = d[k++]!;
+    const pub: number[] = [];
+    for (let j = 0; j < this.an.manualCount; j++) pub.push(d[k++]!);
     const cghosts: (number[] | null)[] = new Array(p.agents.length).fill(null);
-    const pcm = new Int32Array(p.agents.length).fill(-1);
+    const pcm = new Array<number>(p.agents.length).fill(-1);
     if (this.an.commitOnly) {
       for (let a = 0; a < p.agents.length; a++) cghosts[a] = list();
       for (let a = 0; a < p.agents.length; a++) pcm[a] = d[k++]!;

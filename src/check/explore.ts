@@ -338,15 +338,16 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
 
   // ---- initial state
   const x0: Extra = {
-    hist: new Int32Array(an.histLen).fill(-2), ghosts: new Array(p.agents.length).fill(null), tghosts: null,
-    dirty: new Array(p.agents.length).fill(null), esc: null, pub: new Int32Array(an.manualCount),
-    cghosts: new Array(p.agents.length).fill(null), pcm: new Int32Array(p.agents.length).fill(-1),
+    hist: new Array<number>(an.histLen).fill(-2), ghosts: new Array(p.agents.length).fill(null), tghosts: null,
+    dirty: new Array(p.agents.length).fill(null), esc: null, pub: new Array<number>(an.manualCount).fill(0),
+    cghosts: new Array(p.agents.length).fill(null), pcm: new Array<number>(p.agents.length).fill(-1),
   };
-  codec.hash(s0, x0, hbuf);
+  const rh0 = new Int32Array(2 * p.agents.length);
+  codec.hash(s0, x0, hbuf, rh0);
   const id0 = addState(-1, []);
   visited.addOrGet(hbuf[0]!, hbuf[1]!, id0);
   let cur = new StateBuf();
-  codec.encode(s0, x0, cur, id0);
+  codec.encode(s0, x0, cur, id0, rh0);
   const levelStart: number[] = [0];
   let depth = 0;
   let peakFrontier = 1;
@@ -986,20 +987,24 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
     const nid = nStates;
     visited.addOrGet(hbuf[0]!, hbuf[1]!, nid);
     addState(parentId, chain);
-    codec.encode(t, nx, next, nid);
+    codec.encode(t, nx, next, nid, rh);
   };
 
   const rhCur = new Int32Array(2 * p.agents.length);
+  const rhSucc = new Int32Array(2 * p.agents.length);
   const skip = new Uint8Array(p.agents.length);
   const expand = (s: MachineState, x: Extra, id: number, next: StateBuf) => {
     const ch = m.enabled(s);
     if (ch.length === 0) {
-      if (s.agents.some((a) => a.status === 'run')) hangCheck(s, id);
+      let running = false;
+      for (const a of s.agents) if (a.status === 'run') running = true;
+      if (running) hangCheck(s, id);
       else terminalOk++;
       return;
     }
     coEnabled(s, ch, id, []);
-    codec.records(s, x, rhCur);
+    // rhCur: the record hashes stored with the state (decode).
+    if (verifyHash) verify(s, x, rhCur);
     // Symmetry: of interchangeable agents whose records are equal, only the first is expanded (the
     // others' successors are permutations of its successors, which hash to the same states).
     if (useSym) for (const g of an.groups) {
@@ -1022,7 +1027,8 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
       const t = succ(s, c, who);
       const nx = checkTransition(s, t, c, out.events!, x, id, []);
       if (t.trapped) continue;
-      const rh = rhCur.slice();
+      const rh = rhSucc; // closeAndStore keeps no reference to it
+      rh.set(rhCur);
       rehash(t, x, nx, who, rh);
       closeAndStore(t, nx, rh, id, [c], next);
     }
@@ -1035,7 +1041,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
     levelStart.push(nStates);
     const n = cur.count;
     for (let i = 0; i < n; i++) {
-      const { s, x } = codec.decode(cur, i);
+      const { s, x } = codec.decode(cur, i, rhCur);
       expand(s, x, cur.ids[i]!, next);
       if ((i & 255) === 0) {
         const now = Date.now();

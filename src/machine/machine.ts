@@ -432,7 +432,8 @@ export class Machine {
    */
   apply(s: MachineState, choice: Choice, out: StepOut, at?: number, enabledChecked = false): void {
     if (at !== undefined) s.now = at;
-    if (out.events && out.events.length) out.events.length = 0;
+    const events = out.events;
+    if (events) while (events.length) events.pop();
     // Short arrays: popping is cheaper than a `length` store (a runtime call).
     const phases = out.phases;
     while (phases.length) phases.pop();
