@@ -601,60 +601,72 @@ function mixRange(sc: Int32Array, from: number, to: number, h1: number, h2: numb
   H[1] = h2;
 }
 
-/** Open-addressing set of 64-bit hashes, each with the id of the state that first had it. */
+/**
+ * Open-addressing set of 64-bit hashes, each with the id of the state that first had it. One
+ * interleaved table (h1, h2, id per slot), so a probe touches one cache line.
+ */
 export class Visited {
-  private keys: Uint32Array;
-  private ids: Int32Array;
+  private slots: Int32Array;
   private mask: number;
   size = 0;
   constructor(capacity = 1 << 16) {
     let c = 1;
     while (c < capacity * 2) c <<= 1;
-    this.keys = new Uint32Array(c * 2);
-    this.ids = new Int32Array(c);
+    this.slots = new Int32Array(c * 3);
     this.mask = c - 1;
   }
   get bytes(): number {
-    return this.keys.byteLength + this.ids.byteLength;
+    return this.slots.byteLength;
   }
-  /** True when (h1, h2) is in the set. */
+  /** True when (h1, h2) is in the set (h2 ≠ 0). */
   has(h1: number, h2: number): boolean {
+    const t = this.slots;
+    h1 |= 0;
+    h2 |= 0;
     let i = (h1 ^ Math.imul(h2, 0x9e3779b1)) & this.mask;
     for (;;) {
-      const k2 = this.keys[2 * i + 1]!;
+      const k2 = t[3 * i + 1]!;
       if (k2 === 0) return false;
-      if (k2 === h2 && this.keys[2 * i] === h1) return true;
+      if (k2 === h2 && t[3 * i] === h1) return true;
       i = (i + 1) & this.mask;
     }
   }
-  /** Returns the id stored for (h1, h2), or inserts `id` and returns -1. */
+  /** Returns the id stored for (h1, h2) (h2 ≠ 0), or inserts `id` and returns -1. */
   addOrGet(h1: number, h2: number, id: number): number {
     if ((this.size + 1) * 2 > this.mask + 1) this.grow();
+    const t = this.slots;
+    h1 |= 0;
+    h2 |= 0;
     let i = (h1 ^ Math.imul(h2, 0x9e3779b1)) & this.mask;
     for (;;) {
-      const k2 = this.keys[2 * i + 1]!;
+      const k2 = t[3 * i + 1]!;
       if (k2 === 0) {
-        this.keys[2 * i] = h1;
-        this.keys[2 * i + 1] = h2;
-        this.ids[i] = id;
+        t[3 * i] = h1;
+        t[3 * i + 1] = h2;
+        t[3 * i + 2] = id;
         this.size++;
         return -1;
       }
-      if (k2 === h2 && this.keys[2 * i] === h1) return this.ids[i]!;
+      if (k2 === h2 && t[3 * i] === h1) return t[3 * i + 2]!;
       i = (i + 1) & this.mask;
     }
   }
   private grow(): void {
-    const oldK = this.keys;
-    const oldI = this.ids;
+    const old = this.slots;
     const c = (this.mask + 1) * 2;
-    this.keys = new Uint32Array(c * 2);
-    this.ids = new Int32Array(c);
-    this.mask = c - 1;
-    this.size = 0;
-    for (let i = 0; i < oldI.length; i++) {
-      const k2 = oldK[2 * i + 1]!;
-      if (k2 !== 0) this.addOrGet(oldK[2 * i]!, k2, oldI[i]!);
+    const t = new Int32Array(c * 3);
+    const mask = c - 1;
+    for (let j = 0; j < old.length; j += 3) {
+      const h2 = old[j + 1]!;
+      if (h2 === 0) continue;
+      const h1 = old[j]!;
+      let i = (h1 ^ Math.imul(h2, 0x9e3779b1)) & mask;
+      while (t[3 * i + 1] !== 0) i = (i + 1) & mask;
+      t[3 * i] = h1;
+      t[3 * i + 1] = h2;
+      t[3 * i + 2] = old[j + 2]!;
     }
+    this.slots = t;
+    this.mask = mask;
   }
 }

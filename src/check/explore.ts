@@ -138,7 +138,11 @@ function insertPair(l: number[], a: number, b: number): number[] {
   let i = 0;
   while (i < l.length && (l[i]! < a || (l[i] === a && l[i + 1]! < b))) i += 2;
   if (i < l.length && l[i] === a && l[i + 1] === b) return l;
-  l.splice(i, 0, a, b);
+  // In place (splice would allocate the array of removed elements).
+  l.push(0, 0);
+  for (let j = l.length - 1; j >= i + 2; j--) l[j] = l[j - 2]!;
+  l[i] = a;
+  l[i + 1] = b;
   return l;
 }
 
@@ -147,7 +151,9 @@ function insertSorted(l: number[], v: number): void {
   let i = l.length;
   while (i > 0 && l[i - 1]! > v) i--;
   if (i > 0 && l[i - 1] === v) return;
-  l.splice(i, 0, v);
+  l.push(v);
+  for (let j = l.length - 1; j > i; j--) l[j] = l[j - 1]!;
+  l[i] = v;
 }
 
 /** Choice ↔ integer code: agent a → a; async op id → −(id + 1). */
@@ -198,20 +204,28 @@ const KIND_LABEL: Record<string, string> = {
 
 /**
  * Copy of `s` for a step whose actor (the agent, or the issuer of the asynchronous operation) is
- * `who`: `apply` mutates only the actor's agent record, the barrier `bar` (from
- * {@link Machine.barTouched}: a key, -1 for none, -2 for all), named barriers (bar.sync /
- * bar.arrive, only when the program uses them), cluster rounds (agent steps only), the in-flight
- * list (push, splice) and the progressing operation itself (`opIdx`, or -1). Everything else is
+ * `who`: `apply` mutates only the actor's agent record (an async step: only the stream counters of
+ * a tcgen05 / wgmma issuer, never the frame), the barrier `bar` (from {@link Machine.barTouched}:
+ * a key, -1 for none, -2 for all), named barriers (bar.sync / bar.arrive, only when the program
+ * uses them), cluster rounds (agent steps only), the in-flight list (push, removal) and the
+ * progressing operation itself (`opIdx`, or -1 for an agent step; only a TMA copy changes in
+ * place). Everything else is
  * shared with `s`, which is never mutated after it was reached (the `verifyHash` option of
  * {@link explore} freezes the shared parts, so a missed copy throws in the tests).
  */
 export function cloneFor(s: MachineState, who: number, opIdx: number, named: boolean, bar = -2): MachineState {
-  const agents = s.agents.slice();
-  const a = agents[who]!;
-  agents[who] = {
-    pc: a.pc, frame: a.frame.slice(), status: a.status, sub: a.sub, tokens: a.tokens, wgGroup: a.wgGroup, bulkGroup: a.bulkGroup,
-    clusterRound: a.clusterRound, tcIssued: a.tcIssued, tcDone: a.tcDone, wgIssued: a.wgIssued, wgDone: a.wgDone, lastArrive: a.lastArrive,
-  };
+  let agents = s.agents;
+  const o = opIdx >= 0 ? s.inflight[opIdx]! : null;
+  // An async step changes its issuer's record only when a tcgen05 / wgmma op completes (its
+  // counters), and never the frame; an agent step may change the frame.
+  if (!o || o.kind === 'tc.mma' || o.kind === 'tc.commit' || o.kind === 'wgmma') {
+    agents = s.agents.slice();
+    const a = agents[who]!;
+    agents[who] = {
+      pc: a.pc, frame: o ? a.frame : a.frame.slice(), status: a.status, sub: a.sub, tokens: a.tokens, wgGroup: a.wgGroup, bulkGroup: a.bulkGroup,
+      clusterRound: a.clusterRound, tcIssued: a.tcIssued, tcDone: a.tcDone, wgIssued: a.wgIssued, wgDone: a.wgDone, lastArrive: a.lastArrive,
+    };
+  }
   const sb = s.bars;
   let bars = sb;
   if (bar === -2) {
@@ -226,8 +240,8 @@ export function cloneFor(s: MachineState, who: number, opIdx: number, named: boo
     bars[bar] = { status: b.status, phase: b.phase, pending: b.pending, expected: b.expected, tx: b.tx };
   }
   const inflight = s.inflight.slice();
-  if (opIdx >= 0) {
-    const o = inflight[opIdx]!;
+  // Only a TMA copy is changed in place (its partial credits); other ops only leave the list.
+  if (o && o.kind === 'tma') {
     inflight[opIdx] = {
       id: o.id, kind: o.kind, agent: o.agent, cta: o.cta, bar: o.bar, buf: o.buf, reads: o.reads, bytes: o.bytes, left: o.left, chunks: o.chunks,
       group: o.group, count: o.count, remote: o.remote, targets: o.targets, issued: o.issued, seq: o.seq, loc: o.loc,
@@ -235,7 +249,7 @@ export function cloneFor(s: MachineState, who: number, opIdx: number, named: boo
   }
   return {
     now: s.now, agents, bars, named: named ? s.named.map((n) => ({ arrived: n.arrived, gen: n.gen, count: n.count })) : s.named,
-    clusterDone: opIdx >= 0 ? s.clusterDone : s.clusterDone.slice(), inflight, nextId: s.nextId, trapped: s.trapped, events: s.events,
+    clusterDone: o ? s.clusterDone : s.clusterDone.slice(), inflight, nextId: s.nextId, trapped: s.trapped, events: s.events,
   };
 }
 
@@ -961,6 +975,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
    * Applies forced steps to `t` until none is left, then stores the state reached (chain from
    * `parentId`). `rh` holds `t`'s record hashes and is owned by this call.
    */
+  const chScratch: Choice[] = [];
   const closeAndStore = (t: MachineState, nx: Extra, rh: Int32Array, parentId: number, chain: Choice[], next: StateBuf) => {
     for (let guard = 0; ; guard++) {
       if (verifyHash) verify(t, nx, rh);
@@ -969,7 +984,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
       let f: ReturnType<typeof forced> = null;
       let ch: Choice[] | null = null;
       if (usePor && guard < 100_000) {
-        ch = m.enabled(t);
+        ch = m.enabled(t, chScratch); // used only in this iteration
         if (ch.length) f = forced(t, ch, nx, parentId, chain);
       }
       if (!f) break;

@@ -149,6 +149,8 @@ export function cloneState(s: MachineState): MachineState {
 }
 
 const NAMED_PER_CTA = 16;
+/** Async ops with ids below this get one shared choice object each (see {@link Machine.enabled}). */
+const ASYNC_CHOICES = 4096;
 
 /** The IR operation with mnemonic `K` (the machine switches on `OpInstr.opc`, which TypeScript cannot narrow on). */
 type OpK<K extends Op['op']> = Extract<Op, { op: K }>;
@@ -180,6 +182,8 @@ export class Machine {
   private readonly clusterAgents: number[][];
   /** The (frozen, shared) choice of each agent that {@link enabled} returns. */
   private readonly agentChoice: Choice[];
+  /** The (frozen, shared) choices of async ops with small ids that {@link enabled} returned. */
+  private readonly asyncChoice: Choice[] = [];
   /** Each agent's role code (a shortcut for `program.roles[program.agents[a].role].code`). */
   private readonly agentCode: Instr[][];
   /**
@@ -403,12 +407,19 @@ export class Machine {
 
   /**
    * Every enabled choice, agents first (in index order), then asynchronous operations (in issue
-   * order). Agent choices are shared frozen objects (one per agent).
+   * order). Agent choices, and those of async ops with ids below 4096, are shared frozen objects.
+   * `into`, when given, is emptied, filled and returned (no allocation).
    */
-  enabled(s: MachineState): Choice[] {
-    const out: Choice[] = [];
+  enabled(s: MachineState, into?: Choice[]): Choice[] {
+    const out: Choice[] = into ?? [];
+    while (out.length) out.pop();
     for (let a = 0; a < s.agents.length; a++) if (this.agentEnabled(s, a)) out.push(this.agentChoice[a]!);
-    for (const o of s.inflight) if (this.asyncEnabled(s, o)) out.push({ kind: 'async', id: o.id });
+    for (const o of s.inflight) {
+      if (!this.asyncEnabled(s, o)) continue;
+      const id = o.id;
+      if (id >= ASYNC_CHOICES) out.push({ kind: 'async', id });
+      else out.push(this.asyncChoice[id] ??= Object.freeze({ kind: 'async' as const, id }));
+    }
     return out;
   }
 
@@ -988,7 +999,13 @@ export class Machine {
     if (done) {
       const i = s.inflight[idx] === o ? idx : s.inflight.indexOf(o);
       if (i === 0) s.inflight.shift();
-      else s.inflight.splice(i, 1);
+      else if (s.inflight.length - i > 16) s.inflight.splice(i, 1);
+      else {
+        // Near the end: in place (splice would allocate the array of removed elements).
+        const l = s.inflight;
+        for (let j = i + 1; j < l.length; j++) l[j - 1] = l[j]!;
+        l.pop();
+      }
       if (o.kind === 'tc.mma' || o.kind === 'tc.commit') s.agents[o.agent]!.tcDone++;
       else if (o.kind === 'wgmma') s.agents[o.agent]!.wgDone++;
       { this.emitted(s); if (out.events) out.events.push({ e: 'async.done', t: s.now, id: o.id, kind: o.kind, cta: o.cta }); }
