@@ -14,7 +14,7 @@
  * in-flight operation are checked against the known field sets, so a new machine field fails loudly
  * instead of being silently ignored.
  */
-import type { Token } from '../model/mbarrier.js';
+import type { MBarrier, Token } from '../model/mbarrier.js';
 import type { AsyncKind } from '../machine/events.js';
 import type { AgentState, AsyncOp, MachineState, NamedBarrier } from '../machine/machine.js';
 import type { Program } from '../machine/program.js';
@@ -477,9 +477,55 @@ export class Codec {
     rh[2 * a + 1] = H[1]!;
   }
 
-  /** Every agent's record hash (see {@link record}). */
+  /**
+   * Every agent's record hash (see {@link record}), and the barrier sum (see {@link barSum}):
+   * `rh` has {@link rhLength} entries.
+   */
   records(s: MachineState, x: Extra, rh: Int32Array): void {
-    for (let a = 0; a < s.agents.length; a++) this.record(s, x, a, rh);
+    const nA = s.agents.length;
+    for (let a = 0; a < nA; a++) this.record(s, x, a, rh);
+    let h1 = 0;
+    let h2 = 0;
+    const bars = s.bars;
+    for (let j = 0; j < bars.length; j++) {
+      barHash(j, bars[j]!);
+      h1 = (h1 + H[0]!) | 0;
+      h2 = (h2 + H[1]!) | 0;
+    }
+    rh[2 * nA] = h1;
+    rh[2 * nA + 1] = h2;
+  }
+
+  /** Length of the record-hash array of a state: two per agent, two for the barrier sum. */
+  rhLength(): number {
+    return 2 * this.p.agents.length + 2;
+  }
+
+  /**
+   * Updates the barrier sum in `rh` (last two entries) from state `s` to its successor `t`: the
+   * sum over barriers of a 64-bit hash of (key, barrier) changes only for the barriers the step
+   * copied (successors share the barriers they leave unchanged, see `cloneFor`).
+   */
+  barSum(s: MachineState, t: MachineState, rh: Int32Array): void {
+    const sb = s.bars;
+    const tb = t.bars;
+    if (sb === tb) return;
+    const i = rh.length - 2;
+    let h1 = rh[i]!;
+    let h2 = rh[i + 1]!;
+    for (let j = 0; j < tb.length; j++) {
+      const a = sb[j]!;
+      const b = tb[j]!;
+      if (a === b) continue;
+      barHash(j, a);
+      h1 = (h1 - H[0]!) | 0;
+      h2 = (h2 - H[1]!) | 0;
+      barHash(j, b);
+      h1 = (h1 + H[0]!) | 0;
+      h2 = (h2 + H[1]!) | 0;
+    }
+    rh[i] = h1;
+    rh[i + 1] = h2;
   }
 
   /**
@@ -523,20 +569,9 @@ export class Codec {
       h1 = (h1 + 0x3c6ef372) | 0; // group separator
     }
     this.n = 0;
-    {
-      const bars = s.bars;
-      const sc = this.room(bars.length * 5);
-      let n = 0;
-      for (let j = 0; j < bars.length; j++) {
-        const b = bars[j]!;
-        sc[n++] = b.status === 'valid' ? 1 : b.status === 'uninit' ? 0 : 2;
-        sc[n++] = b.phase;
-        sc[n++] = b.pending;
-        sc[n++] = b.expected;
-        sc[n++] = b.tx;
-      }
-      this.n = n;
-    }
+    // The barriers, as the order-independent sum of per-barrier hashes (incremental, see barSum).
+    this.put(rh[2 * nA]!);
+    this.put(rh[2 * nA + 1]!);
     if (an.usesNamed) for (const nb of s.named) {
       this.put(nb.arrived);
       this.put(nb.gen);
@@ -563,8 +598,8 @@ export class Codec {
     out[1] = (h2 >>> 0) || 1;
   }
 
-  /** Canonical 64-bit hash of (state, extra) computed from scratch (see {@link combine}). */
-  hash(s: MachineState, x: Extra, out: Uint32Array, rh: Int32Array = new Int32Array(2 * s.agents.length)): void {
+  /** Canonical 64-bit hash of (state, extra) computed from scratch (see {@link combine}); `rh` receives the records. */
+  hash(s: MachineState, x: Extra, out: Uint32Array, rh: Int32Array = new Int32Array(this.rhLength())): void {
     this.records(s, x, rh);
     this.combine(s, x, rh, out);
   }
@@ -588,6 +623,36 @@ function mix2(h2: number, v: number): number {
   h2 = Math.imul(h2 ^ j, 0xc2b2ae3d);
   h2 = (h2 << 17) | (h2 >>> 15);
   return (h2 + 0x27d4eb2f) | 0;
+}
+
+/** 64-bit hash (into H) of barrier `b` at key `j`: two murmur3 lanes over its fields, finalized. */
+function barHash(j: number, b: MBarrier): void {
+  let h1 = 0x243f6a88;
+  let h2 = 0x85a308d3;
+  const st = b.status === 'valid' ? 1 : b.status === 'uninit' ? 0 : 2;
+  h1 = mix1(h1, j);
+  h2 = mix2(h2, j);
+  h1 = mix1(h1, st);
+  h2 = mix2(h2, st);
+  h1 = mix1(h1, b.phase);
+  h2 = mix2(h2, b.phase);
+  h1 = mix1(h1, b.pending);
+  h2 = mix2(h2, b.pending);
+  h1 = mix1(h1, b.expected);
+  h2 = mix2(h2, b.expected);
+  h1 = mix1(h1, b.tx);
+  h2 = mix2(h2, b.tx);
+  H[0] = fmix(h1 ^ 6);
+  H[1] = fmix(h2 ^ 0x5bd1e995);
+}
+
+/** murmur3's 32-bit finalizer. */
+function fmix(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return h ^ (h >>> 16);
 }
 
 /** Two independent 32-bit mixes of sc[from, to) continuing from (h1, h2); result in H. */

@@ -356,7 +356,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
     dirty: new Array(p.agents.length).fill(null), esc: null, pub: new Array<number>(an.manualCount).fill(0),
     cghosts: new Array(p.agents.length).fill(null), pcm: new Array<number>(p.agents.length).fill(-1),
   };
-  const rh0 = new Int32Array(2 * p.agents.length);
+  const rh0 = new Int32Array(codec.rhLength());
   codec.hash(s0, x0, hbuf, rh0);
   const id0 = addState(-1, []);
   visited.addOrGet(hbuf[0]!, hbuf[1]!, id0);
@@ -955,10 +955,12 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
   };
 
   /**
-   * Updates the record hashes after a step of `who` (from checker data `px` to `nx`): the actor's
-   * record, and the records of agents whose commit ghosts or pending commits a phase completion cleared.
+   * Updates the record hashes after a step of `who` from `s` to `t` (checker data `px` to `nx`):
+   * the actor's record, the records of agents whose commit ghosts or pending commits a phase
+   * completion cleared, and the barrier sum.
    */
-  const rehash = (t: MachineState, px: Extra, nx: Extra, who: number, rh: Int32Array) => {
+  const rehash = (s: MachineState, t: MachineState, px: Extra, nx: Extra, who: number, rh: Int32Array) => {
+    codec.barSum(s, t, rh);
     codec.record(t, nx, who, rh);
     if (nx.cghosts === px.cghosts && nx.pcm === px.pcm) return;
     for (let a = 0; a < p.agents.length; a++) if (a !== who && (nx.cghosts[a] !== px.cghosts[a] || nx.pcm[a] !== px.pcm[a])) codec.record(t, nx, a, rh);
@@ -968,7 +970,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
   const verify = (t: MachineState, nx: Extra, rh: Int32Array) => {
     const full = new Int32Array(rh.length);
     codec.records(t, nx, full);
-    for (let i = 0; i < rh.length; i++) if (full[i] !== rh[i]) throw new Error(`checker: incremental record hash of agent ${i >> 1} differs from the full hash`);
+    for (let i = 0; i < rh.length; i++) if (full[i] !== rh[i]) throw new Error(`checker: incremental ${i < rh.length - 2 ? `record hash of agent ${i >> 1}` : 'barrier hash'} differs from the full hash`);
   };
 
   /**
@@ -994,10 +996,11 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
       coEnabled(t, ch!, parentId, chain);
       if (f.t.trapped) return; // the diagnostic was reported; the kernel stops
       const px = nx;
+      const pt = t;
       t = f.t;
       nx = f.nx;
       chain.push(f.c);
-      rehash(t, px, nx, f.who, rh);
+      rehash(pt, t, px, nx, f.who, rh);
     }
     const nid = nStates;
     visited.addOrGet(hbuf[0]!, hbuf[1]!, nid);
@@ -1005,8 +1008,8 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
     codec.encode(t, nx, next, nid, rh);
   };
 
-  const rhCur = new Int32Array(2 * p.agents.length);
-  const rhSucc = new Int32Array(2 * p.agents.length);
+  const rhCur = new Int32Array(codec.rhLength());
+  const rhSucc = new Int32Array(codec.rhLength());
   const skip = new Uint8Array(p.agents.length);
   const expand = (s: MachineState, x: Extra, id: number, next: StateBuf) => {
     const ch = m.enabled(s);
@@ -1044,7 +1047,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
       if (t.trapped) continue;
       const rh = rhSucc; // closeAndStore keeps no reference to it
       rh.set(rhCur);
-      rehash(t, x, nx, who, rh);
+      rehash(s, t, x, nx, who, rh);
       closeAndStore(t, nx, rh, id, [c], next);
     }
   };
