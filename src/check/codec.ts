@@ -153,7 +153,7 @@ export class Codec {
 
   private putAgent(ag: AgentState, sym: boolean): void {
     const f = ag.frame;
-    const sc = this.room(12 + f.length);
+    const sc = this.room(13 + f.length);
     let n = this.n;
     sc[n++] = ag.pc;
     sc[n++] = ag.status === 'run' ? 0 : ag.status === 'done' ? 1 : 2;
@@ -169,20 +169,23 @@ export class Codec {
     sc[n++] = f.length;
     for (let j = 0; j < f.length; j++) sc[n++] = f[j]!;
     if (sym) sc[n - f.length + 1] = 0;
+    if (!ag.tokens) {
+      sc[n++] = -1;
+      this.n = n;
+      return;
+    }
     this.n = n;
-    if (ag.tokens) {
-      const ks = Object.keys(ag.tokens);
-      this.put(ks.length);
-      for (const k of ks) {
-        const t = ag.tokens[Number(k)]!;
-        this.put(Number(k));
-        this.put(t.barrier);
-        this.put(t.phase);
-        this.put(t.pendingBefore);
-        this.put(t.txBefore);
-        this.put(t.noComplete ? 1 : 0);
-      }
-    } else this.put(-1);
+    const ks = Object.keys(ag.tokens);
+    this.put(ks.length);
+    for (const k of ks) {
+      const t = ag.tokens[Number(k)]!;
+      this.put(Number(k));
+      this.put(t.barrier);
+      this.put(t.phase);
+      this.put(t.pendingBefore);
+      this.put(t.txBefore);
+      this.put(t.noComplete ? 1 : 0);
+    }
   }
 
   private putOp(o: AsyncOp, withId: boolean, priv: number[] | null): void {
@@ -255,12 +258,19 @@ export class Codec {
   encode(s: MachineState, x: Extra, buf: StateBuf, id: number, rh?: Int32Array): void {
     this.n = 0;
     for (const ag of s.agents) this.putAgent(ag, false);
-    for (const b of s.bars) {
-      this.put(BSTATUS.indexOf(b.status));
-      this.put(b.phase);
-      this.put(b.pending);
-      this.put(b.expected);
-      this.put(b.tx);
+    {
+      const bars = s.bars;
+      const sc = this.room(5 * bars.length);
+      let n = this.n;
+      for (let j = 0; j < bars.length; j++) {
+        const b = bars[j]!;
+        sc[n++] = b.status === 'uninit' ? 0 : b.status === 'valid' ? 1 : 2; // BSTATUS
+        sc[n++] = b.phase;
+        sc[n++] = b.pending;
+        sc[n++] = b.expected;
+        sc[n++] = b.tx;
+      }
+      this.n = n;
     }
     if (this.an.usesNamed) for (const nb of s.named) {
       this.put(nb.arrived);
@@ -432,7 +442,7 @@ export class Codec {
   /** Per agent: its private buffer keys (symmetry groups), or null. */
   private privOf: (number[] | null)[] | null = null;
   /** Scratch for sorting a group's record hashes. */
-  private gidx: number[] = [];
+  private gidx = new Int32Array(16);
 
   private priv(a: number): number[] | null {
     if (!this.privOf) {
@@ -544,13 +554,14 @@ export class Codec {
       h1 = mix1(h1, rh[2 * a]!);
       h2 = mix2(h2, rh[2 * a + 1]!);
     }
-    const idx = this.gidx;
-    for (const g of an.groups) {
-      const ag = g.agents;
-      idx.length = 0;
+    const groups = an.groups;
+    for (let gi = 0; gi < groups.length; gi++) {
+      const ag = groups[gi]!.agents;
+      if (this.gidx.length < ag.length) this.gidx = new Int32Array(2 * ag.length);
+      const idx = this.gidx;
       for (let i = 0; i < ag.length; i++) {
         const v = ag[i]!;
-        let j = idx.length;
+        let j = i;
         // insertion sort by (h1, h2)
         while (j > 0) {
           const u = idx[j - 1]!;
@@ -561,7 +572,7 @@ export class Codec {
         }
         idx[j] = v;
       }
-      for (let i = 0; i < idx.length; i++) {
+      for (let i = 0; i < ag.length; i++) {
         const v = idx[i]!;
         h1 = mix1(h1, rh[2 * v]!);
         h2 = mix2(h2, rh[2 * v + 1]!);

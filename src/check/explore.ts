@@ -37,13 +37,13 @@ import { Codec, StateBuf, Visited, type Extra } from './codec.js';
  * (chunks) or more than 12 copies in flight.
  */
 function landingsCommute(s: MachineState, bar: number, tx: number): boolean {
-  const credits: number[] = [];
+  const credits = CREDITS;
+  let n = 0;
   for (const y of s.inflight) {
     if (y.kind !== 'tma' || y.bar !== bar) continue;
-    if (y.chunks > 1 || credits.length >= 12) return false;
-    credits.push(y.left);
+    if (y.chunks > 1 || n >= 12) return false;
+    credits[n++] = y.left;
   }
-  const n = credits.length;
   const all = (1 << n) - 1;
   for (let mask = 1; mask < all; mask++) {
     let sum = 0;
@@ -52,6 +52,9 @@ function landingsCommute(s: MachineState, bar: number, tx: number): boolean {
   }
   return true;
 }
+
+/** Scratch of {@link landingsCommute}. */
+const CREDITS = new Float64Array(12);
 
 /** Where the kernel registers tx bytes on the barrier array of `bar` (expect_tx, arrive.expect_tx). */
 function txSites(p: Program, bar: number): { loc: SrcLoc; text: string }[] {
