@@ -210,13 +210,14 @@ const KIND_LABEL: Record<string, string> = {
  * `who`: `apply` mutates only the actor's agent record (an async step: only the stream counters of
  * a tcgen05 / wgmma issuer, never the frame), the barrier `bar` (from {@link Machine.barTouched}:
  * a key, -1 for none, -2 for all), named barriers (bar.sync / bar.arrive, only when the program
- * uses them), cluster rounds (agent steps only), the in-flight list (push, removal) and the
+ * uses them), cluster rounds (agent steps only, and only when `cluster`: some role executes
+ * barrier.cluster.arrive, else no round ever completes), the in-flight list (push, removal) and the
  * progressing operation itself (`opIdx`, or -1 for an agent step; only a TMA copy changes in
  * place). Everything else is
  * shared with `s`, which is never mutated after it was reached (the `verifyHash` option of
  * {@link explore} freezes the shared parts, so a missed copy throws in the tests).
  */
-export function cloneFor(s: MachineState, who: number, opIdx: number, named: boolean, bar = -2): MachineState {
+export function cloneFor(s: MachineState, who: number, opIdx: number, named: boolean, bar = -2, cluster = true): MachineState {
   let agents = s.agents;
   const o = opIdx >= 0 ? s.inflight[opIdx]! : null;
   // An async step changes its issuer's record only when a tcgen05 / wgmma op completes (its
@@ -252,7 +253,7 @@ export function cloneFor(s: MachineState, who: number, opIdx: number, named: boo
   }
   return {
     now: s.now, agents, bars, named: named ? s.named.map((n) => ({ arrived: n.arrived, gen: n.gen, count: n.count })) : s.named,
-    clusterDone: o ? s.clusterDone : s.clusterDone.slice(), inflight, nextId: s.nextId, trapped: s.trapped, events: s.events,
+    clusterDone: o || !cluster ? s.clusterDone : s.clusterDone.slice(), inflight, nextId: s.nextId, trapped: s.trapped, events: s.events,
   };
 }
 
@@ -313,6 +314,8 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
   const ctaAgents: number[][] = Array.from({ length: p.ctas }, () => []);
   for (const a of p.agents) ctaAgents[a.cta]!.push(a.id);
   const nBars = p.ctas * p.barriersPerCta;
+  /** Whether some role executes barrier.cluster.arrive (else cluster rounds never change). */
+  const usesCluster = p.roles.some((rc) => rc.code.some((ins) => ins.i === 'op' && ins.op.op === 'barrier.cluster.arrive'));
   /** History slot of (agent, barrier key) at agent × nBars + key, or -1 (the analysis's `waitSlots`, flat). */
   const waitSlot = new Int32Array(p.agents.length * nBars).fill(-1);
   an.waitSlots.forEach((ws, a) => ws.forEach((slot, k) => {
@@ -898,7 +901,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
       }
     }
     if (verifyHash) freezeShared(s);
-    const t = cloneFor(s, who, opIdx, an.usesNamed, m.barTouched(s, c));
+    const t = cloneFor(s, who, opIdx, an.usesNamed, m.barTouched(s, c), usesCluster);
     m.apply(t, c, out, undefined, true);
     transitions++;
     return t;
