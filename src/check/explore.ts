@@ -382,6 +382,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
     });
   }
   const out = newStepOut(true);
+  out.sparse = true; // checkTransition reads only diagnostics, phases, waits and access starts
   let lastProgress = t0;
   let memEst = 0;
 

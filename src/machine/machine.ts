@@ -124,13 +124,19 @@ export interface StepOut {
   issued: AsyncOp[];
   /** True when a named barrier, cluster barrier or async group changed (parked agents may proceed). */
   other: boolean;
+  /**
+   * Record only the events the checker's hazard checks read: diagnostics, phase completions, waits
+   * and accesses other than their end edges (no op, async issue or completion, arrive, tx, sync
+   * or exit events; they are still counted). Default false.
+   */
+  sparse?: boolean;
   /** Diagnostics reported during the step (always kept, also when events are not recorded). */
   diags: { diag: Diagnostic; agent: number; async: number; bar: number; loc?: SrcLoc; t: number }[];
 }
 
 /** A fresh {@link StepOut}; `record` keeps events. */
 export function newStepOut(record: boolean): StepOut {
-  return { events: record ? [] : null, phases: [], issued: [], other: false, diags: [] };
+  return { events: record ? [] : null, phases: [], issued: [], other: false, diags: [], sparse: false };
 }
 
 /** Copy of a state (for the checker and the pure {@link step}). */
@@ -542,7 +548,7 @@ export class Machine {
   private finish(s: MachineState, a: number, out: StepOut, loc: SrcLoc | undefined): void {
     const ag = s.agents[a]!;
     ag.status = 'done';
-    { this.emitted(s); if (out.events) out.events.push(loc ? { e: 'exit', t: s.now, agent: a, loc } : { e: 'exit', t: s.now, agent: a }); }
+    { this.emitted(s); if (out.events && !out.sparse) out.events.push(loc ? { e: 'exit', t: s.now, agent: a, loc } : { e: 'exit', t: s.now, agent: a }); }
     this.checkCluster(s, this.program.agents[a]!.cluster, out);
   }
 
@@ -602,7 +608,7 @@ export class Machine {
     const op: AsyncOp = { kind, agent, cta, bar, buf, reads, bytes, left, chunks, group, count, remote, targets, loc, id: s.nextId++, issued: s.now, seq };
     s.inflight.push(op);
     out.issued.push(op);
-    { this.emitted(s); if (out.events) out.events.push({ e: 'async', t: s.now, id: op.id, kind: op.kind, agent: op.agent, cta: op.cta, bytes: op.bytes, bar: op.bar, buf: op.buf, loc: op.loc }); }
+    { this.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'async', t: s.now, id: op.id, kind: op.kind, agent: op.agent, cta: op.cta, bytes: op.bytes, bar: op.bar, buf: op.buf, loc: op.loc }); }
     if (op.buf >= 0 && (op.kind === 'tma' || op.kind === 'cp.async' || op.kind === 'bulk.store' || op.kind === 'tc.mma')) {
       const rw = op.kind === 'bulk.store' ? 'r' : 'w';
       { this.emitted(s); if (out.events) out.events.push({ e: 'access', t: s.now, buf: op.buf, rw, proxy: op.kind === 'cp.async' ? 'generic' : 'async', edge: 'begin', agent: -1, async: op.id, loc: op.loc }); }
@@ -629,7 +635,7 @@ export class Machine {
         r = x === TRAP ? TRAP : r + x;
       }
       const total = bytes * n;
-      { this.emitted(s); if (out.events) out.events.push(loc ? { e: kind, t: s.now, bar, bytes: total, phase, tx: b.tx, agent, async: asyncId, loc } : { e: kind, t: s.now, bar, bytes: total, phase, tx: b.tx, agent, async: asyncId }); }
+      { this.emitted(s); if (out.events && !out.sparse) out.events.push(loc ? { e: kind, t: s.now, bar, bytes: total, phase, tx: b.tx, agent, async: asyncId, loc } : { e: kind, t: s.now, bar, bytes: total, phase, tx: b.tx, agent, async: asyncId }); }
     } else {
       if (token) {
         token.barrier = bar;
@@ -642,7 +648,7 @@ export class Machine {
         : kind === 'arrive.expect_tx' ? { drop: false, noComplete, expectTx: bytes } : { drop: kind === 'arrive_drop', noComplete };
       r = arriveEach(b, n, count, opts, diags);
       const et = kind === 'arrive.expect_tx' ? bytes * n : 0;
-      { this.emitted(s); if (out.events) out.events.push(loc
+      { this.emitted(s); if (out.events && !out.sparse) out.events.push(loc
           ? { e: 'arrive', t: s.now, bar, count: n * count, expectTx: et, drop: opts.drop, phase, pending: b.pending, tx: b.tx, agent, async: asyncId, loc }
           : { e: 'arrive', t: s.now, bar, count: n * count, expectTx: et, drop: opts.drop, phase, pending: b.pending, tx: b.tx, agent, async: asyncId }); }
     }
@@ -667,7 +673,7 @@ export class Machine {
     let advance = true;
     if (opc !== 5 /* mbarrier.wait */ && !(opc === 19 /* bar.sync */ && ag.sub >= 0)) {
       this.emitted(s);
-      if (out.events) {
+      if (out.events && !out.sparse) {
         if ((op.op === 'wgmma.wait_group' || op.op === 'cp.async.bulk.wait_group') && ins.ints.n) out.events.push({ e: 'op', t: s.now, op: op.op, text: ins.text, loc, agent: a, async: -1, n: ins.ints.n(f) });
         else out.events.push({ e: 'op', t: s.now, op: op.op, text: ins.text, loc, agent: a, async: -1 });
       }
@@ -873,7 +879,7 @@ export class Machine {
         if (op.op === 'bar.sync' && ag.sub >= 0) {
           // Second half of bar.sync: the generation this agent arrived in has completed.
           ag.sub = -1;
-          { this.emitted(s); if (out.events) out.events.push({ e: 'sync', t: s.now, agent: a, kind: 'bar.sync.done', id: nk % NAMED_PER_CTA, loc }); }
+          { this.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'sync', t: s.now, agent: a, kind: 'bar.sync.done', id: nk % NAMED_PER_CTA, loc }); }
           break;
         }
         const count = ins.ints.threads ? ins.ints.threads(f) : this.ctaThreads[info.cta]!;
@@ -898,12 +904,12 @@ export class Machine {
             nb.gen++;
             out.other = true;
             const id = nk % NAMED_PER_CTA;
-            { this.emitted(s); if (out.events) out.events.push({ e: 'sync', t: s.now, agent: a, kind: 'named.done', id, loc }); }
+            { this.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'sync', t: s.now, agent: a, kind: 'named.done', id, loc }); }
           }
         }
         const id = nk % NAMED_PER_CTA;
         if (opc === 20) ag.lastArrive = gen * NAMED_PER_CTA + id;
-        { this.emitted(s); if (out.events) out.events.push({ e: 'sync', t: s.now, agent: a, kind: (op as OpK<'bar.sync' | 'bar.arrive'>).op, id, loc }); }
+        { this.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'sync', t: s.now, agent: a, kind: (op as OpK<'bar.sync' | 'bar.arrive'>).op, id, loc }); }
         if (op.op === 'bar.sync') {
           ag.sub = gen;
           advance = false; // completes in a second step once generation `gen` is done
@@ -915,12 +921,12 @@ export class Machine {
       }
       case 23: { // barrier.cluster.arrive
         ag.clusterRound++;
-        { this.emitted(s); if (out.events) out.events.push({ e: 'sync', t: s.now, agent: a, kind: 'cluster.arrive', id: 0, loc }); }
+        { this.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'sync', t: s.now, agent: a, kind: 'cluster.arrive', id: 0, loc }); }
         this.checkCluster(s, info.cluster, out);
         break;
       }
       case 24: // barrier.cluster.wait
-        { this.emitted(s); if (out.events) out.events.push({ e: 'sync', t: s.now, agent: a, kind: 'cluster.wait', id: 0, loc }); }
+        { this.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'sync', t: s.now, agent: a, kind: 'cluster.wait', id: 0, loc }); }
         break;
       case 21: // fence.proxy.async
       case 22: // fence.mbarrier_init
@@ -955,7 +961,7 @@ export class Machine {
       if (!all || !any) return;
       s.clusterDone[cl] = next;
       out.other = true;
-      { this.emitted(s); if (out.events) out.events.push({ e: 'sync', t: s.now, agent: -1, kind: 'cluster.done', id: next, cluster: cl }); }
+      { this.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'sync', t: s.now, agent: -1, kind: 'cluster.done', id: next, cluster: cl }); }
     }
   }
 
@@ -968,7 +974,7 @@ export class Machine {
         o.left -= chunk;
         o.chunks--;
         done = o.left <= 0;
-        if (done) { this.emitted(s); if (out.events) out.events.push({ e: 'access', t: s.now, buf: o.buf, rw: 'w', proxy: 'async', edge: 'end', agent: -1, async: o.id, loc: o.loc }); }
+        if (done) { this.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'access', t: s.now, buf: o.buf, rw: 'w', proxy: 'async', edge: 'end', agent: -1, async: o.id, loc: o.loc }); }
         if (!this.signal(s, out, o.bar, 'complete_tx', 1, 1, chunk, -1, o.id, o.loc, undefined)) return;
         break;
       }
@@ -990,9 +996,9 @@ export class Machine {
       case 'wgmma':
         if (o.buf >= 0) {
           const rw = o.kind === 'bulk.store' ? 'r' : 'w';
-          { this.emitted(s); if (out.events) out.events.push({ e: 'access', t: s.now, buf: o.buf, rw, proxy: o.kind === 'cp.async' ? 'generic' : 'async', edge: 'end', agent: -1, async: o.id, loc: o.loc }); }
+          { this.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'access', t: s.now, buf: o.buf, rw, proxy: o.kind === 'cp.async' ? 'generic' : 'async', edge: 'end', agent: -1, async: o.id, loc: o.loc }); }
         }
-        if (o.reads) for (const r of o.reads) { this.emitted(s); if (out.events) out.events.push({ e: 'access', t: s.now, buf: r, rw: 'r', proxy: 'async', edge: 'end', agent: -1, async: o.id, loc: o.loc }); }
+        if (o.reads) for (const r of o.reads) { this.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'access', t: s.now, buf: r, rw: 'r', proxy: 'async', edge: 'end', agent: -1, async: o.id, loc: o.loc }); }
         if (o.kind === 'bulk.store' || o.kind === 'wgmma') out.other = true;
         break;
     }
@@ -1008,7 +1014,7 @@ export class Machine {
       }
       if (o.kind === 'tc.mma' || o.kind === 'tc.commit') s.agents[o.agent]!.tcDone++;
       else if (o.kind === 'wgmma') s.agents[o.agent]!.wgDone++;
-      { this.emitted(s); if (out.events) out.events.push({ e: 'async.done', t: s.now, id: o.id, kind: o.kind, cta: o.cta }); }
+      { this.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'async.done', t: s.now, id: o.id, kind: o.kind, cta: o.cta }); }
     }
   }
 }
