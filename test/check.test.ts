@@ -364,6 +364,22 @@ describe('incremental hashing', () => {
       expect(r.states).toBeGreaterThan(0);
     }
   });
+  test('no step mutates state its parent shares with other successors (verifyHash freezes the shared parts)', async () => {
+    const { explore } = await import('../src/check/explore.js');
+    const { readdirSync, readFileSync } = await import('node:fs');
+    const { parseSketch } = await import('../src/lang/index.js');
+    const files = [
+      ...readdirSync('examples/bugs').filter((x) => x.endsWith('.mbk')).map((x) => `examples/bugs/${x}`),
+      ...readdirSync('test/fixtures/check').filter((x) => x.endsWith('.mbk')).map((x) => `test/fixtures/check/${x}`),
+    ];
+    for (const f of files) {
+      const p = instantiate(parseSketch(readFileSync(f, 'utf8'), f).kernel!);
+      for (const por of [true, false]) {
+        const r = explore(p, { verifyHash: true, all: true, strict: true, por, maxStates: 3_000 });
+        expect(r.states, f).toBeGreaterThan(0);
+      }
+    }
+  }, 60_000);
 });
 
 describe('SPIN baseline pipeline', () => {

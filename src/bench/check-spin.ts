@@ -185,9 +185,40 @@ export const SPIN_README_4_16_4_2: BenchRun = {
 };
 
 /**
+ * The checker's raw rate on the correct pipeline with symmetry reduction off (so that the run is
+ * long enough to be meaningful): after one warm-up run (JIT compilation, not counted), the search
+ * is repeated until at least `minMs` of wall time have been measured. States visited = successor states generated and hashed
+ * (the `transitions` counter); stored states = distinct states kept for expansion.
+ */
+export function rawRate(prm: Omit<SpinParams, 'BUG'>, minMs = 2000): { runs: number; states: number; transitions: number; wallMs: number } {
+  let runs = 0;
+  let states = 0;
+  let transitions = 0;
+  let wallMs = 0;
+  benchCheckSpin({ ...prm, BUG: 0 }, { symmetry: false });
+  while (wallMs < minMs && runs < 100) {
+    const r = benchCheckSpin({ ...prm, BUG: 0 }, { symmetry: false });
+    runs++;
+    states += r.states;
+    transitions += r.transitions;
+    wallMs += r.wallMs;
+  }
+  return { runs, states, transitions, wallMs };
+}
+
+/** The report line of {@link rawRate}. */
+export function rawRateLine(prm: Omit<SpinParams, 'BUG'>, minMs = 2000): string {
+  const r = rawRate(prm, minMs);
+  const secs = r.wallMs / 1000;
+  const n = (x: number) => Math.round(x).toLocaleString('en-US');
+  return `raw rate: ${n(r.transitions / secs)} states visited/s (transitions), ${n(r.states / secs)} stored states/s, on S=${prm.S} N=${prm.N} C=${prm.C} K=${prm.K} ` +
+    `correct with symmetry reduction off (${r.runs} run${r.runs > 1 ? 's' : ''} after a warm-up run: ${n(r.transitions)} transitions, ${n(r.states)} stored states in ${secs.toFixed(2)} s wall, one core)`;
+}
+
+/**
  * The benchmark against SPIN: mbsim check on BUG=0..3 (same verdicts as SPIN expected: ok, hang,
  * race, race), then the big correct configuration with the ratios against SPIN (run here when spin
- * and gcc are on PATH, else the README's measured numbers) and mbsim's raw rates. Returns the lines.
+ * and gcc are on PATH, else the README's measured numbers) and mbsim's raw rate ({@link rawRateLine}). Returns the lines.
  */
 export function checkSpinReport(prm: Omit<SpinParams, 'BUG'> = { S: 4, N: 16, C: 4, K: 2 }, small: Omit<SpinParams, 'BUG'> = { S: 4, N: 8, C: 2, K: 2 }, pml = defaultPml()): string[] {
   const out: string[] = [];
@@ -210,7 +241,7 @@ export function checkSpinReport(prm: Omit<SpinParams, 'BUG'> = { S: 4, N: 16, C:
   const secs = r.wallMs / 1000;
   out.push(`S=${prm.S} N=${prm.N} C=${prm.C} K=${prm.K} correct: mbsim ${r.verdict}, ${r.states.toLocaleString('en-US')} states stored, ${r.transitions.toLocaleString('en-US')} transitions, ` +
     `${secs.toFixed(2)} s wall (${(r.cpuMs / 1000).toFixed(2)} s CPU), peak RSS growth ${mb(r.peakBytes)} (search estimate ${mb(r.estimateBytes)})`);
-  out.push(`  raw rate: ${Math.round(r.states / secs).toLocaleString('en-US')} stored states/s, ${Math.round(r.transitions / secs).toLocaleString('en-US')} transitions/s`);
+  out.push(`  ${rawRateLine(prm)}`);
   if (spin) {
     out.push(`  spin: ${spin.verdict}, ${spin.states.toLocaleString('en-US')} states, ${(spin.wallMs / 1000).toFixed(1)} s, ${mb(spin.peakBytes)} (${spin.detail || 'run here'})`);
     out.push(`  ratios: ${(spin.wallMs / r.wallMs).toFixed(1)}x faster, ${(spin.peakBytes / Math.max(r.peakBytes, r.estimateBytes)).toFixed(0)}x less memory, ` +

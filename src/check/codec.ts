@@ -14,10 +14,11 @@
  * in-flight operation are checked against the known field sets, so a new machine field fails loudly
  * instead of being silently ignored.
  */
-import type { Token } from '../model/mbarrier.js';
+import type { MBarrier, Token } from '../model/mbarrier.js';
 import type { AsyncKind } from '../machine/events.js';
-import type { AgentState, AsyncOp, MachineState } from '../machine/machine.js';
+import type { AgentState, AsyncOp, MachineState, NamedBarrier } from '../machine/machine.js';
 import type { Program } from '../machine/program.js';
+import type { SrcLoc } from '../kernel/ir.js';
 import type { Analysis } from './analysis.js';
 
 const KINDS: AsyncKind[] = ['tma', 'bulk.store', 'tc.mma', 'tc.commit', 'wgmma', 'cp.async', 'cpa.arrive', 'remote'];
@@ -45,7 +46,7 @@ const OP_FIELDS = ['id', 'kind', 'agent', 'cta', 'bar', 'buf', 'reads', 'bytes',
 /** The checker's data that travels with a state. */
 export interface Extra {
   /** Last phase observed by each (agent, barrier) waiter slot; −2 = never passed. */
-  hist: Int32Array;
+  hist: number[];
   /** Per agent: ghost accesses (buffer key × 2 + (write ? 1 : 0)) of completed, not yet committed tcgen05.mma; null when none. */
   ghosts: (number[] | null)[];
   /** Ghost writes of TMA copies that landed before their phase completed: pairs (barrier key, buffer key), sorted; null when none. */
@@ -62,7 +63,7 @@ export interface Extra {
    * (initializing agent + 1) × 8 + bits: 1 fence.mbarrier_init done, 2 published to the CTA,
    * 4 published to the cluster.
    */
-  pub: Int32Array;
+  pub: number[];
   /**
    * Per agent: accesses of its completed tcgen05.mma whose commit has landed without completing the
    * phase it arrives in: pairs (barrier key, buffer key × 2 + (write ? 1 : 0)), sorted; null when none.
@@ -74,7 +75,7 @@ export interface Extra {
    * the landing could still be postponed (no later tcgen05 op of the agent completed, the phase has
    * not completed); -1 when none. A CTA exiting then is `inflight-at-exit`.
    */
-  pcm: Int32Array;
+  pcm: number[];
 }
 
 /** A growable int32 buffer of encoded states. */
@@ -83,12 +84,15 @@ export class StateBuf {
   len = 0;
   offs: number[] = [];
   ids: number[] = [];
+  /** Each state's agent record hashes (see {@link Codec.record}), when the encoder was given them; `rhLen` per state. */
+  rh = new Int32Array(0);
+  rhLen = 0;
   get count(): number {
     return this.offs.length;
   }
   /** Bytes held. */
   get bytes(): number {
-    return this.data.byteLength + this.offs.length * 16;
+    return this.data.byteLength + this.rh.byteLength + this.offs.length * 16;
   }
   /** Empties the buffer, keeping its storage. */
   reset(): void {
@@ -117,6 +121,10 @@ export class Codec {
   private scratch = new Int32Array(4096);
   private n = 0;
   private opChecked = false;
+  private idleNamed: NamedBarrier[] | null = null;
+  /** The location index {@link putOp} looked up last (ops of one instruction share their location). */
+  private lastLoc: SrcLoc | null = null;
+  private lastLocIx = -1;
 
   constructor(readonly p: Program, readonly an: Analysis, initial: MachineState) {
     checkFields('state', initial, STATE_FIELDS);
@@ -145,7 +153,7 @@ export class Codec {
 
   private putAgent(ag: AgentState, sym: boolean): void {
     const f = ag.frame;
-    const sc = this.room(12 + f.length);
+    const sc = this.room(13 + f.length);
     let n = this.n;
     sc[n++] = ag.pc;
     sc[n++] = ag.status === 'run' ? 0 : ag.status === 'done' ? 1 : 2;
@@ -161,20 +169,23 @@ export class Codec {
     sc[n++] = f.length;
     for (let j = 0; j < f.length; j++) sc[n++] = f[j]!;
     if (sym) sc[n - f.length + 1] = 0;
+    if (!ag.tokens) {
+      sc[n++] = -1;
+      this.n = n;
+      return;
+    }
     this.n = n;
-    if (ag.tokens) {
-      const ks = Object.keys(ag.tokens);
-      this.put(ks.length);
-      for (const k of ks) {
-        const t = ag.tokens[Number(k)]!;
-        this.put(Number(k));
-        this.put(t.barrier);
-        this.put(t.phase);
-        this.put(t.pendingBefore);
-        this.put(t.txBefore);
-        this.put(t.noComplete ? 1 : 0);
-      }
-    } else this.put(-1);
+    const ks = Object.keys(ag.tokens);
+    this.put(ks.length);
+    for (const k of ks) {
+      const t = ag.tokens[Number(k)]!;
+      this.put(Number(k));
+      this.put(t.barrier);
+      this.put(t.phase);
+      this.put(t.pendingBefore);
+      this.put(t.txBefore);
+      this.put(t.noComplete ? 1 : 0);
+    }
   }
 
   private putOp(o: AsyncOp, withId: boolean, priv: number[] | null): void {
@@ -200,7 +211,11 @@ export class Codec {
     sc[n++] = o.count;
     sc[n++] = o.seq;
     sc[n++] = o.remote === null ? 0 : REMOTE_IX.get(o.remote)!;
-    sc[n++] = this.an.locIndex.get(o.loc) ?? -1;
+    if (o.loc !== this.lastLoc) {
+      this.lastLoc = o.loc;
+      this.lastLocIx = this.an.locIndex.get(o.loc) ?? -1;
+    }
+    sc[n++] = this.lastLocIx;
     const reads = o.reads;
     if (reads) {
       sc[n++] = reads.length;
@@ -236,16 +251,26 @@ export class Codec {
     }
   }
 
-  /** Appends the concrete encoding of (state, extra) to `buf` under state id `id`. */
-  encode(s: MachineState, x: Extra, buf: StateBuf, id: number): void {
+  /**
+   * Appends the concrete encoding of (state, extra) to `buf` under state id `id`, with the agents'
+   * record hashes `rh` when given (then {@link decode} returns them).
+   */
+  encode(s: MachineState, x: Extra, buf: StateBuf, id: number, rh?: Int32Array): void {
     this.n = 0;
     for (const ag of s.agents) this.putAgent(ag, false);
-    for (const b of s.bars) {
-      this.put(BSTATUS.indexOf(b.status));
-      this.put(b.phase);
-      this.put(b.pending);
-      this.put(b.expected);
-      this.put(b.tx);
+    {
+      const bars = s.bars;
+      const sc = this.room(5 * bars.length);
+      let n = this.n;
+      for (let j = 0; j < bars.length; j++) {
+        const b = bars[j]!;
+        sc[n++] = b.status === 'uninit' ? 0 : b.status === 'valid' ? 1 : 2; // BSTATUS
+        sc[n++] = b.phase;
+        sc[n++] = b.pending;
+        sc[n++] = b.expected;
+        sc[n++] = b.tx;
+      }
+      this.n = n;
     }
     if (this.an.usesNamed) for (const nb of s.named) {
       this.put(nb.arrived);
@@ -269,14 +294,32 @@ export class Codec {
       for (let j = 0; j < x.pcm.length; j++) this.put(x.pcm[j]!);
     }
     buf.reserve(this.n);
+    if (rh) {
+      const i = buf.offs.length;
+      buf.rhLen = rh.length;
+      if ((i + 1) * rh.length > buf.rh.length) {
+        const d = new Int32Array(Math.max(1024, 2 * (i + 1) * rh.length));
+        d.set(buf.rh);
+        buf.rh = d;
+      }
+      buf.rh.set(rh, i * rh.length);
+    }
     buf.offs.push(buf.len);
     buf.ids.push(id);
     buf.data.set(this.scratch.subarray(0, this.n), buf.len);
     buf.len += this.n;
   }
 
-  /** Decodes the state at position `i` of `buf`. */
-  decode(buf: StateBuf, i: number): { s: MachineState; x: Extra } {
+  /**
+   * Decodes the state at position `i` of `buf`; copies its record hashes into `rh` when given (the
+   * encoder must have been given them).
+   */
+  decode(buf: StateBuf, i: number, rh?: Int32Array): { s: MachineState; x: Extra } {
+    if (rh) {
+      const src = buf.rh;
+      const n = buf.rhLen;
+      for (let j = 0, o = i * n; j < n; j++) rh[j] = src[o + j]!;
+    }
     const d = buf.data;
     let k = buf.offs[i]!;
     const p = this.p;
@@ -310,9 +353,14 @@ export class Codec {
     const nb = p.ctas * p.barriersPerCta;
     const bars = new Array(nb);
     for (let j = 0; j < nb; j++) bars[j] = { status: BSTATUS[d[k++]!]!, phase: d[k++]!, pending: d[k++]!, expected: d[k++]!, tx: d[k++]! };
-    const named = new Array(p.ctas * 16);
-    if (this.an.usesNamed) for (let j = 0; j < named.length; j++) named[j] = { arrived: d[k++]!, gen: d[k++]!, count: d[k++]! };
-    else for (let j = 0; j < named.length; j++) named[j] = { arrived: 0, gen: 0, count: 0 };
+    let named: NamedBarrier[];
+    if (this.an.usesNamed) {
+      named = new Array(p.ctas * 16);
+      for (let j = 0; j < named.length; j++) named[j] = { arrived: d[k++]!, gen: d[k++]!, count: d[k++]! };
+    } else {
+      // Never touched by a program without bar.sync / bar.arrive: one frozen array for every state.
+      named = this.idleNamed ??= Object.freeze(Array.from({ length: p.ctas * 16 }, () => Object.freeze({ arrived: 0, gen: 0, count: 0 }))) as NamedBarrier[];
+    }
     const clusterDone = new Array<number>(p.grid);
     for (let j = 0; j < p.grid; j++) clusterDone[j] = d[k++]!;
     const nextId = d[k++]!;
@@ -348,8 +396,8 @@ export class Codec {
       }
       inflight[j] = { id, kind, agent, cta, bar, buf: bufk, reads, bytes, left, chunks, group, count, remote, targets, issued, seq, loc: this.an.locs[li] ?? { line: 0, col: 0 } };
     }
-    const hist = new Int32Array(this.an.histLen);
-    for (let j = 0; j < hist.length; j++) hist[j] = d[k++]!;
+    const hist: number[] = [];
+    for (let j = 0; j < this.an.histLen; j++) hist.push(d[k++]!);
     const ghosts: (number[] | null)[] = new Array(p.agents.length);
     for (let a = 0; a < p.agents.length; a++) {
       const ng = d[k++]!;
@@ -379,10 +427,10 @@ export class Codec {
       for (let a = 0; a < p.agents.length; a++) dirty[a] = list();
       esc = list();
     }
-    const pub = new Int32Array(this.an.manualCount);
-    for (let j = 0; j < pub.length; j++) pub[j] = d[k++]!;
+    const pub: number[] = [];
+    for (let j = 0; j < this.an.manualCount; j++) pub.push(d[k++]!);
     const cghosts: (number[] | null)[] = new Array(p.agents.length).fill(null);
-    const pcm = new Int32Array(p.agents.length).fill(-1);
+    const pcm = new Array<number>(p.agents.length).fill(-1);
     if (this.an.commitOnly) {
       for (let a = 0; a < p.agents.length; a++) cghosts[a] = list();
       for (let a = 0; a < p.agents.length; a++) pcm[a] = d[k++]!;
@@ -394,7 +442,7 @@ export class Codec {
   /** Per agent: its private buffer keys (symmetry groups), or null. */
   private privOf: (number[] | null)[] | null = null;
   /** Scratch for sorting a group's record hashes. */
-  private gidx: number[] = [];
+  private gidx = new Int32Array(16);
 
   private priv(a: number): number[] | null {
     if (!this.privOf) {
@@ -439,9 +487,55 @@ export class Codec {
     rh[2 * a + 1] = H[1]!;
   }
 
-  /** Every agent's record hash (see {@link record}). */
+  /**
+   * Every agent's record hash (see {@link record}), and the barrier sum (see {@link barSum}):
+   * `rh` has {@link rhLength} entries.
+   */
   records(s: MachineState, x: Extra, rh: Int32Array): void {
-    for (let a = 0; a < s.agents.length; a++) this.record(s, x, a, rh);
+    const nA = s.agents.length;
+    for (let a = 0; a < nA; a++) this.record(s, x, a, rh);
+    let h1 = 0;
+    let h2 = 0;
+    const bars = s.bars;
+    for (let j = 0; j < bars.length; j++) {
+      barHash(j, bars[j]!);
+      h1 = (h1 + H[0]!) | 0;
+      h2 = (h2 + H[1]!) | 0;
+    }
+    rh[2 * nA] = h1;
+    rh[2 * nA + 1] = h2;
+  }
+
+  /** Length of the record-hash array of a state: two per agent, two for the barrier sum. */
+  rhLength(): number {
+    return 2 * this.p.agents.length + 2;
+  }
+
+  /**
+   * Updates the barrier sum in `rh` (last two entries) from state `s` to its successor `t`: the
+   * sum over barriers of a 64-bit hash of (key, barrier) changes only for the barriers the step
+   * copied (successors share the barriers they leave unchanged, see `cloneFor`).
+   */
+  barSum(s: MachineState, t: MachineState, rh: Int32Array): void {
+    const sb = s.bars;
+    const tb = t.bars;
+    if (sb === tb) return;
+    const i = rh.length - 2;
+    let h1 = rh[i]!;
+    let h2 = rh[i + 1]!;
+    for (let j = 0; j < tb.length; j++) {
+      const a = sb[j]!;
+      const b = tb[j]!;
+      if (a === b) continue;
+      barHash(j, a);
+      h1 = (h1 - H[0]!) | 0;
+      h2 = (h2 - H[1]!) | 0;
+      barHash(j, b);
+      h1 = (h1 + H[0]!) | 0;
+      h2 = (h2 + H[1]!) | 0;
+    }
+    rh[i] = h1;
+    rh[i + 1] = h2;
   }
 
   /**
@@ -460,13 +554,14 @@ export class Codec {
       h1 = mix1(h1, rh[2 * a]!);
       h2 = mix2(h2, rh[2 * a + 1]!);
     }
-    const idx = this.gidx;
-    for (const g of an.groups) {
-      const ag = g.agents;
-      idx.length = 0;
+    const groups = an.groups;
+    for (let gi = 0; gi < groups.length; gi++) {
+      const ag = groups[gi]!.agents;
+      if (this.gidx.length < ag.length) this.gidx = new Int32Array(2 * ag.length);
+      const idx = this.gidx;
       for (let i = 0; i < ag.length; i++) {
         const v = ag[i]!;
-        let j = idx.length;
+        let j = i;
         // insertion sort by (h1, h2)
         while (j > 0) {
           const u = idx[j - 1]!;
@@ -477,7 +572,7 @@ export class Codec {
         }
         idx[j] = v;
       }
-      for (let i = 0; i < idx.length; i++) {
+      for (let i = 0; i < ag.length; i++) {
         const v = idx[i]!;
         h1 = mix1(h1, rh[2 * v]!);
         h2 = mix2(h2, rh[2 * v + 1]!);
@@ -485,20 +580,9 @@ export class Codec {
       h1 = (h1 + 0x3c6ef372) | 0; // group separator
     }
     this.n = 0;
-    {
-      const bars = s.bars;
-      const sc = this.room(bars.length * 5);
-      let n = 0;
-      for (let j = 0; j < bars.length; j++) {
-        const b = bars[j]!;
-        sc[n++] = b.status === 'valid' ? 1 : b.status === 'uninit' ? 0 : 2;
-        sc[n++] = b.phase;
-        sc[n++] = b.pending;
-        sc[n++] = b.expected;
-        sc[n++] = b.tx;
-      }
-      this.n = n;
-    }
+    // The barriers, as the order-independent sum of per-barrier hashes (incremental, see barSum).
+    this.put(rh[2 * nA]!);
+    this.put(rh[2 * nA + 1]!);
     if (an.usesNamed) for (const nb of s.named) {
       this.put(nb.arrived);
       this.put(nb.gen);
@@ -525,8 +609,8 @@ export class Codec {
     out[1] = (h2 >>> 0) || 1;
   }
 
-  /** Canonical 64-bit hash of (state, extra) computed from scratch (see {@link combine}). */
-  hash(s: MachineState, x: Extra, out: Uint32Array, rh: Int32Array = new Int32Array(2 * s.agents.length)): void {
+  /** Canonical 64-bit hash of (state, extra) computed from scratch (see {@link combine}); `rh` receives the records. */
+  hash(s: MachineState, x: Extra, out: Uint32Array, rh: Int32Array = new Int32Array(this.rhLength())): void {
     this.records(s, x, rh);
     this.combine(s, x, rh, out);
   }
@@ -552,6 +636,36 @@ function mix2(h2: number, v: number): number {
   return (h2 + 0x27d4eb2f) | 0;
 }
 
+/** 64-bit hash (into H) of barrier `b` at key `j`: two murmur3 lanes over its fields, finalized. */
+function barHash(j: number, b: MBarrier): void {
+  let h1 = 0x243f6a88;
+  let h2 = 0x85a308d3;
+  const st = b.status === 'valid' ? 1 : b.status === 'uninit' ? 0 : 2;
+  h1 = mix1(h1, j);
+  h2 = mix2(h2, j);
+  h1 = mix1(h1, st);
+  h2 = mix2(h2, st);
+  h1 = mix1(h1, b.phase);
+  h2 = mix2(h2, b.phase);
+  h1 = mix1(h1, b.pending);
+  h2 = mix2(h2, b.pending);
+  h1 = mix1(h1, b.expected);
+  h2 = mix2(h2, b.expected);
+  h1 = mix1(h1, b.tx);
+  h2 = mix2(h2, b.tx);
+  H[0] = fmix(h1 ^ 6);
+  H[1] = fmix(h2 ^ 0x5bd1e995);
+}
+
+/** murmur3's 32-bit finalizer. */
+function fmix(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return h ^ (h >>> 16);
+}
+
 /** Two independent 32-bit mixes of sc[from, to) continuing from (h1, h2); result in H. */
 function mixRange(sc: Int32Array, from: number, to: number, h1: number, h2: number): void {
   for (let i = from; i < to; i++) {
@@ -563,60 +677,72 @@ function mixRange(sc: Int32Array, from: number, to: number, h1: number, h2: numb
   H[1] = h2;
 }
 
-/** Open-addressing set of 64-bit hashes, each with the id of the state that first had it. */
+/**
+ * Open-addressing set of 64-bit hashes, each with the id of the state that first had it. One
+ * interleaved table (h1, h2, id per slot), so a probe touches one cache line.
+ */
 export class Visited {
-  private keys: Uint32Array;
-  private ids: Int32Array;
+  private slots: Int32Array;
   private mask: number;
   size = 0;
   constructor(capacity = 1 << 16) {
     let c = 1;
     while (c < capacity * 2) c <<= 1;
-    this.keys = new Uint32Array(c * 2);
-    this.ids = new Int32Array(c);
+    this.slots = new Int32Array(c * 3);
     this.mask = c - 1;
   }
   get bytes(): number {
-    return this.keys.byteLength + this.ids.byteLength;
+    return this.slots.byteLength;
   }
-  /** True when (h1, h2) is in the set. */
+  /** True when (h1, h2) is in the set (h2 ≠ 0). */
   has(h1: number, h2: number): boolean {
+    const t = this.slots;
+    h1 |= 0;
+    h2 |= 0;
     let i = (h1 ^ Math.imul(h2, 0x9e3779b1)) & this.mask;
     for (;;) {
-      const k2 = this.keys[2 * i + 1]!;
+      const k2 = t[3 * i + 1]!;
       if (k2 === 0) return false;
-      if (k2 === h2 && this.keys[2 * i] === h1) return true;
+      if (k2 === h2 && t[3 * i] === h1) return true;
       i = (i + 1) & this.mask;
     }
   }
-  /** Returns the id stored for (h1, h2), or inserts `id` and returns -1. */
+  /** Returns the id stored for (h1, h2) (h2 ≠ 0), or inserts `id` and returns -1. */
   addOrGet(h1: number, h2: number, id: number): number {
     if ((this.size + 1) * 2 > this.mask + 1) this.grow();
+    const t = this.slots;
+    h1 |= 0;
+    h2 |= 0;
     let i = (h1 ^ Math.imul(h2, 0x9e3779b1)) & this.mask;
     for (;;) {
-      const k2 = this.keys[2 * i + 1]!;
+      const k2 = t[3 * i + 1]!;
       if (k2 === 0) {
-        this.keys[2 * i] = h1;
-        this.keys[2 * i + 1] = h2;
-        this.ids[i] = id;
+        t[3 * i] = h1;
+        t[3 * i + 1] = h2;
+        t[3 * i + 2] = id;
         this.size++;
         return -1;
       }
-      if (k2 === h2 && this.keys[2 * i] === h1) return this.ids[i]!;
+      if (k2 === h2 && t[3 * i] === h1) return t[3 * i + 2]!;
       i = (i + 1) & this.mask;
     }
   }
   private grow(): void {
-    const oldK = this.keys;
-    const oldI = this.ids;
+    const old = this.slots;
     const c = (this.mask + 1) * 2;
-    this.keys = new Uint32Array(c * 2);
-    this.ids = new Int32Array(c);
-    this.mask = c - 1;
-    this.size = 0;
-    for (let i = 0; i < oldI.length; i++) {
-      const k2 = oldK[2 * i + 1]!;
-      if (k2 !== 0) this.addOrGet(oldK[2 * i]!, k2, oldI[i]!);
+    const t = new Int32Array(c * 3);
+    const mask = c - 1;
+    for (let j = 0; j < old.length; j += 3) {
+      const h2 = old[j + 1]!;
+      if (h2 === 0) continue;
+      const h1 = old[j]!;
+      let i = (h1 ^ Math.imul(h2, 0x9e3779b1)) & mask;
+      while (t[3 * i + 1] !== 0) i = (i + 1) & mask;
+      t[3 * i] = h1;
+      t[3 * i + 1] = h2;
+      t[3 * i + 2] = old[j + 2]!;
     }
+    this.slots = t;
+    this.mask = mask;
   }
 }

@@ -37,13 +37,13 @@ import { Codec, StateBuf, Visited, type Extra } from './codec.js';
  * (chunks) or more than 12 copies in flight.
  */
 function landingsCommute(s: MachineState, bar: number, tx: number): boolean {
-  const credits: number[] = [];
+  const credits = CREDITS;
+  let n = 0;
   for (const y of s.inflight) {
     if (y.kind !== 'tma' || y.bar !== bar) continue;
-    if (y.chunks > 1 || credits.length >= 12) return false;
-    credits.push(y.left);
+    if (y.chunks > 1 || n >= 12) return false;
+    credits[n++] = y.left;
   }
-  const n = credits.length;
   const all = (1 << n) - 1;
   for (let mask = 1; mask < all; mask++) {
     let sum = 0;
@@ -52,6 +52,9 @@ function landingsCommute(s: MachineState, bar: number, tx: number): boolean {
   }
   return true;
 }
+
+/** Scratch of {@link landingsCommute}. */
+const CREDITS = new Float64Array(12);
 
 /** Where the kernel registers tx bytes on the barrier array of `bar` (expect_tx, arrive.expect_tx). */
 function txSites(p: Program, bar: number): { loc: SrcLoc; text: string }[] {
@@ -97,7 +100,7 @@ export interface ExploreOptions {
   symmetry?: boolean;
   /** Strict warnings: cross-proxy WAR (generic accesses, then an async-proxy overwrite without fence.proxy.async). */
   strict?: boolean;
-  /** Internal (tests): check every incremental state hash against a full recomputation. */
+  /** Internal (tests): check every incremental state hash against a full recomputation, and freeze the state parts successors share (a step that mutates one throws). */
   verifyHash?: boolean;
   /** Called every ~0.25 s with progress figures. */
   onProgress?: (p: Progress) => void;
@@ -154,8 +157,22 @@ function insertPair(l: number[], a: number, b: number): number[] {
   let i = 0;
   while (i < l.length && (l[i]! < a || (l[i] === a && l[i + 1]! < b))) i += 2;
   if (i < l.length && l[i] === a && l[i + 1] === b) return l;
-  l.splice(i, 0, a, b);
+  // In place (splice would allocate the array of removed elements).
+  l.push(0, 0);
+  for (let j = l.length - 1; j >= i + 2; j--) l[j] = l[j - 2]!;
+  l[i] = a;
+  l[i + 1] = b;
   return l;
+}
+
+/** Inserts `v` into the sorted list `l` unless present; mutates `l`. */
+function insertSorted(l: number[], v: number): void {
+  let i = l.length;
+  while (i > 0 && l[i - 1]! > v) i--;
+  if (i > 0 && l[i - 1] === v) return;
+  l.push(v);
+  for (let j = l.length - 1; j > i; j--) l[j] = l[j - 1]!;
+  l[i] = v;
 }
 
 /** Choice ↔ integer code: agent a → a; async op id → −(id + 1). */
@@ -223,30 +240,75 @@ const KIND_LABEL: Record<string, string> = {
 
 /**
  * Copy of `s` for a step whose actor (the agent, or the issuer of the asynchronous operation) is
- * `who`: `apply` mutates only the actor's agent record, barriers, named barriers (bar.sync /
- * bar.arrive, only when the program uses them), cluster rounds, the in-flight list (push, splice)
- * and the progressing operation itself (`opIdx`, or -1). Everything else is shared with `s`, which
- * is never mutated after it was reached.
+ * `who`: `apply` mutates only the actor's agent record (an async step: only the stream counters of
+ * a tcgen05 / wgmma issuer, never the frame), the barrier `bar` (from {@link Machine.barTouched}:
+ * a key, -1 for none, -2 for all), named barriers (bar.sync / bar.arrive, only when the program
+ * uses them), cluster rounds (agent steps only, and only when `cluster`: some role executes
+ * barrier.cluster.arrive, else no round ever completes), the in-flight list (push, removal) and the
+ * progressing operation itself (`opIdx`, or -1 for an agent step; only a TMA copy changes in
+ * place). Everything else is
+ * shared with `s`, which is never mutated after it was reached (the `verifyHash` option of
+ * {@link explore} freezes the shared parts, so a missed copy throws in the tests).
  */
-export function cloneFor(s: MachineState, who: number, opIdx: number, named: boolean): MachineState {
-  const agents = s.agents.slice();
-  const a = agents[who]!;
-  agents[who] = {
-    pc: a.pc, frame: a.frame.slice(), status: a.status, sub: a.sub, tokens: a.tokens, wgGroup: a.wgGroup, bulkGroup: a.bulkGroup,
-    clusterRound: a.clusterRound, tcIssued: a.tcIssued, tcDone: a.tcDone, wgIssued: a.wgIssued, wgDone: a.wgDone, lastArrive: a.lastArrive,
-  };
+export function cloneFor(s: MachineState, who: number, opIdx: number, named: boolean, bar = -2, cluster = true): MachineState {
+  let agents = s.agents;
+  const o = opIdx >= 0 ? s.inflight[opIdx]! : null;
+  // An async step changes its issuer's record only when a tcgen05 / wgmma op completes (its
+  // counters), and never the frame; an agent step may change the frame.
+  if (!o || o.kind === 'tc.mma' || o.kind === 'tc.commit' || o.kind === 'wgmma') {
+    agents = s.agents.slice();
+    const a = agents[who]!;
+    agents[who] = {
+      pc: a.pc, frame: o ? a.frame : a.frame.slice(), status: a.status, sub: a.sub, tokens: a.tokens, wgGroup: a.wgGroup, bulkGroup: a.bulkGroup,
+      clusterRound: a.clusterRound, tcIssued: a.tcIssued, tcDone: a.tcDone, wgIssued: a.wgIssued, wgDone: a.wgDone, lastArrive: a.lastArrive,
+    };
+  }
   const sb = s.bars;
-  const bars = new Array(sb.length);
-  for (let i = 0; i < sb.length; i++) {
-    const b = sb[i]!;
-    bars[i] = { status: b.status, phase: b.phase, pending: b.pending, expected: b.expected, tx: b.tx };
+  let bars = sb;
+  if (bar === -2) {
+    bars = new Array(sb.length);
+    for (let i = 0; i < sb.length; i++) {
+      const b = sb[i]!;
+      bars[i] = { status: b.status, phase: b.phase, pending: b.pending, expected: b.expected, tx: b.tx };
+    }
+  } else if (bar >= 0 && bar < sb.length) {
+    bars = sb.slice();
+    const b = sb[bar]!;
+    bars[bar] = { status: b.status, phase: b.phase, pending: b.pending, expected: b.expected, tx: b.tx };
   }
   const inflight = s.inflight.slice();
-  if (opIdx >= 0) inflight[opIdx] = { ...inflight[opIdx]! };
+  // Only a TMA copy is changed in place (its partial credits); other ops only leave the list.
+  if (o && o.kind === 'tma') {
+    inflight[opIdx] = {
+      id: o.id, kind: o.kind, agent: o.agent, cta: o.cta, bar: o.bar, buf: o.buf, reads: o.reads, bytes: o.bytes, left: o.left, chunks: o.chunks,
+      group: o.group, count: o.count, remote: o.remote, targets: o.targets, issued: o.issued, seq: o.seq, loc: o.loc,
+    };
+  }
   return {
     now: s.now, agents, bars, named: named ? s.named.map((n) => ({ arrived: n.arrived, gen: n.gen, count: n.count })) : s.named,
-    clusterDone: s.clusterDone.slice(), inflight, nextId: s.nextId, trapped: s.trapped, events: s.events,
+    clusterDone: o || !cluster ? s.clusterDone : s.clusterDone.slice(), inflight, nextId: s.nextId, trapped: s.trapped, events: s.events,
   };
+}
+
+/** Freezes the parts of `s` that successors share (tests: a step that mutates one of them throws). */
+function freezeShared(s: MachineState): void {
+  if (Object.isFrozen(s.bars)) return;
+  for (const a of s.agents) {
+    Object.freeze(a.frame);
+    if (a.tokens) {
+      for (const k of Object.keys(a.tokens)) Object.freeze(a.tokens[Number(k)]);
+      Object.freeze(a.tokens);
+    }
+    Object.freeze(a);
+  }
+  Object.freeze(s.agents);
+  for (const b of s.bars) Object.freeze(b);
+  Object.freeze(s.bars);
+  for (const n of s.named) Object.freeze(n);
+  Object.freeze(s.named);
+  Object.freeze(s.clusterDone);
+  for (const o of s.inflight) Object.freeze(o);
+  Object.freeze(s.inflight);
 }
 
 /** Runs the exhaustive search. */
@@ -313,6 +375,23 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
   const fedBy = new Map<number, Set<number>>();
   /** The wait instruction at `pc` of agent `a` (for phase-alias reports). */
   const insAt = (a: number, pc: number) => p.roles[p.agents[a]!.role]!.code[pc];
+  const nBars = p.ctas * p.barriersPerCta;
+  /** Whether some role executes barrier.cluster.arrive (else cluster rounds never change). */
+  const usesCluster = p.roles.some((rc) => rc.code.some((ins) => ins.i === 'op' && ins.op.op === 'barrier.cluster.arrive'));
+  /** History slot of (agent, barrier key) at agent × nBars + key, or -1 (the analysis's `waitSlots`, flat). */
+  const waitSlot = new Int32Array(p.agents.length * nBars).fill(-1);
+  an.waitSlots.forEach((ws, a) => ws.forEach((slot, k) => {
+    if (k >= 0 && k < nBars) waitSlot[a * nBars + k] = slot;
+  }));
+  /** Per barrier key: 1 when its array receives direct expect_tx / complete_tx (the analysis's `directTx`). */
+  const directTxKey = new Uint8Array(nBars);
+  /** Per barrier key: 1 when its array is commit-only (the analysis's `commitOnly`). */
+  const commitOnlyKey = new Uint8Array(nBars);
+  for (let k = 0; k < nBars; k++) {
+    const name = p.barrierOf(k).info.name;
+    directTxKey[k] = an.directTx.has(name) ? 1 : 0;
+    commitOnlyKey[k] = an.commitOnly?.has(name) ? 1 : 0;
+  }
 
   const addState = (par: number, chain: Choice[]): number => {
     const id = nStates++;
@@ -341,15 +420,16 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
 
   // ---- initial state
   const x0: Extra = {
-    hist: new Int32Array(an.histLen).fill(-2), ghosts: new Array(p.agents.length).fill(null), tghosts: null,
-    dirty: new Array(p.agents.length).fill(null), esc: null, pub: new Int32Array(an.manualCount),
-    cghosts: new Array(p.agents.length).fill(null), pcm: new Int32Array(p.agents.length).fill(-1),
+    hist: new Array<number>(an.histLen).fill(-2), ghosts: new Array(p.agents.length).fill(null), tghosts: null,
+    dirty: new Array(p.agents.length).fill(null), esc: null, pub: new Array<number>(an.manualCount).fill(0),
+    cghosts: new Array(p.agents.length).fill(null), pcm: new Array<number>(p.agents.length).fill(-1),
   };
-  codec.hash(s0, x0, hbuf);
+  const rh0 = new Int32Array(codec.rhLength());
+  codec.hash(s0, x0, hbuf, rh0);
   const id0 = addState(-1, []);
   visited.addOrGet(hbuf[0]!, hbuf[1]!, id0);
   let cur = new StateBuf();
-  codec.encode(s0, x0, cur, id0);
+  codec.encode(s0, x0, cur, id0, rh0);
   const levelStart: number[] = [0];
   let depth = 0;
   let peakFrontier = 1;
@@ -364,6 +444,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
     });
   }
   const out = newStepOut(true);
+  out.sparse = true; // checkTransition reads only diagnostics, phases, waits and access starts
   let lastProgress = t0;
   let memEst = 0;
 
@@ -542,6 +623,32 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
     };
   };
 
+  /** The operation issued by the last step with id `id`, or undefined. */
+  const issuedOp = (id: number): AsyncOp | undefined => {
+    if (id < 0) return undefined;
+    const l = out.issued;
+    for (let i = 0; i < l.length; i++) if (l[i]!.id === id) return l[i];
+    return undefined;
+  };
+
+  /**
+   * Reports an access (event `e`, of the step that issued `newOp` if any) to a buffer that the
+   * finished-but-unsignalled MMA of agent `g` touched (`gx`: buffer·2 + write). `bar`: -1 when no
+   * commit of that MMA has arrived yet, else the barrier its commit arrived on.
+   */
+  const ghostRace = (e: Extract<MachineEvent, { e: 'access' }>, newOp: AsyncOp | undefined, g: number, gx: number, bar: number, stateId: number) => {
+    if (gx >> 1 !== e.buf || ((gx & 1) === 0 && e.rw === 'r')) return;
+    const why = bar < 0 ? 'that MMA has finished, but no tcgen05.commit after it has signalled a barrier yet' : `its tcgen05.commit has arrived on ${p.barrierName(bar)}, but that phase has not completed`;
+    const who = e.agent >= 0 ? agentName(e.agent) : newOp ? `${KIND_LABEL[newOp.kind]} issued by ${agentName(newOp.agent)}` : 'an async unit';
+    const bufName = p.bufferName(e.buf);
+    errorFound = true;
+    report({
+      kind: 'race', severity: 'error', key: `${p.bufferOf(e.buf).info.name}|${locKey(e.loc)}|ghost${g}`,
+      message: `${who} ${e.rw === 'w' ? 'writes' : 'reads'} ${bufName}, which a tcgen05.mma issued by ${agentName(g)} was ${(gx & 1) ? 'writing' : 'reading'}; ${why}, so nothing orders this access after the MMA`,
+      subject: bufName, state: stateId, extra: LAZY, details: [], locs: e.loc ? [e.loc] : [],
+    });
+  };
+
   /** Checks one transition (pre-state `s`, post-state `t`, events in `out`) and updates the history copy. */
   const checkTransition = (s: MachineState, t: MachineState, c: Choice, events: MachineEvent[], x: Extra, stateId: number, prefix: Choice[]): Extra => {
     const hist = x.hist;
@@ -566,7 +673,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
         if (e.e !== 'access' || e.edge === 'end') continue;
         for (let i = 0; i < tghosts.length; i += 2) {
           if (tghosts[i + 1] !== e.buf) continue;
-          const newOp = e.async >= 0 ? out.issued.find((o) => o.id === e.async) : undefined;
+          const newOp = issuedOp(e.async);
           const who = e.agent >= 0 ? agentName(e.agent) : newOp ? `${KIND_LABEL[newOp.kind]} issued by ${agentName(newOp.agent)}` : 'an async unit';
           const bufName = p.bufferName(e.buf);
           const bname = p.barrierName(tghosts[i]!);
@@ -593,24 +700,12 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
         }
         case 'access': {
           if (e.edge === 'end') break;
-          const newOp = e.async >= 0 ? out.issued.find((o) => o.id === e.async) : undefined;
-          /** An access to a buffer that the finished-but-unsignalled MMA of agent `g` touched (`gx`: buffer·2 + write). */
-          const ghostRace = (g: number, gx: number, why: string) => {
-            if (gx >> 1 !== e.buf || ((gx & 1) === 0 && e.rw === 'r')) return;
-            const who = e.agent >= 0 ? agentName(e.agent) : newOp ? `${KIND_LABEL[newOp.kind]} issued by ${agentName(newOp.agent)}` : 'an async unit';
-            const bufName = p.bufferName(e.buf);
-            errorFound = true;
-            report({
-              kind: 'race', severity: 'error', key: `${p.bufferOf(e.buf).info.name}|${locKey(e.loc)}|ghost${g}`,
-              message: `${who} ${e.rw === 'w' ? 'writes' : 'reads'} ${bufName}, which a tcgen05.mma issued by ${agentName(g)} was ${(gx & 1) ? 'writing' : 'reading'}; ${why}, so nothing orders this access after the MMA`,
-              subject: bufName, state: stateId, extra, details: [], locs: e.loc ? [e.loc] : [],
-            });
-          };
+          const newOp = issuedOp(e.async);
           for (let g = 0; g < ghosts.length; g++) {
             const gl = ghosts[g];
             if (!gl) continue;
             if (newOp && newOp.agent === g && newOp.kind === 'tc.mma') continue;
-            for (const gx of gl) if (!(gx & EG)) ghostRace(g, gx, 'that MMA has finished, but no tcgen05.commit after it has signalled a barrier yet');
+            for (let i = 0; i < gl.length; i++) if (!(gl[i]! & EG)) ghostRace(e, newOp, g, gl[i]!, -1, stateId);
           }
           // The role's other warps after a wait_group of the elected thread alone (B18).
           if (anyMultiWarp && e.agent >= 0 && ghosts[e.agent]) {
@@ -650,7 +745,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
             const cl = cghosts[g];
             if (!cl) continue;
             if (newOp && newOp.agent === g && newOp.kind === 'tc.mma') continue;
-            for (let i = 0; i < cl.length; i += 2) ghostRace(g, cl[i + 1]!, `its tcgen05.commit has arrived on ${p.barrierName(cl[i]!)}, but that phase has not completed`);
+            for (let i = 0; i < cl.length; i += 2) ghostRace(e, newOp, g, cl[i + 1]!, cl[i]!, stateId);
           }
           for (const o of s.inflight) {
             if (o.id === e.async || (o.buf !== e.buf && !(o.reads && o.reads.includes(e.buf)))) continue;
@@ -683,8 +778,8 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
         }
         case 'wait': {
           if (!e.pass) break;
-          const slot = an.waitSlots[e.agent]!.get(e.bar);
-          if (slot === undefined) break;
+          const slot = waitSlot[e.agent * nBars + e.bar]!;
+          if (slot < 0) break;
           const observed = e.phase - 1 - ((e.phase - 1 - e.parity) & 1);
           // History value: -2 (never passed), else ((observed + 1) << 13) | (pc << 1) | stale, where
           // stale marks a pass of the same wait instruction that re-observed the phase it saw last.
@@ -693,8 +788,8 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
           const pc = s.agents[e.agent]!.pc & 0xfff;
           const stale = hv !== -2 && observed >= 0 && observed === last && ((hv >> 1) & 0xfff) === pc;
           const intent = last === -2 ? 0 : last + 1;
-          const bname = p.barrierName(e.bar);
           if (observed < 0) {
+            const bname = p.barrierName(e.bar);
             const info = p.barrierOf(e.bar).info;
             if (an.dataBarriers.has(info.name)) {
               report({
@@ -705,6 +800,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
             }
           } else if (Math.abs(observed - intent) >= 2) {
             errorFound = true;
+            const bname = p.barrierName(e.bar);
             const msg = observed < intent
               ? `${agentName(e.agent)} passed wait(${bname}, parity ${e.parity}) on phase ${observed}, ${intent - observed} phases behind the phase ${intent} it was due to wait for (its previous pass saw phase ${last}): the parity matched an old phase, so the wait returned without the phase it needed`
               : `${agentName(e.agent)} passed wait(${bname}, parity ${e.parity}) on phase ${observed} while it was due to wait for phase ${intent}: the barrier completed ${observed - intent} phase(s) it never observed (parity aliasing)`;
@@ -719,8 +815,11 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
               report(staleAlias(e.agent, e.bar, observed, e.parity, e.loc, stateId, extra, false));
             }
           }
-          if (h === hist) h = hist.slice();
-          h[slot] = ((observed + 1) << 13) | (pc << 1) | (stale ? 1 : 0);
+          const hvNew = ((observed + 1) << 13) | (pc << 1) | (stale ? 1 : 0);
+          if (h[slot] !== hvNew) {
+            if (h === hist) h = hist.slice();
+            h[slot] = hvNew;
+          }
           break;
         }
         case 'phase': {
@@ -759,12 +858,10 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
             tghosts = keep.length ? keep : null;
           }
           let left = 0;
-          let locs: SrcLoc[] = [];
-          for (const o of t.inflight) if (o.kind === 'tma' && o.bar === e.bar && o.left > 0) {
-            left += o.left;
-            locs.push(o.loc);
-          }
+          for (const o of t.inflight) if (o.kind === 'tma' && o.bar === e.bar && o.left > 0) left += o.left;
           if (left > 0) {
+            const locs: SrcLoc[] = [];
+            for (const o of t.inflight) if (o.kind === 'tma' && o.bar === e.bar && o.left > 0) locs.push(o.loc);
             const bname = p.barrierName(e.bar);
             errorFound = true;
             const sites = txSites(p, e.bar);
@@ -785,12 +882,11 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
       const o = m.findAsync(s, c.id);
       const done = o !== undefined && m.findAsync(t, c.id) === undefined;
       if (o && o.kind === 'tc.mma' && done) {
-        const add: number[] = [];
-        for (const ac of opAccesses(o)) add.push(ac.buf * 2 + (ac.rw === 'w' ? 1 : 0));
+        // Its accesses (opAccesses: the accumulator written, the operands read), merged into the sorted set.
         const old = ghosts[o.agent];
-        const merged = old ? [...old] : [];
-        for (const v of add) if (!merged.includes(v)) merged.push(v);
-        merged.sort((u, v) => u - v);
+        const merged = old ? old.slice() : [];
+        if (o.buf >= 0) insertSorted(merged, o.buf * 2 + 1);
+        if (o.reads) for (let i = 0; i < o.reads.length; i++) insertSorted(merged, o.reads[i]! * 2);
         ghosts = ghosts.slice();
         ghosts[o.agent] = merged;
       } else if (o && (o.kind === 'tma' || o.kind === 'remote') && tmaGhost === o.id && done) {
@@ -909,9 +1005,11 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
     if (mayExit) for (let cta = 0; cta < p.ctas; cta++) {
       const ags = ctaAgents[cta]!;
       if (!ags.length) continue;
-      const wasLive = ags.some((a) => s.agents[a]!.status === 'run');
-      const live = ags.some((a) => t.agents[a]!.status === 'run');
+      let live = false;
+      for (let i = 0; i < ags.length; i++) if (t.agents[ags[i]!]!.status === 'run') live = true;
       if (live) continue;
+      let wasLive = false;
+      for (let i = 0; i < ags.length; i++) if (s.agents[ags[i]!]!.status === 'run') wasLive = true;
       const fresh = !wasLive ? out.issued : t.inflight;
       if (!wasLive && !fresh.length) continue;
       for (const o of fresh) {
@@ -1070,7 +1168,16 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
   const actorOf = (s: MachineState, c: Choice): number => (c.kind === 'agent' ? c.agent : m.findAsync(s, c.id)!.agent);
   /** `s` after choice `c` (a fresh partial copy; `s` is left unchanged). */
   const succ = (s: MachineState, c: Choice, who: number): MachineState => {
-    const t = cloneFor(s, who, c.kind === 'async' ? s.inflight.findIndex((o) => o.id === c.id) : -1, an.usesNamed);
+    let opIdx = -1;
+    if (c.kind === 'async') {
+      const fl = s.inflight;
+      for (let i = 0; i < fl.length; i++) if (fl[i]!.id === c.id) {
+        opIdx = i;
+        break;
+      }
+    }
+    if (verifyHash) freezeShared(s);
+    const t = cloneFor(s, who, opIdx, an.usesNamed, m.barTouched(s, c), usesCluster);
     m.apply(t, c, out, undefined, true);
     transitions++;
     return t;
@@ -1106,10 +1213,12 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
             // add up in any order, so the landing commutes with every other step (docs/CHECK.md).
             if (b.tx - nextCredit(o) <= TX_FLOOR) continue;
           } else {
-            if (an.directTx.has(p.barrierOf(o.bar).info.name)) continue;
+            if (directTxKey[o.bar]) continue;
             const chunk = nextCredit(o);
             if (b.tx - chunk <= 0) continue;
-            if (s.inflight.some((y) => y.kind === 'remote' && y.bar === o.bar)) continue;
+            let remote = false;
+            for (const y of s.inflight) if (y.kind === 'remote' && y.bar === o.bar) remote = true;
+            if (remote) continue;
             // The order of the landings on this barrier matters only if some of them, landing first,
             // can bring tx to exactly 0 (an early completion): then every order must be explored.
             if (!landingsCommute(s, o.bar, b.tx)) continue;
@@ -1127,7 +1236,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
           // A commit arriving on a commit-only barrier without completing its phase (see docs/CHECK.md).
           if (!an.commitOnly || o.targets || o.bar < 0) continue;
           const b = s.bars[o.bar]!;
-          if (b.status !== 'valid' || b.pending < 2 || !an.commitOnly.has(p.barrierOf(o.bar).info.name)) continue;
+          if (b.status !== 'valid' || b.pending < 2 || !commitOnlyKey[o.bar]) continue;
           commitGhost = o.id;
         } else if (o.kind !== 'tc.mma') continue;
         who = o.agent;
@@ -1143,10 +1252,12 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
   };
 
   /**
-   * Updates the record hashes after a step of `who` (from checker data `px` to `nx`): the actor's
-   * record, and the records of agents whose commit ghosts or pending commits a phase completion cleared.
+   * Updates the record hashes after a step of `who` from `s` to `t` (checker data `px` to `nx`):
+   * the actor's record, the records of agents whose commit ghosts or pending commits a phase
+   * completion cleared, and the barrier sum.
    */
-  const rehash = (t: MachineState, px: Extra, nx: Extra, who: number, rh: Int32Array) => {
+  const rehash = (s: MachineState, t: MachineState, px: Extra, nx: Extra, who: number, rh: Int32Array) => {
+    codec.barSum(s, t, rh);
     codec.record(t, nx, who, rh);
     if (nx.cghosts === px.cghosts && nx.pcm === px.pcm) return;
     for (let a = 0; a < p.agents.length; a++) if (a !== who && (nx.cghosts[a] !== px.cghosts[a] || nx.pcm[a] !== px.pcm[a])) codec.record(t, nx, a, rh);
@@ -1156,13 +1267,14 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
   const verify = (t: MachineState, nx: Extra, rh: Int32Array) => {
     const full = new Int32Array(rh.length);
     codec.records(t, nx, full);
-    for (let i = 0; i < rh.length; i++) if (full[i] !== rh[i]) throw new Error(`checker: incremental record hash of agent ${i >> 1} differs from the full hash`);
+    for (let i = 0; i < rh.length; i++) if (full[i] !== rh[i]) throw new Error(`checker: incremental ${i < rh.length - 2 ? `record hash of agent ${i >> 1}` : 'barrier hash'} differs from the full hash`);
   };
 
   /**
    * Applies forced steps to `t` until none is left, then stores the state reached (chain from
    * `parentId`). `rh` holds `t`'s record hashes and is owned by this call.
    */
+  const chScratch: Choice[] = [];
   const closeAndStore = (t: MachineState, nx: Extra, rh: Int32Array, parentId: number, chain: Choice[], next: StateBuf) => {
     for (let guard = 0; ; guard++) {
       if (verifyHash) verify(t, nx, rh);
@@ -1171,7 +1283,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
       let f: ReturnType<typeof forced> = null;
       let ch: Choice[] | null = null;
       if (usePor && guard < 100_000) {
-        ch = m.enabled(t);
+        ch = m.enabled(t, chScratch); // used only in this iteration
         if (ch.length) f = forced(t, ch, nx, parentId, chain);
       }
       if (!f) break;
@@ -1181,29 +1293,34 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
       coEnabled(t, ch!, parentId, chain);
       if (f.t.trapped) return; // the diagnostic was reported; the kernel stops
       const px = nx;
+      const pt = t;
       t = f.t;
       nx = f.nx;
       chain.push(f.c);
-      rehash(t, px, nx, f.who, rh);
+      rehash(pt, t, px, nx, f.who, rh);
     }
     const nid = nStates;
     visited.addOrGet(hbuf[0]!, hbuf[1]!, nid);
     addState(parentId, chain);
-    codec.encode(t, nx, next, nid);
+    codec.encode(t, nx, next, nid, rh);
   };
 
-  const rhCur = new Int32Array(2 * p.agents.length);
+  const rhCur = new Int32Array(codec.rhLength());
+  const rhSucc = new Int32Array(codec.rhLength());
   const skip = new Uint8Array(p.agents.length);
   const expand = (s: MachineState, x: Extra, id: number, next: StateBuf) => {
     const ch = m.enabled(s);
     if (ch.length === 0) {
       staleAtEnd(s, x, id);
-      if (s.agents.some((a) => a.status === 'run')) hangCheck(s, id, x);
+      let running = false;
+      for (const a of s.agents) if (a.status === 'run') running = true;
+      if (running) hangCheck(s, id, x);
       else terminalOk++;
       return;
     }
     coEnabled(s, ch, id, []);
-    codec.records(s, x, rhCur);
+    // rhCur: the record hashes stored with the state (decode).
+    if (verifyHash) verify(s, x, rhCur);
     // Symmetry: of interchangeable agents whose records are equal, only the first is expanded (the
     // others' successors are permutations of its successors, which hash to the same states).
     if (useSym) for (const g of an.groups) {
@@ -1226,8 +1343,9 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
       const t = succ(s, c, who);
       const nx = checkTransition(s, t, c, out.events!, x, id, []);
       if (t.trapped) continue;
-      const rh = rhCur.slice();
-      rehash(t, x, nx, who, rh);
+      const rh = rhSucc; // closeAndStore keeps no reference to it
+      rh.set(rhCur);
+      rehash(s, t, x, nx, who, rh);
       closeAndStore(t, nx, rh, id, [c], next);
     }
   };
@@ -1239,7 +1357,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
     levelStart.push(nStates);
     const n = cur.count;
     for (let i = 0; i < n; i++) {
-      const { s, x } = codec.decode(cur, i);
+      const { s, x } = codec.decode(cur, i, rhCur);
       expand(s, x, cur.ids[i]!, next);
       if ((i & 255) === 0) {
         const now = Date.now();

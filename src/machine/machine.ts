@@ -124,13 +124,19 @@ export interface StepOut {
   issued: AsyncOp[];
   /** True when a named barrier, cluster barrier or async group changed (parked agents may proceed). */
   other: boolean;
+  /**
+   * Record only the events the checker's hazard checks read: diagnostics, phase completions, waits
+   * and accesses other than their end edges (no op, async issue or completion, arrive, tx, sync
+   * or exit events; they are still counted). Default false.
+   */
+  sparse?: boolean;
   /** Diagnostics reported during the step (always kept, also when events are not recorded). */
   diags: { diag: Diagnostic; agent: number; async: number; bar: number; loc?: SrcLoc; t: number }[];
 }
 
 /** A fresh {@link StepOut}; `record` keeps events. */
 export function newStepOut(record: boolean): StepOut {
-  return { events: record ? [] : null, phases: [], issued: [], other: false, diags: [] };
+  return { events: record ? [] : null, phases: [], issued: [], other: false, diags: [], sparse: false };
 }
 
 /** Copy of a state (for the checker and the pure {@link step}). */
@@ -149,6 +155,8 @@ export function cloneState(s: MachineState): MachineState {
 }
 
 const NAMED_PER_CTA = 16;
+/** Async ops with ids below this get one shared choice object each (see {@link Machine.enabled}). */
+const ASYNC_CHOICES = 4096;
 
 /** The IR operation with mnemonic `K` (the machine switches on `OpInstr.opc`, which TypeScript cannot narrow on). */
 type OpK<K extends Op['op']> = Extract<Op, { op: K }>;
@@ -178,6 +186,10 @@ export class Machine {
   private readonly scratchKeys: number[] = [];
   /** Agents of each cluster. */
   private readonly clusterAgents: number[][];
+  /** The (frozen, shared) choice of each agent that {@link enabled} returns. */
+  private readonly agentChoice: Choice[];
+  /** The (frozen, shared) choices of async ops with small ids that {@link enabled} returned. */
+  private readonly asyncChoice: Choice[] = [];
   /** Each agent's role code (a shortcut for `program.roles[program.agents[a].role].code`). */
   private readonly agentCode: Instr[][];
   /**
@@ -191,6 +203,7 @@ export class Machine {
   private waitPar = 0;
 
   constructor(readonly program: Program) {
+    this.agentChoice = program.agents.map((_, i) => Object.freeze({ kind: 'agent' as const, agent: i }));
     this.ctaThreads = new Array(program.ctas).fill(0);
     this.clusterAgents = Array.from({ length: program.grid }, () => []);
     for (const a of program.agents) {
@@ -363,11 +376,56 @@ export class Machine {
     return -1;
   }
 
-  /** Every enabled choice, agents first (in index order), then asynchronous operations (in issue order). */
-  enabled(s: MachineState): Choice[] {
-    const out: Choice[] = [];
-    for (let a = 0; a < s.agents.length; a++) if (this.agentEnabled(s, a)) out.push({ kind: 'agent', agent: a });
-    for (const o of s.inflight) if (this.asyncEnabled(s, o)) out.push({ kind: 'async', id: o.id });
+  /**
+   * The barrier `apply(s, choice)` may mutate (for a driver that copies barriers on write): its key,
+   * -1 when the step mutates no barrier, or -2 when it may mutate several (a multicast commit).
+   * Agent steps mutate at most the barrier their operation names (init, inval, local arrive,
+   * expect_tx, complete_tx, cp.async.mbarrier.arrive); asynchronous steps the barrier they signal.
+   * The key is a superset answer: the step may also leave that barrier unchanged.
+   */
+  barTouched(s: MachineState, choice: Choice): number {
+    if (choice.kind === 'agent') {
+      const ag = s.agents[choice.agent]!;
+      if (ag.status !== 'run') return -1;
+      const ins = this.agentCode[choice.agent]![ag.pc]!;
+      if (ins.i !== 'op') return -1;
+      const opc = ins.opc;
+      if (opc > 4 && opc !== 18) return -1;
+      try {
+        return ins.bar!(ag.frame); // negative: the step faults before touching a barrier
+      } catch {
+        return -1; // the step faults evaluating the same expression
+      }
+    }
+    const o = this.findAsync(s, choice.id);
+    if (!o) return -1;
+    switch (o.kind) {
+      case 'tma':
+      case 'remote':
+      case 'cpa.arrive':
+        return o.bar;
+      case 'tc.commit':
+        return o.targets ? -2 : o.bar;
+      default:
+        return -1;
+    }
+  }
+
+  /**
+   * Every enabled choice, agents first (in index order), then asynchronous operations (in issue
+   * order). Agent choices, and those of async ops with ids below 4096, are shared frozen objects.
+   * `into`, when given, is emptied, filled and returned (no allocation).
+   */
+  enabled(s: MachineState, into?: Choice[]): Choice[] {
+    const out: Choice[] = into ?? [];
+    while (out.length) out.pop();
+    for (let a = 0; a < s.agents.length; a++) if (this.agentEnabled(s, a)) out.push(this.agentChoice[a]!);
+    for (const o of s.inflight) {
+      if (!this.asyncEnabled(s, o)) continue;
+      const id = o.id;
+      if (id >= ASYNC_CHOICES) out.push({ kind: 'async', id });
+      else out.push(this.asyncChoice[id] ??= Object.freeze({ kind: 'async' as const, id }));
+    }
     return out;
   }
 
@@ -391,7 +449,8 @@ export class Machine {
    */
   apply(s: MachineState, choice: Choice, out: StepOut, at?: number, enabledChecked = false): void {
     if (at !== undefined) s.now = at;
-    if (out.events && out.events.length) out.events.length = 0;
+    const events = out.events;
+    if (events) while (events.length) events.pop();
     // Short arrays: popping is cheaper than a `length` store (a runtime call).
     const phases = out.phases;
     while (phases.length) phases.pop();
@@ -483,7 +542,7 @@ export class Machine {
   private finish(s: MachineState, a: number, out: StepOut, loc: SrcLoc | undefined): void {
     const ag = s.agents[a]!;
     ag.status = 'done';
-    { this.emitted(s); if (out.events) out.events.push({ e: 'exit', t: s.now, agent: a, ...(loc ? { loc } : {}) }); }
+    { this.emitted(s); if (out.events && !out.sparse) out.events.push(loc ? { e: 'exit', t: s.now, agent: a, loc } : { e: 'exit', t: s.now, agent: a }); }
     this.checkCluster(s, this.program.agents[a]!.cluster, out);
   }
 
@@ -495,7 +554,7 @@ export class Machine {
       d = { ...d, message: d.message.replace(/^(mbarrier\.\S+) with count (\d+)/, `$1 by the ${this.laneNote} threads of one warp of ${this.program.agents[agent]!.name} (the H200 makes a warp's lanes one arrive with their summed count, $2)`) };
     }
     out.diags.push(loc ? { diag: d, agent, async: asyncId, bar, loc, t: s.now } : { diag: d, agent, async: asyncId, bar, t: s.now });
-    { this.emitted(s); if (out.events) out.events.push({ e: 'diag', t: s.now, diag: d, agent, async: asyncId, bar, ...(loc ? { loc } : {}) }); }
+    { this.emitted(s); if (out.events) out.events.push(loc ? { e: 'diag', t: s.now, diag: d, agent, async: asyncId, bar, loc } : { e: 'diag', t: s.now, diag: d, agent, async: asyncId, bar }); }
   }
 
   private fault(s: MachineState, a: number, out: StepOut, d: Diagnostic, loc: SrcLoc | undefined, bar: number): void {
@@ -554,7 +613,7 @@ export class Machine {
     const op: AsyncOp = { kind, agent, cta, bar, buf, reads, bytes, left, chunks, group, count, remote, targets, loc, id: s.nextId++, issued: s.now, seq };
     s.inflight.push(op);
     out.issued.push(op);
-    { this.emitted(s); if (out.events) out.events.push({ e: 'async', t: s.now, id: op.id, kind: op.kind, agent: op.agent, cta: op.cta, bytes: op.bytes, bar: op.bar, buf: op.buf, loc: op.loc }); }
+    { this.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'async', t: s.now, id: op.id, kind: op.kind, agent: op.agent, cta: op.cta, bytes: op.bytes, bar: op.bar, buf: op.buf, loc: op.loc }); }
     if (op.buf >= 0 && (op.kind === 'tma' || op.kind === 'cp.async' || op.kind === 'bulk.store' || op.kind === 'tc.mma')) {
       const rw = op.kind === 'bulk.store' ? 'r' : 'w';
       { this.emitted(s); if (out.events) out.events.push({ e: 'access', t: s.now, buf: op.buf, rw, proxy: op.kind === 'cp.async' ? 'generic' : 'async', edge: 'begin', agent: -1, async: op.id, loc: op.loc }); }
@@ -581,7 +640,7 @@ export class Machine {
         r = x === TRAP ? TRAP : r + x;
       }
       const total = bytes * n;
-      { this.emitted(s); if (out.events) out.events.push({ e: kind, t: s.now, bar, bytes: total, phase, tx: b.tx, agent, async: asyncId, ...(loc ? { loc } : {}) }); }
+      { this.emitted(s); if (out.events && !out.sparse) out.events.push(loc ? { e: kind, t: s.now, bar, bytes: total, phase, tx: b.tx, agent, async: asyncId, loc } : { e: kind, t: s.now, bar, bytes: total, phase, tx: b.tx, agent, async: asyncId }); }
     } else {
       if (token) {
         token.barrier = bar;
@@ -594,7 +653,9 @@ export class Machine {
         : kind === 'arrive.expect_tx' ? { drop: false, noComplete, expectTx: bytes } : { drop: kind === 'arrive_drop', noComplete };
       r = arriveEach(b, n, count, opts, diags);
       const et = kind === 'arrive.expect_tx' ? bytes * n : 0;
-      { this.emitted(s); if (out.events) out.events.push({ e: 'arrive', t: s.now, bar, count: n * count, expectTx: et, drop: opts.drop, phase, pending: b.pending, tx: b.tx, agent, async: asyncId, ...(loc ? { loc } : {}) }); }
+      { this.emitted(s); if (out.events && !out.sparse) out.events.push(loc
+          ? { e: 'arrive', t: s.now, bar, count: n * count, expectTx: et, drop: opts.drop, phase, pending: b.pending, tx: b.tx, agent, async: asyncId, loc }
+          : { e: 'arrive', t: s.now, bar, count: n * count, expectTx: et, drop: opts.drop, phase, pending: b.pending, tx: b.tx, agent, async: asyncId }); }
     }
     if (diags.length && this.flush(s, out, diags.splice(0), agent, asyncId, bar, loc)) return false;
     if (r > 0) this.phaseDone(s, out, bar, r, agent, asyncId);
@@ -617,7 +678,7 @@ export class Machine {
     let advance = true;
     if (opc !== 5 /* mbarrier.wait */ && !(opc === 19 /* bar.sync */ && ag.sub >= 0)) {
       this.emitted(s);
-      if (out.events) {
+      if (out.events && !out.sparse) {
         if ((op.op === 'wgmma.wait_group' || op.op === 'cp.async.bulk.wait_group') && ins.ints.n) out.events.push({ e: 'op', t: s.now, op: op.op, text: ins.text, loc, agent: a, async: -1, n: ins.ints.n(f) });
         else out.events.push({ e: 'op', t: s.now, op: op.op, text: ins.text, loc, agent: a, async: -1 });
       }
@@ -826,7 +887,7 @@ export class Machine {
         if (op.op === 'bar.sync' && ag.sub >= 0) {
           // Second half of bar.sync: the generation this agent arrived in has completed.
           ag.sub = -1;
-          { this.emitted(s); if (out.events) out.events.push({ e: 'sync', t: s.now, agent: a, kind: 'bar.sync.done', id: nk % NAMED_PER_CTA, loc }); }
+          { this.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'sync', t: s.now, agent: a, kind: 'bar.sync.done', id: nk % NAMED_PER_CTA, loc }); }
           break;
         }
         const count = ins.ints.threads ? ins.ints.threads(f) : this.ctaThreads[info.cta]!;
@@ -851,12 +912,12 @@ export class Machine {
             nb.gen++;
             out.other = true;
             const id = nk % NAMED_PER_CTA;
-            { this.emitted(s); if (out.events) out.events.push({ e: 'sync', t: s.now, agent: a, kind: 'named.done', id, loc }); }
+            { this.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'sync', t: s.now, agent: a, kind: 'named.done', id, loc }); }
           }
         }
         const id = nk % NAMED_PER_CTA;
         if (opc === 20) ag.lastArrive = gen * NAMED_PER_CTA + id;
-        { this.emitted(s); if (out.events) out.events.push({ e: 'sync', t: s.now, agent: a, kind: (op as OpK<'bar.sync' | 'bar.arrive'>).op, id, loc }); }
+        { this.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'sync', t: s.now, agent: a, kind: (op as OpK<'bar.sync' | 'bar.arrive'>).op, id, loc }); }
         if (op.op === 'bar.sync') {
           ag.sub = gen;
           advance = false; // completes in a second step once generation `gen` is done
@@ -868,12 +929,12 @@ export class Machine {
       }
       case 23: { // barrier.cluster.arrive
         ag.clusterRound++;
-        { this.emitted(s); if (out.events) out.events.push({ e: 'sync', t: s.now, agent: a, kind: 'cluster.arrive', id: 0, loc }); }
+        { this.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'sync', t: s.now, agent: a, kind: 'cluster.arrive', id: 0, loc }); }
         this.checkCluster(s, info.cluster, out);
         break;
       }
       case 24: // barrier.cluster.wait
-        { this.emitted(s); if (out.events) out.events.push({ e: 'sync', t: s.now, agent: a, kind: 'cluster.wait', id: 0, loc }); }
+        { this.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'sync', t: s.now, agent: a, kind: 'cluster.wait', id: 0, loc }); }
         break;
       case 21: // fence.proxy.async
       case 22: // fence.mbarrier_init
@@ -908,7 +969,7 @@ export class Machine {
       if (!all || !any) return;
       s.clusterDone[cl] = next;
       out.other = true;
-      { this.emitted(s); if (out.events) out.events.push({ e: 'sync', t: s.now, agent: -1, kind: 'cluster.done', id: next, cluster: cl }); }
+      { this.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'sync', t: s.now, agent: -1, kind: 'cluster.done', id: next, cluster: cl }); }
     }
   }
 
@@ -921,7 +982,7 @@ export class Machine {
         o.left -= chunk;
         o.chunks--;
         done = o.left <= 0;
-        if (done) { this.emitted(s); if (out.events) out.events.push({ e: 'access', t: s.now, buf: o.buf, rw: 'w', proxy: 'async', edge: 'end', agent: -1, async: o.id, loc: o.loc }); }
+        if (done) { this.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'access', t: s.now, buf: o.buf, rw: 'w', proxy: 'async', edge: 'end', agent: -1, async: o.id, loc: o.loc }); }
         if (!this.signal(s, out, o.bar, 'complete_tx', 1, 1, chunk, -1, o.id, o.loc, undefined)) return;
         break;
       }
@@ -943,19 +1004,25 @@ export class Machine {
       case 'wgmma':
         if (o.buf >= 0) {
           const rw = o.kind === 'bulk.store' ? 'r' : 'w';
-          { this.emitted(s); if (out.events) out.events.push({ e: 'access', t: s.now, buf: o.buf, rw, proxy: o.kind === 'cp.async' ? 'generic' : 'async', edge: 'end', agent: -1, async: o.id, loc: o.loc }); }
+          { this.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'access', t: s.now, buf: o.buf, rw, proxy: o.kind === 'cp.async' ? 'generic' : 'async', edge: 'end', agent: -1, async: o.id, loc: o.loc }); }
         }
-        if (o.reads) for (const r of o.reads) { this.emitted(s); if (out.events) out.events.push({ e: 'access', t: s.now, buf: r, rw: 'r', proxy: 'async', edge: 'end', agent: -1, async: o.id, loc: o.loc }); }
+        if (o.reads) for (const r of o.reads) { this.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'access', t: s.now, buf: r, rw: 'r', proxy: 'async', edge: 'end', agent: -1, async: o.id, loc: o.loc }); }
         if (o.kind === 'bulk.store' || o.kind === 'wgmma') out.other = true;
         break;
     }
     if (done) {
       const i = s.inflight[idx] === o ? idx : s.inflight.indexOf(o);
       if (i === 0) s.inflight.shift();
-      else s.inflight.splice(i, 1);
+      else if (s.inflight.length - i > 16) s.inflight.splice(i, 1);
+      else {
+        // Near the end: in place (splice would allocate the array of removed elements).
+        const l = s.inflight;
+        for (let j = i + 1; j < l.length; j++) l[j - 1] = l[j]!;
+        l.pop();
+      }
       if (o.kind === 'tc.mma' || o.kind === 'tc.commit') s.agents[o.agent]!.tcDone++;
       else if (o.kind === 'wgmma') s.agents[o.agent]!.wgDone++;
-      { this.emitted(s); if (out.events) out.events.push({ e: 'async.done', t: s.now, id: o.id, kind: o.kind, cta: o.cta }); }
+      { this.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'async.done', t: s.now, id: o.id, kind: o.kind, cta: o.cta }); }
     }
   }
 }
