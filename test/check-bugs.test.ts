@@ -58,6 +58,20 @@ describe('bug sketches give their expected verdicts', () => {
       }
     });
   }
+  test('every kind the checker reports on the bug sketches is described (SARIF rules, explorer)', async () => {
+    const { HAZARD_TEXT } = await import('../src/check/kinds.js');
+    const { DIAG } = await import('../src/model/diagnostics.js');
+    const model = new Set<string>(Object.values(DIAG));
+    const seen = new Set<string>();
+    for (const f of files) {
+      const parsed = parseSketch(readFileSync(join(dir, f), 'utf8'), f);
+      const r = check(instantiate(parsed.kernel!), { all: true, strict: true, maxStates: 2_000_000 });
+      for (const h of [...r.hazards, ...r.warnings]) seen.add(h.kind);
+    }
+    const undescribed = [...seen].filter((k) => !model.has(k) && !HAZARD_TEXT[k]);
+    expect(undescribed).toEqual([]);
+    expect(seen.size).toBeGreaterThan(12);
+  });
   test('the header kinds not produced yet are exactly NOT_YET', () => {
     expect([...unsupported].sort()).toEqual(NOT_YET);
   });

@@ -17,6 +17,7 @@ export { happensBefore, type HbAccess, type HbRace } from './hb.js';
 export { explore, type ExploreOptions, type Progress } from './explore.js';
 export { hazardTrace } from './trace.js';
 export { staticChecks } from './static.js';
+export { HAZARD_TEXT } from './kinds.js';
 
 /** Options the CLI passes to {@link runCheckCli}. */
 export interface CheckCliOptions {

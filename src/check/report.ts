@@ -6,6 +6,7 @@ import type { SrcLoc } from '../kernel/ir.js';
 import type { Ledger } from '../report/ledger.js';
 import { locText, PLAIN, type Paint } from '../report/text.js';
 import type { CheckResult, GroupNote, Hazard } from './check.js';
+import { HAZARD_TEXT } from './kinds.js';
 
 /** Color hooks (identity when not a terminal): the same as `mbsim run`'s. */
 export type CheckPaint = Paint;
@@ -161,7 +162,7 @@ export function checkSarif(r: CheckResult, toolVersion = '0.1.0'): unknown {
           name: 'mbsim check',
           version: toolVersion,
           informationUri: 'https://github.com/',
-          rules: kinds.map((k) => ({ id: k, name: k, shortDescription: { text: RULE_TEXT[k] ?? `mbarrier model diagnostic ${k}` } })),
+          rules: kinds.map((k) => ({ id: k, name: k, shortDescription: { text: HAZARD_TEXT[k] ?? `mbarrier model diagnostic ${k}` } })),
         },
       },
       results: all.map((h) => ({
@@ -191,12 +192,3 @@ function toUri(file: string): string {
   return rel.split('/').map(encodeURIComponent).join('/');
 }
 
-const RULE_TEXT: Record<string, string> = {
-  hang: 'Some schedule reaches a state where agents are blocked and nothing can make progress.',
-  race: 'Two accesses to the same buffer, at least one a write, that happens-before does not order.',
-  'phase-alias': 'A parity wait passed on a phase two or more away from the one the waiter was due to observe.',
-  'vacuous-wait': 'A wait on a data barrier passed on a fresh barrier without any phase completing.',
-  'tx-mismatch': 'The bytes a phase expects differ from the bytes the copies issued for it deliver.',
-  cycle: 'A hang whose blocked agents wait on one another in a ring: none can move first.',
-  'inflight-at-exit': 'A CTA exits while asynchronous operations into it are still in flight.',
-};

@@ -9,6 +9,7 @@
 import type { Progress } from '../../check/explore.js';
 import type { Hazard } from '../../check/check.js';
 import { groupNoteText } from '../../check/report.js';
+import { HAZARD_TEXT } from '../../check/kinds.js';
 import type { PackedCheck } from '../engine-protocol.js';
 import { fmt, h, replace, setText } from '../dom.js';
 
@@ -55,14 +56,6 @@ export interface CheckView {
   readonly hazards: Hazard[];
 }
 
-const KIND_TEXT: Record<string, string> = {
-  hang: 'a reachable state where nothing can progress and some agent still runs',
-  race: 'two accesses to one buffer, at least one a write, not ordered by happens-before',
-  'phase-alias': 'a parity wait passed on a phase other than the one the waiter was due to observe',
-  'vacuous-wait': 'a wait on a data barrier passed before any phase completed',
-  'tx-mismatch': 'bytes expected and bytes delivered disagree for a phase',
-  'inflight-at-exit': 'the CTA exits while asynchronous work into it is still in flight',
-};
 
 export function checkView(d: CheckDefaults): CheckView {
   let hazards: Hazard[] = [];
@@ -143,7 +136,7 @@ export function checkView(d: CheckDefaults): CheckView {
     return h('li', { class: `hazard sev-${hz.severity}`, 'data-index': index },
       h('p', { class: 'hz-head' }, h('span', { class: `hz-kind k-${hz.severity}` }, hz.kind),
         hz.subject ? h('span', { class: 'hz-subject' }, ` ${hz.subject.type} ${hz.subject.name}`) : '', ' ', replayBtn),
-      KIND_TEXT[hz.kind] ? h('p', { class: 'hz-what' }, KIND_TEXT[hz.kind]!) : '',
+      HAZARD_TEXT[hz.kind] ? h('p', { class: 'hz-what' }, HAZARD_TEXT[hz.kind]!) : '',
       h('p', { class: 'hz-msg' }, hz.message),
       lines.length ? h('ul', { class: 'hz-locs', 'aria-label': 'source lines' }, ...lines.map((l) => h('li', {}, h('code', {}, locText(l))))) : '',
       hz.details.length ? h('ul', { class: 'hz-details' }, ...hz.details.map((x) => h('li', {}, x))) : '');
