@@ -110,3 +110,22 @@ role r warps=1 per=one:
     expect(r.hazards.map((h) => h.message)).toContain('mbarrier.arrive b[0]@(cta + 1): CTA rank cta + 1 = 2 is outside the cluster of 2 (0..1)');
   });
 });
+
+describe('roles and named barriers', () => {
+  test('a role of threads alone arrives once per warp it fills', () => {
+    const src = `kernel t arch=sm_90a
+barrier b[1] count=4
+role r threads=128 per=warp:
+    mbarrier.arrive b[0]
+    mbarrier.try_wait.parity b[0], 0
+`;
+    expect(run(src).verdict).toBe('ok');
+  });
+  test('named barrier ids outside 0..15 and thread counts that are not whole warps are errors', () => {
+    const bad = (op: string) => run(`kernel n arch=sm_90a\nrole r warps=2:\n    ${op}\n`, false).hazards.map((h) => `${h.kind}: ${h.message}`);
+    expect(bad('bar.sync 16')).toEqual(['named-barrier: bar.sync 16: the named barrier id 16 is outside 0..15']);
+    expect(bad('bar.sync 1, 33')).toEqual(['named-barrier: bar.sync 1, 33: the named barrier thread count 33 is not a positive multiple of 32']);
+    expect(bad('bar.arrive 2, 0')).toEqual(['named-barrier: bar.arrive 2, 0: the named barrier thread count 0 is not a positive multiple of 32']);
+    expect(run('kernel n arch=sm_90a\nrole r warps=2:\n    bar.sync 15, 64\n').verdict).toBe('ok');
+  });
+});

@@ -297,6 +297,17 @@ describe('diagnostics: one test per code, exact message and caret', () => {
       hint: bar.sync takes no options"
     `);
   });
+  test('E-option-value: threads that do not fit the warps; threads alone set the warps', () => {
+    expect(errors('kernel k arch=sm_90a\nrole q warps=1 threads=128:\n    exit\n')).toBe([
+      't.mbk:2:24: error[E-option-value]: threads=128 do not fit in 1 warp (at most 32 threads)',
+      '  role q warps=1 threads=128:',
+      '                         ^~~',
+      'hint: give warps=4, or leave warps out: threads alone sets the warps they fill',
+    ].join('\n'));
+    const k = kernelOf('kernel k arch=sm_90a\nrole q threads=100 per=warp:\n    exit\n');
+    expect(k.roles[0]!.warps).toBe(4);
+    expect(k.roles[0]!.threads).toBe(100);
+  });
   test('E-option-value', () => {
     expect(errors(`kernel k arch=sm_80\nsmem t[1] bytes=16\nrole p warps=S per=all:\n    exit\nrole q warps=1 threads=0:\n    wgmma.mma_async t[0] shape=128x128\n`)).toMatchInlineSnapshot(`
       "t.mbk:1:15: error[E-option-value]: arch must be sm_90a (Hopper) or sm_100a (Blackwell)

@@ -545,9 +545,10 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
             } else if (!(v & 6) && !same(init)) {
               errorFound = true;
               const who = init === a ? `the other threads of ${agentName(a)} (not the one that ran mbarrier.init)` : agentName(a);
+              const use = init === a ? 'use' : 'uses';
               report({
                 kind: 'missing-init-fence', severity: 'error', key: `${bname}|${locKey(u.loc)}`,
-                message: `${who} use ${bname} (${ins.text}) before the initialization by ${initName} was published: the initializing thread must synchronize with the users after mbarrier.init (bar.sync, or a release/acquire chain; fence.mbarrier_init + barrier.cluster for cluster use)`,
+                message: `${who} ${use} ${bname} (${ins.text}) before the initialization by ${initName} was published: the initializing thread must synchronize with the users after mbarrier.init (bar.sync, or a release/acquire chain; fence.mbarrier_init + barrier.cluster for cluster use)`,
                 subject: bname, state: stateId, extra: LAZY, details: ['PTX ISA §9.7.13.15.9 examples; CUDA Programming Guide §10.26.3'], locs: [u.loc],
               });
               report({

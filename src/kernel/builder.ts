@@ -368,7 +368,8 @@ export class KernelBuilder {
     const loc = callerLoc();
     const b = new ProgramBuilder();
     body(b);
-    const warps = o.warps ?? 1;
+    // threads alone: as many warps as those threads fill.
+    const warps = o.warps ?? (o.threads !== undefined ? Math.max(1, Math.ceil(o.threads / 32)) : 1);
     const r: RoleDecl = { name, warps, per: o.per ?? 'thread', body: b.body, loc };
     if (o.threads !== undefined) r.threads = o.threads;
     if (o.instances !== undefined) r.instances = ex(o.instances);

@@ -23,6 +23,30 @@ function rem(a: number, b: number): number {
   return a % b;
 }
 
+/** A result that must stay an integer JavaScript represents exactly (|x| ≤ 2^53 − 1). */
+function exact(x: number, what: string): number {
+  if (!Number.isSafeInteger(x)) throw new EvalFault(`${what} is outside the integers mbsim represents exactly (±2^53)`);
+  return x;
+}
+
+/**
+ * Bitwise operators on 64-bit two's-complement integers, as C (and PTX's .s64) computes them: exact
+ * beyond 32 bits (JavaScript's own operators truncate to 32). Shifts by a count outside 0..63, or a
+ * result outside ±2^53, are an {@link EvalFault}.
+ */
+function bitop(op: '&' | '|' | '^' | '<<' | '>>', a: number, b: number): number {
+  if ((op === '&' || op === '|' || op === '^') && (a | 0) === a && (b | 0) === b) return op === '&' ? a & b : op === '|' ? a | b : a ^ b;
+  if (op === '<<' || op === '>>') {
+    if (!Number.isInteger(b) || b < 0 || b > 63) throw new EvalFault(`a shift by ${b} (the count must be 0..63)`);
+    if (op === '>>') return Math.floor(a / 2 ** b);
+    return exact(a * 2 ** b, `${a} << ${b}`);
+  }
+  const x = BigInt.asIntN(64, BigInt(a));
+  const y = BigInt.asIntN(64, BigInt(b));
+  const r = BigInt.asIntN(64, op === '&' ? x & y : op === '|' ? x | y : x ^ y);
+  return exact(Number(r), `${a} ${op} ${b}`);
+}
+
 /** Error in an expression string: `offset` is the 0-based column of the offending character. */
 export class ExprSyntaxError extends Error {
   constructor(message: string, readonly offset: number) {
@@ -115,7 +139,7 @@ export function toExpr(e: ExprLike): Expr {
   return e;
 }
 
-/** Applies a binary operator with C integer semantics (results truncated to 32-bit ints for bit ops). */
+/** Applies a binary operator with C 64-bit integer semantics (bit operators exact beyond 32 bits). */
 export function applyBin(op: BinOp, a: number, b: number): number {
   switch (op) {
     case '+': return a + b;
@@ -123,11 +147,11 @@ export function applyBin(op: BinOp, a: number, b: number): number {
     case '*': return a * b;
     case '/': return b === 0 ? NaN : Math.trunc(a / b);
     case '%': return b === 0 ? NaN : a % b;
-    case '^': return a ^ b;
-    case '&': return a & b;
-    case '|': return a | b;
-    case '<<': return a << b;
-    case '>>': return a >> b;
+    case '^':
+    case '&':
+    case '|':
+    case '<<':
+    case '>>': return bitop(op, a, b);
     case '==': return a === b ? 1 : 0;
     case '!=': return a !== b ? 1 : 0;
     case '<': return a < b ? 1 : 0;
@@ -181,7 +205,7 @@ export function compileExpr(e: Expr, slot: (name: string) => number | { const: n
       const a = compileExpr(e.a, slot);
       if (e.op === '-') return (f) => -a(f);
       if (e.op === '!') return (f) => (a(f) ? 0 : 1);
-      return (f) => ~a(f);
+      return (f) => -a(f) - 1; // ~x of a 64-bit integer
     }
     case 'bin': {
       const a = compileExpr(e.a, slot);
@@ -193,9 +217,9 @@ export function compileExpr(e: Expr, slot: (name: string) => number | { const: n
         case '*': return (f) => a(f) * b(f);
         case '%': return (f) => rem(a(f), b(f));
         case '/': return (f) => div(a(f), b(f));
-        case '&': return (f) => a(f) & b(f);
-        case '^': return (f) => a(f) ^ b(f);
-        case '|': return (f) => a(f) | b(f);
+        case '&': return (f) => bitop('&', a(f), b(f));
+        case '^': return (f) => bitop('^', a(f), b(f));
+        case '|': return (f) => bitop('|', a(f), b(f));
         case '<': return (f) => (a(f) < b(f) ? 1 : 0);
         case '==': return (f) => (a(f) === b(f) ? 1 : 0);
         default: return (f) => applyBin(op, a(f), b(f));

@@ -479,6 +479,14 @@ export function lower(
       if (v) warps = v * 4;
     }
     const threads = intLit(opts.get('threads'), 'threads');
+    if (threads !== undefined) {
+      if (!opts.get('warps') && !wg) warps = Math.max(1, Math.ceil(threads / 32)); // threads alone: the warps they fill
+      else if (threads > warps * 32) {
+        const t = opts.get('threads')!;
+        err(SKETCH_CODES.optionValue, `threads=${threads} do not fit in ${warps} warp${warps === 1 ? '' : 's'} (at most ${warps * 32} threads)`, `give warps=${Math.ceil(threads / 32)}, or leave warps out: threads alone sets the warps they fill`, t.value?.span ?? t.span);
+        ok = false;
+      }
+    }
     let per: Per = 'thread';
     const p = opts.get('per');
     if (p) {

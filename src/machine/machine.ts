@@ -882,6 +882,15 @@ export class Machine {
       }
       case 19: // bar.sync
       case 20: { // bar.arrive
+        if (ag.sub < 0) {
+          // PTX ISA §9.7.13.1: ids 0..15; the thread count a positive multiple of the warp size.
+          const id = ins.ints.id!(f);
+          const n = ins.ints.threads ? ins.ints.threads(f) : 32;
+          if (id < 0 || id > 15 || n < 32 || n % 32 !== 0) {
+            const what = id < 0 || id > 15 ? `id ${id} is outside 0..15` : `thread count ${n} is not a positive multiple of 32`;
+            return this.fault(s, a, out, diagnostic(DIAG.namedBarrier, `${ins.text}: the named barrier ${what}`), loc, -1);
+          }
+        }
         const nk = this.namedKey(a, ins, ag);
         const nb = s.named[nk]!;
         if (op.op === 'bar.sync' && ag.sub >= 0) {

@@ -337,6 +337,9 @@ function compileRole(
 ): RoleCode {
   const slots: string[] = [...BUILTINS];
   const threads = r.threads ?? r.warps * 32;
+  if (threads > r.warps * 32 || threads < 1) {
+    throw new KernelError(`role ${r.name} has ${threads} threads in ${r.warps} warp${r.warps === 1 ? '' : 's'}: a warp holds 1 to 32 threads`, r.loc, 'threads');
+  }
   const code: Instr[] = [];
   const declared = new Set<string>(BUILTINS);
   const slotOf = (name: string, loc?: SrcLoc): number | { const: number } => {

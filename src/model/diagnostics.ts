@@ -49,6 +49,8 @@ export const DIAG = {
   arith: 'arith',
   /** A non-blocking `bar.arrive` landing in the generation the same agent's previous arrive joined. */
   lapping: 'lapping',
+  /** `bar.sync` / `bar.arrive` with an id outside 0..15 or a thread count that is not a positive multiple of 32. */
+  namedBarrier: 'named-barrier',
 } as const;
 
 /** One of the stable diagnostic codes in {@link DIAG}. */
@@ -88,7 +90,7 @@ export const H200_BEHAVIOUR: Record<DiagCode, { h200: string; trap: boolean; sev
     severity: 'error',
   },
   uninitialized: {
-    h200: 'an arrive on a never-initialized word traps the kernel (FINDINGS.md O4)',
+    h200: 'an arrive on a never-initialized word traps the kernel (FINDINGS.md O4); waits, expect_tx and copies on one were not probed: the machine stops the agent',
     trap: true,
     severity: 'error',
   },
@@ -169,6 +171,11 @@ export const H200_BEHAVIOUR: Record<DiagCode, { h200: string; trap: boolean; sev
   },
   arith: {
     h200: 'not a barrier behaviour: the kernel itself is ill-formed here (integer division by zero is undefined in PTX); the machine stops the agent',
+    trap: true,
+    severity: 'error',
+  },
+  'named-barrier': {
+    h200: 'not probed: PTX ISA §9.7.13.1 allows ids 0..15 and a thread count that is a multiple of the warp size; anything else is undefined (ptxas rejects constant ids above 15); the machine stops the agent',
     trap: true,
     severity: 'error',
   },
