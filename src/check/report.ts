@@ -65,6 +65,10 @@ function hazardText(h: Hazard, n: number, paint: CheckPaint): string[] {
     out.push(`   ${paint.dim('(static check over the agents\' solo runs: no schedule)')}`);
     return out;
   }
+  // Where it happened, unless the trace's last step already shows that line.
+  const last = h.trace[h.trace.length - 1]?.loc;
+  const first = h.locations[0];
+  if (first && !(last && last.line === first.line && last.file === first.file)) out.push(`   ${paint.dim(`at ${h.locations.map(locText).join(', ')}`)}`);
   out.push(`   ${paint.bold(`shortest trace (${h.trace.length} step${h.trace.length === 1 ? '' : 's'}):`)}`);
   if (!h.trace.length) out.push('     (the initial state)');
   const actorW = Math.min(36, Math.max(8, ...h.trace.map((s) => s.actor.length)));

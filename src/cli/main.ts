@@ -47,6 +47,14 @@ function parseIntArg(name: string) {
   };
 }
 
+/** A positive number of seconds (fractions allowed). */
+function parseSecondsArg(name: string) {
+  return (v: string) => {
+    if (!/^\d+(\.\d+)?$/.test(v) || Number(v) <= 0) throw new UsageError(`${name} expects a positive number of seconds, got '${v}'`);
+    return Number(v);
+  };
+}
+
 /** A search bound: a positive integer. */
 function parsePositiveArg(name: string) {
   return (v: string) => {
@@ -236,7 +244,7 @@ export async function main(argv: string[], io: IO = nodeIO()): Promise<number> {
     .option('--sarif <FILE>', 'also write the hazards as SARIF 2.1.0')
     .option('--trace <FILE>', 'write the first counterexample as a Chrome trace-event JSON for Perfetto')
     .option('--max-states <N>', 'stop after this many states (verdict incomplete; default 5,000,000)', parsePositiveArg('--max-states'))
-    .option('--timeout <SECONDS>', 'stop after this many seconds (verdict incomplete; default 60)', parsePositiveArg('--timeout'))
+    .option('--timeout <SECONDS>', 'stop after this many seconds (verdict incomplete; default 60)', parseSecondsArg('--timeout'))
     .option('--max-memory <MB>', 'stop when the search holds about this much memory (verdict incomplete; default 2048)', parsePositiveArg('--max-memory'))
     .option('--all', 'keep exploring after the first hazard to report every kind that is reachable')
     .option('--strict', 'also warn about cross-proxy WAR (generic reads, then an async-proxy overwrite without fence.proxy.async)')
