@@ -129,3 +129,37 @@ role r threads=128 per=warp:
     expect(run('kernel n arch=sm_90a\nrole r warps=2:\n    bar.sync 15, 64\n').verdict).toBe('ok');
   });
 });
+
+describe('static trip counts', () => {
+  const ring = (o: { preArrive: boolean; consumerTrips: string }) => `kernel trips arch=sm_90a
+param S = 2
+param K = 6
+barrier full[S] count=1
+barrier empty[S] count=1
+smem A[S] bytes=1024
+role producer warps=1 per=one:
+    for i in range(0, K):
+        s = i % S
+        mbarrier.try_wait.parity empty[s], ${o.preArrive ? '(i / S) & 1' : '((i / S) & 1) ^ 1'}
+        mbarrier.arrive.expect_tx full[s], 1024
+        cp.async.bulk.tensor A[s], 1024, full[s]
+role consumer warps=1 per=one:
+${o.preArrive ? '    for s in range(0, S):\n        mbarrier.arrive empty[s]\n' : ''}    for i in range(0, ${o.consumerTrips}):
+        s = i % S
+        mbarrier.try_wait.parity full[s], (i / S) & 1
+        ld.shared A[s]
+        mbarrier.arrive empty[s]
+`;
+  test('the consumer pre-arrive idiom and the producer-start idiom are both clean', () => {
+    for (const preArrive of [true, false]) {
+      const r = run(ring({ preArrive, consumerTrips: 'K' }));
+      expect(r.verdict).toBe('ok');
+      expect(r.warnings).toEqual([]);
+    }
+  });
+  test('a consumer that skips the last tile is a trip mismatch on the data barrier', () => {
+    const r = run(ring({ preArrive: false, consumerTrips: 'K - 1' }));
+    const w = r.warnings.filter((x) => x.kind === 'trip-mismatch').map((x) => x.message);
+    expect(w).toContain('consumer waits on full[1] 2 time(s), observing 2 phase(s), but the arrivals on it (3, count 1) complete 3 phase(s): the roles disagree about the number of trips');
+  });
+});

@@ -45,7 +45,7 @@ interface Solo {
 const LIMIT = 2_000_000;
 
 /** Runs agent `a` alone; returns false when its control flow depends on a run-time result. */
-function solo(p: Program, a: number, frame0: number[], pc0: number, out: Solo, perAgentWaits: Map<number, number>): boolean {
+function solo(p: Program, a: number, frame0: number[], pc0: number, out: Solo, perAgentWaits: Map<number, number>, firstParity: Map<number, number>): boolean {
   const info = p.agents[a]!;
   const code = p.roles[info.role]!.code;
   const f = frame0.slice();
@@ -129,6 +129,7 @@ function solo(p: Program, a: number, frame0: number[], pc0: number, out: Solo, p
       case 'mbarrier.wait':
         if (k < 0) break;
         out.used.add(k);
+        if (!perAgentWaits.has(k)) firstParity.set(k, op.ints.parity ? op.ints.parity(f) & 1 : 0);
         bump(perAgentWaits, k, 1);
         if (!op.ints.parity || op.ints.parity(f) === 0) out.needs.add(k);
         if (!out.waitLocs.has(k)) out.waitLocs.set(k, op.loc);
@@ -169,11 +170,21 @@ export function staticChecks(p: Program): RawHazard[] {
     waitLocs: new Map(), arriveLocs: new Map(), ran: new Set(),
   };
   const waitsOf: Map<number, number>[] = [];
+  const firstOf: Map<number, number>[] = [];
   for (const ag of p.agents) {
     const w = new Map<number, number>();
+    const first = new Map<number, number>();
     const st = s0.agents[ag.id]!;
-    if (st.status === 'run' && !solo(p, ag.id, st.frame, st.pc, out, w)) return [];
+    if (st.status === 'run' && !solo(p, ag.id, st.frame, st.pc, out, w, first)) return [];
     waitsOf.push(w);
+    firstOf.push(first);
+  }
+  // Barrier arrays that carry data (tx bytes): every phase of one must be waited for.
+  const dataArrays = new Set<string>();
+  for (const rc of p.roles) for (const ins of rc.code) {
+    if (ins.i !== 'op') continue;
+    const op = ins.op;
+    if (op.op === 'cp.async.bulk' || op.op === 'mbarrier.expect_tx' || op.op === 'mbarrier.complete_tx' || (op.op === 'mbarrier.arrive' && op.expectTx)) dataArrays.add(op.bar.name);
   }
   const hz: RawHazard[] = [];
   const add = (kind: string, subject: string, message: string, locs: (SrcLoc | undefined)[], details: string[] = []) =>
@@ -205,11 +216,19 @@ export function staticChecks(p: Program): RawHazard[] {
       continue;
     }
     const phases = arrivals / count;
+    const data = dataArrays.has(p.barrierOf(k).info.name);
     for (let a = 0; a < p.agents.length; a++) {
       const w = waitsOf[a]!.get(k) ?? 0;
       if (w === 0) continue;
-      if (w > phases + 1 || w < phases) {
-        add('trip-mismatch', name, `${p.agents[a]!.name} waits on ${name} ${w} time(s), but its arrivals (${arrivals}, count ${count}) complete ${phases} phase(s)${w > phases + 1 ? ': the waits past the last phase can never pass' : ': the roles disagree about the number of trips'}`, [out.waitLocs.get(k), out.arriveLocs.get(k)]);
+      // Phases the waits observe: a first wait with parity 1 passes on the fresh barrier (the
+      // producer-start idiom) and observes none. A data barrier's phases must all be waited for; a
+      // release (empty) barrier's last phase may go unobserved (the final release nobody needs).
+      const vacuous = firstOf[a]!.get(k) === 1 ? 1 : 0;
+      const observed = w - vacuous;
+      const low = data ? phases : phases - 1;
+      if (observed > phases || observed < low) {
+        const past = observed > phases;
+        add('trip-mismatch', name, `${p.agents[a]!.name} waits on ${name} ${w} time(s)${vacuous ? ' (the first on the fresh barrier)' : ''}, observing ${observed} phase(s), but the arrivals on it (${arrivals}, count ${count}) complete ${phases} phase(s)${past ? ': the waits past the last phase can never pass' : ': the roles disagree about the number of trips'}`, [out.waitLocs.get(k), out.arriveLocs.get(k)]);
         break;
       }
     }
