@@ -694,6 +694,16 @@ export class Visited {
   get bytes(): number {
     return this.slots.byteLength;
   }
+  /** Bytes the table will hold once `n` more entries are added (it doubles at half load). */
+  bytesAfter(n: number): number {
+    let cap = this.mask + 1;
+    let bytes = this.slots.byteLength;
+    while ((this.size + n) * 2 > cap) {
+      cap *= 2;
+      bytes *= 2;
+    }
+    return bytes;
+  }
   /** True when (h1, h2) is in the set (h2 ≠ 0). */
   has(h1: number, h2: number): boolean {
     const t = this.slots;

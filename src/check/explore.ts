@@ -1277,7 +1277,10 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
    */
   const chScratch: Choice[] = [];
   const closeAndStore = (t: MachineState, nx: Extra, rh: Int32Array, parentId: number, chain: Choice[], next: StateBuf) => {
+    if (abortBy) return;
     for (let guard = 0; ; guard++) {
+      // A long chain (a loop without synchronization) fills the visited table on its own: keep to the bounds.
+      if ((guard & 4095) === 4095 && (boundHit(next) || abortBy)) return;
       if (verifyHash) verify(t, nx, rh);
       codec.combine(t, nx, rh, hbuf);
       if (visited.has(hbuf[0]!, hbuf[1]!)) return; // reached before (as a stored or an intermediate state)
@@ -1304,6 +1307,16 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
     visited.addOrGet(hbuf[0]!, hbuf[1]!, nid);
     addState(parentId, chain);
     codec.encode(t, nx, next, nid, rh);
+  };
+
+  /** The bound a long forced chain ran into (checked inside chains and between expansions), or null. */
+  let abortBy: ExploreResult['stoppedBy'] = null;
+  const boundHit = (next: StateBuf): boolean => {
+    memEst = visited.bytes + parent.byteLength + chainOff.byteLength + chainData.byteLength + cur.bytes + next.bytes;
+    // Stop before the visited table's next doubling (within the next check interval) would pass the bound.
+    if (memEst - visited.bytes + visited.bytesAfter(8192) > maxMemory) abortBy = 'max-memory';
+    else if (Date.now() - t0 > timeoutMs) abortBy = 'timeout';
+    return abortBy !== null;
   };
 
   const rhCur = new Int32Array(codec.rhLength());
@@ -1360,14 +1373,18 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
     for (let i = 0; i < n; i++) {
       const { s, x } = codec.decode(cur, i, rhCur);
       expand(s, x, cur.ids[i]!, next);
-      if ((i & 255) === 0) {
+      if (abortBy) {
+        stoppedBy = abortBy;
+        break outer;
+      }
+      if ((i & 15) === 0) {
         const now = Date.now();
         memEst = visited.bytes + parent.byteLength + chainOff.byteLength + chainData.byteLength + cur.bytes + next.bytes;
         if (nStates >= maxStates) {
           stoppedBy = 'max-states';
           break outer;
         }
-        if (memEst > maxMemory) {
+        if (memEst - visited.bytes + visited.bytesAfter(65536) > maxMemory) {
           stoppedBy = 'max-memory';
           break outer;
         }
