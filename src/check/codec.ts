@@ -666,15 +666,23 @@ function fmix(h: number): number {
   return h ^ (h >>> 16);
 }
 
-/** Two independent 32-bit mixes of sc[from, to) continuing from (h1, h2); result in H. */
+/**
+ * Two independent 32-bit lanes over sc[from, to) continuing from (h1, h2); result in H (finalized
+ * by the callers: {@link Codec.record} results enter {@link Codec.combine}'s murmur mixes, which
+ * ends in murmur3's finalizer). One multiply per word and lane: lane 1 multiplies then folds the
+ * high bits down, lane 2 adds, rotates and multiplies with another odd constant, so each word moves
+ * every later bit of both lanes and the two lanes never agree on a collision by construction.
+ */
 function mixRange(sc: Int32Array, from: number, to: number, h1: number, h2: number): void {
   for (let i = from; i < to; i++) {
     const v = sc[i]!;
-    h1 = mix1(h1, v);
-    h2 = mix2(h2, v);
+    h1 = Math.imul(h1 ^ v, 0x9e3779b1);
+    h1 ^= h1 >>> 15;
+    h2 = (h2 + v) | 0;
+    h2 = Math.imul((h2 << 13) | (h2 >>> 19), 0x85ebca77);
   }
-  H[0] = h1 ^ (to - from);
-  H[1] = h2;
+  H[0] = fmix(h1 ^ (to - from));
+  H[1] = fmix(h2 ^ 0x27d4eb2f);
 }
 
 /**
