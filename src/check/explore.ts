@@ -430,7 +430,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
   const rh0 = new Int32Array(codec.rhLength());
   codec.hash(s0, x0, hbuf, rh0);
   const id0 = addState(-1, []);
-  visited.addOrGet(hbuf[0]!, hbuf[1]!, id0);
+  visited.add(hbuf[0]!, hbuf[1]!);
   let cur = new StateBuf();
   codec.encode(s0, x0, cur, id0, rh0);
   const levelStart: number[] = [0];
@@ -693,11 +693,19 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
         case 'access': {
           if (e.edge === 'end') break;
           const newOp = issuedOp(e.async);
+          // Ghost entries conflict when they name this buffer and one of the two accesses writes
+          // (ghostRace's own test, inlined: most entries name other buffers).
+          const eb2 = e.buf * 2;
+          const eRead = e.rw === 'r';
           for (let g = 0; g < ghosts.length; g++) {
             const gl = ghosts[g];
             if (!gl) continue;
             if (newOp && newOp.agent === g && newOp.kind === 'tc.mma') continue;
-            for (let i = 0; i < gl.length; i++) if (!(gl[i]! & EG)) ghostRace(e, newOp, g, gl[i]!, -1, stateId);
+            for (let i = 0; i < gl.length; i++) {
+              const gx = gl[i]!;
+              if (gx & EG || (gx & ~1) !== eb2 || ((gx & 1) === 0 && eRead)) continue;
+              ghostRace(e, newOp, g, gx, -1, stateId);
+            }
           }
           // The role's other warps after a wait_group of the elected thread alone (B18).
           if (anyMultiWarp && e.agent >= 0 && ghosts[e.agent]) {
@@ -737,10 +745,23 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
             const cl = cghosts[g];
             if (!cl) continue;
             if (newOp && newOp.agent === g && newOp.kind === 'tc.mma') continue;
-            for (let i = 0; i < cl.length; i += 2) ghostRace(e, newOp, g, cl[i + 1]!, cl[i]!, stateId);
+            for (let i = 0; i < cl.length; i += 2) {
+              const gx = cl[i + 1]!;
+              if ((gx & ~1) !== eb2 || ((gx & 1) === 0 && eRead)) continue;
+              ghostRace(e, newOp, g, gx, cl[i]!, stateId);
+            }
           }
-          for (const o of s.inflight) {
-            if (o.id === e.async || (o.buf !== e.buf && !(o.reads && o.reads.includes(e.buf)))) continue;
+          const fl = s.inflight;
+          for (let j = 0; j < fl.length; j++) {
+            const o = fl[j]!;
+            if (o.id === e.async) continue;
+            if (o.buf !== e.buf) {
+              const rd = o.reads;
+              if (!rd) continue;
+              let hit = false;
+              for (let r = 0; r < rd.length; r++) if (rd[r] === e.buf) hit = true;
+              if (!hit) continue;
+            }
             for (const x of opAccesses(o)) {
               if (x.buf !== e.buf || (x.rw === 'r' && e.rw === 'r')) continue;
               if (newOp && newOp.agent === o.agent && newOp.kind === o.kind && (o.kind === 'tc.mma' || o.kind === 'wgmma')) continue;
@@ -998,7 +1019,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
       const ags = ctaAgents[cta]!;
       if (!ags.length) continue;
       let live = false;
-      for (let i = 0; i < ags.length; i++) if (t.agents[ags[i]!]!.status === 'run') live = true;
+      for (let i = 0; i < ags.length && !live; i++) if (t.agents[ags[i]!]!.status === 'run') live = true;
       if (live) continue;
       let wasLive = false;
       for (let i = 0; i < ags.length; i++) if (s.agents[ags[i]!]!.status === 'run') wasLive = true;
@@ -1303,7 +1324,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
       const f = usePor && guard < 100_000 ? forced(t, nx, parentId, chain) : null;
       if (!f) break;
       // Intermediate state: remembered (so other paths stop here) but never stored or expanded.
-      visited.addOrGet(hbuf[0]!, hbuf[1]!, -2);
+      visited.add(hbuf[0]!, hbuf[1]!);
       intermediates++;
       coEnabled(t, parentId, chain);
       if (f.t.trapped) return; // the diagnostic was reported; the kernel stops
@@ -1315,7 +1336,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
       rehash(pt, t, px, nx, f.who, rh);
     }
     const nid = nStates;
-    visited.addOrGet(hbuf[0]!, hbuf[1]!, nid);
+    visited.add(hbuf[0]!, hbuf[1]!);
     addState(parentId, chain);
     codec.encode(t, nx, next, nid, rh);
   };
