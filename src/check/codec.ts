@@ -666,20 +666,29 @@ function fmix(h: number): number {
   return h ^ (h >>> 16);
 }
 
-/** Two independent 32-bit mixes of sc[from, to) continuing from (h1, h2); result in H. */
+/**
+ * Two independent 32-bit lanes over sc[from, to) continuing from (h1, h2); result in H (finalized
+ * by the callers: {@link Codec.record} results enter {@link Codec.combine}'s murmur mixes, which
+ * ends in murmur3's finalizer). One multiply per word and lane: lane 1 multiplies then folds the
+ * high bits down, lane 2 adds, rotates and multiplies with another odd constant, so each word moves
+ * every later bit of both lanes and the two lanes never agree on a collision by construction.
+ */
 function mixRange(sc: Int32Array, from: number, to: number, h1: number, h2: number): void {
   for (let i = from; i < to; i++) {
     const v = sc[i]!;
-    h1 = mix1(h1, v);
-    h2 = mix2(h2, v);
+    h1 = Math.imul(h1 ^ v, 0x9e3779b1);
+    h1 ^= h1 >>> 15;
+    h2 = (h2 + v) | 0;
+    h2 = Math.imul((h2 << 13) | (h2 >>> 19), 0x85ebca77);
   }
-  H[0] = h1 ^ (to - from);
-  H[1] = h2;
+  H[0] = fmix(h1 ^ (to - from));
+  H[1] = fmix(h2 ^ 0x27d4eb2f);
 }
 
 /**
- * Open-addressing set of 64-bit hashes, each with the id of the state that first had it. One
- * interleaved table (h1, h2, id per slot), so a probe touches one cache line.
+ * Open-addressing set of 64-bit hashes (linear probing, load at most 1/2). One interleaved table
+ * (h1, h2 per slot: 8 bytes, eight slots per cache line), so a probe touches one cache line. The
+ * search needs only membership: no state id is kept (a state's id lives in the frontier).
  */
 export class Visited {
   private slots: Int32Array;
@@ -688,7 +697,7 @@ export class Visited {
   constructor(capacity = 1 << 16) {
     let c = 1;
     while (c < capacity * 2) c <<= 1;
-    this.slots = new Int32Array(c * 3);
+    this.slots = new Int32Array(c * 2);
     this.mask = c - 1;
   }
   get bytes(): number {
@@ -711,46 +720,44 @@ export class Visited {
     h2 |= 0;
     let i = (h1 ^ Math.imul(h2, 0x9e3779b1)) & this.mask;
     for (;;) {
-      const k2 = t[3 * i + 1]!;
+      const k2 = t[2 * i + 1]!;
       if (k2 === 0) return false;
-      if (k2 === h2 && t[3 * i] === h1) return true;
+      if (k2 === h2 && t[2 * i] === h1) return true;
       i = (i + 1) & this.mask;
     }
   }
-  /** Returns the id stored for (h1, h2) (h2 ≠ 0), or inserts `id` and returns -1. */
-  addOrGet(h1: number, h2: number, id: number): number {
+  /** Inserts (h1, h2) (h2 ≠ 0); returns false when it was already present. */
+  add(h1: number, h2: number): boolean {
     if ((this.size + 1) * 2 > this.mask + 1) this.grow();
     const t = this.slots;
     h1 |= 0;
     h2 |= 0;
     let i = (h1 ^ Math.imul(h2, 0x9e3779b1)) & this.mask;
     for (;;) {
-      const k2 = t[3 * i + 1]!;
+      const k2 = t[2 * i + 1]!;
       if (k2 === 0) {
-        t[3 * i] = h1;
-        t[3 * i + 1] = h2;
-        t[3 * i + 2] = id;
+        t[2 * i] = h1;
+        t[2 * i + 1] = h2;
         this.size++;
-        return -1;
+        return true;
       }
-      if (k2 === h2 && t[3 * i] === h1) return t[3 * i + 2]!;
+      if (k2 === h2 && t[2 * i] === h1) return false;
       i = (i + 1) & this.mask;
     }
   }
   private grow(): void {
     const old = this.slots;
     const c = (this.mask + 1) * 2;
-    const t = new Int32Array(c * 3);
+    const t = new Int32Array(c * 2);
     const mask = c - 1;
-    for (let j = 0; j < old.length; j += 3) {
+    for (let j = 0; j < old.length; j += 2) {
       const h2 = old[j + 1]!;
       if (h2 === 0) continue;
       const h1 = old[j]!;
       let i = (h1 ^ Math.imul(h2, 0x9e3779b1)) & mask;
-      while (t[3 * i + 1] !== 0) i = (i + 1) & mask;
-      t[3 * i] = h1;
-      t[3 * i + 1] = h2;
-      t[3 * i + 2] = old[j + 2]!;
+      while (t[2 * i + 1] !== 0) i = (i + 1) & mask;
+      t[2 * i] = h1;
+      t[2 * i + 1] = h2;
     }
     this.slots = t;
     this.mask = mask;

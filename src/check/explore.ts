@@ -373,6 +373,9 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
   const allThreadAccess = p.roles.map((rc) => rc.code.some((ins) => ins.i === 'op' && ins.per !== 'one' && (ins.opc === 25 || ins.opc === 26 || ins.opc === 13)));
   /** Per buffer key: the barrier keys TMA copies into it complete on (learnt as copies are issued). */
   const fedBy = new Map<number, Set<number>>();
+  /** Each agent's role code, and its role's reduction class per pc (`an.por`). */
+  const agentCode = p.agents.map((ag) => p.roles[ag.role]!.code);
+  const agentPor = p.agents.map((ag) => an.por[ag.role]!);
   /** The wait instruction at `pc` of agent `a` (for phase-alias reports). */
   const insAt = (a: number, pc: number) => p.roles[p.agents[a]!.role]!.code[pc];
   const nBars = p.ctas * p.barriersPerCta;
@@ -427,7 +430,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
   const rh0 = new Int32Array(codec.rhLength());
   codec.hash(s0, x0, hbuf, rh0);
   const id0 = addState(-1, []);
-  visited.addOrGet(hbuf[0]!, hbuf[1]!, id0);
+  visited.add(hbuf[0]!, hbuf[1]!);
   let cur = new StateBuf();
   codec.encode(s0, x0, cur, id0, rh0);
   const levelStart: number[] = [0];
@@ -448,17 +451,6 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
   let lastProgress = t0;
   let memEst = 0;
 
-
-  /** Generic access (buffer, mode) of an agent's next operation, or null. */
-  const nextAccess = (s: MachineState, a: number): { buf: number; rw: 'r' | 'w'; ins: OpInstr } | null => {
-    const ins = m.nextOp(s, a);
-    if (!ins) return null;
-    const o = ins.op.op;
-    if (o !== 'ld.shared' && o !== 'st.shared' && o !== 'tcgen05.ld') return null;
-    const buf = ins.buf!(s.agents[a]!.frame);
-    if (buf < 0) return null;
-    return { buf, rw: o === 'st.shared' ? 'w' : 'r', ins };
-  };
 
   const sortedWith = (l: number[] | null, v: number): number[] => {
     if (l && l.includes(v)) return l;
@@ -702,11 +694,19 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
         case 'access': {
           if (e.edge === 'end') break;
           const newOp = issuedOp(e.async);
+          // Ghost entries conflict when they name this buffer and one of the two accesses writes
+          // (ghostRace's own test, inlined: most entries name other buffers).
+          const eb2 = e.buf * 2;
+          const eRead = e.rw === 'r';
           for (let g = 0; g < ghosts.length; g++) {
             const gl = ghosts[g];
             if (!gl) continue;
             if (newOp && newOp.agent === g && newOp.kind === 'tc.mma') continue;
-            for (let i = 0; i < gl.length; i++) if (!(gl[i]! & EG)) ghostRace(e, newOp, g, gl[i]!, -1, stateId);
+            for (let i = 0; i < gl.length; i++) {
+              const gx = gl[i]!;
+              if (gx & EG || (gx & ~1) !== eb2 || ((gx & 1) === 0 && eRead)) continue;
+              ghostRace(e, newOp, g, gx, -1, stateId);
+            }
           }
           // The role's other warps after a wait_group of the elected thread alone (B18).
           if (anyMultiWarp && e.agent >= 0 && ghosts[e.agent]) {
@@ -746,10 +746,23 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
             const cl = cghosts[g];
             if (!cl) continue;
             if (newOp && newOp.agent === g && newOp.kind === 'tc.mma') continue;
-            for (let i = 0; i < cl.length; i += 2) ghostRace(e, newOp, g, cl[i + 1]!, cl[i]!, stateId);
+            for (let i = 0; i < cl.length; i += 2) {
+              const gx = cl[i + 1]!;
+              if ((gx & ~1) !== eb2 || ((gx & 1) === 0 && eRead)) continue;
+              ghostRace(e, newOp, g, gx, cl[i]!, stateId);
+            }
           }
-          for (const o of s.inflight) {
-            if (o.id === e.async || (o.buf !== e.buf && !(o.reads && o.reads.includes(e.buf)))) continue;
+          const fl = s.inflight;
+          for (let j = 0; j < fl.length; j++) {
+            const o = fl[j]!;
+            if (o.id === e.async) continue;
+            if (o.buf !== e.buf) {
+              const rd = o.reads;
+              if (!rd) continue;
+              let hit = false;
+              for (let r = 0; r < rd.length; r++) if (rd[r] === e.buf) hit = true;
+              if (!hit) continue;
+            }
             for (const x of opAccesses(o)) {
               if (x.buf !== e.buf || (x.rw === 'r' && e.rw === 'r')) continue;
               if (newOp && newOp.agent === o.agent && newOp.kind === o.kind && (o.kind === 'tc.mma' || o.kind === 'wgmma')) continue;
@@ -1007,7 +1020,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
       const ags = ctaAgents[cta]!;
       if (!ags.length) continue;
       let live = false;
-      for (let i = 0; i < ags.length; i++) if (t.agents[ags[i]!]!.status === 'run') live = true;
+      for (let i = 0; i < ags.length && !live; i++) if (t.agents[ags[i]!]!.status === 'run') live = true;
       if (live) continue;
       let wasLive = false;
       for (let i = 0; i < ags.length; i++) if (s.agents[ags[i]!]!.status === 'run') wasLive = true;
@@ -1140,13 +1153,26 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
     }
   };
 
-  /** Co-enabled conflicting generic accesses in state `s` (reached from `id` by `prefix`). */
-  const coEnabled = (s: MachineState, ch: Choice[], id: number, prefix: Choice[]) => {
+  /**
+   * Co-enabled conflicting generic accesses in state `s` (reached from `id` by `prefix`). The agents
+   * whose next operation is a generic access (ld.shared, st.shared, tcgen05.ld) are enabled exactly
+   * when they run, so this scans the agents directly (in index order, as {@link Machine.enabled}
+   * lists them) instead of taking the enabled choices.
+   */
+  const coEnabled = (s: MachineState, id: number, prefix: Choice[]) => {
+    if (s.trapped) return;
     let acc: { a: number; buf: number; rw: 'r' | 'w'; ins: OpInstr }[] | null = null;
-    for (const c of ch) {
-      if (c.kind !== 'agent') continue;
-      const x = nextAccess(s, c.agent);
-      if (x) (acc ??= []).push({ a: c.agent, ...x });
+    const ags = s.agents;
+    for (let a = 0; a < ags.length; a++) {
+      const ag = ags[a]!;
+      if (ag.status !== 'run') continue;
+      const ins = agentCode[a]![ag.pc]!;
+      if (ins.i !== 'op') continue;
+      const opc = ins.opc;
+      if (opc !== 25 && opc !== 26 && opc !== 13) continue;
+      const buf = ins.buf!(ag.frame);
+      if (buf < 0) continue;
+      (acc ??= []).push({ a, buf, rw: opc === 26 ? 'w' : 'r', ins });
     }
     if (!acc || acc.length < 2) return;
     for (let i = 0; i < acc.length; i++) for (let j = i + 1; j < acc.length; j++) {
@@ -1167,10 +1193,9 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
 
   /** The actor of choice `c` in `s`: the agent, or the issuer of the asynchronous operation. */
   const actorOf = (s: MachineState, c: Choice): number => (c.kind === 'agent' ? c.agent : m.findAsync(s, c.id)!.agent);
-  /** `s` after choice `c` (a fresh partial copy; `s` is left unchanged). */
-  const succ = (s: MachineState, c: Choice, who: number): MachineState => {
-    let opIdx = -1;
-    if (c.kind === 'async') {
+  /** `s` after choice `c` (a fresh partial copy; `s` is left unchanged); `opIdx`: the index of `c`'s op in `s.inflight`, when known. */
+  const succ = (s: MachineState, c: Choice, who: number, opIdx = -1): MachineState => {
+    if (c.kind === 'async' && opIdx < 0) {
       const fl = s.inflight;
       for (let i = 0; i < fl.length; i++) if (fl[i]!.id === c.id) {
         opIdx = i;
@@ -1184,70 +1209,87 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
     return t;
   };
 
+  /** Shared choice objects of the forced steps: agent a; async op id (small ids). */
+  const agentChoice: Choice[] = p.agents.map((_, a) => Object.freeze({ kind: 'agent' as const, agent: a }));
+  const asyncChoice: Choice[] = [];
+  const asyncChoiceOf = (id: number): Choice => (id < 4096 ? (asyncChoice[id] ??= Object.freeze({ kind: 'async' as const, id })) : { kind: 'async', id });
+
   /**
    * The reduction's single forced step from `s`, if any: an agent's local or issue step (not ending
-   * the agent), a tcgen05.mma completion, or a TMA landing that cannot complete its phase.
+   * the agent), a tcgen05.mma completion, or a TMA landing that cannot complete its phase. The
+   * candidates are tried in the order of {@link Machine.enabled} (agents by index, then in-flight
+   * operations in issue order), scanning the state directly: a local or issue step is enabled
+   * exactly when its agent runs, so the wait operands of the other agents are never evaluated.
    */
-  const forced = (s: MachineState, ch: Choice[], x: Extra, id: number, prefix: Choice[]): { t: MachineState; nx: Extra; c: Choice; who: number } | null => {
-    for (const c of ch) {
-      let who: number;
-      if (c.kind === 'agent') {
-        const a = c.agent;
-        const ins = m.nextOp(s, a)!;
-        let cls = an.por[p.agents[a]!.role]![s.agents[a]!.pc]!;
-        if (cls === 'sync' && ins.op.op === 'mbarrier.arrive') {
-          const key = ins.bar!(s.agents[a]!.frame);
-          if (key >= 0 && barCta(key) !== p.agents[a]!.cta) cls = 'issue';
-        }
-        if (cls === 'sync') continue;
-        who = a;
-      } else {
-        const o = m.findAsync(s, c.id);
-        if (!o) continue;
-        if (o.kind === 'tma') {
-          // A landing that cannot complete its phase (all arrivals in, bytes still missing after it, and
-          // only copies can change the tx-count) commutes with everything; its write stays visible as a ghost.
-          const b = s.bars[o.bar];
-          if (!b || b.status !== 'valid') continue;
-          if (b.pending > 0) {
-            // Arrivals still missing: no landing completes the phase (only an arrive can), and credits
-            // add up in any order, so the landing commutes with every other step (docs/CHECK.md).
-            if (b.tx - nextCredit(o) <= TX_FLOOR) continue;
-          } else {
-            if (directTxKey[o.bar]) continue;
-            const chunk = nextCredit(o);
-            if (b.tx - chunk <= 0) continue;
-            let remote = false;
-            for (const y of s.inflight) if (y.kind === 'remote' && y.bar === o.bar) remote = true;
-            if (remote) continue;
-            // The order of the landings on this barrier matters only if some of them, landing first,
-            // can bring tx to exactly 0 (an early completion): then every order must be explored.
-            if (!landingsCommute(s, o.bar, b.tx)) continue;
-          }
-          tmaGhost = o.id;
-        } else if (o.kind === 'remote') {
-          // A remote arrive that leaves at least the largest single arrive any instruction makes on
-          // that barrier array pending: it completes nothing and no order of it and another arrive
-          // over-arrives, so it commutes; it stays visible (inflight-at-exit) until the phase completes.
-          if (o.remote !== 'arrive' || o.bar < 0) continue;
-          const b = s.bars[o.bar]!;
-          if (b.status !== 'valid' || b.pending - o.count < maxArriveUnit(o.bar)) continue;
-          tmaGhost = o.id;
-        } else if (o.kind === 'tc.commit') {
-          // A commit arriving on a commit-only barrier without completing its phase (see docs/CHECK.md).
-          if (!an.commitOnly || o.targets || o.bar < 0) continue;
-          const b = s.bars[o.bar]!;
-          if (b.status !== 'valid' || b.pending < 2 || !commitOnlyKey[o.bar]) continue;
-          commitGhost = o.id;
-        } else if (o.kind !== 'tc.mma') continue;
-        who = o.agent;
+  const forced = (s: MachineState, x: Extra, id: number, prefix: Choice[]): { t: MachineState; nx: Extra; c: Choice; who: number } | null => {
+    if (s.trapped) return null;
+    const ags = s.agents;
+    for (let a = 0; a < ags.length; a++) {
+      const ag = ags[a]!;
+      if (ag.status !== 'run') continue;
+      const pc = ag.pc;
+      const ins = agentCode[a]![pc]!;
+      if (ins.i !== 'op') continue;
+      if (agentPor[a]![pc] === 'sync') {
+        // A sync step, except an arrive on another CTA's barrier (it only starts a remote signal).
+        if (ins.opc !== 2 /* mbarrier.arrive */) continue;
+        const key = ins.bar!(ag.frame);
+        if (!(key >= 0 && barCta(key) !== p.agents[a]!.cta)) continue;
       }
-      const t = succ(s, c, who);
-      if (c.kind === 'agent' && t.agents[c.agent]!.status !== 'run') continue; // exits are visible
+      const c = agentChoice[a]!;
+      const t = succ(s, c, a);
+      if (t.agents[a]!.status !== 'run') continue; // exits are visible
+      const nx = checkTransition(s, t, c, out.events!, x, id, prefix);
+      return { t, nx, c, who: a };
+    }
+    const fl = s.inflight;
+    for (let i = 0; i < fl.length; i++) {
+      const o = fl[i]!;
+      if (o.kind === 'tma') {
+        // A landing that cannot complete its phase (all arrivals in, bytes still missing after it, and
+        // only copies can change the tx-count) commutes with everything; its write stays visible as a ghost.
+        const b = s.bars[o.bar];
+        if (!b || b.status !== 'valid') continue;
+        if (b.pending > 0) {
+          // Arrivals still missing: no landing completes the phase (only an arrive can), and credits
+          // add up in any order, so the landing commutes with every other step (docs/CHECK.md).
+          if (b.tx - nextCredit(o) <= TX_FLOOR) continue;
+        } else {
+          if (directTxKey[o.bar]) continue;
+          const chunk = nextCredit(o);
+          if (b.tx - chunk <= 0) continue;
+          let remote = false;
+          for (const y of fl) if (y.kind === 'remote' && y.bar === o.bar) remote = true;
+          if (remote) continue;
+          // The order of the landings on this barrier matters only if some of them, landing first,
+          // can bring tx to exactly 0 (an early completion): then every order must be explored.
+          if (!landingsCommute(s, o.bar, b.tx)) continue;
+        }
+        tmaGhost = o.id;
+      } else if (o.kind === 'remote') {
+        // A remote arrive that leaves at least the largest single arrive any instruction makes on
+        // that barrier array pending: it completes nothing and no order of it and another arrive
+        // over-arrives, so it commutes; it stays visible (inflight-at-exit) until the phase completes.
+        if (o.remote !== 'arrive' || o.bar < 0) continue;
+        const b = s.bars[o.bar]!;
+        if (b.status !== 'valid' || b.pending - o.count < maxArriveUnit(o.bar)) continue;
+        tmaGhost = o.id;
+      } else if (o.kind === 'tc.commit') {
+        // A commit arriving on a commit-only barrier without completing its phase (see docs/CHECK.md).
+        if (o.seq !== ags[o.agent]!.tcDone) continue; // not enabled: tcgen05 ops complete in issue order
+        if (!an.commitOnly || o.targets || o.bar < 0) continue;
+        const b = s.bars[o.bar]!;
+        if (b.status !== 'valid' || b.pending < 2 || !commitOnlyKey[o.bar]) continue;
+        commitGhost = o.id;
+      } else if (o.kind === 'tc.mma') {
+        if (o.seq !== ags[o.agent]!.tcDone) continue; // not enabled
+      } else continue;
+      const c = asyncChoiceOf(o.id);
+      const t = succ(s, c, o.agent, i);
       const nx = checkTransition(s, t, c, out.events!, x, id, prefix);
       tmaGhost = -1;
       commitGhost = -1;
-      return { t, nx, c, who };
+      return { t, nx, c, who: o.agent };
     }
     return null;
   };
@@ -1275,7 +1317,6 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
    * Applies forced steps to `t` until none is left, then stores the state reached (chain from
    * `parentId`). `rh` holds `t`'s record hashes and is owned by this call.
    */
-  const chScratch: Choice[] = [];
   const closeAndStore = (t: MachineState, nx: Extra, rh: Int32Array, parentId: number, chain: Choice[], next: StateBuf) => {
     if (abortBy) return;
     for (let guard = 0; ; guard++) {
@@ -1284,17 +1325,12 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
       if (verifyHash) verify(t, nx, rh);
       codec.combine(t, nx, rh, hbuf);
       if (visited.has(hbuf[0]!, hbuf[1]!)) return; // reached before (as a stored or an intermediate state)
-      let f: ReturnType<typeof forced> = null;
-      let ch: Choice[] | null = null;
-      if (usePor && guard < 100_000) {
-        ch = m.enabled(t, chScratch); // used only in this iteration
-        if (ch.length) f = forced(t, ch, nx, parentId, chain);
-      }
+      const f = usePor && guard < 100_000 ? forced(t, nx, parentId, chain) : null;
       if (!f) break;
       // Intermediate state: remembered (so other paths stop here) but never stored or expanded.
-      visited.addOrGet(hbuf[0]!, hbuf[1]!, -2);
+      visited.add(hbuf[0]!, hbuf[1]!);
       intermediates++;
-      coEnabled(t, ch!, parentId, chain);
+      coEnabled(t, parentId, chain);
       if (f.t.trapped) return; // the diagnostic was reported; the kernel stops
       const px = nx;
       const pt = t;
@@ -1304,7 +1340,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
       rehash(pt, t, px, nx, f.who, rh);
     }
     const nid = nStates;
-    visited.addOrGet(hbuf[0]!, hbuf[1]!, nid);
+    visited.add(hbuf[0]!, hbuf[1]!);
     addState(parentId, chain);
     codec.encode(t, nx, next, nid, rh);
   };
@@ -1332,7 +1368,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
       else terminalOk++;
       return;
     }
-    coEnabled(s, ch, id, []);
+    coEnabled(s, id, []);
     // rhCur: the record hashes stored with the state (decode).
     if (verifyHash) verify(s, x, rhCur);
     // Symmetry: of interchangeable agents whose records are equal, only the first is expanded (the
