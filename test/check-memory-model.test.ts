@@ -265,3 +265,30 @@ ${o.allWait ? '        mbarrier.try_wait.parity full[i % 2], (i / 2) & 1\n' : ' 
     expect(run(electWait({ warps: 1 })).verdict).toBe('ok');
   });
 });
+
+describe('phase-alias: a second pass on a fresh barrier', () => {
+  test('a producer whose parity comes from another counter passes its empty barrier twice before any release', () => {
+    const src = `kernel wrong_counter arch=sm_90a
+param S = 2
+param K = 4
+barrier full[S] count=1
+barrier empty[S] count=1
+smem A[S] bytes=1024
+role producer warps=1 per=one:
+    for i in range(0, K):
+        s = i % S
+        mbarrier.try_wait.parity empty[s], ((i / (S + 1)) & 1) ^ 1
+        mbarrier.arrive.expect_tx full[s], 1024
+        cp.async.bulk.tensor A[s], 1024, full[s]
+role consumer warps=1 per=one:
+    for i in range(0, K):
+        s = i % S
+        mbarrier.try_wait.parity full[s], (i / S) & 1
+        ld.shared A[s]
+        mbarrier.arrive empty[s]
+`;
+    const alias = run(src).hazards.filter((h) => h.kind === 'phase-alias' && h.subject?.name === 'empty[0]');
+    expect(alias.length).toBe(1);
+    expect(alias[0]!.message).toBe('producer passed wait(empty[0], parity 1) at line 10 a second time on the fresh barrier (no phase completed), as it had already returned: its parity did not advance, and empty[0] went on to complete phase 0, which producer never waited for');
+  });
+});

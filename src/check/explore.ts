@@ -609,9 +609,9 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
     const bname = p.barrierName(bar);
     return {
       kind: 'phase-alias', severity: 'error', key: `${bname}|${locKey(loc)}|stale`,
-      message: `${agentName(a)} passed wait(${bname}, parity ${parity}) at line ${loc.line} on phase ${observed}, the phase this same wait had already returned for: its parity did not advance, ${later ? `and ${bname} went on to complete phase ${observed + 1}, which ${agentName(a)} never waited for` : `so it returned without waiting for phase ${observed + 1}, which ${bname} has already begun`}`,
+      message: `${agentName(a)} passed wait(${bname}, parity ${parity}) at line ${loc.line} ${observed < 0 ? 'a second time on the fresh barrier (no phase completed), as it had already returned' : `on phase ${observed}, the phase this same wait had already returned for`}: its parity did not advance, ${later ? `and ${bname} went on to complete phase ${observed + 1}, which ${agentName(a)} never waited for` : `so it returned without waiting for phase ${observed + 1}, which ${bname} has already begun`}`,
       subject: bname, state: stateId, extra,
-      details: ['bug-patterns.md B13: a phase counter restarted (per persistent tile, per loop) while the barrier\'s phase carries over; carry the parity across the loop.'],
+      details: ['The parity this wait computes did not advance between its passes: a phase counter restarted per persistent tile while the barrier\'s phase carries over (bug-patterns.md B13), or a parity computed from another loop counter than the stage index.'],
       locs: [loc],
     };
   };
@@ -800,7 +800,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
           const hv = h[slot]!;
           const last = hv === -2 ? -2 : (hv >> 13) - 1;
           const pc = s.agents[e.agent]!.pc & 0xfff;
-          const stale = hv !== -2 && observed >= 0 && observed === last && ((hv >> 1) & 0xfff) === pc;
+          const stale = hv !== -2 && observed === last && ((hv >> 1) & 0xfff) === pc;
           const intent = last === -2 ? 0 : last + 1;
           if (observed < 0) {
             const bname = p.barrierName(e.bar);
