@@ -148,6 +148,15 @@ describe('operations', () => {
     expect(arriveEach(b, 3, 1, {}, d)).toBe(1);
     expect(state(b)).toEqual({ phase: 1, pending: 1, expected: 2, tx: 0 });
     expect(codes(d)).toEqual([DIAG.arrivalSpill]);
+    expect(d[0]!.message).toBe('3 arrive instructions on a barrier with 2 pending: the first 2 complete phase 0, the other 1 count toward phase 1');
+  });
+
+  test('arriveEach: spilled arrivals that complete further phases say which', () => {
+    const b = fresh(1);
+    const d: Diagnostic[] = [];
+    expect(arriveEach(b, 4, 1, {}, d)).toBe(4);
+    expect(state(b)).toEqual({ phase: 4, pending: 1, expected: 1, tx: 0 });
+    expect(d.map((x) => x.message)).toEqual(['4 arrive instructions on a barrier with 1 pending: the first 1 complete phase 0, the other 3 count toward phase 1 and complete 3 phases (1 to 3)']);
   });
 
   test('arriveEach fast path: 128 threads on a count-128 barrier complete one phase', () => {

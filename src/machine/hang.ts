@@ -6,7 +6,7 @@
  */
 import type { MBarrier } from '../model/mbarrier.js';
 import type { SrcLoc } from '../kernel/ir.js';
-import type { Machine, MachineState } from './machine.js';
+import { pendingAsyncGroups, type Machine, type MachineState } from './machine.js';
 
 /** One agent that can never proceed. */
 export interface BlockedWaiter {
@@ -126,7 +126,11 @@ export function explainHang(m: Machine, s: MachineState, passedBefore?: (agent: 
       w.signallers = missing;
     } else if (op.op === 'wgmma.wait_group' || op.op === 'cp.async.bulk.wait_group') {
       w.kind = op.op === 'wgmma.wait_group' ? 'wgmma' : 'bulk';
-      w.reasons.push(`${op.op}: groups still pending`);
+      const kind = op.op === 'wgmma.wait_group' ? 'wgmma' : 'bulk.store';
+      const pending = pendingAsyncGroups(s, a, kind);
+      const n = ins.ints.n!(ag.frame);
+      const inflight = s.inflight.filter((o) => o.agent === a && o.kind === kind).length;
+      w.reasons.push(`${op.op} ${n}: ${pending} committed group(s) of ${kind === 'wgmma' ? 'wgmma' : 'bulk stores'} still pending (it waits for at most ${n}), with ${inflight} operation(s) of them in flight`);
     }
     waiters.push(w);
   }

@@ -282,13 +282,19 @@ export function arriveEach(b: MBarrier, n: number, count: number, opts: ArriveOp
   }
   let completed = 0;
   const start = diags ? cloneBarrier(b) : b;
+  const phase0 = b.phase;
+  let spillAt = -1;
   for (let j = 0; j < n; j++) {
     const r = arrive(b, count, opts, diags);
     if (r === TRAP) return TRAP;
     completed += r;
-    if (r > 0 && j < n - 1 && completed === 1) {
-      report(diags, DIAG.arrivalSpill, `${n} arrive instructions on a barrier with ${start.pending} pending: the last ${n - 1 - j} count toward phase ${b.phase}`, start);
-    }
+    if (r > 0 && j < n - 1 && completed === 1) spillAt = j;
+  }
+  if (spillAt >= 0) {
+    // The first spillAt + 1 arrive instructions complete phase0; the rest land in the phases after it.
+    const rest = n - 1 - spillAt;
+    const more = completed - 1;
+    report(diags, DIAG.arrivalSpill, `${n} arrive instructions on a barrier with ${start.pending} pending: the first ${spillAt + 1} complete phase ${phase0}, the other ${rest} count toward phase ${phase0 + 1}${more > 0 ? ` and complete ${more === 1 ? `it` : `${more} phases (${phase0 + 1} to ${phase0 + more})`}` : ''}`, start);
   }
   return completed;
 }
