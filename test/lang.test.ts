@@ -73,6 +73,10 @@ describe('diagnostics: one test per code, exact message and caret', () => {
       hint: indent with spaces only (or tabs only) throughout the file"
     `);
   });
+  test('E-mixed-indent: one diagnostic for one cause (no dedent error after it)', () => {
+    const src = `${HEAD}role p warps=1 per=one:\n    mbarrier.arrive full[0]\n\tmbarrier.arrive full[1]\n`;
+    expect(parseSketch(src, 't.mbk').diagnostics.map((d) => `${d.code} ${d.line}:${d.col}`)).toEqual(['E-mixed-indent 7:1']);
+  });
   test('E-unexpected-indent', () => {
     expect(errors(role('exit\n  exit'))).toMatchInlineSnapshot(`
       "t.mbk:7:1: error[E-unexpected-indent]: unexpected indentation
@@ -150,6 +154,8 @@ describe('diagnostics: one test per code, exact message and caret', () => {
     const r = parseSketch(deep, 't.mbk');
     expect(r.kernel).toBeUndefined();
     expect(r.diagnostics.map((d) => d.code)).toEqual(['E-syntax']);
+    // The caret goes where the nesting is deepest (the line of the expression, past its 20,000th '(').
+    expect(r.diagnostics.map((d) => `${d.line}:${d.col} ${d.message}`)).toEqual(['6:20008 the sketch is nested too deeply to be parsed (20000 levels here)']);
     const ok = role(`x = ${'('.repeat(50)}1${')'.repeat(50)}\n${Array.from({ length: 30 }, (_, i) => `${'    '.repeat(i)}if 1:`).join('\n')}\n${'    '.repeat(30)}exit`);
     expect(errors(ok)).toBe('');
   });

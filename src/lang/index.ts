@@ -85,9 +85,10 @@ export function parseSketch(source: string, file: string): SketchResult {
   } catch (err) {
     if (err instanceof RangeError) {
       diagnostics.length = 0;
+      const at = deepest(source);
       diagnostics.push({
-        code: SKETCH_CODES.syntax, message: 'the sketch is nested too deeply to be parsed',
-        hint: 'split very deep expressions or blocks', file, line: 1, col: 1, endCol: 2,
+        code: SKETCH_CODES.syntax, message: `the sketch is nested too deeply to be parsed (${at.depth} levels here)`,
+        hint: 'split very deep expressions or blocks', file, line: at.line, col: at.col, endCol: at.col + 1,
       });
       return { diagnostics };
     }
@@ -111,4 +112,27 @@ function finish(d: SketchDiagnostic[]): void {
   });
   d.length = 0;
   d.push(...out.slice(0, MAX_DIAGNOSTICS));
+}
+
+/**
+ * Where the source nests deepest: the first point of maximum parenthesis depth, or of indentation
+ * (4 columns a level) when that is deeper. For the diagnostic of a parse that ran out of stack.
+ */
+function deepest(source: string): { line: number; col: number; depth: number } {
+  let best = { line: 1, col: 1, depth: 0 };
+  let depth = 0;
+  const lines = source.split(/\r\n|\r|\n/);
+  lines.forEach((text, i) => {
+    const indent = /^[ \t]*/.exec(text)![0].replace(/\t/g, '    ').length;
+    if (indent / 4 > best.depth && text.trim()) best = { line: i + 1, col: 1, depth: Math.floor(indent / 4) };
+    for (let c = 0; c < text.length; c++) {
+      const ch = text[c];
+      if (ch === '#') break;
+      if (ch === '(') {
+        depth++;
+        if (depth > best.depth) best = { line: i + 1, col: c + 1, depth };
+      } else if (ch === ')') depth = Math.max(0, depth - 1);
+    }
+  });
+  return best;
 }

@@ -227,9 +227,11 @@ export function lex(source: string, file: string): LexResult {
       while (ls > 0 && source[ls - 1] !== '\n' && source[ls - 1] !== '\r') ls--;
       const ws = /^[ \t\f\v]*/.exec(source.slice(ls, tok.startOffset))![0];
       const line = tok.startLine ?? 1;
-      const width = ws.length;
+      let width = ws.length;
+      let mixed = false;
       if (ws.includes(' ') && ws.includes('\t')) {
         diag(SKETCH_CODES.mixedIndent, 'indentation mixes tabs and spaces', 'indent with spaces only (or tabs only) throughout the file', line, 1, width + 1);
+        mixed = true;
       } else if (width > 0) {
         const ch = ws[0]!;
         if (!style) style = { ch, line };
@@ -240,8 +242,12 @@ export function lex(source: string, file: string): LexResult {
             `this line is indented with ${what(ch)} but line ${style.line} with ${what(style.ch)}`,
             'indent with spaces only (or tabs only) throughout the file', line, 1, width + 1,
           );
+          mixed = true;
         }
       }
+      // A line whose indentation cannot be compared is taken as continuing the block it follows
+      // (or opening the block its header asks for): one diagnostic for one cause.
+      if (mixed) width = stack[stack.length - 1]!.width + (headerPending ? 1 : 0);
       const at = posOf(tok);
       const top = stack[stack.length - 1]!.width;
       if (headerPending) {
