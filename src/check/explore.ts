@@ -1242,9 +1242,14 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
       const nx = checkTransition(s, t, c, out.events!, x, id, prefix);
       return { t, nx, c, who: a };
     }
+    // In-flight ops by issuer, each issuer's in issue order: the canonical order of the state
+    // encoding. (The list's order across issuers depends on the path that reached the state, and
+    // the forced step taken must not: else the states stored would depend on the search order.)
     const fl = s.inflight;
-    for (let i = 0; i < fl.length; i++) {
+    const nA = fl.length ? ags.length : 0;
+    for (let a = 0; a < nA; a++) for (let i = 0; i < fl.length; i++) {
       const o = fl[i]!;
+      if (o.agent !== a) continue;
       if (o.kind === 'tma') {
         // A landing that cannot complete its phase (all arrivals in, bytes still missing after it, and
         // only copies can change the tx-count) commutes with everything; its write stays visible as a ghost.
