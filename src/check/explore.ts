@@ -376,6 +376,8 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
   /** Each agent's role code, and its role's reduction class per pc (`an.por`). */
   const agentCode = p.agents.map((ag) => p.roles[ag.role]!.code);
   const agentPor = p.agents.map((ag) => an.por[ag.role]!);
+  /** A CTA as reports name it: `the CTA`, `CTA 1`, or `CTA 1 of cluster 3`. */
+  const ctaLabel = (cta: number) => (p.ctas > 1 ? `CTA ${cta % p.clusterSize}${p.grid > 1 ? ` of cluster ${Math.floor(cta / p.clusterSize)}` : ''}` : 'the CTA');
   /** The wait instruction at `pc` of agent `a` (for phase-alias reports). */
   const insAt = (a: number, pc: number) => p.roles[p.agents[a]!.role]!.code[pc];
   const nBars = p.ctas * p.barriersPerCta;
@@ -1031,7 +1033,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
           || (o.reads?.some((r) => bufCta(r) === cta) ?? false) || (o.targets?.some((k) => barCta(k) === cta) ?? false);
         if (!hit) continue;
         errorFound = true;
-        const ctaName = p.ctas > 1 ? `CTA ${cta % p.clusterSize}${p.grid > 1 ? ` of cluster ${Math.floor(cta / p.clusterSize)}` : ''}` : 'the CTA';
+        const ctaName = ctaLabel(cta);
         const target = o.bar >= 0 ? p.barrierName(o.bar) : o.buf >= 0 ? p.bufferName(o.buf) : o.targets ? o.targets.map((k) => p.barrierName(k)).join(', ') : '';
         report({
           kind: 'inflight-at-exit', severity: 'error', key: `${cta}|${o.agent}`,
@@ -1045,7 +1047,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
         const b = tghosts[i]!;
         if (barCta(b) !== cta) continue;
         errorFound = true;
-        const ctaName = p.ctas > 1 ? `CTA ${cta % p.clusterSize}${p.grid > 1 ? ` of cluster ${Math.floor(cta / p.clusterSize)}` : ''}` : 'the CTA';
+        const ctaName = ctaLabel(cta);
         const bname = p.barrierName(b);
         const what = tghosts[i + 1]! >= 0 ? `a TMA copy into ${p.bufferName(tghosts[i + 1]!)}` : 'a remote arrive';
         report({
@@ -1058,7 +1060,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
         const b = pcm[g]!;
         if (b < 0 || barCta(b) !== cta || !wasLive) continue;
         errorFound = true;
-        const ctaName = p.ctas > 1 ? `CTA ${cta % p.clusterSize}${p.grid > 1 ? ` of cluster ${Math.floor(cta / p.clusterSize)}` : ''}` : 'the CTA';
+        const ctaName = ctaLabel(cta);
         const bname = p.barrierName(b);
         report({
           kind: 'inflight-at-exit', severity: 'error', key: `${cta}|${g}`,
@@ -1072,7 +1074,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
         const bufs = gl.filter((v) => !(v & EG) && bufCta(v >> 1) === cta).map((v) => p.bufferName(v >> 1));
         if (!bufs.length) continue;
         errorFound = true;
-        const ctaName = p.ctas > 1 ? `CTA ${cta % p.clusterSize}` : 'the CTA';
+        const ctaName = ctaLabel(cta);
         report({
           kind: 'inflight-at-exit', severity: 'error', key: `${cta}|${g}`,
           message: `every agent of ${ctaName} has exited while no tcgen05.commit has signalled the completion of a tcgen05.mma issued by ${agentName(g)} on ${[...new Set(bufs)].join(', ')}: in some schedule that MMA is still reading or writing the CTA's memory`,
