@@ -52,6 +52,13 @@ describe('checker regressions', () => {
     expect(r.verdict).toBe('inflight-at-exit');
     expect(r.hazards[0]!.subject?.name).toBe('full[0]');
   });
+  test('a commit before the stage\'s last MMA: the race names the access, the MMAs and the commits', () => {
+    const r = run('p6_commit_before_last_mma.mbk');
+    expect(r.verdict).toBe('race');
+    const race = r.hazards.find((h) => h.kind === 'race')!;
+    expect(race.message).toContain('which a tcgen05.mma issued by mma was reading; that MMA has finished, but no tcgen05.commit after it has signalled a barrier yet');
+    expect(race.locations.map((l) => l.line)).toEqual([23, 30, 31, 32, 33]);
+  });
   test('an agent that faults before its first operation (division by zero) is reported, not ok', () => {
     const k = kernel('div');
     k.barriers('b', 1, { count: 1 });

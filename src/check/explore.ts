@@ -631,6 +631,25 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
    * finished-but-unsignalled MMA of agent `g` touched (`gx`: buffer·2 + write). `bar`: -1 when no
    * commit of that MMA has arrived yet, else the barrier its commit arrived on.
    */
+  /** Where agent `g`'s tcgen05.mma instructions touching the array of buffer `buf`, and its commits, are (related locations of a ghost race). */
+  const mmaSiteCache = new Map<string, SrcLoc[]>();
+  const mmaSites = (g: number, buf: number): SrcLoc[] => {
+    const name = p.bufferOf(buf).info.name;
+    const key = `${p.agents[g]!.role}|${name}`;
+    let l = mmaSiteCache.get(key);
+    if (!l) {
+      l = [];
+      for (const ins of p.roles[p.agents[g]!.role]!.code) {
+        if (ins.i !== 'op') continue;
+        const op = ins.op;
+        if (op.op === 'tcgen05.mma' && (op.acc.name === name || op.reads.some((r) => r.name === name))) l.push(ins.loc);
+        else if (op.op === 'tcgen05.commit') l.push(ins.loc);
+      }
+      mmaSiteCache.set(key, l);
+    }
+    return l;
+  };
+
   const ghostRace = (e: Extract<MachineEvent, { e: 'access' }>, newOp: AsyncOp | undefined, g: number, gx: number, bar: number, stateId: number) => {
     if (gx >> 1 !== e.buf || ((gx & 1) === 0 && e.rw === 'r')) return;
     const why = bar < 0 ? 'that MMA has finished, but no tcgen05.commit after it has signalled a barrier yet' : `its tcgen05.commit has arrived on ${p.barrierName(bar)}, but that phase has not completed`;
@@ -640,7 +659,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
     report({
       kind: 'race', severity: 'error', key: `${p.bufferOf(e.buf).info.name}|${locKey(e.loc)}|ghost${g}`,
       message: `${who} ${e.rw === 'w' ? 'writes' : 'reads'} ${bufName}, which a tcgen05.mma issued by ${agentName(g)} was ${(gx & 1) ? 'writing' : 'reading'}; ${why}, so nothing orders this access after the MMA`,
-      subject: bufName, state: stateId, extra: LAZY, details: [], locs: e.loc ? [e.loc] : [],
+      subject: bufName, state: stateId, extra: LAZY, details: [], locs: [...(e.loc ? [e.loc] : []), ...mmaSites(g, e.buf)],
     });
   };
 
