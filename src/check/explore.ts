@@ -1350,11 +1350,11 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
       if ((guard & 4095) === 4095 && (boundHit(next) || abortBy)) return;
       if (verifyHash) verify(t, nx, rh);
       codec.combine(t, nx, rh, hbuf);
-      if (visited.has(hbuf[0]!, hbuf[1]!)) return; // reached before (as a stored or an intermediate state)
+      // Claimed now (one probe): reached before, as a stored or an intermediate state, ends this path.
+      if (!visited.add(hbuf[0]!, hbuf[1]!)) return;
       const f = usePor && guard < 100_000 ? forced(t, nx, parentId, chain) : null;
       if (!f) break;
       // Intermediate state: remembered (so other paths stop here) but never stored or expanded.
-      visited.add(hbuf[0]!, hbuf[1]!);
       intermediates++;
       coEnabled(t, parentId, chain);
       if (f.t.trapped) return; // the diagnostic was reported; the kernel stops
@@ -1366,7 +1366,6 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
       rehash(pt, t, px, nx, f.who, rh);
     }
     const nid = nStates;
-    visited.add(hbuf[0]!, hbuf[1]!);
     addState(parentId, chain);
     codec.encode(t, nx, next, nid, rh);
   };
