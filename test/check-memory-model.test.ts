@@ -213,6 +213,8 @@ ${sync ? `        bar.sync 1, ${warps * 32}\n` : ''}`;
     expect(kinds(r)).toEqual(['race C[0]']);
     expect(r.hazards[0]!.message).toContain('the threads of wg other than the elected one write C[0] (st.shared C[0]) while a bulk store issued by wg may still be reading it');
     expect(r.hazards[0]!.trace.map((s) => s.op).slice(-2)).toEqual(['cp.async.bulk.wait_group.read 0', 'st.shared C[0]  [C[0]]']);
+    // Related locations: the access and the elected thread's wait_group.
+    expect(r.hazards[0]!.locations.map((l) => l.line)).toEqual([5, 11]);
   });
   test('a bar.sync of the role after the wait orders every thread', () => {
     expect(run(staging(true)).verdict).toBe('ok');
@@ -258,6 +260,7 @@ ${o.allWait ? '        mbarrier.try_wait.parity full[i % 2], (i / 2) & 1\n' : ' 
     expect(r.verdict).toBe('race');
     expect(kinds(r)).toEqual(['race X[0]']);
     expect(r.hazards[0]!.message).toBe('the threads of use other than the elected one read X[0] (ld.shared X[i % 2]), which TMA copies completing on full[0] fill, but only the elected thread waited on full[0] (inside elect: or per=one): no bar.sync over the role\'s threads, and no wait of their own, orders them after the copy');
+    expect(r.hazards[0]!.locations.map((l) => l.line)).toEqual([14, 13]);
   });
   test('a bar.sync after the elected wait, every thread waiting, or one warp: ok', () => {
     expect(run(electWait({ sync: true })).verdict).toBe('ok');

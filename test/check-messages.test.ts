@@ -163,3 +163,15 @@ ${o.preArrive ? '    for s in range(0, S):\n        mbarrier.arrive empty[s]\n' 
     expect(w).toContain('consumer waits on full[1] 2 time(s), observing 2 phase(s), but the arrivals on it (3, count 1) complete 3 phase(s): the roles disagree about the number of trips');
   });
 });
+
+describe('a parity operand other than 0 or 1', () => {
+  test('a wait on parity 2 that never passes says only bit 0 counts', () => {
+    const src = `kernel p2 arch=sm_90a
+barrier b[1] count=1
+role r warps=1 per=one:
+    mbarrier.try_wait.parity b[0], 2
+`;
+    const hang = run(src).hazards.find((h) => h.kind === 'hang')!;
+    expect(hang.details.join('\n')).toContain('its parity operand is 2, not 0 or 1: only bit 0 is used (FINDINGS.md P1), so it waits on parity 0');
+  });
+});

@@ -631,6 +631,22 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
    * finished-but-unsignalled MMA of agent `g` touched (`gx`: buffer·2 + write). `bar`: -1 when no
    * commit of that MMA has arrived yet, else the barrier its commit arrived on.
    */
+  /** Where agent `a`'s waits of the elected thread alone are (related locations of an elected-thread race): wait_group (`opcs` 10, 16) or mbarrier waits on barrier array `bar`. */
+  const electSiteCache = new Map<string, SrcLoc[]>();
+  const electWaitSites = (a: number, opcs: number[], barName: string | null): SrcLoc[] => {
+    const key = `${p.agents[a]!.role}|${opcs.join(',')}|${barName ?? ''}`;
+    let l = electSiteCache.get(key);
+    if (l) return l;
+    l = [];
+    for (const ins of p.roles[p.agents[a]!.role]!.code) {
+      if (ins.i !== 'op' || ins.per !== 'one' || !opcs.includes(ins.opc)) continue;
+      if (barName !== null && !('bar' in ins.op && ins.op.bar.name === barName)) continue;
+      l.push(ins.loc);
+    }
+    electSiteCache.set(key, l);
+    return l;
+  };
+
   /** Where agent `g`'s tcgen05.mma instructions touching the array of buffer `buf`, and its commits, are (related locations of a ghost race). */
   const mmaSiteCache = new Map<string, SrcLoc[]>();
   const mmaSites = (g: number, buf: number): SrcLoc[] => {
@@ -745,7 +761,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
                   message: `the threads of ${agentName(e.agent)} other than the elected one ${e.rw === 'w' ? 'write' : 'read'} ${bufName} (${ins.text}), which TMA copies completing on ${bname} fill, but only the elected thread waited on ${bname} (inside elect: or per=one): no bar.sync over the role's threads, and no wait of their own, orders them after the copy`,
                   subject: bufName, state: stateId, extra,
                   details: ['Every thread that reads the data must be ordered after the phase: let all threads wait (as CUTLASS consumer_wait does), or follow the elected wait with a bar.sync of the role.'],
-                  locs: e.loc ? [e.loc] : [],
+                  locs: [...(e.loc ? [e.loc] : []), ...electWaitSites(e.agent, [5], p.barrierOf(b).info.name)],
                 });
                 continue;
               }
@@ -759,7 +775,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
                 message: `the threads of ${agentName(e.agent)} other than the elected one ${e.rw === 'w' ? 'write' : 'read'} ${bufName} (${ins.text}) while a ${unit} issued by ${agentName(e.agent)} may still be ${(acc & 1) ? 'writing' : 'reading'} it: only the elected thread waited for it (${unit === 'wgmma' ? 'wgmma' : 'cp.async.bulk'}.wait_group inside elect: or per=one), and no bar.sync over the role's threads orders the other warps after that wait`,
                 subject: bufName, state: stateId, extra,
                 details: ['bug-patterns.md B18: a warp-scoped or warpgroup-scoped bar.sync after the wait_group (before the buffer is refilled) orders every thread after the store.'],
-                locs: e.loc ? [e.loc] : [],
+                locs: [...(e.loc ? [e.loc] : []), ...electWaitSites(e.agent, [gx & EG_WG ? 16 : 10], null)],
               });
             }
           }

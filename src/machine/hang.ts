@@ -73,9 +73,11 @@ export function explainHang(m: Machine, s: MachineState, passedBefore?: (agent: 
       w.bar = key;
       w.barName = barName;
       w.state = { phase: b.phase, pending: b.pending, expected: b.expected, tx: b.tx };
-      const par = op.token !== undefined ? (ag.tokens?.[ins.token!]?.phase ?? 0) & 1 : ins.ints.parity!(ag.frame) & 1;
+      const raw = op.token !== undefined ? (ag.tokens?.[ins.token!]?.phase ?? 0) : ins.ints.parity!(ag.frame);
+      const par = raw & 1;
       w.parity = par;
       w.reasons.push(`waits for phase ${b.phase} of ${barName} (parity ${par}) to complete`);
+      if (op.token === undefined && raw !== 0 && raw !== 1) w.reasons.push(`its parity operand is ${raw}, not 0 or 1: only bit 0 is used (FINDINGS.md P1), so it waits on parity ${par}`);
       // Who could still signal this barrier: running agents whose program signals the same array, and operations in flight.
       const sig: number[] = [];
       const all: number[] = [];
