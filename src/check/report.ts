@@ -99,9 +99,13 @@ export function renderCheck(r: CheckResult, paint: CheckPaint = NO_PAINT): strin
   const c = r.coverage;
   const sym = c.symmetry.length ? c.symmetry.map((g) => `${g.role} ×${g.agents}`).join(', ') : 'none';
   const how = r.complete ? 'every schedule explored'
-    : r.stoppedBy === 'hazard' ? 'stopped after the depth of the first error (shortest traces); run with all to explore everything'
+    : r.stoppedBy === 'hazard' ? 'stopped after the depth of the first error (shortest traces); --all explores everything'
       : `stopped by ${r.stoppedBy}: coverage is partial`;
   out.push(paint.dim(`${fmt(c.states)} states, ${fmt(c.transitions)} transitions, depth ${c.depth}, ${(c.elapsedMs / 1000).toFixed(2)} s, ~${bytesText(c.memoryBytes)}; ${how}; partial-order reduction ${c.por ? 'on' : 'off'}, symmetry: ${sym}`));
+  if (!r.complete && r.stoppedBy !== 'hazard') {
+    const bound = r.stoppedBy === 'timeout' ? '--timeout SECONDS' : r.stoppedBy === 'max-memory' ? '--max-memory MB' : '--max-states N';
+    out.push(paint.dim(`to finish: raise ${bound}, or check smaller parameters (--set: fewer iterations, stages or CTAs; --sweep shows how the states grow)`));
+  }
   if (!r.hazards.length && !r.warnings.length) {
     out.push(v === 'ok' ? 'No hang, race, phase alias, tx mismatch or undefined barrier operation in any schedule.' : 'No hazard found in the part explored.');
   }
