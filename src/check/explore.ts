@@ -1258,10 +1258,41 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
    * operations in issue order), scanning the state directly: a local or issue step is enabled
    * exactly when its agent runs, so the wait operands of the other agents are never evaluated.
    */
-  const forced = (s: MachineState, x: Extra, id: number, prefix: Choice[]): { t: MachineState; nx: Extra; c: Choice; who: number } | null => {
+  /**
+   * The agents in the state's canonical order: agents outside symmetry groups by index, then each
+   * group's members by record hash (`rh`). A state and its permutations by symmetry hash alike; the
+   * forced step must be chosen alike in them too, or the states stored would depend on which
+   * representative the search met first.
+   */
+  const canonOrder = new Int32Array(p.agents.length);
+  const plainAgents = p.agents.map((a) => a.id).filter((a) => an.groupOf[a]! < 0);
+  const agentOrder = (rh: Int32Array | null): Int32Array => {
+    let k = 0;
+    for (const a of plainAgents) canonOrder[k++] = a;
+    for (const g of an.groups) {
+      const start = k;
+      for (const a of g.agents) {
+        // insertion by (h1, h2) of the record hash; ties keep index order (equal records)
+        let j = k++;
+        while (j > start && rh) {
+          const b = canonOrder[j - 1]!;
+          const d = rh[2 * b]! - rh[2 * a]! || rh[2 * b + 1]! - rh[2 * a + 1]!;
+          if (d <= 0) break;
+          canonOrder[j] = b;
+          j--;
+        }
+        canonOrder[j] = a;
+      }
+    }
+    return canonOrder;
+  };
+
+  const forced = (s: MachineState, x: Extra, id: number, prefix: Choice[], rh: Int32Array | null = null): { t: MachineState; nx: Extra; c: Choice; who: number } | null => {
     if (s.trapped) return null;
     const ags = s.agents;
-    for (let a = 0; a < ags.length; a++) {
+    const order = an.groups.length ? agentOrder(rh) : null;
+    for (let k = 0; k < ags.length; k++) {
+      const a = order ? order[k]! : k;
       const ag = ags[a]!;
       if (ag.status !== 'run') continue;
       const pc = ag.pc;
@@ -1284,7 +1315,8 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
     // the forced step taken must not: else the states stored would depend on the search order.)
     const fl = s.inflight;
     const nA = fl.length ? ags.length : 0;
-    for (let a = 0; a < nA; a++) for (let i = 0; i < fl.length; i++) {
+    for (let k = 0; k < nA; k++) for (let i = 0; i < fl.length; i++) {
+      const a = order ? order[k]! : k;
       const o = fl[i]!;
       if (o.agent !== a) continue;
       if (o.kind === 'tma') {
@@ -1368,7 +1400,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
       codec.combine(t, nx, rh, hbuf);
       // Claimed now (one probe): reached before, as a stored or an intermediate state, ends this path.
       if (!visited.add(hbuf[0]!, hbuf[1]!)) return;
-      const f = usePor && guard < 100_000 ? forced(t, nx, parentId, chain) : null;
+      const f = usePor && guard < 100_000 ? forced(t, nx, parentId, chain, rh) : null;
       if (!f) break;
       // Intermediate state: remembered (so other paths stop here) but never stored or expanded.
       intermediates++;
