@@ -112,7 +112,7 @@ export function benchCheckSpin(prm: SpinParams, opts: CheckOptions = {}): BenchR
     tool: 'mbsim', params: prm, verdict: r.verdict, states: r.coverage.states, transitions: r.coverage.transitions, wallMs,
     peakBytes: peak - rss0, estimateBytes: r.coverage.memoryBytes, depth: r.coverage.depth, cpuMs: (cpu.user + cpu.system) / 1000,
     kinds: [...new Set(r.hazards.map((h) => h.kind))],
-    detail: h ? `${h.kind}: ${h.message} (trace ${h.trace.length} steps)` : r.complete ? 'no hazard in any schedule' : `stopped: ${r.stoppedBy}`,
+    detail: h ? `${h.kind}: ${h.message} (trace ${h.trace.length} steps)${r.complete || r.stoppedBy === 'hazard' ? '' : `; search incomplete, stopped by ${r.stoppedBy}`}` : r.complete ? 'no hazard in any schedule' : `stopped: ${r.stoppedBy}`,
   };
 }
 
