@@ -11,7 +11,7 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { kernel } from '../kernel/builder.js';
@@ -190,14 +190,15 @@ export const SPIN_README_4_16_4_2: BenchRun = {
  * is repeated until at least `minMs` of wall time have been measured. States visited = successor states generated and hashed
  * (the `transitions` counter); stored states = distinct states kept for expansion.
  */
-export function rawRate(prm: Omit<SpinParams, 'BUG'>, minMs = 2000): { runs: number; states: number; transitions: number; wallMs: number } {
+export function rawRate(prm: Omit<SpinParams, 'BUG'>, minMs = 2000, workers = 1): { runs: number; states: number; transitions: number; wallMs: number } {
   let runs = 0;
   let states = 0;
   let transitions = 0;
   let wallMs = 0;
-  benchCheckSpin({ ...prm, BUG: 0 }, { symmetry: false });
+  const opts: CheckOptions = workers > 1 ? { symmetry: false, workers } : { symmetry: false };
+  benchCheckSpin({ ...prm, BUG: 0 }, opts);
   while (wallMs < minMs && runs < 100) {
-    const r = benchCheckSpin({ ...prm, BUG: 0 }, { symmetry: false });
+    const r = benchCheckSpin({ ...prm, BUG: 0 }, opts);
     runs++;
     states += r.states;
     transitions += r.transitions;
@@ -206,13 +207,24 @@ export function rawRate(prm: Omit<SpinParams, 'BUG'>, minMs = 2000): { runs: num
   return { runs, states, transitions, wallMs };
 }
 
-/** The report line of {@link rawRate}. */
-export function rawRateLine(prm: Omit<SpinParams, 'BUG'>, minMs = 2000): string {
+/**
+ * The report line of {@link rawRate}: one core, then (on a machine with more than one) the same
+ * configuration with `workers` worker threads (default: `os.availableParallelism()`) and the speedup.
+ */
+export function rawRateLine(prm: Omit<SpinParams, 'BUG'>, minMs = 2000, workers = availableParallelism()): string {
   const r = rawRate(prm, minMs);
   const secs = r.wallMs / 1000;
   const n = (x: number) => Math.round(x).toLocaleString('en-US');
-  return `raw rate: ${n(r.transitions / secs)} states visited/s (transitions), ${n(r.states / secs)} stored states/s, on S=${prm.S} N=${prm.N} C=${prm.C} K=${prm.K} ` +
+  let line = `raw rate: ${n(r.transitions / secs)} states visited/s (transitions), ${n(r.states / secs)} stored states/s, on S=${prm.S} N=${prm.N} C=${prm.C} K=${prm.K} ` +
     `correct with symmetry reduction off (${r.runs} run${r.runs > 1 ? 's' : ''} after a warm-up run: ${n(r.transitions)} transitions, ${n(r.states)} stored states in ${secs.toFixed(2)} s wall, one core)`;
+  if (workers > 1) {
+    const p = rawRate(prm, minMs, workers);
+    const ps = p.wallMs / 1000;
+    line += `; ${workers} workers: ${n(p.transitions / ps)} states visited/s, ${n(p.states / ps)} stored states/s ` +
+      `(${p.runs} run${p.runs > 1 ? 's' : ''}: ${n(p.transitions)} transitions, ${n(p.states)} stored states in ${ps.toFixed(2)} s wall), ` +
+      `speedup ${((p.transitions / ps) / (r.transitions / secs)).toFixed(2)}x`;
+  }
+  return line;
 }
 
 /**

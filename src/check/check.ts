@@ -30,6 +30,8 @@ export interface CheckOptions {
   symmetry?: boolean;
   /** Strict warnings (cross-proxy WAR without fence.proxy.async). */
   strict?: boolean;
+  /** Worker threads exploring each level together (default 1; see docs/CHECK.md, "Parallel search"). */
+  workers?: number;
   onProgress?: (p: Progress) => void;
 }
 
@@ -276,6 +278,7 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
   if (opts.por !== undefined) eo.por = opts.por;
   if (opts.symmetry !== undefined) eo.symmetry = opts.symmetry;
   if (opts.strict !== undefined) eo.strict = opts.strict;
+  if (opts.workers !== undefined) eo.workers = opts.workers;
   if (opts.onProgress) eo.onProgress = opts.onProgress;
   const r = explore(program, eo);
   const hazards: Hazard[] = [];

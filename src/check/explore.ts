@@ -29,6 +29,7 @@ import type { Severity } from '../model/diagnostics.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import { analyse, type Analysis } from './analysis.js';
 import { Codec, StateBuf, Visited, type Extra } from './codec.js';
+import { exploreParallel } from './parallel.js';
 
 /**
  * True when no proper subset of the TMA credits in flight to barrier `bar` sums to `tx`: then the
@@ -104,6 +105,54 @@ export interface ExploreOptions {
   verifyHash?: boolean;
   /** Called every ~0.25 s with progress figures. */
   onProgress?: (p: Progress) => void;
+  /**
+   * Worker threads exploring each breadth-first level together (default 1: this thread alone).
+   * The result is the same as with one: same verdict, hazards, stored states and transitions of a
+   * complete search (state ids, and so traces, may differ). See parallel.ts.
+   */
+  workers?: number;
+}
+
+/** A set of 64-bit state hashes (h2 ≠ 0): the visited set. */
+export interface HashSet {
+  /** Inserts (h1, h2); false when it was already present. */
+  add(h1: number, h2: number): boolean;
+  readonly bytes: number;
+  /** Bytes once `n` more entries are added. */
+  bytesAfter(n: number): number;
+}
+
+/** What a worker of the parallel search plugs into the search (parallel.ts). */
+export interface ParHooks {
+  /** The visited set shared by all workers. */
+  visited: HashSet;
+  /** Records a new stored state (reached from `parentId` by `chain`); returns its local index. */
+  store(parentId: number, chain: readonly Choice[]): number;
+  /** The bound the search ran into (checked inside long forced chains), or null. */
+  bound(): ExploreResult['stoppedBy'];
+}
+
+/** The search's internals, for a worker of the parallel search (parallel.ts). */
+export interface SearchApi {
+  machine: Machine;
+  analysis: Analysis;
+  codec: Codec;
+  /** The initial state's hash, and a buffer holding it encoded (id 0). */
+  hash0: [number, number];
+  initial: StateBuf;
+  /** Hazards of the initial state (a division by zero before the first operation), and whether one is an error. */
+  initHazards: RawHazard[];
+  initError: boolean;
+  /** Expands the state at index `i` of `buf` (its id is `buf.ids[i]`) into `next`. */
+  expandAt(buf: StateBuf, i: number, next: StateBuf): void;
+  /** Hazards reported since the last call (first per key, in the order found), and whether an error was found since the last call. */
+  takeHazards(): RawHazard[];
+  takeError(): boolean;
+  counters(): { transitions: number; terminalOk: number; intermediates: number };
+  abortBy(): ExploreResult['stoppedBy'];
+  /** Learnt barrier keys per buffer key (TMA copies issued so far); `addFedBy` merges other workers' knowledge. */
+  fedBy(): [number, number[]][];
+  addFedBy(l: [number, number[]][]): void;
 }
 
 /** Progress and coverage figures. */
@@ -313,6 +362,12 @@ function freezeShared(s: MachineState): void {
 
 /** Runs the exhaustive search. */
 export function explore(program: Program, opts: ExploreOptions = {}): ExploreResult {
+  if ((opts.workers ?? 1) > 1) return exploreParallel(program, opts);
+  return search(program, opts, null) as ExploreResult;
+}
+
+/** The search; with `par` (a worker of the parallel search), returns its internals instead of running it. */
+export function search(program: Program, opts: ExploreOptions, par: ParHooks | null): ExploreResult | SearchApi {
   const t0 = Date.now();
   const m = new Machine(program);
   const an = analyse(program);
@@ -330,7 +385,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
   const initOut = newStepOut(true);
   const s0 = m.initial(initOut);
   const codec = new Codec(program, an, s0);
-  const visited = new Visited(1 << 14);
+  const visited: HashSet = par ? par.visited : new Visited(1 << 14);
   let parent = new Int32Array(1 << 14);
   let chainOff = new Int32Array(1 << 14);
   let chainData = new Int32Array(1 << 16);
@@ -414,11 +469,15 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
   const LAZY: Choice[] = [];
   let lazyPrefix: Choice[] = [];
   let lazyChoice: Choice = { kind: 'agent', agent: 0 };
+  /** Parallel search: hazards found since the last {@link SearchApi.takeHazards} (no cap: the main thread keeps 64). */
+  let fresh: RawHazard[] = [];
   const report = (h: Omit<RawHazard, 'key'> & { key: string }) => {
     const key = `${h.kind}|${h.key}`;
-    if (hazards.has(key) || hazards.size >= 64) return;
+    if (hazards.has(key) || (!par && hazards.size >= 64)) return;
     const extra = h.extra === LAZY ? [...lazyPrefix, lazyChoice] : h.extra;
-    hazards.set(key, { ...h, extra, key });
+    const raw = { ...h, extra, key };
+    hazards.set(key, raw);
+    if (par) fresh.push(raw);
   };
   const locKey = (l?: SrcLoc) => (l ? `${l.file ?? ''}:${l.line}:${l.col}` : '-');
   const agentName = (a: number) => p.agents[a]!.name;
@@ -431,6 +490,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
   };
   const rh0 = new Int32Array(codec.rhLength());
   codec.hash(s0, x0, hbuf, rh0);
+  const hbuf0 = hbuf.slice();
   const id0 = addState(-1, []);
   visited.add(hbuf[0]!, hbuf[1]!);
   let cur = new StateBuf();
@@ -1398,7 +1458,8 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
       if ((guard & 4095) === 4095 && (boundHit(next) || abortBy)) return;
       if (verifyHash) verify(t, nx, rh);
       codec.combine(t, nx, rh, hbuf);
-      // Claimed now (one probe): reached before, as a stored or an intermediate state, ends this path.
+      // Claimed before its successors are computed (one probe; in a parallel search exactly one
+      // worker goes on from it); false: reached before (as a stored or an intermediate state).
       if (!visited.add(hbuf[0]!, hbuf[1]!)) return;
       const f = usePor && guard < 100_000 ? forced(t, nx, parentId, chain, rh) : null;
       if (!f) break;
@@ -1413,14 +1474,17 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
       chain.push(f.c);
       rehash(pt, t, px, nx, f.who, rh);
     }
-    const nid = nStates;
-    addState(parentId, chain);
+    const nid = par ? par.store(parentId, chain) : addState(parentId, chain);
     codec.encode(t, nx, next, nid, rh);
   };
 
   /** The bound a long forced chain ran into (checked inside chains and between expansions), or null. */
   let abortBy: ExploreResult['stoppedBy'] = null;
   const boundHit = (next: StateBuf): boolean => {
+    if (par) {
+      abortBy = par.bound();
+      return abortBy !== null;
+    }
     memEst = visited.bytes + parent.byteLength + chainOff.byteLength + chainData.byteLength + cur.bytes + next.bytes;
     // Stop before the visited table's next doubling (within the next check interval) would pass the bound.
     if (memEst - visited.bytes + visited.bytesAfter(8192) > maxMemory) abortBy = 'max-memory';
@@ -1473,6 +1537,37 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
     }
   };
 
+  if (par) {
+    const api: SearchApi = {
+      machine: m, analysis: an, codec, hash0: [hbuf0[0]!, hbuf0[1]!], initial: cur, initHazards: [...hazards.values()], initError: errorFound,
+      expandAt: (buf, i, next) => {
+        const { s, x } = codec.decode(buf, i, rhCur);
+        expand(s, x, buf.ids[i]!, next);
+      },
+      takeHazards: () => {
+        const r = fresh;
+        fresh = [];
+        return r;
+      },
+      takeError: () => {
+        const r = errorFound;
+        errorFound = false;
+        return r;
+      },
+      counters: () => ({ transitions, terminalOk, intermediates }),
+      abortBy: () => abortBy,
+      fedBy: () => [...fedBy].map(([k, v]) => [k, [...v].sort((a, b) => a - b)]),
+      addFedBy: (l) => {
+        for (const [k, v] of l) {
+          let f = fedBy.get(k);
+          if (!f) fedBy.set(k, (f = new Set()));
+          for (const b of v) f.add(b);
+        }
+      },
+    };
+    fresh = [];
+    return api;
+  }
   let spare = new StateBuf();
   outer: while (cur.count > 0) {
     const next = spare;

@@ -31,6 +31,8 @@ export interface CheckCliOptions {
   all?: boolean;
   /** Strict warnings (cross-proxy WAR without fence.proxy.async). */
   strict?: boolean;
+  /** Worker threads of the search (default 1). */
+  workers?: number;
   /** Write the first hazard's counterexample as a Perfetto trace to this file. */
   trace?: string;
 }
@@ -77,6 +79,7 @@ function checkOptions(opts: CheckCliOptions): CheckOptions {
   if (opts.maxMemoryMb !== undefined) co.maxMemory = opts.maxMemoryMb * 1024 * 1024;
   if (opts.all) co.all = true;
   if (opts.strict) co.strict = true;
+  if (opts.workers !== undefined && opts.workers > 1) co.workers = opts.workers;
   return co;
 }
 

@@ -248,7 +248,8 @@ export async function main(argv: string[], io: IO = nodeIO()): Promise<number> {
     .option('--max-memory <MB>', 'stop when the search holds about this much memory (verdict incomplete; default 2048)', parsePositiveArg('--max-memory'))
     .option('--all', 'keep exploring after the first hazard to report every kind that is reachable')
     .option('--strict', 'also warn about cross-proxy WAR (generic reads, then an async-proxy overwrite without fence.proxy.async)')
-    .action(async (target: string, o: { set: Record<string, number>; sweep: string[]; json?: boolean; sarif?: string; trace?: string; maxStates?: number; timeout?: number; maxMemory?: number; all?: boolean; strict?: boolean }) => {
+    .option('--workers <N>', 'explore with N worker threads (same result; default 1)', parsePositiveArg('--workers'))
+    .action(async (target: string, o: { set: Record<string, number>; sweep: string[]; json?: boolean; sarif?: string; trace?: string; maxStates?: number; timeout?: number; maxMemory?: number; all?: boolean; strict?: boolean; workers?: number }) => {
       const loaded = await loadKernel(target);
       const { dirname } = await import('node:path');
       for (const [flag, file] of [['--sarif', o.sarif], ['--trace', o.trace]] as const) {
@@ -266,6 +267,7 @@ export async function main(argv: string[], io: IO = nodeIO()): Promise<number> {
         ...(o.maxMemory !== undefined ? { maxMemoryMb: o.maxMemory } : {}),
         ...(o.all ? { all: true } : {}),
         ...(o.strict ? { strict: true } : {}),
+        ...(o.workers !== undefined && o.workers > 1 ? { workers: o.workers } : {}),
       };
       const cio = { out: io.out, err: io.err, color: io.color, ...(io.progress ? { progress: io.progress } : {}) };
       if (o.sweep.length) {
