@@ -59,6 +59,11 @@ describe('checker regressions', () => {
     expect(race.message).toContain('which a tcgen05.mma issued by mma was reading; that MMA has finished, but no tcgen05.commit after it has signalled a barrier yet');
     expect(race.locations.map((l) => l.line)).toEqual([23, 30, 31, 32, 33]);
   });
+  test('only the elected thread waits on the full barrier: the other warps\' reads race', () => {
+    const r = run('p7_elect_wait.mbk', true);
+    expect(r.verdict).toBe('race');
+    expect(r.hazards.map((h) => `${h.kind} ${h.subject?.name}`)).toContain('race X[0]');
+  });
   test('an agent that faults before its first operation (division by zero) is reported, not ok', () => {
     const k = kernel('div');
     k.barriers('b', 1, { count: 1 });
