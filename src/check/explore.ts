@@ -232,7 +232,8 @@ export function decodeChoice(x: number): Choice {
   return x >= 0 ? { kind: 'agent', agent: x } : { kind: 'async', id: -x - 1 };
 }
 
-function grow(a: Int32Array<ArrayBuffer>, n: number): Int32Array<ArrayBuffer> {
+/** `a`, or a copy at least `n` long (doubling), with `a`'s contents. */
+export function grow(a: Int32Array<ArrayBuffer>, n: number): Int32Array<ArrayBuffer> {
   if (n <= a.length) return a;
   let size = a.length * 2;
   while (size < n) size *= 2;

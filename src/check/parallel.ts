@@ -28,12 +28,20 @@
  * messages go through MessageChannels read with `receiveMessageOnPort`. Workers stay in a pool
  * (unreferenced, so they never keep the process alive) and serve later searches.
  */
-import { MessageChannel, type MessagePort, Worker, receiveMessageOnPort } from 'node:worker_threads';
+import type { MessagePort, Worker as NodeWorker } from 'node:worker_threads';
+
+/**
+ * node:worker_threads, loaded when a parallel search first needs it (not at import: the explorer's
+ * browser bundle imports the checker, and browsers have no such module).
+ */
+type Threads = typeof import('node:worker_threads');
+let threadsMod: Threads | null = null;
+const threads = (): Threads => (threadsMod ??= (process as unknown as { getBuiltinModule(id: string): Threads }).getBuiltinModule('node:worker_threads'));
 import type { Choice } from '../machine/machine.js';
 import type { Kernel } from '../kernel/ir.js';
 import { instantiate, type Program } from '../machine/program.js';
 import { StateBuf } from './codec.js';
-import { DEFAULT_BOUNDS, encodeChoice, search, type ExploreOptions, type ExploreResult, type HashSet, type RawHazard, type SearchApi } from './explore.js';
+import { DEFAULT_BOUNDS, encodeChoice, grow as growArray, search, type ExploreOptions, type ExploreResult, type HashSet, type RawHazard, type SearchApi } from './explore.js';
 
 /** Slots of the control array shared by the main thread and the workers. */
 const C = {
@@ -223,7 +231,7 @@ export function workerMain(data: { ctl: SharedArrayBuffer; port: MessagePort; w:
   const receive = (): ToWorker => {
     for (;;) {
       const v = Atomics.load(ctl, mail);
-      const r = receiveMessageOnPort(port);
+      const r = threads().receiveMessageOnPort(port);
       if (r) return r.message as ToWorker;
       Atomics.wait(ctl, mail, v);
     }
@@ -236,7 +244,7 @@ export function workerMain(data: { ctl: SharedArrayBuffer; port: MessagePort; w:
       signal(ctl);
       while (Atomics.load(ctl, C.GROW) === 1) Atomics.wait(ctl, C.GROW, 1);
       // During a level only tables are sent: the last one is current.
-      for (let r = receiveMessageOnPort(port); r; r = receiveMessageOnPort(port)) {
+      for (let r = threads().receiveMessageOnPort(port); r; r = threads().receiveMessageOnPort(port)) {
         const m = r.message as ToWorker;
         if (m.type !== 'table') throw new Error(`parallel checker: expected a table, got ${m.type}`);
         job!.visited.setTable(m.table);
@@ -355,7 +363,7 @@ function runLevel(job: Job, m: LevelMsg, ctl: Int32Array): LevelResult {
 
 interface Pool {
   n: number;
-  workers: Worker[];
+  workers: NodeWorker[];
   ports: MessagePort[];
   ctl: Int32Array;
 }
@@ -394,11 +402,11 @@ import(workerData.entry).then((m) => m.workerMain(workerData), (e) => {
   workerData.port.postMessage({ type: 'error', message: String((e && e.stack) || e) });
   const c = new Int32Array(workerData.ctl); Atomics.add(c, ${C.READY}, 1); Atomics.add(c, ${C.EVT}, 1); Atomics.notify(c, ${C.EVT});
 });`;
-  const workers: Worker[] = [];
+  const workers: NodeWorker[] = [];
   const ports: MessagePort[] = [];
   for (let w = 0; w < n; w++) {
-    const ch = new MessageChannel();
-    const worker = new Worker(code, { eval: true, workerData: { ctl: ctl.buffer, port: ch.port2, w, entry: here, hooks }, transferList: [ch.port2] });
+    const ch = new (threads().MessageChannel)();
+    const worker = new (threads().Worker)(code, { eval: true, workerData: { ctl: ctl.buffer, port: ch.port2, w, entry: here, hooks }, transferList: [ch.port2] });
     worker.unref();
     ch.port1.unref();
     workers.push(worker);
@@ -408,7 +416,7 @@ import(workerData.entry).then((m) => m.workerMain(workerData), (e) => {
   const ok = waitFor(ctl, () => Atomics.load(ctl, C.READY) >= n, 120_000);
   const errors: string[] = [];
   for (const p of ports) {
-    const r = receiveMessageOnPort(p);
+    const r = threads().receiveMessageOnPort(p);
     if (r && (r.message as FromWorker).type === 'error') errors.push((r.message as { message: string }).message);
   }
   if (!ok || errors.length) {
@@ -418,14 +426,6 @@ import(workerData.entry).then((m) => m.workerMain(workerData), (e) => {
   return pool;
 }
 
-function growI32(a: Int32Array<ArrayBuffer>, n: number): Int32Array<ArrayBuffer> {
-  if (n <= a.length) return a;
-  let size = a.length * 2;
-  while (size < n) size *= 2;
-  const b = new Int32Array(size);
-  b.set(a);
-  return b;
-}
 
 /** A frontier in shared memory. */
 interface Frontier {
@@ -554,7 +554,7 @@ export function exploreParallel(program: Program, opts: ExploreOptions): Explore
       }
       const results: LevelResult[] = [];
       for (let w = 0; w < n; w++) {
-        const r = receiveMessageOnPort(ports[w]!);
+        const r = threads().receiveMessageOnPort(ports[w]!);
         const msg = r?.message as FromWorker | undefined;
         if (!msg || msg.type !== 'level') fail(msg && msg.type === 'error' ? msg.message : `worker ${w} sent no result`);
         results.push(msg as LevelResult);
@@ -574,8 +574,8 @@ export function exploreParallel(program: Program, opts: ExploreOptions): Explore
       });
       segs.sort((a, b) => a[0] - b[0]);
       const next: Frontier = { data: sharedI32(dataLen), offs: sharedI32(count + 1), ids: sharedI32(count), rh: sharedI32(count * rhLen), n: count };
-      parent = growI32(parent, nStates + count);
-      chainOff = growI32(chainOff, nStates + count);
+      parent = growArray(parent, nStates + count);
+      chainOff = growArray(chainOff, nStates + count);
       let pos = 0;
       let k = 0;
       for (const [, w, start, end] of segs) {
@@ -585,7 +585,7 @@ export function exploreParallel(program: Program, opts: ExploreOptions): Explore
         next.rh.set(r.rh.subarray(start * rhLen, end * rhLen), k * rhLen);
         const c0 = r.chainOff[start]!;
         const c1 = r.chainOff[end]!;
-        chainData = growI32(chainData, chainLen + (c1 - c0) + (end - start));
+        chainData = growArray(chainData, chainLen + (c1 - c0) + (end - start));
         for (let j = start; j < end; j++) {
           next.offs[k] = pos + r.offs[j]! - d0;
           next.ids[k] = nStates;
