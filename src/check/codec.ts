@@ -559,19 +559,7 @@ export class Codec {
       const ag = groups[gi]!.agents;
       if (this.gidx.length < ag.length) this.gidx = new Int32Array(2 * ag.length);
       const idx = this.gidx;
-      for (let i = 0; i < ag.length; i++) {
-        const v = ag[i]!;
-        let j = i;
-        // insertion sort by (h1, h2)
-        while (j > 0) {
-          const u = idx[j - 1]!;
-          const d = rh[2 * u]! - rh[2 * v]! || rh[2 * u + 1]! - rh[2 * v + 1]!;
-          if (d <= 0) break;
-          idx[j] = u;
-          j--;
-        }
-        idx[j] = v;
-      }
+      sortByRecord(ag, rh, idx, 0);
       for (let i = 0; i < ag.length; i++) {
         const v = idx[i]!;
         h1 = mix1(h1, rh[2 * v]!);
@@ -613,6 +601,26 @@ export class Codec {
   hash(s: MachineState, x: Extra, out: Uint32Array, rh: Int32Array = new Int32Array(this.rhLength())): void {
     this.records(s, x, rh);
     this.combine(s, x, rh, out);
+  }
+}
+
+/**
+ * Writes `agents` into `out` from `start`, ordered by their record hashes `rh` (h1, then h2; equal
+ * records keep their index order): the canonical order of a symmetry group's members, used by the
+ * state hash and by the explorer's choice of forced step alike. Insertion sort (groups are small).
+ */
+export function sortByRecord(agents: readonly number[], rh: Int32Array, out: Int32Array, start: number): void {
+  for (let i = 0; i < agents.length; i++) {
+    const v = agents[i]!;
+    let j = start + i;
+    while (j > start) {
+      const u = out[j - 1]!;
+      const d = rh[2 * u]! - rh[2 * v]! || rh[2 * u + 1]! - rh[2 * v + 1]!;
+      if (d <= 0) break;
+      out[j] = u;
+      j--;
+    }
+    out[j] = v;
   }
 }
 

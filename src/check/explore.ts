@@ -28,7 +28,7 @@ import type { OpInstr, Program } from '../machine/program.js';
 import type { Severity } from '../model/diagnostics.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import { analyse, type Analysis } from './analysis.js';
-import { Codec, StateBuf, Visited, type Extra } from './codec.js';
+import { Codec, sortByRecord, StateBuf, Visited, type Extra } from './codec.js';
 import { exploreParallel } from './parallel.js';
 
 /**
@@ -1331,19 +1331,9 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
     let k = 0;
     for (const a of plainAgents) canonOrder[k++] = a;
     for (const g of an.groups) {
-      const start = k;
-      for (const a of g.agents) {
-        // insertion by (h1, h2) of the record hash; ties keep index order (equal records)
-        let j = k++;
-        while (j > start && rh) {
-          const b = canonOrder[j - 1]!;
-          const d = rh[2 * b]! - rh[2 * a]! || rh[2 * b + 1]! - rh[2 * a + 1]!;
-          if (d <= 0) break;
-          canonOrder[j] = b;
-          j--;
-        }
-        canonOrder[j] = a;
-      }
+      if (rh) sortByRecord(g.agents, rh, canonOrder, k);
+      else canonOrder.set(g.agents, k);
+      k += g.agents.length;
     }
     return canonOrder;
   };
