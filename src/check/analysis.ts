@@ -253,6 +253,13 @@ export function analyse(p: Program): Analysis {
     for (let cta = 0; cta < p.ctas; cta++) for (let i = 0; i < info.length; i++) proxyKey[cta * p.buffersPerCta + info.offset + i] = 1;
     trackProxy = true;
   }
+  // Under proxy tracking the order of a generic access and the issue of an async-proxy operation
+  // on the same buffers (or a proxy fence) decides the missing-fence findings: such issues and the
+  // fences are explored in every order (sync), not taken alone (docs/CHECK.md, "Partial-order reduction").
+  if (trackProxy) p.roles.forEach((rc, r) => rc.code.forEach((ins, pc) => {
+    if (ins.i !== 'op' || por[r]![pc] === 'sync') return;
+    if (ins.op.op === 'fence.proxy.async' || refNames(ins.op).some((n) => genericArr.has(n) && asyncArr.has(n))) por[r]![pc] = 'sync';
+  }));
   const manualSlot = new Int32Array(p.ctas * p.barriersPerCta).fill(-1);
   let manualCount = 0;
   for (const info of p.barriers) {

@@ -33,6 +33,8 @@ export interface CheckOptions {
   /** Worker threads exploring each level together (default 1; see docs/CHECK.md, "Parallel search"). */
   workers?: number;
   onProgress?: (p: Progress) => void;
+  /** Called with every terminal state the search expands (see {@link ExploreOptions.onTerminal}). */
+  onTerminal?: (s: MachineState) => void;
 }
 
 /** The state of one barrier after a trace step. */
@@ -122,6 +124,8 @@ export interface CheckResult {
     elapsedMs: number;
     terminalStates: number;
     por: boolean;
+    /** False when symmetry reduction was switched off (then `symmetry` is empty). */
+    symmetryOn: boolean;
     symmetry: { role: string; cta: number; agents: number }[];
   };
 }
@@ -280,6 +284,7 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
   if (opts.strict !== undefined) eo.strict = opts.strict;
   if (opts.workers !== undefined) eo.workers = opts.workers;
   if (opts.onProgress) eo.onProgress = opts.onProgress;
+  if (opts.onTerminal) eo.onTerminal = opts.onTerminal;
   const r = explore(program, eo);
   const hazards: Hazard[] = [];
   const warnings: Hazard[] = [];
@@ -319,8 +324,8 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
     program, verdict, complete: r.complete, stoppedBy: r.stoppedBy, hazards, warnings,
     coverage: {
       states: r.states, transitions: r.transitions, depth: r.depth, peakFrontier: r.peakFrontier, memoryBytes: r.memory,
-      elapsedMs: r.elapsedMs, terminalStates: r.terminalOk, por: opts.por !== false,
-      symmetry: r.analysis.groups.map((g) => ({ role: program.agents[g.agents[0]!]!.roleName, cta: program.agents[g.agents[0]!]!.cta, agents: g.agents.length })),
+      elapsedMs: r.elapsedMs, terminalStates: r.terminalOk, por: opts.por !== false, symmetryOn: opts.symmetry !== false,
+      symmetry: opts.symmetry === false ? [] : r.analysis.groups.map((g) => ({ role: program.agents[g.agents[0]!]!.roleName, cta: program.agents[g.agents[0]!]!.cta, agents: g.agents.length })),
     },
   };
 }

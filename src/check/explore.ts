@@ -106,6 +106,12 @@ export interface ExploreOptions {
   /** Called every ~0.25 s with progress figures. */
   onProgress?: (p: Progress) => void;
   /**
+   * Called with every terminal state (no step enabled: every agent exited, or a hang) as it is
+   * expanded. The differential tests compare the sets of final states of reduced and unreduced
+   * searches through it. Sequential search only.
+   */
+  onTerminal?: (s: MachineState) => void;
+  /**
    * Worker threads exploring each breadth-first level together (default 1: this thread alone).
    * The result is the same as with one: same verdict, hazards, stored states and transitions of a
    * complete search (state ids, and so traces, may differ). See parallel.ts.
@@ -448,8 +454,13 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
   const directTxKey = new Uint8Array(nBars);
   /** Per barrier key: 1 when its array is commit-only (the analysis's `commitOnly`). */
   const commitOnlyKey = new Uint8Array(nBars);
+  /** Per barrier key: 1 when some cp.async.mbarrier.arrive names its array (landings on it are never postponed). */
+  const cpaKey = new Uint8Array(nBars);
+  const cpaArrays = new Set<string>();
+  for (const rc of p.roles) for (const ins of rc.code) if (ins.i === 'op' && ins.op.op === 'cp.async.mbarrier.arrive') cpaArrays.add(ins.op.bar.name);
   for (let k = 0; k < nBars; k++) {
     const name = p.barrierOf(k).info.name;
+    cpaKey[k] = cpaArrays.has(name) ? 1 : 0;
     directTxKey[k] = an.directTx.has(name) ? 1 : 0;
     commitOnlyKey[k] = an.commitOnly?.has(name) ? 1 : 0;
   }
@@ -473,7 +484,9 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
   /** Parallel search: hazards found since the last {@link SearchApi.takeHazards} (no cap: the main thread keeps 64). */
   let fresh: RawHazard[] = [];
   const report = (h: Omit<RawHazard, 'key'> & { key: string }) => {
-    const key = `${h.kind}|${h.key}`;
+    // The subject is part of the key: `--all` lists every (kind, subject) reachable, whatever the
+    // order the search met them in (the differential tests compare these sets across reductions).
+    const key = `${h.kind}|${h.subject ?? ''}|${h.key}`;
     if (hazards.has(key) || (!par && hazards.size >= 64)) return;
     const extra = h.extra === LAZY ? [...lazyPrefix, lazyChoice] : h.extra;
     const raw = { ...h, extra, key };
@@ -1171,10 +1184,12 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
         if (!bufs.length) continue;
         errorFound = true;
         const ctaName = ctaLabel(cta);
-        report({
+        // The subject is the accumulator each such MMA writes, as for an MMA still in flight.
+        const accs = new Set(gl.filter((v) => !(v & EG) && v & 1).map((v) => p.bufferName(v >> 1)));
+        for (const acc of accs.size ? accs : [bufs[0]!]) report({
           kind: 'inflight-at-exit', severity: 'error', key: `${cta}|${g}`,
           message: `every agent of ${ctaName} has exited while no tcgen05.commit has signalled the completion of a tcgen05.mma issued by ${agentName(g)} on ${[...new Set(bufs)].join(', ')}: in some schedule that MMA is still reading or writing the CTA's memory`,
-          subject: bufs[0]!, state: stateId, extra, details: [], locs: [],
+          subject: acc, state: stateId, extra, details: [], locs: [],
         });
       }
     }
@@ -1375,21 +1390,17 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
         // only copies can change the tx-count) commutes with everything; its write stays visible as a ghost.
         const b = s.bars[o.bar];
         if (!b || b.status !== 'valid') continue;
-        if (b.pending > 0) {
-          // Arrivals still missing: no landing completes the phase (only an arrive can), and credits
-          // add up in any order, so the landing commutes with every other step (docs/CHECK.md).
-          if (b.tx - nextCredit(o) <= TX_FLOOR) continue;
-        } else {
-          if (directTxKey[o.bar]) continue;
-          const chunk = nextCredit(o);
-          if (b.tx - chunk <= 0) continue;
-          let remote = false;
-          for (const y of fl) if (y.kind === 'remote' && y.bar === o.bar) remote = true;
-          if (remote) continue;
-          // The order of the landings on this barrier matters only if some of them, landing first,
-          // can bring tx to exactly 0 (an early completion): then every order must be explored.
-          if (!landingsCommute(s, o.bar, b.tx)) continue;
-        }
+        // Arrivals still missing: the landing is postponed instead (see postponable), never forced.
+        if (b.pending > 0) continue;
+        if (directTxKey[o.bar]) continue;
+        const chunk = nextCredit(o);
+        if (b.tx - chunk <= 0) continue;
+        let remote = false;
+        for (const y of fl) if (y.kind === 'remote' && y.bar === o.bar) remote = true;
+        if (remote) continue;
+        // The order of the landings on this barrier matters only if some of them, landing first,
+        // can bring tx to exactly 0 (an early completion): then every order must be explored.
+        if (!landingsCommute(s, o.bar, b.tx)) continue;
         tmaGhost = o.id;
       } else if (o.kind === 'remote') {
         // A remote arrive that leaves at least the largest single arrive any instruction makes on
@@ -1486,9 +1497,51 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
   const rhCur = new Int32Array(codec.rhLength());
   const rhSucc = new Int32Array(codec.rhLength());
   const skip = new Uint8Array(p.agents.length);
+  /**
+   * Postponed landings (docs/CHECK.md, "Postponed landings"): a TMA landing on a barrier whose
+   * phase still misses arrivals (pending > 0) is explored only after the other enabled steps, and
+   * only if one of them completes that barrier's phase (or re-initializes it, or is a wait on it,
+   * or brings its pending count to 0), or if nothing else is enabled. While pending > 0 no landing
+   * completes the phase, so a landing moved later changes nothing a step observes except that its
+   * bytes stay in flight longer (more overlap, never less): unless that step is the one that brings
+   * pending to 0, which completes the phase in one order and not in the other, which is why both
+   * orders are explored then. A landing that could underflow the tx range is never postponed, nor
+   * one on a barrier that cp.async.mbarrier.arrive signals (conservative). Returns the barrier
+   * key, or -1.
+   */
+  const postponedBar = (s: MachineState, c: Choice): number => {
+    if (c.kind !== 'async') return -1;
+    const o = m.findAsync(s, c.id);
+    if (!o || o.kind !== 'tma' || o.bar < 0 || cpaKey[o.bar]) return -1;
+    const b = s.bars[o.bar];
+    return b !== undefined && b.status === 'valid' && b.pending > 0 && b.tx - nextCredit(o) > TX_FLOOR ? o.bar : -1;
+  };
+  /** Per enabled choice of the state being expanded: the barrier its landing is postponed on, or -1. */
+  let postBar = new Int32Array(16);
+  /** Barriers of postponed landings that a step of the state being expanded conflicts with. */
+  const conflicts: number[] = [];
+  /** True when step `c` from `s` to `t` orders against landings on barrier `k` (see postponedBar). */
+  const conflictsWith = (s: MachineState, t: MachineState, c: Choice, k: number): boolean => {
+    const a = s.bars[k]!;
+    const b = t.bars[k]!;
+    // The step that brings pending to 0 completes the phase in one order of it and the landing
+    // and not in the other (and its diagnostics, e.g. a .noComplete arrive that completes, differ).
+    if (a.phase !== b.phase || a.status !== b.status || b.pending === 0) return true;
+    if (c.kind !== 'agent') return false;
+    // A wait passing now (on an older phase) observes whether the current phase has begun (phase-alias).
+    const ag = s.agents[c.agent]!;
+    const ins = agentCode[c.agent]![ag.pc]!;
+    if (ins.i !== 'op' || ins.opc !== 5 /* mbarrier.wait */) return false;
+    try {
+      return ins.bar!(ag.frame) === k;
+    } catch {
+      return false; // the wait faults evaluating its operand (the step reports it)
+    }
+  };
   const expand = (s: MachineState, x: Extra, id: number, next: StateBuf) => {
     const ch = m.enabled(s);
     if (ch.length === 0) {
+      opts.onTerminal?.(s);
       staleAtEnd(s, x, id);
       let running = false;
       for (const a of s.agents) if (a.status === 'run') running = true;
@@ -1515,17 +1568,31 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
         }
       }
     }
-    for (const c of ch) {
+    // Postponed landings: marked first, taken after the other steps only where one conflicts.
+    let nPost = 0;
+    if (usePor && s.inflight.length && ch.length > 1) {
+      if (postBar.length < ch.length) postBar = new Int32Array(ch.length * 2);
+      for (let i = 0; i < ch.length; i++) if ((postBar[i] = postponedBar(s, ch[i]!)) >= 0) nPost++;
+      if (nPost === ch.length) nPost = 0; // nothing else is enabled: every landing is explored
+    }
+    conflicts.length = 0;
+    const step = (c: Choice) => {
       const who = actorOf(s, c);
-      if (skip[who]) continue;
+      if (skip[who]) return;
       const t = succ(s, c, who);
       const nx = checkTransition(s, t, c, out.events!, x, id, []);
-      if (t.trapped) continue;
+      if (nPost) for (let i = 0; i < ch.length; i++) {
+        const k = postBar[i]!;
+        if (k >= 0 && !conflicts.includes(k) && conflictsWith(s, t, c, k)) conflicts.push(k);
+      }
+      if (t.trapped) return;
       const rh = rhSucc; // closeAndStore keeps no reference to it
       rh.set(rhCur);
       rehash(s, t, x, nx, who, rh);
       closeAndStore(t, nx, rh, id, [c], next);
-    }
+    };
+    for (let i = 0; i < ch.length; i++) if (!nPost || postBar[i]! < 0) step(ch[i]!);
+    if (nPost) for (let i = 0; i < ch.length; i++) if (postBar[i]! >= 0 && conflicts.includes(postBar[i]!)) step(ch[i]!);
   };
 
   if (par) {

@@ -33,9 +33,14 @@ export interface CheckCliOptions {
   strict?: boolean;
   /** Worker threads of the search (default 1). */
   workers?: number;
+  /** Which reductions the search uses (default `all`; `none` confirms a surprising verdict with the plain search). */
+  reduce?: Reduce;
   /** Write the first hazard's counterexample as a Perfetto trace to this file. */
   trace?: string;
 }
+
+/** The reductions `--reduce` chooses: partial-order reduction, symmetry, both (default) or none. */
+export type Reduce = 'none' | 'por' | 'symmetry' | 'all';
 
 /** What the progress bar needs of its stream (a Node `tty.WriteStream` such as `process.stderr` has it). */
 export interface ProgressStream {
@@ -80,6 +85,9 @@ function checkOptions(opts: CheckCliOptions): CheckOptions {
   if (opts.all) co.all = true;
   if (opts.strict) co.strict = true;
   if (opts.workers !== undefined && opts.workers > 1) co.workers = opts.workers;
+  const reduce = opts.reduce ?? 'all';
+  if (reduce === 'none' || reduce === 'symmetry') co.por = false;
+  if (reduce === 'none' || reduce === 'por') co.symmetry = false;
   return co;
 }
 

@@ -97,7 +97,7 @@ export function renderCheck(r: CheckResult, paint: CheckPaint = NO_PAINT): strin
   const vt = v === 'ok' ? paint.green('OK') : v === 'incomplete' ? paint.yellow('INCOMPLETE') : paint.red(v.toUpperCase());
   out.push(`verdict: ${vt}`);
   const c = r.coverage;
-  const sym = c.symmetry.length ? c.symmetry.map((g) => `${g.role} ×${g.agents}`).join(', ') : 'none';
+  const sym = !c.symmetryOn ? 'off' : c.symmetry.length ? c.symmetry.map((g) => `${g.role} ×${g.agents}`).join(', ') : 'none';
   const how = r.complete ? 'every schedule explored'
     : r.stoppedBy === 'hazard' ? 'stopped after the depth of the first error (shortest traces); --all explores everything'
       : `stopped by ${r.stoppedBy}: coverage is partial`;

@@ -249,7 +249,8 @@ export async function main(argv: string[], io: IO = nodeIO()): Promise<number> {
     .option('--all', 'keep exploring after the first hazard to report every kind that is reachable')
     .option('--strict', 'also warn about cross-proxy WAR (generic reads, then an async-proxy overwrite without fence.proxy.async)')
     .option('--workers <N>', 'explore with N worker threads (same result; default 1)', parsePositiveArg('--workers'))
-    .action(async (target: string, o: { set: Record<string, number>; sweep: string[]; json?: boolean; sarif?: string; trace?: string; maxStates?: number; timeout?: number; maxMemory?: number; all?: boolean; strict?: boolean; workers?: number }) => {
+    .addOption(new Option('--reduce <WHICH>', 'reductions to use: all (default), por (partial-order only), symmetry (only), none (the plain search, to confirm a surprising verdict)').choices(['all', 'por', 'symmetry', 'none']).default('all'))
+    .action(async (target: string, o: { set: Record<string, number>; sweep: string[]; json?: boolean; sarif?: string; trace?: string; maxStates?: number; timeout?: number; maxMemory?: number; all?: boolean; strict?: boolean; workers?: number; reduce: 'all' | 'por' | 'symmetry' | 'none' }) => {
       const loaded = await loadKernel(target);
       const { dirname } = await import('node:path');
       for (const [flag, file] of [['--sarif', o.sarif], ['--trace', o.trace]] as const) {
@@ -268,6 +269,7 @@ export async function main(argv: string[], io: IO = nodeIO()): Promise<number> {
         ...(o.all ? { all: true } : {}),
         ...(o.strict ? { strict: true } : {}),
         ...(o.workers !== undefined && o.workers > 1 ? { workers: o.workers } : {}),
+        ...(o.reduce !== 'all' ? { reduce: o.reduce } : {}),
       };
       const cio = { out: io.out, err: io.err, color: io.color, ...(io.progress ? { progress: io.progress } : {}) };
       if (o.sweep.length) {

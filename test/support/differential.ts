@@ -1,0 +1,87 @@
+/**
+ * The differential oracle of the checker's reductions: a kernel is checked with every reduction
+ * on, with none, and with each alone; the hazards reachable (kind and subject, `--all --strict`)
+ * and the final states reached must be the same. Used by test/check-differential.test.ts and the
+ * long soak (`npm run fuzz`).
+ */
+import { check, type CheckOptions, type CheckResult } from '../../src/check/check.js';
+import { BUILTINS, instantiate, KernelError, type Program } from '../../src/machine/program.js';
+import type { MachineState } from '../../src/machine/machine.js';
+import type { Kernel } from '../../src/kernel/ir.js';
+
+/** What one configuration of the search found. */
+export interface Outcome {
+  complete: boolean;
+  states: number;
+  /** `kind|subject` of every hazard and warning, sorted. */
+  hazards: string[];
+  /** Canonical text of every final state, sorted. */
+  finals: string[];
+  /** Symmetry groups the search used (0: symmetry reduction had nothing to reduce). */
+  groups: number;
+}
+
+/** A final state as text, independent of the order of interchangeable agents (symmetry). */
+export function finalText(p: Program, s: MachineState): string {
+  const groups = new Map<string, string[]>();
+  s.agents.forEach((a, i) => {
+    const info = p.agents[i]!;
+    const key = `${info.roleName}@${info.cta}`;
+    const rec = `${a.status}:${a.pc}:${a.frame.slice(BUILTINS.length).join(',')}`;
+    (groups.get(key) ?? groups.set(key, []).get(key)!).push(rec);
+  });
+  const agents = [...groups].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, l]) => `${k}=${l.sort().join('|')}`);
+  const bars = s.bars.map((b) => `${b.status}/${b.phase}/${b.pending}/${b.expected}/${b.tx}`);
+  return `${agents.join(' ')} ; ${bars.join(' ')}`;
+}
+
+/** Runs one configuration. */
+export function outcome(p: Program, opts: CheckOptions): Outcome {
+  const finals = new Set<string>();
+  const r: CheckResult = check(p, { all: true, strict: true, ...opts, onTerminal: (s) => finals.add(finalText(p, s)) });
+  const hazards = [...new Set([...r.hazards, ...r.warnings].map((h) => `${h.kind}|${h.subject?.name ?? ''}`))].sort();
+  return { complete: r.complete, states: r.coverage.states, hazards, finals: [...finals].sort(), groups: r.coverage.symmetry.length };
+}
+
+/** The configurations compared with the unreduced search. */
+export const REDUCED: Record<string, CheckOptions> = {
+  all: {},
+  por: { symmetry: false },
+  symmetry: { por: false },
+};
+
+/** A difference between the unreduced search and one reduced configuration. */
+export interface Divergence {
+  config: string;
+  missing: string[];
+  extra: string[];
+  finalsMissing: number;
+  finalsExtra: number;
+}
+
+/** Result of comparing one kernel: null when it cannot be compared (rejected by instantiate, or the full search is too big). */
+export function compare(k: Kernel, maxStates = 20_000): { full: Outcome; divergences: Divergence[] } | null {
+  let p: Program;
+  try {
+    p = instantiate(k);
+  } catch (e) {
+    if (e instanceof KernelError) return null;
+    throw e;
+  }
+  const full = outcome(p, { por: false, symmetry: false, maxStates, timeout: 20_000 });
+  if (!full.complete) return null;
+  const divergences: Divergence[] = [];
+  let groups = -1;
+  for (const [config, opts] of Object.entries(REDUCED)) {
+    // Without symmetry groups, `por` is the search `all` ran and `symmetry` the unreduced one.
+    if (groups === 0 && config !== 'all') continue;
+    const red = outcome(p, { ...opts, timeout: 20_000 });
+    if (config === 'all') groups = red.groups;
+    const missing = full.hazards.filter((h) => !red.hazards.includes(h));
+    const extra = red.hazards.filter((h) => !full.hazards.includes(h));
+    const finalsMissing = full.finals.filter((f) => !red.finals.includes(f)).length;
+    const finalsExtra = red.finals.filter((f) => !full.finals.includes(f)).length;
+    if (!red.complete || missing.length || extra.length || finalsMissing || finalsExtra) divergences.push({ config, missing, extra, finalsMissing, finalsExtra });
+  }
+  return { full, divergences };
+}

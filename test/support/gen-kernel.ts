@@ -1,0 +1,217 @@
+/**
+ * A fast-check generator of small random kernels in the Kernel IR (not the sketch language, so it
+ * also covers what the language cannot say): 1-3 roles, 1-2 CTAs, 1-3 barrier arrays with random
+ * counts, every arrive form, TMA copies (plain, multicast, chunked, issued before or after their
+ * `arrive.expect_tx`), tcgen05.mma + commit, wgmma and bulk-store groups, cp.async, waits whose
+ * parity is a small expression, buffer reads and writes, proxy fences, named and cluster barriers,
+ * loops of 1-3 trips, `elect:` blocks, conditionals on the CTA rank and exits.
+ *
+ * Kernels are kept small so the unreduced search finishes: the differential tests compare the
+ * reduced checker against it (test/check-differential.test.ts).
+ */
+import fc from 'fast-check';
+import type { Arch, BarRef, BufRef, Expr, Kernel, Op, Per, RoleDecl, Stmt } from '../../src/kernel/ir.js';
+
+/** The declarations a role body is generated against. */
+interface Ctx {
+  arch: Arch;
+  cluster: number;
+  bars: { name: string; length: number }[];
+  smem: { name: string; length: number; bytes: number }[];
+  tmem: { name: string; length: number }[];
+}
+
+const num = (v: number): Expr => ({ k: 'num', v });
+const v = (name: string): Expr => ({ k: 'var', name });
+const bin = (op: Extract<Expr, { k: 'bin' }>['op'], a: Expr, b: Expr): Expr => ({ k: 'bin', op, a, b });
+
+/** Loop variables in scope, innermost last. */
+type Scope = string[];
+
+/** An index into an array of `length`: a constant, or a loop variable modulo the length. */
+function indexArb(length: number, scope: Scope): fc.Arbitrary<Expr> {
+  const opts: fc.Arbitrary<Expr>[] = [fc.nat(length - 1).map(num)];
+  if (scope.length && length > 1) opts.push(fc.constantFrom(...scope).map((s) => bin('%', v(s), num(length))));
+  return fc.oneof(...opts);
+}
+
+/** The CTA of a remote reference: the peer (`cta ^ 1`) or a constant rank. */
+function ctaArb(ctx: Ctx): fc.Arbitrary<Expr | undefined> {
+  if (ctx.cluster === 1) return fc.constant(undefined);
+  return fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, fc.constant(bin('^', v('cta'), num(1))), fc.nat(ctx.cluster - 1).map(num));
+}
+
+function barArb(ctx: Ctx, scope: Scope, remote = false): fc.Arbitrary<BarRef> {
+  return fc.nat(ctx.bars.length - 1).chain((i) => {
+    const b = ctx.bars[i]!;
+    return fc.tuple(indexArb(b.length, scope), remote ? ctaArb(ctx) : fc.constant(undefined)).map(([index, cta]) => (cta ? { name: b.name, index, cta } : { name: b.name, index }));
+  });
+}
+
+function smemArb(ctx: Ctx, scope: Scope, remote = false): fc.Arbitrary<BufRef> {
+  return fc.nat(ctx.smem.length - 1).chain((i) => {
+    const b = ctx.smem[i]!;
+    return fc.tuple(indexArb(b.length, scope), remote ? ctaArb(ctx) : fc.constant(undefined)).map(([index, cta]) => (cta ? { name: b.name, index, cta } : { name: b.name, index }));
+  });
+}
+
+const bytesArb = fc.constantFrom(1024, 2048, 4096);
+
+/** A phase parity: a constant, or a small expression over a loop variable. */
+function parityArb(scope: Scope): fc.Arbitrary<Expr> {
+  const opts: fc.Arbitrary<Expr>[] = [fc.constantFrom(0, 1).map(num)];
+  if (scope.length) {
+    opts.push(fc.tuple(fc.constantFrom(...scope), fc.constantFrom(0, 1), fc.constantFrom(1, 2)).map(([s, off, div]) =>
+      bin('&', bin('/', bin('+', v(s), num(off)), num(div)), num(1))));
+  }
+  return fc.oneof(...opts);
+}
+
+const perArb: fc.Arbitrary<Per | undefined> = fc.constantFrom<Per | undefined>(undefined, undefined, 'thread', 'warp', 'one');
+
+/** One operation (not a block). */
+function opArb(ctx: Ctx, scope: Scope): fc.Arbitrary<Op> {
+  const ops: fc.WeightedArbitrary<Op>[] = [
+    { weight: 6, arbitrary: fc.record({
+      bar: barArb(ctx, scope, true), count: fc.option(fc.constantFrom(1, 2).map(num), { nil: undefined }),
+      expectTx: fc.option(bytesArb.map(num), { nil: undefined, freq: 2 }), drop: fc.boolean(), noComplete: fc.boolean(), per: perArb,
+      scope: fc.constantFrom<'cta' | 'cluster' | undefined>(undefined, undefined, 'cluster', 'cta'),
+    }).map((r) => {
+      const o: Extract<Op, { op: 'mbarrier.arrive' }> = { op: 'mbarrier.arrive', bar: r.bar };
+      if (r.count) o.count = r.count;
+      if (r.expectTx) o.expectTx = r.expectTx;
+      if (r.drop && !r.noComplete) o.drop = true;
+      if (r.noComplete && !r.drop) o.noComplete = true;
+      if (r.per) o.per = r.per;
+      if (r.scope && r.bar.cta) o.scope = r.scope;
+      return o;
+    }) },
+    { weight: 1, arbitrary: fc.record({ bar: barArb(ctx, scope), bytes: bytesArb.map(num) }).map((r) => ({ op: 'mbarrier.expect_tx' as const, bar: r.bar, bytes: r.bytes, per: 'one' as const })) },
+    { weight: 1, arbitrary: fc.record({ bar: barArb(ctx, scope), bytes: bytesArb.map(num) }).map((r) => ({ op: 'mbarrier.complete_tx' as const, bar: r.bar, bytes: r.bytes, per: 'one' as const })) },
+    { weight: 6, arbitrary: fc.record({ bar: barArb(ctx, scope), parity: parityArb(scope), form: fc.constantFrom<'try_wait' | 'test_wait'>('try_wait', 'try_wait', 'test_wait') })
+      .map((r) => ({ op: 'mbarrier.wait' as const, form: r.form, bar: r.bar, parity: r.parity })) },
+    { weight: 5, arbitrary: fc.record({
+      tensor: fc.boolean(), dst: smemArb(ctx, scope), bar: barArb(ctx, scope), frac: fc.constantFrom(1, 2),
+      multicast: ctx.cluster > 1 ? fc.option(fc.constantFrom(1, 2, 3).map(num), { nil: undefined }) : fc.constant(undefined),
+      chunks: fc.option(fc.constant(num(2)), { nil: undefined, freq: 3 }),
+    }).map((r) => {
+      const buf = ctx.smem.find((b) => b.name === r.dst.name)!;
+      const o: Extract<Op, { op: 'cp.async.bulk' }> = { op: 'cp.async.bulk', tensor: r.tensor, dst: r.dst, bytes: num(buf.bytes / r.frac), bar: r.bar, per: 'one' };
+      if (r.multicast) o.multicast = r.multicast;
+      if (r.chunks) o.chunks = r.chunks;
+      return o;
+    }) },
+    { weight: 3, arbitrary: fc.record({ buf: smemArb(ctx, scope, true), w: fc.boolean() }).map((r) => (r.w ? { op: 'st.shared' as const, buf: r.buf } : { op: 'ld.shared' as const, buf: r.buf })) },
+    { weight: 1, arbitrary: fc.constant({ op: 'fence.proxy.async' as const }) },
+    { weight: 1, arbitrary: smemArb(ctx, scope).map((src) => ({ op: 'cp.async.bulk.store' as const, src, bytes: num(ctx.smem.find((b) => b.name === src.name)!.bytes), per: 'one' as const })) },
+    { weight: 1, arbitrary: fc.constant({ op: 'cp.async.bulk.commit_group' as const }) },
+    { weight: 1, arbitrary: fc.record({ n: fc.constantFrom(0, 1).map(num), read: fc.boolean() }).map((r) => ({ op: 'cp.async.bulk.wait_group' as const, n: r.n, read: r.read })) },
+    { weight: 1, arbitrary: smemArb(ctx, scope).map((dst) => ({ op: 'cp.async' as const, dst, bytes: num(16) })) },
+    { weight: 1, arbitrary: fc.record({ bar: barArb(ctx, scope), noinc: fc.boolean() }).map((r) => ({ op: 'cp.async.mbarrier.arrive' as const, bar: r.bar, noinc: r.noinc })) },
+    { weight: 1, arbitrary: fc.constant({ op: 'exit' as const }) },
+  ];
+  if (ctx.arch === 'sm_100a' && ctx.tmem.length) {
+    ops.push({ weight: 3, arbitrary: fc.record({ reads: fc.array(smemArb(ctx, scope), { minLength: 1, maxLength: 2 }), acc: fc.nat(ctx.tmem.length - 1) }).map((r) => {
+      const t = ctx.tmem[r.acc]!;
+      return { op: 'tcgen05.mma' as const, reads: r.reads, acc: { name: t.name, index: num(0) }, shape: { m: 128, n: 128, k: 16 } };
+    }) });
+    ops.push({ weight: 3, arbitrary: fc.record({ bar: barArb(ctx, scope), multicast: ctx.cluster > 1 ? fc.option(fc.constantFrom(1, 2, 3).map(num), { nil: undefined }) : fc.constant(undefined) })
+      .map((r) => (r.multicast ? { op: 'tcgen05.commit' as const, bar: r.bar, multicast: r.multicast } : { op: 'tcgen05.commit' as const, bar: r.bar })) });
+    ops.push({ weight: 1, arbitrary: fc.constant(ctx.tmem[0]!).map((t) => ({ op: 'tcgen05.ld' as const, src: { name: t.name, index: num(0) } })) });
+  }
+  if (ctx.arch === 'sm_90a') {
+    ops.push({ weight: 2, arbitrary: fc.array(smemArb(ctx, scope), { minLength: 1, maxLength: 2 }).map((reads) => ({ op: 'wgmma.mma_async' as const, reads, shape: { m: 64, n: 128, k: 16 } })) });
+    ops.push({ weight: 2, arbitrary: fc.constant({ op: 'wgmma.commit_group' as const }) });
+    ops.push({ weight: 2, arbitrary: fc.constantFrom(0, 1).map((n) => ({ op: 'wgmma.wait_group' as const, n: num(n) })) });
+  }
+  if (ctx.cluster > 1) {
+    ops.push({ weight: 1, arbitrary: fc.constant({ op: 'barrier.cluster.arrive' as const }) });
+    ops.push({ weight: 1, arbitrary: fc.constant({ op: 'barrier.cluster.wait' as const }) });
+  }
+  // Named barrier 1; its thread count is set after the roles are known (see kernelArb).
+  ops.push({ weight: 1, arbitrary: fc.constant({ op: 'bar.sync' as const, id: num(1), threads: num(0) }) });
+  return fc.oneof(...ops);
+}
+
+let line = 0;
+const at = () => ({ line: ++line, col: 1 });
+
+/** A statement list of at most `max` statements, blocks nested at most `depth` deep. */
+function bodyArb(ctx: Ctx, scope: Scope, depth: number, max: number): fc.Arbitrary<Stmt[]> {
+  const stmt: fc.Arbitrary<Stmt> = fc.oneof(
+    { weight: 8, arbitrary: opArb(ctx, scope).map((op) => ({ s: 'op' as const, op, loc: at() })) },
+    ...(depth > 0 ? [
+      { weight: 2, arbitrary: fc.tuple(fc.integer({ min: 1, max: 3 }), fc.constant(null)).chain(([trips]) => {
+        const name = ['i', 'j'][scope.length] ?? 'k';
+        return bodyArb(ctx, [...scope, name], depth - 1, 3).map((body): Stmt => ({ s: 'for', var: name, from: num(0), to: num(trips), body, loc: at() }));
+      }) },
+      { weight: 2, arbitrary: bodyArb(ctx, scope, depth - 1, 3).map((body): Stmt => ({ s: 'elect', body, loc: at() })) },
+      ...(ctx.cluster > 1 || scope.length ? [{ weight: 1, arbitrary: fc.tuple(bodyArb(ctx, scope, depth - 1, 2), fc.boolean()).map(([body, onCta]): Stmt => ({
+        s: 'if', cond: onCta || !scope.length ? bin('==', v('cta'), num(0)) : bin('==', v(scope[scope.length - 1]!), num(0)), then: body, loc: at(),
+      })) }] : []),
+    ] : []),
+  );
+  return fc.array(stmt, { minLength: 1, maxLength: max });
+}
+
+/** Declarations: arch, cluster size, barrier and buffer arrays. */
+const ctxArb: fc.Arbitrary<Ctx> = fc.record({
+  arch: fc.constantFrom<Arch>('sm_90a', 'sm_100a'),
+  cluster: fc.constantFrom(1, 1, 2),
+  bars: fc.array(fc.constantFrom(1, 2), { minLength: 1, maxLength: 3 }),
+  smem: fc.array(fc.tuple(fc.constantFrom(1, 2), bytesArb), { minLength: 1, maxLength: 2 }),
+  tmem: fc.boolean(),
+}).map((r) => ({
+  arch: r.arch, cluster: r.cluster,
+  bars: r.bars.map((length, i) => ({ name: `b${i}`, length })),
+  smem: r.smem.map(([length, bytes], i) => ({ name: `S${i}`, length, bytes })),
+  tmem: r.arch === 'sm_100a' && r.tmem ? [{ name: 'T', length: 1 }] : [],
+}));
+
+/** Walks every op of a statement list. */
+function eachOp(body: Stmt[], f: (op: Op) => void): void {
+  for (const s of body) {
+    if (s.s === 'op') f(s.op);
+    else if (s.s === 'for' || s.s === 'elect') eachOp(s.body, f);
+    else if (s.s === 'if') { eachOp(s.then, f); if (s.else) eachOp(s.else, f); }
+  }
+}
+
+/** A random small kernel (see the module comment). */
+export const kernelArb: fc.Arbitrary<Kernel> = ctxArb.chain((ctx) => {
+  const roleArb = fc.record({
+    warps: fc.constantFrom(1, 1, 2, 4),
+    per: fc.constantFrom<Per>('thread', 'warp', 'one'),
+    where: ctx.cluster > 1 ? fc.constantFrom<number | null>(null, null, 0, 1) : fc.constant(null),
+    instances: fc.constantFrom(1, 1, 1, 2, 3),
+    body: bodyArb(ctx, [], 2, 5),
+  });
+  return fc.tuple(fc.array(roleArb, { minLength: 1, maxLength: 3 }), fc.array(fc.constantFrom(1, 1, 2, 3), { minLength: ctx.bars.length, maxLength: ctx.bars.length }), fc.boolean())
+    .map(([rs, counts, exactNamed]): Kernel => {
+      const roles: RoleDecl[] = rs.map((r, i) => {
+        const role: RoleDecl = { name: `r${i}`, warps: r.warps, per: r.per, body: r.body, loc: { line: 1000 + i, col: 1 } };
+        if (r.where !== null) role.where = bin('==', v('cta'), num(r.where));
+        if (r.instances > 1) role.instances = num(r.instances);
+        return role;
+      });
+      // Named barrier 1: the threads of every role that uses it (or a wrong count, sometimes).
+      let named = 0;
+      for (const r of roles) {
+        let uses = false;
+        eachOp(r.body, (op) => { if (op.op === 'bar.sync') uses = true; });
+        if (uses) named += r.warps * 32;
+      }
+      const threads = exactNamed ? named : Math.max(32, named - 32);
+      for (const r of roles) eachOp(r.body, (op) => { if (op.op === 'bar.sync') op.threads = num(threads); });
+      const k: Kernel = {
+        name: 'gen', arch: ctx.arch, params: [], cluster: num(ctx.cluster),
+        barriers: ctx.bars.map((b, i) => ({ name: b.name, length: num(b.length), count: num(counts[i]!), init: 'auto' as const })),
+        buffers: [
+          ...ctx.smem.map((b) => ({ name: b.name, space: 'smem' as const, length: num(b.length), bytes: num(b.bytes) })),
+          ...ctx.tmem.map((b) => ({ name: b.name, space: 'tmem' as const, length: num(b.length), bytes: num(16384) })),
+        ],
+        roles,
+      };
+      return k;
+    });
+});
