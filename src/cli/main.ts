@@ -355,6 +355,8 @@ export async function main(argv: string[], rawIO: IO = nodeIO()): Promise<number
       // commander already printed its one-line message
       return 2;
     }
+    // Timing parameters validated where they are used (not only at load) are still bad input.
+    if (err instanceof TimingError) err = new UsageError(`--timing: ${err.message}`);
     if (err instanceof UsageError) {
       io.err(err.message.startsWith('mbsim') || /^\S+:\d+:\d+: /.test(err.message) ? err.message : `mbsim: error: ${err.message}`);
       return 2;
