@@ -65,7 +65,8 @@ function parsePositiveArg(name: string) {
 }
 
 function loadTiming(path: string | undefined): Timing {
-  if (!path) return H200;
+  if (path === undefined) return H200;
+  if (path.trim() === '') throw new UsageError('--timing needs a file name');
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
