@@ -86,6 +86,17 @@ describe('output to a symlink, a FIFO, a device', () => {
     expect(docs.some((d) => d.schema === 'mbsim.run/1')).toBe(true);
   });
 
+  test('/dev/stdout, /proc/self/fd/1 and /dev/stderr go through the CLI\'s own output, in order', async () => {
+    for (const [path, stream] of [['/dev/stdout', 'out'], ['/proc/self/fd/1', 'out'], ['/dev/stderr', 'err']] as const) {
+      const r = await cli(['run', 'mechanism', '--trace', path]);
+      expect(r.code).toBe(0);
+      const docs = r[stream].split('\n').filter((l) => l.startsWith('{"traceEvents"'));
+      expect(docs).toHaveLength(1);
+      expect(JSON.parse(docs[0]!).traceEvents.length).toBeGreaterThan(5);
+      expect(r.out).toContain(`trace written to ${path}`);
+    }
+  });
+
   test('/dev/full: exit 2 with the reason, the device untouched', async () => {
     const r = await cli(['run', 'mechanism', '--trace', '/dev/full']);
     expect(r.code).toBe(2);
@@ -163,7 +174,7 @@ describe('signals', () => {
     const target = join(dir, 'big.json');
     // The writer itself, in a child process, writing 200 MB.
     const script = `import { writeOutput } from './src/cli/output.ts';
-await writeOutput(${JSON.stringify(target)}, 'x'.repeat(200_000_000), () => {});
+await writeOutput(${JSON.stringify(target)}, 'x'.repeat(200_000_000), { out: () => {}, err: () => {} });
 console.log('finished');`;
     const child = spawn(process.execPath, ['--import', './test/support/ts-register.mjs', '--input-type=module', '-e', script], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';

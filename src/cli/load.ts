@@ -9,9 +9,9 @@ import { fileURLToPath } from 'node:url';
 import { EXAMPLES, findExample } from '../examples/index.js';
 import type { Kernel } from '../kernel/ir.js';
 import { instantiate, KernelError, type Program } from '../machine/program.js';
+import { UsageError } from './errors.js';
 
-/** Bad input from the user: printed as is, exit code 2. */
-export class UsageError extends Error {}
+export { UsageError };
 
 /**
  * Parses one `NAME=VALUE` (integer: decimal, 0x hex or 0b binary, optional `_` separators between

@@ -127,7 +127,7 @@ async function runVerb(target: string, o: RunOpts, io: IO): Promise<number> {
     ptVar = variable;
   }
   if (o.width < 20 || o.width > 1000) throw new UsageError(`--width ${o.width} is outside 20..1000`);
-  if (o.trace) await writeOutput(o.trace, JSON.stringify(buildTrace(program, r.spans!, events, timing.clockMHz.value)), io.out);
+  if (o.trace) await writeOutput(o.trace, JSON.stringify(buildTrace(program, r.spans!, events, timing.clockMHz.value)), io);
   const code = r.verdict === 'ok' ? 0 : r.verdict === 'incomplete' ? 3 : 1;
   if (o.json) {
     io.out(JSON.stringify({
@@ -265,7 +265,7 @@ export async function main(argv: string[], rawIO: IO = nodeIO()): Promise<number
       };
       const cio = {
         out: io.out, err: io.err, color: io.color, paint: paintFor(io),
-        writeFile: (path: string, data: string) => writeOutput(path, data, io.out),
+        writeFile: (path: string, data: string) => writeOutput(path, data, io),
         ...(io.progress ? { progress: io.progress } : {}),
       };
       if (o.sweep.length) {

@@ -9,7 +9,10 @@
  * - a symbolic link: followed; its target is written in place (the link stays a link).
  * - a FIFO or a character device (`/dev/stdout`, `/dev/null`, a terminal): written in place,
  *   streaming (a FIFO waits for its reader, as a shell redirection would).
- * - `-`: the data goes to the CLI's standard output.
+ * - `-`, or the file that is the process's standard output or error (`/dev/stdout`,
+ *   `/proc/self/fd/2`, or the very file stdout is redirected to): the data goes through the CLI's
+ *   own `out` / `err`, in order with the rest of its output (a second descriptor would write at
+ *   its own offset and overwrite the report, or be overwritten by it).
  * - a directory, a block device, a socket, a missing directory or an unwritable place: an
  *   {@link OutputError} with one line (`cannot write PATH: REASON`), which the CLI reports with
  *   exit code 2.
@@ -18,17 +21,23 @@
  * installed only for the duration of the write; the signal is then re-raised, so the process still
  * ends as the signal asks).
  */
-import { closeSync, constants, lstatSync, statSync, unlinkSync, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, statSync, unlinkSync, type Stats } from 'node:fs';
 import { chmod, open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
-import { UsageError } from './load.js';
+import { UsageError } from './errors.js';
 
 /** A path the CLI cannot write: one line, exit code 2. */
 export class OutputError extends UsageError {}
 
 /** How {@link writeOutput} will write a path. */
-export type OutputMode = 'stdout' | 'replace' | 'in-place';
+export type OutputMode = 'stdout' | 'stderr' | 'replace' | 'in-place';
+
+/** Where {@link writeOutput} sends data for `-` and for the process's own stdout / stderr. */
+export interface OutputSinks {
+  out(s: string): void;
+  err(s: string): void;
+}
 
 /** UTF-16 code units written per chunk (the handler for a signal runs between chunks). */
 const CHUNK = 1 << 20;
@@ -57,13 +66,28 @@ export function outputMode(path: string): OutputMode {
     if (!dir.isDirectory()) throw new OutputError(`cannot write ${path}: ENOTDIR`);
     return 'replace';
   }
-  if (st.isFile()) return 'replace';
   const target = st.isSymbolicLink() ? followed(path) : st;
   if (target === null) return 'in-place'; // a dangling link: opening it creates its target
+  const std = standardStream(target);
+  if (std) return std;
+  if (st.isFile()) return 'replace';
   if (target.isDirectory()) throw new OutputError(`cannot write ${path}: it is a directory`);
   if (target.isBlockDevice()) throw new OutputError(`cannot write ${path}: it is a block device`);
   if (target.isSocket()) throw new OutputError(`cannot write ${path}: it is a socket`);
   return 'in-place';
+}
+
+/** 'stdout' or 'stderr' when `st` is the very file of descriptor 1 or 2 (same device and inode). */
+function standardStream(st: Stats): 'stdout' | 'stderr' | null {
+  for (const [fd, name] of [[1, 'stdout'], [2, 'stderr']] as const) {
+    try {
+      const s = fstatSync(fd);
+      if (s.dev === st.dev && s.ino === st.ino && !st.isDirectory()) return name;
+    } catch {
+      // descriptor closed
+    }
+  }
+  return null;
 }
 
 /** The stats of a link's target, or null when it dangles. */
@@ -77,13 +101,15 @@ function followed(path: string): Stats | null {
 }
 
 /**
- * Writes `data` (UTF-8) to `path` as described in the module comment. `stdout` receives the data
- * for the path `-`. Resolves once the data is on disk (or handed to the device); rejects with an
- * {@link OutputError} (one line) when it cannot be written, with no temporary file left.
+ * Writes `data` (UTF-8) to `path` as described in the module comment; `sinks` receive the data for
+ * `-` and the process's own stdout / stderr. Resolves once the data is on disk (or handed to the
+ * device); rejects with an {@link OutputError} (one line) when it cannot be written, with no
+ * temporary file left.
  */
-export async function writeOutput(path: string, data: string, stdout: (s: string) => void): Promise<void> {
+export async function writeOutput(path: string, data: string, sinks: OutputSinks): Promise<void> {
   const mode = outputMode(path);
-  if (mode === 'stdout') return void stdout(data);
+  if (mode === 'stdout') return void sinks.out(data);
+  if (mode === 'stderr') return void sinks.err(data);
   try {
     if (mode === 'in-place') await writeInPlace(path, data);
     else await replace(path, data);
