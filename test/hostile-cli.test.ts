@@ -14,6 +14,8 @@ import fc from 'fast-check';
 import { beforeAll, expect, test } from 'vitest';
 import { main } from '../src/cli/main.js';
 
+/** Invocations per run of the suite (MBSIM_HOSTILE_RUNS=2000 for a longer trial). */
+const RUNS = Number(process.env.MBSIM_HOSTILE_RUNS ?? 100);
 const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 /** A stack frame, Node's internals, or an Error class name: internal text that must not reach users. */
 const INTERNAL = /^\s+at \S.*[(:]\d+:\d+\)?$|node:internal|file:\/\/|\b(?:Type|Range|Reference|Syntax|Eval|URI|Aggregate)?Error:/m;
@@ -25,6 +27,7 @@ const P = {
   linkFile: join(S, 'link-file'),
   linkDir: join(S, 'link-dir'),
   dangling: join(S, 'dangling'),
+  loop: join(S, 'loop'),
   fifo: join(S, 'fifo'),
   missing: join(S, 'missing.json'),
   missingDir: join(S, 'no-such-dir', 'x.json'),
@@ -41,6 +44,7 @@ beforeAll(() => {
   symlinkSync(join(S, 'target.json'), P.linkFile);
   symlinkSync(P.dir, P.linkDir);
   symlinkSync(join(S, 'nowhere', 'x'), P.dangling);
+  symlinkSync(P.loop, P.loop);
   expect(spawnSync('mkfifo', [P.fifo]).status).toBe(0);
   writeFileSync(P.sketch, 'kernel k arch=sm_90a description="\u001b]0;t\u0007 d\u001b[2J\u202e"\nparam N = 2\nbarrier b[1] count=1\n\nrole r warps=1 per=one:\n    for i in range(0, N):\n        mbarrier.arrive b[0]\n        mbarrier.try_wait.parity b[0], i % 2\n');
   writeFileSync(P.badSketch, 'kernel k arch=sm_90a\nparam N = = =\nrole r warps=1 per=one:\n    work -1   # \u001b[2J\u0007\u202e\n');
@@ -65,7 +69,7 @@ const odd = fc.constantFrom(
   '9007199254740991', '9007199254740992', '-9007199254740993', '9'.repeat(40), '__proto__', 'constructor',
   'é', '中文', '\u202eevil', '\u001b[2J', '\u0007', 'a'.repeat(300), '..', '/', 'consumer:bar:phase',
 );
-const outPath = fc.constantFrom(P.file, P.dir, P.linkFile, P.linkDir, P.dangling, P.fifo, P.missing, P.missingDir, '/dev/null', '-', '');
+const outPath = fc.constantFrom(P.file, P.dir, P.linkFile, P.linkDir, P.dangling, P.loop, P.fifo, P.missing, P.missingDir, `${P.file}/`, `${P.dir}/`, '/dev/null', '/dev/full', '-', '');
 const inPath = fc.constantFrom(P.timing, P.badTiming, P.dir, P.linkDir, P.missing, P.missingDir, P.file, '/dev/null', '');
 const name = fc.constantFrom('BYTES', 'TRIPS', 'N', '__proto__', 'constructor', 'X', '', 'b\u001b');
 const setValue = fc.tuple(name, odd).map(([n, v]) => `${n}=${v}`);
@@ -147,7 +151,7 @@ test('adversarial CLI invocations: exit 0..3, no stack trace, no temp file, no c
   );
   const arb: fc.Arbitrary<string[]> = fc.oneof({ arbitrary: invocation('run'), weight: 4 }, { arbitrary: invocation('check'), weight: 4 }, { arbitrary: other, weight: 1 });
 
-  const watched = [...Object.values(P), join(S, 'target.json'), '/dev/null'];
+  const watched = [...Object.values(P), join(S, 'target.json'), '/dev/null', '/dev/full'];
   let runs = 0;
   await fc.assert(fc.asyncProperty(arb, async (args) => {
     runs++;
@@ -176,6 +180,6 @@ test('adversarial CLI invocations: exit 0..3, no stack trace, no temp file, no c
       else if (k === 'missing') expect(['missing', 'file'], p).toContain(now);
       else expect(now, p).toBe(k);
     }
-  }), { numRuns: 100 });
-  expect(runs).toBeGreaterThanOrEqual(100);
+  }), { numRuns: RUNS });
+  expect(runs).toBeGreaterThanOrEqual(RUNS);
 }, 120_000);
