@@ -102,6 +102,16 @@ describe('every path of the CLI', () => {
       expect(r.code).toBe(2);
       expect(r.err).toContain(`kernel evil\\x1b]0;pwned\\x07\\u202e arch=sm_90a`);
       expect(r.err).not.toMatch(RAW);
+      // Each caret still points at its column, the escapes before it counted at their printed width.
+      const rows = r.err.split('\n');
+      const checked = rows.flatMap((row, i) => {
+        const m = /^\S+:1:(\d+): error\[([^\]]+)\]: (.*)$/.exec(row);
+        if (!m) return [];
+        const caretCol = rows[i + 2]!.indexOf('^');
+        return [[m[2], rows[i + 1]!.slice(caretCol)] as const];
+      });
+      expect(checked).toContainEqual(['E-syntax', expect.stringMatching(/^\]0;pwned/)]);
+      expect(checked).toContainEqual(['E-bad-char', expect.stringMatching(/^\\x07/)]);
     }
   });
 

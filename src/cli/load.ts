@@ -10,6 +10,7 @@ import { EXAMPLES, findExample } from '../examples/index.js';
 import type { Kernel } from '../kernel/ir.js';
 import { instantiate, KernelError, type Program } from '../machine/program.js';
 import { UsageError } from './errors.js';
+import { alignCaret } from './terminal.js';
 
 export { UsageError };
 
@@ -44,7 +45,7 @@ export function formatKernelError(err: KernelError): string {
     const line = readFileSync(loc.file, 'utf8').split(/\r?\n/)[loc.line - 1];
     if (line !== undefined) {
       const width = Math.max(1, (loc.endCol ?? loc.col + 1) - loc.col);
-      out += `\n  ${line}\n  ${' '.repeat(Math.max(0, loc.col - 1))}^${'~'.repeat(width - 1)}`;
+      out = alignCaret(`${out}\n  ${line}\n  ${' '.repeat(Math.max(0, loc.col - 1))}^${'~'.repeat(width - 1)}`, line, loc.col);
     }
   }
   return out;

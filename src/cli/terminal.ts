@@ -85,3 +85,20 @@ export interface TextIO {
 export function safeIO<T extends TextIO>(io: T): T {
   return { ...io, out: (s: string) => io.out(terminalText(s)), err: (s: string) => io.err(terminalText(s)) };
 }
+
+/**
+ * The boundary prints a control or bidi character of a quoted source line as an escape several
+ * columns wide (`\x1b`); this widens the indentation of the caret row under the row `  QUOTED` of
+ * `text` to match, so the caret still points at column `col` (1-based) of `quoted`. Text without
+ * such characters, or without that row and a caret row after it, is returned unchanged.
+ */
+export function alignCaret(text: string, quoted: string | undefined, col: number): string {
+  if (quoted === undefined || escapeControls(quoted) === quoted) return text;
+  const rows = text.split('\n');
+  const at = rows.indexOf(`  ${quoted}`);
+  const caret = at >= 0 ? /^\s*(\^~*)$/.exec(rows[at + 1] ?? '') : null;
+  if (!caret) return text;
+  const pad = [...quoted.slice(0, Math.max(0, col - 1))].map((c) => (c === '\t' ? '\t' : ' '.repeat(escapeControls(c).length))).join('');
+  rows[at + 1] = `  ${pad}${caret[1]}`;
+  return rows.join('\n');
+}
