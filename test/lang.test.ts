@@ -370,6 +370,18 @@ describe('diagnostics: one test per code, exact message and caret', () => {
       hint: an mbarrier expects 1 to 2^20 - 1 arrivals per phase"
     `);
   });
+  test('E-work-cycles: a constant negative work', () => {
+    expect(errors(role('work -100\nwork 3 - 5\nwork 0'))).toMatchInlineSnapshot(`
+      "t.mbk:6:10: error[E-work-cycles]: work of -100 cycles is negative
+            work -100
+                 ^~~~
+      hint: work takes a non-negative number of cycles
+      t.mbk:7:10: error[E-work-cycles]: work of -2 cycles is negative
+            work 3 - 5
+                 ^~~~~
+      hint: work takes a non-negative number of cycles"
+    `);
+  });
   test('E-index-range: constant indices and CTA ranks', () => {
     expect(errors(role('mbarrier.arrive full[2]\nld.shared tile[-1]\nmbarrier.arrive full[0]@1'))).toMatchInlineSnapshot(`
       "t.mbk:6:26: error[E-index-range]: index 2 is out of range for barrier array full[2]

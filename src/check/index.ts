@@ -3,7 +3,6 @@
  * completions, with hazards (hang, race, phase-alias, tx-mismatch, inflight-at-exit and every
  * diagnostic code of the model) and their shortest traces. See docs/CHECK.md.
  */
-import { writeFileSync, renameSync } from 'node:fs';
 import cliProgress from 'cli-progress';
 import type { Program } from '../machine/program.js';
 import { check, type CheckOptions, type CheckResult } from './check.js';
@@ -62,10 +61,19 @@ export interface CheckIO {
    * its `isTTY` is true, nor with `--json`; the bar is cleared before the report is written.
    */
   progress?: ProgressStream;
+  /**
+   * Writes an output file (`sarif`, `trace`); the CLI passes its safe writer (src/cli/output.ts:
+   * no clobbered links or FIFOs, no temporary file left, a one-line error for a bad path). Needed
+   * only when `sarif` or `trace` is asked for.
+   */
+  writeFile?(path: string, data: string): Promise<void>;
+  /** The colors of the report (default: picocolors when `color` is on). */
+  paint?: CheckPaint;
 }
 
-async function colors(on: boolean): Promise<CheckPaint> {
+async function colors(on: boolean, given?: CheckPaint): Promise<CheckPaint> {
   if (!on) return NO_PAINT;
+  if (given) return given;
   const pc = (await import('picocolors')).default;
   return { bold: pc.bold, dim: pc.dim, red: pc.red, green: pc.green, yellow: pc.yellow, cyan: pc.cyan };
 }
@@ -251,31 +259,26 @@ export async function runCheckCli(program: Program, opts: CheckCliOptions, io: C
       bar.stop();
     }
   } else r = check(program, co);
-  if (opts.sarif) {
-    const tmp = `${opts.sarif}.tmp-${process.pid}`;
-    writeFileSync(tmp, `${JSON.stringify(checkSarif(r), null, 2)}\n`);
-    renameSync(tmp, opts.sarif);
-  }
+  if (opts.sarif) await writeFile(io, opts.sarif, `${JSON.stringify(checkSarif(r), null, 2)}\n`);
   let traced: string | null = null;
   if (opts.trace) {
     const h = r.hazards[0] ?? r.warnings.find((w) => !w.static);
     if (h) {
-      writeAtomic(opts.trace, JSON.stringify(hazardTrace(program, h)));
+      await writeFile(io, opts.trace, JSON.stringify(hazardTrace(program, h)));
       traced = `trace of ${h.severity === 'error' ? h.kind.toUpperCase() : `warning ${h.kind}`} (${h.trace.length} steps) written to ${opts.trace} (open it in https://ui.perfetto.dev)`;
     } else traced = `no counterexample: ${opts.trace} not written`;
   }
   if (opts.json) io.out(JSON.stringify(checkJson(r)));
   else {
-    io.out(renderCheck(r, await colors(io.color)));
+    io.out(renderCheck(r, await colors(io.color, io.paint)));
     if (traced) io.out(traced);
   }
   return exitCode(r);
 }
 
-function writeAtomic(path: string, data: string): void {
-  const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, data);
-  renameSync(tmp, path);
+function writeFile(io: CheckIO, path: string, data: string): Promise<void> {
+  if (!io.writeFile) throw new Error('runCheckCli: io.writeFile is needed to write --sarif or --trace');
+  return io.writeFile(path, data);
 }
 
 /** One parameter range of `--sweep NAME=A..B`. */
@@ -285,13 +288,28 @@ export interface SweepRange {
   to: number;
 }
 
-/** Parses `NAME=A..B` (or `NAME=A`); integers, A ≤ B. Throws an Error with a usage message. */
+/** The most values one `--sweep` range (and all ranges together) may take. */
+export const MAX_SWEEP_POINTS = 10_000;
+
+/**
+ * Parses `NAME=A..B` (or `NAME=A`): decimal integers with A ≤ B, both within ±(2^53 − 1) (the
+ * integers a parameter holds exactly, as for `--set`), and at most {@link MAX_SWEEP_POINTS}
+ * values. Throws an Error with a usage message.
+ */
 export function parseSweep(spec: string): SweepRange {
   const m = /^([A-Za-z_][A-Za-z0-9_]*)=(-?\d+)(?:\.\.(-?\d+))?$/.exec(spec.trim());
   if (!m) throw new Error(`--sweep expects NAME=A..B with integers A <= B, got '${spec}'`);
+  for (const text of [m[2]!, m[3]]) {
+    if (text !== undefined && !Number.isSafeInteger(Number(text))) {
+      throw new Error(`--sweep ${m[1]}: ${text} is outside the integers mbsim can represent exactly (±2^53)`);
+    }
+  }
   const from = Number(m[2]);
   const to = m[3] === undefined ? from : Number(m[3]);
   if (to < from) throw new Error(`--sweep ${spec}: the range is empty (${from} > ${to})`);
+  if (to - from + 1 > MAX_SWEEP_POINTS) {
+    throw new Error(`--sweep ${m[1]}: ${(to - from + 1).toLocaleString('en-US')} values; at most ${MAX_SWEEP_POINTS.toLocaleString('en-US')}`);
+  }
   return { name: m[1]!, from, to };
 }
 
@@ -319,7 +337,7 @@ export async function runCheckSweepCli(
 ): Promise<number> {
   const combos = sweepCombinations(ranges);
   const co = checkOptions(opts);
-  const paint = await colors(io.color);
+  const paint = await colors(io.color, io.paint);
   const rows: { params: Record<string, number>; verdict: string; code: number; states: number; ms: number; what: string; result?: CheckResult }[] = [];
   const bar = progressBar(opts, io);
   if (bar) co.onProgress = bar.update;

@@ -189,9 +189,25 @@ export function checkSarif(r: CheckResult, toolVersion = '0.1.0'): unknown {
         }] : [],
         properties: { subject: h.subject, kernel: r.program.kernel.name, params: r.program.params },
       })),
+      invocations: [{
+        executionSuccessful: true,
+        // An incomplete search says so where SARIF readers look: a notification with the reason.
+        toolExecutionNotifications: !r.complete && r.stoppedBy !== 'hazard' ? [{
+          level: 'warning',
+          descriptor: { id: 'incomplete' },
+          message: { text: incompleteText(r) },
+          properties: { stoppedBy: r.stoppedBy, states: r.coverage.states },
+        }] : [],
+      }],
       properties: { verdict: r.verdict, complete: r.complete, coverage: r.coverage },
     }],
   };
+}
+
+/** Why a search that stopped at a bound is incomplete, and what to do (for the SARIF notification). */
+function incompleteText(r: CheckResult): string {
+  const bound = r.stoppedBy === 'timeout' ? '--timeout' : r.stoppedBy === 'max-memory' ? '--max-memory' : '--max-states';
+  return `the search is incomplete: stopped by ${bound} after ${fmt(r.coverage.states)} states; schedules beyond it were not explored (raise ${bound} or check smaller parameters)`;
 }
 
 function toUri(file: string): string {

@@ -12,6 +12,7 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 const { main } = await import('./main.js');
+const { escapeControls } = await import('./terminal.js');
 
 main(process.argv.slice(2)).then(
   // Set the exit code and let Node exit once stdout has drained (process.exit would cut piped output).
@@ -19,7 +20,7 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (err: unknown) => {
-    process.stderr.write(`mbsim: internal error: ${(err as Error).message}\n  (this is a bug in mbsim; please report it with the command you ran)\n`);
+    process.stderr.write(`mbsim: internal error: ${escapeControls(String((err as Error)?.message ?? err))}\n  (this is a bug in mbsim; please report it with the command you ran)\n`);
     process.exit(70);
   },
 );

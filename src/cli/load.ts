@@ -9,21 +9,30 @@ import { fileURLToPath } from 'node:url';
 import { EXAMPLES, findExample } from '../examples/index.js';
 import type { Kernel } from '../kernel/ir.js';
 import { instantiate, KernelError, type Program } from '../machine/program.js';
+import { UsageError } from './errors.js';
+import { alignCaret } from './terminal.js';
 
-/** Bad input from the user: printed as is, exit code 2. */
-export class UsageError extends Error {}
+export { UsageError };
 
-/** Parses one `NAME=VALUE` (integer: decimal, 0x hex or 0b binary, optional `_` separators). */
+/**
+ * Parses one `NAME=VALUE` (integer: decimal, 0x hex or 0b binary, optional `_` separators between
+ * digits; at least one digit) into a copy of `acc`. Throws a {@link UsageError} for another form,
+ * a value beyond ±(2^53 − 1) or a name given twice (own keys only: `__proto__` is a name like any
+ * other, and is then reported as an unknown parameter).
+ */
 export function parseSet(spec: string, acc: Record<string, number> = {}): Record<string, number> {
-  const m = /^([A-Za-z_][A-Za-z0-9_]*)=(-?(?:0x[0-9a-fA-F_]+|0b[01_]+|[0-9_]+))$/.exec(spec.trim());
+  const m = /^([A-Za-z_][A-Za-z0-9_]*)=(-?(?:0x_*[0-9a-fA-F][0-9a-fA-F_]*|0b_*[01][01_]*|_*[0-9][0-9_]*))$/.exec(spec.trim());
   if (!m) throw new UsageError(`--set expects NAME=INTEGER, got '${spec}'`);
   const raw = m[2]!.replace(/_/g, '');
   const neg = raw.startsWith('-');
   const body = neg ? raw.slice(1) : raw;
   const v = body.startsWith('0x') ? parseInt(body.slice(2), 16) : body.startsWith('0b') ? parseInt(body.slice(2), 2) : Number(body);
   if (!Number.isSafeInteger(v)) throw new UsageError(`--set ${m[1]}: ${m[2]} is outside the integers mbsim can represent exactly (±2^53)`);
-  if (m[1]! in acc) throw new UsageError(`--set ${m[1]} is given twice`);
-  return { ...acc, [m[1]!]: neg ? -v : v };
+  if (Object.hasOwn(acc, m[1]!)) throw new UsageError(`--set ${m[1]} is given twice`);
+  const out = { ...acc };
+  // defineProperty: an own property even for `__proto__` (assignment would set the prototype).
+  Object.defineProperty(out, m[1]!, { value: neg ? -v : v, enumerable: true, writable: true, configurable: true });
+  return out;
 }
 
 /** Formats a kernel error with its location and, when the source is at hand, the line and a caret. */
@@ -36,7 +45,7 @@ export function formatKernelError(err: KernelError): string {
     const line = readFileSync(loc.file, 'utf8').split(/\r?\n/)[loc.line - 1];
     if (line !== undefined) {
       const width = Math.max(1, (loc.endCol ?? loc.col + 1) - loc.col);
-      out += `\n  ${line}\n  ${' '.repeat(Math.max(0, loc.col - 1))}^${'~'.repeat(width - 1)}`;
+      out = alignCaret(`${out}\n  ${line}\n  ${' '.repeat(Math.max(0, loc.col - 1))}^${'~'.repeat(width - 1)}`, line, loc.col);
     }
   }
   return out;

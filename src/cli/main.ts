@@ -2,9 +2,8 @@
  * The `mbsim` command line. Thin: it parses flags (commander), calls the library and renders.
  * Exit codes: 0 ok, 1 a hazard was found (hang, trap, undefined behaviour), 2 bad input.
  */
-import { existsSync, readFileSync, writeFileSync, renameSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
-import pc from 'picocolors';
 import { EXAMPLES, findExample } from '../examples/index.js';
 import { DecodeError, explainWord } from '../report/decode.js';
 import { buildLedger } from '../report/ledger.js';
@@ -14,6 +13,8 @@ import { buildTrace } from '../report/trace.js';
 import { simulate } from '../sim/simulate.js';
 import { H200, mergeTiming, TimingError, type Timing } from '../sim/timing.js';
 import { instantiateOrExplain, loadKernel, parseSet, UsageError } from './load.js';
+import { outputMode, writeOutput } from './output.js';
+import { markPaint, safeIO } from './terminal.js';
 import type { ProgressStream } from '../check/index.js';
 
 /** Where the CLI writes. */
@@ -35,9 +36,9 @@ const nodeIO = (): IO => ({
   ...(process.env.TERM === 'dumb' ? {} : { progress: process.stderr }),
 });
 
+/** The CLI's colors: markers that only its output boundary turns into SGR sequences (src/cli/terminal.ts). */
 function paintFor(io: IO): Paint {
-  if (!io.color) return PLAIN;
-  return { bold: pc.bold, dim: pc.dim, red: pc.red, green: pc.green, yellow: pc.yellow, cyan: pc.cyan };
+  return io.color ? markPaint : PLAIN;
 }
 
 function parseIntArg(name: string) {
@@ -63,19 +64,9 @@ function parsePositiveArg(name: string) {
   };
 }
 
-/** Writes a file atomically (temp file + rename) so nothing half-written is left behind. */
-function writeAtomic(path: string, data: string): void {
-  const tmp = `${path}.tmp-${process.pid}`;
-  try {
-    writeFileSync(tmp, data);
-    renameSync(tmp, path);
-  } catch (err) {
-    throw new UsageError(`cannot write ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
-}
-
 function loadTiming(path: string | undefined): Timing {
-  if (!path) return H200;
+  if (path === undefined) return H200;
+  if (path.trim() === '') throw new UsageError('--timing needs a file name');
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -89,7 +80,8 @@ function loadTiming(path: string | undefined): Timing {
     throw new UsageError(`${path}: not valid JSON: ${(err as Error).message}`);
   }
   try {
-    return mergeTiming(H200, json);
+    // The names a file may set are H200's own keys (not `toString` or `__proto__`).
+    return mergeTiming(Object.assign(Object.create(null) as Timing, H200), json);
   } catch (err) {
     if (err instanceof TimingError) throw new UsageError(`${path}: ${err.message}`);
     throw err;
@@ -109,6 +101,8 @@ interface RunOpts {
 }
 
 async function runVerb(target: string, o: RunOpts, io: IO): Promise<number> {
+  if (o.trace !== undefined && o.trace.trim() === '') throw new UsageError('--trace needs a file name');
+  if (o.trace !== undefined) outputMode(o.trace);
   const loaded = await loadKernel(target);
   const program = instantiateOrExplain(loaded.kernel, o.set, loaded.origin);
   const timing = loadTiming(o.timing);
@@ -132,9 +126,8 @@ async function runVerb(target: string, o: RunOpts, io: IO): Promise<number> {
     if (table.length === 0) throw new UsageError(`--phase-table: role '${role}' never passed a parity wait on barrier array '${barrier}'`);
     ptVar = variable;
   }
-  if (o.trace !== undefined && o.trace.trim() === '') throw new UsageError('--trace needs a file name');
   if (o.width < 20 || o.width > 1000) throw new UsageError(`--width ${o.width} is outside 20..1000`);
-  if (o.trace) writeAtomic(o.trace, JSON.stringify(buildTrace(program, r.spans!, events, timing.clockMHz.value)));
+  if (o.trace) await writeOutput(o.trace, JSON.stringify(buildTrace(program, r.spans!, events, timing.clockMHz.value)), io);
   const code = r.verdict === 'ok' ? 0 : r.verdict === 'incomplete' ? 3 : 1;
   if (o.json) {
     io.out(JSON.stringify({
@@ -202,7 +195,9 @@ async function runVerb(target: string, o: RunOpts, io: IO): Promise<number> {
 }
 
 /** Runs the CLI with `argv` (without node and script); returns the exit code. */
-export async function main(argv: string[], io: IO = nodeIO()): Promise<number> {
+export async function main(argv: string[], rawIO: IO = nodeIO()): Promise<number> {
+  // Every line the CLI prints passes here: control and bidi characters become visible escapes.
+  const io = safeIO(rawIO);
   const program = new Command();
   let code = 0;
   program
@@ -252,11 +247,10 @@ export async function main(argv: string[], io: IO = nodeIO()): Promise<number> {
     .addOption(new Option('--reduce <WHICH>', 'reductions to use: all (default), por (partial-order only), symmetry (only), none (the plain search, to confirm a surprising verdict)').choices(['all', 'por', 'symmetry', 'none']).default('all'))
     .action(async (target: string, o: { set: Record<string, number>; sweep: string[]; json?: boolean; sarif?: string; trace?: string; maxStates?: number; timeout?: number; maxMemory?: number; all?: boolean; strict?: boolean; workers?: number; reduce: 'all' | 'por' | 'symmetry' | 'none' }) => {
       const loaded = await loadKernel(target);
-      const { dirname } = await import('node:path');
       for (const [flag, file] of [['--sarif', o.sarif], ['--trace', o.trace]] as const) {
         if (file === undefined) continue;
         if (file.trim() === '') throw new UsageError(`${flag} needs a file name`);
-        if (!existsSync(dirname(file))) throw new UsageError(`cannot write ${file}: ENOENT`);
+        outputMode(file);
       }
       const { runCheckCli, runCheckSweepCli, parseSweep } = await import('../check/index.js');
       const opts = {
@@ -271,7 +265,11 @@ export async function main(argv: string[], io: IO = nodeIO()): Promise<number> {
         ...(o.workers !== undefined && o.workers > 1 ? { workers: o.workers } : {}),
         ...(o.reduce !== 'all' ? { reduce: o.reduce } : {}),
       };
-      const cio = { out: io.out, err: io.err, color: io.color, ...(io.progress ? { progress: io.progress } : {}) };
+      const cio = {
+        out: io.out, err: io.err, color: io.color, paint: paintFor(io),
+        writeFile: (path: string, data: string) => writeOutput(path, data, io),
+        ...(io.progress ? { progress: io.progress } : {}),
+      };
       if (o.sweep.length) {
         if (o.sarif || o.trace) throw new UsageError('--sweep cannot be combined with --sarif or --trace (check one combination with --set)');
         const ranges = o.sweep.map((spec) => {
@@ -328,6 +326,7 @@ export async function main(argv: string[], io: IO = nodeIO()): Promise<number> {
     .addOption(new Option('--port <N>', 'port to listen on').default(5177).argParser(parseIntArg('--port')))
     .action(async (file: string | undefined, o: { port: number }) => {
       if (file !== undefined && !existsSync(file)) throw new UsageError(`no such file: ${file}`);
+      if (file !== undefined && !statSync(file).isFile()) throw new UsageError(`${file} is not a file (give a sketch file, .mbk)`);
       if (o.port < 0 || o.port > 65535) throw new UsageError(`--port ${o.port} is outside 0..65535`);
       const { startServer } = await import('../web/server/serve.js');
       let server: Awaited<ReturnType<typeof startServer>>;
@@ -359,6 +358,8 @@ export async function main(argv: string[], io: IO = nodeIO()): Promise<number> {
       // commander already printed its one-line message
       return 2;
     }
+    // Timing parameters validated where they are used (not only at load) are still bad input.
+    if (err instanceof TimingError) err = new UsageError(`--timing: ${err.message}`);
     if (err instanceof UsageError) {
       io.err(err.message.startsWith('mbsim') || /^\S+:\d+:\d+: /.test(err.message) ? err.message : `mbsim: error: ${err.message}`);
       return 2;

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import type { Kernel } from '../kernel/ir.js';
 import { formatDiagnostic, parseSketch } from '../lang/index.js';
 import { UsageError } from './load.js';
+import { alignCaret } from './terminal.js';
 
 /** Errors printed for one file. */
 const SHOWN = 12;
@@ -26,7 +27,7 @@ export function loadSketchFile(path: string): Kernel {
     const shown = r.diagnostics.slice(0, SHOWN).map((d) => {
       const again = d.hint !== undefined && seenHints.has(d.hint);
       if (d.hint !== undefined) seenHints.add(d.hint);
-      return formatDiagnostic(again ? { ...d, hint: '' } : d, src);
+      return alignCaret(formatDiagnostic(again ? { ...d, hint: '' } : d, src), src.split(/\r\n|\r|\n/)[d.line - 1], d.col);
     });
     const more = r.diagnostics.length - SHOWN;
     if (more > 0) shown.push(`… and ${more} more error${more > 1 ? 's' : ''} in ${path}`);

@@ -21,6 +21,7 @@ export const SKETCH_CODES = {
   optionValue: 'E-option-value',
   missingOption: 'E-missing-option',
   initCount: 'E-init-count',
+  workCycles: 'E-work-cycles',
   indexRange: 'E-index-range',
   paramValue: 'E-param-value',
   assign: 'E-assign',

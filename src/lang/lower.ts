@@ -860,6 +860,13 @@ export function lower(
           bad = true;
         }
       }
+      if (spec.name === 'work' && args.v[0]) {
+        const v = evalDefault(args.v[0] as Expr, sizeEnv);
+        if (v !== undefined && v < 0) {
+          err(SKETCH_CODES.workCycles, `work of ${v} cycles is negative`, 'work takes a non-negative number of cycles', spanOf(operands[0]) ?? head);
+          bad = true;
+        }
+      }
       if (dest && spec.dest) {
         if (assignable(dest.image, tokSpan(dest))) vars.add(dest.image);
         else bad = true;

@@ -192,7 +192,7 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
   const params: Record<string, number> = {};
   for (const p of kernel.params) params[p.name] = p.value;
   for (const [n, v] of Object.entries(overrides)) {
-    if (!(n in params)) {
+    if (!Object.hasOwn(params, n)) {
       const known = kernel.params.map((p) => p.name).join(', ') || 'none';
       throw new KernelError(`unknown parameter '${n}' (this kernel has: ${known})`, undefined, 'unknown-param');
     }

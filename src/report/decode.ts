@@ -18,8 +18,17 @@ export class DecodeError extends Error {}
 /**
  * Decodes `text`: 9 to 16 hex digits are a 64-bit word (as `mbarrier.inval` or an eviction writes
  * it back), 1 to 8 hex digits the upper 32 bits of an arrive token. `0x` and `_` are accepted.
+ * A `bigint` or a `number` (a safe integer) is the 64-bit word itself, 0 ≤ value < 2^64 (a token
+ * is given as its hex text). Anything else, or a value out of range, throws a {@link DecodeError}.
  */
-export function explainWord(text: string): Decoded {
+export function explainWord(text: string | number | bigint): Decoded {
+  if (typeof text === 'number' || typeof text === 'bigint') {
+    if (typeof text === 'number' && !Number.isSafeInteger(text)) throw new DecodeError(`${text} is not an integer mbsim can take exactly (a number must be a safe integer; pass a bigint or hex text)`);
+    const v = BigInt(text);
+    if (v < 0n || v >= 1n << 64n) throw new DecodeError(`${text} is outside a 64-bit mbarrier word (0 to 2^64 - 1)`);
+    return explainWord(`0x${v.toString(16).padStart(16, '0')}`);
+  }
+  if (typeof text !== 'string') throw new DecodeError(`explainWord expects hex text, a number or a bigint, got ${text === null ? 'null' : typeof text}`);
   const clean = text.trim().toLowerCase().replace(/^0x/, '').replace(/_/g, '');
   if (!/^[0-9a-f]{1,16}$/.test(clean)) throw new DecodeError(`'${text}' is not a hexadecimal word (up to 16 digits) or token (up to 8 digits)`);
   const isWord = clean.length > 8;

@@ -3,8 +3,15 @@
  * Listens on 127.0.0.1 only. With `file`, it also answers `GET /mbsim-file.json` with
  * `{ name, text }` of that sketch (read on each request), which the app opens when the URL has no
  * hash; a plain static server has no such file and the app opens its default example.
+ *
+ * It answers only its own page: a request whose `Host` header is not a loopback name
+ * (`localhost`, `127.0.0.1`, `[::1]`, or the bound host, with the server's port) gets 421, so a page
+ * on another origin cannot read the sketch through DNS rebinding. Every response carries
+ * {@link SECURITY_HEADERS}: a Content-Security-Policy under which the explorer works (its scripts,
+ * module worker and styles from the same origin, CodeMirror's inline styles, data: images) and no
+ * other origin may frame it, `X-Frame-Options: DENY`, `X-Content-Type-Options: nosniff`.
  */
-import { createReadStream, existsSync } from 'node:fs';
+import { createReadStream, existsSync, statSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -23,6 +30,47 @@ export interface ServeOptions {
   file?: string;
   /** Host to bind (default 127.0.0.1). */
   host?: string;
+}
+
+/**
+ * The Content-Security-Policy of every response: the page's own `<meta>` policy (src/web/index.html)
+ * plus what only a header can say (`frame-ancestors`), with the worker and form targets spelled out.
+ */
+export const CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "worker-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** Headers sent with every response. */
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'Content-Security-Policy': CSP,
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
+  'Referrer-Policy': 'no-referrer',
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Resource-Policy': 'same-origin',
+};
+
+/**
+ * Whether a `Host` header names this server on the loopback interface: `localhost`, `127.0.0.1`,
+ * `[::1]` or `bound` (the host it listens on), each either without a port or with `port`.
+ */
+export function isLoopbackHost(host: string | undefined, port: number, bound = '127.0.0.1'): boolean {
+  if (!host) return false;
+  const m = /^(\[[0-9a-fA-F:.]+\]|[^:[\]]+)(?::(\d{1,5}))?$/.exec(host.trim());
+  if (!m) return false;
+  if (m[2] !== undefined && Number(m[2]) !== port) return false;
+  const name = m[1]!.toLowerCase();
+  const boundName = bound.includes(':') && !bound.startsWith('[') ? `[${bound.toLowerCase()}]` : bound.toLowerCase();
+  return name === 'localhost' || name === '127.0.0.1' || name === '[::1]' || name === boundName;
 }
 
 export interface RunningServer {
@@ -66,16 +114,22 @@ export async function startServer(opts: ServeOptions = {}): Promise<RunningServe
   }
   const file = opts.file ? resolve(opts.file) : undefined;
   if (file && !existsSync(file)) throw new Error(`no such file: ${opts.file}`);
+  if (file && !statSync(file).isFile()) throw new Error(`${opts.file} is not a file (give a sketch file, .mbk)`);
+  let port = 0;
 
   const headers = (type: string, extra: Record<string, string> = {}) => ({
     'Content-Type': type,
-    'X-Content-Type-Options': 'nosniff',
-    'Referrer-Policy': 'no-referrer',
+    ...SECURITY_HEADERS,
     'Cache-Control': 'no-cache',
     ...extra,
   });
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    if (!isLoopbackHost(req.headers.host, port, host)) {
+      res.writeHead(421, headers('text/plain; charset=utf-8'));
+      res.end('misdirected request: this server answers only on localhost');
+      return;
+    }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, headers('text/plain; charset=utf-8', { Allow: 'GET, HEAD' }));
       res.end('method not allowed');
@@ -96,13 +150,15 @@ export async function startServer(opts: ServeOptions = {}): Promise<RunningServe
         return;
       }
       try {
+        if (!(await stat(file)).isFile()) throw new Error('not a file');
         const text = await readFile(file, 'utf8');
         const body = JSON.stringify({ name: basename(file), text });
         res.writeHead(200, headers(TYPES['.json']!));
         res.end(req.method === 'HEAD' ? undefined : body);
-      } catch (err) {
-        res.writeHead(500, headers('text/plain; charset=utf-8'));
-        res.end(`cannot read ${basename(file)}: ${(err as Error).message}`);
+      } catch {
+        // Gone or no longer a file: as if none was given (the app opens its default example).
+        res.writeHead(404, headers('text/plain; charset=utf-8'));
+        res.end(`cannot read ${basename(file)}`);
       }
       return;
     }
@@ -127,7 +183,7 @@ export async function startServer(opts: ServeOptions = {}): Promise<RunningServe
 
   const server = createServer((req, res) => {
     handle(req, res).catch(() => {
-      if (!res.headersSent) res.writeHead(500);
+      if (!res.headersSent) res.writeHead(500, { ...SECURITY_HEADERS });
       res.end();
     });
   });
@@ -138,7 +194,7 @@ export async function startServer(opts: ServeOptions = {}): Promise<RunningServe
       ok();
     });
   });
-  const port = (server.address() as AddressInfo).port;
+  port = (server.address() as AddressInfo).port;
   return {
     url: `http://${host}:${port}/`,
     port,

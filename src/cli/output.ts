@@ -1,0 +1,220 @@
+/**
+ * The one way the CLI writes a file (`--trace FILE`, `--sarif FILE`): never clobbers what is at
+ * the path with something else, never leaves a half-written or temporary file behind.
+ *
+ * What is at the path decides how it is written:
+ * - nothing, or a regular file: the data goes to a temporary file in the same directory
+ *   (`.NAME.tmp-PID-RANDOM`), which is then renamed over the path (atomic: a reader sees the old
+ *   file or the new one, never a part). A replaced file keeps its permission bits.
+ * - a symbolic link: followed; its target is written in place (the link stays a link).
+ * - a FIFO or a character device (`/dev/stdout`, `/dev/null`, a terminal): written in place,
+ *   streaming (a FIFO waits for its reader, as a shell redirection would).
+ * - `-`, or the file that is the process's standard output or error (`/dev/stdout`,
+ *   `/proc/self/fd/2`, or the very file stdout is redirected to): the data goes through the CLI's
+ *   own `out` / `err`, in order with the rest of its output (a second descriptor would write at
+ *   its own offset and overwrite the report, or be overwritten by it).
+ * - a directory, a block device, a socket, a missing directory or an unwritable place: an
+ *   {@link OutputError} with one line (`cannot write PATH: REASON`), which the CLI reports with
+ *   exit code 2.
+ *
+ * A temporary file is removed on every error and on SIGINT/SIGTERM while it exists (a handler is
+ * installed only for the duration of the write; the signal is then re-raised, so the process still
+ * ends as the signal asks).
+ */
+import { closeSync, constants, fstatSync, lstatSync, statSync, unlinkSync, type Stats } from 'node:fs';
+import { chmod, open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { basename, dirname, join } from 'node:path';
+import { UsageError } from './errors.js';
+
+/** A path the CLI cannot write: one line, exit code 2. */
+export class OutputError extends UsageError {}
+
+/** How {@link writeOutput} will write a path. */
+export type OutputMode = 'stdout' | 'stderr' | 'replace' | 'in-place';
+
+/** Where {@link writeOutput} sends data for `-` and for the process's own stdout / stderr. */
+export interface OutputSinks {
+  out(s: string): void;
+  err(s: string): void;
+}
+
+/** UTF-16 code units written per chunk (the handler for a signal runs between chunks). */
+const CHUNK = 1 << 20;
+
+const reason = (err: unknown): string => (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+
+/**
+ * Decides how `path` is written, without writing anything; throws {@link OutputError} for a path
+ * that cannot be written (empty name, directory, block device, socket, missing directory). The CLI
+ * calls it before a long run, so a bad path fails at once rather than after the work.
+ */
+export function outputMode(path: string): OutputMode {
+  if (path.trim() === '') throw new OutputError('an output file needs a name');
+  if (path === '-') return 'stdout';
+  let st: Stats;
+  try {
+    st = lstatSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new OutputError(`cannot write ${path}: ${reason(err)}`);
+    let dir: Stats;
+    try {
+      dir = statSync(dirname(path));
+    } catch (e) {
+      throw new OutputError(`cannot write ${path}: ${reason(e)}`);
+    }
+    if (!dir.isDirectory()) throw new OutputError(`cannot write ${path}: ENOTDIR`);
+    return 'replace';
+  }
+  const target = st.isSymbolicLink() ? followed(path) : st;
+  if (target === null) return 'in-place'; // a dangling link: opening it creates its target
+  const std = standardStream(target);
+  if (std) return std;
+  if (st.isFile()) return 'replace';
+  if (target.isDirectory()) throw new OutputError(`cannot write ${path}: it is a directory`);
+  if (target.isBlockDevice()) throw new OutputError(`cannot write ${path}: it is a block device`);
+  if (target.isSocket()) throw new OutputError(`cannot write ${path}: it is a socket`);
+  return 'in-place';
+}
+
+/** 'stdout' or 'stderr' when `st` is the very file of descriptor 1 or 2 (same device and inode). */
+function standardStream(st: Stats): 'stdout' | 'stderr' | null {
+  for (const [fd, name] of [[1, 'stdout'], [2, 'stderr']] as const) {
+    try {
+      const s = fstatSync(fd);
+      if (s.dev === st.dev && s.ino === st.ino && !st.isDirectory()) return name;
+    } catch {
+      // descriptor closed
+    }
+  }
+  return null;
+}
+
+/** The stats of a link's target, or null when it dangles. */
+function followed(path: string): Stats | null {
+  try {
+    return statSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new OutputError(`cannot write ${path}: ${reason(err)}`);
+  }
+}
+
+/**
+ * Writes `data` (UTF-8) to `path` as described in the module comment; `sinks` receive the data for
+ * `-` and the process's own stdout / stderr. Resolves once the data is on disk (or handed to the
+ * device); rejects with an {@link OutputError} (one line) when it cannot be written, with no
+ * temporary file left.
+ */
+export async function writeOutput(path: string, data: string, sinks: OutputSinks): Promise<void> {
+  const mode = outputMode(path);
+  if (mode === 'stdout') return void sinks.out(data);
+  if (mode === 'stderr') return void sinks.err(data);
+  try {
+    if (mode === 'in-place') await writeInPlace(path, data);
+    else await replace(path, data);
+  } catch (err) {
+    if (err instanceof OutputError) throw err;
+    throw new OutputError(`cannot write ${path}: ${reason(err)}`);
+  }
+}
+
+async function writeInPlace(path: string, data: string): Promise<void> {
+  // O_TRUNC means nothing to a FIFO or a device; it empties a symlink's regular target first.
+  const fh = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 0o666);
+  try {
+    await writeChunks(fh, data);
+  } finally {
+    await fh.close();
+  }
+}
+
+async function replace(path: string, data: string): Promise<void> {
+  let mode: number | undefined;
+  try {
+    mode = statSync(path).mode & 0o7777;
+  } catch {
+    mode = undefined;
+  }
+  const tmp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const fh = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o666);
+  track(tmp, fh.fd);
+  try {
+    await writeChunks(fh, data);
+    if (mode !== undefined) await chmod(tmp, mode);
+    await fh.close();
+    untrackFd(tmp);
+    await rename(tmp, path);
+    untrack(tmp);
+  } catch (err) {
+    await fh.close().catch(() => undefined);
+    untrackFd(tmp);
+    await unlink(tmp).catch(() => undefined);
+    untrack(tmp);
+    throw err;
+  }
+}
+
+async function writeChunks(fh: FileHandle, data: string): Promise<void> {
+  for (let i = 0; i < data.length;) {
+    let end = Math.min(data.length, i + CHUNK);
+    // Never split a surrogate pair between two chunks.
+    if (end < data.length && (data.charCodeAt(end - 1) & 0xfc00) === 0xd800) end--;
+    await fh.write(data.slice(i, end));
+    i = end;
+  }
+}
+
+/** Temporary files that exist now, with their open descriptor (or -1 once closed). */
+const live = new Map<string, number>();
+
+function track(tmp: string, fd: number): void {
+  if (live.size === 0) {
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    process.on('exit', removeLive);
+  }
+  live.set(tmp, fd);
+}
+
+function untrackFd(tmp: string): void {
+  if (live.has(tmp)) live.set(tmp, -1);
+}
+
+function untrack(tmp: string): void {
+  live.delete(tmp);
+  if (live.size === 0) {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    process.off('exit', removeLive);
+  }
+}
+
+/** Removes every live temporary file (synchronously: it runs from signal and exit handlers). */
+function removeLive(): void {
+  for (const [tmp, fd] of live) {
+    if (fd >= 0) {
+      try {
+        closeSync(fd);
+      } catch {
+        // already closed
+      }
+    }
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // already gone
+    }
+  }
+  live.clear();
+}
+
+function onSignal(signal: NodeJS.Signals): void {
+  removeLive();
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
+  process.off('exit', removeLive);
+  // Let the signal end the process as it would have without this handler (unless someone else
+  // listens for it, who then decides).
+  if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+}

@@ -1,0 +1,104 @@
+/**
+ * Terminal-safe output: the single boundary through which the CLI writes text. A kernel name,
+ * description, source line or message comes from a file someone else may have written; printed
+ * raw, an ESC or BEL in it could clear the screen, set the window title or hide text, and a bidi
+ * override (U+202E) could make a line read differently from what it says.
+ *
+ * {@link safeIO} wraps the CLI's {@link IO}: everything passed to `out` and `err` goes through
+ * {@link terminalText}, which writes these characters as visible escapes:
+ * - C0 controls except `\n` and `\t` (ESC, BEL, `\r`, NUL, …) as `\xHH` (`\x1b`);
+ * - DEL, C1 controls (U+0080..U+009F) and the bidi and format controls U+061C, U+200E, U+200F,
+ *   U+202A..U+202E, U+2066..U+2069 as `\uHHHH` (`\u202e`).
+ * JSON output passes the same boundary and stays exact JSON meaning the same value: `JSON.stringify`
+ * already writes every C0 control inside a string as `\u00HH`, so only the `\uHHHH` forms can
+ * apply, and those are JSON's own escapes.
+ *
+ * The CLI's own colors cannot be written as ESC sequences (they would be escaped too): its
+ * {@link Paint} ({@link markPaint}) writes markers that carry a random per-process key, which
+ * {@link terminalText} turns into SGR sequences. Text from a file cannot know the key, so it cannot
+ * produce a color, let alone another escape sequence.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Paint } from '../report/text.js';
+
+/** The per-process key of the color markers. */
+const KEY = randomBytes(8).toString('hex');
+const MARK = `\u0000${KEY}`;
+
+/** Characters {@link terminalText} escapes (see the module comment). */
+const UNSAFE = '[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]';
+const PATTERN = new RegExp(`${MARK}(\\d{1,2})m|${UNSAFE}`, 'g');
+
+const hex = (c: number, digits: number) => c.toString(16).padStart(digits, '0');
+
+/**
+ * `s` with every control, bidi and format character written as a visible escape (`\x1b`,
+ * `\u202e`), and the color markers of {@link markPaint} turned into SGR sequences. `\n` and `\t`
+ * stay as they are.
+ */
+export function terminalText(s: string): string {
+  return s.replace(PATTERN, (m: string, sgr: string | undefined) => {
+    if (sgr !== undefined) return `\u001b[${sgr}m`;
+    const c = m.charCodeAt(0);
+    return c < 0x20 ? `\\x${hex(c, 2)}` : `\\u${hex(c, 4)}`;
+  });
+}
+
+/** `s` with only the escapes of {@link terminalText} (markers, too, are escaped): for text without colors. */
+export function escapeControls(s: string): string {
+  return s.replace(new RegExp(UNSAFE, 'g'), (m) => {
+    const c = m.charCodeAt(0);
+    return c < 0x20 ? `\\x${hex(c, 2)}` : `\\u${hex(c, 4)}`;
+  });
+}
+
+const mark = (code: number) => `${MARK}${code}m`;
+
+/** A color as picocolors writes it (nested closes reopen the outer color), with markers for SGR codes. */
+function color(open: number, close: number): (s: string) => string {
+  const o = mark(open);
+  const c = mark(close);
+  return (s) => `${o}${s.split(c).join(c + o)}${c}`;
+}
+
+/** The CLI's colors as markers that only {@link terminalText} turns into SGR sequences. */
+export const markPaint: Paint = {
+  bold: color(1, 22),
+  dim: color(2, 22),
+  red: color(31, 39),
+  green: color(32, 39),
+  yellow: color(33, 39),
+  cyan: color(36, 39),
+};
+
+/** What {@link safeIO} wraps: text sinks and whether colors are on. */
+export interface TextIO {
+  out(s: string): void;
+  err(s: string): void;
+  color: boolean;
+}
+
+/**
+ * `io` with `out` and `err` passed through {@link terminalText}: the one boundary of the CLI's
+ * text output. Other members are kept.
+ */
+export function safeIO<T extends TextIO>(io: T): T {
+  return { ...io, out: (s: string) => io.out(terminalText(s)), err: (s: string) => io.err(terminalText(s)) };
+}
+
+/**
+ * The boundary prints a control or bidi character of a quoted source line as an escape several
+ * columns wide (`\x1b`); this widens the indentation of the caret row under the row `  QUOTED` of
+ * `text` to match, so the caret still points at column `col` (1-based) of `quoted`. Text without
+ * such characters, or without that row and a caret row after it, is returned unchanged.
+ */
+export function alignCaret(text: string, quoted: string | undefined, col: number): string {
+  if (quoted === undefined || escapeControls(quoted) === quoted) return text;
+  const rows = text.split('\n');
+  const at = rows.indexOf(`  ${quoted}`);
+  const caret = at >= 0 ? /^\s*(\^~*)$/.exec(rows[at + 1] ?? '') : null;
+  if (!caret) return text;
+  const pad = [...quoted.slice(0, Math.max(0, col - 1))].map((c) => (c === '\t' ? '\t' : ' '.repeat(escapeControls(c).length))).join('');
+  rows[at + 1] = `  ${pad}${caret[1]}`;
+  return rows.join('\n');
+}
