@@ -37,6 +37,8 @@ function kindIx(k: AsyncKind): number {
 const REMOTES: AsyncOp['remote'][] = [null, 'arrive', 'arrive.expect_tx', 'arrive_drop', 'expect_tx', 'complete_tx'];
 const REMOTE_IX = new Map(REMOTES.map((k, i) => [k, i]));
 const STATUS = ['run', 'done', 'trap'] as const;
+/** Marks a frame value that takes three words (marker, high and low 32 bits): one outside int32. */
+const WIDE = -0x80000000;
 const BSTATUS = ['uninit', 'valid', 'inval'] as const;
 
 const STATE_FIELDS = ['now', 'agents', 'bars', 'named', 'clusterDone', 'inflight', 'nextId', 'trapped', 'events'];
@@ -153,7 +155,7 @@ export class Codec {
 
   private putAgent(ag: AgentState, sym: boolean): void {
     const f = ag.frame;
-    const sc = this.room(13 + f.length);
+    const sc = this.room(13 + 3 * f.length);
     let n = this.n;
     sc[n++] = ag.pc;
     sc[n++] = ag.status === 'run' ? 0 : ag.status === 'done' ? 1 : 2;
@@ -167,8 +169,19 @@ export class Codec {
     sc[n++] = ag.wgDone;
     sc[n++] = ag.lastArrive;
     sc[n++] = f.length;
-    for (let j = 0; j < f.length; j++) sc[n++] = f[j]!;
-    if (sym) sc[n - f.length + 1] = 0;
+    const f0 = n;
+    for (let j = 0; j < f.length; j++) {
+      const v = f[j]!;
+      if ((v | 0) === v && v !== WIDE) sc[n++] = v;
+      else {
+        // Beyond int32 (frame values are exact up to ±(2^53 − 1)): a marker, then the high and low words.
+        const hi = Math.floor(v / 2 ** 32);
+        sc[n++] = WIDE;
+        sc[n++] = hi;
+        sc[n++] = v - hi * 2 ** 32;
+      }
+    }
+    if (sym) sc[f0 + 1] = 0; // slot 1 is `instance` (slot 0, the rank, always takes one word)
     if (!ag.tokens) {
       sc[n++] = -1;
       this.n = n;
@@ -338,7 +351,14 @@ export class Codec {
       const lastArrive = d[k++]!;
       const n = d[k++]!;
       const frame = new Array<number>(n);
-      for (let j = 0; j < n; j++) frame[j] = d[k++]!;
+      for (let j = 0; j < n; j++) {
+        const w = d[k++]!;
+        if (w !== WIDE) frame[j] = w;
+        else {
+          const hi = d[k++]!;
+          frame[j] = hi * 2 ** 32 + (d[k++]! >>> 0);
+        }
+      }
       const nt = d[k++]!;
       let tokens: Record<number, Token> | null = null;
       if (nt >= 0) {

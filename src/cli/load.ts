@@ -7,7 +7,9 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EXAMPLES, findExample } from '../examples/index.js';
+import { parseInteger } from '../kernel/arith.js';
 import type { Kernel } from '../kernel/ir.js';
+import { caretExcerpt, lineAt } from '../lang/diagnostics.js';
 import { instantiate, KernelError, type Program } from '../machine/program.js';
 
 /** Bad input from the user: printed as is, exit code 2. */
@@ -17,13 +19,10 @@ export class UsageError extends Error {}
 export function parseSet(spec: string, acc: Record<string, number> = {}): Record<string, number> {
   const m = /^([A-Za-z_][A-Za-z0-9_]*)=(-?(?:0x[0-9a-fA-F_]+|0b[01_]+|[0-9_]+))$/.exec(spec.trim());
   if (!m) throw new UsageError(`--set expects NAME=INTEGER, got '${spec}'`);
-  const raw = m[2]!.replace(/_/g, '');
-  const neg = raw.startsWith('-');
-  const body = neg ? raw.slice(1) : raw;
-  const v = body.startsWith('0x') ? parseInt(body.slice(2), 16) : body.startsWith('0b') ? parseInt(body.slice(2), 2) : Number(body);
-  if (!Number.isSafeInteger(v)) throw new UsageError(`--set ${m[1]}: ${m[2]} is outside the integers mbsim can represent exactly (±2^53)`);
+  const n = parseInteger(m[2]!);
+  if ('error' in n) throw new UsageError(`--set ${m[1]}: ${n.error}`);
   if (m[1]! in acc) throw new UsageError(`--set ${m[1]} is given twice`);
-  return { ...acc, [m[1]!]: neg ? -v : v };
+  return { ...acc, [m[1]!]: n.value };
 }
 
 /** Formats a kernel error with its location and, when the source is at hand, the line and a caret. */
@@ -33,10 +32,10 @@ export function formatKernelError(err: KernelError): string {
   const where = `${loc.file ?? '<kernel>'}:${loc.line}:${loc.col}`;
   let out = `${where}: error[${err.code}]: ${err.message}`;
   if (loc.file && existsSync(loc.file)) {
-    const line = readFileSync(loc.file, 'utf8').split(/\r?\n/)[loc.line - 1];
+    const line = lineAt(readFileSync(loc.file, 'utf8'), loc.line);
     if (line !== undefined) {
-      const width = Math.max(1, (loc.endCol ?? loc.col + 1) - loc.col);
-      out += `\n  ${line}\n  ${' '.repeat(Math.max(0, loc.col - 1))}^${'~'.repeat(width - 1)}`;
+      const [text, caret] = caretExcerpt(line, loc.col, loc.endCol ?? loc.col + 1);
+      out += `\n  ${text}\n  ${caret}`;
     }
   }
   return out;

@@ -11,9 +11,13 @@
  * - indentation is either all spaces or all tabs, within a line and across the file.
  *
  * Errors become diagnostics; the layout recovers so that the parser sees a well-formed stream.
+ * The input limits (`limits.ts`) are checked here, before the parser runs: a crossed limit is one
+ * `E-limit` diagnostic and an empty token stream (`fatal`).
  */
 import { createToken, createTokenInstance, Lexer, type IToken, type TokenType } from 'chevrotain';
+import { parseInteger } from '../kernel/arith.js';
 import { SKETCH_CODES, type SketchDiagnostic } from './diagnostics.js';
+import { checkSize, LIMITS, StatementLimits, type LimitHit, type NestKind } from './limits.js';
 
 // ---- token types -------------------------------------------------------------------------------
 
@@ -146,6 +150,18 @@ export interface LexResult {
   end: { line: number; col: number; offset: number };
   /** Per line: the column one past its last token (comments excluded). */
   lineEnd: Map<number, number>;
+  /** An input limit was crossed: the diagnostics say where; nothing should be parsed. */
+  fatal?: boolean;
+}
+
+/** How a token moves an expression's nesting (`prev`: the token before it on the logical line). */
+function nestKind(t: TokenType, prev: TokenType | undefined): NestKind {
+  if (t === LParen || t === LBracket) return 'open';
+  if (t === RParen || t === RBracket) return 'close';
+  if (t === Bang || t === Tilde || t === KwNot) return 'prefix';
+  if (t === Minus) return prev === Int || prev === Ident || prev === RParen || prev === RBracket ? 'other' : 'prefix';
+  if (t === Int || t === Ident || t === Shape || t === StringLit) return 'operand';
+  return 'other';
 }
 
 function endPosition(source: string): { line: number; col: number; offset: number } {
@@ -153,13 +169,48 @@ function endPosition(source: string): { line: number; col: number; offset: numbe
   return { line: lines.length, col: lines[lines.length - 1]!.length + 1, offset: source.length };
 }
 
+/**
+ * The block limits at the first token of a logical line, `level` blocks deep: the nesting depth and
+ * the number of `elif` clauses of one `if` (`elifs[level]` counts them).
+ */
+function blockLimits(level: number, elifs: number[], tok: IToken): LimitHit | undefined {
+  const line = tok.startLine ?? 1;
+  const col = tok.startColumn ?? 1;
+  if (level > LIMITS.blockNesting) {
+    return {
+      message: `this line is nested deeper than the limit of ${LIMITS.blockNesting} blocks`,
+      hint: 'move deeply nested code into its own role or loop, or flatten conditions with and/or',
+      line, col, endCol: col + Math.max(1, tok.image.length),
+    };
+  }
+  elifs.length = level + 1;
+  if (tok.tokenType !== KwElif) elifs[level] = 0;
+  else if ((elifs[level] = (elifs[level] ?? 0) + 1) > LIMITS.elifClauses) {
+    return {
+      message: `this if statement has more elif clauses than the limit of ${LIMITS.elifClauses}`,
+      hint: 'select with arithmetic (e.g. an index computed from the value) or split the chain into nested ifs',
+      line, col, endCol: col + tok.image.length,
+    };
+  }
+  return undefined;
+}
+
 /** Lexes `source` and applies the layout rules. Never throws. */
 export function lex(source: string, file: string): LexResult {
   const diagnostics: SketchDiagnostic[] = [];
-  const diag = (code: SketchDiagnostic['code'], message: string, hint: string, line: number, col: number, endCol: number) =>
-    diagnostics.push({ code, message, hint, file, line, col, endCol: Math.max(endCol, col + 1) });
+  const diag = (code: SketchDiagnostic['code'], message: string, hint: string, line: number, col: number, endCol: number) => {
+    // One beyond the limit, so that parseSketch can tell that some were left out.
+    if (diagnostics.length <= LIMITS.errors) diagnostics.push({ code, message, hint, file, line, col, endCol: Math.max(endCol, col + 1) });
+  };
+  const fatal = (h: LimitHit): LexResult => {
+    diagnostics.push({ code: SKETCH_CODES.limit, message: h.message, hint: h.hint, file, line: h.line, col: h.col, endCol: h.endCol });
+    return { tokens: [], diagnostics, end: { line: h.line, col: h.col, offset: 0 }, lineEnd: new Map(), fatal: true };
+  };
+  const size = checkSize(source);
+  if (size) return fatal(size);
   const res = lexer.tokenize(source);
   for (const e of res.errors) {
+    if (diagnostics.length > LIMITS.errors) break;
     const ch = source.slice(e.offset, e.offset + e.length);
     const shown = ch.length > 12 ? `${ch.slice(0, 12)}…` : ch;
     diag(
@@ -183,6 +234,10 @@ export function lex(source: string, file: string): LexResult {
   const posOf = (t: IToken) => ({ offset: t.startOffset, line: t.startLine ?? 1, col: t.startColumn ?? 1 });
 
   const stack: { width: number; phantom: boolean }[] = [{ width: 0, phantom: false }];
+  const limits = new StatementLimits();
+  /** Per block level: the elif clauses of the if statement at that level so far. */
+  const elifs: number[] = [0];
+  let prevType: TokenType | undefined; // the previous token of the logical line
   let depth = 0;
   let atLineStart = true;
   let last: IToken | undefined;
@@ -215,6 +270,8 @@ export function lex(source: string, file: string): LexResult {
       if (atLineStart) continue;
       if (last && (last.tokenType === Comma || (depth > 0 && CONTINUES.has(last.tokenType)))) continue;
       depth = 0;
+      limits.newline();
+      prevType = undefined;
       out.push(createTokenInstance(Newline, tok.image, tok.startOffset, tok.endOffset ?? tok.startOffset, tok.startLine ?? 1, tok.startLine ?? 1, tok.startColumn ?? 1, tok.startColumn ?? 1));
       headerPending = last?.tokenType === Colon || HEADERS.has(first?.tokenType);
       atLineStart = true;
@@ -267,7 +324,16 @@ export function lex(source: string, file: string): LexResult {
       } else if (width < top) {
         closeTo(width, at, tok);
       }
+      const hit = blockLimits(stack.length - 1, elifs, tok);
+      if (hit) return fatal(hit);
     }
+    if (tok.tokenType === Int) {
+      const n = parseInteger(tok.image);
+      if ('error' in n) diag(SKETCH_CODES.arith, n.error, 'mbsim computes exactly with integers up to ±(2^53 − 1) = ±9007199254740991', tok.startLine ?? 1, tok.startColumn ?? 1, (tok.startColumn ?? 1) + tok.image.length);
+    }
+    const hit = limits.token(nestKind(tok.tokenType, prevType), tok.startLine ?? 1, tok.startColumn ?? 1, tok.image.length);
+    if (hit) return fatal(hit);
+    prevType = tok.tokenType;
     out.push(tok);
     if (tok.tokenType === LParen || tok.tokenType === LBracket) depth++;
     else if ((tok.tokenType === RParen || tok.tokenType === RBracket) && depth > 0) depth--;

@@ -10,6 +10,7 @@ import {
   KwSmem, KwTmem, LBracket, LParen, Mnemonic, MulOp, Newline, OrOp, PrefixOp, RBracket, RelOp, RParen, Shape, ShiftOp,
   StringLit,
 } from './lexer.js';
+import { LIMITS } from './limits.js';
 
 const LABELS: Record<string, string> = {
   Newline: 'the end of the line', Indent: 'an indented block', Dedent: 'the end of the block', Ident: 'a name',
@@ -79,7 +80,19 @@ export function splitHint(msg: string): { message: string; hint: string } {
   return i < 0 ? { message: msg, hint: '' } : { message: msg.slice(0, i), hint: msg.slice(i + 1) };
 }
 
+/** Thrown once the parser has saved {@link LIMITS}.errors syntax errors: the rest is not parsed. */
+class TooManyErrors extends Error {}
+
+const saveError = (CstParser.prototype as unknown as { SAVE_ERROR(e: unknown): unknown }).SAVE_ERROR;
+
 class SketchParser extends CstParser {
+  /** Chevrotain's hook for every syntax error: recovery stops after the error limit (it is what is slow on huge inputs). */
+  SAVE_ERROR(error: unknown): unknown {
+    const saved = saveError.call(this, error);
+    if ((this as unknown as { _errors: unknown[] })._errors.length >= LIMITS.errors) throw new TooManyErrors();
+    return saved;
+  }
+
   constructor() {
     super(ALL_TOKENS, { recoveryEnabled: true, maxLookahead: 3, errorMessageProvider, nodeLocationTracking: 'none' });
     const $ = this as unknown as Record<string, () => CstNode> & SketchParser;
@@ -339,12 +352,23 @@ class SketchParser extends CstParser {
 
 let parser: SketchParser | undefined;
 
-/** Parses a token stream (from `lex`) into a CST; syntax errors are returned, not thrown. */
-export function parseTokens(tokens: IToken[]): { cst: CstNode; errors: { message: string; token: IToken }[] } {
+/**
+ * Parses a token stream (from `lex`) into a CST; syntax errors are returned, not thrown. After
+ * {@link LIMITS}.errors errors the parse stops: `cst` is then absent and `stopped` set.
+ */
+export function parseTokens(tokens: IToken[]): { cst?: CstNode; errors: { message: string; token: IToken }[]; stopped?: boolean } {
   parser ??= new SketchParser();
   parser.input = tokens;
-  const cst = (parser as unknown as { file: () => CstNode }).file();
+  let cst: CstNode | undefined;
+  let stopped = false;
+  try {
+    cst = (parser as unknown as { file: () => CstNode }).file();
+  } catch (err) {
+    if (!(err instanceof TooManyErrors)) throw err;
+    stopped = true;
+  }
   const errors = parser.errors.map((e) => ({ message: e.message, token: e.token }));
-  return { cst, errors };
+  parser.input = []; // release the tokens
+  return stopped ? { errors, stopped } : { cst: cst!, errors };
 }
 
