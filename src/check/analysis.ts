@@ -71,8 +71,10 @@ export interface Analysis {
 const LOCAL_OPS = new Set<Op['op']>(['work', 'fence.proxy.async', 'fence.mbarrier_init', 'wgmma.commit_group', 'cp.async.bulk.commit_group']);
 const ISSUE_OPS = new Set<Op['op']>(['cp.async.bulk', 'cp.async.bulk.store', 'tcgen05.mma', 'tcgen05.commit', 'wgmma.mma_async', 'cp.async']);
 
+/** Names `e` reads; `e` may be any field of an operation (only expressions have names to read). */
 function exprVars(e: Expr | undefined, out: Set<string>): void {
-  if (e) exprNames(e, out);
+  const k = (e as { k?: unknown } | undefined)?.k;
+  if (k === 'var' || k === 'un' || k === 'bin') exprNames(e!, out);
 }
 
 /**

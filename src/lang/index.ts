@@ -50,7 +50,7 @@ export function parseSketch(source: string, file: string): SketchResult {
     if (source.charCodeAt(0) === 0xfeff) source = source.slice(1);
     const lx = lex(source, file);
     diagnostics.push(...lx.diagnostics);
-    if (lx.fatal) return done(diagnostics, false);
+    if (lx.fatal || lx.stopped) return done(diagnostics, !!lx.stopped);
     const { cst, errors, stopped } = parseTokens(lx.tokens);
     const seenLines = new Set<number>();
     for (const e of errors) {
@@ -90,8 +90,8 @@ export function parseSketch(source: string, file: string): SketchResult {
         });
       }
     }
-    finish(diagnostics);
-    return diagnostics.length === 0 && kernel ? { kernel, diagnostics } : { diagnostics };
+    const res = done(diagnostics, false);
+    return diagnostics.length === 0 && kernel ? { kernel, diagnostics } : res;
   } catch (err) {
     if (err instanceof RangeError) {
       // The input limits keep the recursion well inside the stack; this is the last line of defence.

@@ -14,7 +14,7 @@
  * The input limits (`limits.ts`) are checked here, before the parser runs: a crossed limit is one
  * `E-limit` diagnostic and an empty token stream (`fatal`).
  */
-import { createToken, createTokenInstance, Lexer, type IToken, type TokenType } from 'chevrotain';
+import { createToken, createTokenInstance, Lexer, type ILexingError, type IToken, type TokenType } from 'chevrotain';
 import { parseInteger } from '../kernel/arith.js';
 import { SKETCH_CODES, type SketchDiagnostic } from './diagnostics.js';
 import { checkSize, LIMITS, StatementLimits, type LimitHit, type NestKind } from './limits.js';
@@ -56,6 +56,8 @@ export const ShiftOp = createToken({ name: 'ShiftOp', pattern: Lexer.NA });
 export const AddOp = createToken({ name: 'AddOp', pattern: Lexer.NA });
 export const MulOp = createToken({ name: 'MulOp', pattern: Lexer.NA });
 export const PrefixOp = createToken({ name: 'PrefixOp', pattern: Lexer.NA });
+/** Every binary operator (the grammar reads a flat chain; lowering applies the precedence levels above). */
+export const BinOp = createToken({ name: 'BinOp', pattern: Lexer.NA });
 
 export const KwKernel = kw('kernel');
 export const KwParam = kw('param');
@@ -71,29 +73,29 @@ export const KwElif = kw('elif');
 export const KwElse = kw('else');
 export const KwElect = kw('elect');
 export const KwPass = kw('pass');
-export const KwAnd = kw('and', AndOp);
-export const KwOr = kw('or', OrOp);
+export const KwAnd = kw('and', AndOp, BinOp);
+export const KwOr = kw('or', OrOp, BinOp);
 export const KwNot = kw('not', PrefixOp);
 
-export const OrOr = createToken({ name: 'OrOr', pattern: '||', categories: OrOp });
-export const AndAnd = createToken({ name: 'AndAnd', pattern: '&&', categories: AndOp });
-export const LShift = createToken({ name: 'LShift', pattern: '<<', categories: ShiftOp });
-export const RShift = createToken({ name: 'RShift', pattern: '>>', categories: ShiftOp });
-export const Le = createToken({ name: 'Le', pattern: '<=', categories: RelOp });
-export const Ge = createToken({ name: 'Ge', pattern: '>=', categories: RelOp });
-export const EqEq = createToken({ name: 'EqEq', pattern: '==', categories: EqOp });
-export const Ne = createToken({ name: 'Ne', pattern: '!=', categories: EqOp });
-export const Lt = createToken({ name: 'Lt', pattern: '<', categories: RelOp });
-export const Gt = createToken({ name: 'Gt', pattern: '>', categories: RelOp });
+export const OrOr = createToken({ name: 'OrOr', pattern: '||', categories: [OrOp, BinOp] });
+export const AndAnd = createToken({ name: 'AndAnd', pattern: '&&', categories: [AndOp, BinOp] });
+export const LShift = createToken({ name: 'LShift', pattern: '<<', categories: [ShiftOp, BinOp] });
+export const RShift = createToken({ name: 'RShift', pattern: '>>', categories: [ShiftOp, BinOp] });
+export const Le = createToken({ name: 'Le', pattern: '<=', categories: [RelOp, BinOp] });
+export const Ge = createToken({ name: 'Ge', pattern: '>=', categories: [RelOp, BinOp] });
+export const EqEq = createToken({ name: 'EqEq', pattern: '==', categories: [EqOp, BinOp] });
+export const Ne = createToken({ name: 'Ne', pattern: '!=', categories: [EqOp, BinOp] });
+export const Lt = createToken({ name: 'Lt', pattern: '<', categories: [RelOp, BinOp] });
+export const Gt = createToken({ name: 'Gt', pattern: '>', categories: [RelOp, BinOp] });
 export const Assign = createToken({ name: 'Assign', pattern: '=' });
-export const Plus = createToken({ name: 'Plus', pattern: '+', categories: AddOp });
-export const Minus = createToken({ name: 'Minus', pattern: '-', categories: [AddOp, PrefixOp] });
-export const Star = createToken({ name: 'Star', pattern: '*', categories: MulOp });
-export const Slash = createToken({ name: 'Slash', pattern: '/', categories: MulOp });
-export const Percent = createToken({ name: 'Percent', pattern: '%', categories: MulOp });
-export const Caret = createToken({ name: 'Caret', pattern: '^', categories: BitXorOp });
-export const Amp = createToken({ name: 'Amp', pattern: '&', categories: BitAndOp });
-export const Pipe = createToken({ name: 'Pipe', pattern: '|', categories: BitOrOp });
+export const Plus = createToken({ name: 'Plus', pattern: '+', categories: [AddOp, BinOp] });
+export const Minus = createToken({ name: 'Minus', pattern: '-', categories: [AddOp, PrefixOp, BinOp] });
+export const Star = createToken({ name: 'Star', pattern: '*', categories: [MulOp, BinOp] });
+export const Slash = createToken({ name: 'Slash', pattern: '/', categories: [MulOp, BinOp] });
+export const Percent = createToken({ name: 'Percent', pattern: '%', categories: [MulOp, BinOp] });
+export const Caret = createToken({ name: 'Caret', pattern: '^', categories: [BitXorOp, BinOp] });
+export const Amp = createToken({ name: 'Amp', pattern: '&', categories: [BitAndOp, BinOp] });
+export const Pipe = createToken({ name: 'Pipe', pattern: '|', categories: [BitOrOp, BinOp] });
 export const Bang = createToken({ name: 'Bang', pattern: '!', categories: PrefixOp });
 export const Tilde = createToken({ name: 'Tilde', pattern: '~', categories: PrefixOp });
 export const LParen = createToken({ name: 'LParen', pattern: '(' });
@@ -114,7 +116,7 @@ export const ALL_TOKENS: TokenType[] = [
   Newline, WhiteSpace, Comment, StringLit, BadString, Shape, Int, Mnemonic, ...KEYWORDS, Ident,
   OrOr, AndAnd, LShift, RShift, Le, Ge, EqEq, Ne, Lt, Gt, Assign, Plus, Minus, Star, Slash, Percent, Caret, Amp, Pipe,
   Bang, Tilde, LParen, RParen, LBracket, RBracket, Comma, Colon, At,
-  Indent, Dedent, OrOp, AndOp, BitOrOp, BitXorOp, BitAndOp, EqOp, RelOp, ShiftOp, AddOp, MulOp, PrefixOp,
+  Indent, Dedent, OrOp, AndOp, BitOrOp, BitXorOp, BitAndOp, EqOp, RelOp, ShiftOp, AddOp, MulOp, PrefixOp, BinOp,
 ];
 
 const lexer = new Lexer(ALL_TOKENS.filter((t) => t.PATTERN !== Lexer.NA), {
@@ -152,6 +154,47 @@ export interface LexResult {
   lineEnd: Map<number, number>;
   /** An input limit was crossed: the diagnostics say where; nothing should be parsed. */
   fatal?: boolean;
+  /** More lexical errors than the limit: the rest of the file was not lexed; nothing should be parsed. */
+  stopped?: boolean;
+}
+
+/** Characters the lexer takes at a time (then up to the end of that line). */
+const CHUNK = 1 << 16;
+
+/**
+ * Chevrotain's `tokenize`, a chunk of whole lines at a time (no token spans a line break), stopping
+ * once there are more errors than {@link LIMITS}.errors: the lexer's error recovery is slow per
+ * bad character, and a file full of them must not take seconds. Positions are those of `source`.
+ */
+function tokenizeBounded(source: string): { tokens: IToken[]; errors: ILexingError[]; stopped: boolean } {
+  const tokens: IToken[] = [];
+  const errors: ILexingError[] = [];
+  let offset = 0;
+  let lines = 0;
+  while (offset < source.length || offset === 0) {
+    let end = Math.min(source.length, offset + CHUNK);
+    if (end < source.length) {
+      const nl = source.indexOf('\n', end - 1);
+      end = nl < 0 ? source.length : nl + 1;
+    }
+    const part = offset === 0 && end === source.length ? source : source.slice(offset, end);
+    const r = lexer.tokenize(part);
+    for (const t of r.tokens) {
+      if (lines > 0 || offset > 0) {
+        t.startOffset += offset;
+        if (t.endOffset !== undefined) t.endOffset += offset;
+        if (t.startLine !== undefined) t.startLine += lines;
+        if (t.endLine !== undefined) t.endLine += lines;
+      }
+      tokens.push(t);
+    }
+    for (const e of r.errors) errors.push({ ...e, offset: e.offset + offset, line: e.line === undefined ? undefined : e.line + lines });
+    if (errors.length > LIMITS.errors) return { tokens, errors, stopped: end < source.length };
+    if (end >= source.length) break;
+    lines += part.match(/\r\n|\r|\n/g)?.length ?? 0;
+    offset = end;
+  }
+  return { tokens, errors, stopped: false };
 }
 
 /** How a token moves an expression's nesting (`prev`: the token before it on the logical line). */
@@ -208,7 +251,7 @@ export function lex(source: string, file: string): LexResult {
   };
   const size = checkSize(source);
   if (size) return fatal(size);
-  const res = lexer.tokenize(source);
+  const res = tokenizeBounded(source);
   for (const e of res.errors) {
     if (diagnostics.length > LIMITS.errors) break;
     const ch = source.slice(e.offset, e.offset + e.length);
@@ -221,6 +264,7 @@ export function lex(source: string, file: string): LexResult {
     );
   }
   const end = endPosition(source);
+  if (res.stopped) return { tokens: [], diagnostics, end, lineEnd: new Map(), stopped: true };
   const lineEnd = new Map<number, number>();
   for (const t of res.tokens) {
     if (t.tokenType === Newline || t.startLine === undefined || t.endColumn === undefined) continue;

@@ -104,7 +104,7 @@ function exprOf(n: CstNode | undefined): SExpr {
   if (!n || n.recoveredNode) return { k: 'bad', span: spanOf(n) ?? NO_SPAN };
   switch (n.name) {
     case 'expr':
-      return exprOf(node(n, 'e0'));
+      return chainOf(n);
     case 'unaryExpr': {
       const op = tok(n, 'op');
       if (op) {
@@ -140,19 +140,43 @@ function exprOf(n: CstNode | undefined): SExpr {
       }
       return { k: 'bad', span: spanOf(n) ?? NO_SPAN };
     }
-    default: {
-      const operands = nodes(n, 'operand');
-      const ops = children(n, 'op').filter(isTok);
-      if (!/^e\d+$/.test(n.name) || operands.length === 0 || ops.length !== operands.length - 1) return { k: 'bad', span: spanOf(n) ?? NO_SPAN };
-      let acc = exprOf(operands[0]);
-      for (let i = 0; i < ops.length; i++) {
-        const b = exprOf(operands[i + 1]);
-        const op = BINOPS[ops[i]!.image] ?? (ops[i]!.image as BinOp);
-        acc = { k: 'bin', op, a: acc, b, span: join(acc.span, b.span) };
-      }
-      return acc;
-    }
+    default:
+      return { k: 'bad', span: spanOf(n) ?? NO_SPAN };
   }
+}
+
+/** Precedence level of each binary operator, low to high (C's; docs/LANGUAGE.md §2). */
+const PREC: Record<string, number> = {
+  '||': 0, or: 0, '&&': 1, and: 1, '|': 2, '^': 3, '&': 4, '==': 5, '!=': 5, '<': 6, '<=': 6, '>': 6, '>=': 6,
+  '<<': 7, '>>': 7, '+': 8, '-': 8, '*': 9, '/': 9, '%': 9,
+};
+
+/**
+ * The tree of a flat chain `x0 op1 x1 op2 x2 …` (an `expr` node): operator precedence with every
+ * level left-associative, by a loop over an operand and an operator stack (no recursion per
+ * operand or per level).
+ */
+function chainOf(n: CstNode): SExpr {
+  const operands = nodes(n, 'operand');
+  const ops = children(n, 'op').filter(isTok);
+  if (operands.length === 0 || ops.length !== operands.length - 1) return { k: 'bad', span: spanOf(n) ?? NO_SPAN };
+  const vals: SExpr[] = [exprOf(operands[0])];
+  const pending: { op: BinOp; prec: number }[] = [];
+  const reduce = () => {
+    const { op } = pending.pop()!;
+    const b = vals.pop()!;
+    const a = vals.pop()!;
+    vals.push({ k: 'bin', op, a, b, span: join(a.span, b.span) });
+  };
+  for (let i = 0; i < ops.length; i++) {
+    const image = ops[i]!.image;
+    const prec = PREC[image] ?? 0;
+    while (pending.length && pending[pending.length - 1]!.prec >= prec) reduce();
+    pending.push({ op: BINOPS[image] ?? (image as BinOp), prec });
+    vals.push(exprOf(operands[i + 1]));
+  }
+  while (pending.length) reduce();
+  return vals[0]!;
 }
 
 function optValueOf(n: CstNode | undefined): OptVal | undefined {
