@@ -132,7 +132,7 @@ export function describeToken(t: IToken | undefined): string {
     case Newline: return t.image === '' ? 'the end of the file' : 'the end of the line';
     case Indent: return 'an indented block';
     case Dedent: return 'the end of the block';
-    default: return `'${t.image}'`;
+    default: return `'${t.image.length > 40 ? `${t.image.slice(0, 40)}…` : t.image}'`;
   }
 }
 
