@@ -70,6 +70,6 @@ describe('checker regressions', () => {
     k.role('p', { warps: 1, per: 'one' }, (r) => { r.let('z', 0); r.let('x', '4 / z'); r.arrive('b[0]'); });
     const r = check(instantiate(k.build()));
     expect(r.verdict).toBe('arith');
-    expect(r.hazards[0]!.message).toBe('division by zero in an expression of p');
+    expect(r.hazards[0]!.message).toBe('division by zero: 4 / 0 in an expression of p');
   });
 });

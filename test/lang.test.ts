@@ -149,15 +149,36 @@ describe('diagnostics: one test per code, exact message and caret', () => {
       hint: indent it under a line such as 'role producer warps=1 per=one:'"
     `);
   });
-  test('E-syntax: nesting too deep for the parser is a diagnostic, not a crash', () => {
+  test('E-limit: nesting deeper than the limits is one diagnostic where the limit is crossed, not a crash', () => {
     const deep = role(`x = ${'('.repeat(20000)}1${')'.repeat(20000)}`);
     const r = parseSketch(deep, 't.mbk');
     expect(r.kernel).toBeUndefined();
-    expect(r.diagnostics.map((d) => d.code)).toEqual(['E-syntax']);
-    // The caret goes where the nesting is deepest (the line of the expression, past its 20,000th '(').
-    expect(r.diagnostics.map((d) => `${d.line}:${d.col} ${d.message}`)).toEqual(['6:20008 the sketch is nested too deeply to be parsed (20000 levels here)']);
-    const ok = role(`x = ${'('.repeat(50)}1${')'.repeat(50)}\n${Array.from({ length: 30 }, (_, i) => `${'    '.repeat(i)}if 1:`).join('\n')}\n${'    '.repeat(30)}exit`);
+    // The 33rd '(' of line 6 (the role body is indented 4; 'x = ' takes 4 more).
+    expect(r.diagnostics.map((d) => `${d.code} ${d.line}:${d.col} ${d.message}`)).toEqual([
+      'E-limit 6:41 this expression is nested deeper than the limit of 32 levels (parentheses, brackets and prefix operators)',
+    ]);
+    const ok = role(`x = ${'('.repeat(32)}1${')'.repeat(32)}\n${Array.from({ length: 30 }, (_, i) => `${'    '.repeat(i)}if 1:`).join('\n')}\n${'    '.repeat(30)}exit`);
     expect(errors(ok)).toBe('');
+  });
+  test('E-arith: literals and constant expressions without an exact value, with the cause', () => {
+    expect(errors('kernel k\nparam N = 9007199254740991 + 1\nparam M = 99999999999999999999\nbarrier b count=1 << 70\nrole p:\n    x = 0x20000000000001\n')).toBe([
+      't.mbk:2:11: error[E-arith]: the default of parameter N: integer overflow: 9007199254740991 + 1 exceeds 2^53 − 1',
+      '  param N = 9007199254740991 + 1',
+      '            ^~~~~~~~~~~~~~~~~~~~',
+      'hint: mbsim computes exactly with integers up to ±(2^53 − 1) = ±9007199254740991',
+      't.mbk:3:11: error[E-arith]: integer 99999999999999999999 is outside the exact range ±(2^53 − 1)',
+      '  param M = 99999999999999999999',
+      '            ^~~~~~~~~~~~~~~~~~~~',
+      'hint: mbsim computes exactly with integers up to ±(2^53 − 1) = ±9007199254740991',
+      't.mbk:4:17: error[E-arith]: shift count 70 out of range 0..63 in 1 << 70',
+      '  barrier b count=1 << 70',
+      '                  ^~~~~~~',
+      'hint: shift counts are 0..63 (64-bit integers)',
+      't.mbk:6:9: error[E-arith]: integer 0x20000000000001 is outside the exact range ±(2^53 − 1)',
+      '      x = 0x20000000000001',
+      '          ^~~~~~~~~~~~~~~~',
+      'hint: mbsim computes exactly with integers up to ±(2^53 − 1) = ±9007199254740991',
+    ].join('\n'));
   });
   test('E-missing-kernel', () => {
     expect(errors('param S = 2\nrole p warps=1:\n    exit\n')).toMatchInlineSnapshot(`
@@ -452,10 +473,10 @@ describe('diagnostics: one test per code, exact message and caret', () => {
       hint: the kernel cannot be instantiated with its default parameters"
     `);
     expect(errors(`kernel k\nparam N = 0\nsmem t[4 / N] bytes=16\nrole p:\n    ld.shared t[0]\n`)).toMatchInlineSnapshot(`
-      "t.mbk:3:1: error[E-kernel-static-expr]: length of buffer array t: division by zero (only parameters may appear here)
+      "t.mbk:3:8: error[E-arith]: division by zero: 4 / 0
         smem t[4 / N] bytes=16
-        ^~~~~~~~~~~~~~~~~~~~~~
-      hint: the kernel cannot be instantiated with its default parameters"
+               ^~~~~
+      hint: the divisor is 0 with the parameters' defaults: change the default, or guard the division (d != 0 && n / d ...)"
     `);
     // Checked before instantiation: a length that is 0 with the defaults.
     expect(errors(`kernel k\nparam N = 0\nsmem t[N] bytes=16\nrole p:\n    ld.shared t[0]\n`)).toMatchInlineSnapshot(`

@@ -167,7 +167,7 @@ describe('machine diagnostics and verdicts', () => {
   test('arith: a division by zero in the program stops the agent at its line', () => {
     const r = simulate(k1((r) => { r.let('z', 0); r.let('x', '4 / z'); r.arrive('b[0]'); }));
     expect(r.verdict).toBe('trap');
-    expect(r.diagnostics.map((d) => [d.diag.code, d.diag.message])).toEqual([['arith', 'division by zero in an expression of r']]);
+    expect(r.diagnostics.map((d) => [d.diag.code, d.diag.message])).toEqual([['arith', 'division by zero: 4 / 0 in an expression of r']]);
     expect(r.diagnostics[0]!.loc!.line).toBeGreaterThan(0);
   });
   test('arith: a loop step of 0 is reported instead of looping forever', () => {

@@ -5,6 +5,7 @@
  * partial-order class of every instruction, and the groups of interchangeable agents for symmetry
  * reduction. Nothing here runs the machine.
  */
+import { exprNames } from '../kernel/expr.js';
 import type { Expr, Op, SrcLoc } from '../kernel/ir.js';
 import type { Instr, Program } from '../machine/program.js';
 
@@ -70,13 +71,10 @@ export interface Analysis {
 const LOCAL_OPS = new Set<Op['op']>(['work', 'fence.proxy.async', 'fence.mbarrier_init', 'wgmma.commit_group', 'cp.async.bulk.commit_group']);
 const ISSUE_OPS = new Set<Op['op']>(['cp.async.bulk', 'cp.async.bulk.store', 'tcgen05.mma', 'tcgen05.commit', 'wgmma.mma_async', 'cp.async']);
 
+/** Names `e` reads; `e` may be any field of an operation (only expressions have names to read). */
 function exprVars(e: Expr | undefined, out: Set<string>): void {
-  if (!e) return;
-  if (e.k === 'var') out.add(e.name);
-  else if (e.k === 'bin') {
-    exprVars(e.a, out);
-    exprVars(e.b, out);
-  } else if (e.k === 'un') exprVars(e.a, out);
+  const k = (e as { k?: unknown } | undefined)?.k;
+  if (k === 'var' || k === 'un' || k === 'bin') exprNames(e!, out);
 }
 
 /**

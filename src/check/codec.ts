@@ -37,6 +37,29 @@ function kindIx(k: AsyncKind): number {
 const REMOTES: AsyncOp['remote'][] = [null, 'arrive', 'arrive.expect_tx', 'arrive_drop', 'expect_tx', 'complete_tx'];
 const REMOTE_IX = new Map(REMOTES.map((k, i) => [k, i]));
 const STATUS = ['run', 'done', 'trap'] as const;
+/** Marks a value that takes three words (marker, high and low 32 bits): one outside int32. */
+const WIDE = -0x80000000;
+
+/**
+ * Writes `v` (an exact integer, |v| ≤ 2^53 − 1: frame values, copy sizes) at `sc[n]`: one word, or
+ * {@link WIDE} and two more beyond int32. Returns the next index.
+ */
+function putWide(sc: Int32Array, n: number, v: number): number {
+  if ((v | 0) === v && v !== WIDE) {
+    sc[n] = v;
+    return n + 1;
+  }
+  const hi = Math.floor(v / 2 ** 32);
+  sc[n] = WIDE;
+  sc[n + 1] = hi;
+  sc[n + 2] = v - hi * 2 ** 32;
+  return n + 3;
+}
+
+/** The value {@link putWide} wrote at the marker word `w` whose next words are `d[k]`, `d[k + 1]`. */
+function wideAt(d: Int32Array, k: number): number {
+  return d[k]! * 2 ** 32 + (d[k + 1]! >>> 0);
+}
 const BSTATUS = ['uninit', 'valid', 'inval'] as const;
 
 const STATE_FIELDS = ['now', 'agents', 'bars', 'named', 'clusterDone', 'inflight', 'nextId', 'trapped', 'events'];
@@ -153,7 +176,7 @@ export class Codec {
 
   private putAgent(ag: AgentState, sym: boolean): void {
     const f = ag.frame;
-    const sc = this.room(13 + f.length);
+    const sc = this.room(13 + 3 * f.length);
     let n = this.n;
     sc[n++] = ag.pc;
     sc[n++] = ag.status === 'run' ? 0 : ag.status === 'done' ? 1 : 2;
@@ -167,8 +190,9 @@ export class Codec {
     sc[n++] = ag.wgDone;
     sc[n++] = ag.lastArrive;
     sc[n++] = f.length;
-    for (let j = 0; j < f.length; j++) sc[n++] = f[j]!;
-    if (sym) sc[n - f.length + 1] = 0;
+    const f0 = n;
+    for (let j = 0; j < f.length; j++) n = putWide(sc, n, f[j]!); // frame values are exact up to ±(2^53 − 1)
+    if (sym) sc[f0 + 1] = 0; // slot 1 is `instance` (slot 0, the rank, always takes one word)
     if (!ag.tokens) {
       sc[n++] = -1;
       this.n = n;
@@ -193,7 +217,7 @@ export class Codec {
       checkFields('in-flight operation', o, OP_FIELDS);
       this.opChecked = true;
     }
-    const sc = this.room(20 + (o.reads ? o.reads.length : 0) + (o.targets ? o.targets.length : 0));
+    const sc = this.room(24 + (o.reads ? o.reads.length : 0) + (o.targets ? o.targets.length : 0));
     let n = this.n;
     if (withId) {
       sc[n++] = o.id;
@@ -204,8 +228,8 @@ export class Codec {
     sc[n++] = priv && priv.includes(o.buf) ? -2 : o.buf;
     sc[n++] = o.cta;
     sc[n++] = o.bar;
-    sc[n++] = o.bytes;
-    sc[n++] = o.left;
+    n = putWide(sc, n, o.bytes); // a copy's size is an exact integer, possibly beyond int32
+    n = putWide(sc, n, o.left);
     sc[n++] = o.chunks;
     sc[n++] = o.group;
     sc[n++] = o.count;
@@ -338,7 +362,14 @@ export class Codec {
       const lastArrive = d[k++]!;
       const n = d[k++]!;
       const frame = new Array<number>(n);
-      for (let j = 0; j < n; j++) frame[j] = d[k++]!;
+      for (let j = 0; j < n; j++) {
+        const w = d[k++]!;
+        if (w !== WIDE) frame[j] = w;
+        else {
+          frame[j] = wideAt(d, k);
+          k += 2;
+        }
+      }
       const nt = d[k++]!;
       let tokens: Record<number, Token> | null = null;
       if (nt >= 0) {
@@ -374,8 +405,16 @@ export class Codec {
       const bufk = d[k++]!;
       const cta = d[k++]!;
       const bar = d[k++]!;
-      const bytes = d[k++]!;
-      const left = d[k++]!;
+      let bytes = d[k++]!;
+      if (bytes === WIDE) {
+        bytes = wideAt(d, k);
+        k += 2;
+      }
+      let left = d[k++]!;
+      if (left === WIDE) {
+        left = wideAt(d, k);
+        k += 2;
+      }
       const chunks = d[k++]!;
       const group = d[k++]!;
       const count = d[k++]!;

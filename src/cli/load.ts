@@ -7,7 +7,9 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EXAMPLES, findExample } from '../examples/index.js';
+import { parseInteger } from '../kernel/arith.js';
 import type { Kernel } from '../kernel/ir.js';
+import { caretExcerpt, lineAt } from '../lang/diagnostics.js';
 import { instantiate, KernelError, type Program } from '../machine/program.js';
 import { UsageError } from './errors.js';
 import { alignCaret } from './terminal.js';
@@ -23,15 +25,12 @@ export { UsageError };
 export function parseSet(spec: string, acc: Record<string, number> = {}): Record<string, number> {
   const m = /^([A-Za-z_][A-Za-z0-9_]*)=(-?(?:0x_*[0-9a-fA-F][0-9a-fA-F_]*|0b_*[01][01_]*|_*[0-9][0-9_]*))$/.exec(spec.trim());
   if (!m) throw new UsageError(`--set expects NAME=INTEGER, got '${spec}'`);
-  const raw = m[2]!.replace(/_/g, '');
-  const neg = raw.startsWith('-');
-  const body = neg ? raw.slice(1) : raw;
-  const v = body.startsWith('0x') ? parseInt(body.slice(2), 16) : body.startsWith('0b') ? parseInt(body.slice(2), 2) : Number(body);
-  if (!Number.isSafeInteger(v)) throw new UsageError(`--set ${m[1]}: ${m[2]} is outside the integers mbsim can represent exactly (±2^53)`);
+  const n = parseInteger(m[2]!);
+  if ('error' in n) throw new UsageError(`--set ${m[1]}: ${n.error}`);
   if (Object.hasOwn(acc, m[1]!)) throw new UsageError(`--set ${m[1]} is given twice`);
   const out = { ...acc };
   // defineProperty: an own property even for `__proto__` (assignment would set the prototype).
-  Object.defineProperty(out, m[1]!, { value: neg ? -v : v, enumerable: true, writable: true, configurable: true });
+  Object.defineProperty(out, m[1]!, { value: n.value, enumerable: true, writable: true, configurable: true });
   return out;
 }
 
@@ -42,10 +41,11 @@ export function formatKernelError(err: KernelError): string {
   const where = `${loc.file ?? '<kernel>'}:${loc.line}:${loc.col}`;
   let out = `${where}: error[${err.code}]: ${err.message}`;
   if (loc.file && existsSync(loc.file)) {
-    const line = readFileSync(loc.file, 'utf8').split(/\r?\n/)[loc.line - 1];
+    const line = lineAt(readFileSync(loc.file, 'utf8'), loc.line);
     if (line !== undefined) {
-      const width = Math.max(1, (loc.endCol ?? loc.col + 1) - loc.col);
-      out = alignCaret(`${out}\n  ${line}\n  ${' '.repeat(Math.max(0, loc.col - 1))}^${'~'.repeat(width - 1)}`, line, loc.col);
+      const [text, caret] = caretExcerpt(line, loc.col, loc.endCol ?? loc.col + 1);
+      // The caret under the excerpt, kept aligned when the boundary escapes control characters in it.
+      out = alignCaret(`${out}\n  ${text}\n  ${caret}`, text, caret.indexOf('^') + 1);
     }
   }
   return out;

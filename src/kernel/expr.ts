@@ -3,49 +3,17 @@
  * compiler to closures over a variable frame (what the machine runs).
  *
  * Precedence (C-like, low to high): `||`, `&&`, `|`, `^`, `&`, `== !=`, `< <= > >=`, `<< >>`,
- * `+ -`, `* / %`, unary `- ! ~`. Division truncates toward zero like C.
+ * `+ -`, `* / %`, unary `- ! ~`. The arithmetic is `arith.ts` (C 64-bit semantics, exact or an
+ * {@link EvalFault}); `&&` and `||` short-circuit as in C.
+ *
+ * Every walk over an expression is iterative along chains of binary operators (`1 + 1 + … + 1`
+ * is a left-deep tree as deep as it is long): only parentheses and precedence levels nest the
+ * recursion, and the sketch language bounds those.
  */
+import { applyBin, bitwise, div, MAX_EXACT, overflow, parseInteger, rem, shl, shr, unary } from './arith.js';
 import type { BinOp, Expr, SrcLoc } from './ir.js';
 
-/**
- * An expression that cannot be evaluated at run time (division or remainder by zero, a loop step
- * of zero). Thrown by compiled expressions; the machine turns it into an `arith` diagnostic.
- */
-export class EvalFault extends Error {}
-
-function div(a: number, b: number): number {
-  if (b === 0) throw new EvalFault('division by zero');
-  return Math.trunc(a / b);
-}
-
-function rem(a: number, b: number): number {
-  if (b === 0) throw new EvalFault('remainder by zero');
-  return a % b;
-}
-
-/** A result that must stay an integer JavaScript represents exactly (|x| ≤ 2^53 − 1). */
-function exact(x: number, what: string): number {
-  if (!Number.isSafeInteger(x)) throw new EvalFault(`${what} is outside the integers mbsim represents exactly (±2^53)`);
-  return x;
-}
-
-/**
- * Bitwise operators on 64-bit two's-complement integers, as C (and PTX's .s64) computes them: exact
- * beyond 32 bits (JavaScript's own operators truncate to 32). Shifts by a count outside 0..63, or a
- * result outside ±2^53, are an {@link EvalFault}.
- */
-function bitop(op: '&' | '|' | '^' | '<<' | '>>', a: number, b: number): number {
-  if ((op === '&' || op === '|' || op === '^') && (a | 0) === a && (b | 0) === b) return op === '&' ? a & b : op === '|' ? a | b : a ^ b;
-  if (op === '<<' || op === '>>') {
-    if (!Number.isInteger(b) || b < 0 || b > 63) throw new EvalFault(`a shift by ${b} (the count must be 0..63)`);
-    if (op === '>>') return Math.floor(a / 2 ** b);
-    return exact(a * 2 ** b, `${a} << ${b}`);
-  }
-  const x = BigInt.asIntN(64, BigInt(a));
-  const y = BigInt.asIntN(64, BigInt(b));
-  const r = BigInt.asIntN(64, op === '&' ? x & y : op === '|' ? x | y : x ^ y);
-  return exact(Number(r), `${a} ${op} ${b}`);
-}
+export { applyBin, EvalFault, nonZeroStep } from './arith.js';
 
 /** Error in an expression string: `offset` is the 0-based column of the offending character. */
 export class ExprSyntaxError extends Error {
@@ -114,9 +82,11 @@ export function parseExpr(src: string, loc?: SrcLoc): Expr {
       i++;
       return e;
     }
-    if (/^0x/i.test(tok.t)) return { k: 'num', v: parseInt(tok.t.slice(2), 16) };
-    if (/^0b/i.test(tok.t)) return { k: 'num', v: parseInt(tok.t.slice(2), 2) };
-    if (/^\d/.test(tok.t)) return { k: 'num', v: Number(tok.t) };
+    if (/^\d/.test(tok.t)) {
+      const n = parseInteger(tok.t);
+      if ('error' in n) throw new ExprSyntaxError(n.error, tok.at);
+      return { k: 'num', v: n.value };
+    }
     if (/^[A-Za-z_]/.test(tok.t)) {
       const v: Expr = { k: 'var', name: tok.t };
       if (loc) v.loc = { ...loc, col: loc.col + tok.at };
@@ -139,53 +109,36 @@ export function toExpr(e: ExprLike): Expr {
   return e;
 }
 
-/** Applies a binary operator with C 64-bit integer semantics (bit operators exact beyond 32 bits). */
-export function applyBin(op: BinOp, a: number, b: number): number {
-  switch (op) {
-    case '+': return a + b;
-    case '-': return a - b;
-    case '*': return a * b;
-    case '/': return b === 0 ? NaN : Math.trunc(a / b);
-    case '%': return b === 0 ? NaN : a % b;
-    case '^':
-    case '&':
-    case '|':
-    case '<<':
-    case '>>': return bitop(op, a, b);
-    case '==': return a === b ? 1 : 0;
-    case '!=': return a !== b ? 1 : 0;
-    case '<': return a < b ? 1 : 0;
-    case '<=': return a <= b ? 1 : 0;
-    case '>': return a > b ? 1 : 0;
-    case '>=': return a >= b ? 1 : 0;
-    case '&&': return a && b ? 1 : 0;
-    case '||': return a || b ? 1 : 0;
-  }
-}
-
-/** Evaluates `e` with variables looked up in `env`; throws on an unknown name. */
+/**
+ * Evaluates `e` with variables looked up in `env` (the same semantics and faults as
+ * {@link compileExpr}); throws an `Error` on an unknown name and an {@link EvalFault} where the
+ * arithmetic cannot be exact.
+ */
 export function evalExpr(e: Expr, env: (name: string) => number | undefined): number {
-  switch (e.k) {
-    case 'num': return e.v;
-    case 'var': {
-      const v = env(e.name);
-      if (v === undefined) throw new Error(`unknown name '${e.name}'`);
-      return v;
-    }
-    case 'un': {
-      const a = evalExpr(e.a, env);
-      return e.op === '-' ? -a : e.op === '!' ? (a ? 0 : 1) : ~a;
-    }
-    case 'bin': return applyBin(e.op, evalExpr(e.a, env), evalExpr(e.b, env));
-  }
+  return compileExpr(e, (n) => {
+    const v = env(n);
+    if (v === undefined) throw new Error(`unknown name '${n}'`);
+    return { const: v };
+  })([]);
 }
 
 /** A compiled expression: reads variable slots from `frame`. */
 export type CompiledExpr = (frame: Int32Array | number[]) => number;
 
+/** Chains of binary operators longer than this compile to a loop instead of nested closures. */
+const CHAIN = 24;
+
+/** Length of the chain of binary operators down `e`'s left operands, up to `max + 1`. */
+function chainLength(e: Expr, max: number): number {
+  let n = 0;
+  for (let x = e; x.k === 'bin' && n <= max; x = x.a) n++;
+  return n;
+}
+
 /**
  * Compiles `e` to a closure. `slot(name)` maps a name to a frame index, or returns a constant
- * (`{ const: n }`) for parameters; unknown names throw.
+ * (`{ const: n }`) for parameters; unknown names throw. The closure throws {@link EvalFault} where
+ * the arithmetic cannot be exact (see `arith.ts`).
  */
 export function compileExpr(e: Expr, slot: (name: string) => number | { const: number }): CompiledExpr {
   switch (e.k) {
@@ -203,57 +156,122 @@ export function compileExpr(e: Expr, slot: (name: string) => number | { const: n
     }
     case 'un': {
       const a = compileExpr(e.a, slot);
-      if (e.op === '-') return (f) => -a(f);
+      if (e.op === '-') return (f) => -a(f) || 0;
       if (e.op === '!') return (f) => (a(f) ? 0 : 1);
-      return (f) => -a(f) - 1; // ~x of a 64-bit integer
+      return (f) => unary('~', a(f));
     }
     case 'bin': {
+      if (chainLength(e, CHAIN) > CHAIN) return compileChain(e, slot);
       const a = compileExpr(e.a, slot);
       const b = compileExpr(e.b, slot);
-      const op = e.op;
-      switch (op) {
-        case '+': return (f) => a(f) + b(f);
-        case '-': return (f) => a(f) - b(f);
-        case '*': return (f) => a(f) * b(f);
-        case '%': return (f) => rem(a(f), b(f));
-        case '/': return (f) => div(a(f), b(f));
-        case '&': return (f) => bitop('&', a(f), b(f));
-        case '^': return (f) => bitop('^', a(f), b(f));
-        case '|': return (f) => bitop('|', a(f), b(f));
-        case '<': return (f) => (a(f) < b(f) ? 1 : 0);
-        case '==': return (f) => (a(f) === b(f) ? 1 : 0);
-        default: return (f) => applyBin(op, a(f), b(f));
-      }
+      return binary(e.op, a, b);
     }
   }
 }
 
-/** Throws {@link EvalFault} when a loop step is zero (the loop would never end). */
-export function nonZeroStep(step: number): number {
-  if (step === 0) throw new EvalFault('a loop step of 0');
-  return step;
+/** The closure of `a op b` (the common operators inline, checked like `arith.ts`). */
+function binary(op: BinOp, a: CompiledExpr, b: CompiledExpr): CompiledExpr {
+  switch (op) {
+    case '+': return (f) => {
+      const x = a(f), y = b(f), r = x + y;
+      return r <= MAX_EXACT && r >= -MAX_EXACT ? r : overflow(x, '+', y, r);
+    };
+    case '-': return (f) => {
+      const x = a(f), y = b(f), r = x - y;
+      return r <= MAX_EXACT && r >= -MAX_EXACT ? r : overflow(x, '-', y, r);
+    };
+    case '*': return (f) => {
+      const x = a(f), y = b(f), r = x * y;
+      return r <= MAX_EXACT && r >= -MAX_EXACT ? r || 0 : overflow(x, '*', y, r);
+    };
+    case '%': return (f) => rem(a(f), b(f)) || 0;
+    case '/': return (f) => div(a(f), b(f)) || 0;
+    case '&': return (f) => bitwise('&', a(f), b(f));
+    case '^': return (f) => bitwise('^', a(f), b(f));
+    case '|': return (f) => bitwise('|', a(f), b(f));
+    case '<<': return (f) => shl(a(f), b(f));
+    case '>>': return (f) => shr(a(f), b(f));
+    case '<': return (f) => (a(f) < b(f) ? 1 : 0);
+    case '==': return (f) => (a(f) === b(f) ? 1 : 0);
+    case '&&': return (f) => (a(f) && b(f) ? 1 : 0);
+    case '||': return (f) => (a(f) || b(f) ? 1 : 0);
+    default: return (f) => applyBin(op, a(f), b(f));
+  }
+}
+
+/** A long left-deep chain `((x0 op1 x1) op2 x2) …` as one loop (no recursion as deep as the chain). */
+function compileChain(e: Expr, slot: (name: string) => number | { const: number }): CompiledExpr {
+  const ops: BinOp[] = [];
+  const rights: Expr[] = [];
+  let x = e;
+  for (; x.k === 'bin'; x = x.a) {
+    ops.push(x.op);
+    rights.push(x.b);
+  }
+  ops.reverse();
+  const first = compileExpr(x, slot);
+  const rest = rights.reverse().map((r) => compileExpr(r, slot));
+  const n = ops.length;
+  return (f) => {
+    let acc = first(f);
+    for (let i = 0; i < n; i++) {
+      const op = ops[i]!;
+      if (op === '&&') acc = acc && rest[i]!(f) ? 1 : 0;
+      else if (op === '||') acc = acc || rest[i]!(f) ? 1 : 0;
+      else acc = applyBin(op, acc, rest[i]!(f)) || 0;
+    }
+    return acc;
+  };
+}
+
+/**
+ * Folds `e` bottom-up without recursion: `leaf` for numbers and variables, `node` for an operator
+ * applied to its operands' results (left before right).
+ */
+export function foldExpr<T>(e: Expr, leaf: (x: Expr & { k: 'num' | 'var' }) => T, node: (x: Expr & { k: 'un' | 'bin' }, a: T, b?: T) => T): T {
+  const todo: Expr[] = [e];
+  const expanded: boolean[] = [false];
+  const vals: T[] = [];
+  while (todo.length) {
+    const x = todo.pop()!;
+    const done = expanded.pop()!;
+    if (x.k === 'num' || x.k === 'var') vals.push(leaf(x));
+    else if (!done) {
+      todo.push(x);
+      expanded.push(true);
+      if (x.k === 'bin') {
+        todo.push(x.b);
+        expanded.push(false);
+      }
+      todo.push(x.a);
+      expanded.push(false);
+    } else if (x.k === 'un') vals.push(node(x, vals.pop()!));
+    else {
+      const b = vals.pop()!;
+      vals.push(node(x, vals.pop()!, b));
+    }
+  }
+  return vals[0]!;
 }
 
 /** Prints an expression back as source text (fully parenthesized where needed). */
 export function showExpr(e: Expr): string {
-  switch (e.k) {
-    case 'num': return String(e.v);
-    case 'var': return e.name;
-    case 'un': return `${e.op}${showExpr(e.a)}`;
-    case 'bin': {
-      const wrap = (x: Expr) => (x.k === 'bin' ? `(${showExpr(x)})` : showExpr(x));
-      return `${wrap(e.a)} ${e.op} ${wrap(e.b)}`;
-    }
-  }
+  return foldExpr<{ text: string; bin: boolean }>(
+    e,
+    (x) => ({ text: x.k === 'num' ? String(x.v) : x.name, bin: false }),
+    (x, a, b) => {
+      if (x.k === 'un') return { text: `${x.op}${a.text}`, bin: false };
+      const wrap = (y: { text: string; bin: boolean }) => (y.bin ? `(${y.text})` : y.text);
+      return { text: `${wrap(a)} ${x.op} ${wrap(b!)}`, bin: true };
+    },
+  ).text;
 }
 
-/** Names an expression reads. */
+/** Names an expression reads (in order of first appearance). */
 export function exprNames(e: Expr, out: Set<string> = new Set()): Set<string> {
-  if (e.k === 'var') out.add(e.name);
-  else if (e.k === 'un') exprNames(e.a, out);
-  else if (e.k === 'bin') {
-    exprNames(e.a, out);
-    exprNames(e.b, out);
-  }
+  foldExpr(e, (x) => {
+    if (x.k === 'var') out.add(x.name);
+    return 0;
+  }, () => 0);
   return out;
 }

@@ -29,6 +29,10 @@ export const SKETCH_CODES = {
   /** A {@link KernelError} from `instantiate()` with default parameters: `E-kernel-<its code>`. */
   kernel: 'E-kernel',
   internal: 'E-internal',
+  /** An integer literal or constant expression without an exact value (beyond ±(2^53 − 1), division by zero, …). */
+  arith: 'E-arith',
+  /** An input limit (file size, line length, statement size, nesting, number of errors): see `limits.ts`. */
+  limit: 'E-limit',
 } as const;
 
 /** One of the codes of {@link SKETCH_CODES}, or `E-kernel-<code>` for instantiation errors. */
@@ -52,6 +56,51 @@ export function sourceLines(source: string): string[] {
   return source.split(/\r\n|\r|\n/);
 }
 
+/** Most columns of a source line a diagnostic echoes: longer lines are cut around the caret. */
+export const EXCERPT_COLUMNS = 120;
+
+/** Line `n` (1-based) of `source`, found without splitting the whole text; undefined past the end. */
+export function lineAt(source: string, n: number): string | undefined {
+  if (!(n >= 1)) return undefined;
+  const nl = /\r\n|\r|\n/g;
+  let start = 0;
+  for (let line = 1; line < n; line++) {
+    const m = nl.exec(source);
+    if (!m) return undefined;
+    start = m.index + m[0].length;
+  }
+  nl.lastIndex = start;
+  const m = nl.exec(source);
+  return source.slice(start, m ? m.index : source.length);
+}
+
+/**
+ * The two lines a diagnostic shows for a span of `text` (1-based `col`, `endCol` one past the
+ * end): the source line and the caret line under it, which repeats the line's tabs so that it lines
+ * up in a terminal. A line longer than {@link EXCERPT_COLUMNS} is cut to that many columns around
+ * the caret, with `…` where text is left out.
+ */
+export function caretExcerpt(text: string, col: number, endCol: number): [string, string] {
+  const start = Math.max(1, Math.min(col, text.length + 1));
+  const end = Math.max(start + 1, Math.min(endCol, Math.max(text.length + 1, start + 1)));
+  let from = 0;
+  let to = text.length;
+  if (text.length > EXCERPT_COLUMNS) {
+    from = Math.max(0, Math.min(start - 1 - 40, text.length - EXCERPT_COLUMNS));
+    to = Math.min(text.length, from + EXCERPT_COLUMNS);
+  }
+  const lead = from > 0 ? '…' : '';
+  const shown = `${lead}${text.slice(from, to)}${to < text.length ? '…' : ''}`;
+  const pad = (lead ? ' ' : '') + text.slice(from, start - 1).replace(/[^\t]/g, ' ');
+  const tildes = Math.max(0, Math.min(end - 1, to) - start);
+  return [shown, `${pad}^${'~'.repeat(tildes)}`];
+}
+
+/** Shortens every word longer than 60 characters (a giant name or literal quoted in a message). */
+function clip(text: string): string {
+  return text.replace(/\S{61,}/g, (w) => `${w.slice(0, 40)}…`);
+}
+
 /**
  * Formats a diagnostic like a compiler does:
  *
@@ -62,20 +111,16 @@ export function sourceLines(source: string): string[] {
  * hint: ...
  * ```
  *
- * The caret line repeats the tabs of the source line so that it lines up in a terminal.
+ * The source line is cut around the caret when it is long ({@link caretExcerpt}).
  */
 export function formatDiagnostic(d: SketchDiagnostic, source: string): string {
-  const out = [`${d.file}:${d.line}:${d.col}: error[${d.code}]: ${d.message}`];
-  const lines = sourceLines(source);
-  const text = d.line >= 1 && d.line <= lines.length ? lines[d.line - 1]! : undefined;
+  const out = [`${d.file}:${d.line}:${d.col}: error[${d.code}]: ${clip(d.message)}`];
+  const text = lineAt(source, d.line);
   if (text !== undefined) {
-    out.push(`  ${text}`);
-    const start = Math.max(1, Math.min(d.col, text.length + 1));
-    const end = Math.max(start + 1, Math.min(d.endCol, Math.max(text.length + 1, start + 1)));
-    const pad = text.slice(0, start - 1).replace(/[^\t]/g, ' ');
-    out.push(`  ${pad}^${'~'.repeat(end - start - 1)}`);
+    const [line, caret] = caretExcerpt(text, d.col, d.endCol);
+    out.push(`  ${line}`, `  ${caret}`);
   }
-  if (d.hint) out.push(`hint: ${d.hint}`);
+  if (d.hint) out.push(`hint: ${clip(d.hint)}`);
   return out.join('\n');
 }
 

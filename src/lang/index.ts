@@ -21,14 +21,16 @@ import type { Kernel } from '../kernel/ir.js';
 import { instantiate, KernelError } from '../machine/program.js';
 import { SKETCH_CODES, type SketchDiagnostic } from './diagnostics.js';
 import { lex } from './lexer.js';
+import { LIMITS, StopLowering } from './limits.js';
 import { lower } from './lower.js';
 import { parseTokens, splitHint } from './parser.js';
 
 export { formatDiagnostic, SKETCH_CODES, type SketchCode, type SketchDiagnostic } from './diagnostics.js';
 export { OPS, ALIASES, findOp, parseArriveQualifiers } from './ops.js';
+export { LIMITS } from './limits.js';
 
-/** At most this many diagnostics are reported per file. */
-export const MAX_DIAGNOSTICS = 50;
+/** At most this many diagnostics are reported per file (then one more says that the check stopped). */
+export const MAX_DIAGNOSTICS = LIMITS.errors;
 
 /** Result of {@link parseSketch}: the kernel when there is no error, and the diagnostics. */
 export interface SketchResult {
@@ -48,7 +50,8 @@ export function parseSketch(source: string, file: string): SketchResult {
     if (source.charCodeAt(0) === 0xfeff) source = source.slice(1);
     const lx = lex(source, file);
     diagnostics.push(...lx.diagnostics);
-    const { cst, errors } = parseTokens(lx.tokens);
+    if (lx.fatal || lx.stopped) return done(diagnostics, !!lx.stopped);
+    const { cst, errors, stopped } = parseTokens(lx.tokens);
     const seenLines = new Set<number>();
     for (const e of errors) {
       const t = e.token;
@@ -64,8 +67,15 @@ export function parseSketch(source: string, file: string): SketchResult {
       const { message, hint } = splitHint(e.message);
       diagnostics.push({ code: SKETCH_CODES.syntax, message, hint: hint || 'see the grammar in docs/LANGUAGE.md', file, line, col, endCol: Math.max(endCol, col + 1) });
     }
+    if (!cst || stopped) return done(diagnostics, true);
     const syntaxErrors = diagnostics.length > 0;
-    const kernel = lower(cst, file, diagnostics, syntaxErrors, lx.lineEnd);
+    let kernel: Kernel | undefined;
+    try {
+      kernel = lower(cst, file, diagnostics, syntaxErrors, lx.lineEnd);
+    } catch (err) {
+      if (!(err instanceof StopLowering)) throw err;
+      return done(diagnostics, true);
+    }
     if (kernel && diagnostics.length === 0) {
       try {
         instantiate(kernel);
@@ -80,15 +90,16 @@ export function parseSketch(source: string, file: string): SketchResult {
         });
       }
     }
-    finish(diagnostics);
-    return diagnostics.length === 0 && kernel ? { kernel, diagnostics } : { diagnostics };
+    const res = done(diagnostics, false);
+    return diagnostics.length === 0 && kernel ? { kernel, diagnostics } : res;
   } catch (err) {
     if (err instanceof RangeError) {
+      // The input limits keep the recursion well inside the stack; this is the last line of defence.
       diagnostics.length = 0;
       const at = deepest(source);
       diagnostics.push({
-        code: SKETCH_CODES.syntax, message: `the sketch is nested too deeply to be parsed (${at.depth} levels here)`,
-        hint: 'split very deep expressions or blocks', file, line: at.line, col: at.col, endCol: at.col + 1,
+        code: SKETCH_CODES.limit, message: `the sketch is nested too deeply to be parsed (${at.depth} levels of blocks or parentheses here)`,
+        hint: 'compute inner parts of deep expressions into variables; move deeply nested blocks into their own role', file, line: at.line, col: at.col, endCol: at.col + 1,
       });
       return { diagnostics };
     }
@@ -99,6 +110,23 @@ export function parseSketch(source: string, file: string): SketchResult {
     finish(diagnostics);
     return { diagnostics };
   }
+}
+
+/**
+ * Sorts and caps the diagnostics (see {@link finish}); when the check stopped early (`stopped`) or
+ * more than {@link MAX_DIAGNOSTICS} were found, one more diagnostic says so, after the last.
+ */
+function done(d: SketchDiagnostic[], stopped: boolean): SketchResult {
+  const many = stopped || d.length > MAX_DIAGNOSTICS;
+  finish(d);
+  const last = d[d.length - 1];
+  if (many && last) {
+    d.push({
+      code: SKETCH_CODES.limit, message: `too many errors: stopped after ${d.length} (the limit is ${LIMITS.errors} errors per file)`,
+      hint: 'fix these first; the rest of the file was not checked', file: last.file, line: last.line, col: last.col, endCol: last.endCol,
+    });
+  }
+  return { diagnostics: d };
 }
 
 function finish(d: SketchDiagnostic[]): void {
@@ -115,23 +143,29 @@ function finish(d: SketchDiagnostic[]): void {
 }
 
 /**
- * Where the source nests deepest: the first point of maximum parenthesis depth, or of indentation
- * (4 columns a level) when that is deeper. For the diagnostic of a parse that ran out of stack.
+ * Where the source nests deepest: the first point of maximum parenthesis depth, or of block
+ * nesting (indentation levels, whatever their width) when that is deeper. For the diagnostic of a
+ * parse that ran out of stack.
  */
 function deepest(source: string): { line: number; col: number; depth: number } {
   let best = { line: 1, col: 1, depth: 0 };
   let depth = 0;
+  const widths = [0];
   const lines = source.split(/\r\n|\r|\n/);
   lines.forEach((text, i) => {
-    const indent = /^[ \t]*/.exec(text)![0].replace(/\t/g, '    ').length;
-    if (indent / 4 > best.depth && text.trim()) best = { line: i + 1, col: 1, depth: Math.floor(indent / 4) };
+    const indent = /^[ \t]*/.exec(text)![0].length;
+    if (text.trim() && !text.trimStart().startsWith('#') && depth === 0) {
+      while (widths.length > 1 && widths[widths.length - 1]! > indent) widths.pop();
+      if (indent > widths[widths.length - 1]!) widths.push(indent);
+      if (widths.length - 1 > best.depth) best = { line: i + 1, col: indent + 1, depth: widths.length - 1 };
+    }
     for (let c = 0; c < text.length; c++) {
       const ch = text[c];
       if (ch === '#') break;
-      if (ch === '(') {
+      if (ch === '(' || ch === '[') {
         depth++;
         if (depth > best.depth) best = { line: i + 1, col: c + 1, depth };
-      } else if (ch === ')') depth = Math.max(0, depth - 1);
+      } else if (ch === ')' || ch === ']') depth = Math.max(0, depth - 1);
     }
   });
   return best;

@@ -11,9 +11,13 @@
  * - indentation is either all spaces or all tabs, within a line and across the file.
  *
  * Errors become diagnostics; the layout recovers so that the parser sees a well-formed stream.
+ * The input limits (`limits.ts`) are checked here, before the parser runs: a crossed limit is one
+ * `E-limit` diagnostic and an empty token stream (`fatal`).
  */
-import { createToken, createTokenInstance, Lexer, type IToken, type TokenType } from 'chevrotain';
+import { createToken, createTokenInstance, Lexer, type ILexingError, type IToken, type TokenType } from 'chevrotain';
+import { parseInteger } from '../kernel/arith.js';
 import { SKETCH_CODES, type SketchDiagnostic } from './diagnostics.js';
+import { checkSize, LIMITS, StatementLimits, type LimitHit, type NestKind } from './limits.js';
 
 // ---- token types -------------------------------------------------------------------------------
 
@@ -52,6 +56,8 @@ export const ShiftOp = createToken({ name: 'ShiftOp', pattern: Lexer.NA });
 export const AddOp = createToken({ name: 'AddOp', pattern: Lexer.NA });
 export const MulOp = createToken({ name: 'MulOp', pattern: Lexer.NA });
 export const PrefixOp = createToken({ name: 'PrefixOp', pattern: Lexer.NA });
+/** Every binary operator (the grammar reads a flat chain; lowering applies the precedence levels above). */
+export const BinOp = createToken({ name: 'BinOp', pattern: Lexer.NA });
 
 export const KwKernel = kw('kernel');
 export const KwParam = kw('param');
@@ -67,29 +73,29 @@ export const KwElif = kw('elif');
 export const KwElse = kw('else');
 export const KwElect = kw('elect');
 export const KwPass = kw('pass');
-export const KwAnd = kw('and', AndOp);
-export const KwOr = kw('or', OrOp);
+export const KwAnd = kw('and', AndOp, BinOp);
+export const KwOr = kw('or', OrOp, BinOp);
 export const KwNot = kw('not', PrefixOp);
 
-export const OrOr = createToken({ name: 'OrOr', pattern: '||', categories: OrOp });
-export const AndAnd = createToken({ name: 'AndAnd', pattern: '&&', categories: AndOp });
-export const LShift = createToken({ name: 'LShift', pattern: '<<', categories: ShiftOp });
-export const RShift = createToken({ name: 'RShift', pattern: '>>', categories: ShiftOp });
-export const Le = createToken({ name: 'Le', pattern: '<=', categories: RelOp });
-export const Ge = createToken({ name: 'Ge', pattern: '>=', categories: RelOp });
-export const EqEq = createToken({ name: 'EqEq', pattern: '==', categories: EqOp });
-export const Ne = createToken({ name: 'Ne', pattern: '!=', categories: EqOp });
-export const Lt = createToken({ name: 'Lt', pattern: '<', categories: RelOp });
-export const Gt = createToken({ name: 'Gt', pattern: '>', categories: RelOp });
+export const OrOr = createToken({ name: 'OrOr', pattern: '||', categories: [OrOp, BinOp] });
+export const AndAnd = createToken({ name: 'AndAnd', pattern: '&&', categories: [AndOp, BinOp] });
+export const LShift = createToken({ name: 'LShift', pattern: '<<', categories: [ShiftOp, BinOp] });
+export const RShift = createToken({ name: 'RShift', pattern: '>>', categories: [ShiftOp, BinOp] });
+export const Le = createToken({ name: 'Le', pattern: '<=', categories: [RelOp, BinOp] });
+export const Ge = createToken({ name: 'Ge', pattern: '>=', categories: [RelOp, BinOp] });
+export const EqEq = createToken({ name: 'EqEq', pattern: '==', categories: [EqOp, BinOp] });
+export const Ne = createToken({ name: 'Ne', pattern: '!=', categories: [EqOp, BinOp] });
+export const Lt = createToken({ name: 'Lt', pattern: '<', categories: [RelOp, BinOp] });
+export const Gt = createToken({ name: 'Gt', pattern: '>', categories: [RelOp, BinOp] });
 export const Assign = createToken({ name: 'Assign', pattern: '=' });
-export const Plus = createToken({ name: 'Plus', pattern: '+', categories: AddOp });
-export const Minus = createToken({ name: 'Minus', pattern: '-', categories: [AddOp, PrefixOp] });
-export const Star = createToken({ name: 'Star', pattern: '*', categories: MulOp });
-export const Slash = createToken({ name: 'Slash', pattern: '/', categories: MulOp });
-export const Percent = createToken({ name: 'Percent', pattern: '%', categories: MulOp });
-export const Caret = createToken({ name: 'Caret', pattern: '^', categories: BitXorOp });
-export const Amp = createToken({ name: 'Amp', pattern: '&', categories: BitAndOp });
-export const Pipe = createToken({ name: 'Pipe', pattern: '|', categories: BitOrOp });
+export const Plus = createToken({ name: 'Plus', pattern: '+', categories: [AddOp, BinOp] });
+export const Minus = createToken({ name: 'Minus', pattern: '-', categories: [AddOp, PrefixOp, BinOp] });
+export const Star = createToken({ name: 'Star', pattern: '*', categories: [MulOp, BinOp] });
+export const Slash = createToken({ name: 'Slash', pattern: '/', categories: [MulOp, BinOp] });
+export const Percent = createToken({ name: 'Percent', pattern: '%', categories: [MulOp, BinOp] });
+export const Caret = createToken({ name: 'Caret', pattern: '^', categories: [BitXorOp, BinOp] });
+export const Amp = createToken({ name: 'Amp', pattern: '&', categories: [BitAndOp, BinOp] });
+export const Pipe = createToken({ name: 'Pipe', pattern: '|', categories: [BitOrOp, BinOp] });
 export const Bang = createToken({ name: 'Bang', pattern: '!', categories: PrefixOp });
 export const Tilde = createToken({ name: 'Tilde', pattern: '~', categories: PrefixOp });
 export const LParen = createToken({ name: 'LParen', pattern: '(' });
@@ -110,7 +116,7 @@ export const ALL_TOKENS: TokenType[] = [
   Newline, WhiteSpace, Comment, StringLit, BadString, Shape, Int, Mnemonic, ...KEYWORDS, Ident,
   OrOr, AndAnd, LShift, RShift, Le, Ge, EqEq, Ne, Lt, Gt, Assign, Plus, Minus, Star, Slash, Percent, Caret, Amp, Pipe,
   Bang, Tilde, LParen, RParen, LBracket, RBracket, Comma, Colon, At,
-  Indent, Dedent, OrOp, AndOp, BitOrOp, BitXorOp, BitAndOp, EqOp, RelOp, ShiftOp, AddOp, MulOp, PrefixOp,
+  Indent, Dedent, OrOp, AndOp, BitOrOp, BitXorOp, BitAndOp, EqOp, RelOp, ShiftOp, AddOp, MulOp, PrefixOp, BinOp,
 ];
 
 const lexer = new Lexer(ALL_TOKENS.filter((t) => t.PATTERN !== Lexer.NA), {
@@ -126,7 +132,7 @@ export function describeToken(t: IToken | undefined): string {
     case Newline: return t.image === '' ? 'the end of the file' : 'the end of the line';
     case Indent: return 'an indented block';
     case Dedent: return 'the end of the block';
-    default: return `'${t.image}'`;
+    default: return `'${t.image.length > 40 ? `${t.image.slice(0, 40)}…` : t.image}'`;
   }
 }
 
@@ -146,6 +152,59 @@ export interface LexResult {
   end: { line: number; col: number; offset: number };
   /** Per line: the column one past its last token (comments excluded). */
   lineEnd: Map<number, number>;
+  /** An input limit was crossed: the diagnostics say where; nothing should be parsed. */
+  fatal?: boolean;
+  /** More lexical errors than the limit: the rest of the file was not lexed; nothing should be parsed. */
+  stopped?: boolean;
+}
+
+/** Characters the lexer takes at a time (then up to the end of that line). */
+const CHUNK = 1 << 16;
+
+/**
+ * Chevrotain's `tokenize`, a chunk of whole lines at a time (no token spans a line break), stopping
+ * once there are more errors than {@link LIMITS}.errors: the lexer's error recovery is slow per
+ * bad character, and a file full of them must not take seconds. Positions are those of `source`.
+ */
+function tokenizeBounded(source: string): { tokens: IToken[]; errors: ILexingError[]; stopped: boolean } {
+  const tokens: IToken[] = [];
+  const errors: ILexingError[] = [];
+  let offset = 0;
+  let lines = 0;
+  while (offset < source.length || offset === 0) {
+    let end = Math.min(source.length, offset + CHUNK);
+    if (end < source.length) {
+      const nl = source.indexOf('\n', end - 1);
+      end = nl < 0 ? source.length : nl + 1;
+    }
+    const part = offset === 0 && end === source.length ? source : source.slice(offset, end);
+    const r = lexer.tokenize(part);
+    for (const t of r.tokens) {
+      if (lines > 0 || offset > 0) {
+        t.startOffset += offset;
+        if (t.endOffset !== undefined) t.endOffset += offset;
+        if (t.startLine !== undefined) t.startLine += lines;
+        if (t.endLine !== undefined) t.endLine += lines;
+      }
+      tokens.push(t);
+    }
+    for (const e of r.errors) errors.push({ ...e, offset: e.offset + offset, line: e.line === undefined ? undefined : e.line + lines });
+    if (errors.length > LIMITS.errors) return { tokens, errors, stopped: end < source.length };
+    if (end >= source.length) break;
+    lines += part.match(/\r\n|\r|\n/g)?.length ?? 0;
+    offset = end;
+  }
+  return { tokens, errors, stopped: false };
+}
+
+/** How a token moves an expression's nesting (`prev`: the token before it on the logical line). */
+function nestKind(t: TokenType, prev: TokenType | undefined): NestKind {
+  if (t === LParen || t === LBracket) return 'open';
+  if (t === RParen || t === RBracket) return 'close';
+  if (t === Bang || t === Tilde || t === KwNot) return 'prefix';
+  if (t === Minus) return prev === Int || prev === Ident || prev === RParen || prev === RBracket ? 'other' : 'prefix';
+  if (t === Int || t === Ident || t === Shape || t === StringLit) return 'operand';
+  return 'other';
 }
 
 function endPosition(source: string): { line: number; col: number; offset: number } {
@@ -153,13 +212,48 @@ function endPosition(source: string): { line: number; col: number; offset: numbe
   return { line: lines.length, col: lines[lines.length - 1]!.length + 1, offset: source.length };
 }
 
+/**
+ * The block limits at the first token of a logical line, `level` blocks deep: the nesting depth and
+ * the number of `elif` clauses of one `if` (`elifs[level]` counts them).
+ */
+function blockLimits(level: number, elifs: number[], tok: IToken): LimitHit | undefined {
+  const line = tok.startLine ?? 1;
+  const col = tok.startColumn ?? 1;
+  if (level > LIMITS.blockNesting) {
+    return {
+      message: `this line is nested deeper than the limit of ${LIMITS.blockNesting} blocks`,
+      hint: 'move deeply nested code into its own role or loop, or flatten conditions with and/or',
+      line, col, endCol: col + Math.max(1, tok.image.length),
+    };
+  }
+  elifs.length = level + 1;
+  if (tok.tokenType !== KwElif) elifs[level] = 0;
+  else if ((elifs[level] = (elifs[level] ?? 0) + 1) > LIMITS.elifClauses) {
+    return {
+      message: `this if statement has more elif clauses than the limit of ${LIMITS.elifClauses}`,
+      hint: 'select with arithmetic (e.g. an index computed from the value) or split the chain into nested ifs',
+      line, col, endCol: col + tok.image.length,
+    };
+  }
+  return undefined;
+}
+
 /** Lexes `source` and applies the layout rules. Never throws. */
 export function lex(source: string, file: string): LexResult {
   const diagnostics: SketchDiagnostic[] = [];
-  const diag = (code: SketchDiagnostic['code'], message: string, hint: string, line: number, col: number, endCol: number) =>
-    diagnostics.push({ code, message, hint, file, line, col, endCol: Math.max(endCol, col + 1) });
-  const res = lexer.tokenize(source);
+  const diag = (code: SketchDiagnostic['code'], message: string, hint: string, line: number, col: number, endCol: number) => {
+    // One beyond the limit, so that parseSketch can tell that some were left out.
+    if (diagnostics.length <= LIMITS.errors) diagnostics.push({ code, message, hint, file, line, col, endCol: Math.max(endCol, col + 1) });
+  };
+  const fatal = (h: LimitHit): LexResult => {
+    diagnostics.push({ code: SKETCH_CODES.limit, message: h.message, hint: h.hint, file, line: h.line, col: h.col, endCol: h.endCol });
+    return { tokens: [], diagnostics, end: { line: h.line, col: h.col, offset: 0 }, lineEnd: new Map(), fatal: true };
+  };
+  const size = checkSize(source);
+  if (size) return fatal(size);
+  const res = tokenizeBounded(source);
   for (const e of res.errors) {
+    if (diagnostics.length > LIMITS.errors) break;
     const ch = source.slice(e.offset, e.offset + e.length);
     const shown = ch.length > 12 ? `${ch.slice(0, 12)}…` : ch;
     diag(
@@ -170,6 +264,7 @@ export function lex(source: string, file: string): LexResult {
     );
   }
   const end = endPosition(source);
+  if (res.stopped) return { tokens: [], diagnostics, end, lineEnd: new Map(), stopped: true };
   const lineEnd = new Map<number, number>();
   for (const t of res.tokens) {
     if (t.tokenType === Newline || t.startLine === undefined || t.endColumn === undefined) continue;
@@ -183,6 +278,10 @@ export function lex(source: string, file: string): LexResult {
   const posOf = (t: IToken) => ({ offset: t.startOffset, line: t.startLine ?? 1, col: t.startColumn ?? 1 });
 
   const stack: { width: number; phantom: boolean }[] = [{ width: 0, phantom: false }];
+  const limits = new StatementLimits();
+  /** Per block level: the elif clauses of the if statement at that level so far. */
+  const elifs: number[] = [0];
+  let prevType: TokenType | undefined; // the previous token of the logical line
   let depth = 0;
   let atLineStart = true;
   let last: IToken | undefined;
@@ -215,6 +314,8 @@ export function lex(source: string, file: string): LexResult {
       if (atLineStart) continue;
       if (last && (last.tokenType === Comma || (depth > 0 && CONTINUES.has(last.tokenType)))) continue;
       depth = 0;
+      limits.newline();
+      prevType = undefined;
       out.push(createTokenInstance(Newline, tok.image, tok.startOffset, tok.endOffset ?? tok.startOffset, tok.startLine ?? 1, tok.startLine ?? 1, tok.startColumn ?? 1, tok.startColumn ?? 1));
       headerPending = last?.tokenType === Colon || HEADERS.has(first?.tokenType);
       atLineStart = true;
@@ -267,7 +368,16 @@ export function lex(source: string, file: string): LexResult {
       } else if (width < top) {
         closeTo(width, at, tok);
       }
+      const hit = blockLimits(stack.length - 1, elifs, tok);
+      if (hit) return fatal(hit);
     }
+    if (tok.tokenType === Int) {
+      const n = parseInteger(tok.image);
+      if ('error' in n) diag(SKETCH_CODES.arith, n.error, 'mbsim computes exactly with integers up to ±(2^53 − 1) = ±9007199254740991', tok.startLine ?? 1, tok.startColumn ?? 1, (tok.startColumn ?? 1) + tok.image.length);
+    }
+    const hit = limits.token(nestKind(tok.tokenType, prevType), tok.startLine ?? 1, tok.startColumn ?? 1, tok.image.length);
+    if (hit) return fatal(hit);
+    prevType = tok.tokenType;
     out.push(tok);
     if (tok.tokenType === LParen || tok.tokenType === LBracket) depth++;
     else if ((tok.tokenType === RParen || tok.tokenType === RBracket) && depth > 0) depth--;

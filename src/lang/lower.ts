@@ -5,12 +5,14 @@
  * error was already reported).
  */
 import type { CstNode, IToken } from 'chevrotain';
-import { evalExpr } from '../kernel/expr.js';
+import { EvalFault, parseInteger } from '../kernel/arith.js';
+import { evalExpr, foldExpr } from '../kernel/expr.js';
 import type {
   Arch, BarRef, BarrierDecl, BinOp, BufRef, BufferDecl, Expr, Kernel, MmaShape, ParamDecl, Per, RoleDecl, SrcLoc, Stmt,
 } from '../kernel/ir.js';
 import { MAX_COUNT } from '../model/mbarrier.js';
 import { didYouMean, SKETCH_CODES, type SketchCode, type SketchDiagnostic } from './diagnostics.js';
+import { LIMITS, StopLowering } from './limits.js';
 import { findOp, parseArriveQualifiers, MNEMONICS, type OpArgs, type OperandKind, type OpOptionKey } from './ops.js';
 
 /** A span on one line. */
@@ -102,7 +104,7 @@ function exprOf(n: CstNode | undefined): SExpr {
   if (!n || n.recoveredNode) return { k: 'bad', span: spanOf(n) ?? NO_SPAN };
   switch (n.name) {
     case 'expr':
-      return exprOf(node(n, 'e0'));
+      return chainOf(n);
     case 'unaryExpr': {
       const op = tok(n, 'op');
       if (op) {
@@ -115,9 +117,9 @@ function exprOf(n: CstNode | undefined): SExpr {
     case 'primary': {
       const int = tok(n, 'Int');
       if (int) {
-        const text = int.image.replace(/_/g, '');
-        const v = Number(text);
-        return Number.isFinite(v) ? { k: 'num', v, span: tokSpan(int) } : { k: 'bad', span: tokSpan(int) };
+        // An inexact literal was reported by the lexer (E-arith).
+        const n = parseInteger(int.image);
+        return 'value' in n ? { k: 'num', v: n.value, span: tokSpan(int) } : { k: 'bad', span: tokSpan(int) };
       }
       const id = tok(n, 'Ident');
       if (id) {
@@ -138,19 +140,43 @@ function exprOf(n: CstNode | undefined): SExpr {
       }
       return { k: 'bad', span: spanOf(n) ?? NO_SPAN };
     }
-    default: {
-      const operands = nodes(n, 'operand');
-      const ops = children(n, 'op').filter(isTok);
-      if (!/^e\d+$/.test(n.name) || operands.length === 0 || ops.length !== operands.length - 1) return { k: 'bad', span: spanOf(n) ?? NO_SPAN };
-      let acc = exprOf(operands[0]);
-      for (let i = 0; i < ops.length; i++) {
-        const b = exprOf(operands[i + 1]);
-        const op = BINOPS[ops[i]!.image] ?? (ops[i]!.image as BinOp);
-        acc = { k: 'bin', op, a: acc, b, span: join(acc.span, b.span) };
-      }
-      return acc;
-    }
+    default:
+      return { k: 'bad', span: spanOf(n) ?? NO_SPAN };
   }
+}
+
+/** Precedence level of each binary operator, low to high (C's; docs/LANGUAGE.md §2). */
+const PREC: Record<string, number> = {
+  '||': 0, or: 0, '&&': 1, and: 1, '|': 2, '^': 3, '&': 4, '==': 5, '!=': 5, '<': 6, '<=': 6, '>': 6, '>=': 6,
+  '<<': 7, '>>': 7, '+': 8, '-': 8, '*': 9, '/': 9, '%': 9,
+};
+
+/**
+ * The tree of a flat chain `x0 op1 x1 op2 x2 …` (an `expr` node): operator precedence with every
+ * level left-associative, by a loop over an operand and an operator stack (no recursion per
+ * operand or per level).
+ */
+function chainOf(n: CstNode): SExpr {
+  const operands = nodes(n, 'operand');
+  const ops = children(n, 'op').filter(isTok);
+  if (operands.length === 0 || ops.length !== operands.length - 1) return { k: 'bad', span: spanOf(n) ?? NO_SPAN };
+  const vals: SExpr[] = [exprOf(operands[0])];
+  const pending: { op: BinOp; prec: number }[] = [];
+  const reduce = () => {
+    const { op } = pending.pop()!;
+    const b = vals.pop()!;
+    const a = vals.pop()!;
+    vals.push({ k: 'bin', op, a, b, span: join(a.span, b.span) });
+  };
+  for (let i = 0; i < ops.length; i++) {
+    const image = ops[i]!.image;
+    const prec = PREC[image] ?? 0;
+    while (pending.length && pending[pending.length - 1]!.prec >= prec) reduce();
+    pending.push({ op: BINOPS[image] ?? (image as BinOp), prec });
+    vals.push(exprOf(operands[i + 1]));
+  }
+  while (pending.length) reduce();
+  return vals[0]!;
 }
 
 function optValueOf(n: CstNode | undefined): OptVal | undefined {
@@ -190,35 +216,70 @@ function optionOf(n: CstNode): RawOption | undefined {
   return o;
 }
 
-function hasBad(e: SExpr): boolean {
-  switch (e.k) {
-    case 'bad': return true;
-    case 'name': return e.index ? hasBad(e.index) : false;
-    case 'bin': return hasBad(e.a) || hasBad(e.b);
-    case 'un': return hasBad(e.a);
-    default: return false;
+/**
+ * Folds `e` bottom-up without recursion (operator chains are as deep as they are long): `f` gets a
+ * node and its children's results, left to right; an index of `name[index]` is a child only with
+ * `withIndex`.
+ */
+function foldS<T>(e: SExpr, withIndex: boolean, f: (x: SExpr, kids: T[]) => T): T {
+  const todo: SExpr[] = [e];
+  const expanded: boolean[] = [false];
+  const vals: T[] = [];
+  const arity = (x: SExpr): number => (x.k === 'bin' ? 2 : x.k === 'un' || (x.k === 'name' && x.index && withIndex) ? 1 : 0);
+  while (todo.length) {
+    const x = todo.pop()!;
+    const done = expanded.pop()!;
+    const n = arity(x);
+    if (n === 0) vals.push(f(x, []));
+    else if (!done) {
+      todo.push(x);
+      expanded.push(true);
+      if (x.k === 'bin') {
+        todo.push(x.b);
+        expanded.push(false);
+      }
+      todo.push(x.k === 'name' ? x.index! : (x as { a: SExpr }).a);
+      expanded.push(false);
+    } else if (n === 1) vals.push(f(x, [vals.pop()!]));
+    else {
+      const b = vals.pop()!;
+      vals.push(f(x, [vals.pop()!, b]));
+    }
   }
+  return vals[0]!;
+}
+
+function hasBad(e: SExpr): boolean {
+  return foldS<boolean>(e, true, (x, kids) => x.k === 'bad' || kids.some(Boolean));
 }
 
 /** True when every name `e` reads satisfies `ok` (so evaluating it cannot throw on a name). */
 function namesOnly(e: Expr, ok: (name: string) => boolean): boolean {
-  switch (e.k) {
-    case 'num': return true;
-    case 'var': return ok(e.name);
-    case 'un': return namesOnly(e.a, ok);
-    case 'bin': return namesOnly(e.a, ok) && namesOnly(e.b, ok);
+  return foldExpr<boolean>(e, (x) => x.k === 'num' || ok(x.name), (_x, a, b) => a && (b ?? true));
+}
+
+/** The value of `e` over `env`: `{ v }`, `{ fault }` (the arithmetic has no exact result) or undefined (a name is unknown). */
+function tryEval(e: Expr, env: (name: string) => number | undefined): { v: number } | { fault: string } | undefined {
+  if (!namesOnly(e, (n) => env(n) !== undefined)) return undefined;
+  try {
+    return { v: evalExpr(e, env) };
+  } catch (err) {
+    if (err instanceof EvalFault) return { fault: err.message };
+    throw err;
   }
 }
 
-/** Value of an expression made of literals only, or undefined. */
+/** The hint of an `E-arith` diagnostic for the fault `msg` (from `arith.ts`). */
+function arithHint(msg: string): string {
+  if (/by zero/.test(msg)) return "the divisor is 0 with the parameters' defaults: change the default, or guard the division (d != 0 && n / d ...)";
+  if (/^shift count/.test(msg)) return 'shift counts are 0..63 (64-bit integers)';
+  return 'mbsim computes exactly with integers up to ±(2^53 − 1) = ±9007199254740991';
+}
+
+/** Value of an expression made of literals only, or undefined (also when it faults: the machine reports that at run time). */
 function literal(e: Expr): number | undefined {
-  if (!namesOnly(e, () => false)) return undefined;
-  try {
-    const v = evalExpr(e, () => undefined);
-    return Number.isFinite(v) ? v : undefined;
-  } catch {
-    return undefined;
-  }
+  const r = tryEval(e, () => undefined);
+  return r && 'v' in r ? r.v : undefined;
 }
 
 // ---- the lowering -----------------------------------------------------------------------------
@@ -242,7 +303,10 @@ interface Scope {
   allowed: string;
 }
 
-/** Lowers a parsed sketch. Pushes diagnostics; returns the kernel (possibly with errors reported). */
+/**
+ * Lowers a parsed sketch. Pushes diagnostics; returns the kernel (possibly with errors reported).
+ * Throws {@link StopLowering} when a diagnostic would exceed the limit on errors per file.
+ */
 export function lower(
   cst: CstNode, file: string, diags: SketchDiagnostic[], syntaxErrors: boolean, lineEnd: Map<number, number> = new Map(),
 ): Kernel | undefined {
@@ -259,8 +323,10 @@ export function lower(
     const s = tokSpan(first);
     return { line: s.line, col: s.col, endCol: Math.max(s.endCol, lineEnd.get(s.line) ?? 0) };
   };
-  const err = (code: SketchCode, message: string, hint: string, span: Span) =>
+  const err = (code: SketchCode, message: string, hint: string, span: Span) => {
+    if (diags.length >= LIMITS.errors) throw new StopLowering();
     diags.push({ code, message, hint, file, line: span.line, col: span.col, endCol: Math.max(span.endCol, span.col + 1) });
+  };
   const loc = (s: Span): SrcLoc => ({ file, line: s.line, col: s.col, endCol: s.endCol });
 
   const items = nodes(cst, 'topItem').map((t) => Object.values(t.children)[0]?.[0]).filter((c): c is CstNode => !!c && !isTok(c));
@@ -299,7 +365,12 @@ export function lower(
     const se = exprOf(node(n, 'expr'));
     if (hasBad(se)) continue;
     const e = plainExpr(se);
-    const v = e ? literal(e) : undefined;
+    const r = e ? tryEval(e, () => undefined) : undefined;
+    if (r && 'fault' in r) {
+      err(SKETCH_CODES.arith, `the default of parameter ${id.image}: ${r.fault}`, arithHint(r.fault), se.span);
+      continue;
+    }
+    const v = r?.v;
     if (v === undefined || !Number.isInteger(v)) {
       err(SKETCH_CODES.paramValue, `the default of parameter ${id.image} must be an integer`, 'write an integer literal such as 4, 0x1000 or 16_384 (override it with --set NAME=VALUE)', se.span);
       continue;
@@ -314,14 +385,15 @@ export function lower(
     what,
     allowed: `only parameters${extra.length ? ` and ${extra.join(', ')}` : ''} may appear here`,
   });
-  const evalDefault = (e: Expr | undefined, extra: Record<string, number> = {}): number | undefined => {
-    if (!e || !namesOnly(e, (n) => n in extra || n in paramValues)) return undefined;
-    try {
-      const v = evalExpr(e, (n) => extra[n] ?? paramValues[n]);
-      return Number.isFinite(v) ? v : undefined;
-    } catch {
+  /** The value with the parameters' defaults; a fault is reported at `span` (when given) as E-arith. */
+  const evalDefault = (e: Expr | undefined, extra: Record<string, number> = {}, span?: Span): number | undefined => {
+    if (!e) return undefined;
+    const r = tryEval(e, (n) => extra[n] ?? paramValues[n]);
+    if (r && 'fault' in r) {
+      if (span) err(SKETCH_CODES.arith, r.fault, arithHint(r.fault), span);
       return undefined;
     }
+    return r?.v;
   };
 
   // ---- kernel line
@@ -367,7 +439,7 @@ export function lower(
       const e = exprOption(c, staticScope('the cluster size'));
       if (e) {
         cluster = e;
-        const v = evalDefault(e);
+        const v = evalDefault(e, {}, c.value!.span);
         if (v !== undefined && (v < 1 || v > 16)) err(SKETCH_CODES.optionValue, `cluster size ${v} is outside 1..16`, 'a cluster has 1 to 16 CTAs (portable maximum 8)', c.value!.span);
       }
     }
@@ -400,7 +472,7 @@ export function lower(
     if (!c) err(SKETCH_CODES.missingOption, `barrier ${id.image} needs an init count`, `write count=N: the arrivals each phase expects, 1 to ${MAX_COUNT}`, span);
     else {
       count = exprOption(c, sizeScope(`the init count of ${id.image}`));
-      const v = evalDefault(count, sizeEnv);
+      const v = evalDefault(count, sizeEnv, c.value?.span);
       if (count && v !== undefined && (v < 1 || v > MAX_COUNT)) {
         err(SKETCH_CODES.initCount, `init count ${v} of barrier ${id.image} is outside [1, ${MAX_COUNT}]`, 'an mbarrier expects 1 to 2^20 - 1 arrivals per phase', c.value!.span);
         count = undefined;
@@ -566,7 +638,7 @@ export function lower(
     if (!len) return { k: 'num', v: 1 };
     const se = exprOf(node(len, 'expr'));
     const e = intExpr(se, sizeScope(what));
-    const v = evalDefault(e, sizeEnv);
+    const v = evalDefault(e, sizeEnv, se.span);
     if (e && v !== undefined && v < 1) {
       err(SKETCH_CODES.optionValue, `${what} is ${v}; it needs at least 1`, 'arrays have at least one element', se.span);
       return undefined;
@@ -577,17 +649,16 @@ export function lower(
   /** Converts an expression that must be an integer (no references) over `scope`. */
   function intExpr(e: SExpr, scope: Scope): Expr | undefined {
     let ok = !hasBad(e);
-    const walk = (x: SExpr): Expr | undefined => {
+    const walk = (x: SExpr, kids: (Expr | undefined)[]): Expr | undefined => {
       switch (x.k) {
         case 'bad': return undefined;
         case 'num': return { k: 'num', v: x.v };
         case 'un': {
-          const a = walk(x.a);
+          const a = kids[0];
           return a ? { k: 'un', op: x.op, a } : undefined;
         }
         case 'bin': {
-          const a = walk(x.a);
-          const b = walk(x.b);
+          const [a, b] = kids;
           return a && b ? { k: 'bin', op: x.op, a, b } : undefined;
         }
         case 'name': {
@@ -614,25 +685,20 @@ export function lower(
         }
       }
     };
-    const out = walk(e);
+    const out = foldS(e, false, walk);
     return ok ? out : undefined;
   }
 
   /** An expression without names (literals only), for parameter defaults and role sizes. */
   function plainExpr(e: SExpr): Expr | undefined {
-    switch (e.k) {
-      case 'num': return { k: 'num', v: e.v };
-      case 'un': {
-        const a = plainExpr(e.a);
-        return a ? { k: 'un', op: e.op, a } : undefined;
+    return foldS<Expr | undefined>(e, false, (x, [a, b]) => {
+      switch (x.k) {
+        case 'num': return { k: 'num', v: x.v };
+        case 'un': return a ? { k: 'un', op: x.op, a } : undefined;
+        case 'bin': return a && b ? { k: 'bin', op: x.op, a, b } : undefined;
+        default: return undefined;
       }
-      case 'bin': {
-        const a = plainExpr(e.a);
-        const b = plainExpr(e.b);
-        return a && b ? { k: 'bin', op: e.op, a, b } : undefined;
-      }
-      default: return undefined;
-    }
+    });
   }
 
   function lowerRole(block: CstNode | undefined, roleName: string): Stmt[] | undefined {
@@ -854,7 +920,7 @@ export function lower(
         }
       }
       if (spec.name === 'mbarrier.init' && args.v[1]) {
-        const v = evalDefault(args.v[1] as Expr, sizeEnv);
+        const v = evalDefault(args.v[1] as Expr, sizeEnv, spanOf(operands[1]) ?? head);
         if (v !== undefined && (v < 1 || v > MAX_COUNT)) {
           err(SKETCH_CODES.initCount, `init count ${v} is outside [1, ${MAX_COUNT}]`, 'an mbarrier expects 1 to 2^20 - 1 arrivals per phase', spanOf(operands[1]) ?? head);
           bad = true;

@@ -5,11 +5,12 @@
  */
 import { CstParser, type CstNode, type IParserErrorMessageProvider, type IToken, type TokenType } from 'chevrotain';
 import {
-  ALL_TOKENS, AddOp, AndOp, Assign, At, BitAndOp, BitOrOp, BitXorOp, Colon, Comma, Dedent, describeToken, EqOp, Ident,
+  ALL_TOKENS, Assign, At, BinOp, Colon, Comma, Dedent, describeToken, Ident,
   Indent, Int, KwBarrier, KwElect, KwElif, KwElse, KwFor, KwIf, KwIn, KwKernel, KwParam, KwPass, KwRange, KwRole,
-  KwSmem, KwTmem, LBracket, LParen, Mnemonic, MulOp, Newline, OrOp, PrefixOp, RBracket, RelOp, RParen, Shape, ShiftOp,
+  KwSmem, KwTmem, LBracket, LParen, Mnemonic, Newline, PrefixOp, RBracket, RParen, Shape,
   StringLit,
 } from './lexer.js';
+import { LIMITS } from './limits.js';
 
 const LABELS: Record<string, string> = {
   Newline: 'the end of the line', Indent: 'an indented block', Dedent: 'the end of the block', Ident: 'a name',
@@ -79,7 +80,32 @@ export function splitHint(msg: string): { message: string; hint: string } {
   return i < 0 ? { message: msg, hint: '' } : { message: msg.slice(0, i), hint: msg.slice(i + 1) };
 }
 
+/** Thrown once the parser has saved {@link LIMITS}.errors syntax errors: the rest is not parsed. */
+class TooManyErrors extends Error {}
+
+const saveError = (CstParser.prototype as unknown as { SAVE_ERROR(e: unknown): unknown }).SAVE_ERROR;
+
 class SketchParser extends CstParser {
+  /** Chevrotain's hook for every syntax error: recovery stops after the error limit (it is what is slow on huge inputs). */
+  SAVE_ERROR(error: unknown): unknown {
+    const saved = saveError.call(this, error);
+    // Errors are reported one per line (the rest are consequences): count the lines.
+    const line = (error as { token?: IToken }).token?.startLine;
+    if (line !== this.lastErrorLine) {
+      this.lastErrorLine = line;
+      if (++this.errorLines >= LIMITS.errors) throw new TooManyErrors();
+    }
+    return saved;
+  }
+  private lastErrorLine: number | undefined;
+  private errorLines = 0;
+  /** Starts a parse of `tokens`. */
+  start(tokens: IToken[]): void {
+    this.input = tokens;
+    this.lastErrorLine = undefined;
+    this.errorLines = 0;
+  }
+
   constructor() {
     super(ALL_TOKENS, { recoveryEnabled: true, maxLookahead: 3, errorMessageProvider, nodeLocationTracking: 'none' });
     const $ = this as unknown as Record<string, () => CstNode> & SketchParser;
@@ -286,18 +312,13 @@ class SketchParser extends CstParser {
       });
     });
 
+    // A flat chain `operand (op operand)*`: the precedence levels (docs/LANGUAGE.md §2) are applied
+    // when lowering, with a loop, so that neither the parser nor the lowering recurses per level.
     this.RULE('expr', () => {
-      this.SUBRULE(r('e0'));
-    });
-    const levels: TokenType[] = [OrOp, AndOp, BitOrOp, BitXorOp, BitAndOp, EqOp, RelOp, ShiftOp, AddOp, MulOp];
-    levels.forEach((cat, i) => {
-      const next = i + 1 < levels.length ? `e${i + 1}` : 'unaryExpr';
-      this.RULE(`e${i}`, () => {
-        this.SUBRULE(r(next), { LABEL: 'operand' });
-        this.MANY(() => {
-          this.CONSUME(cat, { LABEL: 'op' });
-          this.SUBRULE2(r(next), { LABEL: 'operand' });
-        });
+      this.SUBRULE(r('unaryExpr'), { LABEL: 'operand' });
+      this.MANY(() => {
+        this.CONSUME(BinOp, { LABEL: 'op' });
+        this.SUBRULE2(r('unaryExpr'), { LABEL: 'operand' });
       });
     });
     this.RULE('unaryExpr', () => {
@@ -339,12 +360,23 @@ class SketchParser extends CstParser {
 
 let parser: SketchParser | undefined;
 
-/** Parses a token stream (from `lex`) into a CST; syntax errors are returned, not thrown. */
-export function parseTokens(tokens: IToken[]): { cst: CstNode; errors: { message: string; token: IToken }[] } {
+/**
+ * Parses a token stream (from `lex`) into a CST; syntax errors are returned, not thrown. After
+ * {@link LIMITS}.errors errors the parse stops: `cst` is then absent and `stopped` set.
+ */
+export function parseTokens(tokens: IToken[]): { cst?: CstNode; errors: { message: string; token: IToken }[]; stopped?: boolean } {
   parser ??= new SketchParser();
-  parser.input = tokens;
-  const cst = (parser as unknown as { file: () => CstNode }).file();
+  parser.start(tokens);
+  let cst: CstNode | undefined;
+  let stopped = false;
+  try {
+    cst = (parser as unknown as { file: () => CstNode }).file();
+  } catch (err) {
+    if (!(err instanceof TooManyErrors)) throw err;
+    stopped = true;
+  }
   const errors = parser.errors.map((e) => ({ message: e.message, token: e.token }));
-  return { cst, errors };
+  parser.input = []; // release the tokens
+  return stopped ? { errors, stopped } : { cst: cst!, errors };
 }
 

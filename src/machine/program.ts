@@ -6,7 +6,8 @@
  * Errors in the kernel (unknown name, non-positive size, unknown parameter) throw
  * {@link KernelError} with the source location of the offending declaration or statement.
  */
-import { compileExpr, evalExpr, exprNames, nonZeroStep, showExpr, type CompiledExpr } from '../kernel/expr.js';
+import { add, EvalFault, nonZeroStep } from '../kernel/arith.js';
+import { compileExpr, evalExpr, exprNames, foldExpr, showExpr, type CompiledExpr } from '../kernel/expr.js';
 import type { BarRef, BufRef, Expr, Kernel, Op, Per, RoleDecl, SrcLoc, Stmt } from '../kernel/ir.js';
 
 /** A kernel that cannot be instantiated: the message names the problem, `loc` where it is. */
@@ -176,10 +177,9 @@ export interface Program {
 
 function evalStatic(e: Expr, params: Record<string, number>, what: string, loc?: SrcLoc): number {
   try {
-    const v = evalExpr(e, (n) => params[n]);
-    if (!Number.isFinite(v)) throw new Error('division by zero');
-    return v;
+    return evalExpr(e, (n) => params[n]);
   } catch (err) {
+    if (err instanceof EvalFault) throw new KernelError(`${what}: ${err.message}`, loc, 'arith');
     throw new KernelError(`${what}: ${(err as Error).message} (only parameters may appear here)`, loc, 'static-expr');
   }
 }
@@ -272,7 +272,7 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
           try {
             ok = evalExpr(r.where, env);
           } catch (err) {
-            throw new KernelError(`role ${r.name}: where-condition: ${(err as Error).message}`, r.loc, 'static-expr');
+            throw new KernelError(`role ${r.name}: where-condition: ${(err as Error).message}`, r.loc, err instanceof EvalFault ? 'arith' : 'static-expr');
           }
           if (!ok) return;
         }
@@ -460,7 +460,7 @@ function compileRole(
           const jz: Instr = { i: 'jz', e: step ? (f) => { const s = nonZeroStep(step(f)); return s > 0 ? (f[v]! < to(f) ? 1 : 0) : (f[v]! > to(f) ? 1 : 0); } : (f) => (f[v]! < to(f) ? 1 : 0), to: -1, loc: st.loc };
           code.push(jz);
           walk(st.body, inElect);
-          code.push({ i: 'set', slot: v, e: step ? (f) => f[v]! + step(f) : (f) => f[v]! + 1, loc: st.loc });
+          code.push({ i: 'set', slot: v, e: step ? (f) => add(f[v]!, step(f)) : (f) => f[v]! + 1, loc: st.loc }); // i + 1 ≤ to: exact
           code.push({ i: 'jmp', to: head });
           jz.to = code.length;
           break;
@@ -497,10 +497,7 @@ function sizeText(e: Expr, v: number): string {
 }
 
 function findVarLoc(e: Expr, name: string): SrcLoc | undefined {
-  if (e.k === 'var') return e.name === name ? e.loc : undefined;
-  if (e.k === 'un') return findVarLoc(e.a, name);
-  if (e.k === 'bin') return findVarLoc(e.a, name) ?? findVarLoc(e.b, name);
-  return undefined;
+  return foldExpr<SrcLoc | undefined>(e, (x) => (x.k === 'var' && x.name === name ? x.loc : undefined), (_x, a, b) => a ?? b);
 }
 
 

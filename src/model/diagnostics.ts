@@ -45,7 +45,7 @@ export const DIAG = {
   indexRange: 'index-range',
   /** A bulk copy whose size is not a positive multiple of 16 bytes (PTX ISA §9.7.9.25.4.1). */
   bulkSize: 'bulk-size',
-  /** An expression of the kernel's program cannot be evaluated (division by zero, loop step 0). */
+  /** An expression of the kernel's program has no exact result (division by zero, shift count, beyond ±(2^53 − 1), loop step 0). */
   arith: 'arith',
   /** A non-blocking `bar.arrive` landing in the generation the same agent's previous arrive joined. */
   lapping: 'lapping',
@@ -170,7 +170,7 @@ export const H200_BEHAVIOUR: Record<DiagCode, { h200: string; trap: boolean; sev
     severity: 'error',
   },
   arith: {
-    h200: 'not a barrier behaviour: the kernel itself is ill-formed here (integer division by zero is undefined in PTX); the machine stops the agent',
+    h200: 'not a barrier behaviour: the kernel\'s own integer arithmetic has no exact result here (the message names the cause: a division or remainder by zero, a shift count outside 0..63, a value beyond ±(2^53 − 1) that mbsim cannot hold exactly, a loop step of 0); the machine stops the agent',
     trap: true,
     severity: 'error',
   },
