@@ -165,7 +165,7 @@ export interface GpipePrediction {
 export function predictGpipe(c: GpipeConfig, timing: Timing, glue: GpipeGlue = GPIPE_GLUE): GpipePrediction {
   const k = gpipeKernel(c);
   const p = instantiate(k, { PG: glue.producer, CG: glue.consumer });
-  const t = fromHbm(c) ? mergeTiming(timing, { tmaSourceHbm: 1 }) : timing;
+  const t = fromHbm(c) ? mergeTiming(timing, { tmaSourceHbm: 1 }) : c.source === 'l2_distinct' ? mergeTiming(timing, { tmaSourceL2Distinct: 1 }) : timing;
   const r = simulate(p, { timing: t, recordSpans: false, activeSms: c.ctas });
   const consumer = p.agents.find((a) => a.roleName === 'consumer')!.id;
   const producer = p.agents.find((a) => a.roleName === 'producer')!.id;

@@ -60,6 +60,10 @@ export interface Timing {
   sms: Param;
   /** GPU-wide HBM bandwidth in bytes per cycle (copies from HBM share it across active SMs). */
   hbmBytesPerCycle: Param;
+  /** GPU-wide L2 bandwidth in bytes per cycle when every SM reads its own addresses (use with `tmaSourceL2Distinct`). */
+  tmaL2DistinctBytesPerCycle: Param;
+  /** 1: the SMs' copies read distinct L2-resident addresses (no tile shared between SMs). */
+  tmaSourceL2Distinct: Param;
   issueBulkStore: Param;
   bulkStoreLatency: Param;
   issueMma: Param;
@@ -124,6 +128,8 @@ export const H200: Timing = {
   tmaLoadWindow: { value: 4000, source: 'choice: read rate averaged over about 4,000 cycles (2 µs)' },
   sms: { value: 132, source: `${F}: H200 has 132 SMs` },
   hbmBytesPerCycle: { value: 2420, source: 'fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: hw/results/pipeline.json: 132 CTAs streaming 64 KiB tiles from HBM reach about 5.0 TB/s (5.0e12 / 1.98e9 B/cycle)' },
+  tmaL2DistinctBytesPerCycle: { value: 4520, source: 'hw/results/model.json (hw/probes/model.cu gpipe "stream", l2_distinct): 132 CTAs streaming their own 2 x 64 KiB tiles at S=2 take 1913 cycles per tile (132 x 65536 / 1913); set from that train row of the held-out split (src/bench/heldout.ts), not fitted' },
+  tmaSourceL2Distinct: { value: 0, source: 'choice: 0 = SMs share L2 tiles (default), 1 = every SM reads its own addresses' },
   issueBulkStore: { value: 43, source: 'estimate: as a tensor copy issue' },
   bulkStoreLatency: { value: 300, source: 'estimate: as a bulk load' },
   issueMma: { value: 16, source: 'fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: estimate' },
