@@ -52,9 +52,11 @@ export interface GpipeGlue {
 }
 
 /** Fitted on the train rows (`npm run calibrate -- --gpipe`, see {@link fitGlue}). */
-export const GPIPE_GLUE: GpipeGlue = { producer: 216, consumer: 110 };
+export const GPIPE_GLUE: GpipeGlue = { producer: 220, consumer: 250 };
 
 const ITERS = 320;
+/** The probe's bank-conflicted epilogue writes (hw/results/ops.json: 32 KiB in 2048 cycles + one bar.sync). */
+export const STS_CONFLICT_BYTES_PER_CYCLE = 16;
 const WARMUP = 64;
 
 /** Loads the gpipe configurations (timed-out runs left out). */
@@ -94,7 +96,7 @@ export function gpipeKernel(c: GpipeConfig): Kernel {
   const k = kernel('hw-gpipe', {
     arch: 'sm_90a',
     cluster: C,
-    params: { S: c.stages, TILE: c.tile_bytes, W: c.work_cycles, ITERS, PG: 0, CG: 0, KT: c.tile_k_steps || ITERS + 1, E: c.epilogue_bytes || 16, NCT: c.consumer_warps * 32 },
+    params: { S: c.stages, TILE: c.tile_bytes, W: c.work_cycles, ITERS, PG: 0, CG: 0, KT: c.tile_k_steps || ITERS + 1, E: c.epilogue_bytes || 16, NCT: c.consumer_warps * 32, EW: Math.round((c.epilogue_bytes || 0) / STS_CONFLICT_BYTES_PER_CYCLE) },
   });
   k.barriers('full', 'S', { count: 1 });
   k.barriers('empty', 'S', { count: c.consumer_warps * C });
@@ -137,6 +139,9 @@ export function gpipeKernel(c: GpipeConfig): Kernel {
           r.if('instance == 0', (r) => r.elect((r) => r.bulkWait(0, true)));
           r.barSync(1, 'NCT');
           r.write('ebuf[0]');
+          // the probe's st.shared.v4 pattern (threads 256 B apart: 32-way bank conflicts) moves
+          // 16 B/cycle for the whole SM: hw/results/ops.json epilogue, 2068 cycles for 32 KiB
+          r.work('EW');
           r.fenceProxyAsync();
           r.barSync(1, 'NCT');
           r.if('instance == 0', (r) =>
@@ -155,6 +160,20 @@ function fromHbm(c: GpipeConfig): boolean {
   return c.source === 'hbm';
 }
 
+/**
+ * The timing of a configuration's source: HBM streams read HBM (in the tensor mainloops only the A
+ * box does: B is one tile shared by every CTA, L2-resident, so HBM carries half the bytes and its
+ * capacity is scaled by 1 / that fraction for the simulator's single-source bandwidth model);
+ * distinct L2 tiles use the distinct-address L2 bandwidth.
+ */
+export function sourceTiming(c: GpipeConfig, timing: Timing): Timing {
+  if (fromHbm(c)) {
+    const hbmFraction = c.copy === 'tensor_ab' ? 0.5 : 1;
+    return mergeTiming(timing, { tmaSourceHbm: 1, hbmBytesPerCycle: timing.hbmBytesPerCycle.value / hbmFraction, tmaSourceL2Distinct: 1 });
+  }
+  return c.source === 'l2_distinct' ? mergeTiming(timing, { tmaSourceL2Distinct: 1 }) : timing;
+}
+
 /** Result of simulating one configuration: cycles per iteration and the model's bounding side. */
 export interface GpipePrediction {
   cycles: number;
@@ -165,7 +184,7 @@ export interface GpipePrediction {
 export function predictGpipe(c: GpipeConfig, timing: Timing, glue: GpipeGlue = GPIPE_GLUE): GpipePrediction {
   const k = gpipeKernel(c);
   const p = instantiate(k, { PG: glue.producer, CG: glue.consumer });
-  const t = fromHbm(c) ? mergeTiming(timing, { tmaSourceHbm: 1 }) : c.source === 'l2_distinct' ? mergeTiming(timing, { tmaSourceL2Distinct: 1 }) : timing;
+  const t = sourceTiming(c, timing);
   const r = simulate(p, { timing: t, recordSpans: false, activeSms: c.ctas });
   const consumer = p.agents.find((a) => a.roleName === 'consumer')!.id;
   const producer = p.agents.find((a) => a.roleName === 'producer')!.id;
