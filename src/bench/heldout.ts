@@ -52,7 +52,7 @@ export interface GpipeGlue {
 }
 
 /** Fitted on the train rows (`npm run calibrate -- --gpipe`, see {@link fitGlue}). */
-export const GPIPE_GLUE: GpipeGlue = { producer: 220, consumer: 250 };
+export const GPIPE_GLUE: GpipeGlue = { producer: 212, consumer: 250 };
 
 const ITERS = 320;
 /** The probe's bank-conflicted epilogue writes (hw/results/ops.json: 32 KiB in 2048 cycles + one bar.sync). */
