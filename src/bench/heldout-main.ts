@@ -14,3 +14,12 @@ for (const part of [true, false]) {
   for (const s of summarize(rows.filter((r) => r.heldOut === part))) console.log(`  ${s.kind.padEnd(16)} n=${String(s.n).padStart(3)} median ${(s.median * 100).toFixed(1)}% max ${(s.max * 100).toFixed(1)}%`);
 }
 console.log(`glue ${JSON.stringify(glue)}`);
+if (process.argv.includes('--markdown')) {
+  const train = new Map(summarize(rows.filter((r) => !r.heldOut)).map((s) => [s.kind, s]));
+  const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+  console.log('| kind | held-out rows | median | max | train rows | median | max |\n|---|---|---|---|---|---|---|');
+  for (const s of summarize(rows.filter((r) => r.heldOut))) {
+    const t = train.get(s.kind)!;
+    console.log(`| ${s.kind} | ${s.n} | ${pct(s.median)} | ${pct(s.max)} | ${t.n} | ${pct(t.median)} | ${pct(t.max)} |`);
+  }
+}
