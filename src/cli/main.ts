@@ -7,6 +7,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { EXAMPLES, findExample } from '../examples/index.js';
 import { DecodeError, explainWord } from '../report/decode.js';
 import { buildLedger } from '../report/ledger.js';
+import { loopSummary, renderLoopSummary } from '../report/loop.js';
 import { phaseTable, renderPhaseTable } from '../report/phases.js';
 import { locText, renderEventLog, renderLedger, renderSummary, renderTimeline, PLAIN, type Paint } from '../report/text.js';
 import { buildTrace } from '../report/trace.js';
@@ -98,6 +99,22 @@ interface RunOpts {
   width: number;
   events?: boolean;
   phaseTable?: string;
+  grid?: number;
+  activeSms?: number;
+  omit?: string;
+}
+
+/** JSON fields `--omit` may leave out. */
+const OMITTABLE = ['events', 'spans', 'ledger'] as const;
+
+function parseOmit(v: string | undefined): Set<string> {
+  const out = new Set<string>();
+  if (v === undefined) return out;
+  for (const f of v.split(',').map((x) => x.trim()).filter(Boolean)) {
+    if (!(OMITTABLE as readonly string[]).includes(f)) throw new UsageError(`--omit: unknown field '${f}' (one of ${OMITTABLE.join(', ')})`);
+    out.add(f);
+  }
+  return out;
 }
 
 async function runVerb(target: string, o: RunOpts, io: IO): Promise<number> {
@@ -106,9 +123,24 @@ async function runVerb(target: string, o: RunOpts, io: IO): Promise<number> {
   const loaded = await loadKernel(target);
   const program = instantiateOrExplain(loaded.kernel, o.set, loaded.origin);
   const timing = loadTiming(o.timing);
-  const r = simulate(program, { timing, maxSteps: o.maxSteps, ...(o.seed !== undefined ? { seed: o.seed } : {}) });
-  const events = r.events!;
+  const omit = parseOmit(o.omit);
+  if (omit.size && !o.json) throw new UsageError('--omit applies to --json output');
+  if (o.grid !== undefined && o.activeSms !== undefined) throw new UsageError('give --grid or --active-sms, not both');
+  if (o.grid !== undefined && o.grid < program.ctas) throw new UsageError(`--grid ${o.grid} is smaller than the ${program.ctas} CTA(s) the kernel simulates`);
+  if (o.activeSms !== undefined && o.activeSms > timing.sms.value) throw new UsageError(`--active-sms ${o.activeSms} is more than the GPU's ${timing.sms.value} SMs`);
+  // --grid N: the launch has N CTAs like the simulated ones; those on the GPU at once share L2/HBM
+  const activeSms = o.activeSms ?? (o.grid !== undefined ? Math.min(o.grid, timing.sms.value) : undefined);
+  const gridScale = o.grid !== undefined ? o.grid / program.ctas : activeSms !== undefined ? activeSms / program.ctas : 1;
+  // events feed the ledger, the event log and the loop summary; spans the timeline and trace
+  const needEvents = !o.json || !omit.has('events') || !omit.has('ledger') || !!o.trace || !!o.phaseTable;
+  const needSpans = !o.json || !omit.has('spans') || !!o.trace;
+  const r = simulate(program, {
+    timing, maxSteps: o.maxSteps, recordEvents: needEvents, recordSpans: needSpans,
+    ...(activeSms !== undefined ? { activeSms } : {}), ...(o.seed !== undefined ? { seed: o.seed } : {}),
+  });
+  const events = r.events ?? [];
   const ledger = buildLedger(program, events);
+  const loop = loopSummary(r, gridScale);
   const names = (a: number) => (a >= 0 ? program.agents[a]!.name : null);
   const ex = findExample(target);
   const ptSpec = o.phaseTable ?? (ex?.phaseTable ? `${ex.phaseTable.role}:${ex.phaseTable.barrier}:${ex.phaseTable.variable}` : undefined);
@@ -146,10 +178,13 @@ async function runVerb(target: string, o: RunOpts, io: IO): Promise<number> {
       stats: r.stats,
       diagnostics: r.diagnostics.map((d) => ({ ...d.diag, t: d.t, agent: names(d.agent), barrier: d.bar >= 0 ? program.barrierName(d.bar) : null, loc: d.loc ?? null })),
       hang: r.hang,
-      ledger,
+      ...(activeSms !== undefined ? { activeSms } : {}),
+      ...(o.grid !== undefined ? { grid: o.grid } : {}),
+      loop,
+      ...(omit.has('ledger') ? {} : { ledger }),
       phaseTable: table,
-      spans: r.spans,
-      events,
+      ...(omit.has('spans') ? {} : { spans: r.spans }),
+      ...(omit.has('events') ? {} : { events }),
     }));
     return code;
   }
@@ -171,6 +206,7 @@ async function runVerb(target: string, o: RunOpts, io: IO): Promise<number> {
   }
   io.out(`\n${paint.bold('summary')}`);
   io.out(renderSummary(r, paint));
+  if (loop) io.out(renderLoopSummary(loop, activeSms));
   for (const d of r.diagnostics) {
     const where = d.loc ? `${locText(d.loc)}: ` : '';
     const who = names(d.agent) ?? 'async unit';
@@ -224,6 +260,9 @@ export async function main(argv: string[], rawIO: IO = nodeIO()): Promise<number
     .addOption(new Option('--width <N>', 'timeline width in columns').default(96).argParser(parsePositiveArg('--width')))
     .option('--events', 'print every event and the whole ledger')
     .addOption(new Option('--max-steps <N>', 'stop the simulation after N machine steps (verdict incomplete, exit 3)').default(500_000).argParser(parsePositiveArg('--max-steps')))
+    .addOption(new Option('--grid <N>', 'the launch has N CTAs like the simulated ones (one is simulated; up to the GPU\'s SMs share L2/HBM bandwidth)').argParser(parsePositiveArg('--grid')))
+    .addOption(new Option('--active-sms <N>', 'SMs copying at the same time for the shared L2/HBM bandwidth model').argParser(parsePositiveArg('--active-sms')))
+    .option('--omit <FIELDS>', 'with --json: leave out these fields (comma-separated: events, spans, ledger)')
     .option('--phase-table <ROLE:BARRIER:VAR>', 'print the phase-tracking table for a role\'s waits on a barrier array')
     .action(async (target: string, o: RunOpts) => {
       code = await runVerb(target, o, io);

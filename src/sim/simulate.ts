@@ -302,7 +302,10 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
   // between copies therefore reads at its own limit until the SMs' reads add up to the shared limit.
   const hbm = v(T.tmaSourceHbm) !== 0;
   const smBw = hbm ? Math.min(v(T.tmaBytesPerCycleSm), v(T.tmaHbmBytesPerCycleSm)) : v(T.tmaBytesPerCycleSm);
-  const l2Cap = v(T.tmaBytesPerCycleAllSms) * v(T.sms);
+  // Every SM streaming its own addresses (tmaSourceL2Distinct) reaches less of L2 than SMs sharing tiles.
+  const l2Cap = v(T.tmaSourceL2Distinct) !== 0
+    ? Math.min(v(T.tmaBytesPerCycleAllSms) * v(T.sms), v(T.tmaL2DistinctBytesPerCycle))
+    : v(T.tmaBytesPerCycleAllSms) * v(T.sms);
   const srcCap = hbm ? Math.min(l2Cap, v(T.hbmBytesPerCycle)) : l2Cap;
   // Static per-SM share (every active SM reading at once): bulk stores and cp.async use it.
   const tmaBw = Math.min(smBw, srcCap / activeSms);

@@ -1,0 +1,25 @@
+/**
+ * `npm run heldout`: the held-out report of {@link gpipeRows} (every row, then the summary per kind);
+ * with `--fit`, refits the gpipe kernel's glue on the train rows first and prints it.
+ */
+import { fitGlue, gpipeRows, GPIPE_GLUE, loadGpipe, summarize } from './heldout.js';
+import { H200 } from '../sim/timing.js';
+
+const configs = loadGpipe();
+const glue = process.argv.includes('--fit') ? fitGlue(configs, H200, (s) => console.log(s)) : GPIPE_GLUE;
+const rows = gpipeRows(configs, H200, glue);
+for (const r of rows) console.log(`${r.heldOut ? 'held' : 'train'} ${r.config.padEnd(72)} measured ${r.measured.toFixed(1).padStart(7)} predicted ${r.predicted.toFixed(1).padStart(7)} ${(r.error * 100).toFixed(1).padStart(6)}% ${r.bound}`);
+for (const part of [true, false]) {
+  console.log(part ? 'held out:' : 'train:');
+  for (const s of summarize(rows.filter((r) => r.heldOut === part))) console.log(`  ${s.kind.padEnd(16)} n=${String(s.n).padStart(3)} median ${(s.median * 100).toFixed(1)}% max ${(s.max * 100).toFixed(1)}%`);
+}
+console.log(`glue ${JSON.stringify(glue)}`);
+if (process.argv.includes('--markdown')) {
+  const train = new Map(summarize(rows.filter((r) => !r.heldOut)).map((s) => [s.kind, s]));
+  const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+  console.log('| kind | held-out rows | median | max | train rows | median | max |\n|---|---|---|---|---|---|---|');
+  for (const s of summarize(rows.filter((r) => r.heldOut))) {
+    const t = train.get(s.kind)!;
+    console.log(`| ${s.kind} | ${s.n} | ${pct(s.median)} | ${pct(s.max)} | ${t.n} | ${pct(t.median)} | ${pct(t.max)} |`);
+  }
+}
