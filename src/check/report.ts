@@ -14,7 +14,8 @@ export type CheckPaint = Paint;
 /** No colors. */
 export const NO_PAINT: CheckPaint = PLAIN;
 
-const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+// Digit grouping by hand: the first toLocaleString call loads ICU data (~20 ms of a short check).
+const fmt = (n: number) => String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 
 function pad(s: string, n: number): string {
   return s.length >= n ? s : s + ' '.repeat(n - s.length);

@@ -81,7 +81,7 @@ export function splitHint(msg: string): { message: string; hint: string } {
 
 class SketchParser extends CstParser {
   constructor() {
-    super(ALL_TOKENS, { recoveryEnabled: true, maxLookahead: 3, errorMessageProvider, nodeLocationTracking: 'none' });
+    super(ALL_TOKENS, { recoveryEnabled: true, maxLookahead: 3, errorMessageProvider, nodeLocationTracking: 'none', skipValidations: true });
     const $ = this as unknown as Record<string, () => CstNode> & SketchParser;
     const r = (name: string) => ($ as unknown as Record<string, (idx?: number) => CstNode>)[name]!;
 
