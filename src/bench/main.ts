@@ -8,6 +8,7 @@ import { instantiate } from '../machine/program.js';
 import { simulate } from '../sim/simulate.js';
 import { H200 } from '../sim/timing.js';
 import { errorReport, loadConfigs } from './calibrate.js';
+import { startupReport } from './startup.js';
 
 const gc = (globalThis as { gc?: () => void }).gc;
 const mib = (b: number) => (b / 1048576).toFixed(1);
@@ -80,7 +81,13 @@ async function checkReport() {
   for (const line of checkSpinReport()) console.log(`  ${line}`);
 }
 
+function startupSection() {
+  console.log(`\nmbsim bench — start time of \`mbsim check\` on a 10-line sketch (wall, ${15} runs each)`);
+  for (const line of startupReport(15)) console.log(`  ${line}`);
+}
+
 main();
+startupSection();
 calibrationReport();
 await webReport();
 await checkReport();
