@@ -8,11 +8,13 @@ import cliProgress from 'cli-progress';
 import type { Program } from '../machine/program.js';
 import { check, type CheckOptions, type CheckResult } from './check.js';
 import { DEFAULT_BOUNDS as EXPLORE_BOUNDS, type Progress } from './explore.js';
-import { checkJson, checkSarif, renderCheck, NO_PAINT, type CheckPaint } from './report.js';
+import { checkJson, checkSarif, renderCheck, NO_PAINT, type CheckPaint, type SarifOptions } from './report.js';
+import { renderShort } from './short.js';
 import { hazardTrace } from './trace.js';
 
 export { check, replay, type CheckOptions, type CheckResult, type Hazard, type TraceStep, type BarrierSnapshot } from './check.js';
-export { checkJson, checkSarif, renderCheck, ledgerLines, type CheckPaint } from './report.js';
+export { checkJson, checkSarif, renderCheck, ledgerLines, type CheckPaint, type SarifOptions } from './report.js';
+export { renderShort, shortLine } from './short.js';
 export { happensBefore, type HbAccess, type HbRace } from './hb.js';
 export { explore, type ExploreOptions, type Progress } from './explore.js';
 export { hazardTrace } from './trace.js';
@@ -35,7 +37,18 @@ export interface CheckCliOptions {
   workers?: number;
   /** Write the first hazard's counterexample as a Perfetto trace to this file. */
   trace?: string;
+  /** `text` (default: the report with traces) or `short` (one line per finding, src/check/short.ts). */
+  format?: 'text' | 'short';
+  /** Text report: print the traces of this many findings (default 3); the others without. */
+  maxTraces?: number;
+  /** Print no report and no progress bar: the exit code (and any --sarif / --trace file) carries the result. */
+  quiet?: boolean;
+  /** What the SARIF log says about the tool (version, repository address). */
+  sarifInfo?: SarifOptions;
 }
+
+/** Traces the text report prints by default (`--max-traces`). */
+export const DEFAULT_MAX_TRACES = 3;
 
 /** What the progress bar needs of its stream (a Node `tty.WriteStream` such as `process.stderr` has it). */
 export interface ProgressStream {
@@ -220,7 +233,7 @@ const ZERO: Progress = { states: 0, transitions: 0, depth: 0, frontier: 0, memor
 
 /** The progress bar a run gets: one on a TTY `io.progress` unless `--json`, else null. */
 function progressBar(opts: CheckCliOptions, io: CheckIO): CheckProgressBar | null {
-  if (opts.json || !io.progress || io.progress.isTTY !== true) return null;
+  if (opts.json || opts.quiet || !io.progress || io.progress.isTTY !== true) return null;
   return new CheckProgressBar(io.progress, searchBounds(opts));
 }
 
@@ -245,7 +258,7 @@ export async function runCheckCli(program: Program, opts: CheckCliOptions, io: C
   } else r = check(program, co);
   if (opts.sarif) {
     const tmp = `${opts.sarif}.tmp-${process.pid}`;
-    writeFileSync(tmp, `${JSON.stringify(checkSarif(r), null, 2)}\n`);
+    writeFileSync(tmp, `${JSON.stringify(checkSarif(r, opts.sarifInfo), null, 2)}\n`);
     renameSync(tmp, opts.sarif);
   }
   let traced: string | null = null;
@@ -256,9 +269,11 @@ export async function runCheckCli(program: Program, opts: CheckCliOptions, io: C
       traced = `trace of ${h.severity === 'error' ? h.kind.toUpperCase() : `warning ${h.kind}`} (${h.trace.length} steps) written to ${opts.trace} (open it in https://ui.perfetto.dev)`;
     } else traced = `no counterexample: ${opts.trace} not written`;
   }
+  if (opts.quiet) return exitCode(r);
   if (opts.json) io.out(JSON.stringify(checkJson(r)));
+  else if (opts.format === 'short') io.out(renderShort(r));
   else {
-    io.out(renderCheck(r, await colors(io.color)));
+    io.out(renderCheck(r, await colors(io.color), opts.maxTraces ?? DEFAULT_MAX_TRACES));
     if (traced) io.out(traced);
   }
   return exitCode(r);
