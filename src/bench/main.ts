@@ -67,7 +67,7 @@ async function webReport() {
 }
 
 async function checkReport() {
-  console.log('\nmbsim bench — checker vs SPIN (../shared/bench/spin/pipeline.pml)');
+  console.log('\nmbsim bench — checker vs SPIN (the full/empty pipeline model, pipeline.pml)');
   const { execSync, spawnSync } = await import('node:child_process');
   if (spawnSync('sh', ['-c', 'command -v spin']).status !== 0) {
     console.log('  installing spin with apt-get …');
