@@ -49,6 +49,8 @@ describe('the packed package', () => {
       expect(files, f).toContain(f);
     }
     expect(files.some((f) => f.endsWith('.map'))).toBe(false);
+    // The command is the bundle; the unbundled CLI, the explorer's page code and the bench stay home.
+    expect(files.filter((f) => /^dist\/(cli|web|bench)\//.test(f))).toEqual([]);
   });
 
   test('the API imports from an ES module and runs', () => {
