@@ -664,7 +664,7 @@ describe('every construct of the IR is expressible', () => {
       cluster: v('CL'), grid: { k: 'bin', op: '*', a: n(2), b: v('G') },
       barriers: [
         { name: 'a', length: { k: 'bin', op: '*', a: v('CL'), b: n(2) }, count: v('ncta'), init: 'manual', cta: n(1) },
-        { name: 'b', length: n(1), count: n(1), init: 'auto' },
+        { name: 'b', length: n(1), count: n(1), init: 'auto', scalar: true },
       ],
       buffers: [
         { name: 's', space: 'smem', length: n(2), bytes: v('BIG') },

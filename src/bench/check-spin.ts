@@ -121,8 +121,9 @@ function onPath(cmd: string): boolean {
   return r.status === 0 && r.stdout.trim() !== '';
 }
 
-/** Default location of pipeline.pml: `../shared/bench/spin/pipeline.pml` from the repository root. */
+/** Where pipeline.pml is: `$MBSIM_SPIN_MODEL`, else `../shared/bench/spin/pipeline.pml` beside the checkout. */
 export function defaultPml(): string {
+  if (process.env.MBSIM_SPIN_MODEL) return resolve(process.env.MBSIM_SPIN_MODEL);
   const here = dirname(fileURLToPath(import.meta.url));
   // src/bench or dist/bench → repository root is two levels up.
   return resolve(here, '..', '..', '..', 'shared', 'bench', 'spin', 'pipeline.pml');

@@ -9,6 +9,7 @@ import { simulate } from '../sim/simulate.js';
 import { H200 } from '../sim/timing.js';
 import { errorReport, loadConfigs } from './calibrate.js';
 import { gpipeRows, loadGpipe, summarize } from './heldout.js';
+import { startupReport } from './startup.js';
 
 const gc = (globalThis as { gc?: () => void }).gc;
 const mib = (b: number) => (b / 1048576).toFixed(1);
@@ -85,7 +86,7 @@ async function webReport() {
 }
 
 async function checkReport() {
-  console.log('\nmbsim bench — checker vs SPIN (../shared/bench/spin/pipeline.pml)');
+  console.log('\nmbsim bench — checker vs SPIN (the full/empty pipeline model, pipeline.pml)');
   const { execSync, spawnSync } = await import('node:child_process');
   if (spawnSync('sh', ['-c', 'command -v spin']).status !== 0) {
     console.log('  installing spin with apt-get …');
@@ -99,7 +100,13 @@ async function checkReport() {
   for (const line of checkSpinReport()) console.log(`  ${line}`);
 }
 
+function startupSection() {
+  console.log(`\nmbsim bench — start time of \`mbsim check\` on a 10-line sketch (wall, ${15} runs each)`);
+  for (const line of startupReport(15)) console.log(`  ${line}`);
+}
+
 main();
+startupSection();
 calibrationReport();
 heldOutReport();
 await webReport();

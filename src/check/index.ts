@@ -7,11 +7,13 @@ import cliProgress from 'cli-progress';
 import type { Program } from '../machine/program.js';
 import { check, type CheckOptions, type CheckResult } from './check.js';
 import { DEFAULT_BOUNDS as EXPLORE_BOUNDS, type Progress } from './explore.js';
-import { checkJson, checkSarif, renderCheck, NO_PAINT, type CheckPaint } from './report.js';
+import { checkJson, checkSarif, renderCheck, NO_PAINT, type CheckPaint, type SarifOptions } from './report.js';
+import { renderShort } from './short.js';
 import { hazardTrace } from './trace.js';
 
 export { check, replay, type CheckOptions, type CheckResult, type Hazard, type TraceStep, type BarrierSnapshot } from './check.js';
-export { checkJson, checkSarif, renderCheck, ledgerLines, type CheckPaint } from './report.js';
+export { checkJson, checkSarif, renderCheck, ledgerLines, type CheckPaint, type SarifOptions } from './report.js';
+export { renderShort, shortLine } from './short.js';
 export { happensBefore, type HbAccess, type HbRace } from './hb.js';
 export { explore, type ExploreOptions, type Progress } from './explore.js';
 export { hazardTrace } from './trace.js';
@@ -36,10 +38,20 @@ export interface CheckCliOptions {
   reduce?: Reduce;
   /** Write the first hazard's counterexample as a Perfetto trace to this file. */
   trace?: string;
+  /** `text` (default: the report with traces) or `short` (one line per finding, src/check/short.ts). */
+  format?: 'text' | 'short';
+  /** Text report: print the traces of this many findings (default 3); the others without. */
+  maxTraces?: number;
+  /** Print no report and no progress bar: the exit code (and any --sarif / --trace file) carries the result. */
+  quiet?: boolean;
+  /** What the SARIF log says about the tool (version, repository address). */
+  sarifInfo?: SarifOptions;
 }
 
 /** The reductions `--reduce` chooses: partial-order reduction, symmetry, both (default) or none. */
 export type Reduce = 'none' | 'por' | 'symmetry' | 'all';
+/** Traces the text report prints by default (`--max-traces`). */
+export const DEFAULT_MAX_TRACES = 3;
 
 /** What the progress bar needs of its stream (a Node `tty.WriteStream` such as `process.stderr` has it). */
 export interface ProgressStream {
@@ -236,7 +248,7 @@ const ZERO: Progress = { states: 0, transitions: 0, depth: 0, frontier: 0, memor
 
 /** The progress bar a run gets: one on a TTY `io.progress` unless `--json`, else null. */
 function progressBar(opts: CheckCliOptions, io: CheckIO): CheckProgressBar | null {
-  if (opts.json || !io.progress || io.progress.isTTY !== true) return null;
+  if (opts.json || opts.quiet || !io.progress || io.progress.isTTY !== true) return null;
   return new CheckProgressBar(io.progress, searchBounds(opts));
 }
 
@@ -259,7 +271,7 @@ export async function runCheckCli(program: Program, opts: CheckCliOptions, io: C
       bar.stop();
     }
   } else r = check(program, co);
-  if (opts.sarif) await writeFile(io, opts.sarif, `${JSON.stringify(checkSarif(r), null, 2)}\n`);
+  if (opts.sarif) await writeFile(io, opts.sarif, `${JSON.stringify(checkSarif(r, opts.sarifInfo), null, 2)}\n`);
   let traced: string | null = null;
   if (opts.trace) {
     const h = r.hazards[0] ?? r.warnings.find((w) => !w.static);
@@ -268,9 +280,11 @@ export async function runCheckCli(program: Program, opts: CheckCliOptions, io: C
       traced = `trace of ${h.severity === 'error' ? h.kind.toUpperCase() : `warning ${h.kind}`} (${h.trace.length} steps) written to ${opts.trace} (open it in https://ui.perfetto.dev)`;
     } else traced = `no counterexample: ${opts.trace} not written`;
   }
+  if (opts.quiet) return exitCode(r);
   if (opts.json) io.out(JSON.stringify(checkJson(r)));
+  else if (opts.format === 'short') io.out(renderShort(r));
   else {
-    io.out(renderCheck(r, await colors(io.color, io.paint)));
+    io.out(renderCheck(r, await colors(io.color, io.paint), opts.maxTraces ?? DEFAULT_MAX_TRACES));
     if (traced) io.out(traced);
   }
   return exitCode(r);

@@ -393,7 +393,9 @@ function getPool(n: number): Pool {
   if (pool && pool.n === n) return pool;
   dropPool();
   const ctl = new Int32Array(new SharedArrayBuffer(4 * (C.MAIL + n)));
-  const here = import.meta.url;
+  // This module's URL, or, in the bundled CLI (where this code lives in a shared chunk whose exports
+  // are renamed), the bundle's worker entry next to it (scripts/bundle.mjs, src/check/worker-entry.ts).
+  const here = /\/parallel\.[jt]s$/.test(import.meta.url) ? import.meta.url : new URL(/* @vite-ignore */ './check-worker.js', import.meta.url).href;
   // From the TypeScript sources (tests), the workers need hooks that load .ts files.
   const hooks = here.endsWith('.ts') ? new URL('../../test/support/ts-hooks.mjs', here).href : null;
   const code = `const { workerData } = require('node:worker_threads');

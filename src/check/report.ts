@@ -2,11 +2,9 @@
  * Renderings of a {@link CheckResult}: the terminal report, the `--json` document (schema
  * `mbsim.check/1`, documented in docs/CHECK.md) and SARIF 2.1.0 for code-review tools.
  */
-import type { SrcLoc } from '../kernel/ir.js';
 import type { Ledger } from '../report/ledger.js';
 import { locText, PLAIN, type Paint } from '../report/text.js';
 import type { CheckResult, GroupNote, Hazard } from './check.js';
-import { HAZARD_TEXT } from './kinds.js';
 
 /** Color hooks (identity when not a terminal): the same as `mbsim run`'s. */
 export type CheckPaint = Paint;
@@ -14,7 +12,8 @@ export type CheckPaint = Paint;
 /** No colors. */
 export const NO_PAINT: CheckPaint = PLAIN;
 
-const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+// Digit grouping by hand: the first toLocaleString call loads ICU data (~20 ms of a short check).
+const fmt = (n: number) => String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 
 function pad(s: string, n: number): string {
   return s.length >= n ? s : s + ' '.repeat(n - s.length);
@@ -87,8 +86,18 @@ function hazardText(h: Hazard, n: number, paint: CheckPaint): string[] {
   return out;
 }
 
-/** The terminal report. */
-export function renderCheck(r: CheckResult, paint: CheckPaint = NO_PAINT): string {
+/** A finding's lines up to its trace (header, message, details, location). */
+function withoutTrace(lines: string[]): string[] {
+  const cut = lines.findIndex((l) => l.includes('shortest trace ('));
+  return cut < 0 ? lines : lines.slice(0, cut);
+}
+
+/**
+ * The terminal report. The first `maxTraces` findings with a schedule get their shortest trace and
+ * ledger; the others get their header, message and location, and one closing line says how many
+ * traces were left out (`--max-traces N`). Default: every trace.
+ */
+export function renderCheck(r: CheckResult, paint: CheckPaint = NO_PAINT, maxTraces = Infinity): string {
   const p = r.program;
   const out: string[] = [];
   const params = Object.entries(p.params).map(([k, v]) => `${k}=${v}`).join(' ');
@@ -110,14 +119,16 @@ export function renderCheck(r: CheckResult, paint: CheckPaint = NO_PAINT): strin
     out.push(v === 'ok' ? 'No hang, race, phase alias, tx mismatch or undefined barrier operation in any schedule.' : 'No hazard found in the part explored.');
   }
   let n = 1;
-  for (const h of r.hazards) {
+  let traced = 0;
+  let omitted = 0;
+  for (const h of [...r.hazards, ...r.warnings]) {
     out.push('');
-    out.push(...hazardText(h, n++, paint));
+    const full = h.static || traced < maxTraces;
+    if (!h.static && full) traced++;
+    if (!full) omitted++;
+    out.push(...(full ? hazardText(h, n++, paint) : withoutTrace(hazardText(h, n++, paint))));
   }
-  for (const h of r.warnings) {
-    out.push('');
-    out.push(...hazardText(h, n++, paint));
-  }
+  if (omitted) out.push('', paint.dim(`(${omitted} trace${omitted === 1 ? '' : 's'} left out after the first ${maxTraces}: --max-traces N prints more, --json prints all)`));
   return `${out.join('\n')}\n`;
 }
 
@@ -151,68 +162,5 @@ export function checkJson(r: CheckResult): unknown {
   };
 }
 
-/** SARIF 2.1.0 log of the hazards (errors as `error`, warnings as `warning`). */
-export function checkSarif(r: CheckResult, toolVersion = '0.1.0'): unknown {
-  const all = [...r.hazards, ...r.warnings];
-  const kinds = [...new Set(all.map((h) => h.kind))];
-  const physical = (loc: SrcLoc) => ({
-    physicalLocation: {
-      artifactLocation: { uri: loc.file ? toUri(loc.file) : r.program.kernel.file ? toUri(r.program.kernel.file) : 'kernel' },
-      region: { startLine: Math.max(1, loc.line), startColumn: Math.max(1, loc.col), ...(loc.endCol ? { endColumn: loc.endCol } : {}) },
-    },
-  });
-  return {
-    $schema: 'https://json.schemastore.org/sarif-2.1.0.json',
-    version: '2.1.0',
-    runs: [{
-      tool: {
-        driver: {
-          name: 'mbsim check',
-          version: toolVersion,
-          informationUri: 'https://github.com/',
-          rules: kinds.map((k) => ({ id: k, name: k, shortDescription: { text: HAZARD_TEXT[k] ?? `mbarrier model diagnostic ${k}` } })),
-        },
-      },
-      results: all.map((h) => ({
-        ruleId: h.kind,
-        ruleIndex: kinds.indexOf(h.kind),
-        level: h.severity === 'error' ? 'error' : 'warning',
-        message: { text: h.message },
-        locations: (h.locations.length ? h.locations : h.trace.slice(-1).flatMap((s) => (s.loc ? [s.loc] : []))).slice(0, 1).map(physical),
-        relatedLocations: h.locations.slice(1).map((l, i) => ({ id: i + 1, ...physical(l) })),
-        codeFlows: h.trace.length ? [{
-          threadFlows: [{
-            locations: h.trace.map((s) => ({
-              location: { ...(s.loc ? physical(s.loc) : {}), message: { text: `${s.n}. ${s.actor}: ${s.op}` } },
-            })),
-          }],
-        }] : [],
-        properties: { subject: h.subject, kernel: r.program.kernel.name, params: r.program.params },
-      })),
-      invocations: [{
-        executionSuccessful: true,
-        // An incomplete search says so where SARIF readers look: a notification with the reason.
-        toolExecutionNotifications: !r.complete && r.stoppedBy !== 'hazard' ? [{
-          level: 'warning',
-          descriptor: { id: 'incomplete' },
-          message: { text: incompleteText(r) },
-          properties: { stoppedBy: r.stoppedBy, states: r.coverage.states },
-        }] : [],
-      }],
-      properties: { verdict: r.verdict, complete: r.complete, coverage: r.coverage },
-    }],
-  };
-}
-
-/** Why a search that stopped at a bound is incomplete, and what to do (for the SARIF notification). */
-function incompleteText(r: CheckResult): string {
-  const bound = r.stoppedBy === 'timeout' ? '--timeout' : r.stoppedBy === 'max-memory' ? '--max-memory' : '--max-states';
-  return `the search is incomplete: stopped by ${bound} after ${fmt(r.coverage.states)} states; schedules beyond it were not explored (raise ${bound} or check smaller parameters)`;
-}
-
-function toUri(file: string): string {
-  const cwd = typeof process !== 'undefined' ? `${process.cwd()}/` : '';
-  const rel = cwd && file.startsWith(cwd) ? file.slice(cwd.length) : file;
-  return rel.split('/').map(encodeURIComponent).join('/');
-}
-
+// SARIF 2.1.0 lives in ./sarif.ts.
+export { checkSarif, type SarifOptions } from './sarif.js';

@@ -17,6 +17,7 @@ import { instantiateOrExplain, loadKernel, parseSet, UsageError } from './load.j
 import { outputMode, writeOutput } from './output.js';
 import { markPaint, safeIO } from './terminal.js';
 import type { ProgressStream } from '../check/index.js';
+import { packageInfo } from './package-info.js';
 
 /** Where the CLI writes. */
 export interface IO {
@@ -53,6 +54,14 @@ function parseIntArg(name: string) {
 function parseSecondsArg(name: string) {
   return (v: string) => {
     if (!/^\d+(\.\d+)?$/.test(v) || Number(v) <= 0) throw new UsageError(`${name} expects a positive number of seconds, got '${v}'`);
+    return Number(v);
+  };
+}
+
+/** A count: a non-negative integer. */
+function parseCountArg(name: string) {
+  return (v: string) => {
+    if (!/^\d+$/.test(v)) throw new UsageError(`${name} expects a non-negative integer, got '${v}'`);
     return Number(v);
   };
 }
@@ -230,6 +239,72 @@ async function runVerb(target: string, o: RunOpts, io: IO): Promise<number> {
   return code;
 }
 
+interface CheckOpts {
+  set: Record<string, number>; sweep: string[]; json?: boolean; sarif?: string; trace?: string; maxStates?: number; timeout?: number; maxMemory?: number;
+  all?: boolean; strict?: boolean; workers?: number; format: 'text' | 'short' | 'json'; maxTraces?: number; quiet?: boolean; watch?: boolean;
+  reduce: 'all' | 'por' | 'symmetry' | 'none';
+}
+
+/** One `mbsim check` (or `--sweep`) of `target`; returns the exit code. */
+async function checkVerb(target: string, o: CheckOpts, io: IO): Promise<number> {
+  if (o.quiet && (o.json || o.format !== 'text')) throw new UsageError('--quiet prints nothing; it cannot be combined with --json or --format');
+  const json = o.json || o.format === 'json';
+  const loaded = await loadKernel(target);
+  for (const [flag, file] of [['--sarif', o.sarif], ['--trace', o.trace]] as const) {
+    if (file === undefined) continue;
+    if (file.trim() === '') throw new UsageError(`${flag} needs a file name`);
+    outputMode(file);
+  }
+  const { runCheckCli, runCheckSweepCli, parseSweep } = await import('../check/index.js');
+  const opts = {
+    ...(json ? { json: true } : {}),
+    ...(o.format === 'short' ? { format: 'short' as const } : {}),
+    ...(o.maxTraces !== undefined ? { maxTraces: o.maxTraces } : {}),
+    ...(o.quiet ? { quiet: true } : {}),
+    sarifInfo: packageInfo(),
+    ...(o.sarif ? { sarif: o.sarif } : {}),
+    ...(o.trace ? { trace: o.trace } : {}),
+    ...(o.maxStates !== undefined ? { maxStates: o.maxStates } : {}),
+    ...(o.timeout !== undefined ? { timeoutMs: o.timeout * 1000 } : {}),
+    ...(o.maxMemory !== undefined ? { maxMemoryMb: o.maxMemory } : {}),
+    ...(o.all ? { all: true } : {}),
+    ...(o.strict ? { strict: true } : {}),
+    ...(o.workers !== undefined && o.workers > 1 ? { workers: o.workers } : {}),
+    ...(o.reduce !== 'all' ? { reduce: o.reduce } : {}),
+  };
+  const cio = {
+    out: io.out, err: io.err, color: io.color, paint: paintFor(io),
+    writeFile: (path: string, data: string) => writeOutput(path, data, io),
+    ...(io.progress ? { progress: io.progress } : {}),
+  };
+  if (o.sweep.length) {
+    if (o.sarif || o.trace) throw new UsageError('--sweep cannot be combined with --sarif or --trace (check one combination with --set)');
+    const ranges = o.sweep.map((spec) => {
+      try {
+        return parseSweep(spec);
+      } catch (err) {
+        throw new UsageError((err as Error).message);
+      }
+    });
+    const names = ranges.map((r) => r.name);
+    const dup = names.find((n, i) => names.indexOf(n) !== i);
+    if (dup) throw new UsageError(`--sweep ${dup} is given twice`);
+    const combos = ranges.reduce((n, r) => n * (r.to - r.from + 1), 1);
+    if (combos > 10_000) throw new UsageError(`--sweep: ${combos} combinations; at most 10,000`);
+    // An unknown name is bad input for every combination: report it once.
+    const unknown = names.find((n) => !loaded.kernel.params.some((d) => d.name === n));
+    if (unknown !== undefined) instantiateOrExplain(loaded.kernel, { ...o.set, [unknown]: 0 }, loaded.origin);
+    return runCheckSweepCli(loaded.kernel.name, ranges, (params) => instantiateOrExplain(loaded.kernel, { ...o.set, ...params }, loaded.origin), opts, cio);
+  }
+  const prog = instantiateOrExplain(loaded.kernel, o.set, loaded.origin);
+  return runCheckCli(prog, opts, cio);
+}
+
+/** A usage error as printed: `mbsim: error: …`, or as is when it already names a place. */
+function usageText(err: UsageError): string {
+  return err.message.startsWith('mbsim') || /^\S+:\d+:\d+: /.test(err.message) ? err.message : `mbsim: error: ${err.message}`;
+}
+
 /** Runs the CLI with `argv` (without node and script); returns the exit code. */
 export async function main(argv: string[], rawIO: IO = nodeIO()): Promise<number> {
   // Every line the CLI prints passes here: control and bidi characters become visible escapes.
@@ -239,7 +314,7 @@ export async function main(argv: string[], rawIO: IO = nodeIO()): Promise<number
   program
     .name('mbsim')
     .description('Simulate, check and show the mbarrier synchronization protocol of Hopper and Blackwell kernels.')
-    .version('0.1.0')
+    .version(packageInfo().version)
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s), outputError: (s, write) => write(`mbsim: ${s}`) })
     .showSuggestionAfterError(true);
@@ -281,56 +356,29 @@ export async function main(argv: string[], rawIO: IO = nodeIO()): Promise<number
     .option('--timeout <SECONDS>', 'stop after this many seconds (verdict incomplete; default 60)', parseSecondsArg('--timeout'))
     .option('--max-memory <MB>', 'stop when the search holds about this much memory (verdict incomplete; default 2048)', parsePositiveArg('--max-memory'))
     .option('--all', 'keep exploring after the first hazard to report every kind that is reachable')
-    .option('--strict', 'also warn about cross-proxy WAR (generic reads, then an async-proxy overwrite without fence.proxy.async)')
+    .option('--strict', 'PTX\'s proxy rule in full: cross-proxy write-after-read (generic reads of a buffer, then a TMA overwrite ordered only by an mbarrier hand-off, no fence.proxy.async) becomes a race error, and a remote arrive without a scope a scope warning')
     .option('--workers <N>', 'explore with N worker threads (same result; default 1)', parsePositiveArg('--workers'))
     .addOption(new Option('--reduce <WHICH>', 'reductions to use: all (default), por (partial-order only), symmetry (only), none (the plain search, to confirm a surprising verdict)').choices(['all', 'por', 'symmetry', 'none']).default('all'))
-    .action(async (target: string, o: { set: Record<string, number>; sweep: string[]; json?: boolean; sarif?: string; trace?: string; maxStates?: number; timeout?: number; maxMemory?: number; all?: boolean; strict?: boolean; workers?: number; reduce: 'all' | 'por' | 'symmetry' | 'none' }) => {
-      const loaded = await loadKernel(target);
-      for (const [flag, file] of [['--sarif', o.sarif], ['--trace', o.trace]] as const) {
-        if (file === undefined) continue;
-        if (file.trim() === '') throw new UsageError(`${flag} needs a file name`);
-        outputMode(file);
-      }
-      const { runCheckCli, runCheckSweepCli, parseSweep } = await import('../check/index.js');
-      const opts = {
-        ...(o.json ? { json: true } : {}),
-        ...(o.sarif ? { sarif: o.sarif } : {}),
-        ...(o.trace ? { trace: o.trace } : {}),
-        ...(o.maxStates !== undefined ? { maxStates: o.maxStates } : {}),
-        ...(o.timeout !== undefined ? { timeoutMs: o.timeout * 1000 } : {}),
-        ...(o.maxMemory !== undefined ? { maxMemoryMb: o.maxMemory } : {}),
-        ...(o.all ? { all: true } : {}),
-        ...(o.strict ? { strict: true } : {}),
-        ...(o.workers !== undefined && o.workers > 1 ? { workers: o.workers } : {}),
-        ...(o.reduce !== 'all' ? { reduce: o.reduce } : {}),
-      };
-      const cio = {
-        out: io.out, err: io.err, color: io.color, paint: paintFor(io),
-        writeFile: (path: string, data: string) => writeOutput(path, data, io),
-        ...(io.progress ? { progress: io.progress } : {}),
-      };
-      if (o.sweep.length) {
-        if (o.sarif || o.trace) throw new UsageError('--sweep cannot be combined with --sarif or --trace (check one combination with --set)');
-        const ranges = o.sweep.map((spec) => {
-          try {
-            return parseSweep(spec);
-          } catch (err) {
-            throw new UsageError((err as Error).message);
-          }
-        });
-        const names = ranges.map((r) => r.name);
-        const dup = names.find((n, i) => names.indexOf(n) !== i);
-        if (dup) throw new UsageError(`--sweep ${dup} is given twice`);
-        const combos = ranges.reduce((n, r) => n * (r.to - r.from + 1), 1);
-        if (combos > 10_000) throw new UsageError(`--sweep: ${combos} combinations; at most 10,000`);
-        // An unknown name is bad input for every combination: report it once.
-        const unknown = names.find((n) => !loaded.kernel.params.some((d) => d.name === n));
-        if (unknown !== undefined) instantiateOrExplain(loaded.kernel, { ...o.set, [unknown]: 0 }, loaded.origin);
-        code = await runCheckSweepCli(loaded.kernel.name, ranges, (params) => instantiateOrExplain(loaded.kernel, { ...o.set, ...params }, loaded.origin), opts, cio);
+    .addOption(new Option('--format <FORMAT>', 'text (the report with traces), short (one line per finding: file:line:col: error[kind]: message) or json').choices(['text', 'short', 'json']).default('text'))
+    .option('--max-traces <N>', 'print the shortest traces of the first N findings, the others without (default 3)', parseCountArg('--max-traces'))
+    .option('--quiet', 'print nothing (no report, no progress bar): the exit code says the verdict; --sarif and --trace files are still written')
+    .option('--watch', 'check the sketch file again each time it is saved (Ctrl-C to stop)')
+    .action(async (target: string, o: CheckOpts) => {
+      if (!o.watch) {
+        code = await checkVerb(target, o, io);
         return;
       }
-      const prog = instantiateOrExplain(loaded.kernel, o.set, loaded.origin);
-      code = await runCheckCli(prog, opts, cio);
+      if (!existsSync(target)) throw new UsageError(`--watch needs a sketch file; no such file: ${target}`);
+      if (o.sweep.length) throw new UsageError('--watch cannot be combined with --sweep');
+      const { watchFile } = await import('./watch.js');
+      code = await watchFile(target, {
+        out: io.out,
+        check: () => checkVerb(target, o, io).catch((err: unknown) => {
+          if (!(err instanceof UsageError)) throw err;
+          io.err(usageText(err));
+          return 2;
+        }),
+      });
     });
 
   program
@@ -400,7 +448,7 @@ export async function main(argv: string[], rawIO: IO = nodeIO()): Promise<number
     // Timing parameters validated where they are used (not only at load) are still bad input.
     if (err instanceof TimingError) err = new UsageError(`--timing: ${err.message}`);
     if (err instanceof UsageError) {
-      io.err(err.message.startsWith('mbsim') || /^\S+:\d+:\d+: /.test(err.message) ? err.message : `mbsim: error: ${err.message}`);
+      io.err(usageText(err));
       return 2;
     }
     throw err;

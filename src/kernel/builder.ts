@@ -350,6 +350,13 @@ export class KernelBuilder {
     return this;
   }
 
+  /** Declares one mbarrier named `name` (reports call it `name`, not `name[0]`). */
+  barrier(name: string, o: { count: ExprLike; init?: 'auto' | 'manual'; cta?: ExprLike }): this {
+    this.barriers(name, 1, o);
+    this.k.barriers[this.k.barriers.length - 1]!.scalar = true;
+    return this;
+  }
+
   /** Declares `length` shared-memory buffers of `bytes` bytes each. */
   smem(name: string, length: ExprLike, bytes: ExprLike): this {
     const d: BufferDecl = { name, space: 'smem', length: ex(length), bytes: ex(bytes), loc: callerLoc() };

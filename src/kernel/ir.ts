@@ -164,6 +164,8 @@ export interface BarrierDecl {
   init: 'auto' | 'manual';
   /** CTA rank that holds the array; absent: every CTA. */
   cta?: Expr;
+  /** Declared without a length (`barrier done count=1`): one barrier, named `done`, not `done[0]`. */
+  scalar?: boolean;
   loc?: SrcLoc;
 }
 
@@ -173,6 +175,8 @@ export interface BufferDecl {
   space: 'smem' | 'tmem';
   length: Expr;
   bytes: Expr;
+  /** Declared without a length (`smem tile bytes=N`): one buffer, named `tile`, not `tile[0]`. */
+  scalar?: boolean;
   loc?: SrcLoc;
 }
 

@@ -123,6 +123,9 @@ const lexer = new Lexer(ALL_TOKENS.filter((t) => t.PATTERN !== Lexer.NA), {
   positionTracking: 'full',
   ensureOptimizations: false,
   skipValidations: true,
+  // No first-character optimization: building its tables costs ~40 ms at every start, more than
+  // lexing any sketch without them.
+  safeMode: true,
 });
 
 /** Human-readable description of a token for messages. */

@@ -486,6 +486,7 @@ export function lower(
     if (!ok || !length || !count || (ct && !cta)) continue;
     const d: BarrierDecl = { name: id.image, length, count, init: m ? 'manual' : 'auto', loc: loc(span) };
     if (cta) d.cta = cta;
+    if (!node(n, 'arrayLen')) d.scalar = true;
     barriers.push(d);
   }
   const buffers: BufferDecl[] = [];
@@ -503,7 +504,7 @@ export function lower(
     else bytes = exprOption(b, sizeScope(`the size of ${id.image}`));
     if (ok) arrays.set(id.image, { name: id.image, kind: 'buffer', length: evalDefault(length, sizeEnv), span: tokSpan(id) });
     if (!ok || !length || !bytes) continue;
-    buffers.push({ name: id.image, space, length, bytes, loc: loc(span) });
+    buffers.push({ name: id.image, space, length, bytes, loc: loc(span), ...(node(n, 'arrayLen') ? {} : { scalar: true }) });
   }
 
   // ---- statements outside roles

@@ -139,7 +139,7 @@ export function newStepOut(record: boolean): StepOut {
   return { events: record ? [] : null, phases: [], issued: [], other: false, diags: [], sparse: false };
 }
 
-/** Copy of a state (for the checker and the pure {@link step}). */
+/** Copy of a state (for the checker and the pure {@link Machine.step}). */
 export function cloneState(s: MachineState): MachineState {
   return {
     now: s.now,

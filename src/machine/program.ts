@@ -40,6 +40,8 @@ export interface BarrierInfo {
   ctaOnly: number;
   /** Offset of element 0 inside a CTA's barrier block. */
   offset: number;
+  /** A single barrier declared without a length: its name has no `[0]`. */
+  scalar?: boolean;
   loc?: SrcLoc;
 }
 
@@ -50,6 +52,8 @@ export interface BufferInfo {
   length: number;
   bytes: number;
   offset: number;
+  /** A single buffer declared without a length: its name has no `[0]`. */
+  scalar?: boolean;
   loc?: SrcLoc;
 }
 
@@ -220,6 +224,7 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
     if (length < 1) throw new KernelError(`barrier array ${d.name} has length ${sizeText(d.length, length)}; it needs at least 1`, d.loc, 'size');
     const ctaOnly = d.cta ? evalStatic(d.cta, params, `CTA of ${d.name}`, d.loc) : -1;
     const info: BarrierInfo = { name: d.name, decl, length, count, init: d.init, ctaOnly, offset: off };
+    if (d.scalar && length === 1) info.scalar = true;
     if (d.loc) info.loc = d.loc;
     barriers.push(info);
     off += length;
@@ -235,6 +240,7 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
     if (length < 1) throw new KernelError(`buffer array ${d.name} has length ${sizeText(d.length, length)}; it needs at least 1`, d.loc, 'size');
     if (bytes < 1) throw new KernelError(`buffer ${d.name} has ${sizeText(d.bytes, bytes)} bytes; it needs at least 1`, d.loc, 'size');
     const info: BufferInfo = { name: d.name, space: d.space, length, bytes, offset: off };
+    if (d.scalar && length === 1) info.scalar = true;
     if (d.loc) info.loc = d.loc;
     buffers.push(info);
     off += length;
@@ -316,11 +322,11 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
     barrierOf, bufferOf,
     barrierName(key) {
       const { info, index, cta } = barrierOf(key);
-      return `${info.name}[${index}]${ctaTag(cta)}`;
+      return `${info.scalar ? info.name : `${info.name}[${index}]`}${ctaTag(cta)}`;
     },
     bufferName(key) {
       const { info, index, cta } = bufferOf(key);
-      return `${info.name}[${index}]${ctaTag(cta)}`;
+      return `${info.scalar ? info.name : `${info.name}[${index}]`}${ctaTag(cta)}`;
     },
   };
 }
@@ -336,6 +342,7 @@ function compileRole(
   uids: { next: number },
 ): RoleCode {
   const slots: string[] = [...BUILTINS];
+  const scalars = new Set([...barByName.values(), ...bufByName.values()].filter((x) => x.scalar).map((x) => x.name));
   const threads = r.threads ?? r.warps * 32;
   if (threads > r.warps * 32 || threads < 1) {
     throw new KernelError(`role ${r.name} has ${threads} threads in ${r.warps} warp${r.warps === 1 ? '' : 's'}: a warp holds 1 to 32 threads`, r.loc, 'threads');
@@ -417,7 +424,7 @@ function compileRole(
 
   const emitOp = (op: Op, loc: SrcLoc, inElect: boolean) => {
     const ints: Record<string, CompiledExpr> = {};
-    const ins: OpInstr = { i: 'op', op, per: inElect ? 'one' : ('per' in op && op.per) || r.per, loc, ints, text: opText(op), opc: OPC[op.op], uid: uids.next++ };
+    const ins: OpInstr = { i: 'op', op, per: inElect ? 'one' : ('per' in op && op.per) || r.per, loc, ints, text: opText(op, scalars), opc: OPC[op.op], uid: uids.next++ };
     for (const key of ['count', 'expectTx', 'bytes', 'parity', 'n', 'id', 'threads', 'cycles', 'multicast', 'chunks'] as const) {
       const e = (op as Record<string, unknown>)[key];
       if (e && typeof e === 'object') ints[key] = cx(e as Expr, loc);
@@ -502,13 +509,18 @@ function findVarLoc(e: Expr, name: string): SrcLoc | undefined {
 
 
 
-function refText(r: { name: string; index: Expr; cta?: Expr }): string {
+function refTextOf(r: { name: string; index: Expr; cta?: Expr }, scalars?: ReadonlySet<string>): string {
   const cta = r.cta ? (r.cta.k === 'num' || r.cta.k === 'var' ? showExpr(r.cta) : `(${showExpr(r.cta)})`) : '';
-  return `${r.name}[${showExpr(r.index)}]${r.cta ? `@${cta}` : ''}`;
+  const scalar = !!scalars?.has(r.name) && r.index.k === 'num' && r.index.v === 0;
+  return `${scalar ? r.name : `${r.name}[${showExpr(r.index)}]`}${r.cta ? `@${cta}` : ''}`;
 }
 
-/** Short source-like text of an operation, for timelines and traces. */
-export function opText(op: Op): string {
+/**
+ * Short source-like text of an operation, for timelines and traces. A barrier or buffer named in
+ * `scalars` (declared without a length) is written without its `[0]`.
+ */
+export function opText(op: Op, scalars?: ReadonlySet<string>): string {
+  const refText = (r: { name: string; index: Expr; cta?: Expr }) => refTextOf(r, scalars);
   switch (op.op) {
     case 'mbarrier.init': return `mbarrier.init ${refText(op.bar)}${op.count ? `, ${showExpr(op.count)}` : ''}`;
     case 'mbarrier.inval': return `mbarrier.inval ${refText(op.bar)}`;

@@ -1,7 +1,7 @@
 /**
  * Explains a raw mbarrier word or arrive token as an engineer would read it from a kernel's printf
  * or from a dump of a hung kernel: the fields, what a parity waiter would see, what is outstanding.
- * Encoding: `../shared/hw/FINDINGS.md` §1, confirmed by this repo's H200 vectors (docs/HARDWARE.md).
+ * Encoding: docs/HARDWARE.md, "Encoding" (read off an H200 with the conformance probes).
  */
 import { decodeWord } from '../model/encoding.js';
 
@@ -43,7 +43,7 @@ export function explainWord(text: string | number | bigint): Decoded {
   lines.push(`  pending       ${String(d.pending).padEnd(6)} arrivals    bits 62:43 hold 2^20 − pending (0x${pendField.toString(16)})`);
   if (isWord) {
     const expField = Number((word >> 1n) & 0xfffffn);
-    if (expField === 0) lines.push('  expected      0      arrivals    bits 20:1 are 0: the count was dropped to 0 (arrive_drop) or init(0) ran; no later phase can complete (FINDINGS.md O2, O3)');
+    if (expField === 0) lines.push('  expected      0      arrivals    bits 20:1 are 0: the count was dropped to 0 (arrive_drop) or init(0) ran; no later phase can complete (docs/HARDWARE.md, Encoding)');
     else lines.push(`  expected      ${String(d.expected).padEnd(6)} arrivals    bits 20:1 hold 2^20 − expected`);
     lines.push(`  tx-count      ${String(d.tx).padEnd(6)} bytes       bits 41:21 hold (−tx) mod 2^21${d.tx < 0 ? ' (negative: more bytes completed than expected)' : ''}`);
   } else {
@@ -68,9 +68,9 @@ export function explainWord(text: string | number | bigint): Decoded {
   if (d.unknownBits) lines.push(`  bits 42 / 0 are set (0x${d.unknownBits.toString(16)}): never seen on an H200; the meaning is unknown`);
   if (isWord) {
     lines.push('  note: on Hopper the live state sits in the SYNCS unit; the shared-memory copy is written back only by');
-    lines.push('        mbarrier.inval or an eviction, so a word read from a live barrier can be stale (FINDINGS.md §0)');
+    lines.push('        mbarrier.inval or an eviction, so a word read from a live barrier can be stale (docs/HARDWARE.md, Encoding)');
   } else {
-    lines.push('  note: the lower 32 bits of a .b64 token are whatever the register held before; ignore them (FINDINGS.md §1)');
+    lines.push('  note: the lower 32 bits of a .b64 token are whatever the register held before; ignore them (docs/HARDWARE.md, Encoding)');
   }
   lines.push('  inferred: bit 42 and bit 0 unused; everything else was read off an H200 (docs/HARDWARE.md)');
   return { input: text, kind: isWord ? 'word' : 'token', lines };

@@ -201,9 +201,9 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
     // tcgen05.commit completion is one arrival: it completes phase 1.
     await page.getByRole('button', { name: 'tcgen05.commit completion' }).click();
     expect(await field('phase')).toBe('0phase 2');
-    // Click a field: its explanation comes from the chapter.
+    // Click a field: it is explained.
     await page.getByRole('button', { name: 'tx-count field' }).click();
-    expect(await page.locator('#mech-explain').textContent()).toContain('tx-count to track bytes that have not yet finished transferring');
+    expect(await page.locator('#mech-explain').textContent()).toContain('Bytes of asynchronous copies that the phase still waits for');
     expect(await page.getByRole('button', { name: 'tx-count field' }).getAttribute('aria-pressed')).toBe('true');
     // Over-arrival: all arrivals in, phase waiting on bytes, one more arrive.
     await page.getByRole('button', { name: 'arrive.expect_tx', exact: true }).click();

@@ -18,32 +18,32 @@ const EXPLAIN: Record<FieldId, { title: string; bits: string; text: string[] }> 
     title: 'Phase parity',
     bits: 'bit 63',
     text: [
-      'The phase identifies the current round. With a parity-based wait, the kernel only tracks phase % 2, a zero-or-one value called the phase parity.',
-      'The same mbarrier can be reused, with each round called a phase. After one phase completes, the barrier automatically enters the next phase and begins waiting for a new set of arrivals. Phase parity alternates between 0 and 1 so the consumer can identify the particular completion it is waiting for.',
+      'Which use of the barrier is in progress. A wait names a phase by its parity alone (phase mod 2: 0 or 1), and the parity is all the word keeps of the phase number.',
+      'A barrier serves many rounds of a loop: once a phase has all of its arrivals and bytes, the barrier moves on to a fresh phase and counts again from the start. Neighbouring phases differ in parity, which is how a waiter tells the completion it needs from the one before it.',
     ],
   },
   pending: {
     title: 'Pending arrival count',
     bits: 'bits 62–43 (stored as 2^20 − pending)',
     text: [
-      'The arrival counter says how many arrivals are still missing in the current round.',
-      'Every arrival reduces the amount of work the barrier is still waiting for. For a TMA load, mbarrier.arrive.expect_tx(bytes) contributes one arrival; tcgen05.commit…mbarrier::arrive reports one arrival after the earlier tcgen05 operations complete; an ordinary thread can execute mbarrier.arrive directly.',
+      'How many arrivals the phase in progress still lacks.',
+      'Each arrival lowers it by one (or by the arrive\'s count). Typical sources: the producer\'s mbarrier.arrive.expect_tx(bytes) as it launches a TMA load; a tcgen05.commit…mbarrier::arrive, which arrives by itself once the tcgen05 operations issued before it are done; and a plain mbarrier.arrive from any thread, such as a consumer handing a buffer back.',
     ],
   },
   expected: {
     title: 'Expected arrival count',
     bits: 'bits 20–1 (stored as 2^20 − expected)',
     text: [
-      'An mbarrier must first be initialized. During init, the kernel specifies how many arrivals each phase expects. The barrier starts in phase 0, with its pending arrival count set to the expected arrival count.',
-      'When a phase completes, the pending count is re-armed from the expected count for the next phase.',
+      'Set by mbarrier.init(count) before anyone uses the barrier: the number of arrivals that every phase needs. A freshly initialized barrier sits in phase 0 with pending equal to this number.',
+      'Whenever a phase completes, pending is reloaded from this count for the phase that follows.',
     ],
   },
   tx: {
     title: 'tx-count',
     bits: 'bits 41–21 (stored as −tx mod 2^21)',
     text: [
-      'For TMA loads, the barrier also uses a tx-count to track bytes that have not yet finished transferring.',
-      'mbarrier.arrive.expect_tx(bytes) adds the number of bytes the TMA engine is expected to transfer to the tx-count. As the TMA engine finishes each transfer, hardware reports complete-tx updates that reduce the tx-count. The current phase completes only when pending arrival count == 0 and tx-count == 0.',
+      'Bytes of asynchronous copies that the phase still waits for: announced by expect_tx, taken off as the data lands.',
+      'mbarrier.arrive.expect_tx(bytes) arrives and raises the tx-count by the size of the copies about to start; every TMA transfer that finishes lowers it by the bytes it delivered (complete_tx). A phase ends only when both numbers are zero: pending arrivals == 0 and tx-count == 0.',
     ],
   },
 };
@@ -80,7 +80,7 @@ export function mechanismView(): MechanismView {
   const fieldBtns = new Map<FieldId, { btn: HTMLButtonElement; val: HTMLElement }>();
   const fieldCell = (id: FieldId, cls: string) => {
     const val = h('span', { class: 'field-val' });
-    const btn = h('button', { class: `field ${cls}`, type: 'button', 'aria-pressed': 'false', 'aria-label': `${EXPLAIN[id].title} field`, 'data-field': id, title: `${EXPLAIN[id].title}: click for the chapter's explanation` },
+    const btn = h('button', { class: `field ${cls}`, type: 'button', 'aria-pressed': 'false', 'aria-label': `${EXPLAIN[id].title} field`, 'data-field': id, title: `${EXPLAIN[id].title}: click for what this field means` },
       h('span', { class: 'field-bits' }, EXPLAIN[id].bits.replace(/ \(.*$/, '')), h('span', { class: 'field-name' }, EXPLAIN[id].title), val);
     btn.addEventListener('click', () => {
       focus = id;

@@ -145,7 +145,7 @@ export function phasesView(S0: number, N0: number): PhasesView {
     if (chapter) {
       setText(code, [
         `stage = iteration % ${S}`,
-        'T.ptx.mbarrier.try_wait(tma_bar.ptr_to([stage]), phase_tma)',
+        'mbarrier.try_wait.parity tma_bar[stage], phase_tma',
         '',
         `if stage == ${S - 1}:`,
         '    phase_tma ^= 1',
@@ -298,7 +298,7 @@ export function phasesView(S0: number, N0: number): PhasesView {
     replace(diagram, ...kids);
     const flip = r.stage === S - 1;
     const prevVar = sel > 0 ? rows[sel - 1]!.phaseVar : null;
-    if (mode === 'chapter') setText(explain, `Iteration ${sel} waits for phase parity ${r.parityWaited} of stage ${r.stage}. When that phase completes, tma_bar[${r.stage}] advances to parity ${r.parityAfter}. ${flip ? `Stage ${r.stage} is the last stage, so the pass through the circular buffer is finished and phase_tma flips to ${r.phaseVar}.` : `The pass through the circular buffer is not finished, so phase_tma stays ${r.phaseVar}.`}`);
+    if (mode === 'chapter') setText(explain, `Iteration ${sel} waits for phase parity ${r.parityWaited} of stage ${r.stage}. When that phase completes, tma_bar[${r.stage}] advances to parity ${r.parityAfter}. ${flip ? `Stage ${r.stage} is the last one, so this round over the ${S} stages ends here and phase_tma flips to ${r.phaseVar}.` : `More stages follow in this round over the ring, so phase_tma keeps the value ${r.phaseVar}.`}`);
     else {
       const what = once
         ? `${barName}[${r.stage}] is still in phase 0 (parity 0): no phase has completed, and parity ${r.parityWaited} names the phase before it, which never ran, so the wait passes at once and the barrier does not advance.`

@@ -1,0 +1,38 @@
+#!/usr/bin/env node
+/**
+ * Bundles the `mbsim` CLI with esbuild into dist/bin/: `mbsim.js` (the executable, package.json's
+ * `bin`), `check-worker.js` (the entry of the parallel search's worker threads) and the chunks they
+ * share. Code splitting keeps what a verb loads on demand (the sketch parser, the checker, the
+ * explorer's server) in chunks of their own, so `mbsim check` does not pay for the simulator's
+ * reports nor `mbsim decode` for the parser. Dependencies are bundled too: one file per chunk
+ * instead of hundreds of ES modules to resolve at start.
+ *
+ * Run by `npm run build` after `tsc`; `node scripts/bundle.mjs` alone rebuilds the bundle.
+ * The chunks sit in dist/bin/ itself, two levels below the package root, as the modules of
+ * dist/cli/ do: src/cli/load.ts and src/web/server/serve.ts find examples/ and dist-web/ from there.
+ */
+import { rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const outdir = `${root}dist/bin`;
+
+rmSync(outdir, { recursive: true, force: true });
+await build({
+  absWorkingDir: root,
+  entryPoints: { mbsim: 'src/cli/bin.ts', 'check-worker': 'src/check/worker-entry.ts' },
+  outdir,
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  chunkNames: 'chunk-[hash]',
+  minifyWhitespace: true,
+  minifySyntax: true,
+  legalComments: 'none',
+  logLevel: 'warning',
+  // Dependencies written as CommonJS (commander, cli-progress) call require() for Node's modules.
+  banner: { js: "import { createRequire as __mbsimRequire } from 'node:module'; const require = __mbsimRequire(import.meta.url);" },
+});

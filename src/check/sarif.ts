@@ -1,0 +1,133 @@
+/**
+ * SARIF 2.1.0 of a {@link CheckResult}, for code-review tools (GitHub code scanning, editors'
+ * SARIF viewers). Locations are relative to the source root, `%SRCROOT%` (the directory the check
+ * ran in unless `srcRoot` says otherwise), which `originalUriBaseIds` maps to an absolute
+ * `file://` URI; a file outside that root keeps an absolute `file://` URI. One rule per finding
+ * kind, with the kind's sentence (src/check/kinds.ts) as description and help, and a link to its
+ * row of docs/CHECK.md's hazard table when the package names its repository.
+ */
+import type { SrcLoc } from '../kernel/ir.js';
+import type { CheckResult, Hazard } from './check.js';
+import { HAZARD_TEXT } from './kinds.js';
+
+/** Options of {@link checkSarif}. */
+export interface SarifOptions {
+  /** `tool.driver.version` (default: unknown, omitted). */
+  toolVersion?: string;
+  /**
+   * The repository's web address (package.json `repository`), e.g. `https://github.com/o/mbsim`:
+   * `informationUri` and each rule's `helpUri` (docs/CHECK.md on its default branch) point
+   * there. Absent: both are omitted, never invented.
+   */
+  repositoryUrl?: string;
+  /** Absolute directory `%SRCROOT%` stands for (default `process.cwd()`). */
+  srcRoot?: string;
+}
+
+/** The base id of relative artifact URIs. */
+export const SRCROOT = '%SRCROOT%';
+
+const encodePath = (path: string) => path.split('/').map(encodeURIComponent).join('/');
+
+/** An artifact location: relative to `root` under {@link SRCROOT}, or an absolute file URI. */
+export function artifactLocation(file: string, root: string): { uri: string; uriBaseId?: string } {
+  const base = root.endsWith('/') ? root : `${root}/`;
+  if (!file.startsWith('/')) return { uri: encodePath(file.replace(/^\.\//, '')), uriBaseId: SRCROOT };
+  if (file.startsWith(base)) return { uri: encodePath(file.slice(base.length)), uriBaseId: SRCROOT };
+  return { uri: `file://${encodePath(file)}` };
+}
+
+/** A repository address from package.json's `repository` field (a string or `{ url }`), as https. */
+export function repositoryWebUrl(repository: unknown): string | undefined {
+  const raw = typeof repository === 'string' ? repository : (repository as { url?: unknown } | null)?.url;
+  if (typeof raw !== 'string' || !raw.trim()) return undefined;
+  let url = raw.trim().replace(/^git\+/, '').replace(/\.git$/, '');
+  if (/^github:/.test(url)) url = `https://github.com/${url.slice(7)}`;
+  else if (/^[\w.-]+\/[\w.-]+$/.test(url)) url = `https://github.com/${url}`;
+  else if (/^git@([^:]+):(.+)$/.test(url)) url = url.replace(/^git@([^:]+):(.+)$/, 'https://$1/$2');
+  else url = url.replace(/^git:\/\//, 'https://');
+  return /^https?:\/\//.test(url) ? url.replace(/\/$/, '') : undefined;
+}
+
+/** The GitHub-style anchor of a docs/CHECK.md hazard table row: the table sits under "Hazards". */
+function helpUri(repo: string): string {
+  return `${repo}/blob/main/docs/CHECK.md#hazards`;
+}
+
+function ruleOf(kind: string, repo: string | undefined) {
+  const text = HAZARD_TEXT[kind] ?? `A barrier operation the PTX ISA leaves undefined (model diagnostic ${kind}); the finding's message says what the H200 does.`;
+  return {
+    id: kind,
+    name: kind,
+    shortDescription: { text },
+    fullDescription: { text },
+    help: {
+      text: `${text} See docs/CHECK.md, section Hazards, row \`${kind}\`.`,
+      markdown: `${text}\n\nSee [docs/CHECK.md, Hazards](${repo ? helpUri(repo) : 'docs/CHECK.md'}), row \`${kind}\`.`,
+    },
+    ...(repo ? { helpUri: helpUri(repo) } : {}),
+  };
+}
+
+/** SARIF 2.1.0 log of the hazards (errors as `error`, warnings as `warning`). */
+export function checkSarif(r: CheckResult, opts: SarifOptions = {}): unknown {
+  const root = opts.srcRoot ?? (typeof process !== 'undefined' ? process.cwd() : '/');
+  const all: Hazard[] = [...r.hazards, ...r.warnings];
+  const kinds = [...new Set(all.map((h) => h.kind))];
+  const kernelFile = r.program.kernel.file;
+  const physical = (loc: SrcLoc) => ({
+    physicalLocation: {
+      artifactLocation: loc.file ? artifactLocation(loc.file, root) : kernelFile ? artifactLocation(kernelFile, root) : { uri: 'kernel' },
+      region: { startLine: Math.max(1, loc.line), startColumn: Math.max(1, loc.col), ...(loc.endCol ? { endColumn: loc.endCol } : {}) },
+    },
+  });
+  const rootUri = `file://${encodePath(root.endsWith('/') ? root : `${root}/`)}`;
+  return {
+    $schema: 'https://json.schemastore.org/sarif-2.1.0.json',
+    version: '2.1.0',
+    runs: [{
+      tool: {
+        driver: {
+          name: 'mbsim check',
+          ...(opts.toolVersion ? { version: opts.toolVersion } : {}),
+          ...(opts.repositoryUrl ? { informationUri: opts.repositoryUrl } : {}),
+          rules: kinds.map((k) => ruleOf(k, opts.repositoryUrl)),
+        },
+      },
+      originalUriBaseIds: { [SRCROOT]: { uri: rootUri } },
+      results: all.map((h) => ({
+        ruleId: h.kind,
+        ruleIndex: kinds.indexOf(h.kind),
+        level: h.severity === 'error' ? 'error' : 'warning',
+        message: { text: h.message },
+        locations: (h.locations.length ? h.locations : h.trace.slice(-1).flatMap((s) => (s.loc ? [s.loc] : []))).slice(0, 1).map(physical),
+        relatedLocations: h.locations.slice(1).map((l, i) => ({ id: i + 1, ...physical(l) })),
+        codeFlows: h.trace.length ? [{
+          threadFlows: [{
+            locations: h.trace.map((s) => ({
+              location: { ...(s.loc ? physical(s.loc) : {}), message: { text: `${s.n}. ${s.actor}: ${s.op}` } },
+            })),
+          }],
+        }] : [],
+        properties: { subject: h.subject, kernel: r.program.kernel.name, params: r.program.params },
+      })),
+      invocations: [{
+        executionSuccessful: true,
+        // An incomplete search says so where SARIF readers look: a notification with the reason.
+        toolExecutionNotifications: !r.complete && r.stoppedBy !== 'hazard' ? [{
+          level: 'warning',
+          descriptor: { id: 'incomplete' },
+          message: { text: incompleteText(r) },
+          properties: { stoppedBy: r.stoppedBy, states: r.coverage.states },
+        }] : [],
+      }],
+      properties: { verdict: r.verdict, complete: r.complete, coverage: r.coverage },
+    }],
+  };
+}
+
+/** Why a search that stopped at a bound is incomplete, and what to do (the SARIF notification). */
+function incompleteText(r: CheckResult): string {
+  const bound = r.stoppedBy === 'timeout' ? '--timeout' : r.stoppedBy === 'max-memory' ? '--max-memory' : '--max-states';
+  return `the search is incomplete: stopped by ${bound} after ${r.coverage.states.toLocaleString('en-US')} states; schedules beyond it were not explored (raise ${bound} or check smaller parameters)`;
+}

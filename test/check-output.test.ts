@@ -1,0 +1,144 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, test } from 'vitest';
+import { check } from '../src/check/check.js';
+import { artifactLocation, checkSarif, repositoryWebUrl } from '../src/check/sarif.js';
+import { HAZARD_TEXT } from '../src/check/kinds.js';
+import { main } from '../src/cli/main.js';
+import { parseSketch } from '../src/lang/index.js';
+import { instantiate } from '../src/machine/program.js';
+
+async function cli(...args: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(args, { out: (s) => out.push(s), err: (s) => err.push(s), color: false });
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+describe('mbsim check output for tools', () => {
+  test('--format short: one compiler-style line per finding, errors then warnings, and a summary line', async () => {
+    const r = await cli('check', 'examples/bugs/B10.mbk', '--all', '--format', 'short');
+    expect(r.code).toBe(1);
+    const lines = r.out.trimEnd().split('\n');
+    expect(lines[0]).toBe('examples/bugs/B10.mbk:20:9: error[hang]: barrier b[1]: no agent or asynchronous unit can make progress: r in mbarrier.try_wait.parity b[s], s & 1');
+    expect(lines[1]).toMatch(/^examples\/bugs\/B10\.mbk:21:9: error\[race\]: buffer X\[1\]: r reads X\[1\] while the TMA copy/);
+    expect(lines.slice(0, -1).every((l) => /^examples\/bugs\/B10\.mbk:\d+:\d+: (error|warning)\[[a-z-]+\]: /.test(l))).toBe(true);
+    expect(lines.filter((l) => l.includes(': warning[')).length).toBe(4);
+    expect(lines.at(-1)).toBe('mbsim check per_iter_barriers: HANG, 3 errors, 4 warnings; 31 states, every schedule explored');
+  });
+
+  test('--max-traces (default 3) prints the first traces and says how many were left out; --max-traces 0 prints none', async () => {
+    const all = await cli('check', 'examples/bugs/B10.mbk', '--all', '--max-traces', '100');
+    const def = await cli('check', 'examples/bugs/B10.mbk', '--all');
+    const none = await cli('check', 'examples/bugs/B10.mbk', '--all', '--max-traces', '0');
+    const traces = (s: string) => (s.match(/shortest trace \(/g) ?? []).length;
+    expect(traces(all.out)).toBe(5);
+    expect(traces(def.out)).toBe(3);
+    expect(def.out).toMatch(/\(2 traces left out after the first 3: --max-traces N prints more, --json prints all\)/);
+    expect(traces(none.out)).toBe(0);
+    expect(none.out).toMatch(/\(5 traces left out after the first 0/);
+    expect(def.out.split('\n').length).toBeLessThan(all.out.split('\n').length);
+    expect((await cli('check', 'pipeline', '--max-traces', 'x')).err).toBe("mbsim: error: --max-traces expects a non-negative integer, got 'x'");
+  });
+
+  test('--quiet prints nothing; the exit code carries the verdict', async () => {
+    expect(await cli('check', 'examples/bugs/B01.mbk', '--quiet')).toEqual({ code: 1, out: '', err: '' });
+    expect(await cli('check', 'pipeline', '--quiet')).toEqual({ code: 0, out: '', err: '' });
+    const both = await cli('check', 'pipeline', '--quiet', '--json');
+    expect(both.code).toBe(2);
+    expect(both.err).toBe('mbsim: error: --quiet prints nothing; it cannot be combined with --json or --format');
+  });
+
+  test('--format json is --json; an unknown format is bad input', async () => {
+    const j = await cli('check', 'examples/bugs/B01.mbk', '--format', 'json');
+    expect(JSON.parse(j.out).verdict).toBe('hang');
+    const bad = await cli('check', 'pipeline', '--format', 'xml');
+    expect(bad.code).toBe(2);
+    expect(bad.err).toMatch(/--format <FORMAT>' argument 'xml' is invalid\. Allowed choices are text, short, json/);
+  });
+
+  test('--strict says what it does in the help', async () => {
+    const h = await cli('check', '--help');
+    expect(h.out.replace(/\s+/g, ' ')).toMatch(/--strict PTX's proxy rule in full: cross-proxy write-after-read \(generic reads of a buffer, then a TMA overwrite ordered only by an mbarrier hand-off, no fence\.proxy\.async\) becomes a race error/);
+  });
+});
+
+describe('SARIF', () => {
+  const source = readFileSync('examples/bugs/B01.mbk', 'utf8');
+  const result = () => check(instantiate(parseSketch(source, join(process.cwd(), 'examples/bugs/B01.mbk')).kernel!));
+  type Log = { runs: { tool: { driver: { informationUri?: string; version?: string; rules: { id: string; helpUri?: string; help: { text: string } }[] } }; originalUriBaseIds: Record<string, { uri: string }>; results: { locations: { physicalLocation: { artifactLocation: { uri: string; uriBaseId?: string } } }[] }[] }[] };
+
+  test('locations are relative to %SRCROOT%, which originalUriBaseIds maps to the source root', () => {
+    const s = checkSarif(result(), { toolVersion: '1.2.3', srcRoot: process.cwd() }) as Log;
+    const run = s.runs[0]!;
+    expect(run.results[0]!.locations[0]!.physicalLocation.artifactLocation).toEqual({ uri: 'examples/bugs/B01.mbk', uriBaseId: '%SRCROOT%' });
+    expect(run.originalUriBaseIds['%SRCROOT%']!.uri).toBe(pathToFileURL(process.cwd()).href + '/');
+    expect(run.tool.driver.version).toBe('1.2.3');
+    expect(artifactLocation('/elsewhere/k.mbk', '/work/repo')).toEqual({ uri: 'file:///elsewhere/k.mbk' });
+    expect(artifactLocation('./a b.mbk', '/r')).toEqual({ uri: 'a%20b.mbk', uriBaseId: '%SRCROOT%' });
+  });
+
+  test('without a repository address there is no informationUri nor helpUri; with one, both point at it', () => {
+    const bare = (checkSarif(result()) as Log).runs[0]!.tool.driver;
+    expect(bare.informationUri).toBeUndefined();
+    expect(bare.rules[0]!.helpUri).toBeUndefined();
+    expect(bare.rules[0]!.help.text).toBe(`${HAZARD_TEXT.hang} See docs/CHECK.md, section Hazards, row \`hang\`.`);
+    const withRepo = (checkSarif(result(), { repositoryUrl: 'https://github.com/o/mbsim' }) as Log).runs[0]!.tool.driver;
+    expect(withRepo.informationUri).toBe('https://github.com/o/mbsim');
+    expect(withRepo.rules[0]!.helpUri).toBe('https://github.com/o/mbsim/blob/main/docs/CHECK.md#hazards');
+    expect(repositoryWebUrl({ type: 'git', url: 'git+https://github.com/o/mbsim.git' })).toBe('https://github.com/o/mbsim');
+    expect(repositoryWebUrl('github:o/mbsim')).toBe('https://github.com/o/mbsim');
+    expect(repositoryWebUrl('git@github.com:o/mbsim.git')).toBe('https://github.com/o/mbsim');
+    expect(repositoryWebUrl(undefined)).toBeUndefined();
+  });
+
+  test('every kind with a sentence has a row in docs/CHECK.md\'s hazard table (the rules\' help points there)', () => {
+    const doc = readFileSync('docs/CHECK.md', 'utf8');
+    const rows = new Set([...doc.matchAll(/^\| `([a-z-]+)`/gm)].map((m) => m[1]!));
+    expect(Object.keys(HAZARD_TEXT).filter((k) => !rows.has(k))).toEqual([]);
+  });
+});
+
+describe('mbsim check --watch', () => {
+  test('checks again when the file is saved, until killed', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mbsim-watch-'));
+    const file = join(dir, 'k.mbk');
+    const ok = readFileSync('examples/pipeline.mbk', 'utf8');
+    writeFileSync(file, ok);
+    // The CLI from its TypeScript sources (the hooks transpile them), as a separate process.
+    const hooks = pathToFileURL(join(__dirname, 'support', 'ts-hooks.mjs')).href;
+    const child = spawn(process.execPath, ['--import', `data:text/javascript,import{register}from'node:module';register(${JSON.stringify(hooks)})`, join(__dirname, '..', 'src', 'cli', 'bin.ts'), 'check', file, '--watch', '--set', 'K=2'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const until = (re: RegExp, ms: number) => new Promise<void>((resolve, reject) => {
+      const t0 = Date.now();
+      const poll = setInterval(() => {
+        if (re.test(out)) {
+          clearInterval(poll);
+          resolve();
+        } else if (Date.now() - t0 > ms || child.exitCode !== null) {
+          clearInterval(poll);
+          reject(new Error(`timed out waiting for ${re}: ${out}`));
+        }
+      }, 50);
+    });
+    try {
+      await until(/-- watching .*k\.mbk/, 60_000);
+      expect(out.match(/verdict: OK/g)?.length).toBe(1);
+      // Save a broken version (a typo: bad input is reported and the watch goes on), then the fixed one again: two more reports.
+      writeFileSync(file, ok.replace(/^kernel /m, 'kernal '));
+      await until(/changed at .*: checking again[\s\S]*error\[E-missing-kernel\][\s\S]*-- watching/, 30_000);
+      writeFileSync(file, ok);
+      await until(/verdict: OK[\s\S]*verdict: OK/, 30_000);
+      expect(out.match(/checking again/g)?.length).toBe(2);
+      expect(child.exitCode).toBeNull();
+    } finally {
+      child.kill('SIGTERM');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});

@@ -1,0 +1,89 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+
+/**
+ * The documents speak of the software alone and stand on their own: README.md and docs/*.md name
+ * nothing outside the repository and say nothing of how the project was made; and no reader-facing
+ * text (README, docs, the explorer's views) repeats the book chapter it follows: no run of 8 or
+ * more words in common with it, the chapter's table column names excepted.
+ */
+const repo = join(__dirname, '..');
+const docs = ['README.md', ...readdirSync(join(repo, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const views = readdirSync(join(repo, 'src', 'web', 'views')).filter((f) => f.endsWith('.ts')).map((f) => `src/web/views/${f}`);
+const text = (f: string) => readFileSync(join(repo, f), 'utf8');
+
+/** Lines of `files` that match `re`, as `file:line: text`. */
+function hits(files: string[], re: RegExp): string[] {
+  return files.flatMap((f) => text(f).split('\n').flatMap((l, i) => (re.test(l) ? [`${f}:${i + 1}: ${l.trim()}`] : [])));
+}
+
+describe('documents name nothing outside the repository', () => {
+  test('there are documents to check', () => {
+    expect(docs).toEqual(expect.arrayContaining(['README.md', 'docs/API.md', 'docs/CHECK.md', 'docs/HARDWARE.md', 'docs/SEMANTICS.md']));
+  });
+
+  test('no path outside the checkout (../shared, absolute /work paths, home directories)', () => {
+    expect(hits(docs, /\.\.\/shared|(^|[\s(`'"])\/(work|home|root)\/|~\//)).toEqual([]);
+  });
+
+  test('no notes that exist outside the repository (FINDINGS, the semantics digest, the bug-pattern list)', () => {
+    expect(hits(docs, /FINDINGS|ptx-semantics\.md|bug-patterns\.md/)).toEqual([]);
+  });
+
+  test('nothing about how the project was made (sessions, helpers, issue numbers, work items)', () => {
+    expect(hits(docs, /\bsessions?\b|\bhelpers?\b|\bissues? ?#?\d+|\bwork items?\b|\bthe brief\b/i)).toEqual([]);
+  });
+
+  test('mbsim decode cites the repository\'s documents', () => {
+    const decode = text('src/report/decode.ts');
+    expect(decode).not.toMatch(/FINDINGS|\.\.\/shared/);
+    expect(decode).toMatch(/docs\/HARDWARE\.md, Encoding/);
+  });
+});
+
+// Beside the checkout (`../shared/seed/`); MBSIM_CHAPTER names another copy.
+const chapterFile = process.env.MBSIM_CHAPTER ?? join(repo, '..', 'shared', 'seed', '08-async-coordination-mbarrier.txt');
+
+/** Lower-case words: letters, digits and underscores (curly quotes and punctuation split words). */
+const words = (s: string) => s.toLowerCase().replace(/[’‘]/g, "'").match(/[a-z0-9_]+/g) ?? [];
+
+describe.skipIf(!existsSync(chapterFile))('reader-facing text is in the project\'s own words', () => {
+  const chapter = existsSync(chapterFile) ? readFileSync(chapterFile, 'utf8') : '';
+  const N = 8;
+  const grams = new Set<string>();
+  const cw = words(chapter);
+  for (let i = 0; i + N <= cw.length; i++) grams.add(cw.slice(i, i + N).join(' '));
+  // The chapter's tables (tab-separated lines): their column names may be used as they are.
+  const tableWords = new Set(chapter.split('\n').filter((l) => l.includes('\t')).flatMap(words));
+
+  /** Runs of ≥ N words that `s` shares with the chapter, each reported once (its longest extent). */
+  function sharedRuns(s: string): string[] {
+    const w = words(s);
+    const out: string[] = [];
+    for (let i = 0; i + N <= w.length; ) {
+      const g = w.slice(i, i + N);
+      if (!grams.has(g.join(' ')) || g.every((x) => tableWords.has(x))) {
+        i++;
+        continue;
+      }
+      let j = i + N;
+      while (j < w.length && grams.has(w.slice(j - N + 1, j + 1).join(' '))) j++;
+      out.push(w.slice(i, j).join(' '));
+      i = j;
+    }
+    return out;
+  }
+
+  test('the check finds a copied sentence (it can fail)', () => {
+    const sentence = chapter.split('\n').find((l) => words(l).length > 20)!;
+    expect(sharedRuns(`intro ${sentence} outro`).length).toBe(1);
+    expect(sharedRuns('iteration stage phase parity waited on barrier parity after completion phase_tma after iteration')).toEqual([]);
+  });
+
+  for (const f of [...docs, ...views]) {
+    test(`${f} shares no run of ${N} words with the chapter`, () => {
+      expect(sharedRuns(text(f))).toEqual([]);
+    });
+  }
+});

@@ -1,0 +1,131 @@
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+
+/**
+ * The package as a user gets it: `npm pack` (which builds it), the tarball installed into an empty
+ * project, the library imported from an ES module and type-checked from TypeScript, every
+ * TypeScript block of README.md and docs/API.md compiled and run against it, and the `mbsim`
+ * command run through npx.
+ */
+const repo = join(__dirname, '..');
+const tsc = join(repo, 'node_modules', 'typescript', 'bin', 'tsc');
+let tmp = '';
+let project = '';
+let files: string[] = [];
+
+function run(cmd: string, args: string[], cwd: string, timeout = 120_000) {
+  const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', timeout, env: { ...process.env, NO_COLOR: '1' } });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+/** The ```ts blocks of a Markdown file. */
+function tsBlocks(file: string): string[] {
+  const text = readFileSync(join(repo, file), 'utf8');
+  return [...text.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
+}
+
+beforeAll(() => {
+  tmp = mkdtempSync(join(tmpdir(), 'mbsim-pack-'));
+  const packed = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', tmp, '--silent'], { cwd: repo, encoding: 'utf8', maxBuffer: 64 << 20 }).replace(/^[^[]*/, '')) as { filename: string; files: { path: string }[] }[];
+  files = packed[0]!.files.map((f) => f.path);
+  project = join(tmp, 'project');
+  mkdirSync(project);
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'uses-mbsim', private: true, type: 'module' }));
+  const inst = run('npm', ['install', join(tmp, packed[0]!.filename), '--no-audit', '--no-fund', '--prefer-offline'], project, 240_000);
+  if (inst.code !== 0) throw new Error(`npm install of the tarball failed:\n${inst.err}`);
+}, 600_000);
+
+afterAll(() => {
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+});
+
+describe('the packed package', () => {
+  test('ships the library, the bundled CLI, the explorer, the examples and the docs; nothing of test/ or hw/', () => {
+    expect(files.filter((f) => /^(test|hw|conformance|src|scripts)\//.test(f))).toEqual([]);
+    for (const f of ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/bin/mbsim.js', 'dist/bin/check-worker.js', 'dist-web/index.html', 'examples/pipeline.mbk', 'examples/bugs/B01.mbk', 'docs/API.md', 'docs/CHECK.md']) {
+      expect(files, f).toContain(f);
+    }
+    expect(files.some((f) => f.endsWith('.map'))).toBe(false);
+    // The command is the bundle; the unbundled CLI, the explorer's page code and the bench stay home.
+    expect(files.filter((f) => /^dist\/(cli|web|bench)\//.test(f))).toEqual([]);
+  });
+
+  test('the API imports from an ES module and runs', () => {
+    writeFileSync(join(project, 'use.mjs'), `import { parseSketch, instantiate, simulate, check, decodeWord, kernel, EXAMPLES } from 'mbsim';
+const ex = EXAMPLES.find((e) => e.name === 'pipeline');
+const p = instantiate(ex.build(), { K: 2 });
+const k = kernel('one').barriers('b', 1, { count: 1 }).build();
+console.log(JSON.stringify({ sim: simulate(p).verdict, check: check(p).verdict, word: decodeWord(0x7ffff3fe001ffffan).pending,
+  sketch: parseSketch('kernel k\\n', 'k.mbk').diagnostics.length, built: k.barriers.length }));
+`);
+    const r = run('node', ['use.mjs'], project);
+    expect(r.err).toBe('');
+    expect(JSON.parse(r.out)).toEqual({ sim: 'ok', check: 'ok', word: 2, sketch: 1, built: 1 });
+  }, 60_000);
+
+  test('TypeScript type-checks against the package (exports map with types) and catches a misuse; every TypeScript block of README.md and docs/API.md compiles and runs as written', () => {
+    const blocks = [...tsBlocks('README.md').map((b, i) => [`readme-${i + 1}`, b] as const), ...tsBlocks('docs/API.md').map((b, i) => [`api-${i + 1}`, b] as const)];
+    expect(blocks.length).toBeGreaterThanOrEqual(6);
+    for (const [name, code] of blocks) writeFileSync(join(project, `${name}.ts`), code);
+    writeFileSync(join(project, 'typed.ts'), `import { instantiate, simulate, check, type SimResult, type CheckResult, type Program } from 'mbsim';
+import { EXAMPLES } from 'mbsim';
+const p: Program = instantiate(EXAMPLES[0]!.build());
+const r: SimResult = simulate(p, { seed: 1 });
+const c: CheckResult = check(p, { maxStates: 1000 });
+export const verdicts: string[] = [r.verdict, c.verdict];
+`);
+    writeFileSync(join(project, 'wrong.ts'), `import { simulate } from 'mbsim';\nsimulate('pipeline');\n`);
+    writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({
+      compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', strict: true, outDir: 'out', skipLibCheck: true, typeRoots: [join(repo, 'node_modules', '@types')], types: ['node'] },
+      include: ['*.ts'],
+    }));
+    // One compile (tsc is slow to start): the misuse is the only error, and everything else is emitted.
+    const c = run('node', [tsc, '-p', '.'], project, 300_000);
+    expect((c.out + c.err).trim().split('\n')).toEqual([expect.stringMatching(/^wrong\.ts\(2,10\): error TS2345: Argument of type 'string' is not assignable to parameter of type 'Program'/)]);
+    for (const [name] of blocks) {
+      const r = run('node', [join('out', `${name}.js`)], project);
+      expect(`${name}: ${r.err}`).toBe(`${name}: `);
+      expect(r.code, name).toBe(0);
+    }
+  }, 400_000);
+
+  test('npx mbsim check works from the installed package (sequential and with worker threads)', () => {
+    const ok = run('npx', ['--no-install', 'mbsim', 'check', 'pipeline'], project);
+    expect(ok.out).toMatch(/verdict: OK/);
+    expect(ok.code).toBe(0);
+    const bug = run('npx', ['--no-install', 'mbsim', 'check', 'node_modules/mbsim/examples/bugs/B01.mbk'], project);
+    expect(bug.out).toMatch(/verdict: HANG/);
+    expect(bug.code).toBe(1);
+    const par = run('npx', ['--no-install', 'mbsim', 'check', 'pipeline', '--set', 'K=3', '--workers', '2', '--json'], project);
+    expect(par.err).toBe('');
+    expect(JSON.parse(par.out).verdict).toBe('ok');
+  }, 120_000);
+
+  test('mbsim serve serves the explorer from the installed package', async () => {
+    // The installed executable itself (npx would leave its child running when killed).
+    const child = spawn(join(project, 'node_modules', '.bin', 'mbsim'), ['serve', '--port', '0'], { cwd: project, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let text = '';
+        const t = setTimeout(() => reject(new Error(`no URL after 30 s: ${text}`)), 30_000);
+        child.stdout.on('data', (d: Buffer) => {
+          text += d.toString();
+          const m = /http:\/\/[^\s]+\//.exec(text);
+          if (m) {
+            clearTimeout(t);
+            resolve(m[0]);
+          }
+        });
+        child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${text}`)));
+      });
+      const res = await fetch(url);
+      expect(res.status).toBe(200);
+      expect(await res.text()).toMatch(/<html/i);
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+});
