@@ -5,6 +5,7 @@ import { check } from '../src/check/index.js';
 import { parseSketch } from '../src/lang/index.js';
 import { instantiate } from '../src/machine/program.js';
 import { kernel } from '../src/kernel/builder.js';
+import { simulate } from '../src/sim/simulate.js';
 
 /** Pipelines a new user wrote (fixtures/check/), with what the checker must say about them. */
 const run = (f: string, all = false) => {
@@ -71,5 +72,22 @@ describe('checker regressions', () => {
     const r = check(instantiate(k.build()));
     expect(r.verdict).toBe('arith');
     expect(r.hazards[0]!.message).toBe('division by zero in an expression of p');
+  });
+});
+
+describe('wrong results a new user hit', () => {
+  test('a wait on a never-initialized barrier is an error, not a trap: parity 1 passes, parity 0 blocks as on the H200\'s zero word', () => {
+    const r = run('u1_wait_uninit.mbk', true);
+    expect(r.verdict).toBe('uninitialized-wait');
+    const w = r.hazards.filter((h) => h.kind === 'uninitialized-wait');
+    expect(w.map((h) => h.locations[0]!.line).sort((x, y) => x - y)).toEqual([8, 10]);
+    expect(w.every((h) => h.severity === 'error' && h.subject?.name === 'full[0]')).toBe(true);
+    expect(w.find((h) => h.locations[0]!.line === 8)!.message).toContain('on a zero word it passes (parity 1');
+    expect(r.hazards.some((h) => h.kind === 'hang')).toBe(true);
+    const k = parseSketch(readFileSync(join(__dirname, 'fixtures', 'check', 'u1_wait_uninit.mbk'), 'utf8'), 'u1');
+    const sim = simulate(instantiate(k.kernel!));
+    expect(sim.verdict).toBe('hang');
+    expect(sim.final.agents[0]!.status).toBe('run');
+    expect(sim.diagnostics.map((d) => d.diag.code)).toEqual(['uninitialized-wait', 'uninitialized-wait']);
   });
 });

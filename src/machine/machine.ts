@@ -20,6 +20,22 @@ import { EvalFault } from '../kernel/expr.js';
 import type { AsyncKind, MachineEvent } from './events.js';
 import type { AgentInfo, Instr, OpInstr, Program } from './program.js';
 
+/**
+ * `AgentState.sub` of an agent resting at a blocking mbarrier wait on a never-initialized barrier
+ * after the wait was diagnosed (`uninitialized-wait`) and did not pass: it stays blocked until the
+ * barrier is initialized and its phase completes.
+ */
+export const UNINIT_WAIT_BLOCKED = -2;
+
+/**
+ * Whether a wait on a never-initialized barrier passes: as on the H200's zero word, which reads as
+ * phase 0 (docs/HARDWARE.md, "Waits on a word that was never initialized"): parity 1 passes,
+ * parity 0 does not.
+ */
+export function uninitWaitPasses(parity: number): boolean {
+  return (parity & 1) === 1;
+}
+
 /** A step's choice: an agent executes its next operation, or an asynchronous operation progresses. */
 export type Choice = { kind: 'agent'; agent: number } | { kind: 'async'; id: number };
 
@@ -33,7 +49,11 @@ export interface AgentState {
   /** Variable slots (builtins first, then the role's variables). */
   frame: number[];
   status: AgentStatus;
-  /** `bar.sync` in progress: the named-barrier generation the agent waits to complete, or -1. */
+  /**
+   * `bar.sync` in progress: the named-barrier generation the agent waits to complete, or -1;
+   * {@link UNINIT_WAIT_BLOCKED} at a blocking mbarrier wait that was diagnosed on a
+   * never-initialized barrier and did not pass.
+   */
   sub: number;
   /** Tokens held in variables (by slot); null when none. */
   tokens: Record<number, Token> | null;
@@ -306,6 +326,12 @@ export class Machine {
         if (key < 0) return true; // faults when executed
         if (Math.floor(key / this.program.barriersPerCta) !== this.program.agents[a]!.cta) return true;
         const b = s.bars[key]!;
+        if (b.status === 'uninit') {
+          // Diagnosed when executed (once); then it passes or blocks as the H200's zero word does.
+          if (ag.sub !== UNINIT_WAIT_BLOCKED) return true;
+          const t = op.token !== undefined ? ag.tokens?.[ins.token!] : undefined;
+          return uninitWaitPasses(op.token !== undefined ? (t ? t.phase : 0) : ins.ints.parity!(ag.frame));
+        }
         if (b.status !== 'valid') return true; // diagnosed when executed
         if (op.token !== undefined) {
           const t = ag.tokens?.[ins.token!];
@@ -745,10 +771,30 @@ export class Machine {
           return this.fault(s, a, out, diagnostic(DIAG.remoteWait, `mbarrier.${op.form} on ${p.barrierName(key)}, a barrier of another CTA`, s.bars[key]), loc, key);
         }
         const b = s.bars[key]!;
+        if (b.status === 'uninit') {
+          // The H200 does not trap on a wait on a zero word: it reads as phase 0 (docs/HARDWARE.md).
+          const t = op.token !== undefined ? ag.tokens?.[ins.token!] : undefined;
+          const par = (op.token !== undefined ? (t ? t.phase : 0) : ins.ints.parity!(f)) & 1;
+          const pass = uninitWaitPasses(par);
+          if (ag.sub !== UNINIT_WAIT_BLOCKED) {
+            const res = op.dest !== undefined ? `returns ${pass ? 1 : 0}` : pass ? 'passes' : 'blocks';
+            const d = diagnostic(DIAG.uninitializedWait, `mbarrier.${op.form} on ${p.barrierName(key)}, which was never initialized: on a zero word it ${res} (parity ${par}, as on phase 0)`, b);
+            this.flush(s, out, [d], a, -1, key, loc);
+          }
+          { this.emitted(s); if (out.events) out.events.push({ e: 'wait', t: s.now, agent: a, bar: key, parity: par, phase: 0, pass, token: op.token !== undefined, loc }); }
+          if (op.dest !== undefined) f[ins.dest!] = pass ? 1 : 0;
+          else if (!pass) {
+            ag.sub = UNINIT_WAIT_BLOCKED;
+            advance = false;
+          }
+          if (advance) ag.sub = -1;
+          break;
+        }
         if (b.status !== 'valid') {
-          const d = diagnostic(b.status === 'uninit' ? DIAG.uninitialized : DIAG.invalidated, `mbarrier.${op.form} on ${p.barrierName(key)}, which is ${b.status === 'uninit' ? 'not initialized' : 'invalidated'}`, b);
+          const d = diagnostic(DIAG.invalidated, `mbarrier.${op.form} on ${p.barrierName(key)}, which is invalidated`, b);
           return this.fault(s, a, out, d, loc, key);
         }
+        ag.sub = -1;
         let pass: boolean;
         let par: number;
         let diags: Diagnostic[] | null = null;
