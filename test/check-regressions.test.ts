@@ -91,3 +91,23 @@ describe('wrong results a new user hit', () => {
     expect(sim.diagnostics.map((d) => d.diag.code)).toEqual(['uninitialized-wait', 'uninitialized-wait']);
   });
 });
+
+describe('copies and barriers of other CTAs', () => {
+  test('a copy into CTA 1 naming CTA 0\'s barrier is tma-barrier-cta, never credited to CTA 1\'s own barrier', () => {
+    const r = run('u2_tma_remote_barrier.mbk', true);
+    expect(r.verdict).toBe('tma-barrier-cta');
+    const h = r.hazards.find((x) => x.kind === 'tma-barrier-cta')!;
+    expect(h.subject?.name).toBe('bar[0]@c0');
+    expect(h.message).toContain('its mbarrier bar[0]@c0 is in CTA 0 but its destination R[0]@c1 is in CTA 1');
+    expect(h.locations[0]!.line).toBe(10);
+    // The step that names bar[0]@c0 leaves CTA 1's own barrier without the bytes.
+    const last = h.trace.at(-1)!;
+    expect(last.barriers.map((b) => `${b.name} ${b.tx}`)).toEqual(['bar[0]@c0 0']);
+    expect(r.hazards.some((x) => x.kind === 'tx-mismatch' && x.subject?.name === 'bar[0]@c1')).toBe(false);
+  });
+  test('the same-CTA barrier and a multicast by offset check ok', () => {
+    const r = run('u2_fixed.mbk', true);
+    expect(r.verdict).toBe('ok');
+    expect(r.hazards).toEqual([]);
+  });
+});

@@ -838,6 +838,12 @@ export class Machine {
         const clusterBase = info.cluster * p.clusterSize;
         const barRank = this.barCta(key) - clusterBase;
         const bufRank = this.bufCta(buf) - clusterBase;
+        if (mask < 0 && barRank !== bufRank) {
+          // Without multicast the mbarrier must be in the destination's CTA (PTX ISA §9.7.9.25.4.1,
+          // §9.7.9.27.1.2 with .cta_group::1): where the bytes would be credited is undefined.
+          return this.fault(s, a, out, diagnostic(DIAG.tmaBarrierCta,
+            `${ins.text}: its mbarrier ${p.barrierName(key)} is in CTA ${barRank} but its destination ${p.bufferName(buf)} is in CTA ${bufRank}; without multicast the mbarrier must be in the destination's CTA`, s.bars[key]), loc, key);
+        }
         // Destination ranks: the buffer's, or (multicast) every rank in the mask, in ascending order.
         const r0 = mask < 0 ? bufRank : 0;
         const r1 = mask < 0 ? bufRank + 1 : p.clusterSize;
