@@ -111,3 +111,17 @@ describe('copies and barriers of other CTAs', () => {
     expect(r.hazards).toEqual([]);
   });
 });
+
+describe('distributed shared memory of an exited CTA', () => {
+  test('a read of CTA 0\'s buffer after CTA 0 has exited is exited-cta, on that buffer', () => {
+    const r = run('u3_dsmem_after_exit.mbk', true);
+    expect(r.verdict).toBe('exited-cta');
+    const h = r.hazards.find((x) => x.kind === 'exited-cta')!;
+    expect(h.subject).toEqual({ type: 'buffer', name: 'X[0]@c0' });
+    expect(h.locations[0]!.line).toBe(14);
+    expect(h.trace.some((t) => t.notes.some((n) => n.includes('main@c0 exits')))).toBe(true);
+  });
+  test('a cluster barrier before exit fixes it', () => {
+    expect(run('u3_fixed.mbk', true).verdict).toBe('ok');
+  });
+});

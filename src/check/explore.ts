@@ -781,7 +781,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
       switch (e.e) {
         case 'diag': {
           const d = e.diag;
-          const subject = e.bar >= 0 ? p.barrierName(e.bar) : null;
+          const subject = e.bar >= 0 ? p.barrierName(e.bar) : e.buf !== undefined && e.buf >= 0 ? p.bufferName(e.buf) : null;
           if (d.severity === 'error') errorFound = true;
           report({
             kind: d.code, severity: d.severity, key: `${subject ?? ''}|${locKey(e.loc)}`, message: d.message, subject,

@@ -206,6 +206,8 @@ export class Machine {
   private readonly scratchKeys: number[] = [];
   /** Agents of each cluster. */
   private readonly clusterAgents: number[][];
+  /** Agents of each CTA. */
+  private readonly ctaAgents: number[][];
   /** The (frozen, shared) choice of each agent that {@link enabled} returns. */
   private readonly agentChoice: Choice[];
   /** The (frozen, shared) choices of async ops with small ids that {@link enabled} returned. */
@@ -226,9 +228,11 @@ export class Machine {
     this.agentChoice = program.agents.map((_, i) => Object.freeze({ kind: 'agent' as const, agent: i }));
     this.ctaThreads = new Array(program.ctas).fill(0);
     this.clusterAgents = Array.from({ length: program.grid }, () => []);
+    this.ctaAgents = Array.from({ length: program.ctas }, () => []);
     for (const a of program.agents) {
       this.ctaThreads[a.cta]! += a.threads;
       this.clusterAgents[a.cluster]!.push(a.id);
+      this.ctaAgents[a.cta]!.push(a.id);
     }
     this.agentCode = program.agents.map((a) => program.roles[a.role]!.code);
   }
@@ -575,16 +579,21 @@ export class Machine {
   /** Lanes of one warp aggregated into the arrive being signalled (over-arrival messages say so), or 0. */
   private laneNote = 0;
 
-  private diag(s: MachineState, out: StepOut, d: Diagnostic, agent: number, asyncId: number, bar: number, loc?: SrcLoc): void {
+  private diag(s: MachineState, out: StepOut, d: Diagnostic, agent: number, asyncId: number, bar: number, loc?: SrcLoc, buf = -1): void {
     if (this.laneNote && agent >= 0 && d.code === DIAG.overArrival) {
       d = { ...d, message: d.message.replace(/^(mbarrier\.\S+) with count (\d+)/, `$1 by the ${this.laneNote} threads of one warp of ${this.program.agents[agent]!.name} (the H200 makes a warp's lanes one arrive with their summed count, $2)`) };
     }
     out.diags.push(loc ? { diag: d, agent, async: asyncId, bar, loc, t: s.now } : { diag: d, agent, async: asyncId, bar, t: s.now });
-    { this.emitted(s); if (out.events) out.events.push(loc ? { e: 'diag', t: s.now, diag: d, agent, async: asyncId, bar, loc } : { e: 'diag', t: s.now, diag: d, agent, async: asyncId, bar }); }
+    if (out.events) {
+      this.emitted(s);
+      const ev: MachineEvent = loc ? { e: 'diag', t: s.now, diag: d, agent, async: asyncId, bar, loc } : { e: 'diag', t: s.now, diag: d, agent, async: asyncId, bar };
+      if (buf >= 0) ev.buf = buf;
+      out.events.push(ev);
+    } else this.emitted(s);
   }
 
-  private fault(s: MachineState, a: number, out: StepOut, d: Diagnostic, loc: SrcLoc | undefined, bar: number): void {
-    this.diag(s, out, d, a, -1, bar, loc);
+  private fault(s: MachineState, a: number, out: StepOut, d: Diagnostic, loc: SrcLoc | undefined, bar: number, buf = -1): void {
+    this.diag(s, out, d, a, -1, bar, loc, buf);
     if (a >= 0) s.agents[a]!.status = 'trap';
     s.trapped = d;
   }
@@ -910,6 +919,12 @@ export class Machine {
         const buf = ins.buf!(f);
         if (buf < 0) return this.keyFault(s, a, out, ins, 'buffer');
         const rw = op.op === 'st.shared' ? 'w' : 'r';
+        const bc = this.bufCta(buf);
+        if (bc !== info.cta && this.ctaAgents[bc]!.every((o) => s.agents[o]!.status === 'done')) {
+          // Distributed shared memory of a CTA that has exited is gone (PTX ISA §9.7.9.25.2).
+          return this.fault(s, a, out, diagnostic(DIAG.exitedCta,
+            `${ins.text}: ${rw === 'w' ? 'writes' : 'reads'} ${p.bufferName(buf)}, shared memory of CTA ${bc - info.cluster * p.clusterSize}, after every thread of that CTA has exited`), loc, -1, buf);
+        }
         { this.emitted(s); if (out.events) out.events.push({ e: 'access', t: s.now, buf, rw, proxy: 'generic', edge: 'point', agent: a, async: -1, loc }); }
         break;
       }
