@@ -125,3 +125,59 @@ describe('distributed shared memory of an exited CTA', () => {
     expect(run('u3_fixed.mbk', true).verdict).toBe('ok');
   });
 });
+
+describe('wait-for analysis by barrier key and remaining code', () => {
+  test('three CTAs signalling in a chain: a hang rooted at CTA 0\'s barrier, no cycle', () => {
+    const r = run('u4_three_cta_no_cycle.mbk', true);
+    expect(r.verdict).toBe('hang');
+    expect(r.hazards.some((h) => h.kind === 'cycle')).toBe(false);
+    const hang = r.hazards.find((h) => h.kind === 'hang')!;
+    expect(hang.subject?.name).toBe('go[0]@c0');
+    expect(hang.details[0]).toContain('no agent arrives on go[0]@c0 anywhere in the kernel');
+    expect(hang.details[1]).toContain('agents that can still arrive on go[0]@c1: main@c0 (blocked in');
+    expect(hang.details.join('\n')).not.toContain('wait-for cycle');
+  });
+  test('a waiter missing bytes that no one can send is the root cause, not a cycle', () => {
+    const r = run('u5_bytes_nobody_sends.mbk', true);
+    expect(r.hazards.map((h) => h.kind)).toEqual(['hang', 'tx-mismatch']);
+    const hang = r.hazards[0]!;
+    expect(hang.subject?.name).toBe('full[0]');
+    expect(hang.details[0]).toContain('4096 bytes were expected (expect_tx) but no copy in flight will deliver them; no running agent\'s remaining code delivers more bytes to it than it expects');
+  });
+  test('a real ring still is a cycle: each side waits for the other\'s release', () => {
+    const src = `kernel ring arch=sm_90a
+barrier a[1] count=1
+barrier b[1] count=1
+role p warps=1 per=one:
+    mbarrier.try_wait.parity a[0], 0
+    mbarrier.arrive b[0]
+role q warps=1 per=one:
+    mbarrier.try_wait.parity b[0], 0
+    mbarrier.arrive a[0]
+`;
+    const r = check(instantiate(parseSketch(src, 'ring.mbk').kernel!), { all: true });
+    const cyc = r.hazards.find((h) => h.kind === 'cycle')!;
+    expect(cyc.message).toMatch(/^wait-for cycle: (p → q → p|q → p → q)/);
+  });
+  test('hangs on a named barrier and on the cluster barrier have subjects', () => {
+    const r = run('u6_named_cluster_hang.mbk', true);
+    const hang = r.hazards.find((h) => h.kind === 'hang')!;
+    expect(hang.subject).toEqual({ type: 'barrier', name: 'bar.sync 1@c0' });
+    expect(hang.details[0]).toContain('no running agent of the CTA can still join it');
+    const src = `kernel cl arch=sm_90a cluster=2
+role p warps=1 per=one:
+    barrier.cluster.arrive
+    barrier.cluster.wait
+    if cta == 0:
+        barrier.cluster.arrive
+        barrier.cluster.wait
+`;
+    const r2 = check(instantiate(parseSketch(src, 'cl.mbk').kernel!), { all: true });
+    expect(r2.verdict).toBe('ok'); // an exited agent no longer counts for the cluster barrier
+    const r3 = check(instantiate(parseSketch(src.replace('        barrier.cluster.wait\n', '        barrier.cluster.wait\n    else:\n        bar.sync 2, 64\n'), 'cl.mbk').kernel!), { all: true });
+    const h3 = r3.hazards.find((h) => h.kind === 'hang')!;
+    expect(h3.subject).toEqual({ type: 'barrier', name: 'barrier.cluster' });
+    expect(h3.details[0]).toBe('p@c0 blocked in barrier.cluster.wait (line 7): barrier.cluster.wait: p@c1 (blocked in bar.sync 2, 64, line 9) has not arrived');
+    expect(r3.hazards.some((h) => h.kind === 'cycle')).toBe(false);
+  });
+});

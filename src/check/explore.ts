@@ -1198,18 +1198,18 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
     report({
       kind: 'hang', severity: 'error', key: hr.waiters.map((w) => `${w.agent}:${locKey(w.loc)}`).join(','),
       message: `no agent or asynchronous unit can make progress: ${blocked}`,
-      subject: first?.barName ?? null, state: id, extra: [],
+      subject: first?.subject ?? null, state: id, extra: [],
       details: [...hr.waiters.map((w) => `${w.name} blocked in ${w.op} (line ${w.loc.line}): ${w.reasons.join('; ')}`), ...(hr.cycle ? [`wait-for cycle: ${hr.cycle.join(' → ')}`] : [])],
       locs: hr.waiters.map((w) => w.loc),
     });
     if (hr.cycle) {
       // The hang is a wait-for cycle: each agent waits for a signal that only the next can give.
       const inCycle = hr.waiters.filter((w) => hr.cycle!.includes(w.name));
-      const start = inCycle.find((w) => w.barName) ?? inCycle[0];
+      const start = inCycle.find((w) => w.subject) ?? inCycle[0];
       report({
         kind: 'cycle', severity: 'error', key: hr.cycle.slice().sort().join(','),
         message: `wait-for cycle: ${hr.cycle.join(' → ')}: ${inCycle.map((w) => `${w.name} waits in ${w.op}${w.barName ? ` on ${w.barName}` : ''}`).join('; ')}, and each signal it waits for comes only from the next agent in the cycle`,
-        subject: start?.barName ?? null, state: id, extra: [], details: [], locs: inCycle.map((w) => w.loc),
+        subject: start?.subject ?? null, state: id, extra: [], details: [], locs: inCycle.map((w) => w.loc),
       });
     }
     for (const w of hr.waiters) {

@@ -921,9 +921,10 @@ export class Machine {
         const rw = op.op === 'st.shared' ? 'w' : 'r';
         const bc = this.bufCta(buf);
         if (bc !== info.cta && this.ctaAgents[bc]!.every((o) => s.agents[o]!.status === 'done')) {
-          // Distributed shared memory of a CTA that has exited is gone (PTX ISA §9.7.9.25.2).
-          return this.fault(s, a, out, diagnostic(DIAG.exitedCta,
-            `${ins.text}: ${rw === 'w' ? 'writes' : 'reads'} ${p.bufferName(buf)}, shared memory of CTA ${bc - info.cluster * p.clusterSize}, after every thread of that CTA has exited`), loc, -1, buf);
+          // Distributed shared memory of a CTA that has exited is gone (PTX ISA §9.7.9.25.2). The
+          // access is still recorded, so what it races with is reported too.
+          this.diag(s, out, diagnostic(DIAG.exitedCta,
+            `${ins.text}: ${rw === 'w' ? 'writes' : 'reads'} ${p.bufferName(buf)}, shared memory of CTA ${bc - info.cluster * p.clusterSize}, after every thread of that CTA has exited`), a, -1, -1, loc, buf);
         }
         { this.emitted(s); if (out.events) out.events.push({ e: 'access', t: s.now, buf, rw, proxy: 'generic', edge: 'point', agent: a, async: -1, loc }); }
         break;

@@ -196,7 +196,7 @@ export const H200_BEHAVIOUR: Record<DiagCode, { h200: string; trap: boolean; sev
     severity: 'error',
   },
   'exited-cta': {
-    h200: 'undefined: distributed shared memory of a CTA that has exited may no longer be accessed (PTX ISA §9.7.9.25.2, CUDA programming guide: a CTA must not exit while others access its shared memory, hence the cluster barrier before exit); not probed. The machine stops the agent',
+    h200: 'undefined: distributed shared memory of a CTA that has exited may no longer be accessed (PTX ISA §9.7.9.25.2, CUDA programming guide: a CTA must not exit while others access its shared memory, hence the cluster barrier before exit); not probed. The machine records the access and goes on',
     trap: false,
     severity: 'error',
   },
