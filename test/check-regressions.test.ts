@@ -181,3 +181,12 @@ role p warps=1 per=one:
     expect(r3.hazards.some((h) => h.kind === 'cycle')).toBe(false);
   });
 });
+
+describe('hang reports that lead with the cause', () => {
+  test('a waiter two phases behind is said to be so, right after what it waits for', () => {
+    const r = run('u7_two_phases_behind.mbk', true);
+    const hang = r.hazards.find((h) => h.kind === 'hang')!;
+    expect(hang.details[0]).toContain('waits for phase 3 of full[0] (parity 1) to complete; consumer is 2 phases behind: its waits last observed phase 0 of full[0], and phases 1..2 completed without it');
+    expect(hang.details[0]).toContain('(the agents that arrive on it have finished: producer (exited))');
+  });
+});

@@ -1191,6 +1191,10 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
     const hr = explainHang(m, s, (a, bar) => {
       const slot = an.waitSlots[a]!.get(bar);
       return slot !== undefined && x.hist[slot] !== -2;
+    }, (a, bar) => {
+      const slot = an.waitSlots[a]!.get(bar);
+      const v = slot === undefined ? -2 : x.hist[slot]!;
+      return v === -2 ? null : (v >> 13) - 1;
     });
     errorFound = true;
     const blocked = hr.waiters.map((w) => `${w.name} in ${w.op}`).join('; ');

@@ -4,7 +4,7 @@
  * bytes no copy will deliver, and the wait-for cycle among blocked agents when there is one.
  * Used by the simulator (verdict `hang`) and the checker alike.
  */
-import type { MBarrier } from '../model/mbarrier.js';
+import { testParity, type MBarrier } from '../model/mbarrier.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import { pendingAsyncGroups, type Machine, type MachineState } from './machine.js';
 import { remainingSignals, type Reach } from './reach.js';
@@ -49,8 +49,12 @@ export interface HangReport {
  * then the rest (waits on other blocked agents). `passedBefore(agent, barKey)`, when the driver
  * knows it (the checker's phase history), says whether that agent has passed a wait on that
  * barrier before: the producer-start parity hint is given only for a first wait.
+ * `lastObserved(agent, barKey)`, when known, is the last phase of that barrier the agent's waits
+ * observed (null: none): a waiter that phases completed without is said to be that many behind.
  */
-export function explainHang(m: Machine, s: MachineState, passedBefore?: (agent: number, bar: number) => boolean): HangReport {
+export function explainHang(
+  m: Machine, s: MachineState, passedBefore?: (agent: number, bar: number) => boolean, lastObserved?: (agent: number, bar: number) => number | null,
+): HangReport {
   const p = m.program;
   const waiters: BlockedWaiter[] = [];
   const startHint = new Set<number>();
@@ -126,7 +130,7 @@ export function explainHang(m: Machine, s: MachineState, passedBefore?: (agent: 
       if (b.pending > 0) {
         let who: string;
         if (arrivers.length) who = `; agents that can still arrive on ${barName}: ${arrivers.map(describe).join(', ')}`;
-        else if (exited.length) who = `; no running agent's remaining code arrives on ${barName} (${exited.map(describe).join(', ')} arrive${exited.length === 1 ? 's' : ''} on it, but ha${exited.length === 1 ? 's' : 've'} stopped)`;
+        else if (exited.length) who = `; no running agent's remaining code arrives on ${barName} (the agents that arrive on it have finished: ${exited.map(describe).join(', ')})`;
         else if (anyArrives(key)) who = `; no running agent's remaining code arrives on ${barName}: every arrive on it is behind the agents that run it`;
         else {
           const movers = s.agents.map((_, o) => o).filter((o) => wholeOf(o).credit.has(key) || wholeOf(o).expect.has(key));
@@ -143,11 +147,19 @@ export function explainHang(m: Machine, s: MachineState, passedBefore?: (agent: 
         w.reasons.push(`${-b.tx} more bytes were credited by complete_tx than expected (tx-count ${b.tx}); the phase needs pending 0 and tx-count exactly 0`);
       }
       if (b.pending === 0 && b.tx === 0 && b.status === 'valid') w.reasons.push('the phase is complete but the waiter tests the other parity');
+      if (lastObserved && b.status === 'valid') {
+        const last = lastObserved(a, key);
+        const missed = b.phase - 1 - (last ?? -1);
+        if (missed >= 2) {
+          w.reasons.splice(1, 0, `${w.name} is ${missed} phases behind: ${last === null ? 'its waits observed no phase of' : `its waits last observed phase ${last} of`} ${barName}, and phases ${(last ?? -1) + 1}..${b.phase - 1} completed without it, so parity ${par} now names phase ${b.phase} instead of the phase it meant (the phase or parity it computes is off by whole phases, or the signaller runs ahead unchecked)`);
+        }
+      }
       w.bytesMissing = b.tx > 0 && missingBytes > creditable;
       // A barrier that never receives bytes hands a buffer back (an "empty" barrier): waiting on its
       // first completion with parity 0 at the start is the classic producer-start bug.
       const getsBytes = s.agents.some((_, o) => touchesTx(o, key));
-      if (b.phase === 0 && par === 0 && !getsBytes && arrivers.length > 0 && !passedBefore?.(a, key)) startHint.add(a);
+      // Only when the parity is what is wrong: the other parity passes now.
+      if (b.phase === 0 && par === 0 && b.status === 'valid' && testParity(b, par ^ 1) && !getsBytes && arrivers.length > 0 && !passedBefore?.(a, key)) startHint.add(a);
     } else if (op.op === 'bar.sync') {
       w.kind = 'bar.sync';
       const id = ins.ints.id!(ag.frame);
