@@ -133,8 +133,11 @@ describe('wait-for analysis by barrier key and remaining code', () => {
     expect(r.hazards.some((h) => h.kind === 'cycle')).toBe(false);
     const hang = r.hazards.find((h) => h.kind === 'hang')!;
     expect(hang.subject?.name).toBe('go[0]@c0');
-    expect(hang.details[0]).toContain('no agent arrives on go[0]@c0 anywhere in the kernel');
-    expect(hang.details[1]).toContain('agents that can still arrive on go[0]@c1: main@c0 (blocked in');
+    // The static finding that explains it comes first.
+    expect(hang.cause?.kind).toBe('count-mismatch');
+    expect(hang.details[0]).toBe('root cause (static count-mismatch): go[0]@c0 expects 1 arrival(s) per phase, but no operation ever arrives on it, so a wait for its phase 0 can never pass');
+    expect(hang.details[1]).toContain('no agent arrives on go[0]@c0 anywhere in the kernel');
+    expect(hang.details[2]).toContain('agents that can still arrive on go[0]@c1: main@c0 (blocked in');
     expect(hang.details.join('\n')).not.toContain('wait-for cycle');
   });
   test('a waiter missing bytes that no one can send is the root cause, not a cycle', () => {
@@ -163,7 +166,8 @@ role q warps=1 per=one:
     const r = run('u6_named_cluster_hang.mbk', true);
     const hang = r.hazards.find((h) => h.kind === 'hang')!;
     expect(hang.subject).toEqual({ type: 'barrier', name: 'bar.sync 1@c0' });
-    expect(hang.details[0]).toContain('no running agent of the CTA can still join it');
+    expect(hang.cause?.message).toBe('named barrier 1 has 32 participating threads per use (producer@c0 32) but count 64');
+    expect(hang.details[1]).toContain('no running agent of the CTA can still join it');
     const src = `kernel cl arch=sm_90a cluster=2
 role p warps=1 per=one:
     barrier.cluster.arrive
@@ -188,5 +192,44 @@ describe('hang reports that lead with the cause', () => {
     const hang = r.hazards.find((h) => h.kind === 'hang')!;
     expect(hang.details[0]).toContain('waits for phase 3 of full[0] (parity 1) to complete; consumer is 2 phases behind: its waits last observed phase 0 of full[0], and phases 1..2 completed without it');
     expect(hang.details[0]).toContain('(the agents that arrive on it have finished: producer (exited))');
+  });
+});
+
+describe('race reports name the release and the fix', () => {
+  test('B15: the arrive after wgmma.wait_group 1 released the stage; the fix is the wait_group depth', async () => {
+    const src = readFileSync(join(__dirname, '..', 'examples', 'bugs', 'B15.mbk'), 'utf8');
+    const r = check(instantiate(parseSketch(src, 'B15.mbk').kernel!));
+    const race = r.hazards.find((h) => h.kind === 'race')!;
+    expect(race.race!.release).toBe('producer went on after its wait on empty[0] (line 17), which observed phase 0; that phase was completed by mbarrier.arrive empty[s] of consumer (line 29)');
+    expect(race.race!.fix).toMatch(/^wait_group depth: consumer's wgmma.wait_group 1 \(line 28\) leaves 1 group\(s\) in flight/);
+    expect(race.locations.map((l) => l.line)).toContain(29);
+    const { checkJson } = await import('../src/check/report.js');
+    const doc = checkJson(r) as { hazards: { race?: { fix: string } }[] };
+    expect(doc.hazards[0]!.race!.fix).toBe(race.race!.fix);
+  });
+  test('a copy that lands after the consumer passed a wait on another barrier: a wait on the right barrier', () => {
+    const src = `kernel wrongbar arch=sm_90a
+barrier full[1] count=1
+barrier other[1] count=1
+smem A[1] bytes=1024
+role producer warps=1 per=one:
+    mbarrier.arrive other[0]
+    mbarrier.arrive.expect_tx full[0], 1024
+    cp.async.bulk.tensor A[0], 1024, full[0]
+role consumer warps=1 per=one:
+    mbarrier.try_wait.parity other[0], 0
+    ld.shared A[0]
+    mbarrier.try_wait.parity full[0], 0
+`;
+    const r = check(instantiate(parseSketch(src, 'w.mbk').kernel!));
+    const race = r.hazards.find((h) => h.kind === 'race')!;
+    expect(race.race!.fix).toMatch(/^a wait on the right barrier: the write by TMA \(from producer\) \(line 8\) completes on full\[0\], but consumer waited on other\[0\]/);
+    expect(race.race!.release).toContain('that phase was completed by mbarrier.arrive other[0] of producer (line 6)');
+  });
+  test('a TMA overwrite of a buffer a consumer read ranks after other errors (a symptom, not the cause)', async () => {
+    const { causeRank } = await import('../src/check/cause.js');
+    expect(causeRank({ kind: 'race', race: { first: 'read by consumer (line 20)', second: 'write by TMA (from producer) (line 12)' } })).toBe(1);
+    expect(causeRank({ kind: 'race', race: { first: 'write by TMA (from producer) (line 12)', second: 'read by consumer (line 20)' } })).toBe(0);
+    expect(causeRank({ kind: 'hang' })).toBe(0);
   });
 });

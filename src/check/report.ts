@@ -58,8 +58,11 @@ function hazardText(h: Hazard, n: number, paint: CheckPaint): string[] {
   const out: string[] = [];
   const sev = h.severity === 'error' ? paint.red(h.kind.toUpperCase()) : paint.yellow(`warning ${h.kind}`);
   out.push(`${paint.bold(`${n}.`)} ${sev}${h.subject ? ` on ${h.subject.type} ${paint.bold(h.subject.name)}` : ''}`);
+  // The root cause first: the static finding that explains it, then the message and details
+  // (a race's release and fix lead its details).
+  if (h.cause) out.push(`   ${paint.bold('cause')} (${h.cause.kind}, line ${h.cause.locations.map((l) => l.line).join(', ') || '?'}): ${h.cause.message}`);
   out.push(`   ${h.message}`);
-  for (const d of h.details) out.push(`   - ${d}`);
+  for (const d of h.details) if (!(h.cause && d.startsWith('root cause (static'))) out.push(`   - ${d}`);
   if (h.static) {
     for (const l of h.locations) out.push(`   ${paint.dim(`at ${locText(l)}`)}`);
     out.push(`   ${paint.dim('(static check over the agents\' solo runs: no schedule)')}`);
@@ -135,6 +138,7 @@ export function checkJson(r: CheckResult): unknown {
     trace: h.trace,
     ledger: h.ledger,
     ...(h.race ? { race: h.race } : {}),
+    ...(h.cause ? { cause: h.cause } : {}),
     ...(h.static ? { static: true } : {}),
   });
   return {
@@ -177,7 +181,7 @@ export function checkSarif(r: CheckResult, toolVersion = '0.1.0'): unknown {
         ruleId: h.kind,
         ruleIndex: kinds.indexOf(h.kind),
         level: h.severity === 'error' ? 'error' : 'warning',
-        message: { text: h.message },
+        message: { text: h.cause ? `${h.message} (root cause, static ${h.cause.kind}: ${h.cause.message})` : h.race ? `${h.message} (fix: ${h.race.fix})` : h.message },
         locations: (h.locations.length ? h.locations : h.trace.slice(-1).flatMap((s) => (s.loc ? [s.loc] : []))).slice(0, 1).map(physical),
         relatedLocations: h.locations.slice(1).map((l, i) => ({ id: i + 1, ...physical(l) })),
         codeFlows: h.trace.length ? [{
@@ -187,7 +191,7 @@ export function checkSarif(r: CheckResult, toolVersion = '0.1.0'): unknown {
             })),
           }],
         }] : [],
-        properties: { subject: h.subject, kernel: r.program.kernel.name, params: r.program.params },
+        properties: { subject: h.subject, kernel: r.program.kernel.name, params: r.program.params, ...(h.cause ? { cause: h.cause } : {}), ...(h.race ? { release: h.race.release, fix: h.race.fix } : {}) },
       })),
       properties: { verdict: r.verdict, complete: r.complete, coverage: r.coverage },
     }],
