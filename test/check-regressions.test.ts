@@ -233,3 +233,14 @@ role consumer warps=1 per=one:
     expect(causeRank({ kind: 'hang' })).toBe(0);
   });
 });
+
+describe('hang subjects in JSON and SARIF', () => {
+  test('a named-barrier hang carries its subject into the SARIF result', async () => {
+    const r = run('u6_named_cluster_hang.mbk');
+    const { checkSarif } = await import('../src/check/report.js');
+    const sarif = checkSarif(r) as { runs: { results: { ruleId: string; properties: { subject: unknown; cause?: { kind: string } } }[] }[] };
+    const res = sarif.runs[0]!.results.find((x) => x.ruleId === 'hang')!;
+    expect(res.properties.subject).toEqual({ type: 'barrier', name: 'bar.sync 1@c0' });
+    expect(res.properties.cause?.kind).toBe('count-mismatch');
+  });
+});

@@ -43,6 +43,9 @@ export interface HangReport {
 }
 
 
+/** What each agent's whole code signals (from its first instruction), per program: it does not depend on the state. */
+const WHOLE = new WeakMap<object, Map<number, Reach>>();
+
 /**
  * Explains every running agent that is not enabled in `s`. Waiters come root causes first: a
  * barrier that expects bytes no copy in flight delivers, then waits no running agent can signal,
@@ -73,10 +76,11 @@ export function explainHang(
   };
   // Whether agent o's code (anywhere, from its start) signals barrier `key`: for naming agents
   // that stopped or passed their last signal.
-  const whole = new Map<number, Reach>();
+  let whole = WHOLE.get(p);
+  if (!whole) WHOLE.set(p, (whole = new Map()));
   const wholeOf = (o: number): Reach => {
-    let r = whole.get(o);
-    if (!r) whole.set(o, (r = remainingSignals(p, { ...s, agents: s.agents.map((x, i) => (i === o ? { ...x, status: 'run', pc: 0 } : x)) }, o)));
+    let r = whole!.get(o);
+    if (!r) whole!.set(o, (r = remainingSignals(p, { ...s, agents: s.agents.map((x, i) => (i === o ? { ...x, status: 'run', pc: 0 } : x)) }, o)));
     return r;
   };
   const codeSignals = (o: number, key: number) => wholeOf(o).arrive.has(key);
