@@ -244,3 +244,13 @@ describe('hang subjects in JSON and SARIF', () => {
     expect(res.properties.cause?.kind).toBe('count-mismatch');
   });
 });
+
+describe('the release that let the other side go', () => {
+  test('a count too small for two consumers: the producer was released by one consumer while the other still reads', () => {
+    const r = run('u8_release_count.mbk', true);
+    const race = r.hazards.find((h) => h.kind === 'race' && h.subject?.name === 'A[0]')!;
+    expect(race.race!.release).toBe('producer went on after its wait on empty[0] (line 10), which observed phase 0; that phase was completed by mbarrier.arrive empty[0] of consumer[0] (line 17)');
+    expect(race.race!.fix).toMatch(/^arrival count: producer was released by consumer\[0\]'s arrive on empty\[0\] \(line 17\) while consumer\[1\] still used A\[0\]: the count of empty\[0\] \(1\)/);
+    expect(race.locations.map((l) => l.line)).toContain(17);
+  });
+});

@@ -33,6 +33,58 @@ function opAt(p: Program, a: number, loc?: SrcLoc): string | null {
   return ins ? ins.text : null;
 }
 
+interface Release {
+  wait: Extract<MachineEvent, { e: 'wait' }>;
+  bar: string;
+  /** The phase the wait observed (-1: it passed on the fresh barrier). */
+  observed: number;
+  /** Index of that phase's completion event, or -1. */
+  done: number;
+  /** Who completed it: agent (or -1) and async op (or -1), and the source of the operation. */
+  agent: number;
+  async: number;
+  loc?: SrcLoc;
+  text: string | null;
+}
+
+/** Agent `a`'s last passing wait before event `upTo`, the phase it observed and the release that completed it; null without a wait. */
+function releaseOf(p: Program, events: readonly MachineEvent[], asyncLoc: Map<number, { loc?: SrcLoc; kind: string; agent: number }>, who: Name, a: number, upTo: number): Release | null {
+  let wait: Extract<MachineEvent, { e: 'wait' }> | null = null;
+  for (let i = 0; i < upTo && i < events.length; i++) {
+    const e = events[i]!;
+    if (e.e === 'wait' && e.pass && e.agent === a) wait = e;
+  }
+  if (!wait) return null;
+  const bar = p.barrierName(wait.bar);
+  const observed = ((wait.phase - 1) & 1) === wait.parity ? wait.phase - 1 : wait.phase - 2;
+  const done = events.findIndex((e) => e.e === 'phase' && e.bar === wait!.bar && e.completed === observed);
+  const r: Release = { wait, bar, observed, done, agent: -1, async: -1, text: null };
+  if (done >= 0) {
+    const ph = events[done] as Extract<MachineEvent, { e: 'phase' }>;
+    r.agent = ph.agent;
+    r.async = ph.async;
+    let opText: string | null = null;
+    if (ph.async >= 0) {
+      const o = asyncLoc.get(ph.async);
+      if (o?.loc) r.loc = o.loc;
+      opText = o ? opAt(p, o.agent, o.loc) : null;
+    } else {
+      for (let i = done - 1; i >= 0; i--) {
+        const e = events[i]!;
+        if ((e.e === 'arrive' || e.e === 'complete_tx' || e.e === 'expect_tx') && e.bar === ph.bar && e.agent === ph.agent && e.async < 0) {
+          if (e.loc) r.loc = e.loc;
+          break;
+        }
+      }
+      opText = opAt(p, ph.agent, r.loc);
+    }
+    r.text = `${who(a, -1)} went on after its wait on ${bar}${line(wait.loc)}, which observed phase ${observed}; that phase was completed by ${opText ? `${opText} of ` : ''}${who(ph.agent, ph.async)}${line(r.loc)}`;
+  } else if (observed < 0) {
+    r.text = `${who(a, -1)} went on after its wait on ${bar}${line(wait.loc)}, which passed on the fresh barrier (parity 1 in phase 0): no phase had completed`;
+  }
+  return r;
+}
+
 /**
  * Explains race `race` of a trace whose events are `events`: the release that let the later access
  * go and the fix. `who` names agents and async ops as the report does.
@@ -43,12 +95,7 @@ export function raceCause(p: Program, events: readonly MachineEvent[], race: HbR
   const later = y.agent >= 0 ? y.agent : y.issuer;
   const asyncLoc = new Map<number, { loc?: SrcLoc; kind: string; agent: number }>();
   for (const e of events) if (e.e === 'async') asyncLoc.set(e.id, { loc: e.loc, kind: e.kind, agent: e.agent });
-  // The later side's last passing wait before its access, and the phase it observed.
-  let wait: Extract<MachineEvent, { e: 'wait' }> | null = null;
-  for (let i = 0; i < y.at && i < events.length; i++) {
-    const e = events[i]!;
-    if (e.e === 'wait' && e.pass && e.agent === later) wait = e;
-  }
+  const wait = releaseOf(p, events, asyncLoc, who, later, y.at)?.wait ?? null;
   const xName = `${x.rw === 'w' ? 'write' : 'read'} by ${who(x.agent, x.async)}${line(x.loc)}`;
   const yName = `${y.rw === 'w' ? 'write' : 'read'} by ${who(y.agent, y.async)}${line(y.loc)}`;
   const buf = p.bufferName(x.buf);
@@ -66,36 +113,14 @@ export function raceCause(p: Program, events: readonly MachineEvent[], race: HbR
     };
   }
   const bar = p.barrierName(wait.bar);
-  const observed = ((wait.phase - 1) & 1) === wait.parity ? wait.phase - 1 : wait.phase - 2;
-  let relText: string | null = null;
-  let relLoc: SrcLoc | undefined;
-  let relAgent = -1;
-  let relAsync = -1;
-  const done = events.findIndex((e) => e.e === 'phase' && e.bar === wait!.bar && e.completed === observed);
-  if (done >= 0) {
-    const ph = events[done] as Extract<MachineEvent, { e: 'phase' }>;
-    relAgent = ph.agent;
-    relAsync = ph.async;
-    let opText: string | null = null;
-    if (ph.async >= 0) {
-      const o = asyncLoc.get(ph.async);
-      relLoc = o?.loc;
-      opText = o ? opAt(p, o.agent, o.loc) : null;
-    } else {
-      for (let i = done - 1; i >= 0; i--) {
-        const e = events[i]!;
-        if ((e.e === 'arrive' || e.e === 'complete_tx' || e.e === 'expect_tx') && e.bar === ph.bar && e.agent === ph.agent && e.async < 0) {
-          relLoc = e.loc;
-          break;
-        }
-      }
-      opText = opAt(p, ph.agent, relLoc);
-    }
-    relText = `${who(later, -1)} went on after its wait on ${bar}${line(wait.loc)}, which observed phase ${observed}; that phase was completed by ${opText ? `${opText} of ` : ''}${who(ph.agent, ph.async)}${line(relLoc)}`;
-  } else if (observed < 0) {
-    relText = `${who(later, -1)} went on after its wait on ${bar}${line(wait.loc)}, which passed on the fresh barrier (parity 1 in phase 0): no phase had completed`;
-  }
+  const rel = releaseOf(p, events, asyncLoc, who, later, y.at)!;
+  const { observed, done } = rel;
+  let relText = rel.text;
+  let relLoc = rel.loc;
+  const relAgent = rel.agent;
+  const relAsync = rel.async;
   const issuedAt = (id: number) => events.findIndex((e) => e.e === 'async' && e.id === id);
+  const issuerRel = x.async >= 0 ? releaseOf(p, events, asyncLoc, who, x.issuer, issuedAt(x.async)) : null;
   // Which fix applies.
   let fix: string;
   const xa = x.async >= 0 ? asyncLoc.get(x.async) : undefined;
@@ -112,6 +137,11 @@ export function raceCause(p: Program, events: readonly MachineEvent[], race: HbR
     fix = `the wait's parity: ${who(later, -1)}'s wait on ${bar}${line(wait.loc)} passed on the fresh barrier (parity 1 in phase 0) before any phase completed, so nothing orders it after the ${xName}: wait with the parity of a phase completed after that access (parity 0 for the first)`;
   } else if (x.async >= 0 && x.signals >= 0 && x.signals !== wait.bar) {
     fix = `a wait on the right barrier: the ${xName} completes on ${p.barrierName(x.signals)}, but ${who(later, -1)} waited on ${bar}`;
+  } else if (x.async >= 0 && x.signals === wait.bar && issuedAt(x.async) > done && issuerRel && issuerRel.agent >= 0 && issuerRel.async < 0 && issuerRel.agent !== later) {
+    // The copy's issuer was let go by another agent's release while this side still used the buffer.
+    relText = issuerRel.text;
+    relLoc = issuerRel.loc;
+    fix = `arrival count: ${who(x.issuer, -1)} was released by ${who(issuerRel.agent, -1)}'s arrive on ${issuerRel.bar}${line(issuerRel.loc)} while ${who(later, -1)} still used ${buf}: the count of ${issuerRel.bar} (${p.barrierOf(issuerRel.wait.bar).info.count}) is smaller than the agents that must release ${buf}`;
   } else if (x.async >= 0 && x.signals === wait.bar && issuedAt(x.async) > done) {
     fix = `the wait's phase: ${who(later, -1)}'s wait on ${bar}${line(wait.loc)} observed phase ${observed}, which had completed before the ${xName} was even issued: the parity it computes is stale (a phase counter off by whole phases, or restarted)`;
   } else if (x.async >= 0 && x.signals === wait.bar) {
