@@ -7,6 +7,7 @@
 import { testParity, type MBarrier } from '../model/mbarrier.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import { pendingAsyncGroups, type Machine, type MachineState } from './machine.js';
+import type { OpInstr } from './program.js';
 import { remainingSignals, type Reach } from './reach.js';
 
 /** One agent that can never proceed. */
@@ -86,6 +87,7 @@ export function explainHang(
   const codeSignals = (o: number, key: number) => wholeOf(o).arrive.has(key);
   const anyArrives = (key: number) => s.agents.some((_, o) => codeSignals(o, key));
   const touchesTx = (o: number, key: number) => wholeOf(o).credit.has(key);
+  const ctx: Ctx = { p, s, describe, reachOf, wholeOf, codeSignals, anyArrives, touchesTx, startHint, passedBefore, lastObserved };
   for (let a = 0; a < s.agents.length; a++) {
     const ag = s.agents[a]!;
     if (ag.status !== 'run' || m.agentEnabled(s, a)) continue;
@@ -94,76 +96,7 @@ export function explainHang(
     const w: BlockedWaiter = { agent: a, name: p.agents[a]!.name, op: ins.text, loc: ins.loc, kind: 'other', reasons: [], signallers: [], subject: null, bytesMissing: false };
     const op = ins.op;
     if (op.op === 'mbarrier.wait') {
-      const key = ins.bar!(ag.frame);
-      const b = s.bars[key]!;
-      const barName = p.barrierName(key);
-      w.kind = 'mbarrier';
-      w.bar = key;
-      w.barName = barName;
-      w.subject = barName;
-      w.state = { phase: b.phase, pending: b.pending, expected: b.expected, tx: b.tx };
-      const raw = op.token !== undefined ? (ag.tokens?.[ins.token!]?.phase ?? 0) : ins.ints.parity!(ag.frame);
-      const par = raw & 1;
-      w.parity = par;
-      w.reasons.push(`waits for phase ${b.phase} of ${barName} (parity ${par}) to complete`);
-      if (op.token === undefined && raw !== 0 && raw !== 1) w.reasons.push(`its parity operand is ${raw}, not 0 or 1: only bit 0 is used (FINDINGS.md P1), so it waits on parity ${par}`);
-      // Who could still signal this barrier (this key, in this CTA): running agents whose remaining
-      // code arrives on it or moves its tx-count, and operations in flight.
-      const reach = (o: number) => reachOf(o);
-      const others = s.agents.map((_, o) => o).filter((o) => o !== a && s.agents[o]!.status === 'run');
-      const arrivers = others.filter((o) => reach(o).arrive.has(key));
-      // An exact run tells whether the agent's remaining code credits more bytes than it expects.
-      const crediters = others.filter((o) => reach(o).credit.has(key) && (!reach(o).exact || (reach(o).net.get(key) ?? 0) > 0));
-      const expecters = others.filter((o) => reach(o).expect.has(key));
-      const inflight = s.inflight.filter((o) => o.bar === key || o.targets?.includes(key));
-      const asyncArrives = inflight.filter((o) => o.kind !== 'tma');
-      const bytesInFlight = inflight.filter((o) => o.kind === 'tma').reduce((n, o) => n + o.left, 0);
-      const exited = s.agents.map((_, o) => o).filter((o) => o !== a && s.agents[o]!.status !== 'run' && codeSignals(o, key));
-      // The phase needs its missing arrivals and a tx-count of exactly 0; a waiter on the other
-      // parity of a complete phase needs a whole next phase (arrivals).
-      const needArrivals = b.pending > 0 || (b.pending === 0 && b.tx === 0);
-      const missingBytes = b.tx > 0 ? Math.max(0, b.tx - bytesInFlight) : 0;
-      const creditable = crediters.reduce((n, o) => n + (reach(o).exact ? reach(o).net.get(key)! : Infinity), 0);
-      const arrOk = !needArrivals || arrivers.length > 0 || asyncArrives.length > 0;
-      const txOk = b.tx > 0 ? missingBytes <= creditable : b.tx < 0 ? expecters.length > 0 : true;
-      const providers = new Set<number>([...(needArrivals ? arrivers : []), ...(b.tx > 0 && missingBytes > 0 ? crediters : []), ...(b.tx < 0 ? expecters : [])]);
-      w.signallers = arrOk && txOk ? [...providers].sort((x, y) => x - y) : [];
-      if (b.status === 'uninit') {
-        w.reasons.push(`${barName} was never initialized (no mbarrier.init ran on it): an H200 reads a zero word as phase 0, so a parity-0 wait never passes`);
-      }
-      if (b.pending > 0) {
-        let who: string;
-        if (arrivers.length) who = `; agents that can still arrive on ${barName}: ${arrivers.map(describe).join(', ')}`;
-        else if (exited.length) who = `; no running agent's remaining code arrives on ${barName} (the agents that arrive on it have finished: ${exited.map(describe).join(', ')})`;
-        else if (anyArrives(key)) who = `; no running agent's remaining code arrives on ${barName}: every arrive on it is behind the agents that run it`;
-        else {
-          const movers = s.agents.map((_, o) => o).filter((o) => wholeOf(o).credit.has(key) || wholeOf(o).expect.has(key));
-          who = `; no agent arrives on ${barName} anywhere in the kernel${movers.length ? ` (${movers.map((o) => p.agents[o]!.name).join(', ')} only move${movers.length === 1 ? 's' : ''} its tx-count: expect_tx / copies without an arrive)` : ''}`;
-        }
-        w.reasons.push(`${b.pending} of ${b.expected} arrivals are missing${who}${asyncArrives.length ? `; ${asyncArrives.length} asynchronous arrive(s) still in flight` : ''}`);
-      }
-      if (b.tx > 0) {
-        const senders = crediters.length ? `; agents that can still send bytes to it: ${crediters.map(describe).join(', ')}` : '; no running agent\'s remaining code delivers more bytes to it than it expects';
-        if (bytesInFlight === 0) w.reasons.push(`${b.tx} bytes were expected (expect_tx) but no copy in flight will deliver them${senders}`);
-        else if (bytesInFlight < b.tx) w.reasons.push(`${b.tx} bytes are expected but copies in flight deliver only ${bytesInFlight}${senders}`);
-        else w.reasons.push(`${b.tx} bytes are expected and ${bytesInFlight} are in flight`);
-      } else if (b.tx < 0) {
-        w.reasons.push(`${-b.tx} more bytes were credited by complete_tx than expected (tx-count ${b.tx}); the phase needs pending 0 and tx-count exactly 0`);
-      }
-      if (b.pending === 0 && b.tx === 0 && b.status === 'valid') w.reasons.push('the phase is complete but the waiter tests the other parity');
-      if (lastObserved && b.status === 'valid') {
-        const last = lastObserved(a, key);
-        const missed = b.phase - 1 - (last ?? -1);
-        if (missed >= 2) {
-          w.reasons.splice(1, 0, `${w.name} is ${missed} phases behind: ${last === null ? 'its waits observed no phase of' : `its waits last observed phase ${last} of`} ${barName}, and phases ${(last ?? -1) + 1}..${b.phase - 1} completed without it, so parity ${par} now names phase ${b.phase} instead of the phase it meant (the phase or parity it computes is off by whole phases, or the signaller runs ahead unchecked)`);
-        }
-      }
-      w.bytesMissing = b.tx > 0 && missingBytes > creditable;
-      // A barrier that never receives bytes hands a buffer back (an "empty" barrier): waiting on its
-      // first completion with parity 0 at the start is the classic producer-start bug.
-      const getsBytes = s.agents.some((_, o) => touchesTx(o, key));
-      // Only when the parity is what is wrong: the other parity passes now.
-      if (b.phase === 0 && par === 0 && b.status === 'valid' && testParity(b, par ^ 1) && !getsBytes && arrivers.length > 0 && !passedBefore?.(a, key)) startHint.add(a);
+      mbarrierWait(ctx, a, w, ins);
     } else if (op.op === 'bar.sync') {
       w.kind = 'bar.sync';
       const id = ins.ints.id!(ag.frame);
@@ -202,6 +135,99 @@ export function explainHang(
     }
   }
   return { waiters, cycle };
+}
+
+/** What {@link mbarrierWait} needs of {@link explainHang}'s state. */
+interface Ctx {
+  p: Machine['program'];
+  s: MachineState;
+  describe: (a: number) => string;
+  reachOf: (o: number) => Reach;
+  wholeOf: (o: number) => Reach;
+  codeSignals: (o: number, key: number) => boolean;
+  anyArrives: (key: number) => boolean;
+  touchesTx: (o: number, key: number) => boolean;
+  /** Waiters that get the producer-start parity hint (if they are in a cycle). */
+  startHint: Set<number>;
+  passedBefore: ((agent: number, bar: number) => boolean) | undefined;
+  lastObserved: ((agent: number, bar: number) => number | null) | undefined;
+}
+
+/** Explains waiter `w` (agent `a`) blocked in the mbarrier wait `ins`: its barrier, what is missing, who can still give it. */
+function mbarrierWait(c: Ctx, a: number, w: BlockedWaiter, ins: OpInstr): void {
+  const { p, s, describe, reachOf, wholeOf, codeSignals, anyArrives, touchesTx, startHint, passedBefore, lastObserved } = c;
+  const ag = s.agents[a]!;
+  const op = ins.op as Extract<OpInstr['op'], { op: 'mbarrier.wait' }>;
+    const key = ins.bar!(ag.frame);
+    const b = s.bars[key]!;
+    const barName = p.barrierName(key);
+    w.kind = 'mbarrier';
+    w.bar = key;
+    w.barName = barName;
+    w.subject = barName;
+    w.state = { phase: b.phase, pending: b.pending, expected: b.expected, tx: b.tx };
+    const raw = op.token !== undefined ? (ag.tokens?.[ins.token!]?.phase ?? 0) : ins.ints.parity!(ag.frame);
+    const par = raw & 1;
+    w.parity = par;
+    w.reasons.push(`waits for phase ${b.phase} of ${barName} (parity ${par}) to complete`);
+    if (op.token === undefined && raw !== 0 && raw !== 1) w.reasons.push(`its parity operand is ${raw}, not 0 or 1: only bit 0 is used (FINDINGS.md P1), so it waits on parity ${par}`);
+    // Who could still signal this barrier (this key, in this CTA): running agents whose remaining
+    // code arrives on it or moves its tx-count, and operations in flight.
+    const reach = (o: number) => reachOf(o);
+    const others = s.agents.map((_, o) => o).filter((o) => o !== a && s.agents[o]!.status === 'run');
+    const arrivers = others.filter((o) => reach(o).arrive.has(key));
+    // An exact run tells whether the agent's remaining code credits more bytes than it expects.
+    const crediters = others.filter((o) => reach(o).credit.has(key) && (!reach(o).exact || (reach(o).net.get(key) ?? 0) > 0));
+    const expecters = others.filter((o) => reach(o).expect.has(key));
+    const inflight = s.inflight.filter((o) => o.bar === key || o.targets?.includes(key));
+    const asyncArrives = inflight.filter((o) => o.kind !== 'tma');
+    const bytesInFlight = inflight.filter((o) => o.kind === 'tma').reduce((n, o) => n + o.left, 0);
+    const exited = s.agents.map((_, o) => o).filter((o) => o !== a && s.agents[o]!.status !== 'run' && codeSignals(o, key));
+    // The phase needs its missing arrivals and a tx-count of exactly 0; a waiter on the other
+    // parity of a complete phase needs a whole next phase (arrivals).
+    const needArrivals = b.pending > 0 || (b.pending === 0 && b.tx === 0);
+    const missingBytes = b.tx > 0 ? Math.max(0, b.tx - bytesInFlight) : 0;
+    const creditable = crediters.reduce((n, o) => n + (reach(o).exact ? reach(o).net.get(key)! : Infinity), 0);
+    const arrOk = !needArrivals || arrivers.length > 0 || asyncArrives.length > 0;
+    const txOk = b.tx > 0 ? missingBytes <= creditable : b.tx < 0 ? expecters.length > 0 : true;
+    const providers = new Set<number>([...(needArrivals ? arrivers : []), ...(b.tx > 0 && missingBytes > 0 ? crediters : []), ...(b.tx < 0 ? expecters : [])]);
+    w.signallers = arrOk && txOk ? [...providers].sort((x, y) => x - y) : [];
+    if (b.status === 'uninit') {
+      w.reasons.push(`${barName} was never initialized (no mbarrier.init ran on it): an H200 reads a zero word as phase 0, so a parity-0 wait never passes`);
+    }
+    if (b.pending > 0) {
+      let who: string;
+      if (arrivers.length) who = `; agents that can still arrive on ${barName}: ${arrivers.map(describe).join(', ')}`;
+      else if (exited.length) who = `; no running agent's remaining code arrives on ${barName} (the agents that arrive on it have finished: ${exited.map(describe).join(', ')})`;
+      else if (anyArrives(key)) who = `; no running agent's remaining code arrives on ${barName}: every arrive on it is behind the agents that run it`;
+      else {
+        const movers = s.agents.map((_, o) => o).filter((o) => wholeOf(o).credit.has(key) || wholeOf(o).expect.has(key));
+        who = `; no agent arrives on ${barName} anywhere in the kernel${movers.length ? ` (${movers.map((o) => p.agents[o]!.name).join(', ')} only move${movers.length === 1 ? 's' : ''} its tx-count: expect_tx / copies without an arrive)` : ''}`;
+      }
+      w.reasons.push(`${b.pending} of ${b.expected} arrivals are missing${who}${asyncArrives.length ? `; ${asyncArrives.length} asynchronous arrive(s) still in flight` : ''}`);
+    }
+    if (b.tx > 0) {
+      const senders = crediters.length ? `; agents that can still send bytes to it: ${crediters.map(describe).join(', ')}` : '; no running agent\'s remaining code delivers more bytes to it than it expects';
+      if (bytesInFlight === 0) w.reasons.push(`${b.tx} bytes were expected (expect_tx) but no copy in flight will deliver them${senders}`);
+      else if (bytesInFlight < b.tx) w.reasons.push(`${b.tx} bytes are expected but copies in flight deliver only ${bytesInFlight}${senders}`);
+      else w.reasons.push(`${b.tx} bytes are expected and ${bytesInFlight} are in flight`);
+    } else if (b.tx < 0) {
+      w.reasons.push(`${-b.tx} more bytes were credited by complete_tx than expected (tx-count ${b.tx}); the phase needs pending 0 and tx-count exactly 0`);
+    }
+    if (b.pending === 0 && b.tx === 0 && b.status === 'valid') w.reasons.push('the phase is complete but the waiter tests the other parity');
+    if (lastObserved && b.status === 'valid') {
+      const last = lastObserved(a, key);
+      const missed = b.phase - 1 - (last ?? -1);
+      if (missed >= 2) {
+        w.reasons.splice(1, 0, `${w.name} is ${missed} phases behind: ${last === null ? 'its waits observed no phase of' : `its waits last observed phase ${last} of`} ${barName}, and phases ${(last ?? -1) + 1}..${b.phase - 1} completed without it, so parity ${par} now names phase ${b.phase} instead of the phase it meant (the phase or parity it computes is off by whole phases, or the signaller runs ahead unchecked)`);
+      }
+    }
+    w.bytesMissing = b.tx > 0 && missingBytes > creditable;
+    // A barrier that never receives bytes hands a buffer back (an "empty" barrier): waiting on its
+    // first completion with parity 0 at the start is the classic producer-start bug.
+    const getsBytes = s.agents.some((_, o) => touchesTx(o, key));
+    // Only when the parity is what is wrong: the other parity passes now.
+    if (b.phase === 0 && par === 0 && b.status === 'valid' && testParity(b, par ^ 1) && !getsBytes && arrivers.length > 0 && !passedBefore?.(a, key)) startHint.add(a);
 }
 
 function findCycle(waiters: BlockedWaiter[], names: string[]): string[] | null {
