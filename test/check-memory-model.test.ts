@@ -57,9 +57,13 @@ barrier ready[1] count=1 cta=0
 role writer warps=1 per=one cta=1:
     st.shared A[0]
     mbarrier.arrive${qual} ready[0]@0
+    barrier.cluster.arrive
+    barrier.cluster.wait
 role reader warps=1 per=one cta=0:
     mbarrier.try_wait.parity ready[0], 0
     ld.shared A[0]@1
+    barrier.cluster.arrive
+    barrier.cluster.wait
 `;
 
 describe('scope: release scope of remote arrives (B20)', () => {

@@ -5,6 +5,7 @@ import { check } from '../src/check/index.js';
 import { parseSketch } from '../src/lang/index.js';
 import { instantiate } from '../src/machine/program.js';
 import { kernel } from '../src/kernel/builder.js';
+import { simulate } from '../src/sim/simulate.js';
 
 /** Pipelines a new user wrote (fixtures/check/), with what the checker must say about them. */
 const run = (f: string, all = false) => {
@@ -71,5 +72,185 @@ describe('checker regressions', () => {
     const r = check(instantiate(k.build()));
     expect(r.verdict).toBe('arith');
     expect(r.hazards[0]!.message).toBe('division by zero: 4 / 0 in an expression of p');
+  });
+});
+
+describe('wrong results a new user hit', () => {
+  test('a wait on a never-initialized barrier is an error, not a trap: parity 1 passes, parity 0 blocks as on the H200\'s zero word', () => {
+    const r = run('u1_wait_uninit.mbk', true);
+    expect(r.verdict).toBe('uninitialized-wait');
+    const w = r.hazards.filter((h) => h.kind === 'uninitialized-wait');
+    expect(w.map((h) => h.locations[0]!.line).sort((x, y) => x - y)).toEqual([8, 10]);
+    expect(w.every((h) => h.severity === 'error' && h.subject?.name === 'full[0]')).toBe(true);
+    expect(w.find((h) => h.locations[0]!.line === 8)!.message).toContain('on a zero word it passes (parity 1');
+    expect(r.hazards.some((h) => h.kind === 'hang')).toBe(true);
+    const k = parseSketch(readFileSync(join(__dirname, 'fixtures', 'check', 'u1_wait_uninit.mbk'), 'utf8'), 'u1');
+    const sim = simulate(instantiate(k.kernel!));
+    expect(sim.verdict).toBe('hang');
+    expect(sim.final.agents[0]!.status).toBe('run');
+    expect(sim.diagnostics.map((d) => d.diag.code)).toEqual(['uninitialized-wait', 'uninitialized-wait']);
+  });
+});
+
+describe('copies and barriers of other CTAs', () => {
+  test('a copy into CTA 1 naming CTA 0\'s barrier is tma-barrier-cta, never credited to CTA 1\'s own barrier', () => {
+    const r = run('u2_tma_remote_barrier.mbk', true);
+    expect(r.verdict).toBe('tma-barrier-cta');
+    const h = r.hazards.find((x) => x.kind === 'tma-barrier-cta')!;
+    expect(h.subject?.name).toBe('bar[0]@c0');
+    expect(h.message).toContain('its mbarrier bar[0]@c0 is in CTA 0 but its destination R[0]@c1 is in CTA 1');
+    expect(h.locations[0]!.line).toBe(10);
+    // The step that names bar[0]@c0 leaves CTA 1's own barrier without the bytes.
+    const last = h.trace.at(-1)!;
+    expect(last.barriers.map((b) => `${b.name} ${b.tx}`)).toEqual(['bar[0]@c0 0']);
+    expect(r.hazards.some((x) => x.kind === 'tx-mismatch' && x.subject?.name === 'bar[0]@c1')).toBe(false);
+  });
+  test('the same-CTA barrier and a multicast by offset check ok', () => {
+    const r = run('u2_fixed.mbk', true);
+    expect(r.verdict).toBe('ok');
+    expect(r.hazards).toEqual([]);
+  });
+});
+
+describe('distributed shared memory of an exited CTA', () => {
+  test('a read of CTA 0\'s buffer after CTA 0 has exited is exited-cta, on that buffer', () => {
+    const r = run('u3_dsmem_after_exit.mbk', true);
+    expect(r.verdict).toBe('exited-cta');
+    const h = r.hazards.find((x) => x.kind === 'exited-cta')!;
+    expect(h.subject).toEqual({ type: 'buffer', name: 'X[0]@c0' });
+    expect(h.locations[0]!.line).toBe(14);
+    expect(h.trace.some((t) => t.notes.some((n) => n.includes('main@c0 exits')))).toBe(true);
+  });
+  test('a cluster barrier before exit fixes it', () => {
+    expect(run('u3_fixed.mbk', true).verdict).toBe('ok');
+  });
+});
+
+describe('wait-for analysis by barrier key and remaining code', () => {
+  test('three CTAs signalling in a chain: a hang rooted at CTA 0\'s barrier, no cycle', () => {
+    const r = run('u4_three_cta_no_cycle.mbk', true);
+    expect(r.verdict).toBe('hang');
+    expect(r.hazards.some((h) => h.kind === 'cycle')).toBe(false);
+    const hang = r.hazards.find((h) => h.kind === 'hang')!;
+    expect(hang.subject?.name).toBe('go[0]@c0');
+    // The static finding that explains it comes first.
+    expect(hang.cause?.kind).toBe('count-mismatch');
+    expect(hang.details[0]).toBe('root cause (static count-mismatch): go[0]@c0 expects 1 arrival(s) per phase, but no operation ever arrives on it, so a wait for its phase 0 can never pass');
+    expect(hang.details[1]).toContain('no agent arrives on go[0]@c0 anywhere in the kernel');
+    expect(hang.details[2]).toContain('agents that can still arrive on go[0]@c1: main@c0 (blocked in');
+    expect(hang.details.join('\n')).not.toContain('wait-for cycle');
+  });
+  test('a waiter missing bytes that no one can send is the root cause, not a cycle', () => {
+    const r = run('u5_bytes_nobody_sends.mbk', true);
+    expect(r.hazards.map((h) => h.kind)).toEqual(['hang', 'tx-mismatch']);
+    const hang = r.hazards[0]!;
+    expect(hang.subject?.name).toBe('full[0]');
+    expect(hang.details[0]).toContain('4096 bytes were expected (expect_tx) but no copy in flight will deliver them; no running agent\'s remaining code delivers more bytes to it than it expects');
+  });
+  test('a real ring still is a cycle: each side waits for the other\'s release', () => {
+    const src = `kernel ring arch=sm_90a
+barrier a[1] count=1
+barrier b[1] count=1
+role p warps=1 per=one:
+    mbarrier.try_wait.parity a[0], 0
+    mbarrier.arrive b[0]
+role q warps=1 per=one:
+    mbarrier.try_wait.parity b[0], 0
+    mbarrier.arrive a[0]
+`;
+    const r = check(instantiate(parseSketch(src, 'ring.mbk').kernel!), { all: true });
+    const cyc = r.hazards.find((h) => h.kind === 'cycle')!;
+    expect(cyc.message).toMatch(/^wait-for cycle: (p → q → p|q → p → q)/);
+  });
+  test('hangs on a named barrier and on the cluster barrier have subjects', () => {
+    const r = run('u6_named_cluster_hang.mbk', true);
+    const hang = r.hazards.find((h) => h.kind === 'hang')!;
+    expect(hang.subject).toEqual({ type: 'barrier', name: 'bar.sync 1@c0' });
+    expect(hang.cause?.message).toBe('named barrier 1 has 32 participating threads per use (producer@c0 32) but count 64');
+    expect(hang.details[1]).toContain('no running agent of the CTA can still join it');
+    const src = `kernel cl arch=sm_90a cluster=2
+role p warps=1 per=one:
+    barrier.cluster.arrive
+    barrier.cluster.wait
+    if cta == 0:
+        barrier.cluster.arrive
+        barrier.cluster.wait
+`;
+    const r2 = check(instantiate(parseSketch(src, 'cl.mbk').kernel!), { all: true });
+    expect(r2.verdict).toBe('ok'); // an exited agent no longer counts for the cluster barrier
+    const r3 = check(instantiate(parseSketch(src.replace('        barrier.cluster.wait\n', '        barrier.cluster.wait\n    else:\n        bar.sync 2, 64\n'), 'cl.mbk').kernel!), { all: true });
+    const h3 = r3.hazards.find((h) => h.kind === 'hang')!;
+    expect(h3.subject).toEqual({ type: 'barrier', name: 'barrier.cluster' });
+    expect(h3.details[0]).toBe('p@c0 blocked in barrier.cluster.wait (line 7): barrier.cluster.wait: p@c1 (blocked in bar.sync 2, 64, line 9) has not arrived');
+    expect(r3.hazards.some((h) => h.kind === 'cycle')).toBe(false);
+  });
+});
+
+describe('hang reports that lead with the cause', () => {
+  test('a waiter two phases behind is said to be so, right after what it waits for', () => {
+    const r = run('u7_two_phases_behind.mbk', true);
+    const hang = r.hazards.find((h) => h.kind === 'hang')!;
+    expect(hang.details[0]).toContain('waits for phase 3 of full[0] (parity 1) to complete; consumer is 2 phases behind: its waits last observed phase 0 of full[0], and phases 1..2 completed without it');
+    expect(hang.details[0]).toContain('(the agents that arrive on it have finished: producer (exited))');
+  });
+});
+
+describe('race reports name the release and the fix', () => {
+  test('B15: the arrive after wgmma.wait_group 1 released the stage; the fix is the wait_group depth', async () => {
+    const src = readFileSync(join(__dirname, '..', 'examples', 'bugs', 'B15.mbk'), 'utf8');
+    const r = check(instantiate(parseSketch(src, 'B15.mbk').kernel!));
+    const race = r.hazards.find((h) => h.kind === 'race')!;
+    expect(race.race!.release).toBe('producer went on after its wait on empty[0] (line 17), which observed phase 0; that phase was completed by mbarrier.arrive empty[s] of consumer (line 29)');
+    expect(race.race!.fix).toMatch(/^wait_group depth: consumer's wgmma.wait_group 1 \(line 28\) leaves 1 group\(s\) in flight/);
+    expect(race.locations.map((l) => l.line)).toContain(29);
+    const { checkJson } = await import('../src/check/report.js');
+    const doc = checkJson(r) as { hazards: { race?: { fix: string } }[] };
+    expect(doc.hazards[0]!.race!.fix).toBe(race.race!.fix);
+  });
+  test('a copy that lands after the consumer passed a wait on another barrier: a wait on the right barrier', () => {
+    const src = `kernel wrongbar arch=sm_90a
+barrier full[1] count=1
+barrier other[1] count=1
+smem A[1] bytes=1024
+role producer warps=1 per=one:
+    mbarrier.arrive other[0]
+    mbarrier.arrive.expect_tx full[0], 1024
+    cp.async.bulk.tensor A[0], 1024, full[0]
+role consumer warps=1 per=one:
+    mbarrier.try_wait.parity other[0], 0
+    ld.shared A[0]
+    mbarrier.try_wait.parity full[0], 0
+`;
+    const r = check(instantiate(parseSketch(src, 'w.mbk').kernel!));
+    const race = r.hazards.find((h) => h.kind === 'race')!;
+    expect(race.race!.fix).toMatch(/^a wait on the right barrier: the write by TMA \(from producer\) \(line 8\) completes on full\[0\], but consumer waited on other\[0\]/);
+    expect(race.race!.release).toContain('that phase was completed by mbarrier.arrive other[0] of producer (line 6)');
+  });
+  test('a TMA overwrite of a buffer a consumer read ranks after other errors (a symptom, not the cause)', async () => {
+    const { causeRank } = await import('../src/check/cause.js');
+    expect(causeRank({ kind: 'race', race: { first: 'read by consumer (line 20)', second: 'write by TMA (from producer) (line 12)' } })).toBe(1);
+    expect(causeRank({ kind: 'race', race: { first: 'write by TMA (from producer) (line 12)', second: 'read by consumer (line 20)' } })).toBe(0);
+    expect(causeRank({ kind: 'hang' })).toBe(0);
+  });
+});
+
+describe('hang subjects in JSON and SARIF', () => {
+  test('a named-barrier hang carries its subject into the SARIF result', async () => {
+    const r = run('u6_named_cluster_hang.mbk');
+    const { checkSarif } = await import('../src/check/report.js');
+    const sarif = checkSarif(r) as { runs: { results: { ruleId: string; properties: { subject: unknown; cause?: { kind: string } } }[] }[] };
+    const res = sarif.runs[0]!.results.find((x) => x.ruleId === 'hang')!;
+    expect(res.properties.subject).toEqual({ type: 'barrier', name: 'bar.sync 1@c0' });
+    expect(res.properties.cause?.kind).toBe('count-mismatch');
+  });
+});
+
+describe('the release that let the other side go', () => {
+  test('a count too small for two consumers: the producer was released by one consumer while the other still reads', () => {
+    const r = run('u8_release_count.mbk', true);
+    const race = r.hazards.find((h) => h.kind === 'race' && h.subject?.name === 'A[0]')!;
+    expect(race.race!.release).toBe('producer went on after its wait on empty[0] (line 10), which observed phase 0; that phase was completed by mbarrier.arrive empty[0] of consumer[0] (line 17)');
+    expect(race.race!.fix).toMatch(/^arrival count: producer was released by consumer\[0\]'s arrive on empty\[0\] \(line 17\) while consumer\[1\] still used A\[0\]: the count of empty\[0\] \(1\)/);
+    expect(race.locations.map((l) => l.line)).toContain(17);
   });
 });

@@ -121,3 +121,16 @@ describe('every word and upper half in the committed vectors round-trips', () =>
     }
   });
 });
+
+describe('a pending field of 0 (FINDINGS.md P4)', () => {
+  it('decodes as no arrival left, and pending_count reads 2^20 for it', async () => {
+    const d = decodeWord(0n);
+    expect(d.pending).toBe(0);
+    expect(d.pendingCount).toBe(1 << 20);
+    expect(decodeToken(0x000003ff).pendingCount).toBe(1048576);
+    expect(decodeToken(0x7fffd800).pendingCount).toBe(5);
+    const { pendingCount } = await import('../src/model/mbarrier.js');
+    expect(pendingCount({ barrier: 0, phase: 0, pendingBefore: 0, txBefore: 16, noComplete: true })).toBe(1048576);
+    expect(pendingCount({ barrier: 0, phase: 0, pendingBefore: 3, txBefore: 0, noComplete: true })).toBe(3);
+  });
+});

@@ -75,7 +75,7 @@ export function expectations(src: string): { kind: string; attrs: Record<string,
 const KINDS = new Set([
   'ok', 'hang', 'race', 'phase-alias', 'tx-mismatch', 'over-arrival', 'missing-fence', 'missing-init-fence',
   'inflight-at-exit', 'count-mismatch', 'uninit-use', 'cycle', 'unreachable-arrive', 'trip-mismatch', 'missing-wait',
-  'scope', 'lapping', 'unused-barrier',
+  'scope', 'lapping', 'unused-barrier', 'exited-cta',
 ]);
 
 describe('bug-pattern sketches', () => {

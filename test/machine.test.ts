@@ -221,13 +221,14 @@ describe('machine diagnostics and verdicts', () => {
     expect(r.verdict).toBe('hang');
     const w = r.hang!.waiters;
     expect(w.map((x) => `${x.name}:${x.barName}`)).toEqual(['producer:empty[0]', 'consumer:full[0]']);
-    expect(w[0]!.reasons[1]).toBe('1 of 1 arrivals are missing; agents that arrive on empty: consumer (blocked in mbarrier.try_wait.parity full[s], (i / S) & 1, line ' + w[1]!.loc.line + ')');
+    expect(w[0]!.reasons[1]).toBe('1 of 1 arrivals are missing; agents that can still arrive on empty[0]: consumer (blocked in mbarrier.try_wait.parity full[s], (i / S) & 1, line ' + w[1]!.loc.line + ')');
     expect(r.hang!.cycle).toEqual(['producer', 'consumer', 'producer']);
   });
   test('hang: expect_tx with more bytes than copied names the unsent bytes', () => {
     const r = simulate(k1((r) => { r.arriveExpectTx('b[0]', 2048); r.tma('buf[0]', 1024, 'b[0]'); r.wait('b[0]', 0); }));
     expect(r.verdict).toBe('hang');
-    expect(r.hang!.waiters[0]!.reasons).toContain('1024 bytes were expected (expect_tx) but no copy in flight will deliver them');
+    expect(r.hang!.waiters[0]!.reasons).toContain('1024 bytes were expected (expect_tx) but no copy in flight will deliver them; no running agent\'s remaining code delivers more bytes to it than it expects');
+    expect(r.hang!.waiters[0]!.bytesMissing).toBe(true);
   });
   test('an expectation smaller than the bytes sent can complete early and spill into the next phase (FINDINGS-tensor TT4/TT5)', () => {
     const r = simulate(k1((r) => {

@@ -13,6 +13,7 @@ import { actorNamer, buildLedger, type Ledger } from '../report/ledger.js';
 import { decodeChoice, explore, type ExploreOptions, type Progress, type RawHazard } from './explore.js';
 import { happensBefore } from './hb.js';
 import { staticChecks } from './static.js';
+import { causeRank, raceCause, staticCauseOf } from './cause.js';
 
 /** Options of {@link check}. */
 export interface CheckOptions {
@@ -99,7 +100,18 @@ export interface Hazard {
   trace: TraceStep[];
   ledger: Ledger;
   /** Races: the two accesses happens-before leaves unordered, from the trace's vector clocks. */
-  race?: { first: string; second: string; explanation: string };
+  /**
+   * Races: the two accesses, the happens-before explanation, the release that let the later side
+   * go (the arrive / commit that completed the phase its wait observed, with lines; null when it
+   * did not wait) and the fix that applies (`cause.ts`).
+   */
+  race?: { first: string; second: string; explanation: string; release: string | null; fix: string };
+  /**
+   * The root cause when a static finding already explains this hazard (a hang on a barrier whose
+   * arrive is never executed, whose roles disagree about the trip count, or whose arrivals do not
+   * add up to its count): that finding's kind, message and locations, reported first.
+   */
+  cause?: { kind: string; message: string; locations: SrcLoc[] };
   /** True for the static checks (count-mismatch, trip-mismatch, unused-barrier, unreachable-arrive): no schedule, no trace. */
   static?: boolean;
 }
@@ -288,8 +300,8 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
   const r = explore(program, eo);
   const hazards: Hazard[] = [];
   const warnings: Hazard[] = [];
-  const statics = new Set(staticChecks(program));
-  for (const raw of [...r.hazards, ...statics]) {
+  const staticRaw = new Set(staticChecks(program));
+  for (const raw of [...r.hazards, ...staticRaw]) {
     const schedule = scheduleOf(raw, r.parent, r.chainOff, r.chainData);
     const rp = replay(program, schedule);
     const isBuf = raw.kind === 'race' || (raw.subject !== null && program.buffers.some((b) => raw.subject!.startsWith(`${b.name}[`)));
@@ -298,7 +310,7 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
       subject: raw.subject ? { type: isBuf ? 'buffer' : 'barrier', name: raw.subject } : null,
       details: raw.details, locations: raw.locs, schedule, trace: rp.steps, ledger: buildLedger(program, rp.events),
     };
-    if (statics.has(raw)) h.static = true;
+    if (staticRaw.has(raw)) h.static = true;
     if (raw.kind === 'race') {
       const hb = happensBefore(program, rp.events);
       const who = actorNamer(program, rp.events);
@@ -310,14 +322,27 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
         if (x.async >= 0 && x.signals >= 0) explanation = `nothing orders the ${desc(race.second)} after the completion of the ${desc(x)}: no wait observing a phase of ${program.barrierName(x.signals)} completed by that copy precedes it`;
         else if (x.async >= 0) explanation = `the ${desc(x)} is asynchronous; no completion it signals (commit, wait_group) is observed before the ${desc(race.second)}`;
         else explanation = `no release by ${who(x.agent, -1)} after its access is acquired (through a wait, bar.sync or cluster barrier) before the ${desc(race.second)}`;
-        h.race = { first: desc(x), second: desc(race.second), explanation };
-        h.details = [...h.details, `happens-before (vector clocks over the trace): ${explanation}`];
+        const rc = raceCause(program, rp.events, race, who);
+        h.race = { first: desc(x), second: desc(race.second), explanation, release: rc.release, fix: rc.fix };
+        h.details = [...(rc.release ? [`released by: ${rc.release}`] : []), `fix: ${rc.fix}`, ...h.details, `happens-before (vector clocks over the trace): ${explanation}`];
+        if (rc.loc && !h.locations.some((l) => l.line === rc.loc!.line && l.col === rc.loc!.col)) h.locations = [...h.locations, rc.loc];
       }
     }
     (raw.severity === 'error' ? hazards : warnings).push(h);
   }
   const byLen = (a: Hazard, b: Hazard) => a.trace.length - b.trace.length;
-  hazards.sort(byLen);
+  // A hang that a static finding explains leads with that finding.
+  const statics = warnings.filter((w) => w.static);
+  for (const h of hazards) {
+    if (h.kind !== 'hang' && h.kind !== 'cycle') continue;
+    const c = staticCauseOf(h.subject?.name ?? null, h.details, statics);
+    if (c) {
+      h.cause = { kind: c.kind, message: c.message, locations: c.locations };
+      h.details = [`root cause (static ${c.kind}): ${c.message}`, ...h.details];
+    }
+  }
+  // Causes before the symptoms the same bug leads to, then shortest first.
+  hazards.sort((a, b) => causeRank(a) - causeRank(b) || byLen(a, b));
   warnings.sort(byLen);
   const verdict = hazards.length ? hazards[0]!.kind : r.complete || r.stoppedBy === 'hazard' ? 'ok' : 'incomplete';
   return {

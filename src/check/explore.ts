@@ -794,7 +794,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
       switch (e.e) {
         case 'diag': {
           const d = e.diag;
-          const subject = e.bar >= 0 ? p.barrierName(e.bar) : null;
+          const subject = e.bar >= 0 ? p.barrierName(e.bar) : e.buf !== undefined && e.buf >= 0 ? p.bufferName(e.buf) : null;
           if (d.severity === 'error') errorFound = true;
           report({
             kind: d.code, severity: d.severity, key: `${subject ?? ''}|${locKey(e.loc)}`, message: d.message, subject,
@@ -1206,6 +1206,10 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
     const hr = explainHang(m, s, (a, bar) => {
       const slot = an.waitSlots[a]!.get(bar);
       return slot !== undefined && x.hist[slot] !== -2;
+    }, (a, bar) => {
+      const slot = an.waitSlots[a]!.get(bar);
+      const v = slot === undefined ? -2 : x.hist[slot]!;
+      return v === -2 ? null : (v >> 13) - 1;
     });
     errorFound = true;
     const blocked = hr.waiters.map((w) => `${w.name} in ${w.op}`).join('; ');
@@ -1213,18 +1217,18 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
     report({
       kind: 'hang', severity: 'error', key: hr.waiters.map((w) => `${w.agent}:${locKey(w.loc)}`).join(','),
       message: `no agent or asynchronous unit can make progress: ${blocked}`,
-      subject: first?.barName ?? null, state: id, extra: [],
+      subject: first?.subject ?? null, state: id, extra: [],
       details: [...hr.waiters.map((w) => `${w.name} blocked in ${w.op} (line ${w.loc.line}): ${w.reasons.join('; ')}`), ...(hr.cycle ? [`wait-for cycle: ${hr.cycle.join(' → ')}`] : [])],
       locs: hr.waiters.map((w) => w.loc),
     });
     if (hr.cycle) {
       // The hang is a wait-for cycle: each agent waits for a signal that only the next can give.
       const inCycle = hr.waiters.filter((w) => hr.cycle!.includes(w.name));
-      const start = inCycle.find((w) => w.barName) ?? inCycle[0];
+      const start = inCycle.find((w) => w.subject) ?? inCycle[0];
       report({
         kind: 'cycle', severity: 'error', key: hr.cycle.slice().sort().join(','),
         message: `wait-for cycle: ${hr.cycle.join(' → ')}: ${inCycle.map((w) => `${w.name} waits in ${w.op}${w.barName ? ` on ${w.barName}` : ''}`).join('; ')}, and each signal it waits for comes only from the next agent in the cycle`,
-        subject: start?.barName ?? null, state: id, extra: [], details: [], locs: inCycle.map((w) => w.loc),
+        subject: start?.subject ?? null, state: id, extra: [], details: [], locs: inCycle.map((w) => w.loc),
       });
     }
     for (const w of hr.waiters) {

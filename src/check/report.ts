@@ -57,8 +57,11 @@ function hazardText(h: Hazard, n: number, paint: CheckPaint): string[] {
   const out: string[] = [];
   const sev = h.severity === 'error' ? paint.red(h.kind.toUpperCase()) : paint.yellow(`warning ${h.kind}`);
   out.push(`${paint.bold(`${n}.`)} ${sev}${h.subject ? ` on ${h.subject.type} ${paint.bold(h.subject.name)}` : ''}`);
+  // The root cause first: the static finding that explains it, then the message and details
+  // (a race's release and fix lead its details).
+  if (h.cause) out.push(`   ${paint.bold('cause')} (${h.cause.kind}, line ${h.cause.locations.map((l) => l.line).join(', ') || '?'}): ${h.cause.message}`);
   out.push(`   ${h.message}`);
-  for (const d of h.details) out.push(`   - ${d}`);
+  for (const d of h.details) if (!(h.cause && d.startsWith('root cause (static'))) out.push(`   - ${d}`);
   if (h.static) {
     for (const l of h.locations) out.push(`   ${paint.dim(`at ${locText(l)}`)}`);
     out.push(`   ${paint.dim('(static check over the agents\' solo runs: no schedule)')}`);
@@ -146,6 +149,7 @@ export function checkJson(r: CheckResult): unknown {
     trace: h.trace,
     ledger: h.ledger,
     ...(h.race ? { race: h.race } : {}),
+    ...(h.cause ? { cause: h.cause } : {}),
     ...(h.static ? { static: true } : {}),
   });
   return {

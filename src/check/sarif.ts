@@ -99,7 +99,7 @@ export function checkSarif(r: CheckResult, opts: SarifOptions = {}): unknown {
         ruleId: h.kind,
         ruleIndex: kinds.indexOf(h.kind),
         level: h.severity === 'error' ? 'error' : 'warning',
-        message: { text: h.message },
+        message: { text: h.cause ? `${h.message} (root cause, static ${h.cause.kind}: ${h.cause.message})` : h.race ? `${h.message} (fix: ${h.race.fix})` : h.message },
         locations: (h.locations.length ? h.locations : h.trace.slice(-1).flatMap((s) => (s.loc ? [s.loc] : []))).slice(0, 1).map(physical),
         relatedLocations: h.locations.slice(1).map((l, i) => ({ id: i + 1, ...physical(l) })),
         codeFlows: h.trace.length ? [{
@@ -109,7 +109,7 @@ export function checkSarif(r: CheckResult, opts: SarifOptions = {}): unknown {
             })),
           }],
         }] : [],
-        properties: { subject: h.subject, kernel: r.program.kernel.name, params: r.program.params },
+        properties: { subject: h.subject, kernel: r.program.kernel.name, params: r.program.params, ...(h.cause ? { cause: h.cause } : {}), ...(h.race ? { release: h.race.release, fix: h.race.fix } : {}) },
       })),
       invocations: [{
         executionSuccessful: true,

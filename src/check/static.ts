@@ -207,7 +207,8 @@ export function staticChecks(p: Program): RawHazard[] {
     if (count <= 0) continue;
     if (arrivals === 0) {
       if (out.needs.has(k)) {
-        add('count-mismatch', name, `${name} expects ${count} arrival(s) per phase, but no operation ever arrives on it (expect_tx and copies only change its tx-count), so a wait for its phase 0 can never pass`, [out.waitLocs.get(k), init?.loc ?? info.loc]);
+        const bytes = dataArrays.has(info.name) ? ' (expect_tx and copies only change its tx-count)' : '';
+        add('count-mismatch', name, `${name} expects ${count} arrival(s) per phase, but no operation ever arrives on it${bytes}, so a wait for its phase 0 can never pass`, [out.waitLocs.get(k), init?.loc ?? info.loc]);
       }
       continue;
     }
@@ -257,7 +258,7 @@ export function staticChecks(p: Program): RawHazard[] {
     if (threads === count) continue;
     const id = nk % 16;
     const parts = e.agents.map((a) => `${p.agents[a]!.name} ${p.agents[a]!.warps * 32}`).join(' + ');
-    add('count-mismatch', `bar ${id}${p.ctas > 1 ? `@c${Math.floor(nk / 16)}` : ''}`, `named barrier ${id} has ${threads} participating threads per use (${parts}) but count ${count}`, [e.loc]);
+    add('count-mismatch', `bar.sync ${id}${p.ctas > 1 ? `@c${Math.floor(nk / 16)}` : ''}`, `named barrier ${id} has ${threads} participating threads per use (${parts}) but count ${count}`, [e.loc]);
   }
   return hz;
 }

@@ -44,7 +44,8 @@ export type MachineEvent =
     /** `cluster.done`: the cluster index (`id` is the round). */
     cluster?: number;
   }
-  | ({ e: 'diag'; t: number; diag: Diagnostic; bar: number; loc?: SrcLoc } & Cause)
+  /** `buf`: the buffer key the diagnostic is about, when it is about a buffer (`exited-cta`). */
+  | ({ e: 'diag'; t: number; diag: Diagnostic; bar: number; buf?: number; loc?: SrcLoc } & Cause)
   | { e: 'exit'; t: number; agent: number; loc?: SrcLoc };
 
 /** An event kind name. */

@@ -4,9 +4,11 @@
  * bytes no copy will deliver, and the wait-for cycle among blocked agents when there is one.
  * Used by the simulator (verdict `hang`) and the checker alike.
  */
-import type { MBarrier } from '../model/mbarrier.js';
+import { testParity, type MBarrier } from '../model/mbarrier.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import { pendingAsyncGroups, type Machine, type MachineState } from './machine.js';
+import type { OpInstr } from './program.js';
+import { remainingSignals, type Reach } from './reach.js';
 
 /** One agent that can never proceed. */
 export interface BlockedWaiter {
@@ -23,8 +25,15 @@ export interface BlockedWaiter {
   parity?: number;
   /** Sentences in the field's words: why the wait cannot complete. */
   reasons: string[];
-  /** Agents (by index) that could still signal what it waits for. */
+  /**
+   * Agents (by index) whose remaining code could still give what it waits for (by barrier key, CTA
+   * resolved: `reach.ts`); empty when some part it needs (arrivals, bytes) has no one left to give it.
+   */
   signallers: number[];
+  /** What it waits on, as a hazard subject: `full[0]@c1`, `bar.sync 1`, `barrier.cluster`; null otherwise. */
+  subject: string | null;
+  /** True when its barrier expects bytes that neither a copy in flight nor any running agent can deliver. */
+  bytesMissing: boolean;
 }
 
 /** What is blocked and why. */
@@ -34,10 +43,9 @@ export interface HangReport {
   cycle: string[] | null;
 }
 
-/** Operations that arrive on a barrier (count toward pending). */
-const ARRIVE_OPS = new Set(['mbarrier.arrive', 'tcgen05.commit', 'cp.async.mbarrier.arrive']);
-/** Operations that only move the tx-count. */
-const TX_OPS = new Set(['mbarrier.complete_tx', 'mbarrier.expect_tx', 'cp.async.bulk']);
+
+/** What each agent's whole code signals (from its first instruction), per program: it does not depend on the state. */
+const WHOLE = new WeakMap<object, Map<number, Reach>>();
 
 /**
  * Explains every running agent that is not enabled in `s`. Waiters come root causes first: a
@@ -45,8 +53,12 @@ const TX_OPS = new Set(['mbarrier.complete_tx', 'mbarrier.expect_tx', 'cp.async.
  * then the rest (waits on other blocked agents). `passedBefore(agent, barKey)`, when the driver
  * knows it (the checker's phase history), says whether that agent has passed a wait on that
  * barrier before: the producer-start parity hint is given only for a first wait.
+ * `lastObserved(agent, barKey)`, when known, is the last phase of that barrier the agent's waits
+ * observed (null: none): a waiter that phases completed without is said to be that many behind.
  */
-export function explainHang(m: Machine, s: MachineState, passedBefore?: (agent: number, bar: number) => boolean): HangReport {
+export function explainHang(
+  m: Machine, s: MachineState, passedBefore?: (agent: number, bar: number) => boolean, lastObserved?: (agent: number, bar: number) => number | null,
+): HangReport {
   const p = m.program;
   const waiters: BlockedWaiter[] = [];
   const startHint = new Set<number>();
@@ -57,75 +69,52 @@ export function explainHang(m: Machine, s: MachineState, passedBefore?: (agent: 
     const ins = m.nextOp(s, a);
     return ins ? `${p.agents[a]!.name} (blocked in ${ins.text}, line ${ins.loc.line})` : p.agents[a]!.name;
   };
+  const reaches = new Map<number, Reach>();
+  const reachOf = (o: number): Reach => {
+    let r = reaches.get(o);
+    if (!r) reaches.set(o, (r = remainingSignals(p, s, o)));
+    return r;
+  };
+  // Whether agent o's code (anywhere, from its start) signals barrier `key`: for naming agents
+  // that stopped or passed their last signal.
+  let whole = WHOLE.get(p);
+  if (!whole) WHOLE.set(p, (whole = new Map()));
+  const wholeOf = (o: number): Reach => {
+    let r = whole!.get(o);
+    if (!r) whole!.set(o, (r = remainingSignals(p, { ...s, agents: s.agents.map((x, i) => (i === o ? { ...x, status: 'run', pc: 0 } : x)) }, o)));
+    return r;
+  };
+  const codeSignals = (o: number, key: number) => wholeOf(o).arrive.has(key);
+  const anyArrives = (key: number) => s.agents.some((_, o) => codeSignals(o, key));
+  const touchesTx = (o: number, key: number) => wholeOf(o).credit.has(key);
+  const ctx: Ctx = { p, s, describe, reachOf, wholeOf, codeSignals, anyArrives, touchesTx, startHint, passedBefore, lastObserved };
   for (let a = 0; a < s.agents.length; a++) {
     const ag = s.agents[a]!;
     if (ag.status !== 'run' || m.agentEnabled(s, a)) continue;
     const ins = m.nextOp(s, a);
     if (!ins) continue;
-    const w: BlockedWaiter = { agent: a, name: p.agents[a]!.name, op: ins.text, loc: ins.loc, kind: 'other', reasons: [], signallers: [] };
+    const w: BlockedWaiter = { agent: a, name: p.agents[a]!.name, op: ins.text, loc: ins.loc, kind: 'other', reasons: [], signallers: [], subject: null, bytesMissing: false };
     const op = ins.op;
     if (op.op === 'mbarrier.wait') {
-      const key = ins.bar!(ag.frame);
-      const b = s.bars[key]!;
-      const barName = p.barrierName(key);
-      const declName = p.barrierOf(key).info.name;
-      w.kind = 'mbarrier';
-      w.bar = key;
-      w.barName = barName;
-      w.state = { phase: b.phase, pending: b.pending, expected: b.expected, tx: b.tx };
-      const raw = op.token !== undefined ? (ag.tokens?.[ins.token!]?.phase ?? 0) : ins.ints.parity!(ag.frame);
-      const par = raw & 1;
-      w.parity = par;
-      w.reasons.push(`waits for phase ${b.phase} of ${barName} (parity ${par}) to complete`);
-      if (op.token === undefined && raw !== 0 && raw !== 1) w.reasons.push(`its parity operand is ${raw}, not 0 or 1: only bit 0 is used (FINDINGS.md P1), so it waits on parity ${par}`);
-      // Who could still signal this barrier: running agents whose program signals the same array, and operations in flight.
-      const sig: number[] = [];
-      const all: number[] = [];
-      const txOnly: number[] = [];
-      const touches = (o: number, ops: Set<string>) =>
-        p.roles[p.agents[o]!.role]!.code.some((x) => x.i === 'op' && ops.has(x.op.op) && 'bar' in x.op && x.op.bar.name === declName);
-      for (let o = 0; o < s.agents.length; o++) {
-        if (!touches(o, ARRIVE_OPS)) {
-          if (touches(o, TX_OPS)) txOnly.push(o);
-          continue;
-        }
-        all.push(o);
-        if (s.agents[o]!.status === 'run' && o !== a) sig.push(o);
-      }
-      w.signallers = b.pending > 0 ? sig : sig.concat(txOnly.filter((o) => s.agents[o]!.status === 'run' && o !== a));
-      const inflight = s.inflight.filter((o) => o.bar === key || o.targets?.includes(key));
-      if (b.pending > 0) {
-        let who: string;
-        if (sig.length) who = `; agents that arrive on ${declName}: ${sig.map(describe).join(', ')}`;
-        else if (all.length) who = `; every agent that arrives on ${declName} has stopped: ${all.map(describe).join(', ')}`;
-        else who = `; no agent arrives on ${declName} anywhere in the kernel${txOnly.length ? ` (${txOnly.map((o) => p.agents[o]!.name).join(', ')} only move${txOnly.length === 1 ? 's' : ''} its tx-count: expect_tx / copies without an arrive)` : ''}`;
-        const inf = inflight.filter((o) => o.kind !== 'tma');
-        w.reasons.push(`${b.pending} of ${b.expected} arrivals are missing${who}${inf.length ? `; ${inf.length} asynchronous arrive(s) still in flight` : ''}`);
-      }
-      if (b.tx > 0) {
-        const bytes = inflight.filter((o) => o.kind === 'tma').reduce((n, o) => n + o.left, 0);
-        if (bytes === 0) w.reasons.push(`${b.tx} bytes were expected (expect_tx) but no copy in flight will deliver them`);
-        else if (bytes < b.tx) w.reasons.push(`${b.tx} bytes are expected but copies in flight deliver only ${bytes}`);
-        else w.reasons.push(`${b.tx} bytes are expected and ${bytes} are in flight`);
-      } else if (b.tx < 0) {
-        w.reasons.push(`${-b.tx} more bytes were credited by complete_tx than expected (tx-count ${b.tx}); the phase needs pending 0 and tx-count exactly 0`);
-      }
-      if (b.pending === 0 && b.tx === 0) w.reasons.push('the phase is complete but the waiter tests the other parity');
-      // A barrier that never receives bytes hands a buffer back (an "empty" barrier): waiting on its
-      // first completion with parity 0 at the start is the classic producer-start bug.
-      const getsBytes = s.agents.some((_, o) => touches(o, TX_OPS));
-      if (b.phase === 0 && par === 0 && !getsBytes && sig.length > 0 && !passedBefore?.(a, key)) startHint.add(a);
+      mbarrierWait(ctx, a, w, ins);
     } else if (op.op === 'bar.sync') {
       w.kind = 'bar.sync';
       const id = ins.ints.id!(ag.frame);
       const nb = s.named[p.agents[a]!.cta * 16 + (id & 15)]!;
-      w.reasons.push(`named barrier ${id}: ${nb.arrived} of ${nb.count} threads have arrived in generation ${nb.gen}, and no running agent can add the rest`);
-      for (let o = 0; o < s.agents.length; o++) if (o !== a && s.agents[o]!.status === 'run' && p.agents[o]!.cta === p.agents[a]!.cta) w.signallers.push(o);
+      w.subject = `bar.sync ${id}${p.ctas > 1 ? `@c${p.agents[a]!.cta}` : ''}`;
+      for (let o = 0; o < s.agents.length; o++) {
+        if (o === a || s.agents[o]!.status !== 'run' || p.agents[o]!.cta !== p.agents[a]!.cta) continue;
+        const named = reachOf(o).named;
+        if (named === null || named.has(id)) w.signallers.push(o);
+      }
+      const who = w.signallers.length ? `; agents that can still join it: ${w.signallers.map(describe).join(', ')}` : '; no running agent of the CTA can still join it';
+      w.reasons.push(`named barrier ${id}: ${nb.arrived} of ${nb.count} threads have arrived in generation ${nb.gen}${who}`);
     } else if (op.op === 'barrier.cluster.wait') {
       w.kind = 'cluster';
+      w.subject = `barrier.cluster${p.grid > 1 ? ` (cluster ${p.agents[a]!.cluster})` : ''}`;
       const missing = s.agents.map((x, i) => i).filter((i) => p.agents[i]!.cluster === p.agents[a]!.cluster && s.agents[i]!.status === 'run' && s.agents[i]!.clusterRound < ag.clusterRound);
       w.reasons.push(`barrier.cluster.wait: ${missing.map(describe).join(', ')} ha${missing.length === 1 ? 's' : 've'} not arrived`);
-      w.signallers = missing;
+      w.signallers = missing.filter((o) => reachOf(o).cluster);
     } else if (op.op === 'wgmma.wait_group' || op.op === 'cp.async.bulk.wait_group') {
       w.kind = op.op === 'wgmma.wait_group' ? 'wgmma' : 'bulk';
       const kind = op.op === 'wgmma.wait_group' ? 'wgmma' : 'bulk.store';
@@ -136,8 +125,7 @@ export function explainHang(m: Machine, s: MachineState, passedBefore?: (agent: 
     }
     waiters.push(w);
   }
-  const rank = (w: BlockedWaiter) =>
-    w.reasons.some((r) => r.includes('no copy in flight will deliver') || r.includes('copies in flight deliver only')) ? 0 : w.signallers.length === 0 ? 1 : 2;
+  const rank = (w: BlockedWaiter) => (w.bytesMissing ? 0 : w.signallers.length === 0 ? 1 : 2);
   waiters.sort((x, y) => rank(x) - rank(y));
   const cycle = findCycle(waiters, p.agents.map((x) => x.name));
   // Hint at the producer-start parity only for a waiter that is part of the wait-for cycle.
@@ -147,6 +135,99 @@ export function explainHang(m: Machine, s: MachineState, passedBefore?: (agent: 
     }
   }
   return { waiters, cycle };
+}
+
+/** What {@link mbarrierWait} needs of {@link explainHang}'s state. */
+interface Ctx {
+  p: Machine['program'];
+  s: MachineState;
+  describe: (a: number) => string;
+  reachOf: (o: number) => Reach;
+  wholeOf: (o: number) => Reach;
+  codeSignals: (o: number, key: number) => boolean;
+  anyArrives: (key: number) => boolean;
+  touchesTx: (o: number, key: number) => boolean;
+  /** Waiters that get the producer-start parity hint (if they are in a cycle). */
+  startHint: Set<number>;
+  passedBefore: ((agent: number, bar: number) => boolean) | undefined;
+  lastObserved: ((agent: number, bar: number) => number | null) | undefined;
+}
+
+/** Explains waiter `w` (agent `a`) blocked in the mbarrier wait `ins`: its barrier, what is missing, who can still give it. */
+function mbarrierWait(c: Ctx, a: number, w: BlockedWaiter, ins: OpInstr): void {
+  const { p, s, describe, reachOf, wholeOf, codeSignals, anyArrives, touchesTx, startHint, passedBefore, lastObserved } = c;
+  const ag = s.agents[a]!;
+  const op = ins.op as Extract<OpInstr['op'], { op: 'mbarrier.wait' }>;
+    const key = ins.bar!(ag.frame);
+    const b = s.bars[key]!;
+    const barName = p.barrierName(key);
+    w.kind = 'mbarrier';
+    w.bar = key;
+    w.barName = barName;
+    w.subject = barName;
+    w.state = { phase: b.phase, pending: b.pending, expected: b.expected, tx: b.tx };
+    const raw = op.token !== undefined ? (ag.tokens?.[ins.token!]?.phase ?? 0) : ins.ints.parity!(ag.frame);
+    const par = raw & 1;
+    w.parity = par;
+    w.reasons.push(`waits for phase ${b.phase} of ${barName} (parity ${par}) to complete`);
+    if (op.token === undefined && raw !== 0 && raw !== 1) w.reasons.push(`its parity operand is ${raw}, not 0 or 1: only bit 0 is used (FINDINGS.md P1), so it waits on parity ${par}`);
+    // Who could still signal this barrier (this key, in this CTA): running agents whose remaining
+    // code arrives on it or moves its tx-count, and operations in flight.
+    const reach = (o: number) => reachOf(o);
+    const others = s.agents.map((_, o) => o).filter((o) => o !== a && s.agents[o]!.status === 'run');
+    const arrivers = others.filter((o) => reach(o).arrive.has(key));
+    // An exact run tells whether the agent's remaining code credits more bytes than it expects.
+    const crediters = others.filter((o) => reach(o).credit.has(key) && (!reach(o).exact || (reach(o).net.get(key) ?? 0) > 0));
+    const expecters = others.filter((o) => reach(o).expect.has(key));
+    const inflight = s.inflight.filter((o) => o.bar === key || o.targets?.includes(key));
+    const asyncArrives = inflight.filter((o) => o.kind !== 'tma');
+    const bytesInFlight = inflight.filter((o) => o.kind === 'tma').reduce((n, o) => n + o.left, 0);
+    const exited = s.agents.map((_, o) => o).filter((o) => o !== a && s.agents[o]!.status !== 'run' && codeSignals(o, key));
+    // The phase needs its missing arrivals and a tx-count of exactly 0; a waiter on the other
+    // parity of a complete phase needs a whole next phase (arrivals).
+    const needArrivals = b.pending > 0 || (b.pending === 0 && b.tx === 0);
+    const missingBytes = b.tx > 0 ? Math.max(0, b.tx - bytesInFlight) : 0;
+    const creditable = crediters.reduce((n, o) => n + (reach(o).exact ? reach(o).net.get(key)! : Infinity), 0);
+    const arrOk = !needArrivals || arrivers.length > 0 || asyncArrives.length > 0;
+    const txOk = b.tx > 0 ? missingBytes <= creditable : b.tx < 0 ? expecters.length > 0 : true;
+    const providers = new Set<number>([...(needArrivals ? arrivers : []), ...(b.tx > 0 && missingBytes > 0 ? crediters : []), ...(b.tx < 0 ? expecters : [])]);
+    w.signallers = arrOk && txOk ? [...providers].sort((x, y) => x - y) : [];
+    if (b.status === 'uninit') {
+      w.reasons.push(`${barName} was never initialized (no mbarrier.init ran on it): an H200 reads a zero word as phase 0, so a parity-0 wait never passes`);
+    }
+    if (b.pending > 0) {
+      let who: string;
+      if (arrivers.length) who = `; agents that can still arrive on ${barName}: ${arrivers.map(describe).join(', ')}`;
+      else if (exited.length) who = `; no running agent's remaining code arrives on ${barName} (the agents that arrive on it have finished: ${exited.map(describe).join(', ')})`;
+      else if (anyArrives(key)) who = `; no running agent's remaining code arrives on ${barName}: every arrive on it is behind the agents that run it`;
+      else {
+        const movers = s.agents.map((_, o) => o).filter((o) => wholeOf(o).credit.has(key) || wholeOf(o).expect.has(key));
+        who = `; no agent arrives on ${barName} anywhere in the kernel${movers.length ? ` (${movers.map((o) => p.agents[o]!.name).join(', ')} only move${movers.length === 1 ? 's' : ''} its tx-count: expect_tx / copies without an arrive)` : ''}`;
+      }
+      w.reasons.push(`${b.pending} of ${b.expected} arrivals are missing${who}${asyncArrives.length ? `; ${asyncArrives.length} asynchronous arrive(s) still in flight` : ''}`);
+    }
+    if (b.tx > 0) {
+      const senders = crediters.length ? `; agents that can still send bytes to it: ${crediters.map(describe).join(', ')}` : '; no running agent\'s remaining code delivers more bytes to it than it expects';
+      if (bytesInFlight === 0) w.reasons.push(`${b.tx} bytes were expected (expect_tx) but no copy in flight will deliver them${senders}`);
+      else if (bytesInFlight < b.tx) w.reasons.push(`${b.tx} bytes are expected but copies in flight deliver only ${bytesInFlight}${senders}`);
+      else w.reasons.push(`${b.tx} bytes are expected and ${bytesInFlight} are in flight`);
+    } else if (b.tx < 0) {
+      w.reasons.push(`${-b.tx} more bytes were credited by complete_tx than expected (tx-count ${b.tx}); the phase needs pending 0 and tx-count exactly 0`);
+    }
+    if (b.pending === 0 && b.tx === 0 && b.status === 'valid') w.reasons.push('the phase is complete but the waiter tests the other parity');
+    if (lastObserved && b.status === 'valid') {
+      const last = lastObserved(a, key);
+      const missed = b.phase - 1 - (last ?? -1);
+      if (missed >= 2) {
+        w.reasons.splice(1, 0, `${w.name} is ${missed} phases behind: ${last === null ? 'its waits observed no phase of' : `its waits last observed phase ${last} of`} ${barName}, and phases ${(last ?? -1) + 1}..${b.phase - 1} completed without it, so parity ${par} now names phase ${b.phase} instead of the phase it meant (the phase or parity it computes is off by whole phases, or the signaller runs ahead unchecked)`);
+      }
+    }
+    w.bytesMissing = b.tx > 0 && missingBytes > creditable;
+    // A barrier that never receives bytes hands a buffer back (an "empty" barrier): waiting on its
+    // first completion with parity 0 at the start is the classic producer-start bug.
+    const getsBytes = s.agents.some((_, o) => touchesTx(o, key));
+    // Only when the parity is what is wrong: the other parity passes now.
+    if (b.phase === 0 && par === 0 && b.status === 'valid' && testParity(b, par ^ 1) && !getsBytes && arrivers.length > 0 && !passedBefore?.(a, key)) startHint.add(a);
 }
 
 function findCycle(waiters: BlockedWaiter[], names: string[]): string[] | null {

@@ -20,6 +20,22 @@ import { EvalFault } from '../kernel/expr.js';
 import type { AsyncKind, MachineEvent } from './events.js';
 import type { AgentInfo, Instr, OpInstr, Program } from './program.js';
 
+/**
+ * `AgentState.sub` of an agent resting at a blocking mbarrier wait on a never-initialized barrier
+ * after the wait was diagnosed (`uninitialized-wait`) and did not pass: it stays blocked until the
+ * barrier is initialized and its phase completes.
+ */
+export const UNINIT_WAIT_BLOCKED = -2;
+
+/**
+ * Whether a wait on a never-initialized barrier passes: as on the H200's zero word, which reads as
+ * phase 0 (docs/HARDWARE.md, "Waits on a word that was never initialized"): parity 1 passes,
+ * parity 0 does not.
+ */
+export function uninitWaitPasses(parity: number): boolean {
+  return (parity & 1) === 1;
+}
+
 /** A step's choice: an agent executes its next operation, or an asynchronous operation progresses. */
 export type Choice = { kind: 'agent'; agent: number } | { kind: 'async'; id: number };
 
@@ -33,7 +49,11 @@ export interface AgentState {
   /** Variable slots (builtins first, then the role's variables). */
   frame: number[];
   status: AgentStatus;
-  /** `bar.sync` in progress: the named-barrier generation the agent waits to complete, or -1. */
+  /**
+   * `bar.sync` in progress: the named-barrier generation the agent waits to complete, or -1;
+   * {@link UNINIT_WAIT_BLOCKED} at a blocking mbarrier wait that was diagnosed on a
+   * never-initialized barrier and did not pass.
+   */
   sub: number;
   /** Tokens held in variables (by slot); null when none. */
   tokens: Record<number, Token> | null;
@@ -186,6 +206,8 @@ export class Machine {
   private readonly scratchKeys: number[] = [];
   /** Agents of each cluster. */
   private readonly clusterAgents: number[][];
+  /** Agents of each CTA. */
+  private readonly ctaAgents: number[][];
   /** The (frozen, shared) choice of each agent that {@link enabled} returns. */
   private readonly agentChoice: Choice[];
   /** The (frozen, shared) choices of async ops with small ids that {@link enabled} returned. */
@@ -206,9 +228,11 @@ export class Machine {
     this.agentChoice = program.agents.map((_, i) => Object.freeze({ kind: 'agent' as const, agent: i }));
     this.ctaThreads = new Array(program.ctas).fill(0);
     this.clusterAgents = Array.from({ length: program.grid }, () => []);
+    this.ctaAgents = Array.from({ length: program.ctas }, () => []);
     for (const a of program.agents) {
       this.ctaThreads[a.cta]! += a.threads;
       this.clusterAgents[a.cluster]!.push(a.id);
+      this.ctaAgents[a.cta]!.push(a.id);
     }
     this.agentCode = program.agents.map((a) => program.roles[a.role]!.code);
   }
@@ -306,6 +330,12 @@ export class Machine {
         if (key < 0) return true; // faults when executed
         if (Math.floor(key / this.program.barriersPerCta) !== this.program.agents[a]!.cta) return true;
         const b = s.bars[key]!;
+        if (b.status === 'uninit') {
+          // Diagnosed when executed (once); then it passes or blocks as the H200's zero word does.
+          if (ag.sub !== UNINIT_WAIT_BLOCKED) return true;
+          const t = op.token !== undefined ? ag.tokens?.[ins.token!] : undefined;
+          return uninitWaitPasses(op.token !== undefined ? (t ? t.phase : 0) : ins.ints.parity!(ag.frame));
+        }
         if (b.status !== 'valid') return true; // diagnosed when executed
         if (op.token !== undefined) {
           const t = ag.tokens?.[ins.token!];
@@ -549,16 +579,21 @@ export class Machine {
   /** Lanes of one warp aggregated into the arrive being signalled (over-arrival messages say so), or 0. */
   private laneNote = 0;
 
-  private diag(s: MachineState, out: StepOut, d: Diagnostic, agent: number, asyncId: number, bar: number, loc?: SrcLoc): void {
+  private diag(s: MachineState, out: StepOut, d: Diagnostic, agent: number, asyncId: number, bar: number, loc?: SrcLoc, buf = -1): void {
     if (this.laneNote && agent >= 0 && d.code === DIAG.overArrival) {
       d = { ...d, message: d.message.replace(/^(mbarrier\.\S+) with count (\d+)/, `$1 by the ${this.laneNote} threads of one warp of ${this.program.agents[agent]!.name} (the H200 makes a warp's lanes one arrive with their summed count, $2)`) };
     }
     out.diags.push(loc ? { diag: d, agent, async: asyncId, bar, loc, t: s.now } : { diag: d, agent, async: asyncId, bar, t: s.now });
-    { this.emitted(s); if (out.events) out.events.push(loc ? { e: 'diag', t: s.now, diag: d, agent, async: asyncId, bar, loc } : { e: 'diag', t: s.now, diag: d, agent, async: asyncId, bar }); }
+    if (out.events) {
+      this.emitted(s);
+      const ev: MachineEvent = loc ? { e: 'diag', t: s.now, diag: d, agent, async: asyncId, bar, loc } : { e: 'diag', t: s.now, diag: d, agent, async: asyncId, bar };
+      if (buf >= 0) ev.buf = buf;
+      out.events.push(ev);
+    } else this.emitted(s);
   }
 
-  private fault(s: MachineState, a: number, out: StepOut, d: Diagnostic, loc: SrcLoc | undefined, bar: number): void {
-    this.diag(s, out, d, a, -1, bar, loc);
+  private fault(s: MachineState, a: number, out: StepOut, d: Diagnostic, loc: SrcLoc | undefined, bar: number, buf = -1): void {
+    this.diag(s, out, d, a, -1, bar, loc, buf);
     if (a >= 0) s.agents[a]!.status = 'trap';
     s.trapped = d;
   }
@@ -745,10 +780,30 @@ export class Machine {
           return this.fault(s, a, out, diagnostic(DIAG.remoteWait, `mbarrier.${op.form} on ${p.barrierName(key)}, a barrier of another CTA`, s.bars[key]), loc, key);
         }
         const b = s.bars[key]!;
+        if (b.status === 'uninit') {
+          // The H200 does not trap on a wait on a zero word: it reads as phase 0 (docs/HARDWARE.md).
+          const t = op.token !== undefined ? ag.tokens?.[ins.token!] : undefined;
+          const par = (op.token !== undefined ? (t ? t.phase : 0) : ins.ints.parity!(f)) & 1;
+          const pass = uninitWaitPasses(par);
+          if (ag.sub !== UNINIT_WAIT_BLOCKED) {
+            const res = op.dest !== undefined ? `returns ${pass ? 1 : 0}` : pass ? 'passes' : 'blocks';
+            const d = diagnostic(DIAG.uninitializedWait, `mbarrier.${op.form} on ${p.barrierName(key)}, which was never initialized: on a zero word it ${res} (parity ${par}, as on phase 0)`, b);
+            this.flush(s, out, [d], a, -1, key, loc);
+          }
+          { this.emitted(s); if (out.events) out.events.push({ e: 'wait', t: s.now, agent: a, bar: key, parity: par, phase: 0, pass, token: op.token !== undefined, loc }); }
+          if (op.dest !== undefined) f[ins.dest!] = pass ? 1 : 0;
+          else if (!pass) {
+            ag.sub = UNINIT_WAIT_BLOCKED;
+            advance = false;
+          }
+          if (advance) ag.sub = -1;
+          break;
+        }
         if (b.status !== 'valid') {
-          const d = diagnostic(b.status === 'uninit' ? DIAG.uninitialized : DIAG.invalidated, `mbarrier.${op.form} on ${p.barrierName(key)}, which is ${b.status === 'uninit' ? 'not initialized' : 'invalidated'}`, b);
+          const d = diagnostic(DIAG.invalidated, `mbarrier.${op.form} on ${p.barrierName(key)}, which is invalidated`, b);
           return this.fault(s, a, out, d, loc, key);
         }
+        ag.sub = -1;
         let pass: boolean;
         let par: number;
         let diags: Diagnostic[] | null = null;
@@ -792,6 +847,12 @@ export class Machine {
         const clusterBase = info.cluster * p.clusterSize;
         const barRank = this.barCta(key) - clusterBase;
         const bufRank = this.bufCta(buf) - clusterBase;
+        if (mask < 0 && barRank !== bufRank) {
+          // Without multicast the mbarrier must be in the destination's CTA (PTX ISA §9.7.9.25.4.1,
+          // §9.7.9.27.1.2 with .cta_group::1): where the bytes would be credited is undefined.
+          return this.fault(s, a, out, diagnostic(DIAG.tmaBarrierCta,
+            `${ins.text}: its mbarrier ${p.barrierName(key)} is in CTA ${barRank} but its destination ${p.bufferName(buf)} is in CTA ${bufRank}; without multicast the mbarrier must be in the destination's CTA`, s.bars[key]), loc, key);
+        }
         // Destination ranks: the buffer's, or (multicast) every rank in the mask, in ascending order.
         const r0 = mask < 0 ? bufRank : 0;
         const r1 = mask < 0 ? bufRank + 1 : p.clusterSize;
@@ -858,6 +919,13 @@ export class Machine {
         const buf = ins.buf!(f);
         if (buf < 0) return this.keyFault(s, a, out, ins, 'buffer');
         const rw = op.op === 'st.shared' ? 'w' : 'r';
+        const bc = this.bufCta(buf);
+        if (bc !== info.cta && this.ctaAgents[bc]!.every((o) => s.agents[o]!.status === 'done')) {
+          // Distributed shared memory of a CTA that has exited is gone (PTX ISA §9.7.9.25.2). The
+          // access is still recorded, so what it races with is reported too.
+          this.diag(s, out, diagnostic(DIAG.exitedCta,
+            `${ins.text}: ${rw === 'w' ? 'writes' : 'reads'} ${p.bufferName(buf)}, shared memory of CTA ${bc - info.cluster * p.clusterSize}, after every thread of that CTA has exited`), a, -1, -1, loc, buf);
+        }
         { this.emitted(s); if (out.events) out.events.push({ e: 'access', t: s.now, buf, rw, proxy: 'generic', edge: 'point', agent: a, async: -1, loc }); }
         break;
       }

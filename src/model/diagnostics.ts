@@ -51,6 +51,12 @@ export const DIAG = {
   lapping: 'lapping',
   /** `bar.sync` / `bar.arrive` with an id outside 0..15 or a thread count that is not a positive multiple of 32. */
   namedBarrier: 'named-barrier',
+  /** `test_wait` / `try_wait` on a barrier that was never initialized. */
+  uninitializedWait: 'uninitialized-wait',
+  /** A non-multicast bulk copy whose mbarrier is not in the CTA of its destination buffer. */
+  tmaBarrierCta: 'tma-barrier-cta',
+  /** `ld.shared` / `st.shared` of another CTA's shared memory after every thread of that CTA has exited. */
+  exitedCta: 'exited-cta',
 } as const;
 
 /** One of the stable diagnostic codes in {@link DIAG}. */
@@ -90,7 +96,7 @@ export const H200_BEHAVIOUR: Record<DiagCode, { h200: string; trap: boolean; sev
     severity: 'error',
   },
   uninitialized: {
-    h200: 'an arrive on a never-initialized word traps the kernel (FINDINGS.md O4); waits, expect_tx and copies on one were not probed: the machine stops the agent',
+    h200: 'an arrive on a never-initialized word traps the kernel (FINDINGS.md O4); expect_tx and copies on one were not probed: the machine stops the agent (waits: uninitialized-wait)',
     trap: true,
     severity: 'error',
   },
@@ -177,6 +183,21 @@ export const H200_BEHAVIOUR: Record<DiagCode, { h200: string; trap: boolean; sev
   'named-barrier': {
     h200: 'not probed: PTX ISA §9.7.13.1 allows ids 0..15 and a thread count that is a multiple of the warp size; anything else is undefined (ptxas rejects constant ids above 15); the machine stops the agent',
     trap: true,
+    severity: 'error',
+  },
+  'uninitialized-wait': {
+    h200: 'no trap on a zero word: it reads as phase 0, so test_wait/try_wait.parity(1) return true and parity(0) false (try_wait after its ~7.8k-cycle timeout; a try_wait loop spins forever); a word holding 0xff.. or 0xa5.. traps (docs/HARDWARE.md, "Waits on a word that was never initialized"). Shared memory is not cleared at launch, so what a kernel sees depends on what the word held; the machine goes on as on the zero word',
+    trap: false,
+    severity: 'error',
+  },
+  'tma-barrier-cta': {
+    h200: 'undefined: without multicast the mbarrier operand must be in the same CTA as the destination (PTX ISA §9.7.9.25.4.1, §9.7.9.27.1.2, .cta_group::1); not probed. The machine does not guess where the bytes are credited: it stops the agent',
+    trap: false,
+    severity: 'error',
+  },
+  'exited-cta': {
+    h200: 'undefined: distributed shared memory of a CTA that has exited may no longer be accessed (PTX ISA §9.7.9.25.2, CUDA programming guide: a CTA must not exit while others access its shared memory, hence the cluster barrier before exit); not probed. The machine records the access and goes on',
+    trap: false,
     severity: 'error',
   },
   'parity-operand': {

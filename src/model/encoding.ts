@@ -19,7 +19,13 @@ const TWO21 = 1n << 21n;
 /** Fields of a decoded word. `phaseParity` is all the word holds of the phase number. */
 export interface DecodedWord {
   phaseParity: 0 | 1;
+  /** Arrivals still missing in the current phase; a pending field of 0 means none (all arrivals are in). */
   pending: number;
+  /**
+   * What `mbarrier.pending_count` returns for a token with this upper half: `2^20 − field`, a pure
+   * bit extraction, so a pending field of 0 gives 2^20 = 1048576 (FINDINGS.md P4).
+   */
+  pendingCount: number;
   expected: number;
   /** Signed tx-count in bytes (negative: more bytes completed than expected). */
   tx: number;
@@ -36,7 +42,11 @@ export function encodeWord(b: MBarrier): bigint {
   return (ph << 63n) | (pend << 43n) | (tx << 21n) | (exp << 1n);
 }
 
-/** Decodes a 64-bit word (FINDINGS.md §1). A pending or expected field of 0 means 2^20 (or 0 arrivals left, for pending). */
+/**
+ * Decodes a 64-bit word (FINDINGS.md §1). An expected field of 0 means 2^20 (0 mod 2^20). A pending
+ * field of 0 is 0 arrivals left as barrier state (`pending`), and 2^20 as `mbarrier.pending_count`
+ * reads it (`pendingCount`, FINDINGS.md P4).
+ */
 export function decodeWord(word: bigint): DecodedWord {
   const w = BigInt.asUintN(64, word);
   const phaseParity = Number((w >> 63n) & 1n) as 0 | 1;
@@ -44,10 +54,11 @@ export function decodeWord(word: bigint): DecodedWord {
   const txField = (w >> 21n) & (TWO21 - 1n);
   const expField = (w >> 1n) & (TWO20 - 1n);
   const pending = pendField === 0n ? 0 : Number(TWO20 - pendField);
+  const pendingCount = Number(TWO20 - pendField);
   const expected = Number(TWO20 - expField);
   const txNeg = txField >= TWO20 ? txField - TWO21 : txField; // signed 21-bit
   const unknownBits = Number(((w >> 42n) & 1n) << 1n | (w & 1n));
-  return { phaseParity, pending, expected, tx: Number(-txNeg) === 0 ? 0 : Number(-txNeg), unknownBits };
+  return { phaseParity, pending, pendingCount, expected, tx: Number(-txNeg) === 0 ? 0 : Number(-txNeg), unknownBits };
 }
 
 /**
@@ -59,9 +70,12 @@ export function tokenWord(t: Token): number {
   return Number(encodeWord(b) >> 32n) >>> 0;
 }
 
-/** Decodes the upper 32 bits of a token: parity, pending-before, and tx to 2 KiB granularity. */
-export function decodeToken(upper: number): { phaseParity: 0 | 1; pendingBefore: number; txApprox: number } {
+/**
+ * Decodes the upper 32 bits of a token: parity, pending-before, what `mbarrier.pending_count`
+ * returns for it (2^20 for a pending field of 0, FINDINGS.md P4), and tx to 2 KiB granularity.
+ */
+export function decodeToken(upper: number): { phaseParity: 0 | 1; pendingBefore: number; pendingCount: number; txApprox: number } {
   const w = BigInt(upper >>> 0) << 32n;
   const d = decodeWord(w);
-  return { phaseParity: d.phaseParity, pendingBefore: d.pending, txApprox: d.tx };
+  return { phaseParity: d.phaseParity, pendingBefore: d.pending, pendingCount: d.pendingCount, txApprox: d.tx };
 }

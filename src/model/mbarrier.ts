@@ -336,11 +336,13 @@ export function testToken(b: MBarrier, barrierId: number, token: Token, diags?: 
 
 /**
  * `mbarrier.pending_count` (PTX ISA §9.7.13.15.17): the pending count captured before the arrive
- * that produced `token` (FINDINGS.md P4). Only defined for `.noComplete` tokens.
+ * that produced `token` (FINDINGS.md P4). Only defined for `.noComplete` tokens. The H200 extracts
+ * `2^20 − bits[62:43]` of the token, so a token taken with no arrival pending (its field is 0)
+ * reads 2^20 = 1048576, not 0.
  */
 export function pendingCount(token: Token, diags?: Diagnostic[]): number {
   if (!token.noComplete && diags) diags.push(diagnostic(DIAG.pendingCountToken, 'mbarrier.pending_count on a token not produced by a .noComplete arrive'));
-  return token.pendingBefore;
+  return token.pendingBefore === 0 ? 1 << 20 : token.pendingBefore;
 }
 
 /**

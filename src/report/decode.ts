@@ -40,7 +40,12 @@ export function explainWord(text: string | number | bigint): Decoded {
   lines.push(`${hex}  ${isWord ? '64-bit mbarrier word' : 'arrive token (upper 32 bits of the state before the arrive)'}`);
   lines.push(`  phase parity  ${d.phaseParity}                 bit 63`);
   const pendField = Number((word >> 43n) & 0xfffffn);
-  lines.push(`  pending       ${String(d.pending).padEnd(6)} arrivals    bits 62:43 hold 2^20 − pending (0x${pendField.toString(16)})`);
+  if (pendField === 0) {
+    lines.push(`  pending       0      arrivals    bits 62:43 are 0: every arrival of the phase is in`);
+    lines.push(`  pending_count 1048576           mbarrier.pending_count reads 2^20 − bits 62:43 = 2^20 for a token with this field (docs/HARDWARE.md, Encoding), not 0`);
+  } else {
+    lines.push(`  pending       ${String(d.pending).padEnd(6)} arrivals    bits 62:43 hold 2^20 − pending (0x${pendField.toString(16)})`);
+  }
   if (isWord) {
     const expField = Number((word >> 1n) & 0xfffffn);
     if (expField === 0) lines.push('  expected      0      arrivals    bits 20:1 are 0: the count was dropped to 0 (arrive_drop) or init(0) ran; no later phase can complete (docs/HARDWARE.md, Encoding)');

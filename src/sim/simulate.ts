@@ -626,7 +626,7 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
   let verdict: SimVerdict = 'ok';
   let hang: HangReport | null = null;
   if (stopped) verdict = 'incomplete';
-  else if (s.trapped) verdict = 'trap';
+  else if (s.trapped) verdict = s.trapped.trap ? 'trap' : 'error';
   else if (s.agents.some((a) => a.status === 'run')) {
     verdict = 'hang';
     hang = explainHang(m, s);

@@ -1,0 +1,203 @@
+/**
+ * Root causes for the checker's reports: the release that let the later side of a race go and the
+ * fix that applies, the static finding that explains a hang, and the order in which hazards are
+ * reported (a cause before the symptoms the same bug leads to).
+ *
+ * Everything here reads what the checker already has: the replayed events of a hazard's trace
+ * (`replay`), the vector-clock race (`hb.ts`) and the static warnings (`static.ts`). No machine rule
+ * is re-implemented: phases, passes and completions are the machine's events.
+ */
+import type { SrcLoc } from '../kernel/ir.js';
+import type { MachineEvent } from '../machine/events.js';
+import type { OpInstr, Program } from '../machine/program.js';
+import type { HbRace } from './hb.js';
+
+/** The release that let the later access of a race go, and the fix that applies. */
+export interface RaceCause {
+  /** One sentence: which arrive / commit / landing completed the phase the later side's wait observed, with lines. */
+  release: string | null;
+  /** Which fix applies: arrival count, wait_group depth, a wait on the right barrier, a fence, … */
+  fix: string;
+  /** Source location of the release (the arrive or commit), when there is one. */
+  loc?: SrcLoc;
+}
+
+type Name = (agent: number, async: number) => string;
+
+const line = (l?: SrcLoc) => (l ? ` (line ${l.line})` : '');
+
+/** The op text of the instruction at `loc` of agent `a`'s role, if any. */
+function opAt(p: Program, a: number, loc?: SrcLoc): string | null {
+  if (!loc || a < 0) return null;
+  const ins = p.roles[p.agents[a]!.role]!.code.find((x) => x.i === 'op' && x.loc.line === loc.line && x.loc.col === loc.col) as OpInstr | undefined;
+  return ins ? ins.text : null;
+}
+
+interface Release {
+  wait: Extract<MachineEvent, { e: 'wait' }>;
+  bar: string;
+  /** The phase the wait observed (-1: it passed on the fresh barrier). */
+  observed: number;
+  /** Index of that phase's completion event, or -1. */
+  done: number;
+  /** Who completed it: agent (or -1) and async op (or -1), and the source of the operation. */
+  agent: number;
+  async: number;
+  loc?: SrcLoc;
+  text: string | null;
+}
+
+/** Agent `a`'s last passing wait before event `upTo`, the phase it observed and the release that completed it; null without a wait. */
+function releaseOf(p: Program, events: readonly MachineEvent[], asyncLoc: Map<number, { loc?: SrcLoc; kind: string; agent: number }>, who: Name, a: number, upTo: number): Release | null {
+  let wait: Extract<MachineEvent, { e: 'wait' }> | null = null;
+  for (let i = 0; i < upTo && i < events.length; i++) {
+    const e = events[i]!;
+    if (e.e === 'wait' && e.pass && e.agent === a) wait = e;
+  }
+  if (!wait) return null;
+  const bar = p.barrierName(wait.bar);
+  const observed = ((wait.phase - 1) & 1) === wait.parity ? wait.phase - 1 : wait.phase - 2;
+  const done = events.findIndex((e) => e.e === 'phase' && e.bar === wait!.bar && e.completed === observed);
+  const r: Release = { wait, bar, observed, done, agent: -1, async: -1, text: null };
+  if (done >= 0) {
+    const ph = events[done] as Extract<MachineEvent, { e: 'phase' }>;
+    r.agent = ph.agent;
+    r.async = ph.async;
+    let opText: string | null = null;
+    if (ph.async >= 0) {
+      const o = asyncLoc.get(ph.async);
+      if (o?.loc) r.loc = o.loc;
+      opText = o ? opAt(p, o.agent, o.loc) : null;
+    } else {
+      for (let i = done - 1; i >= 0; i--) {
+        const e = events[i]!;
+        if ((e.e === 'arrive' || e.e === 'complete_tx' || e.e === 'expect_tx') && e.bar === ph.bar && e.agent === ph.agent && e.async < 0) {
+          if (e.loc) r.loc = e.loc;
+          break;
+        }
+      }
+      opText = opAt(p, ph.agent, r.loc);
+    }
+    r.text = `${who(a, -1)} went on after its wait on ${bar}${line(wait.loc)}, which observed phase ${observed}; that phase was completed by ${opText ? `${opText} of ` : ''}${who(ph.agent, ph.async)}${line(r.loc)}`;
+  } else if (observed < 0) {
+    r.text = `${who(a, -1)} went on after its wait on ${bar}${line(wait.loc)}, which passed on the fresh barrier (parity 1 in phase 0): no phase had completed`;
+  }
+  return r;
+}
+
+/**
+ * Explains race `race` of a trace whose events are `events`: the release that let the later access
+ * go and the fix. `who` names agents and async ops as the report does.
+ */
+export function raceCause(p: Program, events: readonly MachineEvent[], race: HbRace, who: Name): RaceCause {
+  const x = race.first;
+  const y = race.second;
+  const later = y.agent >= 0 ? y.agent : y.issuer;
+  const asyncLoc = new Map<number, { loc?: SrcLoc; kind: string; agent: number }>();
+  for (const e of events) if (e.e === 'async') asyncLoc.set(e.id, { loc: e.loc, kind: e.kind, agent: e.agent });
+  const wait = releaseOf(p, events, asyncLoc, who, later, y.at)?.wait ?? null;
+  const xName = `${x.rw === 'w' ? 'write' : 'read'} by ${who(x.agent, x.async)}${line(x.loc)}`;
+  const yName = `${y.rw === 'w' ? 'write' : 'read'} by ${who(y.agent, y.async)}${line(y.loc)}`;
+  const buf = p.bufferName(x.buf);
+  // A cross-proxy pair is ordered only with a proxy fence.
+  if (x.proxy !== y.proxy && x.async < 0 && x.rw === 'w') {
+    return { release: null, fix: `a fence: the generic write${line(x.loc)} must be followed by fence.proxy.async before the release that hands ${buf} to the async proxy` };
+  }
+  if (!wait) {
+    const bar = x.signals >= 0 ? p.barrierName(x.signals) : null;
+    return {
+      release: null,
+      fix: bar
+        ? `a wait on the right barrier: ${who(later, -1)} accesses ${buf} without waiting on ${bar}, on which the ${xName} completes; wait for that phase first`
+        : `a wait: nothing ${who(later, -1)} waits on before its access orders it after the ${xName}`,
+    };
+  }
+  const bar = p.barrierName(wait.bar);
+  const rel = releaseOf(p, events, asyncLoc, who, later, y.at)!;
+  const { observed, done } = rel;
+  let relText = rel.text;
+  let relLoc = rel.loc;
+  const relAgent = rel.agent;
+  const relAsync = rel.async;
+  const issuedAt = (id: number) => events.findIndex((e) => e.e === 'async' && e.id === id);
+  const issuerRel = x.async >= 0 ? releaseOf(p, events, asyncLoc, who, x.issuer, issuedAt(x.async)) : null;
+  // Which fix applies.
+  let fix: string;
+  const xa = x.async >= 0 ? asyncLoc.get(x.async) : undefined;
+  if (xa && (xa.kind === 'bulk.store' || xa.kind === 'wgmma') && (y.agent === xa.agent || relAgent === xa.agent)) {
+    // The issuer's last wait_group before it touched the buffer again or released it.
+    const upTo = y.agent === xa.agent ? y.at : done;
+    let wg: Extract<MachineEvent, { e: 'op' }> | undefined;
+    for (const e of events.slice(0, upTo)) if (e.e === 'op' && e.agent === xa.agent && (e.op === 'cp.async.bulk.wait_group' || e.op === 'wgmma.wait_group')) wg = e;
+    const n = wg?.n;
+    fix = wg && n !== undefined
+      ? `wait_group depth: ${who(xa.agent, -1)}'s ${wg.op} ${n}${line(wg.loc)} leaves ${n} group(s) in flight, and the one reading ${buf} is among them: wait for fewer (wait_group ${Math.max(0, n - 1)}) before ${y.agent === xa.agent ? `touching ${buf}` : `releasing ${buf}`}`
+      : `wait_group depth: nothing waits for the ${xa.kind === 'wgmma' ? 'wgmma' : 'bulk-store'} group reading ${buf} before this access: a ${xa.kind === 'wgmma' ? 'wgmma' : 'cp.async.bulk'}.wait_group that retires it`;
+  } else if (observed < 0) {
+    fix = `the wait's parity: ${who(later, -1)}'s wait on ${bar}${line(wait.loc)} passed on the fresh barrier (parity 1 in phase 0) before any phase completed, so nothing orders it after the ${xName}: wait with the parity of a phase completed after that access (parity 0 for the first)`;
+  } else if (x.async >= 0 && x.signals >= 0 && x.signals !== wait.bar) {
+    fix = `a wait on the right barrier: the ${xName} completes on ${p.barrierName(x.signals)}, but ${who(later, -1)} waited on ${bar}`;
+  } else if (x.async >= 0 && x.signals === wait.bar && issuedAt(x.async) > done && issuerRel && issuerRel.agent >= 0 && issuerRel.async < 0 && issuerRel.agent !== later) {
+    // The copy's issuer was let go by another agent's release while this side still used the buffer.
+    relText = issuerRel.text;
+    relLoc = issuerRel.loc;
+    fix = `arrival count: ${who(x.issuer, -1)} was released by ${who(issuerRel.agent, -1)}'s arrive on ${issuerRel.bar}${line(issuerRel.loc)} while ${who(later, -1)} still used ${buf}: the count of ${issuerRel.bar} (${p.barrierOf(issuerRel.wait.bar).info.count}) is smaller than the agents that must release ${buf}`;
+  } else if (x.async >= 0 && x.signals === wait.bar && issuedAt(x.async) > done) {
+    fix = `the wait's phase: ${who(later, -1)}'s wait on ${bar}${line(wait.loc)} observed phase ${observed}, which had completed before the ${xName} was even issued: the parity it computes is stale (a phase counter off by whole phases, or restarted)`;
+  } else if (x.async >= 0 && x.signals === wait.bar) {
+    fix = `arrival count / expect_tx: phase ${observed} of ${bar} completed before the ${xName} landed: its arrivals (count ${p.barrierOf(wait.bar).info.count}) and the bytes expected were all in without this copy's bytes; expect every copy's bytes (arrive.expect_tx with the sum, before the copies can land), or raise the count`;
+  } else if (x.async >= 0 && xa?.kind === 'tc.mma') {
+    fix = `a commit after the last MMA: the tcgen05.mma${line(xa.loc)} reading ${buf} is not covered by the tcgen05.commit that released ${who(later, -1)}`;
+  } else if (x.async < 0 && x.agent >= 0 && relAgent >= 0 && relAgent !== x.agent && relAsync < 0) {
+    fix = `arrival count: ${bar} completed phase ${observed} on ${who(relAgent, -1)}'s arrive without one from ${who(x.agent, -1)}, whose ${x.rw === 'w' ? 'write' : 'read'}${line(x.loc)} was not done: the count of ${bar} (${p.barrierOf(wait.bar).info.count}) is smaller than the arrivals that must release ${buf}`;
+  } else if (x.async < 0 && x.agent >= 0 && relAgent === x.agent && relLoc && x.loc && relLoc.line < x.loc.line) {
+    fix = `move the release after the access: ${who(x.agent, -1)} arrives on ${bar}${line(relLoc)} before its ${x.rw === 'w' ? 'write' : 'read'} of ${buf}${line(x.loc)}`;
+  } else {
+    fix = `a wait on the right barrier: nothing that ${who(later, -1)} waits on is released after the ${xName}`;
+  }
+  const out: RaceCause = { release: relText, fix: `${fix}. (${yName} against ${xName})` };
+  if (relLoc) out.loc = relLoc;
+  return out;
+}
+
+/** Kinds of static findings that can explain a hang. */
+const EXPLAINS_HANG = new Set(['unreachable-arrive', 'trip-mismatch', 'count-mismatch']);
+
+/** Barrier names a hang's details say its waiters wait on (`waits for phase N of NAME`), first waiter first. */
+function hangBarriers(details: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const d of details) for (const m of d.matchAll(/waits for phase \d+ of (\S+) \(parity/g)) out.push(m[1]!);
+  return out;
+}
+
+/** Whether static finding subject `s` (a barrier `full[0]`, or an array `full` for an arrive site) names barrier `name`. */
+function names(s: string, name: string): boolean {
+  const bare = name.replace(/@c\d+$/, '');
+  return s === name || s === bare || name.startsWith(`${s}[`);
+}
+
+/**
+ * The static finding (an arrive never executed, trip counts that differ between roles, arrivals
+ * that do not add up to the count) that explains a hang whose waiters wait on `subject` or the
+ * barriers its `details` name, or null.
+ */
+export function staticCauseOf<T extends { kind: string; subject: { name: string } | null }>(subject: string | null, details: readonly string[], statics: readonly T[]): T | null {
+  const bars = [...(subject ? [subject] : []), ...hangBarriers(details)];
+  for (const b of bars) {
+    for (const kind of ['unreachable-arrive', 'trip-mismatch', 'count-mismatch']) {
+      const hit = statics.find((w) => w.kind === kind && EXPLAINS_HANG.has(w.kind) && w.subject && names(w.subject.name, b));
+      if (hit) return hit;
+    }
+  }
+  return null;
+}
+
+/**
+ * Rank of a hazard in the report (lower first; ties by trace length): a race in which an async copy
+ * overwrites a buffer that a generic access read (the producer refilling a stage it was not given
+ * back) is usually the symptom of an earlier consumer-side bug, so it comes after other errors.
+ */
+export function causeRank(h: { kind: string; race?: { first: string; second: string } }): number {
+  if (h.kind === 'race' && h.race && /^write by TMA/.test(h.race.second) && /^read by /.test(h.race.first)) return 1;
+  return 0;
+}
