@@ -33,6 +33,17 @@ describe('reductions against the unreduced search', () => {
     }
   });
 
+  test('a copy issued before its arrive.expect_tx, then a read with no wait: RACE with every reduction', async () => {
+    const { check } = await import('../src/check/check.js');
+    const { instantiate } = await import('../src/machine/program.js');
+    const k = parseSketch(readFileSync(`${FIXTURES}/copy-before-expect-read.mbk`, 'utf8'), 'copy-before-expect-read.mbk').kernel!;
+    for (const opts of [{}, { por: false }, { symmetry: false }, { por: false, symmetry: false }]) {
+      const r = check(instantiate(k), opts);
+      expect(r.verdict, JSON.stringify(opts)).toBe('race');
+      expect(r.hazards[0]!.subject?.name).toBe('R[0]');
+    }
+  });
+
   test(`${RUNS} generated kernels (seed ${SEED}): same hazards and final states with every reduction`, () => {
     let compared = 0;
     let skipped = 0;

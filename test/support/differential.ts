@@ -39,7 +39,10 @@ export function finalText(p: Program, s: MachineState): string {
 export function outcome(p: Program, opts: CheckOptions): Outcome {
   const finals = new Set<string>();
   const r: CheckResult = check(p, { all: true, strict: true, ...opts, onTerminal: (s) => finals.add(finalText(p, s)) });
-  const hazards = [...new Set([...r.hazards, ...r.warnings].map((h) => `${h.kind}|${h.subject?.name ?? ''}`))].sort();
+  // A hang's subject is its first blocked agent's, and which of interchangeable agents comes first
+  // depends on the representative the symmetry reduction keeps: hangs and cycles compare by kind.
+  const key = (h: { kind: string; subject: { name: string } | null }) => (h.kind === 'hang' || h.kind === 'cycle' ? h.kind : `${h.kind}|${h.subject?.name ?? ''}`);
+  const hazards = [...new Set([...r.hazards, ...r.warnings].map(key))].sort();
   return { complete: r.complete, states: r.coverage.states, hazards, finals: [...finals].sort(), groups: r.coverage.symmetry.length };
 }
 
