@@ -11,7 +11,7 @@ import { buildLedger } from '../report/ledger.js';
 import { phaseTable, renderPhaseTable } from '../report/phases.js';
 import { locText, renderEventLog, renderLedger, renderSummary, renderTimeline, PLAIN, type Paint } from '../report/text.js';
 import { buildTrace } from '../report/trace.js';
-import { simulate } from '../sim/simulate.js';
+import { LEDGER_EVENT_KINDS, simulate, SimTimeError, type SimOptions } from '../sim/simulate.js';
 import { H200, mergeTiming, TimingError, type Timing } from '../sim/timing.js';
 import { instantiateOrExplain, loadKernel, parseSet, UsageError } from './load.js';
 import type { ProgressStream } from '../check/index.js';
@@ -74,6 +74,9 @@ function writeAtomic(path: string, data: string): void {
   }
 }
 
+/** Share of `run --max-memory` the simulation's records may fill (the report built from them needs the rest). */
+const RUN_MEMORY_SHARE = 0.55;
+
 function loadTiming(path: string | undefined): Timing {
   if (!path) return H200;
   let text: string;
@@ -99,6 +102,10 @@ function loadTiming(path: string | undefined): Timing {
 interface RunOpts {
   set: Record<string, number>;
   maxSteps: number;
+  /** Seconds. */
+  timeout?: number;
+  /** MB. */
+  maxMemory: number;
   trace?: string;
   json?: boolean;
   timing?: string;
@@ -112,7 +119,23 @@ async function runVerb(target: string, o: RunOpts, io: IO): Promise<number> {
   const loaded = await loadKernel(target);
   const program = instantiateOrExplain(loaded.kernel, o.set, loaded.origin);
   const timing = loadTiming(o.timing);
-  const r = simulate(program, { timing, maxSteps: o.maxSteps, ...(o.seed !== undefined ? { seed: o.seed } : {}) });
+  // The text report without --events needs only the ledger's events (a short run shows its event
+  // log: it is simulated again with every event, the same run). The simulation stops at
+  // RUN_MEMORY_SHARE of --max-memory: the ledger and timeline built from its records need the rest.
+  const allEvents = !!(o.json || o.trace || o.events);
+  const sim = (opts: Partial<SimOptions>) => {
+    try {
+      return simulate(program, {
+        timing, maxSteps: o.maxSteps, maxMemory: o.maxMemory * 1048576 * RUN_MEMORY_SHARE, ...opts,
+        ...(o.timeout !== undefined ? { timeoutMs: o.timeout * 1000 } : {}), ...(o.seed !== undefined ? { seed: o.seed } : {}),
+      });
+    } catch (err) {
+      if (err instanceof SimTimeError || err instanceof TimingError) throw new UsageError(err.message);
+      throw err;
+    }
+  };
+  let r = sim(allEvents ? {} : { eventKinds: LEDGER_EVENT_KINDS });
+  if (!allEvents && r.steps <= 40) r = sim({});
   const events = r.events!;
   const ledger = buildLedger(program, events);
   const names = (a: number) => (a >= 0 ? program.agents[a]!.name : null);
@@ -197,6 +220,7 @@ async function runVerb(target: string, o: RunOpts, io: IO): Promise<number> {
     io.out(paint.dim(`  (this is one timed schedule; \`mbsim check ${target}\` explores every schedule and gives the shortest trace)`));
   }
   if (r.stopped) io.out(paint.yellow(r.stopped));
+  if (r.stoppedBy === 'max-memory') io.out(paint.dim(`  (the simulation's records may fill ${RUN_MEMORY_SHARE * 100}% of --max-memory ${o.maxMemory}; the ledger and timeline built from them need the rest)`));
   if (o.trace) io.out(paint.dim(`\ntrace written to ${o.trace} (open it in https://ui.perfetto.dev)`));
   return code;
 }
@@ -229,6 +253,8 @@ export async function main(argv: string[], io: IO = nodeIO()): Promise<number> {
     .addOption(new Option('--width <N>', 'timeline width in columns').default(96).argParser(parsePositiveArg('--width')))
     .option('--events', 'print every event and the whole ledger')
     .addOption(new Option('--max-steps <N>', 'stop the simulation after N machine steps (verdict incomplete, exit 3)').default(500_000).argParser(parsePositiveArg('--max-steps')))
+    .option('--timeout <SECONDS>', 'stop the simulation after this many seconds (verdict incomplete, exit 3; default none)', parseSecondsArg('--timeout'))
+    .addOption(new Option('--max-memory <MB>', 'stop the simulation before the process holds this much memory (verdict incomplete, exit 3)').default(2048).argParser(parsePositiveArg('--max-memory')))
     .option('--phase-table <ROLE:BARRIER:VAR>', 'print the phase-tracking table for a role\'s waits on a barrier array')
     .action(async (target: string, o: RunOpts) => {
       code = await runVerb(target, o, io);
