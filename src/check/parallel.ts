@@ -412,8 +412,11 @@ function waitFor(ctl: Int32Array, cond: () => boolean, ms: number): boolean {
   }
 }
 
-/** The pool of `n` workers (started, or reused from an earlier search). */
-function getPool(n: number): Pool {
+/**
+ * The pool of `n` workers (started, or reused from an earlier search), or null when they are not
+ * ready by `deadline` (ms since the epoch; they are given up).
+ */
+function getPool(n: number, deadline: number): Pool | null {
   if (pool && pool.n === n) return pool;
   dropPool();
   const ctl = new Int32Array(new SharedArrayBuffer(4 * (C.MAIL + n)));
@@ -437,7 +440,7 @@ import(workerData.entry).then((m) => m.workerMain(workerData), (e) => {
     ports.push(ch.port1);
   }
   pool = { n, workers, ports, ctl };
-  const ok = waitFor(ctl, () => Atomics.load(ctl, C.READY) >= n, 120_000);
+  const ok = waitFor(ctl, () => Atomics.load(ctl, C.READY) >= n, Math.min(120_000, Math.max(0, deadline - Date.now())));
   const errors: string[] = [];
   for (const p of ports) {
     const r = threads().receiveMessageOnPort(p);
@@ -445,6 +448,7 @@ import(workerData.entry).then((m) => m.workerMain(workerData), (e) => {
   }
   if (!ok || errors.length) {
     dropPool();
+    if (!ok && !errors.length && Date.now() >= deadline) return null;
     throw new Error(`parallel checker: the workers did not start${errors.length ? `: ${errors[0]}` : ' (timeout)'}`);
   }
   return pool;
@@ -475,7 +479,9 @@ export function exploreParallel(program: Program, opts: ExploreOptions): Explore
     if (opts[k] !== undefined) (wopts as Record<string, unknown>)[k] = opts[k];
   }
   const deadline = t0 + timeoutMs;
-  const pl = getPool(n);
+  const pl = getPool(n, deadline);
+  // Not started by the deadline: the search stops by timeout (what one thread explores in no time).
+  if (!pl) return search(program, { ...wopts, timeoutMs: 0 }, null) as ExploreResult;
   const { ctl, ports } = pl;
   for (let i = 0; i < C.READY; i++) Atomics.store(ctl, i, 0);
   const gov = new Governor({ maxMemory, deadline }, {
