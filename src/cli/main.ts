@@ -115,7 +115,15 @@ interface RunOpts {
   phaseTable?: string;
 }
 
-async function runVerb(target: string, o: RunOpts, io: IO): Promise<number> {
+/**
+ * Milliseconds of `--timeout SECONDS` left for the work itself: the timeout counts from the
+ * command's start (`started`, ms since the epoch), so loading and instantiating the kernel are in it.
+ */
+function timeLeft(seconds: number, started: number): number {
+  return Math.max(0, seconds * 1000 - (Date.now() - started));
+}
+
+async function runVerb(target: string, o: RunOpts, io: IO, started: number): Promise<number> {
   const loaded = await loadKernel(target);
   const program = instantiateOrExplain(loaded.kernel, o.set, loaded.origin);
   const timing = loadTiming(o.timing);
@@ -127,7 +135,7 @@ async function runVerb(target: string, o: RunOpts, io: IO): Promise<number> {
     try {
       return simulate(program, {
         timing, maxSteps: o.maxSteps, maxMemory: o.maxMemory * 1048576 * RUN_MEMORY_SHARE, ...opts,
-        ...(o.timeout !== undefined ? { timeoutMs: o.timeout * 1000 } : {}), ...(o.seed !== undefined ? { seed: o.seed } : {}),
+        ...(o.timeout !== undefined ? { timeoutMs: timeLeft(o.timeout, started) } : {}), ...(o.seed !== undefined ? { seed: o.seed } : {}),
       });
     } catch (err) {
       if (err instanceof SimTimeError || err instanceof TimingError) throw new UsageError(err.message);
@@ -227,6 +235,7 @@ async function runVerb(target: string, o: RunOpts, io: IO): Promise<number> {
 
 /** Runs the CLI with `argv` (without node and script); returns the exit code. */
 export async function main(argv: string[], io: IO = nodeIO()): Promise<number> {
+  const started = Date.now();
   const program = new Command();
   let code = 0;
   program
@@ -257,7 +266,7 @@ export async function main(argv: string[], io: IO = nodeIO()): Promise<number> {
     .addOption(new Option('--max-memory <MB>', 'stop the simulation before the process holds this much memory (verdict incomplete, exit 3)').default(2048).argParser(parsePositiveArg('--max-memory')))
     .option('--phase-table <ROLE:BARRIER:VAR>', 'print the phase-tracking table for a role\'s waits on a barrier array')
     .action(async (target: string, o: RunOpts) => {
-      code = await runVerb(target, o, io);
+      code = await runVerb(target, o, io, started);
     });
 
   program
@@ -289,7 +298,8 @@ export async function main(argv: string[], io: IO = nodeIO()): Promise<number> {
         ...(o.sarif ? { sarif: o.sarif } : {}),
         ...(o.trace ? { trace: o.trace } : {}),
         ...(o.maxStates !== undefined ? { maxStates: o.maxStates } : {}),
-        ...(o.timeout !== undefined ? { timeoutMs: o.timeout * 1000 } : {}),
+        // One check: the timeout counts from the command's start; a sweep: per combination.
+        ...(o.timeout !== undefined ? { timeoutMs: o.sweep.length ? o.timeout * 1000 : timeLeft(o.timeout, started) } : {}),
         ...(o.maxMemory !== undefined ? { maxMemoryMb: o.maxMemory } : {}),
         ...(o.all ? { all: true } : {}),
         ...(o.strict ? { strict: true } : {}),

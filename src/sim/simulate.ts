@@ -596,6 +596,7 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
   // Pops that applied no step (bounded by maxSteps too, so a run without progress ends).
   let idle = 0;
   const gov = new Governor({ ...(opts.maxMemory !== undefined ? { maxMemory: opts.maxMemory } : {}), ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}) }, { every: 1024 });
+  gov.check(); // a bound already passed stops the run before its first step
   while (queue.size > 0) {
     if (steps >= maxSteps || idle >= IDLE_PER_STEP * maxSteps) {
       stoppedBy = 'max-steps';
