@@ -12,7 +12,6 @@ describe('resource governor', () => {
   test('the deadline: tick reads the clock every `every` calls; the bound stays once hit', () => {
     const { g, env } = fake({ timeoutMs: 50 });
     expect(g.deadline).toBe(1050);
-    env.t = 1049;
     for (let i = 0; i < 8; i++) expect(g.tick()).toBe(null);
     env.t = 1050;
     expect([g.tick(), g.tick(), g.tick()]).toEqual([null, null, null]);
@@ -20,6 +19,22 @@ describe('resource governor', () => {
     env.t = 0;
     expect(g.check()).toBe('timeout');
     expect(g.stoppedBy).toBe('timeout');
+  });
+
+  test('slow ticks: the clock is read more often (64 ticks taking 640 ms), and less again when ticks are fast', () => {
+    let t = 0;
+    let reads = 0;
+    const g = new Governor({ timeoutMs: 1e9 }, { now: () => (reads++, t), rss: () => 0, every: 64 });
+    for (let i = 0; i < 64 * 16; i++) {
+      t += 10;
+      g.tick();
+    }
+    const slowReads = reads;
+    reads = 0;
+    for (let i = 0; i < 64 * 16; i++) g.tick(); // free ticks: the interval doubles back toward 64
+    // With every = 64 throughout, 16 checks (two clock reads each); here one check every 2 ticks.
+    expect(slowReads).toBeGreaterThan(500);
+    expect(reads).toBeLessThan(slowReads / 2);
   });
 
   test('memory: the resident set above the bound stops; allow refuses a growth that would pass it', () => {

@@ -1539,6 +1539,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
       }
     }
     for (const c of ch) {
+      if (abortBy) return; // a bound stopped the search: the remaining successors are not computed
       const who = actorOf(s, c);
       if (skip[who]) continue;
       const t = succ(s, c, who);

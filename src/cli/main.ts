@@ -117,7 +117,8 @@ interface RunOpts {
 
 /**
  * Milliseconds of `--timeout SECONDS` left for the work itself: the timeout counts from the
- * command's start (`started`, ms since the epoch), so loading and instantiating the kernel are in it.
+ * command's start (`started`, ms since the epoch; the process's start for the real CLI), so loading
+ * and instantiating the kernel are in it.
  */
 function timeLeft(seconds: number, started: number): number {
   return Math.max(0, seconds * 1000 - (Date.now() - started));
@@ -234,8 +235,10 @@ async function runVerb(target: string, o: RunOpts, io: IO, started: number): Pro
 }
 
 /** Runs the CLI with `argv` (without node and script); returns the exit code. */
-export async function main(argv: string[], io: IO = nodeIO()): Promise<number> {
-  const started = Date.now();
+export async function main(argv: string[], given?: IO): Promise<number> {
+  const io = given ?? nodeIO();
+  // When this is the process's CLI (no IO given), --timeout counts from the process's start.
+  const started = given ? Date.now() : Math.min(Date.now(), performance.timeOrigin);
   const program = new Command();
   let code = 0;
   program

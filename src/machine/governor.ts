@@ -11,7 +11,8 @@
  * - Steps: a count the caller adds to with {@link Governor.step}.
  *
  * {@link Governor.tick} is cheap (an increment and a compare) and meant for hot loops; every
- * `every` ticks it reads the clock. Once a bound is hit the governor stays stopped; `stoppedBy`
+ * `every` ticks it reads the clock, and it adapts `every` (halving or doubling it, up to the value
+ * given) so that the clock is read about every {@link CHECK_MS} ms whatever a tick costs. Once a bound is hit the governor stays stopped; `stoppedBy`
  * names the bound. An optional `linked` function lets several governors (the threads of one search)
  * share one stop: each polls it and reports its own stop through `onStop`.
  */
@@ -41,12 +42,14 @@ export interface GovernorHooks {
   linked?: () => Bound | null;
   /** Called once when this governor stops (e.g. to set that flag). */
   onStop?: (b: Bound) => void;
-  /** Ticks between clock reads (default 64). */
+  /** Ticks between clock reads at most (default 64; fewer when ticks are slow). */
   every?: number;
 }
 
 /** At most this often (ms) the resident set is read again (a read costs a few µs). */
 export const SAMPLE_MS = 5;
+/** The interval (ms) {@link Governor.tick} aims at between clock reads. */
+export const CHECK_MS = 10;
 
 /** The platform's resident-set reader, or null (a browser). */
 function defaultRss(): (() => number | null) {
@@ -72,7 +75,9 @@ export class Governor {
   private readonly rss: () => number | null;
   private readonly linked: (() => Bound | null) | null;
   private readonly onStop: ((b: Bound) => void) | null;
-  private readonly every: number;
+  private readonly maxEvery: number;
+  private every: number;
+  private lastCheck: number;
   private ticks = 0;
   private lastSample = -Infinity;
   /** The last resident-set reading (null: unmeasurable here). */
@@ -83,8 +88,8 @@ export class Governor {
     this.rss = hooks.rss ?? defaultRss();
     this.linked = hooks.linked ?? null;
     this.onStop = hooks.onStop ?? null;
-    this.every = Math.max(1, hooks.every ?? 64);
-    this.t0 = this.now();
+    this.maxEvery = this.every = Math.max(1, Math.floor(hooks.every ?? 64));
+    this.t0 = this.lastCheck = this.now();
     this.maxMemory = limits.maxMemory ?? Infinity;
     this.deadline = limits.deadline ?? (limits.timeoutMs !== undefined ? this.t0 + limits.timeoutMs : Infinity);
     this.maxSteps = limits.maxSteps ?? Infinity;
@@ -121,6 +126,11 @@ export class Governor {
     if (this.stoppedBy !== null) return this.stoppedBy;
     if (++this.ticks < this.every) return null;
     this.ticks = 0;
+    const t = this.now();
+    const dt = t - this.lastCheck;
+    this.lastCheck = t;
+    if (dt > 2 * CHECK_MS && this.every > 1) this.every >>= 1;
+    else if (dt < CHECK_MS / 4 && this.every < this.maxEvery) this.every = Math.min(this.maxEvery, this.every * 2);
     return this.check();
   }
 
