@@ -75,7 +75,7 @@ function writeAtomic(path: string, data: string): void {
 }
 
 /** Share of `run --max-memory` the simulation's records may fill (the report built from them needs the rest). */
-const RUN_MEMORY_SHARE = 0.55;
+const RUN_MEMORY_SHARE = 0.5;
 
 function loadTiming(path: string | undefined): Timing {
   if (!path) return H200;
