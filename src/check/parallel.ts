@@ -69,7 +69,7 @@ const STOPS: ExploreResult['stoppedBy'][] = [null, 'max-states', 'max-memory', '
 const BOUNDS: (Bound | null)[] = [null, 'max-steps', 'max-memory', 'timeout'];
 const codeOf = (b: Bound) => BOUNDS.indexOf(b);
 /** How long the main thread waits for the workers to finish their block after a stop before it gives them up (ms). */
-const STOP_GRACE_MS = 500;
+const STOP_GRACE_MS = 250;
 const FLUSH = 256;
 /** Second half of a slot being written (hashes equal to it are stored as PENDING − 1). */
 const PENDING = -1;
