@@ -4,6 +4,9 @@
  * bound named), the built CLI in a child process, its peak resident set taken by the kernel.
  */
 import { beforeAll, describe, expect, test } from 'vitest';
+import { check } from '../src/check/check.js';
+import { findExample } from '../src/examples/index.js';
+import { instantiate } from '../src/machine/program.js';
 import { buildCli, measureCli } from './support/measured-cli.js';
 
 const MiB = 1048576;
@@ -60,4 +63,31 @@ describe('run: --max-memory and --timeout', () => {
     expect(r.out).toMatch(/stopped by --timeout after [\d,]+ steps \([\d.]+ s; .*\); raise --timeout SECONDS/);
     expect(r.wallMs).toBeLessThanOrEqual(1000 + 1000 + 1500); // startup, the bound, the report of what was recorded
   });
+});
+
+describe('check (library): the parallel search under its bounds', () => {
+  const big = () => instantiate(findExample('pipeline')!.build(), { CTAS: 128 });
+
+  test('workers not ready by the deadline: incomplete by timeout, no error, soon after it', () => {
+    const t0 = Date.now();
+    const r = check(big(), { workers: 2, timeout: 200 });
+    expect(r.verdict).toBe('incomplete');
+    expect(r.stoppedBy).toBe('timeout');
+    expect(Date.now() - t0).toBeLessThan(200 + 3000); // the static checks and one expansion's first successors
+  }, 60_000);
+
+  test('--max-memory below the process\'s resident set: incomplete by max-memory (workers told to stop), no RangeError', () => {
+    const r = check(big(), { workers: 2, maxMemory: 1 * MiB, timeout: 120_000 });
+    expect(r.verdict).toBe('incomplete');
+    expect(r.stoppedBy).toBe('max-memory');
+    expect(r.coverage.memoryBytes).toBeGreaterThan(1 * MiB);
+  }, 150_000);
+
+  test('a sequential search stopped by its timeout inside one large expansion', () => {
+    const t0 = Date.now();
+    const r = check(instantiate(findExample('pipeline')!.build(), { CTAS: 512 }), { timeout: 1500 });
+    expect(r.stoppedBy).toBe('timeout');
+    expect(Date.now() - t0).toBeLessThan(1500 + 1000);
+    expect(r.coverage.depth).toBe(0); // still expanding the initial state's successors
+  }, 60_000);
 });

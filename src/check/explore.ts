@@ -515,8 +515,8 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
   const id0 = addState(-1, []);
   visited.add(hbuf[0]!, hbuf[1]!);
   let cur = new StateBuf();
-  cur.guard = guard;
   codec.encode(s0, x0, cur, id0, rh0);
+  cur.guard = guard; // the initial state is always held; growths after it ask the governor
   const levelStart: number[] = [0];
   let depth = 0;
   let peakFrontier = 1;
