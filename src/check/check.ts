@@ -10,7 +10,7 @@ import type { Program } from '../machine/program.js';
 import type { Severity } from '../model/diagnostics.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import { actorNamer, buildLedger, type Ledger } from '../report/ledger.js';
-import { decodeChoice, explore, type ExploreOptions, type Progress, type RawHazard } from './explore.js';
+import { decodeChoice, DEFAULT_BOUNDS, explore, type ExploreOptions, type Progress, type RawHazard } from './explore.js';
 import { happensBefore } from './hb.js';
 import { staticChecks } from './static.js';
 import { causeRank, raceCause, staticCauseOf } from './cause.js';
@@ -19,9 +19,12 @@ import { causeRank, raceCause, staticCauseOf } from './cause.js';
 export interface CheckOptions {
   /** Stop (verdict `incomplete`) after this many distinct states. Default 5,000,000. */
   maxStates?: number;
-  /** Stop when the estimated memory of the search exceeds this many bytes. Default 2 GiB. */
+  /**
+   * Stop before the process's memory (its resident set, src/machine/governor.ts; in a browser the
+   * search's estimate) passes this many bytes, also before a table growth would pass it. Default 2 GiB.
+   */
   maxMemory?: number;
-  /** Stop after this many milliseconds. Default 60,000. */
+  /** Stop after this many milliseconds of the whole check (static checks included). Default 60,000. */
   timeout?: number;
   /** Keep exploring after the first error hazard (default: finish that depth, then stop). */
   all?: boolean;
@@ -286,10 +289,13 @@ function scheduleOf(raw: RawHazard, parent: Int32Array, chainOff: Int32Array, ch
 
 /** Exhaustively checks `program`: every schedule of agents and asynchronous completions. */
 export function check(program: Program, opts: CheckOptions = {}): CheckResult {
+  // The timeout covers the whole check: the static checks run first, the search gets the rest.
+  const t0 = Date.now();
+  const staticRaw = new Set(staticChecks(program));
   const eo: ExploreOptions = {};
   if (opts.maxStates !== undefined) eo.maxStates = opts.maxStates;
   if (opts.maxMemory !== undefined) eo.maxMemory = opts.maxMemory;
-  if (opts.timeout !== undefined) eo.timeoutMs = opts.timeout;
+  eo.timeoutMs = Math.max(0, (opts.timeout ?? DEFAULT_BOUNDS.timeoutMs) - (Date.now() - t0));
   if (opts.all !== undefined) eo.all = opts.all;
   if (opts.por !== undefined) eo.por = opts.por;
   if (opts.symmetry !== undefined) eo.symmetry = opts.symmetry;
@@ -300,7 +306,6 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
   const r = explore(program, eo);
   const hazards: Hazard[] = [];
   const warnings: Hazard[] = [];
-  const staticRaw = new Set(staticChecks(program));
   for (const raw of [...r.hazards, ...staticRaw]) {
     const schedule = scheduleOf(raw, r.parent, r.chainOff, r.chainData);
     const rp = replay(program, schedule);

@@ -110,6 +110,8 @@ export class StateBuf {
   /** Each state's agent record hashes (see {@link Codec.record}), when the encoder was given them; `rhLen` per state. */
   rh = new Int32Array(0);
   rhLen = 0;
+  /** Called with the bytes of a larger array before the buffer grows (it may throw to refuse). */
+  guard: ((bytes: number) => void) | null = null;
   get count(): number {
     return this.offs.length;
   }
@@ -127,6 +129,7 @@ export class StateBuf {
     if (this.len + n <= this.data.length) return;
     let size = this.data.length * 2;
     while (size < this.len + n) size *= 2;
+    this.guard?.(size * 4);
     const d = new Int32Array(size);
     d.set(this.data.subarray(0, this.len));
     this.data = d;
@@ -322,6 +325,7 @@ export class Codec {
       const i = buf.offs.length;
       buf.rhLen = rh.length;
       if ((i + 1) * rh.length > buf.rh.length) {
+        buf.guard?.(4 * Math.max(1024, 2 * (i + 1) * rh.length));
         const d = new Int32Array(Math.max(1024, 2 * (i + 1) * rh.length));
         d.set(buf.rh);
         buf.rh = d;
@@ -741,6 +745,8 @@ export class Visited {
   private slots: Int32Array;
   private mask: number;
   size = 0;
+  /** Called with the bytes of the doubled table before it grows (it may throw to refuse). */
+  guard: ((bytes: number) => void) | null = null;
   constructor(capacity = 1 << 16) {
     let c = 1;
     while (c < capacity * 2) c <<= 1;
@@ -795,6 +801,7 @@ export class Visited {
   private grow(): void {
     const old = this.slots;
     const c = (this.mask + 1) * 2;
+    this.guard?.(c * 8);
     const t = new Int32Array(c * 2);
     const mask = c - 1;
     for (let j = 0; j < old.length; j += 2) {

@@ -27,6 +27,7 @@ import { explainHang } from '../machine/hang.js';
 import type { OpInstr, Program } from '../machine/program.js';
 import type { Severity } from '../model/diagnostics.js';
 import type { SrcLoc } from '../kernel/ir.js';
+import { BoundReached, Governor, type Bound } from '../machine/governor.js';
 import { analyse, type Analysis } from './analysis.js';
 import { Codec, sortByRecord, StateBuf, Visited, type Extra } from './codec.js';
 import { exploreParallel } from './parallel.js';
@@ -90,7 +91,11 @@ const TX_FLOOR = -((1 << 20) - 1);
 /** Options of the exhaustive search. */
 export interface ExploreOptions {
   maxStates?: number;
-  /** Estimated bytes; the search stops (incomplete) above it. */
+  /**
+   * Bytes of process memory (the resident set, src/machine/governor.ts; in a browser the search's
+   * own estimate): the search stops (incomplete) before passing it, also before a table growth
+   * that would pass it.
+   */
   maxMemory?: number;
   timeoutMs?: number;
   /** Explore everything even after an error hazard (default: stop at the end of the depth where the first error was found). */
@@ -134,8 +139,20 @@ export interface ParHooks {
   visited: HashSet;
   /** Records a new stored state (reached from `parentId` by `chain`); returns its local index. */
   store(parentId: number, chain: readonly Choice[]): number;
-  /** The bound the search ran into (checked inside long forced chains), or null. */
-  bound(): ExploreResult['stoppedBy'];
+  /** The worker's governor (memory, deadline, linked to the other workers' stop). */
+  governor: Governor;
+}
+
+/** The search's name of a governor's bound. */
+export function stopOf(b: Bound): NonNullable<ExploreResult['stoppedBy']> {
+  return b === 'max-steps' ? 'max-states' : b;
+}
+
+/** A guard for a table's growth: throws {@link BoundReached} when `gov` refuses the bytes. */
+export function growthGuard(gov: Governor): (bytes: number) => void {
+  return (bytes) => {
+    if (!gov.allow(bytes)) throw new BoundReached('max-memory');
+  };
 }
 
 /** The search's internals, for a worker of the parallel search (parallel.ts). */
@@ -392,7 +409,10 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
   const initOut = newStepOut(true);
   const s0 = m.initial(initOut);
   const codec = new Codec(program, an, s0);
+  const gov = par ? par.governor : new Governor({ maxMemory, deadline: t0 + timeoutMs }, { every: 64 });
+  const guard = growthGuard(gov);
   const visited: HashSet = par ? par.visited : new Visited(1 << 14);
+  if (visited instanceof Visited) visited.guard = guard;
   let parent = new Int32Array(1 << 14);
   let chainOff = new Int32Array(1 << 14);
   let chainData = new Int32Array(1 << 16);
@@ -509,6 +529,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
   visited.add(hbuf[0]!, hbuf[1]!);
   let cur = new StateBuf();
   codec.encode(s0, x0, cur, id0, rh0);
+  cur.guard = guard; // the initial state is always held; growths after it ask the governor
   const levelStart: number[] = [0];
   let depth = 0;
   let peakFrontier = 1;
@@ -1459,6 +1480,12 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
    */
   const closeAndStore = (t: MachineState, nx: Extra, rh: Int32Array, parentId: number, chain: Choice[], next: StateBuf) => {
     if (abortBy) return;
+    // One expansion can have thousands of large successors: the clock and memory are checked here too.
+    const b = gov.tick();
+    if (b !== null) {
+      abortBy = stopOf(b);
+      return;
+    }
     for (let guard = 0; ; guard++) {
       // A long chain (a loop without synchronization) fills the visited table on its own: keep to the bounds.
       if ((guard & 4095) === 4095 && (boundHit(next) || abortBy)) return;
@@ -1487,14 +1514,10 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
   /** The bound a long forced chain ran into (checked inside chains and between expansions), or null. */
   let abortBy: ExploreResult['stoppedBy'] = null;
   const boundHit = (next: StateBuf): boolean => {
-    if (par) {
-      abortBy = par.bound();
-      return abortBy !== null;
-    }
-    memEst = visited.bytes + parent.byteLength + chainOff.byteLength + chainData.byteLength + cur.bytes + next.bytes;
-    // Stop before the visited table's next doubling (within the next check interval) would pass the bound.
-    if (memEst - visited.bytes + visited.bytesAfter(8192) > maxMemory) abortBy = 'max-memory';
-    else if (Date.now() - t0 > timeoutMs) abortBy = 'timeout';
+    if (!par) gov.estimate = memEst = visited.bytes + parent.byteLength + chainOff.byteLength + chainData.byteLength + cur.bytes + next.bytes;
+    // Table growths ask the governor first (growthGuard); here the clock, memory and the other workers' stop.
+    const b = gov.check();
+    if (b !== null) abortBy = stopOf(b);
     return abortBy !== null;
   };
 
@@ -1581,6 +1604,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
     }
     conflicts.length = 0;
     const step = (c: Choice) => {
+      if (abortBy) return; // a bound stopped the search: the remaining successors are not computed
       const who = actorOf(s, c);
       if (skip[who]) return;
       const t = succ(s, c, who);
@@ -1631,53 +1655,58 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
     return api;
   }
   let spare = new StateBuf();
-  outer: while (cur.count > 0) {
-    const next = spare;
-    next.reset();
-    levelStart.push(nStates);
-    const n = cur.count;
-    for (let i = 0; i < n; i++) {
-      const { s, x } = codec.decode(cur, i, rhCur);
-      expand(s, x, cur.ids[i]!, next);
-      if (abortBy) {
-        stoppedBy = abortBy;
-        break outer;
+  spare.guard = guard;
+  try {
+    outer: while (cur.count > 0) {
+      const next = spare;
+      next.reset();
+      levelStart.push(nStates);
+      const n = cur.count;
+      for (let i = 0; i < n; i++) {
+        const { s, x } = codec.decode(cur, i, rhCur);
+        expand(s, x, cur.ids[i]!, next);
+        if (abortBy) {
+          stoppedBy = abortBy;
+          break outer;
+        }
+        if ((i & 15) === 0) {
+          const now = Date.now();
+          gov.estimate = memEst = visited.bytes + parent.byteLength + chainOff.byteLength + chainData.byteLength + cur.bytes + next.bytes;
+          if (nStates >= maxStates) {
+            stoppedBy = 'max-states';
+            break outer;
+          }
+          const b = gov.check();
+          if (b !== null) {
+            stoppedBy = stopOf(b);
+            break outer;
+          }
+          if (opts.onProgress && now - lastProgress > 250) {
+            lastProgress = now;
+            opts.onProgress({ states: nStates, transitions, depth, frontier: n - i + next.count, memory: gov.memory(), elapsedMs: now - t0 });
+          }
+        }
       }
-      if ((i & 15) === 0) {
-        const now = Date.now();
-        memEst = visited.bytes + parent.byteLength + chainOff.byteLength + chainData.byteLength + cur.bytes + next.bytes;
-        if (nStates >= maxStates) {
-          stoppedBy = 'max-states';
-          break outer;
-        }
-        if (memEst - visited.bytes + visited.bytesAfter(65536) > maxMemory) {
-          stoppedBy = 'max-memory';
-          break outer;
-        }
-        if (now - t0 > timeoutMs) {
-          stoppedBy = 'timeout';
-          break outer;
-        }
-        if (opts.onProgress && now - lastProgress > 250) {
-          lastProgress = now;
-          opts.onProgress({ states: nStates, transitions, depth, frontier: n - i + next.count, memory: memEst, elapsedMs: now - t0 });
-        }
+      peakFrontier = Math.max(peakFrontier, next.count);
+      memEst = Math.max(memEst, visited.bytes + parent.byteLength + chainOff.byteLength + chainData.byteLength + cur.bytes + next.bytes);
+      spare = cur;
+      cur = next;
+      depth++;
+      if (errorFound && !opts.all && next.count > 0) {
+        stoppedBy = 'hazard';
+        break;
       }
     }
-    peakFrontier = Math.max(peakFrontier, next.count);
-    memEst = Math.max(memEst, visited.bytes + parent.byteLength + chainOff.byteLength + chainData.byteLength + cur.bytes + next.bytes);
-    spare = cur;
-    cur = next;
-    depth++;
-    if (errorFound && !opts.all && next.count > 0) {
-      stoppedBy = 'hazard';
-      break;
-    }
+  } catch (e) {
+    // A table growth the governor refused: the search stops where it is.
+    if (!(e instanceof BoundReached)) throw e;
+    stoppedBy = stopOf(e.bound);
   }
   if (stoppedBy === null && nStates > maxStates) stoppedBy = 'max-states';
   const order = [...hazards.values()];
+  gov.estimate = memEst;
   return {
     machine: m, analysis: an, hazards: order, complete: stoppedBy === null, stoppedBy, states: nStates, transitions, depth,
-    peakFrontier, memory: memEst, elapsedMs: Date.now() - t0, parent, chainOff, chainData, terminalOk, intermediates,
+    peakFrontier, memory: Math.max(gov.peak, gov.memory()), elapsedMs: Date.now() - t0, parent, chainOff, chainData, terminalOk, intermediates,
   };
 }

@@ -41,7 +41,8 @@ import type { Choice } from '../machine/machine.js';
 import type { Kernel } from '../kernel/ir.js';
 import { instantiate, type Program } from '../machine/program.js';
 import { StateBuf } from './codec.js';
-import { DEFAULT_BOUNDS, encodeChoice, grow as growArray, search, type ExploreOptions, type ExploreResult, type HashSet, type RawHazard, type SearchApi } from './explore.js';
+import { DEFAULT_BOUNDS, encodeChoice, grow as growArray, growthGuard, search, stopOf, type ExploreOptions, type ExploreResult, type HashSet, type RawHazard, type SearchApi } from './explore.js';
+import { BoundReached, Governor, type Bound } from '../machine/governor.js';
 
 /** Slots of the control array shared by the main thread and the workers. */
 const C = {
@@ -64,6 +65,11 @@ const C = {
   MAIL: 16,
 } as const;
 const STOPS: ExploreResult['stoppedBy'][] = [null, 'max-states', 'max-memory', 'timeout'];
+/** The governor's bound of a STOP code, and the code of a bound. */
+const BOUNDS: (Bound | null)[] = [null, 'max-steps', 'max-memory', 'timeout'];
+const codeOf = (b: Bound) => BOUNDS.indexOf(b);
+/** How long the main thread waits for the workers to finish their block after a stop before it gives them up (ms). */
+const STOP_GRACE_MS = 250;
 const FLUSH = 256;
 /** Second half of a slot being written (hashes equal to it are stored as PENDING − 1). */
 const PENDING = -1;
@@ -169,6 +175,8 @@ interface JobMsg {
   table: SharedArrayBuffer;
   deadline: number;
   maxStates: number;
+  /** Bytes of process memory (the resident set is the whole process's: every thread measures it). */
+  maxMemory: number;
 }
 interface LevelMsg {
   type: 'level';
@@ -218,7 +226,7 @@ type FromWorker = LevelResult | { type: 'ready' } | { type: 'error'; message: st
 interface Job {
   api: SearchApi;
   visited: SharedVisited;
-  deadline: number;
+  gov: Governor;
   maxStates: number;
   rec: { parent: number[]; chainOff: number[]; chainData: number[] };
 }
@@ -260,6 +268,12 @@ export function workerMain(data: { ctl: SharedArrayBuffer; port: MessagePort; w:
         const program = instantiate(m.kernel, m.params);
         const visited = new SharedVisited(m.table, ctl, pause);
         const rec: Job['rec'] = { parent: [], chainOff: [], chainData: [] };
+        // The stop is shared: a bound one thread hits stops them all (the STOP slot).
+        const governor = new Governor({ maxMemory: m.maxMemory, deadline: m.deadline }, {
+          every: 64,
+          linked: () => BOUNDS[Atomics.load(ctl, C.STOP)] ?? null,
+          onStop: (b) => stopWith(ctl, codeOf(b)),
+        });
         const hooks = {
           visited,
           store: (parentId: number, chain: readonly Choice[]) => {
@@ -268,16 +282,13 @@ export function workerMain(data: { ctl: SharedArrayBuffer; port: MessagePort; w:
             for (const c of chain) rec.chainData.push(encodeChoice(c));
             return rec.parent.length - 1;
           },
-          bound: (): ExploreResult['stoppedBy'] => {
-            if (Date.now() > m.deadline) stopWith(ctl, 3);
-            return STOPS[Atomics.load(ctl, C.STOP)] ?? null;
-          },
+          governor,
         };
         const api = search(program, m.opts, hooks) as SearchApi;
         if (api.hash0[0] !== m.hash0[0] || api.hash0[1] !== m.hash0[1]) throw new Error('parallel checker: a worker hashes the initial state differently from the main thread');
         api.takeError();
         api.takeHazards();
-        job = { api, visited, deadline: m.deadline, maxStates: m.maxStates, rec };
+        job = { api, visited, gov: governor, maxStates: m.maxStates, rec };
       } else if (m.type === 'table') {
         job?.visited.setTable(m.table);
       } else if (m.type === 'end') {
@@ -298,7 +309,7 @@ function stopWith(ctl: Int32Array, code: number): void {
 
 function post(port: MessagePort, ctl: Int32Array, msg: FromWorker, counter: number): void {
   const transfer: ArrayBuffer[] = [];
-  if (msg.type === 'level') for (const a of [msg.data, msg.offs, msg.rh, msg.parent, msg.chainOff, msg.chainData, msg.blocks]) transfer.push(a.buffer as ArrayBuffer);
+  if (msg.type === 'level') for (const a of [msg.data, msg.offs, msg.rh, msg.parent, msg.chainOff, msg.chainData, msg.blocks]) if (!transfer.includes(a.buffer as ArrayBuffer)) transfer.push(a.buffer as ArrayBuffer);
   port.postMessage(msg, transfer);
   Atomics.add(ctl, counter, 1);
   signal(ctl);
@@ -315,6 +326,7 @@ function runLevel(job: Job, m: LevelMsg, ctl: Int32Array): LevelResult {
   cur.rh = new Int32Array(m.rh) as unknown as Int32Array<ArrayBuffer>;
   cur.rhLen = m.rhLen;
   const next = new StateBuf();
+  next.guard = growthGuard(job.gov);
   rec.parent.length = 0;
   rec.chainOff.length = 0;
   rec.chainData.length = 0;
@@ -322,36 +334,48 @@ function runLevel(job: Job, m: LevelMsg, ctl: Int32Array): LevelResult {
   const blocks: number[] = [];
   let flushed = 0;
   let k = 0;
-  outer: for (;;) {
-    if (Atomics.load(ctl, C.STOP) !== 0) break;
-    const b = Atomics.add(ctl, C.NEXT, 1);
-    const lo = b * m.block;
-    if (lo >= m.n) break;
-    const hi = Math.min(m.n, lo + m.block);
-    blocks.push(b, rec.parent.length);
-    for (let i = lo; i < hi; i++) {
-      api.expandAt(cur, i, next);
-      if (api.abortBy()) break outer;
-      if ((k++ & 15) === 0) {
-        const stored = rec.parent.length;
-        Atomics.add(ctl, C.STORED, stored - flushed);
-        flushed = stored;
-        if (m.base + Atomics.load(ctl, C.STORED) >= job.maxStates) stopWith(ctl, 1);
-        if (Date.now() > job.deadline) stopWith(ctl, 3);
-        if (Atomics.load(ctl, C.STOP) !== 0) break outer;
+  try {
+    outer: for (;;) {
+      if (Atomics.load(ctl, C.STOP) !== 0) break;
+      const b = Atomics.add(ctl, C.NEXT, 1);
+      const lo = b * m.block;
+      if (lo >= m.n) break;
+      const hi = Math.min(m.n, lo + m.block);
+      blocks.push(b, rec.parent.length);
+      for (let i = lo; i < hi; i++) {
+        api.expandAt(cur, i, next);
+        if (api.abortBy()) break outer;
+        if ((k++ & 15) === 0) {
+          const stored = rec.parent.length;
+          Atomics.add(ctl, C.STORED, stored - flushed);
+          flushed = stored;
+          if (m.base + Atomics.load(ctl, C.STORED) >= job.maxStates) stopWith(ctl, 1);
+          if (job.gov.check() !== null) break outer;
+        }
       }
     }
+  } catch (e) {
+    // A growth of this worker's buffers that the governor refused: every worker stops.
+    if (!(e instanceof BoundReached)) throw e;
+    job.gov.stop(e.bound);
+  }
+  // A state recorded but not encoded (the governor refused the frontier's growth) is dropped.
+  const n = next.count;
+  if (rec.parent.length > n) {
+    rec.chainData.length = rec.chainOff[n]!;
+    rec.parent.length = n;
+    rec.chainOff.length = n;
   }
   Atomics.add(ctl, C.STORED, rec.parent.length - flushed);
   visited.flush();
   rec.chainOff.push(rec.chainData.length);
-  const n = next.count;
   const offs = new Int32Array(n + 1);
   for (let i = 0; i < n; i++) offs[i] = next.offs[i]!;
   offs[n] = next.len;
   const c1 = api.counters();
+  // The buffers are handed over whole (no copy; the main thread reads them up to offs[n]).
   return {
-    type: 'level', data: next.data.slice(0, next.len), offs, rh: next.rh.slice(0, n * next.rhLen),
+    type: 'level', data: next.data, offs, rh: next.rh,
     parent: Int32Array.from(rec.parent), chainOff: Int32Array.from(rec.chainOff), chainData: Int32Array.from(rec.chainData), blocks: Int32Array.from(blocks),
     hazards: api.takeHazards(), error: api.takeError(),
     transitions: c1.transitions - c0.transitions, terminalOk: c1.terminalOk - c0.terminalOk, intermediates: c1.intermediates - c0.intermediates,
@@ -388,8 +412,11 @@ function waitFor(ctl: Int32Array, cond: () => boolean, ms: number): boolean {
   }
 }
 
-/** The pool of `n` workers (started, or reused from an earlier search). */
-function getPool(n: number): Pool {
+/**
+ * The pool of `n` workers (started, or reused from an earlier search), or null when they are not
+ * ready by `deadline` (ms since the epoch; they are given up).
+ */
+function getPool(n: number, deadline: number): Pool | null {
   if (pool && pool.n === n) return pool;
   dropPool();
   const ctl = new Int32Array(new SharedArrayBuffer(4 * (C.MAIL + n)));
@@ -415,7 +442,7 @@ import(workerData.entry).then((m) => m.workerMain(workerData), (e) => {
     ports.push(ch.port1);
   }
   pool = { n, workers, ports, ctl };
-  const ok = waitFor(ctl, () => Atomics.load(ctl, C.READY) >= n, 120_000);
+  const ok = waitFor(ctl, () => Atomics.load(ctl, C.READY) >= n, Math.min(120_000, Math.max(0, deadline - Date.now())));
   const errors: string[] = [];
   for (const p of ports) {
     const r = threads().receiveMessageOnPort(p);
@@ -423,6 +450,7 @@ import(workerData.entry).then((m) => m.workerMain(workerData), (e) => {
   }
   if (!ok || errors.length) {
     dropPool();
+    if (!ok && !errors.length && Date.now() >= deadline) return null;
     throw new Error(`parallel checker: the workers did not start${errors.length ? `: ${errors[0]}` : ' (timeout)'}`);
   }
   return pool;
@@ -452,14 +480,21 @@ export function exploreParallel(program: Program, opts: ExploreOptions): Explore
   for (const k of ['maxStates', 'maxMemory', 'timeoutMs', 'all', 'por', 'symmetry', 'strict', 'verifyHash'] as const) {
     if (opts[k] !== undefined) (wopts as Record<string, unknown>)[k] = opts[k];
   }
-  const pl = getPool(n);
+  const deadline = t0 + timeoutMs;
+  const pl = getPool(n, deadline);
+  // Not started by the deadline: the search stops by timeout (what one thread explores in no time).
+  if (!pl) return search(program, { ...wopts, timeoutMs: 0 }, null) as ExploreResult;
   const { ctl, ports } = pl;
   for (let i = 0; i < C.READY; i++) Atomics.store(ctl, i, 0);
+  const gov = new Governor({ maxMemory, deadline }, {
+    linked: () => BOUNDS[Atomics.load(ctl, C.STOP)] ?? null,
+    onStop: (b) => stopWith(ctl, codeOf(b)),
+  });
   let table = new SharedArrayBuffer(8 << 16);
   const visited = new SharedVisited(table, ctl, () => {
     throw new Error('parallel checker: the main thread never pauses');
   });
-  const api = search(program, wopts, { visited, store: () => 0, bound: () => null }) as SearchApi;
+  const api = search(program, wopts, { visited, store: () => 0, governor: gov }) as SearchApi;
   visited.flush();
   const send = (w: number, msg: ToWorker) => {
     ports[w]!.postMessage(msg);
@@ -470,9 +505,8 @@ export function exploreParallel(program: Program, opts: ExploreOptions): Explore
     dropPool();
     throw new Error(`parallel checker: ${why}`);
   };
-  const deadline = t0 + timeoutMs;
   for (let w = 0; w < n; w++) {
-    send(w, { type: 'job', kernel: program.kernel, params: program.params, opts: wopts, hash0: api.hash0, table, deadline, maxStates });
+    send(w, { type: 'job', kernel: program.kernel, params: program.params, opts: wopts, hash0: api.hash0, table, deadline, maxStates, maxMemory });
   }
 
   let parent = new Int32Array(1 << 14);
@@ -510,7 +544,8 @@ export function exploreParallel(program: Program, opts: ExploreOptions): Explore
     let cap = old.length;
     const size = Atomics.load(ctl, C.SIZE);
     while (size * 2 > cap / 2) cap *= 2;
-    if (cap * 4 + old.byteLength + arraysBytes() + frontierBytes(cur) > maxMemory) {
+    gov.estimate = old.byteLength + arraysBytes() + frontierBytes(cur);
+    if (!gov.allow(cap * 4)) {
       stopWith(ctl, 2);
       Atomics.store(ctl, C.PAUSED, 0);
       Atomics.store(ctl, C.GROW, 2);
@@ -539,6 +574,10 @@ export function exploreParallel(program: Program, opts: ExploreOptions): Explore
       for (let w = 0; w < n; w++) {
         send(w, { type: 'level', data: cur.data.buffer as SharedArrayBuffer, offs: cur.offs.buffer as SharedArrayBuffer, ids: cur.ids.buffer as SharedArrayBuffer, rh: cur.rh.buffer as SharedArrayBuffer, rhLen, n: cur.n, block, base: nStates, fedBy: fl });
       }
+      // The main thread watches the bounds too (a worker may be deep in one expansion), and after a
+      // stop waits at most STOP_GRACE_MS for the workers to hand in their blocks.
+      let stopSeen = 0;
+      let abandoned = false;
       for (;;) {
         const e = Atomics.load(ctl, C.EVT);
         const done = Atomics.load(ctl, C.DONE);
@@ -548,11 +587,26 @@ export function exploreParallel(program: Program, opts: ExploreOptions): Explore
         }
         if (done === n && Atomics.load(ctl, C.GROW) !== 1) break;
         const now = Date.now();
+        gov.estimate = visited.bytes + arraysBytes() + frontierBytes(cur);
+        if (gov.check() !== null) {
+          if (stopSeen === 0) stopSeen = now;
+          else if (now - stopSeen > STOP_GRACE_MS) {
+            abandoned = true;
+            break;
+          }
+        }
         if (opts.onProgress && now - lastProgress > 250) {
           lastProgress = now;
-          opts.onProgress({ states: nStates + Atomics.load(ctl, C.STORED), transitions, depth, frontier: cur.n, memory: visited.bytes + arraysBytes() + frontierBytes(cur), elapsedMs: now - t0 });
+          opts.onProgress({ states: nStates + Atomics.load(ctl, C.STORED), transitions, depth, frontier: cur.n, memory: gov.memory(), elapsedMs: now - t0 });
         }
-        Atomics.wait(ctl, C.EVT, e, 250);
+        Atomics.wait(ctl, C.EVT, e, 50);
+      }
+      if (abandoned) {
+        // The workers did not stop in time: they are given up (terminated) and the search ends
+        // with the states of the levels before this one.
+        stoppedBy = STOPS[Atomics.load(ctl, C.STOP)] ?? 'timeout';
+        dropPool();
+        break;
       }
       const results: LevelResult[] = [];
       for (let w = 0; w < n; w++) {
@@ -572,10 +626,15 @@ export function exploreParallel(program: Program, opts: ExploreOptions): Explore
           if (end > bl[j + 1]!) segs.push([bl[j]!, w, bl[j + 1]!, end]);
         }
         count += r.parent.length;
-        dataLen += r.data.length;
+        dataLen += r.offs[r.offs.length - 1]!;
       });
       segs.sort((a, b) => a[0] - b[0]);
-      const next: Frontier = { data: sharedI32(dataLen), offs: sharedI32(count + 1), ids: sharedI32(count), rh: sharedI32(count * rhLen), n: count };
+      // A stopped search needs no next frontier: only the new states' parents and chains are kept.
+      gov.estimate = visited.bytes + arraysBytes() + frontierBytes(cur);
+      const stopping = gov.check() !== null || !gov.allow(4 * (dataLen + count * (rhLen + 2) + 1));
+      const next: Frontier = stopping
+        ? { data: new Int32Array(0), offs: new Int32Array(count + 1), ids: new Int32Array(count), rh: new Int32Array(0), n: count }
+        : { data: sharedI32(dataLen), offs: sharedI32(count + 1), ids: sharedI32(count), rh: sharedI32(count * rhLen), n: count };
       parent = growArray(parent, nStates + count);
       chainOff = growArray(chainOff, nStates + count);
       let pos = 0;
@@ -583,8 +642,10 @@ export function exploreParallel(program: Program, opts: ExploreOptions): Explore
       for (const [, w, start, end] of segs) {
         const r = results[w]!;
         const d0 = r.offs[start]!;
-        next.data.set(r.data.subarray(d0, r.offs[end]!), pos);
-        next.rh.set(r.rh.subarray(start * rhLen, end * rhLen), k * rhLen);
+        if (!stopping) {
+          next.data.set(r.data.subarray(d0, r.offs[end]!), pos);
+          next.rh.set(r.rh.subarray(start * rhLen, end * rhLen), k * rhLen);
+        }
         const c0 = r.chainOff[start]!;
         const c1 = r.chainOff[end]!;
         chainData = growArray(chainData, chainLen + (c1 - c0) + (end - start));
@@ -625,7 +686,7 @@ export function exploreParallel(program: Program, opts: ExploreOptions): Explore
           for (const x of v) f.add(x);
         }
       }
-      memEst = Math.max(memEst, visited.bytes + arraysBytes() + frontierBytes(cur) + frontierBytes(next));
+      memEst = Math.max(memEst, gov.memory(), visited.bytes + arraysBytes() + frontierBytes(cur) + frontierBytes(next));
       const stop = STOPS[Atomics.load(ctl, C.STOP)] ?? null;
       if (stop) {
         stoppedBy = stop;
@@ -647,6 +708,7 @@ export function exploreParallel(program: Program, opts: ExploreOptions): Explore
   } finally {
     if (pool === pl) for (let w = 0; w < n; w++) send(w, { type: 'end' });
   }
+  memEst = Math.max(memEst, gov.peak);
   if (stoppedBy === null && nStates > maxStates) stoppedBy = 'max-states';
   return {
     machine: api.machine, analysis: api.analysis, hazards: [...hazards.values()], complete: stoppedBy === null, stoppedBy, states: nStates, transitions, depth,

@@ -11,7 +11,7 @@ import { loopSummary, renderLoopSummary } from '../report/loop.js';
 import { phaseTable, renderPhaseTable } from '../report/phases.js';
 import { locText, renderEventLog, renderLedger, renderSummary, renderTimeline, PLAIN, type Paint } from '../report/text.js';
 import { buildTrace } from '../report/trace.js';
-import { simulate } from '../sim/simulate.js';
+import { LEDGER_EVENT_KINDS, simulate, SimTimeError, type SimOptions } from '../sim/simulate.js';
 import { H200, mergeTiming, TimingError, type Timing } from '../sim/timing.js';
 import { instantiateOrExplain, loadKernel, parseSet, UsageError } from './load.js';
 import { outputMode, writeOutput } from './output.js';
@@ -74,6 +74,9 @@ function parsePositiveArg(name: string) {
   };
 }
 
+/** Share of `run --max-memory` the simulation's records may fill (the report built from them needs the rest). */
+const RUN_MEMORY_SHARE = 0.5;
+
 function loadTiming(path: string | undefined): Timing {
   if (path === undefined) return H200;
   if (path.trim() === '') throw new UsageError('--timing needs a file name');
@@ -101,6 +104,10 @@ function loadTiming(path: string | undefined): Timing {
 interface RunOpts {
   set: Record<string, number>;
   maxSteps: number;
+  /** Seconds. */
+  timeout?: number;
+  /** MB. */
+  maxMemory: number;
   trace?: string;
   json?: boolean;
   timing?: string;
@@ -126,7 +133,16 @@ function parseOmit(v: string | undefined): Set<string> {
   return out;
 }
 
-async function runVerb(target: string, o: RunOpts, io: IO): Promise<number> {
+/**
+ * Milliseconds of `--timeout SECONDS` left for the work itself: the timeout counts from the
+ * command's start (`started`, ms since the epoch; the process's start for the real CLI), so loading
+ * and instantiating the kernel are in it.
+ */
+function timeLeft(seconds: number, started: number): number {
+  return Math.max(0, seconds * 1000 - (Date.now() - started));
+}
+
+async function runVerb(target: string, o: RunOpts, io: IO, started: number): Promise<number> {
   if (o.trace !== undefined && o.trace.trim() === '') throw new UsageError('--trace needs a file name');
   if (o.trace !== undefined) outputMode(o.trace);
   const loaded = await loadKernel(target);
@@ -143,10 +159,24 @@ async function runVerb(target: string, o: RunOpts, io: IO): Promise<number> {
   // events feed the ledger, the event log and the loop summary; spans the timeline and trace
   const needEvents = !o.json || !omit.has('events') || !omit.has('ledger') || !!o.trace || !!o.phaseTable;
   const needSpans = !o.json || !omit.has('spans') || !!o.trace;
-  const r = simulate(program, {
-    timing, maxSteps: o.maxSteps, recordEvents: needEvents, recordSpans: needSpans,
-    ...(activeSms !== undefined ? { activeSms } : {}), ...(o.seed !== undefined ? { seed: o.seed } : {}),
-  });
+  // The text report without --events needs only the ledger's events (a short run shows its event
+  // log: it is simulated again with every event, the same run). The simulation stops at
+  // RUN_MEMORY_SHARE of --max-memory: the ledger and timeline built from its records need the rest.
+  const allEvents = !!((o.json && !omit.has('events')) || o.trace || o.events || o.phaseTable);
+  const sim = (opts: Partial<SimOptions>) => {
+    try {
+      return simulate(program, {
+        timing, maxSteps: o.maxSteps, maxMemory: o.maxMemory * 1048576 * RUN_MEMORY_SHARE, recordEvents: needEvents, recordSpans: needSpans, ...opts,
+        ...(activeSms !== undefined ? { activeSms } : {}),
+        ...(o.timeout !== undefined ? { timeoutMs: timeLeft(o.timeout, started) } : {}), ...(o.seed !== undefined ? { seed: o.seed } : {}),
+      });
+    } catch (err) {
+      if (err instanceof SimTimeError || err instanceof TimingError) throw new UsageError(err.message);
+      throw err;
+    }
+  };
+  let r = sim(allEvents ? {} : { eventKinds: LEDGER_EVENT_KINDS });
+  if (!allEvents && !o.json && r.steps <= 40) r = sim({});
   const events = r.events ?? [];
   const ledger = buildLedger(program, events);
   const loop = loopSummary(r, gridScale);
@@ -235,6 +265,7 @@ async function runVerb(target: string, o: RunOpts, io: IO): Promise<number> {
     io.out(paint.dim(`  (this is one timed schedule; \`mbsim check ${target}\` explores every schedule and gives the shortest trace)`));
   }
   if (r.stopped) io.out(paint.yellow(r.stopped));
+  if (r.stoppedBy === 'max-memory') io.out(paint.dim(`  (the simulation's records may fill ${RUN_MEMORY_SHARE * 100}% of --max-memory ${o.maxMemory}; the ledger and timeline built from them need the rest)`));
   if (o.trace) io.out(paint.dim(`\ntrace written to ${o.trace} (open it in https://ui.perfetto.dev)`));
   return code;
 }
@@ -246,7 +277,7 @@ interface CheckOpts {
 }
 
 /** One `mbsim check` (or `--sweep`) of `target`; returns the exit code. */
-async function checkVerb(target: string, o: CheckOpts, io: IO): Promise<number> {
+async function checkVerb(target: string, o: CheckOpts, io: IO, started = Date.now()): Promise<number> {
   if (o.quiet && (o.json || o.format !== 'text')) throw new UsageError('--quiet prints nothing; it cannot be combined with --json or --format');
   const json = o.json || o.format === 'json';
   const loaded = await loadKernel(target);
@@ -265,7 +296,8 @@ async function checkVerb(target: string, o: CheckOpts, io: IO): Promise<number> 
     ...(o.sarif ? { sarif: o.sarif } : {}),
     ...(o.trace ? { trace: o.trace } : {}),
     ...(o.maxStates !== undefined ? { maxStates: o.maxStates } : {}),
-    ...(o.timeout !== undefined ? { timeoutMs: o.timeout * 1000 } : {}),
+    // One check: the timeout counts from the command's start; a sweep: per combination.
+    ...(o.timeout !== undefined ? { timeoutMs: o.sweep.length ? o.timeout * 1000 : timeLeft(o.timeout, started) } : {}),
     ...(o.maxMemory !== undefined ? { maxMemoryMb: o.maxMemory } : {}),
     ...(o.all ? { all: true } : {}),
     ...(o.strict ? { strict: true } : {}),
@@ -306,9 +338,11 @@ function usageText(err: UsageError): string {
 }
 
 /** Runs the CLI with `argv` (without node and script); returns the exit code. */
-export async function main(argv: string[], rawIO: IO = nodeIO()): Promise<number> {
+export async function main(argv: string[], given?: IO): Promise<number> {
   // Every line the CLI prints passes here: control and bidi characters become visible escapes.
-  const io = safeIO(rawIO);
+  const io = safeIO(given ?? nodeIO());
+  // When this is the process's CLI (no IO given), --timeout counts from the process's start.
+  const started = given ? Date.now() : Math.min(Date.now(), performance.timeOrigin);
   const program = new Command();
   let code = 0;
   program
@@ -338,9 +372,11 @@ export async function main(argv: string[], rawIO: IO = nodeIO()): Promise<number
     .addOption(new Option('--grid <N>', 'the launch has N CTAs like the simulated ones (one is simulated; up to the GPU\'s SMs share L2/HBM bandwidth)').argParser(parsePositiveArg('--grid')))
     .addOption(new Option('--active-sms <N>', 'SMs copying at the same time for the shared L2/HBM bandwidth model').argParser(parsePositiveArg('--active-sms')))
     .option('--omit <FIELDS>', 'with --json: leave out these fields (comma-separated: events, spans, ledger)')
+    .option('--timeout <SECONDS>', 'stop the simulation after this many seconds (verdict incomplete, exit 3; default none)', parseSecondsArg('--timeout'))
+    .addOption(new Option('--max-memory <MB>', 'stop the simulation before the process holds this much memory (verdict incomplete, exit 3)').default(2048).argParser(parsePositiveArg('--max-memory')))
     .option('--phase-table <ROLE:BARRIER:VAR>', 'print the phase-tracking table for a role\'s waits on a barrier array')
     .action(async (target: string, o: RunOpts) => {
-      code = await runVerb(target, o, io);
+      code = await runVerb(target, o, io, started);
     });
 
   program
@@ -365,7 +401,7 @@ export async function main(argv: string[], rawIO: IO = nodeIO()): Promise<number
     .option('--watch', 'check the sketch file again each time it is saved (Ctrl-C to stop)')
     .action(async (target: string, o: CheckOpts) => {
       if (!o.watch) {
-        code = await checkVerb(target, o, io);
+        code = await checkVerb(target, o, io, started);
         return;
       }
       if (!existsSync(target)) throw new UsageError(`--watch needs a sketch file; no such file: ${target}`);

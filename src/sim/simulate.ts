@@ -9,12 +9,13 @@
  * seed). With a seed, asynchronous latencies get ±`jitter` from a seeded PRNG (mulberry32).
  */
 import { Machine, newStepOut, type AsyncOp, type MachineState, type StepOut } from '../machine/machine.js';
-import type { MachineEvent } from '../machine/events.js';
+import type { EventKind, MachineEvent } from '../machine/events.js';
 import { explainHang, type HangReport } from '../machine/hang.js';
 import type { OpInstr, Program } from '../machine/program.js';
 import type { Diagnostic } from '../model/diagnostics.js';
 import type { SrcLoc } from '../kernel/ir.js';
-import { H200, type Timing } from './timing.js';
+import { Governor, type Bound } from '../machine/governor.js';
+import { H200, validateTiming, type Timing } from './timing.js';
 
 /** Options of {@link simulate}. */
 export interface SimOptions {
@@ -23,10 +24,27 @@ export interface SimOptions {
   seed?: number;
   /** Keep the machine's events (needed for ledgers and traces). Default true. */
   recordEvents?: boolean;
+  /**
+   * Keep only events of these kinds (all are still counted in `eventCount`); default all. A ledger
+   * needs {@link LEDGER_EVENT_KINDS} only, a third of the events of a typical run.
+   */
+  eventKinds?: ReadonlySet<EventKind>;
   /** Keep per-lane spans (needed for timelines and traces). Default true. */
   recordSpans?: boolean;
-  /** Stop after this many steps (a spinning kernel never ends). Default 50,000,000. */
+  /**
+   * Stop after this many steps (a spinning kernel never ends). Default 50,000,000. Wake-ups that
+   * apply no step (an asynchronous completion not yet enabled, re-queued a cycle later) are
+   * bounded by {@link IDLE_PER_STEP} times as many, so a run without progress stops too.
+   */
   maxSteps?: number;
+  /**
+   * Stop (verdict `incomplete`) before the process's memory passes this many bytes (its resident
+   * set, src/machine/governor.ts; in a browser an estimate of the recorded events and spans).
+   * Default: no bound.
+   */
+  maxMemory?: number;
+  /** Stop (verdict `incomplete`) after this many wall-clock milliseconds. Default: no bound. */
+  timeoutMs?: number;
   /**
    * SMs copying at the same time, for the shared L2/HBM bandwidth model (default: the CTAs of
    * this launch, at most the GPU's SMs). Set it to simulate one CTA of a full-GPU launch.
@@ -67,8 +85,10 @@ export interface SimResult {
   spans: Span[] | null;
   diagnostics: { diag: Diagnostic; agent: number; async: number; bar: number; loc?: SrcLoc; t: number }[];
   hang: HangReport | null;
-  /** Why the run stopped early, if it did (step limit). */
+  /** Why the run stopped early, if it did: a sentence naming the bound and what to raise or shrink. */
   stopped: string | null;
+  /** The bound that stopped the run early, or null. */
+  stoppedBy: Bound | null;
   stats: SimStats;
   final: MachineState;
 }
@@ -252,6 +272,7 @@ class Queue {
 /** Simulates `program` and returns its timeline, events, verdict and statistics. */
 export function simulate(program: Program, opts: SimOptions = {}): SimResult {
   const T = opts.timing ?? H200;
+  validateTiming(T);
   const v = (p: { value: number }) => p.value;
   const recordEvents = opts.recordEvents ?? true;
   const recordSpans = opts.recordSpans ?? true;
@@ -265,6 +286,10 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
   const out: StepOut = newStepOut(recordEvents || !!opts.onStep);
   const events: MachineEvent[] | null = recordEvents ? [] : null;
   const spans: Span[] | null = recordSpans ? [] : null;
+  const kinds = opts.eventKinds ?? null;
+  const keep = (e: MachineEvent) => {
+    if (!kinds || kinds.has(e.e)) events!.push(e);
+  };
   const nA = program.agents.length;
   const queue = new Queue();
   const parkedAt = new Float64Array(nA).fill(-1);
@@ -286,7 +311,7 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
     finishedAt: new Array(nA).fill(-1),
   };
   const diagnostics: SimResult['diagnostics'] = [...initOut.diags];
-  if (events && initOut.events) events.push(...initOut.events);
+  if (events && initOut.events) initOut.events.forEach(keep);
   const tmaFree = new Float64Array(program.ctas);
   const tcFree = new Float64Array(program.ctas);
   // Latest completion time of each agent's in-order streams (tcgen05, wgmma, cp.async).
@@ -330,7 +355,9 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
   const loadBytes = new Float64Array(program.ctas);
   const loadAt = new Float64Array(program.ctas);
   const lastDur = new Float64Array(program.ctas);
-  const laneOf = (a: number) => String(a);
+  // One lane name string per agent (not one per span).
+  const laneNames = program.agents.map((_, i) => String(i));
+  const laneOf = (a: number) => laneNames[a]!;
 
   // Each running agent has at most one entry in the queue, or is parked.
   const pushAgent = (a: number, t: number) => queue.push(t, a * 2);
@@ -453,7 +480,7 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
     const phases = out.phases;
     if (!onStep && !events && issued.length === 0 && phases.length === 0 && out.diags.length === 0 && !(out.other && parkedOther.length)) return;
     if (onStep) onStep(s, out.events ?? []);
-    if (events && out.events) for (const e of out.events) events.push(e);
+    if (events && out.events) for (const e of out.events) keep(e);
     for (const d of out.diags) diagnostics.push(d);
     // Asynchronous operations issued in this step.
     if (issued.length) {
@@ -566,23 +593,44 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
   const loopOverhead = v(T.loopOverhead);
   let steps = 0;
   let stopped: string | null = null;
+  let stoppedBy: Bound | null = null;
   let now = 0;
   let end = 0; // latest end of any issued operation
+  // Pops that applied no step (bounded by maxSteps too, so a run without progress ends).
+  let idle = 0;
+  const gov = new Governor({ ...(opts.maxMemory !== undefined ? { maxMemory: opts.maxMemory } : {}), ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}) }, { every: 1024 });
+  gov.check(); // a bound already passed stops the run before its first step
   while (queue.size > 0) {
-    if (steps >= maxSteps) {
-      stopped = `stopped after ${maxSteps.toLocaleString('en-US')} steps (a very long kernel, or a polling loop that never ends; raise the limit with --max-steps)`;
+    if (steps >= maxSteps || idle >= IDLE_PER_STEP * maxSteps) {
+      stoppedBy = 'max-steps';
+      stopped = steps >= maxSteps
+        ? `stopped after ${maxSteps.toLocaleString('en-US')} steps (a very long kernel, or a polling loop that never ends; raise the limit with --max-steps, or shrink the kernel's parameters with --set)`
+        : `stopped after ${(IDLE_PER_STEP * maxSteps).toLocaleString('en-US')} wake-ups that made no progress (at cycle ${now}, after ${steps.toLocaleString('en-US')} steps): an asynchronous operation that never becomes enabled; raise --max-steps only if it does later`;
+      break;
+    }
+    if (gov.tick() !== null) {
+      stoppedBy = gov.stoppedBy;
+      stopped = boundText(gov, steps, events, spans);
       break;
     }
     const payload = queue.pop();
     const t = queue.lastTime;
+    if (!(t <= MAX_TIME)) throw new SimTimeError(`simulated time reached ${t} cycles (beyond 2^53, or not a number) after ${steps.toLocaleString('en-US')} steps: the timing parameters make the run too long to time exactly; use smaller latencies, or fewer iterations (--set)`);
     if (s.trapped) break;
     if ((payload & 1) === 0) {
       const a = payload >> 1;
       const ag = s.agents[a]!;
-      if (ag.status !== 'run' || parkedOn[a] !== -2) continue;
+      if (ag.status !== 'run' || parkedOn[a] !== -2) {
+        idle++;
+        continue;
+      }
       const ins = m.nextOp(s, a);
-      if (!ins) continue;
+      if (!ins) {
+        idle++;
+        continue;
+      }
       if (!m.agentEnabled(s, a)) {
+        idle++;
         park(a, t, ins);
         continue;
       }
@@ -610,8 +658,12 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
     } else {
       const id = payload >> 1;
       const o = m.findAsync(s, id);
-      if (!o) continue;
+      if (!o) {
+        idle++;
+        continue;
+      }
       if (!m.asyncEnabled(s, o)) {
+        idle++;
         queue.push(t + 1, payload);
         continue;
       }
@@ -632,6 +684,28 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
     hang = explainHang(m, s);
   } else if (diagnostics.some((d) => d.diag.severity === 'error')) verdict = 'error';
   return {
-    program, timing: T, verdict, cycles: Math.max(now, end), steps, eventCount: s.events, events, spans, diagnostics, hang, stopped, stats, final: s,
+    program, timing: T, verdict, cycles: Math.max(now, end), steps, eventCount: s.events, events, spans, diagnostics, hang, stopped, stoppedBy, stats, final: s,
   };
+}
+
+/** The event kinds a ledger (src/report/ledger.ts) and its actor names read. */
+export const LEDGER_EVENT_KINDS: ReadonlySet<EventKind> = new Set<EventKind>(['arrive', 'expect_tx', 'complete_tx', 'phase', 'wait', 'async', 'diag']);
+
+/** Wake-ups without a step allowed per step of `maxSteps` (a completion waiting its turn is re-queued every cycle). */
+export const IDLE_PER_STEP = 64;
+
+/** Latest simulated time the simulator accepts (cycles): beyond it an increment of one cycle is lost. */
+const MAX_TIME = Number.MAX_SAFE_INTEGER;
+
+/** Thrown when simulated time leaves the exactly representable range (timing parameters too large for the run). */
+export class SimTimeError extends Error {}
+
+/** The `stopped` sentence of a run the governor stopped (memory or time). */
+function boundText(gov: Governor, steps: number, events: readonly unknown[] | null, spans: readonly unknown[] | null): string {
+  const held = `${(events?.length ?? 0).toLocaleString('en-US')} events and ${(spans?.length ?? 0).toLocaleString('en-US')} spans recorded`;
+  const at = `after ${steps.toLocaleString('en-US')} steps`;
+  if (gov.stoppedBy === 'max-memory') {
+    return `stopped by --max-memory ${at}: the process holds ${(gov.peak / 1048576).toFixed(0)} MB (${held}); raise --max-memory MB, lower --max-steps, or shrink the kernel's parameters with --set`;
+  }
+  return `stopped by --timeout ${at} (${(gov.elapsed() / 1000).toFixed(1)} s; ${held}); raise --timeout SECONDS, lower --max-steps, or shrink the kernel's parameters with --set`;
 }

@@ -154,15 +154,84 @@ export const H200: Timing = {
   jitter: { value: 0.05, source: 'choice: ±5% on asynchronous latencies with --seed' },
 };
 
-/** Parameters that may be negative (differences). */
-const SIGNED = new Set(['tmaTensorExtra']);
+/**
+ * What values a parameter may take:
+ * - `cycles`: a latency or cost, 0 ≤ v ≤ {@link MAX_CYCLES};
+ * - `signed-cycles`: a difference of latencies, |v| ≤ {@link MAX_CYCLES};
+ * - `rate`: bytes, FLOP or cycles per unit (a divisor), 0 < v ≤ {@link MAX_RATE};
+ * - `count`: a number of units (SMs), an integer 1 ≤ v ≤ 1,000,000;
+ * - `percent`: 0 ≤ v ≤ 100;
+ * - `fraction`: 0 ≤ v < 1;
+ * - `flag`: 0 or 1.
+ */
+export type ParamKind = 'cycles' | 'signed-cycles' | 'rate' | 'count' | 'percent' | 'fraction' | 'flag';
 
-/** Thrown for a timing override that names no parameter or gives a non-number. */
+/** Longest latency or cost a parameter may give (cycles; half a second at 2 GHz). */
+export const MAX_CYCLES = 1e9;
+/** Largest rate a parameter may give. */
+export const MAX_RATE = 1e12;
+
+/**
+ * The kind of every parameter that is not `cycles` (the default: a parameter missing here is a
+ * latency or cost). A new rate, count, percentage, fraction or flag must be listed.
+ */
+export const PARAM_KINDS: Readonly<Partial<Record<keyof Timing, ParamKind>>> = {
+  clockMHz: 'rate',
+  tmaTensorExtra: 'signed-cycles',
+  tmaSourceHbm: 'flag',
+  tmaBytesPerCycleSm: 'rate',
+  tmaBytesPerCycleAllSms: 'rate',
+  tmaHbmBytesPerCycleSm: 'rate',
+  tmaMcastBytesPerCycleAllSms: 'rate',
+  tmaQueueMaxLoadPct: 'percent',
+  sms: 'count',
+  hbmBytesPerCycle: 'rate',
+  tcgen05FlopsPerCycle: 'rate',
+  wgmmaFlopsPerCycle: 'rate',
+  jitter: 'fraction',
+};
+
+/** The kind of parameter `name` (see {@link PARAM_KINDS}). */
+export function paramKind(name: string): ParamKind {
+  return (PARAM_KINDS as Record<string, ParamKind>)[name] ?? 'cycles';
+}
+
+const KIND_RULE: Record<ParamKind, { ok: (v: number) => boolean; what: string }> = {
+  cycles: { ok: (v) => v >= 0 && v <= MAX_CYCLES, what: `a number of cycles from 0 to ${MAX_CYCLES.toExponential()}` },
+  'signed-cycles': { ok: (v) => Math.abs(v) <= MAX_CYCLES, what: `a number of cycles from -${MAX_CYCLES.toExponential()} to ${MAX_CYCLES.toExponential()}` },
+  rate: { ok: (v) => v > 0 && v <= MAX_RATE, what: `a rate greater than 0 (at most ${MAX_RATE.toExponential()})` },
+  count: { ok: (v) => Number.isInteger(v) && v >= 1 && v <= 1e6, what: 'a whole number from 1 to 1,000,000' },
+  percent: { ok: (v) => v >= 0 && v <= 100, what: 'a percentage from 0 to 100' },
+  fraction: { ok: (v) => v >= 0 && v < 1, what: 'a fraction from 0 up to (not including) 1' },
+  flag: { ok: (v) => v === 0 || v === 1, what: '0 or 1' },
+};
+
+/** Thrown for a timing override that names no parameter or gives a value outside its kind. */
 export class TimingError extends Error {}
+
+/** Why `value` is not a valid value of parameter `name`, or null when it is. */
+export function timingValueError(name: string, value: unknown): string | null {
+  const rule = KIND_RULE[paramKind(name)];
+  if (typeof value !== 'number' || !Number.isFinite(value)) return `timing parameter '${name}' must be ${rule.what}, got ${typeof value === 'number' ? String(value) : JSON.stringify(value) ?? String(value)}`;
+  return rule.ok(value) ? null : `timing parameter '${name}' must be ${rule.what}, got ${value}`;
+}
+
+/**
+ * Checks every parameter of `t` against its kind ({@link PARAM_KINDS}); throws a
+ * {@link TimingError} naming the first bad one. {@link mergeTiming} and `simulate` call it, so a
+ * timing that would make simulated time infinite (a zero rate) or meaningless never runs.
+ */
+export function validateTiming(t: Timing): void {
+  for (const [k, p] of Object.entries(t as unknown as Record<string, Param>)) {
+    const why = timingValueError(k, p?.value);
+    if (why) throw new TimingError(why);
+  }
+}
 
 /**
  * `base` with `overrides` applied: `{ "name": number }` or `{ "name": { "value": number } }`.
- * Unknown names and non-numbers throw {@link TimingError}.
+ * Unknown names (own parameters of `base` only: `toString` is none) and values outside the
+ * parameter's kind throw {@link TimingError}.
  */
 export function mergeTiming(base: Timing, overrides: unknown): Timing {
   if (typeof overrides !== 'object' || overrides === null || Array.isArray(overrides)) {
@@ -170,13 +239,15 @@ export function mergeTiming(base: Timing, overrides: unknown): Timing {
   }
   const out = { ...base } as Record<string, Param>;
   for (const [k, v] of Object.entries(overrides as Record<string, unknown>)) {
-    if (!(k in base)) {
+    if (!Object.hasOwn(base, k)) {
       const near = Object.keys(base).filter((n) => n.toLowerCase().includes(k.toLowerCase().slice(0, 5))).slice(0, 3);
       throw new TimingError(`unknown timing parameter '${k}'${near.length ? ` (did you mean ${near.join(', ')}?)` : ''}`);
     }
-    const value = typeof v === 'number' ? v : typeof v === 'object' && v !== null && typeof (v as Param).value === 'number' ? (v as Param).value : NaN;
-    if (!Number.isFinite(value) || (value < 0 && !SIGNED.has(k))) throw new TimingError(`timing parameter '${k}' must be a non-negative number`);
-    out[k] = { value, source: 'override' };
+    const value = typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Param).value : v;
+    const why = timingValueError(k, value);
+    if (why) throw new TimingError(why);
+    out[k] = { value: value as number, source: 'override' };
   }
+  validateTiming(out as unknown as Timing);
   return out as unknown as Timing;
 }

@@ -1,0 +1,180 @@
+/**
+ * The resource governor: one object every long operation (simulation, sequential and parallel
+ * search) consults to stay inside its bounds.
+ *
+ * - Memory: the process's resident set (`process.memoryUsage.rss()`, which in a worker thread is
+ *   still the whole process's), sampled at most every {@link SAMPLE_MS} ms; where the platform
+ *   cannot measure it (a browser), the caller's own estimate ({@link Governor.estimate}). Before an
+ *   allocation that would pass the bound, {@link Governor.allow} says no and the operation stops
+ *   instead of allocating.
+ * - Time: a deadline in ms since the epoch (`Date.now()`), shared as a number between threads.
+ * - Steps: a count the caller adds to with {@link Governor.step}.
+ *
+ * {@link Governor.tick} is cheap (an increment and a compare) and meant for hot loops; every
+ * `every` ticks it reads the clock, and it adapts `every` (halving or doubling it, up to the value
+ * given) so that the clock is read about every {@link CHECK_MS} ms whatever a tick costs. Once a bound is hit the governor stays stopped; `stoppedBy`
+ * names the bound. An optional `linked` function lets several governors (the threads of one search)
+ * share one stop: each polls it and reports its own stop through `onStop`.
+ */
+
+/** A bound that stopped an operation, named as its CLI flag without the dashes. */
+export type Bound = 'max-memory' | 'timeout' | 'max-steps';
+
+/** The bounds of one operation; an absent one does not apply. */
+export interface Limits {
+  /** Bytes of process memory (resident set). */
+  maxMemory?: number;
+  /** Wall-clock milliseconds from the governor's creation. */
+  timeoutMs?: number;
+  /** A deadline in ms since the epoch (wins over `timeoutMs`; threads of one operation share it). */
+  deadline?: number;
+  /** Steps (whatever the caller counts with {@link Governor.step}). */
+  maxSteps?: number;
+}
+
+/** Hooks of a governor (tests, threads). */
+export interface GovernorHooks {
+  /** Milliseconds since the epoch (default `Date.now`). */
+  now?: () => number;
+  /** The process's resident bytes, or null where unmeasurable (default: `process.memoryUsage.rss`). */
+  rss?: () => number | null;
+  /** Another thread's stop, polled with the clock (e.g. a flag in a SharedArrayBuffer). */
+  linked?: () => Bound | null;
+  /** Called once when this governor stops (e.g. to set that flag). */
+  onStop?: (b: Bound) => void;
+  /** Ticks between clock reads at most (default 64; fewer when ticks are slow). */
+  every?: number;
+}
+
+/** At most this often (ms) the resident set is read again (a read costs a few µs). */
+export const SAMPLE_MS = 5;
+/** The interval (ms) {@link Governor.tick} aims at between clock reads. */
+export const CHECK_MS = 10;
+
+/** The platform's resident-set reader, or null (a browser). */
+function defaultRss(): (() => number | null) {
+  const p = (globalThis as { process?: { memoryUsage?: { rss?: () => number } } }).process;
+  const rss = p?.memoryUsage?.rss;
+  return typeof rss === 'function' ? () => rss.call(p!.memoryUsage) : () => null;
+}
+
+/** See the file comment. */
+export class Governor {
+  readonly maxMemory: number;
+  readonly deadline: number;
+  readonly maxSteps: number;
+  readonly t0: number;
+  /** The bound that stopped the operation, or null while it may go on. */
+  stoppedBy: Bound | null = null;
+  steps = 0;
+  /** The caller's estimate of the bytes it holds (used where the resident set is unmeasurable). */
+  estimate = 0;
+  /** The largest memory figure seen (bytes). */
+  peak = 0;
+  private readonly now: () => number;
+  private readonly rss: () => number | null;
+  private readonly linked: (() => Bound | null) | null;
+  private readonly onStop: ((b: Bound) => void) | null;
+  private readonly maxEvery: number;
+  private every: number;
+  private lastCheck: number;
+  private ticks = 0;
+  private lastSample = -Infinity;
+  /** The last resident-set reading (null: unmeasurable here). */
+  private lastRss: number | null = null;
+
+  constructor(limits: Limits = {}, hooks: GovernorHooks = {}) {
+    this.now = hooks.now ?? Date.now;
+    this.rss = hooks.rss ?? defaultRss();
+    this.linked = hooks.linked ?? null;
+    this.onStop = hooks.onStop ?? null;
+    this.maxEvery = this.every = Math.max(1, Math.floor(hooks.every ?? 64));
+    this.t0 = this.lastCheck = this.now();
+    this.maxMemory = limits.maxMemory ?? Infinity;
+    this.deadline = limits.deadline ?? (limits.timeoutMs !== undefined ? this.t0 + limits.timeoutMs : Infinity);
+    this.maxSteps = limits.maxSteps ?? Infinity;
+  }
+
+  /** Milliseconds since the governor was created. */
+  elapsed(): number {
+    return this.now() - this.t0;
+  }
+
+  /** Bytes in use now: the resident set when measurable (re-read at most every {@link SAMPLE_MS} ms unless `fresh`), else the estimate. */
+  memory(fresh = false): number {
+    const t = this.now();
+    if (fresh || t - this.lastSample >= SAMPLE_MS) {
+      this.lastSample = t;
+      this.lastRss = this.rss();
+    }
+    const m = Math.max(this.lastRss ?? this.estimate, 0);
+    if (m > this.peak) this.peak = m;
+    return m;
+  }
+
+  /** Stops with bound `b` (the first stop wins); returns it. */
+  stop(b: Bound): Bound {
+    if (this.stoppedBy === null) {
+      this.stoppedBy = b;
+      this.onStop?.(b);
+    }
+    return this.stoppedBy;
+  }
+
+  /** Cheap check for hot loops: every `every` calls, {@link check}. Returns the bound once stopped. */
+  tick(): Bound | null {
+    if (this.stoppedBy !== null) return this.stoppedBy;
+    if (++this.ticks < this.every) return null;
+    this.ticks = 0;
+    const t = this.now();
+    const dt = t - this.lastCheck;
+    this.lastCheck = t;
+    if (dt > 2 * CHECK_MS && this.every > 1) this.every >>= 1;
+    else if (dt < CHECK_MS / 4 && this.every < this.maxEvery) this.every = Math.min(this.maxEvery, this.every * 2);
+    return this.check();
+  }
+
+  /** Checks every bound now (the clock; memory if due; the linked stop). Returns the bound once stopped. */
+  check(): Bound | null {
+    if (this.stoppedBy !== null) return this.stoppedBy;
+    if (this.steps >= this.maxSteps) return this.stop('max-steps');
+    if (this.linked) {
+      const l = this.linked();
+      if (l !== null) {
+        this.stoppedBy = l;
+        return l;
+      }
+    }
+    if (this.now() >= this.deadline) return this.stop('timeout');
+    if (this.maxMemory !== Infinity && this.memory() > this.maxMemory) return this.stop('max-memory');
+    return null;
+  }
+
+  /** Counts `n` steps; true while the step bound allows going on. */
+  step(n = 1): boolean {
+    this.steps += n;
+    if (this.steps >= this.maxSteps) this.stop('max-steps');
+    return this.stoppedBy === null;
+  }
+
+  /**
+   * Whether `bytes` more may be allocated: false (and stopped by `max-memory`) when the memory in
+   * use now plus `bytes` would pass the bound. Call it before growing a large table.
+   */
+  allow(bytes: number): boolean {
+    if (this.stoppedBy !== null) return false;
+    if (this.maxMemory === Infinity) return true;
+    if (this.memory(true) + bytes > this.maxMemory) {
+      this.stop('max-memory');
+      return false;
+    }
+    return true;
+  }
+}
+
+/** Thrown by an allocation the governor refused (caught by the operation, which stops with `bound`). */
+export class BoundReached extends Error {
+  constructor(readonly bound: Bound) {
+    super(`stopped by ${bound}`);
+  }
+}
