@@ -262,7 +262,7 @@ ${o.allWait ? '        mbarrier.try_wait.parity full[i % 2], (i / 2) & 1\n' : ' 
   test('the other warps read the stage without having waited: race', () => {
     const r = run(electWait({}));
     expect(r.verdict).toBe('race');
-    expect(kinds(r)).toEqual(['race X[0]']);
+    expect(kinds(r)).toEqual(['race X[0]', 'race X[1]']); // both stages, each its own subject
     expect(r.hazards[0]!.message).toBe('the threads of use other than the elected one read X[0] (ld.shared X[i % 2]), which TMA copies completing on full[0] fill, but only the elected thread waited on full[0] (inside elect: or per=one): no bar.sync over the role\'s threads, and no wait of their own, orders them after the copy');
     expect(r.hazards[0]!.locations.map((l) => l.line)).toEqual([14, 13]);
   });

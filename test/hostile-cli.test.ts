@@ -134,7 +134,8 @@ test('adversarial CLI invocations: exit 0..3, no stack trace, no temp file, no c
   expect(verbs.check.map(([f]) => f)).toEqual(expect.arrayContaining(['--sweep', '--sarif', '--trace', '--timeout', '--max-memory']));
   // Worker threads start the TypeScript loader in each worker (seconds each): the parallel search's
   // bounds have their own tests.
-  verbs.check = verbs.check.filter(([f]) => f !== '--workers');
+  // `--watch` runs until interrupted (test/check-output.test.ts drives it in a child process).
+  verbs.check = verbs.check.filter(([f]) => f !== '--workers' && f !== '--watch');
   const targets = fc.oneof(
     { arbitrary: fc.constantFrom('mechanism', 'examples/bugs/B01.mbk', P.sketch), weight: 4 },
     { arbitrary: fc.constantFrom(P.badSketch, P.linkFile, P.dir, P.missing, P.fifo, '', '\u202e'), weight: 1 },

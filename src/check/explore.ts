@@ -808,6 +808,15 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
             message: `${who} ${e.rw === 'w' ? 'writes' : 'reads'} ${bufName} after a TMA copy wrote it but before the phase of ${bname} that copy credits has completed: nothing orders this access after the copy`,
             subject: bufName, state: stateId, extra, details: [], locs: e.loc ? [e.loc] : [],
           });
+          // As for the copy still in flight (below): a reader that never waits on that barrier.
+          const gb = tghosts[i]!;
+          if (e.agent >= 0 && barCta(gb) === p.agents[e.agent]!.cta && an.waitSlots[e.agent]!.get(gb) === undefined) {
+            report({
+              kind: 'missing-wait', severity: 'error', key: `${bname}|${e.agent}`,
+              message: `${agentName(e.agent)} ${e.rw === 'w' ? 'writes' : 'reads'} ${bufName}, which a TMA copy fills with its completion on ${bname}, but ${agentName(e.agent)} never waits on ${bname}: nothing orders its access after the copy`,
+              subject: bname, state: stateId, extra, details: ['compute-sanitizer synccheck reports this as "missing wait".'], locs: e.loc ? [e.loc] : [],
+            });
+          }
         }
       }
     }

@@ -180,6 +180,7 @@ export const PARAM_KINDS: Readonly<Partial<Record<keyof Timing, ParamKind>>> = {
   tmaTensorExtra: 'signed-cycles',
   tmaSourceHbm: 'flag',
   tmaBytesPerCycleSm: 'rate',
+  tmaL2DistinctBytesPerCycle: 'rate',
   tmaBytesPerCycleAllSms: 'rate',
   tmaHbmBytesPerCycleSm: 'rate',
   tmaMcastBytesPerCycleAllSms: 'rate',
