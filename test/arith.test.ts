@@ -194,3 +194,23 @@ describe('mbsim: exact arithmetic on the command line', () => {
     expect(ok.code).toBe(0);
   });
 });
+
+describe('check: an expression that faults during the search is an arith hazard, never an internal error', () => {
+  const sketch = (line: string) => `kernel ar arch=sm_90a
+barrier b[2] count=1
+role p warps=1 per=one:
+    for i in range(0, 2):
+        mbarrier.arrive b[0]
+        ${line}
+`;
+  for (const line of ['x = 5 / (i - i)', 'x = 1 << 64', 'x = 9007199254740991 + 1', 'mbarrier.arrive b[1 / (i - i)]', 'mbarrier.try_wait.parity b[1 % (i - i)], 0']) {
+    test(line, () => {
+      const k = parseSketch(sketch(line), 'ar.mbk').kernel!;
+      for (const opts of [{}, { por: false, symmetry: false }]) {
+        const r = check(instantiate(k), opts);
+        expect(r.verdict).toBe('arith');
+        expect(r.hazards[0]!.locations[0]?.line).toBe(6);
+      }
+    });
+  }
+});

@@ -10,7 +10,7 @@ import type { Program } from '../machine/program.js';
 import type { Severity } from '../model/diagnostics.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import { actorNamer, buildLedger, type Ledger } from '../report/ledger.js';
-import { decodeChoice, DEFAULT_BOUNDS, explore, type ExploreOptions, type Progress, type RawHazard } from './explore.js';
+import { decodeChoice, DEFAULT_BOUNDS, explore, keyOf, type ExploreOptions, type Progress, type RawHazard } from './explore.js';
 import { happensBefore } from './hb.js';
 import { staticChecks } from './static.js';
 import { causeRank, raceCause, staticCauseOf } from './cause.js';
@@ -171,7 +171,7 @@ export function replay(program: Program, schedule: readonly number[]): { final: 
         // Resolved operands, so a reader need not evaluate the expressions.
         const f = ag.frame;
         const res: string[] = [];
-        const bk = ins.bar ? ins.bar(f) : -1;
+        const bk = ins.bar ? keyOf(ins.bar, f) : -1;
         if (bk >= 0) res.push(program.barrierName(bk));
         const fk = ins.buf ? ins.buf(f) : -1;
         if (fk >= 0) res.push(program.bufferName(fk));

@@ -24,6 +24,7 @@
 import { Machine, newStepOut, type AsyncOp, type Choice, type MachineState, nextCredit } from '../machine/machine.js';
 import type { MachineEvent } from '../machine/events.js';
 import { explainHang } from '../machine/hang.js';
+import { EvalFault } from '../kernel/expr.js';
 import type { OpInstr, Program } from '../machine/program.js';
 import type { Severity } from '../model/diagnostics.js';
 import type { SrcLoc } from '../kernel/ir.js';
@@ -70,6 +71,19 @@ function txSites(p: Program, bar: number): { loc: SrcLoc; text: string }[] {
     }
   }
   return out;
+}
+
+/**
+ * A barrier or buffer key the checker reads ahead of a step, or -1 when its index expression faults
+ * (division by zero, overflow): the step itself then runs and the machine reports the `arith` fault.
+ */
+export function keyOf(f: (frame: number[]) => number, frame: number[]): number {
+  try {
+    return f(frame);
+  } catch (err) {
+    if (err instanceof EvalFault) return -1;
+    throw err;
+  }
 }
 
 /** The search's bounds when the options leave them out: stored states, estimated bytes, wall milliseconds. */
@@ -584,7 +598,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
         const release = RELEASES.has(op) || (op === 'bar.sync' && ag.sub < 0);
         if (an.trackProxy) {
           if (op === 'ld.shared' || op === 'st.shared') {
-            const b = ins.buf!(f);
+            const b = keyOf(ins.buf!, f);
             if (b >= 0 && an.proxyKey[b]) {
               const v = b * 2 + (op === 'st.shared' ? 1 : 0);
               setDirty(a, sortedWith(dirty[a]!, v));
@@ -605,7 +619,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
         }
         if (an.manualCount) {
           const info = p.agents[a]!;
-          const bk = ins.bar ? ins.bar(f) : -1;
+          const bk = ins.bar ? keyOf(ins.bar, f) : -1;
           // Uses: the barrier the operation names, and the barriers its asynchronous operations signal.
           const uses: { k: number; remote: boolean; same: boolean; loc: SrcLoc }[] = [];
           const same = (init: number) => init === a && (ins.per === 'one' || info.threads === 1 || (ins.per === 'warp' && info.warps === 1));
@@ -1137,7 +1151,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
     if (remoteArrives && c.kind === 'agent') {
       const ins = m.nextOp(s, c.agent);
       if (ins && ins.op.op === 'mbarrier.arrive' && ins.op.sem !== 'relaxed' && ins.op.scope !== 'cluster') {
-        const k = ins.bar!(s.agents[c.agent]!.frame);
+        const k = keyOf(ins.bar!, s.agents[c.agent]!.frame);
         const info = p.agents[c.agent]!;
         if (k >= 0 && barCta(k) !== info.cta && (ins.op.scope === 'cta' || strict)) {
           const bname = p.barrierName(k);
@@ -1317,7 +1331,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
       if (ins.i !== 'op') continue;
       const opc = ins.opc;
       if (opc !== 25 && opc !== 26 && opc !== 13) continue;
-      const buf = ins.buf!(ag.frame);
+      const buf = keyOf(ins.buf!, ag.frame);
       if (buf < 0) continue;
       (acc ??= []).push({ a, buf, rw: opc === 26 ? 'w' : 'r', ins });
     }
@@ -1401,7 +1415,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
       if (agentPor[a]![pc] === 'sync') {
         // A sync step, except an arrive on another CTA's barrier (it only starts a remote signal).
         if (ins.opc !== 2 /* mbarrier.arrive */) continue;
-        const key = ins.bar!(ag.frame);
+        const key = keyOf(ins.bar!, ag.frame);
         if (!(key >= 0 && barCta(key) !== p.agents[a]!.cta)) continue;
       }
       const c = agentChoice[a]!;

@@ -18,6 +18,7 @@
  * when any agent's control flow depends on a wait result (`try_wait` with a destination,
  * `pending_count`) or when an agent does not finish within a step bound.
  */
+import { EvalFault } from '../kernel/expr.js';
 import { Machine } from '../machine/machine.js';
 import type { OpInstr, Program } from '../machine/program.js';
 import type { SrcLoc } from '../kernel/ir.js';
@@ -46,6 +47,17 @@ const LIMIT = 2_000_000;
 
 /** Runs agent `a` alone; returns false when its control flow depends on a run-time result. */
 function solo(p: Program, a: number, frame0: number[], pc0: number, out: Solo, perAgentWaits: Map<number, number>, firstParity: Map<number, number>): boolean {
+  try {
+    return soloUnguarded(p, a, frame0, pc0, out, perAgentWaits, firstParity);
+  } catch (err) {
+    // An expression that faults (division by zero, overflow): not decidable alone; the search reports it.
+    if (err instanceof EvalFault) return false;
+    throw err;
+  }
+}
+
+/** {@link solo} without the guard for faulting expressions. */
+function soloUnguarded(p: Program, a: number, frame0: number[], pc0: number, out: Solo, perAgentWaits: Map<number, number>, firstParity: Map<number, number>): boolean {
   const info = p.agents[a]!;
   const code = p.roles[info.role]!.code;
   const f = frame0.slice();
