@@ -206,3 +206,20 @@ console.log('finished');`;
     expect(readdirSync(dir)).toEqual([]);
   }, 60_000);
 });
+
+describe('an output path that is the kernel file itself', () => {
+  test('--sarif / --trace naming the sketch (directly, or through a link) is exit 2 and the sketch is untouched', async () => {
+    const dir = fresh();
+    const sk = join(dir, 'k.mbk');
+    const text = readFileSync(join(REPO, 'examples/bugs/B01.mbk'), 'utf8');
+    writeFileSync(sk, text);
+    symlinkSync(sk, join(dir, 'link'));
+    for (const args of [['check', sk, '--sarif', sk], ['check', sk, '--trace', join(dir, 'link')], ['run', sk, '--trace', join(dir, '.', 'k.mbk')]]) {
+      const r = await cli(args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.err).toMatch(/it is the kernel file being checked/);
+      expect(readFileSync(sk, 'utf8')).toBe(text);
+      expect(temps(dir)).toEqual([]);
+    }
+  });
+});

@@ -14,7 +14,7 @@ import { buildTrace } from '../report/trace.js';
 import { LEDGER_EVENT_KINDS, simulate, SimTimeError, type SimOptions } from '../sim/simulate.js';
 import { H200, mergeTiming, TimingError, type Timing } from '../sim/timing.js';
 import { instantiateOrExplain, loadKernel, parseSet, UsageError } from './load.js';
-import { outputMode, writeOutput } from './output.js';
+import { outputMode, refuseInput, writeOutput } from './output.js';
 import { markPaint, safeIO } from './terminal.js';
 import type { ProgressStream } from '../check/index.js';
 import { packageInfo } from './package-info.js';
@@ -146,6 +146,7 @@ async function runVerb(target: string, o: RunOpts, io: IO, started: number): Pro
   if (o.trace !== undefined && o.trace.trim() === '') throw new UsageError('--trace needs a file name');
   if (o.trace !== undefined) outputMode(o.trace);
   const loaded = await loadKernel(target);
+  if (o.trace !== undefined) refuseInput(o.trace, loaded.kernel.file);
   const program = instantiateOrExplain(loaded.kernel, o.set, loaded.origin);
   const timing = loadTiming(o.timing);
   const omit = parseOmit(o.omit);
@@ -285,6 +286,7 @@ async function checkVerb(target: string, o: CheckOpts, io: IO, started = Date.no
     if (file === undefined) continue;
     if (file.trim() === '') throw new UsageError(`${flag} needs a file name`);
     outputMode(file);
+    refuseInput(file, loaded.kernel.file);
   }
   const { runCheckCli, runCheckSweepCli, parseSweep } = await import('../check/index.js');
   const opts = {

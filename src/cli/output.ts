@@ -218,3 +218,20 @@ function onSignal(signal: NodeJS.Signals): void {
   // listens for it, who then decides).
   if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
 }
+
+/**
+ * Throws an {@link OutputError} when the output `path` is the kernel file `input` itself (the same
+ * file, through any spelling or link): writing a report there would destroy the sketch.
+ */
+export function refuseInput(path: string, input: string | undefined): void {
+  if (input === undefined || path === '-') return;
+  let a: Stats;
+  let b: Stats;
+  try {
+    a = statSync(path);
+    b = statSync(input);
+  } catch {
+    return; // one of them does not exist: not the same file
+  }
+  if (a.dev === b.dev && a.ino === b.ino) throw new OutputError(`cannot write ${path}: it is the kernel file being checked (${input}); choose another output path`);
+}
