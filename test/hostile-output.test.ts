@@ -223,3 +223,18 @@ describe('an output path that is the kernel file itself', () => {
     }
   });
 });
+
+describe('--timing reads only a regular file of bounded size', () => {
+  test('/dev/zero, a FIFO and a 2 MiB file are exit 2 at once', async () => {
+    const dir = fresh();
+    const fifo = join(dir, 'fifo');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    const big = join(dir, 'big.json');
+    writeFileSync(big, `{"x": "${'a'.repeat(2 << 20)}"}`);
+    for (const [f, msg] of [['/dev/zero', /not a regular file/], [fifo, /not a regular file/], [big, /a timing file has at most/]] as const) {
+      const r = await cli(['run', 'mechanism', '--timing', f]);
+      expect(r.code, f).toBe(2);
+      expect(r.err).toMatch(msg);
+    }
+  });
+});

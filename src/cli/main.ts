@@ -77,13 +77,21 @@ function parsePositiveArg(name: string) {
 /** Share of `run --max-memory` the simulation's records may fill (the report built from them needs the rest). */
 const RUN_MEMORY_SHARE = 0.5;
 
+/** Largest `--timing` file read (bytes). */
+const TIMING_FILE_MAX = 1 << 20;
+
 function loadTiming(path: string | undefined): Timing {
   if (path === undefined) return H200;
   if (path.trim() === '') throw new UsageError('--timing needs a file name');
   let text: string;
   try {
+    // A regular file of at most 1 MiB: not a device (/dev/zero never ends) or a FIFO (may never open).
+    const st = statSync(path);
+    if (!st.isFile()) throw new UsageError(`cannot read timing file ${path}: not a regular file`);
+    if (st.size > TIMING_FILE_MAX) throw new UsageError(`cannot read timing file ${path}: ${st.size.toLocaleString('en-US')} bytes; a timing file has at most ${TIMING_FILE_MAX.toLocaleString('en-US')}`);
     text = readFileSync(path, 'utf8');
   } catch (err) {
+    if (err instanceof UsageError) throw err;
     throw new UsageError(`cannot read timing file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
   let json: unknown;
