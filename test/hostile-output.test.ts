@@ -238,3 +238,16 @@ describe('--timing reads only a regular file of bounded size', () => {
     }
   });
 });
+
+describe('standard output that cannot be written', () => {
+  test('> /dev/full: one line on stderr and exit 2, no stack trace', () => {
+    const fd = openSync('/dev/full', 'w');
+    try {
+      const r = spawnSync(process.execPath, [join(REPO, 'dist/bin/mbsim.js'), 'run', 'mechanism'], { stdio: ['ignore', fd, 'pipe'], encoding: 'utf8' });
+      expect(r.status).toBe(2);
+      expect(r.stderr.trim()).toBe('mbsim: error: cannot write the output: ENOSPC');
+    } finally {
+      closeSync(fd);
+    }
+  });
+});

@@ -4,11 +4,20 @@
  * TypeScript lines) before loading the CLI, runs it and exits with its code.
  */
 process.setSourceMapsEnabled(true);
-// `mbsim run … | head` closes the pipe early: stop quietly instead of dying on EPIPE.
+// `mbsim run … | head` closes the pipe early: stop quietly instead of dying on EPIPE. Any other
+// failure to write the output (a full disk: `> /dev/full`) is one line and exit 2, as for an
+// output file that cannot be written.
 for (const stream of [process.stdout, process.stderr]) {
   stream.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-    throw err;
+    if (stream === process.stdout) {
+      try {
+        process.stderr.write(`mbsim: error: cannot write the output: ${err.code ?? err.message}\n`);
+      } catch {
+        // stderr is gone too
+      }
+    }
+    process.exit(2);
   });
 }
 const { main } = await import('./main.js');
