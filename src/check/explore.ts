@@ -86,6 +86,12 @@ export function keyOf(f: (frame: number[]) => number, frame: number[]): number {
   }
 }
 
+/**
+ * Most hazards one search keeps (distinct kind, subject and site). `--all` lists every reachable
+ * (kind, subject) below it; the cap only keeps a kernel with thousands of racy sites bounded.
+ */
+export const MAX_HAZARDS = 256;
+
 /** The search's bounds when the options leave them out: stored states, estimated bytes, wall milliseconds. */
 export const DEFAULT_BOUNDS: Readonly<{ maxStates: number; maxMemory: number; timeoutMs: number }> = Object.freeze({
   maxStates: 5_000_000, maxMemory: 2 * 1024 ** 3, timeoutMs: 60_000,
@@ -515,13 +521,13 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
   const LAZY: Choice[] = [];
   let lazyPrefix: Choice[] = [];
   let lazyChoice: Choice = { kind: 'agent', agent: 0 };
-  /** Parallel search: hazards found since the last {@link SearchApi.takeHazards} (no cap: the main thread keeps 64). */
+  /** Parallel search: hazards found since the last {@link SearchApi.takeHazards} (no cap: the main thread keeps MAX_HAZARDS). */
   let fresh: RawHazard[] = [];
   const report = (h: Omit<RawHazard, 'key'> & { key: string }) => {
     // The subject is part of the key: `--all` lists every (kind, subject) reachable, whatever the
     // order the search met them in (the differential tests compare these sets across reductions).
     const key = `${h.kind}|${h.subject ?? ''}|${h.key}`;
-    if (hazards.has(key) || (!par && hazards.size >= 64)) return;
+    if (hazards.has(key) || (!par && hazards.size >= MAX_HAZARDS)) return;
     const extra = h.extra === LAZY ? [...lazyPrefix, lazyChoice] : h.extra;
     const raw = { ...h, extra, key };
     hazards.set(key, raw);

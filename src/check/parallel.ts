@@ -41,7 +41,7 @@ import type { Choice } from '../machine/machine.js';
 import type { Kernel } from '../kernel/ir.js';
 import { instantiate, type Program } from '../machine/program.js';
 import { StateBuf } from './codec.js';
-import { DEFAULT_BOUNDS, encodeChoice, grow as growArray, growthGuard, search, stopOf, type ExploreOptions, type ExploreResult, type HashSet, type RawHazard, type SearchApi } from './explore.js';
+import { DEFAULT_BOUNDS, MAX_HAZARDS, encodeChoice, grow as growArray, growthGuard, search, stopOf, type ExploreOptions, type ExploreResult, type HashSet, type RawHazard, type SearchApi } from './explore.js';
 import { BoundReached, Governor, type Bound } from '../machine/governor.js';
 
 /** Slots of the control array shared by the main thread and the workers. */
@@ -672,7 +672,7 @@ export function exploreParallel(program: Program, opts: ExploreOptions): Explore
         if (!b || h.state < b.h.state) best.set(h.key, { h, i });
       }));
       for (const { h } of [...best.values()].sort((a, b) => a.h.state - b.h.state || a.i - b.i)) {
-        if (hazards.size >= 64) break;
+        if (hazards.size >= MAX_HAZARDS) break;
         hazards.set(h.key, h);
       }
       for (const r of results) {
