@@ -88,6 +88,6 @@ describe('check (library): the parallel search under its bounds', () => {
     const r = check(instantiate(findExample('pipeline')!.build(), { CTAS: 512 }), { timeout: 1500 });
     expect(r.stoppedBy).toBe('timeout');
     expect(Date.now() - t0).toBeLessThan(1500 + 1000);
-    expect(r.coverage.depth).toBe(0); // still expanding the initial state's successors
+    expect(r.coverage.depth).toBeLessThanOrEqual(1); // stopped inside the first expansions (how far it got depends on the machine)
   }, 60_000);
 });
