@@ -437,22 +437,20 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
     await page.click('#tab-timeline');
     await page.getByLabel('parameter K').fill('1700');
     await page.getByLabel('parameter K').press('Enter');
-    // While the worker simulates, the page answers within a frame or two.
+    // While the worker simulates, the main thread keeps drawing frames: a simulation on the
+    // main thread would set and clear the busy flag inside one task, with no frame between.
+    // (How long a frame may take is a benchmark figure, not a test: it depends on the load.)
     expect(await page.locator('#verdict').textContent()).toBe('simulating…');
-    const gaps = await page.evaluate(() => new Promise<number>((done) => {
-      let worst = 0, last = performance.now();
+    const frames = await page.evaluate(() => new Promise<number>((done) => {
+      let n = 0;
       const tick = () => {
-        const now = performance.now();
-        worst = Math.max(worst, now - last);
-        last = now;
-        if (document.body.dataset.busy === '1') requestAnimationFrame(tick);
-        else done(worst);
+        if (document.body.dataset.busy === '1') { n++; requestAnimationFrame(tick); } else done(n);
       };
       requestAnimationFrame(tick);
     }));
     await settled(page);
     await expect.poll(() => page.locator('#verdict').textContent()).toMatch(/^ok · [\d,]+ cycles · 1\d\d,\d{3} events$/);
-    expect(gaps).toBeLessThan(400);
+    expect(frames).toBeGreaterThanOrEqual(2);
     await page.locator('.tl-canvas').focus();
     await page.keyboard.press('End');
     await expect.poll(() => readout(page)).toMatch(/event 1\d\d,\d{3} of 1\d\d,\d{3}/);
