@@ -7,7 +7,7 @@
  */
 import { exprNames } from '../kernel/expr.js';
 import type { Expr, Op, SrcLoc } from '../kernel/ir.js';
-import type { Instr, Program } from '../machine/program.js';
+import { SINGLE_THREAD_OPS, type Instr, type Program } from '../machine/program.js';
 
 /**
  * Partial-order class of an instruction:
@@ -70,6 +70,62 @@ export interface Analysis {
 
 const LOCAL_OPS = new Set<Op['op']>(['work', 'fence.proxy.async', 'fence.mbarrier_init', 'wgmma.commit_group', 'cp.async.bulk.commit_group']);
 const ISSUE_OPS = new Set<Op['op']>(['cp.async.bulk', 'cp.async.bulk.store', 'tcgen05.mma', 'tcgen05.commit', 'wgmma.mma_async', 'cp.async']);
+
+/**
+ * The symmetry class of agent `id`, or null when it has none: agents of one role in one CTA whose
+ * code does not tell them apart. Instances are interchangeable when the code reads `instance` at
+ * most as the index of instance-private buffers (`use`); the warps of a split role when the code
+ * does not read `warp` / `warpgroup`, except warp 0 where the role has one-thread operations (only
+ * it runs them) and, where the role issues wgmma, except each warpgroup's leader, whose warps are
+ * bound to it (they wait for its groups) and so stay within their instance and warpgroup.
+ */
+function symKey(p: Program, id: number, use: 'none' | 'private' | 'other'): string | null {
+  const a = p.agents[id]!;
+  const rc = p.roles[a.role]!;
+  if (!rc.split) return use === 'other' ? null : `${a.role}:${a.cta}`;
+  const f = roleFacts(rc);
+  if (f.readsWarp) return null;
+  let k = `${a.role}:${a.cta}:${f.single && a.warp === 0 ? 'L' : 'x'}`;
+  if (f.wgmma) k += `:i${a.instance}:g${a.warp >> 2}:${a.wgLeader === a.id ? 'G' : 'n'}`;
+  else if (use !== 'none') k += `:i${a.instance}`; // 'other': warps of one instance only
+  return k;
+}
+
+const factsCache = new WeakMap<object, { readsWarp: boolean; single: boolean; wgmma: boolean }>();
+
+/** What the symmetry of a split role's warps depends on (see {@link symKey}). */
+function roleFacts(rc: Program['roles'][number]): { readsWarp: boolean; single: boolean; wgmma: boolean } {
+  let f = factsCache.get(rc);
+  if (f) return f;
+  f = { readsWarp: false, single: false, wgmma: false };
+  for (const ins of rc.code) {
+    if (ins.i !== 'op') continue;
+    if (ins.per === 'one' || SINGLE_THREAD_OPS.has(ins.op.op)) f.single = true;
+    if (ins.op.op.startsWith('wgmma.')) f.wgmma = true;
+  }
+  const v = new Set<string>();
+  const walk = (stmts: typeof rc.decl.body) => {
+    for (const st of stmts) {
+      if (st.s === 'let') exprVars(st.value, v);
+      else if (st.s === 'for') { exprVars(st.from, v); exprVars(st.to, v); exprVars(st.step, v); walk(st.body); }
+      else if (st.s === 'if') { exprVars(st.cond, v); walk(st.then); if (st.else) walk(st.else); }
+      else if (st.s === 'elect') walk(st.body);
+      else for (const x of Object.values(st.op as Record<string, unknown>)) collectVars(x, v);
+    }
+  };
+  walk(rc.decl.body);
+  f.readsWarp = v.has('warp') || v.has('warpgroup');
+  factsCache.set(rc, f);
+  return f;
+}
+
+/** Names read anywhere inside an operation field (expressions, references, lists of references). */
+function collectVars(x: unknown, out: Set<string>): void {
+  if (!x || typeof x !== 'object') return;
+  if (Array.isArray(x)) { for (const y of x) collectVars(y, out); return; }
+  if ('k' in (x as object)) { exprVars(x as Expr, out); return; }
+  for (const y of Object.values(x as object)) collectVars(y, out);
+}
 
 /** Names `e` reads; `e` may be any field of an operation (only expressions have names to read). */
 function exprVars(e: Expr | undefined, out: Set<string>): void {
@@ -204,23 +260,33 @@ export function analyse(p: Program): Analysis {
   const groups: SymGroup[] = [];
   const groupOf = new Array<number>(p.agents.length).fill(-1);
   const byKey = new Map<string, number[]>();
+  const instancesOf = new Map<number, number>();
+  for (const a of p.agents) instancesOf.set(a.role, Math.max(instancesOf.get(a.role) ?? 0, a.instance + 1));
+  const useCache = new Map<number, ReturnType<typeof instanceUse>>();
+  const useOf = (role: number) => {
+    let u = useCache.get(role);
+    if (!u) useCache.set(role, (u = instanceUse(p, role, instancesOf.get(role)!)));
+    return u;
+  };
   for (const a of p.agents) {
-    const k = `${a.role}:${a.cta}`;
+    const k = symKey(p, a.id, useOf(a.role).use);
+    if (k === null) continue;
     let l = byKey.get(k);
     if (!l) byKey.set(k, (l = []));
     l.push(a.id);
   }
-  const useCache = new Map<number, ReturnType<typeof instanceUse>>();
   for (const members of byKey.values()) {
     if (members.length < 2) continue;
     const role = p.agents[members[0]!]!.role;
-    let u = useCache.get(role);
-    if (!u) useCache.set(role, (u = instanceUse(p, role, members.length)));
-    if (u.use === 'other') continue;
+    const u = useOf(role);
+    // Members of one instance (warps) share its `instance` and its private buffers: nothing to rename.
+    const oneInstance = members.every((id) => p.agents[id]!.instance === p.agents[members[0]!]!.instance);
+    if (u.use === 'other' && !oneInstance) continue;
     const privateBufs: number[][] = members.map((id) => {
       const ag = p.agents[id]!;
       const keys: number[] = [];
-      for (const name of u!.arrays) {
+      if (oneInstance) return keys;
+      for (const name of u.arrays) {
         const info = p.buffers.find((b) => b.name === name)!;
         keys.push(ag.cta * p.buffersPerCta + info.offset + ag.instance);
       }

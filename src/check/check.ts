@@ -32,6 +32,8 @@ export interface CheckOptions {
   por?: boolean;
   /** Symmetry reduction (default true). */
   symmetry?: boolean;
+  /** Stable waits and enabled wait_groups as forced steps of the partial-order reduction (default true; docs/CHECK.md). */
+  stableWaits?: boolean;
   /** Strict warnings (cross-proxy WAR without fence.proxy.async). */
   strict?: boolean;
   /** Worker threads exploring each level together (default 1; see docs/CHECK.md, "Parallel search"). */
@@ -255,12 +257,13 @@ function parkedWaitN(m: Machine, s: MachineState, a: number, kind: GroupNote['ki
  */
 function groupNote(m: Machine, before: MachineState, after: MachineState, c: Choice, events: MachineEvent[]): GroupNote | null {
   const name = (a: number) => m.program.agents[a]!.name;
+  const lead = (a: number, kind: 'wgmma' | 'bulk.store') => (kind === 'wgmma' ? m.program.agents[a]!.wgLeader : a);
   if (c.kind === 'agent') {
     const e = events.find((x) => x.e === 'op' && x.agent === c.agent && groupWaitKind(x.op) !== null);
     if (!e || e.e !== 'op') return null;
     const kind = groupWaitKind(e.op)!;
     return {
-      agent: name(c.agent), kind, before: pendingAsyncGroups(before, c.agent, kind), after: pendingAsyncGroups(after, c.agent, kind),
+      agent: name(c.agent), kind, before: pendingAsyncGroups(before, c.agent, kind, lead(c.agent, kind)), after: pendingAsyncGroups(after, c.agent, kind, lead(c.agent, kind)),
       waitN: e.n ?? null, wait: 'passes',
     };
   }
@@ -299,6 +302,7 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
   if (opts.all !== undefined) eo.all = opts.all;
   if (opts.por !== undefined) eo.por = opts.por;
   if (opts.symmetry !== undefined) eo.symmetry = opts.symmetry;
+  if (opts.stableWaits !== undefined) eo.stableWaits = opts.stableWaits;
   if (opts.strict !== undefined) eo.strict = opts.strict;
   if (opts.workers !== undefined) eo.workers = opts.workers;
   if (opts.onProgress) eo.onProgress = opts.onProgress;

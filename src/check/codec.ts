@@ -17,7 +17,7 @@
 import type { MBarrier, Token } from '../model/mbarrier.js';
 import type { AsyncKind } from '../machine/events.js';
 import type { AgentState, AsyncOp, MachineState, NamedBarrier } from '../machine/machine.js';
-import type { Program } from '../machine/program.js';
+import { WARP_SLOT, WARPGROUP_SLOT, type Program } from '../machine/program.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import type { Analysis } from './analysis.js';
 
@@ -193,9 +193,9 @@ export class Codec {
     sc[n++] = ag.wgDone;
     sc[n++] = ag.lastArrive;
     sc[n++] = f.length;
-    const f0 = n;
-    for (let j = 0; j < f.length; j++) n = putWide(sc, n, f[j]!); // frame values are exact up to ±(2^53 − 1)
-    if (sym) sc[f0 + 1] = 0; // slot 1 is `instance` (slot 0, the rank, always takes one word)
+    // Frame values are exact up to ±(2^53 − 1). Members of a symmetry group differ only in the
+    // builtins `instance`, `warp` and `warpgroup`, which their code does not read (analysis.ts).
+    for (let j = 0; j < f.length; j++) n = putWide(sc, n, sym && (j === 1 || j === WARP_SLOT || j === WARPGROUP_SLOT) ? 0 : f[j]!);
     if (!ag.tokens) {
       sc[n++] = -1;
       this.n = n;

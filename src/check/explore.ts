@@ -25,7 +25,8 @@ import { Machine, newStepOut, type AsyncOp, type Choice, type MachineState, next
 import type { MachineEvent } from '../machine/events.js';
 import { explainHang } from '../machine/hang.js';
 import { EvalFault } from '../kernel/expr.js';
-import type { OpInstr, Program } from '../machine/program.js';
+import { sliceSiblings, type OpInstr, type Program } from '../machine/program.js';
+import { stableWait } from './stable.js';
 import type { Severity } from '../model/diagnostics.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import { BoundReached, Governor, type Bound } from '../machine/governor.js';
@@ -122,6 +123,8 @@ export interface ExploreOptions {
   all?: boolean;
   /** Partial-order reduction (default true). */
   por?: boolean;
+  /** Stable waits as forced steps of the partial-order reduction (default true; only with `por`). */
+  stableWaits?: boolean;
   /** Symmetry reduction (default true). */
   symmetry?: boolean;
   /** Strict warnings: cross-proxy WAR (generic accesses, then an async-proxy overwrite without fence.proxy.async). */
@@ -1262,10 +1265,14 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
       return v === -2 ? null : (v >> 13) - 1;
     });
     errorFound = true;
-    const blocked = hr.waiters.map((w) => `${w.name} in ${w.op}`).join('; ');
+    // Agents in index order; in the key, a member of a symmetry group stands for its group, so
+    // hangs that differ only by which interchangeable warps or instances are blocked are one.
+    const waiters = [...hr.waiters].sort((u, v) => u.agent - v.agent);
+    const blocked = waiters.map((w) => `${w.name} in ${w.op}`).join('; ');
     const first = hr.waiters[0];
+    const symId = (a: number) => (an.groupOf[a]! >= 0 ? `g${an.groupOf[a]}` : String(a));
     report({
-      kind: 'hang', severity: 'error', key: hr.waiters.map((w) => `${w.agent}:${locKey(w.loc)}`).join(','),
+      kind: 'hang', severity: 'error', key: waiters.map((w) => `${symId(w.agent)}:${locKey(w.loc)}`).sort().join(','),
       message: `no agent or asynchronous unit can make progress: ${blocked}`,
       subject: first?.subject ?? null, state: id, extra: [],
       details: [...hr.waiters.map((w) => `${w.name} blocked in ${w.op} (line ${w.loc.line}): ${w.reasons.join('; ')}`), ...(hr.cycle ? [`wait-for cycle: ${hr.cycle.join(' → ')}`] : [])],
@@ -1346,6 +1353,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
       const x = acc[i]!;
       const y = acc[j]!;
       if (x.buf !== y.buf || (x.rw === 'r' && y.rw === 'r')) continue;
+      if (x.ins === y.ins && sliceSiblings(p, x.a, y.a)) continue; // each warp its own slice
       const bufName = p.bufferName(x.buf);
       errorFound = true;
       const w = x.rw === 'w' ? x : y;
@@ -1407,6 +1415,22 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
     return canonOrder;
   };
 
+  /** Stable waits are forced steps (stable.ts); off with `stableWaits: false`. */
+  const stableOn = opts.stableWaits !== false;
+  const isStable = (s: MachineState, a: number, ins: OpInstr, f: number[]): boolean => {
+    const w = ins.op as Extract<OpInstr['op'], { op: 'mbarrier.wait' }>;
+    if (w.dest !== undefined || w.token !== undefined || !ins.ints.parity) return false;
+    const key = keyOf(ins.bar!, f);
+    if (key < 0 || barCta(key) !== p.agents[a]!.cta) return false;
+    let par: number;
+    try {
+      par = ins.ints.parity(f);
+    } catch {
+      return false;
+    }
+    return stableWait(p, agentCode, s, a, key, par);
+  };
+
   const forced = (s: MachineState, x: Extra, id: number, prefix: Choice[], rh: Int32Array | null = null): { t: MachineState; nx: Extra; c: Choice; who: number } | null => {
     if (s.trapped) return null;
     const ags = s.agents;
@@ -1419,10 +1443,20 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
       const ins = agentCode[a]![pc]!;
       if (ins.i !== 'op') continue;
       if (agentPor[a]![pc] === 'sync') {
-        // A sync step, except an arrive on another CTA's barrier (it only starts a remote signal).
-        if (ins.opc !== 2 /* mbarrier.arrive */) continue;
-        const key = keyOf(ins.bar!, ag.frame);
-        if (!(key >= 0 && barCta(key) !== p.agents[a]!.cta)) continue;
+        // A sync step, except an arrive on another CTA's barrier (it only starts a remote signal)
+        // and a stable wait (stable.ts: it passes, and its phase cannot complete before it moves).
+        if (ins.opc === 5 /* mbarrier.wait */) {
+          if (!stableOn || multiWarp[a] || !isStable(s, a, ins, ag.frame)) continue;
+        } else if (ins.opc === 16 /* wgmma.wait_group */ || ins.opc === 10 /* cp.async.bulk.wait_group */) {
+          // Once its groups are complete they stay complete: an enabled wait_group cannot be
+          // disabled and only reads, so it commutes with every other step. (Not for an agent of
+          // several warps in lockstep: its wait_group retires elected-thread ghosts, see EG.)
+          if (!stableOn || multiWarp[a] || !m.agentEnabled(s, a)) continue;
+        } else {
+          if (ins.opc !== 2 /* mbarrier.arrive */) continue;
+          const key = keyOf(ins.bar!, ag.frame);
+          if (!(key >= 0 && barCta(key) !== p.agents[a]!.cta)) continue;
+        }
       }
       const c = agentChoice[a]!;
       const t = succ(s, c, a);

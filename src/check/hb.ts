@@ -9,7 +9,8 @@
  *   issuer, wgmma of one issuer, cp.async → cp.async.mbarrier.arrive) order each op after the
  *   previous one's completion;
  * - `wgmma.wait_group n` / `cp.async.bulk.wait_group n`: the waiter acquires the ops of that kind
- *   it issued in groups older than its n most recent committed groups (the resolved n of the event);
+ *   it issued (wgmma: its warpgroup's leader issued) in groups older than its n most recent
+ *   committed groups (the resolved n of the event);
  * - named barriers: every arrival of a generation → each `bar.sync` of that generation (acquired at
  *   the second half of the bar.sync, the machine's `bar.sync.done` event);
  * - cluster barriers: every arrive of a round → `barrier.cluster.wait` of that round.
@@ -19,7 +20,7 @@
  */
 import type { SrcLoc } from '../kernel/ir.js';
 import type { AsyncKind, MachineEvent } from '../machine/events.js';
-import type { Program } from '../machine/program.js';
+import { sliceSiblings, type Program } from '../machine/program.js';
 
 /** One recorded access with its vector clock. */
 export interface HbAccess {
@@ -53,6 +54,10 @@ type VC = number[];
 function join(a: VC, b: VC | undefined): void {
   if (!b) return;
   for (let i = 0; i < b.length; i++) if (b[i]! > a[i]!) a[i] = b[i]!;
+}
+
+function sameLoc(a: SrcLoc | undefined, b: SrcLoc | undefined): boolean {
+  return !!a && !!b && a.line === b.line && a.col === b.col && a.file === b.file;
 }
 
 /** Vector-clock analysis of an event stream (which must start at the beginning of a run). */
@@ -133,7 +138,9 @@ export function happensBefore(p: Program, events: readonly MachineEvent[]): { ac
             // wait_group n returns once at most n of the most recent groups are pending: every op of
             // an older group has completed. Without the resolved n, every completed op (over-approximate).
             const limit = e.n !== undefined ? (committed.get(`${kind}:${e.agent}`) ?? 0) - e.n : Infinity;
-            for (const [id, info] of opInfo) if (info.agent === e.agent && info.kind === kind && info.done && info.group < limit) join(vc[e.agent]!, opClock(id));
+            // A warp of a warpgroup acquires the wgmma ops its leader issued (AgentInfo.wgLeader).
+            const issuer = kind === 'wgmma' ? p.agents[e.agent]!.wgLeader : e.agent;
+            for (const [id, info] of opInfo) if (info.agent === issuer && info.kind === kind && info.done && info.group < limit) join(vc[e.agent]!, opClock(id));
           }
         }
         break;
@@ -257,6 +264,7 @@ export function happensBefore(p: Program, events: readonly MachineEvent[]): { ac
         const x = list[i]!;
         if (x.rw === 'r' && y.rw === 'r') continue;
         if (x.comp === y.comp) continue;
+        if (x.async < 0 && y.async < 0 && sameLoc(x.loc, y.loc) && sliceSiblings(p, x.agent, y.agent)) continue; // each warp its own slice
         if (x.async >= 0 && y.async >= 0 && x.issuer === y.issuer && x.asyncKind === y.asyncKind && (x.asyncKind === 'tc.mma' || x.asyncKind === 'wgmma')) continue;
         if (x.vc[x.comp]! <= y.vc[x.comp]!) continue;
         races.push({ first: x, second: y });

@@ -170,6 +170,8 @@ interface JobMsg {
   type: 'job';
   kernel: Kernel;
   params: Record<string, number>;
+  /** The program's {@link InstantiateOptions.lockstep}. */
+  lockstep: boolean;
   opts: Omit<ExploreOptions, 'onProgress' | 'workers'>;
   hash0: [number, number];
   table: SharedArrayBuffer;
@@ -265,7 +267,7 @@ export function workerMain(data: { ctl: SharedArrayBuffer; port: MessagePort; w:
     try {
       if (m.type === 'job') {
         job = null;
-        const program = instantiate(m.kernel, m.params);
+        const program = instantiate(m.kernel, m.params, { lockstep: m.lockstep });
         const visited = new SharedVisited(m.table, ctl, pause);
         const rec: Job['rec'] = { parent: [], chainOff: [], chainData: [] };
         // The stop is shared: a bound one thread hits stops them all (the STOP slot).
@@ -506,7 +508,7 @@ export function exploreParallel(program: Program, opts: ExploreOptions): Explore
     throw new Error(`parallel checker: ${why}`);
   };
   for (let w = 0; w < n; w++) {
-    send(w, { type: 'job', kernel: program.kernel, params: program.params, opts: wopts, hash0: api.hash0, table, deadline, maxStates, maxMemory });
+    send(w, { type: 'job', kernel: program.kernel, params: program.params, lockstep: program.lockstep, opts: wopts, hash0: api.hash0, table, deadline, maxStates, maxMemory });
   }
 
   let parent = new Int32Array(1 << 14);

@@ -42,7 +42,7 @@ interface RawOption {
   span: Span;
 }
 
-const BUILTIN_NAMES = ['cta', 'instance', 'ncta', 'clusterid', 'nthreads', 'nwarps'];
+const BUILTIN_NAMES = ['cta', 'instance', 'ncta', 'clusterid', 'nthreads', 'nwarps', 'warp', 'warpgroup'];
 const NO_SPAN: Span = { line: 1, col: 1, endCol: 2 };
 
 // ---- CST helpers ------------------------------------------------------------------------------

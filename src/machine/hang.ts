@@ -118,9 +118,10 @@ export function explainHang(
     } else if (op.op === 'wgmma.wait_group' || op.op === 'cp.async.bulk.wait_group') {
       w.kind = op.op === 'wgmma.wait_group' ? 'wgmma' : 'bulk';
       const kind = op.op === 'wgmma.wait_group' ? 'wgmma' : 'bulk.store';
-      const pending = pendingAsyncGroups(s, a, kind);
+      const leader = kind === 'wgmma' ? p.agents[a]!.wgLeader : a;
+      const pending = pendingAsyncGroups(s, a, kind, leader);
       const n = ins.ints.n!(ag.frame);
-      const inflight = s.inflight.filter((o) => o.agent === a && o.kind === kind).length;
+      const inflight = s.inflight.filter((o) => o.agent === leader && o.kind === kind).length;
       w.reasons.push(`${op.op} ${n}: ${pending} committed group(s) of ${kind === 'wgmma' ? 'wgmma' : 'bulk stores'} still pending (it waits for at most ${n}), with ${inflight} operation(s) of them in flight`);
     }
     waiters.push(w);

@@ -18,7 +18,7 @@ import { DIAG, type Diagnostic } from '../model/diagnostics.js';
 import type { Op, SrcLoc } from '../kernel/ir.js';
 import { EvalFault } from '../kernel/expr.js';
 import type { AsyncKind, MachineEvent } from './events.js';
-import type { AgentInfo, Instr, OpInstr, Program } from './program.js';
+import { WARP_SLOT, WARPGROUP_SLOT, type AgentInfo, type Instr, type OpInstr, type Program } from './program.js';
 
 /**
  * `AgentState.sub` of an agent resting at a blocking mbarrier wait on a never-initialized barrier
@@ -235,7 +235,19 @@ export class Machine {
       this.ctaAgents[a.cta]!.push(a.id);
     }
     this.agentCode = program.agents.map((a) => program.roles[a.role]!.code);
+    this.wgPeers = program.agents.map(() => null);
+    for (const a of program.agents) {
+      if (a.wgLeader === a.id) continue;
+      (this.wgPeers[a.wgLeader] ??= []).push(a.id);
+    }
   }
+
+  /**
+   * Per wgmma leader: the other warps of its warpgroup (null when it has none). A wgmma is one
+   * warpgroup-collective operation (`.sync.aligned`, PTX ISA §9.7.15.5.2): it completes only after
+   * every warp of the warpgroup has issued it.
+   */
+  private readonly wgPeers: (number[] | null)[];
 
   /** The initial state: barriers declared `init: 'auto'` are initialized and published. */
   /**
@@ -261,8 +273,10 @@ export class Machine {
       frame[1] = a.instance;
       frame[2] = p.clusterSize;
       frame[3] = a.cluster;
-      frame[4] = a.threads;
-      frame[5] = a.warps;
+      frame[4] = rc.threads;
+      frame[5] = rc.warps;
+      frame[WARP_SLOT] = a.warp;
+      frame[WARPGROUP_SLOT] = a.warp >> 2;
       return { pc: 0, frame, status: 'run', sub: -1, tokens: null, wgGroup: 0, bulkGroup: 0, clusterRound: 0, tcIssued: 0, tcDone: 0, wgIssued: 0, wgDone: 0, lastArrive: -1 };
     });
     const s: MachineState = {
@@ -358,7 +372,7 @@ export class Machine {
         for (const o of s.inflight) if (o.agent === a && o.kind === 'remote') return false;
         return true;
       case 16: // wgmma.wait_group
-        return pendingAsyncGroups(s, a, 'wgmma') <= ins.ints.n!(ag.frame);
+        return pendingAsyncGroups(s, a, 'wgmma', this.program.agents[a]!.wgLeader) <= ins.ints.n!(ag.frame);
       case 10: // cp.async.bulk.wait_group
         return pendingAsyncGroups(s, a, 'bulk.store') <= ins.ints.n!(ag.frame);
       default:
@@ -373,8 +387,12 @@ export class Machine {
       case 'tc.mma':
       case 'tc.commit':
         return o.seq === s.agents[o.agent]!.tcDone;
-      case 'wgmma':
-        return o.seq === s.agents[o.agent]!.wgDone;
+      case 'wgmma': {
+        if (o.seq !== s.agents[o.agent]!.wgDone) return false;
+        const peers = this.wgPeers[o.agent];
+        if (peers) for (const w of peers) if (s.agents[w]!.wgIssued <= o.seq) return false;
+        return true;
+      }
       case 'cpa.arrive':
         for (const x of s.inflight) {
           if (x.id >= o.id) break;
@@ -885,6 +903,11 @@ export class Machine {
         break;
       case 11: // tcgen05.mma
       case 14: { // wgmma.mma_async
+        // wgmma is warpgroup-collective: the warpgroup's leader warp starts the MMA (see AgentInfo.wgLeader).
+        if (opc === 14 && info.wgLeader !== a) {
+          ag.wgIssued++;
+          break;
+        }
         const rf = ins.reads!;
         const keys = this.scratchKeys; // may hold more from an earlier MMA: only the first rf.length count
         for (let j = 0; j < rf.length; j++) {
@@ -1111,10 +1134,11 @@ export class Machine {
  * count (PTX ISA §9.7.15.7.2, §9.7.9.25.4.3). {@link Machine.agentEnabled} decides wait_group with
  * it; reports (the checker's trace notes) use it too.
  */
-export function pendingAsyncGroups(s: MachineState, a: number, kind: 'wgmma' | 'bulk.store'): number {
+export function pendingAsyncGroups(s: MachineState, a: number, kind: 'wgmma' | 'bulk.store', leader = a): number {
   const ag = s.agents[a]!;
   const committed = kind === 'wgmma' ? ag.wgGroup : ag.bulkGroup;
-  let oldest = committed;
-  for (const o of s.inflight) if (o.agent === a && o.kind === kind && o.group < oldest) oldest = o.group;
+  // A warp of a warpgroup whose leader has not committed as many groups yet waits for them too.
+  let oldest = leader === a ? committed : Math.min(committed, s.agents[leader]!.wgGroup);
+  for (const o of s.inflight) if (o.agent === leader && o.kind === kind && o.group < oldest) oldest = o.group;
   return committed - oldest;
 }

@@ -27,7 +27,19 @@ export const MAX_TMEM_PER_CTA = 256 * 1024;
 export const MAX_THREADS_PER_CTA = 1024;
 
 /** Frame slots of the builtins every program can read. */
-export const BUILTINS = ['cta', 'instance', 'ncta', 'clusterid', 'nthreads', 'nwarps'] as const;
+export const BUILTINS = ['cta', 'instance', 'ncta', 'clusterid', 'nthreads', 'nwarps', 'warp', 'warpgroup'] as const;
+
+/** Frame slot of the builtin `warp` (the warp's index within its role instance). */
+export const WARP_SLOT = 6;
+/** Frame slot of the builtin `warpgroup` (`warp / 4`). */
+export const WARPGROUP_SLOT = 7;
+
+/**
+ * Operations one thread of the role performs whatever their `per`: a split role runs them on its
+ * warp 0 only (PTX: `mbarrier.init` / `inval` and `tcgen05.mma` / `commit` are issued by a single
+ * thread, CUDA code guards them with `if (threadIdx.x == 0)` or `elect_one_sync()`).
+ */
+export const SINGLE_THREAD_OPS: ReadonlySet<Op['op']> = new Set<Op['op']>(['mbarrier.init', 'mbarrier.inval', 'tcgen05.mma', 'tcgen05.commit']);
 
 /** A resolved barrier array (per CTA). */
 export interface BarrierInfo {
@@ -139,9 +151,14 @@ export interface RoleCode {
   slots: string[];
   threads: number;
   warps: number;
+  /**
+   * True when the role runs as one agent per warp (it has more than one warp and some of its code
+   * is not a single thread's: see {@link roleSplits}); false: one agent for the whole role.
+   */
+  split: boolean;
 }
 
-/** One agent: a role instance in one CTA. */
+/** One agent: one warp of a role instance in one CTA (or the whole instance when the role does not split). */
 export interface AgentInfo {
   id: number;
   role: number;
@@ -151,16 +168,39 @@ export interface AgentInfo {
   rank: number;
   cluster: number;
   instance: number;
+  /** Threads this agent runs (the warp's lanes; the role's threads when the role does not split). */
   threads: number;
+  /** Warps this agent runs: 1 for a warp of a split role, the role's warps otherwise. */
   warps: number;
-  /** Display name such as `producer@c0` or `consumer[2]@c1`. */
+  /** Index of the warp within its role instance (0 when the role does not split). */
+  warp: number;
+  /**
+   * Agent that issues the wgmma operations of this agent's warpgroup (warps 4g … 4g+3 of the
+   * instance): its warp 4g. `wgmma.mma_async` and `commit_group` are warpgroup-collective (PTX ISA
+   * §9.7.15.5): the leader's issue starts the MMA, and a `wait_group` of any warp of the warpgroup
+   * waits for the leader's groups. Equal to `id` for leaders and for agents of unsplit roles.
+   */
+  wgLeader: number;
+  /** Display name such as `producer@c0`, `consumer[2]@c1` or, for a warp of a split role, `consumer.w1`. */
   name: string;
+}
+
+/** Options of {@link instantiate}. */
+export interface InstantiateOptions {
+  /**
+   * Run every role as one agent whose warps move in lockstep (the machine's model before warps
+   * became agents). It misses races between the warps of a role; the bench uses it to show what
+   * warps as agents cost. Default false.
+   */
+  lockstep?: boolean;
 }
 
 /** A kernel ready to run: everything the machine needs, immutable. */
 export interface Program {
   kernel: Kernel;
   params: Record<string, number>;
+  /** {@link InstantiateOptions.lockstep} as given: true when every role runs as one agent. */
+  lockstep: boolean;
   clusterSize: number;
   grid: number;
   ctas: number;
@@ -192,7 +232,7 @@ function evalStatic(e: Expr, params: Record<string, number>, what: string, loc?:
  * Instantiates `kernel` with parameter `overrides` (which must name declared parameters).
  * Throws {@link KernelError}.
  */
-export function instantiate(kernel: Kernel, overrides: Record<string, number> = {}): Program {
+export function instantiate(kernel: Kernel, overrides: Record<string, number> = {}, options: InstantiateOptions = {}): Program {
   const params: Record<string, number> = {};
   for (const p of kernel.params) params[p.name] = p.value;
   for (const [n, v] of Object.entries(overrides)) {
@@ -263,7 +303,7 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
 
   const uids = { next: 0 };
   const roles: RoleCode[] = kernel.roles.map((r) =>
-    compileRole(r, params, clusterSize, barByName, bufByName, barriersPerCta, buffersPerCta, uids),
+    compileRole(r, params, clusterSize, barByName, bufByName, barriersPerCta, buffersPerCta, uids, options.lockstep === true),
   );
 
   const agents: AgentInfo[] = [];
@@ -286,10 +326,22 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
         for (let i = 0; i < inst; i++) {
           const ctaTag = clusterSize > 1 || grid > 1 ? `@c${grid > 1 ? cta : rank}` : '';
           const instTag = inst > 1 ? `[${i}]` : '';
-          agents.push({
-            id: agents.length, role: ri, roleName: r.name, cta, rank, cluster: cl, instance: i,
-            threads: rc.threads, warps: rc.warps, name: `${r.name}${instTag}${ctaTag}`,
-          });
+          const base = `${r.name}${instTag}`;
+          if (!rc.split) {
+            agents.push({
+              id: agents.length, role: ri, roleName: r.name, cta, rank, cluster: cl, instance: i,
+              threads: rc.threads, warps: rc.warps, warp: 0, wgLeader: agents.length, name: `${base}${ctaTag}`,
+            });
+            continue;
+          }
+          const first = agents.length;
+          for (let w = 0; w * 32 < rc.threads; w++) {
+            agents.push({
+              id: agents.length, role: ri, roleName: r.name, cta, rank, cluster: cl, instance: i,
+              threads: Math.min(32, rc.threads - 32 * w), warps: 1, warp: w, wgLeader: first + (w & ~3),
+              name: `${base}.w${w}${ctaTag}`,
+            });
+          }
         }
       });
     }
@@ -318,7 +370,7 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
     return { info, index: o - info.offset, cta };
   };
   return {
-    kernel, params, clusterSize, grid, ctas, barriers, barriersPerCta, buffers, buffersPerCta, roles, agents,
+    kernel, params, lockstep: options.lockstep === true, clusterSize, grid, ctas, barriers, barriersPerCta, buffers, buffersPerCta, roles, agents,
     barrierOf, bufferOf,
     barrierName(key) {
       const { info, index, cta } = barrierOf(key);
@@ -340,6 +392,7 @@ function compileRole(
   barriersPerCta: number,
   buffersPerCta: number,
   uids: { next: number },
+  lockstep: boolean,
 ): RoleCode {
   const slots: string[] = [...BUILTINS];
   const scalars = new Set([...barByName.values(), ...bufByName.values()].filter((x) => x.scalar).map((x) => x.name));
@@ -347,6 +400,7 @@ function compileRole(
   if (threads > r.warps * 32 || threads < 1) {
     throw new KernelError(`role ${r.name} has ${threads} threads in ${r.warps} warp${r.warps === 1 ? '' : 's'}: a warp holds 1 to 32 threads`, r.loc, 'threads');
   }
+  const split = !lockstep && roleSplits(r);
   const code: Instr[] = [];
   const declared = new Set<string>(BUILTINS);
   const slotOf = (name: string, loc?: SrcLoc): number | { const: number } => {
@@ -446,7 +500,14 @@ function compileRole(
     if (op.op === 'mbarrier.wait' && op.parity === undefined && op.token === undefined) {
       throw new KernelError('a wait needs a phase parity or a token', loc, 'wait-operand');
     }
+    // In a role that runs one agent per warp, one thread of the role is warp 0's elected lane:
+    // the other warps step over the operation.
+    const guard: Instr | null = split && (ins.per === 'one' || SINGLE_THREAD_OPS.has(op.op))
+      ? { i: 'jz', e: (f) => (f[WARP_SLOT] === 0 ? 1 : 0), to: -1, loc }
+      : null;
+    if (guard) code.push(guard);
     code.push(ins);
+    if (guard) (guard as { to: number }).to = code.length;
   };
 
   const walk = (stmts: Stmt[], inElect: boolean) => {
@@ -496,7 +557,57 @@ function compileRole(
   };
   walk(r.body, r.per === 'one');
   code.push({ i: 'end' });
-  return { name: r.name, decl: r, code, slots, threads, warps: r.warps };
+  return { name: r.name, decl: r, code, slots, threads, warps: r.warps, split };
+}
+
+/**
+ * True when agents `a` and `b` are two warps of one instance of a split role. One instruction
+ * that several such warps execute on a shared-memory buffer accesses each warp's own slice of it
+ * (every thread its own elements, as a role's `ld.shared` / `st.shared` means): those accesses do
+ * not conflict with each other. Accesses by different instructions still do.
+ */
+export function sliceSiblings(p: Program, a: number, b: number): boolean {
+  if (a === b || a < 0 || b < 0) return false;
+  const x = p.agents[a]!;
+  const y = p.agents[b]!;
+  return x.role === y.role && x.cta === y.cta && x.instance === y.instance && p.roles[x.role]!.split;
+}
+
+/**
+ * Whether a role runs as one agent per warp: it has more than one warp, and its code reads the
+ * builtin `warp` or `warpgroup` or has an operation that is not a single thread's (not `per=one`,
+ * not inside `elect:`, not one of {@link SINGLE_THREAD_OPS}). A role whose every operation is one
+ * thread's runs as one agent: its other warps have nothing to do.
+ */
+export function roleSplits(r: RoleDecl): boolean {
+  if (r.warps <= 1) return false;
+  let split = false;
+  const reads = (e: unknown) => {
+    const k = (e as { k?: unknown } | undefined)?.k;
+    if (k !== 'var' && k !== 'un' && k !== 'bin') return;
+    for (const n of exprNames(e as Expr)) if (n === 'warp' || n === 'warpgroup') split = true;
+  };
+  const scan = (v: unknown): void => {
+    if (!v || typeof v !== 'object') return;
+    if (Array.isArray(v)) { v.forEach(scan); return; }
+    if ('k' in (v as object)) { reads(v); return; }
+    for (const x of Object.values(v as object)) scan(x);
+  };
+  const walk = (stmts: Stmt[], inElect: boolean) => {
+    for (const st of stmts) {
+      if (st.s === 'let') reads(st.value);
+      else if (st.s === 'for') { reads(st.from); reads(st.to); reads(st.step); walk(st.body, inElect); }
+      else if (st.s === 'if') { reads(st.cond); walk(st.then, inElect); if (st.else) walk(st.else, inElect); }
+      else if (st.s === 'elect') walk(st.body, true);
+      else {
+        scan(st.op);
+        const per = inElect ? 'one' : ('per' in st.op && st.op.per) || r.per;
+        if (per !== 'one' && !SINGLE_THREAD_OPS.has(st.op.op)) split = true;
+      }
+    }
+  };
+  walk(r.body, r.per === 'one');
+  return split;
 }
 
 function sizeText(e: Expr, v: number): string {

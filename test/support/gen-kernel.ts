@@ -4,7 +4,7 @@
  * counts, every arrive form, TMA copies (plain, multicast, chunked, issued before or after their
  * `arrive.expect_tx`), tcgen05.mma + commit, wgmma and bulk-store groups, cp.async, waits whose
  * parity is a small expression, buffer reads and writes, proxy fences, named and cluster barriers,
- * loops of 1-3 trips, `elect:` blocks, conditionals on the CTA rank and exits.
+ * loops of 1-3 trips, `elect:` blocks, conditionals on the CTA rank and on the warp, and exits.
  *
  * Kernels are kept small so the unreduced search finishes: the differential tests compare the
  * reduced checker against it (test/check-differential.test.ts).
@@ -146,6 +146,10 @@ function bodyArb(ctx: Ctx, scope: Scope, depth: number, max: number): fc.Arbitra
         return bodyArb(ctx, [...scope, name], depth - 1, 3).map((body): Stmt => ({ s: 'for', var: name, from: num(0), to: num(trips), body, loc: at() }));
       }) },
       { weight: 2, arbitrary: bodyArb(ctx, scope, depth - 1, 3).map((body): Stmt => ({ s: 'elect', body, loc: at() })) },
+      // Per-warp code: the leader warp alone, or every warp but it.
+      { weight: 1, arbitrary: fc.tuple(bodyArb(ctx, scope, depth - 1, 2), fc.boolean()).map(([body, lead]): Stmt => ({
+        s: 'if', cond: bin(lead ? '==' : '!=', v('warp'), num(0)), then: body, loc: at(),
+      })) },
       ...(ctx.cluster > 1 || scope.length ? [{ weight: 1, arbitrary: fc.tuple(bodyArb(ctx, scope, depth - 1, 2), fc.boolean()).map(([body, onCta]): Stmt => ({
         s: 'if', cond: onCta || !scope.length ? bin('==', v('cta'), num(0)) : bin('==', v(scope[scope.length - 1]!), num(0)), then: body, loc: at(),
       })) }] : []),
