@@ -10,6 +10,7 @@ import { H200 } from '../sim/timing.js';
 import { errorReport, loadConfigs } from './calibrate.js';
 import { gpipeRows, loadGpipe, summarize } from './heldout.js';
 import { startupReport } from './startup.js';
+import { warpReport } from './warps.js';
 
 const gc = (globalThis as { gc?: () => void }).gc;
 const mib = (b: number) => (b / 1048576).toFixed(1);
@@ -105,8 +106,14 @@ function startupSection() {
   for (const line of startupReport(15)) console.log(`  ${line}`);
 }
 
+function warpsSection() {
+  console.log('\nmbsim bench — warps as agents: every example and bug sketch checked with the lockstep model (one agent per role) and with one agent per warp');
+  for (const line of warpReport(['examples', 'examples/bugs'])) console.log(`  ${line}`);
+}
+
 main();
 startupSection();
+warpsSection();
 calibrationReport();
 heldOutReport();
 await webReport();
