@@ -19,7 +19,7 @@ import {
 } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Kernel } from '../kernel/ir.js';
-import { definitionAt, hoverAt, locationOf, rangeOf, sketchDiagnostics } from './features.js';
+import { definitionAt, hoverAt, locationOf, rangeOf, SEVERITY, sketchDiagnostics } from './features.js';
 import { DEFAULT_HAZARD_BOUNDS, hazardDiagnostics, type HazardBounds } from './hazards.js';
 import { definitionOf, indexSymbols, referencesOf, wordAt, type SymbolIndex } from './symbols.js';
 
@@ -110,7 +110,14 @@ export function startLanguageServer(opts: LspOptions = {}): Promise<void> {
     if (!s || !doc || !s.kernel || s.version !== doc.version || s.checked === s.version) return;
     s.timer = undefined;
     s.checked = s.version;
-    const { diagnostics } = hazardDiagnostics(s.kernel, uri, bounds);
+    let diagnostics;
+    try {
+      diagnostics = hazardDiagnostics(s.kernel, uri, bounds).diagnostics;
+    } catch (err) {
+      // A defect of the checker must not take the editor's server down: say so where it happened.
+      conn.console.error(`mbsim check failed on ${uri}: ${(err as Error)?.stack ?? String(err)}`);
+      diagnostics = [{ range: rangeOf(s.kernel.loc ?? { line: 1, col: 1 }), severity: SEVERITY.information, source: 'mbsim check', message: `internal error of the checker: ${(err as Error)?.message ?? String(err)} (this is a bug in mbsim; please report it with the sketch)` }];
+    }
     void conn.sendDiagnostics({ uri, version: s.version, diagnostics });
   };
 

@@ -1,0 +1,73 @@
+/**
+ * The language server's answers as functions (src/lsp/): every operation has its PTX meaning, the
+ * names of a sketch with errors are still found, and a check that a bound stops says so.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { OPS, parseSketch } from '../src/lang/index.js';
+import { definitionAt, hazardDiagnostics, hoverAt, indexSymbols, opHover, opText } from '../src/lsp/index.js';
+
+const REPO = join(__dirname, '..');
+
+describe('hover text', () => {
+  test('every operation of the language has its PTX instruction, meaning and ISA section', () => {
+    const missing = OPS.map((o) => o.name).filter((n) => !opText(n));
+    expect(missing).toEqual([]);
+    for (const o of OPS) {
+      const t = opText(o.name)!;
+      expect(t.meaning.length, o.name).toBeGreaterThan(20);
+      if (o.name !== 'work') expect(t.sections, o.name).toMatch(/^§\d/);
+    }
+  });
+
+  test('PTX spellings and qualifiers resolve to their operation', () => {
+    expect(opHover('mbarrier.arrive.release.cluster')).toMatch(/^\*\*mbarrier\.arrive\*\*[\s\S]*Written: \.release \.cluster/);
+    expect(opHover('barrier.sync.aligned')).toMatch(/^\*\*bar\.sync\*\* `ID\[, THREADS\]`/);
+    expect(opHover('mbarrier.arrive_drop.noComplete')).toMatch(/lowers the expected count[\s\S]*must not complete the phase[\s\S]*§9\.7\.13\.15\.14/);
+    expect(opHover('mbarrier.arive')).toBeNull();
+  });
+});
+
+describe('names', () => {
+  test('a sketch with a syntax error still has its declarations and definitions', () => {
+    const text = 'kernel k\nparam N = 2\nbarrier bar[N] count=1\nrole p warps=1:\n    for i in range(0, N\n        mbarrier.arrive bar[i]\n';
+    expect(parseSketch(text, 'x.mbk').diagnostics.map((d) => d.code)).toContain('E-syntax');
+    const idx = indexSymbols(text);
+    expect(idx.defs.map((d) => `${d.kind} ${d.name}`)).toEqual(['kernel k', 'param N', 'barrier bar', 'role p', 'variable i']);
+    // `bar` in `mbarrier.arrive bar[i]` (line 6) -> line 3; `N` in `range(0, N` -> line 2.
+    expect(definitionAt(text, 'u', { line: 5, character: 25 })?.range.start).toEqual({ line: 2, character: 8 });
+    expect(definitionAt(text, 'u', { line: 4, character: 22 })?.range.start).toEqual({ line: 1, character: 6 });
+    expect(hoverAt(text, { line: 5, character: 28 })?.contents).toMatchObject({ value: expect.stringMatching(/^\*\*i\*\*: variable, of role `p`, first assigned at line 5/) });
+  });
+
+  test('option keys and builtins are not names with declarations', () => {
+    const text = 'kernel k\nparam count = 3\nbarrier b[1] count=count\nrole p warps=1 per=one:\n    mbarrier.arrive b[cta]\n';
+    // The `count=` key (line 3, column 14) is not the parameter; its value (column 20) is.
+    expect(definitionAt(text, 'u', { line: 2, character: 14 })).toBeNull();
+    expect(definitionAt(text, 'u', { line: 2, character: 20 })?.range.start).toEqual({ line: 1, character: 6 });
+    expect(hoverAt(text, { line: 4, character: 23 })?.contents).toMatchObject({ value: expect.stringMatching(/^builtin: the CTA's rank/) });
+  });
+});
+
+describe('hazards in the editor', () => {
+  test('a check stopped by its state bound says how far it got', () => {
+    const text = readFileSync(join(REPO, 'examples/pipeline.mbk'), 'utf8');
+    const kernel = parseSketch(text, 'pipeline.mbk').kernel!;
+    const r = hazardDiagnostics(kernel, 'file:///pipeline.mbk', { timeoutMs: 60_000, maxStates: 50, maxMemory: 4 * 1024 ** 3 });
+    expect(r.result?.complete).toBe(false);
+    expect(r.result?.stoppedBy).toBe('max-states');
+    const info = r.diagnostics.find((d) => d.code === 'incomplete')!;
+    expect(info.severity).toBe(3);
+    expect(info.message).toMatch(/^the editor's check stopped by max-states after \d+ states/);
+    // On the kernel line.
+    expect(info.range.start.line).toBe(text.split('\n').findIndex((l) => l.startsWith('kernel ')));
+  });
+
+  test('a correct kernel checked in full gives no error', () => {
+    const text = readFileSync(join(REPO, 'examples/mechanism.mbk'), 'utf8');
+    const r = hazardDiagnostics(parseSketch(text, 'mechanism.mbk').kernel!, 'file:///mechanism.mbk');
+    expect(r.result?.complete).toBe(true);
+    expect(r.diagnostics.filter((d) => d.severity === 1)).toEqual([]);
+  });
+});
