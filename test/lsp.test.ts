@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { main } from '../src/cli/main.js';
 import { LspClient, type RpcMessage } from './support/lsp-client.js';
 
 const REPO = join(__dirname, '..');
@@ -104,6 +105,20 @@ describe('mbsim lsp over stdio', () => {
     expect(diags.find((d) => d.code === 'count-mismatch')?.severity).toBe(2);
   }, 60_000);
 
+  test('an edit withdraws the hazards; the check after a pause in typing finds them on the new lines', async () => {
+    await lsp.waitFor(published(B01, (p) => p.diagnostics.some((d) => d.code === 'hang')), 'the hang of B01');
+    const from = lsp.notifications.length;
+    lsp.notify('textDocument/didChange', {
+      textDocument: { uri: B01, version: 2 },
+      contentChanges: [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, text: '# a new first line\n' }],
+    });
+    const hang = await lsp.waitFor(published(B01, (p) => p.version === 2 && p.diagnostics.some((d) => d.code === 'hang')), 'the hang after the edit');
+    const v2 = lsp.notifications.slice(from).filter(published(B01, (p) => p.version === 2)).map((m) => (m.params as Published).diagnostics);
+    // First the parse (no diagnostics: the old hazards are gone), then the check's.
+    expect(v2[0]).toEqual([]);
+    expect((hang.params as Published).diagnostics.find((d) => d.code === 'hang')!.range.start).toEqual({ line: 24, character: 8 });
+  }, 60_000);
+
   test('hover: an operation\'s PTX meaning, a name\'s declaration, a builtin', async () => {
     type H = { contents: { kind: string; value: string }; range: Diag['range'] } | null;
     // Line 18: `        mbarrier.arrive.expect_tx full[s], BYTES`
@@ -139,4 +154,21 @@ describe('mbsim lsp over stdio', () => {
     const refs = await lsp.request<{ range: Diag['range'] }[]>('textDocument/references', { textDocument: { uri: B15 }, position: { line: 9, character: 9 }, context: { includeDeclaration: false } });
     expect(refs.map((r) => r.range.start.line + 1)).toEqual([18, 19, 25]);
   }, 60_000);
+});
+
+describe('mbsim lsp on the command line', () => {
+  const run = async (...argv: string[]) => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await main(argv, { out: (x) => out.push(x), err: (x) => err.push(x), color: false });
+    return { code, out: out.join(''), err: err.join('') };
+  };
+  test('--help lists its bounds; a bad bound is one line and exit 2, before any server starts', async () => {
+    const h = await run('lsp', '--help');
+    expect(h.code).toBe(0);
+    expect(h.out).toMatch(/--check-timeout <SECONDS>[\s\S]*--max-states <N>[\s\S]*--no-check-on-change/);
+    const bad = await run('lsp', '--check-timeout', 'soon');
+    expect(bad.code).toBe(2);
+    expect(bad.err).toMatch(/--check-timeout expects a positive number of seconds, got 'soon'/);
+  });
 });
