@@ -154,6 +154,23 @@ describe('mbsim lsp over stdio', () => {
     const refs = await lsp.request<{ range: Diag['range'] }[]>('textDocument/references', { textDocument: { uri: B15 }, position: { line: 9, character: 9 }, context: { includeDeclaration: false } });
     expect(refs.map((r) => r.range.start.line + 1)).toEqual([18, 19, 25]);
   }, 60_000);
+
+  test('the server answers while a check runs: the check is in its own thread', async () => {
+    // The pipeline with 64 k-steps and 8 tiles: a check of some 44,000 states, seconds of work.
+    const text = readFileSync(join(REPO, 'examples/pipeline.mbk'), 'utf8').replace('param K = 16', 'param K = 64').replace('param TILES = 2', 'param TILES = 8');
+    const uri = uriOf('scratch/big-pipeline.mbk');
+    lsp.notify('textDocument/didOpen', { textDocument: { uri, languageId: 'mbk', version: 1, text } });
+    const parsed = await lsp.waitFor(published(uri, (p) => p.version === 1), 'the parse of the big pipeline');
+    const line = text.split('\n').findIndex((l) => l.includes('mbarrier.arrive.expect_tx'));
+    const hover = await lsp.request<{ contents: { value: string } } | null>('textDocument/hover', { textDocument: { uri }, position: { line, character: 12 } });
+    expect(hover!.contents.value).toMatch(/^\*\*mbarrier\.arrive\.expect_tx\*\*/);
+    // Answered before the check's diagnostics came.
+    const checked = lsp.notifications.filter(published(uri, () => true));
+    expect(checked).toHaveLength(1);
+    const done = await lsp.waitFor((m) => m !== parsed && published(uri, () => true)(m), 'the big check');
+    expect((done.params as Published).diagnostics.filter((d) => d.severity === 1)).toEqual([]);
+    expect(lsp.notifications.filter((m) => m.method === 'window/logMessage').map((m) => (m.params as { message: string }).message)).toEqual([]);
+  }, 120_000);
 });
 
 describe('mbsim lsp on the command line', () => {

@@ -9,8 +9,9 @@
  * - go to definition and find references for parameters, barriers, buffers, roles and variables;
  *   the document's declarations as its outline.
  *
- * The check runs in the server's thread; a new edit makes a pending check moot (a check runs only
- * on the text of the version it was scheduled for), and its bounds keep it short.
+ * The check runs in a worker thread (`check-thread.ts`): the server keeps answering meanwhile, a
+ * newer edit replaces a check still waiting, a result for an outdated version is dropped, and a
+ * check that overruns its bounds is stopped from outside.
  */
 import { fileURLToPath } from 'node:url';
 import {
@@ -19,8 +20,9 @@ import {
 } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Kernel } from '../kernel/ir.js';
-import { definitionAt, hoverAt, locationOf, rangeOf, SEVERITY, sketchDiagnostics } from './features.js';
-import { DEFAULT_HAZARD_BOUNDS, hazardDiagnostics, type HazardBounds } from './hazards.js';
+import { CheckThread } from './check-thread.js';
+import { definitionAt, hoverAt, locationOf, rangeOf, sketchDiagnostics } from './features.js';
+import { DEFAULT_HAZARD_BOUNDS, type HazardBounds } from './hazards.js';
 import { definitionOf, indexSymbols, referencesOf, wordAt, type SymbolIndex } from './symbols.js';
 
 /** Options of {@link startLanguageServer}. */
@@ -69,6 +71,7 @@ export function startLanguageServer(opts: LspOptions = {}): Promise<void> {
   const conn: Connection = createConnection(ProposedFeatures.all, opts.input ?? process.stdin, opts.output ?? process.stdout);
   const docs = new TextDocuments(TextDocument);
   const state = new Map<string, DocState>();
+  const thread = new CheckThread((msg) => conn.console.log(msg));
   let bounds: HazardBounds = { ...(opts.bounds ?? DEFAULT_HAZARD_BOUNDS) };
   let delay: number | null = opts.checkDelayMs === undefined ? 1000 : opts.checkDelayMs;
 
@@ -103,29 +106,24 @@ export function startLanguageServer(opts: LspOptions = {}): Promise<void> {
     return s;
   };
 
-  /** Runs the check on the document's current version (if it parsed) and publishes its hazards. */
-  const runCheck = (uri: string) => {
+  /** Runs the check on the document's current version (if it parsed) and publishes its hazards, unless the text changed meanwhile. */
+  const runCheck = async (uri: string) => {
     const s = state.get(uri);
     const doc = docs.get(uri);
     if (!s || !doc || !s.kernel || s.version !== doc.version || s.checked === s.version) return;
     s.timer = undefined;
     s.checked = s.version;
-    let diagnostics;
-    try {
-      diagnostics = hazardDiagnostics(s.kernel, uri, bounds).diagnostics;
-    } catch (err) {
-      // A defect of the checker must not take the editor's server down: say so where it happened.
-      conn.console.error(`mbsim check failed on ${uri}: ${(err as Error)?.stack ?? String(err)}`);
-      diagnostics = [{ range: rangeOf(s.kernel.loc ?? { line: 1, col: 1 }), severity: SEVERITY.information, source: 'mbsim check', message: `internal error of the checker: ${(err as Error)?.message ?? String(err)} (this is a bug in mbsim; please report it with the sketch)` }];
-    }
-    void conn.sendDiagnostics({ uri, version: s.version, diagnostics });
+    const version = s.version;
+    const diagnostics = await thread.run({ text: doc.getText(), file: fileOf(uri), uri, bounds });
+    if (diagnostics === null || state.get(uri)?.version !== version) return;
+    void conn.sendDiagnostics({ uri, version, diagnostics });
   };
 
   const schedule = (uri: string, ms: number) => {
     const s = state.get(uri);
     if (!s?.kernel) return;
     if (s.timer) clearTimeout(s.timer);
-    s.timer = setTimeout(() => runCheck(uri), ms);
+    s.timer = setTimeout(() => void runCheck(uri), ms);
   };
 
   docs.onDidOpen((e) => {
@@ -187,7 +185,10 @@ export function startLanguageServer(opts: LspOptions = {}): Promise<void> {
 
   docs.listen(conn);
   return new Promise<void>((done) => {
-    conn.onExit(() => done());
+    conn.onExit(() => {
+      thread.close();
+      done();
+    });
     conn.listen();
   });
 }
