@@ -6,7 +6,9 @@
  * to the first rule), which is how an editor applies these single-line rules.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import Module, { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { ALL_TOKENS } from '../src/lang/lexer.js';
@@ -53,12 +55,50 @@ describe('the VS Code extension folder', () => {
     expect(pkg.contributes.grammars[0]).toMatchObject({ language: 'mbk', scopeName: grammar.scopeName });
     for (const f of [pkg.main, pkg.contributes.grammars[0].path, pkg.contributes.languages[0].configuration, 'README.md']) expect(existsSync(join(DIR, f)), f).toBe(true);
     expect(Object.keys(pkg.dependencies)).toEqual(['vscode-languageclient']);
-    // The client starts `mbsim lsp` over stdio (the client adds --stdio).
-    const client = readFileSync(join(DIR, pkg.main), 'utf8');
-    expect(client).toMatch(/args: \['lsp'\], transport: TransportKind\.stdio/);
     // Nothing installed is committed.
     const tracked = execFileSync('git', ['ls-files', 'editors/vscode'], { cwd: join(__dirname, '..'), encoding: 'utf8' });
     expect(tracked).not.toMatch(/node_modules|\.vsix/);
+  });
+
+  test('the client starts `mbsim lsp` over stdio with the settings, preferring the workspace\'s mbsim', async () => {
+    // extension.js run against stand-ins of the `vscode` and `vscode-languageclient/node` modules.
+    const ws = mkdtempSync(join(tmpdir(), 'mbsim-ext-'));
+    mkdirSync(join(ws, 'node_modules', '.bin'), { recursive: true });
+    writeFileSync(join(ws, 'node_modules', '.bin', 'mbsim'), '');
+    const made: { args: unknown[]; started: boolean; stopped: boolean }[] = [];
+    const settings: Record<string, unknown> = { path: '', checkOnChange: false, checkDelayMs: 500, checkTimeoutMs: 3000, maxStates: 1234 };
+    const fakes: Record<string, unknown> = {
+      vscode: { workspace: { getConfiguration: () => ({ get: (k: string) => settings[k] }), workspaceFolders: [{ uri: { fsPath: ws } }] } },
+      'vscode-languageclient/node': {
+        TransportKind: { stdio: 0, ipc: 1 },
+        LanguageClient: class {
+          rec = { args: [] as unknown[], started: false, stopped: false };
+          constructor(...args: unknown[]) { this.rec.args = args; made.push(this.rec); }
+          async start() { this.rec.started = true; }
+          async stop() { this.rec.stopped = true; }
+        },
+      },
+    };
+    const M = Module as unknown as { _load: (req: string, ...rest: unknown[]) => unknown };
+    const load = M._load;
+    M._load = (req, ...rest) => (req in fakes ? fakes[req] : load(req, ...rest));
+    try {
+      const ext = createRequire(__filename)(join(DIR, 'extension.js')) as { activate: (c: unknown) => Promise<void>; deactivate: () => unknown };
+      const subscriptions: unknown[] = [];
+      await ext.activate({ subscriptions });
+      expect(made).toHaveLength(1);
+      const [id, , server, client] = made[0]!.args as [string, string, { run: Record<string, unknown> }, Record<string, unknown>];
+      expect(id).toBe('mbsim');
+      expect(server.run).toMatchObject({ command: join(ws, 'node_modules', '.bin', 'mbsim'), args: ['lsp'], transport: 0 });
+      expect(client.documentSelector).toContainEqual({ scheme: 'file', language: 'mbk' });
+      expect(client.initializationOptions).toEqual({ checkOnChange: false, checkDelayMs: 500, checkTimeoutMs: 3000, maxStates: 1234 });
+      expect(made[0]!.started).toBe(true);
+      await ext.deactivate();
+      expect(made[0]!.stopped).toBe(true);
+    } finally {
+      M._load = load;
+      rmSync(ws, { recursive: true, force: true });
+    }
   });
 
   test('every keyword of the sketch lexer has a scope in the grammar', () => {
