@@ -153,6 +153,8 @@ describe('mbsim lsp over stdio', () => {
     expect(await def(20, 15)).toBeNull();
     const refs = await lsp.request<{ range: Diag['range'] }[]>('textDocument/references', { textDocument: { uri: B15 }, position: { line: 9, character: 9 }, context: { includeDeclaration: false } });
     expect(refs.map((r) => r.range.start.line + 1)).toEqual([18, 19, 25]);
+    const outline = await lsp.request<{ name: string; kind: number; range: Diag['range'] }[]>('textDocument/documentSymbol', { textDocument: { uri: B15 } });
+    expect(outline.map((x) => `${x.name}@${x.range.start.line + 1}`)).toEqual(['wgmma_early_release@4', 'K@6', 'BYTES@7', 'A@9', 'full@10', 'empty@11', 'producer@13', 'consumer@21']);
   }, 60_000);
 
   test('the server answers while a check runs: the check is in its own thread', async () => {

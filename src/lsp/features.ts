@@ -4,11 +4,11 @@
  * the definition of the name at a position. Positions are LSP positions (0-based line, 0-based
  * UTF-16 character, which is the sketch language's column − 1).
  */
-import type { Diagnostic, Hover, Location, Position, Range } from 'vscode-languageserver';
+import type { Diagnostic, DocumentSymbol, Hover, Location, Position, Range } from 'vscode-languageserver';
 import type { SrcLoc } from '../kernel/ir.js';
 import { parseSketch, type SketchDiagnostic, type SketchResult } from '../lang/index.js';
 import { describeMnemonic } from './optext.js';
-import { definitionOf, indexSymbols, wordAt, type Span, type SymbolDef, type SymbolIndex } from './symbols.js';
+import { definitionOf, indexSymbols, referencesOf, wordAt, type Span, type SymbolDef, type SymbolIndex } from './symbols.js';
 
 /** LSP `DiagnosticSeverity` values (the protocol's numbers). */
 export const SEVERITY = { error: 1, warning: 2, information: 3, hint: 4 } as const;
@@ -95,4 +95,25 @@ export function definitionAt(text: string, uri: string, pos: Position, index: Sy
   const w = wordAt(index, pos.line + 1, pos.character + 1);
   const def = w ? definitionOf(index, w) : undefined;
   return def ? locationOf(uri, def) : null;
+}
+
+/** Every use of the name at `pos` (its declaration too when `withDeclaration`), as locations in `uri`. */
+export function referencesAt(text: string, uri: string, pos: Position, withDeclaration: boolean, index: SymbolIndex = indexSymbols(text)): Location[] {
+  const w = wordAt(index, pos.line + 1, pos.character + 1);
+  const def = w ? definitionOf(index, w) : undefined;
+  if (!def) return [];
+  return referencesOf(index, def)
+    .filter((r) => withDeclaration || r.line !== def.line || r.col !== def.col)
+    .map((r) => locationOf(uri, r));
+}
+
+/** LSP `SymbolKind` numbers of the declarations: Module 2, Field 8, Function 12, Variable 13, Constant 14. */
+const SYMBOL_KIND: Record<SymbolDef['kind'], DocumentSymbol['kind']> = { param: 14, barrier: 13, smem: 8, tmem: 8, role: 12, kernel: 2, variable: 13 };
+
+/** The outline: the kernel, parameters, barriers, buffers and roles, each spanning its declaration line. */
+export function documentSymbols(index: SymbolIndex): DocumentSymbol[] {
+  return index.defs.filter((x) => x.kind !== 'variable').map((x) => ({
+    name: x.name, detail: x.text, kind: SYMBOL_KIND[x.kind],
+    range: rangeOf({ line: x.line, col: 1, endCol: Math.max(x.endCol, x.text.length + 1) }), selectionRange: rangeOf(x),
+  }));
 }

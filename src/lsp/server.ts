@@ -15,15 +15,14 @@
  */
 import { fileURLToPath } from 'node:url';
 import {
-  createConnection, ProposedFeatures, TextDocuments, TextDocumentSyncKind,
-  type Connection, type DocumentSymbol, type InitializeResult, type Location,
+  createConnection, ProposedFeatures, TextDocuments, TextDocumentSyncKind, type Connection, type InitializeResult,
 } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Kernel } from '../kernel/ir.js';
 import { CheckThread } from './check-thread.js';
-import { definitionAt, hoverAt, locationOf, rangeOf, sketchDiagnostics } from './features.js';
+import { definitionAt, documentSymbols, hoverAt, referencesAt, sketchDiagnostics } from './features.js';
 import { DEFAULT_HAZARD_BOUNDS, type HazardBounds } from './hazards.js';
-import { definitionOf, indexSymbols, referencesOf, wordAt, type SymbolIndex } from './symbols.js';
+import { indexSymbols, type SymbolIndex } from './symbols.js';
 
 /** Options of {@link startLanguageServer}. */
 export interface LspOptions {
@@ -64,129 +63,144 @@ function fileOf(uri: string): string {
   }
 }
 
+/** What the server offers (LSP 3.17 server capabilities). */
+const CAPABILITIES: InitializeResult['capabilities'] = {
+  textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental, save: { includeText: false } },
+  hoverProvider: true,
+  definitionProvider: true,
+  referencesProvider: true,
+  documentSymbolProvider: true,
+};
+
 const positive = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v > 0;
 
-/** Starts the server on `input` / `output`; resolves when the connection closes. */
-export function startLanguageServer(opts: LspOptions = {}): Promise<void> {
-  const conn: Connection = createConnection(ProposedFeatures.all, opts.input ?? process.stdin, opts.output ?? process.stdout);
-  const docs = new TextDocuments(TextDocument);
-  const state = new Map<string, DocState>();
-  const thread = new CheckThread((msg) => conn.console.log(msg));
-  let bounds: HazardBounds = { ...(opts.bounds ?? DEFAULT_HAZARD_BOUNDS) };
-  let delay: number | null = opts.checkDelayMs === undefined ? 1000 : opts.checkDelayMs;
+/** The open documents, their parses and the checks scheduled for them, publishing on `conn`. */
+class Sketches {
+  readonly docs = new TextDocuments(TextDocument);
+  private readonly state = new Map<string, DocState>();
+  readonly thread: CheckThread;
+  bounds: HazardBounds;
+  /** Pause before a check while typing (ms); null: check only on open and save. */
+  delay: number | null;
 
-  conn.onInitialize((params): InitializeResult => {
-    const o = (params.initializationOptions ?? {}) as InitOptions;
-    if (o.checkOnChange === false) delay = null;
-    if (positive(o.checkDelayMs)) delay = o.checkDelayMs;
-    if (positive(o.checkTimeoutMs)) bounds = { ...bounds, timeoutMs: o.checkTimeoutMs };
-    if (positive(o.maxStates)) bounds = { ...bounds, maxStates: Math.floor(o.maxStates) };
-    return {
-      capabilities: {
-        textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental, save: { includeText: false } },
-        hoverProvider: true,
-        definitionProvider: true,
-        referencesProvider: true,
-        documentSymbolProvider: true,
-      },
-      serverInfo: { name: 'mbsim' },
-    };
-  });
+  constructor(private readonly conn: Connection, opts: LspOptions) {
+    this.thread = new CheckThread((msg) => conn.console.log(msg));
+    this.bounds = { ...(opts.bounds ?? DEFAULT_HAZARD_BOUNDS) };
+    this.delay = opts.checkDelayMs === undefined ? 1000 : opts.checkDelayMs;
+  }
 
-  /** Parses the document, publishes its diagnostics and remembers its kernel and names. */
-  const analyze = (doc: TextDocument): DocState => {
-    const old = state.get(doc.uri);
+  /** Applies the client's `initializationOptions`. */
+  configure(o: InitOptions): void {
+    if (o.checkOnChange === false) this.delay = null;
+    if (positive(o.checkDelayMs)) this.delay = o.checkDelayMs;
+    if (positive(o.checkTimeoutMs)) this.bounds = { ...this.bounds, timeoutMs: o.checkTimeoutMs };
+    if (positive(o.maxStates)) this.bounds = { ...this.bounds, maxStates: Math.floor(o.maxStates) };
+  }
+
+  /** Parses the document, publishes its diagnostics (withdrawing its hazards) and remembers its kernel and names. */
+  analyze(doc: TextDocument): void {
+    const old = this.state.get(doc.uri);
     if (old?.timer) clearTimeout(old.timer);
     const text = doc.getText();
     const { result, diagnostics } = sketchDiagnostics(text, fileOf(doc.uri));
     const s: DocState = { version: doc.version, index: indexSymbols(text) };
     if (result.kernel && !result.diagnostics.length) s.kernel = result.kernel;
-    state.set(doc.uri, s);
-    void conn.sendDiagnostics({ uri: doc.uri, version: doc.version, diagnostics });
-    return s;
-  };
+    this.state.set(doc.uri, s);
+    void this.conn.sendDiagnostics({ uri: doc.uri, version: doc.version, diagnostics });
+  }
 
-  /** Runs the check on the document's current version (if it parsed) and publishes its hazards, unless the text changed meanwhile. */
-  const runCheck = async (uri: string) => {
-    const s = state.get(uri);
-    const doc = docs.get(uri);
+  /** The text and names of an open document (re-indexed if its analysis is behind), or null. */
+  indexOf(uri: string): { text: string; index: SymbolIndex } | null {
+    const doc = this.docs.get(uri);
+    if (!doc) return null;
+    const s = this.state.get(uri);
+    const text = doc.getText();
+    return { text, index: s && s.version === doc.version ? s.index : indexSymbols(text) };
+  }
+
+  /** Checks the document `ms` milliseconds from now (a parsed version only; an earlier schedule is replaced). */
+  schedule(uri: string, ms: number): void {
+    const s = this.state.get(uri);
+    if (!s?.kernel) return;
+    if (s.timer) clearTimeout(s.timer);
+    s.timer = setTimeout(() => void this.runCheck(uri), ms);
+  }
+
+  /** Runs the check on the document's current version and publishes its hazards, unless the text changed meanwhile. */
+  private async runCheck(uri: string): Promise<void> {
+    const s = this.state.get(uri);
+    const doc = this.docs.get(uri);
     if (!s || !doc || !s.kernel || s.version !== doc.version || s.checked === s.version) return;
     s.timer = undefined;
     s.checked = s.version;
     const version = s.version;
-    const diagnostics = await thread.run({ text: doc.getText(), file: fileOf(uri), uri, bounds });
-    if (diagnostics === null || state.get(uri)?.version !== version) return;
-    void conn.sendDiagnostics({ uri, version, diagnostics });
-  };
+    const diagnostics = await this.thread.run({ text: doc.getText(), file: fileOf(uri), uri, bounds: this.bounds });
+    if (diagnostics === null || this.state.get(uri)?.version !== version) return;
+    void this.conn.sendDiagnostics({ uri, version, diagnostics });
+  }
 
-  const schedule = (uri: string, ms: number) => {
-    const s = state.get(uri);
-    if (!s?.kernel) return;
-    if (s.timer) clearTimeout(s.timer);
-    s.timer = setTimeout(() => void runCheck(uri), ms);
-  };
-
-  docs.onDidOpen((e) => {
-    analyze(e.document);
-    schedule(e.document.uri, 0);
-  });
-  docs.onDidChangeContent((e) => {
-    // onDidOpen already analyzed the first version.
-    if (state.get(e.document.uri)?.version === e.document.version) return;
-    analyze(e.document);
-    if (delay !== null) schedule(e.document.uri, delay);
-  });
-  docs.onDidSave((e) => {
-    const s = state.get(e.document.uri);
-    if (!s || s.version !== e.document.version) analyze(e.document);
-    schedule(e.document.uri, 0);
-  });
-  docs.onDidClose((e) => {
-    const s = state.get(e.document.uri);
+  /** Forgets a closed document and clears its diagnostics. */
+  close(uri: string): void {
+    const s = this.state.get(uri);
     if (s?.timer) clearTimeout(s.timer);
-    state.delete(e.document.uri);
-    void conn.sendDiagnostics({ uri: e.document.uri, diagnostics: [] });
+    this.state.delete(uri);
+    void this.conn.sendDiagnostics({ uri, diagnostics: [] });
+  }
+
+  /** Whether the document's version `v` is already analyzed. */
+  analyzed(uri: string, v: number): boolean {
+    return this.state.get(uri)?.version === v;
+  }
+
+  /** Wires the document events: parse on every change, check on open and save and after a pause. */
+  listen(): void {
+    const { docs } = this;
+    docs.onDidOpen((e) => {
+      this.analyze(e.document);
+      this.schedule(e.document.uri, 0);
+    });
+    docs.onDidChangeContent((e) => {
+      if (this.analyzed(e.document.uri, e.document.version)) return; // onDidOpen did the first version
+      this.analyze(e.document);
+      if (this.delay !== null) this.schedule(e.document.uri, this.delay);
+    });
+    docs.onDidSave((e) => {
+      if (!this.analyzed(e.document.uri, e.document.version)) this.analyze(e.document);
+      this.schedule(e.document.uri, 0);
+    });
+    docs.onDidClose((e) => this.close(e.document.uri));
+    docs.listen(this.conn);
+  }
+}
+
+/** Starts the server on `input` / `output`; resolves when the connection closes. */
+export function startLanguageServer(opts: LspOptions = {}): Promise<void> {
+  const conn: Connection = createConnection(ProposedFeatures.all, opts.input ?? process.stdin, opts.output ?? process.stdout);
+  const sk = new Sketches(conn, opts);
+  conn.onInitialize((params): InitializeResult => {
+    sk.configure((params.initializationOptions ?? {}) as InitOptions);
+    return { capabilities: CAPABILITIES, serverInfo: { name: 'mbsim' } };
   });
-
-  const indexOf = (uri: string): { text: string; index: SymbolIndex } | null => {
-    const doc = docs.get(uri);
-    if (!doc) return null;
-    const s = state.get(uri);
-    const text = doc.getText();
-    return { text, index: s && s.version === doc.version ? s.index : indexSymbols(text) };
-  };
-
   conn.onHover((p) => {
-    const d = indexOf(p.textDocument.uri);
+    const d = sk.indexOf(p.textDocument.uri);
     return d ? hoverAt(d.text, p.position, d.index) : null;
   });
   conn.onDefinition((p) => {
-    const d = indexOf(p.textDocument.uri);
+    const d = sk.indexOf(p.textDocument.uri);
     return d ? definitionAt(d.text, p.textDocument.uri, p.position, d.index) : null;
   });
-  conn.onReferences((p): Location[] => {
-    const d = indexOf(p.textDocument.uri);
-    const w = d && wordAt(d.index, p.position.line + 1, p.position.character + 1);
-    const def = d && w ? definitionOf(d.index, w) : undefined;
-    if (!d || !def) return [];
-    return referencesOf(d.index, def)
-      .filter((r) => p.context.includeDeclaration || r.line !== def.line || r.col !== def.col)
-      .map((r) => locationOf(p.textDocument.uri, r));
+  conn.onReferences((p) => {
+    const d = sk.indexOf(p.textDocument.uri);
+    return d ? referencesAt(d.text, p.textDocument.uri, p.position, p.context.includeDeclaration, d.index) : [];
   });
-  conn.onDocumentSymbol((p): DocumentSymbol[] => {
-    const d = indexOf(p.textDocument.uri);
-    if (!d) return [];
-    // LSP SymbolKind numbers: Variable 13, Constant 14, Class 5, Module 2, Function 12, Field 8.
-    const kind = { param: 14, barrier: 13, smem: 8, tmem: 8, role: 12, kernel: 2, variable: 13 } as const;
-    return d.index.defs.filter((x) => x.kind !== 'variable').map((x) => ({
-      name: x.name, detail: x.text, kind: kind[x.kind], range: rangeOf({ line: x.line, col: 1, endCol: x.text.length + 1 }), selectionRange: rangeOf(x),
-    }));
+  conn.onDocumentSymbol((p) => {
+    const d = sk.indexOf(p.textDocument.uri);
+    return d ? documentSymbols(d.index) : [];
   });
-
-  docs.listen(conn);
+  sk.listen();
   return new Promise<void>((done) => {
     conn.onExit(() => {
-      thread.close();
+      sk.thread.close();
       done();
     });
     conn.listen();
