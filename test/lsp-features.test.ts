@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { OPS, parseSketch } from '../src/lang/index.js';
-import { definitionAt, hazardDiagnostics, hoverAt, indexSymbols, opHover, opText } from '../src/lsp/index.js';
+import { completionsAt, definitionAt, hazardDiagnostics, hoverAt, indexSymbols, opHover, opText } from '../src/lsp/index.js';
 
 const REPO = join(__dirname, '..');
 
@@ -69,5 +69,38 @@ describe('hazards in the editor', () => {
     const r = hazardDiagnostics(parseSketch(text, 'mechanism.mbk').kernel!, 'file:///mechanism.mbk');
     expect(r.result?.complete).toBe(true);
     expect(r.diagnostics.filter((d) => d.severity === 1)).toEqual([]);
+  });
+});
+
+describe('completion', () => {
+  const text = 'kernel k\nparam N = 2\nbarrier bar[N] count=1\nsmem tile bytes=64\nrole p warps=1 per=one:\n    for i in range(0, N):\n        mbarrier.arrive bar[i]\nrole q warps=1 per=one:\n    only_q = 1\n    ok = mbarrier.test_wait.parity bar[0], 0  # done\n';
+  const at = (line: number, character: number) => completionsAt(text, { line, character }, indexSymbols(text));
+  const labels = (line: number, character: number) => at(line, character).map((c) => c.label);
+
+  test('the start of a top-level line: declarations', () => {
+    expect(labels(1, 0)).toEqual(['kernel', 'param', 'barrier', 'smem', 'tmem', 'role']);
+  });
+
+  test('the start of a statement: statement keywords and every operation, replacing the whole mnemonic', () => {
+    const items = at(6, 12);
+    expect(items.slice(0, 6).map((c) => c.label)).toEqual(['for', 'if', 'elif', 'else', 'elect', 'pass']);
+    const arrive = items.find((c) => c.label === 'mbarrier.arrive.expect_tx')!;
+    expect(arrive.detail).toBe('BAR, BYTES[, COUNT]');
+    expect((arrive.documentation as { value: string }).value).toMatch(/tx-count/);
+    // The edit covers `mbarrier.arrive` (columns 8..23 of line 7), not only the part before the cursor.
+    expect(arrive.textEdit).toEqual({ range: { start: { line: 6, character: 8 }, end: { line: 6, character: 23 } }, newText: 'mbarrier.arrive.expect_tx' });
+    expect(items.map((c) => c.label)).toContain('barrier.sync.aligned');
+  });
+
+  test('after `NAME = `: operations only', () => {
+    const l = labels(9, 9);
+    expect(l).toContain('mbarrier.test_wait.parity');
+    expect(l).not.toContain('for');
+  });
+
+  test('in operands: the declared names, the role\'s own variables and the builtins; nothing in a comment', () => {
+    expect(labels(6, 24)).toEqual(['N', 'bar', 'tile', 'i', 'cta', 'ncta', 'instance', 'clusterid', 'nthreads', 'nwarps']);
+    expect(labels(9, 38)).toEqual(['N', 'bar', 'tile', 'only_q', 'ok', 'cta', 'ncta', 'instance', 'clusterid', 'nthreads', 'nwarps']);
+    expect(labels(9, 50)).toEqual([]);
   });
 });

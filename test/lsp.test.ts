@@ -38,7 +38,7 @@ beforeAll(async () => {
     processId: process.pid, rootUri: pathToFileURL(REPO).href, capabilities: {}, initializationOptions: { checkDelayMs: 50 },
   });
   expect(init.serverInfo.name).toBe('mbsim');
-  expect(init.capabilities).toMatchObject({ hoverProvider: true, definitionProvider: true, referencesProvider: true, documentSymbolProvider: true });
+  expect(init.capabilities).toMatchObject({ hoverProvider: true, definitionProvider: true, referencesProvider: true, documentSymbolProvider: true, completionProvider: { triggerCharacters: ['.'] } });
   lsp.notify('initialized', {});
   for (const uri of [B15, B01]) {
     const text = readFileSync(new URL(uri), 'utf8');
@@ -136,6 +136,9 @@ describe('mbsim lsp over stdio', () => {
     expect(name!.contents.value).toContain('barrier full[2] count=1');
     const none = await lsp.request<H>('textDocument/hover', { textDocument: { uri: B15 }, position: { line: 5, character: 0 } });
     expect(none).toBeNull();
+    // Completion in the operands of line 18: the declared names and the producer's variables.
+    const items = await lsp.request<{ label: string }[]>('textDocument/completion', { textDocument: { uri: B15 }, position: { line: 17, character: 34 } });
+    expect(items.map((c) => c.label).slice(0, 8)).toEqual(['K', 'BYTES', 'A', 'full', 'empty', 'k', 's', 'ph']);
   }, 60_000);
 
   test('go to definition: barriers, buffers, parameters, variables; references', async () => {

@@ -1,7 +1,7 @@
 /**
  * The language server of the sketch language (`mbsim lsp`, docs/EDITOR.md): the server
  * (`server.ts`), the check's worker thread (`check-thread.ts`), its answers as pure functions (`features.ts`), the names of a sketch
- * (`symbols.ts`), the operations' PTX meaning (`optext.ts`) and the checker's hazards as
+ * (`symbols.ts`), the operations' PTX meaning (`optext.ts`), completion (`complete.ts`) and the checker's hazards as
  * diagnostics (`hazards.ts`).
  */
 export { startLanguageServer, type LspOptions } from './server.js';
@@ -9,4 +9,5 @@ export { DEFAULT_HAZARD_BOUNDS, hazardDiagnostics, hazardDiagnostic, type Hazard
 export { definitionAt, hoverAt, opHover, sketchDiagnostics, toDiagnostic } from './features.js';
 export { indexSymbols, definitionOf, referencesOf, wordAt, type SymbolDef, type SymbolIndex, type SymbolWord } from './symbols.js';
 export { CheckThread, checkText, hardDeadlineMs, type CheckJob } from './check-thread.js';
+export { completionsAt } from './complete.js';
 export { opText, describeMnemonic, type OpText } from './optext.js';

@@ -7,7 +7,7 @@
  *   small bounds (src/lsp/hazards.ts), each with its related locations;
  * - hover: an operation's PTX meaning and ISA section, a name's declaration, a builtin;
  * - go to definition and find references for parameters, barriers, buffers, roles and variables;
- *   the document's declarations as its outline.
+ *   the document's declarations as its outline; completion of operations and names.
  *
  * The check runs in a worker thread (`check-thread.ts`): the server keeps answering meanwhile, a
  * newer edit replaces a check still waiting, a result for an outdated version is dropped, and a
@@ -20,6 +20,7 @@ import {
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Kernel } from '../kernel/ir.js';
 import { CheckThread } from './check-thread.js';
+import { completionsAt } from './complete.js';
 import { definitionAt, documentSymbols, hoverAt, referencesAt, sketchDiagnostics } from './features.js';
 import { DEFAULT_HAZARD_BOUNDS, type HazardBounds } from './hazards.js';
 import { indexSymbols, type SymbolIndex } from './symbols.js';
@@ -70,6 +71,7 @@ const CAPABILITIES: InitializeResult['capabilities'] = {
   definitionProvider: true,
   referencesProvider: true,
   documentSymbolProvider: true,
+  completionProvider: { triggerCharacters: ['.'] },
 };
 
 const positive = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v > 0;
@@ -192,6 +194,10 @@ export function startLanguageServer(opts: LspOptions = {}): Promise<void> {
   conn.onReferences((p) => {
     const d = sk.indexOf(p.textDocument.uri);
     return d ? referencesAt(d.text, p.textDocument.uri, p.position, p.context.includeDeclaration, d.index) : [];
+  });
+  conn.onCompletion((p) => {
+    const d = sk.indexOf(p.textDocument.uri);
+    return d ? completionsAt(d.text, p.position, d.index) : [];
   });
   conn.onDocumentSymbol((p) => {
     const d = sk.indexOf(p.textDocument.uri);
