@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { OPS, parseSketch } from '../src/lang/index.js';
-import { completionsAt, definitionAt, hazardDiagnostics, hoverAt, indexSymbols, opHover, opText } from '../src/lsp/index.js';
+import { CheckThread, completionsAt, definitionAt, hazardDiagnostics, hoverAt, indexSymbols, opHover, opText } from '../src/lsp/index.js';
 
 const REPO = join(__dirname, '..');
 
@@ -103,4 +103,28 @@ describe('completion', () => {
     expect(labels(9, 38)).toEqual(['N', 'bar', 'tile', 'only_q', 'ok', 'cta', 'ncta', 'instance', 'clusterid', 'nthreads', 'nwarps']);
     expect(labels(9, 50)).toEqual([]);
   });
+});
+
+describe('the check thread', () => {
+  test('one job at a time; a waiting job is replaced by a newer one for the same document', async () => {
+    const b15 = readFileSync(join(REPO, 'examples/bugs/B15.mbk'), 'utf8');
+    const b01 = readFileSync(join(REPO, 'examples/bugs/B01.mbk'), 'utf8');
+    const logs: string[] = [];
+    const thread = new CheckThread((m) => logs.push(m));
+    const bounds = { timeoutMs: 30_000, maxStates: 200_000, maxMemory: 4 * 1024 ** 3 };
+    try {
+      const first = thread.run({ text: b15, file: 'B15.mbk', uri: 'u:15', bounds });
+      const replaced = thread.run({ text: b15, file: 'B01.mbk', uri: 'u:01', bounds });
+      const newer = thread.run({ text: b01, file: 'B01.mbk', uri: 'u:01', bounds });
+      const [a, b, c] = await Promise.all([first, replaced, newer]);
+      expect(a!.map((d) => d.code)).toContain('race');
+      expect(b).toBeNull();
+      expect(c!.map((d) => d.code)).toContain('hang');
+      // Related locations name the document of the job.
+      expect(c!.find((d) => d.code === 'hang')!.relatedInformation![0]!.location.uri).toBe('u:01');
+      expect(logs).toEqual([]);
+    } finally {
+      thread.close();
+    }
+  }, 120_000);
 });
