@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 /**
  * Bundles the `mbsim` CLI with esbuild into dist/bin/: `mbsim.js` (the executable, package.json's
- * `bin`), `check-worker.js` (the entry of the parallel search's worker threads) and the chunks they
+ * `bin`), `check-worker.js` (the entry of the parallel search's worker threads), `lsp-worker.js`
+ * (the entry of the language server's check thread) and the chunks they
  * share. Code splitting keeps what a verb loads on demand (the sketch parser, the checker, the
- * explorer's server) in chunks of their own, so `mbsim check` does not pay for the simulator's
+ * language server of `mbsim lsp`, the explorer's server) in chunks of their own, so `mbsim check` does not pay for the simulator's
  * reports nor `mbsim decode` for the parser. Dependencies are bundled too: one file per chunk
  * instead of hundreds of ES modules to resolve at start.
  *
@@ -21,7 +22,7 @@ const outdir = `${root}dist/bin`;
 rmSync(outdir, { recursive: true, force: true });
 await build({
   absWorkingDir: root,
-  entryPoints: { mbsim: 'src/cli/bin.ts', 'check-worker': 'src/check/worker-entry.ts' },
+  entryPoints: { mbsim: 'src/cli/bin.ts', 'check-worker': 'src/check/worker-entry.ts', 'lsp-worker': 'src/lsp/worker-entry.ts' },
   outdir,
   bundle: true,
   splitting: true,

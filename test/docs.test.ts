@@ -10,7 +10,11 @@ import { describe, expect, test } from 'vitest';
  */
 const repo = join(__dirname, '..');
 const docs = ['README.md', ...readdirSync(join(repo, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
-const views = readdirSync(join(repo, 'src', 'web', 'views')).filter((f) => f.endsWith('.ts')).map((f) => `src/web/views/${f}`);
+const views = [
+  ...readdirSync(join(repo, 'src', 'web', 'views')).filter((f) => f.endsWith('.ts')).map((f) => `src/web/views/${f}`),
+  // The language server's hover text and the editor extension's description.
+  'src/lsp/optext.ts', 'src/lsp/features.ts', 'editors/vscode/README.md',
+];
 const text = (f: string) => readFileSync(join(repo, f), 'utf8');
 
 /** Lines of `files` that match `re`, as `file:line: text`. */

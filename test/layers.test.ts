@@ -16,7 +16,9 @@ const ALLOWED: Record<string, string[]> = {
   examples: ['kernel'],
   lang: ['model', 'kernel', 'machine'],
   bench: ['model', 'kernel', 'machine', 'sim', 'check', 'report', 'examples', 'lang', 'web'],
-  cli: ['model', 'kernel', 'machine', 'sim', 'check', 'report', 'examples', 'lang', 'web'],
+  cli: ['model', 'kernel', 'machine', 'sim', 'check', 'report', 'examples', 'lang', 'web', 'lsp'],
+  // The language server: the sketch language, the checker and the machine, never the explorer.
+  lsp: ['model', 'kernel', 'machine', 'check', 'report', 'lang'],
   web: ['model', 'kernel', 'machine', 'sim', 'check', 'report', 'examples', 'lang'],
   // The library's entry point (src/index.ts) re-exports the public API of the core layers.
   'index.ts': ['model', 'kernel', 'machine', 'sim', 'check', 'report', 'examples', 'lang'],

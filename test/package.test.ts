@@ -2,7 +2,9 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { LspClient } from './support/lsp-client.js';
 
 /**
  * The package as a user gets it: `npm pack` (which builds it), the tarball installed into an empty
@@ -45,12 +47,12 @@ afterAll(() => {
 describe('the packed package', () => {
   test('ships the library, the bundled CLI, the explorer, the examples and the docs; nothing of test/ or hw/', () => {
     expect(files.filter((f) => /^(test|hw|conformance|src|scripts)\//.test(f))).toEqual([]);
-    for (const f of ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/bin/mbsim.js', 'dist/bin/check-worker.js', 'dist-web/index.html', 'examples/pipeline.mbk', 'examples/bugs/B01.mbk', 'docs/API.md', 'docs/CHECK.md']) {
+    for (const f of ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/bin/mbsim.js', 'dist/bin/check-worker.js', 'dist/bin/lsp-worker.js', 'dist-web/index.html', 'examples/pipeline.mbk', 'examples/bugs/B01.mbk', 'docs/API.md', 'docs/CHECK.md']) {
       expect(files, f).toContain(f);
     }
     expect(files.some((f) => f.endsWith('.map'))).toBe(false);
     // The command is the bundle; the unbundled CLI, the explorer's page code and the bench stay home.
-    expect(files.filter((f) => /^dist\/(cli|web|bench)\//.test(f))).toEqual([]);
+    expect(files.filter((f) => /^dist\/(cli|web|bench|lsp)\//.test(f))).toEqual([]);
   });
 
   test('the API imports from an ES module and runs', () => {
@@ -102,6 +104,24 @@ export const verdicts: string[] = [r.verdict, c.verdict];
     const par = run('npx', ['--no-install', 'mbsim', 'check', 'pipeline', '--set', 'K=3', '--workers', '2', '--json'], project);
     expect(par.err).toBe('');
     expect(JSON.parse(par.out).verdict).toBe('ok');
+  }, 120_000);
+
+  test('mbsim lsp from the installed package: diagnostics and the checker\'s hazards over stdio', async () => {
+    const lsp = new LspClient(join(project, 'node_modules', '.bin', 'mbsim'), ['lsp', '--stdio'], project);
+    try {
+      await lsp.request('initialize', { processId: process.pid, capabilities: {} });
+      lsp.notify('initialized', {});
+      const file = join(project, 'node_modules', 'mbsim', 'examples', 'bugs', 'B01.mbk');
+      const uri = pathToFileURL(file).href;
+      lsp.notify('textDocument/didOpen', { textDocument: { uri, languageId: 'mbk', version: 1, text: readFileSync(file, 'utf8') } });
+      const m = await lsp.waitFor((x) => x.method === 'textDocument/publishDiagnostics' && (x.params as { diagnostics: { code: string }[] }).diagnostics.some((d) => d.code === 'hang'), 'the hang of B01');
+      expect((m.params as { uri: string }).uri).toBe(uri);
+      await lsp.request('shutdown', null);
+      lsp.notify('exit', null);
+      expect(await lsp.exited).toBe(0);
+    } finally {
+      lsp.child.kill();
+    }
   }, 120_000);
 
   test('mbsim serve serves the explorer from the installed package', async () => {

@@ -20,6 +20,8 @@ export interface RaceCause {
   fix: string;
   /** Source location of the release (the arrive or commit), when there is one. */
   loc?: SrcLoc;
+  /** Source location of the wait that observed the release (the later side's, or its copy issuer's), when there is one. */
+  waitLoc?: SrcLoc;
 }
 
 type Name = (agent: number, async: number) => string;
@@ -117,6 +119,7 @@ export function raceCause(p: Program, events: readonly MachineEvent[], race: HbR
   const { observed, done } = rel;
   let relText = rel.text;
   let relLoc = rel.loc;
+  let relWait = rel.wait;
   const relAgent = rel.agent;
   const relAsync = rel.async;
   const issuedAt = (id: number) => events.findIndex((e) => e.e === 'async' && e.id === id);
@@ -141,6 +144,7 @@ export function raceCause(p: Program, events: readonly MachineEvent[], race: HbR
     // The copy's issuer was let go by another agent's release while this side still used the buffer.
     relText = issuerRel.text;
     relLoc = issuerRel.loc;
+    relWait = issuerRel.wait;
     fix = `arrival count: ${who(x.issuer, -1)} was released by ${who(issuerRel.agent, -1)}'s arrive on ${issuerRel.bar}${line(issuerRel.loc)} while ${who(later, -1)} still used ${buf}: the count of ${issuerRel.bar} (${p.barrierOf(issuerRel.wait.bar).info.count}) is smaller than the agents that must release ${buf}`;
   } else if (x.async >= 0 && x.signals === wait.bar && issuedAt(x.async) > done) {
     fix = `the wait's phase: ${who(later, -1)}'s wait on ${bar}${line(wait.loc)} observed phase ${observed}, which had completed before the ${xName} was even issued: the parity it computes is stale (a phase counter off by whole phases, or restarted)`;
@@ -157,6 +161,7 @@ export function raceCause(p: Program, events: readonly MachineEvent[], race: HbR
   }
   const out: RaceCause = { release: relText, fix: `${fix}. (${yName} against ${xName})` };
   if (relLoc) out.loc = relLoc;
+  if (relWait.loc) out.waitLoc = relWait.loc;
   return out;
 }
 

@@ -117,6 +117,11 @@ export interface Hazard {
    * add up to its count): that finding's kind, message and locations, reported first.
    */
   cause?: { kind: string; message: string; locations: SrcLoc[] };
+  /**
+   * Races: where the release that let the later side go was issued (the arrive or commit) and the
+   * wait that observed it, when the trace has them (editors show them as related locations).
+   */
+  sites?: { release?: SrcLoc; wait?: SrcLoc };
   /** True for the static checks (count-mismatch, trip-mismatch, unused-barrier, unreachable-arrive): no schedule, no trace. */
   static?: boolean;
 }
@@ -334,6 +339,7 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
         const rc = raceCause(program, rp.events, race, who);
         h.race = { first: desc(x), second: desc(race.second), explanation, release: rc.release, fix: rc.fix };
         h.details = [...(rc.release ? [`released by: ${rc.release}`] : []), `fix: ${rc.fix}`, ...h.details, `happens-before (vector clocks over the trace): ${explanation}`];
+        if (rc.loc || rc.waitLoc) h.sites = { ...(rc.loc ? { release: rc.loc } : {}), ...(rc.waitLoc ? { wait: rc.waitLoc } : {}) };
         if (rc.loc && !h.locations.some((l) => l.line === rc.loc!.line && l.col === rc.loc!.col)) h.locations = [...h.locations, rc.loc];
       }
     }

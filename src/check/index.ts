@@ -3,7 +3,6 @@
  * completions, with hazards (hang, race, phase-alias, tx-mismatch, inflight-at-exit and every
  * diagnostic code of the model) and their shortest traces. See docs/CHECK.md.
  */
-import cliProgress from 'cli-progress';
 import type { Program } from '../machine/program.js';
 import { check, type CheckOptions, type CheckResult } from './check.js';
 import { DEFAULT_BOUNDS as EXPLORE_BOUNDS, type Progress } from './explore.js';
@@ -17,6 +16,8 @@ export { renderShort, shortLine } from './short.js';
 export { happensBefore, type HbAccess, type HbRace } from './hb.js';
 export { explore, type ExploreOptions, type Progress } from './explore.js';
 export { hazardTrace } from './trace.js';
+export type { CheckProgressBar } from './progress-bar.js';
+import type { CheckProgressBar } from './progress-bar.js';
 export { staticChecks } from './static.js';
 export { HAZARD_TEXT } from './kinds.js';
 
@@ -193,63 +194,12 @@ export function formatProgress(p: Progress, bounds: SearchBounds, width: number,
   }
 }
 
-/**
- * The `cli-progress` bar of a check (or of each combination of a sweep) on a terminal stream.
- * The search is synchronous, so the bar is redrawn from the explorer's `onProgress` (every
- * ~0.25 s) rather than from a timer; {@link CheckProgressBar.stop} clears its line.
- */
-export class CheckProgressBar {
-  private readonly bar: cliProgress.SingleBar;
-  private label = '';
-  private last: Progress | null = null;
-
-  constructor(stream: ProgressStream, private readonly bounds: SearchBounds) {
-    this.bar = new cliProgress.SingleBar({
-      stream: stream as unknown as NodeJS.WritableStream,
-      format: (_o, params, payload: { p?: Progress; label?: string }) =>
-        formatProgress(payload.p ?? ZERO, this.bounds, params.maxWidth, payload.label ?? ''),
-      clearOnComplete: true,
-      // Leave the terminal's wrapping and cursor alone: a Ctrl-C in the middle of the (synchronous)
-      // search cannot run a handler that would restore them. Lines are cut to the width instead.
-      linewrap: true,
-      hideCursor: false,
-      gracefulExit: false,
-    });
-  }
-
-  /** Starts (or restarts, for the next combination of a sweep) the bar at zero under `label`. */
-  start(label = ''): void {
-    this.label = label;
-    this.last = null;
-    if (this.bar.isActive) this.bar.update(0, { p: ZERO, label });
-    else this.bar.start(1000, 0, { p: ZERO, label });
-  }
-
-  /** Shows the explorer's figures (the `onProgress` callback). */
-  update = (p: Progress): void => {
-    this.last = p;
-    this.bar.update(Math.round(boundFraction(p, this.bounds).fraction * 1000), { p, label: this.label });
-  };
-
-  /** Draws a finished check's figures (its coverage) now, whatever the redraw throttle says. */
-  finish(r: CheckResult): void {
-    const c = r.coverage;
-    this.update({ states: c.states, transitions: c.transitions, depth: c.depth, frontier: r.complete ? 0 : (this.last?.frontier ?? 0), memory: c.memoryBytes, elapsedMs: c.elapsedMs });
-    if (this.bar.isActive) this.bar.render();
-  }
-
-  /** Clears the bar's line; call it before anything else is written to the terminal. */
-  stop(): void {
-    this.bar.stop();
-  }
-}
-
-const ZERO: Progress = { states: 0, transitions: 0, depth: 0, frontier: 0, memory: 0, elapsedMs: 0 };
-
-/** The progress bar a run gets: one on a TTY `io.progress` unless `--json`, else null. */
-function progressBar(opts: CheckCliOptions, io: CheckIO): CheckProgressBar | null {
+/** The progress bar a run gets (src/check/progress-bar.ts): one on a TTY `io.progress` unless `--json`, else null. */
+async function progressBar(opts: CheckCliOptions, io: CheckIO): Promise<CheckProgressBar | null> {
   if (opts.json || opts.quiet || !io.progress || io.progress.isTTY !== true) return null;
-  return new CheckProgressBar(io.progress, searchBounds(opts));
+  // Loaded only for a bar on a terminal: cli-progress and its text-width tables cost start time.
+  const { CheckProgressBar: Bar } = await import('./progress-bar.js');
+  return new Bar(io.progress, searchBounds(opts));
 }
 
 /**
@@ -259,7 +209,7 @@ function progressBar(opts: CheckCliOptions, io: CheckIO): CheckProgressBar | nul
  */
 export async function runCheckCli(program: Program, opts: CheckCliOptions, io: CheckIO): Promise<number> {
   const co = checkOptions(opts);
-  const bar = progressBar(opts, io);
+  const bar = await progressBar(opts, io);
   let r: CheckResult;
   if (bar) {
     co.onProgress = bar.update;
@@ -353,7 +303,7 @@ export async function runCheckSweepCli(
   const co = checkOptions(opts);
   const paint = await colors(io.color, io.paint);
   const rows: { params: Record<string, number>; verdict: string; code: number; states: number; ms: number; what: string; result?: CheckResult }[] = [];
-  const bar = progressBar(opts, io);
+  const bar = await progressBar(opts, io);
   if (bar) co.onProgress = bar.update;
   try {
     for (const [i, params] of combos.entries()) {

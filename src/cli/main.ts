@@ -480,6 +480,27 @@ export async function main(argv: string[], given?: IO): Promise<number> {
       });
     });
 
+  program
+    .command('lsp')
+    .description('run the language server for sketch files (LSP over stdio): diagnostics, hazards, hover, go to definition (docs/EDITOR.md)')
+    .option('--stdio', 'talk LSP over stdin/stdout (the default and only transport; editors pass it)')
+    .option('--check-timeout <SECONDS>', 'bound of each check the server runs (default 2)', parseSecondsArg('--check-timeout'))
+    .option('--max-states <N>', 'states each check may explore (default 200,000)', parsePositiveArg('--max-states'))
+    .option('--max-memory <MB>', 'stop a check before the server holds this much memory (default 1024)', parsePositiveArg('--max-memory'))
+    .option('--no-check-on-change', 'check only on open and save, not after a pause in typing')
+    .action(async (o: { checkTimeout?: number; maxStates?: number; maxMemory?: number; checkOnChange: boolean }) => {
+      const { startLanguageServer, DEFAULT_HAZARD_BOUNDS } = await import('../lsp/index.js');
+      await startLanguageServer({
+        bounds: {
+          timeoutMs: o.checkTimeout !== undefined ? Math.round(o.checkTimeout * 1000) : DEFAULT_HAZARD_BOUNDS.timeoutMs,
+          maxStates: o.maxStates ?? DEFAULT_HAZARD_BOUNDS.maxStates,
+          maxMemory: o.maxMemory !== undefined ? o.maxMemory * 1024 * 1024 : DEFAULT_HAZARD_BOUNDS.maxMemory,
+        },
+        ...(o.checkOnChange ? {} : { checkDelayMs: null }),
+      });
+      code = 0;
+    });
+
   try {
     await program.parseAsync(argv, { from: 'user' });
     return code;

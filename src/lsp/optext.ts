@@ -1,0 +1,89 @@
+/**
+ * What each operation of the sketch language means in PTX, for the language server's hover: the
+ * PTX instruction it stands for, one or two sentences on its effect as the model implements it,
+ * and the PTX ISA section (version 9.1) the rule comes from. The same facts, longer, are in
+ * docs/LANGUAGE.md (section 7) and docs/SEMANTICS.md.
+ */
+import { findOp, parseArriveQualifiers, type OpSpec } from '../lang/ops.js';
+
+/** The PTX meaning of one operation. */
+export interface OpText {
+  /** The PTX instruction (with its usual qualifiers) the sketch operation stands for. */
+  ptx: string;
+  /** Its effect on barriers, buffers and the issuing agent, as the model implements it. */
+  meaning: string;
+  /** PTX ISA sections (§…) the rule comes from. */
+  sections: string;
+}
+
+const T = (ptx: string, meaning: string, sections: string): OpText => ({ ptx, meaning, sections });
+
+/** Every non-arrive operation, by canonical mnemonic (the arrive family is composed by {@link arriveText}). */
+const TEXT: Record<string, OpText> = {
+  'mbarrier.init': T('mbarrier.init.shared::cta.b64 [addr], count', 'Sets the barrier to phase 0 with COUNT pending and expected arrivals (default: the declared count) and a tx-count of 0. Needed only for `manual` barriers; other threads may use it once the init is published (a CTA sync, or `fence.mbarrier_init` and a cluster barrier for other CTAs).', '§9.7.13.15.9, §9.7.13.15.3'),
+  'mbarrier.inval': T('mbarrier.inval.shared::cta.b64 [addr]', 'Ends the barrier\'s life before its memory is reused; any later operation but `mbarrier.init` on it is undefined (`uninitialized`).', '§9.7.13.15.10'),
+  'mbarrier.expect_tx': T('mbarrier.expect_tx.b64 [addr], txCount', 'Raises the current phase\'s tx-count by BYTES without arriving; it never completes a phase by itself.', '§9.7.13.15.11, §9.7.13.15.5.1'),
+  'mbarrier.complete_tx': T('mbarrier.complete_tx.b64 [addr], txCount', 'Lowers the tx-count by BYTES, as a finished transfer does, then tests for completion (pending 0 and tx-count 0). Moves no data.', '§9.7.13.15.12, §9.7.13.15.5.2'),
+  'mbarrier.try_wait.parity': T('mbarrier.try_wait.parity.b64 p, [addr], parity (in a retry loop)', 'Blocks until the phase of parity PARITY has completed: it passes at once when the barrier\'s current phase parity differs from PARITY, so a wait for parity 1 on a fresh barrier passes immediately. With `R = …` it is one test: R is 1 if the phase completed, else 0.', '§9.7.13.15.16'),
+  'mbarrier.test_wait.parity': T('mbarrier.test_wait.parity.b64 p, [addr], parity', 'One non-blocking test: R is 1 if the phase of parity PARITY has completed, else 0. Never changes the barrier.', '§9.7.13.15.16'),
+  'mbarrier.try_wait': T('mbarrier.try_wait.b64 p, [addr], state', 'Blocks until the phase named by the token (from an arrive on the same barrier, in the current or the previous phase) has completed.', '§9.7.13.15.16'),
+  'mbarrier.test_wait': T('mbarrier.test_wait.b64 p, [addr], state', 'One non-blocking test of the phase named by the token: R is 1 if it completed, else 0.', '§9.7.13.15.16'),
+  'mbarrier.pending_count': T('mbarrier.pending_count.b64 n, state', 'The pending arrival count recorded in a token of a `.noComplete` arrive.', '§9.7.13.15.17'),
+  'cp.async.bulk.tensor': T('cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [map, coords], [bar]', 'TMA load: an async-proxy write of BYTES into DST that performs complete_tx(BYTES) on BAR when it lands. It does not arrive: someone must announce the bytes (usually `mbarrier.arrive.expect_tx`). `multicast=MASK` delivers to the same buffer and barrier in every CTA of the mask; `chunks=N` credits the bytes in N steps.', '§9.7.9.27.1.2, §9.7.9.25.4.1'),
+  'cp.async.bulk': T('cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], size, [bar]', 'A bulk copy without a tensor map: an async-proxy write of BYTES into DST with complete_tx(BYTES) on BAR when it lands; no arrival.', '§9.7.9.25.4.1'),
+  'cp.async.bulk.store': T('cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size', 'Bulk store: an async-proxy read of SRC, tracked by bulk async-groups (`commit_group`, `wait_group.read` before SRC is rewritten).', '§9.7.9.25.4.1, §9.7.9.27.2'),
+  'cp.async.bulk.commit_group': T('cp.async.bulk.commit_group', 'Closes the current bulk async-group of this thread.', '§9.7.9.27.2.1'),
+  'cp.async.bulk.wait_group': T('cp.async.bulk.wait_group N', 'Waits until at most N committed bulk groups of this thread are pending.', '§9.7.9.27.2.2'),
+  'cp.async.bulk.wait_group.read': T('cp.async.bulk.wait_group.read N', 'Waits until at most N committed bulk groups still read shared memory: their sources may then be rewritten.', '§9.7.9.27.2.2'),
+  'tcgen05.mma': T('tcgen05.mma.cta_group::1.kind::f16 [d_tmem], a_desc, b_desc, idesc, enable', 'Blackwell MMA: reads the shared-memory operands asynchronously and accumulates into the TMEM buffer ACC; completes in issue order. Its completion is observed through `tcgen05.commit`.', '§9.7.16.6, §9.7.16.5'),
+  'tcgen05.commit': T('tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [bar]', 'One arrival (count 1) on BAR, on every CTA of MASK with `multicast=`, once every earlier tcgen05 operation of this thread has completed. An arrival, not a complete_tx.', '§9.7.16.12.1, §9.7.16.6.2'),
+  'tcgen05.ld': T('tcgen05.ld.sync.aligned…', 'Reads a TMEM buffer (the epilogue\'s load of the accumulator).', '§9.7.16'),
+  'wgmma.mma_async': T('wgmma.mma_async.sync.aligned.mMnNkK…', 'Hopper warpgroup MMA reading its shared-memory operands asynchronously; a stage may be released only after a `wgmma.wait_group` that covers it.', '§9.7.15, §9.7.15.4'),
+  'wgmma.commit_group': T('wgmma.commit_group.sync.aligned', 'Closes the current wgmma group of this warpgroup.', '§9.7.15.7.2'),
+  'wgmma.wait_group': T('wgmma.wait_group.sync.aligned N', 'Waits until at most N wgmma groups are still in flight (groups complete in commit order).', '§9.7.15.7.3'),
+  'cp.async': T('cp.async.ca/cg.shared.global [dst], [src], size', 'A non-bulk asynchronous copy of BYTES into DST (completion through `cp.async.mbarrier.arrive`).', '§9.7.9.25.3'),
+  'cp.async.mbarrier.arrive': T('cp.async.mbarrier.arrive.shared::cta.b64 [addr]', 'Arrives on BAR once every earlier `cp.async` of this thread has landed. Pending is raised by one when it is issued, so the arrival is net zero.', '§9.7.13.15.15'),
+  'cp.async.mbarrier.arrive.noinc': T('cp.async.mbarrier.arrive.noinc.shared::cta.b64 [addr]', 'Arrives on BAR once every earlier `cp.async` of this thread has landed; the arrival counts toward the phase\'s expected arrivals.', '§9.7.13.15.15'),
+  'bar.sync': T('bar.sync id{, count} (barrier.sync.aligned)', 'Named barrier ID (0..15): counts the performing threads and waits until THREADS (default: every thread of the CTA) have arrived in this generation.', '§9.7.13.1'),
+  'bar.arrive': T('bar.arrive id, count', 'Counts toward named barrier ID\'s generation without waiting.', '§9.7.13.1'),
+  'fence.proxy.async': T('fence.proxy.async.shared::cta', 'Orders this thread\'s generic-proxy accesses (ld/st.shared) against its async-proxy ones (TMA, bulk copies, MMA operands): needed between generic writes and an async read of the same buffer.', '§8.6, §9.7.13.4'),
+  'fence.mbarrier_init': T('fence.mbarrier_init.release.cluster', 'Publishes this thread\'s earlier `mbarrier.init`s to the cluster and the async proxy (followed by a cluster barrier for other CTAs).', '§9.7.13.4, §9.7.13.15.3'),
+  'barrier.cluster.arrive': T('barrier.cluster.arrive.release', 'The first half of the cluster-wide barrier: this CTA\'s threads arrive (release).', '§9.7.13.3'),
+  'barrier.cluster.wait': T('barrier.cluster.wait.acquire', 'The second half of the cluster-wide barrier: waits until every non-exited thread of the cluster arrived (acquire).', '§9.7.13.3'),
+  'ld.shared': T('ld.shared', 'A generic-proxy read of the buffer by the performing threads.', '§8.6'),
+  'st.shared': T('st.shared', 'A generic-proxy write of the buffer by the performing threads.', '§8.6'),
+  work: T('(no PTX instruction)', 'Busy work of CYCLES cycles: no synchronization, only time in the simulator.', '—'),
+  exit: T('exit', 'The role stops here. A CTA must not exit while asynchronous operations may still signal into its shared memory.', '§2.2.2'),
+};
+
+/** The text of an `mbarrier.arrive{_drop}{.expect_tx}{.noComplete}` form (the suffixes combine). */
+function arriveText(name: string): OpText {
+  const drop = name.includes('arrive_drop');
+  const expect = name.includes('.expect_tx');
+  const noComplete = name.includes('.noComplete');
+  const parts: string[] = [];
+  if (expect) parts.push('First adds BYTES to the phase\'s tx-count, then arrives.');
+  parts.push('COUNT arrivals (default 1) per performing thread: pending goes down, and the phase completes when pending and the tx-count are both 0 (pending is then reloaded from the expected count).');
+  if (drop) parts.push('It also lowers the expected count of this and every later phase by COUNT (a thread leaving the protocol).');
+  if (noComplete) parts.push('It must not complete the phase: if it would, the operation is undefined.');
+  parts.push('`TOK = …` keeps the token (the state before the arrive) for a token wait. An arrive releases at `.cta` scope unless `.release.cluster` is written; a remote arrive (`BAR@cta`) needs `.cluster`.');
+  const sections = ['§9.7.13.15.13', ...(drop ? ['§9.7.13.15.14'] : []), ...(expect ? ['§9.7.13.15.5.1'] : []), '§9.7.13.15.7'];
+  const ptx = `${name}{.release|.relaxed}{.cta|.cluster}.b64 state, [addr]${expect ? ', txCount' : ''}${noComplete ? ', count' : '{, count}'}`;
+  return { ptx, meaning: parts.join(' '), sections: sections.join(', ') };
+}
+
+/** The PTX meaning of the operation named `canonical` (an {@link OpSpec} name), or undefined. */
+export function opText(canonical: string): OpText | undefined {
+  if (/^mbarrier\.arrive/.test(canonical)) return arriveText(canonical);
+  return TEXT[canonical];
+}
+
+/** The operation written as `mnemonic` (any accepted spelling) with its PTX meaning, or undefined for an unknown mnemonic. */
+export function describeMnemonic(mnemonic: string): { spec: OpSpec; text: OpText; sem?: string; scope?: string } | undefined {
+  const spec = findOp(mnemonic);
+  if (!spec) return undefined;
+  const text = opText(spec.name);
+  if (!text) return undefined;
+  const q = parseArriveQualifiers(mnemonic);
+  return { spec, text, ...(q?.sem ? { sem: q.sem } : {}), ...(q?.scope ? { scope: q.scope } : {}) };
+}

@@ -1,0 +1,214 @@
+/**
+ * `mbsim lsp`: a Language Server (LSP 3.17, JSON-RPC over stdio, vscode-languageserver) for
+ * sketch files (`.mbk`, docs/LANGUAGE.md). docs/EDITOR.md describes what it offers:
+ *
+ * - diagnostics as you type: every `parseSketch` diagnostic with its stable code and span;
+ * - the checker's hazards on open and on save, and after a pause in typing: `mbsim check` within
+ *   small bounds (src/lsp/hazards.ts), each with its related locations;
+ * - hover: an operation's PTX meaning and ISA section, a name's declaration, a builtin;
+ * - go to definition and find references for parameters, barriers, buffers, roles and variables;
+ *   the document's declarations as its outline; completion of operations and names.
+ *
+ * The check runs in a worker thread (`check-thread.ts`): the server keeps answering meanwhile, a
+ * newer edit replaces a check still waiting, a result for an outdated version is dropped, and a
+ * check that overruns its bounds is stopped from outside.
+ */
+import { fileURLToPath } from 'node:url';
+import {
+  createConnection, ProposedFeatures, TextDocuments, TextDocumentSyncKind, type Connection, type InitializeResult,
+} from 'vscode-languageserver/node';
+import { TextDocument } from 'vscode-languageserver-textdocument';
+import type { Kernel } from '../kernel/ir.js';
+import { CheckThread } from './check-thread.js';
+import { completionsAt } from './complete.js';
+import { definitionAt, documentSymbols, hoverAt, referencesAt, sketchDiagnostics } from './features.js';
+import { DEFAULT_HAZARD_BOUNDS, type HazardBounds } from './hazards.js';
+import { indexSymbols, type SymbolIndex } from './symbols.js';
+
+/** Options of {@link startLanguageServer}. */
+export interface LspOptions {
+  /** The client's messages (default: stdin). */
+  input?: NodeJS.ReadableStream;
+  /** Where the server writes (default: stdout). */
+  output?: NodeJS.WritableStream;
+  /** Bounds of each check (default {@link DEFAULT_HAZARD_BOUNDS}). */
+  bounds?: HazardBounds;
+  /** Milliseconds without an edit before the check runs on the new text; null: only on open and save (default 1000). */
+  checkDelayMs?: number | null;
+}
+
+/** Client settings the server reads from `initializationOptions` (all optional). */
+interface InitOptions {
+  checkOnChange?: boolean;
+  checkDelayMs?: number;
+  checkTimeoutMs?: number;
+  maxStates?: number;
+}
+
+/** What the server keeps per open document. */
+interface DocState {
+  version: number;
+  index: SymbolIndex;
+  kernel?: Kernel;
+  timer?: NodeJS.Timeout;
+  /** The version the last check ran on (hazards published for it). */
+  checked?: number;
+}
+
+/** The file name a document's diagnostics and locations use: its path for `file:` URIs. */
+function fileOf(uri: string): string {
+  try {
+    return uri.startsWith('file:') ? fileURLToPath(uri) : uri;
+  } catch {
+    return uri;
+  }
+}
+
+/** What the server offers (LSP 3.17 server capabilities). */
+const CAPABILITIES: InitializeResult['capabilities'] = {
+  textDocumentSync: { openClose: true, change: TextDocumentSyncKind.Incremental, save: { includeText: false } },
+  hoverProvider: true,
+  definitionProvider: true,
+  referencesProvider: true,
+  documentSymbolProvider: true,
+  completionProvider: { triggerCharacters: ['.'] },
+};
+
+const positive = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v > 0;
+
+/** The open documents, their parses and the checks scheduled for them, publishing on `conn`. */
+class Sketches {
+  readonly docs = new TextDocuments(TextDocument);
+  private readonly state = new Map<string, DocState>();
+  readonly thread: CheckThread;
+  bounds: HazardBounds;
+  /** Pause before a check while typing (ms); null: check only on open and save. */
+  delay: number | null;
+
+  constructor(private readonly conn: Connection, opts: LspOptions) {
+    this.thread = new CheckThread((msg) => conn.console.log(msg));
+    this.bounds = { ...(opts.bounds ?? DEFAULT_HAZARD_BOUNDS) };
+    this.delay = opts.checkDelayMs === undefined ? 1000 : opts.checkDelayMs;
+  }
+
+  /** Applies the client's `initializationOptions`. */
+  configure(o: InitOptions): void {
+    if (o.checkOnChange === false) this.delay = null;
+    if (positive(o.checkDelayMs)) this.delay = o.checkDelayMs;
+    if (positive(o.checkTimeoutMs)) this.bounds = { ...this.bounds, timeoutMs: o.checkTimeoutMs };
+    if (positive(o.maxStates)) this.bounds = { ...this.bounds, maxStates: Math.floor(o.maxStates) };
+  }
+
+  /** Parses the document, publishes its diagnostics (withdrawing its hazards) and remembers its kernel and names. */
+  analyze(doc: TextDocument): void {
+    const old = this.state.get(doc.uri);
+    if (old?.timer) clearTimeout(old.timer);
+    const text = doc.getText();
+    const { result, diagnostics } = sketchDiagnostics(text, fileOf(doc.uri));
+    const s: DocState = { version: doc.version, index: indexSymbols(text) };
+    if (result.kernel && !result.diagnostics.length) s.kernel = result.kernel;
+    this.state.set(doc.uri, s);
+    void this.conn.sendDiagnostics({ uri: doc.uri, version: doc.version, diagnostics });
+  }
+
+  /** The text and names of an open document (re-indexed if its analysis is behind), or null. */
+  indexOf(uri: string): { text: string; index: SymbolIndex } | null {
+    const doc = this.docs.get(uri);
+    if (!doc) return null;
+    const s = this.state.get(uri);
+    const text = doc.getText();
+    return { text, index: s && s.version === doc.version ? s.index : indexSymbols(text) };
+  }
+
+  /** Checks the document `ms` milliseconds from now (a parsed version only; an earlier schedule is replaced). */
+  schedule(uri: string, ms: number): void {
+    const s = this.state.get(uri);
+    if (!s?.kernel) return;
+    if (s.timer) clearTimeout(s.timer);
+    s.timer = setTimeout(() => void this.runCheck(uri), ms);
+  }
+
+  /** Runs the check on the document's current version and publishes its hazards, unless the text changed meanwhile. */
+  private async runCheck(uri: string): Promise<void> {
+    const s = this.state.get(uri);
+    const doc = this.docs.get(uri);
+    if (!s || !doc || !s.kernel || s.version !== doc.version || s.checked === s.version) return;
+    s.timer = undefined;
+    s.checked = s.version;
+    const version = s.version;
+    const diagnostics = await this.thread.run({ text: doc.getText(), file: fileOf(uri), uri, bounds: this.bounds });
+    if (diagnostics === null || this.state.get(uri)?.version !== version) return;
+    void this.conn.sendDiagnostics({ uri, version, diagnostics });
+  }
+
+  /** Forgets a closed document and clears its diagnostics. */
+  close(uri: string): void {
+    const s = this.state.get(uri);
+    if (s?.timer) clearTimeout(s.timer);
+    this.state.delete(uri);
+    void this.conn.sendDiagnostics({ uri, diagnostics: [] });
+  }
+
+  /** Whether the document's version `v` is already analyzed. */
+  analyzed(uri: string, v: number): boolean {
+    return this.state.get(uri)?.version === v;
+  }
+
+  /** Wires the document events: parse on every change, check on open and save and after a pause. */
+  listen(): void {
+    const { docs } = this;
+    docs.onDidOpen((e) => {
+      this.analyze(e.document);
+      this.schedule(e.document.uri, 0);
+    });
+    docs.onDidChangeContent((e) => {
+      if (this.analyzed(e.document.uri, e.document.version)) return; // onDidOpen did the first version
+      this.analyze(e.document);
+      if (this.delay !== null) this.schedule(e.document.uri, this.delay);
+    });
+    docs.onDidSave((e) => {
+      if (!this.analyzed(e.document.uri, e.document.version)) this.analyze(e.document);
+      this.schedule(e.document.uri, 0);
+    });
+    docs.onDidClose((e) => this.close(e.document.uri));
+    docs.listen(this.conn);
+  }
+}
+
+/** Starts the server on `input` / `output`; resolves when the connection closes. */
+export function startLanguageServer(opts: LspOptions = {}): Promise<void> {
+  const conn: Connection = createConnection(ProposedFeatures.all, opts.input ?? process.stdin, opts.output ?? process.stdout);
+  const sk = new Sketches(conn, opts);
+  conn.onInitialize((params): InitializeResult => {
+    sk.configure((params.initializationOptions ?? {}) as InitOptions);
+    return { capabilities: CAPABILITIES, serverInfo: { name: 'mbsim' } };
+  });
+  conn.onHover((p) => {
+    const d = sk.indexOf(p.textDocument.uri);
+    return d ? hoverAt(d.text, p.position, d.index) : null;
+  });
+  conn.onDefinition((p) => {
+    const d = sk.indexOf(p.textDocument.uri);
+    return d ? definitionAt(d.text, p.textDocument.uri, p.position, d.index) : null;
+  });
+  conn.onReferences((p) => {
+    const d = sk.indexOf(p.textDocument.uri);
+    return d ? referencesAt(d.text, p.textDocument.uri, p.position, p.context.includeDeclaration, d.index) : [];
+  });
+  conn.onCompletion((p) => {
+    const d = sk.indexOf(p.textDocument.uri);
+    return d ? completionsAt(d.text, p.position, d.index) : [];
+  });
+  conn.onDocumentSymbol((p) => {
+    const d = sk.indexOf(p.textDocument.uri);
+    return d ? documentSymbols(d.index) : [];
+  });
+  sk.listen();
+  return new Promise<void>((done) => {
+    conn.onExit(() => {
+      sk.thread.close();
+      done();
+    });
+    conn.listen();
+  });
+}
