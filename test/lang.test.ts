@@ -201,7 +201,7 @@ describe('diagnostics: one test per code, exact message and caret', () => {
       t.mbk:7:9: error[E-duplicate]: 'cta' is a builtin name and cannot be declared
         barrier cta[1] count=1
                 ^~~
-      hint: builtins: cta, instance, ncta, clusterid, nthreads, nwarps; choose another name
+      hint: builtins: cta, instance, ncta, clusterid, nthreads, nwarps, warp, warpgroup; choose another name
       t.mbk:8:16: error[E-duplicate]: option 'warps' is given twice
         role p warps=1 warps=2:
                        ^~~~~
@@ -221,7 +221,7 @@ describe('diagnostics: one test per code, exact message and caret', () => {
       t.mbk:7:16: error[E-unknown-name]: unknown name 'y'
             x = stag + y
                        ^
-      hint: role p can read parameters, builtins (cta, instance, ncta, clusterid, nthreads, nwarps) and variables assigned before this line"
+      hint: role p can read parameters, builtins (cta, instance, ncta, clusterid, nthreads, nwarps, warp, warpgroup) and variables assigned before this line"
     `);
   });
   test('E-unknown-name: barriers, buffers, tokens, names outside their context', () => {
@@ -735,5 +735,33 @@ describe('documentation', () => {
     const doc = readFileSync(fileURLToPath(new URL('../docs/LANGUAGE.md', import.meta.url)), 'utf8');
     for (const c of Object.values(SKETCH_CODES)) expect(doc, c).toContain(`\`${c}`);
     for (const o of OPS) expect(doc, o.name).toContain(o.name);
+  });
+});
+
+describe('PTX qualifier spellings of the mbarrier instructions', () => {
+  const sketch = (line: string) => `kernel q arch=sm_90a\nbarrier b[1] count=1 manual\nrole r warps=1 per=one:\n    ${line}\n`;
+  test.each([
+    ['mbarrier.init.shared::cta.b64 b[0], 1', 'mbarrier.init'],
+    ['mbarrier.init.b64 b[0], 1', 'mbarrier.init'],
+    ['mbarrier.inval.shared.b64 b[0]', 'mbarrier.inval'],
+    ['mbarrier.arrive.release.cluster.shared::cluster.b64 b[0]', 'mbarrier.arrive'],
+    ['mbarrier.arrive.expect_tx.relaxed.cta.shared::cta.b64 b[0], 16', 'mbarrier.arrive'],
+    ['mbarrier.expect_tx.relaxed.cta.shared::cta.b64 b[0], 16', 'mbarrier.expect_tx'],
+    ['mbarrier.complete_tx.relaxed.cluster.shared::cluster.b64 b[0], 16', 'mbarrier.complete_tx'],
+    ['mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 b[0], 0', 'mbarrier.wait'],
+    ['mbarrier.test_wait.parity.shared::cta.b64 b[0], 0', 'mbarrier.wait'],
+  ])('%s parses as %s', (line, op) => {
+    const r = parseSketch(sketch(line), 'q.mbk');
+    expect(r.diagnostics.map((d) => d.message)).toEqual([]);
+    const st = r.kernel!.roles[0]!.body[0]!;
+    expect(st.s === 'op' && st.op.op).toBe(op);
+  });
+  test('an arrive keeps its semantics and scope; a relaxed wait is refused with the reason; a wrong qualifier is unknown', () => {
+    const a = parseSketch(sketch('mbarrier.arrive.relaxed.cluster.shared::cluster.b64 b[0]'), 'q.mbk').kernel!.roles[0]!.body[0]!;
+    expect(a.s === 'op' && a.op.op === 'mbarrier.arrive' && [a.op.sem, a.op.scope]).toEqual(['relaxed', 'cluster']);
+    const w = parseSketch(sketch('mbarrier.try_wait.parity.relaxed.cta.shared::cta.b64 b[0], 0'), 'q.mbk');
+    expect(w.diagnostics.map((d) => [d.code, d.line, d.col])).toEqual([['E-unknown-mnemonic', 4, 5]]);
+    expect(w.diagnostics[0]!.hint).toMatch(/\.relaxed wait does not order/);
+    expect(parseSketch(sketch('mbarrier.init.acquire.b64 b[0], 1'), 'q.mbk').diagnostics.map((d) => d.code)).toEqual(['E-unknown-mnemonic']);
   });
 });

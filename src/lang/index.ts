@@ -26,7 +26,7 @@ import { lower } from './lower.js';
 import { parseTokens, splitHint } from './parser.js';
 
 export { formatDiagnostic, SKETCH_CODES, type SketchCode, type SketchDiagnostic } from './diagnostics.js';
-export { OPS, ALIASES, findOp, parseArriveQualifiers } from './ops.js';
+export { OPS, ALIASES, findOp, parseArriveQualifiers, parseQualifiers, type Qualified } from './ops.js';
 export { LIMITS } from './limits.js';
 
 /** At most this many diagnostics are reported per file (then one more says that the check stopped). */

@@ -13,7 +13,7 @@ import type {
 import { MAX_COUNT } from '../model/mbarrier.js';
 import { didYouMean, SKETCH_CODES, type SketchCode, type SketchDiagnostic } from './diagnostics.js';
 import { LIMITS, StopLowering } from './limits.js';
-import { findOp, parseArriveQualifiers, MNEMONICS, type OpArgs, type OperandKind, type OpOptionKey } from './ops.js';
+import { findOp, parseQualifiers, MNEMONICS, type OpArgs, type OperandKind, type OpOptionKey } from './ops.js';
 
 /** A span on one line. */
 export interface Span {
@@ -872,7 +872,11 @@ export function lower(
         return fail();
       }
       const args: OpArgs = { v: [], rest: [] };
-      const quals = parseArriveQualifiers(mn.image);
+      const quals = parseQualifiers(mn.image);
+      if (quals?.unsupported) {
+        err(SKETCH_CODES.unknownMnemonic, `${mn.image} is not modeled`, quals.unsupported, mnSpan);
+        return fail();
+      }
       if (quals?.sem) args.sem = quals.sem;
       if (quals?.scope) args.scope = quals.scope;
       operands.forEach((o, i) => {

@@ -237,27 +237,64 @@ export const ALIASES: Record<string, string> = {
 
 const BY_NAME = new Map(OPS.map((o) => [o.name, o]));
 
-/** The operation spelled `mnemonic` (canonical or alias), or undefined. */
+/** The operation spelled `mnemonic` (canonical, alias, or an mbarrier instruction with PTX qualifiers), or undefined. */
 export function findOp(mnemonic: string): OpSpec | undefined {
-  return BY_NAME.get(mnemonic) ?? BY_NAME.get(ALIASES[mnemonic] ?? '') ?? parseArriveQualifiers(mnemonic)?.spec;
+  return BY_NAME.get(mnemonic) ?? BY_NAME.get(ALIASES[mnemonic] ?? '') ?? parseQualifiers(mnemonic)?.spec;
 }
 
+/** What {@link parseQualifiers} read from a qualified mbarrier mnemonic. */
+export interface Qualified {
+  spec: OpSpec;
+  /** `.release` / `.relaxed` of the arrive family (the only semantics the IR distinguishes). */
+  sem?: 'release' | 'relaxed';
+  /** `.cta` / `.cluster` of the arrive family. */
+  scope?: 'cta' | 'cluster';
+  /** Set when the qualifiers are valid PTX that mbsim does not model: the reason, for the message. */
+  unsupported?: string;
+}
+
+/** The memory-ordering semantics each mbarrier instruction family may carry (PTX ISA §9.7.13.15). */
+const SEMS: [RegExp, string[]][] = [
+  [/^mbarrier\.arrive/, ['release', 'relaxed']],
+  [/^mbarrier\.(try|test)_wait/, ['acquire', 'relaxed']],
+  [/^mbarrier\.(expect|complete)_tx$/, ['relaxed']],
+  [/^mbarrier\.(init|inval|pending_count)$/, []],
+];
+
 /**
- * The `mbarrier.arrive` family with PTX qualifiers after the canonical name:
- * `mbarrier.arrive{.expect_tx}{.noComplete}{.release|.relaxed}{.cta|.cluster}{.shared{::cta|::cluster}}{.b64}`
- * (PTX ISA §9.7.13.15.13). Returns the operation and the semantics and scope written, or undefined
- * when `mnemonic` is not of that form. A state space alone (`.shared::cluster`) changes nothing: the
- * barrier reference's `@cta` says which CTA's barrier it is.
+ * An mbarrier instruction with the PTX qualifiers after its canonical name, in PTX order:
+ * `{.sem}{.scope}{.shared{::cta|::cluster}}{.b64}` (PTX ISA §9.7.13.15: `.release` / `.relaxed` on
+ * the arrive family, `.acquire` / `.relaxed` on waits, `.relaxed` on expect_tx / complete_tx;
+ * `.cta` / `.cluster` scope; the state space; the `.b64` type), e.g.
+ * `mbarrier.try_wait.parity.acquire.cta.shared::cta.b64`, `mbarrier.init.shared::cta.b64`,
+ * `mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64`. Returns undefined when
+ * `mnemonic` is not of that form. A state space alone changes nothing (the barrier reference's
+ * `@cta` says which CTA's barrier it is). A relaxed wait is valid PTX that mbsim does not model
+ * (it would not order the reads after it): `unsupported` says so.
  */
-export function parseArriveQualifiers(mnemonic: string): { spec: OpSpec; sem?: 'release' | 'relaxed'; scope?: 'cta' | 'cluster' } | undefined {
-  const m = /^(mbarrier\.arrive(?:_drop)?(?:\.expect_tx)?(?:\.noComplete)?)((?:\.(?:release|relaxed))?)((?:\.(?:cta|cluster))?)((?:\.shared(?:::cta|::cluster)?)?)((?:\.b64)?)$/.exec(mnemonic);
+export function parseQualifiers(mnemonic: string): Qualified | undefined {
+  const m = /^(mbarrier\.[a-z_]+(?:\.expect_tx)?(?:\.noComplete)?(?:\.parity)?)((?:\.(?:release|relaxed|acquire))?)((?:\.(?:cta|cluster))?)((?:\.shared(?:::cta|::cluster)?)?)((?:\.b64)?)$/.exec(mnemonic);
   if (!m) return undefined;
   const spec = BY_NAME.get(m[1]!);
   if (!spec) return undefined;
-  const r: { spec: OpSpec; sem?: 'release' | 'relaxed'; scope?: 'cta' | 'cluster' } = { spec };
-  if (m[2]) r.sem = m[2].slice(1) as 'release' | 'relaxed';
-  if (m[3]) r.scope = m[3].slice(1) as 'cta' | 'cluster';
+  const sem = m[2] ? m[2].slice(1) : '';
+  const allowed = SEMS.find(([re]) => re.test(spec.name))?.[1] ?? [];
+  if (sem && !allowed.includes(sem)) return undefined;
+  if (m[3] && !allowed.length) return undefined; // no scope without semantics (init, inval, pending_count)
+  const r: Qualified = { spec };
+  if (spec.name.startsWith('mbarrier.arrive')) {
+    if (sem) r.sem = sem as 'release' | 'relaxed';
+    if (m[3]) r.scope = m[3].slice(1) as 'cta' | 'cluster';
+  } else if (sem === 'relaxed' && /wait/.test(spec.name)) {
+    r.unsupported = `a .relaxed wait does not order the accesses after it (PTX ISA §9.7.13.15.16); mbsim models waits as .acquire only: write ${spec.name}${m[3] ?? ''} or ${spec.name}.acquire${m[3] ?? ''}`;
+  }
   return r;
+}
+
+/** The `mbarrier.arrive` family with PTX qualifiers (see {@link parseQualifiers}). */
+export function parseArriveQualifiers(mnemonic: string): Qualified | undefined {
+  const q = parseQualifiers(mnemonic);
+  return q && q.spec.name.startsWith('mbarrier.arrive') ? q : undefined;
 }
 
 /** Every mnemonic the language knows (for did-you-mean hints). */
