@@ -331,7 +331,13 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
   const l2Cap = v(T.tmaSourceL2Distinct) !== 0
     ? Math.min(v(T.tmaBytesPerCycleAllSms) * v(T.sms), v(T.tmaL2DistinctBytesPerCycle))
     : v(T.tmaBytesPerCycleAllSms) * v(T.sms);
-  const srcCap = hbm ? Math.min(l2Cap, v(T.hbmBytesPerCycle)) : l2Cap;
+  // Distinct addresses: an SM reading while n − 1 others also read gets
+  // tmaL2DistinctBytesPerCycle / (n − 1 + n0) (n0 = tmaL2DistinctHalfSms; 0 = a hard cap of the
+  // whole GPU instead): each SM's share falls smoothly as SMs are added, not only at the cap.
+  const distinct = v(T.tmaSourceL2Distinct) !== 0;
+  const n0 = v(T.tmaL2DistinctHalfSms);
+  const distinctShare = (n: number) => (distinct && n0 > 0 ? v(T.tmaL2DistinctBytesPerCycle) / (Math.max(0, n - 1) + n0) : Infinity);
+  const srcCap = Math.min(hbm ? Math.min(l2Cap, v(T.hbmBytesPerCycle)) : l2Cap, distinct && n0 > 0 ? distinctShare(activeSms) * activeSms : Infinity);
   // Static per-SM share (every active SM reading at once): bulk stores and cp.async use it.
   const tmaBw = Math.min(smBw, srcCap / activeSms);
   // Receive side of a multicast copy, per destination SM (every destination takes the whole copy).
@@ -396,7 +402,7 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
           // the previous copy's read cycles pair with the cycles since its issue
           const busy = loadBusy[c]! * w + lastDur[c]!;
           const u = time > 0 ? busy / time : 0;
-          const bw = Math.min(smBw, srcCap / Math.max(1, activeSms * u));
+          const bw = Math.min(smBw, srcCap / Math.max(1, activeSms * u), distinctShare(activeSms * u));
           const rs = Math.max(t, readFree[c]!);
           const dur = Math.ceil(o.bytes / bw);
           const readDone = rs + dur;
