@@ -58,10 +58,12 @@ export interface GpipeGlue {
    */
   producerHbm: number;
   producerL2Distinct: number;
+  /** The same for the two-box tensor mainloop from HBM (A from HBM, B from L2: 596 against 910 from L2). */
+  producerHbmTensor: number;
 }
 
 /** Fitted on the train rows only (`npm run heldout -- --fit`, {@link fitGlue}). */
-export const GPIPE_GLUE: GpipeGlue = { producer: 204, consumer: 316, producerHbm: -126, producerL2Distinct: 44 };
+export const GPIPE_GLUE: GpipeGlue = { producer: 212, consumer: 324, producerHbm: -110, producerL2Distinct: 36, producerHbmTensor: -318 };
 
 const ITERS = 320;
 /** The probe's bank-conflicted epilogue writes (hw/results/ops.json: 32 KiB in 2048 cycles + one bar.sync). */
@@ -192,7 +194,7 @@ export interface GpipePrediction {
 /** Predicted steady-state cycles per iteration (mean spacing of the first consumer's passing full waits). */
 export function predictGpipe(c: GpipeConfig, timing: Timing, glue: GpipeGlue = GPIPE_GLUE, iters = ITERS): GpipePrediction {
   const k = gpipeKernel(c);
-  const pg = glue.producer + (fromHbm(c) ? glue.producerHbm : c.source === 'l2_distinct' ? glue.producerL2Distinct : 0);
+  const pg = glue.producer + (fromHbm(c) ? (c.copy === 'tensor_ab' ? glue.producerHbmTensor : glue.producerHbm) : c.source === 'l2_distinct' ? glue.producerL2Distinct : 0);
   const p = instantiate(k, { PG: Math.max(0, pg), CG: glue.consumer, ITERS: iters });
   const t = sourceTiming(c, timing);
   const r = simulate(p, { timing: t, recordSpans: false, activeSms: c.ctas });

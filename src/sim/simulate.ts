@@ -327,17 +327,16 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
   // between copies therefore reads at its own limit until the SMs' reads add up to the shared limit.
   const hbm = v(T.tmaSourceHbm) !== 0;
   const smBw = hbm ? Math.min(v(T.tmaBytesPerCycleSm), v(T.tmaHbmBytesPerCycleSm)) : v(T.tmaBytesPerCycleSm);
-  // Every SM streaming its own addresses (tmaSourceL2Distinct) reaches less of L2 than SMs sharing tiles.
-  const l2Cap = v(T.tmaSourceL2Distinct) !== 0
-    ? Math.min(v(T.tmaBytesPerCycleAllSms) * v(T.sms), v(T.tmaL2DistinctBytesPerCycle))
-    : v(T.tmaBytesPerCycleAllSms) * v(T.sms);
-  // Distinct addresses: an SM reading while n − 1 others also read gets
-  // tmaL2DistinctBytesPerCycle / (n − 1 + n0) (n0 = tmaL2DistinctHalfSms; 0 = a hard cap of the
-  // whole GPU instead): each SM's share falls smoothly as SMs are added, not only at the cap.
+  // Every SM streaming its own addresses (tmaSourceL2Distinct) reaches less of L2 than SMs sharing
+  // tiles: an SM reading while n − 1 others also read gets tmaL2DistinctBytesPerCycle / (n − 1 + n0)
+  // (n0 = tmaL2DistinctHalfSms): the share falls smoothly as SMs are added (queueing at the L2
+  // slices), not only at a cap. With n0 = 0, tmaL2DistinctBytesPerCycle is a hard GPU-wide cap.
   const distinct = v(T.tmaSourceL2Distinct) !== 0;
   const n0 = v(T.tmaL2DistinctHalfSms);
+  const sharedL2 = v(T.tmaBytesPerCycleAllSms) * v(T.sms);
+  const l2Cap = distinct && n0 === 0 ? Math.min(sharedL2, v(T.tmaL2DistinctBytesPerCycle)) : sharedL2;
   const distinctShare = (n: number) => (distinct && n0 > 0 ? v(T.tmaL2DistinctBytesPerCycle) / (Math.max(0, n - 1) + n0) : Infinity);
-  const srcCap = Math.min(hbm ? Math.min(l2Cap, v(T.hbmBytesPerCycle)) : l2Cap, distinct && n0 > 0 ? distinctShare(activeSms) * activeSms : Infinity);
+  const srcCap = Math.min(hbm ? Math.min(l2Cap, v(T.hbmBytesPerCycle)) : l2Cap, distinctShare(activeSms) * activeSms);
   // Static per-SM share (every active SM reading at once): bulk stores and cp.async use it.
   const tmaBw = Math.min(smBw, srcCap / activeSms);
   // Receive side of a multicast copy, per destination SM (every destination takes the whole copy).
