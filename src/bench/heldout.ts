@@ -4,11 +4,14 @@
  * cycles per iteration, and the error on configurations the model was NOT fitted on.
  *
  * The split (fixed in code before any error was computed, {@link isHeldOut}):
- * - the timing defaults of `src/sim/timing.ts` are fitted only to `hw/results/pipeline.json`
- *   (`npm run calibrate`); nothing in `model.json` enters that fit;
- * - the gpipe kernel's own per-iteration code (its producer and consumer glue, a property of the
- *   kernel like PROBE_GLUE in calibrate.ts) is fitted on the "train" rows of model.json: within
- *   each family, configurations in file order, every third one (index % 3 == 2) is held out;
+ * - the timing defaults of `src/sim/timing.ts` are fitted to `hw/results/pipeline.json`
+ *   (`npm run calibrate`), except the distinct-address L2 sharing (`tmaL2DistinctBytesPerCycle`,
+ *   `tmaL2DistinctHalfSms`), fitted on the train rows of model.json;
+ * - the gpipe kernel's own per-iteration code (its producer glue by source and consumer glue, a
+ *   property of the kernel like PROBE_GLUE in calibrate.ts: hw/results/armwait.json times the same
+ *   pipeline without that code at 294 cycles an iteration against 674) is fitted on the "train"
+ *   rows of model.json: within each family, configurations in file order, every third one
+ *   (index % 3 == 2) is held out;
  * - the report gives, per family, median and max |error| over the held-out rows, and the rows with
  *   the largest errors with the model's bounding side (which agent or unit set the loop's time).
  */
