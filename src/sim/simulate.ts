@@ -327,15 +327,24 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
   // between copies therefore reads at its own limit until the SMs' reads add up to the shared limit.
   const hbm = v(T.tmaSourceHbm) !== 0;
   const smBw = hbm ? Math.min(v(T.tmaBytesPerCycleSm), v(T.tmaHbmBytesPerCycleSm)) : v(T.tmaBytesPerCycleSm);
-  // Every SM streaming its own addresses (tmaSourceL2Distinct) reaches less of L2 than SMs sharing tiles.
-  const l2Cap = v(T.tmaSourceL2Distinct) !== 0
-    ? Math.min(v(T.tmaBytesPerCycleAllSms) * v(T.sms), v(T.tmaL2DistinctBytesPerCycle))
-    : v(T.tmaBytesPerCycleAllSms) * v(T.sms);
-  const srcCap = hbm ? Math.min(l2Cap, v(T.hbmBytesPerCycle)) : l2Cap;
+  // Every SM streaming its own addresses (tmaSourceL2Distinct) reaches less of L2 than SMs sharing
+  // tiles: an SM reading while n − 1 others also read gets tmaL2DistinctBytesPerCycle / (n − 1 + n0)
+  // (n0 = tmaL2DistinctHalfSms): the share falls smoothly as SMs are added (queueing at the L2
+  // slices), not only at a cap. With n0 = 0, tmaL2DistinctBytesPerCycle is a hard GPU-wide cap.
+  const distinct = v(T.tmaSourceL2Distinct) !== 0;
+  const n0 = v(T.tmaL2DistinctHalfSms);
+  const sharedL2 = v(T.tmaBytesPerCycleAllSms) * v(T.sms);
+  const l2Cap = distinct && n0 === 0 ? Math.min(sharedL2, v(T.tmaL2DistinctBytesPerCycle)) : sharedL2;
+  const distinctShare = (n: number) => (distinct && n0 > 0 ? v(T.tmaL2DistinctBytesPerCycle) / (Math.max(0, n - 1) + n0) : Infinity);
+  const srcCap = Math.min(hbm ? Math.min(l2Cap, v(T.hbmBytesPerCycle)) : l2Cap, distinctShare(activeSms) * activeSms);
   // Static per-SM share (every active SM reading at once): bulk stores and cp.async use it.
   const tmaBw = Math.min(smBw, srcCap / activeSms);
   // Receive side of a multicast copy, per destination SM (every destination takes the whole copy).
-  const mcastBw = Math.min(v(T.tmaBytesPerCycleSm), (v(T.tmaMcastBytesPerCycleAllSms) * v(T.sms)) / activeSms);
+  // The shared limit is on the bytes multicast, not on the bytes received: a copy to d CTAs
+  // delivers d times its bytes, so each destination's share grows with d (the parameter is the
+  // per-SM rate with d = 2, where it was fitted; model.json: 4-CTA clusters on 132 SMs receive 87
+  // B/cycle per SM where 2-CTA clusters receive 59).
+  const mcastBw = (dests: number) => Math.min(v(T.tmaBytesPerCycleSm), (v(T.tmaMcastBytesPerCycleAllSms) * v(T.sms) * (dests / 2)) / activeSms);
   // Load-dependent latency: queueing delay q·ρ/(1−ρ) at the shared L2/HBM, ρ = activeSms × this SM's
   // recent read rate / the shared capacity, capped at tmaQueueMaxLoadPct.
   const qLat = hbm ? v(T.tmaQueueLatencyHbm) : v(T.tmaQueueLatency);
@@ -383,7 +392,7 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
    * Schedules the completions of `o`, issued at `t`, on the queue (in time order per operation)
    * and records its span. `useShare`: a multicast copy reuses the read of the group's first copy.
    */
-  const scheduleAsync = (o: AsyncOp, t: number, agentCta: number, useShare: boolean, mc: boolean): void => {
+  const scheduleAsync = (o: AsyncOp, t: number, agentCta: number, useShare: boolean, mc: number): void => {
     const payload = o.id * 2 + 1;
     switch (o.kind) {
       case 'tma': {
@@ -396,7 +405,7 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
           // the previous copy's read cycles pair with the cycles since its issue
           const busy = loadBusy[c]! * w + lastDur[c]!;
           const u = time > 0 ? busy / time : 0;
-          const bw = Math.min(smBw, srcCap / Math.max(1, activeSms * u));
+          const bw = Math.min(smBw, srcCap / Math.max(1, activeSms * u), distinctShare(activeSms * u));
           const rs = Math.max(t, readFree[c]!);
           const dur = Math.ceil(o.bytes / bw);
           const readDone = rs + dur;
@@ -414,7 +423,7 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
         const readDone = shareStart;
         const dst = o.cta;
         const start = Math.max(t, tmaFree[dst]!);
-        const end = Math.max(start + Math.ceil(o.bytes / (mc ? mcastBw : v(T.tmaBytesPerCycleSm))), readDone);
+        const end = Math.max(start + Math.ceil(o.bytes / (mc > 0 ? mcastBw(mc) : v(T.tmaBytesPerCycleSm))), readDone);
         tmaFree[dst] = end;
         stats.tmaBusy[dst]! += end - start;
         const xfer = end - start;
@@ -484,17 +493,22 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
     for (const d of out.diags) diagnostics.push(d);
     // Asynchronous operations issued in this step.
     if (issued.length) {
-      // A multicast copy: one instruction whose copies land in several CTAs (they share one read).
-      let mc = false;
+      // A multicast copy: one instruction whose copies land in several CTAs (they share one read);
+      // mc = its number of destinations (0: not multicast).
+      let mc = 0;
+      let tmaOps = 0;
       for (let i = 0; i < issued.length; i++) {
         const o = issued[i]!;
-        if (o.kind === 'tma' && o.cta !== agentCta) mc = true;
+        if (o.kind !== 'tma') continue;
+        tmaOps++;
+        if (o.cta !== agentCta) mc = 1;
       }
+      if (mc) mc = tmaOps;
       let shareLoc: SrcLoc | null = null; // source of the last TMA copy (its read is shareStart/shareXfer)
       for (let i = 0; i < issued.length; i++) {
         const o = issued[i]!;
         const isTma = o.kind === 'tma';
-        scheduleAsync(o, t, agentCta, mc && isTma && shareLoc !== null && shareLoc === o.loc, mc);
+        scheduleAsync(o, t, agentCta, mc > 0 && isTma && shareLoc !== null && shareLoc === o.loc, mc);
         if (isTma) shareLoc = o.loc;
       }
     }

@@ -29,6 +29,8 @@ export interface Timing {
   wakeTestWait: Param;
   /** A single `try_wait` returns false after this long if the phase does not complete. */
   tryWaitTimeout: Param;
+  /** Distinct-address L2 reads: the n0 of `tmaL2DistinctBytesPerCycle` / (n − 1 + n0), a number of SMs ≥ 0 (0: hard cap). */
+  tmaL2DistinctHalfSms: Param;
   /** Extra latency of a signal into another CTA (remote arrive / expect_tx / complete_tx), one way. */
   remoteSignal: Param;
   issueBulkCopy: Param;
@@ -60,7 +62,11 @@ export interface Timing {
   sms: Param;
   /** GPU-wide HBM bandwidth in bytes per cycle (copies from HBM share it across active SMs). */
   hbmBytesPerCycle: Param;
-  /** GPU-wide L2 bandwidth in bytes per cycle when every SM reads its own addresses (use with `tmaSourceL2Distinct`). */
+  /**
+   * Distinct-address L2 reads (use with `tmaSourceL2Distinct`): an SM reading while n − 1 others
+   * read gets this / (n − 1 + `tmaL2DistinctHalfSms`) bytes per cycle (queueing at the L2 slices: the
+   * share falls smoothly with load). With `tmaL2DistinctHalfSms` 0 it is instead a hard GPU-wide cap.
+   */
   tmaL2DistinctBytesPerCycle: Param;
   /** 1: the SMs' copies read distinct L2-resident addresses (no tile shared between SMs). */
   tmaSourceL2Distinct: Param;
@@ -111,6 +117,7 @@ export const H200: Timing = {
   wakeTryWait: { value: 150, source: 'hw/results/model.json wake: a try_wait polled by all 32 lanes returns 167 cycles after the completing arrive (clock64 before the arrive to clock64 after the pass), for any wait of 200-24,000 cycles, retries after the time limit included; minus the clock64 + st.shared of the probe (16, hw/results/ops.json)' },
   wakeTestWait: { value: 231, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${F} §3: ping-pong with test_wait spin, one way 100-108` },
   tryWaitTimeout: { value: 7833, source: `${F} §3/P2: incomplete try_wait returns false after 7833 cycles` },
+  tmaL2DistinctHalfSms: { value: 92, source: 'fit on the train rows of hw/results/model.json with tmaL2DistinctBytesPerCycle (see there); not a micro-probe figure' },
   remoteSignal: { value: 6, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${FC} Costs: remote arrive one way about 270 vs local about 84 (difference)` },
   issueBulkCopy: { value: 308, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${F} §3: arrive.expect_tx + copy issue take 80 cycles (minus the arrive's 7)` },
   issueTensorCopy: { value: 266, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${FT}: 145 cycles for arrive.expect_tx + one tensor copy, 188 for two: 43 per extra copy` },
@@ -128,7 +135,7 @@ export const H200: Timing = {
   tmaLoadWindow: { value: 4000, source: 'choice: read rate averaged over about 4,000 cycles (2 µs)' },
   sms: { value: 132, source: `${F}: H200 has 132 SMs` },
   hbmBytesPerCycle: { value: 2420, source: 'fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: hw/results/pipeline.json: 132 CTAs streaming 64 KiB tiles from HBM reach about 5.0 TB/s (5.0e12 / 1.98e9 B/cycle)' },
-  tmaL2DistinctBytesPerCycle: { value: 4520, source: 'hw/results/model.json (hw/probes/model.cu gpipe "stream", l2_distinct): 132 CTAs streaming their own 2 x 64 KiB tiles at S=2 take 1913 cycles per tile (132 x 65536 / 1913); set from that train row of the held-out split (src/bench/heldout.ts), not fitted' },
+  tmaL2DistinctBytesPerCycle: { value: 8500, source: 'fit on the train rows of hw/results/model.json (src/bench/heldout.ts split; hw/probes/model.cu gpipe "stream", l2_distinct, 64 KiB tiles at 1-132 CTAs), with tmaL2DistinctHalfSms: per-SM rate 8500 / (n - 1 + 92), i.e. 34.5 B/cycle per SM at 132 SMs (measured 34: 132 x 65536 / 1913 cycles), 57 at 33 (measured 57), 72 at 16 (measured 70-73)' },
   tmaSourceL2Distinct: { value: 0, source: 'choice: 0 = SMs share L2 tiles (default), 1 = every SM reads its own addresses' },
   issueBulkStore: { value: 43, source: 'estimate: as a tensor copy issue' },
   bulkStoreLatency: { value: 840, source: 'hw/results/ops.json (hw/probes/ops.cu epilogue): a 32 KiB bulk store shared -> global and its wait_group (read or done) take 1162 cycles; minus 32 KiB at tmaBytesPerCycleSm (321)' },
