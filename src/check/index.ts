@@ -355,8 +355,16 @@ export async function runCheckSweepCli(
   const rows: { params: Record<string, number>; verdict: string; code: number; states: number; ms: number; what: string; result?: CheckResult }[] = [];
   const bar = progressBar(opts, io);
   if (bar) co.onProgress = bar.update;
+  // --timeout bounds the whole sweep: each combination gets what is left; none left, it is not checked.
+  const deadline = opts.timeoutMs !== undefined ? Date.now() + opts.timeoutMs : Infinity;
   try {
     for (const [i, params] of combos.entries()) {
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        rows.push({ params, verdict: 'incomplete', code: 3, states: 0, ms: 0, what: 'not checked: --timeout ran out' });
+        continue;
+      }
+      if (deadline !== Infinity) co.timeout = left;
       let prog: Program;
       try {
         prog = build(params);
