@@ -311,8 +311,10 @@ export const MAX_SWEEP_POINTS = 10_000;
  * values. Throws an Error with a usage message.
  */
 export function parseSweep(spec: string): SweepRange {
+  // A spec echoed in a message is cut short (a 100 KB argument must not flood the terminal).
+  const shown = spec.length > 64 ? `${spec.slice(0, 64)}… (${spec.length.toLocaleString('en-US')} characters)` : spec;
   const m = /^([A-Za-z_][A-Za-z0-9_]*)=(-?\d+)(?:\.\.(-?\d+))?$/.exec(spec.trim());
-  if (!m) throw new Error(`--sweep expects NAME=A..B with integers A <= B, got '${spec}'`);
+  if (!m) throw new Error(`--sweep expects NAME=A..B with integers A <= B, got '${shown}'`);
   for (const text of [m[2]!, m[3]]) {
     if (text !== undefined && !Number.isSafeInteger(Number(text))) {
       throw new Error(`--sweep ${m[1]}: ${text} is outside the integers mbsim can represent exactly (±2^53)`);
@@ -320,7 +322,7 @@ export function parseSweep(spec: string): SweepRange {
   }
   const from = Number(m[2]);
   const to = m[3] === undefined ? from : Number(m[3]);
-  if (to < from) throw new Error(`--sweep ${spec}: the range is empty (${from} > ${to})`);
+  if (to < from) throw new Error(`--sweep ${shown}: the range is empty (${from} > ${to})`);
   if (to - from + 1 > MAX_SWEEP_POINTS) {
     throw new Error(`--sweep ${m[1]}: ${(to - from + 1).toLocaleString('en-US')} values; at most ${MAX_SWEEP_POINTS.toLocaleString('en-US')}`);
   }

@@ -79,7 +79,7 @@ function parseOmit(v: string | undefined): Set<string> {
   const out = new Set<string>();
   if (v === undefined) return out;
   for (const f of v.split(',').map((x) => x.trim()).filter(Boolean)) {
-    if (!(OMITTABLE as readonly string[]).includes(f)) throw new UsageError(`--omit: unknown field '${f}' (one of ${OMITTABLE.join(', ')})`);
+    if (!(OMITTABLE as readonly string[]).includes(f)) throw new UsageError(`--omit: unknown field '${echo(f)}' (one of ${OMITTABLE.join(', ')})`);
     out.add(f);
   }
   return out;
@@ -142,13 +142,13 @@ async function runVerb(target: string, o: RunOpts, io: IO, started: number): Pro
   if (ptSpec) {
     const parts = ptSpec.split(':');
     const [role, barrier, variable] = parts;
-    if (parts.length !== 3 || !role || !barrier || !variable) throw new UsageError(`--phase-table expects ROLE:BARRIER:VARIABLE, got '${ptSpec}'`);
+    if (parts.length !== 3 || !role || !barrier || !variable) throw new UsageError(`--phase-table expects ROLE:BARRIER:VARIABLE, got '${echo(ptSpec)}'`);
     try {
       table = phaseTable(program, role, barrier, variable);
     } catch (err) {
-      throw new UsageError(`--phase-table: ${(err as Error).message}`);
+      throw new UsageError(`--phase-table: ${echo((err as Error).message)}`);
     }
-    if (table.length === 0) throw new UsageError(`--phase-table: role '${role}' never passed a parity wait on barrier array '${barrier}'`);
+    if (table.length === 0) throw new UsageError(`--phase-table: role '${echo(role)}' never passed a parity wait on barrier array '${echo(barrier)}'`);
     ptVar = variable;
   }
   if (o.width < 20 || o.width > 1000) throw new UsageError(`--width ${o.width} is outside 20..1000`);
@@ -293,9 +293,9 @@ async function checkVerb(target: string, o: CheckOpts, io: IO, started = Date.no
     });
     const names = ranges.map((r) => r.name);
     const dup = names.find((n, i) => names.indexOf(n) !== i);
-    if (dup) throw new UsageError(`--sweep ${dup} is given twice`);
+    if (dup) throw new UsageError(`--sweep ${echo(dup)} is given twice`);
     const both = names.find((n) => Object.hasOwn(o.set, n));
-    if (both !== undefined) throw new UsageError(`--sweep ${both} and --set ${both} both give ${both}: sweep it or set it, not both`);
+    if (both !== undefined) throw new UsageError(`--sweep ${echo(both)} and --set ${echo(both)} both give ${echo(both)}: sweep it or set it, not both`);
     const combos = ranges.reduce((n, r) => n * (r.to - r.from + 1), 1);
     if (combos > 10_000) throw new UsageError(`--sweep: ${combos} combinations; at most 10,000`);
     // An unknown name is bad input for every combination: report it once.
@@ -309,8 +309,13 @@ async function checkVerb(target: string, o: CheckOpts, io: IO, started = Date.no
 
 /** A usage error as printed: `mbsim: error: …`, or as is when it already names a place. */
 function usageText(err: UsageError): string {
-  return err.message.startsWith('mbsim') || /^\S+:\d+:\d+: /.test(err.message) ? err.message : `mbsim: error: ${err.message}`;
+  const text = err.message.startsWith('mbsim') || /^\S+:\d+:\d+: /.test(err.message) ? err.message : `mbsim: error: ${err.message}`;
+  // Whatever a message echoes (a parameter name, a path), no line of it floods the terminal.
+  return text.split('\n').map((l) => (l.length > MESSAGE_LINE_MAX ? `${l.slice(0, MESSAGE_LINE_MAX)}… (${l.length.toLocaleString('en-US')} characters)` : l)).join('\n');
 }
+
+/** Longest line of an error message printed (characters). */
+const MESSAGE_LINE_MAX = 1000;
 
 /** Runs the CLI with `argv` (without node and script); returns the exit code. */
 export async function main(argv: string[], given?: IO): Promise<number> {

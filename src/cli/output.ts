@@ -4,7 +4,7 @@
  *
  * What is at the path decides how it is written:
  * - nothing, or a regular file: the data goes to a temporary file in the same directory
- *   (`.NAME.tmp-PID-RANDOM`), which is then renamed over the path (atomic: a reader sees the old
+ *   (`.NAME.tmp-PID-RANDOM`, NAME cut at 100 characters), which is then renamed over the path (atomic: a reader sees the old
  *   file or the new one, never a part). A replaced file keeps its permission bits.
  * - a symbolic link: followed; its target is written in place (the link stays a link).
  * - a FIFO or a character device (`/dev/stdout`, `/dev/null`, a terminal): written in place,
@@ -185,7 +185,9 @@ async function replace(path: string, data: string | Iterable<string>): Promise<v
   } catch {
     mode = undefined;
   }
-  const tmp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+  // The name's first 100 characters only: a name near the file system's limit (255 bytes) must
+  // not make the temporary name too long.
+  const tmp = join(dirname(path), `.${basename(path).slice(0, 100)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
   const fh = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o666);
   track(tmp, fh.fd);
   try {
