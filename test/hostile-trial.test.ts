@@ -241,6 +241,38 @@ describe('smaller cases', () => {
   });
 });
 
+describe('found in the second trial', () => {
+  test.each([
+    ['--omit', ['run', 'mechanism', '--json', '--omit', 'a'.repeat(100_000)]],
+    ['--phase-table', ['run', 'mechanism', '--phase-table', `${'a'.repeat(100_000)}::`]],
+    ['--sweep', ['check', 'mechanism', '--sweep', `${'A'.repeat(100_000)}=x`]],
+    ['an unknown --set name', ['run', 'mechanism', '--set', `${'P'.repeat(100_000)}=1`]],
+  ])('%s with a 100 KB value: exit 2, the message cut short', async (_what, args) => {
+    const r = await cli(args);
+    expect(r.code).toBe(2);
+    expect(r.err.length).toBeLessThan(1100);
+    expect(r.err).toMatch(/… \([\d,]+ characters\)/);
+  });
+
+  test('an output name of 250 characters: written (the temporary name stays within NAME_MAX)', async () => {
+    const dir = fresh();
+    const f = join(dir, `${'t'.repeat(245)}.json`);
+    const r = await cli(['run', 'mechanism', '--trace', f]);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(readFileSync(f, 'utf8')).traceEvents.length).toBeGreaterThan(5);
+    expect(temps(dir)).toEqual([]);
+  });
+
+  test('--sweep given 1,000 times: exit 2 at once (at most 64 ranges)', async () => {
+    const args = ['check', 'mechanism'];
+    for (let i = 0; i < 1000; i++) args.push('--sweep', `P${i}=1`);
+    const r = await cli(args);
+    expect(r.code).toBe(2);
+    expect(r.err).toBe('mbsim: error: --sweep is given 1,000 times; at most 64 ranges (one per parameter)');
+  });
+});
+
 describe('signals during a long write of the built CLI', () => {
   test('SIGINT while run writes a large --trace: no temporary file, no output file', async () => {
     const dir = fresh();

@@ -45,6 +45,9 @@ function paintFor(io: IO): Paint {
   return io.color ? markPaint : PLAIN;
 }
 
+/** The most `--sweep` ranges one check takes (a kernel has fewer parameters than this). */
+const MAX_SWEEP_RANGES = 64;
+
 /** Memory (bytes) one line of `run --events` takes while the log is built. */
 const EVENT_LINE_BYTES = 600;
 
@@ -284,6 +287,7 @@ async function checkVerb(target: string, o: CheckOpts, io: IO, started = Date.no
   };
   if (o.sweep.length) {
     if (o.sarif || o.trace) throw new UsageError('--sweep cannot be combined with --sarif or --trace (check one combination with --set)');
+    if (o.sweep.length > MAX_SWEEP_RANGES) throw new UsageError(`--sweep is given ${o.sweep.length.toLocaleString('en-US')} times; at most ${MAX_SWEEP_RANGES} ranges (one per parameter)`);
     const ranges = o.sweep.map((spec) => {
       try {
         return parseSweep(spec);
@@ -364,7 +368,7 @@ export async function main(argv: string[], given?: IO): Promise<number> {
     .description('explore every schedule and completion order: hangs, races, phase bugs, with shortest counterexamples')
     .argument('<kernel>', 'a built-in example name or a sketch file')
     .option('--set <NAME=VALUE>', 'override a parameter (repeatable)', (v: string, acc: Record<string, number>) => parseSet(v, acc), {})
-    .option('--sweep <NAME=A..B>', 'check every combination of parameter ranges and print a table of verdicts (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option('--sweep <NAME=A..B>', 'check every combination of parameter ranges and print a table of verdicts (repeatable)', (v: string, acc: string[]) => (acc.push(v), acc), [] as string[])
     .option('--json', 'print the result as JSON (schema mbsim.check/1, docs/CHECK.md)')
     .option('--sarif <FILE>', 'also write the hazards as SARIF 2.1.0')
     .option('--trace <FILE>', 'write the first counterexample as a Chrome trace-event JSON for Perfetto')
