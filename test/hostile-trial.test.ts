@@ -264,6 +264,27 @@ describe('found in the second trial', () => {
     expect(temps(dir)).toEqual([]);
   });
 
+  test('check --sarif F --trace F (or a link to F): exit 2, nothing written; /dev/null twice is fine', async () => {
+    const dir = fresh();
+    const f = join(dir, 'out.json');
+    symlinkSync(f, join(dir, 'link.json'));
+    for (const other of [f, join(dir, 'link.json')]) {
+      const r = await cli(['check', 'examples/bugs/B01.mbk', '--sarif', f, '--trace', other]);
+      expect(r.code).toBe(2);
+      expect(r.err).toBe(`mbsim: error: --sarif and --trace both name ${other}: give each its own file`);
+    }
+    expect(readdirSync(dir)).toEqual(['link.json']);
+    expect((await cli(['check', 'examples/bugs/B01.mbk', '--sarif', '/dev/null', '--trace', '/dev/null'])).code).toBe(1);
+  });
+
+  test('check --json through the chunked writer: the same document as JSON.stringify', async () => {
+    const r = await cli(['check', 'examples/bugs/B01.mbk', '--json']);
+    expect(r.code).toBe(1);
+    const doc = JSON.parse(r.out);
+    expect(doc.schema).toBe('mbsim.check/1');
+    expect(doc.hazards[0].trace.length).toBeGreaterThan(0);
+  });
+
   test('--sweep given 1,000 times: exit 2 at once (at most 64 ranges)', async () => {
     const args = ['check', 'mechanism'];
     for (let i = 0; i < 1000; i++) args.push('--sweep', `P${i}=1`);

@@ -81,6 +81,16 @@ export interface CheckIO {
   writeFile?(path: string, data: string): Promise<void>;
   /** The colors of the report (default: picocolors when `color` is on). */
   paint?: CheckPaint;
+  /**
+   * Writes a `--json` document (default: `out(JSON.stringify(value))`); the CLI writes it in chunks,
+   * so a document larger than a string may hold (a sweep's rows, hundreds of traces) still goes out.
+   */
+  outJson?(value: unknown): void;
+}
+
+function writeJson(io: CheckIO, value: unknown): void {
+  if (io.outJson) io.outJson(value);
+  else io.out(JSON.stringify(value));
 }
 
 async function colors(on: boolean, given?: CheckPaint): Promise<CheckPaint> {
@@ -281,7 +291,7 @@ export async function runCheckCli(program: Program, opts: CheckCliOptions, io: C
     } else traced = `no counterexample: ${opts.trace} not written`;
   }
   if (opts.quiet) return exitCode(r);
-  if (opts.json) io.out(JSON.stringify(checkJson(r)));
+  if (opts.json) writeJson(io, checkJson(r));
   else if (opts.format === 'short') io.out(renderShort(r));
   else {
     io.out(renderCheck(r, await colors(io.color, io.paint), opts.maxTraces ?? DEFAULT_MAX_TRACES));
@@ -388,10 +398,10 @@ export async function runCheckSweepCli(
   const rank = (c: number) => (c === 1 ? 3 : c === 2 ? 2 : c === 3 ? 1 : 0);
   const worst = rows.reduce((w, r) => (rank(r.code) > rank(w) ? r.code : w), 0);
   if (opts.json) {
-    io.out(JSON.stringify({
+    writeJson(io, {
       schema: 'mbsim.check-sweep/1', kernel: kernelName, ranges, exit: worst,
       rows: rows.map((r) => (r.result ? { params: r.params, verdict: r.verdict, exit: r.code, result: checkJson(r.result) } : { params: r.params, verdict: r.verdict, exit: r.code, error: r.what })),
-    }));
+    });
     return worst;
   }
   const names = ranges.map((r) => r.name);

@@ -13,13 +13,14 @@ import { buildTrace } from '../report/trace.js';
 import { LEDGER_EVENT_KINDS, simulate, SimTimeError, type SimOptions } from '../sim/simulate.js';
 import { TimingError } from '../sim/timing.js';
 import { instantiateOrExplain, loadKernel, parseSet, UsageError } from './load.js';
-import { outputMode, refuseInput, writeOutput } from './output.js';
+import { outputMode, refuseInput, sameFile, writeOutput } from './output.js';
 import { markPaint, safeIO } from './terminal.js';
 import type { ProgressStream } from '../check/index.js';
 import { packageInfo } from './package-info.js';
 import { ECHO_MAX, echo, parseCountArg, parseIntArg, parsePositiveArg, parseSecondsArg, workerCount } from './args.js';
 import { inputProblem, loadTiming } from './input.js';
 import { fifoWait, outputBudget } from './budget.js';
+import { JsonStream } from './json-stream.js';
 
 /** Where the CLI writes. */
 export interface IO {
@@ -250,6 +251,10 @@ async function checkVerb(target: string, o: CheckOpts, io: IO, started = Date.no
   if (o.quiet && (o.json || o.format !== 'text')) throw new UsageError('--quiet prints nothing; it cannot be combined with --json or --format');
   const json = o.json || o.format === 'json';
   const loaded = await loadKernel(target);
+  // Two reports into one regular file: the second would silently replace the first.
+  if (o.sarif !== undefined && o.trace !== undefined && o.sarif.trim() !== '' && o.trace.trim() !== '' && outputMode(o.sarif) === 'replace' && sameFile(o.sarif, o.trace)) {
+    throw new UsageError(`--sarif and --trace both name ${echo(o.trace)}: give each its own file`);
+  }
   for (const [flag, file] of [['--sarif', o.sarif], ['--trace', o.trace]] as const) {
     if (file === undefined) continue;
     if (file.trim() === '') throw new UsageError(`${flag} needs a file name`);
@@ -283,6 +288,9 @@ async function checkVerb(target: string, o: CheckOpts, io: IO, started = Date.no
   const cio = {
     out: io.out, err: io.err, color: io.color, paint: paintFor(io),
     writeFile: (path: string, data: string) => writeOutput(path, data, io, fifoWait(o.timeout, started)),
+    outJson: (value: unknown) => {
+      for (const chunk of new JsonStream().chunks(value)) io.out(chunk);
+    },
     ...(io.progress ? { progress: io.progress } : {}),
   };
   if (o.sweep.length) {

@@ -22,10 +22,10 @@
  * installed only for the duration of the write; the signal is then re-raised, so the process still
  * ends as the signal asks).
  */
-import { closeSync, constants, fstatSync, lstatSync, openSync, statSync, unlinkSync, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, realpathSync, statSync, unlinkSync, type Stats } from 'node:fs';
 import { chmod, open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { UsageError } from './errors.js';
 
 /** A path the CLI cannot write: one line, exit code 2. */
@@ -289,4 +289,29 @@ export function refuseInput(path: string, input: string | undefined): void {
     return; // one of them does not exist: not the same file
   }
   if (a.dev === b.dev && a.ino === b.ino) throw new OutputError(`cannot write ${path}: it is the kernel file being checked (${input}); choose another output path`);
+}
+
+/** Where `p` leads: its real path, or a dangling link's target, or `p` resolved. */
+function linkTarget(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    try {
+      return lstatSync(p).isSymbolicLink() ? resolve(dirname(p), readlinkSync(p)) : resolve(p);
+    } catch {
+      return resolve(p);
+    }
+  }
+}
+
+/** True when `a` and `b` name one file: the same path, or the same inode through links. */
+export function sameFile(a: string, b: string): boolean {
+  if (resolve(a) === resolve(b) || linkTarget(a) === linkTarget(b)) return true;
+  try {
+    const x = statSync(a);
+    const y = statSync(b);
+    return x.dev === y.dev && x.ino === y.ino;
+  } catch {
+    return false;
+  }
 }
