@@ -230,6 +230,17 @@ describe('smaller cases', () => {
     }
   });
 
+  test('a kernel path through a file, or a loop of links: exit 2, the cause in words', async () => {
+    const dir = fresh();
+    symlinkSync(join(dir, 'loop.mbk'), join(dir, 'loop.mbk'));
+    const r1 = await cli(['run', 'examples/pipeline.mbk/x.mbk']);
+    expect(r1.code).toBe(2);
+    expect(r1.err).toBe('mbsim: error: cannot read sketch file examples/pipeline.mbk/x.mbk: a part of the path before the name is not a directory (ENOTDIR)');
+    const r2 = await cli(['check', join(dir, 'loop.mbk')]);
+    expect(r2.code).toBe(2);
+    expect(r2.err).toBe(`mbsim: error: cannot read sketch file ${join(dir, 'loop.mbk')}: a loop of symbolic links (ELOOP)`);
+  });
+
   test('decode of a 100 KB argument echoes it cut short', async () => {
     const r = await cli(['decode', 'f'.repeat(100_000)]);
     expect(r.code).toBe(2);

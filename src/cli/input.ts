@@ -21,6 +21,14 @@ export function fileKind(st: Stats): string {
   return st.isFile() ? 'a regular file' : 'not a regular file';
 }
 
+/** What a failed `stat` of an input path means, in words (with the code, for searching). */
+const ERRNO_TEXT: Record<string, string> = {
+  ELOOP: 'a loop of symbolic links (ELOOP)',
+  ENOTDIR: 'a part of the path before the name is not a directory (ENOTDIR)',
+  EACCES: 'permission denied (EACCES)',
+  ENAMETOOLONG: 'the name is too long (ENAMETOOLONG)',
+};
+
 /** Why `path` cannot be read as an input file, or null when it names a regular file. */
 export function inputProblem(path: string): string | null {
   let st: Stats;
@@ -28,7 +36,7 @@ export function inputProblem(path: string): string | null {
     st = statSync(path);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    return code === 'ENOENT' ? 'no such file' : code === 'ELOOP' ? 'a loop of symbolic links' : (code ?? (err as Error).message);
+    return code === 'ENOENT' ? 'no such file' : (code && ERRNO_TEXT[code]) ?? code ?? (err as Error).message;
   }
   return st.isFile() ? null : `it is ${fileKind(st)}, not a regular file`;
 }
