@@ -35,16 +35,21 @@ const pipeline = (params: Record<string, number>) => instantiate(findExample('pi
 describe('timing parameters are validated by kind', () => {
   test('the H200 defaults pass; every rate-like name (…PerCycle…, …MHz) is declared a rate', () => {
     expect(() => validateTiming(H200)).not.toThrow();
-    for (const k of Object.keys(H200)) if (/PerCycle|MHz/.test(k)) expect(paramKind(k), k).toBe('rate');
+    for (const k of Object.keys(H200)) if (/PerCycle/.test(k)) expect(paramKind(k), k).toBe('rate');
+    expect(paramKind('clockMHz')).toBe('clock');
     for (const k of Object.keys(PARAM_KINDS)) expect(Object.keys(H200)).toContain(k);
   });
 
   test.each([
-    [{ tmaBytesPerCycleSm: 0 }, "timing parameter 'tmaBytesPerCycleSm' must be a rate greater than 0 (at most 1e+12), got 0"],
+    [{ tmaBytesPerCycleSm: 0 }, "timing parameter 'tmaBytesPerCycleSm' must be a rate greater than 0 (from 1e-6 to 1e+12), got 0"],
     [{ sms: 0 }, "timing parameter 'sms' must be a whole number from 1 to 1,000,000, got 0"],
     [{ sms: 1.5 }, "timing parameter 'sms' must be a whole number from 1 to 1,000,000, got 1.5"],
     [{ tmaLatency: 1e308 }, "timing parameter 'tmaLatency' must be a number of cycles from 0 to 1e+9, got 1e+308"],
-    [{ clockMHz: 0 }, "timing parameter 'clockMHz' must be a rate greater than 0 (at most 1e+12), got 0"],
+    [{ clockMHz: 0 }, "timing parameter 'clockMHz' must be a clock in MHz from 1 to 100,000, got 0"],
+    [{ clockMHz: 1e-300 }, "timing parameter 'clockMHz' must be a clock in MHz from 1 to 100,000, got 1e-300"],
+    [{ tmaBytesPerCycleSm: 1e-300 }, "timing parameter 'tmaBytesPerCycleSm' must be a rate greater than 0 (from 1e-6 to 1e+12), got 1e-300"],
+    [{ tmaLatency: { v: 1 } }, "timing parameter 'tmaLatency' must be a number or { \"value\": number }, got an object without \"value\""],
+    [{ tmaLatency: { value: 'x'.repeat(100) } }, `timing parameter 'tmaLatency' must be a number of cycles from 0 to 1e+9, got "${'x'.repeat(39)}… (102 characters)`],
     [{ jitter: 1 }, "timing parameter 'jitter' must be a fraction from 0 up to (not including) 1, got 1"],
     [{ tmaSourceHbm: 2 }, "timing parameter 'tmaSourceHbm' must be 0 or 1, got 2"],
     [{ tmaQueueMaxLoadPct: 101 }, "timing parameter 'tmaQueueMaxLoadPct' must be a percentage from 0 to 100, got 101"],

@@ -124,6 +124,12 @@ export interface Hazard {
   sites?: { release?: SrcLoc; wait?: SrcLoc };
   /** True for the static checks (count-mismatch, trip-mismatch, unused-barrier, unreachable-arrive): no schedule, no trace. */
   static?: boolean;
+  /**
+   * True when the check's time bound ran out before this finding's trace was built: `schedule`
+   * holds its counterexample, `trace` is empty and `ledger` has no phases (the first finding is
+   * always traced; the others are not when `timeout` has passed once the search ends).
+   */
+  untraced?: boolean;
 }
 
 /** Verdict kinds: `ok`, `incomplete`, or the kind of the first (shortest) error hazard. */
@@ -315,15 +321,24 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
   const r = explore(program, eo);
   const hazards: Hazard[] = [];
   const warnings: Hazard[] = [];
+  // The timeout covers the traces too: past it, findings after the first keep their schedule only.
+  const deadline = t0 + (opts.timeout ?? DEFAULT_BOUNDS.timeoutMs);
+  let traced = 0;
   for (const raw of [...r.hazards, ...staticRaw]) {
     const schedule = scheduleOf(raw, r.parent, r.chainOff, r.chainData);
-    const rp = replay(program, schedule);
     const isBuf = raw.kind === 'race' || (raw.subject !== null && program.buffers.some((b) => raw.subject!.startsWith(`${b.name}[`)));
-    const h: Hazard = {
+    const base = {
       kind: raw.kind, severity: raw.severity, message: raw.message,
-      subject: raw.subject ? { type: isBuf ? 'buffer' : 'barrier', name: raw.subject } : null,
-      details: raw.details, locations: raw.locs, schedule, trace: rp.steps, ledger: buildLedger(program, rp.events),
+      subject: raw.subject ? { type: isBuf ? 'buffer' as const : 'barrier' as const, name: raw.subject } : null,
+      details: raw.details, locations: raw.locs, schedule,
     };
+    if (!staticRaw.has(raw) && traced > 0 && Date.now() >= deadline) {
+      (raw.severity === 'error' ? hazards : warnings).push({ ...base, trace: [], ledger: buildLedger(program, []), untraced: true });
+      continue;
+    }
+    if (!staticRaw.has(raw)) traced++;
+    const rp = replay(program, schedule);
+    const h: Hazard = { ...base, trace: rp.steps, ledger: buildLedger(program, rp.events) };
     if (staticRaw.has(raw)) h.static = true;
     if (raw.kind === 'race') {
       const hb = happensBefore(program, rp.events);
@@ -345,7 +360,8 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
     }
     (raw.severity === 'error' ? hazards : warnings).push(h);
   }
-  const byLen = (a: Hazard, b: Hazard) => a.trace.length - b.trace.length;
+  // A trace has one step per schedule entry (an untraced finding has its schedule only).
+  const byLen = (a: Hazard, b: Hazard) => a.schedule.length - b.schedule.length;
   // A hang that a static finding explains leads with that finding.
   const statics = warnings.filter((w) => w.static);
   for (const h of hazards) {

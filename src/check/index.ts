@@ -82,6 +82,16 @@ export interface CheckIO {
   writeFile?(path: string, data: string): Promise<void>;
   /** The colors of the report (default: picocolors when `color` is on). */
   paint?: CheckPaint;
+  /**
+   * Writes a `--json` document (default: `out(JSON.stringify(value))`); the CLI writes it in chunks,
+   * so a document larger than a string may hold (a sweep's rows, hundreds of traces) still goes out.
+   */
+  outJson?(value: unknown): void;
+}
+
+function writeJson(io: CheckIO, value: unknown): void {
+  if (io.outJson) io.outJson(value);
+  else io.out(JSON.stringify(value));
 }
 
 async function colors(on: boolean, given?: CheckPaint): Promise<CheckPaint> {
@@ -231,7 +241,7 @@ export async function runCheckCli(program: Program, opts: CheckCliOptions, io: C
     } else traced = `no counterexample: ${opts.trace} not written`;
   }
   if (opts.quiet) return exitCode(r);
-  if (opts.json) io.out(JSON.stringify(checkJson(r)));
+  if (opts.json) writeJson(io, checkJson(r));
   else if (opts.format === 'short') io.out(renderShort(r));
   else {
     io.out(renderCheck(r, await colors(io.color, io.paint), opts.maxTraces ?? DEFAULT_MAX_TRACES));
@@ -261,8 +271,10 @@ export const MAX_SWEEP_POINTS = 10_000;
  * values. Throws an Error with a usage message.
  */
 export function parseSweep(spec: string): SweepRange {
+  // A spec echoed in a message is cut short (a 100 KB argument must not flood the terminal).
+  const shown = spec.length > 64 ? `${spec.slice(0, 64)}… (${spec.length.toLocaleString('en-US')} characters)` : spec;
   const m = /^([A-Za-z_][A-Za-z0-9_]*)=(-?\d+)(?:\.\.(-?\d+))?$/.exec(spec.trim());
-  if (!m) throw new Error(`--sweep expects NAME=A..B with integers A <= B, got '${spec}'`);
+  if (!m) throw new Error(`--sweep expects NAME=A..B with integers A <= B, got '${shown}'`);
   for (const text of [m[2]!, m[3]]) {
     if (text !== undefined && !Number.isSafeInteger(Number(text))) {
       throw new Error(`--sweep ${m[1]}: ${text} is outside the integers mbsim can represent exactly (±2^53)`);
@@ -270,7 +282,7 @@ export function parseSweep(spec: string): SweepRange {
   }
   const from = Number(m[2]);
   const to = m[3] === undefined ? from : Number(m[3]);
-  if (to < from) throw new Error(`--sweep ${spec}: the range is empty (${from} > ${to})`);
+  if (to < from) throw new Error(`--sweep ${shown}: the range is empty (${from} > ${to})`);
   if (to - from + 1 > MAX_SWEEP_POINTS) {
     throw new Error(`--sweep ${m[1]}: ${(to - from + 1).toLocaleString('en-US')} values; at most ${MAX_SWEEP_POINTS.toLocaleString('en-US')}`);
   }
@@ -305,8 +317,16 @@ export async function runCheckSweepCli(
   const rows: { params: Record<string, number>; verdict: string; code: number; states: number; ms: number; what: string; result?: CheckResult }[] = [];
   const bar = await progressBar(opts, io);
   if (bar) co.onProgress = bar.update;
+  // --timeout bounds the whole sweep: each combination gets what is left; none left, it is not checked.
+  const deadline = opts.timeoutMs !== undefined ? Date.now() + opts.timeoutMs : Infinity;
   try {
     for (const [i, params] of combos.entries()) {
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        rows.push({ params, verdict: 'incomplete', code: 3, states: 0, ms: 0, what: 'not checked: --timeout ran out' });
+        continue;
+      }
+      if (deadline !== Infinity) co.timeout = left;
       let prog: Program;
       try {
         prog = build(params);
@@ -328,10 +348,10 @@ export async function runCheckSweepCli(
   const rank = (c: number) => (c === 1 ? 3 : c === 2 ? 2 : c === 3 ? 1 : 0);
   const worst = rows.reduce((w, r) => (rank(r.code) > rank(w) ? r.code : w), 0);
   if (opts.json) {
-    io.out(JSON.stringify({
+    writeJson(io, {
       schema: 'mbsim.check-sweep/1', kernel: kernelName, ranges, exit: worst,
       rows: rows.map((r) => (r.result ? { params: r.params, verdict: r.verdict, exit: r.code, result: checkJson(r.result) } : { params: r.params, verdict: r.verdict, exit: r.code, error: r.what })),
-    }));
+    });
     return worst;
   }
   const names = ranges.map((r) => r.name);

@@ -71,6 +71,10 @@ function hazardText(h: Hazard, n: number, paint: CheckPaint): string[] {
   const last = h.trace[h.trace.length - 1]?.loc;
   const first = h.locations[0];
   if (first && !(last && last.line === first.line && last.file === first.file)) out.push(`   ${paint.dim(`at ${h.locations.map(locText).join(', ')}`)}`);
+  if (h.untraced) {
+    out.push(`   ${paint.dim(`(trace of ${h.schedule.length} step${h.schedule.length === 1 ? '' : 's'} not built: the time bound ran out after the search; raise --timeout SECONDS to build it)`)}`);
+    return out;
+  }
   out.push(`   ${paint.bold(`shortest trace (${h.trace.length} step${h.trace.length === 1 ? '' : 's'}):`)}`);
   if (!h.trace.length) out.push('     (the initial state)');
   const actorW = Math.min(36, Math.max(8, ...h.trace.map((s) => s.actor.length)));
@@ -151,6 +155,7 @@ export function checkJson(r: CheckResult): unknown {
     ...(h.race ? { race: h.race } : {}),
     ...(h.cause ? { cause: h.cause } : {}),
     ...(h.static ? { static: true } : {}),
+    ...(h.untraced ? { untraced: true } : {}),
   });
   return {
     schema: 'mbsim.check/1',

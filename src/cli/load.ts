@@ -3,7 +3,7 @@
  * kernel, and parses `--set NAME=VALUE`. Every failure is a {@link UsageError}: one clear message,
  * exit code 2.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EXAMPLES, findExample } from '../examples/index.js';
@@ -13,25 +13,29 @@ import { caretExcerpt, lineAt } from '../lang/diagnostics.js';
 import { instantiate, KernelError, type Program } from '../machine/program.js';
 import { UsageError } from './errors.js';
 import { alignCaret } from './terminal.js';
+import { echo } from './args.js';
+import { inputProblem, readInput } from './input.js';
+import { LIMITS } from '../lang/limits.js';
 
 export { UsageError };
 
 /**
  * Parses one `NAME=VALUE` (integer: decimal, 0x hex or 0b binary, optional `_` separators between
- * digits; at least one digit) into a copy of `acc`. Throws a {@link UsageError} for another form,
+ * digits; at least one digit) into `acc` (changed in place and returned; the CLI starts each
+ * command with a fresh object). Throws a {@link UsageError} for another form,
  * a value beyond ±(2^53 − 1) or a name given twice (own keys only: `__proto__` is a name like any
  * other, and is then reported as an unknown parameter).
  */
 export function parseSet(spec: string, acc: Record<string, number> = {}): Record<string, number> {
   const m = /^([A-Za-z_][A-Za-z0-9_]*)=(-?(?:0x_*[0-9a-fA-F][0-9a-fA-F_]*|0b_*[01][01_]*|_*[0-9][0-9_]*))$/.exec(spec.trim());
-  if (!m) throw new UsageError(`--set expects NAME=INTEGER, got '${spec}'`);
+  if (!m) throw new UsageError(`--set expects NAME=INTEGER, got '${echo(spec)}'`);
   const n = parseInteger(m[2]!);
   if ('error' in n) throw new UsageError(`--set ${m[1]}: ${n.error}`);
   if (Object.hasOwn(acc, m[1]!)) throw new UsageError(`--set ${m[1]} is given twice`);
-  const out = { ...acc };
-  // defineProperty: an own property even for `__proto__` (assignment would set the prototype).
-  Object.defineProperty(out, m[1]!, { value: n.value, enumerable: true, writable: true, configurable: true });
-  return out;
+  // Added in place (a copy per flag would make 30,000 flags quadratic); defineProperty: an own
+  // property even for `__proto__` (assignment would set the prototype).
+  Object.defineProperty(acc, m[1]!, { value: n.value, enumerable: true, writable: true, configurable: true });
+  return acc;
 }
 
 /** Formats a kernel error with its location and, when the source is at hand, the line and a caret. */
@@ -40,8 +44,14 @@ export function formatKernelError(err: KernelError): string {
   if (!loc || !loc.line) return `mbsim: error: ${err.message}`;
   const where = `${loc.file ?? '<kernel>'}:${loc.line}:${loc.col}`;
   let out = `${where}: error[${err.code}]: ${err.message}`;
-  if (loc.file && existsSync(loc.file)) {
-    const line = lineAt(readFileSync(loc.file, 'utf8'), loc.line);
+  if (loc.file && inputProblem(loc.file) === null) {
+    let source: string;
+    try {
+      source = readInput(loc.file, 'sketch file', LIMITS.fileChars * 4 + 4).text;
+    } catch {
+      return out; // gone or replaced since it was parsed: the location alone
+    }
+    const line = lineAt(source, loc.line);
     if (line !== undefined) {
       const [text, caret] = caretExcerpt(line, loc.col, loc.endCol ?? loc.col + 1);
       // The caret under the excerpt, kept aligned when the boundary escapes control characters in it.
@@ -79,13 +89,16 @@ export async function loadKernel(spec: string): Promise<Loaded> {
     }
     return { kernel: ex.build(), origin: 'example' };
   }
-  if (existsSync(spec) && statSync(spec).isFile()) {
+  const why = inputProblem(spec);
+  if (why === null) {
     const { loadSketchFile } = await import('./sketch.js');
     return { kernel: loadSketchFile(spec), origin: spec };
   }
+  // Something is there, but not a file: say what it is (a link to /dev/zero is a device).
+  if (why !== 'no such file') throw new UsageError(`cannot read sketch file ${echo(spec)}: ${why}`);
   const names = EXAMPLES.map((e) => e.name).join(', ');
-  if (/\.[a-z]+$/i.test(spec)) throw new UsageError(`no such file: ${spec}`);
-  throw new UsageError(`'${spec}' is neither a built-in example nor a file (examples: ${names}; see 'mbsim examples')`);
+  if (/\.[a-z]+$/i.test(spec)) throw new UsageError(`no such file: ${echo(spec)}`);
+  throw new UsageError(`'${echo(spec)}' is neither a built-in example nor a file (examples: ${names}; see 'mbsim examples')`);
 }
 
 /**

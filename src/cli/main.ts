@@ -2,7 +2,6 @@
  * The `mbsim` command line. Thin: it parses flags (commander), calls the library and renders.
  * Exit codes: 0 ok, 1 a hazard was found (hang, trap, undefined behaviour), 2 bad input.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { EXAMPLES, findExample } from '../examples/index.js';
 import { DecodeError, explainWord } from '../report/decode.js';
@@ -12,12 +11,16 @@ import { phaseTable, renderPhaseTable } from '../report/phases.js';
 import { locText, renderEventLog, renderLedger, renderSummary, renderTimeline, PLAIN, type Paint } from '../report/text.js';
 import { buildTrace } from '../report/trace.js';
 import { LEDGER_EVENT_KINDS, simulate, SimTimeError, type SimOptions } from '../sim/simulate.js';
-import { H200, mergeTiming, TimingError, type Timing } from '../sim/timing.js';
+import { TimingError } from '../sim/timing.js';
 import { instantiateOrExplain, loadKernel, parseSet, UsageError } from './load.js';
-import { outputMode, refuseInput, writeOutput } from './output.js';
+import { outputMode, refuseInput, sameFile, writeOutput } from './output.js';
 import { markPaint, safeIO } from './terminal.js';
 import type { ProgressStream } from '../check/index.js';
 import { packageInfo } from './package-info.js';
+import { ECHO_MAX, echo, parseCountArg, parseIntArg, parsePositiveArg, parseSecondsArg, workerCount } from './args.js';
+import { inputProblem, loadTiming } from './input.js';
+import { fifoWait, outputBudget } from './budget.js';
+import { JsonStream } from './json-stream.js';
 
 /** Where the CLI writes. */
 export interface IO {
@@ -43,71 +46,16 @@ function paintFor(io: IO): Paint {
   return io.color ? markPaint : PLAIN;
 }
 
-function parseIntArg(name: string) {
-  return (v: string) => {
-    if (!/^-?\d+$/.test(v)) throw new UsageError(`${name} expects an integer, got '${v}'`);
-    return Number(v);
-  };
-}
+/** The most `--sweep` ranges one check takes (a kernel has fewer parameters than this). */
+const MAX_SWEEP_RANGES = 64;
 
-/** A positive number of seconds (fractions allowed). */
-function parseSecondsArg(name: string) {
-  return (v: string) => {
-    if (!/^\d+(\.\d+)?$/.test(v) || Number(v) <= 0) throw new UsageError(`${name} expects a positive number of seconds, got '${v}'`);
-    return Number(v);
-  };
-}
-
-/** A count: a non-negative integer. */
-function parseCountArg(name: string) {
-  return (v: string) => {
-    if (!/^\d+$/.test(v)) throw new UsageError(`${name} expects a non-negative integer, got '${v}'`);
-    return Number(v);
-  };
-}
-
-/** A search bound: a positive integer. */
-function parsePositiveArg(name: string) {
-  return (v: string) => {
-    if (!/^\d+$/.test(v) || Number(v) < 1) throw new UsageError(`${name} expects a positive integer, got '${v}'`);
-    return Number(v);
-  };
-}
+/** Memory (bytes) one line of `run --events` takes while the log is built. */
+const EVENT_LINE_BYTES = 600;
 
 /** Share of `run --max-memory` the simulation's records may fill (the report built from them needs the rest). */
 const RUN_MEMORY_SHARE = 0.5;
-
-/** Largest `--timing` file read (bytes). */
-const TIMING_FILE_MAX = 1 << 20;
-
-function loadTiming(path: string | undefined): Timing {
-  if (path === undefined) return H200;
-  if (path.trim() === '') throw new UsageError('--timing needs a file name');
-  let text: string;
-  try {
-    // A regular file of at most 1 MiB: not a device (/dev/zero never ends) or a FIFO (may never open).
-    const st = statSync(path);
-    if (!st.isFile()) throw new UsageError(`cannot read timing file ${path}: not a regular file`);
-    if (st.size > TIMING_FILE_MAX) throw new UsageError(`cannot read timing file ${path}: ${st.size.toLocaleString('en-US')} bytes; a timing file has at most ${TIMING_FILE_MAX.toLocaleString('en-US')}`);
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    if (err instanceof UsageError) throw err;
-    throw new UsageError(`cannot read timing file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    throw new UsageError(`${path}: not valid JSON: ${(err as Error).message}`);
-  }
-  try {
-    // The names a file may set are H200's own keys (not `toString` or `__proto__`).
-    return mergeTiming(Object.assign(Object.create(null) as Timing, H200), json);
-  } catch (err) {
-    if (err instanceof TimingError) throw new UsageError(`${path}: ${err.message}`);
-    throw err;
-  }
-}
+/** The share when a `--trace` or the `--events` log is built too (each about as large again as the records). */
+const RUN_MEMORY_SHARE_TRACED = 0.3;
 
 interface RunOpts {
   set: Record<string, number>;
@@ -135,7 +83,7 @@ function parseOmit(v: string | undefined): Set<string> {
   const out = new Set<string>();
   if (v === undefined) return out;
   for (const f of v.split(',').map((x) => x.trim()).filter(Boolean)) {
-    if (!(OMITTABLE as readonly string[]).includes(f)) throw new UsageError(`--omit: unknown field '${f}' (one of ${OMITTABLE.join(', ')})`);
+    if (!(OMITTABLE as readonly string[]).includes(f)) throw new UsageError(`--omit: unknown field '${echo(f)}' (one of ${OMITTABLE.join(', ')})`);
     out.add(f);
   }
   return out;
@@ -172,10 +120,11 @@ async function runVerb(target: string, o: RunOpts, io: IO, started: number): Pro
   // log: it is simulated again with every event, the same run). The simulation stops at
   // RUN_MEMORY_SHARE of --max-memory: the ledger and timeline built from its records need the rest.
   const allEvents = !!((o.json && !omit.has('events')) || o.trace || o.events || o.phaseTable);
+  const share = o.trace || o.events ? RUN_MEMORY_SHARE_TRACED : RUN_MEMORY_SHARE;
   const sim = (opts: Partial<SimOptions>) => {
     try {
       return simulate(program, {
-        timing, maxSteps: o.maxSteps, maxMemory: o.maxMemory * 1048576 * RUN_MEMORY_SHARE, recordEvents: needEvents, recordSpans: needSpans, ...opts,
+        timing, maxSteps: o.maxSteps, maxMemory: o.maxMemory * 1048576 * share, recordEvents: needEvents, recordSpans: needSpans, ...opts,
         ...(activeSms !== undefined ? { activeSms } : {}),
         ...(o.timeout !== undefined ? { timeoutMs: timeLeft(o.timeout, started) } : {}), ...(o.seed !== undefined ? { seed: o.seed } : {}),
       });
@@ -197,20 +146,28 @@ async function runVerb(target: string, o: RunOpts, io: IO, started: number): Pro
   if (ptSpec) {
     const parts = ptSpec.split(':');
     const [role, barrier, variable] = parts;
-    if (parts.length !== 3 || !role || !barrier || !variable) throw new UsageError(`--phase-table expects ROLE:BARRIER:VARIABLE, got '${ptSpec}'`);
+    if (parts.length !== 3 || !role || !barrier || !variable) throw new UsageError(`--phase-table expects ROLE:BARRIER:VARIABLE, got '${echo(ptSpec)}'`);
     try {
       table = phaseTable(program, role, barrier, variable);
     } catch (err) {
-      throw new UsageError(`--phase-table: ${(err as Error).message}`);
+      throw new UsageError(`--phase-table: ${echo((err as Error).message)}`);
     }
-    if (table.length === 0) throw new UsageError(`--phase-table: role '${role}' never passed a parity wait on barrier array '${barrier}'`);
+    if (table.length === 0) throw new UsageError(`--phase-table: role '${echo(role)}' never passed a parity wait on barrier array '${echo(barrier)}'`);
     ptVar = variable;
   }
   if (o.width < 20 || o.width > 1000) throw new UsageError(`--width ${o.width} is outside 20..1000`);
-  if (o.trace) await writeOutput(o.trace, JSON.stringify(buildTrace(program, r.spans!, events, timing.clockMHz.value)), io);
-  const code = r.verdict === 'ok' ? 0 : r.verdict === 'incomplete' ? 3 : 1;
+  // The report of a long run is large: written in chunks, cut short (exit 3) past the bounds.
+  const budget = outputBudget(o.maxMemory * 1048576, o.timeout !== undefined ? started + o.timeout * 1000 : Infinity);
+  let traceCut = 0;
+  if (o.trace) {
+    const js = budget.stream();
+    await writeOutput(o.trace, js.chunks(buildTrace(program, r.spans!, events, timing.clockMHz.value), () => budget.trailer(js.cut)), io, fifoWait(o.timeout, started));
+    traceCut = js.cut;
+  }
+  const code = traceCut ? 3 : r.verdict === 'ok' ? 0 : r.verdict === 'incomplete' ? 3 : 1;
   if (o.json) {
-    io.out(JSON.stringify({
+    const js = budget.stream();
+    for (const chunk of js.chunks({
       schema: 'mbsim.run/1',
       kernel: program.kernel.name,
       arch: program.kernel.arch,
@@ -233,8 +190,8 @@ async function runVerb(target: string, o: RunOpts, io: IO, started: number): Pro
       phaseTable: table,
       ...(omit.has('spans') ? {} : { spans: r.spans }),
       ...(omit.has('events') ? {} : { events }),
-    }));
-    return code;
+    }, () => budget.trailer(js.cut))) io.out(chunk);
+    return js.cut ? 3 : code;
   }
   const paint = paintFor(io);
   const params = Object.entries(program.params).map(([k, v]) => `${k}=${v}`).join(' ');
@@ -244,7 +201,10 @@ async function runVerb(target: string, o: RunOpts, io: IO, started: number): Pro
   io.out(renderTimeline(r, o.width, paint));
   if (o.events || r.steps <= 40) {
     io.out(`\n${paint.bold('events')}`);
-    io.out(renderEventLog(program, events, o.events ? Number.MAX_SAFE_INTEGER : 200));
+    // The whole log of a long run may not fit in --max-memory (about EVENT_LINE_BYTES per event).
+    const fit = budget.room(events.length * EVENT_LINE_BYTES) ? Number.MAX_SAFE_INTEGER : Math.max(200, Math.floor(Math.max(0, o.maxMemory * 1048576 - process.memoryUsage.rss()) / EVENT_LINE_BYTES));
+    io.out(renderEventLog(program, events, o.events ? fit : 200));
+    if (o.events && fit < events.length) io.out(paint.yellow(`(the event log was cut at ${fit.toLocaleString('en-US')} events to stay under --max-memory ${o.maxMemory}: --json writes every event, in chunks)`));
   }
   io.out(`\n${paint.bold('ledger')}`);
   io.out(renderLedger(ledger, o.events ? Number.MAX_SAFE_INTEGER : 12, r.hang && !o.events ? [...new Set(r.hang.waiters.flatMap((w) => (w.bar !== undefined ? [w.bar] : [])))] : undefined));
@@ -274,8 +234,9 @@ async function runVerb(target: string, o: RunOpts, io: IO, started: number): Pro
     io.out(paint.dim(`  (this is one timed schedule; \`mbsim check ${target}\` explores every schedule and gives the shortest trace)`));
   }
   if (r.stopped) io.out(paint.yellow(r.stopped));
-  if (r.stoppedBy === 'max-memory') io.out(paint.dim(`  (the simulation's records may fill ${RUN_MEMORY_SHARE * 100}% of --max-memory ${o.maxMemory}; the ledger and timeline built from them need the rest)`));
+  if (r.stoppedBy === 'max-memory') io.out(paint.dim(`  (the simulation's records may fill ${share * 100}% of --max-memory ${o.maxMemory}; the ledger and timeline${o.trace ? ', the trace' : ''}${o.events ? ', the event log' : ''} built from them need the rest)`));
   if (o.trace) io.out(paint.dim(`\ntrace written to ${o.trace} (open it in https://ui.perfetto.dev)`));
+  if (traceCut) io.out(paint.yellow(`the trace was cut short by ${budget.stoppedBy()}: ${traceCut.toLocaleString('en-US')} of its events left out (raise it, or lower --max-steps)`));
   return code;
 }
 
@@ -290,6 +251,10 @@ async function checkVerb(target: string, o: CheckOpts, io: IO, started = Date.no
   if (o.quiet && (o.json || o.format !== 'text')) throw new UsageError('--quiet prints nothing; it cannot be combined with --json or --format');
   const json = o.json || o.format === 'json';
   const loaded = await loadKernel(target);
+  // Two reports into one regular file: the second would silently replace the first.
+  if (o.sarif !== undefined && o.trace !== undefined && o.sarif.trim() !== '' && o.trace.trim() !== '' && outputMode(o.sarif) === 'replace' && sameFile(o.sarif, o.trace)) {
+    throw new UsageError(`--sarif and --trace both name ${echo(o.trace)}: give each its own file`);
+  }
   for (const [flag, file] of [['--sarif', o.sarif], ['--trace', o.trace]] as const) {
     if (file === undefined) continue;
     if (file.trim() === '') throw new UsageError(`${flag} needs a file name`);
@@ -297,6 +262,12 @@ async function checkVerb(target: string, o: CheckOpts, io: IO, started = Date.no
     refuseInput(file, loaded.kernel.file);
   }
   const { runCheckCli, runCheckSweepCli, parseSweep } = await import('../check/index.js');
+  let workers = o.workers;
+  if (workers !== undefined) {
+    const w = workerCount(workers);
+    if (w.note && !o.quiet) io.err(w.note);
+    workers = w.workers;
+  }
   const opts = {
     ...(json ? { json: true } : {}),
     ...(o.format === 'short' ? { format: 'short' as const } : {}),
@@ -306,21 +277,25 @@ async function checkVerb(target: string, o: CheckOpts, io: IO, started = Date.no
     ...(o.sarif ? { sarif: o.sarif } : {}),
     ...(o.trace ? { trace: o.trace } : {}),
     ...(o.maxStates !== undefined ? { maxStates: o.maxStates } : {}),
-    // One check: the timeout counts from the command's start; a sweep: per combination.
-    ...(o.timeout !== undefined ? { timeoutMs: o.sweep.length ? o.timeout * 1000 : timeLeft(o.timeout, started) } : {}),
+    // The timeout counts from the command's start, for one check and for a whole sweep alike.
+    ...(o.timeout !== undefined ? { timeoutMs: timeLeft(o.timeout, started) } : {}),
     ...(o.maxMemory !== undefined ? { maxMemoryMb: o.maxMemory } : {}),
     ...(o.all ? { all: true } : {}),
     ...(o.strict ? { strict: true } : {}),
-    ...(o.workers !== undefined && o.workers > 1 ? { workers: o.workers } : {}),
+    ...(workers !== undefined && workers > 1 ? { workers } : {}),
     ...(o.reduce !== 'all' ? { reduce: o.reduce } : {}),
   };
   const cio = {
     out: io.out, err: io.err, color: io.color, paint: paintFor(io),
-    writeFile: (path: string, data: string) => writeOutput(path, data, io),
+    writeFile: (path: string, data: string) => writeOutput(path, data, io, fifoWait(o.timeout, started)),
+    outJson: (value: unknown) => {
+      for (const chunk of new JsonStream().chunks(value)) io.out(chunk);
+    },
     ...(io.progress ? { progress: io.progress } : {}),
   };
   if (o.sweep.length) {
     if (o.sarif || o.trace) throw new UsageError('--sweep cannot be combined with --sarif or --trace (check one combination with --set)');
+    if (o.sweep.length > MAX_SWEEP_RANGES) throw new UsageError(`--sweep is given ${o.sweep.length.toLocaleString('en-US')} times; at most ${MAX_SWEEP_RANGES} ranges (one per parameter)`);
     const ranges = o.sweep.map((spec) => {
       try {
         return parseSweep(spec);
@@ -330,7 +305,9 @@ async function checkVerb(target: string, o: CheckOpts, io: IO, started = Date.no
     });
     const names = ranges.map((r) => r.name);
     const dup = names.find((n, i) => names.indexOf(n) !== i);
-    if (dup) throw new UsageError(`--sweep ${dup} is given twice`);
+    if (dup) throw new UsageError(`--sweep ${echo(dup)} is given twice`);
+    const both = names.find((n) => Object.hasOwn(o.set, n));
+    if (both !== undefined) throw new UsageError(`--sweep ${echo(both)} and --set ${echo(both)} both give ${echo(both)}: sweep it or set it, not both`);
     const combos = ranges.reduce((n, r) => n * (r.to - r.from + 1), 1);
     if (combos > 10_000) throw new UsageError(`--sweep: ${combos} combinations; at most 10,000`);
     // An unknown name is bad input for every combination: report it once.
@@ -344,8 +321,13 @@ async function checkVerb(target: string, o: CheckOpts, io: IO, started = Date.no
 
 /** A usage error as printed: `mbsim: error: …`, or as is when it already names a place. */
 function usageText(err: UsageError): string {
-  return err.message.startsWith('mbsim') || /^\S+:\d+:\d+: /.test(err.message) ? err.message : `mbsim: error: ${err.message}`;
+  const text = err.message.startsWith('mbsim') || /^\S+:\d+:\d+: /.test(err.message) ? err.message : `mbsim: error: ${err.message}`;
+  // Whatever a message echoes (a parameter name, a path), no line of it floods the terminal.
+  return text.split('\n').map((l) => (l.length > MESSAGE_LINE_MAX ? `${l.slice(0, MESSAGE_LINE_MAX)}… (${l.length.toLocaleString('en-US')} characters)` : l)).join('\n');
 }
+
+/** Longest line of an error message printed (characters). */
+const MESSAGE_LINE_MAX = 1000;
 
 /** Runs the CLI with `argv` (without node and script); returns the exit code. */
 export async function main(argv: string[], given?: IO): Promise<number> {
@@ -394,7 +376,7 @@ export async function main(argv: string[], given?: IO): Promise<number> {
     .description('explore every schedule and completion order: hangs, races, phase bugs, with shortest counterexamples')
     .argument('<kernel>', 'a built-in example name or a sketch file')
     .option('--set <NAME=VALUE>', 'override a parameter (repeatable)', (v: string, acc: Record<string, number>) => parseSet(v, acc), {})
-    .option('--sweep <NAME=A..B>', 'check every combination of parameter ranges and print a table of verdicts (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option('--sweep <NAME=A..B>', 'check every combination of parameter ranges and print a table of verdicts (repeatable)', (v: string, acc: string[]) => (acc.push(v), acc), [] as string[])
     .option('--json', 'print the result as JSON (schema mbsim.check/1, docs/CHECK.md)')
     .option('--sarif <FILE>', 'also write the hazards as SARIF 2.1.0')
     .option('--trace <FILE>', 'write the first counterexample as a Chrome trace-event JSON for Perfetto')
@@ -414,7 +396,8 @@ export async function main(argv: string[], given?: IO): Promise<number> {
         code = await checkVerb(target, o, io, started);
         return;
       }
-      if (!existsSync(target)) throw new UsageError(`--watch needs a sketch file; no such file: ${target}`);
+      const why = inputProblem(target);
+      if (why) throw new UsageError(`--watch needs a sketch file: ${echo(target)}: ${why}`);
       if (o.sweep.length) throw new UsageError('--watch cannot be combined with --sweep');
       const { watchFile } = await import('./watch.js');
       code = await watchFile(target, {
@@ -443,6 +426,8 @@ export async function main(argv: string[], given?: IO): Promise<number> {
       const out: string[] = [];
       for (const h of hexes) {
         try {
+          // A word has 16 hex digits (a token 8): a longer argument is echoed cut short.
+          if (h.length > ECHO_MAX) throw new UsageError(`decode: '${echo(h)}' is not a 64-bit word (16 hex digits) or a 32-bit token (8 hex digits)`);
           out.push(explainWord(h).lines.join('\n'));
         } catch (err) {
           if (err instanceof DecodeError) throw new UsageError(err.message);
@@ -458,8 +443,9 @@ export async function main(argv: string[], given?: IO): Promise<number> {
     .argument('[file]', 'a sketch file (.mbk) to open')
     .addOption(new Option('--port <N>', 'port to listen on').default(5177).argParser(parseIntArg('--port')))
     .action(async (file: string | undefined, o: { port: number }) => {
-      if (file !== undefined && !existsSync(file)) throw new UsageError(`no such file: ${file}`);
-      if (file !== undefined && !statSync(file).isFile()) throw new UsageError(`${file} is not a file (give a sketch file, .mbk)`);
+      const why = file === undefined ? null : inputProblem(file);
+      if (why === 'no such file') throw new UsageError(`no such file: ${echo(file!)}`);
+      if (why) throw new UsageError(`${echo(file!)} is not a file (give a sketch file, .mbk; ${why.replace(/, not a regular file$/, '')})`);
       if (o.port < 0 || o.port > 65535) throw new UsageError(`--port ${o.port} is outside 0..65535`);
       const { startServer } = await import('../web/server/serve.js');
       let server: Awaited<ReturnType<typeof startServer>>;

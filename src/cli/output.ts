@@ -4,11 +4,12 @@
  *
  * What is at the path decides how it is written:
  * - nothing, or a regular file: the data goes to a temporary file in the same directory
- *   (`.NAME.tmp-PID-RANDOM`), which is then renamed over the path (atomic: a reader sees the old
+ *   (`.NAME.tmp-PID-RANDOM`, NAME cut at 100 characters), which is then renamed over the path (atomic: a reader sees the old
  *   file or the new one, never a part). A replaced file keeps its permission bits.
  * - a symbolic link: followed; its target is written in place (the link stays a link).
  * - a FIFO or a character device (`/dev/stdout`, `/dev/null`, a terminal): written in place,
- *   streaming (a FIFO waits for its reader, as a shell redirection would).
+ *   streaming. A FIFO waits for its reader at most {@link FIFO_WAIT_MS} ms (then one line, exit 2,
+ *   rather than blocking forever); a reader that closes it before the end is one line (EPIPE).
  * - `-`, or the file that is the process's standard output or error (`/dev/stdout`,
  *   `/proc/self/fd/2`, or the very file stdout is redirected to): the data goes through the CLI's
  *   own `out` / `err`, in order with the rest of its output (a second descriptor would write at
@@ -21,10 +22,10 @@
  * installed only for the duration of the write; the signal is then re-raised, so the process still
  * ends as the signal asks).
  */
-import { closeSync, constants, fstatSync, lstatSync, statSync, unlinkSync, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, realpathSync, statSync, unlinkSync, type Stats } from 'node:fs';
 import { chmod, open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { UsageError } from './errors.js';
 
 /** A path the CLI cannot write: one line, exit code 2. */
@@ -106,22 +107,44 @@ function followed(path: string): Stats | null {
  * device); rejects with an {@link OutputError} (one line) when it cannot be written, with no
  * temporary file left.
  */
-export async function writeOutput(path: string, data: string, sinks: OutputSinks): Promise<void> {
+export async function writeOutput(path: string, data: string | Iterable<string>, sinks: OutputSinks, o: WriteOptions = {}): Promise<void> {
   const mode = outputMode(path);
-  if (mode === 'stdout') return void sinks.out(data);
-  if (mode === 'stderr') return void sinks.err(data);
+  if (mode === 'stdout' || mode === 'stderr') {
+    const sink = mode === 'stdout' ? sinks.out : sinks.err;
+    if (typeof data === 'string') sink(data);
+    else for (const chunk of data) sink(chunk);
+    return;
+  }
   try {
-    if (mode === 'in-place') await writeInPlace(path, data);
+    if (mode === 'in-place') await writeInPlace(path, data, o);
     else await replace(path, data);
   } catch (err) {
     if (err instanceof OutputError) throw err;
-    throw new OutputError(`cannot write ${path}: ${reason(err)}`);
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new OutputError(`cannot write ${path}: ${code === 'EPIPE' ? 'the reader closed it before the end (EPIPE)' : reason(err)}`);
   }
 }
 
-async function writeInPlace(path: string, data: string): Promise<void> {
+/** Options of {@link writeOutput}. */
+export interface WriteOptions {
+  /**
+   * How long (ms) to wait for a process to open a FIFO for reading (default
+   * {@link FIFO_WAIT_MS}); then the write fails with one line instead of blocking forever.
+   */
+  fifoWaitMs?: number;
+}
+
+/** Longest wait (ms) for a reader of a FIFO output. */
+export const FIFO_WAIT_MS = 30_000;
+/** Interval (ms) between looks for a FIFO's reader. */
+const FIFO_POLL_MS = 20;
+
+async function writeInPlace(path: string, data: string | Iterable<string>, o: WriteOptions): Promise<void> {
+  const fifo = await openFifoWriter(path, o.fifoWaitMs ?? FIFO_WAIT_MS);
   // O_TRUNC means nothing to a FIFO or a device; it empties a symlink's regular target first.
   const fh = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 0o666);
+  // The reader is there and our blocking descriptor holds the FIFO open: the probe may go.
+  if (fifo !== null) closeSync(fifo);
   try {
     await writeChunks(fh, data);
   } finally {
@@ -129,14 +152,42 @@ async function writeInPlace(path: string, data: string): Promise<void> {
   }
 }
 
-async function replace(path: string, data: string): Promise<void> {
+/**
+ * For a FIFO at `path` (through links): waits up to `waitMs` for a reader, opening it without
+ * blocking (ENXIO while nobody reads), and returns that descriptor, to be closed once a blocking
+ * one is open (the reader never sees the writers drop to zero in between). Null for anything else.
+ * Throws an {@link OutputError} when no reader comes.
+ */
+async function openFifoWriter(path: string, waitMs: number): Promise<number | null> {
+  let st: Stats;
+  try {
+    st = statSync(path);
+  } catch {
+    return null;
+  }
+  if (!st.isFIFO()) return null;
+  const until = Date.now() + waitMs;
+  for (;;) {
+    try {
+      return openSync(path, constants.O_WRONLY | constants.O_NONBLOCK);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENXIO') throw err;
+    }
+    if (Date.now() >= until) throw new OutputError(`cannot write ${path}: it is a FIFO and no process opened it for reading within ${(waitMs / 1000).toLocaleString('en-US')} s`);
+    await new Promise((done) => setTimeout(done, FIFO_POLL_MS));
+  }
+}
+
+async function replace(path: string, data: string | Iterable<string>): Promise<void> {
   let mode: number | undefined;
   try {
     mode = statSync(path).mode & 0o7777;
   } catch {
     mode = undefined;
   }
-  const tmp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+  // The name's first 100 characters only: a name near the file system's limit (255 bytes) must
+  // not make the temporary name too long.
+  const tmp = join(dirname(path), `.${basename(path).slice(0, 100)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
   const fh = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o666);
   track(tmp, fh.fd);
   try {
@@ -155,7 +206,11 @@ async function replace(path: string, data: string): Promise<void> {
   }
 }
 
-async function writeChunks(fh: FileHandle, data: string): Promise<void> {
+async function writeChunks(fh: FileHandle, data: string | Iterable<string>): Promise<void> {
+  if (typeof data !== 'string') {
+    for (const chunk of data) await writeChunks(fh, chunk);
+    return;
+  }
   for (let i = 0; i < data.length;) {
     let end = Math.min(data.length, i + CHUNK);
     // Never split a surrogate pair between two chunks.
@@ -234,4 +289,29 @@ export function refuseInput(path: string, input: string | undefined): void {
     return; // one of them does not exist: not the same file
   }
   if (a.dev === b.dev && a.ino === b.ino) throw new OutputError(`cannot write ${path}: it is the kernel file being checked (${input}); choose another output path`);
+}
+
+/** Where `p` leads: its real path, or a dangling link's target, or `p` resolved. */
+function linkTarget(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    try {
+      return lstatSync(p).isSymbolicLink() ? resolve(dirname(p), readlinkSync(p)) : resolve(p);
+    } catch {
+      return resolve(p);
+    }
+  }
+}
+
+/** True when `a` and `b` name one file: the same path, or the same inode through links. */
+export function sameFile(a: string, b: string): boolean {
+  if (resolve(a) === resolve(b) || linkTarget(a) === linkTarget(b)) return true;
+  try {
+    const x = statSync(a);
+    const y = statSync(b);
+    return x.dev === y.dev && x.ino === y.ino;
+  } catch {
+    return false;
+  }
 }

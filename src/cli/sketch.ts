@@ -2,48 +2,20 @@
  * Loads a sketch file (`.mbk`, docs/LANGUAGE.md): parses it with the sketch language and reports
  * every diagnostic with file:line:col, the source line and a caret (exit code 2).
  */
-import { closeSync, openSync, readSync } from 'node:fs';
 import type { Kernel } from '../kernel/ir.js';
 import { formatDiagnostic, LIMITS, parseSketch } from '../lang/index.js';
 import { UsageError } from './load.js';
 import { alignCaret } from './terminal.js';
+import { readInput } from './input.js';
 
 /** Errors printed for one file. */
 const SHOWN = 12;
 
-/**
- * Reads at most what can hold {@link LIMITS}.fileChars characters (4 UTF-8 bytes each) and one
- * more: a larger file is reported by the size limit without being read whole.
- */
-function readBounded(path: string): string {
-  const max = LIMITS.fileChars * 4 + 4;
-  const fd = openSync(path, 'r');
-  try {
-    const buf = Buffer.alloc(Math.min(max, 1 << 16));
-    const parts: Buffer[] = [];
-    let total = 0;
-    for (;;) {
-      const n = readSync(fd, buf, 0, Math.min(buf.length, max - total), null);
-      if (n <= 0) break;
-      parts.push(Buffer.from(buf.subarray(0, n)));
-      total += n;
-      if (total >= max) break;
-    }
-    return Buffer.concat(parts).toString('utf8');
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /** Parses the sketch at `path`; reports every diagnostic as a {@link UsageError}. */
 export function loadSketchFile(path: string): Kernel {
-  let src: string;
-  try {
-    src = readBounded(path);
-  } catch (err) {
-    throw new UsageError(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
-  if (src.charCodeAt(0) === 0xfeff) src = src.slice(1);
+  // At most what can hold LIMITS.fileChars characters (4 UTF-8 bytes each) and one more: a larger
+  // file is reported by the size limit without being read whole.
+  const src = readInput(path, 'sketch file', LIMITS.fileChars * 4 + 4).text;
   const r = parseSketch(src, path);
   if (!r.kernel || r.diagnostics.length) {
     // At most SHOWN errors, and each hint once: a binary file must not flood the terminal.

@@ -4,8 +4,11 @@
  * so changes are debounced and the file's directory is watched (a rename replaces the watched
  * file's inode); a save that leaves the file unchanged is not checked again.
  */
-import { existsSync, readFileSync, watch, type FSWatcher } from 'node:fs';
+import { watch, type FSWatcher } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
+import { LIMITS } from '../lang/limits.js';
+import { UsageError } from './errors.js';
+import { inputProblem, readInput } from './input.js';
 
 /** Quiet time after the last change before a recheck, in milliseconds. */
 export const WATCH_DEBOUNCE_MS = 150;
@@ -19,6 +22,22 @@ export interface WatchOptions {
   debounceMs?: number;
   /** Resolves when watching should stop (default: SIGINT or SIGTERM). */
   until?: Promise<void>;
+}
+
+/**
+ * What the watched file holds now, read with the same guards as the first read (a regular file,
+ * at most what a sketch may hold): its text; for a path that is no longer a readable file (a
+ * directory, a link to a device), that problem's message, so that the check runs and reports it;
+ * null while nothing is there (an editor's save in progress).
+ */
+export function readForWatch(path: string): string | null {
+  if (inputProblem(path) === 'no such file') return null;
+  try {
+    return readInput(path, 'sketch file', LIMITS.fileChars * 4 + 4).text;
+  } catch (err) {
+    if (err instanceof UsageError) return `\u0000${err.message}`;
+    throw err;
+  }
 }
 
 function stopSignal(): Promise<void> {
@@ -41,7 +60,7 @@ function stopSignal(): Promise<void> {
 export async function watchFile(file: string, o: WatchOptions): Promise<number> {
   const path = resolve(file);
   const name = basename(path);
-  const read = () => (existsSync(path) ? readFileSync(path, 'utf8') : null);
+  const read = () => readForWatch(path);
   let last = read();
   let code = await o.check();
   o.out(`\n-- watching ${file} (Ctrl-C to stop)`);

@@ -2,7 +2,7 @@
  * Runs the built CLI in a child process and measures it (tests of the resource bounds): wall time
  * from the spawn to the exit (node's startup included), and the child's peak resident set: its own
  * `process.resourceUsage().maxRSS` at exit (report-maxrss.mjs), and /proc/PID/status `VmHWM` (the
- * kernel's high-water mark of the whole process) read every 50 ms in case it is killed. The CLI is compiled once per test run into node_modules/.cache (the
+ * kernel's high-water mark of the whole process) read every 50 ms in case it is killed. The CLI is compiled once per test run into .cache/ of the checkout (the
  * sources with `tsc`, as `npm run build` does), so startup is that of an installed mbsim.
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -10,7 +10,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..');
-const OUT = join(ROOT, 'node_modules', '.cache', 'mbsim-measured-cli');
+// Inside the checkout (not node_modules/.cache, which checkouts sharing one node_modules share).
+const OUT = join(ROOT, '.cache', 'mbsim-measured-cli');
 
 let built = false;
 /** Compiles src/ into {@link OUT} (once per process); returns the CLI entry. */

@@ -1,0 +1,72 @@
+/**
+ * Parsers of the CLI's numeric flags, and the one way an error message echoes what the user gave.
+ * Every parser throws a {@link UsageError} (exit code 2) for a value of another form, and for an
+ * integer beyond 2^53 − 1 (a double no longer holds it exactly: `--max-states 1e40` is refused, not
+ * rounded).
+ */
+import { availableParallelism } from 'node:os';
+import { UsageError } from './errors.js';
+
+/** Characters of a user's value echoed in a message; a longer value is cut with its length. */
+export const ECHO_MAX = 64;
+
+/**
+ * `s` as a message shows it: at most {@link ECHO_MAX} characters, a longer one cut and followed by
+ * `… (N characters)`, so a 100 KB argument does not flood the terminal.
+ */
+export function echo(s: string): string {
+  return s.length <= ECHO_MAX ? s : `${s.slice(0, ECHO_MAX)}… (${s.length.toLocaleString('en-US')} characters)`;
+}
+
+/** The integer of `v` (already matched as digits) or a {@link UsageError} beyond ±(2^53 − 1). */
+function exactInteger(name: string, v: string): number {
+  const n = Number(v);
+  if (!Number.isSafeInteger(n)) throw new UsageError(`${name} ${echo(v)} is beyond the integers mbsim handles exactly (at most 9,007,199,254,740,991)`);
+  return n;
+}
+
+/** An integer, possibly negative (range checks are the caller's). */
+export function parseIntArg(name: string) {
+  return (v: string): number => {
+    if (!/^-?\d+$/.test(v)) throw new UsageError(`${name} expects an integer, got '${echo(v)}'`);
+    return exactInteger(name, v);
+  };
+}
+
+/** Largest `--timeout` in seconds (about 11.6 days; its milliseconds stay below 2^31, what a timer holds). */
+export const MAX_SECONDS = 1_000_000;
+
+/** A positive number of seconds (fractions allowed), at most {@link MAX_SECONDS}. */
+export function parseSecondsArg(name: string) {
+  return (v: string): number => {
+    if (!/^\d+(\.\d+)?$/.test(v) || Number(v) <= 0) throw new UsageError(`${name} expects a positive number of seconds, got '${echo(v)}'`);
+    if (Number(v) > MAX_SECONDS) throw new UsageError(`${name} ${echo(v)} is too long (at most ${MAX_SECONDS.toLocaleString('en-US')} seconds)`);
+    return Number(v);
+  };
+}
+
+/** A count: a non-negative integer. */
+export function parseCountArg(name: string) {
+  return (v: string): number => {
+    if (!/^\d+$/.test(v)) throw new UsageError(`${name} expects a non-negative integer, got '${echo(v)}'`);
+    return exactInteger(name, v);
+  };
+}
+
+/** A search bound: a positive integer. */
+export function parsePositiveArg(name: string) {
+  return (v: string): number => {
+    if (!/^\d+$/.test(v) || Number(v) < 1) throw new UsageError(`${name} expects a positive integer, got '${echo(v)}'`);
+    return exactInteger(name, v);
+  };
+}
+
+/**
+ * The worker threads `check --workers N` runs: N, or the machine's CPUs when N is more (a thread
+ * per CPU is as fast as the search gets; each thread costs memory). Returns the count and, when it
+ * was lowered, the note the CLI prints.
+ */
+export function workerCount(n: number, cpus: number = availableParallelism()): { workers: number; note: string | null } {
+  if (n <= cpus) return { workers: n, note: null };
+  return { workers: cpus, note: `mbsim: note: --workers ${n} is more than this machine's ${cpus} CPU${cpus === 1 ? '' : 's'}; using ${cpus} worker thread${cpus === 1 ? '' : 's'}` };
+}

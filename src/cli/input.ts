@@ -1,0 +1,113 @@
+/**
+ * The one way the CLI reads an input file (a sketch, a `--timing` file, every re-read of
+ * `check --watch`): the path must name a regular file (a link is followed; a device such as
+ * `/dev/zero`, a FIFO, a directory or a socket is refused by what it is, before anything is read),
+ * at most `maxBytes` bytes are read whatever the file claims (it may grow while it is read), and a
+ * UTF-8 byte-order mark at its start is dropped. Every failure is one {@link UsageError} line.
+ */
+import { closeSync, fstatSync, openSync, readSync, statSync, type Stats } from 'node:fs';
+import { constants } from 'node:fs';
+import { H200, mergeTiming, TimingError, type Timing } from '../sim/timing.js';
+import { echo } from './args.js';
+import { UsageError } from './errors.js';
+
+/** What a path is, in words (for "X is a character device"). */
+export function fileKind(st: Stats): string {
+  if (st.isDirectory()) return 'a directory';
+  if (st.isCharacterDevice()) return 'a character device';
+  if (st.isBlockDevice()) return 'a block device';
+  if (st.isFIFO()) return 'a FIFO';
+  if (st.isSocket()) return 'a socket';
+  return st.isFile() ? 'a regular file' : 'not a regular file';
+}
+
+/** What a failed `stat` of an input path means, in words (with the code, for searching). */
+const ERRNO_TEXT: Record<string, string> = {
+  ELOOP: 'a loop of symbolic links (ELOOP)',
+  ENOTDIR: 'a part of the path before the name is not a directory (ENOTDIR)',
+  EACCES: 'permission denied (EACCES)',
+  ENAMETOOLONG: 'the name is too long (ENAMETOOLONG)',
+};
+
+/** Why `path` cannot be read as an input file, or null when it names a regular file. */
+export function inputProblem(path: string): string | null {
+  let st: Stats;
+  try {
+    st = statSync(path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' ? 'no such file' : (code && ERRNO_TEXT[code]) ?? code ?? (err as Error).message;
+  }
+  return st.isFile() ? null : `it is ${fileKind(st)}, not a regular file`;
+}
+
+/** An input file: its text (without a leading BOM) and whether it was cut at `maxBytes`. */
+export interface InputText {
+  text: string;
+  /** True when the file holds more than `maxBytes` bytes (only `maxBytes` were read). */
+  truncated: boolean;
+}
+
+/**
+ * Reads at most `maxBytes` bytes of the regular file `path` (see the module comment). `what`
+ * names the file in messages (`timing file`). Opened without blocking and checked again once open,
+ * so a FIFO or device swapped in after the check is refused too.
+ */
+export function readInput(path: string, what: string, maxBytes: number): InputText {
+  const why = inputProblem(path);
+  if (why) throw new UsageError(`cannot read ${what} ${echo(path)}: ${why}`);
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (err) {
+    throw new UsageError(`cannot read ${what} ${echo(path)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new UsageError(`cannot read ${what} ${echo(path)}: it is ${fileKind(st)}, not a regular file`);
+    const buf = Buffer.alloc(Math.min(maxBytes + 1, Math.max(st.size + 1, 1 << 16)));
+    let total = 0;
+    for (;;) {
+      if (total === buf.length) break;
+      const n = readSync(fd, buf, total, buf.length - total, null);
+      if (n <= 0) break;
+      total += n;
+    }
+    const truncated = total > maxBytes;
+    let text = buf.subarray(0, Math.min(total, maxBytes)).toString('utf8');
+    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    return { text, truncated };
+  } catch (err) {
+    if (err instanceof UsageError) throw err;
+    throw new UsageError(`cannot read ${what} ${echo(path)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Largest `--timing` file read (bytes). */
+export const TIMING_FILE_MAX = 1 << 20;
+
+/**
+ * The timing of `--timing FILE` (H200's without one): a JSON object of parameter names to numbers
+ * (or `{ "value": number }`), each within its kind's physical range (src/sim/timing.ts).
+ */
+export function loadTiming(path: string | undefined): Timing {
+  if (path === undefined) return H200;
+  if (path.trim() === '') throw new UsageError('--timing needs a file name');
+  const { text, truncated } = readInput(path, 'timing file', TIMING_FILE_MAX);
+  if (truncated) throw new UsageError(`cannot read timing file ${echo(path)}: more than ${TIMING_FILE_MAX.toLocaleString('en-US')} bytes; a timing file has at most that`);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new UsageError(`${echo(path)}: not valid JSON: ${echo((err as Error).message)}`);
+  }
+  try {
+    // The names a file may set are H200's own keys (not `toString` or `__proto__`).
+    return mergeTiming(Object.assign(Object.create(null) as Timing, H200), json);
+  } catch (err) {
+    if (err instanceof TimingError) throw new UsageError(`${echo(path)}: ${err.message}`);
+    throw err;
+  }
+}
