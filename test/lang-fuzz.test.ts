@@ -86,7 +86,7 @@ test('mutated example sketches never make the parser throw (8,000 runs)', () => 
     }),
     { numRuns: 8000, seed: 20261130 },
   );
-});
+}, 300_000);
 
 test('random bytes and token soup never make the parser throw (3,000 runs)', () => {
   const soup = fc.array(fc.constantFrom(...FRAGMENTS, 'full[s]', 'A[s]', ' ', ' ', '1', 'i', 'S'), { maxLength: 60 }).map((a) => a.join(''));

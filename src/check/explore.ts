@@ -1272,7 +1272,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
     const first = hr.waiters[0];
     const symId = (a: number) => (an.groupOf[a]! >= 0 ? `g${an.groupOf[a]}` : String(a));
     report({
-      kind: 'hang', severity: 'error', key: waiters.map((w) => `${symId(w.agent)}:${locKey(w.loc)}`).sort().join(','),
+      kind: 'hang', severity: 'error', key: [...new Set(waiters.map((w) => `${symId(w.agent)}:${locKey(w.loc)}`))].sort().join(','),
       message: `no agent or asynchronous unit can make progress: ${blocked}`,
       subject: first?.subject ?? null, state: id, extra: [],
       details: [...hr.waiters.map((w) => `${w.name} blocked in ${w.op} (line ${w.loc.line}): ${w.reasons.join('; ')}`), ...(hr.cycle ? [`wait-for cycle: ${hr.cycle.join(' → ')}`] : [])],
