@@ -35,11 +35,11 @@ describe('mbsim check output for tools', () => {
     const def = await cli('check', 'examples/bugs/B10.mbk', '--all');
     const none = await cli('check', 'examples/bugs/B10.mbk', '--all', '--max-traces', '0');
     const traces = (s: string) => (s.match(/shortest trace \(/g) ?? []).length;
-    expect(traces(all.out)).toBe(9);
+    expect(traces(all.out)).toBe(11);
     expect(traces(def.out)).toBe(3);
-    expect(def.out).toMatch(/\(6 traces left out after the first 3: --max-traces N prints more, --json prints all\)/);
+    expect(def.out).toMatch(/\(8 traces left out after the first 3: --max-traces N prints more, --json prints all\)/);
     expect(traces(none.out)).toBe(0);
-    expect(none.out).toMatch(/\(9 traces left out after the first 0/);
+    expect(none.out).toMatch(/\(11 traces left out after the first 0/);
     expect(def.out.split('\n').length).toBeLessThan(all.out.split('\n').length);
     expect((await cli('check', 'pipeline', '--max-traces', 'x')).err).toBe("mbsim: error: --max-traces expects a non-negative integer, got 'x'");
   });
