@@ -14,7 +14,8 @@
  * on a gated barrier whose frozen phase does not pass it, at a `wgmma.wait_group` that needs an MMA
  * of A's warpgroup that A has not issued (a wgmma completes only once every warp of its warpgroup
  * issued it), or at its end. Everything else it is assumed to pass (more signals: conservative).
- * The gated set shrinks to a fixpoint; the wait is stable when its barrier is still gated. An
+ * The gated set shrinks to a fixpoint; the wait is stable when its barrier is still gated and
+ * nothing (no arrival, bytes, init or inval, from an agent or in flight) can reach it first. An
  * agent whose control flow depends on a value the forward run cannot know (a `test_wait` result,
  * a pending count, a token) or that runs longer than a step budget makes the answer "not stable".
  */
@@ -77,6 +78,11 @@ export function stableWait(p: Program, codes: readonly Instr[][], s: MachineStat
       }
     }
     if (!gated[bar]) return false;
+    // Nothing at all may reach the barrier first: the hazard checks on a passing wait read its
+    // tx-count and pending count too (a copy's bytes beginning the next phase make a second pass
+    // of a fresh barrier's parity 1 a phase alias), so a wait is stable only if it sees the same
+    // barrier whenever it is taken.
+    if (arrivals[bar]! > 0 || tx[bar] || reset[bar]) return false;
     if (!changed) return true;
   }
   return false;
