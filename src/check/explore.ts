@@ -32,6 +32,9 @@ import { BoundReached, Governor, type Bound } from '../machine/governor.js';
 import { analyse, type Analysis } from './analysis.js';
 import { Codec, sortByRecord, StateBuf, Visited, type Extra } from './codec.js';
 import { exploreParallel } from './parallel.js';
+import { accessesOf, asyncDef, OPC, OPS, pointAccess } from '../machine/ops/index.js';
+
+const OPC_ARRIVE = OPC['mbarrier.arrive'];
 
 /**
  * True when no proper subset of the TMA credits in flight to barrier `bar` sums to `tx`: then the
@@ -285,28 +288,9 @@ export function grow(a: Int32Array<ArrayBuffer>, n: number): Int32Array<ArrayBuf
   return b;
 }
 
-/** Buffers an in-flight op accesses, with the mode. */
+/** Buffers an in-flight op accesses, with the mode (its kind's module, {@link accessesOf}). */
 export function opAccesses(o: AsyncOp): { buf: number; rw: 'r' | 'w' }[] {
-  const out: { buf: number; rw: 'r' | 'w' }[] = [];
-  switch (o.kind) {
-    case 'tma':
-    case 'cp.async':
-      if (o.buf >= 0) out.push({ buf: o.buf, rw: 'w' });
-      break;
-    case 'bulk.store':
-      if (o.buf >= 0) out.push({ buf: o.buf, rw: 'r' });
-      break;
-    case 'tc.mma':
-      if (o.buf >= 0) out.push({ buf: o.buf, rw: 'w' });
-      if (o.reads) for (const r of o.reads) out.push({ buf: r, rw: 'r' });
-      break;
-    case 'wgmma':
-      if (o.reads) for (const r of o.reads) out.push({ buf: r, rw: 'r' });
-      break;
-    default:
-      break;
-  }
-  return out;
+  return accessesOf(o);
 }
 
 /**
@@ -326,10 +310,7 @@ const EG_WG = 1 << 26;
 const EG_MB = 1 << 25;
 const EG_ACC = (1 << 25) - 1;
 
-const KIND_LABEL: Record<string, string> = {
-  tma: 'TMA copy', 'bulk.store': 'bulk store', 'tc.mma': 'tcgen05.mma', 'tc.commit': 'tcgen05.commit', wgmma: 'wgmma',
-  'cp.async': 'cp.async', 'cpa.arrive': 'cp.async.mbarrier.arrive', remote: 'remote signal',
-};
+const kindLabel = (k: AsyncOp['kind']): string => asyncDef(k).label;
 
 /**
  * Copy of `s` for a step whose actor (the agent, or the issuer of the asynchronous operation) is
@@ -472,7 +453,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
   /** Whether any arrive names another CTA's barrier (the `scope` checks run only then). */
   const remoteArrives = p.roles.some((rc) => rc.code.some((ins) => ins.i === 'op' && ins.op.op === 'mbarrier.arrive' && ins.op.bar.cta !== undefined));
   /** Roles whose threads other than the elected one access shared memory (EG_MB entries matter only there). */
-  const allThreadAccess = p.roles.map((rc) => rc.code.some((ins) => ins.i === 'op' && ins.per !== 'one' && (ins.opc === 25 || ins.opc === 26 || ins.opc === 13)));
+  const allThreadAccess = p.roles.map((rc) => rc.code.some((ins) => ins.i === 'op' && ins.per !== 'one' && pointAccess(ins.opc) !== undefined));
   /** Per buffer key: the barrier keys TMA copies into it complete on (learnt as copies are issued). */
   const fedBy = new Map<number, Set<number>>();
   /** Each agent's role code, and its role's reduction class per pc (`an.por`). */
@@ -691,7 +672,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
           const bufName = p.bufferName(acc.buf);
           report({
             kind: 'missing-fence', severity: 'error', key: `${bufName}|${locKey(o.loc)}`,
-            message: `${KIND_LABEL[o.kind]} issued by ${agentName(o.agent)} reads ${bufName} through the async proxy after a generic write to it (st.shared) with no fence.proxy.async between the write and the synchronization that let this operation proceed: the async proxy may read stale data`,
+            message: `${kindLabel(o.kind)} issued by ${agentName(o.agent)} reads ${bufName} through the async proxy after a generic write to it (st.shared) with no fence.proxy.async between the write and the synchronization that let this operation proceed: the async proxy may read stale data`,
             subject: bufName, state: stateId, extra: LAZY, details: ['PTX ISA §8.6, §9.7.15.7.1 (fence.proxy.async.shared::cta after generic writes, before the release)'], locs: [o.loc],
           });
         } else if (strict) {
@@ -702,13 +683,13 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
           errorFound = true;
           report({
             kind: 'race', severity: 'error', key: `${bufName}|${locKey(o.loc)}|proxy`,
-            message: `${KIND_LABEL[o.kind]} issued by ${agentName(o.agent)} writes ${bufName} through the async proxy while the earlier generic ${hit.map(accessText).join(' and ')} ${hit.length > 1 ? 'are' : 'is'} ordered before it only by an mbarrier hand-off: without fence.proxy.async on that chain the async proxy may write before the generic accesses are done (cross-proxy WAR, strict rule)`,
+            message: `${kindLabel(o.kind)} issued by ${agentName(o.agent)} writes ${bufName} through the async proxy while the earlier generic ${hit.map(accessText).join(' and ')} ${hit.length > 1 ? 'are' : 'is'} ordered before it only by an mbarrier hand-off: without fence.proxy.async on that chain the async proxy may write before the generic accesses are done (cross-proxy WAR, strict rule)`,
             subject: bufName, state: stateId, extra: LAZY,
             details: ['PTX ISA §8.6; bug-patterns.md B24 (DeepEP: wrong results at scale until a proxy fence was added between the wait and the TMA load).'], locs: [o.loc],
           });
           report({
             kind: 'missing-fence', severity: 'warning', key: `${bufName}|${locKey(o.loc)}|war`,
-            message: `${KIND_LABEL[o.kind]} issued by ${agentName(o.agent)} overwrites ${bufName} through the async proxy after a generic ${hit.map(accessText).join(' and ')} with only an mbarrier hand-off between them and no fence.proxy.async (cross-proxy WAR; strict rule)`,
+            message: `${kindLabel(o.kind)} issued by ${agentName(o.agent)} overwrites ${bufName} through the async proxy after a generic ${hit.map(accessText).join(' and ')} with only an mbarrier hand-off between them and no fence.proxy.async (cross-proxy WAR; strict rule)`,
             subject: bufName, state: stateId, extra: LAZY,
             details: ['PTX ISA §8.6: accesses through different proxies need a proxy fence; practice often relies on the mbarrier release/acquire alone, so this is a warning (--strict). Fix: fence.proxy.async by the readers before their release, or by the issuer after its wait.'], locs: [o.loc],
           });
@@ -746,7 +727,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
    * finished-but-unsignalled MMA of agent `g` touched (`gx`: buffer·2 + write). `bar`: -1 when no
    * commit of that MMA has arrived yet, else the barrier its commit arrived on.
    */
-  /** Where agent `a`'s waits of the elected thread alone are (related locations of an elected-thread race): wait_group (`opcs` 10, 16) or mbarrier waits on barrier array `bar`. */
+  /** Where agent `a`'s waits of the elected thread alone are (related locations of an elected-thread race): wait_group or mbarrier waits (op codes `opcs`) on barrier array `bar`. */
   const electSiteCache = new Map<string, SrcLoc[]>();
   const electWaitSites = (a: number, opcs: number[], barName: string | null): SrcLoc[] => {
     const key = `${p.agents[a]!.role}|${opcs.join(',')}|${barName ?? ''}`;
@@ -784,7 +765,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
   const ghostRace = (e: Extract<MachineEvent, { e: 'access' }>, newOp: AsyncOp | undefined, g: number, gx: number, bar: number, stateId: number) => {
     if (gx >> 1 !== e.buf || ((gx & 1) === 0 && e.rw === 'r')) return;
     const why = bar < 0 ? 'that MMA has finished, but no tcgen05.commit after it has signalled a barrier yet' : `its tcgen05.commit has arrived on ${p.barrierName(bar)}, but that phase has not completed`;
-    const who = e.agent >= 0 ? agentName(e.agent) : newOp ? `${KIND_LABEL[newOp.kind]} issued by ${agentName(newOp.agent)}` : 'an async unit';
+    const who = e.agent >= 0 ? agentName(e.agent) : newOp ? `${kindLabel(newOp.kind)} issued by ${agentName(newOp.agent)}` : 'an async unit';
     const bufName = p.bufferName(e.buf);
     errorFound = true;
     report({
@@ -819,7 +800,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
         for (let i = 0; i < tghosts.length; i += 2) {
           if (tghosts[i + 1] !== e.buf) continue;
           const newOp = issuedOp(e.async);
-          const who = e.agent >= 0 ? agentName(e.agent) : newOp ? `${KIND_LABEL[newOp.kind]} issued by ${agentName(newOp.agent)}` : 'an async unit';
+          const who = e.agent >= 0 ? agentName(e.agent) : newOp ? `${kindLabel(newOp.kind)} issued by ${agentName(newOp.agent)}` : 'an async unit';
           const bufName = p.bufferName(e.buf);
           const bname = p.barrierName(tghosts[i]!);
           errorFound = true;
@@ -885,7 +866,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
                   message: `the threads of ${agentName(e.agent)} other than the elected one ${e.rw === 'w' ? 'write' : 'read'} ${bufName} (${ins.text}), which TMA copies completing on ${bname} fill, but only the elected thread waited on ${bname} (inside elect: or per=one): no bar.sync over the role's threads, and no wait of their own, orders them after the copy`,
                   subject: bufName, state: stateId, extra,
                   details: ['Every thread that reads the data must be ordered after the phase: let all threads wait (as CUTLASS consumer_wait does), or follow the elected wait with a bar.sync of the role.'],
-                  locs: [...(e.loc ? [e.loc] : []), ...electWaitSites(e.agent, [5], p.barrierOf(b).info.name)],
+                  locs: [...(e.loc ? [e.loc] : []), ...electWaitSites(e.agent, [OPC['mbarrier.wait']], p.barrierOf(b).info.name)],
                 });
                 continue;
               }
@@ -899,7 +880,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
                 message: `the threads of ${agentName(e.agent)} other than the elected one ${e.rw === 'w' ? 'write' : 'read'} ${bufName} (${ins.text}) while a ${unit} issued by ${agentName(e.agent)} may still be ${(acc & 1) ? 'writing' : 'reading'} it: only the elected thread waited for it (${unit === 'wgmma' ? 'wgmma' : 'cp.async.bulk'}.wait_group inside elect: or per=one), and no bar.sync over the role's threads orders the other warps after that wait`,
                 subject: bufName, state: stateId, extra,
                 details: ['bug-patterns.md B18: a warp-scoped or warpgroup-scoped bar.sync after the wait_group (before the buffer is refilled) orders every thread after the store.'],
-                locs: [...(e.loc ? [e.loc] : []), ...electWaitSites(e.agent, [gx & EG_WG ? 16 : 10], null)],
+                locs: [...(e.loc ? [e.loc] : []), ...electWaitSites(e.agent, [gx & EG_WG ? OPC['wgmma.wait_group'] : OPC['cp.async.bulk.wait_group']], null)],
               });
             }
           }
@@ -927,9 +908,9 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
             for (const x of opAccesses(o)) {
               if (x.buf !== e.buf || (x.rw === 'r' && e.rw === 'r')) continue;
               if (newOp && newOp.agent === o.agent && newOp.kind === o.kind && (o.kind === 'tc.mma' || o.kind === 'wgmma')) continue;
-              const who = e.agent >= 0 ? agentName(e.agent) : newOp ? `${KIND_LABEL[newOp.kind]} issued by ${agentName(newOp.agent)}` : 'an async unit';
+              const who = e.agent >= 0 ? agentName(e.agent) : newOp ? `${kindLabel(newOp.kind)} issued by ${agentName(newOp.agent)}` : 'an async unit';
               const what = e.rw === 'w' ? 'writes' : 'reads';
-              const other = `${KIND_LABEL[o.kind]} issued by ${agentName(o.agent)} (line ${o.loc.line})`;
+              const other = `${kindLabel(o.kind)} issued by ${agentName(o.agent)} (line ${o.loc.line})`;
               const otherWhat = x.rw === 'w' ? 'writing' : 'reading';
               const bufName = p.bufferName(e.buf);
               const sig = o.bar >= 0 ? `; its completion signals ${p.barrierName(o.bar)}, and nothing orders this access after that signal` : o.targets ? `; its completion signals ${o.targets.map((k) => p.barrierName(k)).join(', ')}` : '';
@@ -1119,8 +1100,8 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
       // wait_group retires the completed ops of its kind: for every thread, or for the elected one only.
       const a = c.agent;
       const ins = m.nextOp(s, a);
-      const opc = ins ? ins.opc : -1;
-      if (opc === 5 /* mbarrier.wait */ && allThreadAccess[p.agents[a]!.role]) {
+      const cls = ins ? OPS[ins.opc]!.sync : null;
+      if (cls === 'acquire' && allThreadAccess[p.agents[a]!.role]) {
         const k = ins!.bar!(s.agents[a]!.frame);
         const passed = events.some((ev) => ev.e === 'wait' && ev.pass && ev.agent === a);
         if (k >= 0 && passed) {
@@ -1133,14 +1114,15 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
             ghosts[a] = next.length ? next : null;
           }
         }
-      } else if (ghosts[a] && (opc === 10 /* cp.async.bulk.wait_group */ || opc === 16 /* wgmma.wait_group */ || opc === 19 /* bar.sync */ || opc === 24 /* barrier.cluster.wait */)) {
-        const kind = opc === 16 ? EG_WG : 0;
+      } else if (ghosts[a] && (cls === 'group-wait' || cls === 'barrier')) {
+        // A group wait retires its own family's ghosts (wgmma or bulk stores); a barrier synchronizes the role's threads.
+        const kind = OPS[ins!.opc]!.family === 'wgmma' ? EG_WG : 0;
         const next: number[] = [];
         for (const v of ghosts[a]!) {
           if (!(v & EG)) next.push(v);
           else if (v & EG_MB) {
-            if (opc !== 19 && opc !== 24) next.push(v);
-          } else if (opc === 19 || opc === 24) {
+            if (cls !== 'barrier') next.push(v);
+          } else if (cls === 'barrier') {
             if (!(v & EG_ELECT)) next.push(v);
           } else if ((v & EG_WG) !== kind) next.push(v);
           else if (ins!.per === 'one') next.push(v | EG_ELECT);
@@ -1196,7 +1178,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
         const target = o.bar >= 0 ? p.barrierName(o.bar) : o.buf >= 0 ? p.bufferName(o.buf) : o.targets ? o.targets.map((k) => p.barrierName(k)).join(', ') : '';
         report({
           kind: 'inflight-at-exit', severity: 'error', key: `${cta}|${o.agent}`,
-          message: `every agent of ${ctaName} has exited while a ${KIND_LABEL[o.kind]} issued by ${agentName(o.agent)} (line ${o.loc.line}) into ${target} is still in flight: it lands in shared memory of a CTA that no longer exists`,
+          message: `every agent of ${ctaName} has exited while a ${kindLabel(o.kind)} issued by ${agentName(o.agent)} (line ${o.loc.line}) into ${target} is still in flight: it lands in shared memory of a CTA that no longer exists`,
           subject: target || null, state: stateId, extra, details: [], locs: [o.loc],
         });
       }
@@ -1335,11 +1317,11 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
       if (ag.status !== 'run') continue;
       const ins = agentCode[a]![ag.pc]!;
       if (ins.i !== 'op') continue;
-      const opc = ins.opc;
-      if (opc !== 25 && opc !== 26 && opc !== 13) continue;
+      const rw = pointAccess(ins.opc);
+      if (rw === undefined) continue;
       const buf = keyOf(ins.buf!, ag.frame);
       if (buf < 0) continue;
-      (acc ??= []).push({ a, buf, rw: opc === 26 ? 'w' : 'r', ins });
+      (acc ??= []).push({ a, buf, rw, ins });
     }
     if (!acc || acc.length < 2) return;
     for (let i = 0; i < acc.length; i++) for (let j = i + 1; j < acc.length; j++) {
@@ -1420,7 +1402,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
       if (ins.i !== 'op') continue;
       if (agentPor[a]![pc] === 'sync') {
         // A sync step, except an arrive on another CTA's barrier (it only starts a remote signal).
-        if (ins.opc !== 2 /* mbarrier.arrive */) continue;
+        if (ins.opc !== OPC_ARRIVE) continue;
         const key = keyOf(ins.bar!, ag.frame);
         if (!(key >= 0 && barCta(key) !== p.agents[a]!.cta)) continue;
       }
@@ -1587,7 +1569,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
     // A wait passing now (on an older phase) observes whether the current phase has begun (phase-alias).
     const ag = s.agents[c.agent]!;
     const ins = agentCode[c.agent]![ag.pc]!;
-    if (ins.i !== 'op' || ins.opc !== 5 /* mbarrier.wait */) return false;
+    if (ins.i !== 'op' || OPS[ins.opc]!.sync !== 'acquire') return false;
     try {
       return ins.bar!(ag.frame) === k;
     } catch {

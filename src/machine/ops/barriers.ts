@@ -105,17 +105,17 @@ const F = 'barriers';
 /** The operations of the named- and cluster-barrier family. */
 export const BARRIER_OPS: readonly OpDef[] = [
   {
-    op: 'bar.sync', family: F, sync: 'barrier', timing: 'bar.sync', exec: execNamed,
+    op: 'bar.sync', family: F, por: 'sync', sync: 'barrier', timing: 'bar.sync', exec: execNamed,
     enabled: (m, s, a, ins, ag) => ag.sub < 0 || s.named[m.namedKey(a, ins, ag)]!.gen > ag.sub,
     opEvent: 'first',
     text: (op, t) => `bar.sync ${t.expr(op.id)}${op.threads ? `, ${t.expr(op.threads)}` : ''}`,
   } satisfies OpDef<'bar.sync'>,
   {
-    op: 'bar.arrive', family: F, sync: 'release', timing: 'bar.arrive', exec: execNamed,
+    op: 'bar.arrive', family: F, por: 'sync', sync: 'release', timing: 'bar.arrive', exec: execNamed,
     text: (op, t) => `bar.arrive ${t.expr(op.id)}, ${t.expr(op.threads)}`,
   } satisfies OpDef<'bar.arrive'>,
   {
-    op: 'barrier.cluster.arrive', family: F, sync: 'release', timing: 'barrier.cluster.arrive',
+    op: 'barrier.cluster.arrive', family: F, por: 'sync', sync: 'release', timing: 'barrier.cluster.arrive',
     // The arrive releases the agent's earlier memory operations at cluster scope, remote
     // mbarrier signals included (PTX ISA §9.7.13.3, §8.9.4): they land before it takes effect.
     enabled(_m, s, a) {
@@ -131,7 +131,7 @@ export const BARRIER_OPS: readonly OpDef[] = [
     text: (op) => op.op,
   } satisfies OpDef<'barrier.cluster.arrive'>,
   {
-    op: 'barrier.cluster.wait', family: F, sync: 'barrier', timing: 'barrier.cluster.wait',
+    op: 'barrier.cluster.wait', family: F, por: 'sync', sync: 'barrier', timing: 'barrier.cluster.wait',
     enabled: (m, s, a, _ins, ag) => s.clusterDone[m.program.agents[a]!.cluster]! >= ag.clusterRound,
     exec(m, s, a, ins, out) {
       { m.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'sync', t: s.now, agent: a, kind: 'cluster.wait', id: 0, loc: ins.loc }); }

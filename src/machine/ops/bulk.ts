@@ -66,20 +66,20 @@ const F = 'bulk';
 /** The operations of the TMA and bulk-copy family. */
 export const BULK_OPS: readonly OpDef[] = [
   {
-    op: 'cp.async.bulk', family: F, sync: 'issue', issues: ['tma'], timing: 'cp.async.bulk', exec: execCopy,
+    op: 'cp.async.bulk', family: F, por: 'issue', sync: 'issue', issues: ['tma'], timing: 'cp.async.bulk', exec: execCopy,
     text: (op, t) => `cp.async.bulk${op.tensor ? '.tensor' : ''} ${t.ref(op.dst)}, ${t.expr(op.bytes)}, ${t.ref(op.bar)}${op.multicast ? `, multicast=${t.expr(op.multicast)}` : ''}`,
   } satisfies OpDef<'cp.async.bulk'>,
   {
-    op: 'cp.async.bulk.store', family: F, sync: 'issue', issues: ['bulk.store'], timing: 'cp.async.bulk.store', exec: execStore,
+    op: 'cp.async.bulk.store', family: F, por: 'issue', sync: 'issue', issues: ['bulk.store'], timing: 'cp.async.bulk.store', exec: execStore,
     text: (op, t) => `cp.async.bulk.store ${t.ref(op.src)}, ${t.expr(op.bytes)}`,
   } satisfies OpDef<'cp.async.bulk.store'>,
   {
-    op: 'cp.async.bulk.commit_group', family: F, sync: 'local', timing: 'cp.async.bulk.commit_group',
+    op: 'cp.async.bulk.commit_group', family: F, por: 'local', sync: 'local', timing: 'cp.async.bulk.commit_group',
     exec: (_m, s, a) => (s.agents[a]!.bulkGroup++, true),
     text: (op) => op.op,
   } satisfies OpDef<'cp.async.bulk.commit_group'>,
   {
-    op: 'cp.async.bulk.wait_group', family: F, sync: 'group-wait', timing: 'cp.async.bulk.wait_group', opEventN: true,
+    op: 'cp.async.bulk.wait_group', family: F, por: 'sync', sync: 'group-wait', timing: 'cp.async.bulk.wait_group', opEventN: true,
     enabled: (_m, s, a, ins, ag) => pendingAsyncGroups(s, a, 'bulk.store') <= ins.ints.n!(ag.frame),
     exec: () => true,
     text: (op, t) => `cp.async.bulk.wait_group${op.read ? '.read' : ''} ${t.expr(op.n)}`,

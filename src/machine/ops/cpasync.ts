@@ -33,7 +33,7 @@ const F = 'cp.async';
 /** The operations of the cp.async family. */
 export const CPASYNC_OPS: readonly OpDef[] = [
   {
-    op: 'cp.async', family: F, sync: 'issue', issues: ['cp.async'], timing: 'cp.async',
+    op: 'cp.async', family: F, por: 'issue', sync: 'issue', issues: ['cp.async'], timing: 'cp.async',
     exec(m, s, a, ins, out) {
       const f = s.agents[a]!.frame;
       const buf = ins.buf!(f);
@@ -45,7 +45,7 @@ export const CPASYNC_OPS: readonly OpDef[] = [
     text: (op, t) => `cp.async ${t.ref(op.dst)}, ${t.expr(op.bytes)}`,
   } satisfies OpDef<'cp.async'>,
   {
-    op: 'cp.async.mbarrier.arrive', family: F, sync: 'release', touchesBar: true, issues: ['cpa.arrive'], timing: 'cp.async.mbarrier.arrive', exec: execArrive,
+    op: 'cp.async.mbarrier.arrive', family: F, por: 'sync', sync: 'release', touchesBar: true, issues: ['cpa.arrive'], timing: 'cp.async.mbarrier.arrive', exec: execArrive,
     text: (op, t) => `cp.async.mbarrier.arrive${op.noinc ? '.noinc' : ''} ${t.ref(op.bar)}`,
   } satisfies OpDef<'cp.async.mbarrier.arrive'>,
 ] as OpDef[];

@@ -69,7 +69,7 @@ const ALL_OPS: readonly OpDef[] = [...MBARRIER_OPS, ...BULK_OPS, ...TCGEN05_OPS,
 function uniformOp(d: OpDef): OpDef {
   return {
     op: d.op, family: d.family, enabled: d.enabled, exec: d.exec, opEvent: d.opEvent ?? 'always', opEventN: d.opEventN ?? false,
-    touchesBar: d.touchesBar ?? false, access: d.access, issues: d.issues ?? [], sync: d.sync, text: d.text, timing: d.timing,
+    touchesBar: d.touchesBar ?? false, access: d.access, issues: d.issues ?? [], sync: d.sync, por: d.por, text: d.text, timing: d.timing,
   };
 }
 

@@ -235,15 +235,15 @@ const F = 'mbarrier';
 /** The operations of the mbarrier family. */
 export const MBARRIER_OPS: readonly OpDef[] = [
   {
-    op: 'mbarrier.init', family: F, sync: 'release', touchesBar: true, timing: 'mbarrier.init', exec: execInitInval,
+    op: 'mbarrier.init', family: F, por: 'sync', sync: 'release', touchesBar: true, timing: 'mbarrier.init', exec: execInitInval,
     text: (op, t) => `mbarrier.init ${t.ref(op.bar)}${op.count ? `, ${t.expr(op.count)}` : ''}`,
   } satisfies OpDef<'mbarrier.init'>,
   {
-    op: 'mbarrier.inval', family: F, sync: 'release', touchesBar: true, timing: 'mbarrier.inval', exec: execInitInval,
+    op: 'mbarrier.inval', family: F, por: 'sync', sync: 'release', touchesBar: true, timing: 'mbarrier.inval', exec: execInitInval,
     text: (op, t) => `mbarrier.inval ${t.ref(op.bar)}`,
   } satisfies OpDef<'mbarrier.inval'>,
   {
-    op: 'mbarrier.arrive', family: F, sync: 'release', touchesBar: true, issues: ['remote'], timing: 'mbarrier.arrive', exec: execSignal,
+    op: 'mbarrier.arrive', family: F, por: 'sync', sync: 'release', touchesBar: true, issues: ['remote'], timing: 'mbarrier.arrive', exec: execSignal,
     text: (op, t) => {
       const name = op.drop ? 'mbarrier.arrive_drop' : 'mbarrier.arrive';
       const sfx = (op.expectTx ? '.expect_tx' : '') + (op.noComplete ? '.noComplete' : '') + (op.sem === 'relaxed' ? '.relaxed' : op.scope ? '.release' : '') + (op.scope ? `.${op.scope}` : '');
@@ -254,19 +254,19 @@ export const MBARRIER_OPS: readonly OpDef[] = [
     },
   } satisfies OpDef<'mbarrier.arrive'>,
   {
-    op: 'mbarrier.expect_tx', family: F, sync: 'release', touchesBar: true, issues: ['remote'], timing: 'mbarrier.expect_tx', exec: execSignal,
+    op: 'mbarrier.expect_tx', family: F, por: 'sync', sync: 'release', touchesBar: true, issues: ['remote'], timing: 'mbarrier.expect_tx', exec: execSignal,
     text: (op, t) => `mbarrier.expect_tx ${t.ref(op.bar)}, ${t.expr(op.bytes)}`,
   } satisfies OpDef<'mbarrier.expect_tx'>,
   {
-    op: 'mbarrier.complete_tx', family: F, sync: 'release', touchesBar: true, issues: ['remote'], timing: 'mbarrier.complete_tx', exec: execSignal,
+    op: 'mbarrier.complete_tx', family: F, por: 'sync', sync: 'release', touchesBar: true, issues: ['remote'], timing: 'mbarrier.complete_tx', exec: execSignal,
     text: (op, t) => `mbarrier.complete_tx ${t.ref(op.bar)}, ${t.expr(op.bytes)}`,
   } satisfies OpDef<'mbarrier.complete_tx'>,
   {
-    op: 'mbarrier.wait', family: F, sync: 'acquire', timing: 'mbarrier.wait', enabled: waitEnabled, exec: execWait, opEvent: 'never',
+    op: 'mbarrier.wait', family: F, por: 'sync', sync: 'acquire', timing: 'mbarrier.wait', enabled: waitEnabled, exec: execWait, opEvent: 'never',
     text: (op, t) => `mbarrier.${op.form}${op.token ? '' : '.parity'} ${t.ref(op.bar)}, ${op.token ?? t.expr(op.parity!)}`,
   } satisfies OpDef<'mbarrier.wait'>,
   {
-    op: 'mbarrier.pending_count', family: F, sync: 'local', timing: 'mbarrier.pending_count', exec: execPendingCount,
+    op: 'mbarrier.pending_count', family: F, por: 'sync', sync: 'local', timing: 'mbarrier.pending_count', exec: execPendingCount,
     text: (op) => `mbarrier.pending_count ${op.dest}, ${op.token}`,
   } satisfies OpDef<'mbarrier.pending_count'>,
 ] as OpDef[];

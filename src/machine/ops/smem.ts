@@ -36,18 +36,18 @@ const nothing = (): boolean => true;
 /** Shared-memory loads and stores, fences, `work` and `exit`. */
 export const SMEM_OPS: readonly OpDef[] = [
   {
-    op: 'ld.shared', family: F, sync: 'access', access: 'r', timing: 'ld.shared', exec: execPointAccess,
+    op: 'ld.shared', family: F, por: 'sync', sync: 'access', access: 'r', timing: 'ld.shared', exec: execPointAccess,
     text: (op, t) => `ld.shared ${t.ref(op.buf)}`,
   } satisfies OpDef<'ld.shared'>,
   {
-    op: 'st.shared', family: F, sync: 'access', access: 'w', timing: 'st.shared', exec: execPointAccess,
+    op: 'st.shared', family: F, por: 'sync', sync: 'access', access: 'w', timing: 'st.shared', exec: execPointAccess,
     text: (op, t) => `st.shared ${t.ref(op.buf)}`,
   } satisfies OpDef<'st.shared'>,
-  { op: 'fence.proxy.async', family: F, sync: 'fence', timing: 'fence.proxy.async', exec: nothing, text: (op) => op.op } satisfies OpDef<'fence.proxy.async'>,
-  { op: 'fence.mbarrier_init', family: F, sync: 'fence', timing: 'fence.mbarrier_init', exec: nothing, text: (op) => op.op } satisfies OpDef<'fence.mbarrier_init'>,
-  { op: 'work', family: F, sync: 'local', timing: 'work', exec: nothing, text: (op, t) => `work ${t.expr(op.cycles)}` } satisfies OpDef<'work'>,
+  { op: 'fence.proxy.async', family: F, por: 'local', sync: 'fence', timing: 'fence.proxy.async', exec: nothing, text: (op) => op.op } satisfies OpDef<'fence.proxy.async'>,
+  { op: 'fence.mbarrier_init', family: F, por: 'local', sync: 'fence', timing: 'fence.mbarrier_init', exec: nothing, text: (op) => op.op } satisfies OpDef<'fence.mbarrier_init'>,
+  { op: 'work', family: F, por: 'local', sync: 'local', timing: 'work', exec: nothing, text: (op, t) => `work ${t.expr(op.cycles)}` } satisfies OpDef<'work'>,
   {
-    op: 'exit', family: F, sync: 'release', timing: 'exit',
+    op: 'exit', family: F, por: 'sync', sync: 'release', timing: 'exit',
     exec(m, s, a, ins, out) {
       s.agents[a]!.pc++;
       m.finish(s, a, out, ins.loc);

@@ -36,15 +36,15 @@ const F = 'tcgen05';
 /** The operations of the tcgen05 family. */
 export const TCGEN05_OPS: readonly OpDef[] = [
   {
-    op: 'tcgen05.mma', family: F, sync: 'issue', issues: ['tc.mma'], timing: 'tcgen05.mma', exec: execMma,
+    op: 'tcgen05.mma', family: F, por: 'issue', sync: 'issue', issues: ['tc.mma'], timing: 'tcgen05.mma', exec: execMma,
     text: (op, t) => `tcgen05.mma ${t.ref(op.acc)}, ${op.reads.map((r) => t.ref(r)).join(', ')}`,
   } satisfies OpDef<'tcgen05.mma'>,
   {
-    op: 'tcgen05.commit', family: F, sync: 'release', issues: ['tc.commit'], timing: 'tcgen05.commit', exec: execCommit,
+    op: 'tcgen05.commit', family: F, por: 'issue', sync: 'release', issues: ['tc.commit'], timing: 'tcgen05.commit', exec: execCommit,
     text: (op, t) => `tcgen05.commit ${t.ref(op.bar)}${op.multicast ? `, multicast=${t.expr(op.multicast)}` : ''}`,
   } satisfies OpDef<'tcgen05.commit'>,
   {
-    op: 'tcgen05.ld', family: F, sync: 'access', access: 'r', timing: 'tcgen05.ld', exec: execPointAccess,
+    op: 'tcgen05.ld', family: F, por: 'sync', sync: 'access', access: 'r', timing: 'tcgen05.ld', exec: execPointAccess,
     text: (op, t) => `tcgen05.ld ${t.ref(op.src)}`,
   } satisfies OpDef<'tcgen05.ld'>,
 ] as OpDef[];

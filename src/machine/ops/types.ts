@@ -131,6 +131,13 @@ export interface OpDef<K extends OpName = OpName> {
   issues?: readonly AsyncKind[];
   /** Happens-before role ({@link SyncClass}). */
   sync: SyncClass;
+  /**
+   * Its class for the checker's partial-order reduction: `local` steps commute with every step of
+   * other agents (they touch only the agent's own record); `issue` steps only start asynchronous
+   * operations (independent of other agents' steps except through what those operations later
+   * do); `sync` steps read or write shared synchronization state.
+   */
+  por: 'local' | 'issue' | 'sync';
   /** Source-like text, for timelines and traces. */
   text(op: OpK<K>, t: TextCtx): string;
   /** Key of its issue cost in the simulator's timing table (`sim/timing.ts`, `ISSUE_COST`). */

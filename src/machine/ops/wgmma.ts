@@ -13,16 +13,16 @@ const F = 'wgmma';
 /** The operations of the wgmma family. */
 export const WGMMA_OPS: readonly OpDef[] = [
   {
-    op: 'wgmma.mma_async', family: F, sync: 'issue', issues: ['wgmma'], timing: 'wgmma.mma_async', exec: execMma,
+    op: 'wgmma.mma_async', family: F, por: 'issue', sync: 'issue', issues: ['wgmma'], timing: 'wgmma.mma_async', exec: execMma,
     text: (op, t) => `wgmma.mma_async ${op.reads.map((r) => t.ref(r)).join(', ')}`,
   } satisfies OpDef<'wgmma.mma_async'>,
   {
-    op: 'wgmma.commit_group', family: F, sync: 'local', timing: 'wgmma.commit_group',
+    op: 'wgmma.commit_group', family: F, por: 'local', sync: 'local', timing: 'wgmma.commit_group',
     exec: (_m, s, a) => (s.agents[a]!.wgGroup++, true),
     text: (op) => op.op,
   } satisfies OpDef<'wgmma.commit_group'>,
   {
-    op: 'wgmma.wait_group', family: F, sync: 'group-wait', timing: 'wgmma.wait_group', opEventN: true,
+    op: 'wgmma.wait_group', family: F, por: 'sync', sync: 'group-wait', timing: 'wgmma.wait_group', opEventN: true,
     enabled: (_m, s, a, ins, ag) => pendingAsyncGroups(s, a, 'wgmma') <= ins.ints.n!(ag.frame),
     exec: () => true,
     text: (op, t) => `wgmma.wait_group ${t.expr(op.n)}`,
