@@ -1,7 +1,7 @@
 /**
  * Ghost records the hazard detectors keep in `Extra.ghosts` (part of the state's hash): the
  * accesses of finished-but-unordered asynchronous operations and elected-thread waits, and the
- * small list helpers that keep them canonical (sorted, without duplicates).
+ * small list functions that keep them canonical (sorted, without duplicates).
  */
 import type { AsyncOp } from '../machine/machine.js';
 import { accessesOf, asyncDef } from '../machine/ops/index.js';

@@ -23,7 +23,7 @@ export type SignalKind = NonNullable<AsyncOp['remote']>;
 
 /**
  * What the machine lends an operation module while it runs: the program, per-CTA tables, and the
- * helpers that report diagnostics, faults and completed phases and that issue asynchronous
+ * functions that report diagnostics, faults and completed phases and that issue asynchronous
  * operations. Implemented by {@link Machine}; a module never keeps state of its own between steps.
  */
 export interface OpCtx {
