@@ -17,6 +17,7 @@ import { OPC, OPS, pointAccess } from '../machine/ops/index.js';
 import { DEFAULT_BOUNDS, encodeChoice, grow, keyOf, MAX_HAZARDS, stopOf, growthGuard, type ExploreOptions, type ExploreResult, type HashSet, type ParHooks, type RawHazard, type SearchApi } from './engine.js';
 import { copySites, landingsCommute, TX_FLOOR, txSites } from './por.js';
 import { cloneFor, freezeShared } from './clone.js';
+import { coEnabledDetector } from './co-enabled.js';
 import { EG, EG_ACC, EG_ELECT, EG_MB, EG_WG, insertPair, insertSorted, kindLabel, opAccesses } from './ghosts.js';
 
 const OPC_ARRIVE = OPC['mbarrier.arrive'];
@@ -932,43 +933,11 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
     }
   };
 
-  /**
-   * Co-enabled conflicting generic accesses in state `s` (reached from `id` by `prefix`). The agents
-   * whose next operation is a generic access (ld.shared, st.shared, tcgen05.ld) are enabled exactly
-   * when they run, so this scans the agents directly (in index order, as {@link Machine.enabled}
-   * lists them) instead of taking the enabled choices.
-   */
-  const coEnabled = (s: MachineState, id: number, prefix: Choice[]) => {
-    if (s.trapped) return;
-    let acc: { a: number; buf: number; rw: 'r' | 'w'; ins: OpInstr }[] | null = null;
-    const ags = s.agents;
-    for (let a = 0; a < ags.length; a++) {
-      const ag = ags[a]!;
-      if (ag.status !== 'run') continue;
-      const ins = agentCode[a]![ag.pc]!;
-      if (ins.i !== 'op') continue;
-      const rw = pointAccess(ins.opc);
-      if (rw === undefined) continue;
-      const buf = keyOf(ins.buf!, ag.frame);
-      if (buf < 0) continue;
-      (acc ??= []).push({ a, buf, rw, ins });
-    }
-    if (!acc || acc.length < 2) return;
-    for (let i = 0; i < acc.length; i++) for (let j = i + 1; j < acc.length; j++) {
-      const x = acc[i]!;
-      const y = acc[j]!;
-      if (x.buf !== y.buf || (x.rw === 'r' && y.rw === 'r')) continue;
-      const bufName = p.bufferName(x.buf);
-      errorFound = true;
-      const w = x.rw === 'w' ? x : y;
-      const o = w === x ? y : x;
-      report({
-        kind: 'race', severity: 'error', key: `${p.bufferOf(x.buf).info.name}|${locKey(w.ins.loc)}|${locKey(o.ins.loc)}`,
-        message: `${agentName(w.a)} writes ${bufName} (${w.ins.text}) and ${agentName(o.a)} ${o.rw === 'w' ? 'writes' : 'reads'} it (${o.ins.text}) with nothing ordering them: both are enabled in the same state, so either may go first`,
-        subject: bufName, state: id, extra: [...prefix, { kind: 'agent', agent: w.a }, { kind: 'agent', agent: o.a }], details: [], locs: [w.ins.loc, o.ins.loc],
-      });
-    }
-  };
+  /** Co-enabled conflicting generic accesses in a state (`race`): the detector of `co-enabled.ts`. */
+  const coEnabled = coEnabledDetector(p, agentCode, (h) => {
+    errorFound = true;
+    report(h);
+  });
 
   /** The actor of choice `c` in `s`: the agent, or the issuer of the asynchronous operation. */
   const actorOf = (s: MachineState, c: Choice): number => (c.kind === 'agent' ? c.agent : m.findAsync(s, c.id)!.agent);
