@@ -158,7 +158,8 @@ export class Machine implements OpCtx {
     const ins = this.agentCode[a]![ag.pc]!;
     if (ins.i !== 'op') return false;
     const d = OPS[ins.opc]!;
-    return d.enabled === undefined || d.enabled(this, s, a, ins, ag);
+    const en = d.enabled;
+    return en === undefined || en(this, s, a, ins, ag);
   }
 
   /** True when in-flight operation `o` may progress now (in-order tcgen05 / wgmma streams, cp.async arrives after their copies). */

@@ -523,14 +523,18 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
     }
   };
 
+  // Each op code's cost function, looked up once by its module's timing key.
+  const costFns = OPS.map((d) => {
+    const fn = ISSUE_COST[d.timing];
+    if (!fn) throw new Error(`timing: no issue cost for timing key '${d.timing}' (${d.op})`);
+    return fn;
+  });
   const costArgs: IssueArgs = { T, ins: null as unknown as OpInstr, mult: 0, frame: [] };
   /** Issue cost of `ins` for agent `a`: its module's timing key in {@link ISSUE_COST}. */
   const cost = (ins: OpInstr, a: number): number => {
     const info = program.agents[a]!;
     const mult = ins.per === 'thread' ? info.threads : ins.per === 'warp' ? info.warps : 1;
-    const key = OPS[ins.opc]!.timing;
-    const fn = ISSUE_COST[key];
-    if (!fn) throw new Error(`timing: no issue cost for timing key '${key}' (${ins.op.op})`);
+    const fn = costFns[ins.opc]!;
     // One arguments record, reused (`work` is costed on every step).
     costArgs.ins = ins;
     costArgs.mult = mult;
