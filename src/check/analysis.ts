@@ -8,6 +8,7 @@
 import { exprNames } from '../kernel/expr.js';
 import type { Expr, Op, SrcLoc } from '../kernel/ir.js';
 import { SINGLE_THREAD_OPS, type Instr, type Program } from '../machine/program.js';
+import { opDef } from '../machine/ops/index.js';
 
 /**
  * Partial-order class of an instruction:
@@ -68,8 +69,6 @@ export interface Analysis {
   commitOnly: Set<string> | null;
 }
 
-const LOCAL_OPS = new Set<Op['op']>(['work', 'fence.proxy.async', 'fence.mbarrier_init', 'wgmma.commit_group', 'cp.async.bulk.commit_group']);
-const ISSUE_OPS = new Set<Op['op']>(['cp.async.bulk', 'cp.async.bulk.store', 'tcgen05.mma', 'tcgen05.commit', 'wgmma.mma_async', 'cp.async']);
 
 /**
  * The symmetry class of agent `id`, or null when it has none: agents of one role in one CTA whose
@@ -236,7 +235,7 @@ export function analyse(p: Program): Analysis {
       if (op.op === 'bar.sync' || op.op === 'bar.arrive') usesNamed = true;
       if (op.op === 'mbarrier.expect_tx' || op.op === 'mbarrier.complete_tx') directTx.add(op.bar.name);
       if (op.op === 'mbarrier.wait') waits.add(op.bar.name);
-      cls.push(LOCAL_OPS.has(op.op) ? 'local' : ISSUE_OPS.has(op.op) ? 'issue' : 'sync');
+      cls.push(opDef(op.op).por);
     });
     por.push(cls);
     waitArrays.push(waits);

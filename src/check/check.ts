@@ -4,6 +4,7 @@
  * numbered steps, the barrier states after each step, the per-barrier ledger of the trace and, for
  * races, the happens-before analysis of the trace.
  */
+import { asyncDef } from '../machine/ops/index.js';
 import { Machine, type Choice, type MachineState, nextCredit, pendingAsyncGroups } from '../machine/machine.js';
 import type { MachineEvent } from '../machine/events.js';
 import type { Program } from '../machine/program.js';
@@ -158,10 +159,6 @@ export interface CheckResult {
   };
 }
 
-const KIND_LABEL: Record<string, string> = {
-  tma: 'TMA copy', 'bulk.store': 'bulk store', 'tc.mma': 'tcgen05.mma', 'tc.commit': 'tcgen05.commit', wgmma: 'wgmma',
-  'cp.async': 'cp.async', 'cpa.arrive': 'cp.async.mbarrier.arrive', remote: 'remote signal',
-};
 
 /** Replays a schedule from the initial state; returns the states, events and trace steps. */
 export function replay(program: Program, schedule: readonly number[]): { final: MachineState; events: MachineEvent[]; steps: TraceStep[]; machine: Machine } {
@@ -202,7 +199,7 @@ export function replay(program: Program, schedule: readonly number[]): { final: 
       loc = ins?.loc;
     } else {
       const o = s.inflight.find((x) => x.id === c.id);
-      actor = o ? `${KIND_LABEL[o.kind]} (from ${program.agents[o.agent]!.name})` : `async#${c.id}`;
+      actor = o ? `${asyncDef(o.kind).label} (from ${program.agents[o.agent]!.name})` : `async#${c.id}`;
       loc = o?.loc;
       if (!o) op = 'completes';
       else if (o.kind === 'tma') {

@@ -41,7 +41,8 @@ import type { Choice } from '../machine/machine.js';
 import type { Kernel } from '../kernel/ir.js';
 import { instantiate, type Program } from '../machine/program.js';
 import { StateBuf } from './codec.js';
-import { DEFAULT_BOUNDS, MAX_HAZARDS, encodeChoice, grow as growArray, growthGuard, search, stopOf, type ExploreOptions, type ExploreResult, type HashSet, type RawHazard, type SearchApi } from './explore.js';
+import { DEFAULT_BOUNDS, MAX_HAZARDS, encodeChoice, grow as growArray, growthGuard, stopOf, type ExploreOptions, type ExploreResult, type HashSet, type RawHazard, type SearchApi } from './engine.js';
+import { search } from './search.js';
 import { BoundReached, Governor, type Bound } from '../machine/governor.js';
 
 /** Slots of the control array shared by the main thread and the workers. */

@@ -9,6 +9,7 @@
 import { add, EvalFault, nonZeroStep } from '../kernel/arith.js';
 import { compileExpr, evalExpr, exprNames, foldExpr, showExpr, type CompiledExpr } from '../kernel/expr.js';
 import type { BarRef, BufRef, Expr, Kernel, Op, Per, RoleDecl, SrcLoc, Stmt } from '../kernel/ir.js';
+import { OPC, opDef } from './ops/index.js';
 
 /** A kernel that cannot be instantiated: the message names the problem, `loc` where it is. */
 export class KernelError extends Error {
@@ -99,41 +100,7 @@ export interface OpInstr {
   uid: number;
 }
 
-/**
- * Numeric codes of the operations (`OpInstr.opc`). Hot paths switch on these literal values (a
- * jump table instead of a chain of string comparisons); the comments there name the operation.
- */
-export const OPC: Readonly<Record<Op['op'], number>> = Object.freeze({
-  'mbarrier.init': 0,
-  'mbarrier.inval': 1,
-  'mbarrier.arrive': 2,
-  'mbarrier.expect_tx': 3,
-  'mbarrier.complete_tx': 4,
-  'mbarrier.wait': 5,
-  'mbarrier.pending_count': 6,
-  'cp.async.bulk': 7,
-  'cp.async.bulk.store': 8,
-  'cp.async.bulk.commit_group': 9,
-  'cp.async.bulk.wait_group': 10,
-  'tcgen05.mma': 11,
-  'tcgen05.commit': 12,
-  'tcgen05.ld': 13,
-  'wgmma.mma_async': 14,
-  'wgmma.commit_group': 15,
-  'wgmma.wait_group': 16,
-  'cp.async': 17,
-  'cp.async.mbarrier.arrive': 18,
-  'bar.sync': 19,
-  'bar.arrive': 20,
-  'fence.proxy.async': 21,
-  'fence.mbarrier_init': 22,
-  'barrier.cluster.arrive': 23,
-  'barrier.cluster.wait': 24,
-  'ld.shared': 25,
-  'st.shared': 26,
-  'work': 27,
-  'exit': 28,
-});
+export { OPC } from './ops/index.js';
 
 /** Flat instructions of a compiled role program. */
 export type Instr =
@@ -627,41 +594,10 @@ function refTextOf(r: { name: string; index: Expr; cta?: Expr }, scalars?: Reado
 }
 
 /**
- * Short source-like text of an operation, for timelines and traces. A barrier or buffer named in
- * `scalars` (declared without a length) is written without its `[0]`.
+ * Short source-like text of an operation, for timelines and traces (each operation module's
+ * `text`). A barrier or buffer named in `scalars` (declared without a length) is written without
+ * its `[0]`.
  */
 export function opText(op: Op, scalars?: ReadonlySet<string>): string {
-  const refText = (r: { name: string; index: Expr; cta?: Expr }) => refTextOf(r, scalars);
-  switch (op.op) {
-    case 'mbarrier.init': return `mbarrier.init ${refText(op.bar)}${op.count ? `, ${showExpr(op.count)}` : ''}`;
-    case 'mbarrier.inval': return `mbarrier.inval ${refText(op.bar)}`;
-    case 'mbarrier.arrive': {
-      const m = op.drop ? 'mbarrier.arrive_drop' : 'mbarrier.arrive';
-      const sfx = (op.expectTx ? '.expect_tx' : '') + (op.noComplete ? '.noComplete' : '') + (op.sem === 'relaxed' ? '.relaxed' : op.scope ? '.release' : '') + (op.scope ? `.${op.scope}` : '');
-      const args = [refText(op.bar)];
-      if (op.expectTx) args.push(showExpr(op.expectTx));
-      if (op.count) args.push(showExpr(op.count));
-      return `${m}${sfx} ${args.join(', ')}`;
-    }
-    case 'mbarrier.expect_tx': return `mbarrier.expect_tx ${refText(op.bar)}, ${showExpr(op.bytes)}`;
-    case 'mbarrier.complete_tx': return `mbarrier.complete_tx ${refText(op.bar)}, ${showExpr(op.bytes)}`;
-    case 'mbarrier.wait': return `mbarrier.${op.form}${op.token ? '' : '.parity'} ${refText(op.bar)}, ${op.token ?? showExpr(op.parity!)}`;
-    case 'mbarrier.pending_count': return `mbarrier.pending_count ${op.dest}, ${op.token}`;
-    case 'cp.async.bulk': return `cp.async.bulk${op.tensor ? '.tensor' : ''} ${refText(op.dst)}, ${showExpr(op.bytes)}, ${refText(op.bar)}${op.multicast ? `, multicast=${showExpr(op.multicast)}` : ''}`;
-    case 'cp.async.bulk.store': return `cp.async.bulk.store ${refText(op.src)}, ${showExpr(op.bytes)}`;
-    case 'cp.async.bulk.wait_group': return `cp.async.bulk.wait_group${op.read ? '.read' : ''} ${showExpr(op.n)}`;
-    case 'tcgen05.mma': return `tcgen05.mma ${refText(op.acc)}, ${op.reads.map(refText).join(', ')}`;
-    case 'tcgen05.commit': return `tcgen05.commit ${refText(op.bar)}${op.multicast ? `, multicast=${showExpr(op.multicast)}` : ''}`;
-    case 'tcgen05.ld': return `tcgen05.ld ${refText(op.src)}`;
-    case 'wgmma.mma_async': return `wgmma.mma_async ${op.reads.map(refText).join(', ')}`;
-    case 'wgmma.wait_group': return `wgmma.wait_group ${showExpr(op.n)}`;
-    case 'cp.async': return `cp.async ${refText(op.dst)}, ${showExpr(op.bytes)}`;
-    case 'cp.async.mbarrier.arrive': return `cp.async.mbarrier.arrive${op.noinc ? '.noinc' : ''} ${refText(op.bar)}`;
-    case 'bar.sync': return `bar.sync ${showExpr(op.id)}${op.threads ? `, ${showExpr(op.threads)}` : ''}`;
-    case 'bar.arrive': return `bar.arrive ${showExpr(op.id)}, ${showExpr(op.threads)}`;
-    case 'ld.shared': return `ld.shared ${refText(op.buf)}`;
-    case 'st.shared': return `st.shared ${refText(op.buf)}`;
-    case 'work': return `work ${showExpr(op.cycles)}`;
-    default: return op.op;
-  }
+  return opDef(op.op).text(op, { ref: (r) => refTextOf(r, scalars), expr: showExpr });
 }

@@ -15,7 +15,8 @@ import type { OpInstr, Program } from '../machine/program.js';
 import type { Diagnostic } from '../model/diagnostics.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import { Governor, type Bound } from '../machine/governor.js';
-import { H200, validateTiming, type Timing } from './timing.js';
+import { H200, ISSUE_COST, validateTiming, type IssueArgs, type Timing } from './timing.js';
+import { OPS } from '../machine/ops/index.js';
 
 /** Options of {@link simulate}. */
 export interface SimOptions {
@@ -536,42 +537,23 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
     }
   };
 
+  // Each op code's cost function, looked up once by its module's timing key.
+  const costFns = OPS.map((d) => {
+    const fn = ISSUE_COST[d.timing];
+    if (!fn) throw new Error(`timing: no issue cost for timing key '${d.timing}' (${d.op})`);
+    return fn;
+  });
+  const costArgs: IssueArgs = { T, ins: null as unknown as OpInstr, mult: 0, frame: [] };
+  /** Issue cost of `ins` for agent `a`: its module's timing key in {@link ISSUE_COST}. */
   const cost = (ins: OpInstr, a: number): number => {
-    const op = ins.op;
     const info = program.agents[a]!;
     const mult = ins.per === 'thread' ? info.threads : ins.per === 'warp' ? info.warps : 1;
-    const lo = v(T.loopOverhead);
-    switch (op.op) {
-      case 'mbarrier.init': return v(T.issueInit);
-      case 'mbarrier.inval': return v(T.issueInval);
-      case 'mbarrier.arrive': return v(T.issueArrive) + lo;
-      case 'mbarrier.expect_tx': return v(T.issueExpectTx) + lo;
-      case 'mbarrier.complete_tx': return v(T.issueCompleteTx) + lo;
-      case 'mbarrier.wait': return (op.form === 'test_wait' ? v(T.waitPassTestWait) : v(T.waitPassTryWait)) + lo;
-      case 'mbarrier.pending_count': return 2;
-      case 'cp.async.bulk': return (op.tensor ? v(T.issueTensorCopy) : v(T.issueBulkCopy)) * Math.min(mult, 32) + lo;
-      case 'cp.async.bulk.store': return v(T.issueBulkStore) + lo;
-      case 'cp.async.bulk.commit_group':
-      case 'cp.async.bulk.wait_group':
-      case 'wgmma.commit_group':
-      case 'wgmma.wait_group': return v(T.issueWgmmaGroupOp);
-      case 'tcgen05.mma':
-      case 'wgmma.mma_async': return v(T.issueMma) + lo;
-      case 'tcgen05.commit': return v(T.issueCommit) + lo;
-      case 'tcgen05.ld': return v(T.tmemLoad);
-      case 'cp.async': return v(T.issueCpAsync);
-      case 'cp.async.mbarrier.arrive': return v(T.issueArrive);
-      case 'bar.sync':
-      case 'bar.arrive': return v(T.barSync);
-      case 'fence.proxy.async': return v(T.fenceProxyAsync);
-      case 'fence.mbarrier_init': return v(T.fenceMbarrierInit);
-      case 'barrier.cluster.arrive': return v(T.clusterArrive);
-      case 'barrier.cluster.wait': return 10;
-      case 'ld.shared': return v(T.ldShared);
-      case 'st.shared': return v(T.stShared);
-      case 'work': return Math.max(0, ins.ints.cycles!(s.agents[a]!.frame));
-      case 'exit': return 0;
-    }
+    const fn = costFns[ins.opc]!;
+    // One arguments record, reused (`work` is costed on every step).
+    costArgs.ins = ins;
+    costArgs.mult = mult;
+    costArgs.frame = s.agents[a]!.frame;
+    return fn(costArgs);
   };
 
   const park = (a: number, t: number, ins: OpInstr) => {

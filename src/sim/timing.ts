@@ -6,6 +6,9 @@
  * Every parameter can be overridden from JSON (`--timing FILE.json`) with {@link mergeTiming}.
  */
 
+import type { OpName } from '../kernel/ir.js';
+import type { OpInstr } from '../machine/program.js';
+
 /** A number with where it comes from. */
 export interface Param {
   value: number;
@@ -277,3 +280,54 @@ export function mergeTiming(base: Timing, overrides: unknown): Timing {
   validateTiming(out as unknown as Timing);
   return out as unknown as Timing;
 }
+
+/** What an operation's issue cost may depend on: the timing, the instruction, the threads performing it, the agent's frame. */
+export interface IssueArgs {
+  T: Timing;
+  ins: OpInstr;
+  /** Threads of the agent performing it (its `per`). */
+  mult: number;
+  frame: number[];
+}
+
+/** Issue cost of one operation, in cycles (the agent's next instruction starts that much later). */
+export type IssueCost = (c: IssueArgs) => number;
+
+const lo = (T: Timing) => T.loopOverhead.value;
+
+/**
+ * Issue cost of every operation, keyed by its module's timing key (`OpDef.timing` in
+ * `machine/ops/`): the one place the simulator reads an operation's cost from. Asynchronous
+ * completions are timed by `scheduleAsync` in `simulate.ts`.
+ */
+export const ISSUE_COST = {
+  'mbarrier.init': ({ T }) => T.issueInit.value,
+  'mbarrier.inval': ({ T }) => T.issueInval.value,
+  'mbarrier.arrive': ({ T }) => T.issueArrive.value + lo(T),
+  'mbarrier.expect_tx': ({ T }) => T.issueExpectTx.value + lo(T),
+  'mbarrier.complete_tx': ({ T }) => T.issueCompleteTx.value + lo(T),
+  'mbarrier.wait': ({ T, ins }) => ((ins.op as { form: string }).form === 'test_wait' ? T.waitPassTestWait.value : T.waitPassTryWait.value) + lo(T),
+  'mbarrier.pending_count': () => 2,
+  'cp.async.bulk': ({ T, ins, mult }) => ((ins.op as { tensor?: boolean }).tensor ? T.issueTensorCopy.value : T.issueBulkCopy.value) * Math.min(mult, 32) + lo(T),
+  'cp.async.bulk.store': ({ T }) => T.issueBulkStore.value + lo(T),
+  'cp.async.bulk.commit_group': ({ T }) => T.issueWgmmaGroupOp.value,
+  'cp.async.bulk.wait_group': ({ T }) => T.issueWgmmaGroupOp.value,
+  'wgmma.commit_group': ({ T }) => T.issueWgmmaGroupOp.value,
+  'wgmma.wait_group': ({ T }) => T.issueWgmmaGroupOp.value,
+  'tcgen05.mma': ({ T }) => T.issueMma.value + lo(T),
+  'wgmma.mma_async': ({ T }) => T.issueMma.value + lo(T),
+  'tcgen05.commit': ({ T }) => T.issueCommit.value + lo(T),
+  'tcgen05.ld': ({ T }) => T.tmemLoad.value,
+  'cp.async': ({ T }) => T.issueCpAsync.value,
+  'cp.async.mbarrier.arrive': ({ T }) => T.issueArrive.value,
+  'bar.sync': ({ T }) => T.barSync.value,
+  'bar.arrive': ({ T }) => T.barSync.value,
+  'fence.proxy.async': ({ T }) => T.fenceProxyAsync.value,
+  'fence.mbarrier_init': ({ T }) => T.fenceMbarrierInit.value,
+  'barrier.cluster.arrive': ({ T }) => T.clusterArrive.value,
+  'barrier.cluster.wait': () => 10,
+  'ld.shared': ({ T }) => T.ldShared.value,
+  'st.shared': ({ T }) => T.stShared.value,
+  'work': ({ ins, frame }) => Math.max(0, ins.ints.cycles!(frame)),
+  'exit': () => 0,
+} satisfies Record<OpName, IssueCost> as Readonly<Record<string, IssueCost>>;

@@ -1,0 +1,192 @@
+/**
+ * The search engine's shared vocabulary, used by the sequential search (`search.ts`), the parallel
+ * search (`parallel.ts`) and their callers: options and bounds, the visited-set interface, the
+ * hooks a parallel worker plugs in, progress, raw hazards and results, and the choice encoding.
+ */
+import type { Choice, Machine, MachineState } from '../machine/machine.js';
+import type { Analysis } from './analysis.js';
+import { EvalFault } from '../kernel/expr.js';
+import type { Severity } from '../model/diagnostics.js';
+import type { SrcLoc } from '../kernel/ir.js';
+import { BoundReached, Governor, type Bound } from '../machine/governor.js';
+import type { Codec, StateBuf } from './codec.js';
+
+/**
+ * A barrier or buffer key the checker reads ahead of a step, or -1 when its index expression faults
+ * (division by zero, overflow): the step itself then runs and the machine reports the `arith` fault.
+ */
+export function keyOf(f: (frame: number[]) => number, frame: number[]): number {
+  try {
+    return f(frame);
+  } catch (err) {
+    if (err instanceof EvalFault) return -1;
+    throw err;
+  }
+}
+
+/**
+ * Most hazards one search keeps (distinct kind, subject and site). `--all` lists every reachable
+ * (kind, subject) below it; the cap only keeps a kernel with thousands of racy sites bounded.
+ */
+export const MAX_HAZARDS = 256;
+
+/** The search's bounds when the options leave them out: stored states, estimated bytes, wall milliseconds. */
+export const DEFAULT_BOUNDS: Readonly<{ maxStates: number; maxMemory: number; timeoutMs: number }> = Object.freeze({
+  maxStates: 5_000_000, maxMemory: 2 * 1024 ** 3, timeoutMs: 60_000,
+});
+
+/** Options of the exhaustive search. */
+export interface ExploreOptions {
+  maxStates?: number;
+  /**
+   * Bytes of process memory (the resident set, src/machine/governor.ts; in a browser the search's
+   * own estimate): the search stops (incomplete) before passing it, also before a table growth
+   * that would pass it.
+   */
+  maxMemory?: number;
+  timeoutMs?: number;
+  /** Explore everything even after an error hazard (default: stop at the end of the depth where the first error was found). */
+  all?: boolean;
+  /** Partial-order reduction (default true). */
+  por?: boolean;
+  /** Stable waits and enabled wait_groups as forced steps of the partial-order reduction (default true; only with `por`). */
+  stableWaits?: boolean;
+  /** Symmetry reduction (default true). */
+  symmetry?: boolean;
+  /** Strict warnings: cross-proxy WAR (generic accesses, then an async-proxy overwrite without fence.proxy.async). */
+  strict?: boolean;
+  /** Internal (tests): check every incremental state hash against a full recomputation, and freeze the state parts successors share (a step that mutates one throws). */
+  verifyHash?: boolean;
+  /** Called every ~0.25 s with progress figures. */
+  onProgress?: (p: Progress) => void;
+  /**
+   * Called with every terminal state (no step enabled: every agent exited, or a hang) as it is
+   * expanded. The differential tests compare the sets of final states of reduced and unreduced
+   * searches through it. Sequential search only.
+   */
+  onTerminal?: (s: MachineState) => void;
+  /**
+   * Worker threads exploring each breadth-first level together (default 1: this thread alone).
+   * The result is the same as with one: same verdict, hazards, stored states and transitions of a
+   * complete search (state ids, and so traces, may differ). See parallel.ts.
+   */
+  workers?: number;
+}
+
+/** A set of 64-bit state hashes (h2 ≠ 0): the visited set. */
+export interface HashSet {
+  /** Inserts (h1, h2); false when it was already present. */
+  add(h1: number, h2: number): boolean;
+  readonly bytes: number;
+  /** Bytes once `n` more entries are added. */
+  bytesAfter(n: number): number;
+}
+
+/** What a worker of the parallel search plugs into the search (parallel.ts). */
+export interface ParHooks {
+  /** The visited set shared by all workers. */
+  visited: HashSet;
+  /** Records a new stored state (reached from `parentId` by `chain`); returns its local index. */
+  store(parentId: number, chain: readonly Choice[]): number;
+  /** The worker's governor (memory, deadline, linked to the other workers' stop). */
+  governor: Governor;
+}
+
+/** The search's name of a governor's bound. */
+export function stopOf(b: Bound): NonNullable<ExploreResult['stoppedBy']> {
+  return b === 'max-steps' ? 'max-states' : b;
+}
+
+/** A guard for a table's growth: throws {@link BoundReached} when `gov` refuses the bytes. */
+export function growthGuard(gov: Governor): (bytes: number) => void {
+  return (bytes) => {
+    if (!gov.allow(bytes)) throw new BoundReached('max-memory');
+  };
+}
+
+/** The search's internals, for a worker of the parallel search (parallel.ts). */
+export interface SearchApi {
+  machine: Machine;
+  analysis: Analysis;
+  codec: Codec;
+  /** The initial state's hash, and a buffer holding it encoded (id 0). */
+  hash0: [number, number];
+  initial: StateBuf;
+  /** Hazards of the initial state (a division by zero before the first operation), and whether one is an error. */
+  initHazards: RawHazard[];
+  initError: boolean;
+  /** Expands the state at index `i` of `buf` (its id is `buf.ids[i]`) into `next`. */
+  expandAt(buf: StateBuf, i: number, next: StateBuf): void;
+  /** Hazards reported since the last call (first per key, in the order found), and whether an error was found since the last call. */
+  takeHazards(): RawHazard[];
+  takeError(): boolean;
+  counters(): { transitions: number; terminalOk: number; intermediates: number };
+  abortBy(): ExploreResult['stoppedBy'];
+  /** Learnt barrier keys per buffer key (TMA copies issued so far); `addFedBy` merges other workers' knowledge. */
+  fedBy(): [number, number[]][];
+  addFedBy(l: [number, number[]][]): void;
+}
+
+/** Progress and coverage figures. */
+export interface Progress {
+  states: number;
+  transitions: number;
+  depth: number;
+  frontier: number;
+  memory: number;
+  elapsedMs: number;
+}
+
+/** A hazard as found by the explorer: where its trace ends, before the trace is rebuilt. */
+export interface RawHazard {
+  kind: string;
+  severity: Severity;
+  key: string;
+  message: string;
+  subject: string | null;
+  /** State id the trace reaches; then `extra` choices are applied. */
+  state: number;
+  extra: Choice[];
+  details: string[];
+  locs: SrcLoc[];
+}
+
+/** What the search produced. */
+export interface ExploreResult {
+  machine: Machine;
+  analysis: Analysis;
+  hazards: RawHazard[];
+  complete: boolean;
+  stoppedBy: 'max-states' | 'max-memory' | 'timeout' | 'hazard' | null;
+  states: number;
+  transitions: number;
+  depth: number;
+  peakFrontier: number;
+  memory: number;
+  elapsedMs: number;
+  /** Parent id per state id, and the choices leading from the parent (chainData[chainOff[id]] = length, then codes). */
+  parent: Int32Array;
+  chainOff: Int32Array;
+  chainData: Int32Array;
+  terminalOk: number;
+  /** States passed through by forced (reduced) steps: hashed, never stored or expanded. */
+  intermediates: number;
+}
+
+/** Choice ↔ integer code: agent a → a; async op id → −(id + 1). */
+export function encodeChoice(c: Choice): number {
+  return c.kind === 'agent' ? c.agent : -(c.id + 1);
+}
+export function decodeChoice(x: number): Choice {
+  return x >= 0 ? { kind: 'agent', agent: x } : { kind: 'async', id: -x - 1 };
+}
+
+/** `a`, or a copy at least `n` long (doubling), with `a`'s contents. */
+export function grow(a: Int32Array<ArrayBuffer>, n: number): Int32Array<ArrayBuffer> {
+  if (n <= a.length) return a;
+  let size = a.length * 2;
+  while (size < n) size *= 2;
+  const b = new Int32Array(size);
+  b.set(a);
+  return b;
+}

@@ -1,0 +1,142 @@
+/**
+ * Named barriers (PTX ISA §9.7.13.1: `bar.sync` / `barrier.sync`, `bar.arrive`; 16 per CTA, counted
+ * in whole warps, generations) and cluster barriers (§9.7.13.3: `barrier.cluster.arrive` /
+ * `barrier.cluster.wait`, rounds over the running agents of a cluster).
+ */
+import { diagnostic } from '../../model/mbarrier.js';
+import { DIAG } from '../../model/diagnostics.js';
+import type { OpInstr } from '../program.js';
+import { NAMED_PER_CTA, type MachineState, type StepOut } from '../state.js';
+import type { OpCtx, OpDef, OpK } from './types.js';
+
+/**
+ * Completes every cluster-barrier round of cluster `cl` that all its running agents have arrived
+ * in (an agent that finished no longer counts; a round needs at least one running agent).
+ */
+export function checkCluster(m: OpCtx, s: MachineState, cl: number, out: StepOut): void {
+  const members = m.clusterAgents[cl]!;
+  for (;;) {
+    const next = s.clusterDone[cl]! + 1;
+    let all = true;
+    let any = false;
+    for (const a of members) {
+      const ag = s.agents[a]!;
+      if (ag.status !== 'run') continue;
+      if (ag.clusterRound < next) {
+        all = false;
+        break;
+      }
+      any = true;
+    }
+    if (!all || !any) return;
+    s.clusterDone[cl] = next;
+    out.other = true;
+    { m.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'sync', t: s.now, agent: -1, kind: 'cluster.done', id: next, cluster: cl }); }
+  }
+}
+
+/**
+ * `bar.sync` (two steps: arrive, then proceed once the generation completed) and `bar.arrive`
+ * (one step). Each warp of the agent performing it adds 32 threads.
+ */
+function execNamed(m: OpCtx, s: MachineState, a: number, ins: OpInstr, out: StepOut): boolean {
+  const info = m.program.agents[a]!;
+  const ag = s.agents[a]!;
+  const f = ag.frame;
+  const loc = ins.loc;
+  const op = ins.op;
+  const opc = ins.opc;
+  if (ag.sub < 0) {
+    // PTX ISA §9.7.13.1: ids 0..15; the thread count a positive multiple of the warp size.
+    const id = ins.ints.id!(f);
+    const n = ins.ints.threads ? ins.ints.threads(f) : 32;
+    if (id < 0 || id > 15 || n < 32 || n % 32 !== 0) {
+      const what = id < 0 || id > 15 ? `id ${id} is outside 0..15` : `thread count ${n} is not a positive multiple of 32`;
+      return m.fault(s, a, out, diagnostic(DIAG.namedBarrier, `${ins.text}: the named barrier ${what}`), loc, -1), false;
+    }
+  }
+  const nk = m.namedKey(a, ins, ag);
+  const nb = s.named[nk]!;
+  if (op.op === 'bar.sync' && ag.sub >= 0) {
+    // Second half of bar.sync: the generation this agent arrived in has completed.
+    ag.sub = -1;
+    { m.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'sync', t: s.now, agent: a, kind: 'bar.sync.done', id: nk % NAMED_PER_CTA, loc }); }
+    return true;
+  }
+  const count = ins.ints.threads ? ins.ints.threads(f) : m.ctaThreads[info.cta]!;
+  nb.count = count;
+  const warps = ins.per === 'one' ? 1 : info.warps;
+  let gen = nb.gen;
+  if (opc === 20) {
+    // A non-blocking arrive that lands in the generation this agent's previous arrive landed in:
+    // its threads count twice toward one generation (bug pattern B03).
+    const idn = nk % NAMED_PER_CTA;
+    if (ag.lastArrive === nb.gen * NAMED_PER_CTA + idn) {
+      const d = diagnostic(DIAG.lapping, `${info.name} arrives on named barrier ${idn} again while the generation its previous bar.arrive joined (${nb.arrived} of ${count} threads) has not completed: its threads count twice toward one generation`);
+      m.diag(s, out, d, a, -1, -1, loc);
+    }
+  }
+  // Barriers count whole warps (PTX ISA §9.7.13.1): each warp adds 32 threads.
+  for (let w = 0; w < warps; w++) {
+    gen = nb.gen;
+    nb.arrived += 32;
+    if (nb.arrived >= count) {
+      nb.arrived -= count;
+      nb.gen++;
+      out.other = true;
+      const id = nk % NAMED_PER_CTA;
+      { m.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'sync', t: s.now, agent: a, kind: 'named.done', id, loc }); }
+    }
+  }
+  const id = nk % NAMED_PER_CTA;
+  if (opc === 20) ag.lastArrive = gen * NAMED_PER_CTA + id;
+  { m.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'sync', t: s.now, agent: a, kind: (op as OpK<'bar.sync' | 'bar.arrive'>).op, id, loc }); }
+  if (op.op === 'bar.sync') {
+    // Completes in a second step once generation `gen` is done (also when our own arrival
+    // completed it: keeps steps uniform).
+    ag.sub = gen;
+    return false;
+  }
+  return true;
+}
+
+const F = 'barriers';
+
+/** The operations of the named- and cluster-barrier family. */
+export const BARRIER_OPS: readonly OpDef[] = [
+  {
+    op: 'bar.sync', family: F, por: 'sync', sync: 'barrier', timing: 'bar.sync', exec: execNamed,
+    enabled: (m, s, a, ins, ag) => ag.sub < 0 || s.named[m.namedKey(a, ins, ag)]!.gen > ag.sub,
+    opEvent: 'first',
+    text: (op, t) => `bar.sync ${t.expr(op.id)}${op.threads ? `, ${t.expr(op.threads)}` : ''}`,
+  } satisfies OpDef<'bar.sync'>,
+  {
+    op: 'bar.arrive', family: F, por: 'sync', sync: 'release', timing: 'bar.arrive', exec: execNamed,
+    text: (op, t) => `bar.arrive ${t.expr(op.id)}, ${t.expr(op.threads)}`,
+  } satisfies OpDef<'bar.arrive'>,
+  {
+    op: 'barrier.cluster.arrive', family: F, por: 'sync', sync: 'release', timing: 'barrier.cluster.arrive',
+    // The arrive releases the agent's earlier memory operations at cluster scope, remote
+    // mbarrier signals included (PTX ISA §9.7.13.3, §8.9.4): they land before it takes effect.
+    enabled(_m, s, a) {
+      for (const o of s.inflight) if (o.agent === a && o.kind === 'remote') return false;
+      return true;
+    },
+    exec(m, s, a, ins, out) {
+      s.agents[a]!.clusterRound++;
+      { m.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'sync', t: s.now, agent: a, kind: 'cluster.arrive', id: 0, loc: ins.loc }); }
+      checkCluster(m, s, m.program.agents[a]!.cluster, out);
+      return true;
+    },
+    text: (op) => op.op,
+  } satisfies OpDef<'barrier.cluster.arrive'>,
+  {
+    op: 'barrier.cluster.wait', family: F, por: 'sync', sync: 'barrier', timing: 'barrier.cluster.wait',
+    enabled: (m, s, a, _ins, ag) => s.clusterDone[m.program.agents[a]!.cluster]! >= ag.clusterRound,
+    exec(m, s, a, ins, out) {
+      { m.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'sync', t: s.now, agent: a, kind: 'cluster.wait', id: 0, loc: ins.loc }); }
+      return true;
+    },
+    text: (op) => op.op,
+  } satisfies OpDef<'barrier.cluster.wait'>,
+] as OpDef[];

@@ -1,0 +1,127 @@
+/**
+ * TMA and bulk copies (PTX ISA §9.7.9.25.4): `cp.async.bulk{.tensor}` loads into shared memory
+ * (plain, multicast, credited in chunks with `complete_tx` on the destination's mbarrier), bulk
+ * stores out of shared memory and their bulk async-groups (`cp.async.bulk.commit_group`,
+ * `cp.async.bulk.wait_group`, §9.7.9.25.4.3).
+ */
+import { diagnostic } from '../../model/mbarrier.js';
+import { DIAG } from '../../model/diagnostics.js';
+import type { OpInstr } from '../program.js';
+import { nextCredit, pendingAsyncGroups, type AsyncOp, type MachineState, type StepOut } from '../state.js';
+import { signal } from './mbarrier.js';
+import type { AsyncDef, OpCtx, OpDef } from './types.js';
+
+/** `cp.async.bulk{.tensor}` global → shared memory: one TMA copy per destination CTA (and per thread performing it). */
+function execCopy(m: OpCtx, s: MachineState, a: number, ins: OpInstr, out: StepOut, n: number): boolean {
+  const p = m.program;
+  const info = p.agents[a]!;
+  const f = s.agents[a]!.frame;
+  const loc = ins.loc;
+  const key = ins.bar!(f);
+  if (key < 0) return m.keyFault(s, a, out, ins, 'barrier'), false;
+  const buf = ins.buf!(f);
+  if (buf < 0) return m.keyFault(s, a, out, ins, 'buffer'), false;
+  const bytes = ins.ints.bytes!(f);
+  if (bytes <= 0 || bytes % 16 !== 0) {
+    return m.fault(s, a, out, diagnostic(DIAG.bulkSize, `${ins.text}: ${bytes} bytes is not a positive multiple of 16`), loc, key), false;
+  }
+  const chunks = Math.max(1, Math.min(ins.ints.chunks ? ins.ints.chunks(f) : 1, bytes / 16));
+  const mask = ins.ints.multicast ? ins.ints.multicast(f) : -1;
+  const clusterBase = info.cluster * p.clusterSize;
+  const barRank = m.barCta(key) - clusterBase;
+  const bufRank = m.bufCta(buf) - clusterBase;
+  if (mask < 0 && barRank !== bufRank) {
+    // Without multicast the mbarrier must be in the destination's CTA (PTX ISA §9.7.9.25.4.1,
+    // §9.7.9.27.1.2 with .cta_group::1): where the bytes would be credited is undefined.
+    return m.fault(s, a, out, diagnostic(DIAG.tmaBarrierCta,
+      `${ins.text}: its mbarrier ${p.barrierName(key)} is in CTA ${barRank} but its destination ${p.bufferName(buf)} is in CTA ${bufRank}; without multicast the mbarrier must be in the destination's CTA`, s.bars[key]), loc, key), false;
+  }
+  // Destination ranks: the buffer's, or (multicast) every rank in the mask, in ascending order.
+  const r0 = mask < 0 ? bufRank : 0;
+  const r1 = mask < 0 ? bufRank + 1 : p.clusterSize;
+  for (let j = 0; j < n; j++) {
+    for (let r = r0; r < r1; r++) {
+      if (mask >= 0 && !(mask & (1 << r))) continue;
+      // Multicast: data and complete_tx land at the same CTA-relative offsets in each destination (PTX ISA §9.7.9.25.4.1).
+      const dBar = key + (r - barRank) * p.barriersPerCta;
+      const dBuf = buf + (r - bufRank) * p.buffersPerCta;
+      m.newAsync(s, out, 'tma', a, clusterBase + r, dBar, dBuf, null, bytes, bytes, chunks, -1, 0, null, null, loc);
+    }
+  }
+  return true;
+}
+
+/** `cp.async.bulk` shared → global: a store in the issuer's open bulk group. */
+function execStore(m: OpCtx, s: MachineState, a: number, ins: OpInstr, out: StepOut, n: number): boolean {
+  const ag = s.agents[a]!;
+  const buf = ins.buf!(ag.frame);
+  if (buf < 0) return m.keyFault(s, a, out, ins, 'buffer'), false;
+  const bytes = ins.ints.bytes!(ag.frame);
+  for (let j = 0; j < n; j++) m.newAsync(s, out, 'bulk.store', a, m.program.agents[a]!.cta, -1, buf, null, bytes, bytes, 1, ag.bulkGroup, 0, null, null, ins.loc);
+  return true;
+}
+
+const F = 'bulk';
+
+/** The operations of the TMA and bulk-copy family. */
+export const BULK_OPS: readonly OpDef[] = [
+  {
+    op: 'cp.async.bulk', family: F, por: 'issue', sync: 'issue', issues: ['tma'], timing: 'cp.async.bulk', exec: execCopy,
+    text: (op, t) => `cp.async.bulk${op.tensor ? '.tensor' : ''} ${t.ref(op.dst)}, ${t.expr(op.bytes)}, ${t.ref(op.bar)}${op.multicast ? `, multicast=${t.expr(op.multicast)}` : ''}`,
+  } satisfies OpDef<'cp.async.bulk'>,
+  {
+    op: 'cp.async.bulk.store', family: F, por: 'issue', sync: 'issue', issues: ['bulk.store'], timing: 'cp.async.bulk.store', exec: execStore,
+    text: (op, t) => `cp.async.bulk.store ${t.ref(op.src)}, ${t.expr(op.bytes)}`,
+  } satisfies OpDef<'cp.async.bulk.store'>,
+  {
+    op: 'cp.async.bulk.commit_group', family: F, por: 'local', sync: 'local', timing: 'cp.async.bulk.commit_group',
+    exec: (_m, s, a) => (s.agents[a]!.bulkGroup++, true),
+    text: (op) => op.op,
+  } satisfies OpDef<'cp.async.bulk.commit_group'>,
+  {
+    op: 'cp.async.bulk.wait_group', family: F, por: 'sync', sync: 'group-wait', timing: 'cp.async.bulk.wait_group', opEventN: true,
+    enabled: (_m, s, a, ins, ag) => pendingAsyncGroups(s, a, 'bulk.store') <= ins.ints.n!(ag.frame),
+    exec: () => true,
+    text: (op, t) => `cp.async.bulk.wait_group${op.read ? '.read' : ''} ${t.expr(op.n)}`,
+  } satisfies OpDef<'cp.async.bulk.wait_group'>,
+] as OpDef[];
+
+/** A TMA load in flight: each step credits one chunk of its bytes with `complete_tx`. */
+export const TMA_ASYNC: AsyncDef = {
+  kind: 'tma', family: F, label: 'TMA copy', stream: null, bufAccess: { rw: 'w', proxy: 'async' },
+  progress(m, s, o, out) {
+    // One partial credit; the H200 credits a copy's bytes in 16-byte units, grouped differently on each run (FINDINGS-tensor.md TT5).
+    const chunk = nextCredit(o);
+    o.left -= chunk;
+    o.chunks--;
+    const done = o.left <= 0;
+    if (done) { m.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'access', t: s.now, buf: o.buf, rw: 'w', proxy: 'async', edge: 'end', agent: -1, async: o.id, loc: o.loc }); }
+    if (!signal(m, s, out, o.bar, 'complete_tx', 1, 1, chunk, -1, o.id, o.loc, undefined)) return 'trap';
+    return done ? 'done' : 'more';
+  },
+  touched: (o: AsyncOp) => o.bar,
+};
+
+/**
+ * Ends the accesses of a completed copy, store or MMA: its `buf` (mode and proxy from `d`) and its
+ * operand reads (async proxy). Shared by every kind that holds buffers until it completes.
+ */
+export function endAccesses(m: OpCtx, s: MachineState, o: AsyncOp, out: StepOut, d: AsyncDef): void {
+  if (o.buf >= 0) {
+    const rw = d.bufAccess ? d.bufAccess.rw : 'w';
+    const proxy = d.bufAccess ? d.bufAccess.proxy : 'async';
+    { m.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'access', t: s.now, buf: o.buf, rw, proxy, edge: 'end', agent: -1, async: o.id, loc: o.loc }); }
+  }
+  if (o.reads) for (const r of o.reads) { m.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'access', t: s.now, buf: r, rw: 'r', proxy: 'async', edge: 'end', agent: -1, async: o.id, loc: o.loc }); }
+}
+
+/** A bulk store in flight: completes in one step (its group may then retire). */
+export const BULK_STORE_ASYNC: AsyncDef = {
+  kind: 'bulk.store', family: F, label: 'bulk store', stream: null, bufAccess: { rw: 'r', proxy: 'async' },
+  progress(m, s, o, out) {
+    endAccesses(m, s, o, out, BULK_STORE_ASYNC);
+    out.other = true;
+    return 'done';
+  },
+  touched: () => -1,
+};

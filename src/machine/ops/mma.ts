@@ -1,0 +1,28 @@
+/**
+ * Issuing an MMA, shared by wgmma (PTX ISA §9.7.15.5) and tcgen05.mma (§9.7.16.10): the operand
+ * buffers it reads (and, for tcgen05, the TMEM accumulator it writes) until it completes.
+ */
+import type { OpInstr } from '../program.js';
+import type { MachineState, StepOut } from '../state.js';
+import type { OpCtx, OpK } from './types.js';
+
+/** Issues `ins` (tcgen05.mma or wgmma.mma_async) as one asynchronous MMA in its issuer's stream. */
+export function execMma(m: OpCtx, s: MachineState, a: number, ins: OpInstr, out: StepOut): boolean {
+  const ag = s.agents[a]!;
+  const f = ag.frame;
+  const op = ins.op;
+  const rf = ins.reads!;
+  const keys = m.scratchKeys; // may hold more from an earlier MMA: only the first rf.length count
+  for (let j = 0; j < rf.length; j++) {
+    const k = rf[j]!(f);
+    if (k < 0) return m.keyFault(s, a, out, ins, 'buffer'), false;
+    keys[j] = k;
+  }
+  const reads = keys.slice(0, rf.length);
+  const tc = op.op === 'tcgen05.mma';
+  const acc = tc ? ins.buf!(f) : -1;
+  if (tc && acc < 0) return m.keyFault(s, a, out, ins, 'buffer'), false;
+  const { m: mm, n, k } = (op as OpK<'tcgen05.mma'>).shape;
+  m.newAsync(s, out, tc ? 'tc.mma' : 'wgmma', a, m.program.agents[a]!.cta, -1, acc, reads, 2 * mm * n * k, 0, 1, tc ? -1 : ag.wgGroup, 0, null, null, ins.loc);
+  return true;
+}

@@ -1,0 +1,58 @@
+/**
+ * The agent's own memory operations and local steps: `ld.shared` / `st.shared` (generic-proxy
+ * accesses, also of another CTA's distributed shared memory, PTX ISA §9.7.9.25.2), the fences
+ * (`fence.proxy.async`, §9.7.13.4.18; `fence.mbarrier_init`, §9.7.13.4.17), `work N` (time only)
+ * and `exit`.
+ */
+import { diagnostic } from '../../model/mbarrier.js';
+import { DIAG } from '../../model/diagnostics.js';
+import type { OpInstr } from '../program.js';
+import type { MachineState, StepOut } from '../state.js';
+import type { OpCtx, OpDef } from './types.js';
+
+/**
+ * A point access of the agent to the buffer `ins.buf` names (mode: its op's `access`). Distributed
+ * shared memory of a CTA that has exited is gone (PTX ISA §9.7.9.25.2): diagnosed, and still
+ * recorded, so what it races with is reported too.
+ */
+export function execPointAccess(m: OpCtx, s: MachineState, a: number, ins: OpInstr, out: StepOut): boolean {
+  const p = m.program;
+  const info = p.agents[a]!;
+  const buf = ins.buf!(s.agents[a]!.frame);
+  if (buf < 0) return m.keyFault(s, a, out, ins, 'buffer'), false;
+  const rw = ins.op.op === 'st.shared' ? 'w' : 'r';
+  const bc = m.bufCta(buf);
+  if (bc !== info.cta && m.ctaAgents[bc]!.every((o) => s.agents[o]!.status === 'done')) {
+    m.diag(s, out, diagnostic(DIAG.exitedCta,
+      `${ins.text}: ${rw === 'w' ? 'writes' : 'reads'} ${p.bufferName(buf)}, shared memory of CTA ${bc - info.cluster * p.clusterSize}, after every thread of that CTA has exited`), a, -1, -1, ins.loc, buf);
+  }
+  { m.emitted(s); if (out.events) out.events.push({ e: 'access', t: s.now, buf, rw, proxy: 'generic', edge: 'point', agent: a, async: -1, loc: ins.loc }); }
+  return true;
+}
+
+const F = 'smem';
+const nothing = (): boolean => true;
+
+/** Shared-memory loads and stores, fences, `work` and `exit`. */
+export const SMEM_OPS: readonly OpDef[] = [
+  {
+    op: 'ld.shared', family: F, por: 'sync', sync: 'access', access: 'r', timing: 'ld.shared', exec: execPointAccess,
+    text: (op, t) => `ld.shared ${t.ref(op.buf)}`,
+  } satisfies OpDef<'ld.shared'>,
+  {
+    op: 'st.shared', family: F, por: 'sync', sync: 'access', access: 'w', timing: 'st.shared', exec: execPointAccess,
+    text: (op, t) => `st.shared ${t.ref(op.buf)}`,
+  } satisfies OpDef<'st.shared'>,
+  { op: 'fence.proxy.async', family: F, por: 'local', sync: 'fence', timing: 'fence.proxy.async', exec: nothing, text: (op) => op.op } satisfies OpDef<'fence.proxy.async'>,
+  { op: 'fence.mbarrier_init', family: F, por: 'local', sync: 'fence', timing: 'fence.mbarrier_init', exec: nothing, text: (op) => op.op } satisfies OpDef<'fence.mbarrier_init'>,
+  { op: 'work', family: F, por: 'local', sync: 'local', timing: 'work', exec: nothing, text: (op, t) => `work ${t.expr(op.cycles)}` } satisfies OpDef<'work'>,
+  {
+    op: 'exit', family: F, por: 'sync', sync: 'release', timing: 'exit',
+    exec(m, s, a, ins, out) {
+      s.agents[a]!.pc++;
+      m.finish(s, a, out, ins.loc);
+      return false;
+    },
+    text: (op) => op.op,
+  } satisfies OpDef<'exit'>,
+] as OpDef[];
