@@ -215,10 +215,11 @@ ${sync ? `        bar.sync 1, ${warps * 32}\n` : ''}`;
     const r = run(staging(false));
     expect(r.verdict).toBe('race');
     expect(kinds(r)).toEqual(['race C[0]']);
-    expect(r.hazards[0]!.message).toContain('the threads of wg other than the elected one write C[0] (st.shared C[0]) while a bulk store issued by wg may still be reading it');
-    expect(r.hazards[0]!.trace.map((s) => s.op).slice(-2)).toEqual(['cp.async.bulk.wait_group.read 0', 'st.shared C[0]  [C[0]]']);
-    // Related locations: the access and the elected thread's wait_group.
-    expect(r.hazards[0]!.locations.map((l) => l.line)).toEqual([5, 11]);
+    // Each warp is an agent: warp 1 goes round the loop and writes while warp 0's store reads.
+    expect(r.hazards[0]!.message).toBe('wg.w1 writes C[0] while the bulk store issued by wg.w0 (line 9) is still reading it');
+    expect(r.hazards[0]!.trace.map((s) => s.op).at(-1)).toBe('st.shared C[0]  [C[0]]');
+    // Related locations: the access and the store.
+    expect(r.hazards[0]!.locations.map((l) => l.line)).toEqual([5, 9]);
   });
   test('a bar.sync of the role after the wait orders every thread', () => {
     expect(run(staging(true)).verdict).toBe('ok');
@@ -226,7 +227,7 @@ ${sync ? `        bar.sync 1, ${warps * 32}\n` : ''}`;
   test('in a one-warp role the lanes are converged: ok', () => {
     expect(run(staging(false, 1)).verdict).toBe('ok');
   });
-  test('a wait_group of every thread: ok', () => {
+  test('a wait_group of every thread still waits only for its own groups: race (bulk async-groups are per thread)', () => {
     const src = `kernel all_wait arch=sm_90a
 smem C[1] bytes=16384
 role wg warps=4:
@@ -239,7 +240,11 @@ role wg warps=4:
             cp.async.bulk.commit_group
         cp.async.bulk.wait_group.read 0
 `;
-    expect(run(src).verdict).toBe('ok');
+    // PTX ISA §9.7.9.25.4: bulk async-groups are per thread; the other warps committed no store,
+    // so their wait_group returns at once and they write C[0] while warp 0's store may read it.
+    const r = run(src);
+    expect(r.verdict).toBe('race');
+    expect(r.hazards[0]!.message).toBe('wg.w1 writes C[0] while the bulk store issued by wg.w0 (line 9) is still reading it');
   });
 });
 
@@ -263,8 +268,8 @@ ${o.allWait ? '        mbarrier.try_wait.parity full[i % 2], (i / 2) & 1\n' : ' 
     const r = run(electWait({}));
     expect(r.verdict).toBe('race');
     expect(kinds(r)).toEqual(['race X[0]', 'race X[1]']); // both stages, each its own subject
-    expect(r.hazards[0]!.message).toBe('the threads of use other than the elected one read X[0] (ld.shared X[i % 2]), which TMA copies completing on full[0] fill, but only the elected thread waited on full[0] (inside elect: or per=one): no bar.sync over the role\'s threads, and no wait of their own, orders them after the copy');
-    expect(r.hazards[0]!.locations.map((l) => l.line)).toEqual([14, 13]);
+    expect(r.hazards[0]!.message).toBe('use.w1 reads X[0] while the TMA copy issued by load (line 9) is still writing it; its completion signals full[0], and nothing orders this access after that signal');
+    expect(r.hazards[0]!.locations.map((l) => l.line)).toEqual([14, 9]);
   });
   test('a bar.sync after the elected wait, every thread waiting, or one warp: ok', () => {
     expect(run(electWait({ sync: true })).verdict).toBe('ok');

@@ -200,8 +200,8 @@ describe('race reports name the release and the fix', () => {
     const src = readFileSync(join(__dirname, '..', 'examples', 'bugs', 'B15.mbk'), 'utf8');
     const r = check(instantiate(parseSketch(src, 'B15.mbk').kernel!));
     const race = r.hazards.find((h) => h.kind === 'race')!;
-    expect(race.race!.release).toBe('producer went on after its wait on empty[0] (line 17), which observed phase 0; that phase was completed by mbarrier.arrive empty[s] of consumer (line 29)');
-    expect(race.race!.fix).toMatch(/^wait_group depth: consumer's wgmma.wait_group 1 \(line 28\) leaves 1 group\(s\) in flight/);
+    expect(race.race!.release).toBe('producer went on after its wait on empty[0] (line 17), which observed phase 0; that phase was completed by mbarrier.arrive empty[s] of consumer.w0 (line 29)');
+    expect(race.race!.fix).toMatch(/^wait_group depth: consumer\.w0's wgmma.wait_group 1 \(line 28\) leaves 1 group\(s\) in flight/);
     expect(race.locations.map((l) => l.line)).toContain(29);
     const { checkJson } = await import('../src/check/report.js');
     const doc = checkJson(r) as { hazards: { race?: { fix: string } }[] };

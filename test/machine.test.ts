@@ -186,7 +186,7 @@ describe('machine diagnostics and verdicts', () => {
     const r = simulate(k1((r) => { r.arriveExpectTx('b[0]', 100); r.tma('buf[0]', 100, 'b[0]'); }));
     expect(r.diagnostics.map((d) => d.diag.code)).toEqual(['bulk-size']);
   });
-  test('per-thread arrives: a warp is one arrive of 32 (traps on 16 pending); warps beyond the count spill', () => {
+  test('per-thread arrives: a warp is one arrive of 32 (traps on 16 pending); each warp of a role arrives on its own', () => {
     const one = kernel('t');
     one.barriers('b', 1, { count: 16 });
     one.role('r', { warps: 1, per: 'thread' }, (r) => r.arrive('b[0]'));
@@ -196,9 +196,13 @@ describe('machine diagnostics and verdicts', () => {
     const four = kernel('t');
     four.barriers('b', 1, { count: 64 });
     four.role('r', { warps: 4, per: 'thread' }, (r) => r.arrive('b[0]'));
+    // Four warps, four arrive instructions: two complete phase 0, the other two phase 1.
     const r4 = simulate(instantiate(four.build()));
-    expect(r4.diagnostics.map((d) => d.diag.code)).toEqual(['arrival-spill']);
+    expect(r4.diagnostics.map((d) => d.diag.code)).toEqual([]);
     expect(r4.final.bars[0]).toMatchObject({ phase: 2, pending: 64 });
+    // The same role in lockstep (one agent): one instruction of 128 arrivals spills over the count.
+    const l4 = simulate(instantiate(four.build(), {}, { lockstep: true }));
+    expect(l4.diagnostics.map((d) => d.diag.code)).toEqual(['arrival-spill']);
   });
   test('hang: producer waits on empty with parity 0 at start; the report names the missing arrival', () => {
     const k = kernel('t', { params: { S: 2 } });
