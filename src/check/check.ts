@@ -269,7 +269,12 @@ interface GroupsBefore {
 }
 
 function groupsBefore(m: Machine, s: MachineState, c: Choice): GroupsBefore | null {
-  if (c.kind === 'agent') return { agent: c.agent, kind: null, wgmma: pendingAsyncGroups(s, c.agent, 'wgmma'), bulk: pendingAsyncGroups(s, c.agent, 'bulk.store'), enabled: true };
+  if (c.kind === 'agent') {
+    // Only a wait_group step has a note: other agent steps need nothing of the state before.
+    const ins = m.nextOp(s, c.agent);
+    if (!ins || groupWaitKind(ins.op.op) === null) return null;
+    return { agent: c.agent, kind: null, wgmma: pendingAsyncGroups(s, c.agent, 'wgmma'), bulk: pendingAsyncGroups(s, c.agent, 'bulk.store'), enabled: true };
+  }
   const o = s.inflight.find((x) => x.id === c.id);
   if (!o || (o.kind !== 'wgmma' && o.kind !== 'bulk.store')) return null;
   return { agent: o.agent, kind: o.kind, wgmma: pendingAsyncGroups(s, o.agent, 'wgmma'), bulk: pendingAsyncGroups(s, o.agent, 'bulk.store'), enabled: m.agentEnabled(s, o.agent) };

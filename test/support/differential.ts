@@ -1,7 +1,8 @@
 /**
  * The differential oracle of the checker's reductions: a kernel is checked with every reduction
  * on, with none, and with each alone; the hazards reachable (kind and subject, `--all --strict`)
- * and the final states reached must be the same. Used by test/check-differential.test.ts and the
+ * and the final states reached must be the same; and the parallel search (`workers: 2`) must find
+ * what one worker finds ({@link compareWorkers}). Used by test/check-differential.test.ts and the
  * long soak (`npm run fuzz`).
  */
 import { check, type CheckOptions, type CheckResult } from '../../src/check/check.js';
@@ -87,4 +88,40 @@ export function compare(k: Kernel, maxStates = 20_000): { full: Outcome; diverge
     if (!red.complete || missing.length || extra.length || finalsMissing || finalsExtra) divergences.push({ config, missing, extra, finalsMissing, finalsExtra });
   }
   return { full, divergences };
+}
+
+/** What the parallel search is defined to find equal to one worker: verdict, completeness, stored states and the distinct hazards. */
+export interface WorkerOutcome {
+  verdict: string;
+  complete: boolean;
+  states: number;
+  /** `kind|subject` of every hazard and warning (hangs and cycles by kind, as in {@link outcome}), sorted. */
+  hazards: string[];
+}
+
+function workerOutcome(r: CheckResult): WorkerOutcome {
+  const key = (h: { kind: string; subject: { name: string } | null }) => (h.kind === 'hang' || h.kind === 'cycle' ? h.kind : `${h.kind}|${h.subject?.name ?? ''}`);
+  return { verdict: r.verdict, complete: r.complete, states: r.coverage.states, hazards: [...new Set([...r.hazards, ...r.warnings].map(key))].sort() };
+}
+
+/**
+ * `--workers 2` against one worker, every reduction on, `--all --strict`: the outcomes must be equal
+ * (how many sites of one (kind, subject) are listed, and which shortest schedule, may differ: the
+ * parallel search meets the sites of a forced chain in another order). Null when the kernel is
+ * rejected or one worker does not finish within `maxStates`.
+ */
+export function compareWorkers(k: Kernel, maxStates = 20_000): { one: WorkerOutcome; two: WorkerOutcome } | null {
+  let p: Program;
+  try {
+    p = instantiate(k);
+  } catch (e) {
+    if (e instanceof KernelError) return null;
+    throw e;
+  }
+  const opts: CheckOptions = { all: true, strict: true, maxStates, timeout: 20_000 };
+  const one = workerOutcome(check(p, opts));
+  if (!one.complete) return null;
+  // The first parallel search starts the worker threads (from the TypeScript sources: seconds, more
+  // on a loaded machine); a search whose workers are not ready by its deadline stops by timeout.
+  return { one, two: workerOutcome(check(p, { ...opts, workers: 2, timeout: 300_000 })) };
 }
