@@ -63,7 +63,17 @@ export interface Divergence {
   finalsExtra: number;
 }
 
-/** Result of comparing one kernel: null when it cannot be compared (rejected by instantiate, or the full search is too big). */
+/**
+ * The fully reduced search runs first, bounded at this share of the bound; a kernel it does not
+ * finish is not compared (its unreduced search would pass the bound after the longest search of
+ * all). On 80 generated kernels (seed 20261201) the unreduced searches of the kernels skipped for
+ * passing the bound took 3-4x the time of all the compared ones; with 0.4 the same 63 kernels are
+ * compared (the largest reduced search among them: 7,604 states, for 14,476 unreduced) in 49 s
+ * instead of 65 s (back to back on a loaded 2-core machine).
+ */
+export const REDUCED_SHARE = 0.4;
+
+/** Result of comparing one kernel: null when it cannot be compared (rejected by instantiate, or the full search, or the reduced one beyond {@link REDUCED_SHARE}, is too big). */
 export function compare(k: Kernel, maxStates = 20_000): { full: Outcome; divergences: Divergence[] } | null {
   let p: Program;
   try {
@@ -72,15 +82,18 @@ export function compare(k: Kernel, maxStates = 20_000): { full: Outcome; diverge
     if (e instanceof KernelError) return null;
     throw e;
   }
+  // Every reduction first: a kernel whose reduced search is already large is skipped without the
+  // unreduced one, which would (almost always) pass the bound after the longest search of all.
+  const all = outcome(p, { maxStates: Math.floor(maxStates * REDUCED_SHARE), timeout: 20_000 });
+  if (!all.complete) return null;
   const full = outcome(p, { por: false, symmetry: false, maxStates, timeout: 20_000 });
   if (!full.complete) return null;
   const divergences: Divergence[] = [];
-  let groups = -1;
+  const groups = all.groups;
   for (const [config, opts] of Object.entries(REDUCED)) {
     // Without symmetry groups, `por` is the search `all` ran and `symmetry` the unreduced one.
     if (groups === 0 && config !== 'all') continue;
-    const red = outcome(p, { ...opts, timeout: 20_000 });
-    if (config === 'all') groups = red.groups;
+    const red = config === 'all' ? all : outcome(p, { ...opts, timeout: 20_000 });
     const missing = full.hazards.filter((h) => !red.hazards.includes(h));
     const extra = red.hazards.filter((h) => !full.hazards.includes(h));
     const finalsMissing = full.finals.filter((f) => !red.finals.includes(f)).length;
