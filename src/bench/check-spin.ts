@@ -1,5 +1,5 @@
 /**
- * The SPIN baseline of `../shared/bench/spin/pipeline.pml`, written with the builder, and a runner
+ * The SPIN baseline of `bench/spin/pipeline.pml`, written with the builder, and a runner
  * for both checkers. The protocol: one producer waits on empty[s], does arrive.expect_tx(K·BYTES) on
  * full[s] and issues K TMA copies (each credits its bytes separately); C consumer warps wait on
  * full[s], issue a tcgen05.mma reading the stage and commit it to empty[s] (count C), so the MMA's
@@ -36,7 +36,7 @@ export function spinPipeline(prm: SpinParams): Kernel {
   const k = kernel('spin-pipeline', {
     arch: 'sm_100a',
     params: { S: prm.S, N: prm.N, C: prm.C, K: prm.K, BUG: prm.BUG, BYTES: COPY_BYTES },
-    description: 'full/empty TMA → tcgen05 pipeline of ../shared/bench/spin/pipeline.pml (S stages, N iterations, C consumer warps, K copies per fill)',
+    description: 'full/empty TMA → tcgen05 pipeline of bench/spin/pipeline.pml (S stages, N iterations, C consumer warps, K copies per fill)',
   });
   k.barriers('full', 'S', { count: 1 });
   k.barriers('empty', 'S', { count: 'C - (BUG == 3)' });
@@ -121,19 +121,19 @@ function onPath(cmd: string): boolean {
   return r.status === 0 && r.stdout.trim() !== '';
 }
 
-/** Where pipeline.pml is: `$MBSIM_SPIN_MODEL`, else `../shared/bench/spin/pipeline.pml` beside the checkout. */
+/** Where pipeline.pml is: `$MBSIM_SPIN_MODEL`, else the repository's `bench/spin/pipeline.pml`. */
 export function defaultPml(): string {
   if (process.env.MBSIM_SPIN_MODEL) return resolve(process.env.MBSIM_SPIN_MODEL);
   const here = dirname(fileURLToPath(import.meta.url));
   // src/bench or dist/bench → repository root is two levels up.
-  return resolve(here, '..', '..', '..', 'shared', 'bench', 'spin', 'pipeline.pml');
+  return resolve(here, '..', '..', 'bench', 'spin', 'pipeline.pml');
 }
 
 /**
  * Runs SPIN on pipeline.pml with these parameters: `spin -a`, `gcc -O2 -DSAFETY -DMEMLIM=16000`,
  * `./pan -m1000000`, timing the pan run only (as the README's table does). Returns null when spin or
  * gcc is not on PATH or the model file is missing. Verdict: `ok`, `hang` (invalid end state),
- * `race` (assertion violated) or `error`.
+ * `race` (assertion violated), `stopped` (pan ran past `timeoutMs`) or `error`.
  */
 export function runSpin(prm: SpinParams, pml = defaultPml(), timeoutMs = 600_000): BenchRun | null {
   if (!onPath('spin') || !onPath('gcc') || !existsSync(pml)) return null;
@@ -144,10 +144,11 @@ export function runSpin(prm: SpinParams, pml = defaultPml(), timeoutMs = 600_000
     execFileSync('spin', [...defs, '-a', 'pipeline.pml'], { cwd: dir, stdio: 'pipe' });
     execFileSync('gcc', ['-O2', '-DSAFETY', '-DMEMLIM=16000', '-o', 'pan', 'pan.c'], { cwd: dir, stdio: 'pipe' });
     const useTime = existsSync('/usr/bin/time');
+    // coreutils `timeout` kills pan itself (a timeout of spawnSync would kill only /usr/bin/time).
+    const pan = onPath('timeout') ? ['timeout', '-s', 'KILL', String(Math.ceil(timeoutMs / 1000)), './pan', '-m1000000'] : ['./pan', '-m1000000'];
     const t0 = performance.now();
-    const r = useTime
-      ? spawnSync('/usr/bin/time', ['-f', 'MAXRSS_KB=%M CPU_S=%U+%S', './pan', '-m1000000'], { cwd: dir, encoding: 'utf8', timeout: timeoutMs, maxBuffer: 64 << 20 })
-      : spawnSync('./pan', ['-m1000000'], { cwd: dir, encoding: 'utf8', timeout: timeoutMs, maxBuffer: 64 << 20 });
+    const so = { cwd: dir, encoding: 'utf8' as const, timeout: timeoutMs + 10_000, maxBuffer: 64 << 20 };
+    const r = useTime ? spawnSync('/usr/bin/time', ['-f', 'MAXRSS_KB=%M CPU_S=%U+%S', ...pan], so) : spawnSync(pan[0]!, pan.slice(1), so);
     const wallMs = performance.now() - t0;
     const text = `${r.stdout ?? ''}\n${r.stderr ?? ''}`;
     const num = (re: RegExp) => {
@@ -162,7 +163,8 @@ export function runSpin(prm: SpinParams, pml = defaultPml(), timeoutMs = 600_000
     const memMb = num(/([\d.]+)\s+total actual memory usage/);
     // pan prints "errors: N"; the first error line is "pan:1: <what> (at depth D)".
     let verdict = 'ok';
-    if (!/errors: 0\b/.test(text)) {
+    if (r.error || r.signal || r.status === 137 || /Command terminated by signal 9/.test(text)) verdict = 'stopped';
+    else if (!/errors: 0\b/.test(text)) {
       verdict = /pan:1: invalid end state/.test(text) ? 'hang' : /pan:1: assertion violated/.test(text) ? 'race' : 'error';
     }
     const peakBytes = Number.isFinite(rssKb) ? rssKb * 1024 : Number.isFinite(memMb) ? memMb * 1024 * 1024 : NaN;
@@ -179,10 +181,10 @@ export function spinReadmeTable(pml = defaultPml()): string | null {
   return existsSync(readme) ? readFileSync(readme, 'utf8') : null;
 }
 
-/** SPIN's numbers for S=4 N=16 C=4 K=2 BUG=0 as measured in `../shared/bench/spin/README.md` (pan run only). */
+/** SPIN's numbers for S=4 N=16 C=4 K=2 BUG=0 as measured in `bench/spin/README.md` (pan run only). */
 export const SPIN_README_4_16_4_2: BenchRun = {
   tool: 'spin', params: { S: 4, N: 16, C: 4, K: 2, BUG: 0 }, verdict: 'ok', states: 18_882_267, transitions: NaN, wallMs: 49_400,
-  peakBytes: 2.4 * 1024 ** 3, detail: 'measured numbers from ../shared/bench/spin/README.md',
+  peakBytes: 2.4 * 1024 ** 3, detail: 'measured numbers from bench/spin/README.md',
 };
 
 /**

@@ -5,7 +5,7 @@
  * races, the happens-before analysis of the trace.
  */
 import { asyncDef } from '../machine/ops/index.js';
-import { Machine, type Choice, type MachineState, nextCredit, pendingAsyncGroups } from '../machine/machine.js';
+import { Machine, type Choice, type MachineState, newStepOut, nextCredit, pendingAsyncGroups } from '../machine/machine.js';
 import type { MachineEvent } from '../machine/events.js';
 import type { Program } from '../machine/program.js';
 import type { Severity } from '../model/diagnostics.js';
@@ -163,7 +163,7 @@ export interface CheckResult {
 /** Replays a schedule from the initial state; returns the states, events and trace steps. */
 export function replay(program: Program, schedule: readonly number[]): { final: MachineState; events: MachineEvent[]; steps: TraceStep[]; machine: Machine } {
   const m = new Machine(program);
-  let s = m.initial();
+  const s = m.initial();
   const events: MachineEvent[] = [];
   const steps: TraceStep[] = [];
   const namer = (evs: MachineEvent[]) => actorNamer(program, evs);
@@ -212,19 +212,22 @@ export function replay(program: Program, schedule: readonly number[]): { final: 
       else if (o.kind === 'cp.async') op = `${o.bytes} B land in ${program.bufferName(o.buf)}`;
       else op = `completes (read ${(o.reads ?? []).map((r) => program.bufferName(r)).join(', ')}${o.kind === 'tc.mma' && o.buf >= 0 ? `, wrote ${program.bufferName(o.buf)}` : ''})`;
     }
-    const r = m.step(s, c, i + 1);
-    const groups = groupNote(m, s, r.state, c, r.events);
-    s = r.state;
+    // One state, changed in place (a clone per step dominated the replay of short searches).
+    const before = groupsBefore(m, s, c);
+    const out = newStepOut(true);
+    m.apply(s, c, out, i + 1);
+    const r = { events: out.events! };
+    const groups = groupNote(m, before, s, c, r.events);
     for (const e of r.events) events.push(e);
     const touched = new Set<number>();
     const notes: string[] = [];
-    const who = namer(events);
+    let who: ReturnType<typeof namer> | null = null;
     for (const e of r.events) {
       if ('bar' in e && typeof e.bar === 'number' && e.bar >= 0) touched.add(e.bar);
       if (e.e === 'phase') notes.push(`phase ${e.completed} of ${program.barrierName(e.bar)} completes`);
       else if (e.e === 'wait') notes.push(e.pass ? `wait passes (parity ${e.parity}, barrier in phase ${e.phase})` : `test fails (parity ${e.parity}, barrier in phase ${e.phase})`);
       else if (e.e === 'diag') notes.push(`${e.diag.severity} ${e.diag.code}: ${e.diag.message}`);
-      else if (e.e === 'exit') notes.push(`${who(e.agent, -1)} exits`);
+      else if (e.e === 'exit') notes.push(`${(who ??= namer(events))(e.agent, -1)} exits`);
       else if (e.e === 'sync' && e.kind === 'named.done') notes.push(`named barrier ${e.id}: generation complete`);
       else if (e.e === 'sync' && e.kind === 'cluster.done') notes.push(`cluster barrier round ${e.id} complete`);
     }
@@ -263,27 +266,51 @@ function parkedWaitN(m: Machine, s: MachineState, a: number, kind: GroupNote['ki
  * count. Counts are the machine's ({@link pendingAsyncGroups}); whether a wait passes is
  * {@link Machine.agentEnabled}'s verdict.
  */
-function groupNote(m: Machine, before: MachineState, after: MachineState, c: Choice, events: MachineEvent[]): GroupNote | null {
+/** What {@link groupNote} needs of the state before a step (the replay changes the state in place). */
+interface GroupsBefore {
+  /** The agent whose groups the step may change. */
+  agent: number;
+  /** The async op's kind (an async step), or null (an agent step). */
+  kind: GroupNote['kind'] | null;
+  wgmma: number;
+  bulk: number;
+  /** Whether that agent was enabled before (async steps). */
+  enabled: boolean;
+}
+
+function groupsBefore(m: Machine, s: MachineState, c: Choice): GroupsBefore | null {
+  if (c.kind === 'agent') {
+    // Only a wait_group step has a note: other agent steps need nothing of the state before.
+    const ins = m.nextOp(s, c.agent);
+    if (!ins || groupWaitKind(ins.op.op) === null) return null;
+    return { agent: c.agent, kind: null, wgmma: pendingAsyncGroups(s, c.agent, 'wgmma', m.program.agents[c.agent]!.wgLeader), bulk: pendingAsyncGroups(s, c.agent, 'bulk.store'), enabled: true };
+  }
+  const o = s.inflight.find((x) => x.id === c.id);
+  if (!o || (o.kind !== 'wgmma' && o.kind !== 'bulk.store')) return null;
+  return { agent: o.agent, kind: o.kind, wgmma: pendingAsyncGroups(s, o.agent, 'wgmma'), bulk: pendingAsyncGroups(s, o.agent, 'bulk.store'), enabled: m.agentEnabled(s, o.agent) };
+}
+
+function groupNote(m: Machine, before: GroupsBefore | null, after: MachineState, c: Choice, events: MachineEvent[]): GroupNote | null {
+  if (!before) return null;
   const name = (a: number) => m.program.agents[a]!.name;
   const lead = (a: number, kind: 'wgmma' | 'bulk.store') => (kind === 'wgmma' ? m.program.agents[a]!.wgLeader : a);
+  const pendingBefore = (kind: GroupNote['kind']) => (kind === 'wgmma' ? before.wgmma : before.bulk);
   if (c.kind === 'agent') {
     const e = events.find((x) => x.e === 'op' && x.agent === c.agent && groupWaitKind(x.op) !== null);
     if (!e || e.e !== 'op') return null;
     const kind = groupWaitKind(e.op)!;
     return {
-      agent: name(c.agent), kind, before: pendingAsyncGroups(before, c.agent, kind, lead(c.agent, kind)), after: pendingAsyncGroups(after, c.agent, kind, lead(c.agent, kind)),
+      agent: name(c.agent), kind, before: pendingBefore(kind), after: pendingAsyncGroups(after, c.agent, kind, lead(c.agent, kind)),
       waitN: e.n ?? null, wait: 'passes',
     };
   }
-  const o = before.inflight.find((x) => x.id === c.id);
-  if (!o || (o.kind !== 'wgmma' && o.kind !== 'bulk.store')) return null;
-  const kind = o.kind;
-  const b = pendingAsyncGroups(before, o.agent, kind);
-  const a = pendingAsyncGroups(after, o.agent, kind);
+  const kind = before.kind!;
+  const b = pendingBefore(kind);
+  const a = pendingAsyncGroups(after, before.agent, kind);
   if (a === b) return null;
-  const waitN = after.trapped ? null : parkedWaitN(m, after, o.agent, kind);
-  const wait = waitN === null ? null : !m.agentEnabled(after, o.agent) ? 'waits' : m.agentEnabled(before, o.agent) ? null : 'wakes';
-  return { agent: name(o.agent), kind, before: b, after: a, waitN, wait };
+  const waitN = after.trapped ? null : parkedWaitN(m, after, before.agent, kind);
+  const wait = waitN === null ? null : !m.agentEnabled(after, before.agent) ? 'waits' : before.enabled ? null : 'wakes';
+  return { agent: name(before.agent), kind, before: b, after: a, waitN, wait };
 }
 
 function scheduleOf(raw: RawHazard, parent: Int32Array, chainOff: Int32Array, chainData: Int32Array): number[] {
