@@ -7,6 +7,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { createReadStream, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync, closeSync, readSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { buildCli } from './support/measured-cli.js';
 import { describe, expect, test } from 'vitest';
 import { main } from '../src/cli/main.js';
 
@@ -243,7 +244,8 @@ describe('standard output that cannot be written', () => {
   test('> /dev/full: one line on stderr and exit 2, no stack trace', () => {
     const fd = openSync('/dev/full', 'w');
     try {
-      const r = spawnSync(process.execPath, [join(REPO, 'dist/bin/mbsim.js'), 'run', 'mechanism'], { stdio: ['ignore', fd, 'pipe'], encoding: 'utf8' });
+      // The compiled CLI (built for this test run: a clean checkout has no dist/ before npm run build).
+      const r = spawnSync(process.execPath, [buildCli(), 'run', 'mechanism'], { stdio: ['ignore', fd, 'pipe'], encoding: 'utf8' });
       expect(r.status).toBe(2);
       expect(r.stderr.trim()).toBe('mbsim: error: cannot write the output: ENOSPC');
     } finally {

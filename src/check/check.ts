@@ -329,7 +329,7 @@ function scheduleOf(raw: RawHazard, parent: Int32Array, chainOff: Int32Array, ch
 export function check(program: Program, opts: CheckOptions = {}): CheckResult {
   // The timeout covers the whole check: the static checks run first, the search gets the rest.
   const t0 = Date.now();
-  const staticRaw = new Set(staticChecks(program));
+  const staticRaw = new Set(staticChecks(program, t0 + (opts.timeout ?? DEFAULT_BOUNDS.timeoutMs)));
   const eo: ExploreOptions = {};
   if (opts.maxStates !== undefined) eo.maxStates = opts.maxStates;
   if (opts.maxMemory !== undefined) eo.maxMemory = opts.maxMemory;

@@ -113,7 +113,7 @@ export function renderCheck(r: CheckResult, paint: CheckPaint = NO_PAINT, maxTra
   const vt = v === 'ok' ? paint.green('OK') : v === 'incomplete' ? paint.yellow('INCOMPLETE') : paint.red(v.toUpperCase());
   out.push(`verdict: ${vt}`);
   const c = r.coverage;
-  const sym = !c.symmetryOn ? 'off' : c.symmetry.length ? c.symmetry.map((g) => `${g.role} ×${g.agents}`).join(', ') : 'none';
+  const sym = !c.symmetryOn ? 'off' : c.symmetry.length ? symmetryText(c.symmetry) : 'none';
   const how = r.complete ? 'every schedule explored'
     : r.stoppedBy === 'hazard' ? 'stopped after the depth of the first error (shortest traces); --all explores everything'
       : `stopped by ${r.stoppedBy}: coverage is partial`;
@@ -173,3 +173,13 @@ export function checkJson(r: CheckResult): unknown {
 
 // SARIF 2.1.0 lives in ./sarif.ts.
 export { checkSarif, type SarifOptions } from './sarif.js';
+
+/** The symmetry groups, one entry per role and group size: `consumer ×3`, or `epilogue ×4 (512 groups)` when several CTAs or instances each have one. */
+function symmetryText(groups: readonly { role: string; agents: number }[]): string {
+  const counts = new Map<string, number>();
+  for (const g of groups) {
+    const k = `${g.role} ×${g.agents}`;
+    counts.set(k, (counts.get(k) ?? 0) + 1);
+  }
+  return [...counts].map(([k, n]) => (n > 1 ? `${k} (${n.toLocaleString('en-US')} groups)` : k)).join(', ');
+}

@@ -25,6 +25,8 @@ import type { Instr, OpInstr, Program } from '../machine/program.js';
 
 /** Most instructions one agent is run forward per question (then the wait counts as not stable). */
 export const FORWARD_BUDGET = 20_000;
+/** Most instructions all forward runs of one question take together (then the wait counts as not stable). */
+export const TOTAL_BUDGET = 200_000;
 
 const GIVE_UP = -1;
 
@@ -56,6 +58,9 @@ export function stableWait(p: Program, codes: readonly Instr[][], s: MachineStat
     if (arrivals[key] < x.pending) return false;
     return x.pending > 0 || arrivals[key] > 0 || x.tx <= 0 || tx[key] === 1;
   };
+  // Only the waiter's cluster can signal its barrier or the barriers its cluster's agents wait on.
+  const cl = p.agents[a]!.cluster;
+  const budget = { left: TOTAL_BUDGET };
   for (let round = 0; round < 64; round++) {
     arrivals.fill(0);
     tx.fill(0);
@@ -67,8 +72,8 @@ export function stableWait(p: Program, codes: readonly Instr[][], s: MachineStat
       if (o.targets) for (const t of o.targets) signal(t, count, bytes, false);
     }
     for (let x = 0; x < s.agents.length; x++) {
-      if (x === a || s.agents[x]!.status !== 'run') continue;
-      if (runForward(p, codes[x]!, s, x, a, gated, signal) === GIVE_UP) return false;
+      if (x === a || s.agents[x]!.status !== 'run' || p.agents[x]!.cluster !== cl) continue;
+      if (runForward(p, codes[x]!, s, x, a, gated, signal, budget) === GIVE_UP) return false;
     }
     let changed = false;
     for (let key = 0; key < n; key++) {
@@ -96,7 +101,7 @@ type Signal = (key: number, count: number, bytes: boolean, init: boolean) => voi
  * barrier key it signals before it certainly blocks (see the module comment). Returns 0, or
  * {@link GIVE_UP}.
  */
-function runForward(p: Program, code: readonly Instr[], s: MachineState, x: number, a: number, gated: Uint8Array, signal: Signal): number {
+function runForward(p: Program, code: readonly Instr[], s: MachineState, x: number, a: number, gated: Uint8Array, signal: Signal, budget: { left: number }): number {
   const ag = s.agents[x]!;
   const f = ag.frame.slice();
   const infoX = p.agents[x]!;
@@ -111,6 +116,7 @@ function runForward(p: Program, code: readonly Instr[], s: MachineState, x: numb
   let pc = ag.pc;
   try {
     for (let steps = 0; steps < FORWARD_BUDGET; steps++) {
+      if (--budget.left < 0) return GIVE_UP;
       const ins = code[pc]!;
       switch (ins.i) {
         case 'set': f[ins.slot] = ins.e(f); pc++; continue;

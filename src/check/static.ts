@@ -173,8 +173,11 @@ function soloUnguarded(p: Program, a: number, frame0: number[], pc0: number, out
   return false;
 }
 
-/** The static warnings of `p` (see the file comment); empty when the solo runs are not conclusive. */
-export function staticChecks(p: Program): RawHazard[] {
+/**
+ * The static warnings of `p` (see the file comment); empty when the solo runs are not conclusive
+ * or `deadline` (a `Date.now()` time, ms) passed before they finished.
+ */
+export function staticChecks(p: Program, deadline = Infinity): RawHazard[] {
   const m = new Machine(p);
   const s0 = m.initial();
   const out: Solo = {
@@ -187,6 +190,8 @@ export function staticChecks(p: Program): RawHazard[] {
     const w = new Map<number, number>();
     const first = new Map<number, number>();
     const st = s0.agents[ag.id]!;
+    // Past the check's deadline the static findings are left out (they are advice; the search reports the bound).
+    if (Date.now() > deadline) return [];
     if (st.status === 'run' && !solo(p, ag.id, st.frame, st.pc, out, w, first)) return [];
     waitsOf.push(w);
     firstOf.push(first);
@@ -203,6 +208,7 @@ export function staticChecks(p: Program): RawHazard[] {
     hz.push({ kind, severity: 'warning', key: `${subject}|${locs[0] ? `${locs[0].line}:${locs[0].col}` : ''}|static`, message, subject, state: 0, extra: [], details, locs: locs.filter((l): l is SrcLoc => !!l) });
   const nKeys = p.ctas * p.barriersPerCta;
   for (let k = 0; k < nKeys; k++) {
+    if ((k & 255) === 255 && Date.now() > deadline) break;
     const { info, cta } = p.barrierOf(k);
     const rank = cta % p.clusterSize;
     const auto = info.init === 'auto' && (info.ctaOnly < 0 || info.ctaOnly === rank);

@@ -306,7 +306,7 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
     await page.getByRole('button', { name: 'run checker' }).click();
     await expect.poll(() => page.locator('#check-verdict').textContent(), { timeout: 20_000 }).toMatch(/^Verdict: race/);
     await page.locator('#hazards li.hazard').first().getByRole('button', { name: /^replay race counterexample 1/ }).click();
-    await expect.poll(() => page.locator('#trace').textContent()).toContain('pending wgmma groups of consumer: 1 (≤ 1: wait_group 1 passes)');
+    await expect.poll(() => page.locator('#trace').textContent()).toContain('pending wgmma groups of consumer.w0: 1 (≤ 1: wait_group 1 passes)');
     await page.click('#tab-sketch');
   });
 
@@ -338,7 +338,7 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
     expect(await page.locator('#step-bars tr.hot').first().textContent()).toBe('full[0]phase 0 (parity 0) · pending 1 of 1 · tx-count 4096 B');
     await page.keyboard.press('End');
     await expect.poll(() => page.locator('#trace-readout').textContent()).toBe(`step ${n} of ${n}`);
-    expect(await page.locator('#step-blocked').textContent()).toMatch(/consumer is blocked in mbarrier\.try_wait\.parity full\[0\], 0 \(line 24\)/);
+    expect(await page.locator('#step-blocked').textContent()).toMatch(/consumer\.w0 is blocked in mbarrier\.try_wait\.parity full\[0\], 0 \(line 24\)/);
     expect(await page.locator('#replay-text').textContent()).toContain(`step ${n} of ${n}`);
     expect(await page.locator('#replay-ring-list').textContent()).toContain('stage 0');
     await shot(page, 'check-B01-replay');
@@ -537,11 +537,12 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
       const m = (window as unknown as { __mbsim: { model: { spans: { kind: string; lane: string; t1: number; label: string }[]; end: number } } }).__mbsim.model;
       return m.spans.filter((s) => s.kind === 'blocked').map((s) => ({ lane: s.lane, toEnd: s.t1 === m.end, label: s.label }));
     });
-    expect(blocked).toEqual([{ lane: '1', toEnd: true, label: 'blocked forever: mbarrier.try_wait.parity full[0], 0' }]);
-    // Hover the consumer's lane near the end: the tooltip says the wait never ends.
+    // Each of the consumer's four warps is an agent with a lane of its own.
+    expect(blocked).toEqual(['1', '2', '3', '4'].map((lane) => ({ lane, toEnd: true, label: 'blocked forever: mbarrier.try_wait.parity full[0], 0' })));
+    // Hover the consumer's first warp's lane near the end: the tooltip says the wait never ends.
     const box = (await page.locator('.tl-canvas').boundingBox())!;
     await page.mouse.move(box.x + box.width - 40, box.y + 26 + 22 + 11);
-    await expect.poll(() => page.locator('.tl-tip').textContent()).toMatch(/consumer: blocked forever: .*this wait never ends/);
+    await expect.poll(() => page.locator('.tl-tip').textContent()).toMatch(/consumer\.w0: blocked forever: .*this wait never ends/);
     await shot(page, 'b01-timeline-blocked');
     await page.mouse.move(0, 0);
   });
