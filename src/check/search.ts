@@ -843,6 +843,18 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
           message: `every agent of ${ctaName} has exited while a tcgen05.commit issued by ${agentName(g)} into ${bname} may still be in flight (nothing has waited for the phase it arrives in): it lands in shared memory of a CTA that no longer exists`,
           subject: bname, state: stateId, extra, details: [], locs: [],
         });
+        // In the schedule where that commit is still in flight, so are the MMAs it covers (they
+        // complete before it): their accumulators, as for an MMA in flight at the exit.
+        const cg = cghosts[g];
+        if (cg) for (let i = 0; i < cg.length; i += 2) {
+          if (cg[i] !== b || !(cg[i + 1]! & 1) || bufCta(cg[i + 1]! >> 1) !== cta) continue;
+          const acc = p.bufferName(cg[i + 1]! >> 1);
+          report({
+            kind: 'inflight-at-exit', severity: 'error', key: `${cta}|${g}|${acc}`,
+            message: `every agent of ${ctaName} has exited while a tcgen05.mma issued by ${agentName(g)} into ${acc} may still be in flight (the tcgen05.commit into ${bname} that covers it has not been waited for): in some schedule that MMA is still writing the CTA's memory`,
+            subject: acc, state: stateId, extra, details: [], locs: [],
+          });
+        }
       }
       for (let g = 0; g < ghosts.length; g++) {
         const gl = ghosts[g];
@@ -1133,6 +1145,15 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
     for (let guard = 0; ; guard++) {
       // A long chain (a loop without synchronization) fills the visited table on its own: keep to the bounds.
       if ((guard & 4095) === 4095 && (boundHit(next) || abortBy)) return;
+      // Each forced step can cost a scan of every agent (and stable-wait questions): the clock is
+      // consulted through the governor's adaptive tick inside long chains too.
+      if (guard > 0) {
+        const gb = gov.tick();
+        if (gb !== null) {
+          abortBy = stopOf(gb);
+          return;
+        }
+      }
       if (verifyHash) verify(t, nx, rh);
       codec.combine(t, nx, rh, hbuf);
       // Claimed before its successors are computed (one probe; in a parallel search exactly one
