@@ -87,7 +87,7 @@ role consumer warps=4:
 `;
     const r = run(src, false);
     const over = r.hazards.find((h) => h.kind === 'over-arrival')!;
-    expect(over.message).toBe('mbarrier.arrive by the 32 threads of one warp of consumer (the H200 makes a warp\'s lanes one arrive with their summed count, 32), but only 8 of 8 arrivals are pending in phase 0');
+    expect(over.message).toBe('mbarrier.arrive by the 32 threads of one warp of consumer.w0 (the H200 makes a warp\'s lanes one arrive with their summed count, 32), but only 8 of 8 arrivals are pending in phase 0');
   });
   test('an index out of range at run time names the index value and the array', () => {
     const src = `kernel idx arch=sm_90a

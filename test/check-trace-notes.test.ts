@@ -134,16 +134,16 @@ describe('counterexamples', () => {
     const h = r.hazards[0]!;
     const waits = h.trace.filter((s) => s.groups);
     expect(waits.map((s) => [s.op, s.groups])).toEqual([
-      ['wgmma.wait_group 1', { agent: 'consumer', kind: 'wgmma', before: 1, after: 1, waitN: 1, wait: 'passes' }],
+      ['wgmma.wait_group 1', { agent: 'consumer.w0', kind: 'wgmma', before: 1, after: 1, waitN: 1, wait: 'passes' }],
     ]);
     const n = waits[0]!.n;
     const text = renderCheck(r);
     const lines = text.split('\n');
     const i = lines.findIndex((l) => l.startsWith(`   ${n}`) && l.includes('wgmma.wait_group 1'));
-    expect(lines[i + 1]!.trim()).toBe('pending wgmma groups of consumer: 1 (≤ 1: wait_group 1 passes)');
+    expect(lines[i + 1]!.trim()).toBe('pending wgmma groups of consumer.w0: 1 (≤ 1: wait_group 1 passes)');
     const json = checkJson(r) as { hazards: { trace: TraceStep[] }[] };
     const js = JSON.parse(JSON.stringify(json)) as typeof json;
-    expect(js.hazards[0]!.trace[n - 1]!.groups).toEqual({ agent: 'consumer', kind: 'wgmma', before: 1, after: 1, waitN: 1, wait: 'passes' });
+    expect(js.hazards[0]!.trace[n - 1]!.groups).toEqual({ agent: 'consumer.w0', kind: 'wgmma', before: 1, after: 1, waitN: 1, wait: 'passes' });
     expect(js.hazards[0]!.trace.filter((s) => 'groups' in s)).toHaveLength(1);
   });
 
@@ -188,7 +188,8 @@ describe('pendingAsyncGroups agrees with the machine', () => {
           const ins = m.nextOp(s, a);
           if (!ins || (ins.op.op !== 'wgmma.wait_group' && ins.op.op !== 'cp.async.bulk.wait_group')) continue;
           const kind = ins.op.op === 'wgmma.wait_group' ? 'wgmma' : 'bulk.store';
-          const pass = pendingAsyncGroups(s, a, kind) <= ins.ints.n!(s.agents[a]!.frame);
+          const lead = kind === 'wgmma' ? m.program.agents[a]!.wgLeader : a;
+          const pass = pendingAsyncGroups(s, a, kind, lead) <= ins.ints.n!(s.agents[a]!.frame);
           expect(m.agentEnabled(s, a)).toBe(pass);
           checked++;
           if (!pass) blocked++;

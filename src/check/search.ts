@@ -891,10 +891,10 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
       return v === -2 ? null : (v >> 13) - 1;
     });
     errorFound = true;
-    // Agents in index order; in the key, a member of a symmetry group stands for its group, so
+    // In the key (agents in index order), a member of a symmetry group stands for its group, so
     // hangs that differ only by which interchangeable warps or instances are blocked are one.
     const waiters = [...hr.waiters].sort((u, v) => u.agent - v.agent);
-    const blocked = waiters.map((w) => `${w.name} in ${w.op}`).join('; ');
+    const blocked = hr.waiters.map((w) => `${w.name} in ${w.op}`).join('; ');
     const first = hr.waiters[0];
     const symId = (a: number) => (an.groupOf[a]! >= 0 ? `g${an.groupOf[a]}` : String(a));
     report({
