@@ -4,9 +4,10 @@
  *
  * A kernel is a cluster of `cluster` CTAs (launched `grid` times, independent clusters). Each CTA
  * has barrier arrays, shared-memory and TMEM buffers, and warp-specialized roles. A role runs one
- * program as one agent per CTA (or per instance): its threads execute in lockstep, and each
- * operation says how many of them perform it (`per`: every thread, one per warp, or one elected
- * thread), which sets the arrival multiplicity of arrives.
+ * program on each of its warps, each warp an agent of its own (per CTA, per instance; a warp's
+ * lanes execute in lockstep), and each operation says how many threads perform it (`per`: every
+ * thread of the warp, one per warp, or one thread of the role), which sets the arrival
+ * multiplicity of arrives. The builtins `warp` and `warpgroup` tell the warps apart.
  */
 
 /** A place in a source file (1-based line and column). `file` is absent for builder kernels. */
