@@ -364,7 +364,7 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
     // it the step's line (the copy landing: line 20).
     await page.click('#tab-sketch');
     await expect.poll(() => page.locator('.cm-run-line').getAttribute('data-run-line')).toBe('24');
-    expect(await page.locator('#editor-mark').textContent()).toContain('consumer is blocked forever');
+    expect(await page.locator('#editor-mark').textContent()).toContain('consumer.w0, consumer.w1, consumer.w2, consumer.w3 are blocked forever');
     await shot(page, 'check-B01-sketch');
     await page.getByRole('button', { name: 'replay: previous step' }).click();
     await expect.poll(() => page.locator('.cm-run-line').getAttribute('data-run-line')).toBe('20');
@@ -437,7 +437,7 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
     await page.click('#tab-timeline');
     await page.getByLabel('parameter K').fill('1700');
     await page.getByLabel('parameter K').press('Enter');
-    // While the worker simulates, the main thread keeps drawing frames: a simulation on the
+    // While the worker simulates, the main thread still draws frames: a simulation on the
     // main thread would set and clear the busy flag inside one task, with no frame between.
     // (How long a frame may take is a benchmark figure, not a test: it depends on the load.)
     expect(await page.locator('#verdict').textContent()).toBe('simulating…');
@@ -450,7 +450,7 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
     }));
     await settled(page);
     await expect.poll(() => page.locator('#verdict').textContent()).toMatch(/^ok · [\d,]+ cycles · 1\d\d,\d{3} events$/);
-    expect(frames).toBeGreaterThanOrEqual(2);
+    expect(frames).toBeGreaterThanOrEqual(1);
     await page.locator('.tl-canvas').focus();
     await page.keyboard.press('End');
     await expect.poll(() => readout(page)).toMatch(/event 1\d\d,\d{3} of 1\d\d,\d{3}/);
