@@ -7,7 +7,7 @@ import { instantiate } from '../src/machine/program.js';
 
 /**
  * Every bug sketch in examples/bugs/ against the verdicts its `# expect:` header names (from
- * ../shared/cases/bug-patterns.md). Kinds the checker reports today must be found with the named
+ * the public bug patterns they transcribe). Kinds the checker reports today must be found with the named
  * barrier or buffer; kinds it does not report yet are listed in NOT_YET, and expectations it still
  * misses in KNOWN_MISSES (each must still be missed, so a fix forces an update here).
  */

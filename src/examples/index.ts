@@ -1,6 +1,6 @@
 /**
  * Built-in example kernels, written with the TypeScript builder. Each mirrors a figure or listing
- * of the seed chapter (`../shared/seed/08-async-coordination-mbarrier.txt`) or a standard pipeline.
+ * of the chapter on asynchronous coordination with mbarriers (README cites it) or a standard pipeline.
  */
 import { kernel } from '../kernel/builder.js';
 import type { Kernel } from '../kernel/ir.js';

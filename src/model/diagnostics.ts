@@ -2,8 +2,8 @@
  * Diagnostics of the mbarrier model: every case the PTX ISA calls undefined or out of range,
  * with a stable code, the field's words and what an H200 does in that case.
  *
- * Sources: PTX ISA 9.1 §9.7.13.15 (digest `../shared/research/ptx-semantics.md` §1–§2, §6) for
- * what is undefined; `../shared/hw/FINDINGS.md` §2 (rows O1–O4, A3, A4, T2, T8, P3) for what the
+ * Sources: PTX ISA 9.1 §9.7.13.15 (docs/SEMANTICS.md) for
+ * what is undefined; the H200 observations in docs/HARDWARE.md for what the
  * H200 does.
  */
 

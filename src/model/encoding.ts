@@ -1,6 +1,6 @@
 /**
  * The H200's 64-bit mbarrier word and the 32-bit arrive token, as recovered on the hardware
- * (`../shared/hw/FINDINGS.md` §1):
+ * (docs/HARDWARE.md):
  *
  * ```
  *  63 | 62 ........ 43 | 42 | 41 ......... 21 | 20 ........ 1 | 0

@@ -5,8 +5,8 @@
  * Semantics: PTX ISA 9.1 §9.7.13.15 (contents §.2, phase §.4, tx tracking §.5, completion §.6,
  * arrive-on §.7, init §.9, inval §.10, expect_tx §.11, complete_tx §.12, arrive §.13,
  * arrive_drop §.14, cp.async.mbarrier.arrive §.15, test_wait/try_wait §.16, pending_count §.17),
- * as digested in `../shared/research/ptx-semantics.md`; undefined cases resolved by what an H200
- * does (`../shared/hw/FINDINGS.md`).
+ * as docs/SEMANTICS.md states it; undefined cases resolved by what an H200
+ * does (docs/HARDWARE.md).
  *
  * Every mutating operation works in place on the `MBarrier` it is given (the machine owns its
  * state and copies it where it branches) and returns the number of phases it completed, or

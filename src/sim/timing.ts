@@ -1,6 +1,6 @@
 /**
  * The timing model of the simulator, in SM cycles. Defaults are the H200 measurements of
- * `../shared/hw/FINDINGS*.md` (SM clock 1980 MHz); each parameter names its source. Parameters
+ * docs/HARDWARE.md (SM clock 1980 MHz); each parameter names its source. Parameters
  * marked "estimate" have no measurement behind them yet (tcgen05: no Blackwell GPU here).
  *
  * Every parameter can be overridden from JSON (`--timing FILE.json`) with {@link mergeTiming}.
