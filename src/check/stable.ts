@@ -21,7 +21,7 @@
  */
 import { testParity } from '../model/mbarrier.js';
 import type { MachineState } from '../machine/machine.js';
-import type { Instr, OpInstr, Program } from '../machine/program.js';
+import { perThreads, type Instr, type OpInstr, type Program } from '../machine/program.js';
 
 /** Most instructions one agent is run forward per question (then the wait counts as not stable). */
 export const FORWARD_BUDGET = 20_000;
@@ -141,7 +141,7 @@ function runForward(p: Program, code: readonly Instr[], s: MachineState, x: numb
         case 0: case 1: case 2: case 3: case 4: case 7: case 12: case 18: { // init, inval, arrive, expect_tx, complete_tx, TMA, commit, cp.async arrive
           const key = op.bar!(f);
           if (key < 0) break;
-          const lanes = op.per === 'thread' ? infoX.threads : op.per === 'warp' ? infoX.warps : 1;
+          const lanes = perThreads(op.per, infoX);
           const count = op.opc === 2 ? (op.ints.count ? op.ints.count(f) : 1) * lanes : op.opc === 12 ? 1 : op.opc === 18 ? infoX.threads : 0;
           const bytes = op.opc === 4 || op.opc === 7 || (op.opc === 2 && !!op.ints.expectTx);
           signal(key, count, bytes, op.opc <= 1);

@@ -20,7 +20,7 @@
  */
 import { EvalFault } from '../kernel/expr.js';
 import { Machine } from '../machine/machine.js';
-import type { OpInstr, Program } from '../machine/program.js';
+import { perThreads, type OpInstr, type Program } from '../machine/program.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import type { RawHazard } from './explore.js';
 
@@ -85,7 +85,7 @@ function soloUnguarded(p: Program, a: number, frame0: number[], pc0: number, out
     const op = ins as OpInstr;
     if (op.dest !== undefined) return false;
     out.ran.add(`${info.role}:${pc}`);
-    const mult = op.per === 'thread' ? info.threads : op.per === 'warp' ? info.warps : 1;
+    const mult = perThreads(op.per, info);
     const k = op.bar ? op.bar(f) : -1;
     switch (op.op.op) {
       case 'mbarrier.init': {

@@ -15,7 +15,7 @@ import { DIAG, type Diagnostic } from '../model/diagnostics.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import { EvalFault } from '../kernel/expr.js';
 import type { AsyncKind, MachineEvent } from './events.js';
-import { WARP_SLOT, WARPGROUP_SLOT, type AgentInfo, type Instr, type OpInstr, type Program } from './program.js';
+import { perThreads, WARP_SLOT, WARPGROUP_SLOT, type AgentInfo, type Instr, type OpInstr, type Program } from './program.js';
 import { asyncDef, checkCluster, OPS, type OpCtx } from './ops/index.js';
 import { cloneState, NAMED_PER_CTA, newStepOut, type AgentState, type AsyncOp, type Choice, type MachineState, type StepOut } from './state.js';
 
@@ -301,7 +301,7 @@ export class Machine implements OpCtx {
   }
 
   mult(ins: OpInstr, info: AgentInfo): number {
-    return ins.per === 'thread' ? info.threads : ins.per === 'warp' ? info.warps : 1;
+    return perThreads(ins.per, info);
   }
 
   /**

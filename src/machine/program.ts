@@ -528,6 +528,15 @@ function compileRole(
 }
 
 /**
+ * Threads of agent `info` that perform an operation executed with `per` (the arrival multiplicity
+ * of an arrive): every thread of the agent, one per warp, or one. The one rule the machine, the
+ * simulator and the checker's analyses share.
+ */
+export function perThreads(per: Per, info: Pick<AgentInfo, 'threads' | 'warps'>): number {
+  return per === 'thread' ? info.threads : per === 'warp' ? info.warps : 1;
+}
+
+/**
  * True when agents `a` and `b` are two warps of one instance of a split role. One instruction
  * that several such warps execute on a shared-memory buffer accesses each warp's own slice of it
  * (every thread its own elements, as a role's `ld.shared` / `st.shared` means): those accesses do

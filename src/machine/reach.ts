@@ -15,7 +15,7 @@
 import { evalExpr } from '../kernel/expr.js';
 import type { BarRef, Expr } from '../kernel/ir.js';
 import type { MachineState } from './machine.js';
-import { BUILTINS, type Instr, type OpInstr, type Program } from './program.js';
+import { BUILTINS, perThreads, type Instr, type OpInstr, type Program } from './program.js';
 
 /** Signals agent `a` may still give, as barrier keys (flat, global) and named-barrier ids. */
 export interface Reach {
@@ -116,7 +116,7 @@ function solo(p: Program, a: number, frame: number[], pc0: number): Reach | null
         const key = ins.bar(f);
         const mask = (o === 'cp.async.bulk' || o === 'tcgen05.commit') && ins.ints.multicast ? ins.ints.multicast(f) : -1;
         const info = p.agents[a]!;
-        const mult = ins.per === 'thread' ? info.threads : ins.per === 'warp' ? info.warps : 1;
+        const mult = perThreads(ins.per, info);
         const bytes = ins.ints.bytes ? ins.ints.bytes(f) : ins.ints.expectTx ? ins.ints.expectTx(f) : 0;
         add(r, ins, key < 0 ? [] : targets(p, a, key, mask), bytes * mult);
       }

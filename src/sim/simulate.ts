@@ -11,7 +11,7 @@
 import { Machine, newStepOut, type AsyncOp, type MachineState, type StepOut } from '../machine/machine.js';
 import type { EventKind, MachineEvent } from '../machine/events.js';
 import { explainHang, type HangReport } from '../machine/hang.js';
-import type { OpInstr, Program } from '../machine/program.js';
+import { perThreads, type OpInstr, type Program } from '../machine/program.js';
 import type { Diagnostic } from '../model/diagnostics.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import { Governor, type Bound } from '../machine/governor.js';
@@ -547,7 +547,7 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
   /** Issue cost of `ins` for agent `a`: its module's timing key in {@link ISSUE_COST}. */
   const cost = (ins: OpInstr, a: number): number => {
     const info = program.agents[a]!;
-    const mult = ins.per === 'thread' ? info.threads : ins.per === 'warp' ? info.warps : 1;
+    const mult = perThreads(ins.per, info);
     const fn = costFns[ins.opc]!;
     // One arguments record, reused (`work` is costed on every step).
     costArgs.ins = ins;
