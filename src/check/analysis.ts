@@ -7,7 +7,7 @@
  */
 import { exprNames } from '../kernel/expr.js';
 import type { Expr, Op, SrcLoc } from '../kernel/ir.js';
-import { SINGLE_THREAD_OPS, type Instr, type Program } from '../machine/program.js';
+import { roleReadsWarp, SINGLE_THREAD_OPS, type Instr, type Program } from '../machine/program.js';
 import { opDef } from '../machine/ops/index.js';
 
 /**
@@ -102,18 +102,7 @@ function roleFacts(rc: Program['roles'][number]): { readsWarp: boolean; single: 
     if (ins.per === 'one' || SINGLE_THREAD_OPS.has(ins.op.op)) f.single = true;
     if (ins.op.op.startsWith('wgmma.')) f.wgmma = true;
   }
-  const v = new Set<string>();
-  const walk = (stmts: typeof rc.decl.body) => {
-    for (const st of stmts) {
-      if (st.s === 'let') exprVars(st.value, v);
-      else if (st.s === 'for') { exprVars(st.from, v); exprVars(st.to, v); exprVars(st.step, v); walk(st.body); }
-      else if (st.s === 'if') { exprVars(st.cond, v); walk(st.then); if (st.else) walk(st.else); }
-      else if (st.s === 'elect') walk(st.body);
-      else for (const x of Object.values(st.op as Record<string, unknown>)) collectVars(x, v);
-    }
-  };
-  walk(rc.decl.body);
-  f.readsWarp = v.has('warp') || v.has('warpgroup');
+  f.readsWarp = roleReadsWarp(rc.decl);
   factsCache.set(rc, f);
   return f;
 }

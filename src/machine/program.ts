@@ -557,26 +557,14 @@ export function sliceSiblings(p: Program, a: number, b: number): boolean {
  */
 export function roleSplits(r: RoleDecl): boolean {
   if (r.warps <= 1) return false;
+  if (roleReadsWarp(r)) return true;
   let split = false;
-  const reads = (e: unknown) => {
-    const k = (e as { k?: unknown } | undefined)?.k;
-    if (k !== 'var' && k !== 'un' && k !== 'bin') return;
-    for (const n of exprNames(e as Expr)) if (n === 'warp' || n === 'warpgroup') split = true;
-  };
-  const scan = (v: unknown): void => {
-    if (!v || typeof v !== 'object') return;
-    if (Array.isArray(v)) { v.forEach(scan); return; }
-    if ('k' in (v as object)) { reads(v); return; }
-    for (const x of Object.values(v as object)) scan(x);
-  };
   const walk = (stmts: Stmt[], inElect: boolean) => {
     for (const st of stmts) {
-      if (st.s === 'let') reads(st.value);
-      else if (st.s === 'for') { reads(st.from); reads(st.to); reads(st.step); walk(st.body, inElect); }
-      else if (st.s === 'if') { reads(st.cond); walk(st.then, inElect); if (st.else) walk(st.else, inElect); }
+      if (st.s === 'for') walk(st.body, inElect);
+      else if (st.s === 'if') { walk(st.then, inElect); if (st.else) walk(st.else, inElect); }
       else if (st.s === 'elect') walk(st.body, true);
-      else {
-        scan(st.op);
+      else if (st.s === 'op') {
         const per = inElect ? 'one' : ('per' in st.op && st.op.per) || r.per;
         if (per !== 'one' && !SINGLE_THREAD_OPS.has(st.op.op)) split = true;
       }
@@ -584,6 +572,33 @@ export function roleSplits(r: RoleDecl): boolean {
   };
   walk(r.body, r.per === 'one');
   return split;
+}
+
+/** Whether any expression of role `r` (statements and operation operands) reads the builtin `warp` or `warpgroup`. */
+export function roleReadsWarp(r: RoleDecl): boolean {
+  let found = false;
+  const reads = (e: unknown) => {
+    const k = (e as { k?: unknown } | undefined)?.k;
+    if (k !== 'var' && k !== 'un' && k !== 'bin') return;
+    for (const n of exprNames(e as Expr)) if (n === 'warp' || n === 'warpgroup') found = true;
+  };
+  const scan = (v: unknown): void => {
+    if (!v || typeof v !== 'object') return;
+    if (Array.isArray(v)) { v.forEach(scan); return; }
+    if ('k' in (v as object)) { reads(v); return; }
+    for (const x of Object.values(v as object)) scan(x);
+  };
+  const walk = (stmts: Stmt[]) => {
+    for (const st of stmts) {
+      if (st.s === 'let') reads(st.value);
+      else if (st.s === 'for') { reads(st.from); reads(st.to); reads(st.step); walk(st.body); }
+      else if (st.s === 'if') { reads(st.cond); walk(st.then); if (st.else) walk(st.else); }
+      else if (st.s === 'elect') walk(st.body);
+      else scan(st.op);
+    }
+  };
+  walk(r.body);
+  return found;
 }
 
 function sizeText(e: Expr, v: number): string {
