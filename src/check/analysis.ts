@@ -107,14 +107,6 @@ function roleFacts(rc: Program['roles'][number]): { readsWarp: boolean; single: 
   return f;
 }
 
-/** Names read anywhere inside an operation field (expressions, references, lists of references). */
-function collectVars(x: unknown, out: Set<string>): void {
-  if (!x || typeof x !== 'object') return;
-  if (Array.isArray(x)) { for (const y of x) collectVars(y, out); return; }
-  if ('k' in (x as object)) { exprVars(x as Expr, out); return; }
-  for (const y of Object.values(x as object)) collectVars(y, out);
-}
-
 /** Names `e` reads; `e` may be any field of an operation (only expressions have names to read). */
 function exprVars(e: Expr | undefined, out: Set<string>): void {
   const k = (e as { k?: unknown } | undefined)?.k;
