@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { Governor } from '../src/machine/governor.js';
+import { FRESH_SHARE, Governor, SAMPLE_MS } from '../src/machine/governor.js';
 
 /** A governor on a fake clock and a fake resident set. */
 function fake(limits: ConstructorParameters<typeof Governor>[0], every = 4) {
@@ -48,12 +48,26 @@ describe('resource governor', () => {
     expect(g.peak).toBe(200);
   });
 
-  test('memory is sampled at most every 5 ms (allow always reads it afresh)', () => {
+  test('memory is sampled at most every SAMPLE_MS ms; allow reads it afresh only near the bound', () => {
     const { g, env } = fake({ maxMemory: 1000 });
     expect(g.memory()).toBe(100);
     env.rss = 5000;
-    env.t += 4;
+    env.t += SAMPLE_MS - 1;
     expect(g.memory()).toBe(100);
+    expect(g.check()).toBe(null);
+    // 100 + 600 is below FRESH_SHARE of the bound: decided on the last reading.
+    expect(g.allow(1000 * FRESH_SHARE - 100)).toBe(true);
+    expect(g.stoppedBy).toBe(null);
+    // Past that share: read afresh, and the real 5000 refuses it.
+    expect(g.allow(1000 * FRESH_SHARE - 99)).toBe(false);
+    expect(g.stoppedBy).toBe('max-memory');
+  });
+
+  test('check reads the resident set again once SAMPLE_MS ms have passed', () => {
+    const { g, env } = fake({ maxMemory: 1000 });
+    expect(g.memory()).toBe(100);
+    env.rss = 5000;
+    env.t += SAMPLE_MS - 1;
     expect(g.check()).toBe(null);
     env.t += 1;
     expect(g.check()).toBe('max-memory');

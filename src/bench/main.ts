@@ -1,7 +1,9 @@
 /**
- * `npm run bench`: the simulator's speed and memory on the full/empty pipeline (132 CTAs × 1,024
- * iterations, no trace kept). Prints figures; asserts nothing (targets live here, not in tests).
- * Target (issue 2): ≥ 10 M simulated events/s on one core; memory flat in the iteration count.
+ * `npm run bench [-- SECTION...]`: every section, or the named ones (sim, startup, warps,
+ * calibration, heldout, web, spin). `sim`: the simulator's speed and memory on the full/empty
+ * pipeline (132 CTAs × 1,024 iterations, no trace kept); target ≥ 10 M simulated events/s on one
+ * core, memory flat in the iteration count. Prints figures; asserts nothing (targets live here,
+ * not in tests).
  */
 import { pipeline } from '../examples/index.js';
 import { instantiate } from '../machine/program.js';
@@ -119,10 +121,20 @@ function warpsSection() {
   for (const line of warpReport(['examples', 'examples/bugs'])) console.log(`  ${line}`);
 }
 
-main();
-startupSection();
-warpsSection();
-calibrationReport();
-heldOutReport();
-await webReport();
-await checkReport();
+// `npm run bench -- spin warps` runs only the named sections (all of them without names).
+const SECTIONS = ['sim', 'startup', 'warps', 'calibration', 'heldout', 'web', 'spin'] as const;
+const only = process.argv.slice(2);
+for (const n of only) {
+  if (!(SECTIONS as readonly string[]).includes(n)) {
+    console.error(`mbsim bench: unknown section '${n}' (sections: ${SECTIONS.join(', ')})`);
+    process.exit(2);
+  }
+}
+const run = (n: (typeof SECTIONS)[number]) => only.length === 0 || only.includes(n);
+if (run('sim')) main();
+if (run('startup')) startupSection();
+if (run('warps')) warpsSection();
+if (run('calibration')) calibrationReport();
+if (run('heldout')) heldOutReport();
+if (run('web')) await webReport();
+if (run('spin')) await checkReport();

@@ -94,11 +94,12 @@ export interface Extra {
    */
   cghosts: (number[] | null)[];
   /**
-   * Per agent: the barrier a tcgen05.commit of this agent landed on as a forced (reduced) step, while
-   * the landing could still be postponed (no later tcgen05 op of the agent completed, the phase has
-   * not completed); -1 when none. A CTA exiting then is `inflight-at-exit`.
+   * Per agent: the barriers its tcgen05.commits landed on as forced (reduced) steps while the
+   * landing could still be postponed, sorted; null when none. A barrier leaves the list when its
+   * phase completes; the list empties when a commit of the agent lands as an explored (unreduced)
+   * step, since commits land in issue order. A CTA exiting while one is listed is `inflight-at-exit`.
    */
-  pcm: number[];
+  pcm: (number[] | null)[];
 }
 
 /** A growable int32 buffer of encoded states. */
@@ -318,7 +319,7 @@ export class Codec {
     for (let j = 0; j < x.pub.length; j++) this.put(x.pub[j]!);
     if (this.an.commitOnly) {
       for (const g of x.cghosts) this.putPairs(g, null);
-      for (let j = 0; j < x.pcm.length; j++) this.put(x.pcm[j]!);
+      for (const g of x.pcm) this.putGhosts(g, null);
     }
     buf.reserve(this.n);
     if (rh) {
@@ -473,10 +474,10 @@ export class Codec {
     const pub: number[] = [];
     for (let j = 0; j < this.an.manualCount; j++) pub.push(d[k++]!);
     const cghosts: (number[] | null)[] = new Array(p.agents.length).fill(null);
-    const pcm = new Array<number>(p.agents.length).fill(-1);
+    const pcm: (number[] | null)[] = new Array(p.agents.length).fill(null);
     if (this.an.commitOnly) {
       for (let a = 0; a < p.agents.length; a++) cghosts[a] = list();
-      for (let a = 0; a < p.agents.length; a++) pcm[a] = d[k++]!;
+      for (let a = 0; a < p.agents.length; a++) pcm[a] = list();
     }
     const s: MachineState = { now: 0, agents, bars, named, clusterDone, inflight, nextId, trapped: null, events: 0 };
     return { s, x: { hist, ghosts, tghosts, dirty, esc, pub, cghosts, pcm } };
@@ -518,7 +519,7 @@ export class Codec {
     if (an.trackProxy) this.putGhosts(x.dirty[a]!, priv);
     if (an.commitOnly) {
       this.putPairs(x.cghosts[a]!, priv);
-      this.put(x.pcm[a]!);
+      this.putGhosts(x.pcm[a]!, null);
     }
     const inflight = s.inflight;
     for (let j = 0; j < inflight.length; j++) {

@@ -156,7 +156,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
   const x0: Extra = {
     hist: new Array<number>(an.histLen).fill(-2), ghosts: new Array(p.agents.length).fill(null), tghosts: null,
     dirty: new Array(p.agents.length).fill(null), esc: null, pub: new Array<number>(an.manualCount).fill(0),
-    cghosts: new Array(p.agents.length).fill(null), pcm: new Array<number>(p.agents.length).fill(-1),
+    cghosts: new Array(p.agents.length).fill(null), pcm: new Array<number[] | null>(p.agents.length).fill(null),
   };
   const rh0 = new Int32Array(codec.rhLength());
   codec.hash(s0, x0, hbuf, rh0);
@@ -638,9 +638,11 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
               cghosts[g] = keep.length ? keep : null;
             }
             for (let g = 0; g < pcm.length; g++) {
-              if (pcm[g] !== e.bar) continue;
+              const l = pcm[g];
+              if (!l || !l.includes(e.bar)) continue;
               if (pcm === x.pcm) pcm = pcm.slice();
-              pcm[g] = -1;
+              const keep = l.filter((b) => b !== e.bar);
+              pcm[g] = keep.length ? keep : null;
             }
           }
           if (tghosts) {
@@ -680,12 +682,11 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
         if (o.reads) for (let i = 0; i < o.reads.length; i++) insertSorted(merged, o.reads[i]! * 2);
         ghosts = ghosts.slice();
         ghosts[o.agent] = merged;
-      } else if (o && (o.kind === 'tma' || o.kind === 'remote') && tmaGhost === o.id && done) {
-        // A copy (or remote arrive) that landed under the reduction (its phase still open): keep its
-        // write visible (a remote arrive as buffer -1: only inflight-at-exit looks at it).
+      } else if (o && o.kind === 'tma' && tmaGhost === o.id && done) {
+        // A copy that landed under the reduction (its phase still open): keep its write visible.
         const pairs: number[] = [];
         if (tghosts) for (let i = 0; i < tghosts.length; i += 2) pairs.push(tghosts[i]!, tghosts[i + 1]!);
-        pairs.push(o.bar, o.kind === 'tma' ? o.buf : -1);
+        pairs.push(o.bar, o.buf);
         const idx: number[] = [];
         for (let i = 0; i < pairs.length; i += 2) idx.push(i);
         idx.sort((u, v) => pairs[u]! - pairs[v]! || pairs[u + 1]! - pairs[v + 1]!);
@@ -722,13 +723,20 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
         if (ghosts === x.ghosts) ghosts = ghosts.slice();
         ghosts[o.agent] = merged;
       }
-      // A forced commit landing stays postponable until a later tcgen05 op of its issuer completes.
-      if (o && (o.kind === 'tc.mma' || o.kind === 'tc.commit') && done) {
+      // A forced commit landing stays postponable until its phase completes or a later commit of its
+      // issuer lands as an explored step (commits land in issue order). A tcgen05.mma completion is
+      // itself always taken alone (a ghost), so it proves nothing about the commits before it.
+      if (o && o.kind === 'tc.commit' && done) {
         const g = o.agent;
-        const v = commitGhost === o.id ? o.bar : -1;
-        if (pcm[g] !== v) {
+        const l = pcm[g];
+        if (commitGhost === o.id) {
+          if (!l || !l.includes(o.bar)) {
+            if (pcm === x.pcm) pcm = pcm.slice();
+            pcm[g] = l ? [...l, o.bar].sort((u, v) => u - v) : [o.bar];
+          }
+        } else if (l) {
           if (pcm === x.pcm) pcm = pcm.slice();
-          pcm[g] = v;
+          pcm[g] = null;
         }
       }
     } else if (anyMultiWarp && multiWarp[c.agent] && (ghosts[c.agent] || allThreadAccess[p.agents[c.agent]!.role])) {
@@ -817,7 +825,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
           subject: target || null, state: stateId, extra, details: [], locs: [o.loc],
         });
       }
-      // Landings the reduction took early (TMA copies, remote arrives) whose phase is still open: in
+      // TMA landings the reduction took early whose phase is still open: in
       // the schedule where they land after this exit, they are in flight into a finished CTA.
       if (tghosts && wasLive) for (let i = 0; i < tghosts.length; i += 2) {
         const b = tghosts[i]!;
@@ -825,21 +833,20 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
         errorFound = true;
         const ctaName = ctaLabel(cta);
         const bname = p.barrierName(b);
-        const what = tghosts[i + 1]! >= 0 ? `a TMA copy into ${p.bufferName(tghosts[i + 1]!)}` : 'a remote arrive';
+        const what = `a TMA copy into ${p.bufferName(tghosts[i + 1]!)}`;
         report({
           kind: 'inflight-at-exit', severity: 'error', key: `${cta}|ghost${b}`,
           message: `every agent of ${ctaName} has exited while the phase of ${bname} that ${what} signals has not completed: nothing waited for it, so in some schedule it is still in flight into a CTA that no longer exists`,
           subject: bname, state: stateId, extra, details: [], locs: [],
         });
       }
-      for (let g = 0; g < pcm.length; g++) {
-        const b = pcm[g]!;
-        if (b < 0 || barCta(b) !== cta || !wasLive) continue;
+      for (let g = 0; g < pcm.length; g++) for (const b of pcm[g] ?? []) {
+        if (barCta(b) !== cta || !wasLive) continue;
         errorFound = true;
         const ctaName = ctaLabel(cta);
         const bname = p.barrierName(b);
         report({
-          kind: 'inflight-at-exit', severity: 'error', key: `${cta}|${g}`,
+          kind: 'inflight-at-exit', severity: 'error', key: `${cta}|${g}|${b}`,
           message: `every agent of ${ctaName} has exited while a tcgen05.commit issued by ${agentName(g)} into ${bname} may still be in flight (nothing has waited for the phase it arrives in): it lands in shared memory of a CTA that no longer exists`,
           subject: bname, state: stateId, extra, details: [], locs: [],
         });
@@ -1083,14 +1090,6 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
         // can bring tx to exactly 0 (an early completion): then every order must be explored.
         if (!landingsCommute(s, o.bar, b.tx)) continue;
         tmaGhost = o.id;
-      } else if (o.kind === 'remote') {
-        // A remote arrive that leaves at least the largest single arrive any instruction makes on
-        // that barrier array pending: it completes nothing and no order of it and another arrive
-        // over-arrives, so it commutes; it stays visible (inflight-at-exit) until the phase completes.
-        if (o.remote !== 'arrive' || o.bar < 0) continue;
-        const b = s.bars[o.bar]!;
-        if (b.status !== 'valid' || b.pending - o.count < maxArriveUnit(o.bar)) continue;
-        tmaGhost = o.id;
       } else if (o.kind === 'tc.commit') {
         // A commit arriving on a commit-only barrier without completing its phase (see docs/CHECK.md).
         if (o.seq !== ags[o.agent]!.tcDone) continue; // not enabled: tcgen05 ops complete in issue order
@@ -1201,24 +1200,46 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
    * one on a barrier that cp.async.mbarrier.arrive signals (conservative). Returns the barrier
    * key, or -1.
    */
-  const postponedBar = (s: MachineState, c: Choice): number => {
+  /**
+   * The barrier whose phase a landing of choice `c` is postponed on, or -1: a TMA landing while the
+   * phase misses arrivals (pending > 0), or a remote arrive that does not complete the phase by
+   * itself (pending > its count). `postTh[i]` gets the pending count at or below which another
+   * step orders against it (0 for a TMA landing, the arrive's count for a remote arrive).
+   */
+  const postponedBar = (s: MachineState, c: Choice, i: number): number => {
     if (c.kind !== 'async') return -1;
     const o = m.findAsync(s, c.id);
-    if (!o || o.kind !== 'tma' || o.bar < 0 || cpaKey[o.bar]) return -1;
+    if (!o || o.bar < 0 || cpaKey[o.bar]) return -1;
     const b = s.bars[o.bar];
-    return b !== undefined && b.status === 'valid' && b.pending > 0 && b.tx - nextCredit(o) > TX_FLOOR ? o.bar : -1;
+    if (b === undefined || b.status !== 'valid') return -1;
+    if (o.kind === 'tma') {
+      postTh[i] = 0;
+      return b.pending > 0 && b.tx - nextCredit(o) > TX_FLOOR ? o.bar : -1;
+    }
+    if (o.kind === 'remote' && o.remote === 'arrive') {
+      postTh[i] = o.count;
+      return b.pending > o.count ? o.bar : -1;
+    }
+    return -1;
   };
   /** Per enabled choice of the state being expanded: the barrier its landing is postponed on, or -1. */
   let postBar = new Int32Array(16);
-  /** Barriers of postponed landings that a step of the state being expanded conflicts with. */
-  const conflicts: number[] = [];
-  /** True when step `c` from `s` to `t` orders against landings on barrier `k` (see postponedBar). */
-  const conflictsWith = (s: MachineState, t: MachineState, c: Choice, k: number): boolean => {
+  /** Per enabled choice: the pending count of `postBar`'s barrier at or below which a step conflicts. */
+  let postTh = new Int32Array(16);
+  /** Per enabled choice: 1 when a step of the state being expanded conflicts with its postponed landing. */
+  let postHit = new Uint8Array(16);
+  /**
+   * True when step `c` from `s` to `t` orders against a postponed landing on barrier `k` whose
+   * conflict threshold is `th` (see postponedBar): it changes the phase or the status, leaves at
+   * most `th` arrivals pending (in one order the landing completes the phase or over-arrives, in the
+   * other the step does), or is a wait on `k` that passes now.
+   */
+  const conflictsWith = (s: MachineState, t: MachineState, c: Choice, k: number, th: number): boolean => {
     const a = s.bars[k]!;
     const b = t.bars[k]!;
-    // The step that brings pending to 0 completes the phase in one order of it and the landing
-    // and not in the other (and its diagnostics, e.g. a .noComplete arrive that completes, differ).
-    if (a.phase !== b.phase || a.status !== b.status || b.pending === 0) return true;
+    // The step that brings pending to the threshold completes the phase in one order of it and the
+    // landing and not in the other (and its diagnostics, e.g. a .noComplete arrive that completes, differ).
+    if (a.phase !== b.phase || a.status !== b.status || b.pending <= th) return true;
     if (c.kind !== 'agent') return false;
     // A wait passing now (on an older phase) observes whether the current phase has begun (phase-alias).
     const ag = s.agents[c.agent]!;
@@ -1263,11 +1284,15 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
     // Postponed landings: marked first, taken after the other steps only where one conflicts.
     let nPost = 0;
     if (usePor && s.inflight.length && ch.length > 1) {
-      if (postBar.length < ch.length) postBar = new Int32Array(ch.length * 2);
-      for (let i = 0; i < ch.length; i++) if ((postBar[i] = postponedBar(s, ch[i]!)) >= 0) nPost++;
+      if (postBar.length < ch.length) {
+        postBar = new Int32Array(ch.length * 2);
+        postTh = new Int32Array(ch.length * 2);
+        postHit = new Uint8Array(ch.length * 2);
+      }
+      for (let i = 0; i < ch.length; i++) if ((postBar[i] = postponedBar(s, ch[i]!, i)) >= 0) nPost++;
       if (nPost === ch.length) nPost = 0; // nothing else is enabled: every landing is explored
+      postHit.fill(0, 0, ch.length);
     }
-    conflicts.length = 0;
     const step = (c: Choice) => {
       if (abortBy) return; // a bound stopped the search: the remaining successors are not computed
       const who = actorOf(s, c);
@@ -1276,7 +1301,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
       const nx = checkTransition(s, t, c, out.events!, x, id, []);
       if (nPost) for (let i = 0; i < ch.length; i++) {
         const k = postBar[i]!;
-        if (k >= 0 && !conflicts.includes(k) && conflictsWith(s, t, c, k)) conflicts.push(k);
+        if (k >= 0 && !postHit[i] && conflictsWith(s, t, c, k, postTh[i]!)) postHit[i] = 1;
       }
       if (t.trapped) return;
       const rh = rhSucc; // closeAndStore keeps no reference to it
@@ -1285,7 +1310,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
       closeAndStore(t, nx, rh, id, [c], next);
     };
     for (let i = 0; i < ch.length; i++) if (!nPost || postBar[i]! < 0) step(ch[i]!);
-    if (nPost) for (let i = 0; i < ch.length; i++) if (postBar[i]! >= 0 && conflicts.includes(postBar[i]!)) step(ch[i]!);
+    if (nPost) for (let i = 0; i < ch.length; i++) if (postBar[i]! >= 0 && postHit[i]) step(ch[i]!);
   };
 
   if (par) {
