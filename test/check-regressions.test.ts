@@ -46,7 +46,9 @@ describe('checker regressions', () => {
     const r = run('p4_fixed.mbk');
     expect(r.verdict).toBe('ok');
     expect(r.hazards).toEqual([]);
-    expect(r.coverage.states).toBeLessThan(20_000);
+    // 34,436 states with remote arrives postponed only while all of them in flight together cannot
+    // complete the phase (10,291 under the earlier single-landing rule, which lost schedules).
+    expect(r.coverage.states).toBeLessThan(40_000);
   });
   test('a copy that the reduction lands early is still in flight at exit in another schedule', () => {
     const r = run('p5_copy_before_arrive_exit.mbk', true);

@@ -22,6 +22,8 @@ export interface RaceCause {
   loc?: SrcLoc;
   /** Source location of the wait that observed the release (the later side's, or its copy issuer's), when there is one. */
   waitLoc?: SrcLoc;
+  /** Barriers whose phases let the later side go (the waits' barriers), for a static cause. */
+  bars: string[];
 }
 
 type Name = (agent: number, async: number) => string;
@@ -103,12 +105,13 @@ export function raceCause(p: Program, events: readonly MachineEvent[], race: HbR
   const buf = p.bufferName(x.buf);
   // A cross-proxy pair is ordered only with a proxy fence.
   if (x.proxy !== y.proxy && x.async < 0 && x.rw === 'w') {
-    return { release: null, fix: `a fence: the generic write${line(x.loc)} must be followed by fence.proxy.async before the release that hands ${buf} to the async proxy` };
+    return { release: null, bars: [], fix: `a fence: the generic write${line(x.loc)} must be followed by fence.proxy.async before the release that hands ${buf} to the async proxy` };
   }
   if (!wait) {
     const bar = x.signals >= 0 ? p.barrierName(x.signals) : null;
     return {
       release: null,
+      bars: [],
       fix: bar
         ? `a wait on the right barrier: ${who(later, -1)} accesses ${buf} without waiting on ${bar}, on which the ${xName} completes; wait for that phase first`
         : `a wait: nothing ${who(later, -1)} waits on before its access orders it after the ${xName}`,
@@ -159,10 +162,32 @@ export function raceCause(p: Program, events: readonly MachineEvent[], race: HbR
   } else {
     fix = `a wait on the right barrier: nothing that ${who(later, -1)} waits on is released after the ${xName}`;
   }
-  const out: RaceCause = { release: relText, fix: `${fix}. (${yName} against ${xName})` };
+  const bars = [bar, ...(issuerRel ? [issuerRel.bar] : [])];
+  const out: RaceCause = { release: relText, bars, fix: `${fix}. (${yName} against ${xName})` };
   if (relLoc) out.loc = relLoc;
   if (relWait.loc) out.waitLoc = relWait.loc;
   return out;
+}
+
+/**
+ * The static finding that explains a race: a count or trip-count mismatch on a barrier whose phase
+ * released the later side (`bars`), or on a named barrier the trace synchronized on (`named`:
+ * `bar.sync ID` names, with `@cN` in clusters). Arrivals that do not add up to a barrier's count
+ * let a phase complete (or a named barrier's generation finish) before every side is done, which
+ * is what the race then shows; null when none applies.
+ */
+export function staticRaceCauseOf<T extends { kind: string; subject: { name: string } | null }>(bars: readonly string[], named: readonly string[], statics: readonly T[]): T | null {
+  for (const b of bars) {
+    for (const kind of ['count-mismatch', 'trip-mismatch']) {
+      const hit = statics.find((w) => w.kind === kind && w.subject && names(w.subject.name, b));
+      if (hit) return hit;
+    }
+  }
+  for (const n of named) {
+    const hit = statics.find((w) => w.kind === 'count-mismatch' && w.subject && (w.subject.name === n || w.subject.name === n.replace(/@c\d+$/, '')));
+    if (hit) return hit;
+  }
+  return null;
 }
 
 /** Kinds of static findings that can explain a hang. */

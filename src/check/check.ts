@@ -14,7 +14,7 @@ import { actorNamer, buildLedger, type Ledger } from '../report/ledger.js';
 import { decodeChoice, DEFAULT_BOUNDS, explore, keyOf, type ExploreOptions, type Progress, type RawHazard } from './explore.js';
 import { happensBefore } from './hb.js';
 import { staticChecks } from './static.js';
-import { causeRank, raceCause, staticCauseOf } from './cause.js';
+import { causeRank, raceCause, staticCauseOf, staticRaceCauseOf } from './cause.js';
 
 /** Options of {@link check}. */
 export interface CheckOptions {
@@ -344,13 +344,16 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
   if (opts.onTerminal) eo.onTerminal = opts.onTerminal;
   const r = explore(program, eo);
   const hazards: Hazard[] = [];
+  // Per race: the barriers that released its later side and the named barriers of its trace (static causes).
+  const raceBars = new Map<Hazard, { bars: string[]; named: string[] }>();
   const warnings: Hazard[] = [];
   // The timeout covers the traces too: past it, findings after the first keep their schedule only.
   const deadline = t0 + (opts.timeout ?? DEFAULT_BOUNDS.timeoutMs);
   let traced = 0;
   for (const raw of [...r.hazards, ...staticRaw]) {
     const schedule = scheduleOf(raw, r.parent, r.chainOff, r.chainData);
-    const isBuf = raw.kind === 'race' || (raw.subject !== null && program.buffers.some((b) => raw.subject!.startsWith(`${b.name}[`)));
+    // A buffer's subject is its name, with `[i]` for an array element and `@cN` in a cluster.
+    const isBuf = raw.kind === 'race' || (raw.subject !== null && program.buffers.some((b) => raw.subject === b.name || raw.subject!.startsWith(`${b.name}[`) || raw.subject!.startsWith(`${b.name}@`)));
     const base = {
       kind: raw.kind, severity: raw.severity, message: raw.message,
       subject: raw.subject ? { type: isBuf ? 'buffer' as const : 'barrier' as const, name: raw.subject } : null,
@@ -376,6 +379,14 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
         else if (x.async >= 0) explanation = `the ${desc(x)} is asynchronous; no completion it signals (commit, wait_group) is observed before the ${desc(race.second)}`;
         else explanation = `no release by ${who(x.agent, -1)} after its access is acquired (through a wait, bar.sync or cluster barrier) before the ${desc(race.second)}`;
         const rc = raceCause(program, rp.events, race, who);
+        const named = new Set<string>();
+        for (const e of rp.events) {
+          if (e.e === 'sync' && (e.kind === 'bar.sync' || e.kind === 'bar.arrive')) {
+            const cta = program.agents[e.agent]!.cta;
+            named.add(`bar.sync ${e.id}${program.ctas > 1 ? `@c${cta}` : ''}`);
+          }
+        }
+        raceBars.set(h, { bars: rc.bars, named: [...named] });
         h.race = { first: desc(x), second: desc(race.second), explanation, release: rc.release, fix: rc.fix };
         h.details = [...(rc.release ? [`released by: ${rc.release}`] : []), `fix: ${rc.fix}`, ...h.details, `happens-before (vector clocks over the trace): ${explanation}`];
         if (rc.loc || rc.waitLoc) h.sites = { ...(rc.loc ? { release: rc.loc } : {}), ...(rc.waitLoc ? { wait: rc.waitLoc } : {}) };
@@ -385,6 +396,7 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
     (raw.severity === 'error' ? hazards : warnings).push(h);
   }
   // A trace has one step per schedule entry (an untraced finding has its schedule only).
+  const cmp = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
   const byLen = (a: Hazard, b: Hazard) => a.schedule.length - b.schedule.length;
   // A hang that a static finding explains leads with that finding.
   const statics = warnings.filter((w) => w.static);
@@ -396,9 +408,29 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
       h.details = [`root cause (static ${c.kind}): ${c.message}`, ...h.details];
     }
   }
+  // A race that a count or trip-count mismatch explains leads with it (the fix is the count).
+  for (const h of hazards) {
+    const rb = raceBars.get(h);
+    if (!rb || h.cause) continue;
+    const c = staticRaceCauseOf(rb.bars, rb.named, statics);
+    if (c) {
+      h.cause = { kind: c.kind, message: c.message, locations: c.locations };
+      // The count is the fix; a schedule-based guess other than the count is about the symptom.
+      if (h.race && !h.race.fix.startsWith('arrival count')) {
+        const fix = `arrival count: ${c.kind === 'trip-mismatch' ? 'the arrivals on the barrier and the waits for it disagree about the number of phases' : 'the arrivals per phase do not add up to the count'} (the cause above); this race is what happens once a phase completes early`;
+        h.details = h.details.map((d) => (d.startsWith('fix: ') ? `fix: ${fix}` : d));
+        h.race = { ...h.race, fix };
+      }
+      h.details = [`root cause (static ${c.kind}): ${c.message}`, ...h.details];
+    }
+  }
   // Causes before the symptoms the same bug leads to, then shortest first.
-  hazards.sort((a, b) => causeRank(a) - causeRank(b) || byLen(a, b));
-  warnings.sort(byLen);
+  // Ties by kind, subject and first location: the verdict must not depend on the order in which
+  // a search (one worker or several) met hazards with traces of equal length.
+  const tie = (a: Hazard, b: Hazard) => cmp(a.kind, b.kind) || cmp(a.subject?.name ?? '', b.subject?.name ?? '')
+    || (a.locations[0]?.line ?? 0) - (b.locations[0]?.line ?? 0) || (a.locations[0]?.col ?? 0) - (b.locations[0]?.col ?? 0);
+  hazards.sort((a, b) => causeRank(a) - causeRank(b) || byLen(a, b) || tie(a, b));
+  warnings.sort((a, b) => byLen(a, b) || tie(a, b));
   const verdict = hazards.length ? hazards[0]!.kind : r.complete || r.stoppedBy === 'hazard' ? 'ok' : 'incomplete';
   return {
     program, verdict, complete: r.complete, stoppedBy: r.stoppedBy, hazards, warnings,

@@ -59,7 +59,11 @@ function hazardText(h: Hazard, n: number, paint: CheckPaint): string[] {
   out.push(`${paint.bold(`${n}.`)} ${sev}${h.subject ? ` on ${h.subject.type} ${paint.bold(h.subject.name)}` : ''}`);
   // The root cause first: the static finding that explains it, then the message and details
   // (a race's release and fix lead its details).
-  if (h.cause) out.push(`   ${paint.bold('cause')} (${h.cause.kind}, line ${h.cause.locations.map((l) => l.line).join(', ') || '?'}): ${h.cause.message}`);
+  if (h.cause) {
+    const ls = [...new Set(h.cause.locations.map((l) => l.line))];
+    const where = ls.length === 0 ? '' : ls.length === 1 ? ` at line ${ls[0]}` : ` at lines ${ls.slice(0, -1).join(', ')} and ${ls[ls.length - 1]}`;
+    out.push(`   ${paint.bold('cause')} (${h.cause.kind}${where}): ${h.cause.message}`);
+  }
   out.push(`   ${h.message}`);
   for (const d of h.details) if (!(h.cause && d.startsWith('root cause (static'))) out.push(`   - ${d}`);
   if (h.static) {

@@ -821,7 +821,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
         const target = o.bar >= 0 ? p.barrierName(o.bar) : o.buf >= 0 ? p.bufferName(o.buf) : o.targets ? o.targets.map((k) => p.barrierName(k)).join(', ') : '';
         report({
           kind: 'inflight-at-exit', severity: 'error', key: `${cta}|${o.agent}`,
-          message: `every agent of ${ctaName} has exited while a ${kindLabel(o.kind)} issued by ${agentName(o.agent)} (line ${o.loc.line}) into ${target} is still in flight: it lands in shared memory of a CTA that no longer exists`,
+          message: `every agent of ${ctaName} has exited while a ${kindLabel(o.kind)} issued by ${agentName(o.agent)} (line ${o.loc.line}) into ${target} is still in flight: it writes or signals memory of a CTA that no longer exists`,
           subject: target || null, state: stateId, extra, details: [], locs: [o.loc],
         });
       }
@@ -847,7 +847,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
         const bname = p.barrierName(b);
         report({
           kind: 'inflight-at-exit', severity: 'error', key: `${cta}|${g}|${b}`,
-          message: `every agent of ${ctaName} has exited while a tcgen05.commit issued by ${agentName(g)} into ${bname} may still be in flight (nothing has waited for the phase it arrives in): it lands in shared memory of a CTA that no longer exists`,
+          message: `every agent of ${ctaName} has exited while a tcgen05.commit issued by ${agentName(g)} into ${bname} may still be in flight (nothing has waited for the phase it arrives in): it arrives on a barrier of a CTA that no longer exists`,
           subject: bname, state: stateId, extra, details: [], locs: [],
         });
         // In the schedule where that commit is still in flight, so are the MMAs it covers (they
@@ -1197,14 +1197,11 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
    * bytes stay in flight longer (more overlap, never less): unless that step is the one that brings
    * pending to 0, which completes the phase in one order and not in the other, which is why both
    * orders are explored then. A landing that could underflow the tx range is never postponed, nor
-   * one on a barrier that cp.async.mbarrier.arrive signals (conservative). Returns the barrier
-   * key, or -1.
-   */
-  /**
-   * The barrier whose phase a landing of choice `c` is postponed on, or -1: a TMA landing while the
-   * phase misses arrivals (pending > 0), or a remote arrive that does not complete the phase by
-   * itself (pending > its count). `postTh[i]` gets the pending count at or below which another
-   * step orders against it (0 for a TMA landing, the arrive's count for a remote arrive).
+   * one on a barrier that cp.async.mbarrier.arrive signals (conservative). A remote arrive is
+   * postponed while it cannot complete the phase by itself, even with every other remote arrive in
+   * flight to that barrier (pending > the sum of their counts). Returns the barrier key, or -1;
+   * `postTh[i]` gets the pending count at or below which another step orders against the landing
+   * of choice `i` (0 for a TMA landing, that sum for a remote arrive).
    */
   const postponedBar = (s: MachineState, c: Choice, i: number): number => {
     if (c.kind !== 'async') return -1;
@@ -1217,8 +1214,12 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
       return b.pending > 0 && b.tx - nextCredit(o) > TX_FLOOR ? o.bar : -1;
     }
     if (o.kind === 'remote' && o.remote === 'arrive') {
-      postTh[i] = o.count;
-      return b.pending > o.count ? o.bar : -1;
+      // Every remote arrive in flight to the barrier together: while they cannot complete the
+      // phase (or over-arrive) even all landing at once, none of them can.
+      let sum = 0;
+      for (const y of s.inflight) if (y.kind === 'remote' && y.remote === 'arrive' && y.bar === o.bar) sum += y.count;
+      postTh[i] = sum;
+      return b.pending > sum ? o.bar : -1;
     }
     return -1;
   };
@@ -1235,6 +1236,8 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
    * other the step does), or is a wait on `k` that passes now.
    */
   const conflictsWith = (s: MachineState, t: MachineState, c: Choice, k: number, th: number): boolean => {
+    // A step that traps ends every schedule: a landing postponed past it would never be seen.
+    if (t.trapped) return true;
     const a = s.bars[k]!;
     const b = t.bars[k]!;
     // The step that brings pending to the threshold completes the phase in one order of it and the
