@@ -119,6 +119,25 @@ export type Op =
   | { op: 'tcgen05.mma'; reads: BufRef[]; acc: BufRef; shape: MmaShape }
   | { op: 'tcgen05.commit'; bar: BarRef; multicast?: Expr }
   | { op: 'tcgen05.ld'; src: BufRef }
+  // Tensor Memory management and data movement (PTX ISA §9.7.16.7–§9.7.16.9, §9.7.16.11.1).
+  /** `tcgen05.alloc`: allocates the `cols=` columns declared for the TMEM buffer `buf` in its CTA; blocks while too few are free. */
+  | { op: 'tcgen05.alloc'; buf: BufRef }
+  /** `tcgen05.dealloc`: frees the columns of the TMEM buffer `buf`. */
+  | { op: 'tcgen05.dealloc'; buf: BufRef }
+  /** `tcgen05.relinquish_alloc_permit`: the CTA gives up the right to allocate. */
+  | { op: 'tcgen05.relinquish_alloc_permit' }
+  /** `tcgen05.ld` without its wait (asynchronous; the registers are valid after `tcgen05.wait::ld`). */
+  | { op: 'tcgen05.ld.async'; src: BufRef }
+  /** `tcgen05.st`: registers to the TMEM buffer `dst`, asynchronous until `tcgen05.wait::st`. */
+  | { op: 'tcgen05.st'; dst: BufRef }
+  | { op: 'tcgen05.wait::ld' }
+  | { op: 'tcgen05.wait::st' }
+  /** `tcgen05.cp`: shared memory `src` to TMEM `dst`, asynchronous, in the issuer's tcgen05 order (tracked by commit). */
+  | { op: 'tcgen05.cp'; dst: BufRef; src: BufRef }
+  /** `tcgen05.shift`: shifts the rows of TMEM `buf` down by one, asynchronous, in the issuer's tcgen05 order. */
+  | { op: 'tcgen05.shift'; buf: BufRef }
+  | { op: 'tcgen05.fence::before_thread_sync' }
+  | { op: 'tcgen05.fence::after_thread_sync' }
   | { op: 'wgmma.mma_async'; reads: BufRef[]; shape: MmaShape }
   | { op: 'wgmma.commit_group' }
   | { op: 'wgmma.wait_group'; n: Expr }
@@ -176,6 +195,12 @@ export interface BufferDecl {
   space: 'smem' | 'tmem';
   length: Expr;
   bytes: Expr;
+  /**
+   * TMEM only: the columns each element occupies once `tcgen05.alloc` allocates it (a power of two,
+   * 32 … 512). Absent: the buffer is not managed (usable without an alloc, as if allocated for the
+   * whole kernel).
+   */
+  cols?: Expr;
   /** Declared without a length (`smem tile bytes=N`): one buffer, named `tile`, not `tile[0]`. */
   scalar?: boolean;
   loc?: SrcLoc;

@@ -4,6 +4,7 @@
  */
 import type { OpInstr } from '../program.js';
 import type { MachineState, StepOut } from '../state.js';
+import { checkTmemUse } from './tmem.js';
 import type { OpCtx, OpK } from './types.js';
 
 /** Issues `ins` (tcgen05.mma or wgmma.mma_async) as one asynchronous MMA in its issuer's stream. */
@@ -22,6 +23,10 @@ export function execMma(m: OpCtx, s: MachineState, a: number, ins: OpInstr, out:
   const tc = op.op === 'tcgen05.mma';
   const acc = tc ? ins.buf!(f) : -1;
   if (tc && acc < 0) return m.keyFault(s, a, out, ins, 'buffer'), false;
+  if (tc) {
+    checkTmemUse(m, s, a, ins, acc, out);
+    for (const r of reads) checkTmemUse(m, s, a, ins, r, out);
+  }
   const { m: mm, n, k } = (op as OpK<'tcgen05.mma'>).shape;
   m.newAsync(s, out, tc ? 'tc.mma' : 'wgmma', a, m.program.agents[a]!.cta, -1, acc, reads, 2 * mm * n * k, 0, 1, tc ? -1 : ag.wgGroup, 0, null, null, ins.loc);
   return true;
