@@ -13,6 +13,7 @@ import type { SrcLoc } from '../kernel/ir.js';
 import { actorNamer, buildLedger, type Ledger } from '../report/ledger.js';
 import { decodeChoice, DEFAULT_BOUNDS, explore, keyOf, type ExploreOptions, type Progress, type RawHazard } from './explore.js';
 import { happensBefore } from './hb.js';
+import { tcFenceChecks } from './tcfence.js';
 import { staticChecks } from './static.js';
 import { causeRank, raceCause, staticCauseOf } from './cause.js';
 
@@ -330,6 +331,8 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
   // The timeout covers the whole check: the static checks run first, the search gets the rest.
   const t0 = Date.now();
   const staticRaw = new Set(staticChecks(program, t0 + (opts.timeout ?? DEFAULT_BOUNDS.timeoutMs)));
+  // The tcgen05 fence rule (tcfence.ts): warnings under --strict only (CUTLASS omits the fences).
+  if (opts.strict) for (const h of tcFenceChecks(program)) staticRaw.add(h);
   const eo: ExploreOptions = {};
   if (opts.maxStates !== undefined) eo.maxStates = opts.maxStates;
   if (opts.maxMemory !== undefined) eo.maxMemory = opts.maxMemory;
@@ -350,7 +353,7 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
   let traced = 0;
   for (const raw of [...r.hazards, ...staticRaw]) {
     const schedule = scheduleOf(raw, r.parent, r.chainOff, r.chainData);
-    const isBuf = raw.kind === 'race' || (raw.subject !== null && program.buffers.some((b) => raw.subject!.startsWith(`${b.name}[`)));
+    const isBuf = raw.kind === 'race' || (raw.subject !== null && program.buffers.some((b) => raw.subject!.startsWith(`${b.name}[`) || raw.subject === b.name || raw.subject!.startsWith(`${b.name}@`)));
     const base = {
       kind: raw.kind, severity: raw.severity, message: raw.message,
       subject: raw.subject ? { type: isBuf ? 'buffer' as const : 'barrier' as const, name: raw.subject } : null,

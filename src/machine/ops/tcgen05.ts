@@ -18,20 +18,8 @@ import { endAccesses } from './bulk.js';
 import { signal } from './mbarrier.js';
 import { execMma } from './mma.js';
 import { execPointAccess } from './smem.js';
-import { checkTmemUse } from './tmem.js';
+import { checkLdWaited, checkTmemUse } from './tmem.js';
 import type { AsyncDef, OpCtx, OpDef } from './types.js';
-import { diagnostic } from '../../model/mbarrier.js';
-import { DIAG } from '../../model/diagnostics.js';
-
-/**
- * Registers an asynchronous `tcgen05.ld` of agent `a` loaded are used by `ins` (a store of them)
- * before its `tcgen05.wait::ld`: reported (`tmem-ld-unwaited`).
- */
-export function checkLdWaited(m: OpCtx, s: MachineState, a: number, ins: OpInstr, out: StepOut, buf: number): void {
-  const n = s.agents[a]!.tcLdUnwaited;
-  if (!n) return;
-  m.diag(s, out, diagnostic(DIAG.tmemLdUnwaited, `${ins.text}: stores registers while ${n} tcgen05.ld of ${m.program.agents[a]!.name} ha${n === 1 ? 's' : 've'} not been waited for (tcgen05.wait::ld): the loaded registers are not valid yet`), a, -1, -1, ins.loc, buf);
-}
 
 /** Issues `ins` as an asynchronous TMEM operation of `kind` on `ins.buf` (and `ins.reads`, for tcgen05.cp). */
 function execTmemAsync(kind: 'tc.ld' | 'tc.st' | 'tc.cp' | 'tc.shift') {

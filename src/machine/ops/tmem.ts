@@ -59,6 +59,16 @@ export function checkTmemUse(m: OpCtx, s: MachineState, a: number, ins: OpInstr,
   m.diag(s, out, diagnostic(DIAG.tmemUnallocated, `${ins.text}: ${p.bufferName(buf)} is Tensor Memory that is not allocated now (${when})`), a, -1, -1, ins.loc, buf);
 }
 
+/**
+ * Registers an asynchronous `tcgen05.ld` of agent `a` loaded are used by `ins` (a store of them)
+ * before its `tcgen05.wait::ld`: reported (`tmem-ld-unwaited`).
+ */
+export function checkLdWaited(m: OpCtx, s: MachineState, a: number, ins: OpInstr, out: StepOut, buf: number): void {
+  const n = s.agents[a]!.tcLdUnwaited;
+  if (!n) return;
+  m.diag(s, out, diagnostic(DIAG.tmemLdUnwaited, `${ins.text}: stores registers while ${n} tcgen05.ld of ${m.program.agents[a]!.name} ha${n === 1 ? 's' : 've'} not been waited for (tcgen05.wait::ld): the loaded registers are not valid yet`), a, -1, -1, ins.loc, buf);
+}
+
 /** `tcgen05.alloc`: enabled while the CTA has the buffer's columns free. */
 function allocEnabled(m: OpCtx, s: MachineState, a: number, ins: OpInstr): boolean {
   const buf = ins.buf!(s.agents[a]!.frame);
@@ -105,7 +115,7 @@ function execDealloc(m: OpCtx, s: MachineState, a: number, ins: OpInstr, out: St
   }
   for (const o of s.inflight) {
     if (o.buf !== buf && !(o.reads && o.reads.includes(buf))) continue;
-    m.diag(s, out, diagnostic(DIAG.tmemDeallocInflight, `${ins.text}: frees ${p.bufferName(buf)} while the ${o.kind} issued by ${p.agents[o.agent]!.name} (line ${o.loc.line}) still accesses it`), a, -1, -1, ins.loc, buf);
+    m.diag(s, out, diagnostic(DIAG.tmemDeallocInflight, `${ins.text}: frees ${p.bufferName(buf)} while the ${o.kind.replace('tc.', 'tcgen05.')} issued by ${p.agents[o.agent]!.name} (line ${o.loc.line}) still accesses it`), a, -1, -1, ins.loc, buf);
   }
   ag.tmemHeld &= ~(1 << slot);
   ag.tmemFreed |= 1 << slot;
