@@ -606,6 +606,8 @@ describe('every construct of the IR is expressible', () => {
     ['tcgen05.commit full[0]', { op: 'tcgen05.commit', bar: R('full') }],
     ['tcgen05.commit full[0] multicast=(1 << ncta) - 1', { op: 'tcgen05.commit', bar: R('full'), multicast: { k: 'bin', op: '-', a: { k: 'bin', op: '<<', a: n(1), b: v('ncta') }, b: n(1) } }],
     ['tcgen05.ld acc[0]', { op: 'tcgen05.ld', src: R('acc') }],
+    ['tcgen05.mma.cta_group::2 acc[0], tile[0], tile[1] shape=256x128x16', { op: 'tcgen05.mma', reads: [R('tile'), R('tile', n(1))], acc: R('acc'), shape: { m: 256, n: 128, k: 16 }, pair: true }],
+    ['tcgen05.commit.cta_group::2 full[0] multicast=3', { op: 'tcgen05.commit', bar: R('full'), multicast: n(3) }],
     ['tcgen05.alloc acc[0]', { op: 'tcgen05.alloc', buf: R('acc') }],
     ['tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 acc[0]', { op: 'tcgen05.alloc', buf: R('acc') }],
     ['tcgen05.dealloc acc[0]', { op: 'tcgen05.dealloc', buf: R('acc') }],

@@ -149,3 +149,25 @@ describe('tcgen05 fences (static rule, --strict)', () => {
     expect(check(p, { all: true, strict: true }).warnings.filter((h) => h.kind === 'missing-fence')).toHaveLength(2);
   });
 });
+
+describe('tcgen05.mma.cta_group::2 (a CTA pair)', () => {
+  const src = (cluster: number) => `kernel k arch=sm_100a cluster=${cluster}\nbarrier done count=1\nsmem A bytes=4096\nsmem B bytes=4096\ntmem acc bytes=4096\nrole mma warps=1 per=one cta=0:\n    tcgen05.mma.cta_group::2.kind::f16 acc, A, B shape=256x128x64\n    tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 done multicast=0b11\n`;
+  test('one MMA per CTA of the pair, each on its tensor core, reading its A half and both B halves; the commit follows both', () => {
+    const p = instantiate(parseSketch(src(2), 'k.mbk').kernel!);
+    const key = (name: string, cta: number) => cta * p.buffersPerCta + p.buffers.find((b) => b.name === name)!.offset;
+    const m = new Machine(p);
+    const out = newStepOut(true);
+    const s = m.initial(out);
+    m.apply(s, { kind: 'agent', agent: 0 }, out);
+    m.apply(s, { kind: 'agent', agent: 0 }, out);
+    expect(s.inflight.map((o) => [o.kind, o.cta, o.buf, o.reads, o.seq, o.bytes])).toEqual([
+      ['tc.mma', 0, key('acc', 0), [key('A', 0), key('B', 0), key('B', 1)], 0, 256 * 128 * 64],
+      ['tc.mma', 1, key('acc', 1), [key('A', 1), key('B', 0), key('B', 1)], 1, 256 * 128 * 64],
+      ['tc.commit', 0, -1, null, 2, 0],
+    ]);
+    expect(s.inflight[2]!.targets).toEqual([0, p.barriersPerCta]);
+  });
+  test('a cluster of odd size has no CTA pair', () => {
+    expect(parseSketch(src(1), 'k.mbk').diagnostics.map((d) => d.message).join(' ')).toMatch(/runs on a CTA pair: the cluster has 1 CTA, it needs an even number/);
+  });
+});

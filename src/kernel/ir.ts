@@ -116,7 +116,15 @@ export type Op =
   | { op: 'cp.async.bulk.store'; src: BufRef; bytes: Expr; per?: Per }
   | { op: 'cp.async.bulk.commit_group' }
   | { op: 'cp.async.bulk.wait_group'; n: Expr; read: boolean }
-  | { op: 'tcgen05.mma'; reads: BufRef[]; acc: BufRef; shape: MmaShape }
+  | {
+      op: 'tcgen05.mma'; reads: BufRef[]; acc: BufRef; shape: MmaShape;
+      /**
+       * `.cta_group::2`: one MMA of a CTA pair (ranks 2p, 2p + 1), issued by one thread of either:
+       * each CTA's accumulator `acc` is written from its own half of the first operand (A) and
+       * both CTAs' halves of the others (B), read from both CTAs' shared memory (PTX ISA §9.7.16.5.1).
+       */
+      pair?: boolean;
+    }
   | { op: 'tcgen05.commit'; bar: BarRef; multicast?: Expr }
   | { op: 'tcgen05.ld'; src: BufRef }
   // Tensor Memory management and data movement (PTX ISA §9.7.16.7–§9.7.16.9, §9.7.16.11.1).

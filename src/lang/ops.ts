@@ -168,6 +168,11 @@ export const OPS: OpSpec[] = [
     build: (a) => ({ op: 'tcgen05.mma', reads: [buf(a, 1), ...a.rest], acc: buf(a, 0), shape: a.shape! }),
   },
   {
+    name: 'tcgen05.mma.cta_group::2', args: ['buf', 'buf'], variadic: true, options: ['shape'], required: ['shape'], arch: 'sm_100a',
+    usage: 'ACC, A[, B...] shape=MxNxK',
+    build: (a) => ({ op: 'tcgen05.mma', reads: [buf(a, 1), ...a.rest], acc: buf(a, 0), shape: a.shape!, pair: true }),
+  },
+  {
     name: 'tcgen05.commit', args: ['bar'], options: ['multicast'], arch: 'sm_100a', usage: 'BAR [multicast=MASK]',
     build(a) {
       const op: Op = { op: 'tcgen05.commit', bar: bar(a, 0) };
@@ -264,7 +269,7 @@ export function findOp(mnemonic: string): OpSpec | undefined {
  */
 function tcgen05Spelling(mnemonic: string): OpSpec | undefined {
   if (!mnemonic.startsWith('tcgen05.')) return undefined;
-  let m = mnemonic.replace(/\.cta_group::1/g, '').replace(/\.shared::cta|\.b32|\.(un)?pack::16b|\.\d+x\d+b(x2)?|\.x\d+|\.warpx[24]::\w+/g, '');
+  let m = mnemonic.replace(/\.cta_group::1/g, '').replace(/^tcgen05\.commit\.cta_group::2/, 'tcgen05.commit').replace(/\.kind::\w+|\.mbarrier::arrive::one|\.multicast::cluster|\.shared::cluster|\.b64|\.shared::cta|\.b32|\.(un)?pack::16b|\.\d+x\d+b(x2)?|\.x\d+|\.warpx[24]::\w+/g, '');
   if (m.startsWith('tcgen05.ld.sync.aligned')) return BY_NAME.get('tcgen05.ld.sync.aligned');
   m = m.replace(/\.sync\.aligned$/, '');
   return m === mnemonic ? undefined : BY_NAME.get(m);

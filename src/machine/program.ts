@@ -483,6 +483,9 @@ function compileRole(
       if ('dst' in op) ins.reads = [bufKey(op.src, loc)];
       else ins.buf = bufKey(op.src, loc);
     }
+    if (op.op === 'tcgen05.mma' && op.pair && clusterSize % 2 !== 0) {
+      throw new KernelError(`tcgen05.mma.cta_group::2 runs on a CTA pair: the cluster has ${clusterSize} CTA${clusterSize === 1 ? '' : 's'}, it needs an even number`, loc, 'cta-pair');
+    }
     if ((op.op === 'tcgen05.alloc' || op.op === 'tcgen05.dealloc') && bufByName.get(op.buf.name)?.cols === undefined) {
       throw new KernelError(`${op.op} ${op.buf.name}: only a TMEM buffer declared with cols=N is allocated (tmem ${op.buf.name}[...] bytes=... cols=N)`, loc, 'tmem-cols');
     }
