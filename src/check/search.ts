@@ -1100,6 +1100,8 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
         commitGhost = o.id;
       } else if (o.kind === 'tc.mma') {
         if (o.seq !== ags[o.agent]!.tcDone) continue; // not enabled
+        // With managed TMEM a dealloc may race the MMA: its completion is explored in every order.
+        if (an.tmemManaged) continue;
       } else continue;
       const c = asyncChoiceOf(o.id);
       const t = succ(s, c, o.agent, i);
