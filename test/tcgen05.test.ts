@@ -132,6 +132,15 @@ describe('asynchronous tcgen05.ld / st, cp, shift', () => {
   });
 });
 
+describe('TMEM lanes of the warps of a role', () => {
+  test('tcgen05.st / ld of sibling warps touch their own 32 lanes each: no race; another role\'s store still races', () => {
+    const own = 'tmem acc bytes=4096\nrole epi warps=4:\n    tcgen05.st acc\n    tcgen05.wait::st\n    tcgen05.ld.sync.aligned acc\n    tcgen05.wait::ld\n';
+    expect(check(program(own), { all: true }).verdict).toBe('ok');
+    const other = own + 'role w warps=1 per=one:\n    tcgen05.st acc\n    tcgen05.wait::st\n';
+    expect(check(program(other), { all: true }).hazards.map((h) => h.kind)).toContain('race');
+  });
+});
+
 describe('tcgen05 fences (static rule, --strict)', () => {
   const src = (after: string, before: string) => `tmem acc bytes=64\nbarrier empty count=1\nrole mma warps=1 per=one:\n    tcgen05.mma acc, A shape=64x64x16\n    tcgen05.commit done\nrole epi warps=1 per=one:\n    mbarrier.try_wait.parity done, 0\n${after}    tcgen05.ld acc\n${before}    mbarrier.arrive empty\nrole other warps=1 per=one:\n    mbarrier.try_wait.parity empty, 0\n    tcgen05.fence::after_thread_sync\n    tcgen05.shift acc\n`;
   test('a tcgen05 op after a wait on a commit barrier needs after_thread_sync; a release after tcgen05.ld needs before_thread_sync', () => {

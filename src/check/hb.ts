@@ -57,6 +57,11 @@ function join(a: VC, b: VC | undefined): void {
   for (let i = 0; i < b.length; i++) if (b[i]! > a[i]!) a[i] = b[i]!;
 }
 
+/** A warp's TMEM lane access: an asynchronous tcgen05.ld / st, or an agent's own (synchronous) tcgen05.ld of TMEM. */
+function laneAccess(p: Program, a: HbAccess): boolean {
+  return a.asyncKind === 'tc.ld' || a.asyncKind === 'tc.st' || (a.async < 0 && p.bufferOf(a.buf).info.space === 'tmem');
+}
+
 function sameLoc(a: SrcLoc | undefined, b: SrcLoc | undefined): boolean {
   return !!a && !!b && a.line === b.line && a.col === b.col && a.file === b.file;
 }
@@ -272,6 +277,7 @@ export function happensBefore(p: Program, events: readonly MachineEvent[]): { ac
         if (x.comp === y.comp) continue;
         if (x.async < 0 && y.async < 0 && sameLoc(x.loc, y.loc) && sliceSiblings(p, x.agent, y.agent)) continue; // each warp its own slice
         if (x.async >= 0 && y.async >= 0 && x.issuer === y.issuer && x.asyncKind && y.asyncKind && sameStreamOrdered(x.asyncKind, y.asyncKind)) continue;
+        if (laneAccess(p, x) && laneAccess(p, y) && sliceSiblings(p, x.issuer, y.issuer)) continue; // each warp its own TMEM lanes
         if (x.vc[x.comp]! <= y.vc[x.comp]!) continue;
         races.push({ first: x, second: y });
       }

@@ -9,7 +9,7 @@ import { Machine, newStepOut, type AsyncOp, type Choice, type MachineState, next
 import type { MachineEvent } from '../machine/events.js';
 import { explainHang } from '../machine/hang.js';
 import { stableWait } from './stable.js';
-import type { OpInstr, Program } from '../machine/program.js';
+import { sliceSiblings, type OpInstr, type Program } from '../machine/program.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import { BoundReached, Governor } from '../machine/governor.js';
 import { analyse } from './analysis.js';
@@ -543,6 +543,9 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
             for (const x of opAccesses(o)) {
               if (x.buf !== e.buf || (x.rw === 'r' && e.rw === 'r')) continue;
               if (newOp && newOp.agent === o.agent && sameStreamOrdered(newOp.kind, o.kind)) continue;
+              // tcgen05.ld / st of two warps of one role instance: each warp reaches only its own 32 TMEM lanes.
+              if ((o.kind === 'tc.ld' || o.kind === 'tc.st') && (newOp ? newOp.kind === 'tc.ld' || newOp.kind === 'tc.st' : e.agent >= 0 && p.bufferOf(e.buf).info.space === 'tmem')
+                && sliceSiblings(p, newOp ? newOp.agent : e.agent, o.agent)) continue;
               const who = e.agent >= 0 ? agentName(e.agent) : newOp ? `${kindLabel(newOp.kind)} issued by ${agentName(newOp.agent)}` : 'an async unit';
               const what = e.rw === 'w' ? 'writes' : 'reads';
               const other = `${kindLabel(o.kind)} issued by ${agentName(o.agent)} (line ${o.loc.line})`;
