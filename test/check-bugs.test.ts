@@ -14,6 +14,8 @@ import { instantiate } from '../src/machine/program.js';
 const SUPPORTED = new Set(['cycle', 'lapping', 'missing-wait', 'scope', 'exited-cta',
   'ok', 'hang', 'race', 'tx-mismatch', 'phase-alias', 'inflight-at-exit', 'missing-fence', 'missing-init-fence', 'uninit-use',
   'count-mismatch', 'trip-mismatch', 'unused-barrier', 'unreachable-arrive',
+  // tcgen05 Tensor Memory
+  'tmem-unallocated', 'tmem-leak', 'tmem-alloc-after-relinquish', 'tmem-ld-unwaited', 'tmem-dealloc-inflight',
 ]);
 /** Verdict kinds of the headers that the checker does not produce yet. */
 const NOT_YET: string[] = [];

@@ -606,6 +606,22 @@ describe('every construct of the IR is expressible', () => {
     ['tcgen05.commit full[0]', { op: 'tcgen05.commit', bar: R('full') }],
     ['tcgen05.commit full[0] multicast=(1 << ncta) - 1', { op: 'tcgen05.commit', bar: R('full'), multicast: { k: 'bin', op: '-', a: { k: 'bin', op: '<<', a: n(1), b: v('ncta') }, b: n(1) } }],
     ['tcgen05.ld acc[0]', { op: 'tcgen05.ld', src: R('acc') }],
+    ['tcgen05.mma.cta_group::2 acc[0], tile[0], tile[1] shape=256x128x16', { op: 'tcgen05.mma', reads: [R('tile'), R('tile', n(1))], acc: R('acc'), shape: { m: 256, n: 128, k: 16 }, pair: true }],
+    ['tcgen05.commit.cta_group::2 full[0] multicast=3', { op: 'tcgen05.commit', bar: R('full'), multicast: n(3) }],
+    ['tcgen05.alloc acc[0]', { op: 'tcgen05.alloc', buf: R('acc') }],
+    ['tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 acc[0]', { op: 'tcgen05.alloc', buf: R('acc') }],
+    ['tcgen05.dealloc acc[0]', { op: 'tcgen05.dealloc', buf: R('acc') }],
+    ['tcgen05.relinquish_alloc_permit', { op: 'tcgen05.relinquish_alloc_permit' }],
+    ['tcgen05.ld.sync.aligned acc[0]', { op: 'tcgen05.ld.async', src: R('acc') }],
+    ['tcgen05.st acc[0]', { op: 'tcgen05.st', dst: R('acc') }],
+    ['tcgen05.st.sync.aligned acc[0]', { op: 'tcgen05.st', dst: R('acc') }],
+    ['tcgen05.wait::ld', { op: 'tcgen05.wait::ld' }],
+    ['tcgen05.wait::st', { op: 'tcgen05.wait::st' }],
+    ['tcgen05.wait::st.sync.aligned', { op: 'tcgen05.wait::st' }],
+    ['tcgen05.cp acc[0], tile[1]', { op: 'tcgen05.cp', dst: R('acc'), src: R('tile', n(1)) }],
+    ['tcgen05.shift acc[0]', { op: 'tcgen05.shift', buf: R('acc') }],
+    ['tcgen05.fence::before_thread_sync', { op: 'tcgen05.fence::before_thread_sync' }],
+    ['tcgen05.fence::after_thread_sync', { op: 'tcgen05.fence::after_thread_sync' }],
     ['cp.async tile[0], 16', { op: 'cp.async', dst: R('tile'), bytes: n(16) }],
     ['cp.async.mbarrier.arrive full[0]', { op: 'cp.async.mbarrier.arrive', bar: R('full'), noinc: false }],
     ['cp.async.mbarrier.arrive.noinc full[0]', { op: 'cp.async.mbarrier.arrive', bar: R('full'), noinc: true }],
@@ -623,7 +639,7 @@ describe('every construct of the IR is expressible', () => {
     ['work 1_000', { op: 'work', cycles: n(1000) }],
     ['exit', { op: 'exit' }],
   ];
-  const BW = 'kernel k arch=sm_100a cluster=2\nbarrier full[2] count=1\nsmem tile[2] bytes=64\ntmem acc[1] bytes=4096\n';
+  const BW = 'kernel k arch=sm_100a cluster=2\nbarrier full[2] count=1\nsmem tile[2] bytes=64\ntmem acc[1] bytes=4096 cols=128\n';
   test.each(CASES)('%s', (line, op) => {
     const prelude = 't = mbarrier.arrive full[0]\n';
     const ops = opsOf(`${prelude}${line}`, BW);
@@ -642,7 +658,7 @@ describe('every construct of the IR is expressible', () => {
     for (const s of ['wgmma.mma_async', 'wgmma.commit_group', 'wgmma.wait_group']) written.add(s);
     for (const o of OPS) expect(written, o.name).toContain(o.name);
     const kinds = new Set(CASES.map(([, o]) => o.op));
-    for (const k of ['mbarrier.init', 'mbarrier.inval', 'mbarrier.arrive', 'mbarrier.expect_tx', 'mbarrier.complete_tx', 'mbarrier.wait', 'mbarrier.pending_count', 'cp.async.bulk', 'cp.async.bulk.store', 'cp.async.bulk.commit_group', 'cp.async.bulk.wait_group', 'tcgen05.mma', 'tcgen05.commit', 'tcgen05.ld', 'cp.async', 'cp.async.mbarrier.arrive', 'bar.sync', 'bar.arrive', 'fence.proxy.async', 'fence.mbarrier_init', 'barrier.cluster.arrive', 'barrier.cluster.wait', 'ld.shared', 'st.shared', 'work', 'exit']) {
+    for (const k of ['mbarrier.init', 'mbarrier.inval', 'mbarrier.arrive', 'mbarrier.expect_tx', 'mbarrier.complete_tx', 'mbarrier.wait', 'mbarrier.pending_count', 'cp.async.bulk', 'cp.async.bulk.store', 'cp.async.bulk.commit_group', 'cp.async.bulk.wait_group', 'tcgen05.mma', 'tcgen05.commit', 'tcgen05.ld', 'tcgen05.alloc', 'tcgen05.dealloc', 'tcgen05.relinquish_alloc_permit', 'tcgen05.ld.async', 'tcgen05.st', 'tcgen05.wait::ld', 'tcgen05.wait::st', 'tcgen05.cp', 'tcgen05.shift', 'tcgen05.fence::before_thread_sync', 'tcgen05.fence::after_thread_sync', 'cp.async', 'cp.async.mbarrier.arrive', 'bar.sync', 'bar.arrive', 'fence.proxy.async', 'fence.mbarrier_init', 'barrier.cluster.arrive', 'barrier.cluster.wait', 'ld.shared', 'st.shared', 'work', 'exit']) {
       expect(kinds, k).toContain(k);
     }
   });

@@ -58,6 +58,13 @@ export interface Analysis {
   proxyKey: Uint8Array;
   /** True when any buffer key is in {@link proxyKey} (the checker then tracks proxy fences). */
   trackProxy: boolean;
+  /**
+   * True when the kernel manages Tensor Memory (a TMEM buffer with `cols=`): then the issue of every
+   * tcgen05 operation on TMEM and every tcgen05.mma completion are explored in every order with
+   * the other agents' steps (`sync`), since an alloc or dealloc of another agent decides whether the
+   * access is to allocated memory.
+   */
+  tmemManaged: boolean;
   /** Per barrier key: its slot in the publication array when the barrier is declared `manual`, else -1. */
   manualSlot: Int32Array;
   manualCount: number;
@@ -304,6 +311,10 @@ export function analyse(p: Program): Analysis {
     if (ins.i !== 'op' || por[r]![pc] === 'sync') return;
     if (ins.op.op === 'fence.proxy.async' || refNames(ins.op).some((n) => genericArr.has(n) && asyncArr.has(n))) por[r]![pc] = 'sync';
   }));
+  const tmemManaged = p.tmemCols.length > 0;
+  if (tmemManaged) p.roles.forEach((rc, r) => rc.code.forEach((ins, pc) => {
+    if (ins.i === 'op' && ins.op.op.startsWith('tcgen05.') && por[r]![pc] === 'issue') por[r]![pc] = 'sync';
+  }));
   const manualSlot = new Int32Array(p.ctas * p.barriersPerCta).fill(-1);
   let manualCount = 0;
   for (const info of p.barriers) {
@@ -324,6 +335,6 @@ export function analyse(p: Program): Analysis {
   if (!commitOnly.size) commitOnly = null;
   return {
     locs, locIndex, waitSlots, histLen, histBase, histCount, dataBarriers, directTx, por, groups, groupOf, usesNamed, frameLen,
-    proxyKey, trackProxy, manualSlot, manualCount, commitOnly,
+    proxyKey, trackProxy, tmemManaged, manualSlot, manualCount, commitOnly,
   };
 }

@@ -13,6 +13,7 @@ import type { SrcLoc } from '../kernel/ir.js';
 import { actorNamer, buildLedger, type Ledger } from '../report/ledger.js';
 import { decodeChoice, DEFAULT_BOUNDS, explore, keyOf, type ExploreOptions, type Progress, type RawHazard } from './explore.js';
 import { happensBefore } from './hb.js';
+import { tcFenceChecks } from './tcfence.js';
 import { staticChecks } from './static.js';
 import { causeRank, raceCause, staticCauseOf, staticRaceCauseOf } from './cause.js';
 
@@ -330,6 +331,8 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
   // The timeout covers the whole check: the static checks run first, the search gets the rest.
   const t0 = Date.now();
   const staticRaw = new Set(staticChecks(program, t0 + (opts.timeout ?? DEFAULT_BOUNDS.timeoutMs)));
+  // The tcgen05 fence rule (tcfence.ts): warnings under --strict only (CUTLASS omits the fences).
+  if (opts.strict) for (const h of tcFenceChecks(program)) staticRaw.add(h);
   const eo: ExploreOptions = {};
   if (opts.maxStates !== undefined) eo.maxStates = opts.maxStates;
   if (opts.maxMemory !== undefined) eo.maxMemory = opts.maxMemory;

@@ -21,12 +21,13 @@ export function cloneFor(s: MachineState, who: number, opIdx: number, named: boo
   const o = opIdx >= 0 ? s.inflight[opIdx]! : null;
   // An async step changes its issuer's record only when a tcgen05 / wgmma op completes (its
   // counters), and never the frame; an agent step may change the frame.
-  if (!o || o.kind === 'tc.mma' || o.kind === 'tc.commit' || o.kind === 'wgmma') {
+  if (!o || o.kind === 'tc.mma' || o.kind === 'tc.commit' || o.kind === 'tc.cp' || o.kind === 'tc.shift' || o.kind === 'wgmma') {
     agents = s.agents.slice();
     const a = agents[who]!;
     agents[who] = {
       pc: a.pc, frame: o ? a.frame : a.frame.slice(), status: a.status, sub: a.sub, tokens: a.tokens, wgGroup: a.wgGroup, bulkGroup: a.bulkGroup,
       clusterRound: a.clusterRound, tcIssued: a.tcIssued, tcDone: a.tcDone, wgIssued: a.wgIssued, wgDone: a.wgDone, lastArrive: a.lastArrive,
+      tmemHeld: a.tmemHeld, tmemFreed: a.tmemFreed, tmemRelinquished: a.tmemRelinquished, tcLdUnwaited: a.tcLdUnwaited,
     };
   }
   const sb = s.bars;

@@ -21,7 +21,7 @@ import { WARP_SLOT, WARPGROUP_SLOT, type Program } from '../machine/program.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import type { Analysis } from './analysis.js';
 
-const KINDS: AsyncKind[] = ['tma', 'bulk.store', 'tc.mma', 'tc.commit', 'wgmma', 'cp.async', 'cpa.arrive', 'remote'];
+const KINDS: AsyncKind[] = ['tma', 'bulk.store', 'tc.mma', 'tc.commit', 'wgmma', 'cp.async', 'cpa.arrive', 'remote', 'tc.ld', 'tc.st', 'tc.cp', 'tc.shift'];
 function kindIx(k: AsyncKind): number {
   switch (k) {
     case 'tma': return 0;
@@ -31,6 +31,10 @@ function kindIx(k: AsyncKind): number {
     case 'wgmma': return 4;
     case 'cp.async': return 5;
     case 'cpa.arrive': return 6;
+    case 'tc.ld': return 8;
+    case 'tc.st': return 9;
+    case 'tc.cp': return 10;
+    case 'tc.shift': return 11;
     default: return 7;
   }
 }
@@ -63,7 +67,7 @@ function wideAt(d: Int32Array, k: number): number {
 const BSTATUS = ['uninit', 'valid', 'inval'] as const;
 
 const STATE_FIELDS = ['now', 'agents', 'bars', 'named', 'clusterDone', 'inflight', 'nextId', 'trapped', 'events'];
-const AGENT_FIELDS = ['pc', 'frame', 'status', 'sub', 'tokens', 'wgGroup', 'bulkGroup', 'clusterRound', 'tcIssued', 'tcDone', 'wgIssued', 'wgDone', 'lastArrive'];
+const AGENT_FIELDS = ['pc', 'frame', 'status', 'sub', 'tokens', 'wgGroup', 'bulkGroup', 'clusterRound', 'tcIssued', 'tcDone', 'wgIssued', 'wgDone', 'lastArrive', 'tmemHeld', 'tmemFreed', 'tmemRelinquished', 'tcLdUnwaited'];
 const OP_FIELDS = ['id', 'kind', 'agent', 'cta', 'bar', 'buf', 'reads', 'bytes', 'left', 'chunks', 'group', 'count', 'remote', 'targets', 'issued', 'seq', 'loc'];
 
 /** The checker's data that travels with a state. */
@@ -180,7 +184,7 @@ export class Codec {
 
   private putAgent(ag: AgentState, sym: boolean): void {
     const f = ag.frame;
-    const sc = this.room(13 + 3 * f.length);
+    const sc = this.room(17 + 3 * f.length);
     let n = this.n;
     sc[n++] = ag.pc;
     sc[n++] = ag.status === 'run' ? 0 : ag.status === 'done' ? 1 : 2;
@@ -193,6 +197,10 @@ export class Codec {
     sc[n++] = ag.wgIssued;
     sc[n++] = ag.wgDone;
     sc[n++] = ag.lastArrive;
+    sc[n++] = ag.tmemHeld;
+    sc[n++] = ag.tmemFreed;
+    sc[n++] = ag.tmemRelinquished;
+    sc[n++] = ag.tcLdUnwaited;
     sc[n++] = f.length;
     // Frame values are exact up to ±(2^53 − 1). Members of a symmetry group differ only in the
     // builtins `instance`, `warp` and `warpgroup`, which their code does not read (analysis.ts).
@@ -365,6 +373,10 @@ export class Codec {
       const wgIssued = d[k++]!;
       const wgDone = d[k++]!;
       const lastArrive = d[k++]!;
+      const tmemHeld = d[k++]!;
+      const tmemFreed = d[k++]!;
+      const tmemRelinquished = d[k++]!;
+      const tcLdUnwaited = d[k++]!;
       const n = d[k++]!;
       const frame = new Array<number>(n);
       for (let j = 0; j < n; j++) {
@@ -384,7 +396,7 @@ export class Codec {
           tokens[slot] = { barrier: d[k++]!, phase: d[k++]!, pendingBefore: d[k++]!, txBefore: d[k++]!, noComplete: d[k++]! === 1 };
         }
       }
-      agents[a] = { pc, frame, status, sub, tokens, wgGroup, bulkGroup, clusterRound, tcIssued, tcDone, wgIssued, wgDone, lastArrive };
+      agents[a] = { pc, frame, status, sub, tokens, wgGroup, bulkGroup, clusterRound, tcIssued, tcDone, wgIssued, wgDone, lastArrive, tmemHeld, tmemFreed, tmemRelinquished, tcLdUnwaited };
     }
     const nb = p.ctas * p.barriersPerCta;
     const bars = new Array(nb);

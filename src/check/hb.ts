@@ -21,6 +21,7 @@
 import type { SrcLoc } from '../kernel/ir.js';
 import type { AsyncKind, MachineEvent } from '../machine/events.js';
 import { sliceSiblings, type Program } from '../machine/program.js';
+import { sameStreamOrdered } from '../machine/ops/index.js';
 
 /** One recorded access with its vector clock. */
 export interface HbAccess {
@@ -54,6 +55,11 @@ type VC = number[];
 function join(a: VC, b: VC | undefined): void {
   if (!b) return;
   for (let i = 0; i < b.length; i++) if (b[i]! > a[i]!) a[i] = b[i]!;
+}
+
+/** A warp's TMEM lane access: an asynchronous tcgen05.ld / st, or an agent's own (synchronous) tcgen05.ld of TMEM. */
+function laneAccess(p: Program, a: HbAccess): boolean {
+  return a.asyncKind === 'tc.ld' || a.asyncKind === 'tc.st' || (a.async < 0 && p.bufferOf(a.buf).info.space === 'tmem');
 }
 
 function sameLoc(a: SrcLoc | undefined, b: SrcLoc | undefined): boolean {
@@ -90,7 +96,7 @@ export function happensBefore(p: Program, events: readonly MachineEvent[]): { ac
   let lastAgent = -1;
 
   const chainKey = (kind: AsyncKind, agent: number): string | null =>
-    kind === 'tc.mma' || kind === 'tc.commit' ? `tc:${agent}` : kind === 'wgmma' ? `wg:${agent}` : kind === 'cp.async' || kind === 'cpa.arrive' ? `cpa:${agent}` : null;
+    kind === 'tc.mma' || kind === 'tc.commit' || kind === 'tc.cp' || kind === 'tc.shift' ? `tc:${agent}` : kind === 'wgmma' ? `wg:${agent}` : kind === 'cp.async' || kind === 'cpa.arrive' ? `cpa:${agent}` : null;
 
   const opClock = (id: number): VC => {
     let v = opVc.get(id);
@@ -132,6 +138,11 @@ export function happensBefore(p: Program, events: readonly MachineEvent[]): { ac
           if (e.op === 'wgmma.commit_group' || e.op === 'cp.async.bulk.commit_group') {
             const ck = `${e.op === 'wgmma.commit_group' ? 'wgmma' : 'bulk.store'}:${e.agent}`;
             committed.set(ck, (committed.get(ck) ?? 0) + 1);
+          }
+          if (e.op === 'tcgen05.wait::ld' || e.op === 'tcgen05.wait::st') {
+            // The waiter acquires every tcgen05.ld / st it issued (all have completed).
+            const kind: AsyncKind = e.op === 'tcgen05.wait::ld' ? 'tc.ld' : 'tc.st';
+            for (const [id, info] of opInfo) if (info.agent === e.agent && info.kind === kind && info.done) join(vc[e.agent]!, opClock(id));
           }
           if (e.op === 'wgmma.wait_group' || e.op === 'cp.async.bulk.wait_group') {
             const kind: AsyncKind = e.op === 'wgmma.wait_group' ? 'wgmma' : 'bulk.store';
@@ -265,7 +276,8 @@ export function happensBefore(p: Program, events: readonly MachineEvent[]): { ac
         if (x.rw === 'r' && y.rw === 'r') continue;
         if (x.comp === y.comp) continue;
         if (x.async < 0 && y.async < 0 && sameLoc(x.loc, y.loc) && sliceSiblings(p, x.agent, y.agent)) continue; // each warp its own slice
-        if (x.async >= 0 && y.async >= 0 && x.issuer === y.issuer && x.asyncKind === y.asyncKind && (x.asyncKind === 'tc.mma' || x.asyncKind === 'wgmma')) continue;
+        if (x.async >= 0 && y.async >= 0 && x.issuer === y.issuer && x.asyncKind && y.asyncKind && sameStreamOrdered(x.asyncKind, y.asyncKind)) continue;
+        if (laneAccess(p, x) && laneAccess(p, y) && sliceSiblings(p, x.issuer, y.issuer)) continue; // each warp its own TMEM lanes
         if (x.vc[x.comp]! <= y.vc[x.comp]!) continue;
         races.push({ first: x, second: y });
       }

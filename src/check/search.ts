@@ -9,12 +9,12 @@ import { Machine, newStepOut, type AsyncOp, type Choice, type MachineState, next
 import type { MachineEvent } from '../machine/events.js';
 import { explainHang } from '../machine/hang.js';
 import { stableWait } from './stable.js';
-import type { OpInstr, Program } from '../machine/program.js';
+import { sliceSiblings, type OpInstr, type Program } from '../machine/program.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import { BoundReached, Governor } from '../machine/governor.js';
 import { analyse } from './analysis.js';
 import { Codec, sortByRecord, StateBuf, Visited, type Extra } from './codec.js';
-import { OPC, OPS, pointAccess } from '../machine/ops/index.js';
+import { asyncDef, OPC, OPS, pointAccess, sameStreamOrdered } from '../machine/ops/index.js';
 import { DEFAULT_BOUNDS, encodeChoice, grow, keyOf, MAX_HAZARDS, stopOf, growthGuard, type ExploreOptions, type ExploreResult, type HashSet, type ParHooks, type RawHazard, type SearchApi } from './engine.js';
 import { copySites, landingsCommute, TX_FLOOR, txSites } from './por.js';
 import { cloneFor, freezeShared } from './clone.js';
@@ -478,7 +478,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
           for (let g = 0; g < ghosts.length; g++) {
             const gl = ghosts[g];
             if (!gl) continue;
-            if (newOp && newOp.agent === g && newOp.kind === 'tc.mma') continue;
+            if (newOp && newOp.agent === g && asyncDef(newOp.kind).stream === 'tc') continue; // ordered after its issuer's earlier tcgen05 ops
             for (let i = 0; i < gl.length; i++) {
               const gx = gl[i]!;
               if (gx & EG || (gx & ~1) !== eb2 || ((gx & 1) === 0 && eRead)) continue;
@@ -522,7 +522,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
           for (let g = 0; g < cghosts.length; g++) {
             const cl = cghosts[g];
             if (!cl) continue;
-            if (newOp && newOp.agent === g && newOp.kind === 'tc.mma') continue;
+            if (newOp && newOp.agent === g && asyncDef(newOp.kind).stream === 'tc') continue; // ordered after its issuer's earlier tcgen05 ops
             for (let i = 0; i < cl.length; i += 2) {
               const gx = cl[i + 1]!;
               if ((gx & ~1) !== eb2 || ((gx & 1) === 0 && eRead)) continue;
@@ -542,7 +542,10 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
             }
             for (const x of opAccesses(o)) {
               if (x.buf !== e.buf || (x.rw === 'r' && e.rw === 'r')) continue;
-              if (newOp && newOp.agent === o.agent && newOp.kind === o.kind && (o.kind === 'tc.mma' || o.kind === 'wgmma')) continue;
+              if (newOp && newOp.agent === o.agent && sameStreamOrdered(newOp.kind, o.kind)) continue;
+              // tcgen05.ld / st of two warps of one role instance: each warp reaches only its own 32 TMEM lanes.
+              if ((o.kind === 'tc.ld' || o.kind === 'tc.st') && (newOp ? newOp.kind === 'tc.ld' || newOp.kind === 'tc.st' : e.agent >= 0 && p.bufferOf(e.buf).info.space === 'tmem')
+                && sliceSiblings(p, newOp ? newOp.agent : e.agent, o.agent)) continue;
               const who = e.agent >= 0 ? agentName(e.agent) : newOp ? `${kindLabel(newOp.kind)} issued by ${agentName(newOp.agent)}` : 'an async unit';
               const what = e.rw === 'w' ? 'writes' : 'reads';
               const other = `${kindLabel(o.kind)} issued by ${agentName(o.agent)} (line ${o.loc.line})`;
@@ -1099,6 +1102,8 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
         commitGhost = o.id;
       } else if (o.kind === 'tc.mma') {
         if (o.seq !== ags[o.agent]!.tcDone) continue; // not enabled
+        // With managed TMEM a dealloc may race the MMA: its completion is explored in every order.
+        if (an.tmemManaged) continue;
       } else continue;
       const c = asyncChoiceOf(o.id);
       const t = succ(s, c, o.agent, i);

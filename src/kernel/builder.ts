@@ -230,10 +230,32 @@ export class ProgramBuilder {
     return this.push(op);
   }
 
-  /** `tcgen05.ld` from a TMEM buffer. */
+  /** `tcgen05.ld` from a TMEM buffer, with its `tcgen05.wait::ld` (a synchronous read). */
   tmemLoad(src: string): this {
     return this.push({ op: 'tcgen05.ld', src: parseRef(src) });
   }
+
+  // tcgen05 Tensor Memory management, data movement and fences (PTX ISA §9.7.16.7–§9.7.16.11).
+  /** `tcgen05.alloc` of the columns declared for TMEM buffer `buf` (`tmem(..., cols)`); blocks while too few are free. */
+  tmemAlloc(buf: string): this { return this.push({ op: 'tcgen05.alloc', buf: parseRef(buf) }); }
+  /** `tcgen05.dealloc` of TMEM buffer `buf`. */
+  tmemDealloc(buf: string): this { return this.push({ op: 'tcgen05.dealloc', buf: parseRef(buf) }); }
+  /** `tcgen05.relinquish_alloc_permit`: the CTA allocates no more. */
+  relinquishAllocPermit(): this { return this.push({ op: 'tcgen05.relinquish_alloc_permit' }); }
+  /** Asynchronous `tcgen05.ld` (registers valid after {@link tmemWaitLd}). */
+  tmemLoadAsync(src: string): this { return this.push({ op: 'tcgen05.ld.async', src: parseRef(src) }); }
+  /** `tcgen05.st` to a TMEM buffer (asynchronous until {@link tmemWaitSt}). */
+  tmemStore(dst: string): this { return this.push({ op: 'tcgen05.st', dst: parseRef(dst) }); }
+  /** `tcgen05.wait::ld`. */
+  tmemWaitLd(): this { return this.push({ op: 'tcgen05.wait::ld' }); }
+  /** `tcgen05.wait::st`. */
+  tmemWaitSt(): this { return this.push({ op: 'tcgen05.wait::st' }); }
+  /** `tcgen05.cp` shared memory `src` to TMEM `dst`, in the issuer's tcgen05 order. */
+  tmemCopy(dst: string, src: string): this { return this.push({ op: 'tcgen05.cp', dst: parseRef(dst), src: parseRef(src) }); }
+  /** `tcgen05.shift` of TMEM `buf`, in the issuer's tcgen05 order. */
+  tmemShift(buf: string): this { return this.push({ op: 'tcgen05.shift', buf: parseRef(buf) }); }
+  /** `tcgen05.fence::before_thread_sync` (`after` false) or `::after_thread_sync` (`after` true). */
+  tcFence(after: boolean): this { return this.push({ op: after ? 'tcgen05.fence::after_thread_sync' : 'tcgen05.fence::before_thread_sync' }); }
 
   /** `wgmma.mma_async` reading smem operands `reads`. */
   wgmma(reads: string[], shape: MmaShape): this {
@@ -364,9 +386,9 @@ export class KernelBuilder {
     return this;
   }
 
-  /** Declares `length` tensor-memory buffers of `bytes` bytes each. */
-  tmem(name: string, length: ExprLike, bytes: ExprLike): this {
-    this.k.buffers.push({ name, space: 'tmem', length: ex(length), bytes: ex(bytes), loc: callerLoc() });
+  /** Declares `length` tensor-memory buffers of `bytes` bytes each; with `cols`, each is allocated by `tcgen05.alloc` (that many columns). */
+  tmem(name: string, length: ExprLike, bytes: ExprLike, cols?: ExprLike): this {
+    this.k.buffers.push({ name, space: 'tmem', length: ex(length), bytes: ex(bytes), ...(cols !== undefined ? { cols: ex(cols) } : {}), loc: callerLoc() });
     return this;
   }
 

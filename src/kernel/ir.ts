@@ -116,9 +116,36 @@ export type Op =
   | { op: 'cp.async.bulk.store'; src: BufRef; bytes: Expr; per?: Per }
   | { op: 'cp.async.bulk.commit_group' }
   | { op: 'cp.async.bulk.wait_group'; n: Expr; read: boolean }
-  | { op: 'tcgen05.mma'; reads: BufRef[]; acc: BufRef; shape: MmaShape }
+  | {
+      op: 'tcgen05.mma'; reads: BufRef[]; acc: BufRef; shape: MmaShape;
+      /**
+       * `.cta_group::2`: one MMA of a CTA pair (ranks 2p, 2p + 1), issued by one thread of either:
+       * each CTA's accumulator `acc` is written from its own half of the first operand (A) and
+       * both CTAs' halves of the others (B), read from both CTAs' shared memory (PTX ISA §9.7.16.5.1).
+       */
+      pair?: boolean;
+    }
   | { op: 'tcgen05.commit'; bar: BarRef; multicast?: Expr }
   | { op: 'tcgen05.ld'; src: BufRef }
+  // Tensor Memory management and data movement (PTX ISA §9.7.16.7–§9.7.16.9, §9.7.16.11.1).
+  /** `tcgen05.alloc`: allocates the `cols=` columns declared for the TMEM buffer `buf` in its CTA; blocks while too few are free. */
+  | { op: 'tcgen05.alloc'; buf: BufRef }
+  /** `tcgen05.dealloc`: frees the columns of the TMEM buffer `buf`. */
+  | { op: 'tcgen05.dealloc'; buf: BufRef }
+  /** `tcgen05.relinquish_alloc_permit`: the CTA gives up the right to allocate. */
+  | { op: 'tcgen05.relinquish_alloc_permit' }
+  /** `tcgen05.ld` without its wait (asynchronous; the registers are valid after `tcgen05.wait::ld`). */
+  | { op: 'tcgen05.ld.async'; src: BufRef }
+  /** `tcgen05.st`: registers to the TMEM buffer `dst`, asynchronous until `tcgen05.wait::st`. */
+  | { op: 'tcgen05.st'; dst: BufRef }
+  | { op: 'tcgen05.wait::ld' }
+  | { op: 'tcgen05.wait::st' }
+  /** `tcgen05.cp`: shared memory `src` to TMEM `dst`, asynchronous, in the issuer's tcgen05 order (tracked by commit). */
+  | { op: 'tcgen05.cp'; dst: BufRef; src: BufRef }
+  /** `tcgen05.shift`: shifts the rows of TMEM `buf` down by one, asynchronous, in the issuer's tcgen05 order. */
+  | { op: 'tcgen05.shift'; buf: BufRef }
+  | { op: 'tcgen05.fence::before_thread_sync' }
+  | { op: 'tcgen05.fence::after_thread_sync' }
   | { op: 'wgmma.mma_async'; reads: BufRef[]; shape: MmaShape }
   | { op: 'wgmma.commit_group' }
   | { op: 'wgmma.wait_group'; n: Expr }
@@ -176,6 +203,12 @@ export interface BufferDecl {
   space: 'smem' | 'tmem';
   length: Expr;
   bytes: Expr;
+  /**
+   * TMEM only: the columns each element occupies once `tcgen05.alloc` allocates it (a power of two,
+   * 32 … 512). Absent: the buffer is not managed (usable without an alloc, as if allocated for the
+   * whole kernel).
+   */
+  cols?: Expr;
   /** Declared without a length (`smem tile bytes=N`): one buffer, named `tile`, not `tile[0]`. */
   scalar?: boolean;
   loc?: SrcLoc;

@@ -497,14 +497,16 @@ export function lower(
     const span = headOf(n) ?? tokSpan(id);
     const ok = claim(id.image, tokSpan(id), 'buffer array');
     const length = lengthOf(n, `the length of buffer array ${id.image}`);
-    const opts = readOptions(nodes(n, 'declOption'), `${space} ${id.image}`, ['bytes']);
+    const opts = readOptions(nodes(n, 'declOption'), `${space} ${id.image}`, space === 'tmem' ? ['bytes', 'cols'] : ['bytes']);
     const b = opts.get('bytes');
+    const c = opts.get('cols');
+    const cols = c ? exprOption(c, sizeScope(`the columns of ${id.image}`)) : undefined;
     let bytes: Expr | undefined;
     if (!b) err(SKETCH_CODES.missingOption, `${space} ${id.image} needs a size`, 'write bytes=N: the size in bytes of each element of the array', span);
     else bytes = exprOption(b, sizeScope(`the size of ${id.image}`));
     if (ok) arrays.set(id.image, { name: id.image, kind: 'buffer', length: evalDefault(length, sizeEnv), span: tokSpan(id) });
     if (!ok || !length || !bytes) continue;
-    buffers.push({ name: id.image, space, length, bytes, loc: loc(span), ...(node(n, 'arrayLen') ? {} : { scalar: true }) });
+    buffers.push({ name: id.image, space, length, bytes, ...(cols ? { cols } : {}), loc: loc(span), ...(node(n, 'arrayLen') ? {} : { scalar: true }) });
   }
 
   // ---- statements outside roles

@@ -168,6 +168,11 @@ export const OPS: OpSpec[] = [
     build: (a) => ({ op: 'tcgen05.mma', reads: [buf(a, 1), ...a.rest], acc: buf(a, 0), shape: a.shape! }),
   },
   {
+    name: 'tcgen05.mma.cta_group::2', args: ['buf', 'buf'], variadic: true, options: ['shape'], required: ['shape'], arch: 'sm_100a',
+    usage: 'ACC, A[, B...] shape=MxNxK',
+    build: (a) => ({ op: 'tcgen05.mma', reads: [buf(a, 1), ...a.rest], acc: buf(a, 0), shape: a.shape!, pair: true }),
+  },
+  {
     name: 'tcgen05.commit', args: ['bar'], options: ['multicast'], arch: 'sm_100a', usage: 'BAR [multicast=MASK]',
     build(a) {
       const op: Op = { op: 'tcgen05.commit', bar: bar(a, 0) };
@@ -176,6 +181,18 @@ export const OPS: OpSpec[] = [
     },
   },
   { name: 'tcgen05.ld', args: ['buf'], arch: 'sm_100a', usage: 'SRC', build: (a) => ({ op: 'tcgen05.ld', src: buf(a, 0) }) },
+  // tcgen05: Tensor Memory management, data movement and fences (PTX ISA §9.7.16.7–§9.7.16.11).
+  { name: 'tcgen05.alloc', args: ['buf'], arch: 'sm_100a', usage: 'TMEM', build: (a) => ({ op: 'tcgen05.alloc', buf: buf(a, 0) }) },
+  { name: 'tcgen05.dealloc', args: ['buf'], arch: 'sm_100a', usage: 'TMEM', build: (a) => ({ op: 'tcgen05.dealloc', buf: buf(a, 0) }) },
+  { ...simple('tcgen05.relinquish_alloc_permit', { op: 'tcgen05.relinquish_alloc_permit' }, 'sm_100a') },
+  { name: 'tcgen05.ld.sync.aligned', args: ['buf'], arch: 'sm_100a', usage: 'SRC', build: (a) => ({ op: 'tcgen05.ld.async', src: buf(a, 0) }) },
+  { name: 'tcgen05.st', args: ['buf'], arch: 'sm_100a', usage: 'DST', build: (a) => ({ op: 'tcgen05.st', dst: buf(a, 0) }) },
+  simple('tcgen05.wait::ld', { op: 'tcgen05.wait::ld' }, 'sm_100a'),
+  simple('tcgen05.wait::st', { op: 'tcgen05.wait::st' }, 'sm_100a'),
+  { name: 'tcgen05.cp', args: ['buf', 'buf'], arch: 'sm_100a', usage: 'DST, SRC', build: (a) => ({ op: 'tcgen05.cp', dst: buf(a, 0), src: buf(a, 1) }) },
+  { name: 'tcgen05.shift', args: ['buf'], arch: 'sm_100a', usage: 'TMEM', build: (a) => ({ op: 'tcgen05.shift', buf: buf(a, 0) }) },
+  simple('tcgen05.fence::before_thread_sync', { op: 'tcgen05.fence::before_thread_sync' }, 'sm_100a'),
+  simple('tcgen05.fence::after_thread_sync', { op: 'tcgen05.fence::after_thread_sync' }, 'sm_100a'),
   {
     name: 'wgmma.mma_async', args: ['buf'], variadic: true, options: ['shape'], required: ['shape'], arch: 'sm_90a',
     usage: 'A[, B...] shape=MxNxK',
@@ -237,9 +254,25 @@ export const ALIASES: Record<string, string> = {
 
 const BY_NAME = new Map(OPS.map((o) => [o.name, o]));
 
-/** The operation spelled `mnemonic` (canonical, alias, or an mbarrier instruction with PTX qualifiers), or undefined. */
+/** The operation spelled `mnemonic` (canonical, alias, or an mbarrier / tcgen05 instruction with PTX qualifiers), or undefined. */
 export function findOp(mnemonic: string): OpSpec | undefined {
-  return BY_NAME.get(mnemonic) ?? BY_NAME.get(ALIASES[mnemonic] ?? '') ?? parseQualifiers(mnemonic)?.spec;
+  return BY_NAME.get(mnemonic) ?? BY_NAME.get(ALIASES[mnemonic] ?? '') ?? parseQualifiers(mnemonic)?.spec ?? tcgen05Spelling(mnemonic);
+}
+
+/**
+ * A tcgen05 instruction spelled with the PTX qualifiers the model does not distinguish:
+ * `.cta_group::1`, `.sync.aligned` (alloc, dealloc, relinquish, st), `.shared::cta`, `.b32`, and
+ * the shape / repeat / packing qualifiers of ld, st and cp (`.32x32b`, `.16x256b`, `.x8`,
+ * `.pack::16b`, `.128x256b`, ...), e.g. `tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32`
+ * or `tcgen05.ld.sync.aligned.32x32b.x8.b32` (PTX ISA §9.7.16.7–§9.7.16.9). `.cta_group::2` is not
+ * accepted (the model has one CTA group per instruction).
+ */
+function tcgen05Spelling(mnemonic: string): OpSpec | undefined {
+  if (!mnemonic.startsWith('tcgen05.')) return undefined;
+  let m = mnemonic.replace(/\.cta_group::1/g, '').replace(/^tcgen05\.commit\.cta_group::2/, 'tcgen05.commit').replace(/\.kind::\w+|\.mbarrier::arrive::one|\.multicast::cluster|\.shared::cluster|\.b64|\.shared::cta|\.b32|\.(un)?pack::16b|\.\d+x\d+b(x2)?|\.x\d+|\.warpx[24]::\w+/g, '');
+  if (m.startsWith('tcgen05.ld.sync.aligned')) return BY_NAME.get('tcgen05.ld.sync.aligned');
+  m = m.replace(/\.sync\.aligned$/, '');
+  return m === mnemonic ? undefined : BY_NAME.get(m);
 }
 
 /** What {@link parseQualifiers} read from a qualified mbarrier mnemonic. */

@@ -12,6 +12,10 @@ export type AsyncKind =
   | 'bulk.store'   // cp.async.bulk store (reads smem)
   | 'tc.mma'       // tcgen05.mma
   | 'tc.commit'    // tcgen05.commit arrive (after earlier tcgen05 ops)
+  | 'tc.ld'        // asynchronous tcgen05.ld (TMEM -> registers), retired by tcgen05.wait::ld
+  | 'tc.st'        // tcgen05.st (registers -> TMEM), retired by tcgen05.wait::st
+  | 'tc.cp'        // tcgen05.cp (shared memory -> TMEM), in the issuer's tcgen05 order
+  | 'tc.shift'     // tcgen05.shift (TMEM rows), in the issuer's tcgen05 order
   | 'wgmma'        // wgmma.mma_async
   | 'cp.async'     // non-bulk cp.async
   | 'cpa.arrive'   // cp.async.mbarrier.arrive's asynchronous arrive

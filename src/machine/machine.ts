@@ -16,7 +16,7 @@ import type { SrcLoc } from '../kernel/ir.js';
 import { EvalFault } from '../kernel/expr.js';
 import type { AsyncKind, MachineEvent } from './events.js';
 import { perThreads, WARP_SLOT, WARPGROUP_SLOT, type AgentInfo, type Instr, type OpInstr, type Program } from './program.js';
-import { asyncDef, checkCluster, OPS, type OpCtx } from './ops/index.js';
+import { asyncDef, checkCluster, OPS, tmemAtExit, type OpCtx } from './ops/index.js';
 import { cloneState, NAMED_PER_CTA, newStepOut, type AgentState, type AsyncOp, type Choice, type MachineState, type StepOut } from './state.js';
 
 export {
@@ -105,7 +105,7 @@ export class Machine implements OpCtx {
       frame[5] = rc.warps;
       frame[WARP_SLOT] = a.warp;
       frame[WARPGROUP_SLOT] = a.warp >> 2;
-      return { pc: 0, frame, status: 'run', sub: -1, tokens: null, wgGroup: 0, bulkGroup: 0, clusterRound: 0, tcIssued: 0, tcDone: 0, wgIssued: 0, wgDone: 0, lastArrive: -1 };
+      return { pc: 0, frame, status: 'run', sub: -1, tokens: null, wgGroup: 0, bulkGroup: 0, clusterRound: 0, tcIssued: 0, tcDone: 0, wgIssued: 0, wgDone: 0, lastArrive: -1, tmemHeld: 0, tmemFreed: 0, tmemRelinquished: 0, tcLdUnwaited: 0 };
     });
     const s: MachineState = {
       now: 0, agents, bars,
@@ -355,6 +355,7 @@ export class Machine implements OpCtx {
     ag.status = 'done';
     { this.emitted(s); if (out.events && !out.sparse) out.events.push(loc ? { e: 'exit', t: s.now, agent: a, loc } : { e: 'exit', t: s.now, agent: a }); }
     checkCluster(this, s, this.program.agents[a]!.cluster, out);
+    tmemAtExit(this, s, a, out);
   }
 
   /** Lanes of one warp aggregated into the arrive being signalled (over-arrival messages say so), or 0. */

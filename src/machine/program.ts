@@ -40,7 +40,7 @@ export const WARPGROUP_SLOT = 7;
  * warp 0 only (PTX: `mbarrier.init` / `inval` and `tcgen05.mma` / `commit` are issued by a single
  * thread, CUDA code guards them with `if (threadIdx.x == 0)` or `elect_one_sync()`).
  */
-export const SINGLE_THREAD_OPS: ReadonlySet<Op['op']> = new Set<Op['op']>(['mbarrier.init', 'mbarrier.inval', 'tcgen05.mma', 'tcgen05.commit']);
+export const SINGLE_THREAD_OPS: ReadonlySet<Op['op']> = new Set<Op['op']>(['mbarrier.init', 'mbarrier.inval', 'tcgen05.mma', 'tcgen05.commit', 'tcgen05.cp', 'tcgen05.shift']);
 
 /** A resolved barrier array (per CTA). */
 export interface BarrierInfo {
@@ -67,8 +67,16 @@ export interface BufferInfo {
   offset: number;
   /** A single buffer declared without a length: its name has no `[0]`. */
   scalar?: boolean;
+  /** TMEM managed by `tcgen05.alloc`: the columns of each element, and the allocation slot of element 0 ({@link Program.tmemCols}). */
+  cols?: number;
+  tmemSlot?: number;
   loc?: SrcLoc;
 }
+
+/** Tensor Memory columns of a CTA (PTX ISA §9.7.16.7.1: 128 lanes × 512 columns of 32 bits). */
+export const TMEM_COLUMNS = 512;
+/** Managed TMEM buffer elements a CTA may declare (one bit each in the agents' allocation masks). */
+export const MAX_TMEM_SLOTS = 30;
 
 /** Resolves a reference to a flat key at run time; returns -1 when the index or CTA is out of range. */
 export type KeyFn = ((frame: number[]) => number) & {
@@ -175,6 +183,11 @@ export interface Program {
   barriersPerCta: number;
   buffers: BufferInfo[];
   buffersPerCta: number;
+  /**
+   * Columns of each allocation slot of a CTA: one slot per element of a TMEM buffer declared with
+   * `cols=` (the `tcgen05.alloc` of that element allocates that many columns).
+   */
+  tmemCols: number[];
   roles: RoleCode[];
   agents: AgentInfo[];
   /** Display name of a barrier key, such as `full[1]` or `full[1]@c1`. */
@@ -238,6 +251,7 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
   });
   const barriersPerCta = off;
   const buffers: BufferInfo[] = [];
+  const tmemCols: number[] = [];
   off = 0;
   kernel.buffers.forEach((d) => {
     if (seen.has(d.name)) throw new KernelError(`'${d.name}' is declared twice`, d.loc, 'duplicate');
@@ -248,6 +262,17 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
     if (bytes < 1) throw new KernelError(`buffer ${d.name} has ${sizeText(d.bytes, bytes)} bytes; it needs at least 1`, d.loc, 'size');
     const info: BufferInfo = { name: d.name, space: d.space, length, bytes, offset: off };
     if (d.scalar && length === 1) info.scalar = true;
+    if (d.cols) {
+      const cols = evalStatic(d.cols, sizeEnv, `columns of TMEM buffer ${d.name}`, d.loc);
+      if (d.space !== 'tmem') throw new KernelError(`buffer ${d.name}: cols= is for TMEM buffers (tmem), not shared memory`, d.loc, 'tmem-cols');
+      if (cols < 32 || cols > TMEM_COLUMNS || (cols & (cols - 1)) !== 0) {
+        throw new KernelError(`TMEM buffer ${d.name} has cols=${cols}: tcgen05.alloc allocates a power of two of at least 32 and at most ${TMEM_COLUMNS} columns (PTX ISA §9.7.16.7.1)`, d.loc, 'tmem-cols');
+      }
+      if (tmemCols.length + length > MAX_TMEM_SLOTS) throw new KernelError(`TMEM buffers with cols= have more than ${MAX_TMEM_SLOTS} elements per CTA; mbsim tracks at most ${MAX_TMEM_SLOTS}`, d.loc, 'tmem-cols');
+      info.cols = cols;
+      info.tmemSlot = tmemCols.length;
+      for (let i = 0; i < length; i++) tmemCols.push(cols);
+    }
     if (d.loc) info.loc = d.loc;
     buffers.push(info);
     off += length;
@@ -263,7 +288,8 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
     const big = buffers.filter((b) => b.space === 'smem').sort((x, y) => y.length * y.bytes - x.length * x.bytes)[0];
     throw new KernelError(`shared memory per CTA is ${smemBytes.toLocaleString('en-US')} bytes; a CTA can have at most ${MAX_SMEM_PER_CTA.toLocaleString('en-US')} (227 KiB)${big ? ` (largest: ${big.name}, ${big.length} × ${big.bytes.toLocaleString('en-US')} bytes)` : ''}`, big?.loc ?? kernel.loc, 'smem-size');
   }
-  const tmemBytes = buffers.filter((b) => b.space === 'tmem').reduce((n, b) => n + b.length * b.bytes, 0);
+  // Managed TMEM (cols=) is checked by columns when it is allocated, not here.
+  const tmemBytes = buffers.filter((b) => b.space === 'tmem' && b.cols === undefined).reduce((n, b) => n + b.length * b.bytes, 0);
   if (tmemBytes > MAX_TMEM_PER_CTA) {
     throw new KernelError(`tensor memory per CTA is ${tmemBytes.toLocaleString('en-US')} bytes; an SM has ${MAX_TMEM_PER_CTA.toLocaleString('en-US')} (128 lanes × 512 columns × 4 bytes)`, buffers.find((b) => b.space === 'tmem')?.loc ?? kernel.loc, 'tmem-size');
   }
@@ -337,7 +363,7 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
     return { info, index: o - info.offset, cta };
   };
   return {
-    kernel, params, lockstep: options.lockstep === true, clusterSize, grid, ctas, barriers, barriersPerCta, buffers, buffersPerCta, roles, agents,
+    kernel, params, lockstep: options.lockstep === true, clusterSize, grid, ctas, barriers, barriersPerCta, buffers, buffersPerCta, tmemCols, roles, agents,
     barrierOf, bufferOf,
     barrierName(key) {
       const { info, index, cta } = barrierOf(key);
@@ -452,7 +478,17 @@ function compileRole(
     }
     if ('bar' in op) ins.bar = barKey(op.bar, loc);
     if ('dst' in op) ins.buf = bufKey(op.dst, loc);
-    if ('src' in op) ins.buf = bufKey(op.src, loc);
+    if ('src' in op) {
+      // tcgen05.cp has both: it writes dst (TMEM) and reads src (shared memory).
+      if ('dst' in op) ins.reads = [bufKey(op.src, loc)];
+      else ins.buf = bufKey(op.src, loc);
+    }
+    if (op.op === 'tcgen05.mma' && op.pair && clusterSize % 2 !== 0) {
+      throw new KernelError(`tcgen05.mma.cta_group::2 runs on a CTA pair: the cluster has ${clusterSize} CTA${clusterSize === 1 ? '' : 's'}, it needs an even number`, loc, 'cta-pair');
+    }
+    if ((op.op === 'tcgen05.alloc' || op.op === 'tcgen05.dealloc') && bufByName.get(op.buf.name)?.cols === undefined) {
+      throw new KernelError(`${op.op} ${op.buf.name}: only a TMEM buffer declared with cols=N is allocated (tmem ${op.buf.name}[...] bytes=... cols=N)`, loc, 'tmem-cols');
+    }
     if ('buf' in op) ins.buf = bufKey(op.buf, loc);
     if ('acc' in op) ins.buf = bufKey(op.acc, loc);
     if ('reads' in op) ins.reads = op.reads.map((x) => bufKey(x, loc));

@@ -62,6 +62,18 @@ export interface AgentState {
    * arrive landing in that same generation laps the barrier (diagnostic `lapping`).
    */
   lastArrive: number;
+  /**
+   * Tensor Memory (PTX ISA §9.7.16.7.1): bit `i` set when this agent (warp) holds allocation slot
+   * `i` of its CTA (`Program.tmemCols`), by its `tcgen05.alloc`; the columns stay its own until its
+   * `tcgen05.dealloc`.
+   */
+  tmemHeld: number;
+  /** Slots this agent deallocated since they were last allocated (messages: "after its dealloc"). */
+  tmemFreed: number;
+  /** 1 once this agent executed `tcgen05.relinquish_alloc_permit` (its CTA may not allocate any more). */
+  tmemRelinquished: number;
+  /** `tcgen05.ld` operations (asynchronous form) issued since this agent's last `tcgen05.wait::ld`. */
+  tcLdUnwaited: number;
 }
 
 /** An asynchronous operation in flight. */

@@ -57,6 +57,19 @@ export const DIAG = {
   tmaBarrierCta: 'tma-barrier-cta',
   /** `ld.shared` / `st.shared` of another CTA's shared memory after every thread of that CTA has exited. */
   exitedCta: 'exited-cta',
+  // Tensor Memory (tcgen05, PTX ISA §9.7.16.7–§9.7.16.8; no Blackwell GPU was available to probe them).
+  /** A tcgen05 operation on TMEM declared with `cols=` that is not allocated now (before its alloc, or after its dealloc). */
+  tmemUnallocated: 'tmem-unallocated',
+  /** `tcgen05.dealloc` while a tcgen05 operation in flight still accesses those columns. */
+  tmemDeallocInflight: 'tmem-dealloc-inflight',
+  /** A CTA whose threads have all exited with TMEM columns still allocated. */
+  tmemLeak: 'tmem-leak',
+  /** `tcgen05.alloc` after a warp of the CTA executed `tcgen05.relinquish_alloc_permit`. */
+  tmemAllocRelinquished: 'tmem-alloc-after-relinquish',
+  /** `tcgen05.alloc` of a buffer that is allocated, or `tcgen05.dealloc` of one this warp does not hold. */
+  tmemAllocState: 'tmem-alloc-state',
+  /** Registers of an asynchronous `tcgen05.ld` used (a store of them) before `tcgen05.wait::ld`. */
+  tmemLdUnwaited: 'tmem-ld-unwaited',
 } as const;
 
 /** One of the stable diagnostic codes in {@link DIAG}. */
@@ -197,6 +210,36 @@ export const H200_BEHAVIOUR: Record<DiagCode, { h200: string; trap: boolean; sev
   },
   'exited-cta': {
     h200: 'undefined: distributed shared memory of a CTA that has exited may no longer be accessed (PTX ISA §9.7.9.25.2, CUDA programming guide: a CTA must not exit while others access its shared memory, hence the cluster barrier before exit); not probed. The machine records the access and goes on',
+    trap: false,
+    severity: 'error',
+  },
+  'tmem-unallocated': {
+    h200: 'undefined: Tensor Memory is accessed through the address tcgen05.alloc returned, and columns not allocated (or deallocated) may belong to another CTA on the SM (PTX ISA §9.7.16.7.1); tcgen05 has no hardware here, not probed. The machine records the access and goes on',
+    trap: false,
+    severity: 'error',
+  },
+  'tmem-dealloc-inflight': {
+    h200: 'undefined: the columns are freed while an asynchronous tcgen05 operation still reads or writes them (PTX ISA §9.7.16.7.1, §9.7.16.6); not probed (no Blackwell GPU here)',
+    trap: false,
+    severity: 'error',
+  },
+  'tmem-leak': {
+    h200: 'undefined: all Tensor Memory a CTA allocated must be deallocated before the kernel exits (PTX ISA §9.7.16.7.1); not probed (no Blackwell GPU here)',
+    trap: false,
+    severity: 'error',
+  },
+  'tmem-alloc-after-relinquish': {
+    h200: 'undefined: a CTA that relinquished its allocation permit may not allocate again (PTX ISA §9.7.16.7.1); not probed (no Blackwell GPU here). The machine allocates as asked',
+    trap: false,
+    severity: 'error',
+  },
+  'tmem-alloc-state': {
+    h200: 'undefined (PTX ISA §9.7.16.7.1: dealloc takes an address an alloc returned); mbsim lets the warp that allocated a buffer own its columns until it deallocates them; not probed (no Blackwell GPU here). The machine leaves the allocation as it was',
+    trap: false,
+    severity: 'error',
+  },
+  'tmem-ld-unwaited': {
+    h200: 'undefined: the destination registers of tcgen05.ld are valid only after tcgen05.wait::ld (PTX ISA §9.7.16.8.3, §9.7.16.6.4.5); not probed (no Blackwell GPU here)',
     trap: false,
     severity: 'error',
   },

@@ -480,6 +480,20 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
       case 'cpa.arrive':
         queue.push(Math.max(t, lastCp[o.agent]!) + 10, payload);
         return;
+      // tcgen05 data movement (estimates: no Blackwell GPU here). ld / st: the TMEM load latency;
+      // cp (shared memory -> TMEM) and shift: in the issuer's tcgen05 order, at the TMA's per-SM rate.
+      case 'tc.ld':
+      case 'tc.st':
+        queue.push(t + jit(v(T.tmemLoad)), payload);
+        return;
+      case 'tc.cp':
+      case 'tc.shift': {
+        const x = Math.max(t + v(T.mmaStartLatency), lastTc[o.agent]!) + (o.kind === 'tc.cp' ? Math.ceil(o.bytes / v(T.tmaBytesPerCycleSm)) : jit(v(T.commitLatency)));
+        lastTc[o.agent] = Math.max(lastTc[o.agent]!, x);
+        if (spans) spans.push({ lane: `TC c${o.cta}`, t0: t, t1: x, kind: 'mma', label: o.kind === 'tc.cp' ? 'tcgen05.cp' : 'tcgen05.shift', loc: o.loc, id: o.id });
+        queue.push(x, payload);
+        return;
+      }
     }
   };
 

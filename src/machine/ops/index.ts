@@ -16,13 +16,15 @@ import { BULK_OPS, BULK_STORE_ASYNC, TMA_ASYNC } from './bulk.js';
 import { CP_ASYNC_ASYNC, CPA_ARRIVE_ASYNC, CPASYNC_OPS } from './cpasync.js';
 import { MBARRIER_OPS, REMOTE_ASYNC } from './mbarrier.js';
 import { SMEM_OPS } from './smem.js';
-import { TC_COMMIT_ASYNC, TC_MMA_ASYNC, TCGEN05_OPS } from './tcgen05.js';
+import { TC_COMMIT_ASYNC, TC_CP_ASYNC, TC_LD_ASYNC, TC_MMA_ASYNC, TC_SHIFT_ASYNC, TC_ST_ASYNC, TCGEN05_OPS } from './tcgen05.js';
+import { TMEM_OPS } from './tmem.js';
 import type { AsyncDef, OpDef, SyncClass } from './types.js';
 import { WGMMA_ASYNC, WGMMA_OPS } from './wgmma.js';
 
 export type { AsyncDef, OpCtx, OpDef, OpK, SignalKind, SyncClass, TextCtx } from './types.js';
 export { signal } from './mbarrier.js';
 export { checkCluster } from './barriers.js';
+export { explainAlloc, tmemAtExit } from './tmem.js';
 
 /**
  * Numeric codes of the operations (`OpInstr.opc`): the index of each operation in {@link OPS}.
@@ -58,9 +60,21 @@ export const OPC: Readonly<Record<OpName, number>> = Object.freeze({
   'st.shared': 26,
   'work': 27,
   'exit': 28,
+  // tcgen05: Tensor Memory management, data movement and fences.
+  'tcgen05.alloc': 29,
+  'tcgen05.dealloc': 30,
+  'tcgen05.relinquish_alloc_permit': 31,
+  'tcgen05.ld.async': 32,
+  'tcgen05.st': 33,
+  'tcgen05.wait::ld': 34,
+  'tcgen05.wait::st': 35,
+  'tcgen05.cp': 36,
+  'tcgen05.shift': 37,
+  'tcgen05.fence::before_thread_sync': 38,
+  'tcgen05.fence::after_thread_sync': 39,
 });
 
-const ALL_OPS: readonly OpDef[] = [...MBARRIER_OPS, ...BULK_OPS, ...TCGEN05_OPS, ...WGMMA_OPS, ...CPASYNC_OPS, ...BARRIER_OPS, ...SMEM_OPS];
+const ALL_OPS: readonly OpDef[] = [...MBARRIER_OPS, ...BULK_OPS, ...TCGEN05_OPS, ...WGMMA_OPS, ...CPASYNC_OPS, ...BARRIER_OPS, ...SMEM_OPS, ...TMEM_OPS];
 
 /**
  * `d` with every field present, in one order: all definitions share one hidden class, so the
@@ -103,8 +117,13 @@ const A_WGMMA = uniformAsync(WGMMA_ASYNC);
 const A_CP_ASYNC = uniformAsync(CP_ASYNC_ASYNC);
 const A_CPA_ARRIVE = uniformAsync(CPA_ARRIVE_ASYNC);
 const A_REMOTE = uniformAsync(REMOTE_ASYNC);
+const A_TC_LD = uniformAsync(TC_LD_ASYNC);
+const A_TC_ST = uniformAsync(TC_ST_ASYNC);
+const A_TC_CP = uniformAsync(TC_CP_ASYNC);
+const A_TC_SHIFT = uniformAsync(TC_SHIFT_ASYNC);
 const ASYNC: Readonly<Record<AsyncKind, AsyncDef>> = {
   tma: A_TMA, 'bulk.store': A_BULK_STORE, 'tc.mma': A_TC_MMA, 'tc.commit': A_TC_COMMIT,
+  'tc.ld': A_TC_LD, 'tc.st': A_TC_ST, 'tc.cp': A_TC_CP, 'tc.shift': A_TC_SHIFT,
   wgmma: A_WGMMA, 'cp.async': A_CP_ASYNC, 'cpa.arrive': A_CPA_ARRIVE, remote: A_REMOTE,
 };
 
@@ -119,6 +138,10 @@ export function asyncDef(kind: AsyncKind): AsyncDef {
     case 'bulk.store': return A_BULK_STORE;
     case 'cp.async': return A_CP_ASYNC;
     case 'cpa.arrive': return A_CPA_ARRIVE;
+    case 'tc.ld': return A_TC_LD;
+    case 'tc.st': return A_TC_ST;
+    case 'tc.cp': return A_TC_CP;
+    case 'tc.shift': return A_TC_SHIFT;
   }
 }
 
@@ -133,8 +156,18 @@ export function accessesOf(o: AsyncOp): { buf: number; rw: 'r' | 'w' }[] {
   const out: { buf: number; rw: 'r' | 'w' }[] = [];
   const d = ASYNC[o.kind];
   if (d.bufAccess && o.buf >= 0) out.push({ buf: o.buf, rw: d.bufAccess.rw });
-  if (o.reads && (d.kind === 'tc.mma' || d.kind === 'wgmma')) for (const r of o.reads) out.push({ buf: r, rw: 'r' });
+  if (o.reads && (d.kind === 'tc.mma' || d.kind === 'wgmma' || d.kind === 'tc.cp')) for (const r of o.reads) out.push({ buf: r, rw: 'r' });
   return out;
+}
+
+/**
+ * True when in-flight operations of kinds `x` and `y` issued by one agent are ordered by the
+ * hardware: MMAs of one issuer (each stream in order), and the operations of one issuer's tcgen05
+ * stream (mma, cp, shift: pipelined, PTX ISA §9.7.16.6.2). Their accesses never race each other.
+ */
+export function sameStreamOrdered(x: AsyncKind, y: AsyncKind): boolean {
+  if (x === y && (x === 'tc.mma' || x === 'wgmma')) return true;
+  return ASYNC[x].stream === 'tc' && ASYNC[y].stream === 'tc';
 }
 
 /** The happens-before role of mnemonic `op` ({@link SyncClass}). */

@@ -8,6 +8,7 @@ import { diagnostic } from '../../model/mbarrier.js';
 import { DIAG } from '../../model/diagnostics.js';
 import type { OpInstr } from '../program.js';
 import type { MachineState, StepOut } from '../state.js';
+import { checkLdWaited } from './tmem.js';
 import type { OpCtx, OpDef } from './types.js';
 
 /**
@@ -21,6 +22,7 @@ export function execPointAccess(m: OpCtx, s: MachineState, a: number, ins: OpIns
   const buf = ins.buf!(s.agents[a]!.frame);
   if (buf < 0) return m.keyFault(s, a, out, ins, 'buffer'), false;
   const rw = ins.op.op === 'st.shared' ? 'w' : 'r';
+  if (rw === 'w') checkLdWaited(m, s, a, ins, out, buf); // a store of registers a tcgen05.ld may not have filled yet
   const bc = m.bufCta(buf);
   if (bc !== info.cta && m.ctaAgents[bc]!.every((o) => s.agents[o]!.status === 'done')) {
     m.diag(s, out, diagnostic(DIAG.exitedCta,
