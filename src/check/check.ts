@@ -210,6 +210,7 @@ export function replay(program: Program, schedule: readonly number[]): { final: 
       else if (o.kind === 'cpa.arrive') op = `arrive on ${program.barrierName(o.bar)}`;
       else if (o.kind === 'bulk.store') op = `finished reading ${program.bufferName(o.buf)}`;
       else if (o.kind === 'cp.async') op = `${o.bytes} B land in ${program.bufferName(o.buf)}`;
+      else if (o.kind === 'st.async' || o.kind === 'dsmem') op = `${o.bytes} B land in ${program.bufferName(o.buf)} → complete_tx ${program.barrierName(o.bar)}`;
       else op = `completes (read ${(o.reads ?? []).map((r) => program.bufferName(r)).join(', ')}${o.kind === 'tc.mma' && o.buf >= 0 ? `, wrote ${program.bufferName(o.buf)}` : ''})`;
     }
     // One state, changed in place (a clone per step dominated the replay of short searches).

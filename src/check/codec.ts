@@ -21,7 +21,7 @@ import { WARP_SLOT, WARPGROUP_SLOT, type Program } from '../machine/program.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import type { Analysis } from './analysis.js';
 
-const KINDS: AsyncKind[] = ['tma', 'bulk.store', 'tc.mma', 'tc.commit', 'wgmma', 'cp.async', 'cpa.arrive', 'remote'];
+const KINDS: AsyncKind[] = ['tma', 'bulk.store', 'tc.mma', 'tc.commit', 'wgmma', 'cp.async', 'cpa.arrive', 'remote', 'st.async', 'dsmem'];
 function kindIx(k: AsyncKind): number {
   switch (k) {
     case 'tma': return 0;
@@ -31,6 +31,8 @@ function kindIx(k: AsyncKind): number {
     case 'wgmma': return 4;
     case 'cp.async': return 5;
     case 'cpa.arrive': return 6;
+    case 'st.async': return 8;
+    case 'dsmem': return 9;
     default: return 7;
   }
 }
@@ -63,7 +65,7 @@ function wideAt(d: Int32Array, k: number): number {
 const BSTATUS = ['uninit', 'valid', 'inval'] as const;
 
 const STATE_FIELDS = ['now', 'agents', 'bars', 'named', 'clusterDone', 'inflight', 'nextId', 'trapped', 'events'];
-const AGENT_FIELDS = ['pc', 'frame', 'status', 'sub', 'tokens', 'wgGroup', 'bulkGroup', 'clusterRound', 'tcIssued', 'tcDone', 'wgIssued', 'wgDone', 'lastArrive'];
+const AGENT_FIELDS = ['pc', 'frame', 'status', 'sub', 'tokens', 'wgGroup', 'bulkGroup', 'cpGroup', 'clusterRound', 'tcIssued', 'tcDone', 'wgIssued', 'wgDone', 'lastArrive'];
 const OP_FIELDS = ['id', 'kind', 'agent', 'cta', 'bar', 'buf', 'reads', 'bytes', 'left', 'chunks', 'group', 'count', 'remote', 'targets', 'issued', 'seq', 'loc'];
 
 /** The checker's data that travels with a state. */
@@ -179,13 +181,14 @@ export class Codec {
 
   private putAgent(ag: AgentState, sym: boolean): void {
     const f = ag.frame;
-    const sc = this.room(13 + 3 * f.length);
+    const sc = this.room(14 + 3 * f.length);
     let n = this.n;
     sc[n++] = ag.pc;
     sc[n++] = ag.status === 'run' ? 0 : ag.status === 'done' ? 1 : 2;
     sc[n++] = ag.sub;
     sc[n++] = ag.wgGroup;
     sc[n++] = ag.bulkGroup;
+    sc[n++] = ag.cpGroup;
     sc[n++] = ag.clusterRound;
     sc[n++] = ag.tcIssued;
     sc[n++] = ag.tcDone;
@@ -358,6 +361,7 @@ export class Codec {
       const sub = d[k++]!;
       const wgGroup = d[k++]!;
       const bulkGroup = d[k++]!;
+      const cpGroup = d[k++]!;
       const clusterRound = d[k++]!;
       const tcIssued = d[k++]!;
       const tcDone = d[k++]!;
@@ -383,7 +387,7 @@ export class Codec {
           tokens[slot] = { barrier: d[k++]!, phase: d[k++]!, pendingBefore: d[k++]!, txBefore: d[k++]!, noComplete: d[k++]! === 1 };
         }
       }
-      agents[a] = { pc, frame, status, sub, tokens, wgGroup, bulkGroup, clusterRound, tcIssued, tcDone, wgIssued, wgDone, lastArrive };
+      agents[a] = { pc, frame, status, sub, tokens, wgGroup, bulkGroup, cpGroup, clusterRound, tcIssued, tcDone, wgIssued, wgDone, lastArrive };
     }
     const nb = p.ctas * p.barriersPerCta;
     const bars = new Array(nb);

@@ -13,6 +13,7 @@ import { replay, type Hazard } from './check.js';
 const LABEL: Record<string, string> = {
   tma: 'TMA copy', 'bulk.store': 'bulk store', 'tc.mma': 'tcgen05.mma', 'tc.commit': 'tcgen05.commit', wgmma: 'wgmma',
   'cp.async': 'cp.async', 'cpa.arrive': 'cp.async.mbarrier.arrive', remote: 'remote signal',
+  'st.async': 'st.async', dsmem: 'DSMEM bulk copy',
 };
 
 /** The Perfetto trace of a hazard's counterexample (one step per µs). */

@@ -113,6 +113,50 @@ function bulkSpec(tensor: boolean): OpSpec {
 
 const simple = (name: string, op: Op, arch?: Arch): OpSpec => ({ name, args: [], usage: '', build: () => ({ ...op }), ...(arch ? { arch } : {}) });
 
+/** The reduction operations of `red.async` and `cp.reduce.async.bulk` (PTX ISA §9.7.13.7, §9.7.9.25.4.2). */
+const REDOPS = ['add', 'min', 'max', 'inc', 'dec', 'and', 'or', 'xor'];
+
+/** The asynchronous copy family beyond TMA loads and bulk stores: cp.async groups, st.async / red.async, DSMEM and reduction copies, prefetches. */
+function asyncCopySpecs(): OpSpec[] {
+  const store = (red: boolean, redop?: string): OpSpec => ({
+    name: `${red ? 'red' : 'st'}.async${redop ? `.${redop}` : ''}`, args: ['buf', 'int', 'bar'], options: ['per'], usage: 'DST, BYTES, BAR',
+    build(a) {
+      const op: Extract<Op, { op: 'st.async' }> = { op: 'st.async', red, dst: buf(a, 0), bytes: int(a, 1), bar: bar(a, 2) };
+      if (redop) op.redop = redop;
+      if (a.per) op.per = a.per;
+      return op;
+    },
+  });
+  const reduce = (tensor: boolean, redop?: string): OpSpec => ({
+    name: `cp.reduce.async.bulk${tensor ? '.tensor' : ''}${redop ? `.${redop}` : ''}`, args: ['buf', 'int'], options: ['per'], usage: 'SRC, BYTES',
+    build(a) {
+      const op: Extract<Op, { op: 'cp.reduce.async.bulk' }> = { op: 'cp.reduce.async.bulk', tensor, src: buf(a, 0), bytes: int(a, 1) };
+      if (redop) op.redop = redop;
+      if (a.per) op.per = a.per;
+      return op;
+    },
+  });
+  return [
+    simple('cp.async.commit_group', { op: 'cp.async.commit_group' }),
+    { name: 'cp.async.wait_group', args: ['int'], usage: 'N', build: (a) => ({ op: 'cp.async.wait_group', n: int(a, 0), all: false }) },
+    simple('cp.async.wait_all', { op: 'cp.async.wait_group', n: { k: 'num', v: 0 }, all: true }),
+    store(false),
+    store(true),
+    ...REDOPS.map((r) => store(true, r)),
+    {
+      name: 'cp.async.bulk.shared::cluster', args: ['buf', 'buf', 'int', 'bar'], options: ['per'], usage: 'DST, SRC, BYTES, BAR',
+      build(a) {
+        const op: Extract<Op, { op: 'cp.async.bulk.shared::cluster' }> = { op: 'cp.async.bulk.shared::cluster', dst: buf(a, 0), src: buf(a, 1), bytes: int(a, 2), bar: bar(a, 3) };
+        if (a.per) op.per = a.per;
+        return op;
+      },
+    },
+    ...[false, true].flatMap((tensor) => [reduce(tensor), ...REDOPS.map((r) => reduce(tensor, r))]),
+    { name: 'cp.async.bulk.prefetch', args: ['int'], usage: 'BYTES', build: (a) => ({ op: 'cp.async.bulk.prefetch', tensor: false, bytes: int(a, 0) }) },
+    { name: 'cp.async.bulk.prefetch.tensor', args: ['int'], usage: 'BYTES', build: (a) => ({ op: 'cp.async.bulk.prefetch', tensor: true, bytes: int(a, 0) }) },
+  ];
+}
+
 /** Every operation, by canonical mnemonic. */
 export const OPS: OpSpec[] = [
   {
@@ -217,6 +261,7 @@ export const OPS: OpSpec[] = [
   },
   { name: 'work', args: ['int'], usage: 'CYCLES', build: (a) => ({ op: 'work', cycles: int(a, 0) }) },
   simple('exit', { op: 'exit' }),
+  ...asyncCopySpecs(),
 ];
 
 /** Other spellings accepted for an operation (full PTX qualifiers the sketch does not need). */
@@ -233,6 +278,18 @@ export const ALIASES: Record<string, string> = {
   'barrier.arrive': 'bar.arrive',
   'bar.sync.aligned': 'bar.sync',
   'barrier.sync.aligned': 'bar.sync',
+  // The asynchronous copy family with the PTX qualifiers that change nothing the machine models.
+  'cp.async.ca.shared.global': 'cp.async',
+  'cp.async.cg.shared.global': 'cp.async',
+  'cp.async.ca.shared::cta.global': 'cp.async',
+  'cp.async.cg.shared::cta.global': 'cp.async',
+  'st.async.shared::cluster.mbarrier::complete_tx::bytes': 'st.async',
+  'st.async.weak.shared::cluster.mbarrier::complete_tx::bytes': 'st.async',
+  'cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes': 'cp.async.bulk.shared::cluster',
+  'cp.async.bulk.prefetch.L2.global': 'cp.async.bulk.prefetch',
+  ...Object.fromEntries([1, 2, 3, 4, 5].map((d) => [`cp.async.bulk.prefetch.tensor.${d}d.L2.global`, 'cp.async.bulk.prefetch.tensor'])),
+  ...Object.fromEntries(REDOPS.map((r) => [`red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.${r}`, `red.async.${r}`])),
+  ...Object.fromEntries(REDOPS.map((r) => [`cp.reduce.async.bulk.global.shared::cta.bulk_group.${r}`, `cp.reduce.async.bulk.${r}`])),
 };
 
 const BY_NAME = new Map(OPS.map((o) => [o.name, o]));

@@ -452,7 +452,11 @@ function compileRole(
     }
     if ('bar' in op) ins.bar = barKey(op.bar, loc);
     if ('dst' in op) ins.buf = bufKey(op.dst, loc);
-    if ('src' in op) ins.buf = bufKey(op.src, loc);
+    if ('src' in op) {
+      // A copy between two buffers (shared::cta → shared::cluster): `buf` is its destination, `reads` its source.
+      if ('dst' in op) ins.reads = [bufKey(op.src, loc)];
+      else ins.buf = bufKey(op.src, loc);
+    }
     if ('buf' in op) ins.buf = bufKey(op.buf, loc);
     if ('acc' in op) ins.buf = bufKey(op.acc, loc);
     if ('reads' in op) ins.reads = op.reads.map((x) => bufKey(x, loc));

@@ -57,6 +57,12 @@ export const DIAG = {
   tmaBarrierCta: 'tma-barrier-cta',
   /** `ld.shared` / `st.shared` of another CTA's shared memory after every thread of that CTA has exited. */
   exitedCta: 'exited-cta',
+  /**
+   * `st.async` / `red.async` / `cp.async.bulk.shared::cluster.shared::cta` whose destination and
+   * mbarrier are not in one CTA, whose destination must be a peer's and is not, or in a cluster of
+   * one CTA (PTX ISA §9.7.9.12, §9.7.13.7, §9.7.9.25.4.1).
+   */
+  asyncStoreTarget: 'async-store-target',
 } as const;
 
 /** One of the stable diagnostic codes in {@link DIAG}. */
@@ -197,6 +203,11 @@ export const H200_BEHAVIOUR: Record<DiagCode, { h200: string; trap: boolean; sev
   },
   'exited-cta': {
     h200: 'undefined: distributed shared memory of a CTA that has exited may no longer be accessed (PTX ISA §9.7.9.25.2, CUDA programming guide: a CTA must not exit while others access its shared memory, hence the cluster barrier before exit); not probed. The machine records the access and goes on',
+    trap: false,
+    severity: 'error',
+  },
+  'async-store-target': {
+    h200: 'undefined (PTX ISA §9.7.9.12 st.async, §9.7.13.7 red.async, §9.7.9.25.4.1 cp.async.bulk shared::cluster: destination and mbarrier in one CTA of a cluster of more than one CTA; red.async and the bulk copy into a peer CTA); not probed. The machine stops the agent and credits the bytes nowhere',
     trap: false,
     severity: 'error',
   },

@@ -12,10 +12,11 @@ import type { OpName } from '../../kernel/ir.js';
 import type { AsyncKind } from '../events.js';
 import type { AsyncOp } from '../state.js';
 import { BARRIER_OPS } from './barriers.js';
-import { BULK_OPS, BULK_STORE_ASYNC, TMA_ASYNC } from './bulk.js';
+import { BULK_OPS, BULK_STORE_ASYNC, DSMEM_ASYNC, TMA_ASYNC } from './bulk.js';
 import { CP_ASYNC_ASYNC, CPA_ARRIVE_ASYNC, CPASYNC_OPS } from './cpasync.js';
 import { MBARRIER_OPS, REMOTE_ASYNC } from './mbarrier.js';
 import { SMEM_OPS } from './smem.js';
+import { ST_ASYNC_ASYNC, STASYNC_OPS } from './stasync.js';
 import { TC_COMMIT_ASYNC, TC_MMA_ASYNC, TCGEN05_OPS } from './tcgen05.js';
 import type { AsyncDef, OpDef, SyncClass } from './types.js';
 import { WGMMA_ASYNC, WGMMA_OPS } from './wgmma.js';
@@ -58,9 +59,16 @@ export const OPC: Readonly<Record<OpName, number>> = Object.freeze({
   'st.shared': 26,
   'work': 27,
   'exit': 28,
+  // The asynchronous copy family (cpasync.ts, stasync.ts, bulk.ts).
+  'cp.async.commit_group': 29,
+  'cp.async.wait_group': 30,
+  'st.async': 31,
+  'cp.async.bulk.shared::cluster': 32,
+  'cp.reduce.async.bulk': 33,
+  'cp.async.bulk.prefetch': 34,
 });
 
-const ALL_OPS: readonly OpDef[] = [...MBARRIER_OPS, ...BULK_OPS, ...TCGEN05_OPS, ...WGMMA_OPS, ...CPASYNC_OPS, ...BARRIER_OPS, ...SMEM_OPS];
+const ALL_OPS: readonly OpDef[] = [...MBARRIER_OPS, ...BULK_OPS, ...TCGEN05_OPS, ...WGMMA_OPS, ...CPASYNC_OPS, ...BARRIER_OPS, ...SMEM_OPS, ...STASYNC_OPS];
 
 /**
  * `d` with every field present, in one order: all definitions share one hidden class, so the
@@ -103,9 +111,12 @@ const A_WGMMA = uniformAsync(WGMMA_ASYNC);
 const A_CP_ASYNC = uniformAsync(CP_ASYNC_ASYNC);
 const A_CPA_ARRIVE = uniformAsync(CPA_ARRIVE_ASYNC);
 const A_REMOTE = uniformAsync(REMOTE_ASYNC);
+const A_ST_ASYNC = uniformAsync(ST_ASYNC_ASYNC);
+const A_DSMEM = uniformAsync(DSMEM_ASYNC);
 const ASYNC: Readonly<Record<AsyncKind, AsyncDef>> = {
   tma: A_TMA, 'bulk.store': A_BULK_STORE, 'tc.mma': A_TC_MMA, 'tc.commit': A_TC_COMMIT,
   wgmma: A_WGMMA, 'cp.async': A_CP_ASYNC, 'cpa.arrive': A_CPA_ARRIVE, remote: A_REMOTE,
+  'st.async': A_ST_ASYNC, dsmem: A_DSMEM,
 };
 
 /** The definition of asynchronous kind `kind`. */
@@ -119,6 +130,8 @@ export function asyncDef(kind: AsyncKind): AsyncDef {
     case 'bulk.store': return A_BULK_STORE;
     case 'cp.async': return A_CP_ASYNC;
     case 'cpa.arrive': return A_CPA_ARRIVE;
+    case 'st.async': return A_ST_ASYNC;
+    case 'dsmem': return A_DSMEM;
   }
 }
 
@@ -133,8 +146,21 @@ export function accessesOf(o: AsyncOp): { buf: number; rw: 'r' | 'w' }[] {
   const out: { buf: number; rw: 'r' | 'w' }[] = [];
   const d = ASYNC[o.kind];
   if (d.bufAccess && o.buf >= 0) out.push({ buf: o.buf, rw: d.bufAccess.rw });
-  if (o.reads && (d.kind === 'tc.mma' || d.kind === 'wgmma')) for (const r of o.reads) out.push({ buf: r, rw: 'r' });
+  if (o.reads && (d.kind === 'tc.mma' || d.kind === 'wgmma' || d.kind === 'dsmem')) for (const r of o.reads) out.push({ buf: r, rw: 'r' });
   return out;
+}
+
+/**
+ * Whether operation code `opc` issues an asynchronous operation that accesses shared memory
+ * through the async proxy (TMA and bulk copies, bulk stores and reductions, MMAs): the checker's
+ * proxy-fence tracking follows the buffers such operations name.
+ */
+export function asyncProxyOp(opc: number): boolean {
+  for (const k of OPS[opc]!.issues ?? []) {
+    const d = ASYNC[k];
+    if ((d.bufAccess && d.bufAccess.proxy === 'async') || k === 'tc.mma' || k === 'wgmma') return true;
+  }
+  return false;
 }
 
 /** The happens-before role of mnemonic `op` ({@link SyncClass}). */
