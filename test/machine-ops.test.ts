@@ -34,6 +34,6 @@ describe('operation modules', () => {
     expect(accessesOf(o('wgmma', -1, [7]))).toEqual([{ buf: 7, rw: 'r' }]);
     expect(accessesOf(o('tc.commit', -1))).toEqual([]);
     expect(asyncDef('cp.async').bufAccess).toEqual({ rw: 'w', proxy: 'generic' });
-    expect(ASYNC_DEFS.map((d) => d.kind).sort()).toEqual(['bulk.store', 'cp.async', 'cpa.arrive', 'remote', 'tc.commit', 'tc.mma', 'tma', 'wgmma']);
+    expect(ASYNC_DEFS.map((d) => d.kind).sort()).toEqual(['bulk.store', 'cp.async', 'cpa.arrive', 'dsmem', 'remote', 'st.async', 'tc.commit', 'tc.mma', 'tma', 'wgmma']);
   });
 });
