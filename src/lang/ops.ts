@@ -118,20 +118,18 @@ const REDOPS = ['add', 'min', 'max', 'inc', 'dec', 'and', 'or', 'xor'];
 
 /** The asynchronous copy family beyond TMA loads and bulk stores: cp.async groups, st.async / red.async, DSMEM and reduction copies, prefetches. */
 function asyncCopySpecs(): OpSpec[] {
-  const store = (red: boolean, redop?: string): OpSpec => ({
-    name: `${red ? 'red' : 'st'}.async${redop ? `.${redop}` : ''}`, args: ['buf', 'int', 'bar'], options: ['per'], usage: 'DST, BYTES, BAR',
+  const store = (red: boolean): OpSpec => ({
+    name: `${red ? 'red' : 'st'}.async`, args: ['buf', 'int', 'bar'], options: ['per'], usage: 'DST, BYTES, BAR',
     build(a) {
       const op: Extract<Op, { op: 'st.async' }> = { op: 'st.async', red, dst: buf(a, 0), bytes: int(a, 1), bar: bar(a, 2) };
-      if (redop) op.redop = redop;
       if (a.per) op.per = a.per;
       return op;
     },
   });
-  const reduce = (tensor: boolean, redop?: string): OpSpec => ({
-    name: `cp.reduce.async.bulk${tensor ? '.tensor' : ''}${redop ? `.${redop}` : ''}`, args: ['buf', 'int'], options: ['per'], usage: 'SRC, BYTES',
+  const reduce = (tensor: boolean): OpSpec => ({
+    name: `cp.reduce.async.bulk${tensor ? '.tensor' : ''}`, args: ['buf', 'int'], options: ['per'], usage: 'SRC, BYTES',
     build(a) {
       const op: Extract<Op, { op: 'cp.reduce.async.bulk' }> = { op: 'cp.reduce.async.bulk', tensor, src: buf(a, 0), bytes: int(a, 1) };
-      if (redop) op.redop = redop;
       if (a.per) op.per = a.per;
       return op;
     },
@@ -142,7 +140,6 @@ function asyncCopySpecs(): OpSpec[] {
     simple('cp.async.wait_all', { op: 'cp.async.wait_group', n: { k: 'num', v: 0 }, all: true }),
     store(false),
     store(true),
-    ...REDOPS.map((r) => store(true, r)),
     {
       name: 'cp.async.bulk.shared::cluster', args: ['buf', 'buf', 'int', 'bar'], options: ['per'], usage: 'DST, SRC, BYTES, BAR',
       build(a) {
@@ -151,7 +148,8 @@ function asyncCopySpecs(): OpSpec[] {
         return op;
       },
     },
-    ...[false, true].flatMap((tensor) => [reduce(tensor), ...REDOPS.map((r) => reduce(tensor, r))]),
+    reduce(false),
+    reduce(true),
     { name: 'cp.async.bulk.prefetch', args: ['int'], usage: 'BYTES', build: (a) => ({ op: 'cp.async.bulk.prefetch', tensor: false, bytes: int(a, 0) }) },
     { name: 'cp.async.bulk.prefetch.tensor', args: ['int'], usage: 'BYTES', build: (a) => ({ op: 'cp.async.bulk.prefetch', tensor: true, bytes: int(a, 0) }) },
   ];
@@ -288,8 +286,12 @@ export const ALIASES: Record<string, string> = {
   'cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes': 'cp.async.bulk.shared::cluster',
   'cp.async.bulk.prefetch.L2.global': 'cp.async.bulk.prefetch',
   ...Object.fromEntries([1, 2, 3, 4, 5].map((d) => [`cp.async.bulk.prefetch.tensor.${d}d.L2.global`, 'cp.async.bulk.prefetch.tensor'])),
-  ...Object.fromEntries(REDOPS.map((r) => [`red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.${r}`, `red.async.${r}`])),
-  ...Object.fromEntries(REDOPS.map((r) => [`cp.reduce.async.bulk.global.shared::cta.bulk_group.${r}`, `cp.reduce.async.bulk.${r}`])),
+  // The reduction operation changes no synchronization: every one is the same operation here.
+  ...Object.fromEntries(REDOPS.flatMap((r) => [
+    [`red.async.${r}`, 'red.async'], [`red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.${r}`, 'red.async'],
+    [`cp.reduce.async.bulk.${r}`, 'cp.reduce.async.bulk'], [`cp.reduce.async.bulk.global.shared::cta.bulk_group.${r}`, 'cp.reduce.async.bulk'],
+    [`cp.reduce.async.bulk.tensor.${r}`, 'cp.reduce.async.bulk.tensor'],
+  ])),
 };
 
 const BY_NAME = new Map(OPS.map((o) => [o.name, o]));
