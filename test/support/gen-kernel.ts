@@ -107,7 +107,7 @@ function opArb(ctx: Ctx, scope: Scope): fc.Arbitrary<Op> {
     { weight: 1, arbitrary: smemArb(ctx, scope).map((src) => ({ op: 'cp.async.bulk.store' as const, src, bytes: num(ctx.smem.find((b) => b.name === src.name)!.bytes), per: 'one' as const })) },
     { weight: 1, arbitrary: fc.constant({ op: 'cp.async.bulk.commit_group' as const }) },
     { weight: 1, arbitrary: fc.record({ n: fc.constantFrom(0, 1).map(num), read: fc.boolean() }).map((r) => ({ op: 'cp.async.bulk.wait_group' as const, n: r.n, read: r.read })) },
-    { weight: 1, arbitrary: smemArb(ctx, scope).map((dst) => ({ op: 'cp.async' as const, dst, bytes: num(16) })) },
+    { weight: 2, arbitrary: smemArb(ctx, scope).map((dst) => ({ op: 'cp.async' as const, dst, bytes: num(16) })) },
     { weight: 1, arbitrary: fc.record({ bar: barArb(ctx, scope), noinc: fc.boolean() }).map((r) => ({ op: 'cp.async.mbarrier.arrive' as const, bar: r.bar, noinc: r.noinc })) },
     { weight: 1, arbitrary: fc.constant({ op: 'exit' as const }) },
     // cp.async groups: the copies above join the open group.
