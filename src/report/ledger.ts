@@ -66,6 +66,7 @@ export function actorNamer(program: Program, events: MachineEvent[]): (agent: nu
   const label: Record<string, string> = {
     tma: 'TMA', 'bulk.store': 'bulk store', 'tc.mma': 'tcgen05.mma', 'tc.commit': 'tcgen05.commit', wgmma: 'wgmma',
     'cp.async': 'cp.async', 'cpa.arrive': 'cp.async.mbarrier.arrive', remote: 'remote',
+    'st.async': 'st.async', dsmem: 'DSMEM bulk copy',
   };
   return (agent, asyncId) => {
     if (agent >= 0) return program.agents[agent]!.name;

@@ -218,6 +218,7 @@ const ASYNC_SPAN: Record<string, { unit: 'TMA' | 'TC' | 'net'; kind: Span['kind'
   'cp.async': { unit: 'TMA', kind: 'tma', label: 'cp.async' }, 'cpa.arrive': { unit: 'net', kind: 'signal', label: 'cp.async.mbarrier.arrive' },
   'tc.mma': { unit: 'TC', kind: 'mma', label: 'tcgen05.mma' }, 'tc.commit': { unit: 'TC', kind: 'signal', label: 'tcgen05.commit' },
   wgmma: { unit: 'TC', kind: 'mma', label: 'wgmma' }, remote: { unit: 'net', kind: 'signal', label: 'remote signal' },
+  'st.async': { unit: 'net', kind: 'signal', label: 'st.async' }, dsmem: { unit: 'TMA', kind: 'tma', label: 'DSMEM bulk copy' },
 };
 
 /** What a trace step is, for its span label (from the checker's numbered trace). */
@@ -519,6 +520,7 @@ export function asyncNames(m: RunModel): Map<number, string> {
   const label: Record<string, string> = {
     tma: 'TMA', 'bulk.store': 'bulk store', 'tc.mma': 'tcgen05.mma', 'tc.commit': 'tcgen05.commit', wgmma: 'wgmma',
     'cp.async': 'cp.async', 'cpa.arrive': 'cp.async.mbarrier.arrive', remote: 'remote signal',
+    'st.async': 'st.async', dsmem: 'DSMEM bulk copy',
   };
   const out = new Map<number, string>();
   for (const e of m.events) if (e.e === 'async') out.set(e.id, `${label[e.kind] ?? e.kind} #${e.id} (from ${m.program.agents[e.agent]?.name ?? '?'})`);
