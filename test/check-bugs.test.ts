@@ -13,7 +13,7 @@ import { instantiate } from '../src/machine/program.js';
  */
 const SUPPORTED = new Set(['cycle', 'lapping', 'missing-wait', 'scope', 'exited-cta',
   'ok', 'hang', 'race', 'tx-mismatch', 'phase-alias', 'inflight-at-exit', 'missing-fence', 'missing-init-fence', 'uninit-use',
-  'count-mismatch', 'trip-mismatch', 'unused-barrier', 'unreachable-arrive',
+  'count-mismatch', 'trip-mismatch', 'unused-barrier', 'unreachable-arrive', 'async-store-target',
   // tcgen05 Tensor Memory
   'tmem-unallocated', 'tmem-leak', 'tmem-alloc-after-relinquish', 'tmem-ld-unwaited', 'tmem-dealloc-inflight',
 ]);

@@ -75,17 +75,20 @@ export function expectations(src: string): { kind: string; attrs: Record<string,
 const KINDS = new Set([
   'ok', 'hang', 'race', 'phase-alias', 'tx-mismatch', 'over-arrival', 'missing-fence', 'missing-init-fence',
   'inflight-at-exit', 'count-mismatch', 'uninit-use', 'cycle', 'unreachable-arrive', 'trip-mismatch', 'missing-wait',
-  'scope', 'lapping', 'unused-barrier', 'exited-cta',
+  'scope', 'lapping', 'unused-barrier', 'exited-cta', 'async-store-target',
 ]);
 
 describe('bug-pattern sketches', () => {
   const dir = join(root, 'bugs');
   const files = readdirSync(dir).filter((f) => f.endsWith('.mbk')).sort();
-  test('all 19 patterns are present', () => {
-    expect(files.map((f) => f.replace('.mbk', ''))).toEqual([
+  test('all 19 patterns are present, and the asynchronous-copy patterns with their fixed twins', () => {
+    const names = files.map((f) => f.replace('.mbk', ''));
+    expect(names.filter((n) => /^[BN]\d+$/.test(n))).toEqual([
       'B01', 'B02', 'B03', 'B04', 'B06', 'B07', 'B09', 'B10', 'B12', 'B13', 'B15', 'B16', 'B18', 'B20', 'B22', 'B24', 'B26',
       'B28', 'N01',
     ]);
+    const async = ['A01', 'A02', 'A03', 'A04', 'A05', 'A06'];
+    expect(names.filter((n) => n.startsWith('A'))).toEqual(async.flatMap((n) => [`${n}-fixed`, n]));
   });
   for (const f of files) {
     test(`${f} parses, has a machine-readable verdict and simulates`, () => {

@@ -638,6 +638,19 @@ describe('every construct of the IR is expressible', () => {
     ['st.shared tile[0]', { op: 'st.shared', buf: R('tile') }],
     ['work 1_000', { op: 'work', cycles: n(1000) }],
     ['exit', { op: 'exit' }],
+    ['cp.async.commit_group', { op: 'cp.async.commit_group' }],
+    ['cp.async.wait_group 1', { op: 'cp.async.wait_group', n: n(1), all: false }],
+    ['cp.async.wait_all', { op: 'cp.async.wait_group', n: n(0), all: true }],
+    ['cp.async.cg.shared.global tile[0], 16', { op: 'cp.async', dst: R('tile'), bytes: n(16) }],
+    ['st.async tile[0]@1, 8, full[0]@1 per=thread', { op: 'st.async', red: false, dst: R('tile', n(0), n(1)), bytes: n(8), bar: R('full', n(0), n(1)), per: 'thread' }],
+    ['red.async tile[0]@1, 4, full[0]@1', { op: 'st.async', red: true, dst: R('tile', n(0), n(1)), bytes: n(4), bar: R('full', n(0), n(1)) }],
+    ['red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.min tile[0]@1, 4, full[0]@1', { op: 'st.async', red: true, dst: R('tile', n(0), n(1)), bytes: n(4), bar: R('full', n(0), n(1)) }],
+    ['cp.async.bulk.shared::cluster tile[1]@1, tile[0], 64, full[1]@1', { op: 'cp.async.bulk.shared::cluster', dst: R('tile', n(1), n(1)), src: R('tile'), bytes: n(64), bar: R('full', n(1), n(1)) }],
+    ['cp.reduce.async.bulk tile[0], 64', { op: 'cp.reduce.async.bulk', tensor: false, src: R('tile'), bytes: n(64) }],
+    ['cp.reduce.async.bulk.tensor tile[0], 64 per=one', { op: 'cp.reduce.async.bulk', tensor: true, src: R('tile'), bytes: n(64), per: 'one' }],
+    ['cp.async.bulk.prefetch 4096', { op: 'cp.async.bulk.prefetch', tensor: false, bytes: n(4096) }],
+    ['cp.async.bulk.prefetch.tensor 4096', { op: 'cp.async.bulk.prefetch', tensor: true, bytes: n(4096) }],
+    ['cp.async.bulk.prefetch.tensor.4d.L2.global 4096', { op: 'cp.async.bulk.prefetch', tensor: true, bytes: n(4096) }],
   ];
   const BW = 'kernel k arch=sm_100a cluster=2\nbarrier full[2] count=1\nsmem tile[2] bytes=64\ntmem acc[1] bytes=4096 cols=128\n';
   test.each(CASES)('%s', (line, op) => {
@@ -658,7 +671,8 @@ describe('every construct of the IR is expressible', () => {
     for (const s of ['wgmma.mma_async', 'wgmma.commit_group', 'wgmma.wait_group']) written.add(s);
     for (const o of OPS) expect(written, o.name).toContain(o.name);
     const kinds = new Set(CASES.map(([, o]) => o.op));
-    for (const k of ['mbarrier.init', 'mbarrier.inval', 'mbarrier.arrive', 'mbarrier.expect_tx', 'mbarrier.complete_tx', 'mbarrier.wait', 'mbarrier.pending_count', 'cp.async.bulk', 'cp.async.bulk.store', 'cp.async.bulk.commit_group', 'cp.async.bulk.wait_group', 'tcgen05.mma', 'tcgen05.commit', 'tcgen05.ld', 'tcgen05.alloc', 'tcgen05.dealloc', 'tcgen05.relinquish_alloc_permit', 'tcgen05.ld.async', 'tcgen05.st', 'tcgen05.wait::ld', 'tcgen05.wait::st', 'tcgen05.cp', 'tcgen05.shift', 'tcgen05.fence::before_thread_sync', 'tcgen05.fence::after_thread_sync', 'cp.async', 'cp.async.mbarrier.arrive', 'bar.sync', 'bar.arrive', 'fence.proxy.async', 'fence.mbarrier_init', 'barrier.cluster.arrive', 'barrier.cluster.wait', 'ld.shared', 'st.shared', 'work', 'exit']) {
+    for (const k of ['mbarrier.init', 'mbarrier.inval', 'mbarrier.arrive', 'mbarrier.expect_tx', 'mbarrier.complete_tx', 'mbarrier.wait', 'mbarrier.pending_count', 'cp.async.bulk', 'cp.async.bulk.store', 'cp.async.bulk.commit_group', 'cp.async.bulk.wait_group', 'tcgen05.mma', 'tcgen05.commit', 'tcgen05.ld', 'tcgen05.alloc', 'tcgen05.dealloc', 'tcgen05.relinquish_alloc_permit', 'tcgen05.ld.async', 'tcgen05.st', 'tcgen05.wait::ld', 'tcgen05.wait::st', 'tcgen05.cp', 'tcgen05.shift', 'tcgen05.fence::before_thread_sync', 'tcgen05.fence::after_thread_sync', 'cp.async', 'cp.async.mbarrier.arrive', 'bar.sync', 'bar.arrive', 'fence.proxy.async', 'fence.mbarrier_init', 'barrier.cluster.arrive', 'barrier.cluster.wait', 'ld.shared', 'st.shared', 'work', 'exit',
+      'cp.async.commit_group', 'cp.async.wait_group', 'st.async', 'cp.async.bulk.shared::cluster', 'cp.reduce.async.bulk', 'cp.async.bulk.prefetch']) {
       expect(kinds, k).toContain(k);
     }
   });

@@ -8,7 +8,7 @@
 import { exprNames } from '../kernel/expr.js';
 import type { Expr, Op, SrcLoc } from '../kernel/ir.js';
 import { roleReadsWarp, SINGLE_THREAD_OPS, type Instr, type Program } from '../machine/program.js';
-import { opDef } from '../machine/ops/index.js';
+import { asyncProxyOp, opDef } from '../machine/ops/index.js';
 
 /**
  * Partial-order class of an instruction:
@@ -219,9 +219,11 @@ export function analyse(p: Program): Analysis {
         locs.push(ins.loc);
       }
       const op = ins.op;
-      if (op.op === 'cp.async.bulk' || op.op === 'mbarrier.expect_tx' || op.op === 'mbarrier.complete_tx' || (op.op === 'mbarrier.arrive' && op.expectTx)) dataBarriers.add(op.bar.name);
+      const storeTx = op.op === 'st.async' || op.op === 'cp.async.bulk.shared::cluster';
+      if (op.op === 'cp.async.bulk' || storeTx || op.op === 'mbarrier.expect_tx' || op.op === 'mbarrier.complete_tx' || (op.op === 'mbarrier.arrive' && op.expectTx)) dataBarriers.add(op.bar.name);
       if (op.op === 'bar.sync' || op.op === 'bar.arrive') usesNamed = true;
-      if (op.op === 'mbarrier.expect_tx' || op.op === 'mbarrier.complete_tx') directTx.add(op.bar.name);
+      // Stores and DSMEM copies credit bytes too: TMA landings on such a barrier are never forced.
+      if (op.op === 'mbarrier.expect_tx' || op.op === 'mbarrier.complete_tx' || storeTx) directTx.add(op.bar.name);
       if (op.op === 'mbarrier.wait') waits.add(op.bar.name);
       cls.push(opDef(op.op).por);
     });
@@ -293,7 +295,7 @@ export function analyse(p: Program): Analysis {
     const name = (k: string) => (op[k] as { name?: string } | undefined)?.name;
     if (op.op === 'ld.shared' || op.op === 'st.shared') {
       for (const k of ['buf', 'dst', 'src']) if (name(k)) genericArr.add(name(k)!);
-    } else if (op.op === 'cp.async.bulk' || op.op === 'cp.async.bulk.store' || op.op === 'tcgen05.mma' || op.op === 'wgmma.mma_async') {
+    } else if (asyncProxyOp(ins.opc)) {
       for (const n of refNames(ins.op)) asyncArr.add(n);
     }
   }

@@ -52,6 +52,25 @@ interface Release {
 }
 
 /** Agent `a`'s last passing wait before event `upTo`, the phase it observed and the release that completed it; null without a wait. */
+/** Asynchronous kinds retired by their issuer's wait_group (wgmma, bulk stores and reductions, cp.async). */
+const GROUP_KINDS: ReadonlySet<string> = new Set(['bulk.store', 'wgmma', 'cp.async']);
+
+/**
+ * The fix of a race with an operation of a wait_group family issued by `xa.agent`: the depth of
+ * that agent's last wait_group of the family before event `upTo` (`own`: the issuer touches the
+ * buffer again, else it releases it).
+ */
+function groupFix(events: readonly MachineEvent[], xa: { kind: string; agent: number }, upTo: number, own: boolean, buf: string, who: Name): string {
+  const waitOp = xa.kind === 'wgmma' ? 'wgmma.wait_group' : xa.kind === 'cp.async' ? 'cp.async.wait_group' : 'cp.async.bulk.wait_group';
+  const role = xa.kind === 'cp.async' ? 'writing' : 'reading';
+  let wg: Extract<MachineEvent, { e: 'op' }> | undefined;
+  for (const e of events.slice(0, upTo)) if (e.e === 'op' && e.agent === xa.agent && e.op === waitOp) wg = e;
+  const n = wg?.n;
+  return wg && n !== undefined
+    ? `wait_group depth: ${who(xa.agent, -1)}'s ${wg.op} ${n}${line(wg.loc)} leaves ${n} group(s) in flight, and the one ${role} ${buf} is among them: wait for fewer (wait_group ${Math.max(0, n - 1)}) before ${own ? `touching ${buf}` : `releasing ${buf}`}`
+    : `wait_group depth: nothing waits for the ${xa.kind === 'wgmma' ? 'wgmma' : xa.kind === 'cp.async' ? 'cp.async' : 'bulk-store'} group ${role} ${buf} before this access: a ${waitOp} that retires it`;
+}
+
 function releaseOf(p: Program, events: readonly MachineEvent[], asyncLoc: Map<number, { loc?: SrcLoc; kind: string; agent: number }>, who: Name, a: number, upTo: number): Release | null {
   let wait: Extract<MachineEvent, { e: 'wait' }> | null = null;
   for (let i = 0; i < upTo && i < events.length; i++) {
@@ -108,6 +127,9 @@ export function raceCause(p: Program, events: readonly MachineEvent[], race: HbR
     return { release: null, bars: [], fix: `a fence: the generic write${line(x.loc)} must be followed by fence.proxy.async before the release that hands ${buf} to the async proxy` };
   }
   if (!wait) {
+    // The issuer itself touching the buffer again: its wait_group depth.
+    const xa = x.async >= 0 ? asyncLoc.get(x.async) : undefined;
+    if (xa && GROUP_KINDS.has(xa.kind) && y.agent === xa.agent) return { release: null, bars: [], fix: groupFix(events, xa, y.at, true, buf, who) };
     const bar = x.signals >= 0 ? p.barrierName(x.signals) : null;
     return {
       release: null,
@@ -130,15 +152,8 @@ export function raceCause(p: Program, events: readonly MachineEvent[], race: HbR
   // Which fix applies.
   let fix: string;
   const xa = x.async >= 0 ? asyncLoc.get(x.async) : undefined;
-  if (xa && (xa.kind === 'bulk.store' || xa.kind === 'wgmma') && (y.agent === xa.agent || relAgent === xa.agent)) {
-    // The issuer's last wait_group before it touched the buffer again or released it.
-    const upTo = y.agent === xa.agent ? y.at : done;
-    let wg: Extract<MachineEvent, { e: 'op' }> | undefined;
-    for (const e of events.slice(0, upTo)) if (e.e === 'op' && e.agent === xa.agent && (e.op === 'cp.async.bulk.wait_group' || e.op === 'wgmma.wait_group')) wg = e;
-    const n = wg?.n;
-    fix = wg && n !== undefined
-      ? `wait_group depth: ${who(xa.agent, -1)}'s ${wg.op} ${n}${line(wg.loc)} leaves ${n} group(s) in flight, and the one reading ${buf} is among them: wait for fewer (wait_group ${Math.max(0, n - 1)}) before ${y.agent === xa.agent ? `touching ${buf}` : `releasing ${buf}`}`
-      : `wait_group depth: nothing waits for the ${xa.kind === 'wgmma' ? 'wgmma' : 'bulk-store'} group reading ${buf} before this access: a ${xa.kind === 'wgmma' ? 'wgmma' : 'cp.async.bulk'}.wait_group that retires it`;
+  if (xa && GROUP_KINDS.has(xa.kind) && (y.agent === xa.agent || relAgent === xa.agent)) {
+    fix = groupFix(events, xa, y.agent === xa.agent ? y.at : done, y.agent === xa.agent, buf, who);
   } else if (observed < 0) {
     fix = `the wait's parity: ${who(later, -1)}'s wait on ${bar}${line(wait.loc)} passed on the fresh barrier (parity 1 in phase 0) before any phase completed, so nothing orders it after the ${xName}: wait with the parity of a phase completed after that access (parity 0 for the first)`;
   } else if (x.async >= 0 && x.signals >= 0 && x.signals !== wait.bar) {

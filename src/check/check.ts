@@ -62,8 +62,8 @@ export interface BarrierSnapshot {
 export interface GroupNote {
   /** The agent whose groups these are. */
   agent: string;
-  /** `bulk.store` (cp.async.bulk groups) or `wgmma`. */
-  kind: 'bulk.store' | 'wgmma';
+  /** `bulk.store` (cp.async.bulk groups), `wgmma` or `cp.async` (cp.async-groups). */
+  kind: 'bulk.store' | 'wgmma' | 'cp.async';
   /** Committed groups of that agent and kind still pending before and after the step. */
   before: number;
   after: number;
@@ -211,6 +211,7 @@ export function replay(program: Program, schedule: readonly number[]): { final: 
       else if (o.kind === 'cpa.arrive') op = `arrive on ${program.barrierName(o.bar)}`;
       else if (o.kind === 'bulk.store') op = `finished reading ${program.bufferName(o.buf)}`;
       else if (o.kind === 'cp.async') op = `${o.bytes} B land in ${program.bufferName(o.buf)}`;
+      else if (o.kind === 'st.async' || o.kind === 'dsmem') op = `${o.bytes} B land in ${program.bufferName(o.buf)} → complete_tx ${program.barrierName(o.bar)}`;
       else op = `completes (read ${(o.reads ?? []).map((r) => program.bufferName(r)).join(', ')}${o.kind === 'tc.mma' && o.buf >= 0 ? `, wrote ${program.bufferName(o.buf)}` : ''})`;
     }
     // One state, changed in place (a clone per step dominated the replay of short searches).
@@ -246,7 +247,7 @@ export function replay(program: Program, schedule: readonly number[]): { final: 
 
 /** The group kind a wait_group operation waits on, or null for any other operation. */
 function groupWaitKind(op: string): GroupNote['kind'] | null {
-  return op === 'wgmma.wait_group' ? 'wgmma' : op === 'cp.async.bulk.wait_group' ? 'bulk.store' : null;
+  return op === 'wgmma.wait_group' ? 'wgmma' : op === 'cp.async.bulk.wait_group' ? 'bulk.store' : op === 'cp.async.wait_group' ? 'cp.async' : null;
 }
 
 /** N of the wait_group of `kind` agent `a` is parked at in `s`, or null (not at one, or N cannot be evaluated). */
@@ -275,6 +276,7 @@ interface GroupsBefore {
   kind: GroupNote['kind'] | null;
   wgmma: number;
   bulk: number;
+  cp: number;
   /** Whether that agent was enabled before (async steps). */
   enabled: boolean;
 }
@@ -284,18 +286,18 @@ function groupsBefore(m: Machine, s: MachineState, c: Choice): GroupsBefore | nu
     // Only a wait_group step has a note: other agent steps need nothing of the state before.
     const ins = m.nextOp(s, c.agent);
     if (!ins || groupWaitKind(ins.op.op) === null) return null;
-    return { agent: c.agent, kind: null, wgmma: pendingAsyncGroups(s, c.agent, 'wgmma', m.program.agents[c.agent]!.wgLeader), bulk: pendingAsyncGroups(s, c.agent, 'bulk.store'), enabled: true };
+    return { agent: c.agent, kind: null, wgmma: pendingAsyncGroups(s, c.agent, 'wgmma', m.program.agents[c.agent]!.wgLeader), bulk: pendingAsyncGroups(s, c.agent, 'bulk.store'), cp: pendingAsyncGroups(s, c.agent, 'cp.async'), enabled: true };
   }
   const o = s.inflight.find((x) => x.id === c.id);
-  if (!o || (o.kind !== 'wgmma' && o.kind !== 'bulk.store')) return null;
-  return { agent: o.agent, kind: o.kind, wgmma: pendingAsyncGroups(s, o.agent, 'wgmma'), bulk: pendingAsyncGroups(s, o.agent, 'bulk.store'), enabled: m.agentEnabled(s, o.agent) };
+  if (!o || (o.kind !== 'wgmma' && o.kind !== 'bulk.store' && o.kind !== 'cp.async')) return null;
+  return { agent: o.agent, kind: o.kind, wgmma: pendingAsyncGroups(s, o.agent, 'wgmma'), bulk: pendingAsyncGroups(s, o.agent, 'bulk.store'), cp: pendingAsyncGroups(s, o.agent, 'cp.async'), enabled: m.agentEnabled(s, o.agent) };
 }
 
 function groupNote(m: Machine, before: GroupsBefore | null, after: MachineState, c: Choice, events: MachineEvent[]): GroupNote | null {
   if (!before) return null;
   const name = (a: number) => m.program.agents[a]!.name;
-  const lead = (a: number, kind: 'wgmma' | 'bulk.store') => (kind === 'wgmma' ? m.program.agents[a]!.wgLeader : a);
-  const pendingBefore = (kind: GroupNote['kind']) => (kind === 'wgmma' ? before.wgmma : before.bulk);
+  const lead = (a: number, kind: GroupNote['kind']) => (kind === 'wgmma' ? m.program.agents[a]!.wgLeader : a);
+  const pendingBefore = (kind: GroupNote['kind']) => (kind === 'wgmma' ? before.wgmma : kind === 'cp.async' ? before.cp : before.bulk);
   if (c.kind === 'agent') {
     const e = events.find((x) => x.e === 'op' && x.agent === c.agent && groupWaitKind(x.op) !== null);
     if (!e || e.e !== 'op') return null;

@@ -25,7 +25,7 @@ export function cloneFor(s: MachineState, who: number, opIdx: number, named: boo
     agents = s.agents.slice();
     const a = agents[who]!;
     agents[who] = {
-      pc: a.pc, frame: o ? a.frame : a.frame.slice(), status: a.status, sub: a.sub, tokens: a.tokens, wgGroup: a.wgGroup, bulkGroup: a.bulkGroup,
+      pc: a.pc, frame: o ? a.frame : a.frame.slice(), status: a.status, sub: a.sub, tokens: a.tokens, wgGroup: a.wgGroup, bulkGroup: a.bulkGroup, cpGroup: a.cpGroup,
       clusterRound: a.clusterRound, tcIssued: a.tcIssued, tcDone: a.tcDone, wgIssued: a.wgIssued, wgDone: a.wgDone, lastArrive: a.lastArrive,
       tmemHeld: a.tmemHeld, tmemFreed: a.tmemFreed, tmemRelinquished: a.tmemRelinquished, tcLdUnwaited: a.tcLdUnwaited,
     };

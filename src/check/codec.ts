@@ -21,7 +21,7 @@ import { WARP_SLOT, WARPGROUP_SLOT, type Program } from '../machine/program.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import type { Analysis } from './analysis.js';
 
-const KINDS: AsyncKind[] = ['tma', 'bulk.store', 'tc.mma', 'tc.commit', 'wgmma', 'cp.async', 'cpa.arrive', 'remote', 'tc.ld', 'tc.st', 'tc.cp', 'tc.shift'];
+const KINDS: AsyncKind[] = ['tma', 'bulk.store', 'tc.mma', 'tc.commit', 'wgmma', 'cp.async', 'cpa.arrive', 'remote', 'tc.ld', 'tc.st', 'tc.cp', 'tc.shift', 'st.async', 'dsmem'];
 function kindIx(k: AsyncKind): number {
   switch (k) {
     case 'tma': return 0;
@@ -35,6 +35,8 @@ function kindIx(k: AsyncKind): number {
     case 'tc.st': return 9;
     case 'tc.cp': return 10;
     case 'tc.shift': return 11;
+    case 'st.async': return 12;
+    case 'dsmem': return 13;
     default: return 7;
   }
 }
@@ -67,7 +69,7 @@ function wideAt(d: Int32Array, k: number): number {
 const BSTATUS = ['uninit', 'valid', 'inval'] as const;
 
 const STATE_FIELDS = ['now', 'agents', 'bars', 'named', 'clusterDone', 'inflight', 'nextId', 'trapped', 'events'];
-const AGENT_FIELDS = ['pc', 'frame', 'status', 'sub', 'tokens', 'wgGroup', 'bulkGroup', 'clusterRound', 'tcIssued', 'tcDone', 'wgIssued', 'wgDone', 'lastArrive', 'tmemHeld', 'tmemFreed', 'tmemRelinquished', 'tcLdUnwaited'];
+const AGENT_FIELDS = ['pc', 'frame', 'status', 'sub', 'tokens', 'wgGroup', 'bulkGroup', 'cpGroup', 'clusterRound', 'tcIssued', 'tcDone', 'wgIssued', 'wgDone', 'lastArrive', 'tmemHeld', 'tmemFreed', 'tmemRelinquished', 'tcLdUnwaited'];
 const OP_FIELDS = ['id', 'kind', 'agent', 'cta', 'bar', 'buf', 'reads', 'bytes', 'left', 'chunks', 'group', 'count', 'remote', 'targets', 'issued', 'seq', 'loc'];
 
 /** The checker's data that travels with a state. */
@@ -184,13 +186,14 @@ export class Codec {
 
   private putAgent(ag: AgentState, sym: boolean): void {
     const f = ag.frame;
-    const sc = this.room(17 + 3 * f.length);
+    const sc = this.room(18 + 3 * f.length);
     let n = this.n;
     sc[n++] = ag.pc;
     sc[n++] = ag.status === 'run' ? 0 : ag.status === 'done' ? 1 : 2;
     sc[n++] = ag.sub;
     sc[n++] = ag.wgGroup;
     sc[n++] = ag.bulkGroup;
+    sc[n++] = ag.cpGroup;
     sc[n++] = ag.clusterRound;
     sc[n++] = ag.tcIssued;
     sc[n++] = ag.tcDone;
@@ -367,6 +370,7 @@ export class Codec {
       const sub = d[k++]!;
       const wgGroup = d[k++]!;
       const bulkGroup = d[k++]!;
+      const cpGroup = d[k++]!;
       const clusterRound = d[k++]!;
       const tcIssued = d[k++]!;
       const tcDone = d[k++]!;
@@ -396,7 +400,7 @@ export class Codec {
           tokens[slot] = { barrier: d[k++]!, phase: d[k++]!, pendingBefore: d[k++]!, txBefore: d[k++]!, noComplete: d[k++]! === 1 };
         }
       }
-      agents[a] = { pc, frame, status, sub, tokens, wgGroup, bulkGroup, clusterRound, tcIssued, tcDone, wgIssued, wgDone, lastArrive, tmemHeld, tmemFreed, tmemRelinquished, tcLdUnwaited };
+      agents[a] = { pc, frame, status, sub, tokens, wgGroup, bulkGroup, cpGroup, clusterRound, tcIssued, tcDone, wgIssued, wgDone, lastArrive, tmemHeld, tmemFreed, tmemRelinquished, tcLdUnwaited };
     }
     const nb = p.ctas * p.barriersPerCta;
     const bars = new Array(nb);

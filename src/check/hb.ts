@@ -8,7 +8,8 @@
  * - async op issue → its accesses → its completion signal; FIFO chains (tcgen05.mma/commit of one
  *   issuer, wgmma of one issuer, cp.async → cp.async.mbarrier.arrive) order each op after the
  *   previous one's completion;
- * - `wgmma.wait_group n` / `cp.async.bulk.wait_group n`: the waiter acquires the ops of that kind
+ * - `wgmma.wait_group n` / `cp.async.bulk.wait_group n` / `cp.async.wait_group n` (and
+ *   `cp.async.wait_all`, a commit and a wait for 0): the waiter acquires the ops of that kind
  *   it issued (wgmma: its warpgroup's leader issued) in groups older than its n most recent
  *   committed groups (the resolved n of the event);
  * - named barriers: every arrival of a generation → each `bar.sync` of that generation (acquired at
@@ -51,6 +52,13 @@ export interface HbRace {
 }
 
 type VC = number[];
+
+/** The asynchronous kind whose groups each commit / wait_group mnemonic counts (cp.async.wait_all commits too). */
+const GROUP_KIND: Partial<Record<string, AsyncKind>> = {
+  'wgmma.commit_group': 'wgmma', 'wgmma.wait_group': 'wgmma',
+  'cp.async.bulk.commit_group': 'bulk.store', 'cp.async.bulk.wait_group': 'bulk.store',
+  'cp.async.commit_group': 'cp.async', 'cp.async.wait_group': 'cp.async',
+};
 
 function join(a: VC, b: VC | undefined): void {
   if (!b) return;
@@ -135,8 +143,9 @@ export function happensBefore(p: Program, events: readonly MachineEvent[]): { ac
       case 'op':
         if (e.agent >= 0) {
           agentEvent(e.agent);
-          if (e.op === 'wgmma.commit_group' || e.op === 'cp.async.bulk.commit_group') {
-            const ck = `${e.op === 'wgmma.commit_group' ? 'wgmma' : 'bulk.store'}:${e.agent}`;
+          const waitAll = e.op === 'cp.async.wait_group' && e.text === 'cp.async.wait_all';
+          if (e.op === 'wgmma.commit_group' || e.op === 'cp.async.bulk.commit_group' || e.op === 'cp.async.commit_group' || waitAll) {
+            const ck = `${GROUP_KIND[e.op]}:${e.agent}`;
             committed.set(ck, (committed.get(ck) ?? 0) + 1);
           }
           if (e.op === 'tcgen05.wait::ld' || e.op === 'tcgen05.wait::st') {
@@ -144,8 +153,8 @@ export function happensBefore(p: Program, events: readonly MachineEvent[]): { ac
             const kind: AsyncKind = e.op === 'tcgen05.wait::ld' ? 'tc.ld' : 'tc.st';
             for (const [id, info] of opInfo) if (info.agent === e.agent && info.kind === kind && info.done) join(vc[e.agent]!, opClock(id));
           }
-          if (e.op === 'wgmma.wait_group' || e.op === 'cp.async.bulk.wait_group') {
-            const kind: AsyncKind = e.op === 'wgmma.wait_group' ? 'wgmma' : 'bulk.store';
+          if (e.op === 'wgmma.wait_group' || e.op === 'cp.async.bulk.wait_group' || e.op === 'cp.async.wait_group') {
+            const kind: AsyncKind = GROUP_KIND[e.op]!;
             // wait_group n returns once at most n of the most recent groups are pending: every op of
             // an older group has completed. Without the resolved n, every completed op (over-approximate).
             const limit = e.n !== undefined ? (committed.get(`${kind}:${e.agent}`) ?? 0) - e.n : Infinity;

@@ -46,7 +46,7 @@ export function ledgerLines(ledger: Ledger): string[] {
  */
 export function groupNoteText(g: GroupNote): string {
   const count = g.before === g.after ? String(g.after) : `${g.before} → ${g.after}`;
-  const head = `pending ${g.kind === 'bulk.store' ? 'bulk-store' : 'wgmma'} groups of ${g.agent}: ${count}`;
+  const head = `pending ${g.kind === 'bulk.store' ? 'bulk-store' : g.kind === 'cp.async' ? 'cp.async' : 'wgmma'} groups of ${g.agent}: ${count}`;
   if (g.waitN === null || g.wait === null) return head;
   if (g.wait === 'passes') return `${head} (≤ ${g.waitN}: wait_group ${g.waitN} passes)`;
   if (g.wait === 'wakes') return `${head} (≤ ${g.waitN}: ${g.agent}'s wait_group ${g.waitN} can pass now)`;

@@ -25,6 +25,7 @@ const OPC_ARRIVE = OPC['mbarrier.arrive'];
 const OPC_WAIT = OPC['mbarrier.wait'];
 const OPC_WG_WAIT = OPC['wgmma.wait_group'];
 const OPC_BULK_WAIT = OPC['cp.async.bulk.wait_group'];
+const OPC_CP_WAIT = OPC['cp.async.wait_group'];
 
 /** The search; with `par` (a worker of the parallel search), returns its internals instead of running it. */
 export function search(program: Program, opts: ExploreOptions, par: ParHooks | null): ExploreResult | SearchApi {
@@ -760,7 +761,8 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
             ghosts[a] = next.length ? next : null;
           }
         }
-      } else if (ghosts[a] && (cls === 'group-wait' || cls === 'barrier')) {
+      } else if (ghosts[a] && (cls === 'barrier' || (cls === 'group-wait' && ins!.opc !== OPC_CP_WAIT))) {
+        // (cp.async.wait_group orders only cp.async, which leaves no ghosts.)
         // A group wait retires its own family's ghosts (wgmma or bulk stores); a barrier synchronizes the role's threads.
         const kind = OPS[ins!.opc]!.family === 'wgmma' ? EG_WG : 0;
         const next: number[] = [];
@@ -1050,7 +1052,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
         // and a stable wait (stable.ts: it passes, and nothing reaches its barrier before it moves).
         if (ins.opc === OPC_WAIT) {
           if (!stableOn || multiWarp[a] || !isStable(s, a, ins, ag.frame)) continue;
-        } else if (ins.opc === OPC_WG_WAIT || ins.opc === OPC_BULK_WAIT) {
+        } else if (ins.opc === OPC_WG_WAIT || ins.opc === OPC_BULK_WAIT || ins.opc === OPC_CP_WAIT) {
           // Once its groups are complete they stay complete: an enabled wait_group cannot be
           // disabled and only reads, so it commutes with every other step. (Not for an agent of
           // several warps in lockstep: its wait_group retires elected-thread ghosts, see EG.)

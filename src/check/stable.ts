@@ -22,6 +22,7 @@
 import { testParity } from '../model/mbarrier.js';
 import type { MachineState } from '../machine/machine.js';
 import { perThreads, type Instr, type OpInstr, type Program } from '../machine/program.js';
+import { OPC } from '../machine/ops/index.js';
 
 /** Most instructions one agent is run forward per question (then the wait counts as not stable). */
 export const FORWARD_BUDGET = 20_000;
@@ -29,6 +30,8 @@ export const FORWARD_BUDGET = 20_000;
 export const TOTAL_BUDGET = 200_000;
 
 const GIVE_UP = -1;
+const OPC_ST_ASYNC = OPC['st.async'];
+const OPC_DSMEM = OPC['cp.async.bulk.shared::cluster'];
 
 /**
  * True when agent `a`'s wait on barrier key `bar` with parity `parity` is stable in `s` (see the
@@ -67,7 +70,7 @@ export function stableWait(p: Program, codes: readonly Instr[][], s: MachineStat
     reset.fill(0);
     for (const o of s.inflight) {
       const count = o.kind === 'remote' ? (o.remote === 'arrive' || o.remote === 'arrive.expect_tx' || o.remote === 'arrive_drop' ? o.count : 0) : o.kind === 'cpa.arrive' ? o.count : o.kind === 'tc.commit' ? 1 : 0;
-      const bytes = o.kind === 'tma' || (o.kind === 'remote' && o.remote === 'complete_tx');
+      const bytes = o.kind === 'tma' || o.kind === 'st.async' || o.kind === 'dsmem' || (o.kind === 'remote' && o.remote === 'complete_tx');
       if (o.bar >= 0) signal(o.bar, count, bytes, false);
       if (o.targets) for (const t of o.targets) signal(t, count, bytes, false);
     }
@@ -175,6 +178,11 @@ function runForward(p: Program, code: readonly Instr[], s: MachineState, x: numb
         }
         case 28: // exit
           return 0;
+        case OPC_ST_ASYNC: case OPC_DSMEM: { // st.async / red.async, cp.async.bulk.shared::cluster: bytes on their barrier
+          const key = op.bar!(f);
+          if (key >= 0) signal(key, 0, true, false);
+          break;
+        }
         default:
           break;
       }

@@ -121,6 +121,10 @@ function soloUnguarded(p: Program, a: number, frame0: number[], pc0: number, out
         }
         break;
       }
+      case 'st.async':
+      case 'cp.async.bulk.shared::cluster':
+        if (k >= 0) out.used.add(k);
+        break;
       case 'cp.async.mbarrier.arrive':
         if (k >= 0) {
           out.used.add(k);
@@ -201,7 +205,7 @@ export function staticChecks(p: Program, deadline = Infinity): RawHazard[] {
   for (const rc of p.roles) for (const ins of rc.code) {
     if (ins.i !== 'op') continue;
     const op = ins.op;
-    if (op.op === 'cp.async.bulk' || op.op === 'mbarrier.expect_tx' || op.op === 'mbarrier.complete_tx' || (op.op === 'mbarrier.arrive' && op.expectTx)) dataArrays.add(op.bar.name);
+    if (op.op === 'cp.async.bulk' || op.op === 'st.async' || op.op === 'cp.async.bulk.shared::cluster' || op.op === 'mbarrier.expect_tx' || op.op === 'mbarrier.complete_tx' || (op.op === 'mbarrier.arrive' && op.expectTx)) dataArrays.add(op.bar.name);
   }
   const hz: RawHazard[] = [];
   const add = (kind: string, subject: string, message: string, locs: (SrcLoc | undefined)[], details: string[] = []) =>

@@ -282,6 +282,41 @@ export class ProgramBuilder {
     return this.push({ op: 'cp.async.mbarrier.arrive', bar: parseRef(bar), noinc });
   }
 
+  /** `cp.async.commit_group`: closes this thread's open cp.async-group. */
+  cpAsyncCommit(): this {
+    return this.push({ op: 'cp.async.commit_group' });
+  }
+
+  /** `cp.async.wait_group n`, or `cp.async.wait_all` when `n` is `'all'`. */
+  cpAsyncWait(n: ExprLike | 'all'): this {
+    return this.push(n === 'all' ? { op: 'cp.async.wait_group', n: ex(0), all: true } : { op: 'cp.async.wait_group', n: ex(n), all: false });
+  }
+
+  /** `st.async` (or `red.async` with `red`) of `bytes` into `dst` (e.g. `buf[0]@1`), complete_tx on `bar` in `dst`'s CTA. */
+  stAsync(dst: string, bytes: ExprLike, bar: string, o: { red?: boolean; redop?: string; per?: Per } = {}): this {
+    const op: Extract<Op, { op: 'st.async' }> = { op: 'st.async', red: o.red ?? false, dst: parseRef(dst), bytes: ex(bytes), bar: parseRef(bar) };
+    if (o.redop) op.redop = o.redop;
+    if (o.per) op.per = o.per;
+    return this.push(op);
+  }
+
+  /** `cp.async.bulk.shared::cluster.shared::cta`: `bytes` from `src` (this CTA) into `dst` (a peer's), complete_tx on `bar` there. */
+  dsmemCopy(dst: string, src: string, bytes: ExprLike, bar: string): this {
+    return this.push({ op: 'cp.async.bulk.shared::cluster', dst: parseRef(dst), src: parseRef(src), bytes: ex(bytes), bar: parseRef(bar) });
+  }
+
+  /** `cp.reduce.async.bulk{.tensor}` shared → global reading `src`, tracked by bulk async-groups. */
+  bulkReduce(src: string, bytes: ExprLike, o: { tensor?: boolean; redop?: string } = {}): this {
+    const op: Extract<Op, { op: 'cp.reduce.async.bulk' }> = { op: 'cp.reduce.async.bulk', tensor: o.tensor ?? false, src: parseRef(src), bytes: ex(bytes) };
+    if (o.redop) op.redop = o.redop;
+    return this.push(op);
+  }
+
+  /** `cp.async.bulk.prefetch{.tensor}` of `bytes`: time only. */
+  bulkPrefetch(bytes: ExprLike, tensor = false): this {
+    return this.push({ op: 'cp.async.bulk.prefetch', tensor, bytes: ex(bytes) });
+  }
+
   /** `bar.sync id{, threads}` (named barrier; default count: every thread of the CTA). */
   barSync(id: ExprLike, threads?: ExprLike): this {
     const op: Op = { op: 'bar.sync', id: ex(id) };

@@ -151,6 +151,35 @@ export type Op =
   | { op: 'wgmma.wait_group'; n: Expr }
   | { op: 'cp.async'; dst: BufRef; bytes: Expr }
   | { op: 'cp.async.mbarrier.arrive'; bar: BarRef; noinc: boolean }
+  // The asynchronous copy family beyond TMA loads and bulk stores (machine/ops/cpasync.ts,
+  // stasync.ts, bulk.ts).
+  /** `cp.async.commit_group`: closes the thread's open cp.async-group (PTX ISA §9.7.9.25.3.2). */
+  | { op: 'cp.async.commit_group' }
+  /**
+   * `cp.async.wait_group N` (`all: false`) or `cp.async.wait_all` (`all: true`: commit, then wait
+   * for 0; `n` is 0): PTX ISA §9.7.9.25.3.3.
+   */
+  | { op: 'cp.async.wait_group'; n: Expr; all: boolean }
+  /**
+   * `st.async` / `red.async` (`red: true`) of `bytes` from registers into `dst` (this CTA's or a
+   * peer's shared memory), with complete_tx(`bytes`) on `bar`, which must be in `dst`'s CTA
+   * (PTX ISA §9.7.9.12, §9.7.13.7). `redop` names the reduction (`add`, `min`, ...; text only).
+   */
+  | { op: 'st.async'; red: boolean; dst: BufRef; bytes: Expr; bar: BarRef; redop?: string; per?: Per }
+  /**
+   * `cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes`: a bulk copy of
+   * `bytes` from `src` (this CTA) into `dst` (a peer CTA's shared memory), complete_tx on `bar` in
+   * `dst`'s CTA; both sides in the async proxy (PTX ISA §9.7.9.25.4.1).
+   */
+  | { op: 'cp.async.bulk.shared::cluster'; dst: BufRef; src: BufRef; bytes: Expr; bar: BarRef; per?: Per }
+  /**
+   * `cp.reduce.async.bulk{.tensor}.global.shared::cta.bulk_group.<redop>`: reads `src` through the
+   * async proxy into a global reduction, tracked by bulk async-groups like a bulk store
+   * (PTX ISA §9.7.9.25.4.2, §9.7.9.27.1.3).
+   */
+  | { op: 'cp.reduce.async.bulk'; tensor: boolean; src: BufRef; bytes: Expr; redop?: string; per?: Per }
+  /** `cp.async.bulk.prefetch{.tensor}.L2.global`: a hint; no effect on any state, only time (PTX ISA §9.7.9.25.4.3, §9.7.9.27.1.4). */
+  | { op: 'cp.async.bulk.prefetch'; tensor: boolean; bytes: Expr }
   | { op: 'bar.sync'; id: Expr; threads?: Expr }
   | { op: 'bar.arrive'; id: Expr; threads: Expr }
   | { op: 'fence.proxy.async' }

@@ -36,7 +36,8 @@ export const Int = createToken({ name: 'Int', pattern: /0[xX][0-9a-fA-F][0-9a-fA
 export const Ident = createToken({ name: 'Ident', pattern: /[A-Za-z_][A-Za-z0-9_]*/ });
 export const Mnemonic = createToken({
   name: 'Mnemonic',
-  pattern: /[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z0-9_]+)*)+/,
+  // A qualifier is a name, or a tensor dimension count (`.2d` of `cp.async.bulk.prefetch.tensor.2d`).
+  pattern: /[A-Za-z_][A-Za-z0-9_]*(?:\.(?:[A-Za-z_][A-Za-z0-9_]*|[1-5]d(?![A-Za-z0-9_]))(?:::[A-Za-z0-9_]+)*)+/,
 });
 
 function kw(word: string, ...categories: TokenType[]): TokenType {

@@ -113,6 +113,48 @@ function bulkSpec(tensor: boolean): OpSpec {
 
 const simple = (name: string, op: Op, arch?: Arch): OpSpec => ({ name, args: [], usage: '', build: () => ({ ...op }), ...(arch ? { arch } : {}) });
 
+/** The reduction operations of `red.async` and `cp.reduce.async.bulk` (PTX ISA §9.7.13.7, §9.7.9.25.4.2). */
+const REDOPS = ['add', 'min', 'max', 'inc', 'dec', 'and', 'or', 'xor'];
+
+/** The asynchronous copy family beyond TMA loads and bulk stores: cp.async groups, st.async / red.async, DSMEM and reduction copies, prefetches. */
+function asyncCopySpecs(): OpSpec[] {
+  const store = (red: boolean): OpSpec => ({
+    name: `${red ? 'red' : 'st'}.async`, args: ['buf', 'int', 'bar'], options: ['per'], usage: 'DST, BYTES, BAR',
+    build(a) {
+      const op: Extract<Op, { op: 'st.async' }> = { op: 'st.async', red, dst: buf(a, 0), bytes: int(a, 1), bar: bar(a, 2) };
+      if (a.per) op.per = a.per;
+      return op;
+    },
+  });
+  const reduce = (tensor: boolean): OpSpec => ({
+    name: `cp.reduce.async.bulk${tensor ? '.tensor' : ''}`, args: ['buf', 'int'], options: ['per'], usage: 'SRC, BYTES',
+    build(a) {
+      const op: Extract<Op, { op: 'cp.reduce.async.bulk' }> = { op: 'cp.reduce.async.bulk', tensor, src: buf(a, 0), bytes: int(a, 1) };
+      if (a.per) op.per = a.per;
+      return op;
+    },
+  });
+  return [
+    simple('cp.async.commit_group', { op: 'cp.async.commit_group' }),
+    { name: 'cp.async.wait_group', args: ['int'], usage: 'N', build: (a) => ({ op: 'cp.async.wait_group', n: int(a, 0), all: false }) },
+    simple('cp.async.wait_all', { op: 'cp.async.wait_group', n: { k: 'num', v: 0 }, all: true }),
+    store(false),
+    store(true),
+    {
+      name: 'cp.async.bulk.shared::cluster', args: ['buf', 'buf', 'int', 'bar'], options: ['per'], usage: 'DST, SRC, BYTES, BAR',
+      build(a) {
+        const op: Extract<Op, { op: 'cp.async.bulk.shared::cluster' }> = { op: 'cp.async.bulk.shared::cluster', dst: buf(a, 0), src: buf(a, 1), bytes: int(a, 2), bar: bar(a, 3) };
+        if (a.per) op.per = a.per;
+        return op;
+      },
+    },
+    reduce(false),
+    reduce(true),
+    { name: 'cp.async.bulk.prefetch', args: ['int'], usage: 'BYTES', build: (a) => ({ op: 'cp.async.bulk.prefetch', tensor: false, bytes: int(a, 0) }) },
+    { name: 'cp.async.bulk.prefetch.tensor', args: ['int'], usage: 'BYTES', build: (a) => ({ op: 'cp.async.bulk.prefetch', tensor: true, bytes: int(a, 0) }) },
+  ];
+}
+
 /** Every operation, by canonical mnemonic. */
 export const OPS: OpSpec[] = [
   {
@@ -234,6 +276,7 @@ export const OPS: OpSpec[] = [
   },
   { name: 'work', args: ['int'], usage: 'CYCLES', build: (a) => ({ op: 'work', cycles: int(a, 0) }) },
   simple('exit', { op: 'exit' }),
+  ...asyncCopySpecs(),
 ];
 
 /** Other spellings accepted for an operation (full PTX qualifiers the sketch does not need). */
@@ -250,6 +293,22 @@ export const ALIASES: Record<string, string> = {
   'barrier.arrive': 'bar.arrive',
   'bar.sync.aligned': 'bar.sync',
   'barrier.sync.aligned': 'bar.sync',
+  // The asynchronous copy family with the PTX qualifiers that change nothing the machine models.
+  'cp.async.ca.shared.global': 'cp.async',
+  'cp.async.cg.shared.global': 'cp.async',
+  'cp.async.ca.shared::cta.global': 'cp.async',
+  'cp.async.cg.shared::cta.global': 'cp.async',
+  'st.async.shared::cluster.mbarrier::complete_tx::bytes': 'st.async',
+  'st.async.weak.shared::cluster.mbarrier::complete_tx::bytes': 'st.async',
+  'cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes': 'cp.async.bulk.shared::cluster',
+  'cp.async.bulk.prefetch.L2.global': 'cp.async.bulk.prefetch',
+  ...Object.fromEntries([1, 2, 3, 4, 5].map((d) => [`cp.async.bulk.prefetch.tensor.${d}d.L2.global`, 'cp.async.bulk.prefetch.tensor'])),
+  // The reduction operation changes no synchronization: every one is the same operation here.
+  ...Object.fromEntries(REDOPS.flatMap((r) => [
+    [`red.async.${r}`, 'red.async'], [`red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.${r}`, 'red.async'],
+    [`cp.reduce.async.bulk.${r}`, 'cp.reduce.async.bulk'], [`cp.reduce.async.bulk.global.shared::cta.bulk_group.${r}`, 'cp.reduce.async.bulk'],
+    [`cp.reduce.async.bulk.tensor.${r}`, 'cp.reduce.async.bulk.tensor'],
+  ])),
 };
 
 const BY_NAME = new Map(OPS.map((o) => [o.name, o]));

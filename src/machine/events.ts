@@ -19,7 +19,9 @@ export type AsyncKind =
   | 'wgmma'        // wgmma.mma_async
   | 'cp.async'     // non-bulk cp.async
   | 'cpa.arrive'   // cp.async.mbarrier.arrive's asynchronous arrive
-  | 'remote';      // a remote (shared::cluster) arrive / expect_tx / complete_tx in flight
+  | 'remote'       // a remote (shared::cluster) arrive / expect_tx / complete_tx in flight
+  | 'st.async'     // st.async / red.async: a register store into (peer) smem, then complete_tx
+  | 'dsmem';       // cp.async.bulk.shared::cluster.shared::cta: smem → peer smem, then complete_tx
 
 /** Who caused an event: an agent (index) or an asynchronous operation (id). */
 export interface Cause {

@@ -116,6 +116,10 @@ export function explainHang(
       const missing = s.agents.map((x, i) => i).filter((i) => p.agents[i]!.cluster === p.agents[a]!.cluster && s.agents[i]!.status === 'run' && s.agents[i]!.clusterRound < ag.clusterRound);
       w.reasons.push(`barrier.cluster.wait: ${missing.map(describe).join(', ')} ha${missing.length === 1 ? 's' : 've'} not arrived`);
       w.signallers = missing.filter((o) => reachOf(o).cluster);
+    } else if (op.op === 'cp.async.wait_group') {
+      const pending = pendingAsyncGroups(s, a, 'cp.async');
+      const inflight = s.inflight.filter((o) => o.agent === a && o.kind === 'cp.async').length;
+      w.reasons.push(`${ins.text}: ${pending} committed cp.async-group(s) still pending, with ${inflight} copy(ies) in flight`);
     } else if (op.op === 'wgmma.wait_group' || op.op === 'cp.async.bulk.wait_group') {
       w.kind = op.op === 'wgmma.wait_group' ? 'wgmma' : 'bulk';
       const kind = op.op === 'wgmma.wait_group' ? 'wgmma' : 'bulk.store';

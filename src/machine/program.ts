@@ -479,7 +479,7 @@ function compileRole(
     if ('bar' in op) ins.bar = barKey(op.bar, loc);
     if ('dst' in op) ins.buf = bufKey(op.dst, loc);
     if ('src' in op) {
-      // tcgen05.cp has both: it writes dst (TMEM) and reads src (shared memory).
+      // A copy between two buffers (tcgen05.cp: shared memory → TMEM; shared::cta → shared::cluster): `buf` is its destination, `reads` its source.
       if ('dst' in op) ins.reads = [bufKey(op.src, loc)];
       else ins.buf = bufKey(op.src, loc);
     }

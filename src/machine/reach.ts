@@ -85,6 +85,8 @@ function add(r: Reach, op: OpInstr, keys: number[], bytes = 0): void {
         break;
       case 'mbarrier.complete_tx':
       case 'cp.async.bulk':
+      case 'st.async':
+      case 'cp.async.bulk.shared::cluster':
         r.credit.add(k);
         net(k, bytes);
         break;

@@ -49,6 +49,8 @@ export interface AgentState {
   wgGroup: number;
   /** Bulk async-groups committed so far. */
   bulkGroup: number;
+  /** cp.async-groups (non-bulk, PTX ISA §9.7.9.25.3.2) committed so far. */
+  cpGroup: number;
   /** `barrier.cluster.arrive` rounds this agent has arrived in. */
   clusterRound: number;
   /** tcgen05 operations (mma, commit) issued / completed, in order (they complete in issue order). */
@@ -95,7 +97,7 @@ export interface AsyncOp {
   left: number;
   /** Partial credits still to come (TMA). */
   chunks: number;
-  /** wgmma / bulk group number (agent-relative), or -1. */
+  /** wgmma / bulk / cp.async group number (agent-relative), or -1. */
   group: number;
   /** Arrival multiplicity (cpa.arrive, remote arrive) or expect_tx bytes (remote). */
   count: number;
@@ -190,12 +192,13 @@ export function nextCredit(o: Pick<AsyncOp, 'left' | 'chunks'>): number {
  * Committed groups of asynchronous operations of `kind` that agent `a` still has pending in `s`:
  * the count `wgmma.wait_group N` / `cp.async.bulk.wait_group N` compares with N: from the oldest
  * group with an operation in flight to the last committed one; the open, uncommitted group does not
- * count (PTX ISA §9.7.15.7.2, §9.7.9.25.4.3). {@link Machine.agentEnabled} decides wait_group with
+ * count (PTX ISA §9.7.15.7.2, §9.7.9.27.2.2, §9.7.9.25.3.3: `cp.async.wait_group`; an empty group
+ * is trivially complete, but a pending group before it still counts it). {@link Machine.agentEnabled} decides wait_group with
  * it; reports (the checker's trace notes) use it too.
  */
-export function pendingAsyncGroups(s: MachineState, a: number, kind: 'wgmma' | 'bulk.store', leader = a): number {
+export function pendingAsyncGroups(s: MachineState, a: number, kind: 'wgmma' | 'bulk.store' | 'cp.async', leader = a): number {
   const ag = s.agents[a]!;
-  const committed = kind === 'wgmma' ? ag.wgGroup : ag.bulkGroup;
+  const committed = kind === 'wgmma' ? ag.wgGroup : kind === 'cp.async' ? ag.cpGroup : ag.bulkGroup;
   // A warp of a warpgroup whose leader has not committed as many groups yet waits for them too.
   let oldest = leader === a ? committed : Math.min(committed, s.agents[leader]!.wgGroup);
   for (const o of s.inflight) if (o.agent === leader && o.kind === kind && o.group < oldest) oldest = o.group;

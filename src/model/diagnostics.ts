@@ -70,6 +70,12 @@ export const DIAG = {
   tmemAllocState: 'tmem-alloc-state',
   /** Registers of an asynchronous `tcgen05.ld` used (a store of them) before `tcgen05.wait::ld`. */
   tmemLdUnwaited: 'tmem-ld-unwaited',
+  /**
+   * `st.async` / `red.async` / `cp.async.bulk.shared::cluster.shared::cta` whose destination and
+   * mbarrier are not in one CTA, whose destination must be a peer's and is not, or in a cluster of
+   * one CTA (PTX ISA §9.7.9.12, §9.7.13.7, §9.7.9.25.4.1).
+   */
+  asyncStoreTarget: 'async-store-target',
 } as const;
 
 /** One of the stable diagnostic codes in {@link DIAG}. */
@@ -240,6 +246,11 @@ export const H200_BEHAVIOUR: Record<DiagCode, { h200: string; trap: boolean; sev
   },
   'tmem-ld-unwaited': {
     h200: 'undefined: the destination registers of tcgen05.ld are valid only after tcgen05.wait::ld (PTX ISA §9.7.16.8.3, §9.7.16.6.4.5); not probed (no Blackwell GPU here)',
+    trap: false,
+    severity: 'error',
+  },
+  'async-store-target': {
+    h200: 'undefined (PTX ISA §9.7.9.12 st.async, §9.7.13.7 red.async, §9.7.9.25.4.1 cp.async.bulk shared::cluster: destination and mbarrier in one CTA of a cluster of more than one CTA; red.async and the bulk copy into a peer CTA); not probed. The machine stops the agent and credits the bytes nowhere',
     trap: false,
     severity: 'error',
   },

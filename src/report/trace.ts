@@ -66,7 +66,7 @@ export function buildTrace(program: Program, spans: Span[], events: MachineEvent
   for (const e of events) {
     if (e.e !== 'async') continue;
     const issuerCta = program.agents[e.agent]!.cta;
-    const lane = e.kind === 'tma' || e.kind === 'bulk.store' ? `TMA c${issuerCta}` : e.kind === 'tc.commit' || e.kind === 'tc.mma' || e.kind === 'wgmma' ? `TC c${e.cta}` : e.kind === 'remote' ? `net c${e.cta}` : null;
+    const lane = e.kind === 'tma' || e.kind === 'bulk.store' || e.kind === 'dsmem' ? `TMA c${issuerCta}` : e.kind === 'tc.commit' || e.kind === 'tc.mma' || e.kind === 'wgmma' ? `TC c${e.cta}` : e.kind === 'remote' || e.kind === 'st.async' ? `net c${e.cta}` : null;
     asyncLane.set(e.id, lane ? laneId(lane, unitCta(lane), lane) : agentLane(e.agent));
   }
   for (const e of events) {

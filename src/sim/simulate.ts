@@ -494,6 +494,25 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
         queue.push(x, payload);
         return;
       }
+      case 'st.async': {
+        // Registers to (peer) shared memory: the transfer at the receiving SM's rate, then the signal's latency.
+        const x = t + Math.ceil(o.bytes / v(T.tmaBytesPerCycleSm)) + jit(v(T.remoteSignal));
+        if (spans) spans.push({ lane: `net c${o.cta}`, t0: t, t1: x, kind: 'signal', label: `st.async ${o.bytes} B → ${program.bufferName(o.buf)}`, loc: o.loc, id: o.id });
+        queue.push(x, payload);
+        return;
+      }
+      case 'dsmem': {
+        // The issuing CTA's copy engine moves the bytes to the peer; its complete_tx then crosses the cluster.
+        const src = agentCta;
+        const start = Math.max(t, tmaFree[src]!);
+        const xfer = Math.ceil(o.bytes / v(T.tmaBytesPerCycleSm));
+        tmaFree[src] = start + xfer;
+        stats.tmaBusy[src]! += xfer;
+        const x = start + xfer + jit(v(T.remoteSignal));
+        if (spans) spans.push({ lane: `TMA c${src}`, t0: t, t1: x, kind: 'tma', label: `${o.bytes} B → ${program.bufferName(o.buf)}`, loc: o.loc, id: o.id });
+        queue.push(x, payload);
+        return;
+      }
     }
   };
 

@@ -342,4 +342,11 @@ export const ISSUE_COST = {
   'st.shared': ({ T }) => T.stShared.value,
   'work': ({ ins, frame }) => Math.max(0, ins.ints.cycles!(frame)),
   'exit': () => 0,
+  // The asynchronous copy family (completion times: scheduleAsync in simulate.ts).
+  'cp.async.commit_group': ({ T }) => T.issueWgmmaGroupOp.value,
+  'cp.async.wait_group': ({ T }) => T.issueWgmmaGroupOp.value,
+  'st.async': ({ T }) => T.stShared.value,
+  'cp.async.bulk.shared::cluster': ({ T }) => T.issueBulkCopy.value + lo(T),
+  'cp.reduce.async.bulk': ({ T }) => T.issueBulkStore.value + lo(T),
+  'cp.async.bulk.prefetch': ({ T, ins }) => ((ins.op as { tensor?: boolean }).tensor ? T.issueTensorCopy.value : T.issueBulkCopy.value),
 } satisfies Record<OpName, IssueCost> as Readonly<Record<string, IssueCost>>;

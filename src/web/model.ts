@@ -220,6 +220,7 @@ const ASYNC_SPAN: Record<string, { unit: 'TMA' | 'TC' | 'net'; kind: Span['kind'
   wgmma: { unit: 'TC', kind: 'mma', label: 'wgmma' }, remote: { unit: 'net', kind: 'signal', label: 'remote signal' },
   'tc.ld': { unit: 'TC', kind: 'mma', label: 'tcgen05.ld' }, 'tc.st': { unit: 'TC', kind: 'mma', label: 'tcgen05.st' },
   'tc.cp': { unit: 'TC', kind: 'mma', label: 'tcgen05.cp' }, 'tc.shift': { unit: 'TC', kind: 'mma', label: 'tcgen05.shift' },
+  'st.async': { unit: 'net', kind: 'signal', label: 'st.async' }, dsmem: { unit: 'TMA', kind: 'tma', label: 'DSMEM bulk copy' },
 };
 
 /** What a trace step is, for its span label (from the checker's numbered trace). */
@@ -522,6 +523,7 @@ export function asyncNames(m: RunModel): Map<number, string> {
     tma: 'TMA', 'bulk.store': 'bulk store', 'tc.mma': 'tcgen05.mma', 'tc.commit': 'tcgen05.commit', wgmma: 'wgmma',
     'cp.async': 'cp.async', 'cpa.arrive': 'cp.async.mbarrier.arrive', remote: 'remote signal',
     'tc.ld': 'tcgen05.ld', 'tc.st': 'tcgen05.st', 'tc.cp': 'tcgen05.cp', 'tc.shift': 'tcgen05.shift',
+    'st.async': 'st.async', dsmem: 'DSMEM bulk copy',
   };
   const out = new Map<number, string>();
   for (const e of m.events) if (e.e === 'async') out.set(e.id, `${label[e.kind] ?? e.kind} #${e.id} (from ${m.program.agents[e.agent]?.name ?? '?'})`);

@@ -2,7 +2,8 @@
  * A fast-check generator of small random kernels in the Kernel IR (not the sketch language, so it
  * also covers what the language cannot say): 1-3 roles, 1-2 CTAs, 1-3 barrier arrays with random
  * counts, every arrive form, TMA copies (plain, multicast, chunked, issued before or after their
- * `arrive.expect_tx`), tcgen05.mma + commit, wgmma and bulk-store groups, cp.async, waits whose
+ * `arrive.expect_tx`), tcgen05.mma + commit, wgmma and bulk-store groups, cp.async with its groups,
+ * st.async / red.async and DSMEM copies (in clusters), bulk reductions and prefetches, waits whose
  * parity is a small expression, buffer reads and writes, proxy fences, named and cluster barriers,
  * loops of 1-3 trips, `elect:` blocks, conditionals on the CTA rank and on the warp, and exits.
  *
@@ -106,10 +107,24 @@ function opArb(ctx: Ctx, scope: Scope): fc.Arbitrary<Op> {
     { weight: 1, arbitrary: smemArb(ctx, scope).map((src) => ({ op: 'cp.async.bulk.store' as const, src, bytes: num(ctx.smem.find((b) => b.name === src.name)!.bytes), per: 'one' as const })) },
     { weight: 1, arbitrary: fc.constant({ op: 'cp.async.bulk.commit_group' as const }) },
     { weight: 1, arbitrary: fc.record({ n: fc.constantFrom(0, 1).map(num), read: fc.boolean() }).map((r) => ({ op: 'cp.async.bulk.wait_group' as const, n: r.n, read: r.read })) },
-    { weight: 1, arbitrary: smemArb(ctx, scope).map((dst) => ({ op: 'cp.async' as const, dst, bytes: num(16) })) },
+    { weight: 2, arbitrary: smemArb(ctx, scope).map((dst) => ({ op: 'cp.async' as const, dst, bytes: num(16) })) },
     { weight: 1, arbitrary: fc.record({ bar: barArb(ctx, scope), noinc: fc.boolean() }).map((r) => ({ op: 'cp.async.mbarrier.arrive' as const, bar: r.bar, noinc: r.noinc })) },
     { weight: 1, arbitrary: fc.constant({ op: 'exit' as const }) },
+    // cp.async groups: the copies above join the open group.
+    { weight: 1, arbitrary: fc.constant({ op: 'cp.async.commit_group' as const }) },
+    { weight: 1, arbitrary: fc.constantFrom(0, 1, -1).map((n) => ({ op: 'cp.async.wait_group' as const, n: num(Math.max(0, n)), all: n < 0 })) },
+    { weight: 1, arbitrary: fc.record({ bytes: fc.constantFrom(16, 1024).map(num), tensor: fc.boolean() }).map((r) => ({ op: 'cp.async.bulk.prefetch' as const, tensor: r.tensor, bytes: r.bytes })) },
+    { weight: 1, arbitrary: smemArb(ctx, scope).map((src) => ({ op: 'cp.reduce.async.bulk' as const, tensor: false, src, bytes: num(ctx.smem.find((b) => b.name === src.name)!.bytes), per: 'one' as const })) },
   ];
+  if (ctx.cluster > 1) {
+    // st.async / red.async and the DSMEM copy: destination and barrier in one CTA (usually the peer).
+    const target = fc.tuple(fc.nat(ctx.smem.length - 1), fc.nat(ctx.bars.length - 1), indexArb(1, scope), ctaArb(ctx)).map(([si, bi, index, cta]) => {
+      const c = cta ?? bin('^', v('cta'), num(1));
+      return { dst: { name: ctx.smem[si]!.name, index, cta: c }, bar: { name: ctx.bars[bi]!.name, index: num(0), cta: c } };
+    });
+    ops.push({ weight: 2, arbitrary: fc.tuple(target, fc.constantFrom(false, false, true), fc.constantFrom<Per>('thread', 'one')).map(([t, red, per]) => ({ op: 'st.async' as const, red, dst: t.dst, bytes: num(16), bar: t.bar, per })) });
+    ops.push({ weight: 1, arbitrary: fc.tuple(target, smemArb(ctx, scope)).map(([t, src]) => ({ op: 'cp.async.bulk.shared::cluster' as const, dst: t.dst, src, bytes: num(1024), bar: t.bar, per: 'one' as const })) });
+  }
   if (ctx.arch === 'sm_100a' && ctx.tmem.length) {
     ops.push({ weight: 3, arbitrary: fc.record({ reads: fc.array(smemArb(ctx, scope), { minLength: 1, maxLength: 2 }), acc: fc.nat(ctx.tmem.length - 1) }).map((r) => {
       const t = ctx.tmem[r.acc]!;

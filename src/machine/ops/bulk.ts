@@ -2,13 +2,18 @@
  * TMA and bulk copies (PTX ISA §9.7.9.25.4): `cp.async.bulk{.tensor}` loads into shared memory
  * (plain, multicast, credited in chunks with `complete_tx` on the destination's mbarrier), bulk
  * stores out of shared memory and their bulk async-groups (`cp.async.bulk.commit_group`,
- * `cp.async.bulk.wait_group`, §9.7.9.25.4.3).
+ * `cp.async.bulk.wait_group`, §9.7.9.27.2); `cp.async.bulk.shared::cluster.shared::cta`, a DSMEM
+ * copy from this CTA's shared memory into a peer's, crediting the peer's mbarrier (§9.7.9.25.4.1);
+ * `cp.reduce.async.bulk` shared → global, a member of the bulk groups like a store (§9.7.9.25.4.2);
+ * and the bulk prefetches, which change nothing but time (§9.7.9.25.4.3, §9.7.9.27.1.4). Every
+ * `cp{.reduce}.async.bulk` accesses shared memory in the async proxy (§9.7.9.25.2).
  */
 import { diagnostic } from '../../model/mbarrier.js';
 import { DIAG } from '../../model/diagnostics.js';
 import type { OpInstr } from '../program.js';
 import { nextCredit, pendingAsyncGroups, type AsyncOp, type MachineState, type StepOut } from '../state.js';
 import { signal } from './mbarrier.js';
+import { asyncStoreProblem } from './stasync.js';
 import type { AsyncDef, OpCtx, OpDef } from './types.js';
 
 /** `cp.async.bulk{.tensor}` global → shared memory: one TMA copy per destination CTA (and per thread performing it). */
@@ -61,6 +66,35 @@ function execStore(m: OpCtx, s: MachineState, a: number, ins: OpInstr, out: Step
   return true;
 }
 
+/**
+ * `cp.async.bulk.shared::cluster.shared::cta`: one copy per performing thread from `src` (this
+ * CTA) into `dst` (a peer CTA), complete_tx on `bar`, which must be in `dst`'s CTA.
+ */
+function execDsmem(m: OpCtx, s: MachineState, a: number, ins: OpInstr, out: StepOut, n: number): boolean {
+  const f = s.agents[a]!.frame;
+  const loc = ins.loc;
+  const key = ins.bar!(f);
+  if (key < 0) return m.keyFault(s, a, out, ins, 'barrier'), false;
+  const dst = ins.buf!(f);
+  if (dst < 0) return m.keyFault(s, a, out, ins, 'buffer'), false;
+  const src = ins.reads![0]!(f);
+  if (src < 0) return m.keyFault(s, a, out, ins, 'buffer'), false;
+  const bytes = ins.ints.bytes!(f);
+  if (bytes <= 0 || bytes % 16 !== 0) {
+    return m.fault(s, a, out, diagnostic(DIAG.bulkSize, `${ins.text}: ${bytes} bytes is not a positive multiple of 16`), loc, key), false;
+  }
+  const info = m.program.agents[a]!;
+  const why = m.bufCta(src) !== info.cta ? `${ins.text}: its source ${m.program.bufferName(src)} is not in the executing CTA (.shared::cta)` : asyncStoreProblem(m, a, ins, key, dst, true);
+  if (why) return m.fault(s, a, out, diagnostic(DIAG.asyncStoreTarget, why, s.bars[key]), loc, key, dst), false;
+  for (let j = 0; j < n; j++) m.newAsync(s, out, 'dsmem', a, m.bufCta(dst), key, dst, [src], bytes, bytes, 1, -1, 0, null, null, loc);
+  return true;
+}
+
+/** `cp.reduce.async.bulk` shared → global: like a store, a read of `src` in the issuer's open bulk group. */
+function execReduce(m: OpCtx, s: MachineState, a: number, ins: OpInstr, out: StepOut, n: number): boolean {
+  return execStore(m, s, a, ins, out, n);
+}
+
 const F = 'bulk';
 
 /** The operations of the TMA and bulk-copy family. */
@@ -73,6 +107,19 @@ export const BULK_OPS: readonly OpDef[] = [
     op: 'cp.async.bulk.store', family: F, por: 'issue', sync: 'issue', issues: ['bulk.store'], timing: 'cp.async.bulk.store', exec: execStore,
     text: (op, t) => `cp.async.bulk.store ${t.ref(op.src)}, ${t.expr(op.bytes)}`,
   } satisfies OpDef<'cp.async.bulk.store'>,
+  {
+    op: 'cp.async.bulk.shared::cluster', family: F, por: 'issue', sync: 'issue', issues: ['dsmem'], timing: 'cp.async.bulk.shared::cluster', exec: execDsmem,
+    text: (op, t) => `cp.async.bulk.shared::cluster ${t.ref(op.dst)}, ${t.ref(op.src)}, ${t.expr(op.bytes)}, ${t.ref(op.bar)}`,
+  } satisfies OpDef<'cp.async.bulk.shared::cluster'>,
+  {
+    op: 'cp.reduce.async.bulk', family: F, por: 'issue', sync: 'issue', issues: ['bulk.store'], timing: 'cp.reduce.async.bulk', exec: execReduce,
+    text: (op, t) => `cp.reduce.async.bulk${op.tensor ? '.tensor' : ''}${op.redop ? `.${op.redop}` : ''} ${t.ref(op.src)}, ${t.expr(op.bytes)}`,
+  } satisfies OpDef<'cp.reduce.async.bulk'>,
+  {
+    // A hint: nothing the machine tracks changes (its cost is in the timing table).
+    op: 'cp.async.bulk.prefetch', family: F, por: 'local', sync: 'local', timing: 'cp.async.bulk.prefetch', exec: () => true,
+    text: (op, t) => `cp.async.bulk.prefetch${op.tensor ? '.tensor' : ''} ${t.expr(op.bytes)}`,
+  } satisfies OpDef<'cp.async.bulk.prefetch'>,
   {
     op: 'cp.async.bulk.commit_group', family: F, por: 'local', sync: 'local', timing: 'cp.async.bulk.commit_group',
     exec: (_m, s, a) => (s.agents[a]!.bulkGroup++, true),
@@ -124,4 +171,17 @@ export const BULK_STORE_ASYNC: AsyncDef = {
     return 'done';
   },
   touched: () => -1,
+};
+
+/**
+ * A DSMEM bulk copy in flight: reads its source and writes the peer's destination through the
+ * async proxy, then credits all its bytes with one complete_tx on the peer's barrier.
+ */
+export const DSMEM_ASYNC: AsyncDef = {
+  kind: 'dsmem', family: F, label: 'DSMEM bulk copy', stream: null, bufAccess: { rw: 'w', proxy: 'async' },
+  progress(m, s, o, out) {
+    endAccesses(m, s, o, out, DSMEM_ASYNC);
+    return signal(m, s, out, o.bar, 'complete_tx', 1, 1, o.bytes, -1, o.id, o.loc, undefined) ? 'done' : 'trap';
+  },
+  touched: (o: AsyncOp) => o.bar,
 };

@@ -12,10 +12,11 @@ import type { OpName } from '../../kernel/ir.js';
 import type { AsyncKind } from '../events.js';
 import type { AsyncOp } from '../state.js';
 import { BARRIER_OPS } from './barriers.js';
-import { BULK_OPS, BULK_STORE_ASYNC, TMA_ASYNC } from './bulk.js';
+import { BULK_OPS, BULK_STORE_ASYNC, DSMEM_ASYNC, TMA_ASYNC } from './bulk.js';
 import { CP_ASYNC_ASYNC, CPA_ARRIVE_ASYNC, CPASYNC_OPS } from './cpasync.js';
 import { MBARRIER_OPS, REMOTE_ASYNC } from './mbarrier.js';
 import { SMEM_OPS } from './smem.js';
+import { ST_ASYNC_ASYNC, STASYNC_OPS } from './stasync.js';
 import { TC_COMMIT_ASYNC, TC_CP_ASYNC, TC_LD_ASYNC, TC_MMA_ASYNC, TC_SHIFT_ASYNC, TC_ST_ASYNC, TCGEN05_OPS } from './tcgen05.js';
 import { TMEM_OPS } from './tmem.js';
 import type { AsyncDef, OpDef, SyncClass } from './types.js';
@@ -72,9 +73,16 @@ export const OPC: Readonly<Record<OpName, number>> = Object.freeze({
   'tcgen05.shift': 37,
   'tcgen05.fence::before_thread_sync': 38,
   'tcgen05.fence::after_thread_sync': 39,
+  // The asynchronous copy family (cpasync.ts, stasync.ts, bulk.ts).
+  'cp.async.commit_group': 40,
+  'cp.async.wait_group': 41,
+  'st.async': 42,
+  'cp.async.bulk.shared::cluster': 43,
+  'cp.reduce.async.bulk': 44,
+  'cp.async.bulk.prefetch': 45,
 });
 
-const ALL_OPS: readonly OpDef[] = [...MBARRIER_OPS, ...BULK_OPS, ...TCGEN05_OPS, ...WGMMA_OPS, ...CPASYNC_OPS, ...BARRIER_OPS, ...SMEM_OPS, ...TMEM_OPS];
+const ALL_OPS: readonly OpDef[] = [...MBARRIER_OPS, ...BULK_OPS, ...TCGEN05_OPS, ...WGMMA_OPS, ...CPASYNC_OPS, ...BARRIER_OPS, ...SMEM_OPS, ...TMEM_OPS, ...STASYNC_OPS];
 
 /**
  * `d` with every field present, in one order: all definitions share one hidden class, so the
@@ -121,10 +129,13 @@ const A_TC_LD = uniformAsync(TC_LD_ASYNC);
 const A_TC_ST = uniformAsync(TC_ST_ASYNC);
 const A_TC_CP = uniformAsync(TC_CP_ASYNC);
 const A_TC_SHIFT = uniformAsync(TC_SHIFT_ASYNC);
+const A_ST_ASYNC = uniformAsync(ST_ASYNC_ASYNC);
+const A_DSMEM = uniformAsync(DSMEM_ASYNC);
 const ASYNC: Readonly<Record<AsyncKind, AsyncDef>> = {
   tma: A_TMA, 'bulk.store': A_BULK_STORE, 'tc.mma': A_TC_MMA, 'tc.commit': A_TC_COMMIT,
   'tc.ld': A_TC_LD, 'tc.st': A_TC_ST, 'tc.cp': A_TC_CP, 'tc.shift': A_TC_SHIFT,
   wgmma: A_WGMMA, 'cp.async': A_CP_ASYNC, 'cpa.arrive': A_CPA_ARRIVE, remote: A_REMOTE,
+  'st.async': A_ST_ASYNC, dsmem: A_DSMEM,
 };
 
 /** The definition of asynchronous kind `kind`. */
@@ -142,6 +153,8 @@ export function asyncDef(kind: AsyncKind): AsyncDef {
     case 'tc.st': return A_TC_ST;
     case 'tc.cp': return A_TC_CP;
     case 'tc.shift': return A_TC_SHIFT;
+    case 'st.async': return A_ST_ASYNC;
+    case 'dsmem': return A_DSMEM;
   }
 }
 
@@ -156,7 +169,7 @@ export function accessesOf(o: AsyncOp): { buf: number; rw: 'r' | 'w' }[] {
   const out: { buf: number; rw: 'r' | 'w' }[] = [];
   const d = ASYNC[o.kind];
   if (d.bufAccess && o.buf >= 0) out.push({ buf: o.buf, rw: d.bufAccess.rw });
-  if (o.reads && (d.kind === 'tc.mma' || d.kind === 'wgmma' || d.kind === 'tc.cp')) for (const r of o.reads) out.push({ buf: r, rw: 'r' });
+  if (o.reads && (d.kind === 'tc.mma' || d.kind === 'wgmma' || d.kind === 'tc.cp' || d.kind === 'dsmem')) for (const r of o.reads) out.push({ buf: r, rw: 'r' });
   return out;
 }
 
@@ -168,6 +181,19 @@ export function accessesOf(o: AsyncOp): { buf: number; rw: 'r' | 'w' }[] {
 export function sameStreamOrdered(x: AsyncKind, y: AsyncKind): boolean {
   if (x === y && (x === 'tc.mma' || x === 'wgmma')) return true;
   return ASYNC[x].stream === 'tc' && ASYNC[y].stream === 'tc';
+}
+
+/**
+ * Whether operation code `opc` issues an asynchronous operation that accesses shared memory
+ * through the async proxy (TMA and bulk copies, bulk stores and reductions, MMAs): the checker's
+ * proxy-fence tracking follows the buffers such operations name.
+ */
+export function asyncProxyOp(opc: number): boolean {
+  for (const k of OPS[opc]!.issues ?? []) {
+    const d = ASYNC[k];
+    if ((d.bufAccess && d.bufAccess.proxy === 'async') || k === 'tc.mma' || k === 'wgmma') return true;
+  }
+  return false;
 }
 
 /** The happens-before role of mnemonic `op` ({@link SyncClass}). */

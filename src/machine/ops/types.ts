@@ -1,6 +1,6 @@
 /**
  * The shape of an operation module. Each family of operations (`mbarrier.ts`, `bulk.ts`,
- * `wgmma.ts`, `tcgen05.ts`, `barriers.ts`, `cpasync.ts`, `smem.ts`) defines one {@link OpDef} per
+ * `wgmma.ts`, `tcgen05.ts`, `barriers.ts`, `cpasync.ts`, `stasync.ts`, `smem.ts`) defines one {@link OpDef} per
  * mnemonic and one {@link AsyncDef} per kind of asynchronous operation it creates, owning in one
  * place: when the operation blocks, what it does, which asynchronous completions it creates and how
  * they progress, which buffer bytes it accesses with which proxy, the role it plays in
@@ -89,7 +89,7 @@ export interface OpCtx {
  * The happens-before role an agent operation plays, as the checker classifies it:
  * - `acquire`: a wait that observes a barrier phase (mbarrier waits);
  * - `group-wait`: retires the completed operations of the issuer's own asynchronous groups
- *   (`wgmma.wait_group`, `cp.async.bulk.wait_group`);
+ *   (`wgmma.wait_group`, `cp.async.bulk.wait_group`, `cp.async.wait_group` / `wait_all`);
  * - `barrier`: synchronizes the threads of the CTA or cluster (`bar.sync`, `barrier.cluster.wait`);
  * - `release`: signals a barrier other agents wait on (arrives, commits, `bar.arrive`, cluster arrive);
  * - `fence`: orders the issuer's own accesses between proxies or publishes an init;
