@@ -106,6 +106,37 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
   an.waitSlots.forEach((ws, a) => ws.forEach((slot, k) => {
     if (k >= 0 && k < nBars) waitSlot[a * nBars + k] = slot;
   }));
+  const consumerOf = (a: number) => { const g = p.agents[a]!; return `${g.role}:${g.instance}:${g.cta}`; };
+  /** Agents that may wait on barrier key k (a history slot), per key; built once. */
+  const waitersOf = new Map<number, number[]>();
+  an.waitSlots.forEach((ws, a) => ws.forEach((_slot, k) => {
+    let l = waitersOf.get(k);
+    if (!l) waitersOf.set(k, (l = []));
+    l.push(a);
+  }));
+  const othersCache = new Map<number, Int32Array>();
+  /**
+   * Whether a wait of agent `a` on barrier key `bar` that observed phase `observed`, two or more
+   * past the phase it was due to observe, skipped only phases that another consumer took: some
+   * waiter of another role instance (a different role, instance or CTA; the warps of one instance
+   * are one consumer) has already observed phase `observed - 1` or later (history `h`). Skipping
+   * consumers (CUTLASS's pingpong math warpgroups on alternate tiles, FlashAttention-3's second
+   * warpgroup) pass their waits on the phases after the ones the other consumer observed.
+   */
+  const skippedForOther = (a: number, bar: number, observed: number, h: number[]): boolean => {
+    const ck = a * nBars + bar;
+    let others = othersCache.get(ck);
+    if (!others) {
+      const me = consumerOf(a);
+      others = Int32Array.from((waitersOf.get(bar) ?? []).filter((b) => consumerOf(b) !== me));
+      othersCache.set(ck, others);
+    }
+    for (let i = 0; i < others.length; i++) {
+      const hv = h[waitSlot[others[i]! * nBars + bar]!]!;
+      if (hv !== -2 && (hv >> 13) - 1 >= observed - 1) return true;
+    }
+    return false;
+  };
   /** Per barrier key: 1 when its array receives direct expect_tx / complete_tx (the analysis's `directTx`). */
   const directTxKey = new Uint8Array(nBars);
   /** Per barrier key: 1 when its array is commit-only (the analysis's `commitOnly`). */
@@ -589,7 +620,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
                 subject: bname, state: stateId, extra, details: ['The producer-start idiom (parity 1 on a fresh empty barrier) is not reported: it is only reported on barriers that receive tx bytes.'], locs: [e.loc],
               });
             }
-          } else if (Math.abs(observed - intent) >= 2) {
+          } else if (Math.abs(observed - intent) >= 2 && !(observed > intent && skippedForOther(e.agent, e.bar, observed, h))) {
             errorFound = true;
             const bname = p.barrierName(e.bar);
             const msg = observed < intent
