@@ -90,3 +90,22 @@ describe('FlashAttention-3 forward', () => {
     expect([r.verdict, r.complete, r.hazards, r.warnings]).toEqual(['ok', true, [], []]);
   }, 600_000);
 });
+
+describe('bulk stores at exit (docs/CHECK.md, "Bulk stores at exit")', () => {
+  const src = (wait: boolean) => `kernel store_exit arch=sm_90a\nsmem C bytes=4096\nrole epi warps=1 per=one:\n    st.shared C\n    fence.proxy.async\n    cp.async.bulk.store C, 4096\n    cp.async.bulk.commit_group\n${wait ? '    cp.async.bulk.wait_group.read 0\n' : ''}`;
+  const checkSrc = (text: string, strict: boolean) => check(instantiate(parseSketch(text, 't.mbk').kernel!), { all: true, strict });
+  test('a store still reading at exit is a warning, an error under strict', () => {
+    const loose = checkSrc(src(false), false);
+    expect(loose.verdict).toBe('ok');
+    expect(loose.warnings.map((w) => `${w.kind} ${w.severity}`)).toEqual(['inflight-at-exit warning']);
+    expect(loose.warnings[0]!.message).toBe('every agent of the CTA has exited while a bulk store issued by epi (line 6) may still be reading C: nothing waited for its reads of shared memory (cp.async.bulk.wait_group.read 0) before the exit');
+    const strict = checkSrc(src(false), true);
+    expect(strict.verdict).toBe('inflight-at-exit');
+  });
+  test('wait_group.read 0 before the exit (what CUTLASS and FlashAttention-3 do) is clean', () => {
+    for (const strict of [false, true]) {
+      const r = checkSrc(src(true), strict);
+      expect([r.verdict, r.hazards, r.warnings]).toEqual(['ok', [], []]);
+    }
+  });
+});

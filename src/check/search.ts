@@ -380,6 +380,25 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
     };
   };
 
+  /**
+   * A bulk store (shared -> global) still reading its shared-memory source when every agent of its
+   * CTA has exited. The PTX ISA does not say whether an exited CTA's shared memory stays allocated
+   * until such reads are done (cp.async.bulk.wait_group.read, §9.7.9.27.2.2, only says when the
+   * source may be reused); CUTLASS's epilogues (store_tail: tma_store_wait<0>) and
+   * FlashAttention-3's (tma_store_wait<0> before barrier_O) always wait. A warning, an error under
+   * `strict` (docs/CHECK.md, `inflight-at-exit`).
+   */
+  const storeAtExit = (o: AsyncOp, ctaName: string, target: string, stateId: number, extra: Choice[]): RawHazard => {
+    if (strict) errorFound = true;
+    return {
+      kind: 'inflight-at-exit', severity: strict ? 'error' : 'warning', key: `${ctaName}|${o.agent}|store`,
+      message: `every agent of ${ctaName} has exited while a bulk store issued by ${agentName(o.agent)} (line ${o.loc.line}) may still be reading ${target}: nothing waited for its reads of shared memory (cp.async.bulk.wait_group.read 0) before the exit`,
+      subject: target || null, state: stateId, extra,
+      details: ['The PTX ISA does not define whether an exited CTA\'s shared memory stays allocated until its bulk stores have read it (§9.7.9.27.2.2 only says when the source may be reused); CUTLASS (store_tail: tma_store_wait<0>) and FlashAttention-3 wait before exiting. A warning; an error with --strict.'],
+      locs: [o.loc],
+    };
+  };
+
   /** The operation issued by the last step with id `id`, or undefined. */
   const issuedOp = (id: number): AsyncOp | undefined => {
     if (id < 0) return undefined;
@@ -839,9 +858,13 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
         const hit = (o.bar >= 0 && barCta(o.bar) === cta) || (o.buf >= 0 && bufCta(o.buf) === cta) || (o.kind === 'tma' && o.cta === cta)
           || (o.reads?.some((r) => bufCta(r) === cta) ?? false) || (o.targets?.some((k) => barCta(k) === cta) ?? false);
         if (!hit) continue;
-        errorFound = true;
         const ctaName = ctaLabel(cta);
         const target = o.bar >= 0 ? p.barrierName(o.bar) : o.buf >= 0 ? p.bufferName(o.buf) : o.targets ? o.targets.map((k) => p.barrierName(k)).join(', ') : '';
+        if (o.kind === 'bulk.store') {
+          report(storeAtExit(o, ctaName, target, stateId, extra));
+          continue;
+        }
+        errorFound = true;
         report({
           kind: 'inflight-at-exit', severity: 'error', key: `${cta}|${o.agent}`,
           message: `every agent of ${ctaName} has exited while a ${kindLabel(o.kind)} issued by ${agentName(o.agent)} (line ${o.loc.line}) into ${target} is still in flight: it lands in shared memory of a CTA that no longer exists`,
