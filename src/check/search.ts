@@ -106,6 +106,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
   an.waitSlots.forEach((ws, a) => ws.forEach((slot, k) => {
     if (k >= 0 && k < nBars) waitSlot[a * nBars + k] = slot;
   }));
+  /** The consumer agent `a` belongs to: its role instance in its CTA (its warps are one consumer). */
   const consumerOf = (a: number) => { const g = p.agents[a]!; return `${g.role}:${g.instance}:${g.cta}`; };
   /** Agents that may wait on barrier key k (a history slot), per key; built once. */
   const waitersOf = new Map<number, number[]>();
@@ -118,8 +119,9 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
   /**
    * Whether a wait of agent `a` on barrier key `bar` that observed phase `observed`, two or more
    * past the phase it was due to observe, skipped only phases that another consumer took: some
-   * waiter of another role instance (a different role, instance or CTA; the warps of one instance
-   * are one consumer) has already observed phase `observed - 1` or later (history `h`). Skipping
+   * waiter of another instance of the same role (the warps of one instance are one consumer; a
+   * producer waiting on the barrier is not a consumer) has already observed phase
+   * `observed - 1` or later (history `h`). Skipping
    * consumers (CUTLASS's pingpong math warpgroups on alternate tiles, FlashAttention-3's second
    * warpgroup) pass their waits on the phases after the ones the other consumer observed.
    */
@@ -128,7 +130,8 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
     let others = othersCache.get(ck);
     if (!others) {
       const me = consumerOf(a);
-      others = Int32Array.from((waitersOf.get(bar) ?? []).filter((b) => consumerOf(b) !== me));
+      const role = p.agents[a]!.role;
+      others = Int32Array.from((waitersOf.get(bar) ?? []).filter((b) => p.agents[b]!.role === role && consumerOf(b) !== me));
       othersCache.set(ck, others);
     }
     for (let i = 0; i < others.length; i++) {

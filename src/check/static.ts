@@ -237,22 +237,20 @@ export function staticChecks(p: Program, deadline = Infinity): RawHazard[] {
     const phases = arrivals / count;
     const data = dataArrays.has(p.barrierOf(k).info.name);
     const low = data ? phases : phases - 1;
-    // Phases the waits observe: on a release (empty) barrier a first wait with parity 1 passes on
-    // the fresh barrier (the producer-start idiom) and observes none; on a data barrier it is a
-    // consumer whose first phase has parity 1 (a skipping consumer: its first tile starts at an odd
-    // phase), a vacuous wait otherwise, which the search reports. A data barrier's phases must all
-    // be waited for; a release barrier's last phase may go unobserved (the final release nobody needs).
-    const vacuousOf = (a: number) => (!data && firstOf[a]!.get(k) === 1 ? 1 : 0);
-    const observedBy = (a: number) => (waitsOf[a]!.get(k) ?? 0) - vacuousOf(a);
-    const together = consumersObserve(p, waitsOf, observedBy, k);
+    // Phases the waits observe: a first wait with parity 1 passes on the fresh barrier (the
+    // producer-start idiom) and observes none. A data barrier's phases must all be waited for; a
+    // release (empty) barrier's last phase may go unobserved (the final release nobody needs).
+    // Instances of one role that share the phases (each takes some, together all: CUTLASS's
+    // pingpong math warpgroups on alternate tiles) are not short; there a data barrier's first
+    // wait with parity 1 is a consumer whose first tile starts at an odd phase (a vacuous wait is
+    // the search's `vacuous-wait`). The search checks what orders the consumers.
+    const shared = (a: number) => (waitsOf[a]!.get(k) ?? 0) - (!data && firstOf[a]!.get(k) === 1 ? 1 : 0);
     for (let a = 0; a < p.agents.length; a++) {
       const w = waitsOf[a]!.get(k) ?? 0;
       if (w === 0) continue;
-      const vacuous = vacuousOf(a);
+      const vacuous = firstOf[a]!.get(k) === 1 ? 1 : 0;
       const observed = w - vacuous;
-      // Consumers that share the phases (each takes some, together all: CUTLASS's pingpong math
-      // warpgroups on alternate tiles) are not short; the search checks what orders them.
-      if (observed > phases || (observed < low && together < low)) {
+      if (observed > phases || (observed < low && instancesObserve(p, waitsOf, shared, k, p.agents[a]!.role) < low)) {
         const past = observed > phases;
         add('trip-mismatch', name, `${p.agents[a]!.name} waits on ${name} ${w} time(s)${vacuous ? ' (the first on the fresh barrier)' : ''}, observing ${observed} phase(s), but the arrivals on it (${arrivals}, count ${count}) complete ${phases} phase(s)${past ? ': the waits past the last phase can never pass' : ': the roles disagree about the number of trips'}`, [out.waitLocs.get(k), out.arriveLocs.get(k)]);
         break;
@@ -300,16 +298,18 @@ function consumerKey(p: Program, a: number): string {
 }
 
 /**
- * Phases of barrier key `k` that its consumers observe together: per consumer (role instance) the
- * most any of its agents observes (`observedBy`), summed over the consumers that wait on `k`.
+ * Phases of barrier key `k` that the instances of `role` observe together, when two or more of
+ * them wait on it: per instance the most any of its agents observes (`observedBy`), summed; 0
+ * when fewer than two instances wait on `k` (one consumer alone must observe the phases itself).
  */
-function consumersObserve(p: Program, waitsOf: Map<number, number>[], observedBy: (a: number) => number, k: number): number {
+function instancesObserve(p: Program, waitsOf: Map<number, number>[], observedBy: (a: number) => number, k: number, role: number): number {
   const per = new Map<string, number>();
   for (let a = 0; a < p.agents.length; a++) {
-    if (!(waitsOf[a]!.get(k) ?? 0)) continue;
+    if (p.agents[a]!.role !== role || !(waitsOf[a]!.get(k) ?? 0)) continue;
     const c = consumerKey(p, a);
     per.set(c, Math.max(per.get(c) ?? 0, observedBy(a)));
   }
+  if (per.size < 2) return 0;
   let n = 0;
   for (const v of per.values()) n += v;
   return n;
