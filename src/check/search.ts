@@ -107,6 +107,40 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
   an.waitSlots.forEach((ws, a) => ws.forEach((slot, k) => {
     if (k >= 0 && k < nBars) waitSlot[a * nBars + k] = slot;
   }));
+  /** The consumer agent `a` belongs to: its role instance in its CTA (its warps are one consumer). */
+  const consumerOf = (a: number) => { const g = p.agents[a]!; return `${g.role}:${g.instance}:${g.cta}`; };
+  /** Agents that may wait on barrier key k (a history slot), per key; built once. */
+  const waitersOf = new Map<number, number[]>();
+  an.waitSlots.forEach((ws, a) => ws.forEach((_slot, k) => {
+    let l = waitersOf.get(k);
+    if (!l) waitersOf.set(k, (l = []));
+    l.push(a);
+  }));
+  const othersCache = new Map<number, Int32Array>();
+  /**
+   * Whether a wait of agent `a` on barrier key `bar` that observed phase `observed`, two or more
+   * past the phase it was due to observe, skipped only phases that another consumer took: some
+   * waiter of another instance of the same role (the warps of one instance are one consumer; a
+   * producer waiting on the barrier is not a consumer) has already observed phase
+   * `observed - 1` or later (history `h`). Skipping
+   * consumers (CUTLASS's pingpong math warpgroups on alternate tiles, FlashAttention-3's second
+   * warpgroup) pass their waits on the phases after the ones the other consumer observed.
+   */
+  const skippedForOther = (a: number, bar: number, observed: number, h: number[]): boolean => {
+    const ck = a * nBars + bar;
+    let others = othersCache.get(ck);
+    if (!others) {
+      const me = consumerOf(a);
+      const role = p.agents[a]!.role;
+      others = Int32Array.from((waitersOf.get(bar) ?? []).filter((b) => p.agents[b]!.role === role && consumerOf(b) !== me));
+      othersCache.set(ck, others);
+    }
+    for (let i = 0; i < others.length; i++) {
+      const hv = h[waitSlot[others[i]! * nBars + bar]!]!;
+      if (hv !== -2 && (hv >> 13) - 1 >= observed - 1) return true;
+    }
+    return false;
+  };
   /** Per barrier key: 1 when its array receives direct expect_tx / complete_tx (the analysis's `directTx`). */
   const directTxKey = new Uint8Array(nBars);
   /** Per barrier key: 1 when its array is commit-only (the analysis's `commitOnly`). */
@@ -347,6 +381,25 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
       subject: bname, state: stateId, extra,
       details: ['The parity this wait computes did not advance between its passes: a phase counter restarted per persistent tile while the barrier\'s phase carries over (bug-patterns.md B13), or a parity computed from another loop counter than the stage index.'],
       locs: [loc],
+    };
+  };
+
+  /**
+   * A bulk store (shared -> global) still reading its shared-memory source when every agent of its
+   * CTA has exited. The PTX ISA does not say whether an exited CTA's shared memory stays allocated
+   * until such reads are done (cp.async.bulk.wait_group.read, §9.7.9.27.2.2, only says when the
+   * source may be reused); CUTLASS's epilogues (store_tail: tma_store_wait<0>) and
+   * FlashAttention-3's (tma_store_wait<0> before barrier_O) always wait. A warning, an error under
+   * `strict` (docs/CHECK.md, `inflight-at-exit`).
+   */
+  const storeAtExit = (o: AsyncOp, ctaName: string, target: string, stateId: number, extra: Choice[]): RawHazard => {
+    if (strict) errorFound = true;
+    return {
+      kind: 'inflight-at-exit', severity: strict ? 'error' : 'warning', key: `${ctaName}|${o.agent}|store`,
+      message: `every agent of ${ctaName} has exited while a bulk store issued by ${agentName(o.agent)} (line ${o.loc.line}) may still be reading ${target}: nothing waited for its reads of shared memory (cp.async.bulk.wait_group.read 0) before the exit`,
+      subject: target || null, state: stateId, extra,
+      details: ['The PTX ISA does not define whether an exited CTA\'s shared memory stays allocated until its bulk stores have read it (§9.7.9.27.2.2 only says when the source may be reused); CUTLASS (store_tail: tma_store_wait<0>) and FlashAttention-3 wait before exiting. A warning; an error with --strict.'],
+      locs: [o.loc],
     };
   };
 
@@ -593,7 +646,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
                 subject: bname, state: stateId, extra, details: ['The producer-start idiom (parity 1 on a fresh empty barrier) is not reported: it is only reported on barriers that receive tx bytes.'], locs: [e.loc],
               });
             }
-          } else if (Math.abs(observed - intent) >= 2) {
+          } else if (Math.abs(observed - intent) >= 2 && !(observed > intent && skippedForOther(e.agent, e.bar, observed, h))) {
             errorFound = true;
             const bname = p.barrierName(e.bar);
             const msg = observed < intent
@@ -821,9 +874,13 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
         const hit = (o.bar >= 0 && barCta(o.bar) === cta) || (o.buf >= 0 && bufCta(o.buf) === cta) || (o.kind === 'tma' && o.cta === cta)
           || (o.reads?.some((r) => bufCta(r) === cta) ?? false) || (o.targets?.some((k) => barCta(k) === cta) ?? false);
         if (!hit) continue;
-        errorFound = true;
         const ctaName = ctaLabel(cta);
         const target = o.bar >= 0 ? p.barrierName(o.bar) : o.buf >= 0 ? p.bufferName(o.buf) : o.targets ? o.targets.map((k) => p.barrierName(k)).join(', ') : '';
+        if (o.kind === 'bulk.store') {
+          report(storeAtExit(o, ctaName, target, stateId, extra));
+          continue;
+        }
+        errorFound = true;
         report({
           kind: 'inflight-at-exit', severity: 'error', key: `${cta}|${o.agent}`,
           message: `every agent of ${ctaName} has exited while a ${kindLabel(o.kind)} issued by ${agentName(o.agent)} (line ${o.loc.line}) into ${target} is still in flight: it writes or signals memory of a CTA that no longer exists`,

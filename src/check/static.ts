@@ -240,16 +240,21 @@ export function staticChecks(p: Program, deadline = Infinity): RawHazard[] {
     }
     const phases = arrivals / count;
     const data = dataArrays.has(p.barrierOf(k).info.name);
+    const low = data ? phases : phases - 1;
+    // Phases the waits observe: a first wait with parity 1 passes on the fresh barrier (the
+    // producer-start idiom) and observes none. A data barrier's phases must all be waited for; a
+    // release (empty) barrier's last phase may go unobserved (the final release nobody needs).
+    // Instances of one role that share the phases (each takes some, together all: CUTLASS's
+    // pingpong math warpgroups on alternate tiles) are not short; there a data barrier's first
+    // wait with parity 1 is a consumer whose first tile starts at an odd phase (a vacuous wait is
+    // the search's `vacuous-wait`). The search checks what orders the consumers.
+    const shared = (a: number) => (waitsOf[a]!.get(k) ?? 0) - (!data && firstOf[a]!.get(k) === 1 ? 1 : 0);
     for (let a = 0; a < p.agents.length; a++) {
       const w = waitsOf[a]!.get(k) ?? 0;
       if (w === 0) continue;
-      // Phases the waits observe: a first wait with parity 1 passes on the fresh barrier (the
-      // producer-start idiom) and observes none. A data barrier's phases must all be waited for; a
-      // release (empty) barrier's last phase may go unobserved (the final release nobody needs).
       const vacuous = firstOf[a]!.get(k) === 1 ? 1 : 0;
       const observed = w - vacuous;
-      const low = data ? phases : phases - 1;
-      if (observed > phases || observed < low) {
+      if (observed > phases || (observed < low && instancesObserve(p, waitsOf, shared, k, p.agents[a]!.role) < low)) {
         const past = observed > phases;
         add('trip-mismatch', name, `${p.agents[a]!.name} waits on ${name} ${w} time(s)${vacuous ? ' (the first on the fresh barrier)' : ''}, observing ${observed} phase(s), but the arrivals on it (${arrivals}, count ${count}) complete ${phases} phase(s)${past ? ': the waits past the last phase can never pass' : ': the roles disagree about the number of trips'}`, [out.waitLocs.get(k), out.arriveLocs.get(k)]);
         break;
@@ -278,9 +283,38 @@ export function staticChecks(p: Program, deadline = Infinity): RawHazard[] {
     const count = [...e.counts][0]!;
     const threads = e.agents.reduce((n, a) => n + p.agents[a]!.warps * 32, 0);
     if (threads === count) continue;
+    // Role instances that each fill a generation on their own take turns on the id (CUTLASS's
+    // pingpong epilogue barrier, one math warpgroup at a time): not a count mismatch.
+    const per = new Map<string, number>();
+    for (const a of e.agents) per.set(consumerKey(p, a), (per.get(consumerKey(p, a)) ?? 0) + p.agents[a]!.warps * 32);
+    if (per.size > 1 && [...per.values()].every((n) => n === count)) continue;
     const id = nk % 16;
     const parts = e.agents.map((a) => `${p.agents[a]!.name} ${p.agents[a]!.warps * 32}`).join(' + ');
     add('count-mismatch', `bar.sync ${id}${p.ctas > 1 ? `@c${Math.floor(nk / 16)}` : ''}`, `named barrier ${id} has ${threads} participating threads per use (${parts}) but count ${count}`, [e.loc]);
   }
   return hz;
+}
+
+/** The consumer an agent belongs to: its role instance in its CTA (the warps of one instance are one consumer). */
+function consumerKey(p: Program, a: number): string {
+  const g = p.agents[a]!;
+  return `${g.role}:${g.instance}:${g.cta}`;
+}
+
+/**
+ * Phases of barrier key `k` that the instances of `role` observe together, when two or more of
+ * them wait on it: per instance the most any of its agents observes (`observedBy`), summed; 0
+ * when fewer than two instances wait on `k` (one consumer alone must observe the phases itself).
+ */
+function instancesObserve(p: Program, waitsOf: Map<number, number>[], observedBy: (a: number) => number, k: number, role: number): number {
+  const per = new Map<string, number>();
+  for (let a = 0; a < p.agents.length; a++) {
+    if (p.agents[a]!.role !== role || !(waitsOf[a]!.get(k) ?? 0)) continue;
+    const c = consumerKey(p, a);
+    per.set(c, Math.max(per.get(c) ?? 0, observedBy(a)));
+  }
+  if (per.size < 2) return 0;
+  let n = 0;
+  for (const v of per.values()) n += v;
+  return n;
 }

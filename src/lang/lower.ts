@@ -727,6 +727,8 @@ export function lower(
       return x;
     };
 
+    /** Depth of enclosing `elect:` blocks (their bodies run on one thread). */
+    let electDepth = 0;
     const block_ = (b: CstNode | undefined): Stmt[] => {
       const out: Stmt[] = [];
       for (const st of nodes(b, 'stmt')) {
@@ -785,8 +787,12 @@ export function lower(
           if (otherwise) s.else = otherwise;
           return [s];
         }
-        case 'electStmt':
-          return [{ s: 'elect', body: block_(node(n, 'block')), loc: l }];
+        case 'electStmt': {
+          electDepth++;
+          const body = block_(node(n, 'block'));
+          electDepth--;
+          return [{ s: 'elect', body, loc: l }];
+        }
         case 'simpleStmt': {
           const dest = tok(n, 'dest');
           if (n.recoveredNode) {
@@ -906,7 +912,11 @@ export function lower(
         seen.add(o.key);
         if (o.key === 'per') {
           const p = perOf(o);
-          if (p) args.per = p;
+          if (p && p !== 'one' && electDepth > 0) {
+            err(SKETCH_CODES.optionValue, `per=${p} inside elect: only the elected thread runs this block, so ${spec.name} here is one thread's`,
+              p === 'thread' ? 'move it out of the elect: block for every thread of each warp to perform it, or drop per=' : 'move it out of the elect: block for one thread of each warp to perform it, or drop per=', o.value?.span ?? o.span);
+            bad = true;
+          } else if (p) args.per = p;
           else bad = true;
         } else if (o.key === 'shape') {
           if (o.value?.kind === 'shape' && o.value.shape.m > 0 && o.value.shape.n > 0 && o.value.shape.k > 0) args.shape = o.value.shape;

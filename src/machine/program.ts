@@ -470,6 +470,10 @@ function compileRole(
   const bufKey = (ref: BufRef, loc: SrcLoc): KeyFn => refKey('buffer', ref, loc);
 
   const emitOp = (op: Op, loc: SrcLoc, inElect: boolean) => {
+    const written = 'per' in op ? op.per : undefined;
+    if (inElect && written && written !== 'one') {
+      throw new KernelError(`role ${r.name}: ${op.op} per=${written} inside elect: only the elected thread runs the block, so the operation would be one thread's`, loc, 'per-in-elect');
+    }
     const ints: Record<string, CompiledExpr> = {};
     const ins: OpInstr = { i: 'op', op, per: inElect ? 'one' : ('per' in op && op.per) || r.per, loc, ints, text: opText(op, scalars), opc: OPC[op.op], uid: uids.next++ };
     for (const key of ['count', 'expectTx', 'bytes', 'parity', 'n', 'id', 'threads', 'cycles', 'multicast', 'chunks'] as const) {
@@ -558,7 +562,9 @@ function compileRole(
       }
     }
   };
-  walk(r.body, r.per === 'one');
+  // A role's `per` is its operations' default; an operation's own `per=` overrides it (only an
+  // `elect:` block makes its body one thread's, whatever the operation says).
+  walk(r.body, false);
   code.push({ i: 'end' });
   return { name: r.name, decl: r, code, slots, threads, warps: r.warps, split };
 }
@@ -606,7 +612,7 @@ export function roleSplits(r: RoleDecl): boolean {
       }
     }
   };
-  walk(r.body, r.per === 'one');
+  walk(r.body, false);
   return split;
 }
 
