@@ -94,6 +94,12 @@ export interface Timing {
   clusterWake: Param;
   fenceProxyAsync: Param;
   fenceMbarrierInit: Param;
+  /** `fence.{acq_rel,sc,acquire,release}.cta` (memory-model fences, not proxy fences). */
+  fenceCta: Param;
+  /** The same fences at `.cluster`, `.gpu` or `.sys` scope. */
+  fenceCluster: Param;
+  /** `barrier.cluster.arrive.relaxed`: the arrive without the release fence the compiler puts before a release arrive. */
+  clusterArriveRelaxed: Param;
   ldShared: Param;
   stShared: Param;
   tmemLoad: Param;
@@ -157,6 +163,9 @@ export const H200: Timing = {
   clusterWake: { value: 180, source: `${FC}: remote signal one way about 270 minus the arrive` },
   fenceProxyAsync: { value: 30, source: 'hw/results/ops.json (hw/probes/ops.cu epilogue): fence.proxy.async + bar.sync 50 cycles, minus bar.sync 20' },
   fenceMbarrierInit: { value: 300, source: `estimate: a .release.cluster fence (MEMBAR.ALL.GPU, ${FC})` },
+  fenceCta: { value: 20, source: 'estimate: a CTA-scope fence (MEMBAR.CTA) orders only the SM\'s own memory pipeline, about a bar.sync' },
+  fenceCluster: { value: 300, source: `estimate: as the MEMBAR.ALL.GPU the compiler puts before barrier.cluster.arrive (${FC})` },
+  clusterArriveRelaxed: { value: 30, source: `estimate: barrier.cluster.arrive (270-318 cycles, ${FC}) minus its MEMBAR.ALL.GPU` },
   ldShared: { value: 21, source: `${F} §3: ld.shared.b64 net 21` },
   stShared: { value: 21, source: 'estimate: as ld.shared' },
   tmemLoad: { value: 30, source: 'estimate' },
@@ -324,7 +333,8 @@ export const ISSUE_COST = {
   'bar.arrive': ({ T }) => T.barSync.value,
   'fence.proxy.async': ({ T }) => T.fenceProxyAsync.value,
   'fence.mbarrier_init': ({ T }) => T.fenceMbarrierInit.value,
-  'barrier.cluster.arrive': ({ T }) => T.clusterArrive.value,
+  'fence': ({ T, ins }) => ((ins.op as { scope?: string }).scope === 'cta' ? T.fenceCta.value : T.fenceCluster.value),
+  'barrier.cluster.arrive': ({ T, ins }) => ((ins.op as { sem?: string }).sem === 'relaxed' ? T.clusterArriveRelaxed.value : T.clusterArrive.value),
   'barrier.cluster.wait': () => 10,
   'ld.shared': ({ T }) => T.ldShared.value,
   'st.shared': ({ T }) => T.stShared.value,

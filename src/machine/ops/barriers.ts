@@ -108,11 +108,11 @@ export const BARRIER_OPS: readonly OpDef[] = [
     op: 'bar.sync', family: F, por: 'sync', sync: 'barrier', timing: 'bar.sync', exec: execNamed,
     enabled: (m, s, a, ins, ag) => ag.sub < 0 || s.named[m.namedKey(a, ins, ag)]!.gen > ag.sub,
     opEvent: 'first',
-    text: (op, t) => `bar.sync ${t.expr(op.id)}${op.threads ? `, ${t.expr(op.threads)}` : ''}`,
+    text: (op, t) => `${op.aligned === false ? 'barrier.sync' : 'bar.sync'} ${t.expr(op.id)}${op.threads ? `, ${t.expr(op.threads)}` : ''}`,
   } satisfies OpDef<'bar.sync'>,
   {
     op: 'bar.arrive', family: F, por: 'sync', sync: 'release', timing: 'bar.arrive', exec: execNamed,
-    text: (op, t) => `bar.arrive ${t.expr(op.id)}, ${t.expr(op.threads)}`,
+    text: (op, t) => `${op.aligned === false ? 'barrier.arrive' : 'bar.arrive'} ${t.expr(op.id)}, ${t.expr(op.threads)}`,
   } satisfies OpDef<'bar.arrive'>,
   {
     op: 'barrier.cluster.arrive', family: F, por: 'sync', sync: 'release', timing: 'barrier.cluster.arrive',
@@ -128,7 +128,7 @@ export const BARRIER_OPS: readonly OpDef[] = [
       checkCluster(m, s, m.program.agents[a]!.cluster, out);
       return true;
     },
-    text: (op) => op.op,
+    text: (op) => `${op.op}${op.sem ? `.${op.sem}` : ''}${op.aligned ? '.aligned' : ''}`,
   } satisfies OpDef<'barrier.cluster.arrive'>,
   {
     op: 'barrier.cluster.wait', family: F, por: 'sync', sync: 'barrier', timing: 'barrier.cluster.wait',
@@ -137,6 +137,6 @@ export const BARRIER_OPS: readonly OpDef[] = [
       { m.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'sync', t: s.now, agent: a, kind: 'cluster.wait', id: 0, loc: ins.loc }); }
       return true;
     },
-    text: (op) => op.op,
+    text: (op) => `${op.op}${op.aligned ? '.aligned' : ''}`,
   } satisfies OpDef<'barrier.cluster.wait'>,
 ] as OpDef[];

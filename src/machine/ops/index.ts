@@ -58,6 +58,7 @@ export const OPC: Readonly<Record<OpName, number>> = Object.freeze({
   'st.shared': 26,
   'work': 27,
   'exit': 28,
+  'fence': 29,
 });
 
 const ALL_OPS: readonly OpDef[] = [...MBARRIER_OPS, ...BULK_OPS, ...TCGEN05_OPS, ...WGMMA_OPS, ...CPASYNC_OPS, ...BARRIER_OPS, ...SMEM_OPS];
