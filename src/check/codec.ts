@@ -99,6 +99,13 @@ export interface Extra {
    * not completed); -1 when none. A CTA exiting then is `inflight-at-exit`.
    */
   pcm: number[];
+  /**
+   * Per agent (memory-model detector, check/relaxed.ts): its generic accesses since its last
+   * release and the accesses it must not conflict with; sorted; null when none.
+   */
+  ru: (number[] | null)[];
+  /** Accesses published into barrier phases and cluster-barrier rounds (check/relaxed.ts); sorted; null when none. */
+  rp: number[] | null;
 }
 
 /** A growable int32 buffer of encoded states. */
@@ -265,6 +272,16 @@ export class Codec {
     for (const x of g) this.put(priv && priv.includes(x >> 1) ? -2 - (x & 1) : x);
   }
 
+  /** A list of the memory-model detector: its entries' low 24 bits are buffer key × 2 + write (check/relaxed.ts); private buffers abstracted. */
+  private putRelaxed(g: number[] | null, priv: number[] | null): void {
+    if (!g) {
+      this.put(0);
+      return;
+    }
+    this.put(g.length);
+    for (const x of g) this.put(priv && priv.includes((x & 0xffffff) >> 1) ? -2 - ((x >>> 24) * 2 + (x & 1)) : x);
+  }
+
   private putPairs(g: number[] | null, priv: number[] | null): void {
     if (!g) {
       this.put(0);
@@ -319,6 +336,10 @@ export class Codec {
     if (this.an.commitOnly) {
       for (const g of x.cghosts) this.putPairs(g, null);
       for (let j = 0; j < x.pcm.length; j++) this.put(x.pcm[j]!);
+    }
+    if (this.an.trackRelaxed) {
+      for (const g of x.ru) this.putRelaxed(g, null);
+      this.putRelaxed(x.rp, null);
     }
     buf.reserve(this.n);
     if (rh) {
@@ -478,8 +499,14 @@ export class Codec {
       for (let a = 0; a < p.agents.length; a++) cghosts[a] = list();
       for (let a = 0; a < p.agents.length; a++) pcm[a] = d[k++]!;
     }
+    const ru: (number[] | null)[] = new Array(p.agents.length).fill(null);
+    let rp: number[] | null = null;
+    if (this.an.trackRelaxed) {
+      for (let a = 0; a < p.agents.length; a++) ru[a] = list();
+      rp = list();
+    }
     const s: MachineState = { now: 0, agents, bars, named, clusterDone, inflight, nextId, trapped: null, events: 0 };
-    return { s, x: { hist, ghosts, tghosts, dirty, esc, pub, cghosts, pcm } };
+    return { s, x: { hist, ghosts, tghosts, dirty, esc, pub, cghosts, pcm, ru, rp } };
   }
 
   /** Per agent: its private buffer keys (symmetry groups), or null. */
@@ -520,6 +547,7 @@ export class Codec {
       this.putPairs(x.cghosts[a]!, priv);
       this.put(x.pcm[a]!);
     }
+    if (an.trackRelaxed) this.putRelaxed(x.ru[a]!, priv);
     const inflight = s.inflight;
     for (let j = 0; j < inflight.length; j++) {
       const o = inflight[j]!;
@@ -623,6 +651,7 @@ export class Codec {
     this.putGhosts(x.tghosts, null);
     if (an.trackProxy) this.putGhosts(x.esc, null);
     for (let j = 0; j < x.pub.length; j++) this.put(x.pub[j]!);
+    if (an.trackRelaxed) this.putRelaxed(x.rp, null);
     mixRange(this.scratch, 0, this.n, h1, h2);
     h1 = H[0]! ^ this.n;
     h2 = H[1]!;
