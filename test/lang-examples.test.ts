@@ -76,13 +76,19 @@ const KINDS = new Set([
   'ok', 'hang', 'race', 'phase-alias', 'tx-mismatch', 'over-arrival', 'missing-fence', 'missing-init-fence',
   'inflight-at-exit', 'count-mismatch', 'uninit-use', 'cycle', 'unreachable-arrive', 'trip-mismatch', 'missing-wait',
   'scope', 'lapping', 'unused-barrier', 'exited-cta',
+  'aligned-barrier',
 ]);
 
 describe('bug-pattern sketches', () => {
   const dir = join(root, 'bugs');
   const files = readdirSync(dir).filter((f) => f.endsWith('.mbk')).sort();
+  test('the memory-model sketches are present, each with its fixed twin', () => {
+    expect(files.filter((f) => /^M\d/.test(f)).map((f) => f.replace('.mbk', ''))).toEqual(
+      ['M01', 'M02', 'M03', 'M04', 'M05'].flatMap((m) => [`${m}-fixed`, m]),
+    );
+  });
   test('all 19 patterns are present', () => {
-    expect(files.map((f) => f.replace('.mbk', ''))).toEqual([
+    expect(files.filter((f) => /^[BN]\d/.test(f)).map((f) => f.replace('.mbk', ''))).toEqual([
       'B01', 'B02', 'B03', 'B04', 'B06', 'B07', 'B09', 'B10', 'B12', 'B13', 'B15', 'B16', 'B18', 'B20', 'B22', 'B24', 'B26',
       'B28', 'N01',
     ]);

@@ -320,6 +320,8 @@ export class Codec {
       this.put(nb.arrived);
       this.put(nb.gen);
       this.put(nb.count);
+      this.put(nb.site);
+      this.put(nb.asite);
     }
     for (const c of s.clusterDone) this.put(c);
     this.put(s.nextId);
@@ -412,10 +414,10 @@ export class Codec {
     let named: NamedBarrier[];
     if (this.an.usesNamed) {
       named = new Array(p.ctas * 16);
-      for (let j = 0; j < named.length; j++) named[j] = { arrived: d[k++]!, gen: d[k++]!, count: d[k++]! };
+      for (let j = 0; j < named.length; j++) named[j] = { arrived: d[k++]!, gen: d[k++]!, count: d[k++]!, site: d[k++]!, asite: d[k++]! };
     } else {
       // Never touched by a program without bar.sync / bar.arrive: one frozen array for every state.
-      named = this.idleNamed ??= Object.freeze(Array.from({ length: p.ctas * 16 }, () => Object.freeze({ arrived: 0, gen: 0, count: 0 }))) as NamedBarrier[];
+      named = this.idleNamed ??= Object.freeze(Array.from({ length: p.ctas * 16 }, () => Object.freeze({ arrived: 0, gen: 0, count: 0, site: 0, asite: 0 }))) as NamedBarrier[];
     }
     const clusterDone = new Array<number>(p.grid);
     for (let j = 0; j < p.grid; j++) clusterDone[j] = d[k++]!;
@@ -646,6 +648,8 @@ export class Codec {
       this.put(nb.arrived);
       this.put(nb.gen);
       this.put(nb.count);
+      this.put(nb.site);
+      this.put(nb.asite);
     }
     for (const c of s.clusterDone) this.put(c);
     this.putGhosts(x.tghosts, null);
