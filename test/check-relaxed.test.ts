@@ -161,6 +161,48 @@ ${post}    ld.shared tile
   });
 });
 
+describe('asynchronous operations issued after a relaxed hand-off', () => {
+  test('a TMA refill after a relaxed release of the stage races with the read (WAR); a release fence orders it', () => {
+    const war = (pre: string) => `kernel k arch=sm_90a
+smem tile bytes=1024
+barrier full count=1
+barrier empty count=1
+role consumer warps=1 per=one:
+    mbarrier.try_wait.parity full, 0
+    ld.shared tile
+${pre}    mbarrier.arrive.relaxed.cta empty
+role producer warps=1 per=one:
+    mbarrier.arrive.expect_tx full, 1024
+    cp.async.bulk.tensor tile, 1024, full
+    mbarrier.try_wait.parity empty, 0
+    mbarrier.arrive.expect_tx full, 1024
+    cp.async.bulk.tensor tile, 1024, full
+    mbarrier.try_wait.parity full, 1
+`;
+    const r = run(war(''));
+    expect(kinds(r)).toEqual(['race tile']);
+    expect(r.hazards[0]!.message).toMatch(/^producer writes tile \(TMA copy writing it\), but the read of tile by another agent reached this agent's wait only through a \.relaxed arrive/);
+    expect(r.hazards[0]!.locations[0]!.line).toBe(14);
+    expect(run(war('    fence.acq_rel.cta\n')).verdict).toBe('ok');
+  });
+  test('a wgmma reading a stage after a relaxed wait races with the TMA write', () => {
+    const src = (post: string) => `kernel k arch=sm_90a
+smem A bytes=1024
+barrier full count=1
+role producer warps=1 per=one:
+    mbarrier.arrive.expect_tx full, 1024
+    cp.async.bulk.tensor A, 1024, full
+role mma warps=4:
+    mbarrier.try_wait.parity.relaxed.cta full, 0
+${post}    wgmma.mma_async A shape=64x64x16
+    wgmma.commit_group
+    wgmma.wait_group 0
+`;
+    expect(kinds(run(src('')))).toEqual(['race A']);
+    expect(run(src('    fence.acq_rel.cta\n')).verdict).toBe('ok');
+  });
+});
+
 /** CTA 1 stores buf@0 and arrives remotely (`arrive`) on ready@0; CTA 0 waits (`wait`, then `post`) and loads buf. */
 const remote = (arrive: string, wait: string, post = '') => `kernel k arch=sm_90a cluster=2
 smem buf bytes=256

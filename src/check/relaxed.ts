@@ -17,8 +17,10 @@
  * not conflict with (inherited from relaxed phases); and `rp`, per barrier phase (open, last
  * completed) and per cluster-barrier round, the accesses published into it with how they were
  * released. Active only when the kernel has a relaxed arrive or wait or an explicit `.cta` wait, so
- * other kernels pay nothing. Approximations (false negatives, never false reports in the patterns
- * the tests cover): an agent's accesses are forgotten at its next release of any kind; inherited
+ * other kernels pay nothing. Conflicts are checked for the agent's own generic accesses and for
+ * the accesses of the asynchronous operations it issues. Approximations (false negatives, never
+ * false reports in the patterns the tests cover): only generic accesses are published; an agent's
+ * accesses are forgotten at its next release of any kind; inherited
  * entries are forgotten at the agent's next `bar.sync` or `barrier.cluster.wait`; a remote arrive
  * publishes into the phase open at its issue; asynchronous units' signals (TMA complete_tx,
  * tcgen05.commit) count as releases of the barrier's own CTA.
@@ -27,7 +29,8 @@ import type { Choice, Machine, MachineState } from '../machine/machine.js';
 import type { MachineEvent } from '../machine/events.js';
 import type { Op, SrcLoc } from '../kernel/ir.js';
 import type { Program } from '../machine/program.js';
-import { pointAccess } from '../machine/ops/index.js';
+import { accessesOf, pointAccess } from '../machine/ops/index.js';
+import { kindLabel } from './ghosts.js';
 import type { Extra } from './codec.js';
 import { keyOf, type RawHazard } from './engine.js';
 
@@ -232,6 +235,15 @@ export function relaxedDetector(
         } else if (op.op === 'mbarrier.wait') {
           waitIns = op;
         }
+        // Asynchronous operations this step issued (a TMA overwrite, MMA operand reads) start their
+        // accesses here, ordered after what the issuer acquired, and no more.
+        if (own[a]) for (const o of t.inflight) {
+          if (o.agent !== a || s.inflight.some((x) => x.id === o.id)) continue;
+          for (const x of accessesOf(o)) for (const v of own[a] ?? []) {
+            if (ruKind(v) !== INH || ruCode(v) >> 1 !== x.buf || (x.rw === 'r' && (ruCode(v) & 1) === 0)) continue;
+            raceFound(a, o.loc, `${kindLabel(o.kind)} ${x.rw === 'w' ? 'writing' : 'reading'} it`, x.buf, ruCode(v) & 1, ruTag(v), x.rw === 'w');
+          }
+        }
       }
     } else if (needRel) {
       // A TMA landing publishes its write, released by the barrier's CTA (complete_tx at cluster scope).
@@ -266,9 +278,9 @@ export function relaxedDetector(
     for (let cl = 0; cl < t.clusterDone.length; cl++) if (t.clusterDone[cl] !== s.clusterDone[cl]) complete(nBars + cl);
     return own === x.ru && pub === x.rp ? x : { ...x, ru: own, rp: pub };
 
-    function raceFound(a: number, loc: SrcLoc, text: string, buf: number, otherW: number, tag: number) {
+    function raceFound(a: number, loc: SrcLoc, text: string, buf: number, otherW: number, tag: number, write = text.startsWith('st.')) {
       const bufName = p.bufferName(buf);
-      const what = `${name(a)} ${text.startsWith('st.') ? 'writes' : 'reads'} ${bufName} (${text})`;
+      const what = `${name(a)} ${write ? 'writes' : 'reads'} ${bufName} (${text})`;
       const other = otherW ? 'write' : 'read';
       const why = tag === G_RELAXED
         ? `the ${other} of ${bufName} by another agent reached this agent's wait only through a .relaxed arrive, and no release fence before that arrive covers it: a relaxed arrive releases nothing`
