@@ -234,3 +234,17 @@ describe('the scope of the acquire against the scope of the release (PTX ISA §8
     expect(run(remote(REL, 'mbarrier.try_wait.parity.relaxed.cluster', 'fence.acquire.sync_restrict::shared::cluster.cluster')).verdict).toBe('ok');
   });
 });
+
+describe('the detector\'s checker data in the state hash', () => {
+  test('incremental record hashes agree with full rehashes, and the reductions change no finding', async () => {
+    const { readFileSync } = await import('node:fs');
+    for (const f of ['M01', 'M02', 'M03', 'M04']) {
+      const p = instantiate(parseSketch(readFileSync(`examples/bugs/${f}.mbk`, 'utf8'), `${f}.mbk`).kernel!);
+      const set = (r: ReturnType<typeof check>) => r.hazards.map((h) => `${h.kind} ${h.subject?.name ?? ''}`).sort();
+      const a = check(p, { all: true, verifyHash: true } as CheckOptions);
+      const b = check(p, { all: true, por: false, symmetry: false } as CheckOptions);
+      expect(set(a), f).toEqual(set(b));
+      expect(a.verdict, f).not.toBe('ok');
+    }
+  });
+});
