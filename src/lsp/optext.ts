@@ -4,7 +4,7 @@
  * and the PTX ISA section (version 9.1) the rule comes from. The same facts, longer, are in
  * docs/LANGUAGE.md (section 7) and docs/SEMANTICS.md.
  */
-import { findOp, parseArriveQualifiers, type OpSpec } from '../lang/ops.js';
+import { findOp, parseQualifiers, type OpSpec } from '../lang/ops.js';
 
 /** The PTX meaning of one operation. */
 export interface OpText {
@@ -85,6 +85,6 @@ export function describeMnemonic(mnemonic: string): { spec: OpSpec; text: OpText
   if (!spec) return undefined;
   const text = opText(spec.name);
   if (!text) return undefined;
-  const q = parseArriveQualifiers(mnemonic);
+  const q = parseQualifiers(mnemonic);
   return { spec, text, ...(q?.sem ? { sem: q.sem } : {}), ...(q?.scope ? { scope: q.scope } : {}) };
 }
