@@ -76,11 +76,17 @@ const KINDS = new Set([
   'ok', 'hang', 'race', 'phase-alias', 'tx-mismatch', 'over-arrival', 'missing-fence', 'missing-init-fence',
   'inflight-at-exit', 'count-mismatch', 'uninit-use', 'cycle', 'unreachable-arrive', 'trip-mismatch', 'missing-wait',
   'scope', 'lapping', 'unused-barrier', 'exited-cta', 'async-store-target',
+  'aligned-barrier',
 ]);
 
 describe('bug-pattern sketches', () => {
   const dir = join(root, 'bugs');
   const files = readdirSync(dir).filter((f) => f.endsWith('.mbk')).sort();
+  test('the memory-model sketches are present, each with its fixed twin', () => {
+    expect(files.filter((f) => /^M\d/.test(f)).map((f) => f.replace('.mbk', ''))).toEqual(
+      ['M01', 'M02', 'M03', 'M04', 'M05'].flatMap((m) => [`${m}-fixed`, m]),
+    );
+  });
   test('all 19 patterns are present, and the asynchronous-copy patterns with their fixed twins', () => {
     const names = files.map((f) => f.replace('.mbk', ''));
     expect(names.filter((n) => /^[BN]\d+$/.test(n))).toEqual([

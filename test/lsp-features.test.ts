@@ -23,6 +23,8 @@ describe('hover text', () => {
 
   test('PTX spellings and qualifiers resolve to their operation', () => {
     expect(opHover('mbarrier.arrive.release.cluster')).toMatch(/^\*\*mbarrier\.arrive\*\*[\s\S]*Written: \.release \.cluster/);
+    expect(opHover('mbarrier.try_wait.parity.relaxed.cluster.shared::cta.b64')).toMatch(/^\*\*mbarrier\.try_wait\.parity\*\*[\s\S]*Written: \.relaxed \.cluster/);
+    expect(opHover('fence.sc.gpu')).toMatch(/^\*\*fence\*\*/);
     expect(opHover('barrier.sync.aligned')).toMatch(/^\*\*bar\.sync\*\* `ID\[, THREADS\]`/);
     expect(opHover('mbarrier.arrive_drop.noComplete')).toMatch(/lowers the expected count[\s\S]*must not complete the phase[\s\S]*§9\.7\.13\.15\.14/);
     expect(opHover('mbarrier.arive')).toBeNull();

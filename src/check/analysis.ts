@@ -5,6 +5,7 @@
  * partial-order class of every instruction, and the groups of interchangeable agents for symmetry
  * reduction. Nothing here runs the machine.
  */
+import { relaxedUse } from './relaxed.js';
 import { exprNames } from '../kernel/expr.js';
 import type { Expr, Op, SrcLoc } from '../kernel/ir.js';
 import { roleReadsWarp, SINGLE_THREAD_OPS, type Instr, type Program } from '../machine/program.js';
@@ -65,6 +66,8 @@ export interface Analysis {
    * access is to allocated memory.
    */
   tmemManaged: boolean;
+  /** True when the memory-model detector tracks relaxed arrives / waits and scoped acquires (check/relaxed.ts). */
+  trackRelaxed: boolean;
   /** Per barrier key: its slot in the publication array when the barrier is declared `manual`, else -1. */
   manualSlot: Int32Array;
   manualCount: number;
@@ -337,6 +340,6 @@ export function analyse(p: Program): Analysis {
   if (!commitOnly.size) commitOnly = null;
   return {
     locs, locIndex, waitSlots, histLen, histBase, histCount, dataBarriers, directTx, por, groups, groupOf, usesNamed, frameLen,
-    proxyKey, trackProxy, tmemManaged, manualSlot, manualCount, commitOnly,
+    proxyKey, trackProxy, tmemManaged, manualSlot, manualCount, commitOnly, trackRelaxed: relaxedUse(p).track,
   };
 }

@@ -384,6 +384,13 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
         else if (x.async >= 0) explanation = `the ${desc(x)} is asynchronous; no completion it signals (commit, wait_group) is observed before the ${desc(race.second)}`;
         else explanation = `no release by ${who(x.agent, -1)} after its access is acquired (through a wait, bar.sync or cluster barrier) before the ${desc(race.second)}`;
         const rc = raceCause(program, rp.events, race, who);
+        // Memory-model races (check/relaxed.ts): ordered in time, not in memory; the detector names the fix.
+        const relaxedFix = raw.key.includes('|relaxed') ? raw.details.find((d) => d.startsWith('fix: ')) : undefined;
+        if (relaxedFix) {
+          explanation = `the ${desc(x)} and the ${desc(race.second)} are ordered in time but not by happens-before: ${raw.message.slice(raw.message.indexOf(', but ') + 6)}`;
+          rc.fix = relaxedFix.slice(5);
+          h.details = h.details.filter((d) => d !== relaxedFix);
+        }
         const named = new Set<string>();
         for (const e of rp.events) {
           if (e.e === 'sync' && (e.kind === 'bar.sync' || e.kind === 'bar.arrive')) {

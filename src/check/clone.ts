@@ -52,7 +52,7 @@ export function cloneFor(s: MachineState, who: number, opIdx: number, named: boo
     };
   }
   return {
-    now: s.now, agents, bars, named: named ? s.named.map((n) => ({ arrived: n.arrived, gen: n.gen, count: n.count })) : s.named,
+    now: s.now, agents, bars, named: named ? s.named.map((n) => ({ arrived: n.arrived, gen: n.gen, count: n.count, site: n.site, asite: n.asite })) : s.named,
     clusterDone: o || !cluster ? s.clusterDone : s.clusterDone.slice(), inflight, nextId: s.nextId, trapped: s.trapped, events: s.events,
   };
 }

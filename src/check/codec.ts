@@ -106,6 +106,13 @@ export interface Extra {
    * step, since commits land in issue order. A CTA exiting while one is listed is `inflight-at-exit`.
    */
   pcm: (number[] | null)[];
+  /**
+   * Per agent (memory-model detector, check/relaxed.ts): its generic accesses since its last
+   * release and the accesses it must not conflict with; sorted; null when none.
+   */
+  ru: (number[] | null)[];
+  /** Accesses published into barrier phases and cluster-barrier rounds (check/relaxed.ts); sorted; null when none. */
+  rp: number[] | null;
 }
 
 /** A growable int32 buffer of encoded states. */
@@ -277,6 +284,16 @@ export class Codec {
     for (const x of g) this.put(priv && priv.includes(x >> 1) ? -2 - (x & 1) : x);
   }
 
+  /** A list of the memory-model detector: its entries' low 24 bits are buffer key × 2 + write (check/relaxed.ts); private buffers abstracted. */
+  private putRelaxed(g: number[] | null, priv: number[] | null): void {
+    if (!g) {
+      this.put(0);
+      return;
+    }
+    this.put(g.length);
+    for (const x of g) this.put(priv && priv.includes((x & 0xffffff) >> 1) ? -2 - ((x >>> 24) * 2 + (x & 1)) : x);
+  }
+
   private putPairs(g: number[] | null, priv: number[] | null): void {
     if (!g) {
       this.put(0);
@@ -315,6 +332,8 @@ export class Codec {
       this.put(nb.arrived);
       this.put(nb.gen);
       this.put(nb.count);
+      this.put(nb.site);
+      this.put(nb.asite);
     }
     for (const c of s.clusterDone) this.put(c);
     this.put(s.nextId);
@@ -331,6 +350,10 @@ export class Codec {
     if (this.an.commitOnly) {
       for (const g of x.cghosts) this.putPairs(g, null);
       for (const g of x.pcm) this.putGhosts(g, null);
+    }
+    if (this.an.trackRelaxed) {
+      for (const g of x.ru) this.putRelaxed(g, null);
+      this.putRelaxed(x.rp, null);
     }
     buf.reserve(this.n);
     if (rh) {
@@ -408,10 +431,10 @@ export class Codec {
     let named: NamedBarrier[];
     if (this.an.usesNamed) {
       named = new Array(p.ctas * 16);
-      for (let j = 0; j < named.length; j++) named[j] = { arrived: d[k++]!, gen: d[k++]!, count: d[k++]! };
+      for (let j = 0; j < named.length; j++) named[j] = { arrived: d[k++]!, gen: d[k++]!, count: d[k++]!, site: d[k++]!, asite: d[k++]! };
     } else {
       // Never touched by a program without bar.sync / bar.arrive: one frozen array for every state.
-      named = this.idleNamed ??= Object.freeze(Array.from({ length: p.ctas * 16 }, () => Object.freeze({ arrived: 0, gen: 0, count: 0 }))) as NamedBarrier[];
+      named = this.idleNamed ??= Object.freeze(Array.from({ length: p.ctas * 16 }, () => Object.freeze({ arrived: 0, gen: 0, count: 0, site: 0, asite: 0 }))) as NamedBarrier[];
     }
     const clusterDone = new Array<number>(p.grid);
     for (let j = 0; j < p.grid; j++) clusterDone[j] = d[k++]!;
@@ -495,8 +518,14 @@ export class Codec {
       for (let a = 0; a < p.agents.length; a++) cghosts[a] = list();
       for (let a = 0; a < p.agents.length; a++) pcm[a] = list();
     }
+    const ru: (number[] | null)[] = new Array(p.agents.length).fill(null);
+    let rp: number[] | null = null;
+    if (this.an.trackRelaxed) {
+      for (let a = 0; a < p.agents.length; a++) ru[a] = list();
+      rp = list();
+    }
     const s: MachineState = { now: 0, agents, bars, named, clusterDone, inflight, nextId, trapped: null, events: 0 };
-    return { s, x: { hist, ghosts, tghosts, dirty, esc, pub, cghosts, pcm } };
+    return { s, x: { hist, ghosts, tghosts, dirty, esc, pub, cghosts, pcm, ru, rp } };
   }
 
   /** Per agent: its private buffer keys (symmetry groups), or null. */
@@ -537,6 +566,7 @@ export class Codec {
       this.putPairs(x.cghosts[a]!, priv);
       this.putGhosts(x.pcm[a]!, null);
     }
+    if (an.trackRelaxed) this.putRelaxed(x.ru[a]!, priv);
     const inflight = s.inflight;
     for (let j = 0; j < inflight.length; j++) {
       const o = inflight[j]!;
@@ -635,11 +665,14 @@ export class Codec {
       this.put(nb.arrived);
       this.put(nb.gen);
       this.put(nb.count);
+      this.put(nb.site);
+      this.put(nb.asite);
     }
     for (const c of s.clusterDone) this.put(c);
     this.putGhosts(x.tghosts, null);
     if (an.trackProxy) this.putGhosts(x.esc, null);
     for (let j = 0; j < x.pub.length; j++) this.put(x.pub[j]!);
+    if (an.trackRelaxed) this.putRelaxed(x.rp, null);
     mixRange(this.scratch, 0, this.n, h1, h2);
     h1 = H[0]! ^ this.n;
     h2 = H[1]!;

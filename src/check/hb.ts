@@ -16,10 +16,17 @@
  *   the second half of the bar.sync, the machine's `bar.sync.done` event);
  * - cluster barriers: every arrive of a round → `barrier.cluster.wait` of that round.
  *
+ * Memory-model qualifiers (PTX ISA §8.8, §9.7.13.3, §9.7.13.15.16, §9.7.13.4): a `.relaxed`
+ * arrive (mbarrier or cluster barrier) releases only what a release fence (`fence.acq_rel`,
+ * `fence.sc`, `fence.release`) of the same thread before it ordered (a release pattern), at that
+ * fence's scope; a `.relaxed` wait acquires nothing until an acquire fence after it (the
+ * fence-fence pattern when both sides are relaxed); an explicit `.cta` acquire is not morally
+ * strong with a release by another CTA's thread (a remote arrive), so it does not synchronize with it.
+ *
  * Used to confirm and explain races found by the explorer, and available to any driver (the
  * simulator's single schedule also predicts races of other schedules through it).
  */
-import type { SrcLoc } from '../kernel/ir.js';
+import type { Op, SrcLoc } from '../kernel/ir.js';
 import type { AsyncKind, MachineEvent } from '../machine/events.js';
 import { sliceSiblings, type Program } from '../machine/program.js';
 import { sameStreamOrdered } from '../machine/ops/index.js';
@@ -70,6 +77,20 @@ function laneAccess(p: Program, a: HbAccess): boolean {
   return a.asyncKind === 'tc.ld' || a.asyncKind === 'tc.st' || (a.async < 0 && p.bufferOf(a.buf).info.space === 'tmem');
 }
 
+/** Each operation of the program by its source location (file:line:col), for the qualifiers events do not carry. */
+function opsByLoc(p: Program): Map<string, Op> {
+  const m = new Map<string, Op>();
+  for (const rc of p.roles) for (const ins of rc.code) if (ins.i === 'op') m.set(locKey(ins.loc), ins.op);
+  return m;
+}
+
+function locKey(l: SrcLoc | undefined): string {
+  return l ? `${l.file ?? ''}:${l.line}:${l.col}` : '';
+}
+
+/** Whether a fence scope reaches threads of other CTAs of the cluster. */
+const WIDE_SCOPE = (scope: string): boolean => scope !== 'cta';
+
 function sameLoc(a: SrcLoc | undefined, b: SrcLoc | undefined): boolean {
   return !!a && !!b && a.line === b.line && a.col === b.col && a.file === b.file;
 }
@@ -89,8 +110,25 @@ export function happensBefore(p: Program, events: readonly MachineEvent[]): { ac
   /** Groups committed per `kind:agent` (wgmma, bulk.store). */
   const committed = new Map<string, number>();
   const lastChain = new Map<string, number>(); // chain key -> last op id issued in it
+  // Releases into a phase from the barrier's own CTA (agents there, asynchronous units) and from
+  // other CTAs' agents (remote arrives): an explicit `.cta` acquire joins only the first.
   const phaseAcc = new Map<string, VC>();
   const phaseDone = new Map<string, VC>();
+  const phaseAccX = new Map<string, VC>();
+  const phaseDoneX = new Map<string, VC>();
+  const opAt = opsByLoc(p);
+  const opOf = (l: SrcLoc | undefined): Op | undefined => (l ? opAt.get(locKey(l)) : undefined);
+  /** Per agent: its clock at its last release fence (and that fence's scope), or null. */
+  const fenceRel: ({ vc: VC; wide: boolean } | null)[] = new Array(A).fill(null);
+  /** Per agent: what its relaxed waits observed, not acquired until an acquire fence (local, other CTAs). */
+  const pendAcq: (VC | null)[] = new Array(A).fill(null);
+  const pendAcqX: (VC | null)[] = new Array(A).fill(null);
+  /** The clock a relaxed arrive of agent `a` releases to observers in another CTA (`cross`) or its own. */
+  const relaxedRelease = (a: number, cross: boolean): VC => {
+    const f = fenceRel[a];
+    return f && (f.wide || !cross) ? f.vc : zero();
+  };
+  const barCtaOf = (bar: number) => Math.floor(bar / p.barriersPerCta);
   const namedAcc = new Map<string, VC>();
   const namedDone = new Map<string, VC>();
   const namedGen = new Map<number, number>();
@@ -143,6 +181,17 @@ export function happensBefore(p: Program, events: readonly MachineEvent[]): { ac
       case 'op':
         if (e.agent >= 0) {
           agentEvent(e.agent);
+          if (e.op === 'fence') {
+            const f = opOf(e.loc) as Extract<Op, { op: 'fence' }> | undefined;
+            const a = e.agent;
+            if (f && f.sem !== 'acquire') fenceRel[a] = { vc: vc[a]!.slice(), wide: WIDE_SCOPE(f.scope) };
+            if (f && f.sem !== 'release') {
+              join(vc[a]!, pendAcq[a] ?? undefined);
+              if (WIDE_SCOPE(f.scope)) join(vc[a]!, pendAcqX[a] ?? undefined);
+              pendAcq[a] = null;
+              if (WIDE_SCOPE(f.scope)) pendAcqX[a] = null;
+            }
+          }
           const waitAll = e.op === 'cp.async.wait_group' && e.text === 'cp.async.wait_all';
           if (e.op === 'wgmma.commit_group' || e.op === 'cp.async.bulk.commit_group' || e.op === 'cp.async.commit_group' || waitAll) {
             const ck = `${GROUP_KIND[e.op]}:${e.agent}`;
@@ -165,7 +214,10 @@ export function happensBefore(p: Program, events: readonly MachineEvent[]): { ac
         }
         break;
       case 'async': {
-        const v = vc[e.agent]!.slice();
+        // A relaxed remote arrive carries only what a release fence before it ordered.
+        const ro = e.kind === 'remote' ? opOf(e.loc) : undefined;
+        const relaxed = ro?.op === 'mbarrier.arrive' && ro.sem === 'relaxed';
+        const v = relaxed ? relaxedRelease(e.agent, true).slice() : vc[e.agent]!.slice();
         const comp = compOf.get(e.id)!;
         v[comp] = 1;
         opVc.set(e.id, v);
@@ -198,8 +250,14 @@ export function happensBefore(p: Program, events: readonly MachineEvent[]): { ac
       case 'complete_tx':
         if (e.agent >= 0) {
           agentEvent(e.agent);
-          release(phaseAcc, `${e.bar}:${e.phase}`, vc[e.agent]!);
-        } else if (e.async >= 0) release(phaseAcc, `${e.bar}:${e.phase}`, opClock(e.async));
+          const o = e.e === 'arrive' ? opOf(e.loc) : undefined;
+          const relaxed = o?.op === 'mbarrier.arrive' && o.sem === 'relaxed';
+          release(phaseAcc, `${e.bar}:${e.phase}`, relaxed ? relaxedRelease(e.agent, false) : vc[e.agent]!);
+        } else if (e.async >= 0) {
+          // Remote arrives come from another CTA's thread; the asynchronous units' signals count as the barrier's CTA's.
+          const cross = opInfo.get(e.async)?.kind === 'remote' && barCtaOf(e.bar) !== p.agents[opInfo.get(e.async)!.agent]!.cta;
+          release(cross ? phaseAccX : phaseAcc, `${e.bar}:${e.phase}`, opClock(e.async));
+        }
         break;
       case 'expect_tx':
         if (e.agent >= 0) agentEvent(e.agent);
@@ -207,13 +265,28 @@ export function happensBefore(p: Program, events: readonly MachineEvent[]): { ac
       case 'phase': {
         const k = `${e.bar}:${e.completed}`;
         phaseDone.set(k, (phaseAcc.get(k) ?? zero()).slice());
+        phaseDoneX.set(k, (phaseAccX.get(k) ?? zero()).slice());
         break;
       }
       case 'wait': {
-        agentEvent(e.agent);
+        const a = e.agent;
+        agentEvent(a);
         if (e.pass) {
           const observed = e.phase - 1 - ((e.phase - 1 - e.parity) & 1);
-          if (observed >= 0) join(vc[e.agent]!, phaseDone.get(`${e.bar}:${observed}`));
+          if (observed >= 0) {
+            const o = opOf(e.loc);
+            const w = o?.op === 'mbarrier.wait' ? o : undefined;
+            const local = phaseDone.get(`${e.bar}:${observed}`);
+            const cross = phaseDoneX.get(`${e.bar}:${observed}`);
+            if (w?.sem === 'relaxed') {
+              // Nothing acquired yet: an acquire fence later joins these (cross-CTA ones at cluster scope only).
+              if (local) join((pendAcq[a] ??= zero()), local);
+              if (cross && w.scope !== 'cta') join((pendAcqX[a] ??= zero()), cross);
+            } else {
+              join(vc[a]!, local);
+              if (w?.scope !== 'cta') join(vc[a]!, cross);
+            }
+          }
         }
         break;
       }
@@ -248,7 +321,10 @@ export function happensBefore(p: Program, events: readonly MachineEvent[]): { ac
           const a = e.agent;
           agentEvent(a);
           clusterRound[a]!++;
-          release(clusterAcc, `${p.agents[a]!.cluster}:${clusterRound[a]}`, vc[a]!);
+          const o = opOf(e.loc);
+          const relaxed = o?.op === 'barrier.cluster.arrive' && o.sem === 'relaxed';
+          // A relaxed cluster arrive releases what a cluster-scope release fence before it ordered.
+          release(clusterAcc, `${p.agents[a]!.cluster}:${clusterRound[a]}`, relaxed ? relaxedRelease(a, true) : vc[a]!);
         } else if (e.kind === 'bar.sync.done') {
           agentEvent(e.agent); // acquires the generation's arrivals (pendingNamed)
         } else if (e.kind === 'cluster.done') {

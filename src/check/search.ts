@@ -19,6 +19,7 @@ import { DEFAULT_BOUNDS, encodeChoice, grow, keyOf, MAX_HAZARDS, stopOf, growthG
 import { copySites, landingsCommute, TX_FLOOR, txSites } from './por.js';
 import { cloneFor, freezeShared } from './clone.js';
 import { coEnabledDetector } from './co-enabled.js';
+import { relaxedDetector } from './relaxed.js';
 import { EG, EG_ACC, EG_ELECT, EG_MB, EG_WG, insertPair, insertSorted, kindLabel, opAccesses } from './ghosts.js';
 
 const OPC_ARRIVE = OPC['mbarrier.arrive'];
@@ -192,6 +193,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
     hist: new Array<number>(an.histLen).fill(-2), ghosts: new Array(p.agents.length).fill(null), tghosts: null,
     dirty: new Array(p.agents.length).fill(null), esc: null, pub: new Array<number>(an.manualCount).fill(0),
     cghosts: new Array(p.agents.length).fill(null), pcm: new Array<number[] | null>(p.agents.length).fill(null),
+    ru: new Array(p.agents.length).fill(null), rp: null,
   };
   const rh0 = new Int32Array(codec.rhLength());
   codec.hash(s0, x0, hbuf, rh0);
@@ -366,7 +368,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
         }
       }
     }
-    return dirty === x.dirty && esc === x.esc && pub === x.pub ? x : { hist: x.hist, ghosts: x.ghosts, tghosts: x.tghosts, dirty, esc, pub, cghosts: x.cghosts, pcm: x.pcm };
+    return dirty === x.dirty && esc === x.esc && pub === x.pub ? x : { ...x, dirty, esc, pub };
   };
 
   /**
@@ -941,9 +943,16 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
         });
       }
     }
-    const y = h === hist && ghosts === x.ghosts && tghosts === x.tghosts && cghosts === x.cghosts && pcm === x.pcm ? x : { hist: h, ghosts, tghosts, dirty: x.dirty, esc: x.esc, pub: x.pub, cghosts, pcm };
-    return an.trackProxy || an.manualCount ? fences(s, t, c, y, stateId) : y;
+    const y = h === hist && ghosts === x.ghosts && tghosts === x.tghosts && cghosts === x.cghosts && pcm === x.pcm ? x : { ...x, hist: h, ghosts, tghosts, cghosts, pcm };
+    const z = an.trackProxy || an.manualCount ? fences(s, t, c, y, stateId) : y;
+    return relaxed ? relaxed(s, t, c, events, z, stateId) : z;
   };
+
+  /** The memory-model detector (relaxed arrives and waits, scoped acquires), or null when the kernel has none. */
+  const relaxed = relaxedDetector(p, m, (h) => {
+    if (h.severity === 'error') errorFound = true;
+    report(h);
+  }, LAZY);
 
   /** Id of the TMA op whose landing the reduction is taking alone (its write becomes a ghost), or -1. */
   let tmaGhost = -1;
@@ -1182,8 +1191,8 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
   const rehash = (s: MachineState, t: MachineState, px: Extra, nx: Extra, who: number, rh: Int32Array) => {
     codec.barSum(s, t, rh);
     codec.record(t, nx, who, rh);
-    if (nx.cghosts === px.cghosts && nx.pcm === px.pcm) return;
-    for (let a = 0; a < p.agents.length; a++) if (a !== who && (nx.cghosts[a] !== px.cghosts[a] || nx.pcm[a] !== px.pcm[a])) codec.record(t, nx, a, rh);
+    if (nx.cghosts === px.cghosts && nx.pcm === px.pcm && nx.ru === px.ru) return;
+    for (let a = 0; a < p.agents.length; a++) if (a !== who && (nx.cghosts[a] !== px.cghosts[a] || nx.pcm[a] !== px.pcm[a] || nx.ru[a] !== px.ru[a])) codec.record(t, nx, a, rh);
   };
 
   /** Recomputes one record hash and checks it against the full hash (tests: `verifyHash`). */

@@ -67,6 +67,17 @@ export interface ArriveOpts {
   scope?: 'cta' | 'cluster';
 }
 
+/** Options of the mbarrier waits. */
+export interface WaitOpts {
+  form?: 'try_wait' | 'test_wait';
+  /** A single test whose 0/1 result goes to this variable (else the blocking retry loop). */
+  dest?: string;
+  /** `.acquire` (default) or `.relaxed` (PTX ISA §9.7.13.15.16). */
+  sem?: 'acquire' | 'relaxed';
+  /** `.cta` or `.cluster` scope of the acquire. */
+  scope?: 'cta' | 'cluster';
+}
+
 /** Builds a role's program. */
 export class ProgramBuilder {
   /** The statements built so far. */
@@ -173,16 +184,20 @@ export class ProgramBuilder {
    * completed (returns at once iff the barrier's current parity differs). With `dest`, a single
    * test whose 0/1 result goes to `dest`.
    */
-  wait(bar: string, parity: ExprLike, o: { form?: 'try_wait' | 'test_wait'; dest?: string } = {}): this {
+  wait(bar: string, parity: ExprLike, o: WaitOpts = {}): this {
     const op: Op = { op: 'mbarrier.wait', form: o.form ?? 'try_wait', bar: parseRef(bar), parity: ex(parity) };
     if (o.dest) op.dest = o.dest;
+    if (o.sem) op.sem = o.sem;
+    if (o.scope) op.scope = o.scope;
     return this.push(op);
   }
 
   /** Token form of the wait: `mbarrier.try_wait [bar], token`. */
-  waitToken(bar: string, token: string, o: { form?: 'try_wait' | 'test_wait'; dest?: string } = {}): this {
+  waitToken(bar: string, token: string, o: WaitOpts = {}): this {
     const op: Op = { op: 'mbarrier.wait', form: o.form ?? 'try_wait', bar: parseRef(bar), token };
     if (o.dest) op.dest = o.dest;
+    if (o.sem) op.sem = o.sem;
+    if (o.scope) op.scope = o.scope;
     return this.push(op);
   }
 
@@ -317,16 +332,22 @@ export class ProgramBuilder {
     return this.push({ op: 'cp.async.bulk.prefetch', tensor, bytes: ex(bytes) });
   }
 
-  /** `bar.sync id{, threads}` (named barrier; default count: every thread of the CTA). */
-  barSync(id: ExprLike, threads?: ExprLike): this {
+  /**
+   * `bar.sync id{, threads}` (named barrier; default count: every thread of the CTA). `aligned:
+   * false` is `barrier.sync` (PTX ISA §9.7.13.1: `bar.sync` is `barrier.sync.aligned`).
+   */
+  barSync(id: ExprLike, threads?: ExprLike, o: { aligned?: boolean } = {}): this {
     const op: Op = { op: 'bar.sync', id: ex(id) };
     if (threads !== undefined) op.threads = ex(threads);
+    if (o.aligned === false) op.aligned = false;
     return this.push(op);
   }
 
-  /** `bar.arrive id, threads` (counts, does not block). */
-  barArrive(id: ExprLike, threads: ExprLike): this {
-    return this.push({ op: 'bar.arrive', id: ex(id), threads: ex(threads) });
+  /** `bar.arrive id, threads` (counts, does not block); `aligned: false` is `barrier.arrive`. */
+  barArrive(id: ExprLike, threads: ExprLike, o: { aligned?: boolean } = {}): this {
+    const op: Op = { op: 'bar.arrive', id: ex(id), threads: ex(threads) };
+    if (o.aligned === false) op.aligned = false;
+    return this.push(op);
   }
 
   /** `fence.proxy.async`. */
@@ -339,14 +360,28 @@ export class ProgramBuilder {
     return this.push({ op: 'fence.mbarrier_init' });
   }
 
-  /** `barrier.cluster.arrive`. */
-  clusterArrive(): this {
-    return this.push({ op: 'barrier.cluster.arrive' });
+  /** `barrier.cluster.arrive{.release|.relaxed}{.aligned}` (PTX ISA §9.7.13.3; default `.release`). */
+  clusterArrive(o: { sem?: 'release' | 'relaxed'; aligned?: boolean } = {}): this {
+    const op: Op = { op: 'barrier.cluster.arrive' };
+    if (o.sem) op.sem = o.sem;
+    if (o.aligned) op.aligned = true;
+    return this.push(op);
   }
 
-  /** `barrier.cluster.wait`. */
-  clusterWait(): this {
-    return this.push({ op: 'barrier.cluster.wait' });
+  /** `barrier.cluster.wait{.acquire}{.aligned}`. */
+  clusterWait(o: { aligned?: boolean } = {}): this {
+    const op: Op = { op: 'barrier.cluster.wait' };
+    if (o.aligned) op.aligned = true;
+    return this.push(op);
+  }
+
+  /**
+   * A thread fence `fence.sem.scope` (PTX ISA §9.7.13.4): `acq_rel` (default) or `sc` orders both
+   * ways; `release` / `acquire` one way. It turns the relaxed arrives after it into releases and
+   * the relaxed waits before it into acquires, for threads inside `scope`.
+   */
+  fence(scope: 'cta' | 'cluster' | 'gpu' | 'sys', sem: 'acq_rel' | 'sc' | 'release' | 'acquire' = 'acq_rel'): this {
+    return this.push({ op: 'fence', sem, scope });
   }
 
   /** `ld.shared` of a buffer (generic-proxy read). */

@@ -98,6 +98,18 @@ export type Op =
       parity?: Expr;
       token?: string;
       dest?: string;
+      /**
+       * `.acquire` (PTX default) or `.relaxed` (PTX ISA §9.7.13.15.16). A relaxed wait that returns
+       * true orders nothing: the accesses after it are not ordered after the phase's releases
+       * unless an acquire fence (`fence.acq_rel`, `fence.sc`, `fence.acquire`) follows. Absent: `.acquire`.
+       */
+      sem?: 'acquire' | 'relaxed';
+      /**
+       * `.cta` or `.cluster`: the scope of the acquire (PTX default `.cta`). An explicit `.cta`
+       * acquire is not morally strong with a release by a thread of another CTA (a remote arrive),
+       * so it does not synchronize with it (docs/CHECK.md, "Memory model"). Absent: not written.
+       */
+      scope?: 'cta' | 'cluster';
     }
   | { op: 'mbarrier.pending_count'; token: string; dest: string }
   | {
@@ -180,12 +192,38 @@ export type Op =
   | { op: 'cp.reduce.async.bulk'; tensor: boolean; src: BufRef; bytes: Expr; redop?: string; per?: Per }
   /** `cp.async.bulk.prefetch{.tensor}.L2.global`: a hint; no effect on any state, only time (PTX ISA §9.7.9.25.4.3, §9.7.9.27.1.4). */
   | { op: 'cp.async.bulk.prefetch'; tensor: boolean; bytes: Expr }
-  | { op: 'bar.sync'; id: Expr; threads?: Expr }
-  | { op: 'bar.arrive'; id: Expr; threads: Expr }
+  | {
+      /**
+       * `bar.sync` / `barrier.sync.aligned` (aligned, the default) or `barrier.sync` (`aligned:
+       * false`, PTX ISA §9.7.13.1). All threads that meet on one generation of an aligned barrier
+       * must execute the same instruction (checked per role: two sites of one role meeting is the
+       * `aligned-barrier` diagnostic).
+       */
+      op: 'bar.sync'; id: Expr; threads?: Expr; aligned?: boolean;
+    }
+  | { /** `bar.arrive` / `barrier.arrive.aligned` (aligned, the default) or `barrier.arrive` (`aligned: false`). */ op: 'bar.arrive'; id: Expr; threads: Expr; aligned?: boolean }
   | { op: 'fence.proxy.async' }
   | { op: 'fence.mbarrier_init' }
-  | { op: 'barrier.cluster.arrive' }
-  | { op: 'barrier.cluster.wait' }
+  | {
+      /**
+       * `barrier.cluster.arrive{.release|.relaxed}{.aligned}` (PTX ISA §9.7.13.3). Absent `sem`:
+       * `.release` (cluster scope). A `.relaxed` arrive releases nothing: the arriving thread's
+       * earlier accesses are ordered before the waiters only through a release fence before it.
+       */
+      op: 'barrier.cluster.arrive'; sem?: 'release' | 'relaxed'; aligned?: boolean;
+    }
+  | { /** `barrier.cluster.wait{.acquire}{.aligned}`: always an acquire at cluster scope. */ op: 'barrier.cluster.wait'; aligned?: boolean }
+  | {
+      /**
+       * A thread fence `fence{.sem}.scope` (PTX ISA §9.7.13.4; `membar.{cta,gl,sys}` is `fence.sc`
+       * of cta / gpu / sys). `acq_rel` (the default) and `sc` are both a release and an acquire
+       * fence; `release` / `acquire` one of them (the `.sync_restrict` forms). In happens-before a
+       * release fence makes the relaxed arrives after it release patterns, an acquire fence makes
+       * the relaxed waits before it acquire patterns (fence-fence synchronization when both are
+       * relaxed); `scope` must include the other thread (`cta`: the same CTA).
+       */
+      op: 'fence'; sem: 'acq_rel' | 'sc' | 'release' | 'acquire'; scope: 'cta' | 'cluster' | 'gpu' | 'sys';
+    }
   | { op: 'ld.shared'; buf: BufRef; bytes?: Expr }
   | { op: 'st.shared'; buf: BufRef; bytes?: Expr }
   | { op: 'work'; cycles: Expr }

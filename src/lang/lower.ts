@@ -837,6 +837,11 @@ export function lower(
         return fail();
       }
       if (argsNode?.recoveredNode) return fail();
+      const quals = parseQualifiers(mn.image);
+      if (quals?.invalid) {
+        err(SKETCH_CODES.unknownMnemonic, `${mn.image} is not a valid spelling of ${spec.name}`, quals.invalid, mnSpan);
+        return fail();
+      }
       let bad = false;
       if (spec.arch && archKnown && spec.arch !== arch) {
         err(SKETCH_CODES.arch, `${spec.name} needs ${spec.arch} but the kernel targets ${arch}`,
@@ -880,11 +885,6 @@ export function lower(
         return fail();
       }
       const args: OpArgs = { v: [], rest: [] };
-      const quals = parseQualifiers(mn.image);
-      if (quals?.unsupported) {
-        err(SKETCH_CODES.unknownMnemonic, `${mn.image} is not modeled`, quals.unsupported, mnSpan);
-        return fail();
-      }
       if (quals?.sem) args.sem = quals.sem;
       if (quals?.scope) args.scope = quals.scope;
       operands.forEach((o, i) => {
@@ -950,13 +950,17 @@ export function lower(
           bad = true;
         }
       }
-      if (dest && spec.dest) {
+      // `_ = mbarrier.arrive …`: PTX's sink for the state result (no token kept).
+      const sink = dest?.image === '_' && spec.dest === 'token';
+      if (dest && spec.dest && !sink) {
         if (assignable(dest.image, tokSpan(dest))) vars.add(dest.image);
         else bad = true;
         args.dest = dest.image;
       }
       if (bad) return fail();
-      return [{ s: 'op', op: spec.build(args), loc: loc(head) }];
+      const built = spec.build(args);
+      if (quals?.fields) Object.assign(built, quals.fields);
+      return [{ s: 'op', op: built, loc: loc(head) }];
     };
 
     const operand = (o: CstNode, kind: OperandKind, opName: string): BarRef | BufRef | Expr | string | undefined => {

@@ -22,9 +22,9 @@ export interface OpArgs {
   shape?: MmaShape;
   /** The variable left of `=`. */
   dest?: string;
-  /** `.release` / `.relaxed` written on the mnemonic (mbarrier.arrive family). */
-  sem?: 'release' | 'relaxed';
-  /** `.cta` / `.cluster` written on the mnemonic (mbarrier.arrive family). */
+  /** `.release` / `.relaxed` (mbarrier.arrive family) or `.acquire` / `.relaxed` (waits) written on the mnemonic. */
+  sem?: 'release' | 'relaxed' | 'acquire';
+  /** `.cta` / `.cluster` written on the mnemonic (mbarrier.arrive family and waits). */
   scope?: 'cta' | 'cluster';
 }
 
@@ -72,7 +72,7 @@ function arriveSpec(drop: boolean, expect: boolean, noComplete: boolean): OpSpec
       if (noComplete) op.noComplete = true;
       if (a.dest !== undefined) op.token = a.dest;
       if (a.per) op.per = a.per;
-      if (a.sem) op.sem = a.sem;
+      if (a.sem === 'release' || a.sem === 'relaxed') op.sem = a.sem;
       if (a.scope) op.scope = a.scope;
       return op;
     },
@@ -90,6 +90,8 @@ function waitSpec(form: 'try_wait' | 'test_wait', token: boolean): OpSpec {
       if (token) op.token = a.v[1] as string;
       else op.parity = int(a, 1);
       if (a.dest !== undefined) op.dest = a.dest;
+      if (a.sem === 'acquire' || a.sem === 'relaxed') op.sem = a.sem;
+      if (a.scope) op.scope = a.scope;
       return op;
     },
   };
@@ -258,6 +260,7 @@ export const OPS: OpSpec[] = [
   simple('fence.mbarrier_init', { op: 'fence.mbarrier_init' }),
   simple('barrier.cluster.arrive', { op: 'barrier.cluster.arrive' }),
   simple('barrier.cluster.wait', { op: 'barrier.cluster.wait' }),
+  simple('fence', { op: 'fence', sem: 'acq_rel', scope: 'cta' }),
   {
     name: 'ld.shared', args: ['buf', 'int'], optional: 1, usage: 'BUF[, BYTES]',
     build(a) {
@@ -283,16 +286,6 @@ export const OPS: OpSpec[] = [
 export const ALIASES: Record<string, string> = {
   'fence.mbarrier_init.release.cluster': 'fence.mbarrier_init',
   'fence.proxy.async.shared::cta': 'fence.proxy.async',
-  'barrier.cluster.arrive.release': 'barrier.cluster.arrive',
-  'barrier.cluster.arrive.aligned': 'barrier.cluster.arrive',
-  'barrier.cluster.arrive.release.aligned': 'barrier.cluster.arrive',
-  'barrier.cluster.wait.acquire': 'barrier.cluster.wait',
-  'barrier.cluster.wait.aligned': 'barrier.cluster.wait',
-  'barrier.cluster.wait.acquire.aligned': 'barrier.cluster.wait',
-  'barrier.sync': 'bar.sync',
-  'barrier.arrive': 'bar.arrive',
-  'bar.sync.aligned': 'bar.sync',
-  'barrier.sync.aligned': 'bar.sync',
   // The asynchronous copy family with the PTX qualifiers that change nothing the machine models.
   'cp.async.ca.shared.global': 'cp.async',
   'cp.async.cg.shared.global': 'cp.async',
@@ -309,11 +302,13 @@ export const ALIASES: Record<string, string> = {
     [`cp.reduce.async.bulk.${r}`, 'cp.reduce.async.bulk'], [`cp.reduce.async.bulk.global.shared::cta.bulk_group.${r}`, 'cp.reduce.async.bulk'],
     [`cp.reduce.async.bulk.tensor.${r}`, 'cp.reduce.async.bulk.tensor'],
   ])),
+  'fence.proxy.async.shared::cluster': 'fence.proxy.async',
+  'fence.proxy.async.global': 'fence.proxy.async',
 };
 
 const BY_NAME = new Map(OPS.map((o) => [o.name, o]));
 
-/** The operation spelled `mnemonic` (canonical, alias, or an mbarrier / tcgen05 instruction with PTX qualifiers), or undefined. */
+/** The operation spelled `mnemonic` (canonical, alias, or an instruction with PTX qualifiers), or undefined. */
 export function findOp(mnemonic: string): OpSpec | undefined {
   return BY_NAME.get(mnemonic) ?? BY_NAME.get(ALIASES[mnemonic] ?? '') ?? parseQualifiers(mnemonic)?.spec ?? tcgen05Spelling(mnemonic);
 }
@@ -334,53 +329,137 @@ function tcgen05Spelling(mnemonic: string): OpSpec | undefined {
   return m === mnemonic ? undefined : BY_NAME.get(m);
 }
 
-/** What {@link parseQualifiers} read from a qualified mbarrier mnemonic. */
+/** What {@link parseQualifiers} read from a qualified mnemonic. */
 export interface Qualified {
   spec: OpSpec;
-  /** `.release` / `.relaxed` of the arrive family (the only semantics the IR distinguishes). */
-  sem?: 'release' | 'relaxed';
-  /** `.cta` / `.cluster` of the arrive family. */
+  /** `.release` / `.relaxed` of the arrive family, `.acquire` / `.relaxed` of the waits. */
+  sem?: 'release' | 'relaxed' | 'acquire';
+  /** `.cta` / `.cluster` of the arrive family and the waits. */
   scope?: 'cta' | 'cluster';
-  /** Set when the qualifiers are valid PTX that mbsim does not model: the reason, for the message. */
-  unsupported?: string;
+  /** Fields the spelling sets on the operation it builds (cluster barrier `.relaxed` / `.aligned`, `barrier.sync`'s non-alignment, a fence's semantics and scope). */
+  fields?: Record<string, string | boolean>;
+  /** Set when the spelling is not valid PTX for that instruction (or not modeled): the reason, for the message. */
+  invalid?: string;
 }
 
-/** The memory-ordering semantics each mbarrier instruction family may carry (PTX ISA §9.7.13.15). */
-const SEMS: [RegExp, string[]][] = [
-  [/^mbarrier\.arrive/, ['release', 'relaxed']],
-  [/^mbarrier\.(try|test)_wait/, ['acquire', 'relaxed']],
-  [/^mbarrier\.(expect|complete)_tx$/, ['relaxed']],
-  [/^mbarrier\.(init|inval|pending_count)$/, []],
+/**
+ * Per mbarrier instruction (PTX ISA §9.7.13.15): the `.sem` values it takes and the state spaces
+ * (`.shared` means `.shared::cta`; only the arrive family, expect_tx and complete_tx take
+ * `.shared::cluster`; `mbarrier.pending_count` takes none).
+ */
+const MB_RULES: [RegExp, string[], string[]][] = [
+  [/^mbarrier\.arrive(_drop)?(\.expect_tx)?\.noComplete$/, ['release'], ['shared', 'shared::cta']],
+  [/^mbarrier\.arrive/, ['release', 'relaxed'], ['shared', 'shared::cta', 'shared::cluster']],
+  [/^mbarrier\.(try|test)_wait/, ['acquire', 'relaxed'], ['shared', 'shared::cta']],
+  [/^mbarrier\.(expect|complete)_tx$/, ['relaxed'], ['shared', 'shared::cta', 'shared::cluster']],
+  [/^mbarrier\.(init|inval)$/, [], ['shared', 'shared::cta']],
+  [/^mbarrier\.pending_count$/, [], []],
 ];
 
+const MB_BASES = OPS.map((o) => o.name).filter((n) => n.startsWith('mbarrier.')).sort((a, b) => b.length - a.length);
+
 /**
- * An mbarrier instruction with the PTX qualifiers after its canonical name, in PTX order:
- * `{.sem}{.scope}{.shared{::cta|::cluster}}{.b64}` (PTX ISA §9.7.13.15: `.release` / `.relaxed` on
+ * An mbarrier instruction with the PTX qualifiers after its canonical name:
+ * `{.sem.scope}{.shared{::cta|::cluster}}{.b64}` (PTX ISA §9.7.13.15: `.release` / `.relaxed` on
  * the arrive family, `.acquire` / `.relaxed` on waits, `.relaxed` on expect_tx / complete_tx;
- * `.cta` / `.cluster` scope; the state space; the `.b64` type), e.g.
- * `mbarrier.try_wait.parity.acquire.cta.shared::cta.b64`, `mbarrier.init.shared::cta.b64`,
- * `mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64`. Returns undefined when
- * `mnemonic` is not of that form. A state space alone changes nothing (the barrier reference's
- * `@cta` says which CTA's barrier it is). A relaxed wait is valid PTX that mbsim does not model
- * (it would not order the reads after it): `unsupported` says so.
+ * `.cta` / `.cluster` scope; the state space; the `.b64` type), the state space also before the
+ * semantics (`mbarrier.complete_tx.shared::cluster.relaxed.cluster.b64`, as CUTLASS writes it).
+ * Returns undefined when `mnemonic` is not of that form, and `invalid` when the qualifiers are not
+ * valid for that instruction (a space or semantics it does not take). A state space alone changes
+ * nothing (the barrier reference's `@cta` says which CTA's barrier it is).
+ */
+function parseMbarrier(mnemonic: string): Qualified | undefined {
+  const base = MB_BASES.find((b) => mnemonic === b || mnemonic.startsWith(`${b}.`));
+  if (!base) return undefined;
+  const spec = BY_NAME.get(base)!;
+  const rest = mnemonic.slice(base.length);
+  const m = /^(?:((?:\.(?:release|relaxed|acquire))?)((?:\.(?:cta|cluster))?)((?:\.shared(?:::cta|::cluster)?)?)|((?:\.shared(?:::cta|::cluster)?))((?:\.(?:release|relaxed|acquire))?)((?:\.(?:cta|cluster))?))((?:\.b64)?)$/.exec(rest);
+  if (!m) return undefined;
+  const sem = (m[1] || m[5] || '').slice(1);
+  const scope = (m[2] || m[6] || '').slice(1);
+  const space = (m[3] || m[4] || '').slice(1);
+  const [, sems, spaces] = MB_RULES.find(([re]) => re.test(base))!;
+  const r: Qualified = { spec };
+  if (sem && !sems.includes(sem)) {
+    return { spec, invalid: sems.length ? `${base} takes ${sems.map((x) => `.${x}`).join(' or ')}, not .${sem} (PTX ISA §9.7.13.15)` : `${base} takes no memory-ordering qualifier (PTX ISA §9.7.13.15)` };
+  }
+  if (scope && !sems.length) return { spec, invalid: `${base} takes no scope qualifier (PTX ISA §9.7.13.15)` };
+  if (scope && base.endsWith('.noComplete') && scope !== 'cta') return { spec, invalid: `${base} takes only .release.cta (PTX ISA §9.7.13.15.13)` };
+  if (space && !spaces.includes(space)) {
+    return { spec, invalid: spaces.length ? `${base} operates on ${spaces.map((x) => `.${x}`).join(' or ')} only, not .${space} (PTX ISA §9.7.13.15)` : `${base} takes no state space: write ${base}.b64 (PTX ISA §9.7.13.15.17)` };
+  }
+  if (sem) r.sem = sem as Qualified['sem'];
+  if (scope) r.scope = scope as 'cta' | 'cluster';
+  return r;
+}
+
+/** `barrier.cluster.arrive{.release|.relaxed}{.aligned}`, `barrier.cluster.wait{.acquire}{.aligned}` (PTX ISA §9.7.13.3). */
+function parseClusterBarrier(mnemonic: string): Qualified | undefined {
+  const m = /^barrier\.cluster\.(arrive|wait)((?:\.(?:release|relaxed|acquire))?)((?:\.aligned)?)$/.exec(mnemonic);
+  if (!m) return undefined;
+  const spec = BY_NAME.get(`barrier.cluster.${m[1]}`)!;
+  const sem = m[2]!.slice(1);
+  const fields: Record<string, string | boolean> = {};
+  if (m[1] === 'arrive') {
+    if (sem === 'acquire') return { spec, invalid: 'barrier.cluster.arrive takes .release or .relaxed, not .acquire (PTX ISA §9.7.13.3)' };
+    if (sem) fields.sem = sem;
+  } else if (sem && sem !== 'acquire') return { spec, invalid: `barrier.cluster.wait takes only .acquire, not .${sem} (PTX ISA §9.7.13.3)` };
+  if (m[3]) fields.aligned = true;
+  return { spec, fields };
+}
+
+/**
+ * Named barriers (PTX ISA §9.7.13.1): `bar{.cta}.sync` = `barrier{.cta}.sync.aligned` (aligned),
+ * `barrier{.cta}.sync` (not aligned), and the same for `arrive`. `.red` (the reduction forms) is
+ * not modeled.
+ */
+function parseNamedBarrier(mnemonic: string): Qualified | undefined {
+  const m = /^(bar|barrier)((?:\.cta)?)\.(sync|arrive|red)((?:\.aligned)?)((?:\.[a-z0-9.]+)?)$/.exec(mnemonic);
+  if (!m) return undefined;
+  const spec = BY_NAME.get(m[3] === 'arrive' ? 'bar.arrive' : 'bar.sync')!;
+  if (m[3] === 'red') return { spec, invalid: `${mnemonic}: the barrier reduction forms (bar.red / barrier.red) are not modeled; write bar.sync (PTX ISA §9.7.13.1)` };
+  if (m[5]) return undefined;
+  if (m[1] === 'bar' && m[4]) return undefined; // bar.sync is already aligned; bar.sync.aligned is not PTX
+  const aligned = m[1] === 'bar' || !!m[4];
+  return { spec, fields: aligned ? {} : { aligned: false } };
+}
+
+/**
+ * Thread fences (PTX ISA §9.7.13.4): `fence{.sc|.acq_rel}.scope` (`.acq_rel` when absent), the
+ * one-way `fence.acquire` / `fence.release` (with or without `.sync_restrict::shared::cluster` /
+ * `::cta`, whose scope must be `.cluster`), and `membar.{cta,gl,sys}` (= `fence.sc` at cta, gpu,
+ * sys scope).
+ */
+function parseFence(mnemonic: string): Qualified | undefined {
+  const spec = BY_NAME.get('fence')!;
+  const mb = /^membar\.(cta|gl|sys)$/.exec(mnemonic);
+  if (mb) return { spec, fields: { sem: 'sc', scope: mb[1] === 'gl' ? 'gpu' : mb[1]! } };
+  const m = /^fence((?:\.(?:sc|acq_rel|acquire|release))?)((?:\.sync_restrict::shared::(?:cta|cluster))?)((?:\.(?:cta|cluster|gpu|sys))?)$/.exec(mnemonic);
+  if (!m) return undefined;
+  const sem = m[1] ? m[1].slice(1) : 'acq_rel';
+  if (!m[3]) return { spec, invalid: `${mnemonic} needs a scope: write ${mnemonic}.cta, .cluster, .gpu or .sys (PTX ISA §9.7.13.4)` };
+  const scope = m[3].slice(1);
+  if (m[2]) {
+    const want = m[2].endsWith('cta') ? 'release' : 'acquire';
+    if (sem !== want || scope !== 'cluster') return { spec, invalid: `${m[2].slice(1)} takes .${want} and the scope .cluster: fence.${want}${m[2]}.cluster (PTX ISA §9.7.13.4)` };
+  } else if (sem === 'acquire' || sem === 'release') {
+    // The one-way fences without .sync_restrict (PTX 8.6+) are valid at every scope.
+  }
+  return { spec, fields: { sem, scope } };
+}
+
+/**
+ * Any instruction spelled with its PTX qualifiers: the mbarrier family
+ * (`mbarrier.try_wait.parity.acquire.cta.shared::cta.b64`, `mbarrier.init.shared::cta.b64`,
+ * `mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64`, …), cluster barriers, named
+ * barriers and thread fences. Returns undefined when `mnemonic` is none of these forms.
  */
 export function parseQualifiers(mnemonic: string): Qualified | undefined {
-  const m = /^(mbarrier\.[a-z_]+(?:\.expect_tx)?(?:\.noComplete)?(?:\.parity)?)((?:\.(?:release|relaxed|acquire))?)((?:\.(?:cta|cluster))?)((?:\.shared(?:::cta|::cluster)?)?)((?:\.b64)?)$/.exec(mnemonic);
-  if (!m) return undefined;
-  const spec = BY_NAME.get(m[1]!);
-  if (!spec) return undefined;
-  const sem = m[2] ? m[2].slice(1) : '';
-  const allowed = SEMS.find(([re]) => re.test(spec.name))?.[1] ?? [];
-  if (sem && !allowed.includes(sem)) return undefined;
-  if (m[3] && !allowed.length) return undefined; // no scope without semantics (init, inval, pending_count)
-  const r: Qualified = { spec };
-  if (spec.name.startsWith('mbarrier.arrive')) {
-    if (sem) r.sem = sem as 'release' | 'relaxed';
-    if (m[3]) r.scope = m[3].slice(1) as 'cta' | 'cluster';
-  } else if (sem === 'relaxed' && /wait/.test(spec.name)) {
-    r.unsupported = `a .relaxed wait does not order the accesses after it (PTX ISA §9.7.13.15.16); mbsim models waits as .acquire only: write ${spec.name}${m[3] ?? ''} or ${spec.name}.acquire${m[3] ?? ''}`;
-  }
-  return r;
+  if (mnemonic.startsWith('mbarrier.')) return parseMbarrier(mnemonic);
+  if (mnemonic.startsWith('barrier.cluster.')) return parseClusterBarrier(mnemonic);
+  if (mnemonic.startsWith('bar')) return parseNamedBarrier(mnemonic);
+  if (mnemonic.startsWith('fence') || mnemonic.startsWith('membar.')) return parseFence(mnemonic);
+  return undefined;
 }
 
 /** The `mbarrier.arrive` family with PTX qualifiers (see {@link parseQualifiers}). */
@@ -389,5 +468,17 @@ export function parseArriveQualifiers(mnemonic: string): Qualified | undefined {
   return q && q.spec.name.startsWith('mbarrier.arrive') ? q : undefined;
 }
 
+/** Spellings with PTX qualifiers offered next to the canonical names (did-you-mean, completion). */
+const SPELLINGS = [
+  'barrier.cluster.arrive.release', 'barrier.cluster.arrive.relaxed', 'barrier.cluster.arrive.aligned',
+  'barrier.cluster.arrive.release.aligned', 'barrier.cluster.arrive.relaxed.aligned',
+  'barrier.cluster.wait.acquire', 'barrier.cluster.wait.aligned', 'barrier.cluster.wait.acquire.aligned',
+  'barrier.sync', 'barrier.sync.aligned', 'barrier.arrive', 'barrier.arrive.aligned',
+  'fence.acq_rel.cta', 'fence.acq_rel.cluster', 'fence.acq_rel.gpu', 'fence.acq_rel.sys',
+  'fence.sc.cta', 'fence.sc.cluster', 'fence.sc.gpu', 'fence.sc.sys',
+  'fence.release.sync_restrict::shared::cta.cluster', 'fence.acquire.sync_restrict::shared::cluster.cluster',
+  'membar.cta', 'membar.gl', 'membar.sys',
+];
+
 /** Every mnemonic the language knows (for did-you-mean hints). */
-export const MNEMONICS: string[] = [...OPS.map((o) => o.name), ...Object.keys(ALIASES)];
+export const MNEMONICS: string[] = [...OPS.map((o) => o.name), ...Object.keys(ALIASES), ...SPELLINGS];

@@ -11,7 +11,7 @@
  * Each item replaces the whole word under the cursor (an operation's dots included).
  */
 import type { CompletionItem, CompletionItemKind, Position } from 'vscode-languageserver';
-import { ALIASES, OPS } from '../lang/ops.js';
+import { MNEMONICS, OPS } from '../lang/ops.js';
 import { opHover } from './features.js';
 import type { SymbolIndex } from './symbols.js';
 
@@ -45,7 +45,7 @@ export function completionsAt(text: string, pos: Position, index: SymbolIndex): 
   if (head === '') return DECLARATIONS.map((k) => item(k, KIND.keyword));
   const statementStart = /^\s+$/.test(head);
   if (statementStart || /^\s+[A-Za-z_]\w*\s*=\s*$/.test(head)) {
-    const ops = [...OPS.map((o) => o.name), ...Object.keys(ALIASES)].map((name) => {
+    const ops = MNEMONICS.map((name) => {
       const doc = opHover(name);
       return item(name, KIND.function, { ...(doc ? { documentation: { kind: 'markdown', value: doc } } : {}), detail: OPS.find((o) => o.name === name)?.usage || 'PTX spelling' });
     });

@@ -4,7 +4,7 @@
  * and the PTX ISA section (version 9.1) the rule comes from. The same facts, longer, are in
  * docs/LANGUAGE.md (section 7) and docs/SEMANTICS.md.
  */
-import { findOp, parseArriveQualifiers, type OpSpec } from '../lang/ops.js';
+import { findOp, parseQualifiers, type OpSpec } from '../lang/ops.js';
 
 /** The PTX meaning of one operation. */
 export interface OpText {
@@ -24,7 +24,7 @@ const TEXT: Record<string, OpText> = {
   'mbarrier.inval': T('mbarrier.inval.shared::cta.b64 [addr]', 'Ends the barrier\'s life before its memory is reused; any later operation but `mbarrier.init` on it is undefined (`uninitialized`).', '§9.7.13.15.10'),
   'mbarrier.expect_tx': T('mbarrier.expect_tx.b64 [addr], txCount', 'Raises the current phase\'s tx-count by BYTES without arriving; it never completes a phase by itself.', '§9.7.13.15.11, §9.7.13.15.5.1'),
   'mbarrier.complete_tx': T('mbarrier.complete_tx.b64 [addr], txCount', 'Lowers the tx-count by BYTES, as a finished transfer does, then tests for completion (pending 0 and tx-count 0). Moves no data.', '§9.7.13.15.12, §9.7.13.15.5.2'),
-  'mbarrier.try_wait.parity': T('mbarrier.try_wait.parity.b64 p, [addr], parity (in a retry loop)', 'Blocks until the phase of parity PARITY has completed: it passes at once when the barrier\'s current phase parity differs from PARITY, so a wait for parity 1 on a fresh barrier passes immediately. With `R = …` it is one test: R is 1 if the phase completed, else 0.', '§9.7.13.15.16'),
+  'mbarrier.try_wait.parity': T('mbarrier.try_wait.parity{.acquire|.relaxed}{.cta|.cluster}.b64 p, [addr], parity (in a retry loop)', 'Blocks until the phase of parity PARITY has completed: it passes at once when the barrier\'s current phase parity differs from PARITY, so a wait for parity 1 on a fresh barrier passes immediately. With `R = …` it is one test: R is 1 if the phase completed, else 0. `.acquire` (default) orders the later accesses after the phase\'s releases; `.relaxed` does not, until an acquire fence; an explicit `.cta` scope does not synchronize with another CTA\'s release.', '§9.7.13.15.16, §8.8'),
   'mbarrier.test_wait.parity': T('mbarrier.test_wait.parity.b64 p, [addr], parity', 'One non-blocking test: R is 1 if the phase of parity PARITY has completed, else 0. Never changes the barrier.', '§9.7.13.15.16'),
   'mbarrier.try_wait': T('mbarrier.try_wait.b64 p, [addr], state', 'Blocks until the phase named by the token (from an arrive on the same barrier, in the current or the previous phase) has completed.', '§9.7.13.15.16'),
   'mbarrier.test_wait': T('mbarrier.test_wait.b64 p, [addr], state', 'One non-blocking test of the phase named by the token: R is 1 if it completed, else 0.', '§9.7.13.15.16'),
@@ -67,12 +67,13 @@ const TEXT: Record<string, OpText> = {
   'cp.async.bulk.prefetch.tensor': T('cp.async.bulk.prefetch.tensor.Nd.L2.global [map, coords]', 'A hint to bring a tensor-map box of BYTES into L2: no effect on barriers or buffers, only issue time.', '§9.7.9.27.1.4'),
   'cp.async.mbarrier.arrive': T('cp.async.mbarrier.arrive.shared::cta.b64 [addr]', 'Arrives on BAR once every earlier `cp.async` of this thread has landed. Pending is raised by one when it is issued, so the arrival is net zero.', '§9.7.13.15.15'),
   'cp.async.mbarrier.arrive.noinc': T('cp.async.mbarrier.arrive.noinc.shared::cta.b64 [addr]', 'Arrives on BAR once every earlier `cp.async` of this thread has landed; the arrival counts toward the phase\'s expected arrivals.', '§9.7.13.15.15'),
-  'bar.sync': T('bar.sync id{, count} (barrier.sync.aligned)', 'Named barrier ID (0..15): counts the performing threads and waits until THREADS (default: every thread of the CTA) have arrived in this generation.', '§9.7.13.1'),
+  'bar.sync': T('bar.sync id{, count} (barrier.sync.aligned; barrier.sync is not aligned)', 'Named barrier ID (0..15): counts the performing threads and waits until THREADS (default: every thread of the CTA) have arrived in this generation. An aligned barrier must be reached by every participating thread through the same instruction: two `bar.sync` lines of one role meeting in one generation are the `aligned-barrier` error; `barrier.sync` allows it.', '§9.7.13.1'),
   'bar.arrive': T('bar.arrive id, count', 'Counts toward named barrier ID\'s generation without waiting.', '§9.7.13.1'),
   'fence.proxy.async': T('fence.proxy.async.shared::cta', 'Orders this thread\'s generic-proxy accesses (ld/st.shared) against its async-proxy ones (TMA, bulk copies, MMA operands): needed between generic writes and an async read of the same buffer.', '§8.6, §9.7.13.4'),
   'fence.mbarrier_init': T('fence.mbarrier_init.release.cluster', 'Publishes this thread\'s earlier `mbarrier.init`s to the cluster and the async proxy (followed by a cluster barrier for other CTAs).', '§9.7.13.4, §9.7.13.15.3'),
-  'barrier.cluster.arrive': T('barrier.cluster.arrive.release', 'The first half of the cluster-wide barrier: this CTA\'s threads arrive (release).', '§9.7.13.3'),
-  'barrier.cluster.wait': T('barrier.cluster.wait.acquire', 'The second half of the cluster-wide barrier: waits until every non-exited thread of the cluster arrived (acquire).', '§9.7.13.3'),
+  'barrier.cluster.arrive': T('barrier.cluster.arrive{.release|.relaxed}{.aligned}', 'The first half of the cluster-wide barrier: this CTA\'s threads arrive. `.release` (the default) releases their earlier accesses at cluster scope; `.relaxed` releases nothing unless a release fence (`fence.acq_rel.cluster`) precedes it.', '§9.7.13.3, §8.8'),
+  'barrier.cluster.wait': T('barrier.cluster.wait{.acquire}{.aligned}', 'The second half of the cluster-wide barrier: waits until every non-exited thread of the cluster arrived (acquire at cluster scope).', '§9.7.13.3'),
+  fence: T('fence{.acq_rel|.sc|.acquire|.release}.{cta|cluster|gpu|sys}', 'A thread fence: no effect on barriers. As a release fence it turns the relaxed arrives after it into releases, as an acquire fence the relaxed waits before it into acquires, for threads inside its scope (`.cta`: this CTA). `membar.cta/gl/sys` is `fence.sc`.', '§9.7.13.4, §8.8'),
   'ld.shared': T('ld.shared', 'A generic-proxy read of the buffer by the performing threads.', '§8.6'),
   'st.shared': T('st.shared', 'A generic-proxy write of the buffer by the performing threads.', '§8.6'),
   work: T('(no PTX instruction)', 'Busy work of CYCLES cycles: no synchronization, only time in the simulator.', '—'),
@@ -107,6 +108,6 @@ export function describeMnemonic(mnemonic: string): { spec: OpSpec; text: OpText
   if (!spec) return undefined;
   const text = opText(spec.name);
   if (!text) return undefined;
-  const q = parseArriveQualifiers(mnemonic);
+  const q = parseQualifiers(mnemonic);
   return { spec, text, ...(q?.sem ? { sem: q.sem } : {}), ...(q?.scope ? { scope: q.scope } : {}) };
 }

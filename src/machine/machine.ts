@@ -109,7 +109,7 @@ export class Machine implements OpCtx {
     });
     const s: MachineState = {
       now: 0, agents, bars,
-      named: Array.from({ length: p.ctas * NAMED_PER_CTA }, () => ({ arrived: 0, gen: 0, count: 0 })),
+      named: Array.from({ length: p.ctas * NAMED_PER_CTA }, () => ({ arrived: 0, gen: 0, count: 0, site: 0, asite: 0 })),
       clusterDone: new Array(p.grid).fill(0),
       inflight: [], nextId: 0, trapped: null, events: 0,
     };

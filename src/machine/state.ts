@@ -116,6 +116,13 @@ export interface NamedBarrier {
   arrived: number;
   gen: number;
   count: number;
+  /**
+   * The first aligned `bar.sync` / aligned `bar.arrive` instruction that arrived in the current
+   * generation (role × 4096 + pc + 1), or 0: another site of the same role meeting it is the
+   * `aligned-barrier` diagnostic (PTX ISA §9.7.13.1).
+   */
+  site: number;
+  asite: number;
 }
 
 /** The whole machine state: plain data, copied with {@link cloneState}. */

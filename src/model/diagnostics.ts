@@ -76,6 +76,8 @@ export const DIAG = {
    * one CTA (PTX ISA §9.7.9.12, §9.7.13.7, §9.7.9.25.4.1).
    */
   asyncStoreTarget: 'async-store-target',
+  /** Two different aligned `bar.sync` (or `bar.arrive`) instructions of one role meeting in one named-barrier generation. */
+  alignedBarrier: 'aligned-barrier',
 } as const;
 
 /** One of the stable diagnostic codes in {@link DIAG}. */
@@ -187,6 +189,11 @@ export const H200_BEHAVIOUR: Record<DiagCode, { h200: string; trap: boolean; sev
   'bulk-size': {
     h200: 'undefined (PTX ISA §9.7.9.25.4.1: size must be a multiple of 16); a misaligned tensor-copy coordinate faults with cudaErrorIllegalInstruction (FINDINGS-tensor.md TT6)',
     trap: true,
+    severity: 'error',
+  },
+  'aligned-barrier': {
+    h200: 'not measured on the H200. PTX leaves it undefined (§9.7.13.1: every thread of an aligned barrier executes the same barrier instruction; in conditional code only when all threads evaluate the condition alike); the compiler may assume it (and move or merge the instructions), so use barrier.sync (not aligned) where threads reach one barrier from different code. The machine counts both arrivals and goes on',
+    trap: false,
     severity: 'error',
   },
   lapping: {

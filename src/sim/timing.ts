@@ -94,6 +94,14 @@ export interface Timing {
   clusterWake: Param;
   fenceProxyAsync: Param;
   fenceMbarrierInit: Param;
+  /** `fence.{acq_rel,sc,acquire,release}.cta` (memory-model fences, not proxy fences). */
+  fenceCta: Param;
+  /** The same fences at `.cluster` or `.gpu` scope (one MEMBAR.*.GPU on sm_90a). */
+  fenceCluster: Param;
+  /** `fence.sc.sys` / `fence.acq_rel.sys` / `membar.sys`. */
+  fenceSys: Param;
+  /** `barrier.cluster.arrive.relaxed`: the arrive without the release fence the compiler puts before a release arrive. */
+  clusterArriveRelaxed: Param;
   ldShared: Param;
   stShared: Param;
   tmemLoad: Param;
@@ -157,6 +165,10 @@ export const H200: Timing = {
   clusterWake: { value: 180, source: `${FC}: remote signal one way about 270 minus the arrive` },
   fenceProxyAsync: { value: 30, source: 'hw/results/ops.json (hw/probes/ops.cu epilogue): fence.proxy.async + bar.sync 50 cycles, minus bar.sync 20' },
   fenceMbarrierInit: { value: 300, source: `estimate: a .release.cluster fence (MEMBAR.ALL.GPU, ${FC})` },
+  fenceCta: { value: 11, source: 'hw/results/fences.json (hw/probes/fences.cu): fence.acq_rel.cta 10.6 and fence.sc.cta 9.6 cycles in a loop (MEMBAR.ALL.CTA / MEMBAR.SC.CTA); after a st.shared 16.6 − 5.0' },
+  fenceCluster: { value: 266, source: 'hw/results/fences.json: fence.{acq_rel,sc}.{cluster,gpu} 266.3-266.8 cycles in a loop (MEMBAR.ALL.GPU / MEMBAR.SC.GPU on sm_90a)' },
+  fenceSys: { value: 1018, source: 'hw/results/fences.json: fence.sc.sys 1018 cycles in a loop (MEMBAR.SC.SYS)' },
+  clusterArriveRelaxed: { value: 36, source: 'hw/results/fences.json: a barrier.cluster.arrive.relaxed + wait round costs 58 cycles, the release arrive 322 (its MEMBAR.ALL.GPU, as fence.acq_rel.cluster + relaxed arrive: 327): clusterArrive minus 264' },
   ldShared: { value: 21, source: `${F} §3: ld.shared.b64 net 21` },
   stShared: { value: 21, source: 'estimate: as ld.shared' },
   tmemLoad: { value: 30, source: 'estimate' },
@@ -336,7 +348,11 @@ export const ISSUE_COST = {
   'bar.arrive': ({ T }) => T.barSync.value,
   'fence.proxy.async': ({ T }) => T.fenceProxyAsync.value,
   'fence.mbarrier_init': ({ T }) => T.fenceMbarrierInit.value,
-  'barrier.cluster.arrive': ({ T }) => T.clusterArrive.value,
+  'fence': ({ T, ins }) => {
+    const scope = (ins.op as { scope?: string }).scope;
+    return scope === 'cta' ? T.fenceCta.value : scope === 'sys' ? T.fenceSys.value : T.fenceCluster.value;
+  },
+  'barrier.cluster.arrive': ({ T, ins }) => ((ins.op as { sem?: string }).sem === 'relaxed' ? T.clusterArriveRelaxed.value : T.clusterArrive.value),
   'barrier.cluster.wait': () => 10,
   'ld.shared': ({ T }) => T.ldShared.value,
   'st.shared': ({ T }) => T.stShared.value,

@@ -5,8 +5,8 @@
  */
 import { diagnostic } from '../../model/mbarrier.js';
 import { DIAG } from '../../model/diagnostics.js';
-import type { OpInstr } from '../program.js';
-import { NAMED_PER_CTA, type MachineState, type StepOut } from '../state.js';
+import type { OpInstr, Program } from '../program.js';
+import { NAMED_PER_CTA, type MachineState, type NamedBarrier, type StepOut } from '../state.js';
 import type { OpCtx, OpDef, OpK } from './types.js';
 
 /**
@@ -33,6 +33,45 @@ export function checkCluster(m: OpCtx, s: MachineState, cl: number, out: StepOut
     out.other = true;
     { m.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'sync', t: s.now, agent: -1, kind: 'cluster.done', id: next, cluster: cl }); }
   }
+}
+
+const MULTI = new WeakMap<Program, boolean[]>();
+/** Per role × 2 (+0 bar.sync, +1 bar.arrive): whether the role's code has two or more aligned instructions of that kind. */
+function multiSite(p: Program): boolean[] {
+  let r = MULTI.get(p);
+  if (!r) {
+    r = p.roles.flatMap((rc) => (['bar.sync', 'bar.arrive'] as const).map((k) => rc.code.filter((i) => i.i === 'op' && i.op.op === k && i.op.aligned !== false).length > 1));
+    MULTI.set(p, r);
+  }
+  return r;
+}
+
+/**
+ * An aligned `bar.sync` / `bar.arrive` (`barrier.sync.aligned`) arriving in generation `nb`: every
+ * thread of an aligned barrier executes the same instruction (PTX ISA §9.7.13.1), so a second
+ * site of the same kind from the same role in one generation is the `aligned-barrier` diagnostic
+ * (the divergent `__syncthreads()`); warps of different roles are different branches of a
+ * warp-specialized kernel, each warp uniform, as the ISA's own producer / consumer example is.
+ */
+function alignedSite(m: OpCtx, s: MachineState, a: number, ins: OpInstr, out: StepOut, nb: NamedBarrier, id: number): void {
+  const info = m.program.agents[a]!;
+  // Only roles with two or more aligned sites of this kind can diverge: the others record nothing,
+  // so their states (and the checker's state counts) do not depend on which site came first.
+  if (!multiSite(m.program)[info.role * 2 + (ins.op.op === 'bar.sync' ? 0 : 1)]) return;
+  const site = info.role * 65536 + ins.uid + 1;
+  const sync = ins.op.op === 'bar.sync';
+  const cur = sync ? nb.site : nb.asite;
+  if (cur === 0) {
+    if (sync) nb.site = site;
+    else nb.asite = site;
+    return;
+  }
+  if (cur === site || Math.floor((cur - 1) / 65536) !== info.role) return;
+  const uid = (cur - 1) % 65536;
+  const other = m.program.roles[info.role]!.code.find((i) => i.i === 'op' && i.uid === uid) as OpInstr | undefined;
+  const where = other ? `line ${other.loc.line} (${other.text})` : 'another instruction';
+  const d = diagnostic(DIAG.alignedBarrier, `${info.name} reaches named barrier ${id} through ${ins.text} at line ${ins.loc.line} while other threads of role ${m.program.roles[info.role]!.name} are in the same generation through ${where}: all threads of an aligned barrier must execute the same instruction; write barrier.sync (not aligned) or one ${ins.op.op} on both paths`);
+  m.diag(s, out, d, a, -1, -1, ins.loc);
 }
 
 /**
@@ -76,6 +115,7 @@ function execNamed(m: OpCtx, s: MachineState, a: number, ins: OpInstr, out: Step
       m.diag(s, out, d, a, -1, -1, loc);
     }
   }
+  if ((op as OpK<'bar.sync' | 'bar.arrive'>).aligned !== false) alignedSite(m, s, a, ins, out, nb, nk % NAMED_PER_CTA);
   // Barriers count whole warps (PTX ISA §9.7.13.1): each warp adds 32 threads.
   for (let w = 0; w < warps; w++) {
     gen = nb.gen;
@@ -83,6 +123,8 @@ function execNamed(m: OpCtx, s: MachineState, a: number, ins: OpInstr, out: Step
     if (nb.arrived >= count) {
       nb.arrived -= count;
       nb.gen++;
+      nb.site = 0;
+      nb.asite = 0;
       out.other = true;
       const id = nk % NAMED_PER_CTA;
       { m.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'sync', t: s.now, agent: a, kind: 'named.done', id, loc }); }
@@ -108,11 +150,11 @@ export const BARRIER_OPS: readonly OpDef[] = [
     op: 'bar.sync', family: F, por: 'sync', sync: 'barrier', timing: 'bar.sync', exec: execNamed,
     enabled: (m, s, a, ins, ag) => ag.sub < 0 || s.named[m.namedKey(a, ins, ag)]!.gen > ag.sub,
     opEvent: 'first',
-    text: (op, t) => `bar.sync ${t.expr(op.id)}${op.threads ? `, ${t.expr(op.threads)}` : ''}`,
+    text: (op, t) => `${op.aligned === false ? 'barrier.sync' : 'bar.sync'} ${t.expr(op.id)}${op.threads ? `, ${t.expr(op.threads)}` : ''}`,
   } satisfies OpDef<'bar.sync'>,
   {
     op: 'bar.arrive', family: F, por: 'sync', sync: 'release', timing: 'bar.arrive', exec: execNamed,
-    text: (op, t) => `bar.arrive ${t.expr(op.id)}, ${t.expr(op.threads)}`,
+    text: (op, t) => `${op.aligned === false ? 'barrier.arrive' : 'bar.arrive'} ${t.expr(op.id)}, ${t.expr(op.threads)}`,
   } satisfies OpDef<'bar.arrive'>,
   {
     op: 'barrier.cluster.arrive', family: F, por: 'sync', sync: 'release', timing: 'barrier.cluster.arrive',
@@ -128,7 +170,7 @@ export const BARRIER_OPS: readonly OpDef[] = [
       checkCluster(m, s, m.program.agents[a]!.cluster, out);
       return true;
     },
-    text: (op) => op.op,
+    text: (op) => `${op.op}${op.sem ? `.${op.sem}` : ''}${op.aligned ? '.aligned' : ''}`,
   } satisfies OpDef<'barrier.cluster.arrive'>,
   {
     op: 'barrier.cluster.wait', family: F, por: 'sync', sync: 'barrier', timing: 'barrier.cluster.wait',
@@ -137,6 +179,6 @@ export const BARRIER_OPS: readonly OpDef[] = [
       { m.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'sync', t: s.now, agent: a, kind: 'cluster.wait', id: 0, loc: ins.loc }); }
       return true;
     },
-    text: (op) => op.op,
+    text: (op) => `${op.op}${op.aligned ? '.aligned' : ''}`,
   } satisfies OpDef<'barrier.cluster.wait'>,
 ] as OpDef[];

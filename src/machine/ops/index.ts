@@ -80,6 +80,8 @@ export const OPC: Readonly<Record<OpName, number>> = Object.freeze({
   'cp.async.bulk.shared::cluster': 43,
   'cp.reduce.async.bulk': 44,
   'cp.async.bulk.prefetch': 45,
+  // Thread fences with a scope (smem.ts).
+  'fence': 46,
 });
 
 const ALL_OPS: readonly OpDef[] = [...MBARRIER_OPS, ...BULK_OPS, ...TCGEN05_OPS, ...WGMMA_OPS, ...CPASYNC_OPS, ...BARRIER_OPS, ...SMEM_OPS, ...TMEM_OPS, ...STASYNC_OPS];

@@ -263,7 +263,7 @@ export const MBARRIER_OPS: readonly OpDef[] = [
   } satisfies OpDef<'mbarrier.complete_tx'>,
   {
     op: 'mbarrier.wait', family: F, por: 'sync', sync: 'acquire', timing: 'mbarrier.wait', enabled: waitEnabled, exec: execWait, opEvent: 'never',
-    text: (op, t) => `mbarrier.${op.form}${op.token ? '' : '.parity'} ${t.ref(op.bar)}, ${op.token ?? t.expr(op.parity!)}`,
+    text: (op, t) => `mbarrier.${op.form}${op.token ? '' : '.parity'}${op.sem ? `.${op.sem}` : op.scope ? '.acquire' : ''}${op.scope ? `.${op.scope}` : ''} ${t.ref(op.bar)}, ${op.token ?? t.expr(op.parity!)}`,
   } satisfies OpDef<'mbarrier.wait'>,
   {
     op: 'mbarrier.pending_count', family: F, por: 'sync', sync: 'local', timing: 'mbarrier.pending_count', exec: execPendingCount,

@@ -1,7 +1,8 @@
 /**
  * The agent's own memory operations and local steps: `ld.shared` / `st.shared` (generic-proxy
  * accesses, also of another CTA's distributed shared memory, PTX ISA §9.7.9.25.2), the fences
- * (`fence.proxy.async`, §9.7.13.4.18; `fence.mbarrier_init`, §9.7.13.4.17), `work N` (time only)
+ * (`fence.proxy.async`, §9.7.13.4.18; `fence.mbarrier_init`, §9.7.13.4.17; the thread fences
+ * `fence{.sc|.acq_rel|.acquire|.release}.scope`, §9.7.13.4), `work N` (time only)
  * and `exit`.
  */
 import { diagnostic } from '../../model/mbarrier.js';
@@ -47,6 +48,12 @@ export const SMEM_OPS: readonly OpDef[] = [
   } satisfies OpDef<'st.shared'>,
   { op: 'fence.proxy.async', family: F, por: 'local', sync: 'fence', timing: 'fence.proxy.async', exec: nothing, text: (op) => op.op } satisfies OpDef<'fence.proxy.async'>,
   { op: 'fence.mbarrier_init', family: F, por: 'local', sync: 'fence', timing: 'fence.mbarrier_init', exec: nothing, text: (op) => op.op } satisfies OpDef<'fence.mbarrier_init'>,
+  {
+    // A thread fence (PTX ISA §9.7.13.4): no effect on the machine's state; its memory-model role
+    // (release / acquire patterns with relaxed arrives and waits) is the checker's (check/hb.ts, check/relaxed.ts).
+    op: 'fence', family: F, por: 'local', sync: 'fence', timing: 'fence', exec: nothing,
+    text: (op) => `fence.${op.sem}.${op.scope}`,
+  } satisfies OpDef<'fence'>,
   { op: 'work', family: F, por: 'local', sync: 'local', timing: 'work', exec: nothing, text: (op, t) => `work ${t.expr(op.cycles)}` } satisfies OpDef<'work'>,
   {
     op: 'exit', family: F, por: 'sync', sync: 'release', timing: 'exit',
