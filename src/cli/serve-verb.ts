@@ -52,7 +52,7 @@ export const lspCommand: Verb = (program, ctx) => {
     .option('--no-check-on-change', 'check only on open and save, not after a pause in typing')
     .action(async (o: { checkTimeout?: number; maxStates?: number; maxMemory?: number; checkOnChange: boolean }) => {
       const { startLanguageServer, DEFAULT_HAZARD_BOUNDS } = await import('../lsp/index.js');
-      await startLanguageServer({
+      const code = await startLanguageServer({
         bounds: {
           timeoutMs: o.checkTimeout !== undefined ? Math.round(o.checkTimeout * 1000) : DEFAULT_HAZARD_BOUNDS.timeoutMs,
           maxStates: o.maxStates ?? DEFAULT_HAZARD_BOUNDS.maxStates,
@@ -60,6 +60,8 @@ export const lspCommand: Verb = (program, ctx) => {
         },
         ...(o.checkOnChange ? {} : { checkDelayMs: null }),
       });
-      ctx.exit(0);
+      // After `exit` nothing more is read: an editor that keeps the pipe open must not keep the server alive.
+      process.stdin.destroy();
+      ctx.exit(code);
     });
 };

@@ -196,6 +196,21 @@ function evalStatic(e: Expr, params: Record<string, number>, what: string, loc?:
 }
 
 /**
+ * The last of `arrays` (sorted by `offset`, as laid out) whose offset is at most `o`: the array a
+ * flat key's offset `o` falls in (a binary search: a kernel may declare thousands of arrays).
+ */
+function lastAtOrBefore<T extends { offset: number }>(arrays: readonly T[], o: number): T {
+  let lo = 0;
+  let hi = arrays.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (arrays[mid]!.offset <= o) lo = mid;
+    else hi = mid - 1;
+  }
+  return arrays[lo]!;
+}
+
+/**
  * Instantiates `kernel` with parameter `overrides` (which must name declared parameters).
  * Throws {@link KernelError}.
  */
@@ -325,15 +340,13 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
   const barrierOf = (key: number) => {
     const cta = Math.floor(key / barriersPerCta);
     const o = key - cta * barriersPerCta;
-    let info = barriers[0]!;
-    for (const b of barriers) if (b.offset <= o) info = b;
+    const info = lastAtOrBefore(barriers, o);
     return { info, index: o - info.offset, cta };
   };
   const bufferOf = (key: number) => {
     const cta = Math.floor(key / buffersPerCta);
     const o = key - cta * buffersPerCta;
-    let info = buffers[0]!;
-    for (const b of buffers) if (b.offset <= o) info = b;
+    const info = lastAtOrBefore(buffers, o);
     return { info, index: o - info.offset, cta };
   };
   return {

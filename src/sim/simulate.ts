@@ -14,7 +14,7 @@ import { explainHang, type HangReport } from '../machine/hang.js';
 import { perThreads, type OpInstr, type Program } from '../machine/program.js';
 import type { Diagnostic } from '../model/diagnostics.js';
 import type { SrcLoc } from '../kernel/ir.js';
-import { Governor, type Bound } from '../machine/governor.js';
+import { boundOption, Governor, type Bound } from '../machine/governor.js';
 import { H200, ISSUE_COST, validateTiming, type IssueArgs, type Timing } from './timing.js';
 import { OPS } from '../machine/ops/index.js';
 
@@ -277,6 +277,7 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
   const v = (p: { value: number }) => p.value;
   const recordEvents = opts.recordEvents ?? true;
   const recordSpans = opts.recordSpans ?? true;
+  for (const k of ['maxSteps', 'maxMemory', 'timeoutMs', 'activeSms', 'seed'] as const) boundOption('simulate', k, opts[k]);
   const maxSteps = opts.maxSteps ?? 50_000_000;
   const rand = opts.seed !== undefined ? mulberry32(opts.seed) : null;
   const jit = (x: number) => (rand ? Math.round(x * (1 + (rand() * 2 - 1) * v(T.jitter))) : x);
