@@ -109,3 +109,23 @@ describe('lsp: exit without shutdown', () => {
     expect(await lsp.exited).toBe(1);
   }, 180_000);
 });
+
+describe('sizes and times past 2^53', () => {
+  test('work 2^53 − 1 cycles: the run is refused as too long to time exactly (exit 2), not a cycle count rounded past 2^53', async () => {
+    const { main } = await import('../src/cli/main.js');
+    const f = join(fresh(), 'w.mbk');
+    writeFileSync(f, 'kernel k arch=sm_90a\nbarrier b[1] count=1\nrole w warps=1 per=one:\n    work 9007199254740991\n    mbarrier.arrive b[0]\n');
+    const err: string[] = [];
+    expect(await main(['run', f, '--max-memory', '60000'], { out: () => undefined, err: (s) => err.push(s), color: false })).toBe(2);
+    expect(err.join('\n')).toMatch(/^mbsim: error: simulated time reached \d+ cycles \(beyond 2\^53, or not a number\) after 2 steps/);
+  });
+
+  test('shared memory past 2^53 bytes is named as such, not as a rounded byte count', async () => {
+    const { main } = await import('../src/cli/main.js');
+    const f = join(fresh(), 'big.mbk');
+    writeFileSync(f, 'kernel big arch=sm_90a\nparam N = 9007199254740991\nbarrier b[N] count=1\nrole w warps=1 per=one:\n    mbarrier.arrive b[0]\n');
+    const err: string[] = [];
+    expect(await main(['run', f], { out: () => undefined, err: (s) => err.push(s), color: false })).toBe(2);
+    expect(err.join('\n')).toContain('error[E-kernel-smem-size]: shared memory per CTA is more than 9,007,199,254,740,991 bytes; a CTA can have at most 232,448 (227 KiB)');
+  });
+});

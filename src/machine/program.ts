@@ -276,7 +276,7 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
   const smemBytes = buffers.filter((b) => b.space === 'smem').reduce((n, b) => n + b.length * b.bytes, 0) + barriersPerCta * 8;
   if (smemBytes > MAX_SMEM_PER_CTA) {
     const big = buffers.filter((b) => b.space === 'smem').sort((x, y) => y.length * y.bytes - x.length * x.bytes)[0];
-    throw new KernelError(`shared memory per CTA is ${smemBytes.toLocaleString('en-US')} bytes; a CTA can have at most ${MAX_SMEM_PER_CTA.toLocaleString('en-US')} (227 KiB)${big ? ` (largest: ${big.name}, ${big.length} × ${big.bytes.toLocaleString('en-US')} bytes)` : ''}`, big?.loc ?? kernel.loc, 'smem-size');
+    throw new KernelError(`shared memory per CTA is ${smemBytes > Number.MAX_SAFE_INTEGER ? `more than ${Number.MAX_SAFE_INTEGER.toLocaleString('en-US')}` : smemBytes.toLocaleString('en-US')} bytes; a CTA can have at most ${MAX_SMEM_PER_CTA.toLocaleString('en-US')} (227 KiB)${big ? ` (largest: ${big.name}, ${big.length} × ${big.bytes.toLocaleString('en-US')} bytes)` : ''}`, big?.loc ?? kernel.loc, 'smem-size');
   }
   const tmemBytes = buffers.filter((b) => b.space === 'tmem').reduce((n, b) => n + b.length * b.bytes, 0);
   if (tmemBytes > MAX_TMEM_PER_CTA) {

@@ -672,6 +672,9 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
     }
   }
 
+  // The last operation's end is never popped: past 2^53 its time is not exact either.
+  const cycles = Math.max(now, end);
+  if (!(cycles <= MAX_TIME)) throw new SimTimeError(`simulated time reached ${cycles} cycles (beyond 2^53, or not a number) after ${steps.toLocaleString('en-US')} steps: the timing parameters make the run too long to time exactly; use smaller latencies, or fewer iterations (--set)`);
   let verdict: SimVerdict = 'ok';
   let hang: HangReport | null = null;
   if (stopped) verdict = 'incomplete';
@@ -681,7 +684,7 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
     hang = explainHang(m, s);
   } else if (diagnostics.some((d) => d.diag.severity === 'error')) verdict = 'error';
   return {
-    program, timing: T, verdict, cycles: Math.max(now, end), steps, eventCount: s.events, events, spans, diagnostics, hang, stopped, stoppedBy, stats, final: s,
+    program, timing: T, verdict, cycles, steps, eventCount: s.events, events, spans, diagnostics, hang, stopped, stoppedBy, stats, final: s,
   };
 }
 
