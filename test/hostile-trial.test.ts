@@ -74,15 +74,15 @@ describe('--watch reads the file again with the guards of the first read', () =>
 });
 
 describe('run: the report of a long run stays within --max-memory', () => {
-  test('--json of a run stopped by --max-memory 300: valid JSON, under 330 MB, exit 3, what was left out said', async () => {
+  test('--json of a run stopped by --max-memory 300: valid JSON, within 5% of the bound, exit 3, what was left out said', async () => {
     const dir = fresh();
     const out = join(dir, 'run.json');
     const r = await measureCli(['run', 'pipeline', '--set', 'K=100000000', '--max-steps', '20000000', '--max-memory', '300', '--json', '--trace', out]);
     expect(r.code).toBe(3);
     expect(r.err).toBe('');
-    // Both outputs are built from the records: on a loaded 2-core machine the peak has reached
-    // 339 MB (13% over the bound, with the collector behind); 20% is what this test holds.
-    expect(r.peakRss).toBeLessThan(360 * MiB);
+    // Both outputs are built from the records; the document goes out at the pace of its reader
+    // and the output budget collects garbage near the bound: within 5% of it.
+    expect(r.peakRss).toBeLessThan(315 * MiB);
     const doc = JSON.parse(r.out);
     expect(doc.verdict).toBe('incomplete');
     expect(doc.stopped).toMatch(/^stopped by --max-memory/);

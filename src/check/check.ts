@@ -4,6 +4,7 @@
  * numbered steps, the barrier states after each step, the per-barrier ledger of the trace and, for
  * races, the happens-before analysis of the trace.
  */
+import { boundOption } from '../machine/governor.js';
 import { asyncDef } from '../machine/ops/index.js';
 import { Machine, type Choice, type MachineState, newStepOut, nextCredit, pendingAsyncGroups } from '../machine/machine.js';
 import type { MachineEvent } from '../machine/events.js';
@@ -330,6 +331,7 @@ function scheduleOf(raw: RawHazard, parent: Int32Array, chainOff: Int32Array, ch
 
 /** Exhaustively checks `program`: every schedule of agents and asynchronous completions. */
 export function check(program: Program, opts: CheckOptions = {}): CheckResult {
+  for (const k of ['maxStates', 'maxMemory', 'timeout', 'workers'] as const) boundOption('check', k, opts[k]);
   // The timeout covers the whole check: the static checks run first, the search gets the rest.
   const t0 = Date.now();
   const staticRaw = new Set(staticChecks(program, t0 + (opts.timeout ?? DEFAULT_BOUNDS.timeoutMs)));
@@ -355,6 +357,7 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
   // The timeout covers the traces too: past it, findings after the first keep their schedule only.
   const deadline = t0 + (opts.timeout ?? DEFAULT_BOUNDS.timeoutMs);
   let traced = 0;
+  let empty: (ReturnType<typeof replay> & { ledger: ReturnType<typeof buildLedger> }) | undefined;
   for (const raw of [...r.hazards, ...staticRaw]) {
     const schedule = scheduleOf(raw, r.parent, r.chainOff, r.chainData);
     // A buffer's subject is its name, with `[i]` for an array element and `@cN` in a cluster.
@@ -369,8 +372,9 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
       continue;
     }
     if (!staticRaw.has(raw)) traced++;
-    const rp = replay(program, schedule);
-    const h: Hazard = { ...base, trace: rp.steps, ledger: buildLedger(program, rp.events) };
+    // An empty schedule (a static finding) replays to nothing: its trace and ledger are computed once.
+    const rp = schedule.length ? replay(program, schedule) : (empty ??= { ...replay(program, []), ledger: buildLedger(program, []) });
+    const h: Hazard = { ...base, trace: rp.steps, ledger: rp === empty ? empty.ledger : buildLedger(program, rp.events) };
     if (staticRaw.has(raw)) h.static = true;
     if (raw.kind === 'race') {
       const hb = happensBefore(program, rp.events);

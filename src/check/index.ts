@@ -84,13 +84,14 @@ export interface CheckIO {
   paint?: CheckPaint;
   /**
    * Writes a `--json` document (default: `out(JSON.stringify(value))`); the CLI writes it in chunks,
-   * so a document larger than a string may hold (a sweep's rows, hundreds of traces) still goes out.
+   * so a document larger than a string may hold (a sweep's rows, hundreds of traces) still goes out,
+   * and waits for its output to drain between chunks (a promise, awaited).
    */
-  outJson?(value: unknown): void;
+  outJson?(value: unknown): void | Promise<void>;
 }
 
-function writeJson(io: CheckIO, value: unknown): void {
-  if (io.outJson) io.outJson(value);
+async function writeJson(io: CheckIO, value: unknown): Promise<void> {
+  if (io.outJson) await io.outJson(value);
   else io.out(JSON.stringify(value));
 }
 
@@ -241,7 +242,7 @@ export async function runCheckCli(program: Program, opts: CheckCliOptions, io: C
     } else traced = `no counterexample: ${opts.trace} not written`;
   }
   if (opts.quiet) return exitCode(r);
-  if (opts.json) writeJson(io, checkJson(r));
+  if (opts.json) await writeJson(io, checkJson(r));
   else if (opts.format === 'short') io.out(renderShort(r));
   else {
     io.out(renderCheck(r, await colors(io.color, io.paint), opts.maxTraces ?? DEFAULT_MAX_TRACES));
@@ -348,7 +349,7 @@ export async function runCheckSweepCli(
   const rank = (c: number) => (c === 1 ? 3 : c === 2 ? 2 : c === 3 ? 1 : 0);
   const worst = rows.reduce((w, r) => (rank(r.code) > rank(w) ? r.code : w), 0);
   if (opts.json) {
-    writeJson(io, {
+    await writeJson(io, {
       schema: 'mbsim.check-sweep/1', kernel: kernelName, ranges, exit: worst,
       rows: rows.map((r) => (r.result ? { params: r.params, verdict: r.verdict, exit: r.code, result: checkJson(r.result) } : { params: r.params, verdict: r.verdict, exit: r.code, error: r.what })),
     });

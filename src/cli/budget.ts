@@ -4,7 +4,17 @@
  * `--timeout` as the simulation, with {@link OUTPUT_GRACE_MS} more time, so that a run stopped by
  * its timeout still reports what it recorded. Past a bound the output is cut short at an array
  * element, stays valid JSON, and says so (`outputStopped`); the CLI exits 3 (incomplete).
+ *
+ * Writing a large document leaves garbage behind (the text of each chunk); V8 collects it only
+ * when its heap has grown well past what is live, which on its own takes the resident set to the
+ * bound and cuts the output although most of that memory is free. So from
+ * {@link COLLECT_AT} of the bound on, the budget asks V8 for a full collection (at most once per
+ * {@link COLLECT_STEP} of the bound the resident set grows) before it decides: the freed heap is
+ * reused and the resident set stays under the bound, and only memory that is really held stops
+ * the output.
  */
+import { runInNewContext } from 'node:vm';
+import { setFlagsFromString } from 'node:v8';
 import { FIFO_WAIT_MS, type WriteOptions } from './output.js';
 import { JsonStream } from './json-stream.js';
 
@@ -25,16 +35,51 @@ export interface OutputBudget {
   room(bytes: number): boolean;
 }
 
-/** The budget of `maxMemory` bytes and the `deadline` (ms since the epoch; Infinity: none). */
-export function outputBudget(maxMemory: number, deadline: number, rss: () => number = () => process.memoryUsage.rss()): OutputBudget {
+/** Share of the bound from which the budget collects garbage before it looks at the resident set. */
+export const COLLECT_AT = 0.8;
+/** Growth of the resident set (share of the bound) between two collections. */
+export const COLLECT_STEP = 0.04;
+
+let collector: (() => void) | null | undefined;
+
+/**
+ * V8's full garbage collection, or null where it cannot be had. Node exposes it only to code
+ * started with `--expose-gc`; set later, the flag gives `gc` to contexts created after it.
+ */
+export function fullCollection(): (() => void) | null {
+  if (collector === undefined) {
+    try {
+      setFlagsFromString('--expose-gc');
+      const gc: unknown = runInNewContext('gc');
+      collector = typeof gc === 'function' ? () => (gc as () => void)() : null;
+    } catch {
+      collector = null;
+    }
+  }
+  return collector;
+}
+
+/**
+ * The budget of `maxMemory` bytes and the `deadline` (ms since the epoch; Infinity: none). `rss`
+ * reads the resident set, `collect` runs a full garbage collection (null: none).
+ */
+export function outputBudget(maxMemory: number, deadline: number, rss: () => number = () => process.memoryUsage.rss(), collect: (() => void) | null = fullCollection()): OutputBudget {
   const until = deadline + OUTPUT_GRACE_MS;
   let by: string | null = null;
   let n = 0;
+  let collectedAt = 0;
+  const memory = () => {
+    const m = rss();
+    if (!collect || m < maxMemory * COLLECT_AT || m < collectedAt + maxMemory * COLLECT_STEP) return m;
+    collect();
+    collectedAt = m;
+    return rss();
+  };
   const stop = () => {
     if (by) return true;
     if (++n % LOOK_EVERY) return false;
     if (Date.now() >= until) by = '--timeout';
-    else if (rss() > maxMemory) by = '--max-memory';
+    else if (memory() > maxMemory) by = '--max-memory';
     return by !== null;
   };
   return {

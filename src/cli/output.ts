@@ -19,8 +19,9 @@
  *   exit code 2.
  *
  * A temporary file is removed on every error and on SIGINT/SIGTERM while it exists (a handler is
- * installed only for the duration of the write; the signal is then re-raised, so the process still
- * ends as the signal asks).
+ * installed only for the duration of the write). The signal is then raised again, so the process
+ * still ends as the signal asks, unless another listener of it decides (`check --watch`): then the
+ * write stops at its next chunk with a {@link WriteInterrupted}, leaving the target as it was.
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, realpathSync, statSync, unlinkSync, type Stats } from 'node:fs';
 import { chmod, open, rename, unlink, type FileHandle } from 'node:fs/promises';
@@ -102,10 +103,17 @@ function followed(path: string): Stats | null {
 }
 
 /**
+ * A write that SIGINT or SIGTERM stopped while the process goes on (another listener of the
+ * signal, such as `check --watch`, decides how it ends): the target is left as it was, no
+ * temporary file remains. The CLI stops without reporting it as an error.
+ */
+export class WriteInterrupted extends OutputError {}
+
+/**
  * Writes `data` (UTF-8) to `path` as described in the module comment; `sinks` receive the data for
  * `-` and the process's own stdout / stderr. Resolves once the data is on disk (or handed to the
  * device); rejects with an {@link OutputError} (one line) when it cannot be written, with no
- * temporary file left.
+ * temporary file left, and with a {@link WriteInterrupted} when a signal stopped it.
  */
 export async function writeOutput(path: string, data: string | Iterable<string>, sinks: OutputSinks, o: WriteOptions = {}): Promise<void> {
   const mode = outputMode(path);
@@ -115,13 +123,18 @@ export async function writeOutput(path: string, data: string | Iterable<string>,
     else for (const chunk of data) sink(chunk);
     return;
   }
+  if (refused) throw new WriteInterrupted(`${path} not written: stopped by ${refused}`);
+  const w = track(path, mode === 'replace' ? tempName(path) : null);
   try {
-    if (mode === 'in-place') await writeInPlace(path, data, o);
-    else await replace(path, data);
+    if (mode === 'in-place') await writeInPlace(w, data, o);
+    else await replace(w, data);
   } catch (err) {
     if (err instanceof OutputError) throw err;
+    if (w.signal) throw interrupted(w);
     const code = (err as NodeJS.ErrnoException).code;
     throw new OutputError(`cannot write ${path}: ${code === 'EPIPE' ? 'the reader closed it before the end (EPIPE)' : reason(err)}`);
+  } finally {
+    untrack(w);
   }
 }
 
@@ -139,76 +152,96 @@ export const FIFO_WAIT_MS = 30_000;
 /** Interval (ms) between looks for a FIFO's reader. */
 const FIFO_POLL_MS = 20;
 
-async function writeInPlace(path: string, data: string | Iterable<string>, o: WriteOptions): Promise<void> {
-  const fifo = await openFifoWriter(path, o.fifoWaitMs ?? FIFO_WAIT_MS);
+/** One write in progress: its target, its temporary file (replace mode), and the signal that stopped it. */
+interface LiveWrite {
+  path: string;
+  tmp: string | null;
+  signal: NodeJS.Signals | null;
+}
+
+const interrupted = (w: LiveWrite) => new WriteInterrupted(`writing ${w.path} was interrupted by ${w.signal}; it is left as it was`);
+
+/** Throws {@link WriteInterrupted} once a signal stopped `w`. */
+function going(w: LiveWrite): void {
+  if (w.signal) throw interrupted(w);
+}
+
+async function writeInPlace(w: LiveWrite, data: string | Iterable<string>, o: WriteOptions): Promise<void> {
+  const fifo = await openFifoWriter(w, o.fifoWaitMs ?? FIFO_WAIT_MS);
   // O_TRUNC means nothing to a FIFO or a device; it empties a symlink's regular target first.
-  const fh = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 0o666);
+  const fh = await open(w.path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 0o666);
   // The reader is there and our blocking descriptor holds the FIFO open: the probe may go.
   if (fifo !== null) closeSync(fifo);
   try {
-    await writeChunks(fh, data);
+    going(w);
+    await writeChunks(w, fh, data);
   } finally {
     await fh.close();
   }
 }
 
 /**
- * For a FIFO at `path` (through links): waits up to `waitMs` for a reader, opening it without
+ * For a FIFO at `w.path` (through links): waits up to `waitMs` for a reader, opening it without
  * blocking (ENXIO while nobody reads), and returns that descriptor, to be closed once a blocking
  * one is open (the reader never sees the writers drop to zero in between). Null for anything else.
- * Throws an {@link OutputError} when no reader comes.
+ * Throws an {@link OutputError} when no reader comes, a {@link WriteInterrupted} on a signal.
  */
-async function openFifoWriter(path: string, waitMs: number): Promise<number | null> {
+async function openFifoWriter(w: LiveWrite, waitMs: number): Promise<number | null> {
   let st: Stats;
   try {
-    st = statSync(path);
+    st = statSync(w.path);
   } catch {
     return null;
   }
   if (!st.isFIFO()) return null;
   const until = Date.now() + waitMs;
   for (;;) {
+    going(w);
     try {
-      return openSync(path, constants.O_WRONLY | constants.O_NONBLOCK);
+      return openSync(w.path, constants.O_WRONLY | constants.O_NONBLOCK);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENXIO') throw err;
     }
-    if (Date.now() >= until) throw new OutputError(`cannot write ${path}: it is a FIFO and no process opened it for reading within ${(waitMs / 1000).toLocaleString('en-US')} s`);
+    if (Date.now() >= until) throw new OutputError(`cannot write ${w.path}: it is a FIFO and no process opened it for reading within ${(waitMs / 1000).toLocaleString('en-US')} s`);
     await new Promise((done) => setTimeout(done, FIFO_POLL_MS));
   }
 }
 
-async function replace(path: string, data: string | Iterable<string>): Promise<void> {
+/** `.NAME.tmp-PID-RANDOM` next to `path`. */
+function tempName(path: string): string {
+  // The name's first 100 characters only: a name near the file system's limit (255 bytes) must
+  // not make the temporary name too long.
+  return join(dirname(path), `.${basename(path).slice(0, 100)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+}
+
+async function replace(w: LiveWrite, data: string | Iterable<string>): Promise<void> {
+  const tmp = w.tmp!;
   let mode: number | undefined;
   try {
-    mode = statSync(path).mode & 0o7777;
+    mode = statSync(w.path).mode & 0o7777;
   } catch {
     mode = undefined;
   }
-  // The name's first 100 characters only: a name near the file system's limit (255 bytes) must
-  // not make the temporary name too long.
-  const tmp = join(dirname(path), `.${basename(path).slice(0, 100)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
   const fh = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o666);
-  track(tmp, fh.fd);
   try {
-    await writeChunks(fh, data);
+    going(w);
+    await writeChunks(w, fh, data);
     if (mode !== undefined) await chmod(tmp, mode);
     await fh.close();
-    untrackFd(tmp);
-    await rename(tmp, path);
-    untrack(tmp);
+    going(w);
+    await rename(tmp, w.path);
+    w.tmp = null;
   } catch (err) {
     await fh.close().catch(() => undefined);
-    untrackFd(tmp);
     await unlink(tmp).catch(() => undefined);
-    untrack(tmp);
+    w.tmp = null;
     throw err;
   }
 }
 
-async function writeChunks(fh: FileHandle, data: string | Iterable<string>): Promise<void> {
+async function writeChunks(w: LiveWrite, fh: FileHandle, data: string | Iterable<string>): Promise<void> {
   if (typeof data !== 'string') {
-    for (const chunk of data) await writeChunks(fh, chunk);
+    for (const chunk of data) await writeChunks(w, fh, chunk);
     return;
   }
   for (let i = 0; i < data.length;) {
@@ -216,62 +249,82 @@ async function writeChunks(fh: FileHandle, data: string | Iterable<string>): Pro
     // Never split a surrogate pair between two chunks.
     if (end < data.length && (data.charCodeAt(end - 1) & 0xfc00) === 0xd800) end--;
     await fh.write(data.slice(i, end));
+    going(w);
     i = end;
   }
 }
 
-/** Temporary files that exist now, with their open descriptor (or -1 once closed). */
-const live = new Map<string, number>();
+/** Writes in progress. */
+const live = new Set<LiveWrite>();
 
-function track(tmp: string, fd: number): void {
+function track(path: string, tmp: string | null): LiveWrite {
   if (live.size === 0) {
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
     process.on('exit', removeLive);
   }
-  live.set(tmp, fd);
+  const w: LiveWrite = { path, tmp, signal: null };
+  live.add(w);
+  return w;
 }
 
-function untrackFd(tmp: string): void {
-  if (live.has(tmp)) live.set(tmp, -1);
+function untrack(w: LiveWrite): void {
+  live.delete(w);
+  if (live.size === 0) stopListening();
 }
 
-function untrack(tmp: string): void {
-  live.delete(tmp);
-  if (live.size === 0) {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    process.off('exit', removeLive);
-  }
-}
-
-/** Removes every live temporary file (synchronously: it runs from signal and exit handlers). */
-function removeLive(): void {
-  for (const [tmp, fd] of live) {
-    if (fd >= 0) {
-      try {
-        closeSync(fd);
-      } catch {
-        // already closed
-      }
-    }
-    try {
-      unlinkSync(tmp);
-    } catch {
-      // already gone
-    }
-  }
-  live.clear();
-}
-
-function onSignal(signal: NodeJS.Signals): void {
-  removeLive();
+function stopListening(): void {
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
   process.off('exit', removeLive);
-  // Let the signal end the process as it would have without this handler (unless someone else
-  // listens for it, who then decides).
-  if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+}
+
+/** Removes the temporary file of every write in progress (synchronously: it runs from signal and exit handlers). */
+function removeLive(): void {
+  for (const w of live) {
+    if (w.tmp === null) continue;
+    try {
+      unlinkSync(w.tmp);
+    } catch {
+      // not created yet, or already gone
+    }
+  }
+}
+
+/**
+ * SIGINT / SIGTERM during a write: every temporary file goes. When nobody else listens for the
+ * signal, it is raised again, so the process ends as it would have without this handler; when
+ * someone does (they decide how the process ends), each write stops at its next chunk with a
+ * {@link WriteInterrupted} (its descriptor stays open until then: closing it under a pending
+ * write would fail that write with EBADF).
+ */
+function onSignal(signal: NodeJS.Signals): void {
+  removeLive();
+  for (const w of live) w.signal ??= signal;
+  if (process.listenerCount(signal) > 1) return;
+  stopListening();
+  live.clear();
+  process.kill(process.pid, signal);
+}
+
+/** The signal after which {@link writeOutput} writes no file (null: it writes). */
+let refused: NodeJS.Signals | null = null;
+
+/**
+ * For a process that handles `signal` itself and stops cleanly (`check --watch` on Ctrl-C): every
+ * write in progress stops at its next chunk with a {@link WriteInterrupted}, its temporary file
+ * removed, and every later {@link writeOutput} of a file is refused the same way (a FIFO's reader
+ * is not awaited), until {@link resumeOutputs}.
+ */
+export function interruptOutputs(signal: NodeJS.Signals): void {
+  refused = signal;
+  removeLive();
+  for (const w of live) w.signal ??= signal;
+}
+
+/** Undoes {@link interruptOutputs}: files are written again. */
+export function resumeOutputs(): void {
+  refused = null;
 }
 
 /**

@@ -15,13 +15,18 @@ export const WATCH_DEBOUNCE_MS = 150;
 
 /** What {@link watchFile} needs of its caller. */
 export interface WatchOptions {
-  /** Runs one check of the file and prints its report; returns the exit code (2: bad input). */
-  check: () => Promise<number>;
+  /**
+   * Runs one check of the file and prints its report; returns the exit code (2: bad input), or
+   * null when Ctrl-C stopped it before its end (its output files not written).
+   */
+  check: () => Promise<number | null>;
   /** Where the "rechecking" separator lines go. */
   out: (s: string) => void;
   debounceMs?: number;
   /** Resolves when watching should stop (default: SIGINT or SIGTERM). */
   until?: Promise<void>;
+  /** Called with the first SIGINT or SIGTERM (without `until`), before the check in progress ends. */
+  onStop?: (signal: NodeJS.Signals) => void;
 }
 
 /**
@@ -40,29 +45,47 @@ export function readForWatch(path: string): string | null {
   }
 }
 
-function stopSignal(): Promise<void> {
-  return new Promise((done) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
+/**
+ * The first SIGINT or SIGTERM: calls `onStop`, resolves `stopped`. The listeners stay until `release`, so an
+ * output file being written meanwhile stops cleanly (src/cli/output.ts leaves the process to its
+ * listeners); a second signal before then ends the process as the signal asks.
+ */
+function stopSignal(onStop?: (signal: NodeJS.Signals) => void): { stopped: Promise<void>; release: () => void } {
+  let seen = false;
+  let done!: () => void;
+  const stopped = new Promise<void>((d) => (done = d));
+  const release = () => {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (!seen) {
+      seen = true;
+      onStop?.(signal);
       done();
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
+      return;
+    }
+    release();
+    process.kill(process.pid, signal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return { stopped, release };
 }
 
 /**
  * Checks `file` now and after every save until `until` resolves. Returns the exit code of the last
- * check. A check that throws (a sketch error) is reported by `check` itself as exit code 2; the
- * watch goes on.
+ * check that completed (a check stopped by Ctrl-C does not count). A check that throws (a sketch
+ * error) is reported by `check` itself as exit code 2; the watch goes on.
  */
 export async function watchFile(file: string, o: WatchOptions): Promise<number> {
   const path = resolve(file);
   const name = basename(path);
   const read = () => readForWatch(path);
   let last = read();
-  let code = await o.check();
+  // The signal listeners come after the first check: Ctrl-C during it ends the process at once, as
+  // for a check without --watch (null, a first check stopped before its end, is incomplete: 3).
+  let code = (await o.check()) ?? 3;
   o.out(`\n-- watching ${file} (Ctrl-C to stop)`);
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<void> = Promise.resolve();
@@ -73,7 +96,9 @@ export async function watchFile(file: string, o: WatchOptions): Promise<number> 
       if (now === null || now === last) return;
       last = now;
       o.out(`\n-- ${file} changed at ${new Date().toTimeString().slice(0, 8)}: checking again`);
-      code = await o.check();
+      const result = await o.check();
+      if (result === null) return;
+      code = result;
       o.out(`\n-- watching ${file} (Ctrl-C to stop)`);
     });
   };
@@ -82,12 +107,13 @@ export async function watchFile(file: string, o: WatchOptions): Promise<number> 
     if (timer) clearTimeout(timer);
     timer = setTimeout(recheck, o.debounceMs ?? WATCH_DEBOUNCE_MS);
   });
+  const signals = o.until ? null : stopSignal(o.onStop);
   try {
-    await (o.until ?? stopSignal());
+    await (o.until ?? signals!.stopped);
   } finally {
     watcher.close();
     if (timer) clearTimeout(timer);
-    await running;
+    await running.finally(() => signals?.release());
   }
   return code;
 }

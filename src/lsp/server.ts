@@ -175,8 +175,11 @@ class Sketches {
   }
 }
 
-/** Starts the server on `input` / `output`; resolves when the connection closes. */
-export function startLanguageServer(opts: LspOptions = {}): Promise<void> {
+/**
+ * Starts the server on `input` / `output`; resolves at the client's `exit` notification with the
+ * exit code the protocol asks for: 0 after a `shutdown` request, 1 without one.
+ */
+export function startLanguageServer(opts: LspOptions = {}): Promise<number> {
   const conn: Connection = createConnection(ProposedFeatures.all, opts.input ?? process.stdin, opts.output ?? process.stdout);
   const sk = new Sketches(conn, opts);
   conn.onInitialize((params): InitializeResult => {
@@ -204,10 +207,14 @@ export function startLanguageServer(opts: LspOptions = {}): Promise<void> {
     return d ? documentSymbols(d.index) : [];
   });
   sk.listen();
-  return new Promise<void>((done) => {
+  let shutdown = false;
+  conn.onShutdown(() => {
+    shutdown = true;
+  });
+  return new Promise<number>((done) => {
     conn.onExit(() => {
       sk.thread.close();
-      done();
+      done(shutdown ? 0 : 1);
     });
     conn.listen();
   });

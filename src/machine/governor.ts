@@ -182,6 +182,19 @@ export class Governor {
   }
 }
 
+/**
+ * A bound given to a library call (`simulate`'s `maxSteps`, `check`'s `timeout`, …): undefined
+ * (the default applies) or a number that is not NaN (Infinity: no bound; 0 or less: stop at
+ * once). Anything else is a RangeError naming the option: a NaN bound compares false with every
+ * count and would silently mean no bound at all.
+ */
+export function boundOption(where: string, name: string, v: unknown): number | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v === 'number' && !Number.isNaN(v)) return v;
+  const got = typeof v === 'number' ? 'NaN' : typeof v === 'string' ? `the string ${JSON.stringify(v.slice(0, 40))}` : v === null ? 'null' : typeof v;
+  throw new RangeError(`${where}: ${name} must be a number (Infinity for no bound), got ${got}`);
+}
+
 /** Thrown by an allocation the governor refused (caught by the operation, which stops with `bound`). */
 export class BoundReached extends Error {
   constructor(readonly bound: Bound) {

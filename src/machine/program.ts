@@ -209,6 +209,21 @@ function evalStatic(e: Expr, params: Record<string, number>, what: string, loc?:
 }
 
 /**
+ * The last of `arrays` (sorted by `offset`, as laid out) whose offset is at most `o`: the array a
+ * flat key's offset `o` falls in (a binary search: a kernel may declare thousands of arrays).
+ */
+function lastAtOrBefore<T extends { offset: number }>(arrays: readonly T[], o: number): T {
+  let lo = 0;
+  let hi = arrays.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (arrays[mid]!.offset <= o) lo = mid;
+    else hi = mid - 1;
+  }
+  return arrays[lo]!;
+}
+
+/**
  * Instantiates `kernel` with parameter `overrides` (which must name declared parameters).
  * Throws {@link KernelError}.
  */
@@ -286,7 +301,7 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
   const smemBytes = buffers.filter((b) => b.space === 'smem').reduce((n, b) => n + b.length * b.bytes, 0) + barriersPerCta * 8;
   if (smemBytes > MAX_SMEM_PER_CTA) {
     const big = buffers.filter((b) => b.space === 'smem').sort((x, y) => y.length * y.bytes - x.length * x.bytes)[0];
-    throw new KernelError(`shared memory per CTA is ${smemBytes.toLocaleString('en-US')} bytes; a CTA can have at most ${MAX_SMEM_PER_CTA.toLocaleString('en-US')} (227 KiB)${big ? ` (largest: ${big.name}, ${big.length} × ${big.bytes.toLocaleString('en-US')} bytes)` : ''}`, big?.loc ?? kernel.loc, 'smem-size');
+    throw new KernelError(`shared memory per CTA is ${smemBytes > Number.MAX_SAFE_INTEGER ? `more than ${Number.MAX_SAFE_INTEGER.toLocaleString('en-US')}` : smemBytes.toLocaleString('en-US')} bytes; a CTA can have at most ${MAX_SMEM_PER_CTA.toLocaleString('en-US')} (227 KiB)${big ? ` (largest: ${big.name}, ${big.length} × ${big.bytes.toLocaleString('en-US')} bytes)` : ''}`, big?.loc ?? kernel.loc, 'smem-size');
   }
   // Managed TMEM (cols=) is checked by columns when it is allocated, not here.
   const tmemBytes = buffers.filter((b) => b.space === 'tmem' && b.cols === undefined).reduce((n, b) => n + b.length * b.bytes, 0);
@@ -351,15 +366,13 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
   const barrierOf = (key: number) => {
     const cta = Math.floor(key / barriersPerCta);
     const o = key - cta * barriersPerCta;
-    let info = barriers[0]!;
-    for (const b of barriers) if (b.offset <= o) info = b;
+    const info = lastAtOrBefore(barriers, o);
     return { info, index: o - info.offset, cta };
   };
   const bufferOf = (key: number) => {
     const cta = Math.floor(key / buffersPerCta);
     const o = key - cta * buffersPerCta;
-    let info = buffers[0]!;
-    for (const b of buffers) if (b.offset <= o) info = b;
+    const info = lastAtOrBefore(buffers, o);
     return { info, index: o - info.offset, cta };
   };
   return {

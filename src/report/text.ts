@@ -37,11 +37,16 @@ function pad(s: string, n: number): string {
   return s.length >= n ? s.slice(0, n) : s + ' '.repeat(n - s.length);
 }
 
+/** The widest timeline {@link renderTimeline} draws (columns). */
+export const TIMELINE_WIDTH_MAX = 1000;
+
 /**
  * Timeline lanes: one row per agent (█ issuing, · stalled), per TMA engine and tensor core
  * (number of operations in flight, ▓ for one), and per barrier (its phase parity over time).
+ * `width` is a whole number of columns from 20 to {@link TIMELINE_WIDTH_MAX} (else a RangeError).
  */
 export function renderTimeline(r: SimResult, width = 96, paint: Paint = PLAIN): string {
+  if (!Number.isInteger(width) || width < 20 || width > TIMELINE_WIDTH_MAX) throw new RangeError(`renderTimeline: width must be a whole number of columns from 20 to ${TIMELINE_WIDTH_MAX}, got ${String(width).slice(0, 40)}`);
   const p = r.program;
   const spans = r.spans ?? [];
   const end = Math.max(1, r.cycles);

@@ -14,7 +14,7 @@ import { explainHang, type HangReport } from '../machine/hang.js';
 import { perThreads, type OpInstr, type Program } from '../machine/program.js';
 import type { Diagnostic } from '../model/diagnostics.js';
 import type { SrcLoc } from '../kernel/ir.js';
-import { Governor, type Bound } from '../machine/governor.js';
+import { boundOption, Governor, type Bound } from '../machine/governor.js';
 import { H200, ISSUE_COST, validateTiming, type IssueArgs, type Timing } from './timing.js';
 import { OPS } from '../machine/ops/index.js';
 
@@ -277,6 +277,7 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
   const v = (p: { value: number }) => p.value;
   const recordEvents = opts.recordEvents ?? true;
   const recordSpans = opts.recordSpans ?? true;
+  for (const k of ['maxSteps', 'maxMemory', 'timeoutMs', 'activeSms', 'seed'] as const) boundOption('simulate', k, opts[k]);
   const maxSteps = opts.maxSteps ?? 50_000_000;
   const rand = opts.seed !== undefined ? mulberry32(opts.seed) : null;
   const jit = (x: number) => (rand ? Math.round(x * (1 + (rand() * 2 - 1) * v(T.jitter))) : x);
@@ -704,6 +705,9 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
     }
   }
 
+  // The last operation's end is never popped: past 2^53 its time is not exact either.
+  const cycles = Math.max(now, end);
+  if (!(cycles <= MAX_TIME)) throw new SimTimeError(`simulated time reached ${cycles} cycles (beyond 2^53, or not a number) after ${steps.toLocaleString('en-US')} steps: the timing parameters make the run too long to time exactly; use smaller latencies, or fewer iterations (--set)`);
   let verdict: SimVerdict = 'ok';
   let hang: HangReport | null = null;
   if (stopped) verdict = 'incomplete';
@@ -713,7 +717,7 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
     hang = explainHang(m, s);
   } else if (diagnostics.some((d) => d.diag.severity === 'error')) verdict = 'error';
   return {
-    program, timing: T, verdict, cycles: Math.max(now, end), steps, eventCount: s.events, events, spans, diagnostics, hang, stopped, stoppedBy, stats, final: s,
+    program, timing: T, verdict, cycles, steps, eventCount: s.events, events, spans, diagnostics, hang, stopped, stoppedBy, stats, final: s,
   };
 }
 

@@ -60,6 +60,20 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 };
 
 /**
+ * The host a request's target names: the `Host` header's job for the usual origin-form target
+ * (`/path`), the target's own authority for the absolute form a proxy sends (`http://host/path`,
+ * which RFC 9112 section 3.2.2 says wins over `Host`); undefined for anything else (`*`).
+ */
+function targetAuthority(url: string | undefined): string | undefined {
+  if (url === undefined || url.startsWith('/')) return '127.0.0.1';
+  try {
+    return new URL(url).host;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Whether a `Host` header names this server on the loopback interface: `localhost`, `127.0.0.1`,
  * `[::1]` or `bound` (the host it listens on), each either without a port or with `port`.
  */
@@ -125,7 +139,7 @@ export async function startServer(opts: ServeOptions = {}): Promise<RunningServe
   });
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    if (!isLoopbackHost(req.headers.host, port, host)) {
+    if (!isLoopbackHost(req.headers.host, port, host) || !isLoopbackHost(targetAuthority(req.url), port, host)) {
       res.writeHead(421, headers('text/plain; charset=utf-8'));
       res.end('misdirected request: this server answers only on localhost');
       return;

@@ -1,0 +1,161 @@
+/**
+ * `mbsim check`: explores every schedule (src/check/), one kernel, a `--sweep` of parameter
+ * ranges, or the same file again on every save (`--watch`, src/cli/watch.ts). Exit codes: 0 ok,
+ * 1 hazard, 2 bad input, 3 incomplete.
+ */
+import { Option } from 'commander';
+import { echo, parseCountArg, parsePositiveArg, parseSecondsArg, workerCount } from './args.js';
+import { fifoWait } from './budget.js';
+import { inputProblem } from './input.js';
+import { paintFor, timeLeft, usageText, type IO, type Verb } from './io.js';
+import { JsonStream } from './json-stream.js';
+import { instantiateOrExplain, loadKernel, parseSet, UsageError } from './load.js';
+import { interruptOutputs, outputMode, refuseInput, sameFile, WriteInterrupted, writeOutput } from './output.js';
+import { packageInfo } from './package-info.js';
+
+/** The most `--sweep` ranges one check takes (a kernel has fewer parameters than this). */
+const MAX_SWEEP_RANGES = 64;
+
+/** The options of `mbsim check` as commander parses them. */
+export interface CheckOpts {
+  set: Record<string, number>; sweep: string[]; json?: boolean; sarif?: string; trace?: string; maxStates?: number; timeout?: number; maxMemory?: number;
+  all?: boolean; strict?: boolean; workers?: number; format: 'text' | 'short' | 'json'; maxTraces?: number; quiet?: boolean; watch?: boolean;
+  reduce: 'all' | 'por' | 'symmetry' | 'none';
+}
+
+/** The `--sarif` and `--trace` paths, checked before the search: named, writable, not the kernel file, not one file twice. */
+function checkOutputs(o: CheckOpts, kernelFile: string | undefined): void {
+  // Two reports into one regular file: the second would silently replace the first.
+  if (o.sarif !== undefined && o.trace !== undefined && o.sarif.trim() !== '' && o.trace.trim() !== '' && outputMode(o.sarif) === 'replace' && sameFile(o.sarif, o.trace)) {
+    throw new UsageError(`--sarif and --trace both name ${echo(o.trace)}: give each its own file`);
+  }
+  for (const [flag, file] of [['--sarif', o.sarif], ['--trace', o.trace]] as const) {
+    if (file === undefined) continue;
+    if (file.trim() === '') throw new UsageError(`${flag} needs a file name`);
+    outputMode(file);
+    refuseInput(file, kernelFile);
+  }
+}
+
+/** The checker's options for the CLI's flags. */
+function checkOptions(o: CheckOpts, io: IO, started: number) {
+  const json = o.json || o.format === 'json';
+  let workers = o.workers;
+  if (workers !== undefined) {
+    const w = workerCount(workers);
+    if (w.note && !o.quiet) io.err(w.note);
+    workers = w.workers;
+  }
+  return {
+    ...(json ? { json: true } : {}),
+    ...(o.format === 'short' ? { format: 'short' as const } : {}),
+    ...(o.maxTraces !== undefined ? { maxTraces: o.maxTraces } : {}),
+    ...(o.quiet ? { quiet: true } : {}),
+    sarifInfo: packageInfo(),
+    ...(o.sarif ? { sarif: o.sarif } : {}),
+    ...(o.trace ? { trace: o.trace } : {}),
+    ...(o.maxStates !== undefined ? { maxStates: o.maxStates } : {}),
+    // The timeout counts from the command's start, for one check and for a whole sweep alike.
+    ...(o.timeout !== undefined ? { timeoutMs: timeLeft(o.timeout, started) } : {}),
+    ...(o.maxMemory !== undefined ? { maxMemoryMb: o.maxMemory } : {}),
+    ...(o.all ? { all: true } : {}),
+    ...(o.strict ? { strict: true } : {}),
+    ...(workers !== undefined && workers > 1 ? { workers } : {}),
+    ...(o.reduce !== 'all' ? { reduce: o.reduce } : {}),
+  };
+}
+
+/** One `mbsim check` (or `--sweep`) of `target`; returns the exit code. */
+export async function checkVerb(target: string, o: CheckOpts, io: IO, started = Date.now()): Promise<number> {
+  if (o.quiet && (o.json || o.format !== 'text')) throw new UsageError('--quiet prints nothing; it cannot be combined with --json or --format');
+  const loaded = await loadKernel(target);
+  checkOutputs(o, loaded.kernel.file);
+  const { runCheckCli, runCheckSweepCli, parseSweep } = await import('../check/index.js');
+  const opts = checkOptions(o, io, started);
+  const cio = {
+    out: io.out, err: io.err, color: io.color, paint: paintFor(io),
+    writeFile: (path: string, data: string) => writeOutput(path, data, io, fifoWait(o.timeout, started)),
+    outJson: async (value: unknown) => {
+      for (const chunk of new JsonStream().chunks(value)) {
+        io.out(chunk);
+        if (io.drain) await io.drain();
+      }
+    },
+    ...(io.progress ? { progress: io.progress } : {}),
+  };
+  if (o.sweep.length) {
+    if (o.sarif || o.trace) throw new UsageError('--sweep cannot be combined with --sarif or --trace (check one combination with --set)');
+    if (o.sweep.length > MAX_SWEEP_RANGES) throw new UsageError(`--sweep is given ${o.sweep.length.toLocaleString('en-US')} times; at most ${MAX_SWEEP_RANGES} ranges (one per parameter)`);
+    const ranges = o.sweep.map((spec) => {
+      try {
+        return parseSweep(spec);
+      } catch (err) {
+        throw new UsageError((err as Error).message);
+      }
+    });
+    const names = ranges.map((r) => r.name);
+    const dup = names.find((n, i) => names.indexOf(n) !== i);
+    if (dup) throw new UsageError(`--sweep ${echo(dup)} is given twice`);
+    const both = names.find((n) => Object.hasOwn(o.set, n));
+    if (both !== undefined) throw new UsageError(`--sweep ${echo(both)} and --set ${echo(both)} both give ${echo(both)}: sweep it or set it, not both`);
+    const combos = ranges.reduce((n, r) => n * (r.to - r.from + 1), 1);
+    if (combos > 10_000) throw new UsageError(`--sweep: ${combos} combinations; at most 10,000`);
+    // An unknown name is bad input for every combination: report it once.
+    const unknown = names.find((n) => !loaded.kernel.params.some((d) => d.name === n));
+    if (unknown !== undefined) instantiateOrExplain(loaded.kernel, { ...o.set, [unknown]: 0 }, loaded.origin);
+    return runCheckSweepCli(loaded.kernel.name, ranges, (params) => instantiateOrExplain(loaded.kernel, { ...o.set, ...params }, loaded.origin), opts, cio);
+  }
+  const prog = instantiateOrExplain(loaded.kernel, o.set, loaded.origin);
+  return runCheckCli(prog, opts, cio);
+}
+
+/**
+ * `check --watch`: the first check, then one after every save. Bad input in a check is printed
+ * and the watch goes on; a check whose output file was being written when Ctrl-C came ends
+ * without a report of its own (the file is left as it was) and the watch stops with the code of
+ * the last check that completed. `check` is {@link checkVerb} (another function in tests).
+ */
+export async function watchVerb(target: string, o: CheckOpts, io: IO, check: typeof checkVerb = checkVerb): Promise<number> {
+  const why = inputProblem(target);
+  if (why) throw new UsageError(`--watch needs a sketch file: ${echo(target)}: ${why}`);
+  if (o.sweep.length) throw new UsageError('--watch cannot be combined with --sweep');
+  const { watchFile } = await import('./watch.js');
+  return watchFile(target, {
+    out: io.out,
+    // Ctrl-C: the output file being written (or about to be) is left as it was.
+    onStop: interruptOutputs,
+    check: () => check(target, o, io).catch((err: unknown) => {
+      if (err instanceof WriteInterrupted) return null;
+      if (!(err instanceof UsageError)) throw err;
+      io.err(usageText(err));
+      return 2;
+    }),
+  });
+}
+
+/** Registers `mbsim check`. */
+export const checkCommand: Verb = (program, ctx) => {
+  program
+    .command('check')
+    .description('explore every schedule and completion order: hangs, races, phase bugs, with shortest counterexamples')
+    .argument('<kernel>', 'a built-in example name or a sketch file')
+    .option('--set <NAME=VALUE>', 'override a parameter (repeatable)', (v: string, acc: Record<string, number>) => parseSet(v, acc), {})
+    .option('--sweep <NAME=A..B>', 'check every combination of parameter ranges and print a table of verdicts (repeatable)', (v: string, acc: string[]) => (acc.push(v), acc), [] as string[])
+    .option('--json', 'print the result as JSON (schema mbsim.check/1, docs/CHECK.md)')
+    .option('--sarif <FILE>', 'also write the hazards as SARIF 2.1.0')
+    .option('--trace <FILE>', 'write the first counterexample as a Chrome trace-event JSON for Perfetto')
+    .option('--max-states <N>', 'stop after this many states (verdict incomplete; default 5,000,000)', parsePositiveArg('--max-states'))
+    .option('--timeout <SECONDS>', 'stop after this many seconds (verdict incomplete; default 60)', parseSecondsArg('--timeout'))
+    .option('--max-memory <MB>', 'stop when the search holds about this much memory (verdict incomplete; default 2048)', parsePositiveArg('--max-memory'))
+    .option('--all', 'keep exploring after the first hazard to report every kind that is reachable')
+    .option('--strict', 'PTX\'s proxy rule in full: cross-proxy write-after-read (generic reads of a buffer, then a TMA overwrite ordered only by an mbarrier hand-off, no fence.proxy.async) becomes a race error, and a remote arrive without a scope a scope warning')
+    .option('--workers <N>', 'explore with N worker threads (same result; default 1)', parsePositiveArg('--workers'))
+    .addOption(new Option('--reduce <WHICH>', 'reductions to use: all (default), por (partial-order only), symmetry (only), none (the plain search, to confirm a surprising verdict)').choices(['all', 'por', 'symmetry', 'none']).default('all'))
+    .addOption(new Option('--format <FORMAT>', 'text (the report with traces), short (one line per finding: file:line:col: error[kind]: message) or json').choices(['text', 'short', 'json']).default('text'))
+    .option('--max-traces <N>', 'print the shortest traces of the first N findings, the others without (default 3)', parseCountArg('--max-traces'))
+    .option('--quiet', 'print nothing (no report, no progress bar): the exit code says the verdict; --sarif and --trace files are still written')
+    .option('--watch', 'check the sketch file again each time it is saved (Ctrl-C to stop)')
+    .action(async (target: string, o: CheckOpts) => {
+      ctx.exit(o.watch ? await watchVerb(target, o, ctx.io) : await checkVerb(target, o, ctx.io, ctx.started));
+    });
+};

@@ -1,0 +1,137 @@
+/**
+ * What `mbsim run` prints after its simulation: the `--json` document (schema `mbsim.run/1`,
+ * written in chunks within the output budget, src/cli/budget.ts) or the text report (header,
+ * timeline, event log, ledger, phase table, summary, main loop, diagnostics, trap and hang).
+ */
+import type { Program } from '../machine/program.js';
+import type { MachineEvent } from '../machine/events.js';
+import type { Ledger } from '../report/ledger.js';
+import { renderLoopSummary, type LoopSummary } from '../report/loop.js';
+import { renderPhaseTable, type PhaseRow } from '../report/phases.js';
+import { locText, renderEventLog, renderLedger, renderSummary, renderTimeline, type Paint } from '../report/text.js';
+import type { SimResult } from '../sim/simulate.js';
+import type { Timing } from '../sim/timing.js';
+import type { OutputBudget } from './budget.js';
+import { paintFor, type IO } from './io.js';
+import type { RunOpts } from './run-verb.js';
+
+/** Memory (bytes) one line of `run --events` takes while the log is built. */
+const EVENT_LINE_BYTES = 600;
+
+/** Everything a run's report is made of. */
+export interface RunReport {
+  target: string;
+  o: RunOpts;
+  program: Program;
+  timing: Timing;
+  r: SimResult;
+  /** The recorded events (empty when none were recorded). */
+  events: MachineEvent[];
+  ledger: Ledger;
+  loop: LoopSummary | null;
+  table: PhaseRow[] | null;
+  /** The phase variable the table's column is named after. */
+  ptVar: string;
+  activeSms: number | undefined;
+  omit: Set<string>;
+  budget: OutputBudget;
+  /** Share of --max-memory the simulation's records could fill. */
+  share: number;
+  /** Trace events the output budget left out of `--trace` (0: the trace is whole). */
+  traceCut: number;
+}
+
+/**
+ * Writes the `--json` document through `io.out` in chunks, waiting for `io.drain` after each, so
+ * no more than one chunk and the output queue are held at once. Returns the elements the budget
+ * left out (0: the document is whole).
+ */
+export async function writeRunJson(p: RunReport, io: IO): Promise<number> {
+  const { program, r, o, omit } = p;
+  const names = (a: number) => (a >= 0 ? program.agents[a]!.name : null);
+  const js = p.budget.stream();
+  for (const chunk of js.chunks({
+    schema: 'mbsim.run/1',
+    kernel: program.kernel.name,
+    arch: program.kernel.arch,
+    params: program.params,
+    seed: o.seed ?? null,
+    verdict: r.verdict,
+    stopped: r.stopped,
+    cycles: r.cycles,
+    clockMHz: p.timing.clockMHz.value,
+    steps: r.steps,
+    eventCount: r.eventCount,
+    agents: program.agents.map((a) => ({ id: a.id, name: a.name, role: a.roleName, cta: a.cta, threads: a.threads })),
+    stats: r.stats,
+    diagnostics: r.diagnostics.map((d) => ({ ...d.diag, t: d.t, agent: names(d.agent), barrier: d.bar >= 0 ? program.barrierName(d.bar) : null, loc: d.loc ?? null })),
+    hang: r.hang,
+    ...(p.activeSms !== undefined ? { activeSms: p.activeSms } : {}),
+    ...(o.grid !== undefined ? { grid: o.grid } : {}),
+    loop: p.loop,
+    ...(omit.has('ledger') ? {} : { ledger: p.ledger }),
+    phaseTable: p.table,
+    ...(omit.has('spans') ? {} : { spans: r.spans }),
+    ...(omit.has('events') ? {} : { events: p.events }),
+  }, () => p.budget.trailer(js.cut))) {
+    io.out(chunk);
+    if (io.drain) await io.drain();
+  }
+  return js.cut;
+}
+
+/** Prints the text report of a run through `io.out`. */
+export function printRunText(p: RunReport, io: IO): void {
+  const { program, r, o, events } = p;
+  const paint = paintFor(io);
+  const params = Object.entries(program.params).map(([k, v]) => `${k}=${v}`).join(' ');
+  io.out(`${paint.bold(`mbsim run ${p.target}`)}  ${paint.dim(`kernel '${program.kernel.name}' (${program.kernel.arch}, ${program.ctas} CTA${program.ctas > 1 ? 's' : ''})${params ? `  ${params}` : ''}${o.seed !== undefined ? `  seed ${o.seed}` : ''}`)}`);
+  if (program.kernel.description) io.out(paint.dim(program.kernel.description));
+  io.out('');
+  io.out(renderTimeline(r, o.width, paint));
+  if (o.events || r.steps <= 40) {
+    io.out(`\n${paint.bold('events')}`);
+    // The whole log of a long run may not fit in --max-memory (about EVENT_LINE_BYTES per event).
+    const fit = p.budget.room(events.length * EVENT_LINE_BYTES) ? Number.MAX_SAFE_INTEGER : Math.max(200, Math.floor(Math.max(0, o.maxMemory * 1048576 - process.memoryUsage.rss()) / EVENT_LINE_BYTES));
+    io.out(renderEventLog(program, events, o.events ? fit : 200));
+    if (o.events && fit < events.length) io.out(paint.yellow(`(the event log was cut at ${fit.toLocaleString('en-US')} events to stay under --max-memory ${o.maxMemory}: --json writes every event, in chunks)`));
+  }
+  io.out(`\n${paint.bold('ledger')}`);
+  io.out(renderLedger(p.ledger, o.events ? Number.MAX_SAFE_INTEGER : 12, r.hang && !o.events ? [...new Set(r.hang.waiters.flatMap((w) => (w.bar !== undefined ? [w.bar] : [])))] : undefined));
+  if (p.table) {
+    io.out(`\n${paint.bold('phase tracking')}`);
+    io.out(renderPhaseTable(p.table, p.ptVar));
+  }
+  io.out(`\n${paint.bold('summary')}`);
+  io.out(renderSummary(r, paint));
+  if (p.loop) io.out(renderLoopSummary(p.loop, p.activeSms));
+  printFindings(p, io, paint);
+  if (r.stopped) io.out(paint.yellow(r.stopped));
+  if (r.stoppedBy === 'max-memory') io.out(paint.dim(`  (the simulation's records may fill ${p.share * 100}% of --max-memory ${o.maxMemory}; the ledger and timeline${o.trace ? ', the trace' : ''}${o.events ? ', the event log' : ''} built from them need the rest)`));
+  if (o.trace) io.out(paint.dim(`\ntrace written to ${o.trace} (open it in https://ui.perfetto.dev)`));
+  if (p.traceCut) io.out(paint.yellow(`the trace was cut short by ${p.budget.stoppedBy()}: ${p.traceCut.toLocaleString('en-US')} of its events left out (raise it, or lower --max-steps)`));
+}
+
+/** The diagnostics, the trap and the hang of a run's text report. */
+function printFindings(p: RunReport, io: IO, paint: Paint): void {
+  const { program, r } = p;
+  const names = (a: number) => (a >= 0 ? program.agents[a]!.name : null);
+  for (const d of r.diagnostics) {
+    const where = d.loc ? `${locText(d.loc)}: ` : '';
+    const who = names(d.agent) ?? 'async unit';
+    io.out(`${d.diag.severity === 'error' ? paint.red('error') : paint.yellow('warning')}[${d.diag.code}] ${where}${who}: ${d.diag.message}\n  H200: ${d.diag.h200}`);
+  }
+  if (r.verdict === 'trap' && r.final.trapped) {
+    io.out(`\n${paint.red(paint.bold('TRAP'))}: [${r.final.trapped.code}] ${r.final.trapped.message}; the H200 stops the kernel here (sticky unspecified launch failure)`);
+  }
+  if (r.hang) {
+    io.out(`\n${paint.red(paint.bold('HANG'))}: nothing can make progress; ${r.hang.waiters.length} agent(s) blocked forever`);
+    for (const w of r.hang.waiters) {
+      io.out(`  ${w.name} blocked in ${w.op} (${locText(w.loc)})`);
+      if (w.state) io.out(`    ${w.barName}: phase ${w.state.phase}, pending ${w.state.pending}/${w.state.expected}, tx ${w.state.tx}`);
+      for (const reason of w.reasons) io.out(`    - ${reason}`);
+    }
+    if (r.hang.cycle) io.out(`  wait-for cycle: ${r.hang.cycle.join(' → ')}`);
+    io.out(paint.dim(`  (this is one timed schedule; \`mbsim check ${p.target}\` explores every schedule and gives the shortest trace)`));
+  }
+}

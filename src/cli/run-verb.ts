@@ -1,0 +1,188 @@
+/**
+ * `mbsim run`: simulates a kernel with the H200 timing model (src/sim/simulate.ts) and prints the
+ * timeline, ledger and summary (src/cli/run-report.ts), or the `--json` document, and writes the
+ * `--trace` file. Exit codes: 0 ok, 1 hang / trap / undefined behaviour, 2 bad input, 3 incomplete.
+ */
+import { Option } from 'commander';
+import { findExample } from '../examples/index.js';
+import type { Program } from '../machine/program.js';
+import { buildLedger } from '../report/ledger.js';
+import { loopSummary } from '../report/loop.js';
+import { phaseTable } from '../report/phases.js';
+import { buildTrace } from '../report/trace.js';
+import { LEDGER_EVENT_KINDS, simulate, SimTimeError, type SimOptions, type SimResult } from '../sim/simulate.js';
+import { TimingError, type Timing } from '../sim/timing.js';
+import { echo, parseIntArg, parsePositiveArg, parseSecondsArg } from './args.js';
+import { fifoWait, outputBudget } from './budget.js';
+import { loadTiming } from './input.js';
+import { timeLeft, type IO, type Verb } from './io.js';
+import { instantiateOrExplain, loadKernel, parseSet, UsageError } from './load.js';
+import { outputMode, refuseInput, writeOutput } from './output.js';
+import { printRunText, writeRunJson, type RunReport } from './run-report.js';
+
+/** Share of `run --max-memory` the simulation's records may fill (the report built from them needs the rest). */
+const RUN_MEMORY_SHARE = 0.5;
+/** The share when a `--trace` or the `--events` log is built too (each about as large again as the records). */
+const RUN_MEMORY_SHARE_TRACED = 0.3;
+
+/** The options of `mbsim run` as commander parses them. */
+export interface RunOpts {
+  set: Record<string, number>;
+  maxSteps: number;
+  /** Seconds. */
+  timeout?: number;
+  /** MB. */
+  maxMemory: number;
+  trace?: string;
+  json?: boolean;
+  timing?: string;
+  seed?: number;
+  width: number;
+  events?: boolean;
+  phaseTable?: string;
+  grid?: number;
+  activeSms?: number;
+  omit?: string;
+}
+
+/** JSON fields `--omit` may leave out. */
+const OMITTABLE = ['events', 'spans', 'ledger'] as const;
+
+function parseOmit(v: string | undefined): Set<string> {
+  const out = new Set<string>();
+  if (v === undefined) return out;
+  for (const f of v.split(',').map((x) => x.trim()).filter(Boolean)) {
+    if (!(OMITTABLE as readonly string[]).includes(f)) throw new UsageError(`--omit: unknown field '${echo(f)}' (one of ${OMITTABLE.join(', ')})`);
+    out.add(f);
+  }
+  return out;
+}
+
+/** The program and the settings of one run, checked. */
+interface RunPlan {
+  program: Program;
+  timing: Timing;
+  omit: Set<string>;
+  activeSms: number | undefined;
+  gridScale: number;
+}
+
+async function planRun(target: string, o: RunOpts): Promise<RunPlan> {
+  if (o.trace !== undefined && o.trace.trim() === '') throw new UsageError('--trace needs a file name');
+  if (o.trace !== undefined) outputMode(o.trace);
+  const loaded = await loadKernel(target);
+  if (o.trace !== undefined) refuseInput(o.trace, loaded.kernel.file);
+  const program = instantiateOrExplain(loaded.kernel, o.set, loaded.origin);
+  const timing = loadTiming(o.timing);
+  const omit = parseOmit(o.omit);
+  if (omit.size && !o.json) throw new UsageError('--omit applies to --json output');
+  if (o.grid !== undefined && o.activeSms !== undefined) throw new UsageError('give --grid or --active-sms, not both');
+  if (o.grid !== undefined && o.grid < program.ctas) throw new UsageError(`--grid ${o.grid} is smaller than the ${program.ctas} CTA(s) the kernel simulates`);
+  if (o.activeSms !== undefined && o.activeSms > timing.sms.value) throw new UsageError(`--active-sms ${o.activeSms} is more than the GPU's ${timing.sms.value} SMs`);
+  // --grid N: the launch has N CTAs like the simulated ones; those on the GPU at once share L2/HBM
+  const activeSms = o.activeSms ?? (o.grid !== undefined ? Math.min(o.grid, timing.sms.value) : undefined);
+  const gridScale = o.grid !== undefined ? o.grid / program.ctas : activeSms !== undefined ? activeSms / program.ctas : 1;
+  return { program, timing, omit, activeSms, gridScale };
+}
+
+/**
+ * The simulation of a plan. The text report without --events needs only the ledger's events (a
+ * short run shows its event log: it is simulated again with every event, the same run). The
+ * simulation stops at its share of --max-memory: the ledger and timeline built from its records
+ * need the rest.
+ */
+function simulateRun(p: RunPlan, o: RunOpts, started: number): { r: SimResult; share: number } {
+  const { omit } = p;
+  // events feed the ledger, the event log and the loop summary; spans the timeline and trace
+  const needEvents = !o.json || !omit.has('events') || !omit.has('ledger') || !!o.trace || !!o.phaseTable;
+  const needSpans = !o.json || !omit.has('spans') || !!o.trace;
+  const allEvents = !!((o.json && !omit.has('events')) || o.trace || o.events || o.phaseTable);
+  const share = o.trace || o.events ? RUN_MEMORY_SHARE_TRACED : RUN_MEMORY_SHARE;
+  const sim = (opts: Partial<SimOptions>) => {
+    try {
+      return simulate(p.program, {
+        timing: p.timing, maxSteps: o.maxSteps, maxMemory: o.maxMemory * 1048576 * share, recordEvents: needEvents, recordSpans: needSpans, ...opts,
+        ...(p.activeSms !== undefined ? { activeSms: p.activeSms } : {}),
+        ...(o.timeout !== undefined ? { timeoutMs: timeLeft(o.timeout, started) } : {}), ...(o.seed !== undefined ? { seed: o.seed } : {}),
+      });
+    } catch (err) {
+      if (err instanceof SimTimeError || err instanceof TimingError) throw new UsageError(err.message);
+      throw err;
+    }
+  };
+  let r = sim(allEvents ? {} : { eventKinds: LEDGER_EVENT_KINDS });
+  if (!allEvents && !o.json && r.steps <= 40) r = sim({});
+  return { r, share };
+}
+
+/** The phase-tracking table `--phase-table` (or the example's own) asks for, with its variable's name. */
+function phaseTableFor(target: string, program: Program, spec: string | undefined): { table: ReturnType<typeof phaseTable> | null; variable: string } {
+  const ex = findExample(target);
+  const ptSpec = spec ?? (ex?.phaseTable ? `${ex.phaseTable.role}:${ex.phaseTable.barrier}:${ex.phaseTable.variable}` : undefined);
+  if (!ptSpec) return { table: null, variable: 'phase_tma' };
+  const parts = ptSpec.split(':');
+  const [role, barrier, variable] = parts;
+  if (parts.length !== 3 || !role || !barrier || !variable) throw new UsageError(`--phase-table expects ROLE:BARRIER:VARIABLE, got '${echo(ptSpec)}'`);
+  let table: ReturnType<typeof phaseTable>;
+  try {
+    table = phaseTable(program, role, barrier, variable);
+  } catch (err) {
+    throw new UsageError(`--phase-table: ${echo((err as Error).message)}`);
+  }
+  if (table.length === 0) throw new UsageError(`--phase-table: role '${echo(role)}' never passed a parity wait on barrier array '${echo(barrier)}'`);
+  return { table, variable };
+}
+
+/** One `mbsim run` of `target`; returns the exit code. */
+export async function runVerb(target: string, o: RunOpts, io: IO, started: number): Promise<number> {
+  const plan = await planRun(target, o);
+  const { program, timing } = plan;
+  const { r, share } = simulateRun(plan, o, started);
+  const events = r.events ?? [];
+  const ledger = buildLedger(program, events);
+  const loop = loopSummary(r, plan.gridScale);
+  const { table, variable } = phaseTableFor(target, program, o.phaseTable);
+  if (o.width < 20 || o.width > 1000) throw new UsageError(`--width ${o.width} is outside 20..1000`);
+  // The report of a long run is large: written in chunks, cut short (exit 3) past the bounds.
+  const budget = outputBudget(o.maxMemory * 1048576, o.timeout !== undefined ? started + o.timeout * 1000 : Infinity);
+  let traceCut = 0;
+  if (o.trace) {
+    const js = budget.stream();
+    await writeOutput(o.trace, js.chunks(buildTrace(program, r.spans!, events, timing.clockMHz.value), () => budget.trailer(js.cut)), io, fifoWait(o.timeout, started));
+    traceCut = js.cut;
+  }
+  const code = traceCut ? 3 : r.verdict === 'ok' ? 0 : r.verdict === 'incomplete' ? 3 : 1;
+  const report: RunReport = { target, o, program, timing, r, events, ledger, loop, table, ptVar: variable, activeSms: plan.activeSms, omit: plan.omit, budget, share, traceCut };
+  if (o.json) return (await writeRunJson(report, io)) ? 3 : code;
+  printRunText(report, io);
+  return code;
+}
+
+/** Registers `mbsim run`. */
+export const runCommand: Verb = (program, ctx) => {
+  program
+    .command('run')
+    .description('simulate a kernel with the H200 timing model: timeline, ledger, summary')
+    .argument('<kernel>', 'a built-in example name (see `mbsim examples`) or a sketch file')
+    .option('--set <NAME=VALUE>', 'override a parameter (repeatable)', (v: string, acc: Record<string, number>) => parseSet(v, acc), {})
+    .option('--trace <FILE>', 'write a Chrome trace-event JSON for Perfetto')
+    .option('--json', 'print everything as JSON')
+    .option('--timing <FILE>', 'JSON file overriding timing parameters')
+    .option('--seed <N>', 'jitter asynchronous latencies with this seed (0..4294967295)', (v: string) => {
+      const n = parseIntArg('--seed')(v);
+      if (n < 0 || n > 0xffffffff) throw new UsageError(`--seed ${v} is outside 0..4294967295`);
+      return n;
+    })
+    .addOption(new Option('--width <N>', 'timeline width in columns').default(96).argParser(parsePositiveArg('--width')))
+    .option('--events', 'print every event and the whole ledger')
+    .addOption(new Option('--max-steps <N>', 'stop the simulation after N machine steps (verdict incomplete, exit 3)').default(500_000).argParser(parsePositiveArg('--max-steps')))
+    .addOption(new Option('--grid <N>', 'the launch has N CTAs like the simulated ones (one is simulated; up to the GPU\'s SMs share L2/HBM bandwidth)').argParser(parsePositiveArg('--grid')))
+    .addOption(new Option('--active-sms <N>', 'SMs copying at the same time for the shared L2/HBM bandwidth model').argParser(parsePositiveArg('--active-sms')))
+    .option('--omit <FIELDS>', 'with --json: leave out these fields (comma-separated: events, spans, ledger)')
+    .option('--timeout <SECONDS>', 'stop the simulation after this many seconds (verdict incomplete, exit 3; default none)', parseSecondsArg('--timeout'))
+    .addOption(new Option('--max-memory <MB>', 'stop the simulation before the process holds this much memory (verdict incomplete, exit 3)').default(2048).argParser(parsePositiveArg('--max-memory')))
+    .option('--phase-table <ROLE:BARRIER:VAR>', 'print the phase-tracking table for a role\'s waits on a barrier array')
+    .action(async (target: string, o: RunOpts) => {
+      ctx.exit(await runVerb(target, o, ctx.io, ctx.started));
+    });
+};
