@@ -443,7 +443,9 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
   // Causes before the symptoms the same bug leads to, then shortest first.
   // Ties by kind, subject and first location: the verdict must not depend on the order in which
   // a search (one worker or several) met hazards with traces of equal length.
-  const tie = (a: Hazard, b: Hazard) => cmp(a.kind, b.kind) || cmp(a.subject?.name ?? '', b.subject?.name ?? '')
+  // Races and hangs first (what the user sees break), a hang's wait-for cycle after it.
+  const kindRank = (k: string) => (k === 'race' ? 0 : k === 'hang' ? 1 : k === 'cycle' ? 3 : 2);
+  const tie = (a: Hazard, b: Hazard) => kindRank(a.kind) - kindRank(b.kind) || cmp(a.kind, b.kind) || cmp(a.subject?.name ?? '', b.subject?.name ?? '')
     || (a.locations[0]?.line ?? 0) - (b.locations[0]?.line ?? 0) || (a.locations[0]?.col ?? 0) - (b.locations[0]?.col ?? 0);
   hazards.sort((a, b) => causeRank(a) - causeRank(b) || byLen(a, b) || tie(a, b));
   warnings.sort((a, b) => byLen(a, b) || tie(a, b));
