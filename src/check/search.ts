@@ -19,7 +19,8 @@ import { DEFAULT_BOUNDS, encodeChoice, grow, keyOf, MAX_HAZARDS, stopOf, growthG
 import { copySites, landingsCommute, TX_FLOOR, txSites } from './por.js';
 import { cloneFor, freezeShared } from './clone.js';
 import { coEnabledDetector } from './co-enabled.js';
-import { EG, EG_ACC, EG_ELECT, EG_MB, EG_WG, insertPair, insertSorted, kindLabel, opAccesses } from './ghosts.js';
+import { EG, EG_ACC, EG_ELECT, EG_MB, EG_WG, hasAccess, insertPair, insertSorted, kindLabel, opAccesses } from './ghosts.js';
+import { keysOverlap } from '../machine/views.js';
 
 const OPC_ARRIVE = OPC['mbarrier.arrive'];
 const OPC_WAIT = OPC['mbarrier.wait'];
@@ -62,6 +63,17 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
   const p = program;
   const barCta = (k: number) => Math.floor(k / p.barriersPerCta);
   const bufCta = (k: number) => Math.floor(k / p.buffersPerCta);
+  // Byte ranges: keys conflict when their bytes overlap; without ranges or aliases (ov null) only equal keys do.
+  const ov = p.bufferSpace.overlap;
+  const L = p.buffersPerCta;
+  const conf = (a: number, b: number): boolean => a === b || (ov !== null && keysOverlap(ov, L, a, b));
+  /** Whether a TMA copy completing on barrier `b` fills bytes of buffer `buf`. */
+  const fedHas = (buf: number, b: number): boolean => {
+    if (fedBy.get(buf)?.has(b)) return true;
+    if (ov === null) return false;
+    for (const [k, f] of fedBy) if (f.has(b) && conf(k, buf)) return true;
+    return false;
+  };
   const ctaAgents: number[][] = Array.from({ length: p.ctas }, () => []);
   for (const a of p.agents) ctaAgents[a.cta]!.push(a.id);
   /**
@@ -302,7 +314,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
         const own = dirty[o.agent];
         if (acc.rw === 'r') {
           const v = acc.buf * 2 + 1;
-          if (!(esc?.includes(v) || own?.includes(v))) continue;
+          if (!(hasAccess(esc, v, conf) || hasAccess(own, v, conf))) continue;
           errorFound = true;
           const bufName = p.bufferName(acc.buf);
           report({
@@ -311,7 +323,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
             subject: bufName, state: stateId, extra: LAZY, details: ['PTX ISA §8.6, §9.7.15.7.1 (fence.proxy.async.shared::cta after generic writes, before the release)'], locs: [o.loc],
           });
         } else if (strict) {
-          const hit = [acc.buf * 2, acc.buf * 2 + 1].filter((v) => esc?.includes(v) || own?.includes(v));
+          const hit = [acc.buf * 2, acc.buf * 2 + 1].filter((v) => hasAccess(esc, v, conf) || hasAccess(own, v, conf));
           if (!hit.length) continue;
           const bufName = p.bufferName(acc.buf);
           // Under the strict rule the generic accesses and the async-proxy write are unordered: a race.
@@ -398,7 +410,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
   };
 
   const ghostRace = (e: Extract<MachineEvent, { e: 'access' }>, newOp: AsyncOp | undefined, g: number, gx: number, bar: number, stateId: number) => {
-    if (gx >> 1 !== e.buf || ((gx & 1) === 0 && e.rw === 'r')) return;
+    if (!conf(gx >> 1, e.buf) || ((gx & 1) === 0 && e.rw === 'r')) return;
     const why = bar < 0 ? 'that MMA has finished, but no tcgen05.commit after it has signalled a barrier yet' : `its tcgen05.commit has arrived on ${p.barrierName(bar)}, but that phase has not completed`;
     const who = e.agent >= 0 ? agentName(e.agent) : newOp ? `${kindLabel(newOp.kind)} issued by ${agentName(newOp.agent)}` : 'an async unit';
     const bufName = p.bufferName(e.buf);
@@ -433,7 +445,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
       for (const e of events) {
         if (e.e !== 'access' || e.edge === 'end') continue;
         for (let i = 0; i < tghosts.length; i += 2) {
-          if (tghosts[i + 1] !== e.buf) continue;
+          if (!conf(tghosts[i + 1]!, e.buf)) continue;
           const newOp = issuedOp(e.async);
           const who = e.agent >= 0 ? agentName(e.agent) : newOp ? `${kindLabel(newOp.kind)} issued by ${agentName(newOp.agent)}` : 'an async unit';
           const bufName = p.bufferName(e.buf);
@@ -481,7 +493,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
             if (newOp && newOp.agent === g && newOp.kind === 'tc.mma') continue;
             for (let i = 0; i < gl.length; i++) {
               const gx = gl[i]!;
-              if (gx & EG || (gx & ~1) !== eb2 || ((gx & 1) === 0 && eRead)) continue;
+              if (gx & EG || ((gx & ~1) !== eb2 && (ov === null || !conf(gx >> 1, e.buf))) || ((gx & 1) === 0 && eRead)) continue;
               ghostRace(e, newOp, g, gx, -1, stateId);
             }
           }
@@ -492,7 +504,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
               if (!(gx & EG) || !(gx & EG_ELECT)) continue;
               if (gx & EG_MB) {
                 const b = gx & EG_ACC;
-                if (!fedBy.get(e.buf)?.has(b)) continue;
+                if (!fedHas(e.buf, b)) continue;
                 const bufName = p.bufferName(e.buf);
                 const bname = p.barrierName(b);
                 errorFound = true;
@@ -506,7 +518,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
                 continue;
               }
               const acc = gx & EG_ACC;
-              if (acc >> 1 !== e.buf || ((acc & 1) === 0 && e.rw === 'r')) continue;
+              if (!conf(acc >> 1, e.buf) || ((acc & 1) === 0 && e.rw === 'r')) continue;
               const bufName = p.bufferName(e.buf);
               const unit = gx & EG_WG ? 'wgmma' : 'bulk store';
               errorFound = true;
@@ -525,7 +537,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
             if (newOp && newOp.agent === g && newOp.kind === 'tc.mma') continue;
             for (let i = 0; i < cl.length; i += 2) {
               const gx = cl[i + 1]!;
-              if ((gx & ~1) !== eb2 || ((gx & 1) === 0 && eRead)) continue;
+              if (((gx & ~1) !== eb2 && (ov === null || !conf(gx >> 1, e.buf))) || ((gx & 1) === 0 && eRead)) continue;
               ghostRace(e, newOp, g, gx, cl[i]!, stateId);
             }
           }
@@ -533,15 +545,15 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
           for (let j = 0; j < fl.length; j++) {
             const o = fl[j]!;
             if (o.id === e.async) continue;
-            if (o.buf !== e.buf) {
+            if (o.buf !== e.buf && (ov === null || !conf(o.buf, e.buf))) {
               const rd = o.reads;
               if (!rd) continue;
               let hit = false;
-              for (let r = 0; r < rd.length; r++) if (rd[r] === e.buf) hit = true;
+              for (let r = 0; r < rd.length; r++) if (conf(rd[r]!, e.buf)) hit = true;
               if (!hit) continue;
             }
             for (const x of opAccesses(o)) {
-              if (x.buf !== e.buf || (x.rw === 'r' && e.rw === 'r')) continue;
+              if (!conf(x.buf, e.buf) || (x.rw === 'r' && e.rw === 'r')) continue;
               if (newOp && newOp.agent === o.agent && newOp.kind === o.kind && (o.kind === 'tc.mma' || o.kind === 'wgmma')) continue;
               const who = e.agent >= 0 ? agentName(e.agent) : newOp ? `${kindLabel(newOp.kind)} issued by ${agentName(newOp.agent)}` : 'an async unit';
               const what = e.rw === 'w' ? 'writes' : 'reads';
@@ -552,7 +564,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
               errorFound = true;
               report({
                 kind: 'race', severity: 'error', key: `${p.bufferOf(e.buf).info.name}|${locKey(e.loc)}|${locKey(o.loc)}`,
-                message: `${who} ${what} ${bufName} while the ${other} is still ${otherWhat} it${sig}`,
+                message: `${who} ${what} ${bufName} while the ${other} is still ${otherWhat} ${x.buf === e.buf ? 'it' : `${p.bufferName(x.buf)}, whose bytes overlap it`}${sig}`,
                 subject: bufName, state: stateId, extra, details: [], locs: [...(e.loc ? [e.loc] : []), o.loc],
               });
               if (e.agent >= 0 && o.kind === 'tma' && o.bar >= 0 && barCta(o.bar) === p.agents[e.agent]!.cta && an.waitSlots[e.agent]!.get(o.bar) === undefined) {
