@@ -109,7 +109,7 @@ role reader warps=1:
 `;
   test('its bytes land at the offset: the access is (allocation, 4096, 4096)', () => {
     const p = instantiate(sketch(src('S, 16')));
-    const sim = simulate(p, { events: true });
+    const sim = simulate(p);
     const acc = sim.events!.filter((e) => e.e === 'access' && e.proxy === 'async');
     expect(acc.length).toBeGreaterThan(0);
     for (const e of acc) {
@@ -137,10 +137,16 @@ role keeper warps=1 cta=0:
     barrier.cluster.arrive
     barrier.cluster.wait
 `;
-  test('another CTA reaching it without @CTA is an error naming the fix', () => {
-    const sim = simulate(instantiate(sketch(src('A'))));
+  test('a role that runs only in another CTA naming it without @CTA: E-index-range with the fix', () => {
+    const d = parseSketch(src('A'), 't.mbk').diagnostics;
+    expect(d.map((x) => `${x.line}:${x.col} ${x.code}: ${x.message} (${x.hint})`))
+      .toEqual(['4:15 E-index-range: A exists only in CTA 0 (declared cta=0), and role r runs in CTA 1 (reach it through distributed shared memory: A@0)']);
+  });
+  test('another CTA reaching it without @CTA at run time is an error naming the fix', () => {
+    const k = kernel('t', { cluster: 2 }).smem('A', 1, 4096, { cta: 0 }).role('r', {}, (r) => r.if('cta == 1', (r) => r.read('A[0]'))).build();
+    const sim = simulate(instantiate(k));
     expect(sim.diagnostics.map((d) => d.diag.code)).toEqual(['index-range']);
-    expect(sim.diagnostics[0]!.diag.message).toContain('A exists only in CTA 0 (declared cta=0); CTA 1 reaches it only through distributed shared memory: write A@0');
+    expect(sim.diagnostics[0]!.diag.message).toContain('A exists only in CTA 0 (declared cta=0); CTA 1 reaches it only through distributed shared memory: write A[0]@0');
   });
   test('through distributed shared memory (@0) it is fine', () => {
     const p = instantiate(sketch(src('A@0')));

@@ -290,6 +290,8 @@ interface ArrayInfo {
   length?: number;
   /** Bytes per element of a buffer array, with the parameters' defaults. */
   bytes?: number;
+  /** The CTA rank a `cta=N` buffer array lives in, with the parameters' defaults. */
+  ctaOnly?: number;
   span: Span;
 }
 
@@ -508,7 +510,7 @@ export function lower(
     const ct = opts.get('cta');
     const cta = ct ? exprOption(ct, staticScope(`the CTA of ${id.image}`)) : undefined;
     const al = opts.get('alias');
-    if (ok) arrays.set(id.image, { name: id.image, kind: 'buffer', length: evalDefault(length, sizeEnv), bytes: evalDefault(bytes, sizeEnv), span: tokSpan(id) });
+    if (ok) arrays.set(id.image, { name: id.image, kind: 'buffer', length: evalDefault(length, sizeEnv), bytes: evalDefault(bytes, sizeEnv), ctaOnly: evalDefault(cta, sizeEnv), span: tokSpan(id) });
     if (!ok || !length || !bytes || (ct && !cta)) continue;
     const d: BufferDecl = { name: id.image, space, length, bytes, loc: loc(span), ...(node(n, 'arrayLen') ? {} : { scalar: true }) };
     if (cta) d.cta = cta;
@@ -597,7 +599,10 @@ export function lower(
       if (e) where = { k: 'bin', op: '==', a: { k: 'var', name: 'cta' }, b: e };
       else ok = false;
     }
-    const body = lowerRole(node(n, 'block'), id.image);
+    // The CTA ranks the role runs in (with the defaults), for references to one-CTA buffers.
+    const ranks = clusterDefault === undefined ? undefined
+      : Array.from({ length: clusterDefault }, (_, r) => r).filter((r) => !where || evalDefault(where, { cta: r, ncta: clusterDefault, clusterid: 0 }) !== 0);
+    const body = lowerRole(node(n, 'block'), id.image, ranks);
     if (!ok || !body) continue;
     const r: RoleDecl = { name: id.image, warps, per, body, loc: loc(head) };
     if (threads !== undefined) r.threads = threads;
@@ -747,7 +752,7 @@ export function lower(
     });
   }
 
-  function lowerRole(block: CstNode | undefined, roleName: string): Stmt[] | undefined {
+  function lowerRole(block: CstNode | undefined, roleName: string, ranks?: number[]): Stmt[] | undefined {
     const vars = new Set<string>();
     const scope: Scope = {
       has: (n) => vars.has(n) || paramNames.has(n) || BUILTIN_NAMES.includes(n),
@@ -1056,6 +1061,11 @@ export function lower(
       const cv = cta ? literal(cta) : undefined;
       if (cv !== undefined && clusterDefault !== undefined && (cv < 0 || cv >= clusterDefault)) {
         err(SKETCH_CODES.indexRange, `CTA rank ${cv} is outside the cluster of ${clusterDefault} CTA${clusterDefault === 1 ? '' : 's'}`, `ranks are 0 to ${clusterDefault - 1}; set cluster=N on the kernel line`, ctaE!.span);
+        return undefined;
+      }
+      // A one-CTA buffer named without @CTA by a role that never runs in that CTA.
+      if (!ctaE && arr.ctaOnly !== undefined && ranks && ranks.length && !ranks.includes(arr.ctaOnly)) {
+        err(SKETCH_CODES.indexRange, `${arr.name} exists only in CTA ${arr.ctaOnly} (declared cta=${arr.ctaOnly}), and role ${roleName} runs in CTA ${ranks.join(', ')}`, `reach it through distributed shared memory: ${e.name}${e.index ? '[...]' : ''}@${arr.ctaOnly}`, e.span);
         return undefined;
       }
       const ref: BufRef = { name: e.name, index };
