@@ -81,10 +81,11 @@ const KINDS = new Set([
 describe('bug-pattern sketches', () => {
   const dir = join(root, 'bugs');
   const files = readdirSync(dir).filter((f) => f.endsWith('.mbk')).sort();
-  test('all 19 patterns are present', () => {
+  test('all 19 patterns and the range sketches are present', () => {
     expect(files.map((f) => f.replace('.mbk', ''))).toEqual([
       'B01', 'B02', 'B03', 'B04', 'B06', 'B07', 'B09', 'B10', 'B12', 'B13', 'B15', 'B16', 'B18', 'B20', 'B22', 'B24', 'B26',
       'B28', 'N01',
+      'R01-fixed', 'R01',
     ]);
   });
   for (const f of files) {
