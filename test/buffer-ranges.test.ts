@@ -68,6 +68,27 @@ role r warps=1:
   });
 });
 
+describe('ranges fixed before the run', () => {
+  const loop = (body: string) => `kernel t
+smem A bytes=4096
+role x warps=1:
+${body}
+role y warps=1:
+    ld.shared A + 3072, 1024
+`;
+  test('offsets over a loop variable with constant bounds: one view per trip', () => {
+    const p = instantiate(sketch(loop('    for i in range(0, 2):\n        st.shared A + i * 1024, 1024')));
+    expect(p.bufferSpace.views.map((v) => v.off)).toEqual([0, 1024, 3072]);
+    expect(check(p, { timeout: 30_000 }).verdict).toBe('ok');
+    expect(checkOf(loop('    for i in range(0, 4):\n        st.shared A + i * 1024, 1024')).verdict).toBe('race');
+  });
+  test('an offset the enumeration cannot fix (a local variable) counts as the whole element', () => {
+    const r = checkOf(loop('    o = 1024\n    st.shared A + o, 1024'));
+    expect(r.verdict).toBe('race');
+    expect(r.hazards[0]!.message).toMatch(/writes A \(st\.shared A \+ o, 1024\)|writes A,/);
+  });
+});
+
 describe('aliases: one allocation under two names', () => {
   const decls = 'smem A[2] bytes=8192\nsmem B[4] bytes=4096 alias=A';
   test('B[1] is the second half of A[0]: they race', () => {

@@ -6,12 +6,14 @@
  * Every access resolves to a buffer key. Keys `0 … elements − 1` of a CTA are the declared
  * elements, as always; an allocation that some reference addresses by a byte range, or that an
  * alias views, also gets one key per distinct range its references name (its *views*), enumerated
- * here before the run from the parameters and the per-warp builtins (`cta`, `instance`, `warp`, …),
+ * here before the run from the parameters, the per-warp builtins (`cta`, `instance`, `warp`, …) and
+ * the variables of loops with constant bounds,
  * so that every driver (sequential or parallel search, simulator) sees the same keys. Two keys
  * conflict when they lie in one CTA, in one allocation, and their bytes overlap; a program without
  * ranges or aliases has no overlap table, and a key conflicts only with itself (the checker's fast
- * path). A range the enumeration cannot fix before the run (its offset reads a loop variable) is
- * taken as its whole element: conflicts are then over-reported, never missed.
+ * path). A range the enumeration cannot fix before the run (its offset reads a local variable, or a
+ * loop variable whose bounds are computed) is taken as its whole element: conflicts are then
+ * over-reported, never missed.
  */
 import { evalExpr, exprNames } from '../kernel/expr.js';
 import type { BufRef, Expr, Kernel, Op, RoleDecl, Stmt } from '../kernel/ir.js';
@@ -87,11 +89,38 @@ export function opBufRefs(op: Op): { ref: BufRef; bytes?: Expr }[] {
   return out;
 }
 
-function walkOps(stmts: Stmt[], f: (op: Op) => void): void {
+/** The values a loop variable takes, by name (loops whose bounds are constants over the parameters). */
+type Loops = ReadonlyMap<string, number[]>;
+/** Most trips of one loop the enumeration follows. */
+const MAX_TRIPS = 256;
+
+/** The values of `for v in range(from, to, step)` when its bounds read parameters only (at most {@link MAX_TRIPS}), else null. */
+function tripValues(st: Extract<Stmt, { s: 'for' }>, params: Record<string, number>): number[] | null {
+  try {
+    const env = (n: string) => params[n];
+    const from = evalExpr(st.from, env);
+    const to = evalExpr(st.to, env);
+    const step = st.step ? evalExpr(st.step, env) : 1;
+    if (step === 0) return null;
+    const out: number[] = [];
+    for (let x = from; step > 0 ? x < to : x > to; x += step) if (out.push(x) > MAX_TRIPS) return null;
+    return out;
+  } catch {
+    return null;
+  }
+}
+
+function walkOps(stmts: Stmt[], f: (op: Op, loops: Loops) => void, params: Record<string, number> = {}, loops: Loops = new Map()): void {
   for (const st of stmts) {
-    if (st.s === 'op') f(st.op);
-    else if (st.s === 'for' || st.s === 'elect') walkOps(st.body, f);
-    else if (st.s === 'if') { walkOps(st.then, f); if (st.else) walkOps(st.else, f); }
+    if (st.s === 'op') f(st.op, loops);
+    else if (st.s === 'elect') walkOps(st.body, f, params, loops);
+    else if (st.s === 'for') {
+      const trips = tripValues(st, params);
+      const inner = new Map(loops);
+      if (trips) inner.set(st.var, trips);
+      else inner.delete(st.var);
+      walkOps(st.body, f, params, inner);
+    } else if (st.s === 'if') { walkOps(st.then, f, params, loops); if (st.else) walkOps(st.else, f, params, loops); }
   }
 }
 
@@ -116,7 +145,7 @@ export function markRanged(kernel: Kernel, bufs: BufferPlacement[]): void {
  * Every value of `exprs` over the parameters and the per-agent builtins of role `r`, or null when
  * one reads anything else (a loop variable, a local) or the environments are too many.
  */
-function staticValues(exprs: Expr[], r: RoleDecl, params: Record<string, number>, clusterSize: number, grid: number): number[][] | null {
+function staticValues(exprs: Expr[], r: RoleDecl, params: Record<string, number>, clusterSize: number, grid: number, loops: Loops = new Map()): number[][] | null {
   const names = new Set<string>();
   for (const e of exprs) for (const n of exprNames(e)) names.add(n);
   const ranges: [string, number][] = [];
@@ -126,14 +155,22 @@ function staticValues(exprs: Expr[], r: RoleDecl, params: Record<string, number>
   if (r.instances) {
     try { inst = evalExpr(r.instances, (n) => params[n]); } catch { return null; }
   }
+  const loopVals: [string, number[]][] = [];
   for (const n of names) {
     if (n in params || n === 'ncta' || n === 'nwarps' || n === 'nthreads') continue;
+    const lv = loops.get(n);
+    if (lv) { loopVals.push([n, lv]); continue; }
     if (!STATIC_BUILTINS.has(n)) return null;
     const count = n === 'cta' ? clusterSize : n === 'clusterid' ? grid : n === 'instance' ? inst : n === 'warp' ? warps : Math.ceil(warps / 4);
     ranges.push([n, Math.max(1, count)]);
   }
   let total = 1;
   for (const [, c] of ranges) if ((total *= c) > MAX_ENVS) return null;
+  for (const [, l] of loopVals) if ((total *= Math.max(1, l.length)) > MAX_ENVS) return null;
+  // Loop variables take every trip's value (a variable the body reassigns may take others: those
+  // ranges resolve to their whole element at run time).
+  for (const [n, l] of loopVals) ranges.push([n, l.length]);
+  const lvOf = new Map(loopVals);
   const out: number[][] = [];
   const env: Record<string, number> = { ...fixed };
   const rec = (k: number) => {
@@ -142,7 +179,8 @@ function staticValues(exprs: Expr[], r: RoleDecl, params: Record<string, number>
       return;
     }
     const [n, c] = ranges[k]!;
-    for (let v = 0; v < c; v++) { env[n] = v; rec(k + 1); }
+    const lv = lvOf.get(n);
+    for (let v = 0; v < c; v++) { env[n] = lv ? lv[v]! : v; rec(k + 1); }
   };
   rec(0);
   return out;
@@ -157,15 +195,15 @@ export function enumerateViews(kernel: Kernel, bufs: BufferPlacement[], elements
   const byName = new Map(bufs.map((b, i) => [b.name, i]));
   const views: ViewInfo[] = [];
   const viewKey = new Map<number, number>();
-  for (const r of kernel.roles) walkOps(r.body, (op) => {
+  for (const r of kernel.roles) walkOps(r.body, (op, loops) => {
     for (const { ref, bytes } of opBufRefs(op)) {
       const bi = byName.get(ref.name);
       if (bi === undefined || !bufs[bi]!.ranged) continue;
       const b = bufs[bi]!;
-      const vals = staticValues([ref.offset ?? { k: 'num', v: 0 }, ...(bytes ? [bytes] : [])], r, params, clusterSize, grid);
+      const vals = staticValues([ref.offset ?? { k: 'num', v: 0 }, ...(bytes ? [bytes] : [])], r, params, clusterSize, grid, loops);
       if (!vals) continue;
       // A computed index (a stage variable): every element.
-      const idx = staticValues([ref.index], r, params, clusterSize, grid) ?? Array.from({ length: b.length }, (_, i) => [i]);
+      const idx = staticValues([ref.index], r, params, clusterSize, grid, loops) ?? Array.from({ length: b.length }, (_, i) => [i]);
       for (const [index] of idx) for (const [off, l] of vals) {
         const len = bytes ? l! : b.bytes - off!;
         if (index! < 0 || index! >= b.length || off! < 0 || len < 1 || off! + len > b.bytes || (off === 0 && len === b.bytes)) continue;
@@ -175,7 +213,7 @@ export function enumerateViews(kernel: Kernel, bufs: BufferPlacement[], elements
         views.push({ buffer: bi, index: index!, off: off!, len });
       }
     }
-  });
+  }, params);
   const perCta = elements + views.length;
   const alloc = new Int32Array(perCta);
   const lo = new Int32Array(perCta);
