@@ -5,7 +5,8 @@
  * `arrive.expect_tx`), tcgen05.mma + commit, wgmma and bulk-store groups, cp.async, waits whose
  * parity is a small expression, buffer reads and writes, proxy fences, named and cluster barriers,
  * loops of 1-3 trips, `elect:` blocks, conditionals on the CTA rank and on the warp, and exits;
- * byte ranges: TMA boxes and loads / stores into one half of a buffer (`S0[i] + offset`), and an
+ * byte ranges: TMA boxes and loads / stores into one half of a buffer (`S0[i] + offset`, the
+ * offset a constant or picked by a loop variable), and an
  * alias array `V` viewing S0's storage in half-size elements.
  *
  * Kernels are kept small so the unreduced search finishes: the differential tests compare the
@@ -105,12 +106,13 @@ function opArb(ctx: Ctx, scope: Scope): fc.Arbitrary<Op> {
       if (r.chunks) o.chunks = r.chunks;
       return o;
     }) },
-    { weight: 3, arbitrary: fc.record({ buf: smemArb(ctx, scope, true), w: fc.boolean(), half: fc.constantFrom<number | undefined>(undefined, undefined, 0, 1) }).map((r) => {
+    { weight: 3, arbitrary: fc.record({ buf: smemArb(ctx, scope, true), w: fc.boolean(), half: fc.constantFrom<number | 'loop' | undefined>(undefined, undefined, 0, 1, 'loop') }).map((r) => {
       const op = r.w ? 'st.shared' as const : 'ld.shared' as const;
       if (r.half === undefined) return { op, buf: r.buf };
-      // One half of the element.
+      // One half of the element (with a loop: the half the trip's parity picks).
       const bytes = ctx.smem.find((b) => b.name === r.buf.name)!.bytes / 2;
-      return { op, buf: { ...r.buf, offset: num(r.half * bytes) }, bytes: num(bytes) };
+      const offset = r.half !== 'loop' ? num(r.half * bytes) : scope.length ? bin('*', bin('%', v(scope[scope.length - 1]!), num(2)), num(bytes)) : num(0);
+      return { op, buf: { ...r.buf, offset }, bytes: num(bytes) };
     }) },
     { weight: 1, arbitrary: fc.constant({ op: 'fence.proxy.async' as const }) },
     { weight: 1, arbitrary: smemArb(ctx, scope).map((src) => ({ op: 'cp.async.bulk.store' as const, src, bytes: num(ctx.smem.find((b) => b.name === src.name)!.bytes), per: 'one' as const })) },
