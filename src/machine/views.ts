@@ -61,8 +61,10 @@ export interface BufferSpace {
   viewKey: Map<number, number>;
 }
 
-/** Most bytes of one allocation that view ids encode (larger than any CTA's shared or tensor memory). */
-const SPAN = 1 << 20;
+/** One more than the most bytes of an element that view ids encode (a CTA's tensor memory, 256 KiB, is the largest). */
+const SPAN = (1 << 18) + 1;
+/** Elements per CTA that view ids encode exactly (below 2^53); beyond, no views (every range is its whole element). */
+const MAX_VIEW_ELEMENTS = Math.floor(Number.MAX_SAFE_INTEGER / (SPAN * SPAN));
 
 /** The number that names the range (`off`, `len`) of CTA-local element key `el` in {@link BufferSpace.viewKey}. */
 export function viewId(el: number, off: number, len: number): number {
@@ -195,7 +197,7 @@ export function enumerateViews(kernel: Kernel, bufs: BufferPlacement[], elements
   const byName = new Map(bufs.map((b, i) => [b.name, i]));
   const views: ViewInfo[] = [];
   const viewKey = new Map<number, number>();
-  for (const r of kernel.roles) walkOps(r.body, (op, loops) => {
+  if (elements <= MAX_VIEW_ELEMENTS) for (const r of kernel.roles) walkOps(r.body, (op, loops) => {
     for (const { ref, bytes } of opBufRefs(op)) {
       const bi = byName.get(ref.name);
       if (bi === undefined || !bufs[bi]!.ranged) continue;
