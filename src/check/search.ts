@@ -67,6 +67,11 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
   const ov = p.bufferSpace.overlap;
   const L = p.buffersPerCta;
   const conf = (a: number, b: number): boolean => a === b || (ov !== null && keysOverlap(ov, L, a, b));
+  /**
+   * The subject of a race between accesses to buffer keys `a` and `b`: with byte ranges the two may
+   * differ, and the report must not depend on which came first (the lower key names it).
+   */
+  const raceBuf = (a: number, b: number): number => (a === b || b < 0 ? a : a < 0 ? b : Math.min(a, b));
   /** Whether a TMA copy completing on barrier `b` fills bytes of buffer `buf`. */
   const fedHas = (buf: number, b: number): boolean => {
     if (fedBy.get(buf)?.has(b)) return true;
@@ -413,10 +418,11 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
     if (!conf(gx >> 1, e.buf) || ((gx & 1) === 0 && e.rw === 'r')) return;
     const why = bar < 0 ? 'that MMA has finished, but no tcgen05.commit after it has signalled a barrier yet' : `its tcgen05.commit has arrived on ${p.barrierName(bar)}, but that phase has not completed`;
     const who = e.agent >= 0 ? agentName(e.agent) : newOp ? `${kindLabel(newOp.kind)} issued by ${agentName(newOp.agent)}` : 'an async unit';
-    const bufName = p.bufferName(e.buf);
+    const rb = raceBuf(e.buf, gx >> 1);
+    const bufName = p.bufferName(rb);
     errorFound = true;
     report({
-      kind: 'race', severity: 'error', key: `${p.bufferOf(e.buf).info.name}|${locKey(e.loc)}|ghost${g}`,
+      kind: 'race', severity: 'error', key: `${p.bufferOf(rb).info.name}|${locKey(e.loc)}|ghost${g}`,
       message: `${who} ${e.rw === 'w' ? 'writes' : 'reads'} ${bufName}, which a tcgen05.mma issued by ${agentName(g)} was ${(gx & 1) ? 'writing' : 'reading'}; ${why}, so nothing orders this access after the MMA`,
       subject: bufName, state: stateId, extra: LAZY, details: [], locs: [...(e.loc ? [e.loc] : []), ...mmaSites(g, e.buf)],
     });
@@ -448,11 +454,12 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
           if (!conf(tghosts[i + 1]!, e.buf)) continue;
           const newOp = issuedOp(e.async);
           const who = e.agent >= 0 ? agentName(e.agent) : newOp ? `${kindLabel(newOp.kind)} issued by ${agentName(newOp.agent)}` : 'an async unit';
-          const bufName = p.bufferName(e.buf);
+          const rb = raceBuf(e.buf, tghosts[i + 1]!);
+          const bufName = p.bufferName(rb);
           const bname = p.barrierName(tghosts[i]!);
           errorFound = true;
           report({
-            kind: 'race', severity: 'error', key: `${p.bufferOf(e.buf).info.name}|${locKey(e.loc)}|tma`,
+            kind: 'race', severity: 'error', key: `${p.bufferOf(rb).info.name}|${locKey(e.loc)}|tma`,
             message: `${who} ${e.rw === 'w' ? 'writes' : 'reads'} ${bufName} after a TMA copy wrote it but before the phase of ${bname} that copy credits has completed: nothing orders this access after the copy`,
             subject: bufName, state: stateId, extra, details: [], locs: e.loc ? [e.loc] : [],
           });
@@ -519,11 +526,12 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
               }
               const acc = gx & EG_ACC;
               if (!conf(acc >> 1, e.buf) || ((acc & 1) === 0 && e.rw === 'r')) continue;
-              const bufName = p.bufferName(e.buf);
+              const rb = raceBuf(e.buf, acc >> 1);
+              const bufName = p.bufferName(rb);
               const unit = gx & EG_WG ? 'wgmma' : 'bulk store';
               errorFound = true;
               report({
-                kind: 'race', severity: 'error', key: `${p.bufferOf(e.buf).info.name}|${locKey(e.loc)}|elect`,
+                kind: 'race', severity: 'error', key: `${p.bufferOf(rb).info.name}|${locKey(e.loc)}|elect`,
                 message: `the threads of ${agentName(e.agent)} other than the elected one ${e.rw === 'w' ? 'write' : 'read'} ${bufName} (${ins.text}) while a ${unit} issued by ${agentName(e.agent)} may still be ${(acc & 1) ? 'writing' : 'reading'} it: only the elected thread waited for it (${unit === 'wgmma' ? 'wgmma' : 'cp.async.bulk'}.wait_group inside elect: or per=one), and no bar.sync over the role's threads orders the other warps after that wait`,
                 subject: bufName, state: stateId, extra,
                 details: ['bug-patterns.md B18: a warp-scoped or warpgroup-scoped bar.sync after the wait_group (before the buffer is refilled) orders every thread after the store.'],
@@ -559,12 +567,13 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
               const what = e.rw === 'w' ? 'writes' : 'reads';
               const other = `${kindLabel(o.kind)} issued by ${agentName(o.agent)} (line ${o.loc.line})`;
               const otherWhat = x.rw === 'w' ? 'writing' : 'reading';
-              const bufName = p.bufferName(e.buf);
+              const rb = raceBuf(e.buf, x.buf);
+              const bufName = p.bufferName(rb);
               const sig = o.bar >= 0 ? `; its completion signals ${p.barrierName(o.bar)}, and nothing orders this access after that signal` : o.targets ? `; its completion signals ${o.targets.map((k) => p.barrierName(k)).join(', ')}` : '';
               errorFound = true;
               report({
-                kind: 'race', severity: 'error', key: `${p.bufferOf(e.buf).info.name}|${locKey(e.loc)}|${locKey(o.loc)}`,
-                message: `${who} ${what} ${bufName} while the ${other} is still ${otherWhat} ${x.buf === e.buf ? 'it' : `${p.bufferName(x.buf)}, whose bytes overlap it`}${sig}`,
+                kind: 'race', severity: 'error', key: `${p.bufferOf(rb).info.name}|${locKey(e.loc)}|${locKey(o.loc)}`,
+                message: `${who} ${what} ${p.bufferName(e.buf)} while the ${other} is still ${otherWhat} ${x.buf === e.buf ? 'it' : `${p.bufferName(x.buf)}, whose bytes overlap it`}${sig}`,
                 subject: bufName, state: stateId, extra, details: [], locs: [...(e.loc ? [e.loc] : []), o.loc],
               });
               if (e.agent >= 0 && o.kind === 'tma' && o.bar >= 0 && barCta(o.bar) === p.agents[e.agent]!.cta && an.waitSlots[e.agent]!.get(o.bar) === undefined) {
