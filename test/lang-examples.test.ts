@@ -93,6 +93,7 @@ describe('bug-pattern sketches', () => {
       'B01', 'B02', 'B03', 'B04', 'B06', 'B07', 'B09', 'B10', 'B12', 'B13', 'B15', 'B16', 'B18', 'B20', 'B22', 'B24', 'B26',
       'B28', 'N01',
     ]);
+    expect(names.filter((n) => n.startsWith('R'))).toEqual(['R01-fixed', 'R01']);
     const async = ['A01', 'A02', 'A03', 'A04', 'A05', 'A06'];
     expect(names.filter((n) => n.startsWith('A'))).toEqual(async.flatMap((n) => [`${n}-fixed`, n]));
   });

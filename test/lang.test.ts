@@ -419,6 +419,30 @@ describe('diagnostics: one test per code, exact message and caret', () => {
       hint: ranks are 0 to 0; set cluster=N on the kernel line"
     `);
   });
+  test('E-buffer-range: a constant byte range outside its element', () => {
+    expect(errors(role('st.shared tile[1] + 1024\ncp.async.bulk.tensor tile[0] + 512, 1024, full[0]'))).toMatchInlineSnapshot(`
+      "t.mbk:6:25: error[E-buffer-range]: byte offset 1024 is outside tile[1], which has 1024 bytes
+            st.shared tile[1] + 1024
+                                ^~~~
+      hint: offsets are 0 to 1023; to reach another element index the array: tile[i]
+      t.mbk:7:36: error[E-buffer-range]: bytes 512 to 1535 (offset 512, 1024 bytes) run past the end of tile[0], which has 1024 bytes
+            cp.async.bulk.tensor tile[0] + 512, 1024, full[0]
+                                           ^~~
+      hint: the range must end by byte 1024: a smaller offset or byte count"
+    `);
+  });
+  test('E-alias: an alias of no buffer array, or one that does not fit', () => {
+    expect(errors(`${HEAD}smem v[3] bytes=1024 alias=tile\nsmem w bytes=16 alias=full\nrole p warps=1:\n    exit\n`)).toMatchInlineSnapshot(`
+      "t.mbk:5:28: error[E-alias]: v (3 × 1024 bytes from tile[0]) ends at byte 3072, past the 2048 bytes of tile
+        smem v[3] bytes=1024 alias=tile
+                                   ^~~~
+      hint: an alias views storage that exists: make it smaller or start it earlier
+      t.mbk:6:23: error[E-alias]: alias=full: 'full' is not a buffer array
+        smem w bytes=16 alias=full
+                              ^~~~
+      hint: declare the array the alias views: smem A[N] bytes=B"
+    `);
+  });
   test('E-param-value', () => {
     expect(errors(`${HEAD}param Q = S + 1\nrole p warps=1:\n    exit\n`)).toMatchInlineSnapshot(`
       "t.mbk:5:11: error[E-param-value]: the default of parameter Q must be an integer

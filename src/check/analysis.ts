@@ -163,10 +163,12 @@ function instanceUse(p: Program, role: number, instances: number): { use: 'none'
           }
           for (const r of refs) {
             check(r.cta);
+            check((r as { offset?: Expr }).offset);
             const isBuf = k !== 'bar';
             if (r.index.k === 'var' && r.index.name === 'instance' && isBuf) {
               const info = p.buffers.find((b) => b.name === r.name);
-              if (info && info.length === instances) arrays.add(r.name);
+              // A ranged allocation (views, aliases) is shared storage: not private.
+              if (info && info.length === instances && !info.ranged) arrays.add(r.name);
               else other = true;
             } else check(r.index);
           }
@@ -304,9 +306,14 @@ export function analyse(p: Program): Analysis {
   }
   const proxyKey = new Uint8Array(p.ctas * p.buffersPerCta);
   let trackProxy = false;
-  for (const info of p.buffers) {
-    if (info.space !== 'smem' || !genericArr.has(info.name) || !asyncArr.has(info.name)) continue;
-    for (let cta = 0; cta < p.ctas; cta++) for (let i = 0; i < info.length; i++) proxyKey[cta * p.buffersPerCta + info.offset + i] = 1;
+  // By allocation: an alias's generic accesses and its target's async ones cross proxies too.
+  const genericAlloc = new Set(p.buffers.filter((b) => genericArr.has(b.name)).map((b) => b.alloc));
+  const asyncAlloc = new Set(p.buffers.filter((b) => asyncArr.has(b.name)).map((b) => b.alloc));
+  const space = p.bufferSpace;
+  for (let k = 0; k < p.buffersPerCta; k++) {
+    const al = space.alloc[k]!;
+    if (p.buffers[al]!.space !== 'smem' || !genericAlloc.has(al) || !asyncAlloc.has(al)) continue;
+    for (let cta = 0; cta < p.ctas; cta++) proxyKey[cta * p.buffersPerCta + k] = 1;
     trackProxy = true;
   }
   // Under proxy tracking the order of a generic access and the issue of an async-proxy operation

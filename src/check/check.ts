@@ -379,7 +379,7 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
     if (raw.kind === 'race') {
       const hb = happensBefore(program, rp.events);
       const who = actorNamer(program, rp.events);
-      const race = hb.races.filter((x) => program.bufferName(x.first.buf) === raw.subject).pop();
+      const race = hb.races.filter((x) => program.bufferName(x.first.buf) === raw.subject || program.bufferName(x.second.buf) === raw.subject).pop();
       if (race) {
         const desc = (a: typeof race.first) => `${a.rw === 'w' ? 'write' : 'read'} by ${who(a.agent, a.async)}${a.loc ? ` (line ${a.loc.line})` : ''}`;
         const x = race.first;

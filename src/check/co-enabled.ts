@@ -42,15 +42,17 @@ export function coEnabledDetector(
     for (let i = 0; i < acc.length; i++) for (let j = i + 1; j < acc.length; j++) {
       const x = acc[i]!;
       const y = acc[j]!;
-      if (x.buf !== y.buf || (x.rw === 'r' && y.rw === 'r')) continue;
+      if ((x.buf !== y.buf && !p.buffersOverlap(x.buf, y.buf)) || (x.rw === 'r' && y.rw === 'r')) continue;
       if (x.ins === y.ins && sliceSiblings(p, x.a, y.a)) continue; // each warp its own slice
-      const bufName = p.bufferName(x.buf);
       const w = x.rw === 'w' ? x : y;
       const o = w === x ? y : x;
+      // The subject must not depend on which access is the writer: the lower key names it.
+      const rb = Math.min(x.buf, y.buf);
+      const bufName = p.bufferName(w.buf);
       found({
-        kind: 'race', severity: 'error', key: `${p.bufferOf(x.buf).info.name}|${locKey(w.ins.loc)}|${locKey(o.ins.loc)}`,
-        message: `${agentName(w.a)} writes ${bufName} (${w.ins.text}) and ${agentName(o.a)} ${o.rw === 'w' ? 'writes' : 'reads'} it (${o.ins.text}) with nothing ordering them: both are enabled in the same state, so either may go first`,
-        subject: bufName, state: id, extra: [...prefix, { kind: 'agent', agent: w.a }, { kind: 'agent', agent: o.a }], details: [], locs: [w.ins.loc, o.ins.loc],
+        kind: 'race', severity: 'error', key: `${p.bufferOf(rb).info.name}|${locKey(w.ins.loc)}|${locKey(o.ins.loc)}`,
+        message: `${agentName(w.a)} writes ${bufName} (${w.ins.text}) and ${agentName(o.a)} ${o.rw === 'w' ? 'writes' : 'reads'} ${o.buf === w.buf ? 'it' : `${p.bufferName(o.buf)}, whose bytes overlap it`} (${o.ins.text}) with nothing ordering them: both are enabled in the same state, so either may go first`,
+        subject: p.bufferName(rb), state: id, extra: [...prefix, { kind: 'agent', agent: w.a }, { kind: 'agent', agent: o.a }], details: [], locs: [w.ins.loc, o.ins.loc],
       });
     }
   };

@@ -29,6 +29,19 @@ export function insertSorted(l: number[], v: number): void {
   l[i] = v;
 }
 
+/**
+ * Whether the list `l` of accesses (buffer·2 + write) holds one of the same mode as `v` on bytes
+ * that overlap `v`'s buffer (`conf`: the program's key overlap); null holds none.
+ */
+export function hasAccess(l: readonly number[] | null | undefined, v: number, conf: (a: number, b: number) => boolean): boolean {
+  if (!l) return false;
+  for (let i = 0; i < l.length; i++) {
+    const w = l[i]!;
+    if (w === v || ((w & 1) === (v & 1) && conf(w >> 1, v >> 1))) return true;
+  }
+  return false;
+}
+
 /** Buffers an in-flight op accesses, with the mode (its kind's module, {@link accessesOf}). */
 export function opAccesses(o: AsyncOp): { buf: number; rw: 'r' | 'w' }[] {
   return accessesOf(o);

@@ -347,10 +347,13 @@ export function happensBefore(p: Program, events: readonly MachineEvent[]): { ac
   });
 
   const races: HbRace[] = [];
+  // Grouped by allocation (one CTA's); within a group, two accesses conflict where their bytes overlap.
   const byBuf = new Map<number, HbAccess[]>();
+  const ranged = p.bufferSpace.overlap !== null;
   for (const a of accesses) {
-    let l = byBuf.get(a.buf);
-    if (!l) byBuf.set(a.buf, (l = []));
+    const g = ranged ? p.bufferRange(a.buf).alloc : a.buf;
+    let l = byBuf.get(g);
+    if (!l) byBuf.set(g, (l = []));
     l.push(a);
   }
   for (const list of byBuf.values()) {
@@ -359,6 +362,7 @@ export function happensBefore(p: Program, events: readonly MachineEvent[]): { ac
       for (let i = 0; i < j; i++) {
         const x = list[i]!;
         if (x.rw === 'r' && y.rw === 'r') continue;
+        if (ranged && !p.buffersOverlap(x.buf, y.buf)) continue;
         if (x.comp === y.comp) continue;
         if (x.async < 0 && y.async < 0 && sameLoc(x.loc, y.loc) && sliceSiblings(p, x.agent, y.agent)) continue; // each warp its own slice
         if (x.async >= 0 && y.async >= 0 && x.issuer === y.issuer && x.asyncKind && y.asyncKind && sameStreamOrdered(x.asyncKind, y.asyncKind)) continue;

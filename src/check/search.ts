@@ -20,7 +20,8 @@ import { copySites, landingsCommute, TX_FLOOR, txSites } from './por.js';
 import { cloneFor, freezeShared } from './clone.js';
 import { coEnabledDetector } from './co-enabled.js';
 import { relaxedDetector } from './relaxed.js';
-import { EG, EG_ACC, EG_ELECT, EG_MB, EG_WG, insertPair, insertSorted, kindLabel, opAccesses } from './ghosts.js';
+import { EG, EG_ACC, EG_ELECT, EG_MB, EG_WG, hasAccess, insertPair, insertSorted, kindLabel, opAccesses } from './ghosts.js';
+import { keysOverlap } from '../machine/views.js';
 
 const OPC_ARRIVE = OPC['mbarrier.arrive'];
 const OPC_WAIT = OPC['mbarrier.wait'];
@@ -64,6 +65,22 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
   const p = program;
   const barCta = (k: number) => Math.floor(k / p.barriersPerCta);
   const bufCta = (k: number) => Math.floor(k / p.buffersPerCta);
+  // Byte ranges: keys conflict when their bytes overlap; without ranges or aliases (ov null) only equal keys do.
+  const ov = p.bufferSpace.overlap;
+  const L = p.buffersPerCta;
+  const conf = (a: number, b: number): boolean => a === b || (ov !== null && keysOverlap(ov, L, a, b));
+  /**
+   * The subject of a race between accesses to buffer keys `a` and `b`: with byte ranges the two may
+   * differ, and the report must not depend on which came first (the lower key names it).
+   */
+  const raceBuf = (a: number, b: number): number => (a === b || b < 0 ? a : a < 0 ? b : Math.min(a, b));
+  /** Whether a TMA copy completing on barrier `b` fills bytes of buffer `buf`. */
+  const fedHas = (buf: number, b: number): boolean => {
+    if (fedBy.get(buf)?.has(b)) return true;
+    if (ov === null) return false;
+    for (const [k, f] of fedBy) if (f.has(b) && conf(k, buf)) return true;
+    return false;
+  };
   const ctaAgents: number[][] = Array.from({ length: p.ctas }, () => []);
   for (const a of p.agents) ctaAgents[a.cta]!.push(a.id);
   /**
@@ -339,7 +356,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
         const own = dirty[o.agent];
         if (acc.rw === 'r') {
           const v = acc.buf * 2 + 1;
-          if (!(esc?.includes(v) || own?.includes(v))) continue;
+          if (!(hasAccess(esc, v, conf) || hasAccess(own, v, conf))) continue;
           errorFound = true;
           const bufName = p.bufferName(acc.buf);
           report({
@@ -348,7 +365,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
             subject: bufName, state: stateId, extra: LAZY, details: ['PTX ISA §8.6, §9.7.15.7.1 (fence.proxy.async.shared::cta after generic writes, before the release)'], locs: [o.loc],
           });
         } else if (strict) {
-          const hit = [acc.buf * 2, acc.buf * 2 + 1].filter((v) => esc?.includes(v) || own?.includes(v));
+          const hit = [acc.buf * 2, acc.buf * 2 + 1].filter((v) => hasAccess(esc, v, conf) || hasAccess(own, v, conf));
           if (!hit.length) continue;
           const bufName = p.bufferName(acc.buf);
           // Under the strict rule the generic accesses and the async-proxy write are unordered: a race.
@@ -454,13 +471,14 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
   };
 
   const ghostRace = (e: Extract<MachineEvent, { e: 'access' }>, newOp: AsyncOp | undefined, g: number, gx: number, bar: number, stateId: number) => {
-    if (gx >> 1 !== e.buf || ((gx & 1) === 0 && e.rw === 'r')) return;
+    if (!conf(gx >> 1, e.buf) || ((gx & 1) === 0 && e.rw === 'r')) return;
     const why = bar < 0 ? 'that MMA has finished, but no tcgen05.commit after it has signalled a barrier yet' : `its tcgen05.commit has arrived on ${p.barrierName(bar)}, but that phase has not completed`;
     const who = e.agent >= 0 ? agentName(e.agent) : newOp ? `${kindLabel(newOp.kind)} issued by ${agentName(newOp.agent)}` : 'an async unit';
-    const bufName = p.bufferName(e.buf);
+    const rb = raceBuf(e.buf, gx >> 1);
+    const bufName = p.bufferName(rb);
     errorFound = true;
     report({
-      kind: 'race', severity: 'error', key: `${p.bufferOf(e.buf).info.name}|${locKey(e.loc)}|ghost${g}`,
+      kind: 'race', severity: 'error', key: `${p.bufferOf(rb).info.name}|${locKey(e.loc)}|ghost${g}`,
       message: `${who} ${e.rw === 'w' ? 'writes' : 'reads'} ${bufName}, which a tcgen05.mma issued by ${agentName(g)} was ${(gx & 1) ? 'writing' : 'reading'}; ${why}, so nothing orders this access after the MMA`,
       subject: bufName, state: stateId, extra: LAZY, details: [], locs: [...(e.loc ? [e.loc] : []), ...mmaSites(g, e.buf)],
     });
@@ -489,14 +507,15 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
       for (const e of events) {
         if (e.e !== 'access' || e.edge === 'end') continue;
         for (let i = 0; i < tghosts.length; i += 2) {
-          if (tghosts[i + 1] !== e.buf) continue;
+          if (!conf(tghosts[i + 1]!, e.buf)) continue;
           const newOp = issuedOp(e.async);
           const who = e.agent >= 0 ? agentName(e.agent) : newOp ? `${kindLabel(newOp.kind)} issued by ${agentName(newOp.agent)}` : 'an async unit';
-          const bufName = p.bufferName(e.buf);
+          const rb = raceBuf(e.buf, tghosts[i + 1]!);
+          const bufName = p.bufferName(rb);
           const bname = p.barrierName(tghosts[i]!);
           errorFound = true;
           report({
-            kind: 'race', severity: 'error', key: `${p.bufferOf(e.buf).info.name}|${locKey(e.loc)}|tma`,
+            kind: 'race', severity: 'error', key: `${p.bufferOf(rb).info.name}|${locKey(e.loc)}|tma`,
             message: `${who} ${e.rw === 'w' ? 'writes' : 'reads'} ${bufName} after a TMA copy wrote it but before the phase of ${bname} that copy credits has completed: nothing orders this access after the copy`,
             subject: bufName, state: stateId, extra, details: [], locs: e.loc ? [e.loc] : [],
           });
@@ -537,7 +556,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
             if (newOp && newOp.agent === g && asyncDef(newOp.kind).stream === 'tc') continue; // ordered after its issuer's earlier tcgen05 ops
             for (let i = 0; i < gl.length; i++) {
               const gx = gl[i]!;
-              if (gx & EG || (gx & ~1) !== eb2 || ((gx & 1) === 0 && eRead)) continue;
+              if (gx & EG || ((gx & ~1) !== eb2 && (ov === null || !conf(gx >> 1, e.buf))) || ((gx & 1) === 0 && eRead)) continue;
               ghostRace(e, newOp, g, gx, -1, stateId);
             }
           }
@@ -548,7 +567,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
               if (!(gx & EG) || !(gx & EG_ELECT)) continue;
               if (gx & EG_MB) {
                 const b = gx & EG_ACC;
-                if (!fedBy.get(e.buf)?.has(b)) continue;
+                if (!fedHas(e.buf, b)) continue;
                 const bufName = p.bufferName(e.buf);
                 const bname = p.barrierName(b);
                 errorFound = true;
@@ -562,12 +581,13 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
                 continue;
               }
               const acc = gx & EG_ACC;
-              if (acc >> 1 !== e.buf || ((acc & 1) === 0 && e.rw === 'r')) continue;
-              const bufName = p.bufferName(e.buf);
+              if (!conf(acc >> 1, e.buf) || ((acc & 1) === 0 && e.rw === 'r')) continue;
+              const rb = raceBuf(e.buf, acc >> 1);
+              const bufName = p.bufferName(rb);
               const unit = gx & EG_WG ? 'wgmma' : 'bulk store';
               errorFound = true;
               report({
-                kind: 'race', severity: 'error', key: `${p.bufferOf(e.buf).info.name}|${locKey(e.loc)}|elect`,
+                kind: 'race', severity: 'error', key: `${p.bufferOf(rb).info.name}|${locKey(e.loc)}|elect`,
                 message: `the threads of ${agentName(e.agent)} other than the elected one ${e.rw === 'w' ? 'write' : 'read'} ${bufName} (${ins.text}) while a ${unit} issued by ${agentName(e.agent)} may still be ${(acc & 1) ? 'writing' : 'reading'} it: only the elected thread waited for it (${unit === 'wgmma' ? 'wgmma' : 'cp.async.bulk'}.wait_group inside elect: or per=one), and no bar.sync over the role's threads orders the other warps after that wait`,
                 subject: bufName, state: stateId, extra,
                 details: ['bug-patterns.md B18: a warp-scoped or warpgroup-scoped bar.sync after the wait_group (before the buffer is refilled) orders every thread after the store.'],
@@ -581,7 +601,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
             if (newOp && newOp.agent === g && asyncDef(newOp.kind).stream === 'tc') continue; // ordered after its issuer's earlier tcgen05 ops
             for (let i = 0; i < cl.length; i += 2) {
               const gx = cl[i + 1]!;
-              if ((gx & ~1) !== eb2 || ((gx & 1) === 0 && eRead)) continue;
+              if (((gx & ~1) !== eb2 && (ov === null || !conf(gx >> 1, e.buf))) || ((gx & 1) === 0 && eRead)) continue;
               ghostRace(e, newOp, g, gx, cl[i]!, stateId);
             }
           }
@@ -589,15 +609,15 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
           for (let j = 0; j < fl.length; j++) {
             const o = fl[j]!;
             if (o.id === e.async) continue;
-            if (o.buf !== e.buf) {
+            if (o.buf !== e.buf && (ov === null || !conf(o.buf, e.buf))) {
               const rd = o.reads;
               if (!rd) continue;
               let hit = false;
-              for (let r = 0; r < rd.length; r++) if (rd[r] === e.buf) hit = true;
+              for (let r = 0; r < rd.length; r++) if (conf(rd[r]!, e.buf)) hit = true;
               if (!hit) continue;
             }
             for (const x of opAccesses(o)) {
-              if (x.buf !== e.buf || (x.rw === 'r' && e.rw === 'r')) continue;
+              if (!conf(x.buf, e.buf) || (x.rw === 'r' && e.rw === 'r')) continue;
               if (newOp && newOp.agent === o.agent && sameStreamOrdered(newOp.kind, o.kind)) continue;
               // tcgen05.ld / st of two warps of one role instance: each warp reaches only its own 32 TMEM lanes.
               if ((o.kind === 'tc.ld' || o.kind === 'tc.st') && (newOp ? newOp.kind === 'tc.ld' || newOp.kind === 'tc.st' : e.agent >= 0 && p.bufferOf(e.buf).info.space === 'tmem')
@@ -606,12 +626,13 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
               const what = e.rw === 'w' ? 'writes' : 'reads';
               const other = `${kindLabel(o.kind)} issued by ${agentName(o.agent)} (line ${o.loc.line})`;
               const otherWhat = x.rw === 'w' ? 'writing' : 'reading';
-              const bufName = p.bufferName(e.buf);
+              const rb = raceBuf(e.buf, x.buf);
+              const bufName = p.bufferName(rb);
               const sig = o.bar >= 0 ? `; its completion signals ${p.barrierName(o.bar)}, and nothing orders this access after that signal` : o.targets ? `; its completion signals ${o.targets.map((k) => p.barrierName(k)).join(', ')}` : '';
               errorFound = true;
               report({
-                kind: 'race', severity: 'error', key: `${p.bufferOf(e.buf).info.name}|${locKey(e.loc)}|${locKey(o.loc)}`,
-                message: `${who} ${what} ${bufName} while the ${other} is still ${otherWhat} it${sig}`,
+                kind: 'race', severity: 'error', key: `${p.bufferOf(rb).info.name}|${locKey(e.loc)}|${locKey(o.loc)}`,
+                message: `${who} ${what} ${p.bufferName(e.buf)} while the ${other} is still ${otherWhat} ${x.buf === e.buf ? 'it' : `${p.bufferName(x.buf)}, whose bytes overlap it`}${sig}`,
                 subject: bufName, state: stateId, extra, details: [], locs: [...(e.loc ? [e.loc] : []), o.loc],
               });
               if (e.agent >= 0 && o.kind === 'tma' && o.bar >= 0 && barCta(o.bar) === p.agents[e.agent]!.cta && an.waitSlots[e.agent]!.get(o.bar) === undefined) {

@@ -55,6 +55,33 @@ export function parseRef(ref: string): { name: string; index: Expr; cta?: Expr }
   return out;
 }
 
+/**
+ * Parses a buffer reference: `name[index]@cta` as {@link parseRef}, optionally followed by a byte
+ * offset into the element, `+ OFF` (`A[s] + 4096`, `A[0]@1 + TILE`).
+ */
+export function parseBufRef(ref: string): BufRef {
+  let depth = 0;
+  for (let i = 0; i < ref.length; i++) {
+    const c = ref[i];
+    if (c === '[' || c === '(') depth++;
+    else if (c === ']' || c === ')') depth--;
+    else if (c === '+' && depth === 0) {
+      const out: BufRef = parseRef(ref.slice(0, i));
+      out.offset = ex(ref.slice(i + 1));
+      return out;
+    }
+  }
+  return parseRef(ref);
+}
+
+/** Options of a buffer declaration. */
+export interface BufferOpts {
+  /** View another array's storage: `'A'` or `'A[i]'` (from element i); see {@link BufferDecl.alias}. */
+  alias?: string;
+  /** The CTA rank that holds the array (other CTAs reach it as `name[i]@rank`). */
+  cta?: ExprLike;
+}
+
 /** Options of an arrive. */
 export interface ArriveOpts {
   count?: ExprLike;
@@ -211,7 +238,7 @@ export class ProgramBuilder {
    * `cp.async.bulk` with `tensor: false`). `multicast`: CTA mask; `chunks`: partial credits.
    */
   tma(dst: string, bytes: ExprLike, bar: string, o: { multicast?: ExprLike; chunks?: ExprLike; tensor?: boolean; per?: Per } = {}): this {
-    const op: Extract<Op, { op: 'cp.async.bulk' }> = { op: 'cp.async.bulk', tensor: o.tensor ?? true, dst: parseRef(dst), bytes: ex(bytes), bar: parseRef(bar) };
+    const op: Extract<Op, { op: 'cp.async.bulk' }> = { op: 'cp.async.bulk', tensor: o.tensor ?? true, dst: parseBufRef(dst), bytes: ex(bytes), bar: parseRef(bar) };
     if (o.multicast !== undefined) op.multicast = ex(o.multicast);
     if (o.chunks !== undefined) op.chunks = ex(o.chunks);
     if (o.per) op.per = o.per;
@@ -220,7 +247,7 @@ export class ProgramBuilder {
 
   /** `cp.async.bulk` store (shared → global) reading `src`, tracked by bulk async-groups. */
   bulkStore(src: string, bytes: ExprLike): this {
-    return this.push({ op: 'cp.async.bulk.store', src: parseRef(src), bytes: ex(bytes) });
+    return this.push({ op: 'cp.async.bulk.store', src: parseBufRef(src), bytes: ex(bytes) });
   }
 
   /** `cp.async.bulk.commit_group`. */
@@ -235,7 +262,7 @@ export class ProgramBuilder {
 
   /** `tcgen05.mma`: reads the smem operands `reads`, accumulates into the TMEM buffer `acc`. */
   mma(reads: string[], acc: string, shape: MmaShape): this {
-    return this.push({ op: 'tcgen05.mma', reads: reads.map(parseRef), acc: parseRef(acc), shape });
+    return this.push({ op: 'tcgen05.mma', reads: reads.map(parseBufRef), acc: parseBufRef(acc), shape });
   }
 
   /** `tcgen05.commit.mbarrier::arrive::one [bar]{, ctaMask}`: one arrive when earlier tcgen05 ops complete. */
@@ -247,7 +274,7 @@ export class ProgramBuilder {
 
   /** `tcgen05.ld` from a TMEM buffer, with its `tcgen05.wait::ld` (a synchronous read). */
   tmemLoad(src: string): this {
-    return this.push({ op: 'tcgen05.ld', src: parseRef(src) });
+    return this.push({ op: 'tcgen05.ld', src: parseBufRef(src) });
   }
 
   // tcgen05 Tensor Memory management, data movement and fences (PTX ISA §9.7.16.7–§9.7.16.11).
@@ -274,7 +301,7 @@ export class ProgramBuilder {
 
   /** `wgmma.mma_async` reading smem operands `reads`. */
   wgmma(reads: string[], shape: MmaShape): this {
-    return this.push({ op: 'wgmma.mma_async', reads: reads.map(parseRef), shape });
+    return this.push({ op: 'wgmma.mma_async', reads: reads.map(parseBufRef), shape });
   }
 
   /** `wgmma.commit_group`. */
@@ -289,7 +316,7 @@ export class ProgramBuilder {
 
   /** `cp.async` (non-bulk) of `bytes` into `dst`. */
   cpAsync(dst: string, bytes: ExprLike): this {
-    return this.push({ op: 'cp.async', dst: parseRef(dst), bytes: ex(bytes) });
+    return this.push({ op: 'cp.async', dst: parseBufRef(dst), bytes: ex(bytes) });
   }
 
   /** `cp.async.mbarrier.arrive{.noinc} [bar]`. */
@@ -384,14 +411,14 @@ export class ProgramBuilder {
     return this.push({ op: 'fence', sem, scope });
   }
 
-  /** `ld.shared` of a buffer (generic-proxy read). */
-  read(buf: string): this {
-    return this.push({ op: 'ld.shared', buf: parseRef(buf) });
+  /** `ld.shared` of a buffer (generic-proxy read); `bytes`: the range's length (default: the rest of the element). */
+  read(buf: string, bytes?: ExprLike): this {
+    return this.push({ op: 'ld.shared', buf: parseBufRef(buf), ...(bytes !== undefined ? { bytes: ex(bytes) } : {}) });
   }
 
-  /** `st.shared` to a buffer (generic-proxy write). */
-  write(buf: string): this {
-    return this.push({ op: 'st.shared', buf: parseRef(buf) });
+  /** `st.shared` to a buffer (generic-proxy write); `bytes`: the range's length (default: the rest of the element). */
+  write(buf: string, bytes?: ExprLike): this {
+    return this.push({ op: 'st.shared', buf: parseBufRef(buf), ...(bytes !== undefined ? { bytes: ex(bytes) } : {}) });
   }
 
   /** Busy work for `cycles` cycles (no synchronization). */
@@ -449,16 +476,23 @@ export class KernelBuilder {
     return this;
   }
 
-  /** Declares `length` shared-memory buffers of `bytes` bytes each. */
-  smem(name: string, length: ExprLike, bytes: ExprLike): this {
-    const d: BufferDecl = { name, space: 'smem', length: ex(length), bytes: ex(bytes), loc: callerLoc() };
-    this.k.buffers.push(d);
+  /**
+   * Declares `length` shared-memory buffers of `bytes` bytes each; `o.alias` makes them a view of
+   * another array's storage, `o.cta` places them in one CTA.
+   */
+  smem(name: string, length: ExprLike, bytes: ExprLike, o: BufferOpts = {}): this {
+    this.k.buffers.push(bufferDecl(name, 'smem', length, bytes, o, callerLoc()));
     return this;
   }
 
-  /** Declares `length` tensor-memory buffers of `bytes` bytes each; with `cols`, each is allocated by `tcgen05.alloc` (that many columns). */
-  tmem(name: string, length: ExprLike, bytes: ExprLike, cols?: ExprLike): this {
-    this.k.buffers.push({ name, space: 'tmem', length: ex(length), bytes: ex(bytes), ...(cols !== undefined ? { cols: ex(cols) } : {}), loc: callerLoc() });
+  /**
+   * Declares `length` tensor-memory buffers of `bytes` bytes each (options as {@link smem}); with
+   * `cols` (a number or expression, or `{ cols }`), each is allocated by `tcgen05.alloc` (that many columns).
+   */
+  tmem(name: string, length: ExprLike, bytes: ExprLike, o: ExprLike | (BufferOpts & { cols?: ExprLike }) = {}): this {
+    const opts: BufferOpts & { cols?: ExprLike } = typeof o === 'object' && o !== null && !('k' in o) ? o : { cols: o as ExprLike };
+    const { cols, ...rest } = opts;
+    this.k.buffers.push({ ...bufferDecl(name, 'tmem', length, bytes, rest, callerLoc()), ...(cols !== undefined ? { cols: ex(cols) } : {}) });
     return this;
   }
 
@@ -481,6 +515,18 @@ export class KernelBuilder {
   build(): Kernel {
     return this.k;
   }
+}
+
+function bufferDecl(name: string, space: 'smem' | 'tmem', length: ExprLike, bytes: ExprLike, o: BufferOpts, loc: SrcLoc | undefined): BufferDecl {
+  const d: BufferDecl = { name, space, length: ex(length), bytes: ex(bytes) };
+  if (loc) d.loc = loc;
+  if (o.alias !== undefined) {
+    const r = parseRef(o.alias);
+    if (r.cta) throw new BuildError(`bad alias '${o.alias}': an alias views an array of its own CTA (write 'A' or 'A[i]')`);
+    d.alias = { name: r.name, index: r.index };
+  }
+  if (o.cta !== undefined) d.cta = ex(o.cta);
+  return d;
 }
 
 /** Starts building a kernel. */

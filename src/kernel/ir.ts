@@ -37,11 +37,19 @@ export interface BarRef {
   cta?: Expr;
 }
 
-/** A reference to one buffer of a declared array, optionally in another CTA. */
+/**
+ * A reference to one buffer of a declared array, optionally in another CTA, optionally a byte
+ * range inside it: the access starts `offset` bytes into the element (`A[s] + 4096` in a sketch,
+ * an address `[A_s + 4096]` in PTX) and covers the operation's byte count (its `bytes` operand;
+ * an operation without one covers the rest of the element). The machine resolves every access to
+ * the triple (allocation, byte offset, byte length) of `Program.bufferRange`.
+ */
 export interface BufRef {
   name: string;
   index: Expr;
   cta?: Expr;
+  /** Byte offset into the element; absent: 0. */
+  offset?: Expr;
 }
 
 /** How many threads of the executing agent perform an operation. */
@@ -278,6 +286,14 @@ export interface BufferDecl {
   cols?: Expr;
   /** Declared without a length (`smem tile bytes=N`): one buffer, named `tile`, not `tile[0]`. */
   scalar?: boolean;
+  /**
+   * A second view of another array's storage (`alias=A`, `alias=A[i]`): no storage of its own; its
+   * element 0 starts at element `index` of array `name` (of the same space), and the whole view
+   * must fit inside that array. Accesses through either name conflict where their bytes overlap.
+   */
+  alias?: { name: string; index: Expr };
+  /** CTA rank that holds the array (`cta=N`); absent: every CTA. */
+  cta?: Expr;
   loc?: SrcLoc;
 }
 

@@ -33,6 +33,10 @@ export const SKETCH_CODES = {
   arith: 'E-arith',
   /** An input limit (file size, line length, statement size, nesting, number of errors): see `limits.ts`. */
   limit: 'E-limit',
+  /** A byte range outside its buffer (`A[0] + 9000` into 8192 bytes). */
+  bufferRange: 'E-buffer-range',
+  /** A bad `alias=` of a buffer declaration. */
+  alias: 'E-alias',
 } as const;
 
 /** One of the codes of {@link SKETCH_CODES}, or `E-kernel-<code>` for instantiation errors. */

@@ -6,9 +6,9 @@
  */
 import type { CstNode, IToken } from 'chevrotain';
 import { EvalFault, parseInteger } from '../kernel/arith.js';
-import { evalExpr, foldExpr } from '../kernel/expr.js';
+import { evalExpr, foldExpr, showExpr } from '../kernel/expr.js';
 import type {
-  Arch, BarRef, BarrierDecl, BinOp, BufRef, BufferDecl, Expr, Kernel, MmaShape, ParamDecl, Per, RoleDecl, SrcLoc, Stmt,
+  Arch, BarRef, BarrierDecl, BinOp, BufRef, BufferDecl, Expr, Kernel, MmaShape, Op, ParamDecl, Per, RoleDecl, SrcLoc, Stmt,
 } from '../kernel/ir.js';
 import { MAX_COUNT } from '../model/mbarrier.js';
 import { didYouMean, SKETCH_CODES, type SketchCode, type SketchDiagnostic } from './diagnostics.js';
@@ -288,6 +288,10 @@ interface ArrayInfo {
   name: string;
   kind: 'barrier' | 'buffer';
   length?: number;
+  /** Bytes per element of a buffer array, with the parameters' defaults. */
+  bytes?: number;
+  /** The CTA rank a `cta=N` buffer array lives in, with the parameters' defaults. */
+  ctaOnly?: number;
   span: Span;
 }
 
@@ -490,6 +494,7 @@ export function lower(
     barriers.push(d);
   }
   const buffers: BufferDecl[] = [];
+  const aliasOpts: { d: BufferDecl; o: RawOption }[] = [];
   for (const n of bufferNodes) {
     const id = tok(n, 'Ident');
     if (!id) continue;
@@ -497,16 +502,27 @@ export function lower(
     const span = headOf(n) ?? tokSpan(id);
     const ok = claim(id.image, tokSpan(id), 'buffer array');
     const length = lengthOf(n, `the length of buffer array ${id.image}`);
-    const opts = readOptions(nodes(n, 'declOption'), `${space} ${id.image}`, space === 'tmem' ? ['bytes', 'cols'] : ['bytes']);
+    const opts = readOptions(nodes(n, 'declOption'), `${space} ${id.image}`, space === 'tmem' ? ['bytes', 'cols', 'alias', 'cta'] : ['bytes', 'alias', 'cta']);
     const b = opts.get('bytes');
     const c = opts.get('cols');
     const cols = c ? exprOption(c, sizeScope(`the columns of ${id.image}`)) : undefined;
     let bytes: Expr | undefined;
     if (!b) err(SKETCH_CODES.missingOption, `${space} ${id.image} needs a size`, 'write bytes=N: the size in bytes of each element of the array', span);
     else bytes = exprOption(b, sizeScope(`the size of ${id.image}`));
-    if (ok) arrays.set(id.image, { name: id.image, kind: 'buffer', length: evalDefault(length, sizeEnv), span: tokSpan(id) });
-    if (!ok || !length || !bytes) continue;
-    buffers.push({ name: id.image, space, length, bytes, ...(cols ? { cols } : {}), loc: loc(span), ...(node(n, 'arrayLen') ? {} : { scalar: true }) });
+    const ct = opts.get('cta');
+    const cta = ct ? exprOption(ct, staticScope(`the CTA of ${id.image}`)) : undefined;
+    const al = opts.get('alias');
+    if (ok) arrays.set(id.image, { name: id.image, kind: 'buffer', length: evalDefault(length, sizeEnv), bytes: evalDefault(bytes, sizeEnv), ctaOnly: evalDefault(cta, sizeEnv), span: tokSpan(id) });
+    if (!ok || !length || !bytes || (ct && !cta)) continue;
+    const d: BufferDecl = { name: id.image, space, length, bytes, ...(cols ? { cols } : {}), loc: loc(span), ...(node(n, 'arrayLen') ? {} : { scalar: true }) };
+    if (cta) d.cta = cta;
+    if (al) aliasOpts.push({ d, o: al });
+    buffers.push(d);
+  }
+  for (const { d, o } of aliasOpts) {
+    const alias = aliasOf(d, o);
+    if (alias) d.alias = alias;
+    else buffers.splice(buffers.indexOf(d), 1);
   }
 
   // ---- statements outside roles
@@ -585,7 +601,10 @@ export function lower(
       if (e) where = { k: 'bin', op: '==', a: { k: 'var', name: 'cta' }, b: e };
       else ok = false;
     }
-    const body = lowerRole(node(n, 'block'), id.image);
+    // The CTA ranks the role runs in (with the defaults), for references to one-CTA buffers.
+    const ranks = clusterDefault === undefined ? undefined
+      : Array.from({ length: clusterDefault }, (_, r) => r).filter((r) => !where || evalDefault(where, { cta: r, ncta: clusterDefault, clusterid: 0 }) !== 0);
+    const body = lowerRole(node(n, 'block'), id.image, ranks);
     if (!ok || !body) continue;
     const r: RoleDecl = { name: id.image, warps, per, body, loc: loc(head) };
     if (threads !== undefined) r.threads = threads;
@@ -626,6 +645,37 @@ export function lower(
     if (v === 'thread' || v === 'warp' || v === 'one') return v;
     err(SKETCH_CODES.optionValue, 'per must be thread, warp or one', 'per=thread: every thread performs it; per=warp: one thread per warp; per=one: one elected thread', o.value?.span ?? o.span);
     return undefined;
+  }
+
+  /** The target of `alias=A` / `alias=A[E]` on buffer declaration `d`: a buffer array of the same space, E a constant. */
+  function aliasOf(d: BufferDecl, o: RawOption): BufferDecl['alias'] | undefined {
+    const v = o.value?.kind === 'expr' ? o.value.e : undefined;
+    if (!v || v.k !== 'name') {
+      err(SKETCH_CODES.alias, `alias= of ${d.name} must name a buffer array`, `write alias=A or alias=A[i]: ${d.name} then views A's bytes from element i`, o.value?.span ?? o.span);
+      return undefined;
+    }
+    const arr = arrays.get(v.name);
+    if (!arr || arr.kind !== 'buffer' || v.name === d.name) {
+      const dm = didYouMean(v.name, [...arrays.values()].filter((a) => a.kind === 'buffer' && a.name !== d.name).map((a) => a.name));
+      err(SKETCH_CODES.alias, v.name === d.name ? `${d.name} cannot be an alias of itself` : `alias=${v.name}: '${v.name}' is not a buffer array`, dm ? `did you mean '${dm}'?` : 'declare the array the alias views: smem A[N] bytes=B', v.span);
+      return undefined;
+    }
+    const index = v.index ? intExpr(v.index, sizeScope(`the element ${d.name} starts at`)) : { k: 'num' as const, v: 0 };
+    if (!index) return undefined;
+    const at = evalDefault(index, sizeEnv);
+    if (at !== undefined && arr.length !== undefined && (at < 0 || at >= arr.length)) {
+      err(SKETCH_CODES.indexRange, `index ${at} is out of range for buffer array ${arr.name}[${arr.length}]`, `valid indices are 0 to ${arr.length - 1}`, v.index?.span ?? v.span);
+      return undefined;
+    }
+    const mine = arrays.get(d.name);
+    if (at !== undefined && mine?.length !== undefined && mine.bytes !== undefined && arr.length !== undefined && arr.bytes !== undefined) {
+      const end = at * arr.bytes + mine.length * mine.bytes;
+      if (end > arr.length * arr.bytes) {
+        err(SKETCH_CODES.alias, `${d.name} (${mine.length} × ${mine.bytes} bytes from ${arr.name}[${at}]) ends at byte ${end}, past the ${arr.length * arr.bytes} bytes of ${arr.name}`, 'an alias views storage that exists: make it smaller or start it earlier', o.value!.span);
+        return undefined;
+      }
+    }
+    return { name: v.name, index };
   }
 
   function exprOption(o: RawOption, scope: Scope): Expr | undefined {
@@ -704,7 +754,7 @@ export function lower(
     });
   }
 
-  function lowerRole(block: CstNode | undefined, roleName: string): Stmt[] | undefined {
+  function lowerRole(block: CstNode | undefined, roleName: string, ranks?: number[]): Stmt[] | undefined {
     const vars = new Set<string>();
     const scope: Scope = {
       has: (n) => vars.has(n) || paramNames.has(n) || BUILTIN_NAMES.includes(n),
@@ -960,11 +1010,12 @@ export function lower(
       if (bad) return fail();
       const built = spec.build(args);
       if (quals?.fields) Object.assign(built, quals.fields);
+      if (!checkRange(built)) return fail();
       return [{ s: 'op', op: built, loc: loc(head) }];
     };
 
     const operand = (o: CstNode, kind: OperandKind, opName: string): BarRef | BufRef | Expr | string | undefined => {
-      const e = exprOf(node(o, 'expr'));
+      let e = exprOf(node(o, 'expr'));
       if (hasBad(e)) return undefined;
       const at = node(o, 'unaryExpr');
       const ctaE = at ? exprOf(at) : undefined;
@@ -990,6 +1041,11 @@ export function lower(
         return e.name;
       }
       const want = kind === 'bar' ? 'barrier' : 'buffer';
+      // A byte offset into a buffer: BUF + OFF (a chain of + whose leftmost term is the reference).
+      const offs: SExpr[] = [];
+      const whole = e;
+      if (kind === 'buf') while (e.k === 'bin' && e.op === '+') { offs.unshift(e.b); e = e.a; }
+      if (offs.length && e.k !== 'name') e = whole;
       if (e.k !== 'name') {
         err(SKETCH_CODES.operandKind, `${opName} expects a ${want} reference here`, `write a ${want} array element such as ${kind === 'bar' ? 'full[s]' : 'tile[s]'}`, span);
         return undefined;
@@ -1022,9 +1078,45 @@ export function lower(
         err(SKETCH_CODES.indexRange, `CTA rank ${cv} is outside the cluster of ${clusterDefault} CTA${clusterDefault === 1 ? '' : 's'}`, `ranks are 0 to ${clusterDefault - 1}; set cluster=N on the kernel line`, ctaE!.span);
         return undefined;
       }
-      const ref: BarRef = { name: e.name, index };
+      // A one-CTA buffer named without @CTA by a role that never runs in that CTA.
+      if (!ctaE && arr.ctaOnly !== undefined && ranks && ranks.length && !ranks.includes(arr.ctaOnly)) {
+        err(SKETCH_CODES.indexRange, `${arr.name} exists only in CTA ${arr.ctaOnly} (declared cta=${arr.ctaOnly}), and role ${roleName} runs in CTA ${ranks.join(', ')}`, `reach it through distributed shared memory: ${e.name}${e.index ? '[...]' : ''}@${arr.ctaOnly}`, e.span);
+        return undefined;
+      }
+      const ref: BufRef = { name: e.name, index };
       if (cta) ref.cta = cta;
+      if (offs.length) {
+        const se = offs.slice(1).reduce<SExpr>((a, b) => ({ k: 'bin', op: '+', a, b, span: join(a.span, b.span) }), offs[0]!);
+        const off = intExpr(se, scope);
+        if (!off) return undefined;
+        const ov = evalDefault(off, sizeEnv);
+        if (ov !== undefined && arr.bytes !== undefined && (ov < 0 || ov >= arr.bytes)) {
+          err(SKETCH_CODES.bufferRange, `byte offset ${ov} is outside ${arr.name}[${showExpr(index)}], which has ${arr.bytes} bytes`, `offsets are 0 to ${arr.bytes - 1}; to reach another element index the array: ${arr.name}[i]`, se.span);
+          return undefined;
+        }
+        ref.offset = off;
+        offsetSpans.set(ref, { span: se.span, bytes: arr.bytes });
+      }
       return ref;
+    };
+    /** The offset of each ranged buffer reference, for the check of offset + bytes against the element. */
+    const offsetSpans = new Map<BufRef, { span: Span; bytes?: number }>();
+    /** E-buffer-range when a ranged reference of `op` with the op's byte count runs past its element. */
+    const checkRange = (op: Op): boolean => {
+      const o = op as unknown as Record<string, unknown>;
+      const bytes = o.bytes as Expr | undefined;
+      if (!bytes) return true;
+      for (const k of ['dst', 'src', 'buf']) {
+        const ref = o[k] as BufRef | undefined;
+        const at = ref && offsetSpans.get(ref);
+        if (!ref || !at || at.bytes === undefined) continue;
+        const ov = evalDefault(ref.offset, sizeEnv);
+        const n = evalDefault(bytes, sizeEnv);
+        if (ov === undefined || n === undefined || ov + n <= at.bytes) continue;
+        err(SKETCH_CODES.bufferRange, `bytes ${ov} to ${ov + n - 1} (offset ${ov}, ${n} bytes) run past the end of ${ref.name}[${showExpr(ref.index)}], which has ${at.bytes} bytes`, `the range must end by byte ${at.bytes}: a smaller offset or byte count`, at.span);
+        return false;
+      }
+      return true;
     };
 
     const body = block_(block);

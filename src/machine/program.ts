@@ -10,6 +10,7 @@ import { add, EvalFault, nonZeroStep } from '../kernel/arith.js';
 import { compileExpr, evalExpr, exprNames, foldExpr, showExpr, type CompiledExpr } from '../kernel/expr.js';
 import type { BarRef, BufRef, Expr, Kernel, Op, Per, RoleDecl, SrcLoc, Stmt } from '../kernel/ir.js';
 import { OPC, opDef } from './ops/index.js';
+import { enumerateViews, keysOverlap, markRanged, rangedKey, storageBytes, type BufferPlacement, type BufferSpace } from './views.js';
 
 /** A kernel that cannot be instantiated: the message names the problem, `loc` where it is. */
 export class KernelError extends Error {
@@ -58,13 +59,11 @@ export interface BarrierInfo {
   loc?: SrcLoc;
 }
 
-/** A resolved buffer array (per CTA). */
-export interface BufferInfo {
-  name: string;
-  space: 'smem' | 'tmem';
-  length: number;
-  bytes: number;
-  offset: number;
+/**
+ * A resolved buffer array (per CTA): `offset` is the key of element 0 in a CTA's buffer block;
+ * `alloc`, `base`, `ctaOnly` and `ranged` place it (see {@link BufferPlacement}).
+ */
+export interface BufferInfo extends BufferPlacement {
   /** A single buffer declared without a length: its name has no `[0]`. */
   scalar?: boolean;
   /** TMEM managed by `tcgen05.alloc`: the columns of each element, and the allocation slot of element 0 ({@link Program.tmemCols}). */
@@ -182,12 +181,15 @@ export interface Program {
   barriers: BarrierInfo[];
   barriersPerCta: number;
   buffers: BufferInfo[];
+  /** Buffer keys per CTA: the declared elements, then the byte-range views (views.ts). */
   buffersPerCta: number;
   /**
    * Columns of each allocation slot of a CTA: one slot per element of a TMEM buffer declared with
    * `cols=` (the `tcgen05.alloc` of that element allocates that many columns).
    */
   tmemCols: number[];
+  /** The key space of a CTA's buffers: views, byte ranges, the overlap table (views.ts). */
+  bufferSpace: BufferSpace;
   roles: RoleCode[];
   agents: AgentInfo[];
   /** Display name of a barrier key, such as `full[1]` or `full[1]@c1`. */
@@ -197,6 +199,13 @@ export interface Program {
   /** Decl index and element index of a barrier key. */
   barrierOf(key: number): { info: BarrierInfo; index: number; cta: number };
   bufferOf(key: number): { info: BufferInfo; index: number; cta: number };
+  /**
+   * The bytes buffer key `key` names: the key of its allocation's first element (in the key's
+   * CTA), the byte offset inside that allocation and the length. What every access is.
+   */
+  bufferRange(key: number): { alloc: number; offset: number; bytes: number };
+  /** Whether buffer keys `a` and `b` name overlapping bytes (one CTA, one allocation); a key overlaps itself. */
+  buffersOverlap(a: number, b: number): boolean;
 }
 
 function evalStatic(e: Expr, params: Record<string, number>, what: string, loc?: SrcLoc): number {
@@ -268,14 +277,16 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
   const buffers: BufferInfo[] = [];
   const tmemCols: number[] = [];
   off = 0;
-  kernel.buffers.forEach((d) => {
+  kernel.buffers.forEach((d, i) => {
     if (seen.has(d.name)) throw new KernelError(`'${d.name}' is declared twice`, d.loc, 'duplicate');
     seen.add(d.name);
     const length = evalStatic(d.length, sizeEnv, `length of buffer array ${d.name}`, d.loc);
     const bytes = evalStatic(d.bytes, sizeEnv, `size of buffer ${d.name}`, d.loc);
     if (length < 1) throw new KernelError(`buffer array ${d.name} has length ${sizeText(d.length, length)}; it needs at least 1`, d.loc, 'size');
     if (bytes < 1) throw new KernelError(`buffer ${d.name} has ${sizeText(d.bytes, bytes)} bytes; it needs at least 1`, d.loc, 'size');
-    const info: BufferInfo = { name: d.name, space: d.space, length, bytes, offset: off };
+    const ctaOnly = d.cta ? evalStatic(d.cta, params, `CTA of ${d.name}`, d.loc) : -1;
+    if (d.cta && (ctaOnly < 0 || ctaOnly >= clusterSize)) throw new KernelError(`buffer array ${d.name} is placed in CTA ${ctaOnly}, outside the cluster of ${clusterSize} (0..${clusterSize - 1})`, d.loc, 'index-range');
+    const info: BufferInfo = { name: d.name, space: d.space, length, bytes, offset: off, alloc: i, base: 0, ctaOnly, ranged: false };
     if (d.scalar && length === 1) info.scalar = true;
     if (d.cols) {
       const cols = evalStatic(d.cols, sizeEnv, `columns of TMEM buffer ${d.name}`, d.loc);
@@ -292,26 +303,30 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
     buffers.push(info);
     off += length;
   });
-  const buffersPerCta = off;
+  placeAliases(kernel, buffers, sizeEnv);
+  markRanged(kernel, buffers);
+  const elementsPerCta = off;
+  const bufferSpace = enumerateViews(kernel, buffers, elementsPerCta, params, clusterSize, grid);
+  const buffersPerCta = bufferSpace.perCta;
   const barByName = new Map(barriers.map((b) => [b.name, b]));
   const bufByName = new Map(buffers.map((b) => [b.name, b]));
   const ctas = clusterSize * grid;
   if (ctas > MAX_CTAS) throw new KernelError(`the launch has ${ctas} CTAs; mbsim simulates at most ${MAX_CTAS} (8 per SM of an H200) at once`, kernel.loc, 'grid');
   // Per-CTA resources of Hopper / Blackwell (CUDA C++ Programming Guide, compute capability 9.0 / 10.0).
-  const smemBytes = buffers.filter((b) => b.space === 'smem').reduce((n, b) => n + b.length * b.bytes, 0) + barriersPerCta * 8;
+  const smemBytes = storageBytes(buffers, 'smem', clusterSize) + barriersPerCta * 8;
   if (smemBytes > MAX_SMEM_PER_CTA) {
     const big = buffers.filter((b) => b.space === 'smem').sort((x, y) => y.length * y.bytes - x.length * x.bytes)[0];
     throw new KernelError(`shared memory per CTA is ${smemBytes > Number.MAX_SAFE_INTEGER ? `more than ${Number.MAX_SAFE_INTEGER.toLocaleString('en-US')}` : smemBytes.toLocaleString('en-US')} bytes; a CTA can have at most ${MAX_SMEM_PER_CTA.toLocaleString('en-US')} (227 KiB)${big ? ` (largest: ${big.name}, ${big.length} × ${big.bytes.toLocaleString('en-US')} bytes)` : ''}`, big?.loc ?? kernel.loc, 'smem-size');
   }
   // Managed TMEM (cols=) is checked by columns when it is allocated, not here.
-  const tmemBytes = buffers.filter((b) => b.space === 'tmem' && b.cols === undefined).reduce((n, b) => n + b.length * b.bytes, 0);
+  const tmemBytes = storageBytes(buffers.map((b) => (b.space === 'tmem' && b.cols !== undefined ? { ...b, bytes: 0 } : b)), 'tmem', clusterSize);
   if (tmemBytes > MAX_TMEM_PER_CTA) {
     throw new KernelError(`tensor memory per CTA is ${tmemBytes.toLocaleString('en-US')} bytes; an SM has ${MAX_TMEM_PER_CTA.toLocaleString('en-US')} (128 lanes × 512 columns × 4 bytes)`, buffers.find((b) => b.space === 'tmem')?.loc ?? kernel.loc, 'tmem-size');
   }
 
   const uids = { next: 0 };
   const roles: RoleCode[] = kernel.roles.map((r) =>
-    compileRole(r, params, clusterSize, barByName, bufByName, barriersPerCta, buffersPerCta, uids, options.lockstep === true),
+    compileRole(r, params, clusterSize, barByName, bufByName, barriersPerCta, bufferSpace, uids, options.lockstep === true),
   );
 
   const agents: AgentInfo[] = [];
@@ -372,19 +387,32 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
   const bufferOf = (key: number) => {
     const cta = Math.floor(key / buffersPerCta);
     const o = key - cta * buffersPerCta;
+    if (o >= elementsPerCta) {
+      const v = bufferSpace.views[o - elementsPerCta]!;
+      return { info: buffers[v.buffer]!, index: v.index, cta };
+    }
     const info = lastAtOrBefore(buffers, o);
     return { info, index: o - info.offset, cta };
   };
+  const overlap = bufferSpace.overlap;
   return {
-    kernel, params, lockstep: options.lockstep === true, clusterSize, grid, ctas, barriers, barriersPerCta, buffers, buffersPerCta, tmemCols, roles, agents,
+    kernel, params, lockstep: options.lockstep === true, clusterSize, grid, ctas, barriers, barriersPerCta, buffers, buffersPerCta, tmemCols, bufferSpace, roles, agents,
     barrierOf, bufferOf,
+    bufferRange(key) {
+      const cta = Math.floor(key / buffersPerCta);
+      const o = key - cta * buffersPerCta;
+      return { alloc: cta * buffersPerCta + buffers[bufferSpace.alloc[o]!]!.offset, offset: bufferSpace.lo[o]!, bytes: bufferSpace.len[o]! };
+    },
+    buffersOverlap: (a, b) => keysOverlap(overlap, buffersPerCta, a, b),
     barrierName(key) {
       const { info, index, cta } = barrierOf(key);
       return `${info.scalar ? info.name : `${info.name}[${index}]`}${ctaTag(cta)}`;
     },
     bufferName(key) {
       const { info, index, cta } = bufferOf(key);
-      return `${info.scalar ? info.name : `${info.name}[${index}]`}${ctaTag(cta)}`;
+      const o = key - cta * buffersPerCta;
+      const v = o >= elementsPerCta ? bufferSpace.views[o - elementsPerCta]! : null;
+      return `${info.scalar ? info.name : `${info.name}[${index}]`}${v ? `[${v.off}:${v.off + v.len}]` : ''}${ctaTag(cta)}`;
     },
   };
 }
@@ -396,7 +424,7 @@ function compileRole(
   barByName: Map<string, BarrierInfo>,
   bufByName: Map<string, BufferInfo>,
   barriersPerCta: number,
-  buffersPerCta: number,
+  space: BufferSpace,
   uids: { next: number },
   lockstep: boolean,
 ): RoleCode {
@@ -450,7 +478,7 @@ function compileRole(
   const ctaOf = (ref: { cta?: Expr }, loc: SrcLoc): CompiledExpr | null => (ref.cta ? cx(ref.cta, loc) : null);
   /** Key function of a barrier or buffer reference: flat key, or -1 when out of range at run time. */
   const refKey = (what: 'barrier' | 'buffer', ref: BarRef | BufRef, loc: SrcLoc): KeyFn => {
-    const [own, other, perCta] = what === 'barrier' ? [barByName, bufByName, barriersPerCta] as const : [bufByName, barByName, buffersPerCta] as const;
+    const [own, other, perCta] = what === 'barrier' ? [barByName, bufByName, barriersPerCta] as const : [bufByName, barByName, space.perCta] as const;
     const info = own.get(ref.name);
     if (!info) {
       const hint = other.has(ref.name) ? ` ('${ref.name}' is a ${what === 'barrier' ? 'buffer' : 'barrier'})` : '';
@@ -480,7 +508,13 @@ function compileRole(
     return fn;
   };
   const barKey = (ref: BarRef, loc: SrcLoc): KeyFn => refKey('barrier', ref, loc);
-  const bufKey = (ref: BufRef, loc: SrcLoc): KeyFn => refKey('buffer', ref, loc);
+  /** Key function of a buffer reference; `bytes`: the operation's byte count (the range's length). */
+  const bufKey = (ref: BufRef, loc: SrcLoc, bytes?: Expr): KeyFn => {
+    const whole = refKey('buffer', ref, loc);
+    const info = bufByName.get(ref.name)!;
+    if (!info.ranged && info.ctaOnly < 0) return whole;
+    return rangedKey(ref, info, whole, ref.offset ? cx(ref.offset, loc) : null, info.ranged && bytes ? cx(bytes, loc) : null, space, clusterSize);
+  };
 
   const emitOp = (op: Op, loc: SrcLoc, inElect: boolean) => {
     const written = 'per' in op ? op.per : undefined;
@@ -494,11 +528,12 @@ function compileRole(
       if (e && typeof e === 'object') ints[key] = cx(e as Expr, loc);
     }
     if ('bar' in op) ins.bar = barKey(op.bar, loc);
-    if ('dst' in op) ins.buf = bufKey(op.dst, loc);
+    const opBytes = 'bytes' in op ? op.bytes : undefined;
+    if ('dst' in op) ins.buf = bufKey(op.dst, loc, opBytes);
     if ('src' in op) {
       // A copy between two buffers (tcgen05.cp: shared memory → TMEM; shared::cta → shared::cluster): `buf` is its destination, `reads` its source.
-      if ('dst' in op) ins.reads = [bufKey(op.src, loc)];
-      else ins.buf = bufKey(op.src, loc);
+      if ('dst' in op) ins.reads = [bufKey(op.src, loc, opBytes)];
+      else ins.buf = bufKey(op.src, loc, opBytes);
     }
     if (op.op === 'tcgen05.mma' && op.pair && clusterSize % 2 !== 0) {
       throw new KernelError(`tcgen05.mma.cta_group::2 runs on a CTA pair: the cluster has ${clusterSize} CTA${clusterSize === 1 ? '' : 's'}, it needs an even number`, loc, 'cta-pair');
@@ -506,7 +541,7 @@ function compileRole(
     if ((op.op === 'tcgen05.alloc' || op.op === 'tcgen05.dealloc') && bufByName.get(op.buf.name)?.cols === undefined) {
       throw new KernelError(`${op.op} ${op.buf.name}: only a TMEM buffer declared with cols=N is allocated (tmem ${op.buf.name}[...] bytes=... cols=N)`, loc, 'tmem-cols');
     }
-    if ('buf' in op) ins.buf = bufKey(op.buf, loc);
+    if ('buf' in op) ins.buf = bufKey(op.buf, loc, opBytes);
     if ('acc' in op) ins.buf = bufKey(op.acc, loc);
     if ('reads' in op) ins.reads = op.reads.map((x) => bufKey(x, loc));
     if ('token' in op && op.token !== undefined) {
@@ -656,6 +691,41 @@ export function roleReadsWarp(r: RoleDecl): boolean {
   return found;
 }
 
+/**
+ * Places every alias array (`alias=A[i]`, mutates `buffers`): in its target's allocation, from
+ * the start of element `i`, inside that allocation, in the same space, in the CTAs that hold it.
+ */
+function placeAliases(kernel: Kernel, buffers: BufferInfo[], sizeEnv: Record<string, number>): void {
+  const index = new Map(buffers.map((b, i) => [b.name, i]));
+  const done = new Set<number>();
+  const place = (i: number, path: number[]): void => {
+    if (done.has(i)) return;
+    const d = kernel.buffers[i]!;
+    const b = buffers[i]!;
+    if (!d.alias) { done.add(i); return; }
+    const t = index.get(d.alias.name);
+    if (t === undefined) throw new KernelError(`${d.name} is an alias of '${d.alias.name}', which is not a buffer array`, d.loc, 'unknown-buffer');
+    if (path.includes(t)) throw new KernelError(`${d.name} is an alias of itself (through ${[...path, t].map((j) => buffers[j]!.name).join(' → ')})`, d.loc, 'alias');
+    place(t, [...path, t]);
+    const tb = buffers[t]!;
+    if (tb.space !== b.space) throw new KernelError(`${d.name} (${b.space}) cannot alias ${tb.name} (${tb.space}): an alias lies in the same memory`, d.loc, 'alias');
+    if (d.cta) throw new KernelError(`${d.name} is an alias: it lives in the CTAs that hold ${tb.name}, and takes no cta=`, d.loc, 'alias');
+    const at = evalStatic(d.alias.index, sizeEnv, `element of ${tb.name} that ${d.name} starts at`, d.loc);
+    if (at < 0 || at >= tb.length) throw new KernelError(`${d.name} starts at ${tb.name}[${at}], outside ${tb.name}[${tb.length}]`, d.loc, 'index-range');
+    const root = buffers[tb.alloc]!;
+    b.alloc = tb.alloc;
+    b.base = tb.base + at * tb.bytes;
+    b.ctaOnly = tb.ctaOnly;
+    const end = b.base + b.length * b.bytes;
+    const size = root.length * root.bytes;
+    if (end > size) {
+      throw new KernelError(`${d.name} (${b.length} × ${b.bytes} bytes from byte ${b.base}) ends at byte ${end}, past the ${size} bytes of ${root.name}: an alias must fit inside the storage it views`, d.loc, 'alias');
+    }
+    done.add(i);
+  };
+  buffers.forEach((_, i) => place(i, [i]));
+}
+
 function sizeText(e: Expr, v: number): string {
   return e.k === 'num' ? String(v) : `${showExpr(e)} = ${v}`;
 }
@@ -666,10 +736,11 @@ function findVarLoc(e: Expr, name: string): SrcLoc | undefined {
 
 
 
-function refTextOf(r: { name: string; index: Expr; cta?: Expr }, scalars?: ReadonlySet<string>): string {
+function refTextOf(r: { name: string; index: Expr; cta?: Expr; offset?: Expr }, scalars?: ReadonlySet<string>): string {
   const cta = r.cta ? (r.cta.k === 'num' || r.cta.k === 'var' ? showExpr(r.cta) : `(${showExpr(r.cta)})`) : '';
   const scalar = !!scalars?.has(r.name) && r.index.k === 'num' && r.index.v === 0;
-  return `${scalar ? r.name : `${r.name}[${showExpr(r.index)}]`}${r.cta ? `@${cta}` : ''}`;
+  const off = r.offset ? ` + ${r.offset.k === 'bin' && r.offset.op !== '*' && r.offset.op !== '/' && r.offset.op !== '%' ? `(${showExpr(r.offset)})` : showExpr(r.offset)}` : '';
+  return `${scalar ? r.name : `${r.name}[${showExpr(r.index)}]`}${off}${r.cta ? `@${cta}` : ''}`;
 }
 
 /**

@@ -5,7 +5,10 @@
  * `arrive.expect_tx`), tcgen05.mma + commit, wgmma and bulk-store groups, cp.async with its groups,
  * st.async / red.async and DSMEM copies (in clusters), bulk reductions and prefetches, waits whose
  * parity is a small expression, buffer reads and writes, proxy fences, named and cluster barriers,
- * loops of 1-3 trips, `elect:` blocks, conditionals on the CTA rank and on the warp, and exits.
+ * loops of 1-3 trips, `elect:` blocks, conditionals on the CTA rank and on the warp, and exits;
+ * byte ranges: TMA boxes and loads / stores into one half of a buffer (`S0[i] + offset`, the
+ * offset a constant or picked by a loop variable), and an
+ * alias array `V` viewing S0's storage in half-size elements.
  *
  * Kernels are kept small so the unreduced search finishes: the differential tests compare the
  * reduced checker against it (test/check-differential.test.ts).
@@ -18,7 +21,7 @@ interface Ctx {
   arch: Arch;
   cluster: number;
   bars: { name: string; length: number }[];
-  smem: { name: string; length: number; bytes: number }[];
+  smem: { name: string; length: number; bytes: number; alias?: string }[];
   tmem: { name: string; length: number }[];
 }
 
@@ -92,17 +95,26 @@ function opArb(ctx: Ctx, scope: Scope): fc.Arbitrary<Op> {
     { weight: 6, arbitrary: fc.record({ bar: barArb(ctx, scope), parity: parityArb(scope), form: fc.constantFrom<'try_wait' | 'test_wait'>('try_wait', 'try_wait', 'test_wait') })
       .map((r) => ({ op: 'mbarrier.wait' as const, form: r.form, bar: r.bar, parity: r.parity })) },
     { weight: 5, arbitrary: fc.record({
-      tensor: fc.boolean(), dst: smemArb(ctx, scope), bar: barArb(ctx, scope), frac: fc.constantFrom(1, 2),
+      tensor: fc.boolean(), dst: smemArb(ctx, scope), bar: barArb(ctx, scope), frac: fc.constantFrom(1, 2), half: fc.constantFrom<number | undefined>(undefined, 0, 1),
       multicast: ctx.cluster > 1 ? fc.option(fc.constantFrom(1, 2, 3).map(num), { nil: undefined }) : fc.constant(undefined),
       chunks: fc.option(fc.constant(num(2)), { nil: undefined, freq: 3 }),
     }).map((r) => {
       const buf = ctx.smem.find((b) => b.name === r.dst.name)!;
-      const o: Extract<Op, { op: 'cp.async.bulk' }> = { op: 'cp.async.bulk', tensor: r.tensor, dst: r.dst, bytes: num(buf.bytes / r.frac), bar: r.bar, per: 'one' };
+      // Half a buffer: the box lands at byte 0 or at the middle.
+      const dst = r.frac === 2 && r.half !== undefined ? { ...r.dst, offset: num(r.half * buf.bytes / 2) } : r.dst;
+      const o: Extract<Op, { op: 'cp.async.bulk' }> = { op: 'cp.async.bulk', tensor: r.tensor, dst, bytes: num(buf.bytes / r.frac), bar: r.bar, per: 'one' };
       if (r.multicast) o.multicast = r.multicast;
       if (r.chunks) o.chunks = r.chunks;
       return o;
     }) },
-    { weight: 3, arbitrary: fc.record({ buf: smemArb(ctx, scope, true), w: fc.boolean() }).map((r) => (r.w ? { op: 'st.shared' as const, buf: r.buf } : { op: 'ld.shared' as const, buf: r.buf })) },
+    { weight: 3, arbitrary: fc.record({ buf: smemArb(ctx, scope, true), w: fc.boolean(), half: fc.constantFrom<number | 'loop' | undefined>(undefined, undefined, 0, 1, 'loop') }).map((r) => {
+      const op = r.w ? 'st.shared' as const : 'ld.shared' as const;
+      if (r.half === undefined) return { op, buf: r.buf };
+      // One half of the element (with a loop: the half the trip's parity picks).
+      const bytes = ctx.smem.find((b) => b.name === r.buf.name)!.bytes / 2;
+      const offset = r.half !== 'loop' ? num(r.half * bytes) : scope.length ? bin('*', bin('%', v(scope[scope.length - 1]!), num(2)), num(bytes)) : num(0);
+      return { op, buf: { ...r.buf, offset }, bytes: num(bytes) };
+    }) },
     { weight: 1, arbitrary: fc.constant({ op: 'fence.proxy.async' as const }) },
     { weight: 1, arbitrary: smemArb(ctx, scope).map((src) => ({ op: 'cp.async.bulk.store' as const, src, bytes: num(ctx.smem.find((b) => b.name === src.name)!.bytes), per: 'one' as const })) },
     { weight: 1, arbitrary: fc.constant({ op: 'cp.async.bulk.commit_group' as const }) },
@@ -179,11 +191,16 @@ const ctxArb: fc.Arbitrary<Ctx> = fc.record({
   cluster: fc.constantFrom(1, 1, 2),
   bars: fc.array(fc.constantFrom(1, 2), { minLength: 1, maxLength: 3 }),
   smem: fc.array(fc.tuple(fc.constantFrom(1, 2), bytesArb), { minLength: 1, maxLength: 2 }),
+  alias: fc.constantFrom(false, false, true),
   tmem: fc.boolean(),
 }).map((r) => ({
   arch: r.arch, cluster: r.cluster,
   bars: r.bars.map((length, i) => ({ name: `b${i}`, length })),
-  smem: r.smem.map(([length, bytes], i) => ({ name: `S${i}`, length, bytes })),
+  smem: [
+    ...r.smem.map(([length, bytes], i) => ({ name: `S${i}`, length, bytes })),
+    // V: S0's storage in elements of half the size.
+    ...(r.alias ? [{ name: 'V', length: 2 * r.smem[0]![0], bytes: r.smem[0]![1] / 2, alias: 'S0' }] : []),
+  ],
   tmem: r.arch === 'sm_100a' && r.tmem ? [{ name: 'T', length: 1 }] : [],
 }));
 
@@ -226,7 +243,7 @@ export const kernelArb: fc.Arbitrary<Kernel> = ctxArb.chain((ctx) => {
         name: 'gen', arch: ctx.arch, params: [], cluster: num(ctx.cluster),
         barriers: ctx.bars.map((b, i) => ({ name: b.name, length: num(b.length), count: num(counts[i]!), init: 'auto' as const })),
         buffers: [
-          ...ctx.smem.map((b) => ({ name: b.name, space: 'smem' as const, length: num(b.length), bytes: num(b.bytes) })),
+          ...ctx.smem.map((b) => ({ name: b.name, space: 'smem' as const, length: num(b.length), bytes: num(b.bytes), ...(b.alias ? { alias: { name: b.alias, index: num(0) } } : {}) })),
           ...ctx.tmem.map((b) => ({ name: b.name, space: 'tmem' as const, length: num(b.length), bytes: num(16384) })),
         ],
         roles,

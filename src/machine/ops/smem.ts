@@ -40,11 +40,11 @@ const nothing = (): boolean => true;
 export const SMEM_OPS: readonly OpDef[] = [
   {
     op: 'ld.shared', family: F, por: 'sync', sync: 'access', access: 'r', timing: 'ld.shared', exec: execPointAccess,
-    text: (op, t) => `ld.shared ${t.ref(op.buf)}`,
+    text: (op, t) => `ld.shared ${t.ref(op.buf)}${op.bytes ? `, ${t.expr(op.bytes)}` : ''}`,
   } satisfies OpDef<'ld.shared'>,
   {
     op: 'st.shared', family: F, por: 'sync', sync: 'access', access: 'w', timing: 'st.shared', exec: execPointAccess,
-    text: (op, t) => `st.shared ${t.ref(op.buf)}`,
+    text: (op, t) => `st.shared ${t.ref(op.buf)}${op.bytes ? `, ${t.expr(op.bytes)}` : ''}`,
   } satisfies OpDef<'st.shared'>,
   { op: 'fence.proxy.async', family: F, por: 'local', sync: 'fence', timing: 'fence.proxy.async', exec: nothing, text: (op) => op.op } satisfies OpDef<'fence.proxy.async'>,
   { op: 'fence.mbarrier_init', family: F, por: 'local', sync: 'fence', timing: 'fence.mbarrier_init', exec: nothing, text: (op) => op.op } satisfies OpDef<'fence.mbarrier_init'>,
