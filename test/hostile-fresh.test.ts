@@ -129,3 +129,24 @@ describe('sizes and times past 2^53', () => {
     expect(err.join('\n')).toContain('error[E-kernel-smem-size]: shared memory per CTA is more than 9,007,199,254,740,991 bytes; a CTA can have at most 232,448 (227 KiB)');
   });
 });
+
+describe('library misuse: wrong types are a clear TypeError or RangeError, never a crash inside', () => {
+  const p = instantiate(parseSketch('kernel k arch=sm_90a\nbarrier b count=1\nrole r warps=1 per=one:\n    mbarrier.arrive b\n', 'k.mbk').kernel!);
+  test('instantiate, simulate and check of null or a non-object', () => {
+    expect(() => instantiate(null as never)).toThrow(/^instantiate: expected a Kernel .*got null$/);
+    expect(() => instantiate([] as never)).toThrow(/got an array$/);
+    expect(() => simulate(null as never)).toThrow(/^simulate: expected a Program .*got null$/);
+    expect(() => check(7 as never)).toThrow(/^check: expected a Program .*got number$/);
+  });
+  test('workers must be a positive integer', () => {
+    expect(() => check(p, { workers: 1.5 })).toThrow(/^check: workers must be a positive integer, got 1\.5$/);
+    expect(() => check(p, { workers: 0 })).toThrow(RangeError);
+  });
+  test('decodeWord takes a 64-bit bigint only', async () => {
+    const { decodeWord } = await import('../src/model/encoding.js');
+    expect(() => decodeWord(-1n)).toThrow(/^decodeWord: a 64-bit word is 0 … 2\^64 − 1, got -1$/);
+    expect(() => decodeWord(1n << 64n)).toThrow(RangeError);
+    expect(() => decodeWord(5 as never)).toThrow(/^decodeWord: expected a bigint, got number$/);
+    expect(decodeWord(0n).phaseParity).toBe(0);
+  });
+});

@@ -20,12 +20,18 @@ async function cli(args: string[]) {
 const dir = mkdtempSync(join(tmpdir(), 'mbsim-input-'));
 
 describe('--sweep ranges are validated like --set', () => {
+  test('the integer forms of --set: 0x, 0b and _ separators', async () => {
+    const { parseSweep } = await import('../src/check/index.js');
+    expect(parseSweep('S=0x2..0b100')).toEqual({ name: 'S', from: 2, to: 4 });
+    expect(parseSweep('S=1_000..1_002')).toEqual({ name: 'S', from: 1000, to: 1002 });
+    expect(() => parseSweep('S=0x..2')).toThrow(/^--sweep expects NAME=A\.\.B/);
+  });
   test('beyond 2^53: exit 2 at once (it used to loop until out of memory)', async () => {
     const t0 = Date.now();
     for (const spec of ['BYTES=9007199254740992', 'BYTES=1..9007199254740993', 'BYTES=-9007199254740993..0', `BYTES=${'9'.repeat(400)}`]) {
       const r = await cli(['check', 'mechanism', '--sweep', spec]);
       expect(r.code, spec).toBe(2);
-      expect(r.err).toMatch(/^mbsim: error: --sweep BYTES: -?\d+ is outside the integers mbsim can represent exactly \(±2\^53\)$/);
+      expect(r.err).toMatch(/^mbsim: error: --sweep BYTES: integer -?\d+…? is outside the exact range ±\(2\^53 − 1\)$/);
     }
     expect(Date.now() - t0).toBeLessThan(30_000);
   });

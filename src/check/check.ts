@@ -332,6 +332,12 @@ function scheduleOf(raw: RawHazard, parent: Int32Array, chainOff: Int32Array, ch
 /** Exhaustively checks `program`: every schedule of agents and asynchronous completions. */
 export function check(program: Program, opts: CheckOptions = {}): CheckResult {
   for (const k of ['maxStates', 'maxMemory', 'timeout', 'workers'] as const) boundOption('check', k, opts[k]);
+  if (!program || typeof program !== 'object' || !Array.isArray((program as Partial<Program>).agents)) {
+    throw new TypeError(`check: expected a Program (from instantiate), got ${program === null ? 'null' : typeof program}`);
+  }
+  if (opts.workers !== undefined && (!Number.isInteger(opts.workers) || opts.workers < 1)) {
+    throw new RangeError(`check: workers must be a positive integer, got ${opts.workers}`);
+  }
   // The timeout covers the whole check: the static checks run first, the search gets the rest.
   const t0 = Date.now();
   const staticRaw = new Set(staticChecks(program, t0 + (opts.timeout ?? DEFAULT_BOUNDS.timeoutMs)));

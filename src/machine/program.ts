@@ -237,6 +237,9 @@ function lastAtOrBefore<T extends { offset: number }>(arrays: readonly T[], o: n
  * Throws {@link KernelError}.
  */
 export function instantiate(kernel: Kernel, overrides: Record<string, number> = {}, options: InstantiateOptions = {}): Program {
+  if (!kernel || typeof kernel !== 'object' || !Array.isArray(kernel.params) || !Array.isArray(kernel.roles)) {
+    throw new TypeError(`instantiate: expected a Kernel (from parseSketch or the builder), got ${kernel === null ? 'null' : Array.isArray(kernel) ? 'an array' : typeof kernel}`);
+  }
   const params: Record<string, number> = {};
   for (const p of kernel.params) params[p.name] = p.value;
   for (const [n, v] of Object.entries(overrides)) {

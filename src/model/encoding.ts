@@ -48,6 +48,8 @@ export function encodeWord(b: MBarrier): bigint {
  * reads it (`pendingCount`, FINDINGS.md P4).
  */
 export function decodeWord(word: bigint): DecodedWord {
+  if (typeof word !== 'bigint') throw new TypeError(`decodeWord: expected a bigint, got ${word === null ? 'null' : typeof word}`);
+  if (word < 0n || word >= 1n << 64n) throw new RangeError(`decodeWord: a 64-bit word is 0 … 2^64 − 1, got ${word}`);
   const w = BigInt.asUintN(64, word);
   const phaseParity = Number((w >> 63n) & 1n) as 0 | 1;
   const pendField = (w >> 43n) & (TWO20 - 1n);

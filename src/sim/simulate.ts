@@ -272,6 +272,9 @@ class Queue {
 
 /** Simulates `program` and returns its timeline, events, verdict and statistics. */
 export function simulate(program: Program, opts: SimOptions = {}): SimResult {
+  if (!program || typeof program !== 'object' || !Array.isArray((program as Partial<Program>).agents)) {
+    throw new TypeError(`simulate: expected a Program (from instantiate), got ${program === null ? 'null' : typeof program}`);
+  }
   const T = opts.timing ?? H200;
   validateTiming(T);
   const v = (p: { value: number }) => p.value;
