@@ -83,7 +83,7 @@ describe('reductions against the unreduced search', () => {
       `${((compared + skipped) / s).toFixed(1)} kernels/s (${(compared / s).toFixed(1)} compared/s), ${found.length} divergences found`);
     expect(found).toEqual([]);
     // The generator must produce comparable kernels, most of them with something to find.
-    expect(compared).toBeGreaterThan(RUNS * 0.6);
+    expect(compared).toBeGreaterThan(RUNS * 0.55);
     expect(withHazards).toBeGreaterThan(compared * 0.3);
   }, 3_600_000);
 

@@ -77,6 +77,7 @@ const KINDS = new Set([
   'inflight-at-exit', 'count-mismatch', 'uninit-use', 'cycle', 'unreachable-arrive', 'trip-mismatch', 'missing-wait',
   'scope', 'lapping', 'unused-barrier', 'exited-cta', 'async-store-target',
   'aligned-barrier',
+  'tmem-unallocated', 'tmem-leak', 'tmem-alloc-after-relinquish', 'tmem-ld-unwaited', 'tmem-dealloc-inflight', 'tmem-alloc-state',
 ]);
 
 describe('bug-pattern sketches', () => {

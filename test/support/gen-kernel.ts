@@ -213,6 +213,26 @@ function eachOp(body: Stmt[], f: (op: Op) => void): void {
   }
 }
 
+/**
+ * The body with `per=thread` / `per=warp` dropped inside `elect:` blocks (only the elected thread
+ * runs such a block: instantiate rejects them there).
+ */
+function electPerOne(body: Stmt[], inElect = false): Stmt[] {
+  return body.map((st): Stmt => {
+    if (st.s === 'op') {
+      const per = (st.op as { per?: Per }).per;
+      if (!inElect || (per !== 'thread' && per !== 'warp')) return st;
+      const op = { ...st.op } as Op & { per?: Per };
+      delete op.per;
+      return { ...st, op };
+    }
+    if (st.s === 'elect') return { ...st, body: electPerOne(st.body, true) };
+    if (st.s === 'for') return { ...st, body: electPerOne(st.body, inElect) };
+    if (st.s === 'if') return { ...st, then: electPerOne(st.then, inElect), ...(st.else ? { else: electPerOne(st.else, inElect) } : {}) };
+    return st;
+  });
+}
+
 /** A random small kernel (see the module comment). */
 export const kernelArb: fc.Arbitrary<Kernel> = ctxArb.chain((ctx) => {
   const roleArb = fc.record({
@@ -225,7 +245,7 @@ export const kernelArb: fc.Arbitrary<Kernel> = ctxArb.chain((ctx) => {
   return fc.tuple(fc.array(roleArb, { minLength: 1, maxLength: 3 }), fc.array(fc.constantFrom(1, 1, 2, 3), { minLength: ctx.bars.length, maxLength: ctx.bars.length }), fc.boolean())
     .map(([rs, counts, exactNamed]): Kernel => {
       const roles: RoleDecl[] = rs.map((r, i) => {
-        const role: RoleDecl = { name: `r${i}`, warps: r.warps, per: r.per, body: r.body, loc: { line: 1000 + i, col: 1 } };
+        const role: RoleDecl = { name: `r${i}`, warps: r.warps, per: r.per, body: electPerOne(r.body), loc: { line: 1000 + i, col: 1 } };
         if (r.where !== null) role.where = bin('==', v('cta'), num(r.where));
         if (r.instances > 1) role.instances = num(r.instances);
         return role;
