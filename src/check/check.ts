@@ -15,7 +15,7 @@ import { actorNamer, buildLedger, type Ledger } from '../report/ledger.js';
 import { decodeChoice, DEFAULT_BOUNDS, explore, keyOf, type ExploreOptions, type Progress, type RawHazard } from './explore.js';
 import { happensBefore } from './hb.js';
 import { tcFenceChecks } from './tcfence.js';
-import { staticChecks } from './static.js';
+import { namedBarrierSubject, staticChecks } from './static.js';
 import { causeRank, raceCause, staticCauseOf, staticRaceCauseOf } from './cause.js';
 
 /** Options of {@link check}. */
@@ -404,8 +404,7 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
         const named = new Set<string>();
         for (const e of rp.events) {
           if (e.e === 'sync' && (e.kind === 'bar.sync' || e.kind === 'bar.arrive')) {
-            const cta = program.agents[e.agent]!.cta;
-            named.add(`bar.sync ${e.id}${program.ctas > 1 ? `@c${cta}` : ''}`);
+            named.add(namedBarrierSubject(program, e.id, program.agents[e.agent]!.cta));
           }
         }
         raceBars.set(h, { bars: rc.bars, named: [...named] });

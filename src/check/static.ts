@@ -290,9 +290,14 @@ export function staticChecks(p: Program, deadline = Infinity): RawHazard[] {
     if (per.size > 1 && [...per.values()].every((n) => n === count)) continue;
     const id = nk % 16;
     const parts = e.agents.map((a) => `${p.agents[a]!.name} ${p.agents[a]!.warps * 32}`).join(' + ');
-    add('count-mismatch', `bar.sync ${id}${p.ctas > 1 ? `@c${Math.floor(nk / 16)}` : ''}`, `named barrier ${id} has ${threads} participating threads per use (${parts}) but count ${count}`, [e.loc]);
+    add('count-mismatch', namedBarrierSubject(p, id, Math.floor(nk / 16)), `named barrier ${id} has ${threads} participating threads per use (${parts}) but count ${count}`, [e.loc]);
   }
   return hz;
+}
+
+/** The subject of a finding about named barrier `id` of CTA `cta`: `bar.sync ID`, with `@cN` in a cluster. */
+export function namedBarrierSubject(p: Program, id: number, cta: number): string {
+  return `bar.sync ${id}${p.ctas > 1 ? `@c${cta}` : ''}`;
 }
 
 /** The consumer an agent belongs to: its role instance in its CTA (the warps of one instance are one consumer). */
