@@ -9,6 +9,7 @@ import { relaxedUse } from './relaxed.js';
 import { exprNames } from '../kernel/expr.js';
 import type { Expr, Op, SrcLoc } from '../kernel/ir.js';
 import { roleReadsWarp, SINGLE_THREAD_OPS, type Instr, type Program } from '../machine/program.js';
+import { warpSignature } from './warp-signature.js';
 import { asyncProxyOp, opDef } from '../machine/ops/index.js';
 
 /**
@@ -84,7 +85,8 @@ export interface Analysis {
  * The symmetry class of agent `id`, or null when it has none: agents of one role in one CTA whose
  * code does not tell them apart. Instances are interchangeable when the code reads `instance` at
  * most as the index of instance-private buffers (`use`); the warps of a split role when the code
- * does not read `warp` / `warpgroup`, except warp 0 where the role has one-thread operations (only
+ * does not tell apart (where it reads `warp` / `warpgroup`: warps of one instance with equal
+ * signatures, warp-signature.ts), except warp 0 where the role has one-thread operations (only
  * it runs them) and, where the role issues wgmma, except each warpgroup's leader, whose warps are
  * bound to it (they wait for its groups) and so stay within their instance and warpgroup.
  */
@@ -93,8 +95,9 @@ function symKey(p: Program, id: number, use: 'none' | 'private' | 'other'): stri
   const rc = p.roles[a.role]!;
   if (!rc.split) return use === 'other' ? null : `${a.role}:${a.cta}`;
   const f = roleFacts(rc);
-  if (f.readsWarp) return null;
   let k = `${a.role}:${a.cta}:${f.single && a.warp === 0 ? 'L' : 'x'}`;
+  // Code that reads `warp` / `warpgroup`: only warps it cannot tell apart (warp-signature.ts).
+  if (f.readsWarp) k += `:i${a.instance}:${warpSignature(p, rc, a)}`;
   if (f.wgmma) k += `:i${a.instance}:g${a.warp >> 2}:${a.wgLeader === a.id ? 'G' : 'n'}`;
   else if (use !== 'none') k += `:i${a.instance}`; // 'other': warps of one instance only
   return k;

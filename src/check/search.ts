@@ -8,8 +8,9 @@
 import { Machine, newStepOut, type AsyncOp, type Choice, type MachineState, nextCredit } from '../machine/machine.js';
 import type { MachineEvent } from '../machine/events.js';
 import { explainHang } from '../machine/hang.js';
-import { stableWait } from './stable.js';
-import { sliceSiblings, type OpInstr, type Program } from '../machine/program.js';
+import { stableArrive, stableNamedArrive, stableWait } from './stable.js';
+import { NAMED_PER_CTA } from '../machine/state.js';
+import { perThreads, sliceSiblings, type OpInstr, type Program } from '../machine/program.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import { BoundReached, Governor } from '../machine/governor.js';
 import { analyse } from './analysis.js';
@@ -25,6 +26,8 @@ import { keysOverlap } from '../machine/views.js';
 
 const OPC_ARRIVE = OPC['mbarrier.arrive'];
 const OPC_WAIT = OPC['mbarrier.wait'];
+const OPC_BAR_SYNC = OPC['bar.sync'];
+const OPC_BAR_ARRIVE = OPC['bar.arrive'];
 const OPC_WG_WAIT = OPC['wgmma.wait_group'];
 const OPC_BULK_WAIT = OPC['cp.async.bulk.wait_group'];
 const OPC_CP_WAIT = OPC['cp.async.wait_group'];
@@ -1123,6 +1126,34 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
     return stableWait(p, agentCode, s, a, key, par);
   };
 
+  const isStableArrive = (s: MachineState, a: number, ins: OpInstr, key: number, f: number[]): boolean => {
+    const op = ins.op as Extract<OpInstr['op'], { op: 'mbarrier.arrive' }>;
+    if (op.expectTx || op.drop || op.noComplete || op.token !== undefined) return false;
+    let count: number;
+    try {
+      count = (ins.ints.count ? ins.ints.count(f) : 1) * perThreads(ins.per, p.agents[a]!);
+    } catch {
+      return false;
+    }
+    return stableArrive(p, agentCode, s, a, key, count);
+  };
+
+  const isStableNamed = (s: MachineState, a: number, ins: OpInstr, f: number[]): boolean => {
+    const info = p.agents[a]!;
+    let key: number;
+    let count: number;
+    try {
+      const id = ins.ints.id!(f);
+      if (id < 0 || id > 15) return false;
+      key = info.cta * NAMED_PER_CTA + id;
+      count = ins.ints.threads ? ins.ints.threads(f) : m.ctaThreads[info.cta]!;
+    } catch {
+      return false;
+    }
+    if (!(count >= 32) || count % 32 !== 0) return false;
+    return stableNamedArrive(p, agentCode, s, a, key, 32 * (ins.per === 'one' ? 1 : info.warps), count);
+  };
+
   const forced = (s: MachineState, x: Extra, id: number, prefix: Choice[], rh: Int32Array | null = null): { t: MachineState; nx: Extra; c: Choice; who: number } | null => {
     if (s.trapped) return null;
     const ags = s.agents;
@@ -1144,10 +1175,20 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
           // disabled and only reads, so it commutes with every other step. (Not for an agent of
           // several warps in lockstep: its wait_group retires elected-thread ghosts, see EG.)
           if (!stableOn || multiWarp[a] || !m.agentEnabled(s, a)) continue;
+        } else if (ins.opc === OPC_BAR_SYNC || ins.opc === OPC_BAR_ARRIVE) {
+          // The second step of a bar.sync once its generation completed (it stays enabled and only
+          // moves its agent), or a stable arrival (stable.ts).
+          if (!stableOn || multiWarp[a]) continue;
+          if (ins.opc === OPC_BAR_SYNC && ag.sub >= 0) {
+            if (!m.agentEnabled(s, a)) continue;
+          } else if (!isStableNamed(s, a, ins, ag.frame)) continue;
         } else {
           if (ins.opc !== OPC_ARRIVE) continue;
           const key = keyOf(ins.bar!, ag.frame);
-          if (!(key >= 0 && barCta(key) !== p.agents[a]!.cta)) continue;
+          if (key < 0) continue;
+          // A local arrive is forced when it is stable (stable.ts: the phase still needs it after
+          // everything the others can bring first).
+          if (barCta(key) === p.agents[a]!.cta && (!stableOn || multiWarp[a] || !isStableArrive(s, a, ins, key, ag.frame))) continue;
         }
       }
       const c = agentChoice[a]!;

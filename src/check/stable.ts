@@ -21,6 +21,7 @@
  */
 import { testParity } from '../model/mbarrier.js';
 import type { MachineState } from '../machine/machine.js';
+import { NAMED_PER_CTA } from '../machine/state.js';
 import { perThreads, type Instr, type OpInstr, type Program } from '../machine/program.js';
 import { OPC } from '../machine/ops/index.js';
 
@@ -32,6 +33,8 @@ export const TOTAL_BUDGET = 200_000;
 const GIVE_UP = -1;
 const OPC_ST_ASYNC = OPC['st.async'];
 const OPC_DSMEM = OPC['cp.async.bulk.shared::cluster'];
+const OPC_BAR_SYNC = OPC['bar.sync'];
+const OPC_BAR_ARRIVE = OPC['bar.arrive'];
 
 /**
  * True when agent `a`'s wait on barrier key `bar` with parity `parity` is stable in `s` (see the
@@ -41,17 +44,99 @@ const OPC_DSMEM = OPC['cp.async.bulk.shared::cluster'];
 export function stableWait(p: Program, codes: readonly Instr[][], s: MachineState, a: number, bar: number, parity: number): boolean {
   const b = s.bars[bar];
   if (!b || b.status !== 'valid' || !testParity(b, parity)) return false;
+  // Nothing at all may reach the barrier first: the hazard checks on a passing wait read its
+  // tx-count and pending count too (a copy's bytes beginning the next phase make a second pass
+  // of a fresh barrier's parity 1 a phase alias), so a wait is stable only if it sees the same
+  // barrier whenever it is taken.
+  return frozenFixpoint(p, codes, s, a, bar, (f) => f.arrivals[bar]! === 0 && !f.tx[bar] && !f.reset[bar]);
+}
+
+/**
+ * Stable arrives, for the partial-order reduction: agent `a`'s next operation is a plain arrive
+ * (no `.expect_tx`, no drop, no `.noComplete`, no token) of `count` arrivals on barrier key `bar`
+ * of its own CTA that does not complete the phase (`count` < pending), and nothing the rest of the
+ * kernel can do before `a` moves can complete that phase or read its pending count: the other
+ * agents and the operations in flight, run forward as for {@link stableWait}, bring at most
+ * pending − `count` arrivals to it (so the phase still needs `a`'s arrival), no init or inval, and
+ * no other agent passes a wait on it (a passing wait's phase-alias checks read the pending count).
+ * Then the arrive commutes with every step the others can take until `a` moves: two arrivals on
+ * one phase that together do not exceed its pending count reach the same barrier in either order
+ * (PTX ISA §9.7.13.15.1: the phase completes when the pending count reaches zero and the tx-count
+ * is zero, whichever arrival or complete_tx comes last), and the arrive neither enables nor
+ * disables any other step (only a phase completion does). Taking it alone keeps every reachable
+ * hazard, deadlock and final state (docs/CHECK.md, "Stable arrives").
+ */
+export function stableArrive(p: Program, codes: readonly Instr[][], s: MachineState, a: number, bar: number, count: number): boolean {
+  const b = s.bars[bar];
+  if (!b || b.status !== 'valid' || !(count >= 1) || count >= b.pending) return false;
+  const room = b.pending - count;
+  return frozenFixpoint(p, codes, s, a, bar, (f) => f.arrivals[bar]! <= room && !f.reset[bar] && !f.passed[bar]);
+}
+
+/**
+ * Stable named-barrier arrivals: agent `a`'s next operation arrives with `threads` threads on
+ * named barrier `key` (cta × 16 + id; a `bar.sync`'s first step or a `bar.arrive`) whose generation
+ * needs `count` threads, the arrival does not complete the generation, and the threads the others
+ * can bring before `a` moves (run forward as for {@link stableWait}) do not complete it either.
+ * Arrivals on one generation that together stay below its count reach the same barrier in either
+ * order, and an arrival enables or disables nothing (only a completed generation does), so taking
+ * it alone keeps every reachable hazard, deadlock and final state (docs/CHECK.md, "Stable arrives").
+ */
+export function stableNamedArrive(p: Program, codes: readonly Instr[][], s: MachineState, a: number, key: number, threads: number, count: number): boolean {
+  const nb = s.named[key];
+  if (!nb || (nb.arrived > 0 && nb.count !== count) || nb.arrived + threads >= count) return false;
+  const room = count - nb.arrived - threads;
+  return frozenFixpoint(p, codes, s, a, -1, (f) => f.named[key]! <= room, key);
+}
+
+/** What the others can bring to each barrier while agent `a` stays put (see {@link frozenFixpoint}). */
+interface Frozen {
+  arrivals: Float64Array;
+  tx: Uint8Array;
+  reset: Uint8Array;
+  /** A wait on the barrier that some other agent passes. */
+  passed: Uint8Array;
+  /** Threads arriving on each named barrier (key cta × 16 + id). */
+  named: Float64Array;
+}
+
+/**
+ * The fixpoint of the module comment for a question about barrier `bar` and agent `a`: starts
+ * with every barrier gated, runs the other agents of `a`'s cluster forward and ungates the
+ * barriers they (or operations in flight) can complete, until nothing changes. `ok` decides the
+ * question from the signals of a round; the answer is true only when `bar` stays gated and `ok`
+ * holds at the fixpoint. False when a run gives up or the rounds run out.
+ */
+function frozenFixpoint(p: Program, codes: readonly Instr[][], s: MachineState, a: number, bar: number, ok: (f: Frozen) => boolean, named = -1): boolean {
   const n = s.bars.length;
   const gated = new Uint8Array(n).fill(1);
-  const arrivals = new Float64Array(n);
-  const tx = new Uint8Array(n);
-  const reset = new Uint8Array(n);
+  const nn = s.named.length;
+  const namedGated = new Uint8Array(nn).fill(1);
+  const f: Frozen = { arrivals: new Float64Array(n), tx: new Uint8Array(n), reset: new Uint8Array(n), passed: new Uint8Array(n), named: new Float64Array(nn) };
+  const { arrivals, tx, reset, passed } = f;
+  /** Smallest thread count an arrival of the run names per named barrier (what its generation may need). */
+  const need = new Float64Array(nn);
   const signal: Signal = (key, count, bytes, init) => {
     if (key < 0 || key >= n) return;
     arrivals[key] += count;
     if (bytes) tx[key] = 1;
     if (init) reset[key] = 1;
   };
+  const pass = (key: number) => {
+    if (key >= 0 && key < n) passed[key] = 1;
+  };
+  const arriveNamed = (key: number, threads: number, count: number) => {
+    f.named[key] += threads;
+    if (!(need[key]! <= count)) need[key] = count;
+  };
+  // A named barrier's generation can complete when the threads it still misses can all arrive
+  // (the count of a generation no thread joined yet is the smallest any arrival names).
+  const namedCompletable = (key: number) => {
+    const nb = s.named[key]!;
+    const count = nb.arrived > 0 ? nb.count : need[key]!;
+    return f.named[key]! > 0 && nb.arrived + f.named[key]! >= count;
+  };
+  const run: Forward = { gated, namedGated, signal, pass, arriveNamed, budget: { left: TOTAL_BUDGET } };
   // A phase can complete when the arrivals it still misses can all come, and, when it misses
   // only bytes, when some copy or complete_tx can still bring them (tx-counts are not bounded
   // here: more bytes than missing only over-approximates). An init or inval changes it anyway.
@@ -63,11 +148,13 @@ export function stableWait(p: Program, codes: readonly Instr[][], s: MachineStat
   };
   // Only the waiter's cluster can signal its barrier or the barriers its cluster's agents wait on.
   const cl = p.agents[a]!.cluster;
-  const budget = { left: TOTAL_BUDGET };
   for (let round = 0; round < 64; round++) {
     arrivals.fill(0);
     tx.fill(0);
     reset.fill(0);
+    passed.fill(0);
+    f.named.fill(0);
+    need.fill(Infinity);
     for (const o of s.inflight) {
       const count = o.kind === 'remote' ? (o.remote === 'arrive' || o.remote === 'arrive.expect_tx' || o.remote === 'arrive_drop' ? o.count : 0) : o.kind === 'cpa.arrive' ? o.count : o.kind === 'tc.commit' ? 1 : 0;
       const bytes = o.kind === 'tma' || o.kind === 'st.async' || o.kind === 'dsmem' || (o.kind === 'remote' && o.remote === 'complete_tx');
@@ -76,7 +163,7 @@ export function stableWait(p: Program, codes: readonly Instr[][], s: MachineStat
     }
     for (let x = 0; x < s.agents.length; x++) {
       if (x === a || s.agents[x]!.status !== 'run' || p.agents[x]!.cluster !== cl) continue;
-      if (runForward(p, codes[x]!, s, x, a, gated, signal, budget) === GIVE_UP) return false;
+      if (runForward(p, codes[x]!, s, x, a, run) === GIVE_UP) return false;
     }
     let changed = false;
     for (let key = 0; key < n; key++) {
@@ -85,12 +172,13 @@ export function stableWait(p: Program, codes: readonly Instr[][], s: MachineStat
         changed = true;
       }
     }
-    if (!gated[bar]) return false;
-    // Nothing at all may reach the barrier first: the hazard checks on a passing wait read its
-    // tx-count and pending count too (a copy's bytes beginning the next phase make a second pass
-    // of a fresh barrier's parity 1 a phase alias), so a wait is stable only if it sees the same
-    // barrier whenever it is taken.
-    if (arrivals[bar]! > 0 || tx[bar] || reset[bar]) return false;
+    for (let key = 0; key < nn; key++) {
+      if (namedGated[key] && namedCompletable(key)) {
+        namedGated[key] = 0;
+        changed = true;
+      }
+    }
+    if ((bar >= 0 && !gated[bar]) || (named >= 0 && !namedGated[named]) || !ok(f)) return false;
     if (!changed) return true;
   }
   return false;
@@ -99,12 +187,37 @@ export function stableWait(p: Program, codes: readonly Instr[][], s: MachineStat
 /** What a step may contribute to barrier `key`: `count` arrivals, bytes (a tx source), or an init / inval. */
 type Signal = (key: number, count: number, bytes: boolean, init: boolean) => void;
 
+/** What a forward run reads and reports to (see {@link runForward}). */
+interface Forward {
+  gated: Uint8Array;
+  /** Named barriers whose current generation cannot complete while A stays put. */
+  namedGated: Uint8Array;
+  signal: Signal;
+  pass: (key: number) => void;
+  /** `threads` arrive on named barrier `key`, whose instruction names `count` threads. */
+  arriveNamed: (key: number, threads: number, count: number) => void;
+  budget: { left: number };
+}
+
+const CTA_THREADS = new WeakMap<Program, number[]>();
+/** Threads of each CTA (the default thread count of `bar.sync`). */
+function ctaThreads(p: Program, cta: number): number {
+  let t = CTA_THREADS.get(p);
+  if (!t) {
+    t = new Array<number>(p.ctas).fill(0);
+    for (const ag of p.agents) t[ag.cta]! += ag.threads;
+    CTA_THREADS.set(p, t);
+  }
+  return t[cta]!;
+}
+
 /**
  * Runs agent `x` forward from its position without changing `s`, calling `signal` with every
- * barrier key it signals before it certainly blocks (see the module comment). Returns 0, or
- * {@link GIVE_UP}.
+ * barrier key it signals before it certainly blocks, and `pass` with every barrier key whose wait
+ * it passes (see the module comment). Returns 0, or {@link GIVE_UP}.
  */
-function runForward(p: Program, code: readonly Instr[], s: MachineState, x: number, a: number, gated: Uint8Array, signal: Signal, budget: { left: number }): number {
+function runForward(p: Program, code: readonly Instr[], s: MachineState, x: number, a: number, run: Forward): number {
+  const { gated, namedGated, signal, pass, arriveNamed, budget } = run;
   const ag = s.agents[x]!;
   const f = ag.frame.slice();
   const infoX = p.agents[x]!;
@@ -117,6 +230,12 @@ function runForward(p: Program, code: readonly Instr[], s: MachineState, x: numb
   /** Highest wgmma sequence number in each group committed during the run. */
   const groupTop = new Map<number, number>();
   let pc = ag.pc;
+  if (ag.sub >= 0 && code[pc]!.i === 'op' && (code[pc] as OpInstr).opc === OPC_BAR_SYNC) {
+    // Waiting in a bar.sync it already arrived at: it stays while its generation cannot complete.
+    const key = infoX.cta * NAMED_PER_CTA + ((code[pc] as OpInstr).ints.id!(f) & (NAMED_PER_CTA - 1));
+    if (s.named[key]!.gen <= ag.sub && namedGated[key]) return 0;
+    pc++;
+  }
   try {
     for (let steps = 0; steps < FORWARD_BUDGET; steps++) {
       if (--budget.left < 0) return GIVE_UP;
@@ -137,6 +256,7 @@ function runForward(p: Program, code: readonly Instr[], s: MachineState, x: numb
           if (key < 0) return 0; // faults when executed
           const bk = s.bars[key]!;
           if (gated[key] && bk.status === 'valid' && !testParity(bk, op.ints.parity(f))) return 0; // blocked while A stays
+          pass(key);
           break;
         }
         case 6: // mbarrier.pending_count: a value the run cannot know
@@ -178,6 +298,13 @@ function runForward(p: Program, code: readonly Instr[], s: MachineState, x: numb
         }
         case 28: // exit
           return 0;
+        case OPC_BAR_SYNC: case OPC_BAR_ARRIVE: { // named barriers: whole warps arrive (barriers.ts)
+          const key = infoX.cta * NAMED_PER_CTA + (op.ints.id!(f) & (NAMED_PER_CTA - 1));
+          const count = op.ints.threads ? op.ints.threads(f) : ctaThreads(p, infoX.cta);
+          arriveNamed(key, 32 * (op.per === 'one' ? 1 : infoX.warps), count);
+          if (op.opc === OPC_BAR_SYNC && namedGated[key]) return 0; // arrived, and stays while A stays
+          break;
+        }
         case OPC_ST_ASYNC: case OPC_DSMEM: { // st.async / red.async, cp.async.bulk.shared::cluster: bytes on their barrier
           const key = op.bar!(f);
           if (key >= 0) signal(key, 0, true, false);
