@@ -203,6 +203,8 @@ export interface Block {
 export interface FuncDirective {
   name: string;
   args: number[];
+  /** The strings of a `.pragma "…";` in the header. */
+  values?: string[];
   pos: SrcPos;
 }
 
@@ -226,8 +228,11 @@ export interface Func {
 /** An entry of a `.section` block: a label or a data directive with its values. */
 export type SectionItem =
   | { kind: 'label'; name: string; pos: SrcPos }
-  /** `.b8 1, 2`, `.b64 $L__func_begin0`: the values as written (labels, `label+4`, strings). */
-  | { kind: 'data'; type: string; values: string[]; pos: SrcPos };
+  /**
+   * `.b8 1, 2`, `.b64 $L__func_begin0`: the values as written, comma-separated (numbers, labels,
+   * `label+4`, strings); `sectionValues` splits them.
+   */
+  | { kind: 'data'; type: string; text: string; pos: SrcPos };
 
 /** `.section .debug_str { … }`: kept as data; nothing executes it. */
 export interface Section {

@@ -10,7 +10,11 @@ export const MAX_DEPTH = 200;
 
 /** A syntax error at token `at` (internal: `parsePtx` reports it as a diagnostic). */
 export class SyntaxFail extends Error {
-  constructor(message: string, readonly at: number, readonly hint = '', readonly code: 'E-ptx-syntax' | 'E-ptx-limit' = 'E-ptx-syntax') {
+  /**
+   * `after`: the error is just past token `at` (a missing `;` reported at the end of its line,
+   * not at the next line's first token).
+   */
+  constructor(message: string, readonly at: number, readonly hint = '', readonly code: 'E-ptx-syntax' | 'E-ptx-limit' = 'E-ptx-syntax', readonly after = false) {
     super(message);
   }
 }
@@ -70,9 +74,25 @@ export class Cursor {
     throw new SyntaxFail(`expected ${what}, found ${describe(this.t, this.p)}`, this.p, hint);
   }
 
+  /**
+   * Fails with "expected `what`" for a missing terminator: when the current token starts a later
+   * line than the previous one, the error is placed just after the previous token (where the `;`
+   * belongs) and names the line of what was found.
+   */
+  failMissing(what: string): never {
+    const t = this.t, p = this.p;
+    if (p > 0 && t.line[p]! > t.line[p - 1]!) {
+      throw new SyntaxFail(`expected ${what}, found ${describe(t, p)} on line ${t.line[p]}`, p - 1, '', 'E-ptx-syntax', true);
+    }
+    return this.fail(what);
+  }
+
   /** Consumes the punctuation `ch` or fails with "expected `what`". */
   eat(ch: string, what = `'${ch}'`): void {
-    if (!this.punct(ch)) this.fail(what);
+    if (!this.punct(ch)) {
+      if (ch === ';') this.failMissing(what);
+      this.fail(what);
+    }
     this.p++;
   }
 

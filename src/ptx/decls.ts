@@ -129,7 +129,8 @@ export function parseDecl(c: Cursor, linkage: string[], pos: SrcPos): Decl {
   const h = parseHead(c);
   const names: DeclName[] = [];
   do names.push(parseDeclName(c)); while (c.accept(','));
-  c.eat(';', `',' or ';' after the ${h.space} declaration`);
+  if (!c.punct(';')) c.failMissing(`',' or ';' after the ${h.space} declaration`);
+  c.p++;
   return { kind: 'decl', linkage, ...h, names, pos };
 }
 

@@ -56,8 +56,9 @@ export function parsePtx(src: string, file = '<ptx>'): PtxParse {
   } catch (e) {
     if (!(e instanceof SyntaxFail)) throw e;
     const i = Math.min(e.at, t.count - 1);
-    const len = Math.max(1, Math.min(t.end[i]! - t.start[i]!, 200));
-    const col = t.col[i]!;
+    const width = t.end[i]! - t.start[i]!;
+    const len = e.after ? 1 : Math.max(1, Math.min(width, 200));
+    const col = t.col[i]! + (e.after ? width : 0);
     return { ok: false, diagnostic: { code: e.code, message: e.message, hint: e.hint, file, line: t.line[i]!, col, endCol: col + len } };
   }
 }

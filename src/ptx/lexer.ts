@@ -42,13 +42,21 @@ export interface LexError {
 /** The tokens of one source text, as parallel arrays indexed by token number. */
 export class Tokens {
   count = 0;
-  kind = new Uint8Array(1024);
-  start = new Int32Array(1024);
-  end = new Int32Array(1024);
-  line = new Int32Array(1024);
-  col = new Int32Array(1024);
+  kind: Uint8Array;
+  start: Int32Array;
+  end: Int32Array;
+  line: Int32Array;
+  col: Int32Array;
 
-  constructor(readonly src: string) {}
+  constructor(readonly src: string) {
+    // About one token per 3 characters in compiler output; grown by doubling past that.
+    const n = Math.max(1024, Math.ceil(src.length / 3));
+    this.kind = new Uint8Array(n);
+    this.start = new Int32Array(n);
+    this.end = new Int32Array(n);
+    this.line = new Int32Array(n);
+    this.col = new Int32Array(n);
+  }
 
   /** Appends one token (grows the arrays by doubling). */
   push(kind: Tok, start: number, end: number, line: number, col: number): void {

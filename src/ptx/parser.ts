@@ -127,17 +127,24 @@ function section(c: Cursor, pos: SrcPos): Section {
     if (c.kind() !== Tok.Dot) c.fail(`a label, a data directive (.b8, .b32, .b64, …) or '}' in the ${name} section`);
     const type = c.text();
     c.p++;
-    const values: string[] = [];
-    do {
+    // The values run to the last one not followed by ','; kept as their source text (debug
+    // sections hold a megabyte of bytes: one string per line, not one per value).
+    const start = c.t.start[c.p]!;
+    const value = (): void => {
       const k = c.kind();
-      if (k !== Tok.Int && k !== Tok.Ident && k !== Tok.Str && k !== Tok.Float && !c.punct('-')) c.fail(`a value after ${type}`);
-      const start = c.t.start[c.p]!;
+      if (k !== Tok.Int && k !== Tok.Ident && k !== Tok.Str && k !== Tok.Float) c.fail(`a value after ${type}`);
       c.p++;
-      // `label+4`, `label-label2`, `-1`: the value runs to the next ',' or line's end
-      while ((c.punct('+') || c.punct('-')) && c.t.line[c.p] === ipos.line) c.p += 2;
-      values.push(c.t.src.slice(start, c.t.end[c.p - 1]!));
+    };
+    do {
+      c.accept('-');
+      value();
+      // `label+4`, `label-label2`
+      while ((c.punct('+') || c.punct('-')) && c.t.line[c.p] === ipos.line) {
+        c.p++;
+        value();
+      }
     } while (c.accept(','));
-    items.push({ kind: 'data', type, values, pos: ipos });
+    items.push({ kind: 'data', type, text: c.t.src.slice(start, c.t.end[c.p - 1]!), pos: ipos });
   }
   return { kind: 'section', name, items, pos };
 }
@@ -158,8 +165,10 @@ function func(c: Cursor, linkage: string[], pos: SrcPos): Func {
       continue;
     }
     if (d.name === '.pragma') {
-      do c.str("a string after '.pragma'"); while (c.accept(','));
+      d.values = [];
+      do d.values.push(c.str("a string after '.pragma'")); while (c.accept(','));
       c.eat(';', "';' after the pragma");
+      f.directives.push(d);
       continue;
     }
     if (c.kind() === Tok.Int) do d.args.push(c.int(`a number in ${d.name}`)); while (c.accept(','));
@@ -276,7 +285,7 @@ function instruction(c: Cursor, st: BodyState, pos: SrcPos): Instruction {
     const lists = base === 'call';
     do operands.push(parseOperand(c, lists)); while (c.accept(','));
   }
-  if (!c.punct(';')) c.fail(`',' or ';' after the operands of '${opcode}'`);
+  if (!c.punct(';')) c.failMissing(`',' or ';' after the operands of '${opcode}'`);
   c.p++;
   const ins: Instruction = { kind: 'instr', opcode, base, mods, operands, pos };
   if (guard) ins.guard = guard;
