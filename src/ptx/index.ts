@@ -11,7 +11,8 @@ import { lex } from './lexer.js';
 import { parseTokens } from './parser.js';
 
 export type * from './ast.js';
-export { cudaLocation, functionIndex, functions, instructionsOf, type FunctionIndex, type Scope, type RegInfo } from './resolve.js';
+export { cudaLocation, debugString, fileTable, functionIndex, functions, instructionsOf, type CudaLocation, type FunctionIndex, type RegInfo, type Scope } from './resolve.js';
+export { printExpr, printInstruction, printModule, printOperand } from './printer.js';
 
 /** Stable codes of PTX parse diagnostics. Never rename; add new codes at the end. */
 export const PTX_CODES = {

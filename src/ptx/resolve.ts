@@ -4,7 +4,7 @@
  * variables declared in it are visible in it and in the blocks it contains, shadowing outer ones),
  * and the CUDA source line of an instruction through its `.loc` and the `.file` table.
  */
-import type { Block, Decl, DeclName, Func, Instruction, LocDirective, Module, Param, Stmt } from './ast.js';
+import type { Block, Decl, DeclName, FileDirective, Func, Instruction, LocDirective, Module, Param, Stmt } from './ast.js';
 
 /** A register or variable visible in a scope: its declaration and, for `%r<N>`, the range's name. */
 export interface RegInfo {
@@ -135,10 +135,45 @@ export interface CudaLocation {
 export function cudaLocation(m: Module, ins: Instruction | LocDirective): CudaLocation | undefined {
   const loc = ins.kind === 'loc' ? ins : ins.loc;
   if (!loc) return undefined;
-  const files = new Map<number, string>();
-  for (const i of m.items) if (i.kind === 'file') files.set(i.index, i.path);
-  const at = (fileIndex: number, line: number, col: number): CudaLocation => ({ path: files.get(fileIndex) ?? `file#${fileIndex}`, line, col });
+  const files = fileTable(m);
+  const at = (fileIndex: number, line: number, col: number): CudaLocation => ({ path: files.get(fileIndex)?.path ?? `file#${fileIndex}`, line, col });
   const out = at(loc.fileIndex, loc.line, loc.col);
   if (loc.inlinedAt) out.inlinedAt = at(loc.inlinedAt.fileIndex, loc.inlinedAt.line, loc.inlinedAt.col);
   return out;
+}
+
+const FILES = new WeakMap<Module, Map<number, FileDirective>>();
+
+/** The module's `.file` table: index → directive (computed once per module). */
+export function fileTable(m: Module): Map<number, FileDirective> {
+  let t = FILES.get(m);
+  if (!t) {
+    t = new Map();
+    for (const i of m.items) if (i.kind === 'file') t.set(i.index, i);
+    FILES.set(m, t);
+  }
+  return t;
+}
+
+/**
+ * The string a `.debug_str` label names (a `.loc`'s `function_name`: the mangled name of the
+ * inlined function): its `.b8` bytes up to the first 0, as Latin-1; undefined if absent.
+ */
+export function debugString(m: Module, label: string): string | undefined {
+  for (const sec of m.items) {
+    if (sec.kind !== 'section' || sec.name !== '.debug_str') continue;
+    const at = sec.items.findIndex((i) => i.kind === 'label' && i.name === label);
+    if (at < 0) continue;
+    let out = '';
+    for (const item of sec.items.slice(at + 1)) {
+      if (item.kind === 'label') break;
+      for (const v of item.text.split(',')) {
+        const n = Number(v.trim());
+        if (n === 0) return out;
+        out += String.fromCharCode(n & 0xff);
+      }
+    }
+    return out;
+  }
+  return undefined;
 }
