@@ -150,6 +150,34 @@ describe('scopes, labels and registers', () => {
   });
 });
 
+describe('scope rules', () => {
+  const K = (params: string, body: string) => parsePtx(`.version 9.0\n.target sm_90a\n.address_size 64\n.visible .entry k(${params})\n{\n${body}\n}\n`);
+
+  test('forward labels of an outer scope are visible inside; a label twice in one scope is recorded', () => {
+    const r = K('', '\t{\n\tbra OUT;\n\t}\nOUT:\nL:\nL:\n\tret;');
+    const f = r.ok ? functions(r.module)[0]! : undefined;
+    const idx = functionIndex(f!);
+    const bra = instructionsOf(f!)[0]!;
+    expect(idx.label(bra, 'OUT')).toEqual({ scope: idx.root, index: 1 });
+    expect(idx.root!.duplicates).toEqual(['L']);
+    expect(idx.label(bra, 'L')?.index).toBe(2);
+  });
+
+  test('.ptr.shared.align written without spaces; a negated predicate operand', () => {
+    const r = K('.param .u32 .ptr.shared.align 8 p', '\tsetp.eq.and.s32 %p1, %r1, 0, !%p2;');
+    expect(r.ok && functions(r.module)[0]!.params[0]).toMatchObject({ type: '.u32', ptr: { space: '.shared', align: 8 }, name: 'p' });
+    const i = r.ok ? instructionsOf(functions(r.module)[0]!)[0]! : undefined;
+    expect(i?.operands[3]).toMatchObject({ kind: 'expr', expr: { kind: 'unary', op: '!', arg: { kind: 'sym', name: '%p2' } } });
+  });
+
+  test('.loc is per function: the next function starts without one', () => {
+    const r = parsePtx('.version 9.0\n.target sm_90a\n.entry a()\n{\n.loc 1 5 3\nret;\n}\n.entry b()\n{\nret;\n.loc 1 9 1\nexit;\n}\n.file 1 "x.cu"\n');
+    const [a, b] = r.ok ? functions(r.module).map(instructionsOf) : [];
+    expect([a![0]!.loc?.line, b![0]!.loc, b![1]!.loc?.line]).toEqual([5, undefined, 9]);
+    expect(r.ok && cudaLocation(r.module, b![1]!)).toEqual({ path: 'x.cu', line: 9, col: 1 });
+  });
+});
+
 describe('functions, calls and data', () => {
   test('.extern .func declarations, a .func with a return value, call.uni lists, __assertfail', () => {
     const m = parse('calls.ptx');
@@ -267,6 +295,11 @@ describe('errors', () => {
     expect(err('.version 9.0\n.file 1 "a.cu\n')).toBe('2:9-14 E-ptx-lex unterminated string: a `"` is missing before the end of the line');
     expect(err('/* open')).toBe('1:1-3 E-ptx-lex unterminated comment: `/*` without `*/`');
     expect(err(KERNEL('{'.repeat(300)))).toMatch(/^6:201-202 E-ptx-limit nesting deeper than 200 levels$/);
+  });
+
+  test('a missing closer is reported at the end of its line', () => {
+    expect(err(KERNEL('\tld.u32 %r1, [%rd1\n\tret;'))).toBe("6:19-20 E-ptx-syntax expected '+', '-', ',' or ']' in the address, found 'ret' on line 7");
+    expect(err(KERNEL('\tcall.uni (r), f, (a, b\n\tret;'))).toBe("6:23-24 E-ptx-syntax expected ',' or ')' in the operand list, found 'ret' on line 7");
   });
 
   test('unknown opcodes are instructions, not errors', () => {

@@ -90,7 +90,8 @@ export class Cursor {
   /** Consumes the punctuation `ch` or fails with "expected `what`". */
   eat(ch: string, what = `'${ch}'`): void {
     if (!this.punct(ch)) {
-      if (ch === ';') this.failMissing(what);
+      // A missing terminator or closer belongs at the end of its line, not at the next line's start.
+      if (ch === ';' || ch === ']' || ch === ')' || ch === '}') this.failMissing(what);
       this.fail(what);
     }
     this.p++;
