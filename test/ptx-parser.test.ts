@@ -299,7 +299,7 @@ describe('errors', () => {
 
   test('a missing closer is reported at the end of its line', () => {
     expect(err(KERNEL('\tld.u32 %r1, [%rd1\n\tret;'))).toBe("6:19-20 E-ptx-syntax expected '+', '-', ',' or ']' in the address, found 'ret' on line 7");
-    expect(err(KERNEL('\tcall.uni (r), f, (a, b\n\tret;'))).toBe("6:23-24 E-ptx-syntax expected ',' or ')' in the operand list, found 'ret' on line 7");
+    expect(err(KERNEL('\tcall.uni (r), f, (a, b\n\tret;'))).toBe("6:24-25 E-ptx-syntax expected ',' or ')' in the operand list, found 'ret' on line 7");
   });
 
   test('unknown opcodes are instructions, not errors', () => {
