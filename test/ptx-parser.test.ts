@@ -374,7 +374,7 @@ describe('mbsim info', () => {
     expect(lines.slice(1)).toEqual([
       '2 kernels, 2 functions defined, 1 declared; 32 instructions',
       'func ext_fn .extern (declared)',
-      'func die: 1 instructions, 1 distinct opcodes, 0 labels, 0 nested scopes',
+      'func die: 1 instruction, 1 distinct opcode, 0 labels, 0 nested scopes',
       'func twice .visible: 4 instructions, 4 distinct opcodes, 0 labels, 0 nested scopes',
       '  returns .param .b32 ret',
       '  param .param .b32 x',

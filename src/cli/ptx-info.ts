@@ -32,6 +32,11 @@ export function loadPtxFile(path: string): { module: Module; src: string } {
   return { module: r.module, src };
 }
 
+/** `1 kernel`, `2 kernels`. */
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
 function paramText(p: Param): string {
   const dims = p.dims ? p.dims.map((n) => `[${n ?? ''}]`).join('') : '';
   const ptr = p.ptr ? ` .ptr${p.ptr.space ? ` ${p.ptr.space}` : ''}${p.ptr.align !== undefined ? ` .align ${p.ptr.align}` : ''}` : '';
@@ -46,7 +51,7 @@ function funcLines(f: Func): string[] {
   const idx = functionIndex(f);
   const labels = idx.scopes.reduce((n, s) => n + s.labels.size, 0);
   const opcodes = new Set(ins.map((i) => i.opcode)).size;
-  const out = [`${kind} ${f.name}${link}: ${ins.length} instructions, ${opcodes} distinct opcodes, ${labels} labels, ${idx.scopes.length - 1} nested scopes`];
+  const out = [`${kind} ${f.name}${link}: ${count(ins.length, 'instruction')}, ${count(opcodes, 'distinct opcode')}, ${count(labels, 'label')}, ${count(idx.scopes.length - 1, 'nested scope')}`];
   for (const d of f.directives) out.push(`  ${d.name}${d.values ? ` ${d.values.map((v) => `"${v}"`).join(', ')}` : d.args.length ? ` ${d.args.join(', ')}` : ''}`);
   for (const p of f.returns) out.push(`  returns ${paramText(p)}`);
   for (const p of f.params) out.push(`  param ${paramText(p)}`);
@@ -58,6 +63,8 @@ export function ptxInfo(m: Module): string[] {
   const fs = functions(m);
   const total = fs.reduce((n, f) => n + instructionsOf(f).length, 0);
   const head = [`${m.file}: PTX ${m.version ?? '?'}, target ${m.targets.join(', ') || '?'}, ${m.addressSize ?? '?'}-bit addresses`];
-  head.push(`${fs.filter((f) => f.entry && f.body).length} kernels, ${fs.filter((f) => !f.entry && f.body).length} functions defined, ${fs.filter((f) => !f.body).length} declared; ${total} instructions`);
+  const kernels = fs.filter((f) => f.entry && f.body).length;
+  const defined = fs.filter((f) => !f.entry && f.body).length;
+  head.push(`${count(kernels, 'kernel')}, ${count(defined, 'function')} defined, ${fs.filter((f) => !f.body).length} declared; ${count(total, 'instruction')}`);
   return [...head, ...fs.flatMap(funcLines)];
 }
