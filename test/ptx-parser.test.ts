@@ -49,7 +49,7 @@ function shapes(i: Instruction): string[] {
   return i.operands.map(one);
 }
 
-const FILES = ['tma_pipeline.ptx', 'wgmma.ptx', 'cluster_multicast.ptx', 'tcgen05.ptx', 'calls.ptx', 'forms.ptx'];
+const FILES = ['tma_pipeline.ptx', 'wgmma.ptx', 'cluster_multicast.ptx', 'tcgen05.ptx', 'calls.ptx', 'calls_debug.ptx', 'forms.ptx'];
 
 describe('the compiled kernels parse', () => {
   test('module header, kernels and instruction counts', () => {
@@ -64,7 +64,9 @@ describe('the compiled kernels parse', () => {
       'tcgen05.ptx': ['entry 55'],
       'calls.ptx': ['func 23', 'entry 192'],
       'forms.ptx': ['func 1', 'func 4', 'entry 24', 'entry 3'],
+      'calls_debug.ptx': expect.any(Array),
     });
+    expect(functions(parse('calls_debug.ptx')).reduce((n, f) => n + instructionsOf(f).length, 0)).toBe(136);
     const m = parse('tcgen05.ptx');
     expect([m.version, m.targets, m.addressSize]).toEqual(['9.0', ['sm_100a'], 64]);
     expect(parse('forms.ptx').targets).toEqual(['sm_90a', 'texmode_independent']);
@@ -246,6 +248,17 @@ describe('functions, calls and data', () => {
     expect((items.find((d) => d.names[0]!.name === 'octal_and_bin')!.names[0]!.init as { items: { value: bigint }[] }).items.map((e) => e.value)).toEqual([15n, 5n, 255n]);
     expect(debugString(m, '$L__info_string1')).toBe('twice');
     expect(debugString(m, '$L__info_string0')).toBe('k_cluster');
+  });
+});
+
+describe('debug sections', () => {
+  test('-G output: .debug_loc / .debug_abbrev / .debug_info / .debug_macinfo kept as labels and data', () => {
+    const m = parse('calls_debug.ptx');
+    const secs = m.items.filter((i) => i.kind === 'section');
+    expect(secs.map((s) => s.name)).toEqual(['.debug_loc', '.debug_abbrev', '.debug_info', '.debug_macinfo']);
+    const info = secs[2]!;
+    const ref = info.items.find((i) => i.kind === 'data' && i.type === '.b32' && i.text === '.debug_abbrev');
+    expect(ref?.pos).toEqual({ file: 'calls_debug.ptx', line: 560, col: 1 });
   });
 });
 

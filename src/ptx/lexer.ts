@@ -114,7 +114,8 @@ function shown(c: number): string {
 export function lex(src: string): Tokens | LexError {
   const t = new Tokens(src);
   const n = src.length;
-  let i = 0, line = 1, lineStart = 0;
+  // A byte-order mark is not PTX but editors write one: skipped (columns still count it).
+  let i = src.charCodeAt(0) === 0xfeff ? 1 : 0, line = 1, lineStart = 0;
   const err = (message: string, at: number, len = 1): LexError => ({ message, line, col: at - lineStart + 1, endCol: at - lineStart + 1 + len });
   while (i < n) {
     const c = src.charCodeAt(i);

@@ -132,7 +132,8 @@ function section(c: Cursor, pos: SrcPos): Section {
     const start = c.t.start[c.p]!;
     const value = (): void => {
       const k = c.kind();
-      if (k !== Tok.Int && k !== Tok.Ident && k !== Tok.Str && k !== Tok.Float) c.fail(`a value after ${type}`);
+      // A section name is a value too (`.b32 .debug_abbrev` in -G output).
+      if (k !== Tok.Int && k !== Tok.Ident && k !== Tok.Str && k !== Tok.Float && k !== Tok.Dot) c.fail(`a value after ${type}`);
       c.p++;
     };
     do {
