@@ -315,6 +315,15 @@ describe('errors', () => {
     expect(err(KERNEL('\tcall.uni (r), f, (a, b\n\tret;'))).toBe("6:24-25 E-ptx-syntax expected ',' or ')' in the operand list, found 'ret' on line 7");
   });
 
+  test('CRLF line ends and a byte-order mark: the same tree, the same lines', () => {
+    const src = read('cluster_multicast.ptx');
+    const a = parsePtx(src, 'x');
+    const b = parsePtx(`\uFEFF${src.replace(/\n/g, '\r\n')}`, 'x');
+    const lines = (r: typeof a) => (r.ok ? functions(r.module).flatMap(instructionsOf).map((i) => i.pos.line) : []);
+    expect(lines(b)).toEqual(lines(a));
+    expect(strip(b.ok && b.module)).toEqual(strip(a.ok && a.module));
+  });
+
   test('unknown opcodes are instructions, not errors', () => {
     const r = parsePtx(KERNEL('\tfrobnicate.x.y::z.v4 {%r1, _}, [%rd1+16], 0x10, 017;'));
     expect(r.ok).toBe(true);
