@@ -306,6 +306,7 @@ describe('errors', () => {
     expect(err(KERNEL('\t{\n\tret;'))).toMatch(/^9:1-2 E-ptx-syntax expected '}' to close the scope opened at line 5, found the end of the file$/);
     expect(err('.version 9.0\n.target sm_90a\nmov.u32 %r1, 1;')).toBe("3:1-4 E-ptx-syntax expected a module directive (.version, .target, .address_size, .file, .entry, .func, .global, .shared, .const, .section, …), found 'mov'");
     expect(err('.version 9.0\n.file 1 "a.cu\n')).toBe('2:9-14 E-ptx-lex unterminated string: a `"` is missing before the end of the line');
+    expect(err(KERNEL('\t.rge .b32 %r1;'))).toBe("6:2-6 E-ptx-syntax expected a statement (an instruction, a label, a declaration, '{' or '}'), found '.rge'");
     expect(err('/* open')).toBe('1:1-3 E-ptx-lex unterminated comment: `/*` without `*/`');
     expect(err(KERNEL('{'.repeat(300)))).toMatch(/^6:201-202 E-ptx-limit nesting deeper than 200 levels$/);
   });

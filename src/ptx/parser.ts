@@ -13,6 +13,9 @@ import { parseOperand } from './operands.js';
 /** The directives a module may contain at its top level, for messages. */
 const MODULE_WHAT = 'a module directive (.version, .target, .address_size, .file, .entry, .func, .global, .shared, .const, .section, …)';
 
+/** Directives a body may hold besides declarations, `.loc` and `.pragma`, kept as their words. */
+const BODY_DIRECTIVES = new Set(['.branchtargets', '.calltargets', '.maxnreg', '.maxntid', '.reqntid', '.minnctapersm', '.alias']);
+
 /** Parses a whole module from its tokens (throws `SyntaxFail`, which `parsePtx` reports). */
 export function parseTokens(t: Tokens, file: string): Module {
   const c = new Cursor(t, file);
@@ -216,7 +219,8 @@ function statement(c: Cursor, st: BodyState): Stmt {
       return pragma(c, pos);
     }
     if (isSpace(w)) return parseDecl(c, [], pos);
-    return otherDirective(c, pos);
+    if (BODY_DIRECTIVES.has(w)) return otherDirective(c, pos);
+    c.fail("a statement (an instruction, a label, a declaration, '{' or '}')", `PTX bodies hold declarations (.reg, .local, .shared, .param, …), .loc, .pragma and ${[...BODY_DIRECTIVES].join(', ')}`);
   }
   if (k === Tok.Ident && c.punct(':', 1)) {
     const name = c.text();
