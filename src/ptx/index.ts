@@ -22,6 +22,8 @@ export const PTX_CODES = {
   syntax: 'E-ptx-syntax',
   /** Nesting deeper than the parser follows. */
   limit: 'E-ptx-limit',
+  /** A defect of the parser itself (reported, never thrown): please report the input. */
+  internal: 'E-ptx-internal',
 } as const;
 
 /** One of {@link PTX_CODES}. */
@@ -55,7 +57,10 @@ export function parsePtx(src: string, file = '<ptx>'): PtxParse {
   try {
     return { ok: true, module: parseTokens(t, file) };
   } catch (e) {
-    if (!(e instanceof SyntaxFail)) throw e;
+    if (!(e instanceof SyntaxFail)) {
+      const message = `internal error of the PTX parser: ${e instanceof Error ? e.message : String(e)}`;
+      return { ok: false, diagnostic: { code: PTX_CODES.internal, message, hint: 'this is a defect of mbsim; please report it with the input', file, line: 1, col: 1, endCol: 2 } };
+    }
     const i = Math.min(e.at, t.count - 1);
     const width = t.end[i]! - t.start[i]!;
     const len = e.after ? 1 : Math.max(1, Math.min(width, 200));
