@@ -15,8 +15,10 @@ const ALLOWED: Record<string, string[]> = {
   report: ['model', 'kernel', 'machine', 'sim'],
   examples: ['kernel'],
   lang: ['model', 'kernel', 'machine'],
-  bench: ['model', 'kernel', 'machine', 'sim', 'check', 'report', 'examples', 'lang', 'web'],
-  cli: ['model', 'kernel', 'machine', 'sim', 'check', 'report', 'examples', 'lang', 'web', 'lsp'],
+  // The PTX parser depends on libraries only; the CLI (and later the PTX interpreter) import it.
+  ptx: [],
+  bench: ['model', 'kernel', 'machine', 'sim', 'check', 'report', 'examples', 'lang', 'web', 'ptx'],
+  cli: ['model', 'kernel', 'machine', 'sim', 'check', 'report', 'examples', 'lang', 'web', 'lsp', 'ptx'],
   // The language server: the sketch language, the checker and the machine, never the explorer.
   lsp: ['model', 'kernel', 'machine', 'check', 'report', 'lang'],
   web: ['model', 'kernel', 'machine', 'sim', 'check', 'report', 'examples', 'lang'],

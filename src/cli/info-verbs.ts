@@ -1,6 +1,7 @@
 /**
- * The verbs that only print: `mbsim examples` (the built-in kernels, one line each) and
- * `mbsim decode` (raw 64-bit mbarrier words and 32-bit arrive tokens explained, src/report/decode.ts).
+ * The verbs that only print: `mbsim examples` (the built-in kernels, one line each),
+ * `mbsim decode` (raw 64-bit mbarrier words and 32-bit arrive tokens explained, src/report/decode.ts)
+ * and `mbsim info` (a PTX module's kernels, parameters and instruction counts, `ptx-info.ts`).
  */
 import { EXAMPLES } from '../examples/index.js';
 import { DecodeError, explainWord } from '../report/decode.js';
@@ -38,5 +39,17 @@ export const decodeCommand: Verb = (program, { io }) => {
         }
       }
       io.out(out.join('\n\n'));
+    });
+};
+
+/** Registers `mbsim info`. The PTX parser is loaded only by this verb. */
+export const infoCommand: Verb = (program, { io }) => {
+  program
+    .command('info')
+    .description("list a PTX module's kernels and functions: parameters, header directives, instruction counts")
+    .argument('<file.ptx>', 'PTX as nvcc -ptx writes it')
+    .action(async (path: string) => {
+      const { loadPtxFile, ptxInfo } = await import('./ptx-info.js');
+      io.out(ptxInfo(loadPtxFile(path).module).join('\n'));
     });
 };

@@ -1,14 +1,14 @@
 /**
  * The `mbsim` command line. Thin: it parses flags (commander), calls the library and renders; each
  * verb is a module of its own (`run-verb.ts`, `check-verb.ts`, `serve-verb.ts` with `lsp`,
- * `info-verbs.ts` with `examples` and `decode`).
+ * `info-verbs.ts` with `examples`, `decode` and `info`).
  * Exit codes: 0 ok, 1 a hazard was found (hang, trap, undefined behaviour), 2 bad input,
  * 3 incomplete (a bound stopped the work).
  */
 import { Command, CommanderError } from 'commander';
 import { TimingError } from '../sim/timing.js';
 import { checkCommand } from './check-verb.js';
-import { decodeCommand, examplesCommand } from './info-verbs.js';
+import { decodeCommand, examplesCommand, infoCommand } from './info-verbs.js';
 import { nodeIO, usageText, type IO, type VerbContext } from './io.js';
 import { UsageError } from './load.js';
 import { packageInfo } from './package-info.js';
@@ -19,7 +19,7 @@ import { safeIO } from './terminal.js';
 export type { IO } from './io.js';
 
 /** The verbs in the order `mbsim --help` lists them. */
-const VERBS = [runCommand, checkCommand, examplesCommand, decodeCommand, serveCommand, lspCommand];
+const VERBS = [runCommand, checkCommand, examplesCommand, decodeCommand, infoCommand, serveCommand, lspCommand];
 
 /** Runs the CLI with `argv` (without node and script); returns the exit code. */
 export async function main(argv: string[], given?: IO): Promise<number> {

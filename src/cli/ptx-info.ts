@@ -1,0 +1,70 @@
+/**
+ * `mbsim info FILE.ptx`: parses a PTX module (src/ptx/) and prints its kernels and functions,
+ * their parameters, header directives and instruction counts. A parse error is printed like a
+ * sketch's (file:line:col, the source line, a caret, what was expected) and exits 2.
+ */
+import { caretExcerpt, lineAt } from '../lang/diagnostics.js';
+import { functionIndex, functions, instructionsOf, parsePtx, type Func, type Module, type Param, type PtxDiagnostic } from '../ptx/index.js';
+import { readInput } from './input.js';
+import { UsageError } from './errors.js';
+import { alignCaret } from './terminal.js';
+
+/** Most bytes of PTX read: production kernels with debug sections are a few MiB. */
+export const PTX_MAX_BYTES = 64 << 20;
+
+/** A PTX diagnostic as `file:line:col: error[code]: message`, the source line and a caret. */
+export function formatPtxDiagnostic(d: PtxDiagnostic, src: string): string {
+  let out = `${d.file}:${d.line}:${d.col}: error[${d.code}]: ${d.message}`;
+  const text = lineAt(src, d.line);
+  if (text !== undefined) {
+    const [shown, caret] = caretExcerpt(text, d.col, d.endCol);
+    // The caret stays under its column when the boundary escapes control characters in the line.
+    out = alignCaret(`${out}\n  ${shown}\n  ${caret}`, shown, caret.indexOf('^') + 1);
+  }
+  return d.hint ? `${out}\nhint: ${d.hint}` : out;
+}
+
+/** Reads and parses `path`; a read or parse error is a {@link UsageError} (exit 2). */
+export function loadPtxFile(path: string): { module: Module; src: string } {
+  const src = readInput(path, 'PTX file', PTX_MAX_BYTES).text;
+  const r = parsePtx(src, path);
+  if (!r.ok) throw new UsageError(formatPtxDiagnostic(r.diagnostic, src));
+  return { module: r.module, src };
+}
+
+/** `1 kernel`, `2 kernels`. */
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
+function paramText(p: Param): string {
+  const dims = p.dims ? p.dims.map((n) => `[${n ?? ''}]`).join('') : '';
+  const ptr = p.ptr ? ` .ptr${p.ptr.space ? ` ${p.ptr.space}` : ''}${p.ptr.align !== undefined ? ` .align ${p.ptr.align}` : ''}` : '';
+  return `${p.space}${p.align !== undefined ? ` .align ${p.align}` : ''}${p.vector ? ` ${p.vector}` : ''} ${p.type}${ptr} ${p.name}${dims}`;
+}
+
+function funcLines(f: Func): string[] {
+  const kind = f.entry ? 'entry' : 'func';
+  const link = f.linkage.length ? ` ${f.linkage.join(' ')}` : '';
+  if (!f.body) return [`${kind} ${f.name}${link} (declared)`];
+  const ins = instructionsOf(f);
+  const idx = functionIndex(f);
+  const labels = idx.scopes.reduce((n, s) => n + s.labels.size, 0);
+  const opcodes = new Set(ins.map((i) => i.opcode)).size;
+  const out = [`${kind} ${f.name}${link}: ${count(ins.length, 'instruction')}, ${count(opcodes, 'distinct opcode')}, ${count(labels, 'label')}, ${count(idx.scopes.length - 1, 'nested scope')}`];
+  for (const d of f.directives) out.push(`  ${d.name}${d.values ? ` ${d.values.map((v) => `"${v}"`).join(', ')}` : d.args.length ? ` ${d.args.join(', ')}` : ''}`);
+  for (const p of f.returns) out.push(`  returns ${paramText(p)}`);
+  for (const p of f.params) out.push(`  param ${paramText(p)}`);
+  return out;
+}
+
+/** The lines `mbsim info` prints for a parsed module. */
+export function ptxInfo(m: Module): string[] {
+  const fs = functions(m);
+  const total = fs.reduce((n, f) => n + instructionsOf(f).length, 0);
+  const head = [`${m.file}: PTX ${m.version ?? '?'}, target ${m.targets.join(', ') || '?'}, ${m.addressSize ?? '?'}-bit addresses`];
+  const kernels = fs.filter((f) => f.entry && f.body).length;
+  const defined = fs.filter((f) => !f.entry && f.body).length;
+  head.push(`${count(kernels, 'kernel')}, ${count(defined, 'function')} defined, ${fs.filter((f) => !f.body).length} declared; ${count(total, 'instruction')}`);
+  return [...head, ...fs.flatMap(funcLines)];
+}

@@ -1,0 +1,70 @@
+/**
+ * The PTX front end's parser (docs/ARCHITECTURE.md): `parsePtx` turns PTX text into a
+ * {@link Module} or a located diagnostic, and never throws. Unknown opcodes are not errors: an
+ * instruction is its opcode words and operands, and the interpreter decides what they mean.
+ * `resolve.ts` answers what a later pass asks of the tree: labels per scope, register
+ * declarations, the CUDA line of an instruction.
+ */
+import type { Module } from './ast.js';
+import { SyntaxFail } from './cursor.js';
+import { lex } from './lexer.js';
+import { parseTokens } from './parser.js';
+
+export type * from './ast.js';
+export { cudaLocation, debugString, fileTable, functionIndex, functions, instructionsOf, type CudaLocation, type FunctionIndex, type RegInfo, type Scope } from './resolve.js';
+export { printExpr, printInstruction, printModule, printOperand } from './printer.js';
+
+/** Stable codes of PTX parse diagnostics. Never rename; add new codes at the end. */
+export const PTX_CODES = {
+  /** A character or token that is not PTX (an unknown character, an unterminated string, a malformed number). */
+  lex: 'E-ptx-lex',
+  /** A token where the grammar expects another. */
+  syntax: 'E-ptx-syntax',
+  /** Nesting deeper than the parser follows. */
+  limit: 'E-ptx-limit',
+  /** A defect of the parser itself (reported, never thrown): please report the input. */
+  internal: 'E-ptx-internal',
+} as const;
+
+/** One of {@link PTX_CODES}. */
+export type PtxCode = (typeof PTX_CODES)[keyof typeof PTX_CODES];
+
+/**
+ * A parse error: the same shape as the sketch language's diagnostics (1-based line and column,
+ * `endCol` one past the span), so the CLI prints both with the source line and a caret.
+ */
+export interface PtxDiagnostic {
+  code: PtxCode;
+  message: string;
+  /** What to do about it (may be empty). */
+  hint: string;
+  file: string;
+  line: number;
+  col: number;
+  endCol: number;
+}
+
+/** The result of {@link parsePtx}: the module, or the first error. */
+export type PtxParse = { ok: true; module: Module } | { ok: false; diagnostic: PtxDiagnostic };
+
+/**
+ * Parses PTX source text. `file` names the input in positions and diagnostics. Returns the module,
+ * or the first lexical or syntax error with its position and what was expected; never throws.
+ */
+export function parsePtx(src: string, file = '<ptx>'): PtxParse {
+  const t = lex(src);
+  if (!('count' in t)) return { ok: false, diagnostic: { code: PTX_CODES.lex, hint: '', file, ...t } };
+  try {
+    return { ok: true, module: parseTokens(t, file) };
+  } catch (e) {
+    if (!(e instanceof SyntaxFail)) {
+      const message = `internal error of the PTX parser: ${e instanceof Error ? e.message : String(e)}`;
+      return { ok: false, diagnostic: { code: PTX_CODES.internal, message, hint: 'this is a defect of mbsim; please report it with the input', file, line: 1, col: 1, endCol: 2 } };
+    }
+    const i = Math.min(e.at, t.count - 1);
+    const width = t.end[i]! - t.start[i]!;
+    const len = e.after ? 1 : Math.max(1, Math.min(width, 200));
+    const col = t.col[i]! + (e.after ? width : 0);
+    return { ok: false, diagnostic: { code: e.code, message: e.message, hint: e.hint, file, line: t.line[i]!, col, endCol: col + len } };
+  }
+}
