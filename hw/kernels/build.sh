@@ -2,7 +2,8 @@
 # Builds mbsim's reference kernels (hw/kernels/README.md).
 #   bash hw/kernels/build.sh [ptx]   regenerate the committed PTX of every kernel and planted-bug
 #                                    twin (hw/kernels/*.ptx) and check each with ptxas; needs nvcc only
-#   bash hw/kernels/build.sh host    also build the sm_90a host binaries into hw/kernels/build/
+#   bash hw/kernels/build.sh host    build the sm_90a host binaries into hw/kernels/build/ (the
+#                                    committed PTX is left as it is)
 #   bash hw/kernels/build.sh run     host, then run on the GPU: each correct kernel's grid of
 #                                    configurations and each race-bug twin once (with the watchdog);
 #                                    one JSON line per configuration on stdout, the log on stderr:
@@ -57,22 +58,31 @@ build_host() {
   done
 }
 
-for k in $SM90; do build_ptx "$k" sm_90a; done
-for k in $SM100; do build_ptx "$k" sm_100a; done
-[ "$MODE" = ptx ] && exit $FAILED
+if [ "$MODE" = ptx ]; then
+  for k in $SM90; do build_ptx "$k" sm_90a; done
+  for k in $SM100; do build_ptx "$k" sm_100a; done
+  exit $FAILED
+fi
 
 for k in $SM90; do build_host "$k"; done
 [ "$MODE" = host ] && exit $FAILED
 [ "$MODE" = run ] || { log "usage: build.sh [ptx|host|run]"; exit 2; }
 
-log "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1) | $($NVCC --version | grep -o 'release [0-9.]*' | head -1)"
+GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)
+NVCCV=$($NVCC --version 2>/dev/null | grep -o 'release [0-9.]*, V[0-9.]*' | head -1)
+log "gpu: $GPU | driver: $DRIVER | nvcc: $NVCCV"
+echo "{\"gpu\": \"$GPU\", \"driver\": \"$DRIVER\", \"nvcc\": \"$NVCCV\", \"date\": \"$(date -u +%FT%TZ)\"}"
 for k in $SM90; do
-  if [ ! -x "$BUILD/$k" ]; then echo "{\"kernel\": \"$k\", \"bug\": 0, \"build\": \"failed\"}"; continue; fi
-  log "run $k"
-  timeout 600 "$BUILD/$k" || { rc=$?; log "$k exited $rc"; echo "{\"kernel\": \"$k\", \"bug\": 0, \"exit\": $rc}"; FAILED=1; }
+  if [ -x "$BUILD/$k" ]; then
+    log "run $k"
+    timeout 900 "$BUILD/$k" || { rc=$?; log "$k exited $rc"; echo "{\"kernel\": \"$k\", \"bug\": 0, \"exit\": $rc}"; FAILED=1; }
+  else
+    echo "{\"kernel\": \"$k\", \"bug\": 0, \"build\": \"failed\"}"; FAILED=1
+  fi
   for b in 1 2 3; do
     case " $HANG_BUGS " in *" $k:$b "*) log "skip $k BUG=$b (hangs by design)"; continue ;; esac
-    if [ ! -x "$BUILD/$k.bug$b" ]; then echo "{\"kernel\": \"$k\", \"bug\": $b, \"build\": \"failed\"}"; continue; fi
+    if [ ! -x "$BUILD/$k.bug$b" ]; then echo "{\"kernel\": \"$k\", \"bug\": $b, \"build\": \"failed\"}"; FAILED=1; continue; fi
     log "run $k BUG=$b (watchdog)"
     timeout 120 "$BUILD/$k.bug$b" || { rc=$?; log "$k BUG=$b exited $rc"; echo "{\"kernel\": \"$k\", \"bug\": $b, \"exit\": $rc}"; }
   done
