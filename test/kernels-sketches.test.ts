@@ -61,6 +61,19 @@ describe('reference-kernel sketches give their expected verdicts', () => {
   }, 120_000);
 });
 
+/** What the CUDA line a sketch operation names must call (by the operation's mnemonic prefix). */
+const CUDA_CALL: [string, RegExp][] = [
+  ['mbarrier.try_wait.parity', /wait_parity/], ['mbarrier.arrive.expect_tx', /arrive_expect_tx|barrier_arrive_tx/],
+  ['mbarrier.init', /mbarrier_init|\binit\(/], ['mbarrier.arrive', /arrive/], ['cp.async.bulk.tensor', /cp_async_bulk_tensor/],
+  ['cp.async.bulk', /memcpy_async_tx/], ['wgmma.mma_async', /wgmma_m64n128k16/], ['wgmma.commit_group', /wgmma_commit/],
+  ['wgmma.wait_group', /wgmma_wait0/], ['tcgen05.mma', /tcgen05_mma/], ['tcgen05.commit', /tcgen05_commit/],
+  ['tcgen05.ld', /tcgen05_ld_32x32b/], ['tcgen05.wait::ld', /tcgen05_wait_ld/], ['tcgen05.alloc', /tcgen05_alloc/],
+  ['tcgen05.dealloc', /tcgen05_dealloc/], ['tcgen05.relinquish_alloc_permit', /relinquish_alloc_permit/],
+  ['tcgen05.fence::before_thread_sync', /fence_before_thread_sync/], ['tcgen05.fence::after_thread_sync', /fence_after_thread_sync/],
+  ['fence.mbarrier_init', /fence_mbarrier_init/], ['barrier.cluster.arrive', /barrier_cluster_arrive/],
+  ['barrier.cluster.wait', /barrier_cluster_wait/], ['bar.sync', /__syncthreads/], ['elect', /elect_one|threadIdx\.x == 0|t == 0/],
+];
+
 describe('sketch lines name the CUDA lines they mirror', () => {
   test.each(sketches)('%s', (file) => {
     const src = readFileSync(join(repo, file), 'utf8');
@@ -69,6 +82,15 @@ describe('sketch lines name the CUDA lines they mirror', () => {
     expect(refs.length).toBeGreaterThan(15);
     const bad = refs.filter((n) => n < 1 || n > cu.length || cu[n - 1]!.trim() === '' || cu[n - 1]!.trim() === '}');
     expect(bad).toEqual([]);
+    // An operation's first reference names the CUDA line that performs it.
+    const wrong: string[] = [];
+    for (const line of src.split('\n').filter((l) => !l.startsWith('#') && /#\s*:\d+/.test(l))) {
+      const code = line.split('#')[0]!.trim().replace(/^_ = /, '');
+      const n = Number(/#\s*:(\d+)/.exec(line)![1]);
+      const call = CUDA_CALL.find(([m]) => code.startsWith(m) && /[\s:.]|$/.test(code.charAt(m.length)));
+      if (call && !call[1].test(cu[n - 1]!)) wrong.push(`${code} -> :${n} ${cu[n - 1]!.trim()}`);
+    }
+    expect(wrong).toEqual([]);
   });
 });
 
