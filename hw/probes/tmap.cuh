@@ -6,8 +6,10 @@
 #include "ptx.cuh"
 
 // 2D bf16 tensor [rows][cols] at `base` (row pitch cols*2 bytes), box [box_rows][box_cols],
-// no interleave, no swizzle, OOB fill zeros.
-static CUtensorMap make_tmap_2d(const void* base, uint64_t cols, uint64_t rows, uint32_t box_cols, uint32_t box_rows) {
+// no interleave, OOB fill zeros; no swizzle unless `swizzle` says otherwise (hw/kernels/ use
+// CU_TENSOR_MAP_SWIZZLE_128B, the layout the wgmma / tcgen05 descriptors there describe).
+static CUtensorMap make_tmap_2d(const void* base, uint64_t cols, uint64_t rows, uint32_t box_cols, uint32_t box_rows,
+                                CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_NONE) {
   static PFN_cuTensorMapEncodeTiled_v12000 enc = nullptr;
   if (!enc) {
     cudaDriverEntryPointQueryResult q;
@@ -20,7 +22,7 @@ static CUtensorMap make_tmap_2d(const void* base, uint64_t cols, uint64_t rows, 
   cuuint32_t box[2] = {box_cols, box_rows};
   cuuint32_t estr[2] = {1, 1};
   CUresult r = enc(&m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(base), dims, strides, box, estr,
-                   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                   CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_NONE,
                    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) { fprintf(stderr, "cuTensorMapEncodeTiled failed: %d\n", (int)r); exit(2); }
   return m;
