@@ -1,5 +1,5 @@
 /**
- * Production-kernel sketches (examples/cutlass-pingpong.mbk, examples/fa3-forward.mbk) check clean
+ * Production-kernel sketches (examples/cutlass-pingpong.mbk, cutlass-cooperative.mbk, fa3-forward.mbk) check clean
  * at several sizes, including the sizes where their skipping consumers used to be reported as
  * `phase-alias`; the planted bugs beside them (examples/planted/) and the small skipping-consumer
  * fixtures (test/fixtures/skip/) are still found.
@@ -81,6 +81,22 @@ describe('CUTLASS SM90 pingpong GEMM', () => {
     const r = run('examples/planted/pingpong-release-half.mbk', set);
     expect(['phase-alias', 'hang']).toContain(r.verdict);
     expect(r.hazards[0]!.subject?.name).toBe('empty[0]');
+  }, 600_000);
+});
+
+describe('CUTLASS SM90 cooperative GEMM', () => {
+  test.each([
+    { C: 1, S: 2, K: 4, TILES: 1, EPI: 1 },
+    { C: 1, S: 2, K: 2, TILES: 2, EPI: 1 },
+  ])('checks clean: %o', (set) => {
+    const r = run('examples/cutlass-cooperative.mbk', set);
+    expect([r.verdict, r.complete, r.hazards, r.warnings]).toEqual(['ok', true, [], []]);
+  }, 600_000);
+
+  test('an empty barrier one warpgroup short: a race on a mainloop stage', () => {
+    const r = run('examples/planted/cooperative-empty-short.mbk', { C: 1, S: 2, K: 4, TILES: 1, EPI: 1 });
+    expect(r.verdict).toBe('race');
+    expect(errorsOf(r).some((e) => /^race [AB]\[[01]\]$/.test(e))).toBe(true);
   }, 600_000);
 });
 

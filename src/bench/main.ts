@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- SECTION...]`: every section, or the named ones (sim, startup, warps,
- * calibration, heldout, web, spin, ptx). `sim`: the simulator's speed and memory on the full/empty
+ * calibration, heldout, web, spin, ptx, kernels). `sim`: the simulator's speed and memory on the full/empty
  * pipeline (132 CTAs × 1,024 iterations, no trace kept); target ≥ 10 M simulated events/s on one
  * core, memory flat in the iteration count. Prints figures; asserts nothing (targets live here,
  * not in tests).
@@ -11,6 +11,7 @@ import { simulate } from '../sim/simulate.js';
 import { H200 } from '../sim/timing.js';
 import { errorReport, loadConfigs } from './calibrate.js';
 import { gpipeRows, loadGpipe, summarize } from './heldout.js';
+import { kernelGrid, kernelReport } from './kernels.js';
 import { ptxReport } from './ptx.js';
 import { startupBench, startupReport } from './startup.js';
 import { warpReport } from './warps.js';
@@ -122,13 +123,18 @@ function warpsSection() {
   for (const line of warpReport(['examples', 'examples/bugs'])) console.log(`  ${line}`);
 }
 
+function kernelsSection() {
+  console.log(`\nmbsim bench — production kernels' protocols at real sizes (examples/; each row bounded at ${process.env.BENCH_KERNELS_TIMEOUT_S ?? 60} s and 2 GiB)`);
+  for (const line of kernelReport(kernelGrid(), '.')) console.log(`  ${line}`);
+}
+
 function ptxSection() {
   console.log('\nmbsim bench — PTX parser (best of 5 parses)');
   for (const line of ptxReport()) console.log(`  ${line}`);
 }
 
 // `npm run bench -- spin warps` runs only the named sections (all of them without names).
-const SECTIONS = ['sim', 'startup', 'warps', 'calibration', 'heldout', 'web', 'spin', 'ptx'] as const;
+const SECTIONS = ['sim', 'startup', 'warps', 'calibration', 'heldout', 'web', 'spin', 'ptx', 'kernels'] as const;
 const only = process.argv.slice(2);
 for (const n of only) {
   if (!(SECTIONS as readonly string[]).includes(n)) {
@@ -145,3 +151,4 @@ if (run('heldout')) heldOutReport();
 if (run('web')) await webReport();
 if (run('spin')) await checkReport();
 if (run('ptx')) ptxSection();
+if (run('kernels')) kernelsSection();
