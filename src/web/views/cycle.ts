@@ -1,0 +1,105 @@
+/// <reference lib="dom" />
+/**
+ * The chapter's full/empty figure for one stage, live: producer → full[s] → consumer → empty[s] →
+ * producer drawn as a loop of four arrows, the one the cursor last reached lit (and pulsing when
+ * the cursor is on it), with a line saying what happened. Fed by src/web/cycle-model.ts; shown
+ * beside the ring of all stages (views/ring.ts).
+ */
+import { cycleAt, type CycleIndex } from '../cycle-model.js';
+import { h, s, setText } from '../dom.js';
+
+export interface CycleView {
+  el: HTMLElement;
+  /** A new run or full/empty pair: names of the roles and arrays (null: no ring). */
+  setPair(p: { producer: string; consumer: string; full: string; empty: string | null } | null, c: CycleIndex | null): void;
+  update(ev: number): void;
+}
+
+/** The arrows' paths (viewBox 0 0 360 270) and their labels' places. */
+const ARROWS: { d: string; lx: number; ly: number; anchor: string; text: string }[] = [
+  { d: 'M 70 112 Q 80 52 140 44', lx: 24, ly: 56, anchor: 'start', text: 'arrive.expect_tx, bytes land' },
+  { d: 'M 220 44 Q 280 52 290 112', lx: 336, ly: 56, anchor: 'end', text: 'phase done: wait passes' },
+  { d: 'M 290 160 Q 280 218 220 226', lx: 336, ly: 222, anchor: 'end', text: 'arrive: done reading' },
+  { d: 'M 140 226 Q 80 218 70 160', lx: 24, ly: 222, anchor: 'start', text: 'phase done: wait passes' },
+];
+
+const clip = (t: string, n: number) => (t.length > n ? `${t.slice(0, n - 1)}…` : t);
+
+/** Builds the figure; `idp` prefixes its element ids. */
+export function cycleView(idp: string): CycleView {
+  let idx: CycleIndex | null = null;
+  let last = -2;
+  const svg = s('svg', { class: 'cycle', role: 'img', 'aria-label': 'one stage’s full/empty cycle', viewBox: '0 0 360 270', width: 360, height: 270 });
+  const defs = s('defs', {});
+  const head = s('marker', { id: `${idp}-arrowhead`, viewBox: '0 0 10 10', refX: 8, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' });
+  head.appendChild(s('path', { d: 'M 0 0 L 10 5 L 0 10 z', class: 'cycle-head' }));
+  const headLit = s('marker', { id: `${idp}-arrowhead-lit`, viewBox: '0 0 10 10', refX: 8, refY: 5, markerWidth: 6, markerHeight: 6, orient: 'auto-start-reverse' });
+  headLit.appendChild(s('path', { d: 'M 0 0 L 10 5 L 0 10 z', class: 'cycle-head lit' }));
+  defs.append(head, headLit);
+  svg.appendChild(defs);
+  const box = (x: number, y: number, w: number, cls: string) => {
+    const g = s('g', { class: `cycle-node ${cls}` });
+    const t = s('text', { x: x + w / 2, y: y + 29, 'text-anchor': 'middle', class: 'cycle-label' });
+    const sub = s('text', { x: x + w / 2, y: y + 14, 'text-anchor': 'middle', class: 'cycle-sub' });
+    g.append(s('rect', { x, y, width: w, height: 40, rx: 8 }), sub, t);
+    svg.appendChild(g);
+    return { g, t, sub };
+  };
+  const paths = ARROWS.map((a, i) => {
+    const p = s('path', { d: a.d, class: 'cycle-arrow', 'marker-end': `url(#${idp}-arrowhead)`, 'data-arrow': i });
+    const l = s('text', { x: a.lx, y: a.ly, 'text-anchor': a.anchor, class: 'cycle-arrow-label' }, a.text);
+    svg.append(p, l);
+    return { p, l };
+  });
+  const prodN = box(10, 116, 120, 'c-producer');
+  const consN = box(230, 116, 120, 'c-consumer');
+  const fullN = box(140, 24, 80, 'c-full');
+  const emptyN = box(140, 206, 80, 'c-empty');
+  setText(prodN.sub, 'producer');
+  setText(consN.sub, 'consumer');
+  setText(fullN.sub, 'full barrier');
+  setText(emptyN.sub, 'empty barrier');
+  const stageT = s('text', { x: 180, y: 140, 'text-anchor': 'middle', class: 'cycle-stage' });
+  svg.appendChild(stageT);
+  const now = h('p', { class: 'cycle-now', id: `${idp}-cycle-now`, 'aria-live': 'off' });
+  const el = h('figure', { class: 'cycle-fig', id: `${idp}-cycle` },
+    h('figcaption', {}, 'One stage’s cycle'), svg, now);
+  let names = { full: 'full', empty: 'empty' as string | null };
+
+  return {
+    el,
+    setPair(p, c) {
+      idx = c;
+      last = -2;
+      el.hidden = !p;
+      if (!p) return;
+      names = { full: p.full, empty: p.empty };
+      setText(prodN.t, clip(p.producer, 15));
+      setText(consN.t, clip(p.consumer, 15));
+      emptyN.g.classList.toggle('absent', !p.empty);
+      paths[2]!.p.classList.toggle('absent', !p.empty);
+      paths[3]!.p.classList.toggle('absent', !p.empty);
+    },
+    update(ev) {
+      if (!idx) return;
+      const st = cycleAt(idx, ev);
+      const stage = st?.stage ?? 0;
+      setText(fullN.t, `${clip(names.full, 8)}[${stage}]`);
+      setText(emptyN.t, names.empty ? `${clip(names.empty, 8)}[${stage}]` : 'none');
+      setText(stageT, `stage ${stage}`);
+      paths.forEach((x, i) => {
+        const on = !!st && st.arrow === i;
+        x.p.classList.toggle('lit', on);
+        x.l.classList.toggle('lit', on);
+        x.p.setAttribute('marker-end', `url(#${idp}-arrowhead${on ? '-lit' : ''})`);
+        if (on && st.ev === ev && last !== ev && typeof x.p.animate === 'function') {
+          x.p.animate([{ strokeWidth: '8px' }, { strokeWidth: '4px' }], { duration: 450, easing: 'ease-out' });
+        }
+      });
+      last = ev;
+      setText(now, st ? `${st.ev === ev ? 'At the cursor' : 'Last step of the cycle'}: stage ${st.stage}, ${st.what}.` : 'The cycle has not started: no arrival, wait or completion on a full or empty barrier yet.');
+      now.classList.toggle('now', !!st && st.ev === ev);
+      now.dataset.arrow = st ? String(st.arrow) : '';
+    },
+  };
+}
