@@ -8,7 +8,7 @@
  * over its sorted spans and sub-pixel spans are merged, so 100,000 events stay fast.
  */
 import type { RunModel, BarrierLane } from '../model.js';
-import { eventBar, lastLE } from '../model.js';
+import { lastLE } from '../model.js';
 import { fmt, h, replace, setText } from '../dom.js';
 import { drawFrame } from './timeline-frame.js';
 import { hoverLines, type Row } from './timeline-hover.js';
