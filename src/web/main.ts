@@ -103,7 +103,12 @@ const panels = new Map<Tab, HTMLElement>();
 const tabList = h('div', { class: 'tabs', role: 'tablist', 'aria-label': 'views' });
 for (const t of TABS) {
   const b = h('button', { type: 'button', role: 'tab', id: `tab-${t}`, 'aria-controls': `panel-${t}`, 'aria-selected': 'false', tabindex: '-1' }, TAB_LABEL[t]);
-  b.addEventListener('click', () => selectTab(t));
+  b.addEventListener('click', (e) => {
+    selectTab(t);
+    // A click (not the keyboard's Enter/Space) hands the keys to the panel: ← → then step the
+    // timeline or the replay instead of moving between tabs.
+    if (e.detail > 0) focusPanel(t);
+  });
   b.addEventListener('keydown', (e) => {
     const i = TABS.indexOf(t);
     if (e.key === 'ArrowRight' || e.key === 'ArrowLeft') {
@@ -141,12 +146,18 @@ panels.set('check', check.el);
 const main = h('main', {});
 for (const t of TABS) {
   const p = panels.get(t)!;
-  main.appendChild(h('div', { role: 'tabpanel', id: `panel-${t}`, 'aria-labelledby': `tab-${t}`, hidden: true }, p));
+  main.appendChild(h('div', { role: 'tabpanel', id: `panel-${t}`, 'aria-labelledby': `tab-${t}`, tabindex: '-1', hidden: true }, p));
 }
 const app = document.getElementById('app')!;
 replace(app, header, tabList, main, h('footer', {}, 'mbsim — the model follows the PTX ISA 9.1 and H200 measurements. Links carry the kernel; nothing in a link is executed.'));
 
 // ---- behaviour
+/** Moves the keyboard focus into tab `t`'s panel (the timeline's canvas, or the panel itself). */
+function focusPanel(t: Tab): void {
+  if (t === 'timeline') timeline.focus();
+  else document.getElementById(`panel-${t}`)?.focus({ preventScroll: true });
+}
+
 function selectTab(t: Tab): void {
   state.tab = t;
   for (const [k, b] of tabBtns) {

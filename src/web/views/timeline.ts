@@ -8,7 +8,7 @@
  * over its sorted spans and sub-pixel spans are merged, so 100,000 events stay fast.
  */
 import type { RunModel, BarrierLane } from '../model.js';
-import { lastLE } from '../model.js';
+import { barrierEvents, firstGE, lastLE } from '../model.js';
 import { fmt, h, replace, setText } from '../dom.js';
 import { drawFrame } from './timeline-frame.js';
 import { hoverLines, type Row } from './timeline-hover.js';
@@ -37,6 +37,8 @@ export interface TimelineView {
   /** Draws now (synchronously); returns the milliseconds it took. */
   renderNow(): number;
   onCursor?: (ev: number, t: number) => void;
+  /** Gives the canvas the keyboard focus (arrow keys step, the wheel zooms). */
+  focus(): void;
   /** Keyboard handler (also installed on the canvas); returns true if handled. */
   key(e: KeyboardEvent): boolean;
 }
@@ -61,7 +63,7 @@ export function timelineView(): TimelineView {
   const txMax = new WeakMap<BarrierLane, number>();
   const countsOn = () => (countsPref ?? (!!m && m.barLanes.length <= 6));
 
-  const canvas = h('canvas', { class: 'tl-canvas', tabindex: '0', role: 'application', 'aria-label': 'timeline: arrow keys step through events, shift+arrow 10 events, +/- zoom, space play/pause, Home/End', 'aria-describedby': 'tl-readout' });
+  const canvas = h('canvas', { class: 'tl-canvas', tabindex: '0', role: 'application', 'aria-label': 'timeline: arrow keys step through events, shift+arrow 10 events, +/- zoom (or the wheel while focused, or Ctrl+wheel), space play/pause, Home/End', 'aria-describedby': 'tl-readout' });
   const spacer = h('div', { class: 'tl-spacer' }, canvas);
   const scroller = h('div', { class: 'tl-scroll' }, spacer);
   const tip = h('div', { class: 'tl-tip', role: 'tooltip', hidden: true });
@@ -73,6 +75,14 @@ export function timelineView(): TimelineView {
     return b;
   };
   const playBtn = btn('▶ play', 'play', () => view.togglePlay());
+  /** Stepping visits only barrier events (arrivals, expect_tx, complete_tx, phase completions, waits). */
+  let barOnly = false;
+  let barEvs: Int32Array = new Int32Array(0);
+  const barBox = h('input', { type: 'checkbox', id: 'tl-bar-only' });
+  barBox.addEventListener('change', () => {
+    barOnly = barBox.checked;
+    request();
+  });
   const countsBox = h('input', { type: 'checkbox', id: 'tl-counts' });
   countsBox.addEventListener('change', () => view.showCounts(countsBox.checked));
   const scrub = h('input', { type: 'range', min: 0, max: 1000, value: 0, 'aria-label': 'scrub timeline', class: 'tl-scrub' });
@@ -88,7 +98,8 @@ export function timelineView(): TimelineView {
     btn('zoom +', 'zoom in', () => view.zoom(2)),
     btn('zoom −', 'zoom out', () => view.zoom(0.5)),
     btn('fit', 'zoom to fit', () => view.fit()),
-    scrub, readout, h('label', { class: 'tl-counts', title: 'a row under each barrier: its pending arrival count and tx-count over time' }, countsBox, ' pending & tx rows'));
+    scrub, readout, h('label', { class: 'tl-counts', title: 'a row under each barrier: its pending arrival count and tx-count over time' }, countsBox, ' pending & tx rows'),
+    h('label', { class: 'tl-counts', title: '← → and the prev/next buttons step only through barrier events: arrivals, expect_tx, complete_tx, phase completions and waits' }, barBox, ' barrier events only'));
   const el = h('div', { class: 'timeline' }, toolbar, wrap);
 
   const plotW = () => Math.max(10, W - LABEL_W);
@@ -174,7 +185,11 @@ export function timelineView(): TimelineView {
   const updateReadout = () => {
     if (!m) return setText(readout, '');
     if (m.trace) setText(readout, `step ${stepOfCursor()} of ${m.trace.steps} · event ${fmt(cursorEv + 1)} of ${fmt(m.events.length)}`);
-    else setText(readout, `t = ${fmt(cursorT)} cycles · event ${fmt(cursorEv + 1)} of ${fmt(m.events.length)}`);
+    else if (barOnly) {
+      const j = lastLE(barEvs, cursorEv);
+      const on = j >= 0 && barEvs[j] === cursorEv;
+      setText(readout, `t = ${fmt(cursorT)} cycles · barrier event ${on ? fmt(j + 1) : '–'} of ${fmt(barEvs.length)} · event ${fmt(cursorEv + 1)} of ${fmt(m.events.length)}`);
+    } else setText(readout, `t = ${fmt(cursorT)} cycles · event ${fmt(cursorEv + 1)} of ${fmt(m.events.length)}`);
     scrub.value = String(Math.round((cursorT / m.end) * 1000));
   };
 
@@ -243,6 +258,7 @@ export function timelineView(): TimelineView {
     },
     setModel(model, sl) {
       m = model;
+      barEvs = model ? barrierEvents(model) : new Int32Array(0);
       srcLine = sl;
       countsBox.checked = countsOn();
       setPlaying(false);
@@ -267,7 +283,13 @@ export function timelineView(): TimelineView {
     step(d) {
       setPlaying(false);
       if (m?.trace) setStep(stepOfCursor() + d);
-      else view.setEvent(cursorEv + d, true);
+      else if (m && barOnly) {
+        // The |d|-th barrier event after (or before) the cursor; before the first one: −1.
+        const n = barEvs.length;
+        let j = d > 0 ? firstGE(barEvs, cursorEv + 1) + d - 1 : lastLE(barEvs, cursorEv - 1) + d + 1;
+        j = Math.max(-1, Math.min(n - 1, j));
+        view.setEvent(j < 0 ? -1 : barEvs[j]!, true);
+      } else view.setEvent(cursorEv + d, true);
     },
     togglePlay() {
       if (!m) return;
@@ -300,6 +322,9 @@ export function timelineView(): TimelineView {
       updateReadout();
       view.onCursor?.(cursorEv, cursorT);
       return performance.now() - t;
+    },
+    focus() {
+      canvas.focus({ preventScroll: true });
     },
     key(e) {
       if (!m) return false;
@@ -379,9 +404,14 @@ export function timelineView(): TimelineView {
   canvas.addEventListener('pointerleave', () => {
     tip.hidden = true;
   });
+  // The wheel zooms (and a horizontal wheel pans) only while the canvas has the focus (a click on it
+  // gives it) or with Ctrl / ⌘ / Alt held; otherwise it scrolls the page as usual. Shift+wheel
+  // scrolls the lanes.
   canvas.addEventListener('wheel', (e) => {
     if (!m) return;
     if (e.shiftKey && !e.ctrlKey) return; // native vertical scroll of the lanes
+    const mine = document.activeElement === canvas || e.ctrlKey || e.metaKey || e.altKey;
+    if (!mine) return;
     e.preventDefault();
     if (Math.abs(e.deltaX) > Math.abs(e.deltaY)) {
       const dt = (e.deltaX / plotW()) * (v1 - v0);
