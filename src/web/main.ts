@@ -6,7 +6,7 @@
  */
 import type { Hazard } from '../check/check.js';
 import { h, replace, setText, fmt } from './dom.js';
-import { checkIn, Dropped, simulateIn, type CheckRun } from './engine.js';
+import { cancelSimulation, checkIn, Dropped, simulateIn, type CheckRun } from './engine.js';
 import type { PackedCheck } from './engine-protocol.js';
 import { asyncNames, eventLoc, instantiateKernel, traceModel, unpackModel, type RunModel } from './model.js';
 import { decodeView, encodeView, MAX_SKETCH, TABS, type SourceRef, type Tab, type ViewState } from './share.js';
@@ -56,6 +56,10 @@ const summary = h('p', { class: 'ex-summary', id: 'ex-summary' });
 const paramBox = h('div', { class: 'params', role: 'group', 'aria-label': 'kernel parameters' });
 const paramNote = h('span', { class: 'param-note', id: 'param-note', hidden: true }, 'kernel parameters: on the Timeline, Check and Sketch tabs');
 const verdict = h('span', { class: 'verdict', id: 'verdict', 'aria-live': 'polite' });
+// A long simulation: how far it has come, and a button that stops it.
+const simProgress = h('span', { class: 'sim-progress', id: 'sim-progress', role: 'status', hidden: true });
+const simCancel = h('button', { type: 'button', id: 'sim-cancel', hidden: true }, 'Cancel simulation');
+simCancel.addEventListener('click', () => cancelSimulation());
 const shareBtn = h('button', { type: 'button', 'aria-label': 'copy share link' }, 'Copy link');
 const shareOut = h('input', { type: 'text', readonly: true, class: 'share-out', 'aria-label': 'share link', hidden: true });
 const warnBox = h('div', { class: 'warnings', role: 'status', hidden: true });
@@ -73,7 +77,7 @@ const replayBar = h('div', { class: 'replay-bar', id: 'replay-bar', role: 'regio
   replayBtn('Stop replay', 'stop replaying', () => exitReplay()));
 const header = h('header', {},
   h('div', { class: 'brand' }, h('h1', {}, 'mbsim explorer'), h('span', { class: 'tag' }, 'mbarrier on Hopper & Blackwell, computed by the model')),
-  h('div', { class: 'bar' }, h('label', {}, 'Kernel ', exampleSel), paramBox, paramNote, verdict, shareBtn, shareOut),
+  h('div', { class: 'bar' }, h('label', {}, 'Kernel ', exampleSel), paramBox, paramNote, verdict, simProgress, simCancel, shareBtn, shareOut),
   summary, warnBox, replayBar);
 
 // ---- the chapter's four figures, one click each
@@ -266,6 +270,7 @@ function rerun(ev: number): void {
   check.reset('');
   const k = loaded?.kernel;
   const gen = ++runGen;
+  simProgress.hidden = simCancel.hidden = true;
   const done = () => {
     if (gen !== runGen) return;
     document.body.dataset.busy = '0';
@@ -287,15 +292,35 @@ function rerun(ev: number): void {
   setText(verdict, 'simulating…');
   verdict.className = 'verdict busy';
   const t0 = performance.now();
-  simulateIn(state.source, state.params).then((packed) => {
+  let seen = 0;
+  const busy = (on: boolean) => {
+    simProgress.hidden = !on;
+    simCancel.hidden = !on;
+    if (!on) setText(simProgress, '');
+  };
+  simulateIn(state.source, state.params, (p) => {
     if (gen !== runGen) return;
+    seen = p.events;
+    busy(true);
+    setText(simProgress, `${fmt(p.events)} events · t = ${fmt(p.cycles)} cycles · ${(p.elapsedMs / 1000).toFixed(1)} s`);
+  }).then((packed) => {
+    if (gen !== runGen) return;
+    busy(false);
     const m = unpackModel(packed, program);
     m.simMs = performance.now() - t0;
     showSim(m, ev);
     phases.setKernel({ src: state.source, params: { ...state.params }, program });
     done();
   }).catch((err: unknown) => {
-    if (err instanceof Dropped || gen !== runGen) return;
+    if (gen !== runGen) return;
+    if (err instanceof Dropped && err.message === 'cancelled') {
+      busy(false);
+      noRun('cancelled', 'bad', h('p', { class: 'error', id: 'sim-cancelled' },
+        `The simulation was cancelled after ${fmt(seen)} events (${((performance.now() - t0) / 1000).toFixed(1)} s). Lower a parameter or pick another kernel to simulate again.`));
+      return done();
+    }
+    if (err instanceof Dropped) return;
+    busy(false);
     noRun('error', 'bad', h('p', { class: 'error' }, String((err as Error)?.message ?? err)));
     done();
   });
@@ -527,8 +552,9 @@ window.addEventListener('hashchange', () => {
 
 applyHash(location.hash);
 
-// `mbsim serve FILE`: the server offers the file as mbsim-file.json; a plain static server has none.
-if (!location.hash) {
+// `mbsim serve FILE`: the server offers the file as mbsim-file.json and says so in the page's
+// <meta name="mbsim-file">; a plain static server has neither, and the page asks for nothing.
+if (!location.hash && document.querySelector('meta[name="mbsim-file"]')) {
   fetch('mbsim-file.json', { cache: 'no-store' }).then(async (r) => {
     if (!r.ok) return;
     const j = (await r.json()) as unknown;

@@ -168,8 +168,20 @@ function recordStep(events: readonly MachineEvent[], base: number, bars: readonl
   at.length = 0;
 }
 
-/** Simulates `program` and builds the model. */
-export function buildModel(program: Program): RunModel {
+/** How far a simulation has come (for the page's progress line). */
+export interface SimProgress {
+  /** Events so far. */
+  events: number;
+  /** Simulated time so far, in cycles. */
+  cycles: number;
+  elapsedMs: number;
+}
+
+/**
+ * Simulates `program` and builds the model. `onProgress` (optional) is called about every 0.2 s
+ * of a long simulation.
+ */
+export function buildModel(program: Program, onProgress?: (p: SimProgress) => void): RunModel {
   const init = new Machine(program).initial();
   const grows: Grow[] = [];
   for (let k = 0; k < init.bars.length; k++) {
@@ -182,9 +194,17 @@ export function buildModel(program: Program): RunModel {
   const at: number[] = [];
   const mark = new Uint8Array(init.bars.length);
   const t0 = performance.now();
+  let steps = 0, lastReport = t0;
   const sim = simulate(program, {
     maxSteps: MAX_STEPS,
     onStep: (s: MachineState, events: readonly MachineEvent[]) => {
+      if (onProgress && (++steps & 2047) === 0) {
+        const now = performance.now();
+        if (now - lastReport >= 200) {
+          lastReport = now;
+          onProgress({ events: evCount, cycles: events.length ? events[events.length - 1]!.t : 0, elapsedMs: now - t0 });
+        }
+      }
       if (events.length === 0) return;
       recordStep(events, evCount, s.bars, grows, mark, touched, at);
       evCount += events.length;
