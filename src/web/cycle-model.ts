@@ -66,7 +66,8 @@ export function cycleIndex(m: RunModel, r: RingIndex): CycleIndex {
       const name = `${r.pair.empty}[${es}]`;
       if (e.e === 'phase') add(i, es, 3, `${name} completed phase ${e.completed}: the buffer is free`);
       else if (e.e === 'wait') {
-        if (e.pass && sideOf(e.agent) === 'P') add(i, es, 3, `the producer's wait on ${name} passed`);
+        // On a fresh barrier a wait for parity 1 passes at once (it names the phase before phase 0).
+        if (e.pass && sideOf(e.agent) === 'P') add(i, es, 3, `the producer's wait on ${name} passed${e.phase === 0 && (e.parity & 1) === 1 ? ' at once (the buffer starts free: no phase has completed yet)' : ''}`);
       } else if (e.e === 'arrive' && (e.agent < 0 || sideOf(e.agent) === 'C')) add(i, es, 2, `the consumer arrived on ${name} (pending ${e.pending})`);
     }
   });

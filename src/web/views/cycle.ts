@@ -15,12 +15,12 @@ export interface CycleView {
   update(ev: number): void;
 }
 
-/** The arrows' paths (viewBox 0 0 360 270) and their labels' places. */
-const ARROWS: { d: string; lx: number; ly: number; anchor: string; text: string }[] = [
-  { d: 'M 70 112 Q 80 52 140 44', lx: 24, ly: 56, anchor: 'start', text: 'arrive.expect_tx, bytes land' },
-  { d: 'M 220 44 Q 280 52 290 112', lx: 336, ly: 56, anchor: 'end', text: 'phase done: wait passes' },
-  { d: 'M 290 160 Q 280 218 220 226', lx: 336, ly: 222, anchor: 'end', text: 'arrive: done reading' },
-  { d: 'M 140 226 Q 80 218 70 160', lx: 24, ly: 222, anchor: 'start', text: 'phase done: wait passes' },
+/** The arrows' paths (viewBox 0 0 440 290) and their two-line labels, each in a corner clear of the boxes. */
+const ARROWS: { d: string; lx: number; ly: number; anchor: string; text: [string, string] }[] = [
+  { d: 'M 70 123 Q 80 45 164 40', lx: 8, ly: 22, anchor: 'start', text: ['arrive.expect_tx,', 'then the bytes land'] },
+  { d: 'M 276 40 Q 360 45 370 121', lx: 432, ly: 22, anchor: 'end', text: ['phase completes:', 'the consumer’s wait passes'] },
+  { d: 'M 370 167 Q 360 245 276 250', lx: 432, ly: 262, anchor: 'end', text: ['the consumer arrives', '(done with the buffer)'] },
+  { d: 'M 164 250 Q 80 245 70 169', lx: 8, ly: 262, anchor: 'start', text: ['phase completes:', 'the producer’s wait passes'] },
 ];
 
 const clip = (t: string, n: number) => (t.length > n ? `${t.slice(0, n - 1)}…` : t);
@@ -29,7 +29,7 @@ const clip = (t: string, n: number) => (t.length > n ? `${t.slice(0, n - 1)}…`
 export function cycleView(idp: string): CycleView {
   let idx: CycleIndex | null = null;
   let last = -2;
-  const svg = s('svg', { class: 'cycle', role: 'img', 'aria-label': 'one stage’s full/empty cycle', viewBox: '0 0 360 270', width: 360, height: 270 });
+  const svg = s('svg', { class: 'cycle', role: 'img', 'aria-label': 'one stage’s full/empty cycle', viewBox: '0 0 440 290', width: 440, height: 290 });
   const defs = s('defs', {});
   const head = s('marker', { id: `${idp}-arrowhead`, viewBox: '0 0 10 10', refX: 8, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' });
   head.appendChild(s('path', { d: 'M 0 0 L 10 5 L 0 10 z', class: 'cycle-head' }));
@@ -47,19 +47,20 @@ export function cycleView(idp: string): CycleView {
   };
   const paths = ARROWS.map((a, i) => {
     const p = s('path', { d: a.d, class: 'cycle-arrow', 'marker-end': `url(#${idp}-arrowhead)`, 'data-arrow': i });
-    const l = s('text', { x: a.lx, y: a.ly, 'text-anchor': a.anchor, class: 'cycle-arrow-label' }, a.text);
+    const l = s('text', { x: a.lx, y: a.ly, 'text-anchor': a.anchor, class: 'cycle-arrow-label' },
+      s('tspan', { x: a.lx, dy: 0 }, a.text[0]), s('tspan', { x: a.lx, dy: 16 }, a.text[1]));
     svg.append(p, l);
     return { p, l };
   });
-  const prodN = box(10, 116, 120, 'c-producer');
-  const consN = box(230, 116, 120, 'c-consumer');
-  const fullN = box(140, 24, 80, 'c-full');
-  const emptyN = box(140, 206, 80, 'c-empty');
+  const prodN = box(10, 125, 120, 'c-producer');
+  const consN = box(310, 125, 120, 'c-consumer');
+  const fullN = box(164, 20, 112, 'c-full');
+  const emptyN = box(164, 230, 112, 'c-empty');
   setText(prodN.sub, 'producer');
   setText(consN.sub, 'consumer');
   setText(fullN.sub, 'full barrier');
   setText(emptyN.sub, 'empty barrier');
-  const stageT = s('text', { x: 180, y: 140, 'text-anchor': 'middle', class: 'cycle-stage' });
+  const stageT = s('text', { x: 220, y: 150, 'text-anchor': 'middle', class: 'cycle-stage' });
   svg.appendChild(stageT);
   const now = h('p', { class: 'cycle-now', id: `${idp}-cycle-now`, 'aria-live': 'off' });
   const el = h('figure', { class: 'cycle-fig', id: `${idp}-cycle` },

@@ -30,6 +30,8 @@ export interface TimelineView {
   readonly curStep: number;
   /** In a counterexample replay: moves the cursor to trace step `k` (0: before the first). */
   setStep(k: number): void;
+  /** The visible time window [v0, v1] (for tests). */
+  readonly window: [number, number];
   /** Rectangles filled by the last draw (for the benchmark). */
   readonly rects: number;
   /** Whether each barrier has a row for its pending arrival count and tx-count (null: automatic). */
@@ -81,6 +83,8 @@ export function timelineView(): TimelineView {
   const barBox = h('input', { type: 'checkbox', id: 'tl-bar-only' });
   barBox.addEventListener('change', () => {
     barOnly = barBox.checked;
+    // Back to the canvas, so ← → step in the new mode at once.
+    canvas.focus({ preventScroll: true });
     request();
   });
   const countsBox = h('input', { type: 'checkbox', id: 'tl-counts' });
@@ -243,6 +247,9 @@ export function timelineView(): TimelineView {
     },
     get rects() {
       return rectCount;
+    },
+    get window(): [number, number] {
+      return [v0, v1];
     },
     get curStep() {
       return stepOfCursor();
