@@ -127,7 +127,7 @@ for (const t of TABS) {
 }
 
 // ---- timeline tab: run summary, timeline, inspector, ring
-const LEAD_SIM = 'Every lane comes from the timed simulation of the kernel: agents issue (blue) or stall (grey), TMA copies and MMAs run on their units, and each barrier’s parity changes when a phase completes. Step with ← →, drag the ruler to scrub, wheel to zoom, drag to pan; hover for details.';
+const LEAD_SIM = 'Every lane comes from the timed simulation of the kernel: agents issue (blue) or stall (grey), TMA copies and MMAs run on their units, and each barrier’s parity changes when a phase completes. Step with ← → (tick “barrier events only” to skip the rest), drag the ruler to scrub, drag to pan; the wheel zooms once the timeline has the focus (click it) or with Ctrl held; hover for details.';
 const LEAD_TRACE = 'A counterexample found by the checker, replayed through the machine: one column per step of its schedule (not cycles). Agents issue (blue) or are blocked (grey); asynchronous operations run on their units from issue to completion. Step with ← →; the trace, the ring, the mechanism and the sketch follow.';
 const tlLead = h('p', { class: 'lead', id: 'tl-lead' }, LEAD_SIM);
 const runInfo = h('div', { class: 'run-info', id: 'run-info' });

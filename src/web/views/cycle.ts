@@ -17,10 +17,10 @@ export interface CycleView {
 
 /** The arrows' paths (viewBox 0 0 440 290) and their two-line labels, each in a corner clear of the boxes. */
 const ARROWS: { d: string; lx: number; ly: number; anchor: string; text: [string, string] }[] = [
-  { d: 'M 70 123 Q 80 45 164 40', lx: 8, ly: 22, anchor: 'start', text: ['arrive.expect_tx,', 'then the bytes land'] },
-  { d: 'M 276 40 Q 360 45 370 121', lx: 432, ly: 22, anchor: 'end', text: ['phase completes:', 'the consumer’s wait passes'] },
+  { d: 'M 70 123 Q 80 45 164 40', lx: 8, ly: 22, anchor: 'start', text: ['arrive.expect_tx,', 'then bytes land'] },
+  { d: 'M 276 40 Q 360 45 370 121', lx: 432, ly: 22, anchor: 'end', text: ['phase completes:', 'consumer’s wait passes'] },
   { d: 'M 370 167 Q 360 245 276 250', lx: 432, ly: 262, anchor: 'end', text: ['the consumer arrives', '(done with the buffer)'] },
-  { d: 'M 164 250 Q 80 245 70 169', lx: 8, ly: 262, anchor: 'start', text: ['phase completes:', 'the producer’s wait passes'] },
+  { d: 'M 164 250 Q 80 245 70 169', lx: 8, ly: 262, anchor: 'start', text: ['phase completes:', 'producer’s wait passes'] },
 ];
 
 const clip = (t: string, n: number) => (t.length > n ? `${t.slice(0, n - 1)}…` : t);
