@@ -63,7 +63,7 @@ export function hoverLines(m: RunModel, row: Row, t: number, yIn: number, slack:
     } else if (sp.kind === 'blocked') {
       lines.push({ text: 'this wait never ends: the run hangs here', cls: 'tip-bar' });
     } else if (sp.kind === 'stall') {
-      const nm = /^wait (.+)$/.exec(sp.label);
+      const nm = /^wait(?:ing on)? (.+)$/.exec(sp.label);
       if (nm) lines.push({ text: `blocked in a wait on ${nm[1]} until the phase completed` });
     } else if (sp.id !== undefined) {
       for (let j = firstGE(m.evT, sp.t0); j < m.events.length && m.evT[j]! <= sp.t1; j++) {
