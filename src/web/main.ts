@@ -12,7 +12,8 @@ import { asyncNames, eventLoc, instantiateKernel, traceModel, unpackModel, type 
 import { decodeView, encodeView, MAX_SKETCH, TABS, type SourceRef, type Tab, type ViewState } from './share.js';
 import { EXAMPLES, isExample, isFile, leadComment, load, SKETCH_FILES, sketchTwin, type Loaded } from './sources.js';
 import { inspectorView } from './inspector.js';
-import { figuresNav, kernelMenu } from './kernel-menu.js';
+import { figuresNav } from './kernel-menu.js';
+import { headerView } from './header.js';
 import { runInfoParts } from './run-info.js';
 import { replayStep } from './replay-step.js';
 import { checkView } from './views/check.js';
@@ -51,34 +52,13 @@ check.ringSlot.appendChild(ring2.el);
 check.lineText = (line) => (lines.length ? lines[line - 1] ?? null : null);
 
 // ---- header
-const { select: exampleSel, sketchOpt } = kernelMenu();
-const summary = h('p', { class: 'ex-summary', id: 'ex-summary' });
-const paramBox = h('div', { class: 'params', role: 'group', 'aria-label': 'kernel parameters' });
-const paramNote = h('span', { class: 'param-note', id: 'param-note', hidden: true }, 'kernel parameters: on the Timeline, Check and Sketch tabs');
-const verdict = h('span', { class: 'verdict', id: 'verdict', 'aria-live': 'polite' });
-// A long simulation: how far it has come, and a button that stops it.
-const simProgress = h('span', { class: 'sim-progress', id: 'sim-progress', role: 'status', hidden: true });
-const simCancel = h('button', { type: 'button', id: 'sim-cancel', hidden: true }, 'Cancel simulation');
-simCancel.addEventListener('click', () => cancelSimulation());
-const shareBtn = h('button', { type: 'button', 'aria-label': 'copy share link' }, 'Copy link');
-const shareOut = h('input', { type: 'text', readonly: true, class: 'share-out', 'aria-label': 'share link', hidden: true });
-const warnBox = h('div', { class: 'warnings', role: 'status', hidden: true });
-const replayText = h('span', { class: 'replay-text', id: 'replay-text' });
-const replayBtn = (label: string, aria: string, fn: () => void) => {
-  const b = h('button', { type: 'button', 'aria-label': aria, title: aria }, label);
-  b.addEventListener('click', fn);
-  return b;
-};
-const replayBar = h('div', { class: 'replay-bar', id: 'replay-bar', role: 'region', 'aria-label': 'counterexample replay', hidden: true },
-  replayText,
-  replayBtn('◀', 'replay: previous step', () => goStep(timeline.curStep - 1)),
-  replayBtn('▶', 'replay: next step', () => goStep(timeline.curStep + 1)),
-  replayBtn('Show trace', 'show the trace in the Check tab', () => selectTab('check')),
-  replayBtn('Stop replay', 'stop replaying', () => exitReplay()));
-const header = h('header', {},
-  h('div', { class: 'brand' }, h('h1', {}, 'mbsim explorer'), h('span', { class: 'tag' }, 'mbarrier on Hopper & Blackwell, computed by the model')),
-  h('div', { class: 'bar' }, h('label', {}, 'Kernel ', exampleSel), paramBox, paramNote, verdict, simProgress, simCancel, shareBtn, shareOut),
-  summary, warnBox, replayBar);
+const { exampleSel, sketchOpt, summary, paramBox, paramNote, verdict, simProgress, simCancel, shareBtn, shareOut, warnBox, replayText, replayBar, header } = headerView({
+  cancelSimulation,
+  prevStep: () => goStep(timeline.curStep - 1),
+  nextStep: () => goStep(timeline.curStep + 1),
+  showTrace: () => selectTab('check'),
+  stopReplay: () => exitReplay(),
+});
 
 // ---- the chapter's four figures, one click each
 const openFile = (path: string) => {
