@@ -130,13 +130,15 @@ describe.skipIf(!haveChromium)('the chapter\'s figures in Chromium', () => {
     const order: string[] = [];
     for (let i = 0; i < 40 && lit.size < 4; i++) {
       await page.keyboard.press('ArrowRight');
+      // The readout, the ring and the cycle change in the same frame.
+      await expect.poll(() => readout(page)).toMatch(new RegExp(`barrier event ${i + 1} of `));
       const a = (await page.locator('#ring-cycle-now').getAttribute('data-arrow')) ?? '';
       if (a && order[order.length - 1] !== a) order.push(a);
       if (a) lit.add(a);
       // The lit arrow is the one the text names, and only that one.
       const litNow = await page.locator('#ring-cycle path.cycle-arrow.lit').evaluateAll((ps) => ps.map((p) => p.getAttribute('data-arrow')));
       expect(litNow).toEqual(a ? [a] : []);
-      if (a === '1' && !order.slice(0, -1).includes('1')) await page.screenshot({ path: join(DIR, 'cycle-full-handoff.png'), clip: await clipOf(page, '.ring-view') });
+      if (a === '1' && !order.slice(0, -1).includes('1')) await page.screenshot({ path: join(DIR, 'cycle-full-handoff.png'), clip: await clipOf(page, 'section[aria-labelledby="ring-h"] .ring-figs') });
     }
     expect([...lit].sort()).toEqual(['0', '1', '2', '3']);
     // The producer's first wait on empty passes at once (the buffers start free), then it arrives on
