@@ -148,9 +148,9 @@ describe.skipIf(!haveChromium)('the chapter\'s figures in Chromium', () => {
     // No arrow label runs into a box (lit labels included).
     const overlaps = await page.evaluate(() => {
       const r = (e: Element) => e.getBoundingClientRect();
-      const boxes = [...document.querySelectorAll('#ring-cycle .cycle-node rect')].map(r);
+      const boxes = Array.from(document.querySelectorAll('#ring-cycle .cycle-node rect')).map(r);
       const out: string[] = [];
-      for (const l of document.querySelectorAll('#ring-cycle .cycle-arrow-label')) {
+      for (const l of Array.from(document.querySelectorAll('#ring-cycle .cycle-arrow-label'))) {
         const a = r(l);
         for (const b of boxes) if (a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom) out.push(l.textContent ?? '');
       }
