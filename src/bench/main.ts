@@ -79,7 +79,7 @@ function heldOutReport() {
 }
 
 async function webReport() {
-  console.log('\nmbsim bench — explorer timeline scrubbing (headless Chromium, production build)');
+  console.log('\nmbsim bench — explorer: bundle size, first view and timeline scrubbing (headless Chromium, production build)');
   const { existsSync } = await import('node:fs');
   if (!existsSync(process.env.MBSIM_CHROMIUM ?? '/usr/bin/chromium')) {
     console.log('skipped: no Chromium at /usr/bin/chromium (apt-get install chromium)');

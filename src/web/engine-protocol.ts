@@ -5,7 +5,7 @@
 import { check, type CheckResult } from '../check/check.js';
 import type { Progress } from '../check/explore.js';
 import { phaseRows, type PhaseRowX } from './phase-rows.js';
-import { buildModel, instantiateKernel, packModel, type PackedModel } from './model.js';
+import { buildModel, instantiateKernel, packModel, type PackedModel, type SimProgress } from './model.js';
 import type { SourceRef } from './share.js';
 import { load } from './sources.js';
 
@@ -28,6 +28,7 @@ export type PackedCheck = Omit<CheckResult, 'program'>;
 export type WorkerReply =
   | { type: 'sim'; id: number; model: PackedModel }
   | { type: 'progress'; id: number; progress: Progress }
+  | { type: 'sim-progress'; id: number; progress: SimProgress }
   | { type: 'check'; id: number; result: PackedCheck }
   | { type: 'phases'; id: number; rows: PhaseRowX[] }
   | { type: 'error'; id: number; error: string };
@@ -44,7 +45,8 @@ function program(src: SourceRef, params: Record<string, number>) {
 export function handle(req: WorkerRequest, reply: (m: WorkerReply) => void): void {
   try {
     if (req.type === 'sim') {
-      reply({ type: 'sim', id: req.id, model: packModel(buildModel(program(req.src, req.params))) });
+      const m = buildModel(program(req.src, req.params), (progress) => reply({ type: 'sim-progress', id: req.id, progress }));
+      reply({ type: 'sim', id: req.id, model: packModel(m) });
     } else if (req.type === 'check') {
       const r = check(program(req.src, req.params), {
         maxStates: req.bounds.maxStates, timeout: req.bounds.timeoutMs, maxMemory: req.bounds.maxMemory,

@@ -9,13 +9,13 @@
 import type { Progress } from '../check/explore.js';
 import type { PhaseRowX } from './phase-rows.js';
 import { handle, type CheckBounds, type PackedCheck, type WorkerReply, type WorkerRequest } from './engine-protocol.js';
-import type { PackedModel } from './model.js';
+import type { PackedModel, SimProgress } from './model.js';
 import type { SourceRef } from './share.js';
 
 /** Rejection reason of a request replaced by a newer one, or a cancelled check. */
 export class Dropped extends Error {}
 
-type Pending = { id: number; req: WorkerRequest; resolve: (m: WorkerReply) => void; reject: (e: Error) => void; onProgress?: (p: Progress) => void };
+type Pending = { id: number; req: WorkerRequest; resolve: (m: WorkerReply) => void; reject: (e: Error) => void; onProgress?: (p: Progress) => void; onSimProgress?: (p: SimProgress) => void };
 
 let workersBroken = typeof Worker === 'undefined';
 let nextId = 1;
@@ -37,6 +37,7 @@ function inThread(p: Pending): () => void {
     handle(p.req, (m) => {
       if (dropped) return;
       if (m.type === 'progress') p.onProgress?.(m.progress);
+      else if (m.type === 'sim-progress') p.onSimProgress?.(m.progress);
       else if (m.type === 'error') p.reject(new Error(m.error));
       else p.resolve(m);
     });
@@ -53,6 +54,7 @@ function viaWorker(w: Worker, p: Pending, onDead: () => void): void {
     const m = e.data;
     if (m.id !== p.id) return;
     if (m.type === 'progress') p.onProgress?.(m.progress);
+    else if (m.type === 'sim-progress') p.onSimProgress?.(m.progress);
     else if (m.type === 'error') p.reject(new Error(m.error));
     else p.resolve(m);
   };
@@ -72,14 +74,18 @@ class Slot {
   private cur: Pending | null = null;
   private dropCur: (() => void) | null = null;
 
-  run(req: WorkerRequest, onProgress?: (p: Progress) => void): Promise<WorkerReply> {
-    if (this.cur) {
-      this.cur.reject(new Dropped('superseded'));
-      this.dropCur?.();
-      this.w?.terminate();
-      this.w = null;
-      this.cur = null;
-    }
+  /** Drops the running request (it rejects with {@link Dropped}) and terminates its worker. */
+  cancel(why = 'cancelled'): void {
+    if (!this.cur) return;
+    this.cur.reject(new Dropped(why));
+    this.dropCur?.();
+    this.w?.terminate();
+    this.w = null;
+    this.cur = null;
+  }
+
+  run(req: WorkerRequest, onProgress?: (p: Progress) => void, onSimProgress?: (p: SimProgress) => void): Promise<WorkerReply> {
+    this.cancel('superseded');
     return new Promise<WorkerReply>((resolve, reject) => {
       const p: Pending = {
         id: req.id, req,
@@ -92,6 +98,7 @@ class Slot {
           reject(e);
         },
         ...(onProgress ? { onProgress } : {}),
+        ...(onSimProgress ? { onSimProgress } : {}),
       };
       this.cur = p;
       this.w ??= spawn();
@@ -108,11 +115,19 @@ class Slot {
 const simSlot = new Slot();
 const phaseSlot = new Slot();
 
-/** Simulates a kernel in the worker. Rejects with {@link Dropped} when a newer simulation replaces it. */
-export async function simulateIn(src: SourceRef, params: Record<string, number>): Promise<PackedModel> {
-  const r = await simSlot.run({ type: 'sim', id: nextId++, src, params });
+/**
+ * Simulates a kernel in the worker; `onProgress` hears how far a long one has come. Rejects with
+ * {@link Dropped} when a newer simulation replaces it or {@link cancelSimulation} stops it.
+ */
+export async function simulateIn(src: SourceRef, params: Record<string, number>, onProgress?: (p: SimProgress) => void): Promise<PackedModel> {
+  const r = await simSlot.run({ type: 'sim', id: nextId++, src, params }, undefined, onProgress);
   if (r.type !== 'sim') throw new Error('unexpected reply');
   return r.model;
+}
+
+/** Stops the running simulation (its worker is terminated; on the page's thread it cannot be interrupted). */
+export function cancelSimulation(): void {
+  simSlot.cancel();
 }
 
 /** The phase table of a kernel's loop (src/report/phases.ts `phaseTable`), in the worker. */

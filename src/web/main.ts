@@ -4,15 +4,19 @@
  * browser by the real model, machine and simulator. This module wires the views, the examples menu,
  * parameters and the share link (URL hash) together.
  */
-import type { MachineEvent } from '../machine/events.js';
 import type { Hazard } from '../check/check.js';
 import { h, replace, setText, fmt } from './dom.js';
-import { checkIn, Dropped, simulateIn, type CheckRun } from './engine.js';
+import { cancelSimulation, checkIn, Dropped, simulateIn, type CheckRun } from './engine.js';
 import type { PackedCheck } from './engine-protocol.js';
-import { asyncNames, barStateAt, describeEvent, eventBar, eventLoc, instantiateKernel, traceModel, unpackModel, type RunModel } from './model.js';
+import { asyncNames, eventLoc, instantiateKernel, traceModel, unpackModel, type RunModel } from './model.js';
 import { decodeView, encodeView, MAX_SKETCH, TABS, type SourceRef, type Tab, type ViewState } from './share.js';
 import { EXAMPLES, isExample, isFile, leadComment, load, SKETCH_FILES, sketchTwin, type Loaded } from './sources.js';
-import { checkView, type StepDetail } from './views/check.js';
+import { inspectorView } from './inspector.js';
+import { figuresNav } from './kernel-menu.js';
+import { headerView } from './header.js';
+import { runInfoParts } from './run-info.js';
+import { replayStep } from './replay-step.js';
+import { checkView } from './views/check.js';
 import { editorView } from './views/editor.js';
 import { mechanismView } from './views/mechanism.js';
 import { phasesView } from './views/phases.js';
@@ -48,74 +52,34 @@ check.ringSlot.appendChild(ring2.el);
 check.lineText = (line) => (lines.length ? lines[line - 1] ?? null : null);
 
 // ---- header
-const exampleSel = h('select', { id: 'example', 'aria-label': 'example' });
-const sketchOpt = h('option', { value: 'sketch:', disabled: true, hidden: true }, 'edited sketch');
-{
-  // Sketch files first. A built-in (TypeScript builder) example whose sketch file is bundled is the
-  // same kernel: it is not listed (it would look like a duplicate), but stays selectable for links
-  // (#ex=NAME) as a hidden option that names itself "(built-in)".
-  const gSk = h('optgroup', { label: 'Sketch files (examples/*.mbk)' });
-  const gBug = h('optgroup', { label: 'Buggy sketch files (examples/bugs)' });
-  const gBuiltin = h('optgroup', { label: 'Built-in (TypeScript builder)' });
-  for (const f of SKETCH_FILES) (f.group === 'bugs' ? gBug : gSk).appendChild(h('option', { value: `file:${f.path}`, title: f.summary }, f.path.replace(/^examples\//, '')));
-  const twins: HTMLOptionElement[] = [];
-  for (const ex of EXAMPLES) {
-    const twin = !!sketchTwin(ex.name);
-    const o = h('option', { value: `ex:${ex.name}`, title: ex.summary, ...(twin ? { hidden: true } : {}) }, `${ex.name} (built-in)`);
-    if (twin) twins.push(o);
-    else gBuiltin.appendChild(o);
-  }
-  exampleSel.append(gSk, gBug, ...(gBuiltin.children.length ? [gBuiltin] : []), ...twins, sketchOpt);
-}
-const summary = h('p', { class: 'ex-summary', id: 'ex-summary' });
-const paramBox = h('div', { class: 'params', role: 'group', 'aria-label': 'kernel parameters' });
-const paramNote = h('span', { class: 'param-note', id: 'param-note', hidden: true }, 'kernel parameters: on the Timeline, Check and Sketch tabs');
-const verdict = h('span', { class: 'verdict', id: 'verdict', 'aria-live': 'polite' });
-const shareBtn = h('button', { type: 'button', 'aria-label': 'copy share link' }, 'Copy link');
-const shareOut = h('input', { type: 'text', readonly: true, class: 'share-out', 'aria-label': 'share link', hidden: true });
-const warnBox = h('div', { class: 'warnings', role: 'status', hidden: true });
-const replayText = h('span', { class: 'replay-text', id: 'replay-text' });
-const replayBtn = (label: string, aria: string, fn: () => void) => {
-  const b = h('button', { type: 'button', 'aria-label': aria, title: aria }, label);
-  b.addEventListener('click', fn);
-  return b;
-};
-const replayBar = h('div', { class: 'replay-bar', id: 'replay-bar', role: 'region', 'aria-label': 'counterexample replay', hidden: true },
-  replayText,
-  replayBtn('◀', 'replay: previous step', () => goStep(timeline.curStep - 1)),
-  replayBtn('▶', 'replay: next step', () => goStep(timeline.curStep + 1)),
-  replayBtn('Show trace', 'show the trace in the Check tab', () => selectTab('check')),
-  replayBtn('Stop replay', 'stop replaying', () => exitReplay()));
-const header = h('header', {},
-  h('div', { class: 'brand' }, h('h1', {}, 'mbsim explorer'), h('span', { class: 'tag' }, 'mbarrier on Hopper & Blackwell, computed by the model')),
-  h('div', { class: 'bar' }, h('label', {}, 'Kernel ', exampleSel), paramBox, paramNote, verdict, shareBtn, shareOut),
-  summary, warnBox, replayBar);
+const { exampleSel, sketchOpt, summary, paramBox, paramNote, verdict, simProgress, simCancel, shareBtn, shareOut, warnBox, replayText, replayBar, header } = headerView({
+  cancelSimulation,
+  prevStep: () => goStep(timeline.curStep - 1),
+  nextStep: () => goStep(timeline.curStep + 1),
+  showTrace: () => selectTab('check'),
+  stopReplay: () => exitReplay(),
+});
 
-// ---- the chapter's four figures, one click each (for a reader of the seed chapter)
-// The accessible name is the visible text; the title says which figure it opens.
-const figBtn = (label: string, title: string, fn: () => void) => {
-  const b = h('button', { type: 'button', class: 'fig', title }, label);
-  b.addEventListener('click', fn);
-  return b;
-};
+// ---- the chapter's four figures, one click each
 const openFile = (path: string) => {
   if (!(state.source.kind === 'file' && state.source.path === path) || Object.keys(state.params).length) setSource({ kind: 'file', path }, {});
 };
-header.appendChild(h('nav', { class: 'figures', 'aria-label': 'the chapter’s figures' }, h('span', { class: 'fig-lead' }, 'The chapter’s figures:'),
-  figBtn('1 · mbarrier state and operations', 'Chapter figure 1: one mbarrier, its fields and operations (Barrier mechanism tab)', () => selectTab('mechanism')),
-  figBtn('2 · phase tracking', 'Chapter figure 2: the phase-tracking loop (Phase tracking tab)', () => {
+header.appendChild(figuresNav({
+  mechanism: () => selectTab('mechanism'),
+  phases: () => {
     phases.showChapter();
     selectTab('phases');
-  }),
-  figBtn('3 · TMA loads tracked by an mbarrier', 'Chapter figure 3: the timeline of examples/mechanism.mbk', () => {
+  },
+  tma: () => {
     openFile('examples/mechanism.mbk');
     selectTab('timeline');
-  }),
-  figBtn('4 · full/empty protocol', 'Chapter figure 4: the timeline and full/empty ring of examples/pipeline.mbk', () => {
+  },
+  fullEmpty: () => {
     openFile('examples/pipeline.mbk');
     selectTab('timeline');
     ring.el.scrollIntoView({ block: 'start' });
-  })));
+  },
+}));
 
 // ---- tabs
 const tabBtns = new Map<Tab, HTMLButtonElement>();
@@ -123,7 +87,12 @@ const panels = new Map<Tab, HTMLElement>();
 const tabList = h('div', { class: 'tabs', role: 'tablist', 'aria-label': 'views' });
 for (const t of TABS) {
   const b = h('button', { type: 'button', role: 'tab', id: `tab-${t}`, 'aria-controls': `panel-${t}`, 'aria-selected': 'false', tabindex: '-1' }, TAB_LABEL[t]);
-  b.addEventListener('click', () => selectTab(t));
+  b.addEventListener('click', (e) => {
+    selectTab(t);
+    // A click (not the keyboard's Enter/Space) hands the keys to the panel: ← → then step the
+    // timeline or the replay instead of moving between tabs.
+    if (e.detail > 0) focusPanel(t);
+  });
   b.addEventListener('keydown', (e) => {
     const i = TABS.indexOf(t);
     if (e.key === 'ArrowRight' || e.key === 'ArrowLeft') {
@@ -138,17 +107,11 @@ for (const t of TABS) {
 }
 
 // ---- timeline tab: run summary, timeline, inspector, ring
-const LEAD_SIM = 'Every lane comes from the timed simulation of the kernel: agents issue (blue) or stall (grey), TMA copies and MMAs run on their units, and each barrier’s parity changes when a phase completes. Step with ← →, drag the ruler to scrub, wheel to zoom, drag to pan; hover for details.';
+const LEAD_SIM = 'Every lane comes from the timed simulation of the kernel: agents issue (blue) or stall (grey), TMA copies and MMAs run on their units, and each barrier’s parity changes when a phase completes. Step with ← → (tick “barrier events only” to skip the rest), drag the ruler to scrub, drag to pan; the wheel zooms once the timeline has the focus (click it) or with Ctrl held; hover for details.';
 const LEAD_TRACE = 'A counterexample found by the checker, replayed through the machine: one column per step of its schedule (not cycles). Agents issue (blue) or are blocked (grey); asynchronous operations run on their units from issue to completion. Step with ← →; the trace, the ring, the mechanism and the sketch follow.';
 const tlLead = h('p', { class: 'lead', id: 'tl-lead' }, LEAD_SIM);
 const runInfo = h('div', { class: 'run-info', id: 'run-info' });
-const curEvent = h('p', { class: 'cur-event', id: 'cur-event', 'aria-live': 'polite' });
-const curSrc = h('pre', { class: 'cur-src', id: 'cur-src' });
-const barTable = h('tbody', {});
-const inspector = h('section', { class: 'inspector', 'aria-labelledby': 'insp-h' },
-  h('h3', { id: 'insp-h' }, 'At the cursor'), curEvent, curSrc,
-  h('table', { class: 'bar-table', id: 'bar-table', 'aria-label': 'barrier states at the cursor' },
-    h('thead', {}, h('tr', {}, ...['barrier', 'phase', 'parity', 'pending / expected', 'tx-count'].map((c) => h('th', { scope: 'col' }, c)))), barTable));
+const inspector = inspectorView();
 const legend = h('p', { class: 'legend' },
   h('span', { class: 'sw k-op' }), ' issuing ', h('span', { class: 'sw k-stall' }), ' stalled ', h('span', { class: 'sw k-tma' }), ' TMA copy ',
   h('span', { class: 'sw k-mma' }), ' MMA ', h('span', { class: 'sw k-store' }), ' bulk store ', h('span', { class: 'sw k-signal' }), ' remote signal ',
@@ -161,18 +124,24 @@ panels.set('phases', phases.el);
 panels.set('timeline', h('section', { class: 'view timeline-view', id: 'view-timeline', 'aria-labelledby': 'tl-h' },
   h('h2', { id: 'tl-h' }, 'Timeline'),
   tlLead,
-  runInfo, legend, timeline.el, h('div', { class: 'below' }, inspector, ring.el)));
+  runInfo, legend, timeline.el, h('div', { class: 'below' }, inspector.el, ring.el)));
 panels.set('sketch', editor.el);
 panels.set('check', check.el);
 const main = h('main', {});
 for (const t of TABS) {
   const p = panels.get(t)!;
-  main.appendChild(h('div', { role: 'tabpanel', id: `panel-${t}`, 'aria-labelledby': `tab-${t}`, hidden: true }, p));
+  main.appendChild(h('div', { role: 'tabpanel', id: `panel-${t}`, 'aria-labelledby': `tab-${t}`, tabindex: '-1', hidden: true }, p));
 }
 const app = document.getElementById('app')!;
 replace(app, header, tabList, main, h('footer', {}, 'mbsim — the model follows the PTX ISA 9.1 and H200 measurements. Links carry the kernel; nothing in a link is executed.'));
 
 // ---- behaviour
+/** Moves the keyboard focus into tab `t`'s panel (the timeline's canvas, or the panel itself). */
+function focusPanel(t: Tab): void {
+  if (t === 'timeline') timeline.focus();
+  else document.getElementById(`panel-${t}`)?.focus({ preventScroll: true });
+}
+
 function selectTab(t: Tab): void {
   state.tab = t;
   for (const [k, b] of tabBtns) {
@@ -281,6 +250,7 @@ function rerun(ev: number): void {
   check.reset('');
   const k = loaded?.kernel;
   const gen = ++runGen;
+  simProgress.hidden = simCancel.hidden = true;
   const done = () => {
     if (gen !== runGen) return;
     document.body.dataset.busy = '0';
@@ -302,15 +272,35 @@ function rerun(ev: number): void {
   setText(verdict, 'simulating…');
   verdict.className = 'verdict busy';
   const t0 = performance.now();
-  simulateIn(state.source, state.params).then((packed) => {
+  let seen = 0;
+  const busy = (on: boolean) => {
+    simProgress.hidden = !on;
+    simCancel.hidden = !on;
+    if (!on) setText(simProgress, '');
+  };
+  simulateIn(state.source, state.params, (p) => {
     if (gen !== runGen) return;
+    seen = p.events;
+    busy(true);
+    setText(simProgress, `${fmt(p.events)} events · t = ${fmt(p.cycles)} cycles · ${(p.elapsedMs / 1000).toFixed(1)} s`);
+  }).then((packed) => {
+    if (gen !== runGen) return;
+    busy(false);
     const m = unpackModel(packed, program);
     m.simMs = performance.now() - t0;
     showSim(m, ev);
     phases.setKernel({ src: state.source, params: { ...state.params }, program });
     done();
   }).catch((err: unknown) => {
-    if (err instanceof Dropped || gen !== runGen) return;
+    if (gen !== runGen) return;
+    if (err instanceof Dropped && err.message === 'cancelled') {
+      busy(false);
+      noRun('cancelled', 'bad', h('p', { class: 'error', id: 'sim-cancelled' },
+        `The simulation was cancelled after ${fmt(seen)} events (${((performance.now() - t0) / 1000).toFixed(1)} s). Lower a parameter or pick another kernel to simulate again.`));
+      return done();
+    }
+    if (err instanceof Dropped) return;
+    busy(false);
     noRun('error', 'bad', h('p', { class: 'error' }, String((err as Error)?.message ?? err)));
     done();
   });
@@ -415,67 +405,19 @@ function goStep(k: number): void {
   timeline.renderNow();
 }
 
-const stateText = (st: { valid: boolean; phase: number; pending: number; expected: number; tx: number }) =>
-  st.valid ? `phase ${st.phase} (parity ${st.phase & 1}) · pending ${st.pending} of ${st.expected} · tx-count ${st.tx} B` : 'not initialized';
-
 /** The replay's step `k`: the trace, the mechanism, the editor. */
 function showStep(k: number): void {
   const r = replay!;
-  const tm = r.model;
-  const hz = r.hazard;
-  const t = k > 0 ? hz.trace[k - 1] : undefined;
-  const ev = k === 0 ? -1 : tm.trace!.stepEnd[k]!;
-  const touched = new Set((t?.barriers ?? []).map((b) => b.name));
-  const bars = tm.barLanes.slice(0, 64).map((l) => ({ name: l.label, text: stateText(barStateAt(l, ev)), hot: touched.has(l.label) || l.label === r.subject }));
-  const line = t?.loc?.line ?? 0;
-  const src = line > 0 ? lines[line - 1] : undefined;
-  const blocked = k === hz.trace.length && tm.sim.hang
-    ? tm.sim.hang.waiters.map((w) => `${w.name} is blocked in ${w.op}${w.loc.line ? ` (line ${w.loc.line})` : ''}: ${w.reasons.join(' ')}`)
-    : [];
-  const det: StepDetail = {
-    head: t ? `${t.n}. ${t.actor}: ${t.op}` : 'Before the first step: every barrier as initialized.',
-    notes: t?.notes ?? [],
-    source: line > 0 ? `line ${line}${src !== undefined ? `:  ${src.trim()}` : ' (TypeScript builder)'}` : '',
-    bars, blocked,
-  };
-  check.setStep(k, det);
-  setText(replayText, `Replaying counterexample ${r.index + 1} (${hz.kind}${hz.subject ? ` on ${hz.subject.name}` : ''}): step ${k} of ${hz.trace.length}${t ? ` — ${t.actor}: ${t.op.replace(/\s+\[.*$/, '')}` : ''}`);
-  // The mechanism shows the barrier concerned: the hazard's barrier, else the one this step touched.
-  const name = r.subject ?? t?.barriers[0]?.name ?? r.lastBar ?? tm.barLanes[0]?.label ?? null;
-  r.lastBar = name;
-  const lane = tm.barLanes.find((l) => l.label === name);
-  if (lane) {
-    const st = barStateAt(lane, ev);
-    mech.showBarrier({ status: st.valid ? 'valid' : 'uninit', phase: st.phase, pending: st.pending, expected: st.expected, tx: st.tx },
-      `${lane.label} ${k === 0 ? 'before the first step' : `after step ${k}`} of counterexample ${r.index + 1} (${hz.kind})`);
-  }
+  const v = replayStep(r.model, r.hazard, r.index, k, lines, r.subject, r.lastBar);
+  check.setStep(k, v.detail);
+  setText(replayText, v.headline);
+  r.lastBar = v.barrier;
+  if (v.mech) mech.showBarrier(v.mech.state, v.mech.caption);
 }
 
 function renderRunInfo(): void {
   if (!model) return;
-  const sim = model.sim;
-  const parts: HTMLElement[] = [];
-  if (model.trace && replay) {
-    const back = h('button', { type: 'button', 'aria-label': 'back to the simulation' }, 'Back to the simulation');
-    back.addEventListener('click', () => exitReplay());
-    parts.push(h('p', { class: 'run-verdict v-hang' }, `Counterexample ${replay.index + 1}: ${replay.hazard.kind}${replay.hazard.subject ? ` on ${replay.hazard.subject.name}` : ''}`,
-      ` — the checker's schedule, ${model.trace.steps} steps replayed through the machine; the time axis counts steps, not cycles. `, back));
-  } else parts.push(h('p', { class: `run-verdict v-${sim.verdict}` }, `verdict: ${sim.verdict}`, ` — ${fmt(sim.cycles)} cycles, ${fmt(model.events.length)} events, ${model.program.agents.length} agents, simulated in ${model.simMs.toFixed(0)} ms${sim.stopped ? ` (${sim.stopped})` : ''}`));
-  if (sim.diagnostics.length) {
-    const ul = h('ul', { class: 'diags', 'aria-label': 'diagnostics' });
-    for (const d of sim.diagnostics.slice(0, 12)) {
-      const b = h('button', { type: 'button', class: 'link', title: 'move the cursor here' }, `t=${fmt(d.t)}`);
-      b.addEventListener('click', () => jumpToTime(d.t));
-      ul.appendChild(h('li', { class: `sev-${d.diag.severity}` }, b, ` ${d.diag.severity} [${d.diag.code}] ${d.diag.message}`, d.loc ? ` (line ${d.loc.line})` : '', h('br', {}), h('span', { class: 'h200' }, `H200: ${d.diag.h200}`)));
-    }
-    parts.push(ul);
-  }
-  if (sim.hang) {
-    const ul = h('ul', { class: 'hang', 'aria-label': 'hang report' });
-    for (const w of sim.hang.waiters) ul.appendChild(h('li', {}, `${w.name} blocked in ${w.op} (line ${w.loc.line})`, ...w.reasons.map((r) => h('div', { class: 'reason' }, r))));
-    parts.push(h('div', {}, h('p', { class: 'hang-head' }, 'Hang: nothing can progress.'), ul, sim.hang.cycle ? h('p', {}, `wait-for cycle: ${sim.hang.cycle.join(' → ')}`) : ''));
-  }
-  replace(runInfo, ...parts);
+  replace(runInfo, ...runInfoParts(model, replay && model.trace ? { index: replay.index, hazard: replay.hazard } : null, exitReplay, jumpToTime));
 }
 
 function jumpToTime(t: number): void {
@@ -488,8 +430,7 @@ function jumpToTime(t: number): void {
 }
 
 let lastInspected = -2;
-let barRows: { tr: HTMLTableRowElement; cells: HTMLElement[] }[] = [];
-let barRowsModel: RunModel | null = null;
+let inspectedModel: RunModel | null = null;
 let lastStep = -1;
 function inspect(ev: number): void {
   ring.update(ev);
@@ -509,14 +450,13 @@ function inspect(ev: number): void {
     }
   }
   // In a replay the editor's line depends on the step too (a step may emit no event).
-  if (!model || (ev === lastInspected && barRowsModel === model && !inReplay)) return;
+  if (!model || (ev === lastInspected && inspectedModel === model && !inReplay)) return;
+  inspectedModel = model;
   lastInspected = ev;
-  const e: MachineEvent | undefined = ev >= 0 ? model.events[ev] : undefined;
-  const when = e ? (model.trace ? `step ${model.trace.stepOf[ev]}` : `t = ${fmt(e.t)}`) : '';
-  setText(curEvent, e ? `${when}: ${describeEvent(model, e, names)}` : 'Before the first event: barriers as initialized.');
-  const loc = e ? eventLoc(e) : undefined;
-  const src = sourceLine(loc);
+  inspector.show(model, ev, names, sourceLine);
   // The editor highlights the line of the event at the cursor (or of the replay's step).
+  const e = ev >= 0 ? model.events[ev] : undefined;
+  const loc = e ? eventLoc(e) : undefined;
   const stepLoc = inReplay ? replay!.hazard.trace[timeline.curStep - 1]?.loc : undefined;
   const mark = inReplay ? stepLoc : loc;
   const lineOk = (l: { line: number; file?: string } | undefined) => !!l && l.line > 0 && (l.file === undefined || l.file === loaded?.file);
@@ -526,27 +466,6 @@ function inspect(ev: number): void {
     const ws = hang.waiters.filter((w) => lineOk(w.loc));
     editor.markLine(ws.map((w) => w.loc.line), `where ${ws.map((w) => w.name).join(', ')} ${ws.length > 1 ? 'are' : 'is'} blocked forever (the last step of the counterexample)`);
   } else editor.markLine(lineOk(mark) ? mark!.line : 0, inReplay ? `step ${timeline.curStep} of the counterexample` : `the event at the timeline cursor (event ${ev + 1})`);
-  setText(curSrc, loc && loc.line > 0 ? `line ${loc.line}${src !== null ? `:  ${src.trim()}` : ' (TypeScript builder)'}` : '');
-  const hot = e ? eventBar(e) : -1;
-  // Rows are rebuilt only when the run changes; each cursor move only sets their text.
-  const lanes = model.barLanes.slice(0, 48);
-  if (barRows.length !== lanes.length || barRowsModel !== model) {
-    barRowsModel = model;
-    barRows = lanes.map((l) => {
-      const cells = [0, 1, 2, 3].map(() => h('td', {}));
-      return { tr: h('tr', {}, h('th', { scope: 'row' }, l.label), ...cells), cells };
-    });
-    replace(barTable, ...barRows.map((r) => r.tr));
-  }
-  lanes.forEach((l, i) => {
-    const st = barStateAt(l, ev);
-    const r = barRows[i]!;
-    r.tr.classList.toggle('hot', l.key === hot);
-    setText(r.cells[0]!, st.valid ? String(st.phase) : '—');
-    setText(r.cells[1]!, st.valid ? String(st.phase & 1) : '—');
-    setText(r.cells[2]!, st.valid ? `${st.pending} / ${st.expected}` : '—');
-    setText(r.cells[3]!, st.valid ? `${st.tx} B` : '—');
-  });
 }
 timeline.onCursor = (ev) => inspect(ev);
 
@@ -613,8 +532,9 @@ window.addEventListener('hashchange', () => {
 
 applyHash(location.hash);
 
-// `mbsim serve FILE`: the server offers the file as mbsim-file.json; a plain static server has none.
-if (!location.hash) {
+// `mbsim serve FILE`: the server offers the file as mbsim-file.json and says so in the page's
+// <meta name="mbsim-file">; a plain static server has neither, and the page asks for nothing.
+if (!location.hash && document.querySelector('meta[name="mbsim-file"]')) {
   fetch('mbsim-file.json', { cache: 'no-store' }).then(async (r) => {
     if (!r.ok) return;
     const j = (await r.json()) as unknown;

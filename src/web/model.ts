@@ -11,6 +11,7 @@ import type { MBarrier } from '../model/mbarrier.js';
 import { simulate, type SimResult, type Span } from '../sim/simulate.js';
 import { decodeChoice } from '../check/explore.js';
 import { explainHang } from '../machine/hang.js';
+import { withWaitStarts } from './wait-starts.js';
 
 /** Span kinds, by code (index into this array). */
 export const SPAN_KINDS = ['op', 'stall', 'tma', 'mma', 'store', 'signal', 'blocked'] as const;
@@ -167,8 +168,20 @@ function recordStep(events: readonly MachineEvent[], base: number, bars: readonl
   at.length = 0;
 }
 
-/** Simulates `program` and builds the model. */
-export function buildModel(program: Program): RunModel {
+/** How far a simulation has come (for the page's progress line). */
+export interface SimProgress {
+  /** Events so far. */
+  events: number;
+  /** Simulated time so far, in cycles. */
+  cycles: number;
+  elapsedMs: number;
+}
+
+/**
+ * Simulates `program` and builds the model. `onProgress` (optional) is called about every 0.2 s
+ * of a long simulation.
+ */
+export function buildModel(program: Program, onProgress?: (p: SimProgress) => void): RunModel {
   const init = new Machine(program).initial();
   const grows: Grow[] = [];
   for (let k = 0; k < init.bars.length; k++) {
@@ -181,9 +194,17 @@ export function buildModel(program: Program): RunModel {
   const at: number[] = [];
   const mark = new Uint8Array(init.bars.length);
   const t0 = performance.now();
+  let steps = 0, lastReport = t0;
   const sim = simulate(program, {
     maxSteps: MAX_STEPS,
     onStep: (s: MachineState, events: readonly MachineEvent[]) => {
+      if (onProgress && (++steps & 2047) === 0) {
+        const now = performance.now();
+        if (now - lastReport >= 200) {
+          lastReport = now;
+          onProgress({ events: evCount, cycles: events.length ? events[events.length - 1]!.t : 0, elapsedMs: now - t0 });
+        }
+      }
       if (events.length === 0) return;
       recordStep(events, evCount, s.bars, grows, mark, touched, at);
       evCount += events.length;
@@ -210,7 +231,16 @@ export function buildModel(program: Program): RunModel {
       spans.push({ lane: String(w.agent), t0: since, t1: endAt, kind: 'blocked', label: `blocked forever: ${w.op}`, ...(w.loc?.line ? { loc: w.loc } : {}) });
     }
   }
-  return assemble(program, summary, events, spans, grows, init.bars, simMs, endAt);
+  // Each blocked wait also becomes an event where it begins (src/web/wait-starts.ts).
+  const phaseAt = (bar: number, t: number) => {
+    const g = grows[bar];
+    if (!g) return 0;
+    const j = lastLE(g.t, t);
+    return j >= 0 ? g.phase[j]! : 0;
+  };
+  const ws = withWaitStarts(events, spans, sim.hang, phaseAt);
+  for (const g of grows) for (let k = 0; k < g.ev.length; k++) if (g.ev[k]! >= 0) g.ev[k] = ws.remap[g.ev[k]!]!;
+  return assemble(program, summary, ws.events, spans, grows, init.bars, simMs, endAt);
 }
 
 const ASYNC_SPAN: Record<string, { unit: 'TMA' | 'TC' | 'net'; kind: Span['kind']; label: string }> = {
@@ -508,6 +538,18 @@ export function eventBar(e: MachineEvent): number {
   return b === undefined ? -1 : b;
 }
 
+/** Kinds of barrier events: what changes a barrier (arrive, expect_tx, complete_tx, a phase completion) and waits on one. */
+const BARRIER_EVENT = new Set<MachineEvent['e']>(['arrive', 'expect_tx', 'complete_tx', 'phase', 'wait']);
+
+/** Indices (sorted) of the run's barrier events: arrivals, expect_tx, complete_tx, phase completions and waits (starts and passes). */
+export function barrierEvents(m: RunModel): Int32Array {
+  const out: number[] = [];
+  m.events.forEach((e, i) => {
+    if (BARRIER_EVENT.has(e.e)) out.push(i);
+  });
+  return Int32Array.from(out);
+}
+
 /** Who caused an event, as a name. */
 export function actor(m: RunModel, e: MachineEvent, asyncNames: Map<number, string>): string {
   const a = (e as { agent?: number }).agent;
@@ -540,7 +582,7 @@ export function describeEvent(m: RunModel, e: MachineEvent, names: Map<number, s
     case 'expect_tx': return `${who}: expect_tx(${e.bytes} B) on ${bn(e.bar)}: tx ${e.tx}`;
     case 'complete_tx': return `${who}: complete_tx(${e.bytes} B) on ${bn(e.bar)}: tx ${e.tx}`;
     case 'phase': return `${bn(e.bar)}: phase ${e.completed} completed → parity ${(e.completed + 1) & 1}`;
-    case 'wait': return `${who}: wait ${bn(e.bar)} parity ${e.parity}: ${e.pass ? 'passes' : 'blocks'}`;
+    case 'wait': return e.pass ? `${who}: wait ${bn(e.bar)} parity ${e.parity}: passes` : `${who}: begins waiting on ${bn(e.bar)} for parity ${e.parity} (the barrier is in phase ${e.phase}, parity ${e.phase & 1}): blocks`;
     case 'async': return `${who}: issues ${names.get(e.id) ?? e.kind}${e.bytes ? ` (${e.bytes} B)` : ''}`;
     case 'async.done': return `${names.get(e.id) ?? `async #${e.id}`} done`;
     case 'access': return `${who}: ${e.rw === 'r' ? 'reads' : 'writes'} ${m.program.bufferName(e.buf)} (${e.proxy}, ${e.edge})`;

@@ -108,7 +108,17 @@ export function decodeView(hash: string, isExample: (n: string) => boolean, isFi
   const tab = q.get('tab');
   if (tab && (TABS as readonly string[]).includes(tab)) view.tab = tab as Tab;
   view.ev = int(q.get('ev'), -1, 1e9, -1);
-  view.ps = int(q.get('ps'), 1, 16, 2);
-  view.pn = int(q.get('pn'), 1, 256, 4);
+  // The phase view's S and N: a number out of range is clamped (and said so), anything else ignored.
+  const clamped = (key: string, what: string, lo: number, hi: number, dflt: number) => {
+    const raw = q.get(key);
+    if (raw === null || !/^-?\d{1,12}$/.test(raw)) return dflt;
+    const n = Number(raw);
+    if (n >= lo && n <= hi) return n;
+    const c = Math.max(lo, Math.min(hi, n));
+    warnings.push(`the link's ${what} ${n} is out of range (${lo}–${hi}): clamped to ${c}`);
+    return c;
+  };
+  view.ps = clamped('ps', 'stage count S', 1, 16, 2);
+  view.pn = clamped('pn', 'iteration count N', 1, 256, 4);
   return { view, warnings };
 }

@@ -115,7 +115,7 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
     await page.getByRole('button', { name: 'play' }).click();
     await page.waitForTimeout(400);
     await page.getByRole('button', { name: 'pause' }).click();
-    expect(await readout(page)).not.toBe('t = 0 cycles · event 0 of 22');
+    expect(await readout(page)).not.toBe('t = 0 cycles · event 0 of 23');
     // Zoom in and out keep the cursor readout.
     await page.getByRole('button', { name: 'zoom in' }).click();
     await page.getByRole('button', { name: 'zoom to fit' }).click();
@@ -475,9 +475,10 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
     await page.keyboard.press('Home');
     const row = () => page.locator('#bar-table tbody tr').first().textContent();
     const seen: string[] = [];
-    for (let i = 0; i < 22; i++) {
+    // 22 machine events and the consumer's wait where it begins.
+    for (let i = 0; i < 23; i++) {
       await page.keyboard.press('ArrowRight');
-      await expect.poll(() => readout(page)).toMatch(new RegExp(`event ${i + 1} of 22`));
+      await expect.poll(() => readout(page)).toMatch(new RegExp(`event ${i + 1} of 23`));
       const ev = (await page.locator('#cur-event').textContent()) ?? '';
       if (/arrive\.expect_tx\(4096 B\)/.test(ev)) {
         // Armed, no copy issued yet: the producer's turn, not "TMA filling".

@@ -119,6 +119,9 @@ export function defaultRoot(): string {
   return resolve('dist-web');
 }
 
+/** The tag `startServer` adds to index.html when it serves a file: the page then fetches /mbsim-file.json. */
+export const FILE_META = '<meta name="mbsim-file" content="mbsim-file.json" />';
+
 /** Starts the server; resolves once it listens. Rejects if the root has no index.html or the port is taken. */
 export async function startServer(opts: ServeOptions = {}): Promise<RunningServer> {
   const root = resolve(opts.root ?? defaultRoot());
@@ -181,6 +184,14 @@ export async function startServer(opts: ServeOptions = {}): Promise<RunningServe
     if (full !== root && !full.startsWith(root + sep)) {
       res.writeHead(403, headers('text/plain; charset=utf-8'));
       res.end('forbidden');
+      return;
+    }
+    if (file && full === join(root, 'index.html')) {
+      // The page asks for mbsim-file.json only when its index says there is one (so a plain static
+      // server, which has none, never answers a 404 to it).
+      const html = (await readFile(full, 'utf8')).replace('</head>', `${FILE_META}</head>`);
+      res.writeHead(200, headers(TYPES['.html']!, { 'Content-Length': String(Buffer.byteLength(html)) }));
+      res.end(req.method === 'HEAD' ? undefined : html);
       return;
     }
     try {

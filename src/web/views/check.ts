@@ -130,16 +130,31 @@ export function checkView(d: CheckDefaults): CheckView {
   };
 
   const hazardItem = (hz: Hazard, index: number) => {
-    const replayBtn = h('button', { type: 'button', class: 'replay', 'aria-label': `replay ${hz.kind} counterexample ${index + 1} (${hz.trace.length} steps)` }, `Replay (${hz.trace.length} step${hz.trace.length === 1 ? '' : 's'})`);
-    replayBtn.addEventListener('click', () => view.onReplay?.(index));
+    // A static finding has no schedule: nothing to replay (it is found from the program's text).
+    let action: HTMLElement;
+    if (hz.static || hz.trace.length === 0) {
+      action = h('span', { class: 'hz-static', title: 'found from the kernel’s code alone, without running a schedule' }, 'static finding: no schedule to replay');
+    } else {
+      const replayBtn = h('button', { type: 'button', class: 'replay', 'aria-label': `replay ${hz.kind} counterexample ${index + 1} (${hz.trace.length} steps)` }, `Replay (${hz.trace.length} step${hz.trace.length === 1 ? '' : 's'})`);
+      replayBtn.addEventListener('click', () => view.onReplay?.(index));
+      action = replayBtn;
+    }
     const lines = [...new Set(hz.locations.map((l) => l.line).filter((l) => l > 0))];
-    return h('li', { class: `hazard sev-${hz.severity}`, 'data-index': index },
+    const causeLines = hz.cause ? [...new Set(hz.cause.locations.map((l) => l.line).filter((l) => l > 0))] : [];
+    // A hang (or race) that a static finding explains says so first.
+    const cause = hz.cause
+      ? h('div', { class: 'hz-cause', role: 'note' },
+        h('p', {}, h('strong', {}, 'Cause: a static finding. '), `The checker's ${hz.cause.kind} check explains this ${hz.kind}: ${hz.cause.message}`),
+        causeLines.length ? h('ul', { class: 'hz-locs', 'aria-label': 'lines of the cause' }, ...causeLines.map((l) => h('li', {}, h('code', {}, locText(l))))) : '')
+      : '';
+    return h('li', { class: `hazard sev-${hz.severity}${hz.static ? ' static' : ''}`, 'data-index': index },
       h('p', { class: 'hz-head' }, h('span', { class: `hz-kind k-${hz.severity}` }, hz.kind),
-        hz.subject ? h('span', { class: 'hz-subject' }, ` ${hz.subject.type} ${hz.subject.name}`) : '', ' ', replayBtn),
+        hz.subject ? h('span', { class: 'hz-subject' }, ` ${hz.subject.type} ${hz.subject.name}`) : '', ' ', action),
+      cause,
       HAZARD_TEXT[hz.kind] ? h('p', { class: 'hz-what' }, HAZARD_TEXT[hz.kind]!) : '',
       h('p', { class: 'hz-msg' }, hz.message),
       lines.length ? h('ul', { class: 'hz-locs', 'aria-label': 'source lines' }, ...lines.map((l) => h('li', {}, h('code', {}, locText(l))))) : '',
-      hz.details.length ? h('ul', { class: 'hz-details' }, ...hz.details.map((x) => h('li', {}, x))) : '');
+      hz.details.length ? h('ul', { class: 'hz-details' }, ...hz.details.filter((x) => !(hz.cause && x.startsWith('root cause (static'))).map((x) => h('li', {}, x))) : '');
   };
 
   const view: CheckView = {

@@ -102,7 +102,14 @@ export function mechanismView(): MechanismView {
   const condPending = h('li', { id: 'cond-pending' });
   const condTx = h('li', { id: 'cond-tx' });
   const condVerdict = h('p', { class: 'cond-verdict', id: 'cond-verdict' });
-  const cond = h('div', { class: 'cond' }, h('h3', {}, 'Completion condition'), h('ul', {}, condPending, condTx), condVerdict);
+  // The moment an operation completed a phase: both conditions held (ticked) just before the flip.
+  const momentHead = h('p', { class: 'cond-moment-head' });
+  const momentList = h('ul', { class: 'cond-moment-list' });
+  const momentFlip = h('p', { class: 'cond-flip' });
+  const moment = h('div', { class: 'cond-moment', id: 'cond-moment', hidden: true }, momentHead, momentList, momentFlip);
+  /** The last operation's phase completion (null: it completed none). */
+  let flip: { op: string; from: number; to: number; expected: number } | null = null;
+  const cond = h('div', { class: 'cond' }, h('h3', {}, 'Completion condition'), moment, h('p', { class: 'cond-now-head' }, 'Now:'), h('ul', {}, condPending, condTx), condVerdict);
   const waitResult = h('p', { class: 'wait-result', id: 'wait-result', 'aria-live': 'polite' }, 'try_wait not run yet.');
   const diagBox = h('div', { class: 'diag', id: 'mech-diag', role: 'alert', hidden: true });
   const logList = h('ol', { class: 'oplog', id: 'mech-log', 'aria-label': 'operations applied' });
@@ -143,6 +150,7 @@ export function mechanismView(): MechanismView {
     const before = b.phase;
     const diags: Diagnostic[] = [];
     const r = fn(b, diags);
+    flip = b.phase > before && r !== TRAP ? { op: label, from: before, to: b.phase, expected: b.expected } : null;
     const shown = diags[0] ?? null;
     let text = label;
     let cls = '';
@@ -181,6 +189,7 @@ export function mechanismView(): MechanismView {
       button('Reset barrier', 'a fresh, uninitialized barrier', () => {
         b = newBarrier();
         trapped = null;
+        flip = null;
         seedStep = 0;
         log.length = 0;
         lastWait = null;
@@ -250,6 +259,18 @@ export function mechanismView(): MechanismView {
     }
   }
 
+  /** After an operation that completed a phase: the instant both counts reached 0, then the flip. */
+  function renderMoment(): void {
+    moment.hidden = !flip;
+    if (!flip) return;
+    const f = flip;
+    setText(momentHead, `The moment ${f.op} completed phase ${f.from}: both conditions held.`);
+    replace(momentList,
+      h('li', { class: 'yes' }, 'pending arrival count == 0   ✓'),
+      h('li', { class: 'yes' }, 'tx-count == 0   ✓'));
+    setText(momentFlip, `So the phase flipped: phase ${f.from} (parity ${f.from & 1}) → phase ${f.to} (parity ${f.to & 1}), and the pending count was refilled to ${f.expected} for the new phase. A try_wait.parity(${f.from & 1}) now passes.`);
+  }
+
   const renderLog = () => {
     replace(logList, ...log.slice(-12).map((l) => h('li', { class: l.cls }, l.text)));
   };
@@ -284,6 +305,7 @@ export function mechanismView(): MechanismView {
     setText(condTx, `tx-count == 0   (now ${valid ? b.tx : '—'}${valid && b.tx < 0 ? `: ${-b.tx} bytes credited before they were expected` : ''})  ${tOk ? '✓' : '✗'}`);
     condPending.className = pOk ? 'yes' : 'no';
     condTx.className = tOk ? 'yes' : 'no';
+    renderMoment();
     setText(condVerdict, !valid ? 'The barrier is not initialized.'
       : pOk && !tOk ? 'All arrivals are in; the phase waits for the remaining bytes.'
         : !pOk && tOk ? `The phase waits for ${b.pending} more arrival${b.pending === 1 ? '' : 's'}.`
@@ -314,6 +336,7 @@ export function mechanismView(): MechanismView {
         fromRun.hidden = true;
       }
       trapped = null;
+      flip = null;
       showDiag(null);
       render();
       showWait(false);

@@ -97,19 +97,26 @@ export function phasesView(S0: number, N0: number): PhasesView {
   const diagram = s('svg', { class: 'phase-diagram', role: 'img', 'aria-label': 'stage barriers after the selected iteration' });
   const explain = h('p', { class: 'phase-explain', id: 'phase-explain', 'aria-live': 'polite' });
   const err = h('p', { class: 'error', hidden: true });
+  const clampNote = h('p', { class: 'clamp-note', id: 'phase-clamped', role: 'status', hidden: true });
 
   const view: PhasesView = {
     el: h('section', { class: 'view phases', id: 'view-phases', 'aria-labelledby': 'phases-h' },
       h('h2', { id: 'phases-h' }, 'Phase tracking'),
       h('p', { class: 'lead' }, 'The phase-tracking loop of the chapter, run by the machine: each iteration waits on the barrier of its stage with phase_tma, and phase_tma flips after the last stage. Select an iteration to see the parity alternate. Choose “a loop of the current kernel” to track the kernel chosen above: a role, the barrier array it waits on and one of its variables.'),
       h('div', { class: 'controls' }, h('label', {}, 'Track ', modeSel), chapterCtl, kernelCtl),
-      kernelNote,
+      clampNote, kernelNote,
       h('div', { class: 'controls' }, prev, range, next, iterLabel),
       err,
       h('div', { class: 'phase-grid' }, h('div', {}, table), h('div', {}, diagram, explain, code))),
     set(s2, n2) {
       S = Math.max(1, Math.min(16, Math.trunc(s2) || 1));
       N = Math.max(1, Math.min(256, Math.trunc(n2) || 1));
+      // Say what was clamped, so a typed 40 that shows as 16 is not a surprise.
+      const notes: string[] = [];
+      if (Number.isFinite(s2) && Math.trunc(s2) !== S) notes.push(`S = ${Math.trunc(s2)} is out of range (1–16): clamped to ${S}.`);
+      if (Number.isFinite(n2) && Math.trunc(n2) !== N) notes.push(`N = ${Math.trunc(n2)} is out of range (1–256): clamped to ${N}.`);
+      clampNote.hidden = notes.length === 0;
+      setText(clampNote, notes.join(' '));
       sIn.value = String(S);
       nIn.value = String(N);
       if (mode === 'chapter') compute();

@@ -7,6 +7,8 @@
 import type { RunModel } from '../model.js';
 import { detectPair, lastHandoff, placesAt, ringIndex, stagesAt, type Holder, type RingIndex, type RolePlace, type StageState } from '../ring-model.js';
 import { h, replace, s, setText } from '../dom.js';
+import { cycleIndex } from '../cycle-model.js';
+import { cycleView } from './cycle.js';
 
 export interface RingView {
   el: HTMLElement;
@@ -44,10 +46,12 @@ export function ringView(idp = 'ring'): RingView {
       h('span', { class: 'sw h-consumer' }), ' ready: the consumer holds it'),
     h('p', {}, h('span', { class: 'badge b-producer' }, 'P'), ' where the producer is now ', h('span', { class: 'badge b-consumer' }, 'C'), ' where the consumer is now (red dashed outline: blocked in a wait)'),
     h('p', {}, phaseKey));
+  const cycle = cycleView(idp);
   const el = h('section', { class: 'ring-view', 'aria-labelledby': `${idp}-h` },
     h('h3', { id: `${idp}-h` }, 'Full/empty protocol'),
     h('div', { class: 'controls' }, h('label', {}, 'full ', fullSel), h('label', {}, 'empty ', emptySel), ctaLabel),
-    svg, where, handoff, caption, legend, list);
+    h('div', { class: 'ring-figs' }, cycle.el, h('figure', { class: 'ring-fig' }, h('figcaption', {}, 'Every stage'), svg)),
+    where, handoff, caption, legend, list);
   let markers: { producer: SVGGElement; consumer: SVGGElement } | null = null;
 
   const marker = (cls: string, letter: string) => {
@@ -62,17 +66,19 @@ export function ringView(idp = 'ring'): RingView {
     prev = [];
     markers = null;
     replace(svg);
-    if (!m) return;
+    if (!m) return cycle.setPair(null, null);
     const full = fullSel.value, empty = emptySel.value || null;
     const info = m.program.barriers.find((b) => b.name === full);
     if (!info) {
       idx = null;
+      cycle.setPair(null, null);
       setText(caption, 'This kernel has no barrier arrays.');
       return;
     }
     const pair = detectPair(m)!;
     const p = { ...pair, full, empty, stages: info.length };
     idx = ringIndex(m, p, Number(ctaSel.value) || 0);
+    cycle.setPair(p, cycleIndex(m, idx));
     const S = p.stages;
     const one = S === 1;
     const R = one ? 0 : Math.min(152, 118 + S * 6);
@@ -164,6 +170,7 @@ export function ringView(idp = 'ring'): RingView {
       const animate = Math.abs(ev - lastEv) <= 24;
       lastEv = ev;
       if (!m || !idx) return;
+      cycle.update(ev);
       const st = stagesAt(m, idx, ev);
       if (list.children.length !== st.length) replace(list, ...st.map(() => h('li', {})));
       st.forEach((x, i) => {
