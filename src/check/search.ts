@@ -907,7 +907,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
         errorFound = true;
         report({
           kind: 'inflight-at-exit', severity: 'error', key: `${cta}|${o.agent}`,
-          message: `every agent of ${ctaName} has exited while a ${kindLabel(o.kind)} issued by ${agentName(o.agent)} (line ${o.loc.line}) into ${target} is still in flight: it writes or signals memory of a CTA that no longer exists`,
+          message: `every agent of ${ctaName} has exited while a ${kindLabel(o.kind)} issued by ${agentName(o.agent)} (line ${o.loc.line})${target ? ` into ${target}` : ''} is still in flight: it writes or signals memory of a CTA that no longer exists`,
           subject: target || null, state: stateId, extra, details: [], locs: [o.loc],
         });
       }
