@@ -6,6 +6,8 @@ import { parseSketch } from '../src/lang/index.js';
 import { instantiate } from '../src/machine/program.js';
 import { kernel } from '../src/kernel/builder.js';
 import { simulate } from '../src/sim/simulate.js';
+import { analyse } from '../src/check/analysis.js';
+import type { Kernel } from '../src/kernel/ir.js';
 
 /** Pipelines a new user wrote (fixtures/check/), with what the checker must say about them. */
 const run = (f: string, all = false) => {
@@ -125,6 +127,30 @@ describe('distributed shared memory of an exited CTA', () => {
   });
   test('a cluster barrier before exit fixes it', () => {
     expect(run('u3_fixed.mbk', true).verdict).toBe('ok');
+  });
+});
+
+describe('reductions that lost a hazard (differential fixtures)', () => {
+  const fixture = (f: string) => instantiate(JSON.parse(readFileSync(join(__dirname, 'fixtures', 'differential', f), 'utf8')) as Kernel);
+  test('warps of two instances of a split role are not one symmetry group: the race between instances is found with every reduction', () => {
+    const p = fixture('sibling-warps-expect-tx-race.json');
+    // r2: 2 instances of 2 warps; the warps of one instance are slice siblings, those of two instances are not.
+    expect(analyse(p).groups.map((g) => g.agents)).toEqual([[0, 1], [2, 3]]);
+    for (const opts of [{}, { por: false }, { symmetry: false }]) {
+      const r = check(p, { all: true, ...opts });
+      expect(r.coverage.symmetry.length, JSON.stringify(opts)).toBe('symmetry' in opts ? 0 : 2);
+      const race = r.hazards.find((h) => h.kind === 'race')!;
+      expect(race.subject?.name).toBe('S1[0]');
+      expect(race.message).toMatch(/^r2\[\d\]\.w\d writes S1\[0\]/);
+    }
+  });
+  test('a remote arrive whose issuer waits at barrier.cluster.arrive lands in every order: the peer\'s read after that CTA exited is found with partial-order reduction', () => {
+    const p = fixture('remote-read-after-peer-exit.json');
+    for (const opts of [{}, { symmetry: false }, { por: false, symmetry: false }]) {
+      const h = check(p, { all: true, ...opts }).hazards.find((x) => x.kind === 'exited-cta');
+      expect(h?.subject, JSON.stringify(opts)).toEqual({ type: 'buffer', name: 'S0[0]@c0' });
+      expect(h!.trace.length).toBe(6);
+    }
   });
 });
 

@@ -88,7 +88,10 @@ export interface Analysis {
  * does not tell apart (where it reads `warp` / `warpgroup`: warps of one instance with equal
  * signatures, warp-signature.ts), except warp 0 where the role has one-thread operations (only
  * it runs them) and, where the role issues wgmma, except each warpgroup's leader, whose warps are
- * bound to it (they wait for its groups) and so stay within their instance and warpgroup.
+ * bound to it (they wait for its groups) and so stay within their warpgroup. A split role's warps
+ * are interchangeable only within their instance: the warps of one instance are slice siblings
+ * (`sliceSiblings`: never a race at one instruction, one consumer), those of two instances are
+ * not, and a group stands for every permutation of its members (docs/CHECK.md, "Warps").
  */
 function symKey(p: Program, id: number, use: 'none' | 'private' | 'other'): string | null {
   const a = p.agents[id]!;
@@ -96,10 +99,13 @@ function symKey(p: Program, id: number, use: 'none' | 'private' | 'other'): stri
   if (!rc.split) return use === 'other' ? null : `${a.role}:${a.cta}`;
   const f = roleFacts(rc);
   let k = `${a.role}:${a.cta}:${f.single && a.warp === 0 ? 'L' : 'x'}`;
+  // Warps of one instance only: the warps of one instance are slice siblings (a per-thread access
+  // at one instruction reaches each warp's own slice, one consumer of a phase), warps of two
+  // instances are not; a permutation that mixed instances would map one relation onto the other.
+  k += `:i${a.instance}`;
   // Code that reads `warp` / `warpgroup`: only warps it cannot tell apart (warp-signature.ts).
-  if (f.readsWarp) k += `:i${a.instance}:${warpSignature(p, rc, a)}`;
-  if (f.wgmma) k += `:i${a.instance}:g${a.warp >> 2}:${a.wgLeader === a.id ? 'G' : 'n'}`;
-  else if (use !== 'none') k += `:i${a.instance}`; // 'other': warps of one instance only
+  if (f.readsWarp) k += `:${warpSignature(p, rc, a)}`;
+  if (f.wgmma) k += `:g${a.warp >> 2}:${a.wgLeader === a.id ? 'G' : 'n'}`;
   return k;
 }
 

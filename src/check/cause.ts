@@ -24,6 +24,11 @@ export interface RaceCause {
   waitLoc?: SrcLoc;
   /** Barriers whose phases let the later side go (the waits' barriers), for a static cause. */
   bars: string[];
+  /**
+   * Where the fix goes, when it is a line of the kernel: the `wait_group` whose depth leaves the
+   * group in flight, or the release that a `fence.proxy.async` must precede.
+   */
+  fixLoc?: SrcLoc;
 }
 
 type Name = (agent: number, async: number) => string;
@@ -61,14 +66,21 @@ const GROUP_KINDS: ReadonlySet<string> = new Set(['bulk.store', 'wgmma', 'cp.asy
  * buffer again, else it releases it).
  */
 function groupFix(events: readonly MachineEvent[], xa: { kind: string; agent: number }, upTo: number, own: boolean, buf: string, who: Name): string {
+  const wg = lastGroupWait(events, xa, upTo);
   const waitOp = xa.kind === 'wgmma' ? 'wgmma.wait_group' : xa.kind === 'cp.async' ? 'cp.async.wait_group' : 'cp.async.bulk.wait_group';
   const role = xa.kind === 'cp.async' ? 'writing' : 'reading';
-  let wg: Extract<MachineEvent, { e: 'op' }> | undefined;
-  for (const e of events.slice(0, upTo)) if (e.e === 'op' && e.agent === xa.agent && e.op === waitOp) wg = e;
   const n = wg?.n;
   return wg && n !== undefined
     ? `wait_group depth: ${who(xa.agent, -1)}'s ${wg.op} ${n}${line(wg.loc)} leaves ${n} group(s) in flight, and the one ${role} ${buf} is among them: wait for fewer (wait_group ${Math.max(0, n - 1)}) before ${own ? `touching ${buf}` : `releasing ${buf}`}`
     : `wait_group depth: nothing waits for the ${xa.kind === 'wgmma' ? 'wgmma' : xa.kind === 'cp.async' ? 'cp.async' : 'bulk-store'} group ${role} ${buf} before this access: a ${waitOp} that retires it`;
+}
+
+/** The issuer's last wait_group of `xa`'s family before event `upTo` (the one whose depth a group fix names), if any. */
+function lastGroupWait(events: readonly MachineEvent[], xa: { kind: string; agent: number }, upTo: number): Extract<MachineEvent, { e: 'op' }> | undefined {
+  const waitOp = xa.kind === 'wgmma' ? 'wgmma.wait_group' : xa.kind === 'cp.async' ? 'cp.async.wait_group' : 'cp.async.bulk.wait_group';
+  let wg: Extract<MachineEvent, { e: 'op' }> | undefined;
+  for (const e of events.slice(0, upTo)) if (e.e === 'op' && e.agent === xa.agent && e.op === waitOp) wg = e;
+  return wg;
 }
 
 function releaseOf(p: Program, events: readonly MachineEvent[], asyncLoc: Map<number, { loc?: SrcLoc; kind: string; agent: number }>, who: Name, a: number, upTo: number): Release | null {
@@ -124,12 +136,18 @@ export function raceCause(p: Program, events: readonly MachineEvent[], race: HbR
   const buf = p.bufferName(x.buf);
   // A cross-proxy pair is ordered only with a proxy fence.
   if (x.proxy !== y.proxy && x.async < 0 && x.rw === 'w') {
-    return { release: null, bars: [], fix: `a fence: the generic write${line(x.loc)} must be followed by fence.proxy.async before the release that hands ${buf} to the async proxy` };
+    // The fence goes before the release that let the async side's issuer go (when the trace has one).
+    const rel = wait ? releaseOf(p, events, asyncLoc, who, later, y.at) : null;
+    const fixLoc = rel && rel.agent === x.agent && rel.async < 0 ? rel.loc : undefined;
+    return { release: null, bars: [], fix: `a fence: the generic write${line(x.loc)} must be followed by fence.proxy.async before the release that hands ${buf} to the async proxy${fixLoc ? line(fixLoc) : ''}`, ...(fixLoc ? { fixLoc } : {}) };
   }
   if (!wait) {
     // The issuer itself touching the buffer again: its wait_group depth.
     const xa = x.async >= 0 ? asyncLoc.get(x.async) : undefined;
-    if (xa && GROUP_KINDS.has(xa.kind) && y.agent === xa.agent) return { release: null, bars: [], fix: groupFix(events, xa, y.at, true, buf, who) };
+    if (xa && GROUP_KINDS.has(xa.kind) && y.agent === xa.agent) {
+      const wg = lastGroupWait(events, xa, y.at);
+      return { release: null, bars: [], fix: groupFix(events, xa, y.at, true, buf, who), ...(wg?.loc ? { fixLoc: wg.loc } : {}) };
+    }
     const bar = x.signals >= 0 ? p.barrierName(x.signals) : null;
     return {
       release: null,
@@ -151,9 +169,12 @@ export function raceCause(p: Program, events: readonly MachineEvent[], race: HbR
   const issuerRel = x.async >= 0 ? releaseOf(p, events, asyncLoc, who, x.issuer, issuedAt(x.async)) : null;
   // Which fix applies.
   let fix: string;
+  let fixLoc: SrcLoc | undefined;
   const xa = x.async >= 0 ? asyncLoc.get(x.async) : undefined;
   if (xa && GROUP_KINDS.has(xa.kind) && (y.agent === xa.agent || relAgent === xa.agent)) {
-    fix = groupFix(events, xa, y.agent === xa.agent ? y.at : done, y.agent === xa.agent, buf, who);
+    const upTo = y.agent === xa.agent ? y.at : done;
+    fix = groupFix(events, xa, upTo, y.agent === xa.agent, buf, who);
+    fixLoc = lastGroupWait(events, xa, upTo)?.loc;
   } else if (observed < 0) {
     fix = `the wait's parity: ${who(later, -1)}'s wait on ${bar}${line(wait.loc)} passed on the fresh barrier (parity 1 in phase 0) before any phase completed, so nothing orders it after the ${xName}: wait with the parity of a phase completed after that access (parity 0 for the first)`;
   } else if (x.async >= 0 && x.signals >= 0 && x.signals !== wait.bar) {
@@ -181,6 +202,7 @@ export function raceCause(p: Program, events: readonly MachineEvent[], race: HbR
   const out: RaceCause = { release: relText, bars, fix: `${fix}. (${yName} against ${xName})` };
   if (relLoc) out.loc = relLoc;
   if (relWait.loc) out.waitLoc = relWait.loc;
+  if (fixLoc) out.fixLoc = fixLoc;
   return out;
 }
 

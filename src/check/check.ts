@@ -121,12 +121,20 @@ export interface Hazard {
    */
   cause?: { kind: string; message: string; locations: SrcLoc[] };
   /**
-   * Races: where the release that let the later side go was issued (the arrive or commit) and the
-   * wait that observed it, when the trace has them (editors show them as related locations).
+   * Races: where the release that let the later side go was issued (the arrive or commit), the
+   * wait that observed it, and where the fix goes (the `wait_group` whose depth leaves the group in
+   * flight, the release a `fence.proxy.async` must precede), when the trace has them (editors show
+   * them as related locations; each is also one of `locations`).
    */
-  sites?: { release?: SrcLoc; wait?: SrcLoc };
+  sites?: { release?: SrcLoc; wait?: SrcLoc; fix?: SrcLoc };
   /** True for the static checks (count-mismatch, trip-mismatch, unused-barrier, unreachable-arrive): no schedule, no trace. */
   static?: boolean;
+  /**
+   * Other sites of the same (kind, subject): findings that other schedules reach, merged into this
+   * one (the shortest) so that a report lists each (kind, subject) once. `locations` are theirs
+   * that this one's do not already name, in source order; `count` how many findings were merged.
+   */
+  also?: { count: number; locations: SrcLoc[] };
   /**
    * True when the check's time bound ran out before this finding's trace was built: `schedule`
    * holds its counterexample, `trace` is empty and `ledger` has no phases (the first finding is
@@ -410,8 +418,8 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
         raceBars.set(h, { bars: rc.bars, named: [...named] });
         h.race = { first: desc(x), second: desc(race.second), explanation, release: rc.release, fix: rc.fix };
         h.details = [...(rc.release ? [`released by: ${rc.release}`] : []), `fix: ${rc.fix}`, ...h.details, `happens-before (vector clocks over the trace): ${explanation}`];
-        if (rc.loc || rc.waitLoc) h.sites = { ...(rc.loc ? { release: rc.loc } : {}), ...(rc.waitLoc ? { wait: rc.waitLoc } : {}) };
-        if (rc.loc && !h.locations.some((l) => l.line === rc.loc!.line && l.col === rc.loc!.col)) h.locations = [...h.locations, rc.loc];
+        if (rc.loc || rc.waitLoc || rc.fixLoc) h.sites = { ...(rc.loc ? { release: rc.loc } : {}), ...(rc.waitLoc ? { wait: rc.waitLoc } : {}), ...(rc.fixLoc ? { fix: rc.fixLoc } : {}) };
+        for (const l of [rc.loc, rc.fixLoc]) if (l && !h.locations.some((k) => k.line === l.line && k.col === l.col)) h.locations = [...h.locations, l];
       }
     }
     (raw.severity === 'error' ? hazards : warnings).push(h);
@@ -454,6 +462,8 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
     || (a.locations[0]?.line ?? 0) - (b.locations[0]?.line ?? 0) || (a.locations[0]?.col ?? 0) - (b.locations[0]?.col ?? 0);
   hazards.sort((a, b) => causeRank(a) - causeRank(b) || byLen(a, b) || tie(a, b));
   warnings.sort((a, b) => byLen(a, b) || tie(a, b));
+  mergeSites(hazards);
+  mergeSites(warnings);
   const verdict = hazards.length ? hazards[0]!.kind : r.complete || r.stoppedBy === 'hazard' ? 'ok' : 'incomplete';
   return {
     program, verdict, complete: r.complete, stoppedBy: r.stoppedBy, hazards, warnings,
@@ -463,4 +473,34 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
       symmetry: opts.symmetry === false ? [] : r.analysis.groups.map((g) => ({ role: program.agents[g.agents[0]!]!.roleName, cta: program.agents[g.agents[0]!]!.cta, agents: g.agents.length })),
     },
   };
+}
+
+const sameLoc = (a: SrcLoc, b: SrcLoc) => a.line === b.line && a.col === b.col && a.file === b.file;
+
+/**
+ * Keeps one finding per (kind, subject) of a sorted list, in place: the first (the shortest, the
+ * list being sorted by rank and trace length), with the others' locations as {@link Hazard.also}.
+ * Other schedules reach the same hazard through other sites (another loop trip, another warp, a
+ * hang with other agents blocked); `--all` promises every reachable (kind, subject), not every path.
+ */
+function mergeSites(list: Hazard[]): void {
+  const first = new Map<string, Hazard>();
+  let w = 0;
+  for (const h of list) {
+    const key = `${h.kind}|${h.subject?.name ?? ''}`;
+    const keep = first.get(key);
+    if (!keep) {
+      first.set(key, h);
+      list[w++] = h;
+      continue;
+    }
+    const also = (keep.also ??= { count: 0, locations: [] });
+    also.count++;
+    for (const l of h.locations) {
+      if (keep.locations.some((k) => sameLoc(k, l)) || also.locations.some((k) => sameLoc(k, l))) continue;
+      also.locations.push(l);
+    }
+    also.locations.sort((a, b) => a.line - b.line || a.col - b.col);
+  }
+  list.length = w;
 }

@@ -53,7 +53,25 @@ export function groupNoteText(g: GroupNote): string {
   return `${head} (> ${g.waitN}: ${g.agent}'s wait_group ${g.waitN} still waits)`;
 }
 
-function hazardText(h: Hazard, n: number, paint: CheckPaint): string[] {
+/** `line 21`, `lines 21 and 31`, `lines 12, 21 and 31` (files other than the kernel's are named). */
+function linesText(ls: readonly Hazard['locations'][number][]): string {
+  const t = [...new Set(ls.map((l) => (l.file ? locText(l) : String(l.line))))];
+  return t.length === 1 ? `line ${t[0]}` : `lines ${t.slice(0, -1).join(', ')} and ${t[t.length - 1]}`;
+}
+
+/** The line about the other sites merged into a finding (`Hazard.also`), or null. */
+function alsoText(h: Hazard): string | null {
+  if (!h.also) return null;
+  const n = h.also.count;
+  const where = h.also.locations.length ? ` at ${linesText(h.also.locations)}` : ' at the same lines';
+  return `also reached by ${n} other schedule${n === 1 ? '' : 's'}${where} (one finding per kind and subject: the shortest trace is shown)`;
+}
+
+/**
+ * One finding's lines. `sameAs`: the number of an earlier finding whose trace (the same schedule)
+ * is already printed: the trace is referred to instead of printed again (a hang and its wait-for cycle).
+ */
+function hazardText(h: Hazard, n: number, paint: CheckPaint, sameAs?: number): string[] {
   const out: string[] = [];
   const sev = h.severity === 'error' ? paint.red(h.kind.toUpperCase()) : paint.yellow(`warning ${h.kind}`);
   out.push(`${paint.bold(`${n}.`)} ${sev}${h.subject ? ` on ${h.subject.type} ${paint.bold(h.subject.name)}` : ''}`);
@@ -66,17 +84,24 @@ function hazardText(h: Hazard, n: number, paint: CheckPaint): string[] {
   }
   out.push(`   ${h.message}`);
   for (const d of h.details) if (!(h.cause && d.startsWith('root cause (static'))) out.push(`   - ${d}`);
+  const also = alsoText(h);
   if (h.static) {
     for (const l of h.locations) out.push(`   ${paint.dim(`at ${locText(l)}`)}`);
+    if (also) out.push(`   ${paint.dim(also)}`);
     out.push(`   ${paint.dim('(static check over the agents\' solo runs: no schedule)')}`);
     return out;
   }
   // Where it happened, unless the trace's last step already shows that line.
   const last = h.trace[h.trace.length - 1]?.loc;
   const first = h.locations[0];
-  if (first && !(last && last.line === first.line && last.file === first.file)) out.push(`   ${paint.dim(`at ${h.locations.map(locText).join(', ')}`)}`);
+  if (first && !(last && last.line === first.line && last.file === first.file)) out.push(`   ${paint.dim(`at ${[...new Set(h.locations.map(locText))].join(', ')}`)}`);
+  if (also) out.push(`   ${paint.dim(also)}`);
   if (h.untraced) {
     out.push(`   ${paint.dim(`(trace of ${h.schedule.length} step${h.schedule.length === 1 ? '' : 's'} not built: the time bound ran out after the search; raise --timeout SECONDS to build it)`)}`);
+    return out;
+  }
+  if (sameAs !== undefined) {
+    out.push(`   ${paint.bold(`shortest trace (${h.trace.length} step${h.trace.length === 1 ? '' : 's'}):`)} the trace of ${sameAs} above (the same schedule)`);
     return out;
   }
   out.push(`   ${paint.bold(`shortest trace (${h.trace.length} step${h.trace.length === 1 ? '' : 's'}):`)}`);
@@ -117,7 +142,7 @@ export function renderCheck(r: CheckResult, paint: CheckPaint = NO_PAINT, maxTra
   const vt = v === 'ok' ? paint.green('OK') : v === 'incomplete' ? paint.yellow('INCOMPLETE') : paint.red(v.toUpperCase());
   out.push(`verdict: ${vt}`);
   const c = r.coverage;
-  const sym = !c.symmetryOn ? 'off' : c.symmetry.length ? symmetryText(c.symmetry) : 'none';
+  const sym = !c.symmetryOn ? 'off' : c.symmetry.length ? symmetryText(p, c.symmetry) : 'none';
   const how = r.complete ? 'every schedule explored'
     : r.stoppedBy === 'hazard' ? 'stopped after the depth of the first error (shortest traces); --all explores everything'
       : `stopped by ${r.stoppedBy}: coverage is partial`;
@@ -132,12 +157,17 @@ export function renderCheck(r: CheckResult, paint: CheckPaint = NO_PAINT, maxTra
   let n = 1;
   let traced = 0;
   let omitted = 0;
+  // Schedules whose trace is printed, and the finding that printed it.
+  const printed = new Map<string, number>();
   for (const h of [...r.hazards, ...r.warnings]) {
     out.push('');
-    const full = h.static || traced < maxTraces;
-    if (!h.static && full) traced++;
+    const key = h.static || h.untraced || !h.schedule.length ? null : h.schedule.join(',');
+    const sameAs = key === null ? undefined : printed.get(key);
+    const full = h.static || sameAs !== undefined || traced < maxTraces;
+    if (!h.static && sameAs === undefined && full) traced++;
     if (!full) omitted++;
-    out.push(...(full ? hazardText(h, n++, paint) : withoutTrace(hazardText(h, n++, paint))));
+    if (key !== null && full && sameAs === undefined) printed.set(key, n);
+    out.push(...(full ? hazardText(h, n++, paint, sameAs) : withoutTrace(hazardText(h, n++, paint))));
   }
   if (omitted) out.push('', paint.dim(`(${omitted} trace${omitted === 1 ? '' : 's'} left out after the first ${maxTraces}: --max-traces N prints more, --json prints all)`));
   return `${out.join('\n')}\n`;
@@ -160,6 +190,7 @@ export function checkJson(r: CheckResult): unknown {
     ...(h.cause ? { cause: h.cause } : {}),
     ...(h.static ? { static: true } : {}),
     ...(h.untraced ? { untraced: true } : {}),
+    ...(h.also ? { also: h.also } : {}),
   });
   return {
     schema: 'mbsim.check/1',
@@ -178,12 +209,19 @@ export function checkJson(r: CheckResult): unknown {
 // SARIF 2.1.0 lives in ./sarif.ts.
 export { checkSarif, type SarifOptions } from './sarif.js';
 
-/** The symmetry groups, one entry per role and group size: `consumer ×3`, or `epilogue ×4 (512 groups)` when several CTAs or instances each have one. */
-function symmetryText(groups: readonly { role: string; agents: number }[]): string {
+/**
+ * The symmetry groups, one entry per role and group size: `4 interchangeable epilogue warps`,
+ * `2 groups of 3 interchangeable consumer warps` (one group per role instance and CTA: the warps of
+ * different instances are never interchangeable), `3 interchangeable consumer instances` (a role
+ * that runs as one agent per instance). Each group's states are explored once per arrangement of
+ * its members (docs/CHECK.md, "Symmetry").
+ */
+function symmetryText(p: CheckResult['program'], groups: readonly { role: string; agents: number }[]): string {
   const counts = new Map<string, number>();
   for (const g of groups) {
-    const k = `${g.role} ×${g.agents}`;
+    const split = p.roles.find((rc) => rc.name === g.role)?.split ?? false;
+    const k = `${g.agents} interchangeable ${g.role} ${split ? 'warps' : 'instances'}`;
     counts.set(k, (counts.get(k) ?? 0) + 1);
   }
-  return [...counts].map(([k, n]) => (n > 1 ? `${k} (${n.toLocaleString('en-US')} groups)` : k)).join(', ');
+  return [...counts].map(([k, n]) => (n > 1 ? `${n.toLocaleString('en-US')} groups of ${k}` : k)).join(', ');
 }

@@ -31,6 +31,7 @@ const OPC_BAR_ARRIVE = OPC['bar.arrive'];
 const OPC_WG_WAIT = OPC['wgmma.wait_group'];
 const OPC_BULK_WAIT = OPC['cp.async.bulk.wait_group'];
 const OPC_CP_WAIT = OPC['cp.async.wait_group'];
+const OPC_CLUSTER_ARRIVE = OPC['barrier.cluster.arrive'];
 
 /** The search; with `par` (a worker of the parallel search), returns its internals instead of running it. */
 export function search(program: Program, opts: ExploreOptions, par: ParHooks | null): ExploreResult | SearchApi {
@@ -909,7 +910,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
         errorFound = true;
         report({
           kind: 'inflight-at-exit', severity: 'error', key: `${cta}|${o.agent}`,
-          message: `every agent of ${ctaName} has exited while a ${kindLabel(o.kind)} issued by ${agentName(o.agent)} (line ${o.loc.line}) into ${target} is still in flight: it writes or signals memory of a CTA that no longer exists`,
+          message: `every agent of ${ctaName} has exited while a ${kindLabel(o.kind)} issued by ${agentName(o.agent)} (line ${o.loc.line})${target ? ` into ${target}` : ''} is still in flight: it writes or signals memory of a CTA that no longer exists`,
           subject: target || null, state: stateId, extra, details: [], locs: [o.loc],
         });
       }
@@ -1349,6 +1350,14 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
       return b.pending > 0 && b.tx - nextCredit(o) > TX_FLOOR ? o.bar : -1;
     }
     if (o.kind === 'remote' && o.remote === 'arrive') {
+      // Its issuer waiting at barrier.cluster.arrive (enabled once the issuer's remote signals have
+      // landed): the landing enables that step, so it is not independent of the others: explored
+      // in every order.
+      const ag = s.agents[o.agent]!;
+      if (ag.status === 'run') {
+        const ins = agentCode[o.agent]![ag.pc]!;
+        if (ins.i === 'op' && ins.opc === OPC_CLUSTER_ARRIVE) return -1;
+      }
       // Every remote arrive in flight to the barrier together: while they cannot complete the
       // phase (or over-arrive) even all landing at once, none of them can.
       let sum = 0;

@@ -21,11 +21,39 @@ function whereOf(h: Hazard, r: CheckResult): string {
   return `${file}:${loc.line}:${Math.max(1, loc.col)}`;
 }
 
-/** One finding as one line: `file:line:col: error[kind]: subject: message`. */
+/** `line 12`, `lines 12 and 20`, `lines 12, 20 and 31` (a location in another file by its file). */
+function linesText(ls: readonly SrcLoc[], r: CheckResult): string {
+  const own = r.program.kernel.file;
+  const t = [...new Set([...ls].filter((l) => l.line >= 1).sort((a, b) => (a.file ?? '').localeCompare(b.file ?? '') || a.line - b.line).map((l) => (l.file && l.file !== own ? `${l.file}:${l.line}` : String(l.line))))];
+  if (!t.length) return '';
+  return t.length === 1 ? `line ${t[0]}` : `lines ${t.slice(0, -1).join(', ')} and ${t[t.length - 1]}`;
+}
+
+/**
+ * One finding as one line: `file:line:col: error[kind]: subject: message`, then what else the text
+ * report says about it: the static root cause of a hang or race (`; cause (count-mismatch at line
+ * 12): …`), a race's fix with the line it goes to (`; fix at line 28: …`, the wait_group or the
+ * release a fence must precede), and the finding's other lines (`; see lines 26 and 29`: the other
+ * access, the release, other schedules' sites).
+ */
 export function shortLine(h: Hazard, r: CheckResult): string {
   const sev = h.severity === 'error' ? 'error' : 'warning';
   const subject = h.subject ? `${h.subject.type} ${h.subject.name}: ` : '';
-  return `${whereOf(h, r)}: ${sev}[${h.kind}]: ${subject}${h.message.replace(/\s*\n\s*/g, ' ')}`;
+  const flat = (t: string) => t.replace(/\s*\n\s*/g, ' ');
+  let line = `${whereOf(h, r)}: ${sev}[${h.kind}]: ${subject}${flat(h.message)}`;
+  if (h.cause) {
+    const at = linesText(h.cause.locations, r);
+    line += `; cause (${h.cause.kind}${at ? ` at ${at}` : ''}): ${flat(h.cause.message)}`;
+  }
+  if (h.race) {
+    const at = h.sites?.fix ? linesText([h.sites.fix], r) : '';
+    line += `; fix${at ? ` at ${at}` : ''}: ${flat(h.race.fix)}`;
+  }
+  const first = h.locations[0];
+  const others = [...h.locations.slice(1), ...(h.also?.locations ?? [])].filter((l) => !(first && l.line === first.line && l.file === first.file));
+  const see = linesText(others, r);
+  if (see) line += `; see ${see}`;
+  return line;
 }
 
 const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;

@@ -43,10 +43,12 @@ function related(uri: string, h: Hazard, primary: SrcLoc | undefined): Diagnosti
   };
   if (h.sites?.release) add(h.sites.release, `the release: ${h.race?.release ?? 'the arrive or commit that let the later access go'}`);
   if (h.sites?.wait) add(h.sites.wait, 'the wait that observed that release');
+  if (h.sites?.fix) add(h.sites.fix, `where the fix goes: ${h.race?.fix ?? 'the wait_group or fence that should order the accesses'}`);
   const others = h.kind === 'race' ? `the other access of the race${h.race ? `: ${h.race.first}` : ''}`
     : h.kind === 'hang' || h.kind === 'cycle' ? 'blocked here too'
       : `related site of this ${h.kind}`;
   for (const l of h.locations.slice(1)) add(l, others);
+  if (h.also) for (const l of h.also.locations) add(l, `this ${h.kind} is also reached here (another schedule)`);
   if (h.cause) for (const l of h.cause.locations) add(l, `root cause (static ${h.cause.kind}): ${h.cause.message}`);
   return out;
 }
