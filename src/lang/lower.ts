@@ -588,6 +588,13 @@ export function lower(
     const inst = opts.get('instances');
     const instances = inst ? exprOption(inst, staticScope(`the instances of role ${id.image}`)) : undefined;
     if (inst && !instances) ok = false;
+    if (inst && instances) {
+      const v = evalDefault(instances, {}, inst.value!.span);
+      if (v !== undefined && v < 0) {
+        err(SKETCH_CODES.optionValue, `role ${id.image} has instances=${v}; the number of instances cannot be negative`, 'give instances=N with N ≥ 0 (0: the role does not run)', inst.value!.span);
+        ok = false;
+      }
+    }
     const wh = opts.get('where');
     let where = wh ? exprOption(wh, staticScope(`the where-condition of role ${id.image}`, ['cta', 'ncta', 'clusterid'])) : undefined;
     if (wh && !where) ok = false;
@@ -608,7 +615,10 @@ export function lower(
     if (!ok || !body) continue;
     const r: RoleDecl = { name: id.image, warps, per, body, loc: loc(head) };
     if (threads !== undefined) r.threads = threads;
-    if (instances) r.instances = instances;
+    if (instances) {
+      r.instances = instances;
+      r.instancesLoc = loc(inst!.value!.span);
+    }
     if (where) r.where = where;
     roles.push(r);
   }
