@@ -10,6 +10,7 @@ import { evalExpr, foldExpr, showExpr } from '../kernel/expr.js';
 import type {
   Arch, BarRef, BarrierDecl, BinOp, BufRef, BufferDecl, Expr, Kernel, MmaShape, Op, ParamDecl, Per, RoleDecl, SrcLoc, Stmt,
 } from '../kernel/ir.js';
+import { maskRanks } from '../machine/cta-mask.js';
 import { MAX_COUNT } from '../model/mbarrier.js';
 import { didYouMean, SKETCH_CODES, type SketchCode, type SketchDiagnostic } from './diagnostics.js';
 import { LIMITS, StopLowering } from './limits.js';
@@ -988,6 +989,13 @@ export function lower(
           const e = exprOption(o, scope);
           if (e) args[o.key as 'multicast' | 'chunks'] = e;
           else bad = true;
+          // A mask known from the defaults that selects no CTA of the cluster (cta-mask.ts).
+          const mv = e && o.key === 'multicast' && clusterDefault !== undefined ? evalDefault(e, sizeEnv) : undefined;
+          const sel = mv !== undefined ? maskRanks(mv, clusterDefault!) : undefined;
+          if (sel && !Array.isArray(sel)) {
+            err(SKETCH_CODES.optionValue, `${sel.problem}: ${spec.name} would deliver to no CTA`, `set the bits of the destination CTA ranks (0..${clusterDefault! - 1}): multicast=${(1 << clusterDefault!) - 1} is every CTA of the cluster`, o.value?.span ?? o.span);
+            bad = true;
+          }
         }
       }
       for (const r of spec.required ?? []) {
