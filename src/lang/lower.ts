@@ -361,7 +361,7 @@ export function lower(
 
   // ---- parameters
   const params: ParamDecl[] = [];
-  const paramValues: Record<string, number> = {};
+  const paramValues: Record<string, number> = Object.create(null) as Record<string, number>;
   for (const n of paramNodes) {
     const id = tok(n, 'Ident');
     if (!id) continue;
@@ -393,7 +393,7 @@ export function lower(
   /** The value with the parameters' defaults; a fault is reported at `span` (when given) as E-arith. */
   const evalDefault = (e: Expr | undefined, extra: Record<string, number> = {}, span?: Span): number | undefined => {
     if (!e) return undefined;
-    const r = tryEval(e, (n) => extra[n] ?? paramValues[n]);
+    const r = tryEval(e, (n) => (Object.hasOwn(extra, n) ? extra[n] : Object.hasOwn(paramValues, n) ? paramValues[n] : undefined));
     if (r && 'fault' in r) {
       if (span) err(SKETCH_CODES.arith, r.fault, arithHint(r.fault), span);
       return undefined;

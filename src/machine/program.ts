@@ -256,7 +256,8 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
   if (!kernel || typeof kernel !== 'object' || !Array.isArray(kernel.params) || !Array.isArray(kernel.roles)) {
     throw new TypeError(`instantiate: expected a Kernel (from parseSketch or the builder), got ${kernel === null ? 'null' : Array.isArray(kernel) ? 'an array' : typeof kernel}`);
   }
-  const params: Record<string, number> = {};
+  // Null-prototype maps keyed by the kernel's names: `constructor` or `__proto__` are names like any other.
+  const params: Record<string, number> = Object.create(null) as Record<string, number>;
   for (const p of kernel.params) params[p.name] = p.value;
   for (const [n, v] of Object.entries(overrides)) {
     if (!Object.hasOwn(params, n)) {
@@ -277,7 +278,7 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
   // Before anything is allocated per thread, warp or instance: the threads of every CTA.
   checkThreadsPerCta(kernel, params, clusterSize, grid);
   // Sizes and counts may also read the cluster size.
-  const sizeEnv: Record<string, number> = { ...params, ncta: clusterSize };
+  const sizeEnv: Record<string, number> = Object.assign(Object.create(null) as Record<string, number>, params, { ncta: clusterSize });
 
   const barriers: BarrierInfo[] = [];
   let off = 0;

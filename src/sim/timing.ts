@@ -225,7 +225,7 @@ export const PARAM_KINDS: Readonly<Partial<Record<keyof Timing, ParamKind>>> = {
 
 /** The kind of parameter `name` (see {@link PARAM_KINDS}). */
 export function paramKind(name: string): ParamKind {
-  return (PARAM_KINDS as Record<string, ParamKind>)[name] ?? 'cycles';
+  return Object.hasOwn(PARAM_KINDS, name) ? (PARAM_KINDS as Record<string, ParamKind>)[name]! : 'cycles';
 }
 
 const KIND_RULE: Record<ParamKind, { ok: (v: number) => boolean; what: string }> = {
