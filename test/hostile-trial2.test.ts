@@ -151,7 +151,7 @@ role producer per=one:
     const all = check(instantiate(kernelOf(cluster('(1 << ncta) - 1'))));
     const neg = check(instantiate(kernelOf(cluster('-1'))));
     expect(neg.verdict).toBe(all.verdict);
-    expect(neg.states).toBe(all.states);
+    expect(neg.coverage.states).toBe(all.coverage.states);
     expect(neg.verdict).toBe('ok');
   });
 
@@ -185,5 +185,24 @@ describe('names of Object.prototype are names like any other', () => {
     expect(instantiate(kernelOf(src)).barriers[0]!.length).toBe(1);
     const set = Object.defineProperty({}, '__proto__', { value: 2, enumerable: true }) as Record<string, number>;
     expect(instantiate(kernelOf(src), set).barriers[0]!.length).toBe(2);
+  });
+});
+
+describe('an output file that is the standard output in use is refused', () => {
+  test('check --json --trace /dev/stdout, /proc/self/fd/1 or -: exit 2, one clear line (it wrote two JSON documents)', async () => {
+    for (const path of ['/dev/stdout', '/proc/self/fd/1', '-']) {
+      const r = await cli(['check', 'examples/bugs/B01.mbk', '--json', '--trace', path]);
+      expect(r.code).toBe(2);
+      expect(r.out).toBe('');
+      expect(r.err).toBe(`mbsim: error: --trace ${path} is the standard output, where the report is written: give --trace a file of its own (or --quiet to print no report)`);
+    }
+    const s = await cli(['check', 'examples/bugs/B01.mbk', '--format', 'json', '--sarif', '-']);
+    expect([s.code, s.err]).toEqual([2, 'mbsim: error: --sarif - is the standard output, where the report is written: give --sarif a file of its own (or --quiet to print no report)']);
+  });
+
+  test('run --trace /dev/stdout: refused (the run report goes to stdout too)', async () => {
+    const r = await cli(['run', 'pipeline', '--trace', '/dev/stdout']);
+    expect([r.code, r.out]).toEqual([2, '']);
+    expect(r.err).toMatch(/^mbsim: error: --trace \/dev\/stdout is the standard output, where the report is written/);
   });
 });
