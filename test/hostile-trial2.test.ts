@@ -206,3 +206,39 @@ describe('an output file that is the standard output in use is refused', () => {
     expect(r.err).toMatch(/^mbsim: error: --trace \/dev\/stdout is the standard output, where the report is written/);
   });
 });
+
+describe('mbsim serve reads the sketch within the CLI loader\'s bound, once per change', () => {
+  test('a file over the bound: 413 with the sizes; a small one: read once for many concurrent requests, again after a change', async () => {
+    const { mkdirSync, mkdtempSync, writeFileSync, truncateSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const { request } = await import('node:http');
+    const { startServer, MAX_SKETCH_BYTES } = await import('../src/web/server/serve.js');
+    const dir = mkdtempSync(join(tmpdir(), 'mbsim-serve2-'));
+    mkdirSync(join(dir, 'app'));
+    writeFileSync(join(dir, 'app', 'index.html'), '<!doctype html><title>t</title>');
+    const f = join(dir, 's.mbk');
+    writeFileSync(f, 'kernel k arch=sm_90a\n');
+    const srv = await startServer({ root: join(dir, 'app'), port: 0, file: f });
+    const get = () => new Promise<{ status: number; body: string }>((done, fail) => {
+      const req = request({ host: '127.0.0.1', port: srv.port, path: '/mbsim-file.json', headers: { Host: `127.0.0.1:${srv.port}` } }, (res) => {
+        let body = '';
+        res.on('data', (c) => (body += String(c)));
+        res.on('end', () => done({ status: res.statusCode!, body }));
+      });
+      req.on('error', fail);
+      req.end();
+    });
+    try {
+      const many = await Promise.all(Array.from({ length: 32 }, get));
+      expect(new Set(many.map((r) => `${r.status} ${r.body}`))).toEqual(new Set([`200 ${JSON.stringify({ name: 's.mbk', text: 'kernel k arch=sm_90a\n' })}`]));
+      writeFileSync(f, 'kernel k2 arch=sm_90a\n');
+      expect(JSON.parse((await get()).body).text).toBe('kernel k2 arch=sm_90a\n');
+      truncateSync(f, 100 * 1024 * 1024); // a sparse 100 MB file
+      const big = await Promise.all(Array.from({ length: 32 }, get));
+      expect(new Set(big.map((r) => `${r.status} ${r.body}`))).toEqual(new Set([`413 s.mbk has 104,857,600 bytes; a sketch may have at most ${MAX_SKETCH_BYTES.toLocaleString('en-US')}`]));
+    } finally {
+      await srv.close();
+    }
+  });
+});
