@@ -242,3 +242,19 @@ describe('mbsim serve reads the sketch within the CLI loader\'s bound, once per 
     }
   });
 });
+
+describe('--timing JSON: a setting given twice is refused at its line and column', () => {
+  test('duplicate key: exit 2 naming the key, line:col and the first line; nested objects and strings with quotes are read right', async () => {
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const { duplicateKey } = await import('../src/cli/json-keys.js');
+    expect(duplicateKey('{"a": 1, "b": {"a": 2}, "c": ["a", "a"]}')).toBeNull();
+    expect(duplicateKey('{"a\\"": 1,\n  "x": {"k": 1,\n    "k": 2}}')).toEqual({ key: 'k', line: 3, col: 5, firstLine: 2 });
+    const f = join(mkdtempSync(join(tmpdir(), 'mbsim-timing2-')), 't.json');
+    writeFileSync(f, '{\n  "issueArrive": 10,\n  "issueArrive": 20\n}\n');
+    const r = await cli(['run', 'mechanism', '--timing', f]);
+    expect([r.code, r.out]).toEqual([2, '']);
+    expect(r.err).toBe(`${f}:3:3: "issueArrive" is given twice (first on line 2); give each setting once`);
+  });
+});
