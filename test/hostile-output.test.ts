@@ -79,23 +79,24 @@ describe('output to a symlink, a FIFO, a device', () => {
     expect(statSync('/dev/null').isCharacterDevice()).toBe(true);
   });
 
-  test('--trace - writes the trace to standard output', async () => {
+  test('--trace - (the standard output, where the report goes): refused, exit 2, nothing written', async () => {
     const r = await cli(['run', 'mechanism', '--json', '--trace', '-']);
-    expect(r.code).toBe(0);
-    const docs = r.out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
-    expect(docs.some((d) => Array.isArray(d.traceEvents))).toBe(true);
-    expect(docs.some((d) => d.schema === 'mbsim.run/1')).toBe(true);
+    expect([r.code, r.out]).toEqual([2, '']);
+    expect(r.err).toBe('mbsim: error: --trace - is the standard output, where the report is written: give --trace a file of its own (or --quiet to print no report)');
   });
 
-  test('/dev/stdout, /proc/self/fd/1 and /dev/stderr go through the CLI\'s own output, in order', async () => {
-    for (const [path, stream] of [['/dev/stdout', 'out'], ['/proc/self/fd/1', 'out'], ['/dev/stderr', 'err']] as const) {
+  test('/dev/stdout and /proc/self/fd/1 are refused like -; /dev/stderr goes through the CLI\'s own output', async () => {
+    for (const path of ['/dev/stdout', '/proc/self/fd/1']) {
       const r = await cli(['run', 'mechanism', '--trace', path]);
-      expect(r.code).toBe(0);
-      const docs = r[stream].split('\n').filter((l) => l.startsWith('{"traceEvents"'));
-      expect(docs).toHaveLength(1);
-      expect(JSON.parse(docs[0]!).traceEvents.length).toBeGreaterThan(5);
-      expect(r.out).toContain(`trace written to ${path}`);
+      expect([r.code, r.out]).toEqual([2, '']);
+      expect(r.err).toMatch(/is the standard output, where the report is written/);
     }
+    const r = await cli(['run', 'mechanism', '--trace', '/dev/stderr']);
+    expect(r.code).toBe(0);
+    const docs = r.err.split('\n').filter((l) => l.startsWith('{"traceEvents"'));
+    expect(docs).toHaveLength(1);
+    expect(JSON.parse(docs[0]!).traceEvents.length).toBeGreaterThan(5);
+    expect(r.out).toContain('trace written to /dev/stderr');
   });
 
   test('/dev/full: exit 2 with the reason, the device untouched', async () => {

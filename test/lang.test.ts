@@ -737,7 +737,7 @@ describe('every construct of the IR is expressible', () => {
         { name: 't', space: 'tmem', length: n(1), bytes: n(128) },
       ],
       roles: [
-        { name: 'r1', warps: 2, threads: 48, per: 'warp', instances: v('G'), where: { k: 'bin', op: '||', a: { k: 'bin', op: '==', a: v('cta'), b: n(0) }, b: { k: 'bin', op: '>', a: v('clusterid'), b: n(0) } }, body: [{ s: 'op', op: { op: 'exit' } }] },
+        { name: 'r1', warps: 2, threads: 48, per: 'warp', instances: v('G'), instancesLoc: { line: 10, col: 47, endCol: 48 }, where: { k: 'bin', op: '||', a: { k: 'bin', op: '==', a: v('cta'), b: n(0) }, b: { k: 'bin', op: '>', a: v('clusterid'), b: n(0) } }, body: [{ s: 'op', op: { op: 'exit' } }] },
         { name: 'r2', warps: 8, per: 'thread', where: { k: 'bin', op: '==', a: v('cta'), b: n(1) }, body: [{ s: 'op', op: { op: 'exit' } }] },
         { name: 'r3', warps: 1, per: 'thread', body: [{ s: 'op', op: { op: 'exit' } }] },
       ],

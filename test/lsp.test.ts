@@ -76,6 +76,20 @@ describe('mbsim lsp over stdio', () => {
     expect(second.diagnostics.filter((x) => x.source === 'mbsim')).toEqual([]);
   }, 60_000);
 
+  test('a burst of changes is parsed once: diagnostics for the last version only', async () => {
+    const uri = uriOf('scratch/burst.mbk');
+    const text = (n: number) => `kernel k\nbarrier full[1] count=1\nrole p warps=1 per=one:\n    mbarrier.arrive full${'l'.repeat(n)}[0]\n`;
+    lsp.notify('textDocument/didOpen', { textDocument: { uri, languageId: 'mbk', version: 1, text: text(1) } });
+    await lsp.waitFor(published(uri, (p) => p.version === 1), 'diagnostics of the opened text');
+    // 20 full-text changes written at once (versions 2..21), as an editor sends them while a parse is slow.
+    for (let v = 2; v <= 21; v++) lsp.notify('textDocument/didChange', { textDocument: { uri, version: v }, contentChanges: [{ text: text(v % 3) }] });
+    const last = (await lsp.waitFor(published(uri, (p) => p.version === 21), 'diagnostics of version 21')).params as Published;
+    expect(last.diagnostics.filter((d) => d.source === 'mbsim').map((d) => d.code)).toEqual([]); // 21 % 3 = 0: `full`, no error
+    const versions = lsp.notifications.filter(published(uri, (p) => p.version !== undefined)).map((m) => (m.params as Published).version);
+    // Versions 2..20 were never parsed; 21 may come twice (its parse, then its check's hazards).
+    expect([...new Set(versions)]).toEqual([1, 21]);
+  }, 60_000);
+
   test('a race with the release site and the wait site as related locations', async () => {
     const m = await lsp.waitFor(published(B15, (p) => p.diagnostics.some((d) => d.code === 'race')), 'the race of B15');
     const race = (m.params as Published).diagnostics.find((d) => d.code === 'race')!;

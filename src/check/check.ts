@@ -8,7 +8,8 @@ import { boundOption } from '../machine/governor.js';
 import { asyncDef } from '../machine/ops/index.js';
 import { Machine, type Choice, type MachineState, newStepOut, nextCredit, pendingAsyncGroups } from '../machine/machine.js';
 import type { MachineEvent } from '../machine/events.js';
-import type { Program } from '../machine/program.js';
+import type { OpInstr, Program } from '../machine/program.js';
+import { tryInt, type CompiledExpr } from '../kernel/expr.js';
 import type { Severity } from '../model/diagnostics.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import { actorNamer, buildLedger, type Ledger } from '../report/ledger.js';
@@ -160,6 +161,7 @@ export interface CheckResult {
     depth: number;
     peakFrontier: number;
     memoryBytes: number;
+    /** Wall milliseconds of the whole check: static checks, the search, and the traces rebuilt after it. */
     elapsedMs: number;
     terminalStates: number;
     por: boolean;
@@ -189,21 +191,7 @@ export function replay(program: Program, schedule: readonly number[]): { final: 
       op = ins ? (ins.op.op === 'bar.sync' && ag.sub >= 0 ? `${ins.text} (generation complete, released)` : ins.text) : '(exit)';
       if (ins) {
         // Resolved operands, so a reader need not evaluate the expressions.
-        const f = ag.frame;
-        const res: string[] = [];
-        const bk = ins.bar ? keyOf(ins.bar, f) : -1;
-        if (bk >= 0) res.push(program.barrierName(bk));
-        const fk = ins.buf ? ins.buf(f) : -1;
-        if (fk >= 0) res.push(program.bufferName(fk));
-        if (ins.reads) for (const rd of ins.reads) {
-          const k = rd(f);
-          if (k >= 0) res.push(program.bufferName(k));
-        }
-        if (ins.ints.parity) res.push(`parity ${ins.ints.parity(f)}`);
-        if (ins.ints.expectTx) res.push(`${ins.ints.expectTx(f)} B`);
-        else if (ins.ints.bytes) res.push(`${ins.ints.bytes(f)} B`);
-        if (ins.ints.id) res.push(`id ${ins.ints.id(f)}`);
-        if (ins.ints.threads) res.push(`${ins.ints.threads(f)} threads`);
+        const res = resolvedOperands(program, ins, ag.frame);
         if (res.length) op += `  [${res.join(', ')}]`;
       }
       loc = ins?.loc;
@@ -255,6 +243,33 @@ export function replay(program: Program, schedule: readonly number[]): { final: 
 }
 
 /** The group kind a wait_group operation waits on, or null for any other operation. */
+/**
+ * The operands of `ins` in `f` as a trace prints them (barrier and buffer names, parity, bytes, id,
+ * threads). One whose expression faults is left out: the step evaluates it again and the machine
+ * reports the fault as the step's `arith` diagnostic ({@link tryInt}).
+ */
+function resolvedOperands(program: Program, ins: OpInstr, f: number[]): string[] {
+  const res: string[] = [];
+  const bk = ins.bar ? keyOf(ins.bar, f) : -1;
+  if (bk >= 0) res.push(program.barrierName(bk));
+  const fk = ins.buf ? keyOf(ins.buf, f) : -1;
+  if (fk >= 0) res.push(program.bufferName(fk));
+  if (ins.reads) for (const rd of ins.reads) {
+    const k = keyOf(rd, f);
+    if (k >= 0) res.push(program.bufferName(k));
+  }
+  const int = (fn: CompiledExpr | undefined, show: (v: number) => string) => {
+    const v = fn ? tryInt(fn, f) : undefined;
+    if (v !== undefined) res.push(show(v));
+  };
+  int(ins.ints.parity, (v) => `parity ${v}`);
+  if (ins.ints.expectTx) int(ins.ints.expectTx, (v) => `${v} B`);
+  else int(ins.ints.bytes, (v) => `${v} B`);
+  int(ins.ints.id, (v) => `id ${v}`);
+  int(ins.ints.threads, (v) => `${v} threads`);
+  return res;
+}
+
 function groupWaitKind(op: string): GroupNote['kind'] | null {
   return op === 'wgmma.wait_group' ? 'wgmma' : op === 'cp.async.bulk.wait_group' ? 'bulk.store' : op === 'cp.async.wait_group' ? 'cp.async' : null;
 }
@@ -264,11 +279,7 @@ function parkedWaitN(m: Machine, s: MachineState, a: number, kind: GroupNote['ki
   if (s.agents[a]!.status !== 'run') return null;
   const ins = m.nextOp(s, a);
   if (!ins || groupWaitKind(ins.op.op) !== kind || !ins.ints.n) return null;
-  try {
-    return ins.ints.n(s.agents[a]!.frame);
-  } catch {
-    return null;
-  }
+  return tryInt(ins.ints.n, s.agents[a]!.frame) ?? null;
 }
 
 /**
@@ -469,7 +480,7 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
     program, verdict, complete: r.complete, stoppedBy: r.stoppedBy, hazards, warnings,
     coverage: {
       states: r.states, transitions: r.transitions, depth: r.depth, peakFrontier: r.peakFrontier, memoryBytes: r.memory,
-      elapsedMs: r.elapsedMs, terminalStates: r.terminalOk, por: opts.por !== false, symmetryOn: opts.symmetry !== false,
+      elapsedMs: Date.now() - t0, terminalStates: r.terminalOk, por: opts.por !== false, symmetryOn: opts.symmetry !== false,
       symmetry: opts.symmetry === false ? [] : r.analysis.groups.map((g) => ({ role: program.agents[g.agents[0]!]!.roleName, cta: program.agents[g.agents[0]!]!.cta, agents: g.agents.length })),
     },
   };

@@ -124,11 +124,12 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
   const nBars = p.ctas * p.barriersPerCta;
   /** Whether some role executes barrier.cluster.arrive (else cluster rounds never change). */
   const usesCluster = p.roles.some((rc) => rc.code.some((ins) => ins.i === 'op' && ins.op.op === 'barrier.cluster.arrive'));
-  /** History slot of (agent, barrier key) at agent × nBars + key, or -1 (the analysis's `waitSlots`, flat). */
-  const waitSlot = new Int32Array(p.agents.length * nBars).fill(-1);
-  an.waitSlots.forEach((ws, a) => ws.forEach((slot, k) => {
-    if (k >= 0 && k < nBars) waitSlot[a * nBars + k] = slot;
-  }));
+  /**
+   * History slot of (agent, barrier key), or -1: the analysis's `waitSlots` as one flat table
+   * (agent × nBars + key) while that stays small, else looked up in them (a launch of 33,792 agents
+   * and 262,144 barriers would need 35 GB flat).
+   */
+  const slotOf = flatWaitSlots(an.waitSlots, p.agents.length, nBars);
   /** The consumer agent `a` belongs to: its role instance in its CTA (its warps are one consumer). */
   const consumerOf = (a: number) => { const g = p.agents[a]!; return `${g.role}:${g.instance}:${g.cta}`; };
   /** Agents that may wait on barrier key k (a history slot), per key; built once. */
@@ -158,7 +159,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
       othersCache.set(ck, others);
     }
     for (let i = 0; i < others.length; i++) {
-      const hv = h[waitSlot[others[i]! * nBars + bar]!]!;
+      const hv = h[slotOf(others[i]!, bar)]!;
       if (hv !== -2 && (hv >> 13) - 1 >= observed - 1) return true;
     }
     return false;
@@ -653,7 +654,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
         }
         case 'wait': {
           if (!e.pass) break;
-          const slot = waitSlot[e.agent * nBars + e.bar]!;
+          const slot = slotOf(e.agent, e.bar);
           if (slot < 0) break;
           const observed = e.phase - 1 - ((e.phase - 1 - e.parity) & 1);
           // History value: -2 (never passed), else ((observed + 1) << 13) | (pc << 1) | stale, where
@@ -829,7 +830,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
       const ins = m.nextOp(s, a);
       const cls = ins ? OPS[ins.opc]!.sync : null;
       if (cls === 'acquire' && allThreadAccess[p.agents[a]!.role]) {
-        const k = ins!.bar!(s.agents[a]!.frame);
+        const k = keyOf(ins!.bar!, s.agents[a]!.frame);
         const passed = events.some((ev) => ev.e === 'wait' && ev.pass && ev.agent === a);
         if (k >= 0 && passed) {
           const v = EG | EG_ELECT | EG_MB | k;
@@ -1546,4 +1547,20 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
     machine: m, analysis: an, hazards: order, complete: stoppedBy === null, stoppedBy, states: nStates, transitions, depth,
     peakFrontier, memory: Math.max(gov.peak, gov.memory()), elapsedMs: Date.now() - t0, parent, chainOff, chainData, terminalOk, intermediates,
   };
+}
+
+/** Cells of the flat (agent, barrier key) table of history slots at most (16 MiB of Int32). */
+const FLAT_WAIT_SLOTS = 1 << 22;
+
+/**
+ * The history slot of (agent `a`, barrier key `k`) from per-agent maps `waitSlots`, or -1: a flat
+ * Int32 table when `agents × nBars` is at most {@link FLAT_WAIT_SLOTS}, else the maps themselves.
+ */
+function flatWaitSlots(waitSlots: readonly Map<number, number>[], agents: number, nBars: number): (a: number, k: number) => number {
+  if (agents * nBars > FLAT_WAIT_SLOTS) return (a, k) => waitSlots[a]?.get(k) ?? -1;
+  const t = new Int32Array(agents * nBars).fill(-1);
+  waitSlots.forEach((ws, a) => ws.forEach((slot, k) => {
+    if (k >= 0 && k < nBars) t[a * nBars + k] = slot;
+  }));
+  return (a, k) => t[a * nBars + k]!;
 }

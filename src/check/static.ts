@@ -19,6 +19,7 @@
  * `pending_count`) or when an agent does not finish within a step bound.
  */
 import { EvalFault } from '../kernel/expr.js';
+import { maskRanks } from '../machine/cta-mask.js';
 import { Machine } from '../machine/machine.js';
 import { perThreads, type OpInstr, type Program } from '../machine/program.js';
 import type { SrcLoc } from '../kernel/ir.js';
@@ -109,10 +110,10 @@ function soloUnguarded(p: Program, a: number, frame0: number[], pc0: number, out
         if (k < 0) break;
         const targets: number[] = [];
         if (op.ints.multicast) {
-          const mask = op.ints.multicast(f);
-          const base = info.cluster * p.clusterSize;
-          const rank = Math.floor(k / p.barriersPerCta) - base;
-          for (let r = 0; r < p.clusterSize; r++) if (mask & (1 << r)) targets.push(k + (r - rank) * p.barriersPerCta);
+          const sel = maskRanks(op.ints.multicast(f), p.clusterSize);
+          if (!Array.isArray(sel)) return false; // the machine stops the agent here
+          const rank = Math.floor(k / p.barriersPerCta) - info.cluster * p.clusterSize;
+          for (const r of sel) targets.push(k + (r - rank) * p.barriersPerCta);
         } else targets.push(k);
         for (const t of targets) {
           out.used.add(t);
@@ -135,10 +136,10 @@ function soloUnguarded(p: Program, a: number, frame0: number[], pc0: number, out
         if (k < 0) break;
         out.used.add(k);
         if (op.ints.multicast) {
-          const mask = op.ints.multicast(f);
-          const base = info.cluster * p.clusterSize;
-          const rank = Math.floor(k / p.barriersPerCta) - base;
-          for (let r = 0; r < p.clusterSize; r++) if (mask & (1 << r)) out.used.add(k + (r - rank) * p.barriersPerCta);
+          const sel = maskRanks(op.ints.multicast(f), p.clusterSize);
+          if (!Array.isArray(sel)) return false; // the machine stops the agent here
+          const rank = Math.floor(k / p.barriersPerCta) - info.cluster * p.clusterSize;
+          for (const r of sel) out.used.add(k + (r - rank) * p.barriersPerCta);
         }
         break;
       }

@@ -10,7 +10,7 @@ import { inputProblem } from './input.js';
 import { paintFor, timeLeft, usageText, type IO, type Verb } from './io.js';
 import { JsonStream } from './json-stream.js';
 import { instantiateOrExplain, loadKernel, parseSet, UsageError } from './load.js';
-import { interruptOutputs, outputMode, refuseInput, sameFile, WriteInterrupted, writeOutput } from './output.js';
+import { interruptOutputs, outputMode, refuseInput, refuseStdout, sameFile, WriteInterrupted, writeOutput } from './output.js';
 import { packageInfo } from './package-info.js';
 
 /** The most `--sweep` ranges one check takes (a kernel has fewer parameters than this). */
@@ -34,6 +34,10 @@ function checkOutputs(o: CheckOpts, kernelFile: string | undefined): void {
     if (file.trim() === '') throw new UsageError(`${flag} needs a file name`);
     outputMode(file);
     refuseInput(file, kernelFile);
+    refuseStdout(flag, file, !o.quiet);
+  }
+  if (o.sarif !== undefined && o.trace !== undefined && outputMode(o.sarif) === 'stdout' && outputMode(o.trace) === 'stdout') {
+    throw new UsageError(`--sarif and --trace both name the standard output: give each its own file`);
   }
 }
 

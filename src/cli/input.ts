@@ -10,6 +10,7 @@ import { constants } from 'node:fs';
 import { H200, mergeTiming, TimingError, type Timing } from '../sim/timing.js';
 import { echo } from './args.js';
 import { UsageError } from './errors.js';
+import { duplicateKey } from './json-keys.js';
 
 /** What a path is, in words (for "X is a character device"). */
 export function fileKind(st: Stats): string {
@@ -103,6 +104,8 @@ export function loadTiming(path: string | undefined): Timing {
   } catch (err) {
     throw new UsageError(`${echo(path)}: not valid JSON: ${echo((err as Error).message)}`);
   }
+  const dup = duplicateKey(text);
+  if (dup) throw new UsageError(`${echo(path)}:${dup.line}:${dup.col}: "${echo(dup.key)}" is given twice (first on line ${dup.firstLine}); give each setting once`);
   try {
     // The names a file may set are H200's own keys (not `toString` or `__proto__`).
     return mergeTiming(Object.assign(Object.create(null) as Timing, H200), json);

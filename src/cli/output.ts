@@ -344,6 +344,16 @@ export function refuseInput(path: string, input: string | undefined): void {
   if (a.dev === b.dev && a.ino === b.ino) throw new OutputError(`cannot write ${path}: it is the kernel file being checked (${input}); choose another output path`);
 }
 
+/**
+ * Refuses output `path` of `flag` when it is the process's stdout (`-`, /dev/stdout,
+ * /proc/self/fd/1, or any path to what fd 1 is) while the verb writes its report there too: two
+ * documents concatenated on one stream are neither. Throws {@link OutputError}.
+ */
+export function refuseStdout(flag: string, path: string, reportOnStdout: boolean): void {
+  if (!reportOnStdout || outputMode(path) !== 'stdout') return;
+  throw new OutputError(`${flag} ${path} is the standard output, where the report is written: give ${flag} a file of its own (or --quiet to print no report)`);
+}
+
 /** Where `p` leads: its real path, or a dangling link's target, or `p` resolved. */
 function linkTarget(p: string): string {
   try {

@@ -17,7 +17,7 @@ import { fifoWait, outputBudget } from './budget.js';
 import { loadTiming } from './input.js';
 import { timeLeft, type IO, type Verb } from './io.js';
 import { instantiateOrExplain, loadKernel, parseSet, UsageError } from './load.js';
-import { outputMode, refuseInput, writeOutput } from './output.js';
+import { refuseInput, refuseStdout, writeOutput } from './output.js';
 import { printRunText, writeRunJson, type RunReport } from './run-report.js';
 
 /** Share of `run --max-memory` the simulation's records may fill (the report built from them needs the rest). */
@@ -69,7 +69,7 @@ interface RunPlan {
 
 async function planRun(target: string, o: RunOpts): Promise<RunPlan> {
   if (o.trace !== undefined && o.trace.trim() === '') throw new UsageError('--trace needs a file name');
-  if (o.trace !== undefined) outputMode(o.trace);
+  if (o.trace !== undefined) refuseStdout('--trace', o.trace, true); // the report always goes to stdout
   const loaded = await loadKernel(target);
   if (o.trace !== undefined) refuseInput(o.trace, loaded.kernel.file);
   const program = instantiateOrExplain(loaded.kernel, o.set, loaded.origin);

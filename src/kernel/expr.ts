@@ -10,7 +10,7 @@
  * is a left-deep tree as deep as it is long): only parentheses and precedence levels nest the
  * recursion, and the sketch language bounds those.
  */
-import { applyBin, bitwise, div, MAX_EXACT, overflow, parseInteger, rem, shl, shr, unary } from './arith.js';
+import { applyBin, bitwise, div, EvalFault, MAX_EXACT, overflow, parseInteger, rem, shl, shr, unary } from './arith.js';
 import type { BinOp, Expr, SrcLoc } from './ir.js';
 
 export { applyBin, EvalFault, nonZeroStep } from './arith.js';
@@ -133,6 +133,22 @@ function chainLength(e: Expr, max: number): number {
   let n = 0;
   for (let x = e; x.k === 'bin' && n <= max; x = x.a) n++;
   return n;
+}
+
+/**
+ * The value of compiled expression `fn` in `frame`, or `undefined` when its arithmetic faults
+ * ({@link EvalFault}: division by zero, a shift count outside 0..63, a value past ±(2^53 − 1)).
+ * The rule of every evaluation outside an agent's own step (trace text, timing, analyses): a
+ * fault there is not the evaluator's error; the step that evaluates the same expression reports it.
+ * Anything else thrown is rethrown.
+ */
+export function tryInt(fn: CompiledExpr, frame: Int32Array | number[]): number | undefined {
+  try {
+    return fn(frame);
+  } catch (err) {
+    if (err instanceof EvalFault) return undefined;
+    throw err;
+  }
 }
 
 /**

@@ -308,6 +308,8 @@ export interface RoleDecl {
   threads?: number;
   per: Per;
   instances?: Expr;
+  /** Where `instances` is written (its value's span), for messages about it. */
+  instancesLoc?: SrcLoc;
   /** Predicate over `cta` choosing where the role runs; absent: every CTA. */
   where?: Expr;
   body: Stmt[];

@@ -10,6 +10,7 @@ import { evalExpr, foldExpr, showExpr } from '../kernel/expr.js';
 import type {
   Arch, BarRef, BarrierDecl, BinOp, BufRef, BufferDecl, Expr, Kernel, MmaShape, Op, ParamDecl, Per, RoleDecl, SrcLoc, Stmt,
 } from '../kernel/ir.js';
+import { maskRanks } from '../machine/cta-mask.js';
 import { MAX_COUNT } from '../model/mbarrier.js';
 import { didYouMean, SKETCH_CODES, type SketchCode, type SketchDiagnostic } from './diagnostics.js';
 import { LIMITS, StopLowering } from './limits.js';
@@ -360,7 +361,7 @@ export function lower(
 
   // ---- parameters
   const params: ParamDecl[] = [];
-  const paramValues: Record<string, number> = {};
+  const paramValues: Record<string, number> = Object.create(null) as Record<string, number>;
   for (const n of paramNodes) {
     const id = tok(n, 'Ident');
     if (!id) continue;
@@ -392,7 +393,7 @@ export function lower(
   /** The value with the parameters' defaults; a fault is reported at `span` (when given) as E-arith. */
   const evalDefault = (e: Expr | undefined, extra: Record<string, number> = {}, span?: Span): number | undefined => {
     if (!e) return undefined;
-    const r = tryEval(e, (n) => extra[n] ?? paramValues[n]);
+    const r = tryEval(e, (n) => (Object.hasOwn(extra, n) ? extra[n] : Object.hasOwn(paramValues, n) ? paramValues[n] : undefined));
     if (r && 'fault' in r) {
       if (span) err(SKETCH_CODES.arith, r.fault, arithHint(r.fault), span);
       return undefined;
@@ -588,6 +589,13 @@ export function lower(
     const inst = opts.get('instances');
     const instances = inst ? exprOption(inst, staticScope(`the instances of role ${id.image}`)) : undefined;
     if (inst && !instances) ok = false;
+    if (inst && instances) {
+      const v = evalDefault(instances, {}, inst.value!.span);
+      if (v !== undefined && v < 0) {
+        err(SKETCH_CODES.optionValue, `role ${id.image} has instances=${v}; the number of instances cannot be negative`, 'give instances=N with N ≥ 0 (0: the role does not run)', inst.value!.span);
+        ok = false;
+      }
+    }
     const wh = opts.get('where');
     let where = wh ? exprOption(wh, staticScope(`the where-condition of role ${id.image}`, ['cta', 'ncta', 'clusterid'])) : undefined;
     if (wh && !where) ok = false;
@@ -608,7 +616,10 @@ export function lower(
     if (!ok || !body) continue;
     const r: RoleDecl = { name: id.image, warps, per, body, loc: loc(head) };
     if (threads !== undefined) r.threads = threads;
-    if (instances) r.instances = instances;
+    if (instances) {
+      r.instances = instances;
+      r.instancesLoc = loc(inst!.value!.span);
+    }
     if (where) r.where = where;
     roles.push(r);
   }
@@ -978,6 +989,13 @@ export function lower(
           const e = exprOption(o, scope);
           if (e) args[o.key as 'multicast' | 'chunks'] = e;
           else bad = true;
+          // A mask known from the defaults that selects no CTA of the cluster (cta-mask.ts).
+          const mv = e && o.key === 'multicast' && clusterDefault !== undefined ? evalDefault(e, sizeEnv) : undefined;
+          const sel = mv !== undefined ? maskRanks(mv, clusterDefault!) : undefined;
+          if (sel && !Array.isArray(sel)) {
+            err(SKETCH_CODES.optionValue, `${sel.problem}: ${spec.name} would deliver to no CTA`, `set the bits of the destination CTA ranks (0..${clusterDefault! - 1}): multicast=${(1 << clusterDefault!) - 1} is every CTA of the cluster`, o.value?.span ?? o.span);
+            bad = true;
+          }
         }
       }
       for (const r of spec.required ?? []) {

@@ -310,7 +310,7 @@ const BY_NAME = new Map(OPS.map((o) => [o.name, o]));
 
 /** The operation spelled `mnemonic` (canonical, alias, or an instruction with PTX qualifiers), or undefined. */
 export function findOp(mnemonic: string): OpSpec | undefined {
-  return BY_NAME.get(mnemonic) ?? BY_NAME.get(ALIASES[mnemonic] ?? '') ?? parseQualifiers(mnemonic)?.spec ?? tcgen05Spelling(mnemonic);
+  return BY_NAME.get(mnemonic) ?? BY_NAME.get(Object.hasOwn(ALIASES, mnemonic) ? ALIASES[mnemonic]! : '') ?? parseQualifiers(mnemonic)?.spec ?? tcgen05Spelling(mnemonic);
 }
 
 /**

@@ -85,7 +85,7 @@ export function hoverAt(text: string, pos: Position, index: SymbolIndex = indexS
   if (w.type === 'op') md = opHover(w.text);
   else {
     const def = definitionOf(index, w);
-    md = def ? nameHover(def) : BUILTINS[w.text] ?? null;
+    md = def ? nameHover(def) : (Object.hasOwn(BUILTINS, w.text) ? BUILTINS[w.text]! : null);
   }
   return md ? { contents: { kind: 'markdown', value: md }, range: rangeOf(w) } : null;
 }

@@ -99,7 +99,7 @@ function arriveText(name: string): OpText {
 /** The PTX meaning of the operation named `canonical` (an {@link OpSpec} name), or undefined. */
 export function opText(canonical: string): OpText | undefined {
   if (/^mbarrier\.arrive/.test(canonical)) return arriveText(canonical);
-  return TEXT[canonical];
+  return Object.hasOwn(TEXT, canonical) ? TEXT[canonical] : undefined;
 }
 
 /** The operation written as `mnemonic` (any accepted spelling) with its PTX meaning, or undefined for an unknown mnemonic. */

@@ -76,10 +76,15 @@ const CAPABILITIES: InitializeResult['capabilities'] = {
 
 const positive = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v > 0;
 
+/** Quiet time (ms) after a change before the document is parsed: a burst of changes costs one parse. */
+export const PARSE_DEBOUNCE_MS = 50;
+
 /** The open documents, their parses and the checks scheduled for them, publishing on `conn`. */
 class Sketches {
   readonly docs = new TextDocuments(TextDocument);
   private readonly state = new Map<string, DocState>();
+  /** Parses waiting for the end of a burst of changes, by document. */
+  private readonly parsing = new Map<string, ReturnType<typeof setTimeout>>();
   readonly thread: CheckThread;
   bounds: HazardBounds;
   /** Pause before a check while typing (ms); null: check only on open and save. */
@@ -141,8 +146,28 @@ class Sketches {
     void this.conn.sendDiagnostics({ uri, version, diagnostics });
   }
 
+  /**
+   * Parses the document {@link PARSE_DEBOUNCE_MS} after the last of a burst of changes, its
+   * latest version only (a ~1 MB sketch parses in seconds: a parse per keystroke would queue them
+   * all); then schedules its check after the typing pause.
+   */
+  analyzeSoon(uri: string): void {
+    const t = this.parsing.get(uri);
+    if (t) clearTimeout(t);
+    this.parsing.set(uri, setTimeout(() => {
+      this.parsing.delete(uri);
+      const doc = this.docs.get(uri);
+      if (!doc || this.analyzed(uri, doc.version)) return;
+      this.analyze(doc);
+      if (this.delay !== null) this.schedule(uri, this.delay);
+    }, PARSE_DEBOUNCE_MS));
+  }
+
   /** Forgets a closed document and clears its diagnostics. */
   close(uri: string): void {
+    const t = this.parsing.get(uri);
+    if (t) clearTimeout(t);
+    this.parsing.delete(uri);
     const s = this.state.get(uri);
     if (s?.timer) clearTimeout(s.timer);
     this.state.delete(uri);
@@ -163,8 +188,7 @@ class Sketches {
     });
     docs.onDidChangeContent((e) => {
       if (this.analyzed(e.document.uri, e.document.version)) return; // onDidOpen did the first version
-      this.analyze(e.document);
-      if (this.delay !== null) this.schedule(e.document.uri, this.delay);
+      this.analyzeSoon(e.document.uri);
     });
     docs.onDidSave((e) => {
       if (!this.analyzed(e.document.uri, e.document.version)) this.analyze(e.document);

@@ -27,6 +27,22 @@ export const MAX_SMEM_PER_CTA = 227 * 1024;
 export const MAX_TMEM_PER_CTA = 256 * 1024;
 /** Threads a CTA can have: 1024. */
 export const MAX_THREADS_PER_CTA = 1024;
+/**
+ * Most agents one program has: 32 per CTA of the largest launch (a warp of each of 32 warps in
+ * {@link MAX_CTAS} CTAs). A CTA may have more (1024 one-thread roles), the launch as a whole not:
+ * every agent is a record in every state the checker holds.
+ */
+export const MAX_AGENTS = MAX_CTAS * 32;
+/**
+ * Most mbarriers one program has over all its CTAs: 2^18 (each is an object of every state). A
+ * CTA's own are bounded by shared memory (8 bytes each, {@link MAX_SMEM_PER_CTA}).
+ */
+export const MAX_BARRIERS = 1 << 18;
+/**
+ * Most buffer keys one program has over all its CTAs (declared elements and the byte ranges
+ * accessed, views.ts): 2^22; the checker keeps tables indexed by them.
+ */
+export const MAX_BUFFER_KEYS = 1 << 22;
 
 /** Frame slots of the builtins every program can read. */
 export const BUILTINS = ['cta', 'instance', 'ncta', 'clusterid', 'nthreads', 'nwarps', 'warp', 'warpgroup'] as const;
@@ -240,7 +256,8 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
   if (!kernel || typeof kernel !== 'object' || !Array.isArray(kernel.params) || !Array.isArray(kernel.roles)) {
     throw new TypeError(`instantiate: expected a Kernel (from parseSketch or the builder), got ${kernel === null ? 'null' : Array.isArray(kernel) ? 'an array' : typeof kernel}`);
   }
-  const params: Record<string, number> = {};
+  // Null-prototype maps keyed by the kernel's names: `constructor` or `__proto__` are names like any other.
+  const params: Record<string, number> = Object.create(null) as Record<string, number>;
   for (const p of kernel.params) params[p.name] = p.value;
   for (const [n, v] of Object.entries(overrides)) {
     if (!Object.hasOwn(params, n)) {
@@ -257,8 +274,11 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
   if (clusterSize < 1 || clusterSize > 16) throw new KernelError(`cluster size ${clusterSize} is outside 1..16`, kernel.loc, 'cluster-size');
   const grid = kernel.grid ? evalStatic(kernel.grid, params, 'grid') : 1;
   if (grid < 1) throw new KernelError(`grid ${grid} must be at least 1`, kernel.loc, 'grid');
+  if (clusterSize * grid > MAX_CTAS) throw new KernelError(`the launch has ${(clusterSize * grid).toLocaleString('en-US')} CTAs; mbsim simulates at most ${MAX_CTAS} (8 per SM of an H200) at once`, kernel.loc, 'grid');
+  // Before anything is allocated per thread, warp or instance: the threads of every CTA.
+  checkThreadsPerCta(kernel, params, clusterSize, grid);
   // Sizes and counts may also read the cluster size.
-  const sizeEnv: Record<string, number> = { ...params, ncta: clusterSize };
+  const sizeEnv: Record<string, number> = Object.assign(Object.create(null) as Record<string, number>, params, { ncta: clusterSize });
 
   const barriers: BarrierInfo[] = [];
   let off = 0;
@@ -314,7 +334,6 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
   const barByName = new Map(barriers.map((b) => [b.name, b]));
   const bufByName = new Map(buffers.map((b) => [b.name, b]));
   const ctas = clusterSize * grid;
-  if (ctas > MAX_CTAS) throw new KernelError(`the launch has ${ctas} CTAs; mbsim simulates at most ${MAX_CTAS} (8 per SM of an H200) at once`, kernel.loc, 'grid');
   // Per-CTA resources of Hopper / Blackwell (CUDA C++ Programming Guide, compute capability 9.0 / 10.0).
   const smemBytes = storageBytes(buffers, 'smem', clusterSize) + barriersPerCta * 8;
   if (smemBytes > MAX_SMEM_PER_CTA) {
@@ -325,6 +344,16 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
   const tmemBytes = storageBytes(buffers.map((b) => (b.space === 'tmem' && b.cols !== undefined ? { ...b, bytes: 0 } : b)), 'tmem', clusterSize);
   if (tmemBytes > MAX_TMEM_PER_CTA) {
     throw new KernelError(`tensor memory per CTA is ${tmemBytes.toLocaleString('en-US')} bytes; an SM has ${MAX_TMEM_PER_CTA.toLocaleString('en-US')} (128 lanes × 512 columns × 4 bytes)`, buffers.find((b) => b.space === 'tmem')?.loc ?? kernel.loc, 'tmem-size');
+  }
+
+  if (barriersPerCta * ctas > MAX_BARRIERS) {
+    const big = [...barriers].sort((x, y) => y.length - x.length)[0]!;
+    throw new KernelError(`the launch has ${(barriersPerCta * ctas).toLocaleString('en-US')} mbarriers (${barriersPerCta.toLocaleString('en-US')} per CTA × ${ctas} CTAs); mbsim simulates at most ${MAX_BARRIERS.toLocaleString('en-US')} (largest array: ${big.name}[${big.length.toLocaleString('en-US')}])`, big.loc ?? kernel.loc, 'size');
+  }
+
+  if (buffersPerCta * ctas > MAX_BUFFER_KEYS) {
+    const big = [...buffers].sort((x, y) => y.length - x.length)[0];
+    throw new KernelError(`the launch has ${(buffersPerCta * ctas).toLocaleString('en-US')} buffer elements and byte ranges (${buffersPerCta.toLocaleString('en-US')} per CTA × ${ctas} CTAs); mbsim simulates at most ${MAX_BUFFER_KEYS.toLocaleString('en-US')}${big ? ` (largest array: ${big.name}[${big.length.toLocaleString('en-US')}])` : ''}`, big?.loc ?? kernel.loc, 'size');
   }
 
   const uids = { next: 0 };
@@ -338,17 +367,11 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
       const cta = cl * clusterSize + rank;
       roles.forEach((rc, ri) => {
         const r = rc.decl;
-        const env = (n: string) => (n === 'cta' ? rank : n === 'ncta' ? clusterSize : n === 'clusterid' ? cl : params[n]);
-        if (r.where) {
-          let ok: number;
-          try {
-            ok = evalExpr(r.where, env);
-          } catch (err) {
-            throw new KernelError(`role ${r.name}: where-condition: ${(err as Error).message}`, r.loc, err instanceof EvalFault ? 'arith' : 'static-expr');
-          }
-          if (!ok) return;
+        const inst = instancesIn(r, params, clusterSize, cl, rank);
+        const adding = inst * (rc.split ? Math.ceil(rc.threads / 32) : 1);
+        if (agents.length + adding > MAX_AGENTS) {
+          throw new KernelError(`the launch has more than ${MAX_AGENTS.toLocaleString('en-US')} agents (warps, or roles that run as one agent) over its ${ctas} CTAs; mbsim simulates at most ${MAX_AGENTS.toLocaleString('en-US')} (32 per CTA of ${MAX_CTAS} CTAs); role ${r.name} alone has ${adding.toLocaleString('en-US')} in CTA ${cta}`, r.instancesLoc ?? r.loc ?? kernel.loc, 'size');
         }
-        const inst = r.instances ? evalStatic(r.instances, params, `instances of role ${r.name}`, r.loc) : 1;
         for (let i = 0; i < inst; i++) {
           const ctaTag = clusterSize > 1 || grid > 1 ? `@c${grid > 1 ? cta : rank}` : '';
           const instTag = inst > 1 ? `[${i}]` : '';
@@ -370,12 +393,6 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
           }
         }
       });
-    }
-  }
-  for (let cta = 0; cta < Math.min(ctas, clusterSize); cta++) {
-    const threads = agents.filter((a) => a.cta === cta).reduce((n, a) => n + a.threads, 0);
-    if (threads > MAX_THREADS_PER_CTA) {
-      throw new KernelError(`CTA ${cta} has ${threads} threads; a CTA can have at most ${MAX_THREADS_PER_CTA} (32 warps)`, kernel.roles[0]?.loc ?? kernel.loc, 'threads');
     }
   }
   if (agents.length === 0) throw new KernelError('the kernel has no roles to run (no role, or every role\'s where-condition is false)', kernel.roles[0]?.loc ?? kernel.loc, 'no-roles');
@@ -418,6 +435,57 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
       return `${info.scalar ? info.name : `${info.name}[${index}]`}${v ? `[${v.off}:${v.off + v.len}]` : ''}${ctaTag(cta)}`;
     },
   };
+}
+
+/**
+ * Instances of role `r` in CTA `rank` of cluster `cl`: its `instances` (default 1), or 0 where its
+ * where-condition is false. Throws {@link KernelError} for a fault in either or a negative count.
+ */
+function instancesIn(r: RoleDecl, params: Record<string, number>, clusterSize: number, cl: number, rank: number): number {
+  if (r.where) {
+    const env = (n: string) => (n === 'cta' ? rank : n === 'ncta' ? clusterSize : n === 'clusterid' ? cl : Object.hasOwn(params, n) ? params[n] : undefined);
+    let ok: number;
+    try {
+      ok = evalExpr(r.where, env);
+    } catch (err) {
+      throw new KernelError(`role ${r.name}: where-condition: ${(err as Error).message}`, r.loc, err instanceof EvalFault ? 'arith' : 'static-expr');
+    }
+    if (!ok) return 0;
+  }
+  if (!r.instances) return 1;
+  const at = r.instancesLoc ?? r.loc;
+  const inst = evalStatic(r.instances, params, `instances of role ${r.name}`, at);
+  if (inst < 0) throw new KernelError(`role ${r.name} has instances=${inst}; the number of instances cannot be negative`, at, 'size');
+  return inst;
+}
+
+/**
+ * Refuses a launch whose CTA has more than {@link MAX_THREADS_PER_CTA} threads (CUDA C++
+ * Programming Guide, compute capability 9.0 / 10.0), from the roles' declarations alone: instances
+ * × threads of every role in every CTA, before one agent is laid out (a role of 10^8 instances must
+ * be a message, not 10^8 agents). Names the role contributing most, at its `instances=`.
+ */
+function checkThreadsPerCta(kernel: Kernel, params: Record<string, number>, clusterSize: number, grid: number): void {
+  for (let cl = 0; cl < grid; cl++) {
+    for (let rank = 0; rank < clusterSize; rank++) {
+      let threads = 0;
+      let big: { r: RoleDecl; inst: number; t: number } | undefined;
+      for (const r of kernel.roles) {
+        const inst = instancesIn(r, params, clusterSize, cl, rank);
+        const t = inst * (r.threads ?? r.warps * 32);
+        threads += t;
+        if (!big || t > big.t) big = { r, inst, t };
+      }
+      if (threads > MAX_THREADS_PER_CTA && big) {
+        const cta = cl * clusterSize + rank;
+        const per = big.r.threads ?? big.r.warps * 32;
+        const what = big.inst === 1 ? '' : ` (${big.inst.toLocaleString('en-US')} instances × ${per} threads)`;
+        throw new KernelError(
+          `CTA ${cta} has ${threads.toLocaleString('en-US')} threads; a CTA can have at most ${MAX_THREADS_PER_CTA} (32 warps); role ${big.r.name} has ${big.t.toLocaleString('en-US')}${what}`,
+          big.inst === 1 ? big.r.loc ?? kernel.loc : big.r.instancesLoc ?? big.r.loc ?? kernel.loc, 'threads');
+      }
+    }
+  }
 }
 
 function compileRole(

@@ -14,6 +14,7 @@
  */
 import { evalExpr } from '../kernel/expr.js';
 import type { BarRef, Expr } from '../kernel/ir.js';
+import { maskRanks } from './cta-mask.js';
 import type { MachineState } from './machine.js';
 import { BUILTINS, perThreads, type Instr, type OpInstr, type Program } from './program.js';
 
@@ -52,14 +53,17 @@ export function remainingSignals(p: Program, s: MachineState, a: number): Reach 
   return solo(p, a, ag.frame, ag.pc) ?? graph(p, a, ag.frame, ag.pc);
 }
 
-/** Destination barrier keys of a copy or commit at `key` with multicast `mask` (-1: none), as the machine sends them. */
-function targets(p: Program, a: number, key: number, mask: number): number[] {
-  if (mask < 0) return [key];
-  const base = p.agents[a]!.cluster * p.clusterSize;
-  const rank = Math.floor(key / p.barriersPerCta) - base;
-  const out: number[] = [];
-  for (let r = 0; r < p.clusterSize; r++) if (mask & (1 << r)) out.push(key + (r - rank) * p.barriersPerCta);
-  return out;
+/**
+ * Destination barrier keys of a copy or commit at `key` with multicast `mask` (undefined: no
+ * `multicast=`, the unicast form), as the machine sends them (cta-mask.ts); none for a mask that
+ * selects no CTA (the machine stops the agent there).
+ */
+function targets(p: Program, a: number, key: number, mask: number | undefined): number[] {
+  if (mask === undefined) return [key];
+  const sel = maskRanks(mask, p.clusterSize);
+  if (!Array.isArray(sel)) return [];
+  const rank = Math.floor(key / p.barriersPerCta) - p.agents[a]!.cluster * p.clusterSize;
+  return sel.map((r) => key + (r - rank) * p.barriersPerCta);
 }
 
 function add(r: Reach, op: OpInstr, keys: number[], bytes = 0): void {
@@ -116,7 +120,7 @@ function solo(p: Program, a: number, frame: number[], pc0: number): Reach | null
       else if (o === 'barrier.cluster.arrive') r.cluster = true;
       else if (ins.bar) {
         const key = ins.bar(f);
-        const mask = (o === 'cp.async.bulk' || o === 'tcgen05.commit') && ins.ints.multicast ? ins.ints.multicast(f) : -1;
+        const mask = (o === 'cp.async.bulk' || o === 'tcgen05.commit') && ins.ints.multicast ? ins.ints.multicast(f) : undefined;
         const info = p.agents[a]!;
         const mult = perThreads(ins.per, info);
         const bytes = ins.ints.bytes ? ins.ints.bytes(f) : ins.ints.expectTx ? ins.ints.expectTx(f) : 0;

@@ -99,7 +99,7 @@ const MAX_TRIPS = 256;
 /** The values of `for v in range(from, to, step)` when its bounds read parameters only (at most {@link MAX_TRIPS}), else null. */
 function tripValues(st: Extract<Stmt, { s: 'for' }>, params: Record<string, number>): number[] | null {
   try {
-    const env = (n: string) => params[n];
+    const env = (n: string) => (Object.hasOwn(params, n) ? params[n] : undefined);
     const from = evalExpr(st.from, env);
     const to = evalExpr(st.to, env);
     const step = st.step ? evalExpr(st.step, env) : 1;
@@ -152,14 +152,14 @@ function staticValues(exprs: Expr[], r: RoleDecl, params: Record<string, number>
   for (const e of exprs) for (const n of exprNames(e)) names.add(n);
   const ranges: [string, number][] = [];
   const warps = r.warps;
-  const fixed: Record<string, number> = { ...params, ncta: clusterSize, nwarps: warps, nthreads: r.threads ?? warps * 32 };
+  const fixed: Record<string, number> = Object.assign(Object.create(null) as Record<string, number>, params, { ncta: clusterSize, nwarps: warps, nthreads: r.threads ?? warps * 32 });
   let inst = 1;
   if (r.instances) {
-    try { inst = evalExpr(r.instances, (n) => params[n]); } catch { return null; }
+    try { inst = evalExpr(r.instances, (n) => (Object.hasOwn(params, n) ? params[n] : undefined)); } catch { return null; }
   }
   const loopVals: [string, number[]][] = [];
   for (const n of names) {
-    if (n in params || n === 'ncta' || n === 'nwarps' || n === 'nthreads') continue;
+    if (Object.hasOwn(params, n) || n === 'ncta' || n === 'nwarps' || n === 'nthreads') continue;
     const lv = loops.get(n);
     if (lv) { loopVals.push([n, lv]); continue; }
     if (!STATIC_BUILTINS.has(n)) return null;
@@ -174,7 +174,7 @@ function staticValues(exprs: Expr[], r: RoleDecl, params: Record<string, number>
   for (const [n, l] of loopVals) ranges.push([n, l.length]);
   const lvOf = new Map(loopVals);
   const out: number[][] = [];
-  const env: Record<string, number> = { ...fixed };
+  const env: Record<string, number> = Object.assign(Object.create(null) as Record<string, number>, fixed);
   const rec = (k: number) => {
     if (k === ranges.length) {
       try { out.push(exprs.map((e) => evalExpr(e, (n) => env[n]))); } catch { /* faults at run time */ }

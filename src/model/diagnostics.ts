@@ -78,6 +78,8 @@ export const DIAG = {
   asyncStoreTarget: 'async-store-target',
   /** Two different aligned `bar.sync` (or `bar.arrive`) instructions of one role meeting in one named-barrier generation. */
   alignedBarrier: 'aligned-barrier',
+  /** A `multicast=` CTA mask (16 bits) of a bulk copy or `tcgen05.commit` that selects no CTA of the cluster. */
+  multicastMask: 'multicast-mask',
 } as const;
 
 /** One of the stable diagnostic codes in {@link DIAG}. */
@@ -213,6 +215,11 @@ export const H200_BEHAVIOUR: Record<DiagCode, { h200: string; trap: boolean; sev
   },
   'uninitialized-wait': {
     h200: 'no trap on a zero word: it reads as phase 0, so test_wait/try_wait.parity(1) return true and parity(0) false (try_wait after its ~7.8k-cycle timeout; a try_wait loop spins forever); a word holding 0xff.. or 0xa5.. traps (docs/HARDWARE.md, "Waits on a word that was never initialized"). Shared memory is not cleared at launch, so what a kernel sees depends on what the word held; the machine goes on as on the zero word',
+    trap: false,
+    severity: 'error',
+  },
+  'multicast-mask': {
+    h200: 'undefined: the ctaMask operand (.b16) names the destination CTAs of a multicast copy or commit by their bits (PTX ISA §9.7.9.25.4.1, §9.7.16.8.11); a mask of 0, or of ranks beyond the cluster only, names none, so no bytes and no arrive would land; not probed. The machine stops the agent',
     trap: false,
     severity: 'error',
   },

@@ -6,6 +6,7 @@
  * Every parameter can be overridden from JSON (`--timing FILE.json`) with {@link mergeTiming}.
  */
 
+import { tryInt } from '../kernel/expr.js';
 import type { OpName } from '../kernel/ir.js';
 import type { OpInstr } from '../machine/program.js';
 
@@ -224,7 +225,7 @@ export const PARAM_KINDS: Readonly<Partial<Record<keyof Timing, ParamKind>>> = {
 
 /** The kind of parameter `name` (see {@link PARAM_KINDS}). */
 export function paramKind(name: string): ParamKind {
-  return (PARAM_KINDS as Record<string, ParamKind>)[name] ?? 'cycles';
+  return Object.hasOwn(PARAM_KINDS, name) ? (PARAM_KINDS as Record<string, ParamKind>)[name]! : 'cycles';
 }
 
 const KIND_RULE: Record<ParamKind, { ok: (v: number) => boolean; what: string }> = {
@@ -356,7 +357,8 @@ export const ISSUE_COST = {
   'barrier.cluster.wait': () => 10,
   'ld.shared': ({ T }) => T.ldShared.value,
   'st.shared': ({ T }) => T.stShared.value,
-  'work': ({ ins, frame }) => Math.max(0, ins.ints.cycles!(frame)),
+  // A fault in the cycles costs nothing here: the step evaluates them and reports it (ops/smem.ts).
+  'work': ({ ins, frame }) => Math.max(0, tryInt(ins.ints.cycles!, frame) ?? 0),
   'exit': () => 0,
   // The asynchronous copy family (completion times: scheduleAsync in simulate.ts).
   'cp.async.commit_group': ({ T }) => T.issueWgmmaGroupOp.value,

@@ -10,6 +10,7 @@
  */
 import { diagnostic } from '../../model/mbarrier.js';
 import { DIAG } from '../../model/diagnostics.js';
+import { maskRanks } from '../cta-mask.js';
 import type { OpInstr } from '../program.js';
 import { nextCredit, pendingAsyncGroups, type AsyncOp, type MachineState, type StepOut } from '../state.js';
 import { signal } from './mbarrier.js';
@@ -31,22 +32,26 @@ function execCopy(m: OpCtx, s: MachineState, a: number, ins: OpInstr, out: StepO
     return m.fault(s, a, out, diagnostic(DIAG.bulkSize, `${ins.text}: ${bytes} bytes is not a positive multiple of 16`), loc, key), false;
   }
   const chunks = Math.max(1, Math.min(ins.ints.chunks ? ins.ints.chunks(f) : 1, bytes / 16));
-  const mask = ins.ints.multicast ? ins.ints.multicast(f) : -1;
   const clusterBase = info.cluster * p.clusterSize;
   const barRank = m.barCta(key) - clusterBase;
   const bufRank = m.bufCta(buf) - clusterBase;
-  if (mask < 0 && barRank !== bufRank) {
-    // Without multicast the mbarrier must be in the destination's CTA (PTX ISA §9.7.9.25.4.1,
-    // §9.7.9.27.1.2 with .cta_group::1): where the bytes would be credited is undefined.
-    return m.fault(s, a, out, diagnostic(DIAG.tmaBarrierCta,
-      `${ins.text}: its mbarrier ${p.barrierName(key)} is in CTA ${barRank} but its destination ${p.bufferName(buf)} is in CTA ${bufRank}; without multicast the mbarrier must be in the destination's CTA`, s.bars[key]), loc, key), false;
+  // Destination ranks: the buffer's, or (multicast) every rank the mask selects, in ascending order.
+  let ranks: readonly number[];
+  if (ins.ints.multicast) {
+    const sel = maskRanks(ins.ints.multicast(f), p.clusterSize);
+    if (!Array.isArray(sel)) return m.fault(s, a, out, diagnostic(DIAG.multicastMask, `${ins.text}: ${sel.problem}; the copy would deliver nothing`), loc, key), false;
+    ranks = sel;
+  } else {
+    if (barRank !== bufRank) {
+      // Without multicast the mbarrier must be in the destination's CTA (PTX ISA §9.7.9.25.4.1,
+      // §9.7.9.27.1.2 with .cta_group::1): where the bytes would be credited is undefined.
+      return m.fault(s, a, out, diagnostic(DIAG.tmaBarrierCta,
+        `${ins.text}: its mbarrier ${p.barrierName(key)} is in CTA ${barRank} but its destination ${p.bufferName(buf)} is in CTA ${bufRank}; without multicast the mbarrier must be in the destination's CTA`, s.bars[key]), loc, key), false;
+    }
+    ranks = [bufRank];
   }
-  // Destination ranks: the buffer's, or (multicast) every rank in the mask, in ascending order.
-  const r0 = mask < 0 ? bufRank : 0;
-  const r1 = mask < 0 ? bufRank + 1 : p.clusterSize;
   for (let j = 0; j < n; j++) {
-    for (let r = r0; r < r1; r++) {
-      if (mask >= 0 && !(mask & (1 << r))) continue;
+    for (const r of ranks) {
       // Multicast: data and complete_tx land at the same CTA-relative offsets in each destination (PTX ISA §9.7.9.25.4.1).
       const dBar = key + (r - barRank) * p.barriersPerCta;
       const dBuf = buf + (r - bufRank) * p.buffersPerCta;

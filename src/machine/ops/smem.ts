@@ -54,7 +54,16 @@ export const SMEM_OPS: readonly OpDef[] = [
     op: 'fence', family: F, por: 'local', sync: 'fence', timing: 'fence', exec: nothing,
     text: (op) => `fence.${op.sem}.${op.scope}`,
   } satisfies OpDef<'fence'>,
-  { op: 'work', family: F, por: 'local', sync: 'local', timing: 'work', exec: nothing, text: (op, t) => `work ${t.expr(op.cycles)}` } satisfies OpDef<'work'>,
+  {
+    // The cycles are evaluated here, in the agent's step: a fault in them (`work 12 / i` at i = 0)
+    // is the step's arith diagnostic for every driver, not only for the timing model that costs it.
+    op: 'work', family: F, por: 'local', sync: 'local', timing: 'work',
+    exec(_m, s, a, ins) {
+      ins.ints.cycles?.(s.agents[a]!.frame);
+      return true;
+    },
+    text: (op, t) => `work ${t.expr(op.cycles)}`,
+  } satisfies OpDef<'work'>,
   {
     op: 'exit', family: F, por: 'sync', sync: 'release', timing: 'exit',
     exec(m, s, a, ins, out) {

@@ -12,6 +12,9 @@
  * (pipelined with its MMAs, tracked by commit). Every TMEM access is checked against the
  * allocation state (`tmem.ts`).
  */
+import { diagnostic } from '../../model/mbarrier.js';
+import { DIAG } from '../../model/diagnostics.js';
+import { maskRanks } from '../cta-mask.js';
 import type { OpInstr } from '../program.js';
 import type { AsyncOp, MachineState, StepOut } from '../state.js';
 import { endAccesses } from './bulk.js';
@@ -59,11 +62,10 @@ function execCommit(m: OpCtx, s: MachineState, a: number, ins: OpInstr, out: Ste
   if (key < 0) return m.keyFault(s, a, out, ins, 'barrier'), false;
   let targets: number[] | null = null;
   if (ins.ints.multicast) {
-    const mask = ins.ints.multicast(f);
-    const base = p.agents[a]!.cluster * p.clusterSize;
-    const rank = m.barCta(key) - base;
-    targets = [];
-    for (let r = 0; r < p.clusterSize; r++) if (mask & (1 << r)) targets.push(key + (r - rank) * p.barriersPerCta);
+    const sel = maskRanks(ins.ints.multicast(f), p.clusterSize);
+    if (!Array.isArray(sel)) return m.fault(s, a, out, diagnostic(DIAG.multicastMask, `${ins.text}: ${sel.problem}; the commit would arrive on no barrier`), ins.loc, key), false;
+    const rank = m.barCta(key) - p.agents[a]!.cluster * p.clusterSize;
+    targets = sel.map((r) => key + (r - rank) * p.barriersPerCta);
   }
   m.newAsync(s, out, 'tc.commit', a, p.agents[a]!.cta, targets ? -1 : key, -1, null, 0, 0, 1, -1, 1, null, targets, ins.loc);
   return true;

@@ -12,7 +12,8 @@
  * other origin may frame it, `X-Frame-Options: DENY`, `X-Content-Type-Options: nosniff`.
  */
 import { createReadStream, existsSync, statSync } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { open, readFile, stat } from 'node:fs/promises';
+import { LIMITS } from '../../lang/limits.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { basename, dirname, extname, join, resolve, sep } from 'node:path';
@@ -122,6 +123,61 @@ export function defaultRoot(): string {
 /** The tag `startServer` adds to index.html when it serves a file: the page then fetches /mbsim-file.json. */
 export const FILE_META = '<meta name="mbsim-file" content="mbsim-file.json" />';
 
+/**
+ * Bytes of a sketch the server reads at most: what the CLI's loader reads (LIMITS.fileChars
+ * characters of at most 4 UTF-8 bytes each, and one more); a larger file is refused with 413.
+ */
+export const MAX_SKETCH_BYTES = LIMITS.fileChars * 4 + 4;
+
+/** What `/mbsim-file.json` answers: the status and its body. */
+interface SketchAnswer { status: 200 | 404 | 413; body: string }
+
+/**
+ * The answers of `/mbsim-file.json` for one file: read again only when its size, mtime or inode
+ * changed, one read at a time (concurrent requests share the read in progress), at most
+ * {@link MAX_SKETCH_BYTES}: 32 requests for a 100 MB file cost one stat each, not 32 reads.
+ */
+function sketchReader(): (file: string) => Promise<SketchAnswer> {
+  let cached: { key: string; answer: SketchAnswer } | null = null;
+  let reading: Promise<SketchAnswer> | null = null;
+  const read = async (file: string): Promise<SketchAnswer> => {
+    let st;
+    try {
+      st = await stat(file);
+    } catch {
+      return { status: 404, body: `cannot read ${basename(file)}` };
+    }
+    if (!st.isFile()) return { status: 404, body: `cannot read ${basename(file)}` };
+    const key = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
+    if (cached?.key === key) return cached.answer;
+    let answer: SketchAnswer;
+    if (st.size > MAX_SKETCH_BYTES) {
+      answer = { status: 413, body: `${basename(file)} has ${st.size.toLocaleString('en-US')} bytes; a sketch may have at most ${MAX_SKETCH_BYTES.toLocaleString('en-US')}` };
+    } else {
+      try {
+        const fh = await open(file, 'r');
+        try {
+          const buf = Buffer.alloc(MAX_SKETCH_BYTES + 1);
+          const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+          answer = bytesRead > MAX_SKETCH_BYTES
+            ? { status: 413, body: `${basename(file)} has more than ${MAX_SKETCH_BYTES.toLocaleString('en-US')} bytes, the most a sketch may have` }
+            : { status: 200, body: JSON.stringify({ name: basename(file), text: buf.subarray(0, bytesRead).toString('utf8') }) };
+        } finally {
+          await fh.close();
+        }
+      } catch {
+        return { status: 404, body: `cannot read ${basename(file)}` };
+      }
+    }
+    cached = { key, answer };
+    return answer;
+  };
+  return (file) => {
+    reading ??= read(file).finally(() => (reading = null));
+    return reading;
+  };
+}
+
 /** Starts the server; resolves once it listens. Rejects if the root has no index.html or the port is taken. */
 export async function startServer(opts: ServeOptions = {}): Promise<RunningServer> {
   const root = resolve(opts.root ?? defaultRoot());
@@ -140,6 +196,8 @@ export async function startServer(opts: ServeOptions = {}): Promise<RunningServe
     'Cache-Control': 'no-cache',
     ...extra,
   });
+
+  const sketchBody = sketchReader();
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     if (!isLoopbackHost(req.headers.host, port, host) || !isLoopbackHost(targetAuthority(req.url), port, host)) {
@@ -166,17 +224,15 @@ export async function startServer(opts: ServeOptions = {}): Promise<RunningServe
         res.end('no file');
         return;
       }
-      try {
-        if (!(await stat(file)).isFile()) throw new Error('not a file');
-        const text = await readFile(file, 'utf8');
-        const body = JSON.stringify({ name: basename(file), text });
-        res.writeHead(200, headers(TYPES['.json']!));
-        res.end(req.method === 'HEAD' ? undefined : body);
-      } catch {
-        // Gone or no longer a file: as if none was given (the app opens its default example).
-        res.writeHead(404, headers('text/plain; charset=utf-8'));
-        res.end(`cannot read ${basename(file)}`);
+      const got = await sketchBody(file);
+      if (got.status !== 200) {
+        // Gone or no longer a file (404: the app opens its default example), or too large (413).
+        res.writeHead(got.status, headers('text/plain; charset=utf-8'));
+        res.end(got.body);
+        return;
       }
+      res.writeHead(200, headers(TYPES['.json']!));
+      res.end(req.method === 'HEAD' ? undefined : got.body);
       return;
     }
     if (path.endsWith('/')) path += 'index.html';
