@@ -328,9 +328,12 @@ export function analyse(p: Program): Analysis {
   // Under proxy tracking the order of a generic access and the issue of an async-proxy operation
   // on the same buffers (or a proxy fence) decides the missing-fence findings: such issues and the
   // fences are explored in every order (sync), not taken alone (docs/CHECK.md, "Partial-order reduction").
+  // By allocation, as above: an alias's generic read and a copy into its target are such a pair.
+  const crossAlloc = new Set([...genericAlloc].filter((al) => asyncAlloc.has(al)));
+  const allocOf = new Map(p.buffers.map((b) => [b.name, b.alloc]));
   if (trackProxy) p.roles.forEach((rc, r) => rc.code.forEach((ins, pc) => {
     if (ins.i !== 'op' || por[r]![pc] === 'sync') return;
-    if (ins.op.op === 'fence.proxy.async' || refNames(ins.op).some((n) => genericArr.has(n) && asyncArr.has(n))) por[r]![pc] = 'sync';
+    if (ins.op.op === 'fence.proxy.async' || refNames(ins.op).some((n) => crossAlloc.has(allocOf.get(n) ?? -1))) por[r]![pc] = 'sync';
   }));
   const tmemManaged = p.tmemCols.length > 0;
   if (tmemManaged) p.roles.forEach((rc, r) => rc.code.forEach((ins, pc) => {
