@@ -53,9 +53,10 @@ export function groupNoteText(g: GroupNote): string {
   return `${head} (> ${g.waitN}: ${g.agent}'s wait_group ${g.waitN} still waits)`;
 }
 
-/** `line 21`, `lines 21 and 31`, `lines 12, 21 and 31` (files other than the kernel's are named). */
+/** `line 21`, `lines 21 and 31`, `lines 12, 21 and 31` (the files are named only when the lines are in several). */
 function linesText(ls: readonly Hazard['locations'][number][]): string {
-  const t = [...new Set(ls.map((l) => (l.file ? locText(l) : String(l.line))))];
+  const oneFile = new Set(ls.map((l) => l.file ?? '')).size <= 1;
+  const t = [...new Set(ls.map((l) => (l.file && !oneFile ? locText(l) : String(l.line))))];
   return t.length === 1 ? `line ${t[0]}` : `lines ${t.slice(0, -1).join(', ')} and ${t[t.length - 1]}`;
 }
 
