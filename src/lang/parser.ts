@@ -7,7 +7,7 @@ import { CstParser, type CstNode, type IParserErrorMessageProvider, type IToken,
 import {
   ALL_TOKENS, Assign, At, BinOp, Colon, Comma, Dedent, describeToken, Ident,
   Indent, Int, KwBarrier, KwElect, KwElif, KwElse, KwFor, KwIf, KwIn, KwKernel, KwParam, KwPass, KwRange, KwRole,
-  KwSmem, KwTmem, LBracket, LParen, Mnemonic, Newline, PrefixOp, RBracket, RParen, Shape,
+  KwSmem, KwTmem, KwGmem, LBracket, LParen, Mnemonic, Newline, PrefixOp, RBracket, RParen, Shape,
   StringLit,
 } from './lexer.js';
 import { LIMITS } from './limits.js';
@@ -24,7 +24,7 @@ function label(t: TokenType): string {
 }
 
 const RULE_WHAT: Record<string, string> = {
-  topItem: 'a declaration (kernel, param, barrier, smem, tmem, role)',
+  topItem: 'a declaration (kernel, param, barrier, smem, tmem, gmem, role)',
   stmt: 'a statement',
   simpleStmt: 'a statement',
   primary: 'an expression',
@@ -32,7 +32,7 @@ const RULE_WHAT: Record<string, string> = {
   optValue: 'a value',
   opArg: 'an operand',
   assignValue: 'an expression or an operation',
-  bufferDecl: "'smem' or 'tmem'",
+  bufferDecl: "'smem', 'tmem' or 'gmem'",
 };
 
 const RULE_HINT: Record<string, string> = {
@@ -147,7 +147,7 @@ class SketchParser extends CstParser {
       this.CONSUME(Newline);
     });
     this.RULE('bufferDecl', () => {
-      this.OR([{ ALT: () => this.CONSUME(KwSmem) }, { ALT: () => this.CONSUME(KwTmem) }]);
+      this.OR([{ ALT: () => this.CONSUME(KwSmem) }, { ALT: () => this.CONSUME(KwTmem) }, { ALT: () => this.CONSUME(KwGmem) }]);
       this.CONSUME(Ident);
       this.OPTION(() => this.SUBRULE(r('arrayLen')));
       this.MANY(() => this.SUBRULE(r('declOption')));
