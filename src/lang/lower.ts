@@ -555,6 +555,16 @@ export function lower(
           if (step) s.step = step;
           return [s];
         }
+        case 'chooseStmt': {
+          // `choose v in range(A, B)`: every value A .. B - 1 (range(B): 0 .. B - 1), IR bounds inclusive.
+          const v = tok(n, 'Ident');
+          const ex = nodes(n, 'expr').map(exprOf).map(ie);
+          if (v && assignable(v.image, tokSpan(v))) vars.add(v.image);
+          else ok = false;
+          if (n.recoveredNode || !v || !ex.length || ex.some((e) => !e)) return undefined;
+          const [lo, hi] = ex.length === 1 ? [{ k: 'num' as const, v: 0 }, ex[0]!] : [ex[0]!, ex[1]!];
+          return [{ s: 'op', op: { op: 'choose', dest: v.image, lo, hi: hi.k === 'num' ? { k: 'num', v: hi.v - 1 } : { k: 'bin', op: '-', a: hi, b: { k: 'num', v: 1 } } }, loc: l }];
+        }
         case 'ifStmt':
         case 'elifClause': {
           const cond = n.recoveredNode ? undefined : ie(exprOf(node(n, 'expr')));

@@ -19,10 +19,6 @@ const TYPE = '(?:\\.(?:u32|s32|b32|u64|s64|b64))?';
 /** The canonical operations (the spellings below map to them). */
 export const VALUE_SPECS: OpSpec[] = [
   {
-    name: 'choose', args: ['int', 'int'], dest: 'required', usage: 'LO, HI',
-    build: (a) => ({ op: 'choose', dest: a.dest!, lo: intA(a.v[0]), hi: intA(a.v[1]) }),
-  },
-  {
     name: 'ld.global', args: ['buf'], dest: 'result', usage: 'G',
     build(a) {
       const op: Op = { op: 'ld.global', buf: bufA(a.v[0]) };

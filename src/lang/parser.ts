@@ -7,7 +7,7 @@ import { CstParser, type CstNode, type IParserErrorMessageProvider, type IToken,
 import {
   ALL_TOKENS, Assign, At, BinOp, Colon, Comma, Dedent, describeToken, Ident,
   Indent, Int, KwBarrier, KwElect, KwElif, KwElse, KwFor, KwIf, KwIn, KwKernel, KwParam, KwPass, KwRange, KwRole,
-  KwSmem, KwTmem, KwGmem, LBracket, LParen, Mnemonic, Newline, PrefixOp, RBracket, RParen, Shape,
+  KwSmem, KwTmem, KwGmem, KwChoose, LBracket, LParen, Mnemonic, Newline, PrefixOp, RBracket, RParen, Shape,
   StringLit,
 } from './lexer.js';
 import { LIMITS } from './limits.js';
@@ -42,6 +42,7 @@ const RULE_HINT: Record<string, string> = {
   primary: 'expressions are integers, names, name[index] references and C operators with parentheses',
   unaryExpr: 'expressions are integers, names, name[index] references and C operators with parentheses',
   forStmt: 'loops are written: for i in range(a, b[, step]):',
+  chooseStmt: 'a choice is written: choose t in range(a, b)',
   opOption: 'options are written key=value, e.g. shape=128x128x64 or multicast=3',
   roleDecl: 'roles are written: role NAME warps=N [threads=N] [per=thread|warp|one] [instances=E] [where=E]:',
 };
@@ -188,6 +189,7 @@ class SketchParser extends CstParser {
     this.RULE('stmt', () => {
       this.OR([
         { ALT: () => this.SUBRULE(r('forStmt')) },
+        { ALT: () => this.SUBRULE(r('chooseStmt')) },
         { ALT: () => this.SUBRULE(r('ifStmt')) },
         { ALT: () => this.SUBRULE(r('electStmt')) },
         { ALT: () => this.SUBRULE(r('passStmt')) },
@@ -213,6 +215,21 @@ class SketchParser extends CstParser {
       this.CONSUME(Colon);
       this.CONSUME(Newline);
       this.SUBRULE(r('block'));
+    });
+    // `choose NAME in range(A[, B])`: a nondeterministic value (machine/ops/values.ts).
+    this.RULE('chooseStmt', () => {
+      this.CONSUME(KwChoose);
+      this.CONSUME(Ident);
+      this.CONSUME(KwIn);
+      this.CONSUME(KwRange);
+      this.CONSUME(LParen);
+      this.SUBRULE(r('expr'));
+      this.OPTION(() => {
+        this.CONSUME(Comma);
+        this.SUBRULE2(r('expr'));
+      });
+      this.CONSUME(RParen);
+      this.CONSUME(Newline);
     });
     this.RULE('ifStmt', () => {
       this.CONSUME(KwIf);

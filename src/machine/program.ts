@@ -430,7 +430,7 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
       const { info, index, cta } = bufferOf(key);
       const o = key - cta * buffersPerCta;
       const v = o >= elementsPerCta ? bufferSpace.views[o - elementsPerCta]! : null;
-      return `${info.scalar ? info.name : `${info.name}[${index}]`}${v ? `[${v.off}:${v.off + v.len}]` : ''}${ctaTag(cta)}`;
+      return `${info.scalar ? info.name : `${info.name}[${index}]`}${v ? `[${v.off}:${v.off + v.len}]` : ''}${info.space === 'gmem' ? '' : ctaTag(cta)}`;
     },
   };
 }

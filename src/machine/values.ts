@@ -166,7 +166,7 @@ export function explainValueWait(
   w.signallers = s.agents.map((_, o) => o).filter((o) => o !== a && s.agents[o]!.status === 'run' && writes(o));
   const cmp = { eq: '==', ne: '!=', ge: '>=', gt: '>', le: '<=', lt: '<' }[op.cmp];
   const who = w.signallers.length ? `; agents that may still write it: ${w.signallers.map(describe).join(', ')}` : '; no running agent writes it any more';
-  w.reasons.push(`${ins.text}: spins until ${name} ${cmp} ${ins.ints.target!(f)}, and ${name} holds ${v === UNINIT ? 'a value no one initialized' : v}${who}`);
+  w.reasons.push(`spins until ${name} ${cmp} ${ins.ints.target!(f)}, and ${name} holds ${v === UNINIT ? 'a value no one initialized' : v}${who}`);
   return true;
 }
 

@@ -141,7 +141,7 @@ export const VALUE_OPS: readonly OpDef[] = [
     enabled: (_m, _s, _a, _ins, ag) => ag.sub !== PICKING,
     exec: execChoose,
     opEvent: 'first',
-    text: (op, t) => `${op.dest} = choose ${t.expr(op.lo)}, ${t.expr(op.hi)}`,
+    text: (op, t) => `choose ${op.dest} in ${t.expr(op.lo)}..${t.expr(op.hi)}`,
   } satisfies OpDef<'choose'>,
   {
     op: 'ld.global', family: F, por: 'sync', sync: 'access', access: 'r', timing: 'ld.global',
