@@ -50,7 +50,7 @@ describe('choose', () => {
     const frameOf = (p: Program) => {
       const r = simulate(p, { maxSteps: 10_000 });
       expect(r.verdict).toBe('ok');
-      const lds = r.events.filter((e) => e.e === 'access' && e.rw === 'r' && p.bufferName(e.buf) === 'data');
+      const lds = r.events!.filter((e) => e.e === 'access' && e.rw === 'r' && p.bufferName(e.buf) === 'data');
       return lds.length;
     };
     expect(frameOf(sketch(CHOICE))).toBe(0);
@@ -129,8 +129,8 @@ role r warps=1 per=one:
     const p = sketch(ORDERED('clusterid', ' resident=1'));
     const r = simulate(p, { maxSteps: 10_000 });
     expect(r.verdict).toBe('ok');
-    const first = (a: number) => r.events.find((e) => e.e === 'op' && e.agent === a)!.t;
-    const exit = (a: number) => r.events.find((e) => e.e === 'exit' && e.agent === a)!.t;
+    const first = (a: number) => r.events!.find((e) => e.e === 'op' && e.agent === a)!.t;
+    const exit = (a: number) => r.events!.find((e) => e.e === 'exit' && e.agent === a)!.t;
     expect(first(1)).toBeGreaterThanOrEqual(exit(0));
     expect(first(2)).toBeGreaterThanOrEqual(exit(1));
   });
@@ -155,7 +155,7 @@ role s warps=1 per=one:
     const p = sketch(CLC);
     const r = simulate(p, { maxSteps: 10_000 });
     expect(r.verdict).toBe('ok');
-    const tx = r.events.filter((e) => e.e === 'complete_tx');
+    const tx = r.events!.filter((e) => e.e === 'complete_tx');
     expect(tx.map((e) => (e as { bytes: number }).bytes)).toEqual([16]);
     expect(r.diagnostics).toEqual([]);
   });
@@ -164,6 +164,6 @@ role s warps=1 per=one:
       .replace('    x = clusterlaunchcontrol.query_cancel.get_first_ctaid resp\n', '');
     const r = simulate(sketch(src), { maxSteps: 10_000 });
     expect(r.verdict).toBe('ok');
-    expect(r.events.filter((e) => e.e === 'complete_tx').length).toBe(2);
+    expect(r.events!.filter((e) => e.e === 'complete_tx').length).toBe(2);
   });
 });
