@@ -167,3 +167,16 @@ role s warps=1 per=one:
     expect(r.events!.filter((e) => e.e === 'complete_tx').length).toBe(2);
   });
 });
+
+describe('the builder', () => {
+  test('builds the same kernel as the sketch: split-K in launch order, then in reverse with two resident CTAs', async () => {
+    const { kernel } = await import('../src/kernel/builder.js');
+    const build = (order: string, resident?: number) => kernel('splitk', { arch: 'sm_90a', grid: 3, ...(resident ? { resident } : {}) })
+      .gmem('sem', 1, { init: 0 })
+      .role('reduce', { warps: 1, per: 'one' }, (b) => b.spin('sem', 'eq', order).stGlobal('sem', `${order} + 1`, { sem: 'release' }))
+      .build();
+    expect(check(instantiate(build('clusterid', 2))).verdict).toBe('ok');
+    expect(check(instantiate(build('2 - clusterid', 2))).verdict).toBe('hang');
+    expect(check(instantiate(build('2 - clusterid'))).verdict).toBe('ok');
+  });
+});
