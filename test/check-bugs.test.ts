@@ -16,6 +16,8 @@ const SUPPORTED = new Set(['cycle', 'lapping', 'aligned-barrier', 'missing-wait'
   'count-mismatch', 'trip-mismatch', 'unused-barrier', 'unreachable-arrive', 'async-store-target',
   // tcgen05 Tensor Memory
   'tmem-unallocated', 'tmem-leak', 'tmem-alloc-after-relinquish', 'tmem-ld-unwaited', 'tmem-dealloc-inflight',
+  // values, global memory, cluster launch control
+  'clc-after-fail', 'clc-ctaid-failed', 'global-uninit',
 ]);
 /** Verdict kinds of the headers that the checker does not produce yet. */
 const NOT_YET: string[] = [];

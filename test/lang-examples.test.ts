@@ -78,6 +78,7 @@ const KINDS = new Set([
   'scope', 'lapping', 'unused-barrier', 'exited-cta', 'async-store-target',
   'aligned-barrier',
   'tmem-unallocated', 'tmem-leak', 'tmem-alloc-after-relinquish', 'tmem-ld-unwaited', 'tmem-dealloc-inflight', 'tmem-alloc-state',
+  'clc-after-fail', 'clc-ctaid-failed', 'global-uninit',
 ]);
 
 describe('bug-pattern sketches', () => {
@@ -97,6 +98,8 @@ describe('bug-pattern sketches', () => {
     expect(names.filter((n) => n.startsWith('R'))).toEqual(['R01-fixed', 'R01']);
     const async = ['A01', 'A02', 'A03', 'A04', 'A05', 'A06'];
     expect(names.filter((n) => n.startsWith('A'))).toEqual(async.flatMap((n) => [`${n}-fixed`, n]));
+    const values = ['V01', 'V02', 'V03', 'V04', 'V05'];
+    expect(names.filter((n) => n.startsWith('V'))).toEqual(values.flatMap((n) => [`${n}-fixed`, n]));
   });
   for (const f of files) {
     test(`${f} parses, has a machine-readable verdict and simulates`, () => {

@@ -687,8 +687,29 @@ describe('every construct of the IR is expressible', () => {
     ['cp.async.bulk.prefetch 4096', { op: 'cp.async.bulk.prefetch', tensor: false, bytes: n(4096) }],
     ['cp.async.bulk.prefetch.tensor 4096', { op: 'cp.async.bulk.prefetch', tensor: true, bytes: n(4096) }],
     ['cp.async.bulk.prefetch.tensor.4d.L2.global 4096', { op: 'cp.async.bulk.prefetch', tensor: true, bytes: n(4096) }],
+    // values, global memory and cluster launch control
+    ['x = ld.shared tile[0]', { op: 'ld.shared', buf: R('tile'), dest: 'x' }],
+    ['st.shared tile[0] value=3', { op: 'st.shared', buf: R('tile'), value: n(3) }],
+    ['x = ld.global g[0]', { op: 'ld.global', buf: R('g'), dest: 'x' }],
+    ['st.global g[1], 5', { op: 'st.global', buf: R('g', n(1)), value: n(5) }],
+    ['x = ld.acquire.gpu.global g[0]', { op: 'ld.strong', buf: R('g'), sem: 'acquire', scope: 'gpu', dest: 'x' }],
+    ['ld.relaxed.sys.global.u32 g[0]', { op: 'ld.strong', buf: R('g'), sem: 'relaxed', scope: 'sys' }],
+    ['st.release.gpu.global g[0], 1', { op: 'st.strong', buf: R('g'), value: n(1), sem: 'release', scope: 'gpu' }],
+    ['x = atom.global.add g[0], 1', { op: 'atom.global', buf: R('g'), red: false, aop: 'add', value: n(1), sem: 'relaxed', scope: 'gpu', dest: 'x' }],
+    ['x = atom.acq_rel.gpu.global.exch.b32 g[0], 2', { op: 'atom.global', buf: R('g'), red: false, aop: 'exch', value: n(2), sem: 'acq_rel', scope: 'gpu', dest: 'x' }],
+    ['red.global.add g[0], 1', { op: 'atom.global', buf: R('g'), red: true, aop: 'add', value: n(1), sem: 'relaxed', scope: 'gpu' }],
+    ['red.release.cluster.global.max.u32 g[1], 3', { op: 'atom.global', buf: R('g', n(1)), red: true, aop: 'max', value: n(3), sem: 'release', scope: 'cluster' }],
+    ['x = spin.acquire.gpu.ge g[0], 2', { op: 'spin.global', buf: R('g'), cmp: 'ge', target: n(2), sem: 'acquire', scope: 'gpu', dest: 'x' }],
+    ['spin.relaxed.cta.eq g[0], 1', { op: 'spin.global', buf: R('g'), cmp: 'eq', target: n(1), sem: 'relaxed', scope: 'cta' }],
+    ['clusterlaunchcontrol.try_cancel tile[0], full[0]', { op: 'clc.try_cancel', dst: R('tile'), bar: R('full'), multicast: false }],
+    ['clusterlaunchcontrol.try_cancel.multicast::cluster::all tile[0], full[1]', { op: 'clc.try_cancel', dst: R('tile'), bar: R('full', n(1)), multicast: true }],
+    ['clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.multicast::cluster::all.b128 tile[0], full[0]', { op: 'clc.try_cancel', dst: R('tile'), bar: R('full'), multicast: true }],
+    ['x = clusterlaunchcontrol.query_cancel.is_canceled tile[0]', { op: 'clc.query', src: R('tile'), what: 'is_canceled', dest: 'x' }],
+    ['x = clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 tile[0]', { op: 'clc.query', src: R('tile'), what: 'is_canceled', dest: 'x' }],
+    ['x = clusterlaunchcontrol.query_cancel.get_first_ctaid tile[0]', { op: 'clc.query', src: R('tile'), what: 'first_ctaid', dest: 'x' }],
+    ['x = clusterlaunchcontrol.query_cancel.get_first_ctaid.v4.b32.b128 tile[0]', { op: 'clc.query', src: R('tile'), what: 'first_ctaid', dest: 'x' }],
   ];
-  const BW = 'kernel k arch=sm_100a cluster=2\nbarrier full[2] count=1\nsmem tile[2] bytes=64\ntmem acc[1] bytes=4096 cols=128\n';
+  const BW = 'kernel k arch=sm_100a cluster=2\nbarrier full[2] count=1\nsmem tile[2] bytes=64\ntmem acc[1] bytes=4096 cols=128\ngmem g[2] init=0\n';
   test.each(CASES)('%s', (line, op) => {
     const prelude = 't = mbarrier.arrive full[0]\n';
     const ops = opsOf(`${prelude}${line}`, BW);
@@ -708,7 +729,8 @@ describe('every construct of the IR is expressible', () => {
     for (const o of OPS) expect(written, o.name).toContain(o.name);
     const kinds = new Set(CASES.map(([, o]) => o.op));
     for (const k of ['mbarrier.init', 'mbarrier.inval', 'mbarrier.arrive', 'mbarrier.expect_tx', 'mbarrier.complete_tx', 'mbarrier.wait', 'mbarrier.pending_count', 'cp.async.bulk', 'cp.async.bulk.store', 'cp.async.bulk.commit_group', 'cp.async.bulk.wait_group', 'tcgen05.mma', 'tcgen05.commit', 'tcgen05.ld', 'tcgen05.alloc', 'tcgen05.dealloc', 'tcgen05.relinquish_alloc_permit', 'tcgen05.ld.async', 'tcgen05.st', 'tcgen05.wait::ld', 'tcgen05.wait::st', 'tcgen05.cp', 'tcgen05.shift', 'tcgen05.fence::before_thread_sync', 'tcgen05.fence::after_thread_sync', 'cp.async', 'cp.async.mbarrier.arrive', 'bar.sync', 'bar.arrive', 'fence.proxy.async', 'fence.mbarrier_init', 'barrier.cluster.arrive', 'barrier.cluster.wait', 'ld.shared', 'st.shared', 'work', 'exit',
-      'cp.async.commit_group', 'cp.async.wait_group', 'st.async', 'cp.async.bulk.shared::cluster', 'cp.reduce.async.bulk', 'cp.async.bulk.prefetch', 'fence']) {
+      'cp.async.commit_group', 'cp.async.wait_group', 'st.async', 'cp.async.bulk.shared::cluster', 'cp.reduce.async.bulk', 'cp.async.bulk.prefetch', 'fence',
+      'ld.global', 'st.global', 'ld.strong', 'st.strong', 'atom.global', 'spin.global', 'clc.try_cancel', 'clc.query']) {
       expect(kinds, k).toContain(k);
     }
   });

@@ -80,7 +80,7 @@ describe('completion', () => {
   const labels = (line: number, character: number) => at(line, character).map((c) => c.label);
 
   test('the start of a top-level line: declarations', () => {
-    expect(labels(1, 0)).toEqual(['kernel', 'param', 'barrier', 'smem', 'tmem', 'role']);
+    expect(labels(1, 0)).toEqual(['kernel', 'param', 'barrier', 'smem', 'tmem', 'gmem', 'role']);
   });
 
   test('the start of a statement: statement keywords and every operation, replacing the whole mnemonic', () => {

@@ -34,7 +34,7 @@ describe('operation modules', () => {
     expect(accessesOf(o('wgmma', -1, [7]))).toEqual([{ buf: 7, rw: 'r' }]);
     expect(accessesOf(o('tc.commit', -1))).toEqual([]);
     expect(asyncDef('cp.async').bufAccess).toEqual({ rw: 'w', proxy: 'generic' });
-    expect(ASYNC_DEFS.map((d) => d.kind).sort()).toEqual(['bulk.store', 'cp.async', 'cpa.arrive', 'dsmem', 'remote', 'st.async', 'tc.commit', 'tc.cp', 'tc.ld', 'tc.mma', 'tc.shift', 'tc.st', 'tma', 'wgmma']);
+    expect(ASYNC_DEFS.map((d) => d.kind).sort()).toEqual(['bulk.store', 'clc', 'cp.async', 'cpa.arrive', 'dsmem', 'pick', 'remote', 'st.async', 'tc.commit', 'tc.cp', 'tc.ld', 'tc.mma', 'tc.shift', 'tc.st', 'tma', 'wgmma']);
     expect(accessesOf(o('tc.cp', 4, [5]))).toEqual([{ buf: 4, rw: 'w' }, { buf: 5, rw: 'r' }]);
     expect(accessesOf(o('tc.ld', 4))).toEqual([{ buf: 4, rw: 'r' }]);
     expect(accessesOf(o('tc.st', 4))).toEqual([{ buf: 4, rw: 'w' }]);

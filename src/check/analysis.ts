@@ -272,7 +272,8 @@ export function analyse(p: Program): Analysis {
     return u;
   };
   for (const a of p.agents) {
-    const k = symKey(p, a.id, useOf(a.role).use);
+    // Memory cells (values) and residency are per CTA and per index: no agents are interchangeable.
+    const k = p.values || p.resident < p.grid ? null : symKey(p, a.id, useOf(a.role).use);
     if (k === null) continue;
     let l = byKey.get(k);
     if (!l) byKey.set(k, (l = []));

@@ -209,6 +209,8 @@ export function replay(program: Program, schedule: readonly number[]): { final: 
       else if (o.kind === 'bulk.store') op = `finished reading ${program.bufferName(o.buf)}`;
       else if (o.kind === 'cp.async') op = `${o.bytes} B land in ${program.bufferName(o.buf)}`;
       else if (o.kind === 'st.async' || o.kind === 'dsmem') op = `${o.bytes} B land in ${program.bufferName(o.buf)} → complete_tx ${program.barrierName(o.bar)}`;
+      else if (o.kind === 'pick') op = o.bar < 0 ? `picks ${program.roles[program.agents[o.agent]!.role]!.slots[o.bytes]} = ${o.count}` : `try_cancel ${o.count ? 'succeeds' : 'fails'}`;
+      else if (o.kind === 'clc') op = `response (${o.count ? `canceled, first CTA ${o.count - 1}` : 'failed'}) lands in ${program.bufferName(o.buf)} → complete_tx ${program.barrierName(o.bar)}`;
       else op = `completes (read ${(o.reads ?? []).map((r) => program.bufferName(r)).join(', ')}${o.kind === 'tc.mma' && o.buf >= 0 ? `, wrote ${program.bufferName(o.buf)}` : ''})`;
     }
     // One state, changed in place (a clone per step dominated the replay of short searches).

@@ -21,11 +21,13 @@ export function cloneFor(s: MachineState, who: number, opIdx: number, named: boo
   const o = opIdx >= 0 ? s.inflight[opIdx]! : null;
   // An async step changes its issuer's record only when a tcgen05 / wgmma op completes (its
   // counters), and never the frame; an agent step may change the frame.
-  if (!o || o.kind === 'tc.mma' || o.kind === 'tc.commit' || o.kind === 'tc.cp' || o.kind === 'tc.shift' || o.kind === 'wgmma') {
+  // A pick of a `choose` writes its issuer's frame (ops/values.ts).
+  const pick = o !== null && o.kind === 'pick' && o.bar < 0;
+  if (!o || pick || o.kind === 'tc.mma' || o.kind === 'tc.commit' || o.kind === 'tc.cp' || o.kind === 'tc.shift' || o.kind === 'wgmma') {
     agents = s.agents.slice();
     const a = agents[who]!;
     agents[who] = {
-      pc: a.pc, frame: o ? a.frame : a.frame.slice(), status: a.status, sub: a.sub, tokens: a.tokens, wgGroup: a.wgGroup, bulkGroup: a.bulkGroup, cpGroup: a.cpGroup,
+      pc: a.pc, frame: o && !pick ? a.frame : a.frame.slice(), status: a.status, sub: a.sub, tokens: a.tokens, wgGroup: a.wgGroup, bulkGroup: a.bulkGroup, cpGroup: a.cpGroup,
       clusterRound: a.clusterRound, tcIssued: a.tcIssued, tcDone: a.tcDone, wgIssued: a.wgIssued, wgDone: a.wgDone, lastArrive: a.lastArrive,
       tmemHeld: a.tmemHeld, tmemFreed: a.tmemFreed, tmemRelinquished: a.tmemRelinquished, tcLdUnwaited: a.tcLdUnwaited,
     };
@@ -54,6 +56,7 @@ export function cloneFor(s: MachineState, who: number, opIdx: number, named: boo
   return {
     now: s.now, agents, bars, named: named ? s.named.map((n) => ({ arrived: n.arrived, gen: n.gen, count: n.count, site: n.site, asite: n.asite })) : s.named,
     clusterDone: o || !cluster ? s.clusterDone : s.clusterDone.slice(), inflight, nextId: s.nextId, trapped: s.trapped, events: s.events,
+    mem: s.mem.length ? s.mem.slice() : s.mem,
   };
 }
 
@@ -76,4 +79,5 @@ export function freezeShared(s: MachineState): void {
   Object.freeze(s.clusterDone);
   for (const o of s.inflight) Object.freeze(o);
   Object.freeze(s.inflight);
+  Object.freeze(s.mem);
 }

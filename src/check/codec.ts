@@ -21,7 +21,7 @@ import { WARP_SLOT, WARPGROUP_SLOT, type Program } from '../machine/program.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import type { Analysis } from './analysis.js';
 
-const KINDS: AsyncKind[] = ['tma', 'bulk.store', 'tc.mma', 'tc.commit', 'wgmma', 'cp.async', 'cpa.arrive', 'remote', 'tc.ld', 'tc.st', 'tc.cp', 'tc.shift', 'st.async', 'dsmem'];
+const KINDS: AsyncKind[] = ['tma', 'bulk.store', 'tc.mma', 'tc.commit', 'wgmma', 'cp.async', 'cpa.arrive', 'remote', 'tc.ld', 'tc.st', 'tc.cp', 'tc.shift', 'st.async', 'dsmem', 'pick', 'clc'];
 function kindIx(k: AsyncKind): number {
   switch (k) {
     case 'tma': return 0;
@@ -37,6 +37,8 @@ function kindIx(k: AsyncKind): number {
     case 'tc.shift': return 11;
     case 'st.async': return 12;
     case 'dsmem': return 13;
+    case 'pick': return 14;
+    case 'clc': return 15;
     default: return 7;
   }
 }
@@ -68,7 +70,7 @@ function wideAt(d: Int32Array, k: number): number {
 }
 const BSTATUS = ['uninit', 'valid', 'inval'] as const;
 
-const STATE_FIELDS = ['now', 'agents', 'bars', 'named', 'clusterDone', 'inflight', 'nextId', 'trapped', 'events'];
+const STATE_FIELDS = ['now', 'agents', 'bars', 'named', 'clusterDone', 'inflight', 'nextId', 'trapped', 'events', 'mem'];
 const AGENT_FIELDS = ['pc', 'frame', 'status', 'sub', 'tokens', 'wgGroup', 'bulkGroup', 'cpGroup', 'clusterRound', 'tcIssued', 'tcDone', 'wgIssued', 'wgDone', 'lastArrive', 'tmemHeld', 'tmemFreed', 'tmemRelinquished', 'tcLdUnwaited'];
 const OP_FIELDS = ['id', 'kind', 'agent', 'cta', 'bar', 'buf', 'reads', 'bytes', 'left', 'chunks', 'group', 'count', 'remote', 'targets', 'issued', 'seq', 'loc'];
 
@@ -189,6 +191,15 @@ export class Codec {
       this.scratch = d;
     }
     return this.scratch;
+  }
+
+  /** The memory cells of values (machine/values.ts), each one word or WIDE and two (nothing for a program without values). */
+  private putMem(mem: readonly number[]): void {
+    if (!mem.length) return;
+    const sc = this.room(3 * mem.length);
+    let n = this.n;
+    for (let j = 0; j < mem.length; j++) n = putWide(sc, n, mem[j]!);
+    this.n = n;
   }
 
   private putAgent(ag: AgentState, sym: boolean): void {
@@ -336,6 +347,7 @@ export class Codec {
       this.put(nb.asite);
     }
     for (const c of s.clusterDone) this.put(c);
+    this.putMem(s.mem);
     this.put(s.nextId);
     this.put(s.inflight.length);
     for (const o of s.inflight) this.putOp(o, true, null);
@@ -438,6 +450,16 @@ export class Codec {
     }
     const clusterDone = new Array<number>(p.grid);
     for (let j = 0; j < p.grid; j++) clusterDone[j] = d[k++]!;
+    const nm = p.values ? p.values.size : 0;
+    const mem = new Array<number>(nm);
+    for (let j = 0; j < nm; j++) {
+      const w = d[k++]!;
+      if (w !== WIDE) mem[j] = w;
+      else {
+        mem[j] = wideAt(d, k);
+        k += 2;
+      }
+    }
     const nextId = d[k++]!;
     const ni = d[k++]!;
     const inflight: AsyncOp[] = new Array(ni);
@@ -524,7 +546,7 @@ export class Codec {
       for (let a = 0; a < p.agents.length; a++) ru[a] = list();
       rp = list();
     }
-    const s: MachineState = { now: 0, agents, bars, named, clusterDone, inflight, nextId, trapped: null, events: 0 };
+    const s: MachineState = { now: 0, agents, bars, named, clusterDone, inflight, nextId, trapped: null, events: 0, mem };
     return { s, x: { hist, ghosts, tghosts, dirty, esc, pub, cghosts, pcm, ru, rp } };
   }
 
@@ -669,6 +691,7 @@ export class Codec {
       this.put(nb.asite);
     }
     for (const c of s.clusterDone) this.put(c);
+    this.putMem(s.mem);
     this.putGhosts(x.tghosts, null);
     if (an.trackProxy) this.putGhosts(x.esc, null);
     for (let j = 0; j < x.pub.length; j++) this.put(x.pub[j]!);

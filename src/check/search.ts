@@ -1167,6 +1167,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
       const pc = ag.pc;
       const ins = agentCode[a]![pc]!;
       if (ins.i !== 'op') continue;
+      if (m.gated && !m.agentEnabled(s, a)) continue; // a cluster not resident yet (machine/values.ts)
       if (agentPor[a]![pc] === 'sync') {
         // A sync step, except an arrive on another CTA's barrier (it only starts a remote signal)
         // and a stable wait (stable.ts: it passes, and nothing reaches its barrier before it moves).

@@ -32,6 +32,8 @@ export const TOTAL_BUDGET = 200_000;
 
 const GIVE_UP = -1;
 const OPC_ST_ASYNC = OPC['st.async'];
+const OPC_CHOOSE = OPC['choose'];
+const OPC_TRY_CANCEL = OPC['clc.try_cancel'];
 const OPC_DSMEM = OPC['cp.async.bulk.shared::cluster'];
 const OPC_BAR_SYNC = OPC['bar.sync'];
 const OPC_BAR_ARRIVE = OPC['bar.arrive'];
@@ -157,9 +159,14 @@ function frozenFixpoint(p: Program, codes: readonly Instr[][], s: MachineState, 
     need.fill(Infinity);
     for (const o of s.inflight) {
       const count = o.kind === 'remote' ? (o.remote === 'arrive' || o.remote === 'arrive.expect_tx' || o.remote === 'arrive_drop' ? o.count : 0) : o.kind === 'cpa.arrive' ? o.count : o.kind === 'tc.commit' ? 1 : 0;
-      const bytes = o.kind === 'tma' || o.kind === 'st.async' || o.kind === 'dsmem' || (o.kind === 'remote' && o.remote === 'complete_tx');
+      const bytes = o.kind === 'tma' || o.kind === 'st.async' || o.kind === 'dsmem' || o.kind === 'clc' || (o.kind === 'pick' && o.bar >= 0) || (o.kind === 'remote' && o.remote === 'complete_tx');
       if (o.bar >= 0) signal(o.bar, count, bytes, false);
       if (o.targets) for (const t of o.targets) signal(t, count, bytes, false);
+      if (o.kind === 'pick' && o.bar >= 0 && o.bytes === 1) { // a multicast try_cancel: every CTA's barrier
+        const off = o.bar % p.barriersPerCta;
+        const first = Math.floor(o.bar / p.barriersPerCta) - (Math.floor(o.bar / p.barriersPerCta) % p.clusterSize);
+        for (let c = first; c < first + p.clusterSize; c++) signal(c * p.barriersPerCta + off, 0, true, false);
+      }
     }
     for (let x = 0; x < s.agents.length; x++) {
       if (x === a || s.agents[x]!.status !== 'run' || p.agents[x]!.cluster !== cl) continue;
@@ -261,6 +268,19 @@ function runForward(p: Program, code: readonly Instr[], s: MachineState, x: numb
         }
         case 6: // mbarrier.pending_count: a value the run cannot know
           return GIVE_UP;
+        case 25: // ld.shared: a value it reads (machine/values.ts) is one the run cannot know
+          if (op.dest !== undefined) return GIVE_UP;
+          break;
+        case OPC_TRY_CANCEL: { // its response brings 16 bytes to its barrier (every CTA's with multicast)
+          const key = op.bar!(f);
+          if (key < 0) break;
+          const off = key % p.barriersPerCta;
+          const base = Math.floor(key / p.barriersPerCta);
+          const all = (op.op as { multicast?: boolean }).multicast === true;
+          const first = all ? base - (base % p.clusterSize) : base;
+          for (let c = first; c < (all ? first + p.clusterSize : base + 1); c++) signal(c * p.barriersPerCta + off, 0, true, false);
+          break;
+        }
         case 0: case 1: case 2: case 3: case 4: case 7: case 12: case 18: { // init, inval, arrive, expect_tx, complete_tx, TMA, commit, cp.async arrive
           const key = op.bar!(f);
           if (key < 0) break;
@@ -311,6 +331,8 @@ function runForward(p: Program, code: readonly Instr[], s: MachineState, x: numb
           break;
         }
         default:
+          // choose, global loads / atomics / spins, launch-control queries: values and waits the run cannot know.
+          if (op.opc >= OPC_CHOOSE) return GIVE_UP;
           break;
       }
       pc++;

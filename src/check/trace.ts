@@ -14,7 +14,7 @@ const LABEL: Record<string, string> = {
   tma: 'TMA copy', 'bulk.store': 'bulk store', 'tc.mma': 'tcgen05.mma', 'tc.commit': 'tcgen05.commit', wgmma: 'wgmma',
   'cp.async': 'cp.async', 'cpa.arrive': 'cp.async.mbarrier.arrive', remote: 'remote signal',
   'tc.ld': 'tcgen05.ld', 'tc.st': 'tcgen05.st', 'tc.cp': 'tcgen05.cp', 'tc.shift': 'tcgen05.shift',
-  'st.async': 'st.async', dsmem: 'DSMEM bulk copy',
+  'st.async': 'st.async', dsmem: 'DSMEM bulk copy', pick: 'choice', clc: 'try_cancel response',
 };
 
 /** The Perfetto trace of a hazard's counterexample (one step per µs). */

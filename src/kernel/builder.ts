@@ -22,7 +22,7 @@
  */
 import { parseExpr, toExpr, type ExprLike } from './expr.js';
 import type {
-  Arch, BarRef, BarrierDecl, BufRef, BufferDecl, Expr, Kernel, MmaShape, Op, ParamDecl, Per, RoleDecl, SrcLoc, Stmt,
+  Arch, BarRef, BarrierDecl, BufRef, BufferDecl, Expr, Kernel, MmaShape, Op, ParamDecl, Per, RoleDecl, SrcLoc, Stmt, AtomOp, MemScope, SpinCmp,
 } from './ir.js';
 
 /** A builder misuse: bad reference or expression syntax. */
@@ -430,6 +430,59 @@ export class ProgramBuilder {
   exit(): this {
     return this.push({ op: 'exit' });
   }
+
+  // Values, global memory and cluster launch control (docs/LANGUAGE.md §7; machine/ops/values.ts, clc.ts).
+  /** `choose v in range(lo, hi)`: a nondeterministic `v` in lo .. hi − 1 (the checker explores each). */
+  choose(v: string, lo: ExprLike, hi: ExprLike): this {
+    return this.push({ op: 'choose', dest: v, lo: ex(lo), hi: { k: 'bin', op: '-', a: ex(hi), b: ex(1) } });
+  }
+
+  /** `dest = ld.shared buf`: reads the value a buffer element carries. */
+  readValue(dest: string, buf: string): this {
+    return this.push({ op: 'ld.shared', buf: parseBufRef(buf), dest });
+  }
+
+  /** `st.shared buf value=v`: writes a value into a buffer element. */
+  writeValue(buf: string, value: ExprLike): this {
+    return this.push({ op: 'st.shared', buf: parseBufRef(buf), value: ex(value) });
+  }
+
+  /** A load of the gmem location `g`: weak (`ld.global`) or strong at `scope`; `dest` gets its value. */
+  ldGlobal(g: string, o: { dest?: string; sem?: 'weak' | 'relaxed' | 'acquire'; scope?: MemScope } = {}): this {
+    const sem = o.sem ?? 'weak';
+    const d = o.dest !== undefined ? { dest: o.dest } : {};
+    return this.push(sem === 'weak' ? { op: 'ld.global', buf: parseBufRef(g), ...d } : { op: 'ld.strong', buf: parseBufRef(g), sem, scope: o.scope ?? 'gpu', ...d });
+  }
+
+  /** A store of `value` into the gmem location `g`: weak (`st.global`) or strong at `scope`. */
+  stGlobal(g: string, value: ExprLike, o: { sem?: 'weak' | 'relaxed' | 'release'; scope?: MemScope } = {}): this {
+    const sem = o.sem ?? 'weak';
+    return this.push(sem === 'weak' ? { op: 'st.global', buf: parseBufRef(g), value: ex(value) } : { op: 'st.strong', buf: parseBufRef(g), value: ex(value), sem, scope: o.scope ?? 'gpu' });
+  }
+
+  /** `atom` (with `dest`: the old value) or `red` (`red: true`) of `aop` on the gmem location `g`. */
+  atom(g: string, aop: AtomOp, value: ExprLike, o: { dest?: string; red?: boolean; sem?: 'relaxed' | 'acquire' | 'release' | 'acq_rel'; scope?: MemScope } = {}): this {
+    const op: Extract<Op, { op: 'atom.global' }> = { op: 'atom.global', buf: parseBufRef(g), red: o.red ?? false, aop, value: ex(value), sem: o.sem ?? 'relaxed', scope: o.scope ?? 'gpu' };
+    if (o.dest !== undefined) op.dest = o.dest;
+    return this.push(op);
+  }
+
+  /** A spin loop of strong loads until the gmem location `g` compares `cmp` with `target`. */
+  spin(g: string, cmp: SpinCmp, target: ExprLike, o: { dest?: string; sem?: 'relaxed' | 'acquire'; scope?: MemScope } = {}): this {
+    const op: Extract<Op, { op: 'spin.global' }> = { op: 'spin.global', buf: parseBufRef(g), cmp, target: ex(target), sem: o.sem ?? 'acquire', scope: o.scope ?? 'gpu' };
+    if (o.dest !== undefined) op.dest = o.dest;
+    return this.push(op);
+  }
+
+  /** `clusterlaunchcontrol.try_cancel` writing its response into `resp`, complete_tx(16) on `bar`. */
+  tryCancel(resp: string, bar: string, multicast = false): this {
+    return this.push({ op: 'clc.try_cancel', dst: parseRef(resp), bar: parseRef(bar), multicast });
+  }
+
+  /** `clusterlaunchcontrol.query_cancel.is_canceled` / `.get_first_ctaid` of the response in `resp` into `dest`. */
+  queryCancel(dest: string, resp: string, what: 'is_canceled' | 'first_ctaid' = 'is_canceled'): this {
+    return this.push({ op: 'clc.query', src: parseRef(resp), what, dest });
+  }
 }
 
 /** Options of {@link kernel}. */
@@ -438,6 +491,8 @@ export interface KernelOpts {
   params?: Record<string, number>;
   cluster?: ExprLike;
   grid?: ExprLike;
+  /** Clusters resident at once (`resident=`; absent: all). */
+  resident?: ExprLike;
   description?: string;
 }
 
@@ -458,6 +513,7 @@ export class KernelBuilder {
     const params: ParamDecl[] = Object.entries(o.params ?? {}).map(([n, v]) => ({ name: n, value: v }));
     this.k = { name, arch: o.arch ?? 'sm_100a', params, cluster: ex(o.cluster ?? 1), barriers: [], buffers: [], roles: [] };
     if (o.grid !== undefined) this.k.grid = ex(o.grid);
+    if (o.resident !== undefined) this.k.resident = ex(o.resident);
     if (o.description) this.k.description = o.description;
   }
 
@@ -496,6 +552,14 @@ export class KernelBuilder {
     return this;
   }
 
+  /** Declares `length` global-memory locations (one per launch) of `bytes` each, initialized to `init` (absent: not initialized). */
+  gmem(name: string, length: ExprLike, o: { bytes?: ExprLike; init?: ExprLike } = {}): this {
+    const d = bufferDecl(name, 'gmem', length, o.bytes ?? 4, {}, callerLoc());
+    if (o.init !== undefined) d.init = ex(o.init);
+    this.k.buffers.push(d);
+    return this;
+  }
+
   /** Declares a role and builds its program. */
   role(name: string, o: RoleOpts, body: (b: ProgramBuilder) => unknown): this {
     const loc = callerLoc();
@@ -517,7 +581,7 @@ export class KernelBuilder {
   }
 }
 
-function bufferDecl(name: string, space: 'smem' | 'tmem', length: ExprLike, bytes: ExprLike, o: BufferOpts, loc: SrcLoc | undefined): BufferDecl {
+function bufferDecl(name: string, space: 'smem' | 'tmem' | 'gmem', length: ExprLike, bytes: ExprLike, o: BufferOpts, loc: SrcLoc | undefined): BufferDecl {
   const d: BufferDecl = { name, space, length: ex(length), bytes: ex(bytes) };
   if (loc) d.loc = loc;
   if (o.alias !== undefined) {

@@ -232,10 +232,51 @@ export type Op =
        */
       op: 'fence'; sem: 'acq_rel' | 'sc' | 'release' | 'acquire'; scope: 'cta' | 'cluster' | 'gpu' | 'sys';
     }
-  | { op: 'ld.shared'; buf: BufRef; bytes?: Expr }
-  | { op: 'st.shared'; buf: BufRef; bytes?: Expr }
+  /** `ld.shared` (generic read); `dest`: the value cell of the buffer is read into that variable (values.ts). */
+  | { op: 'ld.shared'; buf: BufRef; bytes?: Expr; dest?: string }
+  /** `st.shared` (generic write); `value`: the small integer stored into the buffer's value cell. */
+  | { op: 'st.shared'; buf: BufRef; bytes?: Expr; value?: Expr }
+  // Values that steer control flow, global memory and cluster launch control (machine/ops/values.ts, clc.ts).
+  /** `NAME = choose LO, HI`: a nondeterministic integer in LO..HI (both included); the checker explores every one. */
+  | { op: 'choose'; dest: string; lo: Expr; hi: Expr }
+  /** A weak `ld.global` of a global location: a data access that can race (PTX ISA §9.7.9.8); `dest`: its value. */
+  | { op: 'ld.global'; buf: BufRef; dest?: string }
+  /** A weak `st.global` of `value` (PTX ISA §9.7.9.11): a data access that can race. */
+  | { op: 'st.global'; buf: BufRef; value: Expr }
+  /** A strong load `ld.relaxed` / `ld.acquire` at `scope` of a global location (PTX ISA §9.7.9.8, §8.4). */
+  | { op: 'ld.strong'; buf: BufRef; sem: 'relaxed' | 'acquire'; scope?: MemScope; dest?: string }
+  /** A strong store `st.relaxed` / `st.release` of `value` (PTX ISA §9.7.9.11). */
+  | { op: 'st.strong'; buf: BufRef; sem: 'relaxed' | 'release'; scope?: MemScope; value: Expr }
+  /**
+   * `atom` (with `dest`: the old value) or `red` (`red: true`) on a global location: `aop` of the
+   * location and `value` (PTX ISA §9.7.13.5, §9.7.13.6); `.relaxed` when no semantics is written.
+   */
+  | { op: 'atom.global'; buf: BufRef; red: boolean; aop: AtomOp; value: Expr; sem: 'relaxed' | 'acquire' | 'release' | 'acq_rel'; scope?: MemScope; dest?: string }
+  /**
+   * A spin loop of strong loads until the location compares `cmp` with `target` (`while (ld < k);`):
+   * blocks until it does; `dest` gets the value that ended the loop.
+   */
+  | { op: 'spin.global'; buf: BufRef; cmp: SpinCmp; target: Expr; sem: 'relaxed' | 'acquire'; scope?: MemScope; dest?: string }
+  /**
+   * `clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes{.multicast::cluster::all}.b128`
+   * (PTX ISA §9.7.13.17): asynchronously writes a 16-byte response into `dst` and performs
+   * complete_tx(16) on `bar` (with `multicast`: in every CTA of the cluster).
+   */
+  | { op: 'clc.try_cancel'; dst: BufRef; bar: BarRef; multicast: boolean }
+  /**
+   * `clusterlaunchcontrol.query_cancel.is_canceled` / `.get_first_ctaid` of the response in `src`
+   * (the `ld.shared.b128` of the response with the query, PTX ISA §9.7.13.18): a generic read.
+   */
+  | { op: 'clc.query'; src: BufRef; what: 'is_canceled' | 'first_ctaid'; dest: string }
   | { op: 'work'; cycles: Expr }
   | { op: 'exit' };
+
+/** Scope of a strong global-memory operation (PTX ISA §8.5). */
+export type MemScope = 'cta' | 'cluster' | 'gpu' | 'sys';
+/** The operations of `atom` / `red` that the model computes on small integers. */
+export type AtomOp = 'add' | 'exch' | 'min' | 'max' | 'inc' | 'dec' | 'and' | 'or' | 'xor';
+/** The comparison that ends a spin loop: `ge` waits until the value is at least the target. */
+export type SpinCmp = 'eq' | 'ne' | 'ge' | 'gt' | 'le' | 'lt';
 
 /** Mnemonic of an operation (the `op` field). */
 export type OpName = Op['op'];
@@ -275,7 +316,8 @@ export interface BarrierDecl {
 /** A buffer array in shared memory or tensor memory, `bytes` per element. */
 export interface BufferDecl {
   name: string;
-  space: 'smem' | 'tmem';
+  /** `gmem`: global memory, one array for the whole launch (every CTA names the same locations). */
+  space: 'smem' | 'tmem' | 'gmem';
   length: Expr;
   bytes: Expr;
   /**
@@ -294,6 +336,11 @@ export interface BufferDecl {
   alias?: { name: string; index: Expr };
   /** CTA rank that holds the array (`cta=N`); absent: every CTA. */
   cta?: Expr;
+  /**
+   * `gmem` only: the value every location holds when the launch starts (the host's memset).
+   * Absent: not initialized for this launch (a strong read of it is the `global-uninit` hazard).
+   */
+  init?: Expr;
   loc?: SrcLoc;
 }
 
@@ -329,6 +376,12 @@ export interface Kernel {
   cluster: Expr;
   /** Independent clusters launched (default 1). */
   grid?: Expr;
+  /**
+   * Co-residency assumption: at most this many clusters of the grid run at once (absent: all).
+   * Clusters launch in index order; cluster i becomes resident once fewer than `resident` clusters
+   * with a lower index are still running (machine/values.ts).
+   */
+  resident?: Expr;
   barriers: BarrierDecl[];
   buffers: BufferDecl[];
   roles: RoleDecl[];

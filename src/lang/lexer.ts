@@ -65,6 +65,8 @@ export const KwParam = kw('param');
 export const KwBarrier = kw('barrier');
 export const KwSmem = kw('smem');
 export const KwTmem = kw('tmem');
+export const KwGmem = kw('gmem');
+export const KwChoose = kw('choose');
 export const KwRole = kw('role');
 export const KwFor = kw('for');
 export const KwIn = kw('in');
@@ -108,7 +110,7 @@ export const Colon = createToken({ name: 'Colon', pattern: ':' });
 export const At = createToken({ name: 'At', pattern: '@' });
 
 const KEYWORDS = [
-  KwKernel, KwParam, KwBarrier, KwSmem, KwTmem, KwRole, KwFor, KwIn, KwRange, KwIf, KwElif, KwElse, KwElect, KwPass,
+  KwKernel, KwParam, KwBarrier, KwSmem, KwTmem, KwGmem, KwChoose, KwRole, KwFor, KwIn, KwRange, KwIf, KwElif, KwElse, KwElect, KwPass,
   KwAnd, KwOr, KwNot,
 ];
 

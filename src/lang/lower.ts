@@ -14,274 +14,10 @@ import { maskRanks } from '../machine/cta-mask.js';
 import { MAX_COUNT } from '../model/mbarrier.js';
 import { didYouMean, SKETCH_CODES, type SketchCode, type SketchDiagnostic } from './diagnostics.js';
 import { LIMITS, StopLowering } from './limits.js';
+import { arithHint, literal, tryEval } from './eval.js';
+import { BINOPS, BUILTIN_NAMES, type Child, NO_SPAN, type OptVal, PREC, type RawOption, type SExpr, type Span, allTokens, chainOf, children, exprOf, foldS, hasBad, isTok, join, node, nodes, okTok, optValueOf, optionOf, spanOf, tok, tokSpan } from './cst.js';
+export type { Span } from './cst.js';
 import { findOp, parseQualifiers, MNEMONICS, type OpArgs, type OperandKind, type OpOptionKey } from './ops.js';
-
-/** A span on one line. */
-export interface Span {
-  line: number;
-  col: number;
-  endCol: number;
-}
-
-/** Expressions as written (with references and spans), before they become IR. */
-type SExpr =
-  | { k: 'num'; v: number; span: Span }
-  | { k: 'name'; name: string; span: Span; index?: SExpr }
-  | { k: 'bin'; op: BinOp; a: SExpr; b: SExpr; span: Span }
-  | { k: 'un'; op: '-' | '!' | '~'; a: SExpr; span: Span }
-  | { k: 'bad'; span: Span };
-
-type OptVal =
-  | { kind: 'shape'; shape: MmaShape; span: Span }
-  | { kind: 'string'; text: string; span: Span }
-  | { kind: 'expr'; e: SExpr; span: Span };
-
-interface RawOption {
-  key: string;
-  keySpan: Span;
-  value?: OptVal;
-  span: Span;
-}
-
-const BUILTIN_NAMES = ['cta', 'instance', 'ncta', 'clusterid', 'nthreads', 'nwarps', 'warp', 'warpgroup'];
-const NO_SPAN: Span = { line: 1, col: 1, endCol: 2 };
-
-// ---- CST helpers ------------------------------------------------------------------------------
-
-type Child = CstNode | IToken;
-const isTok = (c: Child | undefined): c is IToken => !!c && 'image' in c;
-const children = (n: CstNode | undefined, key: string): Child[] => (n ? n.children[key] ?? [] : []);
-const tok = (n: CstNode | undefined, key: string, i = 0): IToken | undefined => {
-  const c = children(n, key)[i];
-  return isTok(c) && okTok(c) ? c : undefined;
-};
-const node = (n: CstNode | undefined, key: string, i = 0): CstNode | undefined => {
-  const c = children(n, key)[i];
-  return c && !isTok(c) ? c : undefined;
-};
-const nodes = (n: CstNode | undefined, key: string): CstNode[] => children(n, key).filter((c): c is CstNode => !isTok(c));
-function okTok(t: IToken): boolean {
-  return !t.isInsertedInRecovery && Number.isFinite(t.startLine) && Number.isFinite(t.startColumn) && t.tokenType.name !== 'EOF';
-}
-function tokSpan(t: IToken): Span {
-  const line = t.startLine ?? 1;
-  const col = t.startColumn ?? 1;
-  const endCol = t.endLine === t.startLine && Number.isFinite(t.endColumn) ? t.endColumn! + 1 : col + Math.max(1, t.image.length);
-  return { line, col, endCol: Math.max(endCol, col + 1) };
-}
-function join(a: Span, b: Span): Span {
-  return a.line === b.line && b.endCol > a.col ? { line: a.line, col: a.col, endCol: Math.max(a.endCol, b.endCol) } : a;
-}
-/** Collects every real token under `n` (unordered). */
-function allTokens(n: CstNode, out: IToken[], skip?: Set<string>): IToken[] {
-  const ch = n.children;
-  for (const k in ch) {
-    if (skip?.has(k)) continue;
-    for (const c of ch[k]!) {
-      if ('image' in c) {
-        if (c.image !== '' && okTok(c)) out.push(c);
-      } else allTokens(c, out);
-    }
-  }
-  return out;
-}
-/** Span of a node (its tokens on its first line); `skip` leaves out children such as `block`. */
-function spanOf(n: CstNode | undefined, skip?: string[]): Span | undefined {
-  if (!n) return undefined;
-  const ts = allTokens(n, [], skip ? new Set(skip) : undefined);
-  if (ts.length === 0) return undefined;
-  let first = ts[0]!;
-  for (const t of ts) if (t.startOffset < first.startOffset) first = t;
-  let s = tokSpan(first);
-  for (const t of ts) if (t.startLine === s.line && t !== first) s = join(s, tokSpan(t));
-  return s;
-}
-
-// ---- expressions from the CST -----------------------------------------------------------------
-
-const BINOPS: Record<string, BinOp> = { or: '||', and: '&&' };
-
-function exprOf(n: CstNode | undefined): SExpr {
-  if (!n || n.recoveredNode) return { k: 'bad', span: spanOf(n) ?? NO_SPAN };
-  switch (n.name) {
-    case 'expr':
-      return chainOf(n);
-    case 'unaryExpr': {
-      const op = tok(n, 'op');
-      if (op) {
-        const a = exprOf(node(n, 'unaryExpr'));
-        const u = op.image === 'not' ? '!' : (op.image as '-' | '!' | '~');
-        return { k: 'un', op: u, a, span: join(tokSpan(op), a.span) };
-      }
-      return exprOf(node(n, 'primary'));
-    }
-    case 'primary': {
-      const int = tok(n, 'Int');
-      if (int) {
-        // An inexact literal was reported by the lexer (E-arith).
-        const n = parseInteger(int.image);
-        return 'value' in n ? { k: 'num', v: n.value, span: tokSpan(int) } : { k: 'bad', span: tokSpan(int) };
-      }
-      const id = tok(n, 'Ident');
-      if (id) {
-        const e: SExpr = { k: 'name', name: id.image, span: tokSpan(id) };
-        if (children(n, 'LBracket').length) {
-          e.index = exprOf(node(n, 'expr'));
-          const rb = tok(n, 'RBracket');
-          if (rb) e.span = join(e.span, tokSpan(rb));
-        }
-        return e;
-      }
-      const inner = node(n, 'expr');
-      const lp = tok(n, 'LParen');
-      const rp = tok(n, 'RParen');
-      if (inner && lp && rp) {
-        const e = exprOf(inner);
-        return { ...e, span: join(join(tokSpan(lp), e.span), tokSpan(rp)) };
-      }
-      return { k: 'bad', span: spanOf(n) ?? NO_SPAN };
-    }
-    default:
-      return { k: 'bad', span: spanOf(n) ?? NO_SPAN };
-  }
-}
-
-/** Precedence level of each binary operator, low to high (C's; docs/LANGUAGE.md §2). */
-const PREC: Record<string, number> = {
-  '||': 0, or: 0, '&&': 1, and: 1, '|': 2, '^': 3, '&': 4, '==': 5, '!=': 5, '<': 6, '<=': 6, '>': 6, '>=': 6,
-  '<<': 7, '>>': 7, '+': 8, '-': 8, '*': 9, '/': 9, '%': 9,
-};
-
-/**
- * The tree of a flat chain `x0 op1 x1 op2 x2 …` (an `expr` node): operator precedence with every
- * level left-associative, by a loop over an operand and an operator stack (no recursion per
- * operand or per level).
- */
-function chainOf(n: CstNode): SExpr {
-  const operands = nodes(n, 'operand');
-  const ops = children(n, 'op').filter(isTok);
-  if (operands.length === 0 || ops.length !== operands.length - 1) return { k: 'bad', span: spanOf(n) ?? NO_SPAN };
-  const vals: SExpr[] = [exprOf(operands[0])];
-  const pending: { op: BinOp; prec: number }[] = [];
-  const reduce = () => {
-    const { op } = pending.pop()!;
-    const b = vals.pop()!;
-    const a = vals.pop()!;
-    vals.push({ k: 'bin', op, a, b, span: join(a.span, b.span) });
-  };
-  for (let i = 0; i < ops.length; i++) {
-    const image = ops[i]!.image;
-    const prec = PREC[image] ?? 0;
-    while (pending.length && pending[pending.length - 1]!.prec >= prec) reduce();
-    pending.push({ op: BINOPS[image] ?? (image as BinOp), prec });
-    vals.push(exprOf(operands[i + 1]));
-  }
-  while (pending.length) reduce();
-  return vals[0]!;
-}
-
-function optValueOf(n: CstNode | undefined): OptVal | undefined {
-  if (!n) return undefined;
-  const sh = tok(n, 'Shape');
-  if (sh) {
-    const span = tokSpan(sh);
-    const dims = sh.image.split('x').map(Number);
-    if (dims.length !== 3) return { kind: 'expr', e: { k: 'bad', span }, span };
-    return { kind: 'shape', shape: { m: dims[0]!, n: dims[1]!, k: dims[2]! }, span };
-  }
-  const st = tok(n, 'StringLit');
-  if (st) {
-    const span = tokSpan(st);
-    let text = st.image.slice(1, -1);
-    try {
-      text = JSON.parse(st.image) as string;
-    } catch {
-      // keep the raw text
-    }
-    return { kind: 'string', text, span };
-  }
-  const e = exprOf(node(n, 'expr'));
-  return { kind: 'expr', e, span: e.span };
-}
-
-function optionOf(n: CstNode): RawOption | undefined {
-  const key = tok(n, 'Ident');
-  if (!key) return undefined;
-  const o: RawOption = { key: key.image, keySpan: tokSpan(key), span: tokSpan(key) };
-  if (children(n, 'Assign').length) {
-    const v = optValueOf(node(n, 'optValue'));
-    if (!v) return undefined;
-    o.value = v;
-    o.span = join(o.span, v.span);
-  }
-  return o;
-}
-
-/**
- * Folds `e` bottom-up without recursion (operator chains are as deep as they are long): `f` gets a
- * node and its children's results, left to right; an index of `name[index]` is a child only with
- * `withIndex`.
- */
-function foldS<T>(e: SExpr, withIndex: boolean, f: (x: SExpr, kids: T[]) => T): T {
-  const todo: SExpr[] = [e];
-  const expanded: boolean[] = [false];
-  const vals: T[] = [];
-  const arity = (x: SExpr): number => (x.k === 'bin' ? 2 : x.k === 'un' || (x.k === 'name' && x.index && withIndex) ? 1 : 0);
-  while (todo.length) {
-    const x = todo.pop()!;
-    const done = expanded.pop()!;
-    const n = arity(x);
-    if (n === 0) vals.push(f(x, []));
-    else if (!done) {
-      todo.push(x);
-      expanded.push(true);
-      if (x.k === 'bin') {
-        todo.push(x.b);
-        expanded.push(false);
-      }
-      todo.push(x.k === 'name' ? x.index! : (x as { a: SExpr }).a);
-      expanded.push(false);
-    } else if (n === 1) vals.push(f(x, [vals.pop()!]));
-    else {
-      const b = vals.pop()!;
-      vals.push(f(x, [vals.pop()!, b]));
-    }
-  }
-  return vals[0]!;
-}
-
-function hasBad(e: SExpr): boolean {
-  return foldS<boolean>(e, true, (x, kids) => x.k === 'bad' || kids.some(Boolean));
-}
-
-/** True when every name `e` reads satisfies `ok` (so evaluating it cannot throw on a name). */
-function namesOnly(e: Expr, ok: (name: string) => boolean): boolean {
-  return foldExpr<boolean>(e, (x) => x.k === 'num' || ok(x.name), (_x, a, b) => a && (b ?? true));
-}
-
-/** The value of `e` over `env`: `{ v }`, `{ fault }` (the arithmetic has no exact result) or undefined (a name is unknown). */
-function tryEval(e: Expr, env: (name: string) => number | undefined): { v: number } | { fault: string } | undefined {
-  if (!namesOnly(e, (n) => env(n) !== undefined)) return undefined;
-  try {
-    return { v: evalExpr(e, env) };
-  } catch (err) {
-    if (err instanceof EvalFault) return { fault: err.message };
-    throw err;
-  }
-}
-
-/** The hint of an `E-arith` diagnostic for the fault `msg` (from `arith.ts`). */
-function arithHint(msg: string): string {
-  if (/by zero/.test(msg)) return "the divisor is 0 with the parameters' defaults: change the default, or guard the division (d != 0 && n / d ...)";
-  if (/^shift count/.test(msg)) return 'shift counts are 0..63 (64-bit integers)';
-  return 'mbsim computes exactly with integers up to ±(2^53 − 1) = ±9007199254740991';
-}
-
-/** Value of an expression made of literals only, or undefined (also when it faults: the machine reports that at run time). */
-function literal(e: Expr): number | undefined {
-  const r = tryEval(e, () => undefined);
-  return r && 'v' in r ? r.v : undefined;
-}
 
 // ---- the lowering -----------------------------------------------------------------------------
 
@@ -407,6 +143,7 @@ export function lower(
   let archKnown = true;
   let cluster: Expr = { k: 'num', v: 1 };
   let grid: Expr | undefined;
+  let resident: Expr | undefined;
   let description: string | undefined;
   let kernelSpan: Span = NO_SPAN;
   if (kernels.length === 0 && !syntaxErrors) {
@@ -429,7 +166,7 @@ export function lower(
         name = quoted.image.slice(1, -1);
       }
     }
-    const opts = readOptions(nodes(n, 'declOption'), 'the kernel', ['arch', 'cluster', 'grid', 'description']);
+    const opts = readOptions(nodes(n, 'declOption'), 'the kernel', ['arch', 'cluster', 'grid', 'resident', 'description']);
     const a = opts.get('arch');
     if (a) {
       const v = a.value?.kind === 'expr' && a.value.e.k === 'name' && !a.value.e.index ? a.value.e.name : undefined;
@@ -449,10 +186,9 @@ export function lower(
       }
     }
     const g = opts.get('grid');
-    if (g) {
-      const e = exprOption(g, staticScope('the grid size'));
-      if (e) grid = e;
-    }
+    if (g) grid = exprOption(g, staticScope('the grid size')) ?? grid;
+    const rs = opts.get('resident'); // `resident=all`: every cluster (the default)
+    if (rs && !(rs.value?.kind === 'expr' && rs.value.e.k === 'name' && rs.value.e.name === 'all' && !rs.value.e.index)) resident = exprOption(rs, staticScope('the resident clusters'));
     const d = opts.get('description');
     if (d) {
       if (d.value?.kind === 'string') description = d.value.text;
@@ -499,17 +235,18 @@ export function lower(
   for (const n of bufferNodes) {
     const id = tok(n, 'Ident');
     if (!id) continue;
-    const space = tok(n, 'KwTmem') ? 'tmem' : 'smem';
+    const space = tok(n, 'KwTmem') ? 'tmem' : tok(n, 'KwGmem') ? 'gmem' : 'smem';
     const span = headOf(n) ?? tokSpan(id);
     const ok = claim(id.image, tokSpan(id), 'buffer array');
     const length = lengthOf(n, `the length of buffer array ${id.image}`);
-    const opts = readOptions(nodes(n, 'declOption'), `${space} ${id.image}`, space === 'tmem' ? ['bytes', 'cols', 'alias', 'cta'] : ['bytes', 'alias', 'cta']);
+    const opts = readOptions(nodes(n, 'declOption'), `${space} ${id.image}`, space === 'tmem' ? ['bytes', 'cols', 'alias', 'cta'] : space === 'gmem' ? ['bytes', 'init'] : ['bytes', 'alias', 'cta']);
     const b = opts.get('bytes');
     const c = opts.get('cols');
     const cols = c ? exprOption(c, sizeScope(`the columns of ${id.image}`)) : undefined;
-    let bytes: Expr | undefined;
-    if (!b) err(SKETCH_CODES.missingOption, `${space} ${id.image} needs a size`, 'write bytes=N: the size in bytes of each element of the array', span);
-    else bytes = exprOption(b, sizeScope(`the size of ${id.image}`));
+    let bytes: Expr | undefined = space === 'gmem' ? { k: 'num', v: 4 } : undefined; // a global location: one 32-bit word
+    const ini = opts.get('init');
+    if (!b && !bytes) err(SKETCH_CODES.missingOption, `${space} ${id.image} needs a size`, 'write bytes=N: the size in bytes of each element of the array', span);
+    else if (b) bytes = exprOption(b, sizeScope(`the size of ${id.image}`));
     const ct = opts.get('cta');
     const cta = ct ? exprOption(ct, staticScope(`the CTA of ${id.image}`)) : undefined;
     const al = opts.get('alias');
@@ -517,6 +254,7 @@ export function lower(
     if (!ok || !length || !bytes || (ct && !cta)) continue;
     const d: BufferDecl = { name: id.image, space, length, bytes, ...(cols ? { cols } : {}), loc: loc(span), ...(node(n, 'arrayLen') ? {} : { scalar: true }) };
     if (cta) d.cta = cta;
+    if (ini && !(d.init = exprOption(ini, staticScope(`the init value of ${id.image}`)))) delete d.init;
     if (al) aliasOpts.push({ d, o: al });
     buffers.push(d);
   }
@@ -626,6 +364,7 @@ export function lower(
 
   const k: Kernel = { name, arch, params, cluster, barriers, buffers, roles, file };
   if (grid) k.grid = grid;
+  if (resident) k.resident = resident;
   if (description !== undefined) k.description = description;
   if (kernelSpan !== NO_SPAN) k.loc = { file, line: kernelSpan.line, col: kernelSpan.col, endCol: kernelSpan.endCol };
   return k;
@@ -827,6 +566,16 @@ export function lower(
           if (step) s.step = step;
           return [s];
         }
+        case 'chooseStmt': {
+          // `choose v in range(A, B)`: every value A .. B - 1 (range(B): 0 .. B - 1), IR bounds inclusive.
+          const v = tok(n, 'Ident');
+          const ex = nodes(n, 'expr').map(exprOf).map(ie);
+          if (v && assignable(v.image, tokSpan(v))) vars.add(v.image);
+          else ok = false;
+          if (n.recoveredNode || !v || !ex.length || ex.some((e) => !e)) return undefined;
+          const [lo, hi] = ex.length === 1 ? [{ k: 'num' as const, v: 0 }, ex[0]!] : [ex[0]!, ex[1]!];
+          return [{ s: 'op', op: { op: 'choose', dest: v.image, lo, hi: hi.k === 'num' ? { k: 'num', v: hi.v - 1 } : { k: 'bin', op: '-', a: hi, b: { k: 'num', v: 1 } } }, loc: l }];
+        }
         case 'ifStmt':
         case 'elifClause': {
           const cond = n.recoveredNode ? undefined : ie(exprOf(node(n, 'expr')));
@@ -987,7 +736,7 @@ export function lower(
           }
         } else {
           const e = exprOption(o, scope);
-          if (e) args[o.key as 'multicast' | 'chunks'] = e;
+          if (e) args[o.key as 'multicast' | 'chunks' | 'value'] = e;
           else bad = true;
           // A mask known from the defaults that selects no CTA of the cluster (cta-mask.ts).
           const mv = e && o.key === 'multicast' && clusterDefault !== undefined ? evalDefault(e, sizeEnv) : undefined;

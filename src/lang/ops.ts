@@ -3,12 +3,13 @@
  * the IR operation it builds. docs/LANGUAGE.md documents the same table.
  */
 import type { Arch, BarRef, BufRef, Expr, MmaShape, Op, Per } from '../kernel/ir.js';
+import { parseValueOp, VALUE_SPECS, VALUE_SPELLINGS } from './ops-values.js';
 
 /** Kinds of positional operands: a barrier reference, a buffer reference, an integer, a variable. */
 export type OperandKind = 'bar' | 'buf' | 'int' | 'var';
 
 /** Option keys operations accept. */
-export type OpOptionKey = 'per' | 'multicast' | 'chunks' | 'shape';
+export type OpOptionKey = 'per' | 'multicast' | 'chunks' | 'shape' | 'value';
 
 /** Values handed to an operation's builder. */
 export interface OpArgs {
@@ -19,6 +20,8 @@ export interface OpArgs {
   per?: Per;
   multicast?: Expr;
   chunks?: Expr;
+  /** `value=E` of `st.shared`: the small integer the store writes (machine/values.ts). */
+  value?: Expr;
   shape?: MmaShape;
   /** The variable left of `=`. */
   dest?: string;
@@ -262,24 +265,27 @@ export const OPS: OpSpec[] = [
   simple('barrier.cluster.wait', { op: 'barrier.cluster.wait' }),
   simple('fence', { op: 'fence', sem: 'acq_rel', scope: 'cta' }),
   {
-    name: 'ld.shared', args: ['buf', 'int'], optional: 1, usage: 'BUF[, BYTES]',
+    name: 'ld.shared', args: ['buf', 'int'], optional: 1, dest: 'result', usage: 'BUF[, BYTES]',
     build(a) {
       const op: Op = { op: 'ld.shared', buf: buf(a, 0) };
       if (a.v[1]) op.bytes = int(a, 1);
+      if (a.dest !== undefined) op.dest = a.dest;
       return op;
     },
   },
   {
-    name: 'st.shared', args: ['buf', 'int'], optional: 1, usage: 'BUF[, BYTES]',
+    name: 'st.shared', args: ['buf', 'int'], optional: 1, options: ['value'], usage: 'BUF[, BYTES] [value=E]',
     build(a) {
       const op: Op = { op: 'st.shared', buf: buf(a, 0) };
       if (a.v[1]) op.bytes = int(a, 1);
+      if (a.value) op.value = a.value;
       return op;
     },
   },
   { name: 'work', args: ['int'], usage: 'CYCLES', build: (a) => ({ op: 'work', cycles: int(a, 0) }) },
   simple('exit', { op: 'exit' }),
   ...asyncCopySpecs(),
+  ...VALUE_SPECS,
 ];
 
 /** Other spellings accepted for an operation (full PTX qualifiers the sketch does not need). */
@@ -459,7 +465,7 @@ export function parseQualifiers(mnemonic: string): Qualified | undefined {
   if (mnemonic.startsWith('barrier.cluster.')) return parseClusterBarrier(mnemonic);
   if (mnemonic.startsWith('bar')) return parseNamedBarrier(mnemonic);
   if (mnemonic.startsWith('fence') || mnemonic.startsWith('membar.')) return parseFence(mnemonic);
-  return undefined;
+  return parseValueOp(mnemonic, (n) => BY_NAME.get(n)!);
 }
 
 /** The `mbarrier.arrive` family with PTX qualifiers (see {@link parseQualifiers}). */
@@ -478,6 +484,7 @@ const SPELLINGS = [
   'fence.sc.cta', 'fence.sc.cluster', 'fence.sc.gpu', 'fence.sc.sys',
   'fence.release.sync_restrict::shared::cta.cluster', 'fence.acquire.sync_restrict::shared::cluster.cluster',
   'membar.cta', 'membar.gl', 'membar.sys',
+  ...VALUE_SPELLINGS,
 ];
 
 /** Every mnemonic the language knows (for did-you-mean hints). */

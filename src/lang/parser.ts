@@ -7,7 +7,7 @@ import { CstParser, type CstNode, type IParserErrorMessageProvider, type IToken,
 import {
   ALL_TOKENS, Assign, At, BinOp, Colon, Comma, Dedent, describeToken, Ident,
   Indent, Int, KwBarrier, KwElect, KwElif, KwElse, KwFor, KwIf, KwIn, KwKernel, KwParam, KwPass, KwRange, KwRole,
-  KwSmem, KwTmem, LBracket, LParen, Mnemonic, Newline, PrefixOp, RBracket, RParen, Shape,
+  KwSmem, KwTmem, KwGmem, KwChoose, LBracket, LParen, Mnemonic, Newline, PrefixOp, RBracket, RParen, Shape,
   StringLit,
 } from './lexer.js';
 import { LIMITS } from './limits.js';
@@ -24,7 +24,7 @@ function label(t: TokenType): string {
 }
 
 const RULE_WHAT: Record<string, string> = {
-  topItem: 'a declaration (kernel, param, barrier, smem, tmem, role)',
+  topItem: 'a declaration (kernel, param, barrier, smem, tmem, gmem, role)',
   stmt: 'a statement',
   simpleStmt: 'a statement',
   primary: 'an expression',
@@ -32,7 +32,7 @@ const RULE_WHAT: Record<string, string> = {
   optValue: 'a value',
   opArg: 'an operand',
   assignValue: 'an expression or an operation',
-  bufferDecl: "'smem' or 'tmem'",
+  bufferDecl: "'smem', 'tmem' or 'gmem'",
 };
 
 const RULE_HINT: Record<string, string> = {
@@ -42,6 +42,7 @@ const RULE_HINT: Record<string, string> = {
   primary: 'expressions are integers, names, name[index] references and C operators with parentheses',
   unaryExpr: 'expressions are integers, names, name[index] references and C operators with parentheses',
   forStmt: 'loops are written: for i in range(a, b[, step]):',
+  chooseStmt: 'a choice is written: choose t in range(a, b)',
   opOption: 'options are written key=value, e.g. shape=128x128x64 or multicast=3',
   roleDecl: 'roles are written: role NAME warps=N [threads=N] [per=thread|warp|one] [instances=E] [where=E]:',
 };
@@ -147,7 +148,7 @@ class SketchParser extends CstParser {
       this.CONSUME(Newline);
     });
     this.RULE('bufferDecl', () => {
-      this.OR([{ ALT: () => this.CONSUME(KwSmem) }, { ALT: () => this.CONSUME(KwTmem) }]);
+      this.OR([{ ALT: () => this.CONSUME(KwSmem) }, { ALT: () => this.CONSUME(KwTmem) }, { ALT: () => this.CONSUME(KwGmem) }]);
       this.CONSUME(Ident);
       this.OPTION(() => this.SUBRULE(r('arrayLen')));
       this.MANY(() => this.SUBRULE(r('declOption')));
@@ -188,6 +189,7 @@ class SketchParser extends CstParser {
     this.RULE('stmt', () => {
       this.OR([
         { ALT: () => this.SUBRULE(r('forStmt')) },
+        { ALT: () => this.SUBRULE(r('chooseStmt')) },
         { ALT: () => this.SUBRULE(r('ifStmt')) },
         { ALT: () => this.SUBRULE(r('electStmt')) },
         { ALT: () => this.SUBRULE(r('passStmt')) },
@@ -213,6 +215,21 @@ class SketchParser extends CstParser {
       this.CONSUME(Colon);
       this.CONSUME(Newline);
       this.SUBRULE(r('block'));
+    });
+    // `choose NAME in range(A[, B])`: a nondeterministic value (machine/ops/values.ts).
+    this.RULE('chooseStmt', () => {
+      this.CONSUME(KwChoose);
+      this.CONSUME(Ident);
+      this.CONSUME(KwIn);
+      this.CONSUME(KwRange);
+      this.CONSUME(LParen);
+      this.SUBRULE(r('expr'));
+      this.OPTION(() => {
+        this.CONSUME(Comma);
+        this.SUBRULE2(r('expr'));
+      });
+      this.CONSUME(RParen);
+      this.CONSUME(Newline);
     });
     this.RULE('ifStmt', () => {
       this.CONSUME(KwIf);

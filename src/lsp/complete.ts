@@ -18,7 +18,7 @@ import type { SymbolIndex } from './symbols.js';
 /** LSP `CompletionItemKind` numbers used here. */
 const KIND = { function: 3, variable: 6, keyword: 14, constant: 21, struct: 22 } as const satisfies Record<string, CompletionItemKind>;
 
-const DECLARATIONS = ['kernel', 'param', 'barrier', 'smem', 'tmem', 'role'];
+const DECLARATIONS = ['kernel', 'param', 'barrier', 'smem', 'tmem', 'gmem', 'role'];
 const STATEMENTS = ['for', 'if', 'elif', 'else', 'elect', 'pass'];
 const BUILTINS = ['cta', 'ncta', 'instance', 'clusterid', 'nthreads', 'nwarps'];
 
@@ -52,7 +52,7 @@ export function completionsAt(text: string, pos: Position, index: SymbolIndex): 
     return statementStart ? [...STATEMENTS.map((k) => item(k, KIND.keyword)), ...ops] : ops;
   }
   const role = roleAt(index, lines, pos.line + 1);
-  const names = index.defs.filter((d) => d.kind === 'param' || d.kind === 'barrier' || d.kind === 'smem' || d.kind === 'tmem' || (d.kind === 'variable' && d.role === role));
+  const names = index.defs.filter((d) => d.kind === 'param' || d.kind === 'barrier' || d.kind === 'smem' || d.kind === 'tmem' || d.kind === 'gmem' || (d.kind === 'variable' && d.role === role));
   const seen = new Set<string>();
   const out: CompletionItem[] = [];
   for (const d of names) {

@@ -53,7 +53,7 @@ const BUILTINS: Record<string, string> = {
 };
 
 const KIND_TEXT: Record<SymbolDef['kind'], string> = {
-  param: 'parameter', barrier: 'barrier array (mbarriers per CTA)', smem: 'shared-memory buffer array', tmem: 'tensor-memory buffer array',
+  param: 'parameter', barrier: 'barrier array (mbarriers per CTA)', smem: 'shared-memory buffer array', tmem: 'tensor-memory buffer array', gmem: 'global-memory array (one per launch)',
   role: 'role', kernel: 'kernel', variable: 'variable',
 };
 
@@ -108,7 +108,7 @@ export function referencesAt(text: string, uri: string, pos: Position, withDecla
 }
 
 /** LSP `SymbolKind` numbers of the declarations: Module 2, Field 8, Function 12, Variable 13, Constant 14. */
-const SYMBOL_KIND: Record<SymbolDef['kind'], DocumentSymbol['kind']> = { param: 14, barrier: 13, smem: 8, tmem: 8, role: 12, kernel: 2, variable: 13 };
+const SYMBOL_KIND: Record<SymbolDef['kind'], DocumentSymbol['kind']> = { param: 14, barrier: 13, smem: 8, tmem: 8, gmem: 8, role: 12, kernel: 2, variable: 13 };
 
 /** The outline: the kernel, parameters, barriers, buffers and roles, each spanning its declaration line. */
 export function documentSymbols(index: SymbolIndex): DocumentSymbol[] {

@@ -77,6 +77,18 @@ const TEXT: Record<string, OpText> = {
   'ld.shared': T('ld.shared', 'A generic-proxy read of the buffer by the performing threads.', '§8.6'),
   'st.shared': T('st.shared', 'A generic-proxy write of the buffer by the performing threads.', '§8.6'),
   work: T('(no PTX instruction)', 'Busy work of CYCLES cycles: no synchronization, only time in the simulator.', '—'),
+  // Values, global memory and cluster launch control (machine/ops/values.ts, clc.ts).
+  'ld.global': T('ld.global.u32 r, [addr]', 'A weak load of the gmem location G (one per launch); R gets its value. A data access: unordered with a write of G by another thread it is a race.', '§9.7.9.8, §8.4'),
+  'st.global': T('st.global.u32 [addr], value', 'A weak store of VALUE into the gmem location G. A data access: unordered with another access of G, it is a race.', '§9.7.9.11, §8.4'),
+  'ld.acquire.gpu.global': T('ld{.relaxed|.acquire}.scope.global.u32 r, [addr]', 'A strong load of G (it never races with other strong operations on G); `.acquire` orders the later accesses after the release it reads from.', '§9.7.9.8, §8.8'),
+  'st.release.gpu.global': T('st{.relaxed|.release}.scope.global.u32 [addr], value', 'A strong store of VALUE into G; `.release` orders the earlier accesses before any acquire that reads it.', '§9.7.9.11, §8.8'),
+  'atom.global.add': T('atom{.sem}{.scope}.global.op.u32 r, [addr], value', 'An atomic read-modify-write of G (add, exch, min, max, inc, dec, and, or, xor); R gets the old value. A read of a location nothing initialized for this launch is `global-uninit`.', '§9.7.13.5'),
+  'red.global.add': T('red{.sem}{.scope}.global.op.u32 [addr], value', 'An atomic reduction into G, without a result.', '§9.7.13.6'),
+  'spin.acquire.gpu.ge': T('a loop: ld.acquire.gpu.global r, [addr]; setp; @!p bra', 'Spins on strong loads of G until it compares (eq, ne, ge, gt, le, lt) with TARGET; the machine runs it as one blocking wait, so a value that never comes is a hang (also when only a CTA that is not resident could write it).', '§9.7.9.8, §8.8'),
+  'clusterlaunchcontrol.try_cancel': T('clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128 [resp], [mbar]', 'Asks to cancel a cluster that has not started; the 16-byte response is written into RESP asynchronously, then complete_tx(16) on BAR. Success or failure is explored both ways. After the CTA observed a failed response, another request is undefined (`clc-after-fail`).', '§9.7.13.17'),
+  'clusterlaunchcontrol.try_cancel.multicast::cluster::all': T('clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.multicast::cluster::all.b128 [resp], [mbar]', 'As try_cancel, with the response written into RESP and complete_tx(16) on BAR in every CTA of the cluster.', '§9.7.13.17'),
+  'clusterlaunchcontrol.query_cancel.is_canceled': T('ld.shared.b128 h, [resp]; clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 p, h', 'Reads the response in RESP (a generic read: before the mbarrier wait it races with the response) and gives 1 if the request canceled a cluster, 0 if it failed.', '§9.7.13.18'),
+  'clusterlaunchcontrol.query_cancel.get_first_ctaid': T('ld.shared.b128 h, [resp]; clusterlaunchcontrol.query_cancel.get_first_ctaid::x.b32.b128 r, h', 'Reads the response in RESP and gives the first CTA id of the canceled cluster; of a failed response it is undefined (`clc-ctaid-failed`).', '§9.7.13.18'),
   exit: T('exit', 'The role stops here. A CTA must not exit while asynchronous operations may still signal into its shared memory.', '§2.2.2'),
 };
 

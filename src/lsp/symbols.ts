@@ -10,10 +10,10 @@
  * diagnostics).
  */
 import type { IToken } from 'chevrotain';
-import { Assign, Ident, KwBarrier, KwFor, KwKernel, KwParam, KwRole, KwSmem, KwTmem, lex, Mnemonic, Newline, StringLit } from '../lang/lexer.js';
+import { Assign, Ident, KwBarrier, KwFor, KwGmem, KwKernel, KwParam, KwRole, KwSmem, KwTmem, lex, Mnemonic, Newline, StringLit } from '../lang/lexer.js';
 
 /** What a declared name is. */
-export type SymbolKind = 'param' | 'barrier' | 'smem' | 'tmem' | 'role' | 'kernel' | 'variable';
+export type SymbolKind = 'param' | 'barrier' | 'smem' | 'tmem' | 'gmem' | 'role' | 'kernel' | 'variable';
 
 /** A span of the source: 1-based line and column, `endCol` one past the end. */
 export interface Span {
@@ -48,7 +48,7 @@ export interface SymbolIndex {
 }
 
 const DECL_KIND = new Map<unknown, SymbolKind>([
-  [KwParam, 'param'], [KwBarrier, 'barrier'], [KwSmem, 'smem'], [KwTmem, 'tmem'], [KwRole, 'role'], [KwKernel, 'kernel'],
+  [KwParam, 'param'], [KwBarrier, 'barrier'], [KwSmem, 'smem'], [KwTmem, 'tmem'], [KwGmem, 'gmem'], [KwRole, 'role'], [KwKernel, 'kernel'],
 ]);
 
 const span = (t: IToken): Span => ({ line: t.startLine ?? 1, col: t.startColumn ?? 1, endCol: (t.endColumn ?? t.startColumn ?? 1) + 1 });
@@ -127,7 +127,7 @@ export function wordAt(index: SymbolIndex, line: number, col: number): SymbolWor
 export function definitionOf(index: SymbolIndex, word: SymbolWord): SymbolDef | undefined {
   if (word.type !== 'name') return undefined;
   const named = index.defs.filter((d) => d.name === word.text);
-  const global = named.find((d) => d.kind === 'param' || d.kind === 'barrier' || d.kind === 'smem' || d.kind === 'tmem');
+  const global = named.find((d) => d.kind === 'param' || d.kind === 'barrier' || d.kind === 'smem' || d.kind === 'tmem' || d.kind === 'gmem');
   if (global) return global;
   const variable = named.find((d) => d.kind === 'variable' && d.role === word.role);
   if (variable) return variable;

@@ -21,7 +21,9 @@ export type AsyncKind =
   | 'cpa.arrive'   // cp.async.mbarrier.arrive's asynchronous arrive
   | 'remote'       // a remote (shared::cluster) arrive / expect_tx / complete_tx in flight
   | 'st.async'     // st.async / red.async: a register store into (peer) smem, then complete_tx
-  | 'dsmem';       // cp.async.bulk.shared::cluster.shared::cta: smem → peer smem, then complete_tx
+  | 'dsmem'        // cp.async.bulk.shared::cluster.shared::cta: smem → peer smem, then complete_tx
+  | 'pick'         // one alternative of a choose, or a try_cancel's outcome (the first to progress wins)
+  | 'clc';         // a try_cancel response: written into smem, then complete_tx(16)
 
 /** Who caused an event: an agent (index) or an asynchronous operation (id). */
 export interface Cause {

@@ -10,6 +10,7 @@ import { pendingAsyncGroups, type Machine, type MachineState } from './machine.j
 import type { OpInstr } from './program.js';
 import { remainingSignals, type Reach } from './reach.js';
 import { explainAlloc } from './ops/index.js';
+import { explainValueWait } from './values.js';
 
 /** One agent that can never proceed. */
 export interface BlockedWaiter {
@@ -96,7 +97,9 @@ export function explainHang(
     if (!ins) continue;
     const w: BlockedWaiter = { agent: a, name: p.agents[a]!.name, op: ins.text, loc: ins.loc, kind: 'other', reasons: [], signallers: [], subject: null, bytesMissing: false };
     const op = ins.op;
-    if (op.op === 'mbarrier.wait') {
+    if (explainValueWait(m, s, a, w, describe)) {
+      // a cluster not resident yet, or a spin loop on a global location (values.ts)
+    } else if (op.op === 'mbarrier.wait') {
       mbarrierWait(ctx, a, w, ins);
     } else if (op.op === 'bar.sync') {
       w.kind = 'bar.sync';

@@ -17,10 +17,11 @@ import { EvalFault } from '../kernel/expr.js';
 import type { AsyncKind, MachineEvent } from './events.js';
 import { perThreads, WARP_SLOT, WARPGROUP_SLOT, type AgentInfo, type Instr, type OpInstr, type Program } from './program.js';
 import { asyncDef, checkCluster, OPS, tmemAtExit, type OpCtx } from './ops/index.js';
+import { clusterResident } from './values.js';
 import { cloneState, NAMED_PER_CTA, newStepOut, type AgentState, type AsyncOp, type Choice, type MachineState, type StepOut } from './state.js';
 
 export {
-  UNINIT_WAIT_BLOCKED, uninitWaitPasses, newStepOut, cloneState, nextCredit, pendingAsyncGroups, NAMED_PER_CTA,
+  UNINIT_WAIT_BLOCKED, PICKING, PICKED, uninitWaitPasses, newStepOut, cloneState, nextCredit, pendingAsyncGroups, NAMED_PER_CTA,
   type Choice, type AgentStatus, type AgentState, type AsyncOp, type NamedBarrier, type MachineState, type StepOut,
 } from './state.js';
 
@@ -73,9 +74,12 @@ export class Machine implements OpCtx {
     const peers: (number[] | null)[] = program.agents.map(() => null);
     for (const a of program.agents) if (a.wgLeader !== a.id) (peers[a.wgLeader] ??= []).push(a.id);
     this.wgPeers = peers;
+    this.gated = program.resident < program.grid;
   }
 
   readonly wgPeers: readonly (readonly number[] | null)[];
+  /** Whether some clusters wait to become resident (`resident=` below the grid: machine/values.ts). */
+  readonly gated: boolean = false;
 
   /** The initial state: barriers declared `init: 'auto'` are initialized and published. */
   /**
@@ -111,7 +115,7 @@ export class Machine implements OpCtx {
       now: 0, agents, bars,
       named: Array.from({ length: p.ctas * NAMED_PER_CTA }, () => ({ arrived: 0, gen: 0, count: 0, site: 0, asite: 0 })),
       clusterDone: new Array(p.grid).fill(0),
-      inflight: [], nextId: 0, trapped: null, events: 0,
+      inflight: [], nextId: 0, trapped: null, events: 0, mem: p.values ? p.values.init.slice() : [],
     };
     for (let i = 0; i < agents.length; i++) this.guarded(s, i, out, () => this.advance(s, i, out));
     return s;
@@ -164,6 +168,7 @@ export class Machine implements OpCtx {
     if (ag.status !== 'run') return false;
     const ins = this.agentCode[a]![ag.pc]!;
     if (ins.i !== 'op') return false;
+    if (this.gated && !clusterResident(s, this.program.agents[a]!.cluster, this.program.resident, this.clusterAgents)) return false;
     const d = OPS[ins.opc]!;
     const en = d.enabled;
     return en === undefined || en(this, s, a, ins, ag);
@@ -356,6 +361,7 @@ export class Machine implements OpCtx {
     { this.emitted(s); if (out.events && !out.sparse) out.events.push(loc ? { e: 'exit', t: s.now, agent: a, loc } : { e: 'exit', t: s.now, agent: a }); }
     checkCluster(this, s, this.program.agents[a]!.cluster, out);
     tmemAtExit(this, s, a, out);
+    if (this.gated) out.other = true; // a later cluster may become resident
   }
 
   /** Lanes of one warp aggregated into the arrive being signalled (over-arrival messages say so), or 0. */

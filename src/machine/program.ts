@@ -8,8 +8,10 @@
  */
 import { add, EvalFault, nonZeroStep } from '../kernel/arith.js';
 import { compileExpr, evalExpr, exprNames, foldExpr, showExpr, type CompiledExpr } from '../kernel/expr.js';
+import { opText } from './optext.js';
+import { memorySpaceProblem, residentOf, splitPins, valueLayout, type ValueLayout } from './values.js';
 import type { BarRef, BufRef, Expr, Kernel, Op, Per, RoleDecl, SrcLoc, Stmt } from '../kernel/ir.js';
-import { OPC, opDef } from './ops/index.js';
+import { OPC } from './ops/index.js';
 import { enumerateViews, keysOverlap, markRanged, rangedKey, storageBytes, type BufferPlacement, type BufferSpace } from './views.js';
 
 /** A kernel that cannot be instantiated: the message names the problem, `loc` where it is. */
@@ -82,6 +84,8 @@ export interface BarrierInfo {
 export interface BufferInfo extends BufferPlacement {
   /** A single buffer declared without a length: its name has no `[0]`. */
   scalar?: boolean;
+  /** `gmem`: the value its locations hold at launch (`init=`); absent: uninitialized. */
+  init?: number;
   /** TMEM managed by `tcgen05.alloc`: the columns of each element, and the allocation slot of element 0 ({@link Program.tmemCols}). */
   cols?: number;
   tmemSlot?: number;
@@ -124,6 +128,7 @@ export interface OpInstr {
 }
 
 export { OPC } from './ops/index.js';
+export { opText } from './optext.js';
 
 /** Flat instructions of a compiled role program. */
 export type Instr =
@@ -222,6 +227,12 @@ export interface Program {
   bufferRange(key: number): { alloc: number; offset: number; bytes: number };
   /** Whether buffer keys `a` and `b` name overlapping bytes (one CTA, one allocation); a key overlaps itself. */
   buffersOverlap(a: number, b: number): boolean;
+  /** Memory cells of values, global locations and launch control (machine/values.ts), or null when the kernel uses none. */
+  values: ValueLayout | null;
+  /** `choose` variables pinned with `--set NAME=V` (the simulator and the checker take only that value). */
+  pins: Record<string, number>;
+  /** Clusters that may run at once (`resident=`; the grid when every cluster is resident). */
+  resident: number;
 }
 
 function evalStatic(e: Expr, params: Record<string, number>, what: string, loc?: SrcLoc): number {
@@ -259,7 +270,8 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
   // Null-prototype maps keyed by the kernel's names: `constructor` or `__proto__` are names like any other.
   const params: Record<string, number> = Object.create(null) as Record<string, number>;
   for (const p of kernel.params) params[p.name] = p.value;
-  for (const [n, v] of Object.entries(overrides)) {
+  const { params: paramOverrides, pins } = splitPins(kernel, overrides);
+  for (const [n, v] of Object.entries(paramOverrides)) {
     if (!Object.hasOwn(params, n)) {
       const known = kernel.params.map((p) => p.name).join(', ') || 'none';
       throw new KernelError(`unknown parameter '${n}' (this kernel has: ${known})`, undefined, 'unknown-param');
@@ -277,6 +289,8 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
   if (clusterSize * grid > MAX_CTAS) throw new KernelError(`the launch has ${(clusterSize * grid).toLocaleString('en-US')} CTAs; mbsim simulates at most ${MAX_CTAS} (8 per SM of an H200) at once`, kernel.loc, 'grid');
   // Before anything is allocated per thread, warp or instance: the threads of every CTA.
   checkThreadsPerCta(kernel, params, clusterSize, grid);
+  let resident: number;
+  try { resident = residentOf(kernel, params, grid); } catch (err) { throw new KernelError((err as Error).message, kernel.loc, 'resident'); }
   // Sizes and counts may also read the cluster size.
   const sizeEnv: Record<string, number> = Object.assign(Object.create(null) as Record<string, number>, params, { ncta: clusterSize });
 
@@ -309,7 +323,7 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
     if (bytes < 1) throw new KernelError(`buffer ${d.name} has ${sizeText(d.bytes, bytes)} bytes; it needs at least 1`, d.loc, 'size');
     const ctaOnly = d.cta ? evalStatic(d.cta, params, `CTA of ${d.name}`, d.loc) : -1;
     if (d.cta && (ctaOnly < 0 || ctaOnly >= clusterSize)) throw new KernelError(`buffer array ${d.name} is placed in CTA ${ctaOnly}, outside the cluster of ${clusterSize} (0..${clusterSize - 1})`, d.loc, 'index-range');
-    const info: BufferInfo = { name: d.name, space: d.space, length, bytes, offset: off, alloc: i, base: 0, ctaOnly, ranged: false };
+    const info: BufferInfo = { name: d.name, space: d.space, length, bytes, offset: off, alloc: i, base: 0, ctaOnly, ranged: false, ...(d.init ? { init: evalStatic(d.init, sizeEnv, `init of ${d.name}`, d.loc) } : {}) };
     if (d.scalar && length === 1) info.scalar = true;
     if (d.cols) {
       const cols = evalStatic(d.cols, sizeEnv, `columns of TMEM buffer ${d.name}`, d.loc);
@@ -415,8 +429,9 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
     return { info, index: o - info.offset, cta };
   };
   const overlap = bufferSpace.overlap;
+  const values = valueLayout(kernel, ctas, buffersPerCta, buffers.filter((b) => b.space === 'gmem').map((b) => ({ offset: b.offset, length: b.length, init: b.init ?? null })));
   return {
-    kernel, params, lockstep: options.lockstep === true, clusterSize, grid, ctas, barriers, barriersPerCta, buffers, buffersPerCta, tmemCols, bufferSpace, roles, agents,
+    kernel, params, lockstep: options.lockstep === true, clusterSize, grid, ctas, barriers, barriersPerCta, buffers, buffersPerCta, tmemCols, bufferSpace, roles, agents, values, pins, resident,
     barrierOf, bufferOf,
     bufferRange(key) {
       const cta = Math.floor(key / buffersPerCta);
@@ -432,7 +447,7 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
       const { info, index, cta } = bufferOf(key);
       const o = key - cta * buffersPerCta;
       const v = o >= elementsPerCta ? bufferSpace.views[o - elementsPerCta]! : null;
-      return `${info.scalar ? info.name : `${info.name}[${index}]`}${v ? `[${v.off}:${v.off + v.len}]` : ''}${ctaTag(cta)}`;
+      return `${info.scalar ? info.name : `${info.name}[${index}]`}${v ? `[${v.off}:${v.off + v.len}]` : ''}${info.space === 'gmem' ? '' : ctaTag(cta)}`;
     },
   };
 }
@@ -562,11 +577,12 @@ function compileRole(
     }
     const len = info.length;
     const o = info.offset;
+    const global = (info as BufferInfo).space === 'gmem'; // one location per launch: CTA 0's key block
     const fn: KeyFn = (f) => {
       const i = idx(f);
       const rank = cta ? cta(f) : f[0]!;
       if (i < 0 || i >= len || rank < 0 || rank >= clusterSize) return -1;
-      return (f[3]! * clusterSize + rank) * perCta + o + i;
+      return global ? o + i : (f[3]! * clusterSize + rank) * perCta + o + i;
     };
     fn.describe = (f) => {
       const i = idx(f);
@@ -592,9 +608,11 @@ function compileRole(
     if (inElect && written && written !== 'one') {
       throw new KernelError(`role ${r.name}: ${op.op} per=${written} inside elect: only the elected thread runs the block, so the operation would be one thread's`, loc, 'per-in-elect');
     }
+    const spaceWhy = memorySpaceProblem(op, (n) => bufByName.get(n)?.space);
+    if (spaceWhy) throw new KernelError(spaceWhy, loc, 'memory-space');
     const ints: Record<string, CompiledExpr> = {};
     const ins: OpInstr = { i: 'op', op, per: inElect ? 'one' : ('per' in op && op.per) || r.per, loc, ints, text: opText(op, scalars), opc: OPC[op.op], uid: uids.next++ };
-    for (const key of ['count', 'expectTx', 'bytes', 'parity', 'n', 'id', 'threads', 'cycles', 'multicast', 'chunks'] as const) {
+    for (const key of ['count', 'expectTx', 'bytes', 'parity', 'n', 'id', 'threads', 'cycles', 'multicast', 'chunks', 'value', 'lo', 'hi', 'target'] as const) {
       const e = (op as Record<string, unknown>)[key];
       if (e && typeof e === 'object') ints[key] = cx(e as Expr, loc);
     }
@@ -803,22 +821,4 @@ function sizeText(e: Expr, v: number): string {
 
 function findVarLoc(e: Expr, name: string): SrcLoc | undefined {
   return foldExpr<SrcLoc | undefined>(e, (x) => (x.k === 'var' && x.name === name ? x.loc : undefined), (_x, a, b) => a ?? b);
-}
-
-
-
-function refTextOf(r: { name: string; index: Expr; cta?: Expr; offset?: Expr }, scalars?: ReadonlySet<string>): string {
-  const cta = r.cta ? (r.cta.k === 'num' || r.cta.k === 'var' ? showExpr(r.cta) : `(${showExpr(r.cta)})`) : '';
-  const scalar = !!scalars?.has(r.name) && r.index.k === 'num' && r.index.v === 0;
-  const off = r.offset ? ` + ${r.offset.k === 'bin' && r.offset.op !== '*' && r.offset.op !== '/' && r.offset.op !== '%' ? `(${showExpr(r.offset)})` : showExpr(r.offset)}` : '';
-  return `${scalar ? r.name : `${r.name}[${showExpr(r.index)}]`}${off}${r.cta ? `@${cta}` : ''}`;
-}
-
-/**
- * Short source-like text of an operation, for timelines and traces (each operation module's
- * `text`). A barrier or buffer named in `scalars` (declared without a length) is written without
- * its `[0]`.
- */
-export function opText(op: Op, scalars?: ReadonlySet<string>): string {
-  return opDef(op.op).text(op, { ref: (r) => refTextOf(r, scalars), expr: showExpr });
 }

@@ -94,6 +94,10 @@ function add(r: Reach, op: OpInstr, keys: number[], bytes = 0): void {
         r.credit.add(k);
         net(k, bytes);
         break;
+      case 'clc.try_cancel': // its response's complete_tx(16)
+        r.credit.add(k);
+        net(k, 16);
+        break;
       default:
         break;
     }

@@ -15,6 +15,11 @@ import type { AsyncKind, MachineEvent } from './events.js';
  */
 export const UNINIT_WAIT_BLOCKED = -2;
 
+/** `AgentState.sub` of an agent at `choose` (or `try_cancel`'s issuer never) waiting for its alternative to be picked. */
+export const PICKING = -3;
+/** `AgentState.sub` of an agent at `choose` whose value has been picked (its next step moves on). */
+export const PICKED = -4;
+
 /**
  * Whether a wait on a never-initialized barrier passes: as on the H200's zero word, which reads as
  * phase 0 (docs/HARDWARE.md, "Waits on a word that was never initialized"): parity 1 passes,
@@ -141,6 +146,8 @@ export interface MachineState {
   trapped: Diagnostic | null;
   /** Number of events emitted so far (counted even when not recorded). */
   events: number;
+  /** Memory cells of values (machine/values.ts: buffer keys, launch-control flags); empty when the program uses none. */
+  mem: number[];
 }
 
 /** What one step produced besides the new state. Reused across steps by fast drivers. */
@@ -180,6 +187,7 @@ export function cloneState(s: MachineState): MachineState {
     nextId: s.nextId,
     trapped: s.trapped,
     events: s.events,
+    mem: s.mem.length ? s.mem.slice() : s.mem,
   };
 }
 

@@ -21,7 +21,7 @@ import type { BufRef, Expr, Kernel, Op, RoleDecl, Stmt } from '../kernel/ir.js';
 /** A resolved buffer array's placement: filled in by {@link layoutBuffers}. */
 export interface BufferPlacement {
   name: string;
-  space: 'smem' | 'tmem';
+  space: 'smem' | 'tmem' | 'gmem';
   length: number;
   bytes: number;
   /** Key of element 0 inside a CTA's buffer block. */

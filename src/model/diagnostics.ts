@@ -80,6 +80,15 @@ export const DIAG = {
   alignedBarrier: 'aligned-barrier',
   /** A `multicast=` CTA mask (16 bits) of a bulk copy or `tcgen05.commit` that selects no CTA of the cluster. */
   multicastMask: 'multicast-mask',
+  // Values, global memory and cluster launch control (machine/ops/values.ts, clc.ts).
+  /** A read (load, atom, spin) of a global location that nothing initialized for this launch (`gmem` without `init=`, never stored). */
+  globalUninit: 'global-uninit',
+  /** `choose LO, HI` with HI < LO, or with more alternatives than the model explores. */
+  chooseRange: 'choose-range',
+  /** `clusterlaunchcontrol.try_cancel` after the CTA observed a failed response (PTX ISA §9.7.13.17). */
+  clcAfterFail: 'clc-after-fail',
+  /** `clusterlaunchcontrol.query_cancel.get_first_ctaid` of a failed response (PTX ISA §9.7.13.18). */
+  clcCtaidFailed: 'clc-ctaid-failed',
 } as const;
 
 /** One of the stable diagnostic codes in {@link DIAG}. */
@@ -265,6 +274,26 @@ export const H200_BEHAVIOUR: Record<DiagCode, { h200: string; trap: boolean; sev
   },
   'async-store-target': {
     h200: 'undefined (PTX ISA §9.7.9.12 st.async, §9.7.13.7 red.async, §9.7.9.25.4.1 cp.async.bulk shared::cluster: destination and mbarrier in one CTA of a cluster of more than one CTA; red.async and the bulk copy into a peer CTA); not probed. The machine stops the agent and credits the bytes nowhere',
+    trap: false,
+    severity: 'error',
+  },
+  'global-uninit': {
+    h200: 'the location holds whatever an earlier launch left there (PTX ISA §8: a read returns the value of some write; none of this launch precedes it): a persistent scheduler counter or split-K semaphore must be reset (memset, or by the kernel) before the launch that waits on it; not probed. The machine goes on as if it held 0',
+    trap: false,
+    severity: 'error',
+  },
+  'choose-range': {
+    h200: 'a modeling error, not hardware: choose LO, HI needs LO <= HI and at most 64 alternatives. The agent stops',
+    trap: false,
+    severity: 'error',
+  },
+  'clc-after-fail': {
+    h200: 'undefined (PTX ISA §9.7.13.17: once the executing CTA has observed a try_cancel response as failed, a later try_cancel is undefined); not probed (no Blackwell GPU here). The machine stops the agent',
+    trap: false,
+    severity: 'error',
+  },
+  'clc-ctaid-failed': {
+    h200: 'undefined (PTX ISA §9.7.13.18: get_first_ctaid of a response whose request failed); not probed. The machine returns 0',
     trap: false,
     severity: 'error',
   },

@@ -67,7 +67,7 @@ export function actorNamer(program: Program, events: MachineEvent[]): (agent: nu
     tma: 'TMA', 'bulk.store': 'bulk store', 'tc.mma': 'tcgen05.mma', 'tc.commit': 'tcgen05.commit', wgmma: 'wgmma',
     'cp.async': 'cp.async', 'cpa.arrive': 'cp.async.mbarrier.arrive', remote: 'remote',
     'tc.ld': 'tcgen05.ld', 'tc.st': 'tcgen05.st', 'tc.cp': 'tcgen05.cp', 'tc.shift': 'tcgen05.shift',
-    'st.async': 'st.async', dsmem: 'DSMEM bulk copy',
+    'st.async': 'st.async', dsmem: 'DSMEM bulk copy', pick: 'choice', clc: 'try_cancel response',
   };
   return (agent, asyncId) => {
     if (agent >= 0) return program.agents[agent]!.name;

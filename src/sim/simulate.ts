@@ -505,6 +505,15 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
         queue.push(x, payload);
         return;
       }
+      case 'pick': {
+        // A choose takes its lowest value first (a pick's delay grows with its value); a try_cancel
+        // (bar >= 0) succeeds (issued first) after the response latency (machine/ops/values.ts, clc.ts).
+        queue.push(t + (o.id - o.group) + (o.bar >= 0 ? v(T.clcLatency) : 0), payload);
+        return;
+      }
+      case 'clc':
+        queue.push(t + 1, payload);
+        return;
       case 'dsmem': {
         // The issuing CTA's copy engine moves the bytes to the peer; its complete_tx then crosses the cluster.
         const src = agentCta;

@@ -106,6 +106,10 @@ export interface Timing {
   ldShared: Param;
   stShared: Param;
   tmemLoad: Param;
+  /** A global load, store or atomic to L2 and back (values.ts operations). */
+  globalAccess: Param;
+  /** From a try_cancel's issue to its response landing in shared memory. */
+  clcLatency: Param;
   /** Local bookkeeping between synchronization operations (loop counters, address math). */
   loopOverhead: Param;
   /** Relative jitter (e.g. 0.05 = ±5%) applied to asynchronous latencies when a seed is given. */
@@ -173,6 +177,8 @@ export const H200: Timing = {
   ldShared: { value: 21, source: `${F} §3: ld.shared.b64 net 21` },
   stShared: { value: 21, source: 'estimate: as ld.shared' },
   tmemLoad: { value: 30, source: 'estimate' },
+  globalAccess: { value: 600, source: 'estimate: an L2 round trip of a global load or atomic (a TMA copy of L2 data, issue to landing, is of that order: tmaLatency + wake); not measured' },
+  clcLatency: { value: 800, source: 'estimate: no Blackwell GPU here (clusterlaunchcontrol.try_cancel is sm_100+)' },
   loopOverhead: { value: 21, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${F} §3: and+add glue 12 cycles per link, half of it per operation` },
   jitter: { value: 0.05, source: 'choice: ±5% on asynchronous latencies with --seed' },
 };
@@ -367,4 +373,14 @@ export const ISSUE_COST = {
   'cp.async.bulk.shared::cluster': ({ T }) => T.issueBulkCopy.value + lo(T),
   'cp.reduce.async.bulk': ({ T }) => T.issueBulkStore.value + lo(T),
   'cp.async.bulk.prefetch': ({ T, ins }) => ((ins.op as { tensor?: boolean }).tensor ? T.issueTensorCopy.value : T.issueBulkCopy.value),
+  // Values, global memory and cluster launch control (values.ts, clc.ts; estimates).
+  'choose': () => 0,
+  'ld.global': ({ T }) => T.globalAccess.value,
+  'ld.strong': ({ T }) => T.globalAccess.value,
+  'st.global': ({ T }) => T.stShared.value,
+  'st.strong': ({ T }) => T.stShared.value,
+  'atom.global': ({ T }) => T.globalAccess.value,
+  'spin.global': ({ T }) => T.globalAccess.value,
+  'clc.try_cancel': ({ T }) => T.issueBulkCopy.value,
+  'clc.query': ({ T }) => T.ldShared.value,
 } satisfies Record<OpName, IssueCost> as Readonly<Record<string, IssueCost>>;

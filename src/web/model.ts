@@ -251,6 +251,7 @@ const ASYNC_SPAN: Record<string, { unit: 'TMA' | 'TC' | 'net'; kind: Span['kind'
   'tc.ld': { unit: 'TC', kind: 'mma', label: 'tcgen05.ld' }, 'tc.st': { unit: 'TC', kind: 'mma', label: 'tcgen05.st' },
   'tc.cp': { unit: 'TC', kind: 'mma', label: 'tcgen05.cp' }, 'tc.shift': { unit: 'TC', kind: 'mma', label: 'tcgen05.shift' },
   'st.async': { unit: 'net', kind: 'signal', label: 'st.async' }, dsmem: { unit: 'TMA', kind: 'tma', label: 'DSMEM bulk copy' },
+  pick: { unit: 'net', kind: 'signal', label: 'choice' }, clc: { unit: 'net', kind: 'signal', label: 'try_cancel response' },
 };
 
 /** What a trace step is, for its span label (from the checker's numbered trace). */
@@ -565,7 +566,7 @@ export function asyncNames(m: RunModel): Map<number, string> {
     tma: 'TMA', 'bulk.store': 'bulk store', 'tc.mma': 'tcgen05.mma', 'tc.commit': 'tcgen05.commit', wgmma: 'wgmma',
     'cp.async': 'cp.async', 'cpa.arrive': 'cp.async.mbarrier.arrive', remote: 'remote signal',
     'tc.ld': 'tcgen05.ld', 'tc.st': 'tcgen05.st', 'tc.cp': 'tcgen05.cp', 'tc.shift': 'tcgen05.shift',
-    'st.async': 'st.async', dsmem: 'DSMEM bulk copy',
+    'st.async': 'st.async', dsmem: 'DSMEM bulk copy', pick: 'choice', clc: 'try_cancel response',
   };
   const out = new Map<number, string>();
   for (const e of m.events) if (e.e === 'async') out.set(e.id, `${label[e.kind] ?? e.kind} #${e.id} (from ${m.program.agents[e.agent]?.name ?? '?'})`);

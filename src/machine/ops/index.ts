@@ -17,6 +17,8 @@ import { CP_ASYNC_ASYNC, CPA_ARRIVE_ASYNC, CPASYNC_OPS } from './cpasync.js';
 import { MBARRIER_OPS, REMOTE_ASYNC } from './mbarrier.js';
 import { SMEM_OPS } from './smem.js';
 import { ST_ASYNC_ASYNC, STASYNC_OPS } from './stasync.js';
+import { CLC_ASYNC, CLC_OPS, PICK_ASYNC } from './clc.js';
+import { VALUE_OPS } from './values.js';
 import { TC_COMMIT_ASYNC, TC_CP_ASYNC, TC_LD_ASYNC, TC_MMA_ASYNC, TC_SHIFT_ASYNC, TC_ST_ASYNC, TCGEN05_OPS } from './tcgen05.js';
 import { TMEM_OPS } from './tmem.js';
 import type { AsyncDef, OpDef, SyncClass } from './types.js';
@@ -82,9 +84,19 @@ export const OPC: Readonly<Record<OpName, number>> = Object.freeze({
   'cp.async.bulk.prefetch': 45,
   // Thread fences with a scope (smem.ts).
   'fence': 46,
+  // Values, global memory (values.ts) and cluster launch control (clc.ts).
+  'choose': 47,
+  'ld.global': 48,
+  'st.global': 49,
+  'ld.strong': 50,
+  'st.strong': 51,
+  'atom.global': 52,
+  'spin.global': 53,
+  'clc.try_cancel': 54,
+  'clc.query': 55,
 });
 
-const ALL_OPS: readonly OpDef[] = [...MBARRIER_OPS, ...BULK_OPS, ...TCGEN05_OPS, ...WGMMA_OPS, ...CPASYNC_OPS, ...BARRIER_OPS, ...SMEM_OPS, ...TMEM_OPS, ...STASYNC_OPS];
+const ALL_OPS: readonly OpDef[] = [...MBARRIER_OPS, ...BULK_OPS, ...TCGEN05_OPS, ...WGMMA_OPS, ...CPASYNC_OPS, ...BARRIER_OPS, ...SMEM_OPS, ...TMEM_OPS, ...STASYNC_OPS, ...VALUE_OPS, ...CLC_OPS];
 
 /**
  * `d` with every field present, in one order: all definitions share one hidden class, so the
@@ -133,11 +145,13 @@ const A_TC_CP = uniformAsync(TC_CP_ASYNC);
 const A_TC_SHIFT = uniformAsync(TC_SHIFT_ASYNC);
 const A_ST_ASYNC = uniformAsync(ST_ASYNC_ASYNC);
 const A_DSMEM = uniformAsync(DSMEM_ASYNC);
+const A_PICK = uniformAsync(PICK_ASYNC);
+const A_CLC = uniformAsync(CLC_ASYNC);
 const ASYNC: Readonly<Record<AsyncKind, AsyncDef>> = {
   tma: A_TMA, 'bulk.store': A_BULK_STORE, 'tc.mma': A_TC_MMA, 'tc.commit': A_TC_COMMIT,
   'tc.ld': A_TC_LD, 'tc.st': A_TC_ST, 'tc.cp': A_TC_CP, 'tc.shift': A_TC_SHIFT,
   wgmma: A_WGMMA, 'cp.async': A_CP_ASYNC, 'cpa.arrive': A_CPA_ARRIVE, remote: A_REMOTE,
-  'st.async': A_ST_ASYNC, dsmem: A_DSMEM,
+  'st.async': A_ST_ASYNC, dsmem: A_DSMEM, pick: A_PICK, clc: A_CLC,
 };
 
 /** The definition of asynchronous kind `kind`. */
@@ -157,6 +171,8 @@ export function asyncDef(kind: AsyncKind): AsyncDef {
     case 'tc.shift': return A_TC_SHIFT;
     case 'st.async': return A_ST_ASYNC;
     case 'dsmem': return A_DSMEM;
+    case 'pick': return A_PICK;
+    case 'clc': return A_CLC;
   }
 }
 

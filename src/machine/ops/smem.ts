@@ -25,11 +25,14 @@ export function execPointAccess(m: OpCtx, s: MachineState, a: number, ins: OpIns
   const rw = ins.op.op === 'st.shared' ? 'w' : 'r';
   if (rw === 'w') checkLdWaited(m, s, a, ins, out, buf); // a store of registers a tcgen05.ld may not have filled yet
   const bc = m.bufCta(buf);
-  if (bc !== info.cta && m.ctaAgents[bc]!.every((o) => s.agents[o]!.status === 'done')) {
+  if (bc !== info.cta && m.ctaAgents[bc]!.every((o) => s.agents[o]!.status === 'done') && p.bufferOf(buf).info.space !== 'gmem') {
     m.diag(s, out, diagnostic(DIAG.exitedCta,
       `${ins.text}: ${rw === 'w' ? 'writes' : 'reads'} ${p.bufferName(buf)}, shared memory of CTA ${bc - info.cluster * p.clusterSize}, after every thread of that CTA has exited`), a, -1, -1, ins.loc, buf);
   }
   { m.emitted(s); if (out.events) out.events.push({ e: 'access', t: s.now, buf, rw, proxy: 'generic', edge: 'point', agent: a, async: -1, loc: ins.loc }); }
+  // A value carried by the buffer (machine/values.ts): `R = ld.shared B` reads it, `st.shared B value=E` writes it.
+  if (ins.dest !== undefined) s.agents[a]!.frame[ins.dest] = s.mem[buf]!;
+  else if (ins.ints.value) s.mem[buf] = ins.ints.value(s.agents[a]!.frame);
   return true;
 }
 
@@ -40,11 +43,11 @@ const nothing = (): boolean => true;
 export const SMEM_OPS: readonly OpDef[] = [
   {
     op: 'ld.shared', family: F, por: 'sync', sync: 'access', access: 'r', timing: 'ld.shared', exec: execPointAccess,
-    text: (op, t) => `ld.shared ${t.ref(op.buf)}${op.bytes ? `, ${t.expr(op.bytes)}` : ''}`,
+    text: (op, t) => `${op.dest !== undefined ? `${op.dest} = ` : ''}ld.shared ${t.ref(op.buf)}${op.bytes ? `, ${t.expr(op.bytes)}` : ''}`,
   } satisfies OpDef<'ld.shared'>,
   {
     op: 'st.shared', family: F, por: 'sync', sync: 'access', access: 'w', timing: 'st.shared', exec: execPointAccess,
-    text: (op, t) => `st.shared ${t.ref(op.buf)}${op.bytes ? `, ${t.expr(op.bytes)}` : ''}`,
+    text: (op, t) => `st.shared ${t.ref(op.buf)}${op.bytes ? `, ${t.expr(op.bytes)}` : ''}${op.value ? ` value=${t.expr(op.value)}` : ''}`,
   } satisfies OpDef<'st.shared'>,
   { op: 'fence.proxy.async', family: F, por: 'local', sync: 'fence', timing: 'fence.proxy.async', exec: nothing, text: (op) => op.op } satisfies OpDef<'fence.proxy.async'>,
   { op: 'fence.mbarrier_init', family: F, por: 'local', sync: 'fence', timing: 'fence.mbarrier_init', exec: nothing, text: (op) => op.op } satisfies OpDef<'fence.mbarrier_init'>,
