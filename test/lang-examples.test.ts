@@ -13,7 +13,7 @@ function stripLocs(x: unknown): unknown {
   if (Array.isArray(x)) return x.map(stripLocs);
   if (x && typeof x === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(x)) if (k !== 'loc' && k !== 'file') out[k] = stripLocs(v);
+    for (const [k, v] of Object.entries(x)) if (k !== 'loc' && k !== 'file' && !k.endsWith('Loc')) out[k] = stripLocs(v);
     return out;
   }
   return x;

@@ -500,6 +500,11 @@ function mergeSites(list: Hazard[]): void {
   const first = new Map<string, Hazard>();
   let w = 0;
   for (const h of list) {
+    // A static finding (no schedule) is one site already: two of them are two different fixes.
+    if (h.static) {
+      list[w++] = h;
+      continue;
+    }
     const key = `${h.kind}|${h.subject?.name ?? ''}`;
     const keep = first.get(key);
     if (!keep) {

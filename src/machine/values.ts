@@ -71,8 +71,9 @@ export function chooseNames(kernel: Kernel): Set<string> {
  */
 export function splitPins(kernel: Kernel, overrides: Record<string, number>): { params: Record<string, number>; pins: Record<string, number> } {
   const names = chooseNames(kernel);
-  const params: Record<string, number> = {};
-  const pins: Record<string, number> = {};
+  // Null-prototype maps: `__proto__` or `constructor` are names like any other.
+  const params: Record<string, number> = Object.create(null) as Record<string, number>;
+  const pins: Record<string, number> = Object.create(null) as Record<string, number>;
   for (const [n, v] of Object.entries(overrides)) {
     if (names.has(n) && !kernel.params.some((p) => p.name === n)) {
       if (!Number.isSafeInteger(v)) throw new TypeError(`choose variable ${n} must be pinned to an integer, got ${v}`);
