@@ -248,9 +248,20 @@ async function writeChunks(w: LiveWrite, fh: FileHandle, data: string | Iterable
     let end = Math.min(data.length, i + CHUNK);
     // Never split a surrogate pair between two chunks.
     if (end < data.length && (data.charCodeAt(end - 1) & 0xfc00) === 0xd800) end--;
-    await fh.write(data.slice(i, end));
+    await writeAll(fh, Buffer.from(data.slice(i, end), 'utf8'));
     going(w);
     i = end;
+  }
+}
+
+/**
+ * Writes all of `buf`: a FIFO or a device may take part of a write (a pipe whose reader went away
+ * returns the bytes it took; the next write fails with EPIPE), so the rest is written again.
+ */
+async function writeAll(fh: FileHandle, buf: Buffer): Promise<void> {
+  for (let off = 0; off < buf.length;) {
+    const { bytesWritten } = await fh.write(buf, off, buf.length - off);
+    off += bytesWritten;
   }
 }
 
