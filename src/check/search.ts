@@ -379,7 +379,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
             kind: 'race', severity: 'error', key: `${bufName}|${locKey(o.loc)}|proxy`,
             message: `${kindLabel(o.kind)} issued by ${agentName(o.agent)} writes ${bufName} through the async proxy while the earlier generic ${hit.map(accessText).join(' and ')} ${hit.length > 1 ? 'are' : 'is'} ordered before it only by an mbarrier hand-off: without fence.proxy.async on that chain the async proxy may write before the generic accesses are done (cross-proxy WAR, strict rule)`,
             subject: bufName, state: stateId, extra: LAZY,
-            details: ['PTX ISA §8.6; bug-patterns.md B24 (DeepEP: wrong results at scale until a proxy fence was added between the wait and the TMA load).'], locs: [o.loc],
+            details: ['PTX ISA §8.6; DeepEP, https://github.com/deepseek-ai/DeepEP/pull/642: wrong results at scale until a proxy fence was added between the wait and the TMA load.'], locs: [o.loc],
           });
           report({
             kind: 'missing-fence', severity: 'warning', key: `${bufName}|${locKey(o.loc)}|war`,
@@ -403,7 +403,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
       kind: 'phase-alias', severity: 'error', key: `${bname}|${locKey(loc)}|stale`,
       message: `${agentName(a)} passed wait(${bname}, parity ${parity}) at line ${loc.line} ${observed < 0 ? 'a second time on the fresh barrier (no phase completed), as it had already returned' : `on phase ${observed}, the phase this same wait had already returned for`}: its parity did not advance, ${later ? `and ${bname} went on to complete phase ${observed + 1}, which ${agentName(a)} never waited for` : `so it returned without waiting for phase ${observed + 1}, which ${bname} has already begun`}`,
       subject: bname, state: stateId, extra,
-      details: ['The parity this wait computes did not advance between its passes: a phase counter restarted per persistent tile while the barrier\'s phase carries over (bug-patterns.md B13), or a parity computed from another loop counter than the stage index.'],
+      details: ['The parity this wait computes did not advance between its passes: a phase counter restarted per persistent tile while the barrier\'s phase carries over (Triton, https://github.com/facebookexperimental/triton/pull/3420), or a parity computed from another loop counter than the stage index.'],
       locs: [loc],
     };
   };
@@ -595,7 +595,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
                 kind: 'race', severity: 'error', key: `${p.bufferOf(rb).info.name}|${locKey(e.loc)}|elect`,
                 message: `the threads of ${agentName(e.agent)} other than the elected one ${e.rw === 'w' ? 'write' : 'read'} ${bufName} (${ins.text}) while a ${unit} issued by ${agentName(e.agent)} may still be ${(acc & 1) ? 'writing' : 'reading'} it: only the elected thread waited for it (${unit === 'wgmma' ? 'wgmma' : 'cp.async.bulk'}.wait_group inside elect: or per=one), and no bar.sync over the role's threads orders the other warps after that wait`,
                 subject: bufName, state: stateId, extra,
-                details: ['bug-patterns.md B18: a warp-scoped or warpgroup-scoped bar.sync after the wait_group (before the buffer is refilled) orders every thread after the store.'],
+                details: ['TileOPs, https://github.com/tile-ai/TileOPs/pull/1550: a warp-scoped or warpgroup-scoped bar.sync after the wait_group (before the buffer is refilled) orders every thread after the store.'],
                 locs: [...(e.loc ? [e.loc] : []), ...electWaitSites(e.agent, [gx & EG_WG ? OPC['wgmma.wait_group'] : OPC['cp.async.bulk.wait_group']], null)],
               });
             }
@@ -880,7 +880,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
               ? `${agentName(c.agent)} arrives on ${bname}, a barrier of another CTA, with .release.cta: a release at CTA scope does not order ${agentName(c.agent)}'s earlier memory accesses for the threads of the other CTA that wait on ${bname}; write mbarrier.arrive.release.cluster`
               : `${agentName(c.agent)} arrives on ${bname}, a barrier of another CTA, without a scope: PTX's default is .cta, which does not order its earlier memory accesses for the other CTA's waiters; write mbarrier.arrive.release.cluster (strict rule)`,
             subject: bname, state: stateId, extra,
-            details: ['PTX ISA §9.7.13.15.13 (.scope defaults to .cta), §8.8–8.9 (morally strong release/acquire needs a scope that includes both threads); bug-patterns.md B20.'],
+            details: ['PTX ISA §9.7.13.15.13 (.scope defaults to .cta), §8.8–8.9 (morally strong release/acquire needs a scope that includes both threads); CUTLASS, https://github.com/NVIDIA/cutlass/issues/3643.'],
             locs: [ins.loc],
           });
         }
@@ -1040,7 +1040,7 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
   /**
    * At the end of an execution (or a hang): a wait that re-observed the phase it had already
    * returned for (stale history bit) while its barrier went on to complete the next phase, which the
-   * waiter never observed (bug-patterns.md B13).
+   * waiter never observed (Triton, https://github.com/facebookexperimental/triton/pull/3420).
    */
   const staleAtEnd = (s: MachineState, x: Extra, id: number) => {
     for (let a = 0; a < p.agents.length; a++) {
