@@ -131,8 +131,8 @@ export interface Hazard {
   /** True for the static checks (count-mismatch, trip-mismatch, unused-barrier, unreachable-arrive): no schedule, no trace. */
   static?: boolean;
   /**
-   * Other sites of the same (kind, subject): findings that other schedules reach, merged into this
-   * one (the shortest) so that a report lists each (kind, subject) once. `locations` are theirs
+   * Other sites of the same (kind, subject, detector variant): findings that other schedules reach,
+   * merged into this one (the shortest) so that a report lists each once ({@link variantOf}). `locations` are theirs
    * that this one's do not already name, in source order; `count` how many findings were merged.
    */
   also?: { count: number; locations: SrcLoc[] };
@@ -380,6 +380,8 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
   const hazards: Hazard[] = [];
   // Per race: the barriers that released its later side and the named barriers of its trace (static causes).
   const raceBars = new Map<Hazard, { bars: string[]; named: string[] }>();
+  /** Each finding's detector variant ({@link variantOf}), for merging sites. */
+  const variants = new WeakMap<Hazard, string>();
   const warnings: Hazard[] = [];
   // The timeout covers the traces too: past it, findings after the first keep their schedule only.
   const deadline = t0 + (opts.timeout ?? DEFAULT_BOUNDS.timeoutMs);
@@ -402,6 +404,7 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
     // An empty schedule (a static finding) replays to nothing: its trace and ledger are computed once.
     const rp = schedule.length ? replay(program, schedule) : (empty ??= { ...replay(program, []), ledger: buildLedger(program, []) });
     const h: Hazard = { ...base, trace: rp.steps, ledger: rp === empty ? empty.ledger : buildLedger(program, rp.events) };
+    variants.set(h, variantOf(raw.key));
     if (staticRaw.has(raw)) h.static = true;
     if (raw.kind === 'race') {
       const hb = happensBefore(program, rp.events);
@@ -475,8 +478,8 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
     || (a.locations[0]?.line ?? 0) - (b.locations[0]?.line ?? 0) || (a.locations[0]?.col ?? 0) - (b.locations[0]?.col ?? 0);
   hazards.sort((a, b) => causeRank(a) - causeRank(b) || byLen(a, b) || tie(a, b));
   warnings.sort((a, b) => byLen(a, b) || tie(a, b));
-  mergeSites(hazards);
-  mergeSites(warnings);
+  mergeSites(hazards, variants);
+  mergeSites(warnings, variants);
   const verdict = hazards.length ? hazards[0]!.kind : r.complete || r.stoppedBy === 'hazard' ? 'ok' : 'incomplete';
   return {
     program, verdict, complete: r.complete, stoppedBy: r.stoppedBy, hazards, warnings,
@@ -491,12 +494,24 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
 const sameLoc = (a: SrcLoc, b: SrcLoc) => a.line === b.line && a.col === b.col && a.file === b.file;
 
 /**
- * Keeps one finding per (kind, subject) of a sorted list, in place: the first (the shortest, the
- * list being sorted by rank and trace length), with the others' locations as {@link Hazard.also}.
- * Other schedules reach the same hazard through other sites (another loop trip, another warp, a
- * hang with other agents blocked); `--all` promises every reachable (kind, subject), not every path.
+ * The detector's variant of a finding: the last field of its raw key when that field is a word
+ * (`never`, `early`, `war`, `proxy`, `ghost2` → `ghost`, …), else ''. One detector reports one kind
+ * in several variants that call for different fixes (a phase nobody waits on, a reader that never
+ * waits); fields that are locations or agent numbers only tell sites apart.
  */
-function mergeSites(list: Hazard[]): void {
+export function variantOf(key: string): string {
+  const last = key.slice(key.lastIndexOf('|') + 1);
+  return /^[a-z]+\d*$/i.test(last) && key.includes('|') ? last.replace(/\d+$/, '') : '';
+}
+
+/**
+ * Keeps one finding per (kind, subject, detector variant) of a sorted list, in place: the first
+ * (the shortest, the list being sorted by rank and trace length), with the others' locations as
+ * {@link Hazard.also}. Other schedules reach the same hazard through other sites (another loop
+ * trip, another warp, a hang with other agents blocked); `--all` promises every reachable (kind,
+ * subject) and every variant of it ({@link variantOf}), not every path.
+ */
+function mergeSites(list: Hazard[], variants: WeakMap<Hazard, string>): void {
   const first = new Map<string, Hazard>();
   let w = 0;
   for (const h of list) {
@@ -505,7 +520,7 @@ function mergeSites(list: Hazard[]): void {
       list[w++] = h;
       continue;
     }
-    const key = `${h.kind}|${h.subject?.name ?? ''}`;
+    const key = `${h.kind}|${h.subject?.name ?? ''}|${variants.get(h) ?? ''}`;
     const keep = first.get(key);
     if (!keep) {
       first.set(key, h);
