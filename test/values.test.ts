@@ -125,6 +125,24 @@ role r warps=1 per=one:
     expect(check(sketch(ORDERED('2 - clusterid', ' resident=all'))).verdict).toBe('ok');
     expect(check(sketch(ORDERED('clusterid', ' resident=1'))).verdict).toBe('ok');
   });
+  test('two accesses of a cluster not resident yet are not co-enabled: the race is found once it runs, its trace replays', () => {
+    const src = `kernel t arch=sm_90a grid=2 resident=1
+smem S[1] bytes=1024
+role a warps=1 per=one:
+    if clusterid == 0:
+        work 10
+    if clusterid == 1:
+        st.shared S[0]
+role b warps=1 per=one:
+    if clusterid == 1:
+        ld.shared S[0]
+`;
+    const r = check(sketch(src), { all: true });
+    expect(r.verdict).toBe('race');
+    expect(r.hazards.map((h) => h.subject?.name)).toEqual(['S[0]@c1']);
+    // Cluster 1 starts after cluster 0's only agent with work exits: the first step is that work.
+    expect(r.hazards[0]!.trace.map((t) => `${t.actor} ${t.op}`)).toEqual(['a@c0 work 10', 'a@c1 st.shared S[0]  [S[0]@c1]', 'b@c1 ld.shared S[0]  [S[0]@c1]']);
+  });
   test('CTA i starts only once fewer than R CTAs before it still run (the timed run shows the order)', () => {
     const p = sketch(ORDERED('clusterid', ' resident=1'));
     const r = simulate(p, { maxSteps: 10_000 });

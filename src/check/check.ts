@@ -338,7 +338,7 @@ function groupNote(m: Machine, before: GroupsBefore | null, after: MachineState,
   return { agent: name(before.agent), kind, before: b, after: a, waitN, wait };
 }
 
-function scheduleOf(raw: RawHazard, parent: Int32Array, chainOff: Int32Array, chainData: Int32Array): number[] {
+export function scheduleOf(raw: RawHazard, parent: Int32Array, chainOff: Int32Array, chainData: Int32Array): number[] {
   const chains: number[][] = [];
   for (let id = raw.state; id > 0; id = parent[id]!) {
     const off = chainOff[id]!;

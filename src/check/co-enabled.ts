@@ -9,6 +9,7 @@ import type { Choice, MachineState } from '../machine/machine.js';
 import { pointAccess } from '../machine/ops/index.js';
 import { sliceSiblings, type Instr, type OpInstr, type Program } from '../machine/program.js';
 import type { SrcLoc } from '../kernel/ir.js';
+import { clusterResident } from '../machine/values.js';
 import { keyOf, type RawHazard } from './engine.js';
 
 const locKey = (l?: SrcLoc) => (l ? `${l.file ?? ''}:${l.line}:${l.col}` : '-');
@@ -16,13 +17,17 @@ const locKey = (l?: SrcLoc) => (l ? `${l.file ?? ''}:${l.line}:${l.col}` : '-');
 /**
  * The detector for program `p` (`agentCode`: each agent's role code): called with a state `s`
  * reached from stored state `id` by `prefix`, it passes every race found to `found`. The agents
- * whose next operation is a generic access are enabled exactly when they run, so it scans the
- * agents directly (in index order, as `Machine.enabled` lists them).
+ * whose next operation is a generic access are enabled exactly when they run and their cluster is
+ * resident (`resident=`, machine/values.ts), so it scans the agents directly (in index order, as
+ * `Machine.enabled` lists them).
  */
 export function coEnabledDetector(
   p: Program, agentCode: Instr[][], found: (h: RawHazard) => void,
 ): (s: MachineState, id: number, prefix: Choice[]) => void {
   const agentName = (a: number) => p.agents[a]!.name;
+  // Residency gates whole clusters: an agent of a cluster not resident yet is not enabled.
+  const clusterAgents: number[][] | null = p.resident < p.grid ? Array.from({ length: p.grid }, () => []) : null;
+  if (clusterAgents) for (const info of p.agents) clusterAgents[info.cluster]!.push(info.id);
   return (s, id, prefix) => {
     if (s.trapped) return;
     let acc: { a: number; buf: number; rw: 'r' | 'w'; ins: OpInstr }[] | null = null;
@@ -34,6 +39,7 @@ export function coEnabledDetector(
       if (ins.i !== 'op') continue;
       const rw = pointAccess(ins.opc);
       if (rw === undefined) continue;
+      if (clusterAgents && !clusterResident(s, p.agents[a]!.cluster, p.resident, clusterAgents)) continue;
       const buf = keyOf(ins.buf!, ag.frame);
       if (buf < 0) continue;
       (acc ??= []).push({ a, buf, rw, ins });
