@@ -33,7 +33,7 @@ export function finalText(p: Program, s: MachineState): string {
   });
   const agents = [...groups].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, l]) => `${k}=${l.sort().join('|')}`);
   const bars = s.bars.map((b) => `${b.status}/${b.phase}/${b.pending}/${b.expected}/${b.tx}`);
-  return `${agents.join(' ')} ; ${bars.join(' ')}`;
+  return `${agents.join(' ')} ; ${bars.join(' ')}${s.mem.length ? ` ; ${s.mem.join(',')}` : ''}`;
 }
 
 /** Runs one configuration. */

@@ -8,13 +8,17 @@
  * loops of 1-3 trips, `elect:` blocks, conditionals on the CTA rank and on the warp, and exits;
  * byte ranges: TMA boxes and loads / stores into one half of a buffer (`S0[i] + offset`, the
  * offset a constant or picked by a loop variable), and an
- * alias array `V` viewing S0's storage in half-size elements.
+ * alias array `V` viewing S0's storage in half-size elements; and, in about a quarter of the
+ * kernels, values that steer control flow (`choose`, values stored and loaded through shared
+ * memory, weak and strong global loads and stores, atomics, spin waits on a global location,
+ * branches on the value read), cluster launch control on sm_100a (`try_cancel` into a 16-byte
+ * response, `query_cancel`), and sometimes a grid of two clusters of which one is resident.
  *
  * Kernels are kept small so the unreduced search finishes: the differential tests compare the
  * reduced checker against it (test/check-differential.test.ts).
  */
 import fc from 'fast-check';
-import type { Arch, BarRef, BufRef, Expr, Kernel, Op, Per, RoleDecl, Stmt } from '../../src/kernel/ir.js';
+import type { Arch, AtomOp, BarRef, BufRef, Expr, Kernel, MemScope, Op, Per, RoleDecl, SpinCmp, Stmt } from '../../src/kernel/ir.js';
 
 /** The declarations a role body is generated against. */
 interface Ctx {
@@ -23,6 +27,10 @@ interface Ctx {
   bars: { name: string; length: number }[];
   smem: { name: string; length: number; bytes: number; alias?: string }[];
   tmem: { name: string; length: number }[];
+  /** Values, global memory and launch control in this kernel (the value variable is `x`). */
+  values: boolean;
+  /** Global locations `G[0..gmem-1]` (values only). */
+  gmem: number;
 }
 
 const num = (v: number): Expr => ({ k: 'num', v });
@@ -72,6 +80,36 @@ function parityArb(scope: Scope): fc.Arbitrary<Expr> {
 }
 
 const perArb: fc.Arbitrary<Per | undefined> = fc.constantFrom<Per | undefined>(undefined, undefined, 'thread', 'warp', 'one');
+
+const scopeArb = fc.constantFrom<MemScope | undefined>(undefined, 'cta', 'cluster', 'gpu');
+/** A value stored: a constant or the value variable. */
+const valueArb = fc.constantFrom<Expr>(num(0), num(1), num(1), v('x'));
+
+/** The value, global-memory and launch-control operations (machine/ops/values.ts, clc.ts). */
+function valueOps(ctx: Ctx, scope: Scope): fc.WeightedArbitrary<Op>[] {
+  const g = fc.nat(ctx.gmem - 1).map((i): BufRef => ({ name: 'G', index: num(i) }));
+  const ops: fc.WeightedArbitrary<Op>[] = [
+    { weight: 2, arbitrary: fc.constantFrom(1, 2).map((hi) => ({ op: 'choose' as const, dest: 'x', lo: num(0), hi: num(hi) })) },
+    { weight: 1, arbitrary: fc.tuple(smemArb(ctx, scope), valueArb).map(([buf, value]) => ({ op: 'st.shared' as const, buf, value })) },
+    { weight: 1, arbitrary: smemArb(ctx, scope).map((buf) => ({ op: 'ld.shared' as const, buf, dest: 'x' })) },
+    { weight: 1, arbitrary: g.map((buf) => ({ op: 'ld.global' as const, buf, dest: 'x' })) },
+    { weight: 1, arbitrary: fc.tuple(g, valueArb).map(([buf, value]) => ({ op: 'st.global' as const, buf, value })) },
+    { weight: 1, arbitrary: fc.tuple(g, fc.constantFrom<'relaxed' | 'acquire'>('relaxed', 'acquire'), scopeArb).map(([buf, sem, sc]) => ({ op: 'ld.strong' as const, buf, sem, ...(sc ? { scope: sc } : {}), dest: 'x' })) },
+    { weight: 1, arbitrary: fc.tuple(g, fc.constantFrom<'relaxed' | 'release'>('relaxed', 'release'), scopeArb, valueArb).map(([buf, sem, sc, value]) => ({ op: 'st.strong' as const, buf, sem, ...(sc ? { scope: sc } : {}), value })) },
+    { weight: 2, arbitrary: fc.record({
+      buf: g, red: fc.boolean(), aop: fc.constantFrom<AtomOp>('add', 'add', 'exch', 'max', 'inc', 'or'),
+      sem: fc.constantFrom<'relaxed' | 'acquire' | 'release' | 'acq_rel'>('relaxed', 'release', 'acq_rel', 'acquire'), scope: scopeArb,
+    }).map((r) => ({ op: 'atom.global' as const, buf: r.buf, red: r.red, aop: r.aop, value: num(1), sem: r.sem, ...(r.scope ? { scope: r.scope } : {}), ...(r.red ? {} : { dest: 'x' }) })) },
+    { weight: 1, arbitrary: fc.tuple(g, fc.constantFrom<SpinCmp>('ge', 'eq', 'ne'), fc.constantFrom<'relaxed' | 'acquire'>('acquire', 'relaxed')).map(([buf, cmp, sem]) =>
+      ({ op: 'spin.global' as const, buf, cmp, target: num(1), sem, scope: 'gpu' as const, dest: 'x' })) },
+  ];
+  if (ctx.arch === 'sm_100a') {
+    const resp: BufRef = { name: 'R', index: num(0) };
+    ops.push({ weight: 2, arbitrary: fc.tuple(barArb(ctx, scope), fc.boolean()).map(([bar, mc]) => ({ op: 'clc.try_cancel' as const, dst: resp, bar, multicast: mc && ctx.cluster > 1 })) });
+    ops.push({ weight: 1, arbitrary: fc.constantFrom<'is_canceled' | 'first_ctaid'>('is_canceled', 'first_ctaid').map((what) => ({ op: 'clc.query' as const, src: resp, what, dest: 'x' })) });
+  }
+  return ops;
+}
 
 /** One operation (not a block). */
 function opArb(ctx: Ctx, scope: Scope): fc.Arbitrary<Op> {
@@ -128,6 +166,7 @@ function opArb(ctx: Ctx, scope: Scope): fc.Arbitrary<Op> {
     { weight: 1, arbitrary: fc.record({ bytes: fc.constantFrom(16, 1024).map(num), tensor: fc.boolean() }).map((r) => ({ op: 'cp.async.bulk.prefetch' as const, tensor: r.tensor, bytes: r.bytes })) },
     { weight: 1, arbitrary: smemArb(ctx, scope).map((src) => ({ op: 'cp.reduce.async.bulk' as const, tensor: false, src, bytes: num(ctx.smem.find((b) => b.name === src.name)!.bytes), per: 'one' as const })) },
   ];
+  if (ctx.values) ops.push(...valueOps(ctx, scope));
   if (ctx.cluster > 1) {
     // st.async / red.async and the DSMEM copy: destination and barrier in one CTA (usually the peer).
     const target = fc.tuple(fc.nat(ctx.smem.length - 1), fc.nat(ctx.bars.length - 1), indexArb(1, scope), ctaArb(ctx)).map(([si, bi, index, cta]) => {
@@ -177,6 +216,10 @@ function bodyArb(ctx: Ctx, scope: Scope, depth: number, max: number): fc.Arbitra
       { weight: 1, arbitrary: fc.tuple(bodyArb(ctx, scope, depth - 1, 2), fc.boolean()).map(([body, lead]): Stmt => ({
         s: 'if', cond: bin(lead ? '==' : '!=', v('warp'), num(0)), then: body, loc: at(),
       })) },
+      // Control flow a value steers: the branch a `choose`, a load or an atomic decided.
+      ...(ctx.values ? [{ weight: 2, arbitrary: fc.tuple(bodyArb(ctx, scope, depth - 1, 2), fc.boolean()).map(([body, zero]): Stmt => ({
+        s: 'if', cond: bin(zero ? '==' : '!=', v('x'), num(0)), then: body, loc: at(),
+      })) }] : []),
       ...(ctx.cluster > 1 || scope.length ? [{ weight: 1, arbitrary: fc.tuple(bodyArb(ctx, scope, depth - 1, 2), fc.boolean()).map(([body, onCta]): Stmt => ({
         s: 'if', cond: onCta || !scope.length ? bin('==', v('cta'), num(0)) : bin('==', v(scope[scope.length - 1]!), num(0)), then: body, loc: at(),
       })) }] : []),
@@ -193,14 +236,17 @@ const ctxArb: fc.Arbitrary<Ctx> = fc.record({
   smem: fc.array(fc.tuple(fc.constantFrom(1, 2), bytesArb), { minLength: 1, maxLength: 2 }),
   alias: fc.constantFrom(false, false, true),
   tmem: fc.boolean(),
+  values: fc.constantFrom(false, false, false, true),
+  gmem: fc.constantFrom(1, 2),
 }).map((r) => ({
-  arch: r.arch, cluster: r.cluster,
+  arch: r.arch, cluster: r.cluster, values: r.values, gmem: r.gmem,
   bars: r.bars.map((length, i) => ({ name: `b${i}`, length })),
   smem: [
     ...r.smem.map(([length, bytes], i) => ({ name: `S${i}`, length, bytes })),
     // V: S0's storage in elements of half the size.
     ...(r.alias ? [{ name: 'V', length: 2 * r.smem[0]![0], bytes: r.smem[0]![1] / 2, alias: 'S0' }] : []),
   ],
+  // R: a launch-control response (declared apart from `smem`: nothing else copies into it).
   tmem: r.arch === 'sm_100a' && r.tmem ? [{ name: 'T', length: 1 }] : [],
 }));
 
@@ -242,10 +288,13 @@ export const kernelArb: fc.Arbitrary<Kernel> = ctxArb.chain((ctx) => {
     instances: fc.constantFrom(1, 1, 1, 2, 3),
     body: bodyArb(ctx, [], 2, 5),
   });
-  return fc.tuple(fc.array(roleArb, { minLength: 1, maxLength: 3 }), fc.array(fc.constantFrom(1, 1, 2, 3), { minLength: ctx.bars.length, maxLength: ctx.bars.length }), fc.boolean())
-    .map(([rs, counts, exactNamed]): Kernel => {
+  return fc.tuple(fc.array(roleArb, { minLength: 1, maxLength: 3 }), fc.array(fc.constantFrom(1, 1, 2, 3), { minLength: ctx.bars.length, maxLength: ctx.bars.length }), fc.boolean(),
+    fc.constantFrom<'none' | 'one' | 'all'>('none', 'none', 'none', 'one', 'all'), fc.boolean())
+    .map(([rs, counts, exactNamed, grid, gInit]): Kernel => {
       const roles: RoleDecl[] = rs.map((r, i) => {
-        const role: RoleDecl = { name: `r${i}`, warps: r.warps, per: r.per, body: electPerOne(r.body), loc: { line: 1000 + i, col: 1 } };
+        const body = electPerOne(r.body);
+        if (ctx.values) body.unshift({ s: 'let', name: 'x', value: num(0), loc: { line: 1000 + i, col: 2 } });
+        const role: RoleDecl = { name: `r${i}`, warps: r.warps, per: r.per, body, loc: { line: 1000 + i, col: 1 } };
         if (r.where !== null) role.where = bin('==', v('cta'), num(r.where));
         if (r.instances > 1) role.instances = num(r.instances);
         return role;
@@ -265,9 +314,16 @@ export const kernelArb: fc.Arbitrary<Kernel> = ctxArb.chain((ctx) => {
         buffers: [
           ...ctx.smem.map((b) => ({ name: b.name, space: 'smem' as const, length: num(b.length), bytes: num(b.bytes), ...(b.alias ? { alias: { name: b.alias, index: num(0) } } : {}) })),
           ...ctx.tmem.map((b) => ({ name: b.name, space: 'tmem' as const, length: num(b.length), bytes: num(16384) })),
+          ...(ctx.values ? [{ name: 'G', space: 'gmem' as const, length: num(ctx.gmem), bytes: num(4), ...(gInit ? { init: num(0) } : {}) }] : []),
+          ...(ctx.values && ctx.arch === 'sm_100a' ? [{ name: 'R', space: 'smem' as const, length: num(1), bytes: num(16) }] : []),
         ],
         roles,
       };
+      // Two clusters, both resident or one at a time (the residency of values.ts), with global memory only.
+      if (ctx.values && grid !== 'none') {
+        k.grid = num(2);
+        if (grid === 'one') k.resident = num(1);
+      }
       return k;
     });
 });
