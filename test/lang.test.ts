@@ -697,6 +697,8 @@ describe('every construct of the IR is expressible', () => {
     ['st.release.gpu.global g[0], 1', { op: 'st.strong', buf: R('g'), value: n(1), sem: 'release', scope: 'gpu' }],
     ['x = atom.global.add g[0], 1', { op: 'atom.global', buf: R('g'), red: false, aop: 'add', value: n(1), sem: 'relaxed', scope: 'gpu', dest: 'x' }],
     ['x = atom.acq_rel.gpu.global.exch.b32 g[0], 2', { op: 'atom.global', buf: R('g'), red: false, aop: 'exch', value: n(2), sem: 'acq_rel', scope: 'gpu', dest: 'x' }],
+    ['x = atom.global.cas g[0], 0, 2', { op: 'atom.global', buf: R('g'), red: false, aop: 'cas', compare: n(0), value: n(2), sem: 'relaxed', scope: 'gpu', dest: 'x' }],
+    ['x = atom.acq_rel.gpu.global.cas.b32 g[1], 1, 0', { op: 'atom.global', buf: R('g', n(1)), red: false, aop: 'cas', compare: n(1), value: n(0), sem: 'acq_rel', scope: 'gpu', dest: 'x' }],
     ['red.global.add g[0], 1', { op: 'atom.global', buf: R('g'), red: true, aop: 'add', value: n(1), sem: 'relaxed', scope: 'gpu' }],
     ['red.release.cluster.global.max.u32 g[1], 3', { op: 'atom.global', buf: R('g', n(1)), red: true, aop: 'max', value: n(3), sem: 'release', scope: 'cluster' }],
     ['x = spin.acquire.gpu.ge g[0], 2', { op: 'spin.global', buf: R('g'), cmp: 'ge', target: n(2), sem: 'acquire', scope: 'gpu', dest: 'x' }],

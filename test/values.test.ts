@@ -104,9 +104,26 @@ describe('global memory', () => {
       ['E-kernel-memory-space', 5, "ld.strong accesses global memory: 's' is smem; declare it with gmem s[N]"],
     ]);
   });
-  test('a strong load needs a scope; atom.cas is not modeled', () => {
-    const r = parseSketch('kernel e arch=sm_90a\ngmem g\nrole r warps=1 per=one:\n    v = ld.acquire.global g\n    x = atom.global.cas g, 1\n', 'e.mbk');
-    expect(r.diagnostics.map((d) => [d.code, d.line])).toEqual([['E-unknown-mnemonic', 4], ['E-unknown-mnemonic', 5]]);
+  test('a strong load needs a scope; atom.cas takes a compare and a value; red has no .cas', () => {
+    const r = parseSketch('kernel e arch=sm_90a\ngmem g\nrole r warps=1 per=one:\n    v = ld.acquire.global g\n    x = atom.global.cas g, 1\n    red.global.cas g, 0, 1\n', 'e.mbk');
+    expect(r.diagnostics.map((d) => [d.code, d.line])).toEqual([['E-unknown-mnemonic', 4], ['E-operand-count', 5], ['E-unknown-mnemonic', 6]]);
+    expect(JSON.stringify(r.diagnostics[2])).toContain('red has no .cas');
+  });
+  test('atom.cas: only the CTA that finds the lock free enters (no race); a load-then-store lock races', () => {
+    const lock = (take: string) => `kernel lock arch=sm_90a grid=2
+gmem owner init=0
+gmem data init=0
+role r warps=1 per=one:
+${take}
+    if won == 0:
+        st.global data, 1
+`;
+    expect(atomResult('cas', 0, 5, 0)).toBe(5);
+    expect(atomResult('cas', 3, 5, 0)).toBe(3);
+    const cas = check(sketch(lock('    won = atom.acq_rel.gpu.global.cas owner, 0, clusterid + 1')), { all: true });
+    expect(cas.verdict).toBe('ok');
+    const racy = check(sketch(lock('    won = ld.acquire.gpu.global owner\n    st.relaxed.gpu.global owner, clusterid + 1')), { all: true });
+    expect(racy.hazards.map((h) => `${h.kind} ${h.subject?.name}`)).toContain('race data');
   });
 });
 

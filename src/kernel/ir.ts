@@ -250,8 +250,9 @@ export type Op =
   /**
    * `atom` (with `dest`: the old value) or `red` (`red: true`) on a global location: `aop` of the
    * location and `value` (PTX ISA §9.7.13.5, §9.7.13.6); `.relaxed` when no semantics is written.
+   * `cas` (compare-and-swap, `atom` only): the location becomes `value` when it equals `compare`.
    */
-  | { op: 'atom.global'; buf: BufRef; red: boolean; aop: AtomOp; value: Expr; sem: 'relaxed' | 'acquire' | 'release' | 'acq_rel'; scope?: MemScope; dest?: string }
+  | { op: 'atom.global'; buf: BufRef; red: boolean; aop: AtomOp; value: Expr; sem: 'relaxed' | 'acquire' | 'release' | 'acq_rel'; scope?: MemScope; dest?: string; compare?: Expr }
   /**
    * A spin loop of strong loads until the location compares `cmp` with `target` (`while (ld < k);`):
    * blocks until it does; `dest` gets the value that ended the loop.
@@ -274,7 +275,7 @@ export type Op =
 /** Scope of a strong global-memory operation (PTX ISA §8.5). */
 export type MemScope = 'cta' | 'cluster' | 'gpu' | 'sys';
 /** The operations of `atom` / `red` that the model computes on small integers. */
-export type AtomOp = 'add' | 'exch' | 'min' | 'max' | 'inc' | 'dec' | 'and' | 'or' | 'xor';
+export type AtomOp = 'add' | 'exch' | 'min' | 'max' | 'inc' | 'dec' | 'and' | 'or' | 'xor' | 'cas';
 /** The comparison that ends a spin loop: `ge` waits until the value is at least the target. */
 export type SpinCmp = 'eq' | 'ne' | 'ge' | 'gt' | 'le' | 'lt';
 

@@ -11,7 +11,7 @@ import type { OpSpec, Qualified } from './ops.js';
 const bufA = (v: unknown) => v as BufRef;
 const intA = (v: unknown) => v as Expr;
 
-const ATOM_OPS: readonly AtomOp[] = ['add', 'exch', 'min', 'max', 'inc', 'dec', 'and', 'or', 'xor'];
+const ATOM_OPS: readonly AtomOp[] = ['add', 'exch', 'min', 'max', 'inc', 'dec', 'and', 'or', 'xor', 'cas'];
 const CMPS: readonly SpinCmp[] = ['eq', 'ne', 'ge', 'gt', 'le', 'lt'];
 const SCOPE = '(?:\\.(cta|cluster|gpu|sys))?';
 const TYPE = '(?:\\.(?:u32|s32|b32|u64|s64|b64))?';
@@ -40,6 +40,14 @@ export const VALUE_SPECS: OpSpec[] = [
     name: 'atom.global.add', args: ['buf', 'int'], dest: 'result', usage: 'G, VALUE',
     build(a) {
       const op: Op = { op: 'atom.global', buf: bufA(a.v[0]), red: false, aop: 'add', value: intA(a.v[1]), sem: 'relaxed', scope: 'gpu' };
+      if (a.dest !== undefined) op.dest = a.dest;
+      return op;
+    },
+  },
+  {
+    name: 'atom.global.cas', args: ['buf', 'int', 'int'], dest: 'result', usage: 'G, COMPARE, VALUE',
+    build(a) {
+      const op: Op = { op: 'atom.global', buf: bufA(a.v[0]), red: false, aop: 'cas', compare: intA(a.v[1]), value: intA(a.v[2]), sem: 'relaxed', scope: 'gpu' };
       if (a.dest !== undefined) op.dest = a.dest;
       return op;
     },
@@ -95,11 +103,12 @@ function atomic(m: string, get: Lookup): Qualified | undefined {
   const r = new RegExp(`^(atom|red)(?:\\.(relaxed|acquire|release|acq_rel))?${SCOPE}(?:\\.global)?\\.(\\w+)${TYPE}$`).exec(m);
   if (!r) return undefined;
   const red = r[1] === 'red';
-  const spec = get(red ? 'red.global.add' : 'atom.global.add');
   const aop = r[4]!;
-  if (aop === 'cas') return { spec, invalid: `${m}: atom.cas is not modeled; mbsim models ${ATOM_OPS.join(', ')} (PTX ISA §9.7.13.5)` };
+  const spec = get(red ? 'red.global.add' : aop === 'cas' ? 'atom.global.cas' : 'atom.global.add');
+  if (aop === 'cas' && red) return { spec, invalid: `${m}: red has no .cas; write atom.cas, whose old value is the result (PTX ISA §9.7.13.6)` };
   if (!(ATOM_OPS as readonly string[]).includes(aop)) return undefined; // red.async and other instructions
   const sem = r[2] ?? 'relaxed';
+  if (aop === 'cas') return { spec, fields: { sem, scope: r[3] ?? 'gpu' } };
   if (red && (sem === 'acquire' || sem === 'acq_rel')) return { spec, invalid: `${m}: red takes .relaxed or .release, not .${sem} (PTX ISA §9.7.13.6)` };
   return { spec, fields: { aop, sem, scope: r[3] ?? 'gpu' } };
 }

@@ -612,7 +612,7 @@ function compileRole(
     if (spaceWhy) throw new KernelError(spaceWhy, loc, 'memory-space');
     const ints: Record<string, CompiledExpr> = {};
     const ins: OpInstr = { i: 'op', op, per: inElect ? 'one' : ('per' in op && op.per) || r.per, loc, ints, text: opText(op, scalars), opc: OPC[op.op], uid: uids.next++ };
-    for (const key of ['count', 'expectTx', 'bytes', 'parity', 'n', 'id', 'threads', 'cycles', 'multicast', 'chunks', 'value', 'lo', 'hi', 'target'] as const) {
+    for (const key of ['count', 'expectTx', 'bytes', 'parity', 'n', 'id', 'threads', 'cycles', 'multicast', 'chunks', 'value', 'lo', 'hi', 'target', 'compare'] as const) {
       const e = (op as Record<string, unknown>)[key];
       if (e && typeof e === 'object') ints[key] = cx(e as Expr, loc);
     }

@@ -49,9 +49,10 @@ export function readCell(m: OpCtx, s: MachineState, a: number, ins: OpInstr, out
   return cellValue(v);
 }
 
-/** `old aop v` on small integers (C semantics, exact; PTX ISA §9.7.13.5 for `inc` / `dec`). */
-export function atomResult(aop: AtomOp, old: number, v: number): number {
+/** `old aop v` on small integers (C semantics, exact; PTX ISA §9.7.13.5 for `inc` / `dec`, and `cas`: `v` when `old` equals `compare`). */
+export function atomResult(aop: AtomOp, old: number, v: number, compare = 0): number {
   switch (aop) {
+    case 'cas': return old === compare ? v : old;
     case 'add': return addExact(old, v);
     case 'exch': return v;
     case 'min': return Math.min(old, v);
@@ -197,12 +198,12 @@ export const VALUE_OPS: readonly OpDef[] = [
       const op = ins.op as OpK<'atom.global'>;
       const f = s.agents[a]!.frame;
       const old = readCell(m, s, a, ins, out, key);
-      s.mem[key] = atomResult(op.aop, old, ins.ints.value!(f));
+      s.mem[key] = atomResult(op.aop, old, ins.ints.value!(f), ins.ints.compare ? ins.ints.compare(f) : 0);
       if (ins.dest !== undefined) f[ins.dest] = old;
       out.other = true;
       return true;
     },
-    text: (op, t) => `${op.dest !== undefined ? `${op.dest} = ` : ''}${op.red ? 'red' : 'atom'}.${op.sem}${op.scope ? `.${op.scope}` : ''}.global.${op.aop} ${t.ref(op.buf)}, ${t.expr(op.value)}`,
+    text: (op, t) => `${op.dest !== undefined ? `${op.dest} = ` : ''}${op.red ? 'red' : 'atom'}.${op.sem}${op.scope ? `.${op.scope}` : ''}.global.${op.aop} ${t.ref(op.buf)}, ${op.compare ? `${t.expr(op.compare)}, ` : ''}${t.expr(op.value)}`,
   } satisfies OpDef<'atom.global'>,
   {
     // The first step reads (and reports an uninitialized location); it blocks until the value is
