@@ -28,41 +28,36 @@ const where = (src: string) => {
 describe('limits checked before parsing, reported where they are crossed', () => {
   test('50 MB of `param = = =` lines: the file-size limit at the line and column of its 1,048,577th character', () => {
     const src = 'param = = =\n'.repeat(Math.ceil(50e6 / 12));
-    const { r, ms, first } = where(src);
+    const { r, first } = where(src);
     // 1,048,576 = 87,381 lines of 12 characters + 4: line 87,382, column 5.
     expect(first).toBe('E-limit 87382:5 the file is larger than the limit of 1 MiB (1,048,576 characters)');
     expect(r.diagnostics).toHaveLength(1);
-    expect(ms).toBeLessThan(1500);
   });
   test('a 10 MB `1+1+…` expression on one line: the line-length limit at column 65,537', () => {
     const src = `${HEAD}param P = ${'1+'.repeat(5e6)}1\n`;
-    const { ms, first } = where(src);
+    const { first } = where(src);
     expect(first).toBe('E-limit 3:65537 this line is longer than the limit of 65,536 characters');
-    expect(ms).toBeLessThan(1500);
   });
   test('a flat sum of 10,000 terms parses (a loop, not recursion) and evaluates exactly', () => {
-    const { r, ms } = where(`${HEAD}param P = ${Array(10_000).fill('1').join(' + ')}\n${ROLE}    x = ${Array(2_000).fill('P').join(' - ')}\n    mbarrier.arrive b\n`);
+    const { r } = where(`${HEAD}param P = ${Array(10_000).fill('1').join(' + ')}\n${ROLE}    x = ${Array(2_000).fill('P').join(' - ')}\n    mbarrier.arrive b\n`);
     expect(r.diagnostics).toEqual([]);
     expect(r.kernel?.params).toEqual([expect.objectContaining({ name: 'P', value: 10_000 })]);
-    expect(ms).toBeLessThan(4000); // about 0.1 s on an idle machine
   });
   test('a sum over continuation lines longer than the statement limit: E-limit at its 50,001st token', () => {
     // 25,001 terms = 50,001 tokens inside parentheses, 100 terms per line.
     const terms = Array.from({ length: 250 }, () => Array(100).fill('1').join(' + ')).join(' +\n    ');
     const src = `${HEAD}param P = (${terms} + 1)\n`;
-    const { r, ms, first } = where(src);
+    const { r, first } = where(src);
     expect(r.diagnostics).toHaveLength(1);
     // Token 50,001 of the statement: 'param', 'P', '=', '(' and 49,997 tokens of the sum later.
     expect(first).toMatch(/^E-limit \d+:\d+ this statement is longer than the limit of 50,000 tokens$/);
     const d = r.diagnostics[0]!;
     const line = src.split('\n')[d.line - 1]!;
     expect(line.slice(d.col - 1, d.col)).toMatch(/[1+]/);
-    expect(ms).toBeLessThan(3000);
   });
   test('parentheses and prefix operators nested deeper than 32 levels', () => {
     const parens = where(`${HEAD}${ROLE}    x = ${'('.repeat(30_000)}1${')'.repeat(30_000)}\n`);
     expect(parens.first).toBe('E-limit 4:41 this expression is nested deeper than the limit of 32 levels (parentheses, brackets and prefix operators)');
-    expect(parens.ms).toBeLessThan(1500);
     const prefix = where(`${HEAD}${ROLE}    x = ${'- '.repeat(40)}1\n`);
     expect(prefix.first).toBe('E-limit 4:73 this expression is nested deeper than the limit of 32 levels (parentheses, brackets and prefix operators)');
     // A prefix operator's level ends with its operand: many in a row side by side are fine.
@@ -80,7 +75,6 @@ describe('limits checked before parsing, reported where they are crossed', () =>
     expect(where(nest(33, 4)).first).toBe('E-limit 36:133 this line is nested deeper than the limit of 32 blocks');
     const huge = where(nest(1_000, 1));
     expect(huge.first).toBe('E-limit 36:37 this line is nested deeper than the limit of 32 blocks');
-    expect(huge.ms).toBeLessThan(1500);
   });
   test('an if with more than 256 elif clauses', () => {
     let s = `${HEAD}${ROLE}    x = 1\n    if x == 0:\n        pass\n`;
@@ -93,27 +87,24 @@ describe('limits checked before parsing, reported where they are crossed', () =>
 });
 
 describe('errors are bounded', () => {
-  test('the parser stops after 50 errors: 1 MB of malformed lines in well under a second', () => {
+  test('the parser stops after 50 errors: 1 MB of malformed lines', () => {
     const src = 'param = = =\n'.repeat(Math.floor(LIMITS.fileChars / 12));
-    const { r, ms } = where(src);
+    const { r } = where(src);
     expect(r.diagnostics).toHaveLength(51);
     expect(r.diagnostics.slice(0, 50).every((d) => d.code === 'E-syntax')).toBe(true);
     expect(r.diagnostics[50]).toMatchObject({ code: 'E-limit', message: 'too many errors: stopped after 50 (the limit is 50 errors per file)', line: 50 });
-    expect(ms).toBeLessThan(2000);
   });
   test('lexical errors are capped too', () => {
-    const { r, ms } = where(`${HEAD}${`${'$ '.repeat(50)}\n`.repeat(5000)}`);
+    const { r } = where(`${HEAD}${`${'$ '.repeat(50)}\n`.repeat(5000)}`);
     expect(r.diagnostics).toHaveLength(51);
     expect(r.diagnostics[50]!.code).toBe('E-limit');
-    expect(ms).toBeLessThan(2000);
   });
   test('the lowering stops after 50 errors (unknown names on 20,000 lines)', () => {
     const body = Array.from({ length: 20_000 }, (_, i) => `    x${i} = y${i}\n`).join('');
-    const { r, ms } = where(`${HEAD}${ROLE}${body}`);
+    const { r } = where(`${HEAD}${ROLE}${body}`);
     expect(r.diagnostics).toHaveLength(51);
     expect(r.diagnostics[0]!.code).toBe('E-unknown-name');
     expect(r.diagnostics[50]!.message).toBe('too many errors: stopped after 50 (the limit is 50 errors per file)');
-    expect(ms).toBeLessThan(3000);
   });
 });
 
