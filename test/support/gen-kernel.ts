@@ -97,9 +97,13 @@ function valueOps(ctx: Ctx, scope: Scope): fc.WeightedArbitrary<Op>[] {
     { weight: 1, arbitrary: fc.tuple(g, fc.constantFrom<'relaxed' | 'acquire'>('relaxed', 'acquire'), scopeArb).map(([buf, sem, sc]) => ({ op: 'ld.strong' as const, buf, sem, ...(sc ? { scope: sc } : {}), dest: 'x' })) },
     { weight: 1, arbitrary: fc.tuple(g, fc.constantFrom<'relaxed' | 'release'>('relaxed', 'release'), scopeArb, valueArb).map(([buf, sem, sc, value]) => ({ op: 'st.strong' as const, buf, sem, ...(sc ? { scope: sc } : {}), value })) },
     { weight: 2, arbitrary: fc.record({
-      buf: g, red: fc.boolean(), aop: fc.constantFrom<AtomOp>('add', 'add', 'exch', 'max', 'inc', 'or'),
+      buf: g, red: fc.boolean(), aop: fc.constantFrom<AtomOp>('add', 'add', 'exch', 'max', 'inc', 'or', 'cas'),
       sem: fc.constantFrom<'relaxed' | 'acquire' | 'release' | 'acq_rel'>('relaxed', 'release', 'acq_rel', 'acquire'), scope: scopeArb,
-    }).map((r) => ({ op: 'atom.global' as const, buf: r.buf, red: r.red, aop: r.aop, value: num(1), sem: r.sem, ...(r.scope ? { scope: r.scope } : {}), ...(r.red ? {} : { dest: 'x' }) })) },
+    }).map((r) => {
+      // cas: atom only (red has none); it takes the lock when the location is 0.
+      const red = r.red && r.aop !== 'cas';
+      return { op: 'atom.global' as const, buf: r.buf, red, aop: r.aop, value: num(1), ...(r.aop === 'cas' ? { compare: num(0) } : {}), sem: r.sem, ...(r.scope ? { scope: r.scope } : {}), ...(red ? {} : { dest: 'x' }) };
+    }) },
     { weight: 1, arbitrary: fc.tuple(g, fc.constantFrom<SpinCmp>('ge', 'eq', 'ne'), fc.constantFrom<'relaxed' | 'acquire'>('acquire', 'relaxed')).map(([buf, cmp, sem]) =>
       ({ op: 'spin.global' as const, buf, cmp, target: num(1), sem, scope: 'gpu' as const, dest: 'x' })) },
   ];
