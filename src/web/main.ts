@@ -8,7 +8,8 @@ import type { Hazard } from '../check/check.js';
 import { h, replace, setText, fmt } from './dom.js';
 import { cancelSimulation, checkIn, Dropped, simulateIn, type CheckRun } from './engine.js';
 import type { PackedCheck } from './engine-protocol.js';
-import { asyncNames, eventLoc, instantiateKernel, traceModel, unpackModel, type RunModel } from './model.js';
+import { asyncNames, eventLoc, instantiateKernel, unpackModel, type RunModel } from './model.js';
+import { traceModel } from './trace-model.js';
 import { decodeView, encodeView, MAX_SKETCH, TABS, type SourceRef, type Tab, type ViewState } from './share.js';
 import { EXAMPLES, isExample, isFile, leadComment, load, SKETCH_FILES, sketchTwin, type Loaded } from './sources.js';
 import { inspectorView } from './inspector.js';
@@ -371,7 +372,7 @@ function startReplay(i: number): void {
   if (!inst.program) return;
   let tm: RunModel;
   try {
-    // The machine's own step function re-runs the schedule (src/web/model.ts traceModel).
+    // The machine's own step function re-runs the schedule (src/web/trace-model.ts).
     tm = traceModel(inst.program, hz.schedule, hz.trace);
   } catch (err) {
     check.failed(`the trace does not replay: ${String((err as Error)?.message ?? err)}`);
