@@ -1,7 +1,7 @@
 // Shared pieces of mbsim's reference kernels (hw/kernels/*.cu): the bounded or unbounded parity
 // wait, elect.sync, the 128-byte-swizzle shared-memory descriptors, and the host side (operands,
-// CPU reference, verification, JSON). Tensor maps, wgmma and the inline-PTX helpers come from the
-// probes' headers (hw/probes/tmap.cuh, hw/probes/ptx.cuh).
+// CPU reference, verification, JSON, one configuration's run: run_config). Tensor maps, wgmma and
+// the inline-PTX helpers come from the probes' headers (hw/probes/tmap.cuh, hw/probes/ptx.cuh).
 //
 // Macros: BUG (0: the correct kernel; 1..3: a planted bug, see each .cu and hw/kernels/README.md),
 // WATCHDOG (1: every mbarrier wait gives up after WATCHDOG_NS and sets g_watchdog, so a kernel
@@ -201,5 +201,31 @@ static bool parse_only(int argc, char** argv, int (&cfg)[4]) {
     if (!strcmp(argv[i], "--only"))
       return sscanf(argv[i + 1], "%d,%d,%d,%d", &cfg[0], &cfg[1], &cfg[2], &cfg[3]) == 4;
   return false;
+}
+
+// Runs one configuration: clears the outputs, launches once (`launch()` issues the kernel), checks
+// the launch and collects the outcome; then, when `timed` and no watchdog fired, times 10 more
+// launches with CUDA events (the mean in ms) and prints the configuration's JSON line.
+template <class Launch>
+static void run_config(const char* kernel, int stages, int kiters, int tiles, int ctas, int cluster, const Problem& p, Device& d,
+                       bool timed, Launch launch) {
+  reset_outputs(d, p, ctas);
+  launch();
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+  const Outcome o = collect(d, p, ctas);
+  float ms = 0;
+  if (timed && !o.watchdog) {
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    CK(cudaEventRecord(e0));
+    for (int r = 0; r < 10; ++r) launch();
+    CK(cudaEventRecord(e1));
+    CK(cudaEventSynchronize(e1));
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    ms /= 10;
+  }
+  print_json(kernel, stages, kiters, tiles, ctas, cluster, o, ms, p);
 }
 #endif

@@ -112,24 +112,8 @@ static void run(int stages, int kiters, int ctas, const Problem& p, Device& d, b
   const CUtensorMap tB = make_tmap_2d(d.b, p.K, p.N, BK, BN, CU_TENSOR_MAP_SWIZZLE_128B);
   const size_t smem = 1024 + (size_t)stages * STAGE_BYTES;
   const dim3 grid(p.M / BM, p.N / BN);
-  reset_outputs(d, p, ctas);
-  tma_wgmma<<<grid, 384, smem>>>(tA, tB, d.bias, d.c, p.N, kiters, stages, d.timing);
-  CK(cudaGetLastError());
-  CK(cudaDeviceSynchronize());
-  const Outcome o = collect(d, p, ctas);
-  float ms = 0;
-  if (timed && !o.watchdog) {
-    cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
-    CK(cudaEventRecord(e0));
-    for (int r = 0; r < 10; ++r) tma_wgmma<<<grid, 384, smem>>>(tA, tB, d.bias, d.c, p.N, kiters, stages, d.timing);
-    CK(cudaEventRecord(e1));
-    CK(cudaEventSynchronize(e1));
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    ms /= 10;
-  }
-  print_json("tma_wgmma", stages, kiters, ctas, ctas, 1, o, ms, p);
+  run_config("tma_wgmma", stages, kiters, ctas, ctas, 1, p, d, timed,
+             [&] { tma_wgmma<<<grid, 384, smem>>>(tA, tB, d.bias, d.c, p.N, kiters, stages, d.timing); });
 }
 
 int main(int argc, char** argv) {

@@ -25,17 +25,9 @@
 #include <string>
 #include <vector>
 #include "ptx.cuh"
+#include "bounded.cuh"
 
-constexpr long long CAP = 400000000ll;  // 0.2 s at 2 GHz: every wait is bounded
 constexpr int N = 256, WU = 16, S = 4;
-
-__device__ __forceinline__ bool wait_try(uint32_t a, uint32_t par) {
-  const long long t0 = clock64();
-  do {
-    if (mb_try_parity(a, par)) return true;
-  } while (clock64() - t0 < CAP);
-  return false;
-}
 
 struct Out { long long c0, c1; int timeout; int wtimeout; };
 

@@ -29,17 +29,9 @@
 #include <string>
 #include <vector>
 #include "tmap.cuh"
+#include "bounded.cuh"
 
-constexpr long long CAP = 400000000ll;  // 0.2 s at 2 GHz: every wait is bounded
 constexpr int N = 256, WU = 16, S = 4, TILE = 16384, NSRC = 8;
-
-__device__ __forceinline__ bool wait_try(uint32_t a, uint32_t par) {
-  const long long t0 = clock64();
-  do {
-    if (mb_try_parity(a, par)) return true;
-  } while (clock64() - t0 < CAP);
-  return false;
-}
 
 struct AOut { long long c0, c1, t0, t1; int timeout; long long pst[N + WU]; };
 

@@ -29,17 +29,10 @@
 #include <string>
 #include <vector>
 #include "tmap.cuh"
+#include "bounded.cuh"
 
-constexpr long long CAP = 400000000ll;  // 0.2 s at 2 GHz
 constexpr int ITERS = 320, WARM = 64;
 
-__device__ __forceinline__ bool wait_try(uint32_t a, uint32_t par) {
-  const long long t0 = clock64();
-  do {
-    if (mb_try_parity(a, par)) return true;
-  } while (clock64() - t0 < CAP);
-  return false;
-}
 __device__ __forceinline__ void remote_arrive(uint32_t local, uint32_t rank) {
   rmb_arrive_plain(mapa(local, rank));
 }

@@ -13,17 +13,10 @@
 #include <cstring>
 #include <vector>
 #include "tmap.cuh"
+#include "bounded.cuh"
 
-constexpr long long CAP = 400000000ll;
 constexpr int N = 256, WU = 16, EN = 64, EWU = 8;
 
-__device__ __forceinline__ bool wait_try(uint32_t a, uint32_t par) {
-  const long long t0 = clock64();
-  do {
-    if (mb_try_parity(a, par)) return true;
-  } while (clock64() - t0 < CAP);
-  return false;
-}
 __device__ __forceinline__ void bulk_s2g(void* dst, uint32_t src, uint32_t bytes) {
   asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst), "r"(src), "r"(bytes) : "memory");
 }

@@ -308,6 +308,15 @@ export function sweepCombinations(ranges: SweepRange[]): Record<string, number>[
 }
 
 /**
+ * When a sweep started at `now` (ms since the epoch) must end: `--timeout` bounds the whole sweep
+ * as it bounds one check (`opts.timeoutMs`, the time the command has left), and without it the
+ * default timeout (60 s) does, so `--timeout 60` and no flag mean the same.
+ */
+export function sweepDeadline(opts: Pick<CheckCliOptions, 'timeoutMs'>, now: number): number {
+  return now + (opts.timeoutMs ?? DEFAULT_BOUNDS.timeoutMs);
+}
+
+/**
  * `--sweep`: checks every combination of the ranges and prints a table of verdicts (or, with
  * `json`, one `mbsim.check-sweep/1` document). `build` instantiates the kernel with one
  * combination, or throws (bad input for that combination: the row says why, exit code 2).
@@ -325,7 +334,7 @@ export async function runCheckSweepCli(
   const bar = await progressBar(opts, io);
   if (bar) co.onProgress = bar.update;
   // --timeout bounds the whole sweep: each combination gets what is left; none left, it is not checked.
-  const deadline = opts.timeoutMs !== undefined ? Date.now() + opts.timeoutMs : Infinity;
+  const deadline = sweepDeadline(opts, Date.now());
   try {
     for (const [i, params] of combos.entries()) {
       const left = deadline - Date.now();
@@ -333,7 +342,7 @@ export async function runCheckSweepCli(
         rows.push({ params, verdict: 'incomplete', code: 3, states: 0, ms: 0, what: 'not checked: --timeout ran out' });
         continue;
       }
-      if (deadline !== Infinity) co.timeout = left;
+      co.timeout = left;
       let prog: Program;
       try {
         prog = build(params);

@@ -27,366 +27,24 @@
  * The main thread blocks (`Atomics.wait`) while the workers run, so `explore` stays synchronous;
  * messages go through MessageChannels read with `receiveMessageOnPort`. Workers stay in a pool
  * (unreferenced, so they never keep the process alive) and serve later searches.
+ *
+ * This module is the coordinator (the pool, the levels, the bounds); the shared table, control
+ * slots and messages are `par-protocol.ts`, the worker's loop `par-worker.ts`, the merging of a
+ * level's results into the search tree `par-merge.ts`.
  */
 import type { MessagePort, Worker as NodeWorker } from 'node:worker_threads';
-
-/**
- * node:worker_threads, loaded when a parallel search first needs it (not at import: the explorer's
- * browser bundle imports the checker, and browsers have no such module).
- */
-type Threads = typeof import('node:worker_threads');
-let threadsMod: Threads | null = null;
-const threads = (): Threads => (threadsMod ??= (process as unknown as { getBuiltinModule(id: string): Threads }).getBuiltinModule('node:worker_threads'));
-import type { Choice } from '../machine/machine.js';
-import type { Kernel } from '../kernel/ir.js';
-import { instantiate, type Program } from '../machine/program.js';
-import { StateBuf } from './codec.js';
-import { DEFAULT_BOUNDS, MAX_HAZARDS, encodeChoice, grow as growArray, growthGuard, stopOf, type ExploreOptions, type ExploreResult, type HashSet, type RawHazard, type SearchApi } from './engine.js';
+import type { Program } from '../machine/program.js';
+import { Governor } from '../machine/governor.js';
+import { DEFAULT_BOUNDS, type ExploreOptions, type ExploreResult, type SearchApi } from './engine.js';
 import { search } from './search.js';
-import { BoundReached, Governor, type Bound } from '../machine/governor.js';
+import { BOUNDS, C, STOPS, SharedVisited, codeOf, insertPlain, stopWith, threads, type FromWorker, type JobMsg, type LevelResult, type ToWorker } from './par-protocol.js';
+import { SearchTree, frontierBytes, sharedI32, type Frontier } from './par-merge.js';
+export { workerMain } from './par-worker.js';
 
-/** Slots of the control array shared by the main thread and the workers. */
-const C = {
-  /** Bumped (and notified) whenever a worker finishes a level, pauses, or starts. */
-  EVT: 0,
-  DONE: 1,
-  PAUSED: 2,
-  /** 1 while the visited table is to be rebuilt: workers pause at their next insertion. */
-  GROW: 3,
-  /** Next frontier block to take. */
-  NEXT: 4,
-  /** Why the search stops (0: it does not): an index in {@link STOPS}. */
-  STOP: 5,
-  /** Entries in the visited table (flushed by the workers every {@link FLUSH} insertions). */
-  SIZE: 6,
-  /** States stored during this level (flushed every 16 expansions). */
-  STORED: 7,
-  READY: 8,
-  /** Per worker: bumped after a message is posted to it. */
-  MAIL: 16,
-} as const;
-const STOPS: ExploreResult['stoppedBy'][] = [null, 'max-states', 'max-memory', 'timeout'];
-/** The governor's bound of a STOP code, and the code of a bound. */
-const BOUNDS: (Bound | null)[] = [null, 'max-steps', 'max-memory', 'timeout'];
-const codeOf = (b: Bound) => BOUNDS.indexOf(b);
 /** How long the main thread waits for the workers to finish their block after a stop before it gives them up (ms). */
 const STOP_GRACE_MS = 250;
-const FLUSH = 256;
-/** Second half of a slot being written (hashes equal to it are stored as PENDING − 1). */
-const PENDING = -1;
 
-function slotOf(h1: number, h2: number, mask: number): number {
-  return (h1 ^ Math.imul(h2, 0x9e3779b1)) & mask;
-}
-
-/** Inserts into a table nobody else touches now (main thread: initial state, rebuilding). */
-function insertPlain(t: Int32Array, mask: number, h1: number, h2: number): boolean {
-  let i = slotOf(h1, h2, mask);
-  for (;;) {
-    const k2 = t[2 * i + 1]!;
-    if (k2 === 0) {
-      t[2 * i] = h1;
-      t[2 * i + 1] = h2;
-      return true;
-    }
-    if (k2 === h2 && t[2 * i] === h1) return false;
-    i = (i + 1) & mask;
-  }
-}
-
-/** The shared visited set as a worker (or the main thread) sees it. */
-class SharedVisited implements HashSet {
-  t: Int32Array;
-  mask: number;
-  private unflushed = 0;
-  constructor(sab: SharedArrayBuffer, private readonly ctl: Int32Array, private readonly pause: () => void) {
-    this.t = new Int32Array(sab);
-    this.mask = this.t.length / 2 - 1;
-  }
-  setTable(sab: SharedArrayBuffer): void {
-    this.t = new Int32Array(sab);
-    this.mask = this.t.length / 2 - 1;
-  }
-  get bytes(): number {
-    return this.t.byteLength;
-  }
-  bytesAfter(n: number): number {
-    let cap = this.mask + 1;
-    let bytes = this.t.byteLength;
-    while ((Atomics.load(this.ctl, C.SIZE) + n) * 2 > cap) {
-      cap *= 2;
-      bytes *= 2;
-    }
-    return bytes;
-  }
-  flush(): void {
-    if (this.unflushed === 0) return;
-    const n = Atomics.add(this.ctl, C.SIZE, this.unflushed) + this.unflushed;
-    this.unflushed = 0;
-    if (n * 2 > this.mask + 1 && Atomics.load(this.ctl, C.GROW) === 0) {
-      Atomics.store(this.ctl, C.GROW, 1);
-      signal(this.ctl);
-    }
-  }
-  add(h1: number, h2: number): boolean {
-    const ctl = this.ctl;
-    if (Atomics.load(ctl, C.GROW) !== 0) {
-      this.flush();
-      if (Atomics.load(ctl, C.GROW) === 1) this.pause();
-      // Frozen (the search stops at the memory bound): nothing more is inserted.
-      if (Atomics.load(ctl, C.GROW) === 2) return false;
-    }
-    h1 |= 0;
-    h2 |= 0;
-    if (h2 === PENDING) h2 = PENDING - 1;
-    const t = this.t;
-    const mask = this.mask;
-    let i = slotOf(h1, h2, mask);
-    for (;;) {
-      let k2 = Atomics.load(t, 2 * i + 1);
-      if (k2 === 0) {
-        k2 = Atomics.compareExchange(t, 2 * i + 1, 0, PENDING);
-        if (k2 === 0) {
-          Atomics.store(t, 2 * i, h1);
-          Atomics.store(t, 2 * i + 1, h2);
-          if (++this.unflushed >= FLUSH) this.flush();
-          return true;
-        }
-      }
-      while (k2 === PENDING) k2 = Atomics.load(t, 2 * i + 1);
-      if (k2 === h2 && Atomics.load(t, 2 * i) === h1) return false;
-      i = (i + 1) & mask;
-    }
-  }
-}
-
-function signal(ctl: Int32Array): void {
-  Atomics.add(ctl, C.EVT, 1);
-  Atomics.notify(ctl, C.EVT);
-}
-
-// ---------------------------------------------------------------- messages
-
-interface JobMsg {
-  type: 'job';
-  kernel: Kernel;
-  params: Record<string, number>;
-  /** The program's {@link InstantiateOptions.lockstep}. */
-  lockstep: boolean;
-  opts: Omit<ExploreOptions, 'onProgress' | 'workers'>;
-  hash0: [number, number];
-  table: SharedArrayBuffer;
-  deadline: number;
-  maxStates: number;
-  /** Bytes of process memory (the resident set is the whole process's: every thread measures it). */
-  maxMemory: number;
-}
-interface LevelMsg {
-  type: 'level';
-  data: SharedArrayBuffer;
-  offs: SharedArrayBuffer;
-  ids: SharedArrayBuffer;
-  rh: SharedArrayBuffer;
-  rhLen: number;
-  n: number;
-  block: number;
-  /** Stored states before this level. */
-  base: number;
-  fedBy: [number, number[]][];
-}
-interface TableMsg {
-  type: 'table';
-  table: SharedArrayBuffer;
-}
-interface EndMsg {
-  type: 'end';
-}
-type ToWorker = JobMsg | LevelMsg | TableMsg | EndMsg;
-
-interface LevelResult {
-  type: 'level';
-  /** The new states' encodings (offs: count + 1 entries), record hashes, parents and chains (chainOff: count + 1 entries into chainData, codes). */
-  data: Int32Array;
-  offs: Int32Array;
-  rh: Int32Array;
-  parent: Int32Array;
-  chainOff: Int32Array;
-  chainData: Int32Array;
-  /** Pairs (frontier block, index of its first new state). */
-  blocks: Int32Array;
-  hazards: RawHazard[];
-  error: boolean;
-  transitions: number;
-  terminalOk: number;
-  intermediates: number;
-  fedBy: [number, number[]][];
-}
-type FromWorker = LevelResult | { type: 'ready' } | { type: 'error'; message: string };
-
-// ---------------------------------------------------------------- worker side
-
-/** One search as a worker serves it; `rec` holds the new states of the level being expanded. */
-interface Job {
-  api: SearchApi;
-  visited: SharedVisited;
-  gov: Governor;
-  maxStates: number;
-  rec: { parent: number[]; chainOff: number[]; chainData: number[] };
-}
-
-/** A worker thread's loop (par-worker.ts calls it). */
-export function workerMain(data: { ctl: SharedArrayBuffer; port: MessagePort; w: number }): void {
-  const ctl = new Int32Array(data.ctl);
-  const port = data.port;
-  const mail = C.MAIL + data.w;
-  const receive = (): ToWorker => {
-    for (;;) {
-      const v = Atomics.load(ctl, mail);
-      const r = threads().receiveMessageOnPort(port);
-      if (r) return r.message as ToWorker;
-      Atomics.wait(ctl, mail, v);
-    }
-  };
-  let job: Job | null = null;
-  /** Waits while the main thread rebuilds the visited table (GROW = 1), then takes the new table. */
-  const pause = () => {
-    do {
-      Atomics.add(ctl, C.PAUSED, 1);
-      signal(ctl);
-      while (Atomics.load(ctl, C.GROW) === 1) Atomics.wait(ctl, C.GROW, 1);
-      // During a level only tables are sent: the last one is current.
-      for (let r = threads().receiveMessageOnPort(port); r; r = threads().receiveMessageOnPort(port)) {
-        const m = r.message as ToWorker;
-        if (m.type !== 'table') throw new Error(`parallel checker: expected a table, got ${m.type}`);
-        job!.visited.setTable(m.table);
-      }
-    } while (Atomics.load(ctl, C.GROW) === 1);
-  };
-  post(port, ctl, { type: 'ready' }, C.READY);
-  for (;;) {
-    const m = receive();
-    try {
-      if (m.type === 'job') {
-        job = null;
-        const program = instantiate(m.kernel, m.params, { lockstep: m.lockstep });
-        const visited = new SharedVisited(m.table, ctl, pause);
-        const rec: Job['rec'] = { parent: [], chainOff: [], chainData: [] };
-        // The stop is shared: a bound one thread hits stops them all (the STOP slot).
-        const governor = new Governor({ maxMemory: m.maxMemory, deadline: m.deadline }, {
-          every: 64,
-          linked: () => BOUNDS[Atomics.load(ctl, C.STOP)] ?? null,
-          onStop: (b) => stopWith(ctl, codeOf(b)),
-        });
-        const hooks = {
-          visited,
-          store: (parentId: number, chain: readonly Choice[]) => {
-            rec.parent.push(parentId);
-            rec.chainOff.push(rec.chainData.length);
-            for (const c of chain) rec.chainData.push(encodeChoice(c));
-            return rec.parent.length - 1;
-          },
-          governor,
-        };
-        const api = search(program, m.opts, hooks) as SearchApi;
-        if (api.hash0[0] !== m.hash0[0] || api.hash0[1] !== m.hash0[1]) throw new Error('parallel checker: a worker hashes the initial state differently from the main thread');
-        api.takeError();
-        api.takeHazards();
-        job = { api, visited, gov: governor, maxStates: m.maxStates, rec };
-      } else if (m.type === 'table') {
-        job?.visited.setTable(m.table);
-      } else if (m.type === 'end') {
-        job = null;
-      } else if (m.type === 'level') {
-        if (!job) throw new Error('parallel checker: a level without a job');
-        post(port, ctl, runLevel(job, m, ctl), C.DONE);
-      }
-    } catch (e) {
-      post(port, ctl, { type: 'error', message: (e as Error).stack ?? String(e) }, C.DONE);
-    }
-  }
-}
-
-function stopWith(ctl: Int32Array, code: number): void {
-  Atomics.compareExchange(ctl, C.STOP, 0, code);
-}
-
-function post(port: MessagePort, ctl: Int32Array, msg: FromWorker, counter: number): void {
-  const transfer: ArrayBuffer[] = [];
-  if (msg.type === 'level') for (const a of [msg.data, msg.offs, msg.rh, msg.parent, msg.chainOff, msg.chainData, msg.blocks]) if (!transfer.includes(a.buffer as ArrayBuffer)) transfer.push(a.buffer as ArrayBuffer);
-  port.postMessage(msg, transfer);
-  Atomics.add(ctl, counter, 1);
-  signal(ctl);
-}
-
-/** Expands frontier blocks until none is left (or the search stops); returns the new states and what was found. */
-function runLevel(job: Job, m: LevelMsg, ctl: Int32Array): LevelResult {
-  const { api, visited, rec } = job;
-  api.addFedBy(m.fedBy);
-  const cur = new StateBuf();
-  cur.data = new Int32Array(m.data) as unknown as Int32Array<ArrayBuffer>;
-  cur.offs = new Int32Array(m.offs) as unknown as number[];
-  cur.ids = new Int32Array(m.ids) as unknown as number[];
-  cur.rh = new Int32Array(m.rh) as unknown as Int32Array<ArrayBuffer>;
-  cur.rhLen = m.rhLen;
-  const next = new StateBuf();
-  next.guard = growthGuard(job.gov);
-  rec.parent.length = 0;
-  rec.chainOff.length = 0;
-  rec.chainData.length = 0;
-  const c0 = api.counters();
-  const blocks: number[] = [];
-  let flushed = 0;
-  let k = 0;
-  try {
-    outer: for (;;) {
-      if (Atomics.load(ctl, C.STOP) !== 0) break;
-      const b = Atomics.add(ctl, C.NEXT, 1);
-      const lo = b * m.block;
-      if (lo >= m.n) break;
-      const hi = Math.min(m.n, lo + m.block);
-      blocks.push(b, rec.parent.length);
-      for (let i = lo; i < hi; i++) {
-        api.expandAt(cur, i, next);
-        if (api.abortBy()) break outer;
-        if ((k++ & 15) === 0) {
-          const stored = rec.parent.length;
-          Atomics.add(ctl, C.STORED, stored - flushed);
-          flushed = stored;
-          if (m.base + Atomics.load(ctl, C.STORED) >= job.maxStates) stopWith(ctl, 1);
-          if (job.gov.check() !== null) break outer;
-        }
-      }
-    }
-  } catch (e) {
-    // A growth of this worker's buffers that the governor refused: every worker stops.
-    if (!(e instanceof BoundReached)) throw e;
-    job.gov.stop(e.bound);
-  }
-  // A state recorded but not encoded (the governor refused the frontier's growth) is dropped.
-  const n = next.count;
-  if (rec.parent.length > n) {
-    rec.chainData.length = rec.chainOff[n]!;
-    rec.parent.length = n;
-    rec.chainOff.length = n;
-  }
-  Atomics.add(ctl, C.STORED, rec.parent.length - flushed);
-  visited.flush();
-  rec.chainOff.push(rec.chainData.length);
-  const offs = new Int32Array(n + 1);
-  for (let i = 0; i < n; i++) offs[i] = next.offs[i]!;
-  offs[n] = next.len;
-  const c1 = api.counters();
-  // The buffers are handed over whole (no copy; the main thread reads them up to offs[n]).
-  return {
-    type: 'level', data: next.data, offs, rh: next.rh,
-    parent: Int32Array.from(rec.parent), chainOff: Int32Array.from(rec.chainOff), chainData: Int32Array.from(rec.chainData), blocks: Int32Array.from(blocks),
-    hazards: api.takeHazards(), error: api.takeError(),
-    transitions: c1.transitions - c0.transitions, terminalOk: c1.terminalOk - c0.terminalOk, intermediates: c1.intermediates - c0.intermediates,
-    fedBy: api.fedBy(),
-  };
-}
-
-// ---------------------------------------------------------------- main thread
+// ---------------------------------------------------------------- the pool of workers
 
 interface Pool {
   n: number;
@@ -459,18 +117,7 @@ import(workerData.entry).then((m) => m.workerMain(workerData), (e) => {
   return pool;
 }
 
-
-/** A frontier in shared memory. */
-interface Frontier {
-  data: Int32Array;
-  offs: Int32Array;
-  ids: Int32Array;
-  rh: Int32Array;
-  n: number;
-}
-function sharedI32(n: number): Int32Array {
-  return new Int32Array(new SharedArrayBuffer(4 * Math.max(1, n)));
-}
+// ---------------------------------------------------------------- the coordinator
 
 /** {@link explore} with `opts.workers` worker threads (see the file comment). */
 export function exploreParallel(program: Program, opts: ExploreOptions): ExploreResult {
@@ -493,7 +140,7 @@ export function exploreParallel(program: Program, opts: ExploreOptions): Explore
     linked: () => BOUNDS[Atomics.load(ctl, C.STOP)] ?? null,
     onStop: (b) => stopWith(ctl, codeOf(b)),
   });
-  let table = new SharedArrayBuffer(8 << 16);
+  const table = new SharedArrayBuffer(8 << 16);
   const visited = new SharedVisited(table, ctl, () => {
     throw new Error('parallel checker: the main thread never pauses');
   });
@@ -504,33 +151,15 @@ export function exploreParallel(program: Program, opts: ExploreOptions): Explore
     Atomics.add(ctl, C.MAIL + w, 1);
     Atomics.notify(ctl, C.MAIL + w);
   };
-  const fail = (why: string): never => {
-    dropPool();
-    throw new Error(`parallel checker: ${why}`);
-  };
   for (let w = 0; w < n; w++) {
     send(w, { type: 'job', kernel: program.kernel, params: program.params, lockstep: program.lockstep, opts: wopts, hash0: api.hash0, table, deadline, maxStates, maxMemory });
   }
 
-  let parent = new Int32Array(1 << 14);
-  let chainOff = new Int32Array(1 << 14);
-  let chainData = new Int32Array(1 << 16);
-  parent[0] = -1;
-  chainOff[0] = 0;
-  chainData[0] = 0;
-  let chainLen = 1;
-  let nStates = 1;
-  let transitions = 0;
-  let terminalOk = 0;
-  let intermediates = 0;
+  const tree = new SearchTree(api.initError, api.initHazards);
   let depth = 0;
   let peakFrontier = 1;
   let memEst = 0;
   let stoppedBy: ExploreResult['stoppedBy'] = null;
-  let errorFound = api.initError;
-  const hazards = new Map<string, RawHazard>();
-  for (const h of api.initHazards) hazards.set(h.key, h);
-  const fedBy = new Map<number, Set<number>>();
   const rhLen = api.codec.rhLength();
 
   const init = api.initial;
@@ -538,158 +167,41 @@ export function exploreParallel(program: Program, opts: ExploreOptions): Explore
   cur.data.set(init.data.subarray(0, init.len));
   cur.offs[1] = init.len;
   cur.rh.set(init.rh.subarray(0, rhLen));
-  const arraysBytes = () => parent.byteLength + chainOff.byteLength + chainData.byteLength;
-  const frontierBytes = (f: Frontier) => f.data.byteLength + f.offs.byteLength + f.ids.byteLength + f.rh.byteLength;
+  const held = () => visited.bytes + tree.arraysBytes() + frontierBytes(cur);
 
   /** Rebuilds the visited table twice as large (all workers paused or done), or freezes it at the memory bound. */
-  const grow = () => {
-    const old = visited.t;
-    let cap = old.length;
-    const size = Atomics.load(ctl, C.SIZE);
-    while (size * 2 > cap / 2) cap *= 2;
-    gov.estimate = old.byteLength + arraysBytes() + frontierBytes(cur);
-    if (!gov.allow(cap * 4)) {
-      stopWith(ctl, 2);
-      Atomics.store(ctl, C.PAUSED, 0);
-      Atomics.store(ctl, C.GROW, 2);
-      Atomics.notify(ctl, C.GROW);
-      return;
-    }
-    table = new SharedArrayBuffer(cap * 4);
-    const t = new Int32Array(table);
-    const mask = cap / 2 - 1;
-    for (let j = 0; j < old.length; j += 2) if (old[j + 1] !== 0) insertPlain(t, mask, old[j]!, old[j + 1]!);
-    visited.setTable(table);
+  const grow = () => growTable(visited, ctl, gov, tree.arraysBytes() + frontierBytes(cur), (table) => {
     for (let w = 0; w < n; w++) send(w, { type: 'table', table });
-    Atomics.store(ctl, C.PAUSED, 0);
-    Atomics.store(ctl, C.GROW, 0);
-    Atomics.notify(ctl, C.GROW);
-  };
+  });
 
-  let lastProgress = t0;
+  const watch: LevelWatch = { ctl, n, gov, grow, held, lastProgress: t0, t0, onProgress: opts.onProgress };
   try {
     while (cur.n > 0) {
       Atomics.store(ctl, C.DONE, 0);
       Atomics.store(ctl, C.NEXT, 0);
       Atomics.store(ctl, C.STORED, 0);
       const block = Math.max(1, Math.min(256, Math.ceil(cur.n / (n * 8))));
-      const fl = [...fedBy].map(([k, v]): [number, number[]] => [k, [...v]]);
+      const fl = [...tree.fedBy].map(([k, v]): [number, number[]] => [k, [...v]]);
       for (let w = 0; w < n; w++) {
-        send(w, { type: 'level', data: cur.data.buffer as SharedArrayBuffer, offs: cur.offs.buffer as SharedArrayBuffer, ids: cur.ids.buffer as SharedArrayBuffer, rh: cur.rh.buffer as SharedArrayBuffer, rhLen, n: cur.n, block, base: nStates, fedBy: fl });
+        send(w, { type: 'level', data: cur.data.buffer as SharedArrayBuffer, offs: cur.offs.buffer as SharedArrayBuffer, ids: cur.ids.buffer as SharedArrayBuffer, rh: cur.rh.buffer as SharedArrayBuffer, rhLen, n: cur.n, block, base: tree.nStates, fedBy: fl });
       }
-      // The main thread watches the bounds too (a worker may be deep in one expansion), and after a
-      // stop waits at most STOP_GRACE_MS for the workers to hand in their blocks.
-      let stopSeen = 0;
-      let abandoned = false;
-      for (;;) {
-        const e = Atomics.load(ctl, C.EVT);
-        const done = Atomics.load(ctl, C.DONE);
-        if (Atomics.load(ctl, C.GROW) === 1 && Atomics.load(ctl, C.PAUSED) + done === n) {
-          grow();
-          continue;
-        }
-        if (done === n && Atomics.load(ctl, C.GROW) !== 1) break;
-        const now = Date.now();
-        gov.estimate = visited.bytes + arraysBytes() + frontierBytes(cur);
-        if (gov.check() !== null) {
-          if (stopSeen === 0) stopSeen = now;
-          else if (now - stopSeen > STOP_GRACE_MS) {
-            abandoned = true;
-            break;
-          }
-        }
-        if (opts.onProgress && now - lastProgress > 250) {
-          lastProgress = now;
-          opts.onProgress({ states: nStates + Atomics.load(ctl, C.STORED), transitions, depth, frontier: cur.n, memory: gov.memory(), elapsedMs: now - t0 });
-        }
-        Atomics.wait(ctl, C.EVT, e, 50);
-      }
-      if (abandoned) {
+      if (!awaitLevel(watch, { states: tree.nStates, transitions: tree.transitions, depth, frontier: cur.n })) {
         // The workers did not stop in time: they are given up (terminated) and the search ends
         // with the states of the levels before this one.
         stoppedBy = STOPS[Atomics.load(ctl, C.STOP)] ?? 'timeout';
         dropPool();
         break;
       }
-      const results: LevelResult[] = [];
-      for (let w = 0; w < n; w++) {
-        const r = threads().receiveMessageOnPort(ports[w]!);
-        const msg = r?.message as FromWorker | undefined;
-        if (!msg || msg.type !== 'level') fail(msg && msg.type === 'error' ? msg.message : `worker ${w} sent no result`);
-        results.push(msg as LevelResult);
-      }
+      const results = collect(ports, n);
       // New states, numbered in frontier-block order.
-      const segs: [number, number, number, number][] = [];
-      let count = 0;
-      let dataLen = 0;
-      results.forEach((r, w) => {
-        const bl = r.blocks;
-        for (let j = 0; j < bl.length; j += 2) {
-          const end = j + 2 < bl.length ? bl[j + 3]! : r.parent.length;
-          if (end > bl[j + 1]!) segs.push([bl[j]!, w, bl[j + 1]!, end]);
-        }
-        count += r.parent.length;
-        dataLen += r.offs[r.offs.length - 1]!;
-      });
-      segs.sort((a, b) => a[0] - b[0]);
+      const sizes = SearchTree.sizes(results);
+      const { count, dataLen } = sizes;
       // A stopped search needs no next frontier: only the new states' parents and chains are kept.
-      gov.estimate = visited.bytes + arraysBytes() + frontierBytes(cur);
+      gov.estimate = held();
       const stopping = gov.check() !== null || !gov.allow(4 * (dataLen + count * (rhLen + 2) + 1));
-      const next: Frontier = stopping
-        ? { data: new Int32Array(0), offs: new Int32Array(count + 1), ids: new Int32Array(count), rh: new Int32Array(0), n: count }
-        : { data: sharedI32(dataLen), offs: sharedI32(count + 1), ids: sharedI32(count), rh: sharedI32(count * rhLen), n: count };
-      parent = growArray(parent, nStates + count);
-      chainOff = growArray(chainOff, nStates + count);
-      let pos = 0;
-      let k = 0;
-      for (const [, w, start, end] of segs) {
-        const r = results[w]!;
-        const d0 = r.offs[start]!;
-        if (!stopping) {
-          next.data.set(r.data.subarray(d0, r.offs[end]!), pos);
-          next.rh.set(r.rh.subarray(start * rhLen, end * rhLen), k * rhLen);
-        }
-        const c0 = r.chainOff[start]!;
-        const c1 = r.chainOff[end]!;
-        chainData = growArray(chainData, chainLen + (c1 - c0) + (end - start));
-        for (let j = start; j < end; j++) {
-          next.offs[k] = pos + r.offs[j]! - d0;
-          next.ids[k] = nStates;
-          parent[nStates] = r.parent[j]!;
-          chainOff[nStates] = chainLen;
-          const a = r.chainOff[j]!;
-          const b = r.chainOff[j + 1]!;
-          chainData[chainLen++] = b - a;
-          for (let q = a; q < b; q++) chainData[chainLen++] = r.chainData[q]!;
-          nStates++;
-          k++;
-        }
-        pos += r.offs[end]! - d0;
-      }
-      next.offs[count] = pos;
-      // Hazards: per kind and place, the one of the lowest state id (the first found at it).
-      const best = new Map<string, { h: RawHazard; i: number }>();
-      results.forEach((r) => r.hazards.forEach((h, i) => {
-        if (hazards.has(h.key)) return;
-        const b = best.get(h.key);
-        if (!b || h.state < b.h.state) best.set(h.key, { h, i });
-      }));
-      for (const { h } of [...best.values()].sort((a, b) => a.h.state - b.h.state || a.i - b.i)) {
-        if (hazards.size >= MAX_HAZARDS) break;
-        hazards.set(h.key, h);
-      }
-      for (const r of results) {
-        if (r.error) errorFound = true;
-        transitions += r.transitions;
-        terminalOk += r.terminalOk;
-        intermediates += r.intermediates;
-        for (const [key, v] of r.fedBy) {
-          let f = fedBy.get(key);
-          if (!f) fedBy.set(key, (f = new Set()));
-          for (const x of v) f.add(x);
-        }
-      }
-      memEst = Math.max(memEst, gov.memory(), visited.bytes + arraysBytes() + frontierBytes(cur) + frontierBytes(next));
+      const next = tree.addStates(results, sizes, rhLen, stopping);
+      tree.addFindings(results);
+      memEst = Math.max(memEst, gov.memory(), held() + frontierBytes(next));
       const stop = STOPS[Atomics.load(ctl, C.STOP)] ?? null;
       if (stop) {
         stoppedBy = stop;
@@ -698,11 +210,11 @@ export function exploreParallel(program: Program, opts: ExploreOptions): Explore
       peakFrontier = Math.max(peakFrontier, count);
       cur = next;
       depth++;
-      if (errorFound && !opts.all && count > 0) {
+      if (tree.errorFound && !opts.all && count > 0) {
         stoppedBy = 'hazard';
         break;
       }
-      if (nStates >= maxStates && count > 0) {
+      if (tree.nStates >= maxStates && count > 0) {
         stoppedBy = 'max-states';
         break;
       }
@@ -712,9 +224,99 @@ export function exploreParallel(program: Program, opts: ExploreOptions): Explore
     if (pool === pl) for (let w = 0; w < n; w++) send(w, { type: 'end' });
   }
   memEst = Math.max(memEst, gov.peak);
+  const { nStates, parent, chainOff, chainData, transitions, terminalOk, intermediates } = tree;
   if (stoppedBy === null && nStates > maxStates) stoppedBy = 'max-states';
   return {
-    machine: api.machine, analysis: api.analysis, hazards: [...hazards.values()], complete: stoppedBy === null, stoppedBy, states: nStates, transitions, depth,
+    machine: api.machine, analysis: api.analysis, hazards: [...tree.hazards.values()], complete: stoppedBy === null, stoppedBy, states: nStates, transitions, depth,
     peakFrontier, memory: memEst, elapsedMs: Date.now() - t0, parent, chainOff, chainData, terminalOk, intermediates,
   };
+}
+
+/**
+ * Rebuilds the visited table twice as large, every worker paused or done, and hands the new table
+ * to `share`; or, when the memory bound refuses it (`others`: the other bytes the main thread
+ * holds), freezes it (GROW = 2: nothing more is inserted) and stops the search at max-memory.
+ */
+function growTable(visited: SharedVisited, ctl: Int32Array, gov: Governor, others: number, share: (table: SharedArrayBuffer) => void): void {
+  const old = visited.t;
+  let cap = old.length;
+  const size = Atomics.load(ctl, C.SIZE);
+  while (size * 2 > cap / 2) cap *= 2;
+  gov.estimate = old.byteLength + others;
+  if (!gov.allow(cap * 4)) {
+    stopWith(ctl, 2);
+    Atomics.store(ctl, C.PAUSED, 0);
+    Atomics.store(ctl, C.GROW, 2);
+    Atomics.notify(ctl, C.GROW);
+    return;
+  }
+  const table = new SharedArrayBuffer(cap * 4);
+  const t = new Int32Array(table);
+  const mask = cap / 2 - 1;
+  for (let j = 0; j < old.length; j += 2) if (old[j + 1] !== 0) insertPlain(t, mask, old[j]!, old[j + 1]!);
+  visited.setTable(table);
+  share(table);
+  Atomics.store(ctl, C.PAUSED, 0);
+  Atomics.store(ctl, C.GROW, 0);
+  Atomics.notify(ctl, C.GROW);
+}
+
+/** What the main thread watches while the workers expand a level. */
+interface LevelWatch {
+  ctl: Int32Array;
+  n: number;
+  gov: Governor;
+  /** Rebuilds the visited table (every worker paused or done). */
+  grow: () => void;
+  /** Bytes the main thread holds (visited table, tree, frontier). */
+  held: () => number;
+  lastProgress: number;
+  t0: number;
+  onProgress: ExploreOptions['onProgress'];
+}
+
+/**
+ * Waits until every worker handed in the level, growing the table when they ask, and watches the
+ * bounds too (a worker may be deep in one expansion); after a stop it waits at most
+ * {@link STOP_GRACE_MS} for the workers to hand in their blocks. False: they did not, and are to
+ * be given up.
+ */
+function awaitLevel(w: LevelWatch, at: { states: number; transitions: number; depth: number; frontier: number }): boolean {
+  const { ctl, n, gov } = w;
+  let stopSeen = 0;
+  for (;;) {
+    const e = Atomics.load(ctl, C.EVT);
+    const done = Atomics.load(ctl, C.DONE);
+    if (Atomics.load(ctl, C.GROW) === 1 && Atomics.load(ctl, C.PAUSED) + done === n) {
+      w.grow();
+      continue;
+    }
+    if (done === n && Atomics.load(ctl, C.GROW) !== 1) return true;
+    const now = Date.now();
+    gov.estimate = w.held();
+    if (gov.check() !== null) {
+      if (stopSeen === 0) stopSeen = now;
+      else if (now - stopSeen > STOP_GRACE_MS) return false;
+    }
+    if (w.onProgress && now - w.lastProgress > 250) {
+      w.lastProgress = now;
+      w.onProgress({ states: at.states + Atomics.load(ctl, C.STORED), transitions: at.transitions, depth: at.depth, frontier: at.frontier, memory: gov.memory(), elapsedMs: now - w.t0 });
+    }
+    Atomics.wait(ctl, C.EVT, e, 50);
+  }
+}
+
+/** Each worker's result of the level (a worker's error or silence fails the search, and the pool is dropped). */
+function collect(ports: MessagePort[], n: number): LevelResult[] {
+  const results: LevelResult[] = [];
+  for (let w = 0; w < n; w++) {
+    const r = threads().receiveMessageOnPort(ports[w]!);
+    const msg = r?.message as FromWorker | undefined;
+    if (!msg || msg.type !== 'level') {
+      dropPool();
+      throw new Error(`parallel checker: ${msg && msg.type === 'error' ? msg.message : `worker ${w} sent no result`}`);
+    }
+    results.push(msg);
+  }
+  return results;
 }

@@ -11,7 +11,8 @@
  * {@link COLLECT_AT} of the bound on, the budget asks V8 for a full collection (at most once per
  * {@link COLLECT_STEP} of the bound the resident set grows) before it decides: the freed heap is
  * reused and the resident set stays under the bound, and only memory that is really held stops
- * the output.
+ * the output. Building the trace from the records stops earlier, at {@link BUILD_AT} of the bound,
+ * so that what was built can still be written within it.
  */
 import { runInNewContext } from 'node:vm';
 import { setFlagsFromString } from 'node:v8';
@@ -27,6 +28,12 @@ const LOOK_EVERY = 1024;
 export interface OutputBudget {
   /** A chunked JSON writer that stops at the bounds. */
   stream(): JsonStream;
+  /**
+   * Whether building a document (a trace from the records) is to stop now: past `--timeout`, or
+   * past {@link BUILD_AT} of `--max-memory`, leaving the rest of the bound for writing what was
+   * built. Looked at once every {@link LOOK_EVERY} calls, like the stream's bound.
+   */
+  build(): boolean;
   /** The member a cut document ends with, or null when nothing was cut. */
   trailer(cut: number): Record<string, unknown> | null;
   /** The flag of the bound that stopped the output (`--timeout`, `--max-memory`), or null. */
@@ -39,6 +46,8 @@ export interface OutputBudget {
 export const COLLECT_AT = 0.8;
 /** Growth of the resident set (share of the bound) between two collections. */
 export const COLLECT_STEP = 0.04;
+/** Share of the bound past which building a document stops (the rest is for writing it in chunks). */
+export const BUILD_AT = 0.9;
 
 let collector: (() => void) | null | undefined;
 
@@ -66,7 +75,10 @@ export function fullCollection(): (() => void) | null {
 export function outputBudget(maxMemory: number, deadline: number, rss: () => number = () => process.memoryUsage.rss(), collect: (() => void) | null = fullCollection()): OutputBudget {
   const until = deadline + OUTPUT_GRACE_MS;
   let by: string | null = null;
+  // The bound that stopped building a document before it was written (the writing goes on).
+  let builtBy: string | null = null;
   let n = 0;
+  let b = 0;
   let collectedAt = 0;
   const memory = () => {
     const m = rss();
@@ -82,10 +94,18 @@ export function outputBudget(maxMemory: number, deadline: number, rss: () => num
     else if (memory() > maxMemory) by = '--max-memory';
     return by !== null;
   };
+  const build = () => {
+    if (builtBy) return true;
+    if (++b % LOOK_EVERY) return false;
+    if (Date.now() >= until) builtBy = '--timeout';
+    else if (memory() > maxMemory * BUILD_AT) builtBy = '--max-memory';
+    return builtBy !== null;
+  };
   return {
     stream: () => new JsonStream(stop),
-    trailer: (cut) => (cut ? { outputStopped: { by, omitted: cut } } : null),
-    stoppedBy: () => by,
+    build,
+    trailer: (cut) => (cut ? { outputStopped: { by: by ?? builtBy, omitted: cut } } : null),
+    stoppedBy: () => by ?? builtBy,
     room: (bytes) => rss() + bytes <= maxMemory,
   };
 }

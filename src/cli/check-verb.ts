@@ -149,7 +149,7 @@ export const checkCommand: Verb = (program, ctx) => {
     .option('--sarif <FILE>', 'also write the hazards as SARIF 2.1.0')
     .option('--trace <FILE>', 'write the first counterexample as a Chrome trace-event JSON for Perfetto')
     .option('--max-states <N>', 'stop after this many states (verdict incomplete; default 5,000,000)', parsePositiveArg('--max-states'))
-    .option('--timeout <SECONDS>', 'stop after this many seconds (verdict incomplete; default 60)', parseSecondsArg('--timeout'))
+    .option('--timeout <SECONDS>', 'stop after this many seconds, counted from the command\'s start; a --sweep\'s whole table within them (verdict incomplete; default 60)', parseSecondsArg('--timeout'))
     .option('--max-memory <MB>', 'stop when the search holds about this much memory (verdict incomplete; default 2048)', parsePositiveArg('--max-memory'))
     .option('--all', 'keep exploring after the first hazard to report every kind that is reachable')
     .option('--strict', 'PTX\'s proxy rule in full: cross-proxy write-after-read (generic reads of a buffer, then a TMA overwrite ordered only by an mbarrier hand-off, no fence.proxy.async) becomes a race error, and a remote arrive without a scope a scope warning')

@@ -147,9 +147,12 @@ export async function runVerb(target: string, o: RunOpts, io: IO, started: numbe
   const budget = outputBudget(o.maxMemory * 1048576, o.timeout !== undefined ? started + o.timeout * 1000 : Infinity);
   let traceCut = 0;
   if (o.trace) {
+    // Built within the budget too: past BUILD_AT of --max-memory the rest of the records is left out.
+    const built = { stop: budget.build, omitted: 0 };
+    const trace = buildTrace(program, r.spans!, events, timing.clockMHz.value, built);
     const js = budget.stream();
-    await writeOutput(o.trace, js.chunks(buildTrace(program, r.spans!, events, timing.clockMHz.value), () => budget.trailer(js.cut)), io, fifoWait(o.timeout, started));
-    traceCut = js.cut;
+    await writeOutput(o.trace, js.chunks(trace, () => budget.trailer(js.cut + built.omitted)), io, fifoWait(o.timeout, started));
+    traceCut = js.cut + built.omitted;
   }
   const code = traceCut ? 3 : r.verdict === 'ok' ? 0 : r.verdict === 'incomplete' ? 3 : 1;
   const report: RunReport = { target, o, program, timing, r, events, ledger, loop, table, ptVar: variable, activeSms: plan.activeSms, omit: plan.omit, budget, share, traceCut };

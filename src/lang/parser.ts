@@ -196,13 +196,17 @@ class SketchParser extends CstParser {
         { ALT: () => this.SUBRULE(r('simpleStmt')) },
       ]);
     });
-    this.RULE('forStmt', () => {
-      this.CONSUME(KwFor);
+    // The head `NAME in range(A` that for and choose share (after their keyword).
+    const rangeHead = () => {
       this.CONSUME(Ident);
       this.CONSUME(KwIn);
       this.CONSUME(KwRange);
       this.CONSUME(LParen);
       this.SUBRULE(r('expr'));
+    };
+    this.RULE('forStmt', () => {
+      this.CONSUME(KwFor);
+      rangeHead();
       this.OPTION(() => {
         this.CONSUME(Comma);
         this.SUBRULE2(r('expr'));
@@ -219,11 +223,7 @@ class SketchParser extends CstParser {
     // `choose NAME in range(A[, B])`: a nondeterministic value (machine/ops/values.ts).
     this.RULE('chooseStmt', () => {
       this.CONSUME(KwChoose);
-      this.CONSUME(Ident);
-      this.CONSUME(KwIn);
-      this.CONSUME(KwRange);
-      this.CONSUME(LParen);
-      this.SUBRULE(r('expr'));
+      rangeHead();
       this.OPTION(() => {
         this.CONSUME(Comma);
         this.SUBRULE2(r('expr'));

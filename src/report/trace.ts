@@ -24,8 +24,20 @@ export interface TraceEvent {
   args?: Record<string, unknown>;
 }
 
-/** Builds the trace of a run from its spans and events. `clockMHz` converts cycles to µs. */
-export function buildTrace(program: Program, spans: Span[], events: MachineEvent[], clockMHz: number): { traceEvents: TraceEvent[]; displayTimeUnit: string; otherData: Record<string, unknown> } {
+/**
+ * A bound on building a trace: `stop()` is asked once per span and event; when it says so, the
+ * trace is built from what came before, and `omitted` counts the spans and events left out.
+ */
+export interface TraceCut {
+  stop(): boolean;
+  omitted: number;
+}
+
+/**
+ * Builds the trace of a run from its spans and events. `clockMHz` converts cycles to µs; `cut`
+ * (optional) bounds the building (the CLI's output budget).
+ */
+export function buildTrace(program: Program, spans: Span[], events: MachineEvent[], clockMHz: number, cut?: TraceCut): { traceEvents: TraceEvent[]; displayTimeUnit: string; otherData: Record<string, unknown> } {
   const us = (cycles: number) => cycles / clockMHz;
   const out: TraceEvent[] = [];
   const tids = new Map<string, { pid: number; tid: number }>();
@@ -43,7 +55,15 @@ export function buildTrace(program: Program, spans: Span[], events: MachineEvent
   for (let c = 0; c < program.ctas; c++) out.push({ name: 'process_name', ph: 'M', ts: 0, pid: c, tid: 0, args: { name: `CTA c${c}` } });
   for (const a of program.agents) laneId(String(a.id), a.cta, a.name);
   const unitCta = (lane: string) => Number(/c(\d+)/.exec(lane)?.[1] ?? 0);
-  for (const sp of spans) {
+  let nSpans = spans.length;
+  let nEvents = events.length;
+  for (let i = 0; i < spans.length; i++) {
+    if (cut?.stop()) {
+      nSpans = i;
+      nEvents = 0;
+      break;
+    }
+    const sp = spans[i]!;
     const agent = program.agents[Number(sp.lane)];
     const lid = agent ? laneId(sp.lane, agent.cta, agent.name) : laneId(sp.lane, unitCta(sp.lane), sp.lane);
     const args: Record<string, unknown> = {};
@@ -63,13 +83,20 @@ export function buildTrace(program: Program, spans: Span[], events: MachineEvent
   const agentLane = (a: number) => laneId(String(a), program.agents[a]!.cta, program.agents[a]!.name);
   // Lane of an asynchronous unit, as the simulator names them.
   const asyncLane = new Map<number, { pid: number; tid: number }>();
-  for (const e of events) {
+  if (cut) cut.omitted += spans.length - nSpans;
+  for (let i = 0; i < nEvents; i++) {
+    const e = events[i]!;
     if (e.e !== 'async') continue;
     const issuerCta = program.agents[e.agent]!.cta;
     const lane = e.kind === 'tma' || e.kind === 'bulk.store' || e.kind === 'dsmem' ? `TMA c${issuerCta}` : e.kind === 'tc.commit' || e.kind === 'tc.mma' || e.kind === 'wgmma' ? `TC c${e.cta}` : e.kind === 'remote' || e.kind === 'st.async' ? `net c${e.cta}` : null;
     asyncLane.set(e.id, lane ? laneId(lane, unitCta(lane), lane) : agentLane(e.agent));
   }
-  for (const e of events) {
+  for (let i = 0; i < nEvents; i++) {
+    if (cut?.stop()) {
+      cut.omitted += nEvents - i;
+      break;
+    }
+    const e = events[i]!;
     if (e.e === 'arrive' || e.e === 'complete_tx' || e.e === 'expect_tx') {
       const bl = barLane(e.bar);
       out.push({ name: program.barrierName(e.bar), ph: 'C', ts: us(e.t), pid: bl.pid, tid: bl.tid, args: { pending: e.e === 'arrive' ? e.pending : undefined, tx: e.tx } });
@@ -103,5 +130,6 @@ export function buildTrace(program: Program, spans: Span[], events: MachineEvent
       }
     }
   }
+  if (cut && nEvents < events.length) cut.omitted += events.length - nEvents;
   return { traceEvents: out, displayTimeUnit: 'ns', otherData: { kernel: program.kernel.name, params: program.params, clockMHz } };
 }

@@ -5,7 +5,8 @@
 import { check, type CheckResult } from '../check/check.js';
 import type { Progress } from '../check/explore.js';
 import { phaseRows, type PhaseRowX } from './phase-rows.js';
-import { buildModel, instantiateKernel, packModel, type PackedModel, type SimProgress } from './model.js';
+import { instantiateKernel, packModel, type PackedModel } from './model.js';
+import { buildModel, type SimProgress } from './sim-model.js';
 import type { SourceRef } from './share.js';
 import { load } from './sources.js';
 

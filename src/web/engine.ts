@@ -9,7 +9,8 @@
 import type { Progress } from '../check/explore.js';
 import type { PhaseRowX } from './phase-rows.js';
 import { handle, type CheckBounds, type PackedCheck, type WorkerReply, type WorkerRequest } from './engine-protocol.js';
-import type { PackedModel, SimProgress } from './model.js';
+import type { PackedModel } from './model.js';
+import type { SimProgress } from './sim-model.js';
 import type { SourceRef } from './share.js';
 
 /** Rejection reason of a request replaced by a newer one, or a cancelled check. */

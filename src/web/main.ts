@@ -2,28 +2,26 @@
 /**
  * The mbsim explorer: the seed chapter's four figures made live for any kernel, computed in the
  * browser by the real model, machine and simulator. This module wires the views, the examples menu,
- * parameters and the share link (URL hash) together.
+ * parameters and the share link (URL hash) together; the page's structure is `layout.ts`, the
+ * checker's runs and the counterexample replay `replay.ts`.
  */
-import type { Hazard } from '../check/check.js';
 import { h, replace, setText, fmt } from './dom.js';
-import { cancelSimulation, checkIn, Dropped, simulateIn, type CheckRun } from './engine.js';
-import type { PackedCheck } from './engine-protocol.js';
-import { asyncNames, eventLoc, instantiateKernel, traceModel, unpackModel, type RunModel } from './model.js';
-import { decodeView, encodeView, MAX_SKETCH, TABS, type SourceRef, type Tab, type ViewState } from './share.js';
+import { cancelSimulation, Dropped, simulateIn } from './engine.js';
+import { asyncNames, eventLoc, instantiateKernel, unpackModel, type RunModel } from './model.js';
+import { decodeView, encodeView, MAX_SKETCH, type SourceRef, type Tab, type ViewState } from './share.js';
+import { LEAD_SIM, LEAD_TRACE, layoutPage, tabBar } from './layout.js';
 import { EXAMPLES, isExample, isFile, leadComment, load, SKETCH_FILES, sketchTwin, type Loaded } from './sources.js';
 import { inspectorView } from './inspector.js';
 import { figuresNav } from './kernel-menu.js';
 import { headerView } from './header.js';
 import { runInfoParts } from './run-info.js';
-import { replayStep } from './replay-step.js';
+import { checkAndReplay } from './replay.js';
 import { checkView } from './views/check.js';
 import { editorView } from './views/editor.js';
 import { mechanismView } from './views/mechanism.js';
 import { phasesView } from './views/phases.js';
 import { ringView } from './views/ring.js';
 import { timelineView } from './views/timeline.js';
-
-const TAB_LABEL: Record<Tab, string> = { mechanism: 'Barrier mechanism', phases: 'Phase tracking', timeline: 'Timeline & full/empty', check: 'Check', sketch: 'Sketch' };
 
 let state: ViewState;
 let loaded: Loaded | null = null;
@@ -32,10 +30,6 @@ let model: RunModel | null = null;
 /** The simulation of the current kernel. */
 let simModel: RunModel | null = null;
 let runGen = 0;
-let checkRun: CheckRun | null = null;
-let checkResult: PackedCheck | null = null;
-/** The counterexample being replayed. */
-let replay: { index: number; hazard: Hazard; model: RunModel; subject: string | null; lastBar: string | null } | null = null;
 let names = new Map<number, string>();
 let lines: string[] = [];
 const warnings: string[] = [];
@@ -54,10 +48,10 @@ check.lineText = (line) => (lines.length ? lines[line - 1] ?? null : null);
 // ---- header
 const { exampleSel, sketchOpt, summary, paramBox, paramNote, verdict, simProgress, simCancel, shareBtn, shareOut, warnBox, replayText, replayBar, header } = headerView({
   cancelSimulation,
-  prevStep: () => goStep(timeline.curStep - 1),
-  nextStep: () => goStep(timeline.curStep + 1),
+  prevStep: () => cr.goStep(timeline.curStep - 1),
+  nextStep: () => cr.goStep(timeline.curStep + 1),
   showTrace: () => selectTab('check'),
-  stopReplay: () => exitReplay(),
+  stopReplay: () => cr.exitReplay(),
 });
 
 // ---- the chapter's four figures, one click each
@@ -81,59 +75,12 @@ header.appendChild(figuresNav({
   },
 }));
 
-// ---- tabs
-const tabBtns = new Map<Tab, HTMLButtonElement>();
-const panels = new Map<Tab, HTMLElement>();
-const tabList = h('div', { class: 'tabs', role: 'tablist', 'aria-label': 'views' });
-for (const t of TABS) {
-  const b = h('button', { type: 'button', role: 'tab', id: `tab-${t}`, 'aria-controls': `panel-${t}`, 'aria-selected': 'false', tabindex: '-1' }, TAB_LABEL[t]);
-  b.addEventListener('click', (e) => {
-    selectTab(t);
-    // A click (not the keyboard's Enter/Space) hands the keys to the panel: ← → then step the
-    // timeline or the replay instead of moving between tabs.
-    if (e.detail > 0) focusPanel(t);
-  });
-  b.addEventListener('keydown', (e) => {
-    const i = TABS.indexOf(t);
-    if (e.key === 'ArrowRight' || e.key === 'ArrowLeft') {
-      const n = TABS[(i + (e.key === 'ArrowRight' ? 1 : TABS.length - 1)) % TABS.length]!;
-      selectTab(n);
-      tabBtns.get(n)!.focus();
-      e.preventDefault();
-    }
-  });
-  tabBtns.set(t, b);
-  tabList.appendChild(b);
-}
-
-// ---- timeline tab: run summary, timeline, inspector, ring
-const LEAD_SIM = 'Every lane comes from the timed simulation of the kernel: agents issue (blue) or stall (grey), TMA copies and MMAs run on their units, and each barrier’s parity changes when a phase completes. Step with ← → (tick “barrier events only” to skip the rest), drag the ruler to scrub, drag to pan; the wheel zooms once the timeline has the focus (click it) or with Ctrl held; hover for details.';
-const LEAD_TRACE = 'A counterexample found by the checker, replayed through the machine: one column per step of its schedule (not cycles). Agents issue (blue) or are blocked (grey); asynchronous operations run on their units from issue to completion. Step with ← →; the trace, the ring, the mechanism and the sketch follow.';
-const tlLead = h('p', { class: 'lead', id: 'tl-lead' }, LEAD_SIM);
-const runInfo = h('div', { class: 'run-info', id: 'run-info' });
+// ---- tabs, panels and the timeline tab (layout.ts)
+const { tabList, tabBtns } = tabBar((t) => selectTab(t), (t) => focusPanel(t));
 const inspector = inspectorView();
-const legend = h('p', { class: 'legend' },
-  h('span', { class: 'sw k-op' }), ' issuing ', h('span', { class: 'sw k-stall' }), ' stalled ', h('span', { class: 'sw k-tma' }), ' TMA copy ',
-  h('span', { class: 'sw k-mma' }), ' MMA ', h('span', { class: 'sw k-store' }), ' bulk store ', h('span', { class: 'sw k-signal' }), ' remote signal ',
-  h('span', { class: 'sw k-blocked' }), ' blocked forever (hang) ',
-  h('span', { class: 'sw p0' }), ' barrier parity 0 ', h('span', { class: 'sw p1' }), ' parity 1 ', h('span', { class: 'sw k-done' }), ' phase completed ',
-  h('span', { class: 'sw k-pend' }), ' pending arrivals ', h('span', { class: 'sw k-txc' }), ' tx-count (a phase completes when both are 0)');
-
-panels.set('mechanism', mech.el);
-panels.set('phases', phases.el);
-panels.set('timeline', h('section', { class: 'view timeline-view', id: 'view-timeline', 'aria-labelledby': 'tl-h' },
-  h('h2', { id: 'tl-h' }, 'Timeline'),
-  tlLead,
-  runInfo, legend, timeline.el, h('div', { class: 'below' }, inspector.el, ring.el)));
-panels.set('sketch', editor.el);
-panels.set('check', check.el);
-const main = h('main', {});
-for (const t of TABS) {
-  const p = panels.get(t)!;
-  main.appendChild(h('div', { role: 'tabpanel', id: `panel-${t}`, 'aria-labelledby': `tab-${t}`, tabindex: '-1', hidden: true }, p));
-}
-const app = document.getElementById('app')!;
-replace(app, header, tabList, main, h('footer', {}, 'mbsim — the model follows the PTX ISA 9.1 and H200 measurements. Links carry the kernel; nothing in a link is executed.'));
+const { tlLead, runInfo } = layoutPage(document.getElementById('app')!, {
+  header, tabList, mechanism: mech.el, phases: phases.el, timeline: timeline.el, inspector: inspector.el, ring: ring.el, sketch: editor.el, check: check.el,
+});
 
 // ---- behaviour
 /** Moves the keyboard focus into tab `t`'s panel (the timeline's canvas, or the panel itself). */
@@ -246,7 +193,7 @@ function noRun(head: string, cls: string, ...body: (HTMLElement | string)[]): vo
 
 /** Simulates the current kernel in the worker; the views update when it answers. */
 function rerun(ev: number): void {
-  stopCheck();
+  cr.stopCheck();
   check.reset('');
   const k = loaded?.kernel;
   const gen = ++runGen;
@@ -329,95 +276,22 @@ function showModel(m: RunModel): void {
   if (m.trace) ring2.setModel(m);
 }
 
-// ---- the checker and counterexample replay
-function stopCheck(): void {
-  const r = checkRun;
-  checkRun = null;
-  r?.cancel();
-  checkResult = null;
-  if (replay) exitReplay();
-}
-
-check.onRun = (maxStates, timeoutMs) => {
-  if (!loaded?.kernel) return;
-  stopCheck();
-  const run = checkIn(state.source, { ...state.params }, { maxStates, timeoutMs, maxMemory: 768 * 1024 * 1024 }, (p) => {
-    if (checkRun === run) check.progress(p);
-  });
-  checkRun = run;
-  check.running(run.inWorker);
-  run.done.then((r) => {
-    if (checkRun !== run) return;
-    checkRun = null;
-    checkResult = r;
-    check.result(r);
-  }).catch((err: unknown) => {
-    if (checkRun !== run) return;
-    checkRun = null;
-    if (err instanceof Dropped) check.cancelled();
-    else check.failed(String((err as Error)?.message ?? err));
-  });
-};
-check.onCancel = () => checkRun?.cancel();
-check.onReplay = (i) => startReplay(i);
-check.onStep = (k) => goStep(k);
-check.onExitReplay = () => exitReplay();
-
-function startReplay(i: number): void {
-  const hz = check.hazards[i];
-  const k = loaded?.kernel;
-  if (!hz || !k || !checkResult) return;
-  const inst = instantiateKernel(k, state.params);
-  if (!inst.program) return;
-  let tm: RunModel;
-  try {
-    // The machine's own step function re-runs the schedule (src/web/model.ts traceModel).
-    tm = traceModel(inst.program, hz.schedule, hz.trace);
-  } catch (err) {
-    check.failed(`the trace does not replay: ${String((err as Error)?.message ?? err)}`);
-    return;
-  }
-  replay = { index: i, hazard: hz, model: tm, subject: hz.subject?.type === 'barrier' ? hz.subject.name : null, lastBar: null };
-  check.showTrace(i);
-  replayBar.hidden = false;
-  showModel(tm);
-  timeline.fit();
-  goStep(0);
-  if (state.tab === 'check') (document.getElementById('trace') as HTMLElement | null)?.focus();
-}
-
-function exitReplay(): void {
-  if (!replay) return;
-  replay = null;
-  replayBar.hidden = true;
-  check.showTrace(null);
-  mech.showBarrier(null);
-  if (simModel) {
-    const ev = state.ev;
-    showModel(simModel);
-    timeline.setEvent(ev, true);
-  }
-}
-
-function goStep(k: number): void {
-  if (!replay) return;
-  timeline.setStep(Math.max(0, Math.min(replay.hazard.trace.length, k)));
-  timeline.renderNow();
-}
-
-/** The replay's step `k`: the trace, the mechanism, the editor. */
-function showStep(k: number): void {
-  const r = replay!;
-  const v = replayStep(r.model, r.hazard, r.index, k, lines, r.subject, r.lastBar);
-  check.setStep(k, v.detail);
-  setText(replayText, v.headline);
-  r.lastBar = v.barrier;
-  if (v.mech) mech.showBarrier(v.mech.state, v.mech.caption);
-}
+// ---- the checker and counterexample replay (replay.ts)
+const cr = checkAndReplay({
+  kernel: () => loaded?.kernel,
+  source: () => state.source,
+  params: () => state.params,
+  tab: () => state.tab,
+  ev: () => state.ev,
+  lines: () => lines,
+  simModel: () => simModel,
+  showModel: (m) => showModel(m),
+}, { check, timeline, mech, replayBar, replayText });
 
 function renderRunInfo(): void {
   if (!model) return;
-  replace(runInfo, ...runInfoParts(model, replay && model.trace ? { index: replay.index, hazard: replay.hazard } : null, exitReplay, jumpToTime));
+  const replay = cr.replay;
+  replace(runInfo, ...runInfoParts(model, replay && model.trace ? { index: replay.index, hazard: replay.hazard } : null, () => cr.exitReplay(), jumpToTime));
 }
 
 function jumpToTime(t: number): void {
@@ -434,13 +308,14 @@ let inspectedModel: RunModel | null = null;
 let lastStep = -1;
 function inspect(ev: number): void {
   ring.update(ev);
+  const replay = cr.replay;
   const inReplay = !!replay && model === replay.model;
   if (inReplay) {
     ring2.update(ev);
     const k = timeline.curStep;
     if (k !== lastStep || ev !== lastInspected) {
       lastStep = k;
-      showStep(k);
+      cr.showStep(k);
     }
   } else {
     lastStep = -1;
@@ -506,12 +381,13 @@ document.addEventListener('keydown', (e) => {
   if (e.defaultPrevented) return;
   const t = e.target as HTMLElement | null;
   if (t && (t.closest('input, select, textarea, button, [contenteditable="true"], .cm-editor, [role="listbox"]'))) return;
+  const replay = cr.replay;
   if (state.tab === 'timeline') timeline.key(e);
   else if (replay && (state.tab === 'check' || state.tab === 'mechanism')) {
     // Stepping a counterexample from the Check and Mechanism tabs too.
     const k = e.key === 'ArrowRight' ? timeline.curStep + 1 : e.key === 'ArrowLeft' ? timeline.curStep - 1 : e.key === 'Home' ? 0 : e.key === 'End' ? replay.hazard.trace.length : null;
     if (k === null) return;
-    goStep(k);
+    cr.goStep(k);
     e.preventDefault();
   }
 });
@@ -549,6 +425,7 @@ if (!location.hash && document.querySelector('meta[name="mbsim-file"]')) {
 (window as unknown as { __mbsim: unknown }).__mbsim = {
   timeline,
   get replaying() {
+    const replay = cr.replay;
     return replay ? { index: replay.index, steps: replay.hazard.trace.length, step: timeline.curStep } : null;
   },
   get model() {

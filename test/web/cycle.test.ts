@@ -9,7 +9,8 @@ import { parseSketch } from '../../src/lang/index.js';
 import { instantiate } from '../../src/machine/program.js';
 import { simulate } from '../../src/sim/simulate.js';
 import { cycleAt, cycleIndex } from '../../src/web/cycle-model.js';
-import { barrierEvents, barStateAt, buildModel } from '../../src/web/model.js';
+import { barrierEvents, barStateAt } from '../../src/web/model.js';
+import { buildModel } from '../../src/web/sim-model.js';
 import { detectPair, ringIndex } from '../../src/web/ring-model.js';
 
 const REPO = join(__dirname, '..', '..');

@@ -1,0 +1,61 @@
+/**
+ * What every part of the TypeScript builder shares: its error, the source location of the caller
+ * (the TypeScript line that built a statement or declaration), expressions and the barrier and
+ * buffer reference strings `name[index]@cta` (+ a byte offset for buffers).
+ */
+import { toExpr, type ExprLike } from './expr.js';
+import type { BufRef, Expr, SrcLoc } from './ir.js';
+
+/** A builder misuse: bad reference or expression syntax. */
+export class BuildError extends Error {}
+
+/** The builder's modules (`builder.ts`, `builder-*.ts`), whose frames the caller's location skips. */
+const BUILDER_FRAME = /\/kernel\/builder(?:-[a-z]+)?\./;
+
+/** The source location of the first stack frame outside the builder: the line that called it. */
+export function callerLoc(): SrcLoc {
+  const stack = new Error().stack?.split('\n') ?? [];
+  for (const line of stack.slice(1)) {
+    if (BUILDER_FRAME.test(line)) continue;
+    const m = /\(?([^()\s]+):(\d+):(\d+)\)?\s*$/.exec(line);
+    if (m) return { file: m[1]!.replace(/^file:\/\//, ''), line: Number(m[2]), col: Number(m[3]) };
+  }
+  return { line: 0, col: 0 };
+}
+
+/** An expression from its string, number or AST form; {@link BuildError} when it does not parse. */
+export function ex(e: ExprLike): Expr {
+  try {
+    return toExpr(e);
+  } catch (err) {
+    throw new BuildError(`bad expression '${String(e)}': ${(err as Error).message}`);
+  }
+}
+
+/** Parses `name[index]@cta`, `name[index]` or `name` (index 0). */
+export function parseRef(ref: string): { name: string; index: Expr; cta?: Expr } {
+  const m = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\[(.*)\])?\s*(?:@\s*(.+))?$/.exec(ref);
+  if (!m) throw new BuildError(`bad reference '${ref}': expected name[index] or name[index]@cta`);
+  const out: { name: string; index: Expr; cta?: Expr } = { name: m[1]!, index: m[2] === undefined ? { k: 'num', v: 0 } : ex(m[2]) };
+  if (m[3] !== undefined) out.cta = ex(m[3]);
+  return out;
+}
+
+/**
+ * Parses a buffer reference: `name[index]@cta` as {@link parseRef}, optionally followed by a byte
+ * offset into the element, `+ OFF` (`A[s] + 4096`, `A[0]@1 + TILE`).
+ */
+export function parseBufRef(ref: string): BufRef {
+  let depth = 0;
+  for (let i = 0; i < ref.length; i++) {
+    const c = ref[i];
+    if (c === '[' || c === '(') depth++;
+    else if (c === ']' || c === ')') depth--;
+    else if (c === '+' && depth === 0) {
+      const out: BufRef = parseRef(ref.slice(0, i));
+      out.offset = ex(ref.slice(i + 1));
+      return out;
+    }
+  }
+  return parseRef(ref);
+}
