@@ -287,7 +287,14 @@ export type Stmt =
   | { s: 'for'; var: string; from: Expr; to: Expr; step?: Expr; body: Stmt[]; loc: SrcLoc }
   | { s: 'if'; cond: Expr; then: Stmt[]; else?: Stmt[]; loc: SrcLoc }
   | { s: 'elect'; body: Stmt[]; loc: SrcLoc }
-  | { s: 'op'; op: Op; loc: SrcLoc };
+  | { s: 'op'; op: Op; loc: SrcLoc }
+  /**
+   * Unstructured control flow (the PTX front end's `bra`): `label` marks a place in the role's
+   * top-level statement list, `goto` jumps there (when `cond` is absent or non-zero). Both appear
+   * only at the top level of a role's body, never inside `for` / `if` / `elect`.
+   */
+  | { s: 'label'; name: string; loc: SrcLoc }
+  | { s: 'goto'; label: string; cond?: Expr; loc: SrcLoc };
 
 /** A named integer parameter with its default (overridable with `--set NAME=VALUE`). */
 export interface ParamDecl {
