@@ -17,6 +17,11 @@ export interface SrcLoc {
   col: number;
   /** Column one past the end of the span, when known. */
   endCol?: number;
+  /**
+   * The source this location was compiled from, as `path:line` (a PTX instruction's CUDA line from
+   * its `.loc`, nvcc -lineinfo); absent when unknown.
+   */
+  origin?: string;
 }
 
 /** Binary operators of expressions (C semantics on integers; `/` truncates, `%` takes the dividend's sign). */
