@@ -148,20 +148,19 @@ export function assign(env: ValueEnv, dest: string, f: (lane: Lane) => Expr, loc
 }
 
 /**
- * An operation whose multiplicity is its active lanes (arrives, expect_tx, copies): all 32 lanes
- * → `per: 'thread'`; exactly one → `per: 'warp'` (one thread of this one-warp agent); none → no
- * operation; any other count → the `not-modelled` trap naming the instruction.
+ * An operation whose multiplicity is its active lanes (arrives, expect_tx, copies). Outside
+ * divergent code all 32 lanes run it: `per: 'thread'`. In divergent code (or under a lane-varying
+ * guard) exactly one active lane → `per: 'warp'` (one thread of this one-warp agent); none → no
+ * operation; any other count → the `not-modelled` trap naming the instruction (never a wrong count).
+ * One IR operation per instruction: no alternative that never runs for the static checks to see.
  */
 export function counted(mk: (per: Per) => Op, what: string, loc: SrcLoc, divergent: boolean, guard?: Expr): Stmt[] {
   const op = (per: Per): Stmt => ({ s: 'op', op: mk(per), loc });
   if (!divergent && !guard) return [op('thread')];
   const m = guard ? bin('&', v('%mask'), guard) : v('%mask');
   const cnt = guard ? sum(Array.from({ length: LANES }, (_, l) => bit(m, l))) : v('%cnt');
-  const trap: Stmt = { s: 'op', op: { op: 'trap', message: `${what} executed by 2 to 31 lanes of a warp: not modelled yet (mbsim models all 32 lanes or exactly one)` }, loc };
-  return [{
-    s: 'if', cond: bin('==', cnt, num(32)), then: [op('thread')], loc,
-    else: [{ s: 'if', cond: bin('==', cnt, num(1)), then: [op('warp')], else: [{ s: 'if', cond: bin('!=', cnt, num(0)), then: [trap], loc }], loc }],
-  }];
+  const trap: Stmt = { s: 'op', op: { op: 'trap', message: `${what} executed by several lanes of a warp in divergent code: not modelled yet (mbsim models it for all 32 lanes of uniform code or for exactly one lane)` }, loc };
+  return [{ s: 'if', cond: bin('==', cnt, num(1)), then: [op('warp')], else: [{ s: 'if', cond: bin('!=', cnt, num(0)), then: [trap], loc }], loc }];
 }
 
 /** An operation executed once by the warp when any lane is active (fences, waits, wgmma, bar.sync). */
