@@ -127,6 +127,20 @@ export function analyze(flat: Flat, cfg: Cfg, symbols: ReadonlySet<string>): Fac
   };
   const divergent = new Set<number>();
   const varyingBranch = new Set<number>();
+  // Blocks where each register is defined or read: a register whose every definition and use lies
+  // on one side of a divergent branch is touched only by that side's lanes, which all compute the
+  // same value when its sources are uniform: it stays one variable.
+  const touched = new Map<string, Set<number>>();
+  flat.items.forEach((it, i) => {
+    if ('label' in it) return;
+    const regs = [...destsOf(it), ...it.ins.operands.flatMap((o) => regsOf(o, it)), ...(it.ins.guard ? [it.name(it.ins.guard.pred)] : [])];
+    for (const r of regs) (touched.get(r) ?? touched.set(r, new Set()).get(r)!).add(cfg.blockOf[i]!);
+  });
+  const sideLocal = (r: string, sides: Set<number>[]): boolean => {
+    const t = touched.get(r);
+    if (!t) return true;
+    return sides.some((side, k) => [...t].every((x) => side.has(x) && !sides.some((o, j) => j !== k && o.has(x))));
+  };
   for (let round = 0; round < 50; round++) {
     let changed = false;
     const next = new Map<string, Kind>();
@@ -167,13 +181,14 @@ export function analyze(flat: Flat, cfg: Cfg, symbols: ReadonlySet<string>): Fac
       const p = last.name(last.ins.guard.pred);
       if ((kind.get(p) ?? 'U') === 'U') return;
       if (!varyingBranch.has(bi)) { varyingBranch.add(bi); changed = true; }
+      const sides = b.succ.map((_, k) => regionOf(cfg, bi, k));
       for (const x of regionOf(cfg, bi)) {
         if (!divergent.has(x)) { divergent.add(x); changed = true; }
         const blk = cfg.blocks[x]!;
         for (let i = blk.from; i < blk.to; i++) {
           const it = flat.items[i]!;
           if ('label' in it) continue;
-          for (const d of destsOf(it)) if (!forcedV.has(d)) { forcedV.add(d); changed = true; }
+          for (const d of destsOf(it)) if (!forcedV.has(d) && !sideLocal(d, sides)) { forcedV.add(d); changed = true; }
         }
       }
     });

@@ -162,10 +162,10 @@ function postDominators(blocks: BlockInfo[]): number[] {
  * Blocks of the region a branch at the end of block `b` opens: every block reachable from its
  * successors without passing its immediate post-dominator (where its lanes reconverge).
  */
-export function regionOf(cfg: Cfg, b: number): Set<number> {
+export function regionOf(cfg: Cfg, b: number, only?: number): Set<number> {
   const stop = cfg.ipdom[b]!;
   const seen = new Set<number>();
-  const todo = cfg.blocks[b]!.succ.filter((s) => s >= 0 && s !== stop);
+  const todo = cfg.blocks[b]!.succ.filter((s, i) => s >= 0 && s !== stop && (only === undefined || i === only));
   while (todo.length) {
     const x = todo.pop()!;
     if (seen.has(x)) continue;

@@ -18,6 +18,7 @@ import { branchTarget, buildCfg, flatten, type Cfg, type Flat, type FlatIns } fr
 import { insStmts, type InsEnv } from './insn.js';
 import { layoutShared, PARAM_BASE, paramKey, sharedDecls, shortName, type SharedSym } from './layout.js';
 import { isSpinTest } from './spin.js';
+import { neededRegs } from './needed.js';
 
 /** A launch of a PTX kernel (the host side that no PTX file carries). */
 export interface PtxLaunch {
@@ -210,18 +211,17 @@ function descriptorRoot(facts: Facts, _it: FlatIns, reg: string, shared: Map<str
 
 function emitBody(m: Module, flat: Flat, cfg: Cfg, facts: Facts, env: InsEnv, at: (p: { line: number; col: number }) => SrcLoc, file: string): Stmt[] {
   const defs = new Map<string, FlatIns[]>();
-  const regs = new Set<string>();
-  for (const it of flat.items) {
-    if ('label' in it) continue;
-    for (const d of destsOf(it)) { regs.add(d); (defs.get(d) ?? defs.set(d, []).get(d)!).push(it); }
-    for (const o of it.ins.operands) for (const r of regsOf(o, it)) if (r.startsWith('%') || r.includes('#')) regs.add(r);
-    if (it.ins.guard) regs.add(it.name(it.ins.guard.pred));
-  }
+  for (const it of flat.items) if (!('label' in it)) for (const d of destsOf(it)) (defs.get(d) ?? defs.set(d, []).get(d)!).push(it);
   DEFS.set(facts, defs);
+  const roots = (it: FlatIns): string[] => it.ins.operands.slice(1, 3).flatMap((o) => {
+    if (o.kind !== 'name') return [];
+    try { return [env.descRoot(it, it.name(o.name))]; } catch { return []; }
+  });
+  const regs = neededRegs(flat, roots);
   const loc0: SrcLoc = { file, line: 1, col: 1 };
   const out: Stmt[] = [];
   for (const r of regs) {
-    if (facts.opaque(r) || /^%[a-z_]+(\.[xyz])?$/.test(r) && !flat.regType(r)) continue;
+    if (facts.opaque(r) || !flat.regType(r)) continue;
     out.push({ s: 'let', name: r, value: num(0), loc: loc0 });
     if (facts.kind(r) !== 'U') for (let l = 0; l < LANES; l++) out.push({ s: 'let', name: `${r}@${l}`, value: num(0), loc: loc0 });
   }
@@ -237,6 +237,8 @@ function emitBody(m: Module, flat: Flat, cfg: Cfg, facts: Facts, env: InsEnv, at
     for (let i = blk.from; i < blk.to; i++) {
       const it = flat.items[i]!;
       if ('label' in it) continue;
+      const dests = destsOf(it);
+      if (dests.length && dests.every((d) => !regs.has(d)) && (isAlu(it) || ['elect', 'shfl', 'activemask'].includes(it.ins.base))) continue;
       const loc = withCuda(m, it, at(it.ins.pos));
       if (it.ins.base === 'bra') { out.push(...branch(env, cfg, it, bi, loc, facts.varyingBranch.has(bi))); continue; }
       const guard = it.ins.guard ? predMask(env, it.name(it.ins.guard.pred), it.ins.guard.negated) : undefined;
