@@ -36,9 +36,7 @@ const OPAQUE_SPECIAL = /^%(clock|clock64|globaltimer|globaltimer_lo|globaltimer_
 /** The destination register names of an instruction (flat names; sinks left out). */
 export function destsOf(it: FlatIns): string[] {
   const ins = it.ins;
-  if (NO_DEST.has(ins.base)) return [];
-  if (ins.base === 'mbarrier' && !['arrive', 'arrive_drop', 'try_wait', 'test_wait', 'pending_count'].includes(ins.mods[0] ?? '')) return [];
-  if (ins.base === 'wgmma' && ins.mods[0] !== 'mma_async') return [];
+  if (!hasDest(it)) return [];
   const o = ins.operands[0];
   if (!o) return [];
   if (o.kind === 'name') return [it.name(o.name)];
@@ -47,9 +45,19 @@ export function destsOf(it: FlatIns): string[] {
   return [];
 }
 
-/** Source operands (everything after the destinations). */
+/** Whether the instruction's first operand is a destination (a register, a pair, a vector or the sink `_`). */
+function hasDest(it: FlatIns): boolean {
+  const ins = it.ins;
+  if (NO_DEST.has(ins.base)) return false;
+  if (ins.base === 'mbarrier' && !['arrive', 'arrive_drop', 'try_wait', 'test_wait', 'pending_count'].includes(ins.mods[0] ?? '')) return false;
+  if (ins.base === 'wgmma' && ins.mods[0] !== 'mma_async') return false;
+  const o = ins.operands[0];
+  return !!o && (o.kind === 'name' || o.kind === 'pair' || o.kind === 'vector' || o.kind === 'sink');
+}
+
+/** Source operands (everything after the destination). */
 export function sourcesOf(it: FlatIns): Operand[] {
-  return destsOf(it).length ? it.ins.operands.slice(1) : it.ins.operands;
+  return hasDest(it) ? it.ins.operands.slice(1) : it.ins.operands;
 }
 
 /** Register names an operand reads (address bases included). */

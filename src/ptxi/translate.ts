@@ -191,6 +191,9 @@ function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<str
   return env;
 }
 
+/** Opcodes (first word) with an effect beyond their destination registers: never left out. */
+const EFFECTS = new Set(['ld', 'st', 'mbarrier', 'cp', 'bar', 'barrier', 'wgmma', 'tcgen05', 'fence', 'membar', 'atom', 'red', 'call', 'ret', 'exit', 'trap', 'brkpt', 'clusterlaunchcontrol', 'multimem', 'mapa']);
+
 /** Definitions by register name, filled by {@link emitBody} (the descriptor walk follows them back). */
 const DEFS = new WeakMap<Facts, Map<string, FlatIns[]>>();
 
@@ -238,7 +241,8 @@ function emitBody(m: Module, flat: Flat, cfg: Cfg, facts: Facts, env: InsEnv, at
       const it = flat.items[i]!;
       if ('label' in it) continue;
       const dests = destsOf(it);
-      if (dests.length && dests.every((d) => !regs.has(d)) && (isAlu(it) || ['elect', 'shfl', 'activemask'].includes(it.ins.base))) continue;
+      // A definition nothing modelled reads (floating point, global addresses) is left out, whatever its opcode.
+      if (dests.length && dests.every((d) => !regs.has(d) || facts.opaque(d)) && !EFFECTS.has(it.ins.base)) continue;
       const loc = withCuda(m, it, at(it.ins.pos));
       if (it.ins.base === 'bra') { out.push(...branch(env, cfg, it, bi, loc, facts.varyingBranch.has(bi))); continue; }
       const guard = it.ins.guard ? predMask(env, it.name(it.ins.guard.pred), it.ins.guard.negated) : undefined;
