@@ -5,7 +5,8 @@
  * - CCCL's `while (!mbarrier_try_wait_parity(bar, ph));`:
  *   `L: { .reg .pred P; mbarrier.try_wait.parity P, [a], ph; selp.b32 r, 1, 0, P; }
  *   setp.eq.s32 p, r, 0; @p bra L;`
- * - CUTLASS's inline asm: `{ .reg .pred P; L: mbarrier.try_wait.parity P, [a], ph; @!P bra L; }`.
+ * - CUTLASS's inline asm: `{ .reg .pred P; L: mbarrier.try_wait.parity P, [a], ph; @!P bra L; }`,
+ *   or with the exit first: `L: mbarrier.try_wait.parity P, [a], ph; @P bra DONE; bra L; DONE:`.
  *
  * In both, the loop is left exactly when the test succeeds: a blocking wait followed by the test's
  * result being true is the same behaviour with no failed tests to explore.
@@ -27,6 +28,10 @@ export function isSpinTest(flat: Flat, i: number): boolean {
   const loops = (b: FlatIns | undefined, pred: string | undefined, negated: boolean) =>
     !!b && !!pred && b.ins.base === 'bra' && !!b.ins.guard && b.ins.guard.negated === negated && b.name(b.ins.guard.pred) === pred && labels.has(branchTarget(b) ?? '');
   if (loops(ins(1), P, true)) return true;
+  // `L: try_wait P; @P bra DONE; bra L;`
+  const out = ins(1);
+  const back = ins(2);
+  if (out && back && out.ins.base === 'bra' && out.ins.guard && !out.ins.guard.negated && out.name(out.ins.guard.pred) === P && back.ins.base === 'bra' && !back.ins.guard && labels.has(branchTarget(back) ?? '')) return true;
   const selp = ins(1);
   const setp = ins(2);
   if (!selp || !setp || selp.ins.base !== 'selp' || setp.ins.base !== 'setp') return false;

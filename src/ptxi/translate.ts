@@ -117,7 +117,7 @@ function paramValues(f: Func, launch: PtxLaunch): Map<string, ParamInfo> {
     out.set(p.name, { decl: { name: shortName(p.name), value: given[key]!, loc: { file: '', line: p.pos.line, col: p.pos.col } }, index: i });
   });
   for (const k of Object.keys(given)) {
-    if (!used.has(k)) throw new KernelError(`--param ${k}: kernel ${f.name} has no such parameter (${f.params.map((p, i) => `${shortName(p.name)} = ${i}`).join(', ')})`, undefined, 'ptx-launch');
+    if (!used.has(k)) throw new KernelError(`--param ${k}: kernel ${f.name} has no such parameter (${f.params.map((p, i) => `${shortName(p.name)} or ${i}`).join(', ')})`, undefined, 'ptx-launch');
   }
   for (const k of Object.keys(launch.tensorMaps ?? {})) {
     if (!f.params.some((p, i) => paramKey(p, i).includes(k))) throw new KernelError(`--tensor-map ${k}: kernel ${f.name} has no such parameter`, undefined, 'ptx-launch');
