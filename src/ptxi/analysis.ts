@@ -162,7 +162,7 @@ export function analyze(flat: Flat, cfg: Cfg, symbols: ReadonlySet<string>): Fac
       const ldKind: Kind = it.ins.base === 'ld' || it.ins.base === 'mbarrier' ? (ks.includes('V') || ks.includes('T') ? 'V' : 'U') : k0;
       const op = opaqueDef(it.ins, srcs, it, flat) || srcs.some((o) => regsOf(o, it).some((r) => opaque.has(r)) && it.ins.base !== 'ld' && it.ins.base !== 'mbarrier' && it.ins.base !== 'shfl');
       const srcProv = new Set<string>();
-      if (['mov', 'cvta', 'cvt', 'add', 'sub', 'and', 'mad'].includes(it.ins.base)) {
+      if (['mov', 'cvta', 'cvt', 'add', 'sub', 'and', 'mad', 'mapa'].includes(it.ins.base)) {
         for (const o of srcs) {
           if (o.kind === 'name' && symbols.has(o.name)) srcProv.add(o.name);
           if (o.kind === 'expr') for (const s of symbols) if (JSON.stringify(o.expr).includes(`"${s}"`)) srcProv.add(s);

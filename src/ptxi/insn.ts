@@ -10,6 +10,7 @@ import type { Operand } from '../ptx/ast.js';
 import { destsOf, sourcesOf } from './analysis.js';
 import { address, assign, bin, bit, counted, num, NotModelled, once, v, value, LANES, type Lane, type ValueEnv } from './emit.js';
 import type { FlatIns } from './flat.js';
+import { CLUSTER_STRIDE } from './layout.js';
 
 /** What the instruction translation asks of the kernel being built. */
 export interface InsEnv extends ValueEnv {
@@ -56,6 +57,11 @@ export function insStmts(env: InsEnv, it: FlatIns, loc: SrcLoc, divergent: boole
       const srcLane = lead(srcs[1]!);
       const a = srcs[0]!;
       return d ? assign(env, d, () => (env.facts.kind(it.name(a.kind === 'name' ? a.name : '')) === 'U' ? value(env, it, a, 'lead') : pick(env, it, a, srcLane)), loc, divergent, guard) : [];
+    }
+    case 'mapa': {
+      // A peer CTA's shared::cluster address: the CTA-local address plus (rank + 1) · 2^24 (layout.ts CLUSTER_STRIDE).
+      const [d] = destsOf(it);
+      return d ? assign(env, d, (l) => bin('+', value(env, it, srcs[0]!, l), bin('*', bin('+', value(env, it, srcs[1]!, l), num(1)), num(CLUSTER_STRIDE))), loc, divergent, guard) : [];
     }
     case 'activemask': return assign(env, destsOf(it)[0]!, () => v('%mask'), loc, divergent, guard);
     case 'ret': case 'exit': return once({ op: 'exit' }, loc, divergent, guard);
@@ -104,7 +110,6 @@ function mbarrier(env: InsEnv, it: FlatIns, srcs: Operand[], loc: SrcLoc, diverg
   const mods = ins.mods;
   const lead = (o: Operand): Expr => value(env, it, o, 'lead');
   const what = `${ins.opcode}`;
-  if (mods.some((m) => m === 'shared::cluster')) throw new NotModelled(`${what} (a barrier of another CTA through shared::cluster)`);
   switch (kind) {
     case 'init': {
       const bar = env.bar(it, srcs[0]!);

@@ -30,6 +30,11 @@ const SHARED_BASE = 1024;
 const ALIGN = 1024;
 /** Addresses of parameters (a tensor map is known by its address): one 4 KiB slot each from here. */
 export const PARAM_BASE = 0x1000_0000;
+/**
+ * A `shared::cluster` address of CTA rank r (from `mapa`) is the CTA-local address plus
+ * (r + 1) · 2^24; a plain shared address (below 2^24) is the executing CTA's.
+ */
+export const CLUSTER_STRIDE = 1 << 24;
 
 /** nvcc's local-static mangling `_ZZ…E4full` → `full`; other names stay. */
 export function shortName(name: string): string {

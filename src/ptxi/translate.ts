@@ -16,7 +16,7 @@ import { analyze, destsOf, regsOf, type Facts } from './analysis.js';
 import { address, bin, num, NotModelled, Opaque, predMask, setMask, v, FULL, LANES, type Lane } from './emit.js';
 import { branchTarget, buildCfg, flatten, type Cfg, type Flat, type FlatIns } from './flat.js';
 import { insStmts, type InsEnv } from './insn.js';
-import { layoutShared, PARAM_BASE, paramKey, sharedDecls, shortName, type SharedSym } from './layout.js';
+import { CLUSTER_STRIDE, layoutShared, PARAM_BASE, paramKey, sharedDecls, shortName, type SharedSym } from './layout.js';
 import { isSpinTest } from './spin.js';
 import { neededRegs } from './needed.js';
 
@@ -169,7 +169,11 @@ function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<str
     bar(it, o): BarRef {
       const { sym, addr } = where(it, o);
       if (sym.role !== 'barrier') throw new NotModelled(`${sym.ir} is used as data and as an mbarrier`);
-      return { name: sym.ir, index: bin('/', bin('-', addr, num(sym.base)), num(8)) };
+      if (!it.ins.mods.includes('shared::cluster') || it.ins.base !== 'mbarrier') return { name: sym.ir, index: bin('/', bin('-', addr, num(sym.base)), num(8)) };
+      // A shared::cluster address names its CTA (mapa): rank = addr / 2^24 − 1, or the executing CTA below 2^24.
+      const local = bin('&', addr, num(CLUSTER_STRIDE - 1));
+      const high = bin('>>', addr, num(24));
+      return { name: sym.ir, index: bin('/', bin('-', local, num(sym.base)), num(8)), cta: bin('+', bin('*', bin('==', high, num(0)), v('cta')), bin('*', bin('!=', high, num(0)), bin('-', high, num(1)))) };
     },
     buf(it, o): BufRef {
       const { sym, addr } = where(it, o);
