@@ -90,6 +90,19 @@ describe('hw/kernels/tma_wgmma*.ptx (producer warp, two consumer warpgroups, 384
   }, 240_000);
 });
 
+describe('cluster_multicast.ptx (2-CTA cluster: TMA multicast, mapa and a remote arrive)', () => {
+  it('simulates to completion; the arrive through mapa lands on the peer CTA\'s barrier', () => {
+    const f = 'test/fixtures/ptx/cluster_multicast.ptx';
+    const p = program(readFileSync(f, 'utf8'), f, { block: 128, cluster: 2, tensorMaps: { param_0: 4096 } });
+    expect(p.agents).toHaveLength(8);
+    const s = simulate(p);
+    expect(s.verdict).toBe('ok');
+    // The remote arrive (line 124) is an asynchronous signal from one CTA's warp 0 into the other's barrier.
+    const remote = (s.events ?? []).filter((e) => e.e === 'async' && e.kind === 'remote' && e.loc?.line === 124).map((e) => `${p.agents[(e as { agent: number }).agent]!.name} -> ${p.barrierName((e as { bar: number }).bar)}`);
+    expect(remote.sort()).toEqual(['multicast.w0@c0 -> peer[0]@c1', 'multicast.w0@c1 -> peer[0]@c0']);
+  });
+});
+
 describe('what is not modelled is a trap where it is executed, never a guess', () => {
   const src = (body: string) => `.version 9.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n.reqntid 64, 1, 1\n{\n.reg .pred %p<4>;\n.reg .b32 %r<8>;\n${body}\nret;\n}\n`;
 
