@@ -183,7 +183,27 @@ export function analyze(flat: Flat, cfg: Cfg, symbols: ReadonlySet<string>): Fac
       }
     }
     for (const [d, k] of next) if (kind.get(d) !== k) { kind.set(d, k); changed = true; }
-    cfg.blocks.forEach((b, bi) => {
+    if (markRegions(flat, cfg, kind, sideLocal, { divergent, varyingBranch, forcedV })) changed = true;
+    if (!changed) break;
+  }
+  return {
+    kind: (r) => kind.get(r) ?? 'U',
+    opaque: (r) => opaque.has(r),
+    prov: (r) => prov.get(r) ?? new Set(),
+    divergent,
+    varyingBranch,
+  };
+}
+
+/**
+ * Marks the blocks ending in a branch on a lane-varying predicate, the blocks of their regions,
+ * and (forced lane-varying) the registers defined there that are not local to one side. Returns
+ * whether anything new was marked.
+ */
+function markRegions(flat: Flat, cfg: Cfg, kind: Map<string, Kind>, sideLocal: (r: string, sides: Set<number>[]) => boolean, out: { divergent: Set<number>; varyingBranch: Set<number>; forcedV: Set<string> }): boolean {
+  const { divergent, varyingBranch, forcedV } = out;
+  let changed = false;
+  cfg.blocks.forEach((b, bi) => {
       const last = b.to > b.from ? flat.items[b.to - 1]! : undefined;
       if (!last || 'label' in last || last.ins.base !== 'bra' || !last.ins.guard) return;
       const p = last.name(last.ins.guard.pred);
@@ -200,15 +220,7 @@ export function analyze(flat: Flat, cfg: Cfg, symbols: ReadonlySet<string>): Fac
         }
       }
     });
-    if (!changed) break;
-  }
-  return {
-    kind: (r) => kind.get(r) ?? 'U',
-    opaque: (r) => opaque.has(r),
-    prov: (r) => prov.get(r) ?? new Set(),
-    divergent,
-    varyingBranch,
-  };
+  return changed;
 }
 
 /** Two definitions of one register: equal kinds stay, different ones may differ between lanes. */
