@@ -15,10 +15,12 @@ const ALLOWED: Record<string, string[]> = {
   report: ['model', 'kernel', 'machine', 'sim'],
   examples: ['kernel'],
   lang: ['model', 'kernel', 'machine'],
-  // The PTX parser depends on libraries only; the CLI (and later the PTX interpreter) import it.
+  // The PTX parser depends on libraries only; the CLI and the PTX translator import it.
   ptx: [],
-  bench: ['model', 'kernel', 'machine', 'sim', 'check', 'report', 'examples', 'lang', 'web', 'ptx'],
-  cli: ['model', 'kernel', 'machine', 'sim', 'check', 'report', 'examples', 'lang', 'web', 'lsp', 'ptx'],
+  // The PTX front end's translation: PTX syntax onto the kernel IR (and the machine's errors), no semantics of its own.
+  ptxi: ['kernel', 'machine', 'ptx'],
+  bench: ['model', 'kernel', 'machine', 'sim', 'check', 'report', 'examples', 'lang', 'web', 'ptx', 'ptxi'],
+  cli: ['model', 'kernel', 'machine', 'sim', 'check', 'report', 'examples', 'lang', 'web', 'lsp', 'ptx', 'ptxi'],
   // The language server: the sketch language, the checker and the machine, never the explorer.
   lsp: ['model', 'kernel', 'machine', 'check', 'report', 'lang'],
   web: ['model', 'kernel', 'machine', 'sim', 'check', 'report', 'examples', 'lang'],

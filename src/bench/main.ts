@@ -129,7 +129,7 @@ function kernelsSection() {
 }
 
 function ptxSection() {
-  console.log('\nmbsim bench — PTX parser (best of 5 parses)');
+  console.log('\nmbsim bench — PTX parser (best of 5 parses) and front end (translation, simulation)');
   for (const line of ptxReport()) console.log(`  ${line}`);
 }
 

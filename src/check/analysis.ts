@@ -159,6 +159,8 @@ function instanceUse(p: Program, role: number, instances: number): { use: 'none'
         walk(st.then);
         if (st.else) walk(st.else);
       } else if (st.s === 'elect') walk(st.body);
+      else if (st.s === 'goto') check(st.cond);
+      else if (st.s === 'label') continue;
       else {
         const op = st.op as Record<string, unknown>;
         for (const [k, v] of Object.entries(op)) {

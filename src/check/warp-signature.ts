@@ -94,7 +94,9 @@ export function warpSignature(p: Program, rc: Role, a: AgentInfo): string {
           if (st.else) walk(st.else);
           out.push(')');
         }
-      } else scan(st.op);
+      } else if (st.s === 'goto') { if (st.cond) sig(st.cond); out.push(`goto:${st.label}`); }
+      else if (st.s === 'label') out.push(`label:${st.name}`);
+      else scan(st.op);
     }
   };
   walk(rc.decl.body);

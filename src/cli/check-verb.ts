@@ -12,16 +12,19 @@ import { JsonStream } from './json-stream.js';
 import { instantiateOrExplain, loadKernel, parseSet, UsageError } from './load.js';
 import { interruptOutputs, outputMode, refuseInput, refuseStdout, sameFile, WriteInterrupted, writeOutput } from './output.js';
 import { packageInfo } from './package-info.js';
+import { addPtxFlags, type PtxFlags } from './ptx-load.js';
 
 /** The most `--sweep` ranges one check takes (a kernel has fewer parameters than this). */
 const MAX_SWEEP_RANGES = 64;
 
 /** The options of `mbsim check` as commander parses them. */
-export interface CheckOpts {
+interface CheckOpts0 {
   set: Record<string, number>; sweep: string[]; json?: boolean; sarif?: string; trace?: string; maxStates?: number; timeout?: number; maxMemory?: number;
   all?: boolean; strict?: boolean; workers?: number; format: 'text' | 'short' | 'json'; maxTraces?: number; quiet?: boolean; watch?: boolean;
   reduce: 'all' | 'por' | 'symmetry' | 'none';
 }
+/** `mbsim check`'s options with the PTX launch flags. */
+export type CheckOpts = CheckOpts0 & PtxFlags;
 
 /** The `--sarif` and `--trace` paths, checked before the search: named, writable, not the kernel file, not one file twice. */
 function checkOutputs(o: CheckOpts, kernelFile: string | undefined): void {
@@ -72,7 +75,7 @@ function checkOptions(o: CheckOpts, io: IO, started: number) {
 /** One `mbsim check` (or `--sweep`) of `target`; returns the exit code. */
 export async function checkVerb(target: string, o: CheckOpts, io: IO, started = Date.now()): Promise<number> {
   if (o.quiet && (o.json || o.format !== 'text')) throw new UsageError('--quiet prints nothing; it cannot be combined with --json or --format');
-  const loaded = await loadKernel(target);
+  const loaded = await loadKernel(target, o);
   checkOutputs(o, loaded.kernel.file);
   const { runCheckCli, runCheckSweepCli, parseSweep } = await import('../check/index.js');
   const opts = checkOptions(o, io, started);
@@ -139,10 +142,10 @@ export async function watchVerb(target: string, o: CheckOpts, io: IO, check: typ
 
 /** Registers `mbsim check`. */
 export const checkCommand: Verb = (program, ctx) => {
-  program
+  const cmd = program
     .command('check')
     .description('explore every schedule and completion order: hangs, races, phase bugs, with shortest counterexamples')
-    .argument('<kernel>', 'a built-in example name or a sketch file')
+    .argument('<kernel>', 'a built-in example name, a sketch file or a PTX file (with its launch flags)')
     .option('--set <NAME=VALUE>', 'override a parameter (repeatable)', (v: string, acc: Record<string, number>) => parseSet(v, acc), {})
     .option('--sweep <NAME=A..B>', 'check every combination of parameter ranges and print a table of verdicts (repeatable)', (v: string, acc: string[]) => (acc.push(v), acc), [] as string[])
     .option('--json', 'print the result as JSON (schema mbsim.check/1, docs/CHECK.md)')
@@ -158,7 +161,8 @@ export const checkCommand: Verb = (program, ctx) => {
     .addOption(new Option('--format <FORMAT>', 'text (the report with traces), short (one line per finding: file:line:col: error[kind]: message) or json').choices(['text', 'short', 'json']).default('text'))
     .option('--max-traces <N>', 'print the shortest traces of the first N findings, the others without (default 3)', parseCountArg('--max-traces'))
     .option('--quiet', 'print nothing (no report, no progress bar): the exit code says the verdict; --sarif and --trace files are still written')
-    .option('--watch', 'check the sketch file again each time it is saved (Ctrl-C to stop)')
+    .option('--watch', 'check the sketch file again each time it is saved (Ctrl-C to stop)');
+  addPtxFlags(cmd, true)
     .action(async (target: string, o: CheckOpts) => {
       ctx.exit(o.watch ? await watchVerb(target, o, ctx.io) : await checkVerb(target, o, ctx.io, ctx.started));
     });

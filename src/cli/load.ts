@@ -16,6 +16,7 @@ import { alignCaret } from './terminal.js';
 import { echo } from './args.js';
 import { inputProblem, readInput } from './input.js';
 import { LIMITS } from '../lang/limits.js';
+import { isPtx, loadPtxKernel, refusePtxFlags, type PtxFlags } from './ptx-load.js';
 
 export { UsageError };
 
@@ -78,7 +79,9 @@ export function examplesDir(): string {
  * (`examples/NAME.mbk`, identical to the builder version, test/lang-examples.test.ts), so that
  * locations point at a file the user can open and edit; the builder version is the fallback.
  */
-export async function loadKernel(spec: string): Promise<Loaded> {
+export async function loadKernel(spec: string, ptx?: PtxFlags, ptxGrid = true): Promise<Loaded> {
+  if (ptx && isPtx(spec)) return { kernel: loadPtxKernel(spec, ptx), origin: spec };
+  if (ptx) refusePtxFlags(ptx, ptxGrid);
   const ex = findExample(spec);
   if (ex) {
     const file = join(examplesDir(), `${ex.name}.mbk`);

@@ -17,6 +17,7 @@ import { fifoWait, outputBudget } from './budget.js';
 import { loadTiming } from './input.js';
 import { timeLeft, type IO, type Verb } from './io.js';
 import { instantiateOrExplain, loadKernel, parseSet, UsageError } from './load.js';
+import { addPtxFlags, isPtx, type PtxFlags } from './ptx-load.js';
 import { refuseInput, refuseStdout, writeOutput } from './output.js';
 import { printRunText, writeRunJson, type RunReport } from './run-report.js';
 
@@ -26,7 +27,7 @@ const RUN_MEMORY_SHARE = 0.5;
 const RUN_MEMORY_SHARE_TRACED = 0.3;
 
 /** The options of `mbsim run` as commander parses them. */
-export interface RunOpts {
+export interface RunOpts extends PtxFlags {
   set: Record<string, number>;
   maxSteps: number;
   /** Seconds. */
@@ -70,18 +71,20 @@ interface RunPlan {
 async function planRun(target: string, o: RunOpts): Promise<RunPlan> {
   if (o.trace !== undefined && o.trace.trim() === '') throw new UsageError('--trace needs a file name');
   if (o.trace !== undefined) refuseStdout('--trace', o.trace, true); // the report always goes to stdout
-  const loaded = await loadKernel(target);
+  const loaded = await loadKernel(target, o, false);
   if (o.trace !== undefined) refuseInput(o.trace, loaded.kernel.file);
+  // For a PTX file --grid is the launch (every cluster simulated), not the bandwidth model's CTAs.
+  const grid = isPtx(target) ? undefined : o.grid;
   const program = instantiateOrExplain(loaded.kernel, o.set, loaded.origin);
   const timing = loadTiming(o.timing);
   const omit = parseOmit(o.omit);
   if (omit.size && !o.json) throw new UsageError('--omit applies to --json output');
-  if (o.grid !== undefined && o.activeSms !== undefined) throw new UsageError('give --grid or --active-sms, not both');
-  if (o.grid !== undefined && o.grid < program.ctas) throw new UsageError(`--grid ${o.grid} is smaller than the ${program.ctas} CTA(s) the kernel simulates`);
+  if (grid !== undefined && o.activeSms !== undefined) throw new UsageError('give --grid or --active-sms, not both');
+  if (grid !== undefined && grid < program.ctas) throw new UsageError(`--grid ${grid} is smaller than the ${program.ctas} CTA(s) the kernel simulates`);
   if (o.activeSms !== undefined && o.activeSms > timing.sms.value) throw new UsageError(`--active-sms ${o.activeSms} is more than the GPU's ${timing.sms.value} SMs`);
   // --grid N: the launch has N CTAs like the simulated ones; those on the GPU at once share L2/HBM
-  const activeSms = o.activeSms ?? (o.grid !== undefined ? Math.min(o.grid, timing.sms.value) : undefined);
-  const gridScale = o.grid !== undefined ? o.grid / program.ctas : activeSms !== undefined ? activeSms / program.ctas : 1;
+  const activeSms = o.activeSms ?? (grid !== undefined ? Math.min(grid, timing.sms.value) : undefined);
+  const gridScale = grid !== undefined ? grid / program.ctas : activeSms !== undefined ? activeSms / program.ctas : 1;
   return { program, timing, omit, activeSms, gridScale };
 }
 
@@ -163,10 +166,10 @@ export async function runVerb(target: string, o: RunOpts, io: IO, started: numbe
 
 /** Registers `mbsim run`. */
 export const runCommand: Verb = (program, ctx) => {
-  program
+  const cmd = program
     .command('run')
     .description('simulate a kernel with the H200 timing model: timeline, ledger, summary')
-    .argument('<kernel>', 'a built-in example name (see `mbsim examples`) or a sketch file')
+    .argument('<kernel>', 'a built-in example name (see `mbsim examples`), a sketch file or a PTX file (with its launch flags)')
     .option('--set <NAME=VALUE>', 'override a parameter (repeatable)', (v: string, acc: Record<string, number>) => parseSet(v, acc), {})
     .option('--trace <FILE>', 'write a Chrome trace-event JSON for Perfetto')
     .option('--json', 'print everything as JSON')
@@ -184,7 +187,8 @@ export const runCommand: Verb = (program, ctx) => {
     .option('--omit <FIELDS>', 'with --json: leave out these fields (comma-separated: events, spans, ledger)')
     .option('--timeout <SECONDS>', 'stop the simulation after this many seconds (verdict incomplete, exit 3; default none)', parseSecondsArg('--timeout'))
     .addOption(new Option('--max-memory <MB>', 'stop the simulation before the process holds this much memory (verdict incomplete, exit 3)').default(2048).argParser(parsePositiveArg('--max-memory')))
-    .option('--phase-table <ROLE:BARRIER:VAR>', 'print the phase-tracking table for a role\'s waits on a barrier array')
+    .option('--phase-table <ROLE:BARRIER:VAR>', 'print the phase-tracking table for a role\'s waits on a barrier array');
+  addPtxFlags(cmd, false)
     .action(async (target: string, o: RunOpts) => {
       ctx.exit(await runVerb(target, o, ctx.io, ctx.started));
     });

@@ -17,6 +17,11 @@ export interface SrcLoc {
   col: number;
   /** Column one past the end of the span, when known. */
   endCol?: number;
+  /**
+   * The source this location was compiled from, as `path:line` (a PTX instruction's CUDA line from
+   * its `.loc`, nvcc -lineinfo); absent when unknown.
+   */
+  origin?: string;
 }
 
 /** Binary operators of expressions (C semantics on integers; `/` truncates, `%` takes the dividend's sign). */
@@ -270,6 +275,8 @@ export type Op =
    */
   | { op: 'clc.query'; src: BufRef; what: 'is_canceled' | 'first_ctaid'; dest: string }
   | { op: 'work'; cycles: Expr }
+  /** What a front end cannot model yet, executed: stops the agent with the `not-modelled` diagnostic carrying `message`. */
+  | { op: 'trap'; message: string }
   | { op: 'exit' };
 
 /** Scope of a strong global-memory operation (PTX ISA §8.5). */
@@ -288,7 +295,14 @@ export type Stmt =
   | { s: 'for'; var: string; from: Expr; to: Expr; step?: Expr; body: Stmt[]; loc: SrcLoc }
   | { s: 'if'; cond: Expr; then: Stmt[]; else?: Stmt[]; loc: SrcLoc }
   | { s: 'elect'; body: Stmt[]; loc: SrcLoc }
-  | { s: 'op'; op: Op; loc: SrcLoc };
+  | { s: 'op'; op: Op; loc: SrcLoc }
+  /**
+   * Unstructured control flow (the PTX front end's `bra`): `label` marks a place in the role's
+   * top-level statement list, `goto` jumps there (when `cond` is absent or non-zero). Both appear
+   * only at the top level of a role's body, never inside `for` / `if` / `elect`.
+   */
+  | { s: 'label'; name: string; loc: SrcLoc }
+  | { s: 'goto'; label: string; cond?: Expr; loc: SrcLoc };
 
 /** A named integer parameter with its default (overridable with `--set NAME=VALUE`). */
 export interface ParamDecl {

@@ -696,14 +696,48 @@ function compileRole(
         case 'op':
           emitOp(st.op, st.loc, inElect);
           break;
+        case 'label':
+        case 'goto':
+          gotoStmt(st, code, labels, cx);
+          break;
       }
     }
   };
+  const labels: Labels = { at: new Map(), fix: [] };
   // A role's `per` is its operations' default; an operation's own `per=` overrides it (only an
   // `elect:` block makes its body one thread's, whatever the operation says).
   walk(r.body, false);
   code.push({ i: 'end' });
+  resolveGotos(labels, r.name);
   return { name: r.name, decl: r, code, slots, threads, warps: r.warps, split };
+}
+
+/** Label positions of a role's code and the jumps still to be pointed at them. */
+interface Labels { at: Map<string, number>; fix: { ins: { to: number }; label: string; loc: SrcLoc }[] }
+
+/** Compiles a `label` (records the position) or a `goto` (a `jmp`, or a `jz` on the negated condition). */
+function gotoStmt(st: Extract<Stmt, { s: 'label' | 'goto' }>, code: Instr[], labels: Labels, cx: (e: Expr, loc: SrcLoc) => CompiledExpr): void {
+  if (st.s === 'label') {
+    if (labels.at.has(st.name)) throw new KernelError(`label ${st.name} is defined twice`, st.loc, 'duplicate');
+    labels.at.set(st.name, code.length);
+    return;
+  }
+  let ins: Instr & { to: number };
+  if (st.cond) {
+    const c = cx(st.cond, st.loc);
+    ins = { i: 'jz', e: (f) => (c(f) ? 0 : 1), to: -1, loc: st.loc };
+  } else ins = { i: 'jmp', to: -1 };
+  code.push(ins);
+  labels.fix.push({ ins, label: st.label, loc: st.loc });
+}
+
+/** Points every `goto` at its label; an unknown label is a {@link KernelError} at the goto. */
+function resolveGotos(labels: Labels, role: string): void {
+  for (const f of labels.fix) {
+    const to = labels.at.get(f.label);
+    if (to === undefined) throw new KernelError(`role ${role}: goto ${f.label}: no such label`, f.loc, 'unknown-name');
+    f.ins.to = to;
+  }
 }
 
 /**
@@ -773,7 +807,8 @@ export function roleReadsWarp(r: RoleDecl): boolean {
       else if (st.s === 'for') { reads(st.from); reads(st.to); reads(st.step); walk(st.body); }
       else if (st.s === 'if') { reads(st.cond); walk(st.then); if (st.else) walk(st.else); }
       else if (st.s === 'elect') walk(st.body);
-      else scan(st.op);
+      else if (st.s === 'goto') reads(st.cond);
+      else if (st.s === 'op') scan(st.op);
     }
   };
   walk(r.body);

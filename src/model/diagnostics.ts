@@ -47,6 +47,8 @@ export const DIAG = {
   bulkSize: 'bulk-size',
   /** An expression of the kernel's program has no exact result (division by zero, shift count, beyond ±(2^53 − 1), loop step 0). */
   arith: 'arith',
+  /** An instruction of a front end's input (PTX) that the machine does not model yet was executed. */
+  notModelled: 'not-modelled',
   /** A non-blocking `bar.arrive` landing in the generation the same agent's previous arrive joined. */
   lapping: 'lapping',
   /** `bar.sync` / `bar.arrive` with an id outside 0..15 or a thread count that is not a positive multiple of 32. */
@@ -214,6 +216,11 @@ export const H200_BEHAVIOUR: Record<DiagCode, { h200: string; trap: boolean; sev
   },
   arith: {
     h200: 'not a barrier behaviour: the kernel\'s own integer arithmetic has no exact result here (the message names the cause: a division or remainder by zero, a shift count outside 0..63, a value beyond ±(2^53 − 1) that mbsim cannot hold exactly, a loop step of 0); the machine stops the agent',
+    trap: true,
+    severity: 'error',
+  },
+  'not-modelled': {
+    h200: 'not a hardware behaviour: the input executed an instruction (or an instruction in a lane configuration) that mbsim does not model yet; the message names it; the machine stops the agent rather than guess',
     trap: true,
     severity: 'error',
   },

@@ -21,14 +21,18 @@ export interface Paint {
 /** No colors. */
 export const PLAIN: Paint = { bold: (s) => s, dim: (s) => s, red: (s) => s, green: (s) => s, yellow: (s) => s, cyan: (s) => s };
 
-/** `file:line` (file relative to the working directory) or `line N` for a source location. */
-export function locText(loc: { file?: string; line: number } | undefined): string {
+/**
+ * `file:line` (file relative to the working directory) or `line N` for a source location, then the
+ * source it was compiled from in parentheses when known (a PTX line's CUDA line: `k.ptx:147 (k.cu:37)`).
+ */
+export function locText(loc: { file?: string; line: number; origin?: string } | undefined): string {
   if (!loc) return '';
-  if (!loc.file) return `line ${loc.line}`;
+  const from = loc.origin ? ` (${loc.origin})` : '';
+  if (!loc.file) return `line ${loc.line}${from}`;
   let f = loc.file;
   const cwd = typeof process !== 'undefined' ? `${process.cwd()}/` : '';
   if (cwd && f.startsWith(cwd)) f = f.slice(cwd.length);
-  return `${f}:${loc.line}`;
+  return `${f}:${loc.line}${from}`;
 }
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');

@@ -366,6 +366,7 @@ export const ISSUE_COST = {
   // A fault in the cycles costs nothing here: the step evaluates them and reports it (ops/smem.ts).
   'work': ({ ins, frame }) => Math.max(0, tryInt(ins.ints.cycles!, frame) ?? 0),
   'exit': () => 0,
+  'trap': () => 0,
   // The asynchronous copy family (completion times: scheduleAsync in simulate.ts).
   'cp.async.commit_group': ({ T }) => T.issueWgmmaGroupOp.value,
   'cp.async.wait_group': ({ T }) => T.issueWgmmaGroupOp.value,

@@ -15,6 +15,8 @@ function body(b: Stmt[], ind: string, out: string[]): void {
     else if (s.s === 'let') out.push(`${ind}${s.name} = ${exprText(s.value)}`);
     else if (s.s === 'for') { out.push(`${ind}for ${s.var} in ${exprText(s.from)}..${exprText(s.to)}:`); body(s.body, ind + '    ', out); }
     else if (s.s === 'elect') { out.push(`${ind}elect:`); body(s.body, ind + '    ', out); }
+    else if (s.s === 'label') out.push(`${ind}${s.name}:`);
+    else if (s.s === 'goto') out.push(`${ind}goto ${s.label}${s.cond ? ` if ${exprText(s.cond)}` : ''}`);
     else { out.push(`${ind}if ${exprText(s.cond)}:`); body(s.then, ind + '    ', out); if (s.else) { out.push(`${ind}else:`); body(s.else, ind + '    ', out); } }
   }
 }

@@ -94,6 +94,8 @@ export const OPC: Readonly<Record<OpName, number>> = Object.freeze({
   'spin.global': 53,
   'clc.try_cancel': 54,
   'clc.query': 55,
+  // A front end's instruction that is not modelled (smem.ts).
+  'trap': 56,
 });
 
 const ALL_OPS: readonly OpDef[] = [...MBARRIER_OPS, ...BULK_OPS, ...TCGEN05_OPS, ...WGMMA_OPS, ...CPASYNC_OPS, ...BARRIER_OPS, ...SMEM_OPS, ...TMEM_OPS, ...STASYNC_OPS, ...VALUE_OPS, ...CLC_OPS];

@@ -76,4 +76,13 @@ export const SMEM_OPS: readonly OpDef[] = [
     },
     text: (op) => op.op,
   } satisfies OpDef<'exit'>,
+  {
+    // A front end's "not modelled yet", executed: the agent stops with the message (never a guess).
+    op: 'trap', family: F, por: 'sync', sync: 'local', timing: 'trap',
+    exec(m, s, a, ins, out) {
+      m.fault(s, a, out, diagnostic(DIAG.notModelled, (ins.op as { message: string }).message), ins.loc, -1);
+      return false;
+    },
+    text: (op) => `trap (${op.message})`,
+  } satisfies OpDef<'trap'>,
 ] as OpDef[];

@@ -1,0 +1,107 @@
+/**
+ * Integer and predicate ALU instructions of PTX (PTX ISA §9.7.1 integer arithmetic, §9.7.3
+ * comparison and selection, §9.7.4 logic and shift, §9.7.5 data movement and conversion) as IR
+ * expressions per lane. Values are exact integers; the unsigned forms read their 32-bit operands
+ * modulo 2^32 where the result depends on it (`shr`, `div`, `rem`, comparisons, `cvt` widening).
+ */
+import type { Expr, SrcLoc, Stmt } from '../kernel/ir.js';
+import type { FlatIns } from './flat.js';
+import { destsOf, sourcesOf } from './analysis.js';
+import { assign, bin, num, NotModelled, select, value, type Lane, type ValueEnv } from './emit.js';
+
+/** Operand type of an instruction: its last modifier that names an integer type (`u32`, `s64`, `b32`, `pred`). */
+function typeOf(mods: string[]): string {
+  for (let i = mods.length - 1; i >= 0; i--) if (/^(u|s|b)(8|16|32|64)$|^pred$/.test(mods[i]!)) return mods[i]!;
+  return 'b32';
+}
+
+const unsigned = (t: string) => t.startsWith('u') || t.startsWith('b');
+const width = (t: string) => (t === 'pred' ? 1 : Number(t.slice(1)));
+/** `e` modulo 2^32 when `t` is a 32-bit (or narrower) unsigned type. */
+function asUnsigned(e: Expr, t: string): Expr {
+  return unsigned(t) && width(t) <= 32 ? bin('&', e, num(0xffffffff)) : e;
+}
+
+const CMP: Record<string, Extract<Expr, { k: 'bin' }>['op']> = { eq: '==', ne: '!=', lt: '<', lo: '<', le: '<=', ls: '<=', gt: '>', hi: '>', ge: '>=', hs: '>=' };
+const ALU = new Set(['mov', 'add', 'sub', 'mul', 'mad', 'div', 'rem', 'shl', 'shr', 'and', 'or', 'xor', 'not', 'neg', 'abs', 'min', 'max', 'setp', 'selp', 'cvt', 'cvta']);
+
+/** Whether `it` is an ALU instruction this module translates. */
+export function isAlu(it: FlatIns): boolean {
+  return ALU.has(it.ins.base);
+}
+
+/**
+ * The statements of ALU instruction `it` (guard mask `guard` when guarded by a predicate).
+ * Throws `Opaque` when a source value is not modelled and the destination is, `NotModelled` for a
+ * form outside the slice.
+ */
+export function aluStmts(env: ValueEnv, it: FlatIns, loc: SrcLoc, divergent: boolean, guard?: Expr): Stmt[] {
+  const ins = it.ins;
+  const dests = destsOf(it);
+  const srcs = sourcesOf(it);
+  if (!dests.length || dests.every((d) => env.facts.opaque(d))) return [];
+  const t = typeOf(ins.mods);
+  const val = (i: number, lane: Lane): Expr => {
+    const o = srcs[i];
+    if (!o) throw new NotModelled(`${ins.opcode}: missing operand ${i + 1}`);
+    return value(env, it, o, lane);
+  };
+  const u = (i: number, lane: Lane) => asUnsigned(val(i, lane), t);
+  let f: (lane: Lane) => Expr;
+  const op = ins.base;
+  switch (op) {
+    case 'mov': case 'cvta': f = (l) => val(0, l); break;
+    case 'add': f = (l) => bin('+', val(0, l), val(1, l)); break;
+    case 'sub': f = (l) => bin('-', val(0, l), val(1, l)); break;
+    case 'mul': f = (l) => bin('*', val(0, l), val(1, l)); break;
+    case 'mad': f = (l) => bin('+', bin('*', val(0, l), val(1, l)), val(2, l)); break;
+    case 'div': f = (l) => bin('/', u(0, l), u(1, l)); break;
+    case 'rem': f = (l) => bin('%', u(0, l), u(1, l)); break;
+    case 'shl': f = (l) => bin('<<', val(0, l), val(1, l)); break;
+    case 'shr': f = (l) => bin('>>', u(0, l), val(1, l)); break;
+    case 'and': f = (l) => bin('&', val(0, l), val(1, l)); break;
+    case 'or': f = (l) => bin('|', val(0, l), val(1, l)); break;
+    case 'xor': f = (l) => bin('^', val(0, l), val(1, l)); break;
+    case 'not': f = t === 'pred' ? (l) => bin('==', val(0, l), num(0)) : (l) => ({ k: 'un', op: '~', a: val(0, l) }); break;
+    case 'neg': f = (l) => ({ k: 'un', op: '-', a: val(0, l) }); break;
+    case 'abs': f = (l) => select(bin('<', val(0, l), num(0)), { k: 'un', op: '-', a: val(0, l) }, val(0, l)); break;
+    case 'min': f = (l) => select(bin('<', u(0, l), u(1, l)), u(0, l), u(1, l)); break;
+    case 'max': f = (l) => select(bin('>', u(0, l), u(1, l)), u(0, l), u(1, l)); break;
+    case 'selp': f = (l) => select(bin('!=', val(2, l), num(0)), val(0, l), val(1, l)); break;
+    case 'cvt': f = cvt(ins.mods, val); break;
+    case 'setp': return setp(env, it, dests, t, val, loc, divergent, guard);
+    default: throw new NotModelled(ins.opcode);
+  }
+  return dests.flatMap((d) => assign(env, d, f, loc, divergent, guard));
+}
+
+/** `cvt.D.S a`: narrowing keeps the low bits (signed: sign-extended), widening an unsigned source reads it modulo 2^32. */
+function cvt(mods: string[], val: (i: number, l: Lane) => Expr): (l: Lane) => Expr {
+  const types = mods.filter((m) => /^(u|s|b)(8|16|32|64)$/.test(m));
+  const [d, s] = [types[0] ?? 'b32', types[1] ?? 'b32'];
+  return (l) => {
+    const a = val(0, l);
+    if (width(d) < width(s) || (width(d) === width(s) && width(d) < 64)) {
+      const w = width(d);
+      const low = bin('&', a, num(2 ** w - 1));
+      return d.startsWith('s') ? bin('-', bin('&', bin('+', low, num(2 ** (w - 1))), num(2 ** w - 1)), num(2 ** (w - 1))) : low;
+    }
+    return unsigned(s) ? asUnsigned(a, s) : a;
+  };
+}
+
+function setp(env: ValueEnv, it: FlatIns, dests: string[], t: string, val: (i: number, l: Lane) => Expr, loc: SrcLoc, divergent: boolean, guard?: Expr): Stmt[] {
+  const mods = it.ins.mods;
+  const rel = CMP[mods[0] ?? ''];
+  if (!rel) throw new NotModelled(`${it.ins.opcode} (comparison ${mods[0]})`);
+  const boolOp = mods[1] === 'and' || mods[1] === 'or' || mods[1] === 'xor' ? mods[1] : undefined;
+  const cmp = (l: Lane): Expr => {
+    const c = bin(rel, asUnsigned(val(0, l), t), asUnsigned(val(1, l), t));
+    if (!boolOp) return c;
+    const q = val(2, l);
+    return boolOp === 'and' ? bin('&&', c, q) : boolOp === 'or' ? bin('||', c, q) : bin('!=', c, bin('!=', q, num(0)));
+  };
+  const out = assign(env, dests[0]!, cmp, loc, divergent, guard);
+  if (dests[1]) out.push(...assign(env, dests[1], (l) => bin('==', cmp(l), num(0)), loc, divergent, guard));
+  return out;
+}

@@ -1,0 +1,218 @@
+/**
+ * The synchronization, memory and warp instructions of PTX mapped onto the machine's operations
+ * (kernel/ir.ts): nothing here decides what an operation does, only which IR operation, on which
+ * barrier or buffer, with which operands and multiplicity (emit.ts `counted`). PTX ISA sections:
+ * §9.7.13.15 mbarrier, §9.7.9.25 cp.async.bulk(.tensor), §9.7.15 wgmma, §9.7.13.1 bar / barrier,
+ * §9.7.13.4 fence, §9.7.13.10 elect.sync, §9.7.8.6 shfl.sync.
+ */
+import type { BarRef, BufRef, Expr, MmaShape, Op, SrcLoc, Stmt } from '../kernel/ir.js';
+import type { Operand } from '../ptx/ast.js';
+import { destsOf, sourcesOf } from './analysis.js';
+import { address, assign, bin, bit, counted, num, NotModelled, once, v, value, LANES, type Lane, type ValueEnv } from './emit.js';
+import type { FlatIns } from './flat.js';
+import { CLUSTER_STRIDE } from './layout.js';
+
+/** What the instruction translation asks of the kernel being built. */
+export interface InsEnv extends ValueEnv {
+  /** The barrier an address operand names (throws NotModelled / Opaque). */
+  bar(it: FlatIns, o: Operand): BarRef;
+  /** The buffer element an address operand names. */
+  buf(it: FlatIns, o: Operand): BufRef;
+  /** Bytes one `cp.async.bulk.tensor` through tensor-map operand `o` delivers. */
+  tensorBytes(it: FlatIns, o: Operand): number;
+  /** The register holding the shared-memory address a wgmma descriptor register was built from. */
+  descRoot(it: FlatIns, reg: string): string;
+}
+
+const NO_EFFECT = new Set(['nanosleep', 'prefetch', 'prefetchu', 'setmaxnreg', 'griddepcontrol', 'pmevent', 'discard', 'applypriority', 'createpolicy']);
+
+/** Statements of a non-ALU instruction; `spin`: a `try_wait` that is the test of a recognized spin loop. */
+export function insStmts(env: InsEnv, it: FlatIns, loc: SrcLoc, divergent: boolean, guard: Expr | undefined, spin: boolean): Stmt[] {
+  const ins = it.ins;
+  const srcs = sourcesOf(it);
+  const m0 = ins.mods[0] ?? '';
+  const lead = (o: Operand): Expr => value(env, it, o, 'lead');
+  switch (ins.base) {
+    case 'ld': return ld(env, it, loc, divergent, guard);
+    case 'st': return ins.mods.includes('shared') || ins.mods.some((m) => m.startsWith('shared')) ? once({ op: 'st.shared', buf: env.buf(it, ins.operands[0]!) }, loc, divergent, guard) : [];
+    case 'mbarrier': return mbarrier(env, it, srcs, loc, divergent, guard, spin);
+    case 'fence':
+      if (m0 === 'mbarrier_init') return once({ op: 'fence.mbarrier_init' }, loc, divergent, guard);
+      if (m0.startsWith('proxy')) return ins.mods.some((m) => m.startsWith('async')) ? once({ op: 'fence.proxy.async' }, loc, divergent, guard) : [];
+      return once({ op: 'fence', sem: ins.mods.includes('sc') ? 'sc' : 'acq_rel', scope: scopeOf(ins.mods) }, loc, divergent, guard);
+    case 'membar': return once({ op: 'fence', sem: 'sc', scope: m0 === 'cta' ? 'cta' : m0 === 'sys' ? 'sys' : 'gpu' }, loc, divergent, guard);
+    case 'bar': case 'barrier': return barrier(env, it, lead, loc, divergent, guard);
+    case 'cp': return cp(env, it, loc, divergent, guard);
+    case 'wgmma': return wgmma(env, it, lead, loc, divergent, guard);
+    case 'elect': {
+      const [r, p] = destsOf(it);
+      const out: Stmt[] = [];
+      if (r) out.push(...assign(env, r, () => v('%lead'), loc, divergent));
+      if (p) out.push(...assign(env, p, (l) => (l === 'lead' ? num(1) : bin('==', v('%lead'), num(l))), loc, divergent));
+      return out;
+    }
+    case 'shfl': {
+      if (m0 !== 'idx') throw new NotModelled(`${ins.opcode} (only shfl.sync.idx with a uniform source lane is modelled)`);
+      const [d] = destsOf(it);
+      const srcLane = lead(srcs[1]!);
+      const a = srcs[0]!;
+      return d ? assign(env, d, () => (env.facts.kind(it.name(a.kind === 'name' ? a.name : '')) === 'U' ? value(env, it, a, 'lead') : pick(env, it, a, srcLane)), loc, divergent, guard) : [];
+    }
+    case 'mapa': {
+      // A peer CTA's shared::cluster address: the CTA-local address plus (rank + 1) · 2^24 (layout.ts CLUSTER_STRIDE).
+      const [d] = destsOf(it);
+      return d ? assign(env, d, (l) => bin('+', value(env, it, srcs[0]!, l), bin('*', bin('+', value(env, it, srcs[1]!, l), num(1)), num(CLUSTER_STRIDE))), loc, divergent, guard) : [];
+    }
+    case 'activemask': return assign(env, destsOf(it)[0]!, () => v('%mask'), loc, divergent, guard);
+    case 'ret': case 'exit': return once({ op: 'exit' }, loc, divergent, guard);
+    case 'trap': case 'brkpt': return once({ op: 'trap', message: `${ins.opcode}: the kernel traps here` }, loc, divergent, guard);
+    case 'call': {
+      const f = ins.operands.find((o) => o.kind === 'name');
+      throw new NotModelled(f && f.kind === 'name' && f.name === '__assertfail' ? 'call __assertfail (a failed device assertion)' : `call ${f && f.kind === 'name' ? f.name : ''}`);
+    }
+    default:
+      if (NO_EFFECT.has(ins.base)) return [];
+      throw new NotModelled(ins.opcode);
+  }
+}
+
+/** Value of register operand `a` in lane `srcLane` (an expression): the sum over lanes of (lane == srcLane) · a@lane. */
+function pick(env: ValueEnv, it: FlatIns, a: Operand, srcLane: Expr): Expr {
+  const terms: Expr[] = [];
+  for (let l = 0; l < LANES; l++) terms.push(bin('*', bin('==', srcLane, num(l)), value(env, it, a, l)));
+  return terms.reduce((x, y) => bin('+', x, y));
+}
+
+function scopeOf(mods: string[]): 'cta' | 'cluster' | 'gpu' | 'sys' {
+  return mods.includes('cta') ? 'cta' : mods.includes('cluster') ? 'cluster' : mods.includes('sys') ? 'sys' : 'gpu';
+}
+
+function ld(env: InsEnv, it: FlatIns, loc: SrcLoc, divergent: boolean, guard?: Expr): Stmt[] {
+  const ins = it.ins;
+  const [d] = destsOf(it);
+  const src = ins.operands[1]!;
+  if (ins.mods.includes('param')) {
+    if (!d || src.kind !== 'address' || !src.base) return [];
+    const name = src.base;
+    return assign(env, d, () => {
+      const p = env.special(`param:${name}+${src.offset}`, 'lead');
+      if (!p) throw new NotModelled(`ld.param of ${name}`);
+      return p;
+    }, loc, divergent, guard);
+  }
+  if (ins.mods.some((m) => m.startsWith('shared'))) return once({ op: 'ld.shared', buf: env.buf(it, src) }, loc, divergent, guard);
+  return [];
+}
+
+function mbarrier(env: InsEnv, it: FlatIns, srcs: Operand[], loc: SrcLoc, divergent: boolean, guard: Expr | undefined, spin: boolean): Stmt[] {
+  const ins = it.ins;
+  const kind = ins.mods[0] ?? '';
+  const mods = ins.mods;
+  const lead = (o: Operand): Expr => value(env, it, o, 'lead');
+  const what = `${ins.opcode}`;
+  switch (kind) {
+    case 'init': {
+      const bar = env.bar(it, srcs[0]!);
+      const init: Stmt = { s: 'op', op: { op: 'mbarrier.init', bar, count: lead(srcs[1]!) }, loc };
+      const trap: Stmt = { s: 'op', op: { op: 'trap', message: 'mbarrier.init executed by a warp other than warp 0: not modelled yet' }, loc };
+      return once({ op: 'mbarrier.init', bar, count: lead(srcs[1]!) }, loc, divergent, guard).map((s) => (s.s === 'op' ? { s: 'if', cond: bin('==', v('warp'), num(0)), then: [init], else: [trap], loc } : s));
+    }
+    case 'inval': return once({ op: 'mbarrier.inval', bar: env.bar(it, srcs[0]!) }, loc, divergent, guard);
+    case 'expect_tx': return counted((per) => ({ op: 'mbarrier.expect_tx', bar: env.bar(it, srcs[0]!), bytes: lead(srcs[1]!), per }), what, loc, divergent, guard);
+    case 'complete_tx': return counted((per) => ({ op: 'mbarrier.complete_tx', bar: env.bar(it, srcs[0]!), bytes: lead(srcs[1]!), per }), what, loc, divergent, guard);
+    case 'arrive': case 'arrive_drop': {
+      const bar = env.bar(it, srcs[0]!);
+      const third = srcs[1] ? lead(srcs[1]) : undefined;
+      const expect = mods.includes('expect_tx');
+      const sem = mods.includes('relaxed') ? 'relaxed' as const : 'release' as const;
+      const scope = mods.includes('cluster') ? 'cluster' as const : mods.includes('cta') ? 'cta' as const : undefined;
+      return counted((per) => ({
+        op: 'mbarrier.arrive', bar, per, sem,
+        ...(expect && third ? { expectTx: third } : third ? { count: third } : {}),
+        ...(kind === 'arrive_drop' ? { drop: true } : {}),
+        ...(mods.includes('noComplete') ? { noComplete: true } : {}),
+        ...(scope ? { scope } : {}),
+      }), what, loc, divergent, guard);
+    }
+    case 'try_wait': case 'test_wait': {
+      if (!mods.includes('parity')) throw new NotModelled(`${what} (the token form; the parity form is modelled)`);
+      const bar = env.bar(it, srcs[0]!);
+      const parity = lead(srcs[1]!);
+      const sem = mods.includes('relaxed') ? { sem: 'relaxed' as const } : {};
+      const scope = mods.includes('cluster') ? { scope: 'cluster' as const } : mods.includes('cta') ? { scope: 'cta' as const } : {};
+      const [d] = destsOf(it);
+      if (spin) {
+        // The spin loop's test: the machine's blocking wait, then the test's result is true.
+        const out = once({ op: 'mbarrier.wait', form: 'try_wait', bar, parity, ...sem, ...scope }, loc, divergent, guard);
+        if (d) out.push(...assign(env, d, () => num(1), loc, divergent, guard));
+        return out;
+      }
+      if (!d) return [];
+      if (env.facts.kind(d) !== 'U') throw new NotModelled(`${what} whose result differs between lanes outside a spin loop`);
+      return once({ op: 'mbarrier.wait', form: kind === 'try_wait' ? 'try_wait' : 'test_wait', bar, parity, dest: d, ...sem, ...scope }, loc, divergent, guard);
+    }
+    default: throw new NotModelled(what);
+  }
+}
+
+function barrier(env: InsEnv, it: FlatIns, lead: (o: Operand) => Expr, loc: SrcLoc, divergent: boolean, guard?: Expr): Stmt[] {
+  const ins = it.ins;
+  const m = ins.mods;
+  const ops = ins.operands;
+  if (m[0] === 'cluster') {
+    if (m[1] === 'arrive') return once({ op: 'barrier.cluster.arrive', ...(m.includes('relaxed') ? { sem: 'relaxed' as const } : {}), aligned: m.includes('aligned') }, loc, divergent, guard);
+    if (m[1] === 'wait') return once({ op: 'barrier.cluster.wait', aligned: m.includes('aligned') }, loc, divergent, guard);
+  }
+  if (m[0] === 'warp') return [];
+  const aligned = ins.base === 'bar' || m.includes('aligned');
+  const id = lead(ops[0]!);
+  const threads = ops[1] ? lead(ops[1]) : undefined;
+  if (m[0] === 'sync' || m[0] === undefined || m[0] === 'aligned') return once({ op: 'bar.sync', id, ...(threads ? { threads } : {}), aligned }, loc, divergent, guard);
+  if (m[0] === 'arrive' && threads) return once({ op: 'bar.arrive', id, threads, aligned }, loc, divergent, guard);
+  throw new NotModelled(ins.opcode);
+}
+
+function cp(env: InsEnv, it: FlatIns, loc: SrcLoc, divergent: boolean, guard?: Expr): Stmt[] {
+  const ins = it.ins;
+  const m = ins.mods;
+  const ops = ins.operands;
+  const lead = (o: Operand): Expr => value(env, it, o, 'lead');
+  const what = ins.opcode;
+  if (m[0] !== 'async' || m[1] !== 'bulk') throw new NotModelled(what);
+  if (m[2] === 'commit_group') return once({ op: 'cp.async.bulk.commit_group' }, loc, divergent, guard);
+  if (m[2] === 'wait_group') return once({ op: 'cp.async.bulk.wait_group', n: lead(ops[0]!), read: m.includes('read') }, loc, divergent, guard);
+  if (!m.some((x) => x.startsWith('mbarrier::complete_tx')) || !m.includes('global') || !m.some((x) => x.startsWith('shared'))) throw new NotModelled(`${what} (only global → shared loads that complete_tx on a barrier are modelled)`);
+  const multicast = m.some((x) => x.startsWith('multicast')) ? { multicast: lead(ops[3]!) } : {};
+  if (m[2] === 'tensor') {
+    const bytes = env.tensorBytes(it, ops[1]!);
+    return counted((per) => ({ op: 'cp.async.bulk', tensor: true, dst: env.buf(it, ops[0]!), bytes: num(bytes), bar: env.bar(it, ops[2]!), ...multicast, per }), what, loc, divergent, guard);
+  }
+  return counted((per) => ({ op: 'cp.async.bulk', tensor: false, dst: env.buf(it, ops[0]!), bytes: lead(ops[2]!), bar: env.bar(it, ops[3]!), ...multicast, per }), what, loc, divergent, guard);
+}
+
+function wgmma(env: InsEnv, it: FlatIns, lead: (o: Operand) => Expr, loc: SrcLoc, divergent: boolean, guard?: Expr): Stmt[] {
+  const ins = it.ins;
+  const m0 = ins.mods[0];
+  if (m0 === 'fence') return [];
+  if (m0 === 'commit_group') return once({ op: 'wgmma.commit_group' }, loc, divergent, guard);
+  if (m0 === 'wait_group') return once({ op: 'wgmma.wait_group', n: lead(ins.operands[0]!) }, loc, divergent, guard);
+  if (m0 !== 'mma_async') throw new NotModelled(ins.opcode);
+  const shapeText = ins.mods.find((x) => /^m\d+n\d+k\d+$/.test(x));
+  const [, mm, nn, kk] = /^m(\d+)n(\d+)k(\d+)$/.exec(shapeText ?? 'm64n64k16')!;
+  const shape: MmaShape = { m: Number(mm), n: Number(nn), k: Number(kk) };
+  const ops = ins.operands;
+  const reads: BufRef[] = [];
+  for (const o of [ops[1], ops[2]]) {
+    if (!o || o.kind !== 'name') continue; // A from registers (the RS form): only B is read from shared memory
+    const root = env.descRoot(it, it.name(o.name));
+    reads.push(env.buf(it, { kind: 'address', base: root, offset: 0n, pos: o.pos }));
+  }
+  return once({ op: 'wgmma.mma_async', reads, shape } as Op, loc, divergent, guard);
+}
+
+/** A lane's bit of `mask` as a condition (used by the translator for guards). */
+export function laneOn(mask: Expr, l: Lane): Expr {
+  return l === 'lead' ? bin('!=', mask, num(0)) : bit(mask, l);
+}
+
+void address;

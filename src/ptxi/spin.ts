@@ -1,0 +1,45 @@
+/**
+ * Recognition of `mbarrier.try_wait` spin loops, which the translation turns into the machine's
+ * blocking wait (one step instead of a state per failed test). The two shapes nvcc emits:
+ *
+ * - CCCL's `while (!mbarrier_try_wait_parity(bar, ph));`:
+ *   `L: { .reg .pred P; mbarrier.try_wait.parity P, [a], ph; selp.b32 r, 1, 0, P; }
+ *   setp.eq.s32 p, r, 0; @p bra L;`
+ * - CUTLASS's inline asm: `{ .reg .pred P; L: mbarrier.try_wait.parity P, [a], ph; @!P bra L; }`,
+ *   or with the exit first: `L: mbarrier.try_wait.parity P, [a], ph; @P bra DONE; bra L; DONE:`.
+ *
+ * In both, the loop is left exactly when the test succeeds: a blocking wait followed by the test's
+ * result being true is the same behaviour with no failed tests to explore.
+ */
+import type { Operand } from '../ptx/ast.js';
+import { branchTarget, type Flat, type FlatIns } from './flat.js';
+
+const nameOf = (it: FlatIns, o: Operand | undefined): string | undefined => (o && o.kind === 'name' ? it.name(o.name) : undefined);
+
+/** Whether flat item `i` is the `try_wait` test of one of the spin loops above. */
+export function isSpinTest(flat: Flat, i: number): boolean {
+  const it = flat.items[i];
+  if (!it || 'label' in it || it.ins.base !== 'mbarrier' || !['try_wait', 'test_wait'].includes(it.ins.mods[0] ?? '') || it.ins.guard) return false;
+  const labels = new Set<string>();
+  for (let j = i - 1; j >= 0; j--) { const x = flat.items[j]!; if (!('label' in x)) break; labels.add(x.label); }
+  if (!labels.size) return false;
+  const P = nameOf(it, it.ins.operands[0]);
+  const ins = (k: number): FlatIns | undefined => { const x = flat.items[i + k]; return x && !('label' in x) ? x : undefined; };
+  const loops = (b: FlatIns | undefined, pred: string | undefined, negated: boolean) =>
+    !!b && !!pred && b.ins.base === 'bra' && !!b.ins.guard && b.ins.guard.negated === negated && b.name(b.ins.guard.pred) === pred && labels.has(branchTarget(b) ?? '');
+  if (loops(ins(1), P, true)) return true;
+  // `L: try_wait P; @P bra DONE; bra L;`
+  const out = ins(1);
+  const back = ins(2);
+  if (out && back && out.ins.base === 'bra' && out.ins.guard && !out.ins.guard.negated && out.name(out.ins.guard.pred) === P && back.ins.base === 'bra' && !back.ins.guard && labels.has(branchTarget(back) ?? '')) return true;
+  const selp = ins(1);
+  const setp = ins(2);
+  if (!selp || !setp || selp.ins.base !== 'selp' || setp.ins.base !== 'setp') return false;
+  const ops = selp.ins.operands;
+  const one = (o: Operand | undefined, v: number) => o?.kind === 'int' && Number(o.value) === v;
+  if (!one(ops[1], 1) || !one(ops[2], 0) || nameOf(selp, ops[3]) !== P) return false;
+  const r = nameOf(selp, ops[0]);
+  const s = setp.ins.operands;
+  if (setp.ins.mods[0] !== 'eq' || nameOf(setp, s[1]) !== r || !one(s[2], 0)) return false;
+  return loops(ins(3), nameOf(setp, s[0]), false);
+}

@@ -1,0 +1,322 @@
+/**
+ * The PTX front end's translation: one `.entry` of a parsed module plus a launch (block, cluster,
+ * grid, parameter values, tensor-map box sizes, dynamic shared memory) becomes a {@link Kernel} of
+ * the IR, which the machine instantiates and runs like any sketch. One role of `block / 32` warps,
+ * each warp an agent; lanes, the active mask, divergence and reconvergence, spin loops: docs/PTX.md.
+ *
+ * Errors in the input that make a translation impossible throw {@link KernelError} with the PTX
+ * position; what is only impossible to model when executed becomes a `trap` operation there.
+ */
+import type { BarRef, BufRef, Expr, Kernel, ParamDecl, SrcLoc, Stmt } from '../kernel/ir.js';
+import { KernelError } from '../machine/program.js';
+import type { Func, Module, Operand } from '../ptx/ast.js';
+import { cudaLocation, functions } from '../ptx/resolve.js';
+import { aluStmts, isAlu } from './alu.js';
+import { analyze, destsOf, regsOf, type Facts } from './analysis.js';
+import { address, bin, num, NotModelled, Opaque, predMask, setMask, v, FULL, LANES, type Lane } from './emit.js';
+import { branchTarget, buildCfg, flatten, type Cfg, type Flat, type FlatIns } from './flat.js';
+import { insStmts, type InsEnv } from './insn.js';
+import { CLUSTER_STRIDE, layoutShared, PARAM_BASE, paramKey, sharedDecls, shortName, type SharedSym } from './layout.js';
+import { isSpinTest } from './spin.js';
+import { neededRegs } from './needed.js';
+
+/** A launch of a PTX kernel (the host side that no PTX file carries). */
+export interface PtxLaunch {
+  /** Entry name (full or demangled prefix); default: the only `.entry`. */
+  kernel?: string;
+  /** Threads per CTA (a multiple of 32); default: `.reqntid` / `.maxntid`. */
+  block?: number;
+  cluster?: number;
+  grid?: number;
+  /** Integer parameter values by PTX name, `param_N` or index N. */
+  params?: Record<string, number>;
+  /** Bytes one TMA load through the tensor-map parameter delivers (its box), by name, `param_N` or index. */
+  tensorMaps?: Record<string, number>;
+  /** Bytes of dynamic shared memory (the `extern .shared` array). */
+  dynamicSmem?: number;
+}
+
+/** Figures of a translation. */
+export interface PtxStats {
+  entry: string;
+  instructions: number;
+  blocks: number;
+  /** Lane-varying registers (32 variables each). */
+  varying: number;
+  irStatements: number;
+}
+
+/** Translates `m` for `launch` (see the module comment). */
+export function translatePtx(m: Module, launch: PtxLaunch = {}): { kernel: Kernel; stats: PtxStats } {
+  const f = pickEntry(m, launch.kernel);
+  const file = m.file;
+  const at = (p: { line: number; col: number }): SrcLoc => ({ file, line: p.line, col: p.col });
+  const block = launch.block ?? f.directives.find((d) => d.name === '.reqntid' || d.name === '.maxntid')?.args[0];
+  if (block === undefined) throw new KernelError(`kernel ${f.name}: the block size is not in the PTX (no .reqntid / .maxntid): give --block N`, at(f.pos), 'ptx-launch');
+  if (block < 32 || block % 32 !== 0 || block > 1024) throw new KernelError(`--block ${block}: mbsim runs whole warps: a multiple of 32 from 32 to 1024`, at(f.pos), 'ptx-launch');
+  const flat = flatten(f);
+  const cfg = buildCfg(flat);
+  const paramSyms = new Map<string, number>();
+  f.params.forEach((p, i) => paramSyms.set(p.name, PARAM_BASE + i * 0x1000));
+  const shared0 = new Set<string>();
+  for (const d of [...m.items, ...flat.decls]) if (d.kind === 'decl' && d.space.startsWith('.shared')) for (const n of d.names) shared0.add(n.name);
+  const facts = analyze(flat, cfg, new Set([...shared0, ...paramSyms.keys()]));
+  const boxes = Object.values(launch.tensorMaps ?? {});
+  const shared = layoutShared(m, f, flat, facts, launch.dynamicSmem ?? 0, boxes, file);
+  const byName = new Map(shared.map((s) => [s.name, s]));
+  const params = paramValues(f, launch);
+  const env = insEnv(facts, byName, paramSyms, params, f, launch, block);
+  const body = emitBody(m, flat, cfg, facts, env, at, file);
+  const { barriers, buffers } = sharedDecls(shared);
+  const name = shortName(demangle(f.name));
+  const kernel: Kernel = {
+    name, arch: m.targets.some((t) => t.startsWith('sm_100') || t.startsWith('sm_10')) ? 'sm_100a' : 'sm_90a',
+    params: [...params.values()].map((p) => p.decl),
+    cluster: num(launch.cluster ?? 1), grid: num(launch.grid ?? 1),
+    barriers, buffers,
+    roles: [{ name, warps: block / 32, threads: block, per: 'warp', body, loc: at(f.pos) }],
+    file, loc: at(f.pos),
+  };
+  const varying = new Set<string>();
+  for (const it of flat.items) if (!('label' in it)) for (const d of destsOf(it)) if (facts.kind(d) !== 'U' && !facts.opaque(d)) varying.add(d);
+  const count = (ss: Stmt[]): number => ss.reduce((n, s) => n + 1 + (s.s === 'if' ? count(s.then) + count(s.else ?? []) : 0), 0);
+  return { kernel, stats: { entry: f.name, instructions: flat.items.filter((i) => !('label' in i)).length, blocks: cfg.blocks.length, varying: varying.size, irStatements: count(body) } };
+}
+
+/** `_Z9tma_wgmma14CUtensorMap_st…` → `tma_wgmma` (the Itanium name's first component), else the name. */
+function demangle(n: string): string {
+  const mm = /^_Z(\d+)/.exec(n);
+  return mm ? n.slice(mm[0].length, mm[0].length + Number(mm[1])) : n;
+}
+
+function pickEntry(m: Module, want: string | undefined): Func {
+  const entries = functions(m).filter((f) => f.entry && f.body);
+  const loc = { file: m.file, line: 1, col: 1 };
+  if (!entries.length) throw new KernelError(`${m.file} has no .entry with a body`, loc, 'ptx-launch');
+  const names = entries.map((e) => `${e.name} (${demangle(e.name)})`).join(', ');
+  if (want === undefined) {
+    if (entries.length > 1) throw new KernelError(`${m.file} has ${entries.length} kernels: choose one with --kernel NAME (${names})`, loc, 'ptx-launch');
+    return entries[0]!;
+  }
+  const f = entries.find((e) => e.name === want) ?? entries.find((e) => demangle(e.name) === want);
+  if (!f) throw new KernelError(`no kernel '${want}' in ${m.file} (kernels: ${names})`, loc, 'ptx-launch');
+  return f;
+}
+
+interface ParamInfo { decl: ParamDecl; index: number }
+
+/** IR parameters of the integer parameters that have a value (`--param`), by PTX name. */
+function paramValues(f: Func, launch: PtxLaunch): Map<string, ParamInfo> {
+  const out = new Map<string, ParamInfo>();
+  const given = launch.params ?? {};
+  const used = new Set<string>();
+  f.params.forEach((p, i) => {
+    const key = paramKey(p, i).find((k) => Object.hasOwn(given, k));
+    if (key === undefined) return;
+    used.add(key);
+    out.set(p.name, { decl: { name: shortName(p.name), value: given[key]!, loc: { file: '', line: p.pos.line, col: p.pos.col } }, index: i });
+  });
+  for (const k of Object.keys(given)) {
+    if (!used.has(k)) throw new KernelError(`--param ${k}: kernel ${f.name} has no such parameter (${f.params.map((p, i) => `${shortName(p.name)} or ${i}`).join(', ')})`, undefined, 'ptx-launch');
+  }
+  for (const k of Object.keys(launch.tensorMaps ?? {})) {
+    if (!f.params.some((p, i) => paramKey(p, i).includes(k))) throw new KernelError(`--tensor-map ${k}: kernel ${f.name} has no such parameter`, undefined, 'ptx-launch');
+  }
+  return out;
+}
+
+function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<string, number>, params: Map<string, ParamInfo>, f: Func, launch: PtxLaunch, block: number): InsEnv {
+  const cluster = launch.cluster ?? 1;
+  const grid = launch.grid ?? 1;
+  const tid = (l: Lane): Expr => bin('+', bin('*', v('warp'), num(32)), l === 'lead' ? v('%lead') : num(l));
+  const SPECIAL: Record<string, (l: Lane) => Expr> = {
+    '%tid.x': tid, '%tid.y': () => num(0), '%tid.z': () => num(0),
+    '%ntid.x': () => num(block), '%ntid.y': () => num(1), '%ntid.z': () => num(1),
+    '%laneid': (l) => (l === 'lead' ? v('%lead') : num(l)), '%warpid': () => v('warp'), '%nwarpid': () => num(block / 32),
+    '%ctaid.x': () => bin('+', bin('*', v('clusterid'), num(cluster)), v('cta')), '%ctaid.y': () => num(0), '%ctaid.z': () => num(0),
+    '%nctaid.x': () => num(grid * cluster), '%nctaid.y': () => num(1), '%nctaid.z': () => num(1),
+    '%cluster_ctarank': () => v('cta'), '%cluster_nctarank': () => num(cluster), '%clusterid.x': () => v('clusterid'),
+    '%clusterid.y': () => num(0), '%clusterid.z': () => num(0), '%nclusterid.x': () => num(grid), '%cluster_ctaid.x': () => v('cta'),
+    '%cluster_ctaid.y': () => num(0), '%cluster_ctaid.z': () => num(0), '%cluster_nctaid.x': () => num(cluster), '%is_explicit_cluster': () => num(cluster > 1 ? 1 : 0),
+  };
+  const symbol = (n: string): number | undefined => shared.get(n)?.base ?? paramSyms.get(n);
+  const where = (it: FlatIns, o: Operand): { sym: SharedSym; addr: Expr } => {
+    if (o.kind !== 'address') throw new NotModelled(`expected an address operand`);
+    let sym = o.base ? shared.get(o.base) : undefined;
+    if (!sym && o.base) {
+      const ps = [...facts.prov(it.name(o.base))].filter((s) => shared.has(s));
+      if (ps.length > 1) throw new NotModelled(`address ${o.base} may point into ${ps.join(' or ')}`);
+      if (ps.length === 1) sym = shared.get(ps[0]!);
+    }
+    if (!sym) throw new NotModelled(`address [${o.base ?? ''}${o.offset ? `+${o.offset}` : ''}] is not derived from a .shared array`);
+    return { sym, addr: address(env, it, o, 'lead') };
+  };
+  const env: InsEnv = {
+    facts,
+    pre: [],
+    symbol,
+    special(name, lane) {
+      const p = /^param:(.*)\+(-?\d+)$/.exec(name);
+      if (p) {
+        const info = params.get(p[1]!);
+        if (info) return { k: 'var', name: info.decl.name };
+        const idx = f.params.findIndex((x) => x.name === p[1]);
+        if (idx >= 0 && (f.params[idx]!.type === '.u64' || f.params[idx]!.type === '.b64')) return num(PARAM_BASE + idx * 0x1000);
+        throw new NotModelled(`parameter ${shortName(p[1]!)} (index ${idx}) has no value: give --param ${shortName(p[1]!)}=VALUE`);
+      }
+      return SPECIAL[name]?.(lane);
+    },
+    bar(it, o): BarRef {
+      const { sym, addr } = where(it, o);
+      if (sym.role !== 'barrier') throw new NotModelled(`${sym.ir} is used as data and as an mbarrier`);
+      if (!it.ins.mods.includes('shared::cluster') || it.ins.base !== 'mbarrier') return { name: sym.ir, index: bin('/', bin('-', addr, num(sym.base)), num(8)) };
+      // A shared::cluster address names its CTA (mapa): rank = addr / 2^24 − 1, or the executing CTA below 2^24.
+      const local = bin('&', addr, num(CLUSTER_STRIDE - 1));
+      const high = bin('>>', addr, num(24));
+      return { name: sym.ir, index: bin('/', bin('-', local, num(sym.base)), num(8)), cta: bin('+', bin('*', bin('==', high, num(0)), v('cta')), bin('*', bin('!=', high, num(0)), bin('-', high, num(1)))) };
+    },
+    buf(it, o): BufRef {
+      const { sym, addr } = where(it, o);
+      if (sym.role !== 'buffer') throw new NotModelled(`${it.ins.opcode} accesses the mbarrier array ${sym.ir} as data`);
+      return { name: sym.ir, index: bin('/', bin('-', addr, num(sym.base)), num(sym.granule)) };
+    },
+    tensorBytes(it, o) {
+      if (o.kind !== 'address' || !o.base) throw new NotModelled('tensor map operand');
+      const cands = paramSyms.has(o.base) ? [o.base] : [...facts.prov(it.name(o.base))].filter((s) => paramSyms.has(s));
+      if (cands.length !== 1) throw new NotModelled(`the tensor map of this copy is not one kernel parameter`);
+      const i = f.params.findIndex((p) => p.name === cands[0]);
+      const keys = paramKey(f.params[i]!, i);
+      const k = keys.find((x) => Object.hasOwn(launch.tensorMaps ?? {}, x));
+      if (k === undefined) throw new NotModelled(`the box size of tensor map ${shortName(cands[0]!)} is not given: --tensor-map ${shortName(cands[0]!)}=BYTES`);
+      return launch.tensorMaps![k]!;
+    },
+    descRoot: (it, reg) => descriptorRoot(facts, it, reg, shared),
+  };
+  return env;
+}
+
+/** Opcodes (first word) with an effect beyond their destination registers: never left out. */
+const EFFECTS = new Set(['ld', 'st', 'mbarrier', 'cp', 'bar', 'barrier', 'wgmma', 'tcgen05', 'fence', 'membar', 'atom', 'red', 'call', 'ret', 'exit', 'trap', 'brkpt', 'clusterlaunchcontrol', 'multimem', 'mapa']);
+
+/** Definitions by register name, filled by {@link emitBody} (the descriptor walk follows them back). */
+const DEFS = new WeakMap<Facts, Map<string, FlatIns[]>>();
+
+/** The register a wgmma descriptor was built from that holds a shared-memory address (its single-definition chain). */
+function descriptorRoot(facts: Facts, _it: FlatIns, reg: string, shared: Map<string, SharedSym>): string {
+  const defs = DEFS.get(facts)!;
+  let r = reg;
+  for (let i = 0; i < 16; i++) {
+    if ([...facts.prov(r)].some((s) => shared.has(s))) return r;
+    const d = defs.get(r);
+    if (!d || d.length !== 1) break;
+    const src = d[0]!.ins.operands.slice(1).find((o) => o.kind === 'name' && !/^%[a-z_]+(\.[xyz])?$/.test(o.name) || (o.kind === 'name' && /^%(r|rd)\d+/.test(o.name)));
+    if (!src || src.kind !== 'name') break;
+    r = d[0]!.name(src.name);
+  }
+  throw new NotModelled(`the shared-memory address of wgmma descriptor ${reg} (mbsim follows its definitions back to an address of a .shared array)`);
+}
+
+function emitBody(m: Module, flat: Flat, cfg: Cfg, facts: Facts, env: InsEnv, at: (p: { line: number; col: number }) => SrcLoc, file: string): Stmt[] {
+  const defs = new Map<string, FlatIns[]>();
+  for (const it of flat.items) if (!('label' in it)) for (const d of destsOf(it)) (defs.get(d) ?? defs.set(d, []).get(d)!).push(it);
+  DEFS.set(facts, defs);
+  const roots = (it: FlatIns): string[] => it.ins.operands.slice(1, 3).flatMap((o) => {
+    if (o.kind !== 'name') return [];
+    try { return [env.descRoot(it, it.name(o.name))]; } catch { return []; }
+  });
+  const regs = neededRegs(flat, roots);
+  const loc0: SrcLoc = { file, line: 1, col: 1 };
+  const out: Stmt[] = [];
+  for (const r of regs) {
+    if (facts.opaque(r) || !flat.regType(r)) continue;
+    out.push({ s: 'let', name: r, value: num(0), loc: loc0 });
+    if (facts.kind(r) !== 'U') for (let l = 0; l < LANES; l++) out.push({ s: 'let', name: `${r}@${l}`, value: num(0), loc: loc0 });
+  }
+  for (const b of facts.varyingBranch) for (const x of ['div', 'pend', 'save', 'T']) out.push({ s: 'let', name: `%${x}#${b}`, value: num(0), loc: loc0 });
+  out.push(...setMask(num(FULL), loc0));
+  const sitesAt = new Map<number, number[]>();
+  for (const b of facts.varyingBranch) { const j = cfg.ipdom[b]!; if (j >= 0) (sitesAt.get(j) ?? sitesAt.set(j, []).get(j)!).push(b); }
+  const blockLabel = (b: number) => `B${b}`;
+  cfg.blocks.forEach((blk, bi) => {
+    out.push({ s: 'label', name: blockLabel(bi), loc: loc0 });
+    for (const b of (sitesAt.get(bi) ?? []).sort((x, y) => y - x)) out.push(...reconverge(b, bi, loc0));
+    const divergent = facts.divergent.has(bi);
+    for (let i = blk.from; i < blk.to; i++) {
+      const it = flat.items[i]!;
+      if ('label' in it) continue;
+      const dests = destsOf(it);
+      // A definition nothing modelled reads (floating point, global addresses) is left out, whatever its opcode.
+      if (dests.length && dests.every((d) => !regs.has(d) || facts.opaque(d)) && !EFFECTS.has(it.ins.base)) continue;
+      const loc = withCuda(m, it, at(it.ins.pos));
+      if (it.ins.base === 'bra') { out.push(...branch(env, cfg, it, bi, loc, facts.varyingBranch.has(bi))); continue; }
+      const guard = it.ins.guard ? predMask(env, it.name(it.ins.guard.pred), it.ins.guard.negated) : undefined;
+      try {
+        env.pre = [];
+        const ss = isAlu(it) ? aluStmts(env, it, loc, divergent, guard) : insStmts(env, it, loc, divergent, guard, isSpinTest(flat, i));
+        out.push(...env.pre.map((p) => ({ ...p, loc })), ...ss);
+      } catch (err) {
+        if (!(err instanceof Opaque || err instanceof NotModelled)) throw err;
+        const why = err instanceof Opaque ? err.message : `not modelled yet: ${err.message}`;
+        out.push({ s: 'op', op: { op: 'trap', message: `${it.ins.opcode}: ${why}` }, loc });
+      }
+    }
+  });
+  return out;
+}
+
+/** The PTX location, with the CUDA source line of its `.loc` (when compiled with -lineinfo) as `origin`. */
+function withCuda(m: Module, it: FlatIns, loc: SrcLoc): SrcLoc {
+  const c = cudaLocation(m, it.ins);
+  if (!c || !c.line) return loc;
+  const top = c.inlinedAt && !/\/(cuda|cccl|include)\//.test(c.inlinedAt.path) && /\/(cuda|cccl|include)\//.test(c.path) ? c.inlinedAt : c;
+  return { ...loc, origin: `${top.path}:${top.line}` };
+}
+
+/** A branch at the end of block `bi`: a goto, or the divergence protocol of a lane-varying predicate (docs/PTX.md). */
+function branch(env: InsEnv, cfg: Cfg, it: FlatIns, bi: number, loc: SrcLoc, varying: boolean): Stmt[] {
+  const target = branchTarget(it)!;
+  const tb = cfg.labelBlock.get(target);
+  if (tb === undefined) return [{ s: 'op', op: { op: 'trap', message: `bra ${target}: no such label` }, loc }];
+  const to = `B${tb}`;
+  const g = it.ins.guard;
+  if (!g) return [{ s: 'goto', label: to, loc }];
+  const p = it.name(g.pred);
+  if (!varying) return [{ s: 'goto', label: to, cond: g.negated ? bin('==', v(p), num(0)) : bin('!=', v(p), num(0)), loc }];
+  const T = `%T#${bi}`;
+  const fall = `B${bi + 1}`;
+  const out: Stmt[] = [
+    { s: 'let', name: T, value: bin('&', v('%mask'), predMask(env, p, g.negated)), loc },
+    { s: 'goto', label: to, cond: bin('==', v(T), v('%mask')), loc },
+    { s: 'goto', label: fall, cond: bin('==', v(T), num(0)), loc },
+  ];
+  if (cfg.ipdom[bi]! < 0) {
+    out.push({ s: 'op', op: { op: 'trap', message: `${it.ins.opcode}: the lanes of a warp diverge here and their paths never meet again before the kernel ends: not modelled yet` }, loc });
+    return out;
+  }
+  out.push(
+    { s: 'if', cond: bin('==', v(`%div#${bi}`), num(0)), then: [{ s: 'let', name: `%save#${bi}`, value: v('%mask'), loc }], loc },
+    { s: 'let', name: `%div#${bi}`, value: num(1), loc },
+    { s: 'let', name: `%pend#${bi}`, value: bin('|', v(`%pend#${bi}`), bin('&', v('%mask'), { k: 'un', op: '~', a: v(T) })), loc },
+    ...setMask(v(T), loc),
+    { s: 'goto', label: to, loc },
+  );
+  return out;
+}
+
+/** Reconvergence of branch site `b` at its immediate post-dominator: run the pending lanes, then restore the mask. */
+function reconverge(b: number, j: number, loc: SrcLoc): Stmt[] {
+  const skip = `R${b}@${j}.skip`;
+  const pend = `R${b}@${j}.pend`;
+  return [
+    { s: 'goto', label: skip, cond: bin('==', v(`%div#${b}`), num(0)), loc },
+    { s: 'goto', label: pend, cond: bin('!=', v(`%pend#${b}`), num(0)), loc },
+    ...setMask(v(`%save#${b}`), loc),
+    { s: 'let', name: `%div#${b}`, value: num(0), loc },
+    { s: 'goto', label: skip, loc },
+    { s: 'label', name: pend, loc },
+    ...setMask(v(`%pend#${b}`), loc),
+    { s: 'let', name: `%pend#${b}`, value: num(0), loc },
+    { s: 'goto', label: `B${b + 1}`, loc },
+    { s: 'label', name: skip, loc },
+  ];
+}

@@ -1,0 +1,139 @@
+// The PTX front end's interpreter slice: nvcc's PTX of the project's own kernels, translated to the
+// kernel IR and run by the same machine and checker as the sketches (docs/PTX.md).
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { check } from '../src/check/index.js';
+import { instantiate } from '../src/machine/program.js';
+import { parsePtx } from '../src/ptx/index.js';
+import { translatePtx, type PtxLaunch } from '../src/ptxi/index.js';
+import { simulate } from '../src/sim/simulate.js';
+
+const PIPE = 'test/fixtures/ptx/tma_pipeline.ptx';
+const PIPE_LAUNCH: PtxLaunch = { kernel: 'tma_pipeline', block: 128, params: { param_2: 4 }, tensorMaps: { param_0: 16384 } };
+const GEMM_LAUNCH: PtxLaunch = { block: 384, params: { param_4: 128, param_5: 2, param_6: 1 }, tensorMaps: { param_0: 16384, param_1: 16384 }, dynamicSmem: 33792 };
+
+function program(src: string, file: string, launch: PtxLaunch) {
+  const r = parsePtx(src, file);
+  if (!r.ok) throw new Error(r.diagnostic.message);
+  return instantiate(translatePtx(r.module, launch).kernel);
+}
+
+const pipeline = readFileSync(PIPE, 'utf8');
+/** The pipeline with one line of its PTX changed (a planted bug). */
+function planted(from: string, to: string): string {
+  expect(pipeline).toContain(from);
+  return pipeline.replace(from, to);
+}
+
+describe('tma_pipeline.ptx (TMA ring, one producer thread, three consumer warps)', () => {
+  it('translates to one role of 4 warps, one agent each, with the .shared arrays as barriers and stage buffers', () => {
+    const p = program(pipeline, PIPE, PIPE_LAUNCH);
+    expect(p.agents.map((a) => a.name)).toEqual(['tma_pipeline.w0', 'tma_pipeline.w1', 'tma_pipeline.w2', 'tma_pipeline.w3']);
+    expect(p.barriers.map((b) => `${b.name}[${b.length}]`)).toEqual(['full[2]', 'empty[2]']);
+    expect(p.buffers.map((b) => `${b.name}[${b.length}] ${b.bytes}`)).toEqual(['buf[2] 16384']);
+  });
+
+  it('simulates to completion and checks OK in every schedule', () => {
+    const p = program(pipeline, PIPE, PIPE_LAUNCH);
+    expect(simulate(p).verdict).toBe('ok');
+    const r = check(p, { maxStates: 200_000 });
+    expect(r.verdict).toBe('ok');
+    expect(r.complete).toBe(true);
+    expect(r.hazards).toEqual([]);
+    expect(r.coverage.states).toBeGreaterThan(100);
+  });
+
+  it('an expect_tx of 1 KiB more than the copy delivers hangs on full[0], citing the PTX and the CUDA lines', () => {
+    const p = program(planted('mov.u32 \t%r50, 16384;', 'mov.u32 \t%r50, 17408;'), 'bug-expect-tx.ptx', PIPE_LAUNCH);
+    const r = check(p, { maxStates: 200_000, all: true });
+    expect(r.verdict).toBe('hang');
+    const hang = r.hazards.find((h) => h.kind === 'hang')!;
+    expect(hang.subject?.name).toBe('full[0]');
+    const tx = [...r.hazards, ...r.warnings].find((h) => h.kind === 'tx-mismatch')!;
+    expect(tx.subject?.name).toBe('full[0]');
+    // The arrive.expect_tx of line 147, written `mbarrier_arrive_expect_tx(...)` on line 37 of the .cu.
+    expect(tx.locations.map((l) => `${l.file}:${l.line} ${l.origin}`)).toContain('bug-expect-tx.ptx:147 tma_pipeline.cu:37');
+  });
+
+  it('the consumers waiting on the wrong parity read a stage before its copy lands: a race on buf', () => {
+    const p = program(planted('and.b32  \t%r3, %r23, 1;', 'xor.b32  \t%r3, %r23, 1;'), 'bug-parity.ptx', PIPE_LAUNCH);
+    const r = check(p, { maxStates: 200_000 });
+    expect(r.verdict).toBe('race');
+    const race = r.hazards.find((h) => h.kind === 'race')!;
+    expect(race.subject?.name).toMatch(/^buf\[[01]\]$/);
+    // The consumer's ld.shared (line 214, `acc += buf[s][threadIdx.x]` on line 48) is one side.
+    expect(race.locations.some((l) => l.line === 214 && l.origin === 'tma_pipeline.cu:48')).toBe(true);
+  });
+});
+
+describe('hw/kernels/tma_wgmma*.ptx (producer warp, two consumer warpgroups, 384 threads)', () => {
+  const gemm = (f: string) => program(readFileSync(`hw/kernels/${f}`, 'utf8'), f, GEMM_LAUNCH);
+
+  it('the correct kernel simulates to completion: 12 warps, the bias copy and K = 2 iterations', () => {
+    const p = gemm('tma_wgmma.ptx');
+    expect(p.agents).toHaveLength(12);
+    const s = simulate(p);
+    expect(s.verdict).toBe('ok');
+    expect(s.diagnostics).toEqual([]);
+  });
+
+  it('bug1 (expect_tx 1 KiB more than the two boxes) hangs', () => {
+    const r = check(gemm('tma_wgmma.bug1.ptx'), { maxStates: 200_000 });
+    expect(r.verdict).toBe('hang');
+    expect(r.hazards[0]!.locations.every((l) => l.file === 'tma_wgmma.bug1.ptx')).toBe(true);
+  }, 120_000);
+
+  it('bug3 (the consumers start on the wrong parity) races on the stage buffer', () => {
+    const r = check(gemm('tma_wgmma.bug3.ptx'), { maxStates: 400_000 });
+    expect(r.verdict).toBe('race');
+    expect(r.hazards[0]!.subject?.name).toBe('dsmem[0]');
+  }, 240_000);
+});
+
+describe('cluster_multicast.ptx (2-CTA cluster: TMA multicast, mapa and a remote arrive)', () => {
+  it('simulates to completion; the arrive through mapa lands on the peer CTA\'s barrier', () => {
+    const f = 'test/fixtures/ptx/cluster_multicast.ptx';
+    const p = program(readFileSync(f, 'utf8'), f, { block: 128, cluster: 2, tensorMaps: { param_0: 4096 } });
+    expect(p.agents).toHaveLength(8);
+    const s = simulate(p);
+    expect(s.verdict).toBe('ok');
+    // The remote arrive (line 124) is an asynchronous signal from one CTA's warp 0 into the other's barrier.
+    const remote = (s.events ?? []).filter((e) => e.e === 'async' && e.kind === 'remote' && e.loc?.line === 124).map((e) => `${p.agents[(e as { agent: number }).agent]!.name} -> ${p.barrierName((e as { bar: number }).bar)}`);
+    expect(remote.sort()).toEqual(['multicast.w0@c0 -> peer[0]@c1', 'multicast.w0@c1 -> peer[0]@c0']);
+  });
+});
+
+describe('what is not modelled is a trap where it is executed, never a guess', () => {
+  const src = (body: string) => `.version 9.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n.reqntid 64, 1, 1\n{\n.reg .pred %p<4>;\n.reg .b32 %r<8>;\n${body}\nret;\n}\n`;
+
+  it('an instruction outside the slice names itself and its line', () => {
+    const p = program(src('mov.u32 %r1, %tid.x;\npopc.b32 %r2, %r1;\nsetp.eq.s32 %p1, %r2, 0;\n@%p1 bra DONE;\nDONE:'), 'popc.ptx', {});
+    const s = simulate(p);
+    expect(s.verdict).not.toBe('ok');
+    const d = s.diagnostics.find((x) => x.diag.code === 'not-modelled')!;
+    expect(d.diag.message).toMatch(/^popc\.b32: not modelled yet/);
+    expect(d.loc?.line).toBe(10);
+  });
+
+  it('an arrive by 2 to 31 lanes of a warp is refused, not counted wrongly', () => {
+    const body = [
+      '.shared .align 8 .b8 bar[8];',
+      'mov.u32 %r1, %tid.x;',
+      'setp.ne.s32 %p1, %r1, 0;',
+      '@%p1 bra SKIP;',
+      'mov.u32 %r3, bar;',
+      'mbarrier.init.shared.b64 [%r3], 64;',
+      'SKIP:',
+      'bar.sync 0;',
+      'setp.gt.u32 %p2, %r1, 3;',
+      '@%p2 bra END;',
+      'mov.u32 %r4, bar;',
+      'mbarrier.arrive.shared.b64 _, [%r4];',
+      'END:',
+    ].join('\n');
+    const s = simulate(program(src(body), 'lanes.ptx', {}));
+    const d = s.diagnostics.find((x) => x.diag.code === 'not-modelled')!;
+    expect(d.diag.message).toMatch(/^mbarrier\.arrive\.shared\.b64 executed by several lanes/);
+    expect(d.loc?.line).toBe(20);
+  });
+});
