@@ -14,12 +14,13 @@
  * in-flight operation are checked against the known field sets, so a new machine field fails loudly
  * instead of being silently ignored.
  */
-import type { MBarrier, Token } from '../model/mbarrier.js';
+import type { Token } from '../model/mbarrier.js';
 import type { AsyncKind } from '../machine/events.js';
 import type { AgentState, AsyncOp, MachineState, NamedBarrier } from '../machine/machine.js';
 import { WARP_SLOT, WARPGROUP_SLOT, type Program } from '../machine/program.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import type { Analysis } from './analysis.js';
+import { barHash, H, mix1, mix2, mixRange, sortByRecord } from './hash-mix.js';
 
 const KINDS: AsyncKind[] = ['tma', 'bulk.store', 'tc.mma', 'tc.commit', 'wgmma', 'cp.async', 'cpa.arrive', 'remote', 'tc.ld', 'tc.st', 'tc.cp', 'tc.shift', 'st.async', 'dsmem', 'pick', 'clc'];
 function kindIx(k: AsyncKind): number {
@@ -720,173 +721,5 @@ export class Codec {
   }
 }
 
-/**
- * Writes `agents` into `out` from `start`, ordered by their record hashes `rh` (h1, then h2; equal
- * records keep their index order): the canonical order of a symmetry group's members, used by the
- * state hash and by the explorer's choice of forced step alike. Insertion sort (groups are small).
- */
-export function sortByRecord(agents: readonly number[], rh: Int32Array, out: Int32Array, start: number): void {
-  for (let i = 0; i < agents.length; i++) {
-    const v = agents[i]!;
-    let j = start + i;
-    while (j > start) {
-      const u = out[j - 1]!;
-      const d = rh[2 * u]! - rh[2 * v]! || rh[2 * u + 1]! - rh[2 * v + 1]!;
-      if (d <= 0) break;
-      out[j] = u;
-      j--;
-    }
-    out[j] = v;
-  }
-}
-
-/** Result pair of {@link mixRange}. */
-const H = new Int32Array(2);
-
-function mix1(h1: number, v: number): number {
-  let k = Math.imul(v, 0xcc9e2d51);
-  k = (k << 15) | (k >>> 17);
-  k = Math.imul(k, 0x1b873593);
-  h1 ^= k;
-  h1 = (h1 << 13) | (h1 >>> 19);
-  return (Math.imul(h1, 5) + 0xe6546b64) | 0;
-}
-
-function mix2(h2: number, v: number): number {
-  let j = Math.imul(v ^ 0x5bd1e995, 0x85ebca77);
-  j = (j << 11) | (j >>> 21);
-  h2 = Math.imul(h2 ^ j, 0xc2b2ae3d);
-  h2 = (h2 << 17) | (h2 >>> 15);
-  return (h2 + 0x27d4eb2f) | 0;
-}
-
-/** 64-bit hash (into H) of barrier `b` at key `j`: two murmur3 lanes over its fields, finalized. */
-function barHash(j: number, b: MBarrier): void {
-  let h1 = 0x243f6a88;
-  let h2 = 0x85a308d3;
-  const st = b.status === 'valid' ? 1 : b.status === 'uninit' ? 0 : 2;
-  h1 = mix1(h1, j);
-  h2 = mix2(h2, j);
-  h1 = mix1(h1, st);
-  h2 = mix2(h2, st);
-  h1 = mix1(h1, b.phase);
-  h2 = mix2(h2, b.phase);
-  h1 = mix1(h1, b.pending);
-  h2 = mix2(h2, b.pending);
-  h1 = mix1(h1, b.expected);
-  h2 = mix2(h2, b.expected);
-  h1 = mix1(h1, b.tx);
-  h2 = mix2(h2, b.tx);
-  H[0] = fmix(h1 ^ 6);
-  H[1] = fmix(h2 ^ 0x5bd1e995);
-}
-
-/** murmur3's 32-bit finalizer. */
-function fmix(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  return h ^ (h >>> 16);
-}
-
-/**
- * Two independent 32-bit lanes over sc[from, to) continuing from (h1, h2); result in H (finalized
- * by the callers: {@link Codec.record} results enter {@link Codec.combine}'s murmur mixes, which
- * ends in murmur3's finalizer). One multiply per word and lane: lane 1 multiplies then folds the
- * high bits down, lane 2 adds, rotates and multiplies with another odd constant, so each word moves
- * every later bit of both lanes and the two lanes never agree on a collision by construction.
- */
-function mixRange(sc: Int32Array, from: number, to: number, h1: number, h2: number): void {
-  for (let i = from; i < to; i++) {
-    const v = sc[i]!;
-    h1 = Math.imul(h1 ^ v, 0x9e3779b1);
-    h1 ^= h1 >>> 15;
-    h2 = (h2 + v) | 0;
-    h2 = Math.imul((h2 << 13) | (h2 >>> 19), 0x85ebca77);
-  }
-  H[0] = fmix(h1 ^ (to - from));
-  H[1] = fmix(h2 ^ 0x27d4eb2f);
-}
-
-/**
- * Open-addressing set of 64-bit hashes (linear probing, load at most 1/2). One interleaved table
- * (h1, h2 per slot: 8 bytes, eight slots per cache line), so a probe touches one cache line. The
- * search needs only membership: no state id is kept (a state's id lives in the frontier).
- */
-export class Visited {
-  private slots: Int32Array;
-  private mask: number;
-  size = 0;
-  /** Called with the bytes of the doubled table before it grows (it may throw to refuse). */
-  guard: ((bytes: number) => void) | null = null;
-  constructor(capacity = 1 << 16) {
-    let c = 1;
-    while (c < capacity * 2) c <<= 1;
-    this.slots = new Int32Array(c * 2);
-    this.mask = c - 1;
-  }
-  get bytes(): number {
-    return this.slots.byteLength;
-  }
-  /** Bytes the table will hold once `n` more entries are added (it doubles at half load). */
-  bytesAfter(n: number): number {
-    let cap = this.mask + 1;
-    let bytes = this.slots.byteLength;
-    while ((this.size + n) * 2 > cap) {
-      cap *= 2;
-      bytes *= 2;
-    }
-    return bytes;
-  }
-  /** True when (h1, h2) is in the set (h2 ≠ 0). */
-  has(h1: number, h2: number): boolean {
-    const t = this.slots;
-    h1 |= 0;
-    h2 |= 0;
-    let i = (h1 ^ Math.imul(h2, 0x9e3779b1)) & this.mask;
-    for (;;) {
-      const k2 = t[2 * i + 1]!;
-      if (k2 === 0) return false;
-      if (k2 === h2 && t[2 * i] === h1) return true;
-      i = (i + 1) & this.mask;
-    }
-  }
-  /** Inserts (h1, h2) (h2 ≠ 0); returns false when it was already present. */
-  add(h1: number, h2: number): boolean {
-    if ((this.size + 1) * 2 > this.mask + 1) this.grow();
-    const t = this.slots;
-    h1 |= 0;
-    h2 |= 0;
-    let i = (h1 ^ Math.imul(h2, 0x9e3779b1)) & this.mask;
-    for (;;) {
-      const k2 = t[2 * i + 1]!;
-      if (k2 === 0) {
-        t[2 * i] = h1;
-        t[2 * i + 1] = h2;
-        this.size++;
-        return true;
-      }
-      if (k2 === h2 && t[2 * i] === h1) return false;
-      i = (i + 1) & this.mask;
-    }
-  }
-  private grow(): void {
-    const old = this.slots;
-    const c = (this.mask + 1) * 2;
-    this.guard?.(c * 8);
-    const t = new Int32Array(c * 2);
-    const mask = c - 1;
-    for (let j = 0; j < old.length; j += 2) {
-      const h2 = old[j + 1]!;
-      if (h2 === 0) continue;
-      const h1 = old[j]!;
-      let i = (h1 ^ Math.imul(h2, 0x9e3779b1)) & mask;
-      while (t[2 * i + 1] !== 0) i = (i + 1) & mask;
-      t[2 * i] = h1;
-      t[2 * i + 1] = h2;
-    }
-    this.slots = t;
-    this.mask = mask;
-  }
-}
+export { Visited } from './visited.js';
+export { sortByRecord } from './hash-mix.js';
