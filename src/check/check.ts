@@ -36,6 +36,8 @@ export interface CheckOptions {
   por?: boolean;
   /** Symmetry reduction (default true). */
   symmetry?: boolean;
+  /** Symmetry between the CTAs of a cluster (default true; only with `symmetry`; docs/CHECK.md). */
+  ctaSymmetry?: boolean;
   /** Stable waits and enabled wait_groups as forced steps of the partial-order reduction (default true; docs/CHECK.md). */
   stableWaits?: boolean;
   /** Strict warnings (cross-proxy WAR without fence.proxy.async). */
@@ -371,6 +373,7 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
   if (opts.all !== undefined) eo.all = opts.all;
   if (opts.por !== undefined) eo.por = opts.por;
   if (opts.symmetry !== undefined) eo.symmetry = opts.symmetry;
+  if (opts.ctaSymmetry !== undefined) eo.ctaSymmetry = opts.ctaSymmetry;
   if (opts.stableWaits !== undefined) eo.stableWaits = opts.stableWaits;
   if (opts.strict !== undefined) eo.strict = opts.strict;
   if (opts.workers !== undefined) eo.workers = opts.workers;

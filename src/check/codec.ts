@@ -21,6 +21,7 @@ import { WARP_SLOT, WARPGROUP_SLOT, type Program } from '../machine/program.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import type { Analysis } from './analysis.js';
 import { barHash, H, mix1, mix2, mixRange, sortByRecord } from './hash-mix.js';
+import { imageRecord, imageTail } from './cta-permute.js';
 
 const KINDS: AsyncKind[] = ['tma', 'bulk.store', 'tc.mma', 'tc.commit', 'wgmma', 'cp.async', 'cpa.arrive', 'remote', 'tc.ld', 'tc.st', 'tc.cp', 'tc.shift', 'st.async', 'dsmem', 'pick', 'clc'];
 function kindIx(k: AsyncKind): number {
@@ -168,8 +169,13 @@ export class Codec {
   /** The location index {@link putOp} looked up last (ops of one instruction share their location). */
   private lastLoc: SrcLoc | null = null;
   private lastLocIx = -1;
+  /** CTA symmetry (cta-symmetry.ts) is on: reads and commit targets are hashed as sets. */
+  private readonly sets: boolean;
+  /** Scratch for the hash of a CTA permutation's image ({@link combine}). */
+  private imageOut = new Uint32Array(2);
 
   constructor(readonly p: Program, readonly an: Analysis, initial: MachineState) {
+    this.sets = an.cta.perms.length > 0;
     checkFields('state', initial, STATE_FIELDS);
     for (const a of initial.agents) checkFields('agent state', a, AGENT_FIELDS);
   }
@@ -275,14 +281,21 @@ export class Codec {
     }
     sc[n++] = this.lastLocIx;
     const reads = o.reads;
+    // Under CTA symmetry a permutation reorders an operation's reads (σ of cta-symmetry.ts): the
+    // record hash takes them, and a commit's targets, as sets (the concrete encoding keeps the order).
+    const asSet = this.sets && !withId;
     if (reads) {
       sc[n++] = reads.length;
+      const at = n;
       for (let j = 0; j < reads.length; j++) sc[n++] = priv && priv.includes(reads[j]!) ? -2 : reads[j]!;
+      if (asSet) sc.subarray(at, n).sort();
     } else sc[n++] = -1;
     const targets = o.targets;
     if (targets) {
       sc[n++] = targets.length;
+      const at = n;
       for (let j = 0; j < targets.length; j++) sc[n++] = targets[j]!;
+      if (asSet) sc.subarray(at, n).sort();
     } else sc[n++] = -1;
     this.n = n;
   }
@@ -575,29 +588,50 @@ export class Codec {
    */
   record(s: MachineState, x: Extra, a: number, rh: Int32Array): void {
     const an = this.an;
+    this.recordOf(a, s.agents[a]!, x.hist, an.histBase[a]!, x.ghosts[a]!, x.dirty[a]!, x.cghosts[a]!, x.pcm[a]!, x.ru[a]!, s.inflight, a);
+    rh[2 * a] = H[0]!;
+    rh[2 * a + 1] = H[1]!;
+    // CTA symmetry: the record agent a has in each permutation's image is that of its image agent.
+    const perms = an.cta.perms;
+    for (let k = 0; k < perms.length; k++) {
+      const perm = perms[k]!;
+      const b = perm.agent[a]!;
+      const im = imageRecord(perm, s, x, a);
+      this.recordOf(b, im.ag, x.hist, an.histBase[a]!, im.ghosts, im.dirty, im.cghosts, im.pcm, x.ru[a]!, im.ops, -1);
+      const off = (k + 1) * this.section;
+      rh[off + 2 * b] = H[0]!;
+      rh[off + 2 * b + 1] = H[1]!;
+    }
+  }
+
+  /** Hashes one agent record into H: agent `a`'s slot (`ops` of issuer `who`, every op when −1). */
+  private recordOf(a: number, ag: AgentState, hist: number[], base: number, ghosts: number[] | null, dirty: number[] | null,
+    cghosts: number[] | null, pcm: number[] | null, ru: number[] | null, ops: AsyncOp[], who: number): void {
+    const an = this.an;
     this.n = 0;
     const sym = an.groupOf[a]! >= 0;
     const priv = sym ? this.priv(a) : null;
-    this.putAgent(s.agents[a]!, sym);
-    const base = an.histBase[a]!;
+    this.putAgent(ag, sym);
     const hc = an.histCount[a]!;
     const sc = this.room(hc);
-    for (let j = 0; j < hc; j++) sc[this.n++] = x.hist[base + j]!;
-    this.putGhosts(x.ghosts[a]!, priv);
-    if (an.trackProxy) this.putGhosts(x.dirty[a]!, priv);
+    for (let j = 0; j < hc; j++) sc[this.n++] = hist[base + j]!;
+    this.putGhosts(ghosts, priv);
+    if (an.trackProxy) this.putGhosts(dirty, priv);
     if (an.commitOnly) {
-      this.putPairs(x.cghosts[a]!, priv);
-      this.putGhosts(x.pcm[a]!, null);
+      this.putPairs(cghosts, priv);
+      this.putGhosts(pcm, null);
     }
-    if (an.trackRelaxed) this.putRelaxed(x.ru[a]!, priv);
-    const inflight = s.inflight;
-    for (let j = 0; j < inflight.length; j++) {
-      const o = inflight[j]!;
-      if (o.agent === a) this.putOp(o, false, priv);
+    if (an.trackRelaxed) this.putRelaxed(ru, priv);
+    for (let j = 0; j < ops.length; j++) {
+      const o = ops[j]!;
+      if (who < 0 || o.agent === who) this.putOp(o, false, priv);
     }
     mixRange(this.scratch, 0, this.n, 0x2545f491, 0x9e3779b9);
-    rh[2 * a] = H[0]!;
-    rh[2 * a + 1] = H[1]!;
+  }
+
+  /** Entries of one section of the record-hash array: two per agent, two for the barrier sum. */
+  private get section(): number {
+    return 2 * this.p.agents.length + 2;
   }
 
   /**
@@ -607,96 +641,126 @@ export class Codec {
   records(s: MachineState, x: Extra, rh: Int32Array): void {
     const nA = s.agents.length;
     for (let a = 0; a < nA; a++) this.record(s, x, a, rh);
-    let h1 = 0;
-    let h2 = 0;
-    const bars = s.bars;
-    for (let j = 0; j < bars.length; j++) {
-      barHash(j, bars[j]!);
-      h1 = (h1 + H[0]!) | 0;
-      h2 = (h2 + H[1]!) | 0;
+    const perms = this.an.cta.perms;
+    for (let k = 0; k <= perms.length; k++) {
+      const bm = k ? perms[k - 1]!.bar : null;
+      let h1 = 0;
+      let h2 = 0;
+      const bars = s.bars;
+      for (let j = 0; j < bars.length; j++) {
+        barHash(bm ? bm[j]! : j, bars[j]!);
+        h1 = (h1 + H[0]!) | 0;
+        h2 = (h2 + H[1]!) | 0;
+      }
+      rh[k * this.section + 2 * nA] = h1;
+      rh[k * this.section + 2 * nA + 1] = h2;
     }
-    rh[2 * nA] = h1;
-    rh[2 * nA + 1] = h2;
-  }
-
-  /** Length of the record-hash array of a state: two per agent, two for the barrier sum. */
-  rhLength(): number {
-    return 2 * this.p.agents.length + 2;
   }
 
   /**
-   * Updates the barrier sum in `rh` (last two entries) from state `s` to its successor `t`: the
-   * sum over barriers of a 64-bit hash of (key, barrier) changes only for the barriers the step
-   * copied (successors share the barriers they leave unchanged, see `cloneFor`).
+   * Length of the record-hash array of a state: two per agent, two for the barrier sum; under CTA
+   * symmetry one such section more per CTA permutation (the records and barrier sum of its image).
+   */
+  rhLength(): number {
+    return this.section * (1 + this.an.cta.perms.length);
+  }
+
+  /**
+   * Updates the barrier sums in `rh` (the last two entries of each section) from state `s` to its
+   * successor `t`: the sum over barriers of a 64-bit hash of (key, barrier) changes only for the
+   * barriers the step copied (successors share the barriers they leave unchanged, see `cloneFor`).
    */
   barSum(s: MachineState, t: MachineState, rh: Int32Array): void {
     const sb = s.bars;
     const tb = t.bars;
     if (sb === tb) return;
-    const i = rh.length - 2;
-    let h1 = rh[i]!;
-    let h2 = rh[i + 1]!;
-    for (let j = 0; j < tb.length; j++) {
-      const a = sb[j]!;
-      const b = tb[j]!;
-      if (a === b) continue;
-      barHash(j, a);
-      h1 = (h1 - H[0]!) | 0;
-      h2 = (h2 - H[1]!) | 0;
-      barHash(j, b);
-      h1 = (h1 + H[0]!) | 0;
-      h2 = (h2 + H[1]!) | 0;
+    const perms = this.an.cta.perms;
+    for (let k = 0; k <= perms.length; k++) {
+      const bm = k ? perms[k - 1]!.bar : null;
+      const i = (k + 1) * this.section - 2;
+      let h1 = rh[i]!;
+      let h2 = rh[i + 1]!;
+      for (let j = 0; j < tb.length; j++) {
+        const a = sb[j]!;
+        const b = tb[j]!;
+        if (a === b) continue;
+        const key = bm ? bm[j]! : j;
+        barHash(key, a);
+        h1 = (h1 - H[0]!) | 0;
+        h2 = (h2 - H[1]!) | 0;
+        barHash(key, b);
+        h1 = (h1 + H[0]!) | 0;
+        h2 = (h2 + H[1]!) | 0;
+      }
+      rh[i] = h1;
+      rh[i + 1] = h2;
     }
-    rh[i] = h1;
-    rh[i + 1] = h2;
   }
 
   /**
    * Canonical 64-bit hash of (state, extra) from the agents' record hashes `rh`, as two uint32 in
    * `out`. Equal for states that differ only in async ids and issue times, the interleaving of
-   * different issuers' operations in the in-flight list, and the identities of interchangeable
-   * agents (a group's record hashes are sorted).
+   * different issuers' operations in the in-flight list, the identities of interchangeable
+   * agents (a group's record hashes are sorted) and, under CTA symmetry, a permutation of the
+   * cluster's CTA ranks (the least of the images' hashes, each from its section of `rh`).
    */
   combine(s: MachineState, x: Extra, rh: Int32Array, out: Uint32Array): void {
+    this.combineAt(s.named, s.clusterDone, s.mem, x.tghosts, x.esc, x.pub, x.rp, rh, 0, out);
+    const perms = this.an.cta.perms;
+    const io = this.imageOut;
+    for (let k = 0; k < perms.length; k++) {
+      const t = imageTail(this.an, perms[k]!, s, x);
+      this.combineAt(t.named, s.clusterDone, s.mem, t.tghosts, t.esc, t.pub, x.rp, rh, (k + 1) * this.section, io);
+      if (io[0]! < out[0]! || (io[0] === out[0] && io[1]! < out[1]!)) {
+        out[0] = io[0]!;
+        out[1] = io[1]!;
+      }
+    }
+  }
+
+  /** {@link combine} of one section (`off`) of `rh` with the state's shared tail as given. */
+  private combineAt(named: NamedBarrier[], clusterDone: number[], mem: number[], tghosts: number[] | null, esc: number[] | null,
+    pub: number[], rp: number[] | null, rh: Int32Array, off: number, out: Uint32Array): void {
     const an = this.an;
-    const nA = s.agents.length;
+    const nA = this.p.agents.length;
+    const r = off ? rh.subarray(off) : rh;
     let h1 = 0x6a09e667 | 0;
     let h2 = 0xbb67ae85 | 0;
     for (let a = 0; a < nA; a++) {
       if (an.groupOf[a]! >= 0) continue;
-      h1 = mix1(h1, rh[2 * a]!);
-      h2 = mix2(h2, rh[2 * a + 1]!);
+      h1 = mix1(h1, r[2 * a]!);
+      h2 = mix2(h2, r[2 * a + 1]!);
     }
     const groups = an.groups;
     for (let gi = 0; gi < groups.length; gi++) {
       const ag = groups[gi]!.agents;
       if (this.gidx.length < ag.length) this.gidx = new Int32Array(2 * ag.length);
       const idx = this.gidx;
-      sortByRecord(ag, rh, idx, 0);
+      sortByRecord(ag, r, idx, 0);
       for (let i = 0; i < ag.length; i++) {
         const v = idx[i]!;
-        h1 = mix1(h1, rh[2 * v]!);
-        h2 = mix2(h2, rh[2 * v + 1]!);
+        h1 = mix1(h1, r[2 * v]!);
+        h2 = mix2(h2, r[2 * v + 1]!);
       }
       h1 = (h1 + 0x3c6ef372) | 0; // group separator
     }
     this.n = 0;
     // The barriers, as the order-independent sum of per-barrier hashes (incremental, see barSum).
-    this.put(rh[2 * nA]!);
-    this.put(rh[2 * nA + 1]!);
-    if (an.usesNamed) for (const nb of s.named) {
+    this.put(r[2 * nA]!);
+    this.put(r[2 * nA + 1]!);
+    if (an.usesNamed) for (const nb of named) {
       this.put(nb.arrived);
       this.put(nb.gen);
       this.put(nb.count);
       this.put(nb.site);
       this.put(nb.asite);
     }
-    for (const c of s.clusterDone) this.put(c);
-    this.putMem(s.mem);
-    this.putGhosts(x.tghosts, null);
-    if (an.trackProxy) this.putGhosts(x.esc, null);
-    for (let j = 0; j < x.pub.length; j++) this.put(x.pub[j]!);
-    if (an.trackRelaxed) this.putRelaxed(x.rp, null);
+    for (const c of clusterDone) this.put(c);
+    this.putMem(mem);
+    this.putGhosts(tghosts, null);
+    if (an.trackProxy) this.putGhosts(esc, null);
+    for (let j = 0; j < pub.length; j++) this.put(pub[j]!);
+    if (an.trackRelaxed) this.putRelaxed(rp, null);
     mixRange(this.scratch, 0, this.n, h1, h2);
     h1 = H[0]! ^ this.n;
     h2 = H[1]!;
