@@ -101,10 +101,9 @@ describe('generated rank-relative 2-CTA kernels', () => {
       expect(on.hazards).toEqual(off.hazards);
       expect(on.finals).toEqual(off.finals);
       expect(on.states).toBeLessThanOrEqual(off.states);
-    }), { numRuns: 40, seed: 20261202 });
+    }), { numRuns: 60, seed: 20261202 });
     // The generator must reach the reduction: most of its kernels have the swap.
-    console.log(`cta-symmetry property: ${withPerm} with the swap, ${compared} compared`);
-    expect(withPerm).toBeGreaterThan(25);
+    expect(withPerm).toBeGreaterThan(30);
     expect(compared).toBeGreaterThan(15);
   }, 600_000);
 });
