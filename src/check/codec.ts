@@ -17,11 +17,12 @@
 import type { Token } from '../model/mbarrier.js';
 import type { AsyncKind } from '../machine/events.js';
 import type { AgentState, AsyncOp, MachineState, NamedBarrier } from '../machine/machine.js';
-import { WARP_SLOT, WARPGROUP_SLOT, type Program } from '../machine/program.js';
+import { BUILTINS, WARP_SLOT, WARPGROUP_SLOT, type Program } from '../machine/program.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import type { Analysis } from './analysis.js';
 import { barHash, H, mix1, mix2, mixRange, sortByRecord } from './hash-mix.js';
-import { imageRecord, imageTail } from './cta-permute.js';
+import { imageLists, imageTail } from './cta-permute.js';
+import type { CtaPerm } from './cta-symmetry.js';
 
 const KINDS: AsyncKind[] = ['tma', 'bulk.store', 'tc.mma', 'tc.commit', 'wgmma', 'cp.async', 'cpa.arrive', 'remote', 'tc.ld', 'tc.st', 'tc.cp', 'tc.shift', 'st.async', 'dsmem', 'pick', 'clc'];
 function kindIx(k: AsyncKind): number {
@@ -173,9 +174,15 @@ export class Codec {
   private readonly sets: boolean;
   /** Scratch for the hash of a CTA permutation's image ({@link combine}). */
   private imageOut = new Uint32Array(2);
+  /** While an image record is written: the permutation that renames keys, and the image agent's frame (builtins). */
+  private ren: CtaPerm | null = null;
+  private renOwn: number[] | null = null;
+  /** Each agent's builtins (the first frame slots; constant for the whole run). */
+  private readonly builtins: number[][];
 
   constructor(readonly p: Program, readonly an: Analysis, initial: MachineState) {
     this.sets = an.cta.perms.length > 0;
+    this.builtins = initial.agents.map((a) => a.frame.slice(0, BUILTINS.length));
     checkFields('state', initial, STATE_FIELDS);
     for (const a of initial.agents) checkFields('agent state', a, AGENT_FIELDS);
   }
@@ -232,7 +239,9 @@ export class Codec {
     sc[n++] = f.length;
     // Frame values are exact up to ±(2^53 − 1). Members of a symmetry group differ only in the
     // builtins `instance`, `warp` and `warpgroup`, which their code does not read (analysis.ts).
-    for (let j = 0; j < f.length; j++) n = putWide(sc, n, sym && (j === 1 || j === WARP_SLOT || j === WARPGROUP_SLOT) ? 0 : f[j]!);
+    // A CTA permutation's image (this.ren) carries its image agent's builtins (this.renOwn).
+    const own = this.renOwn;
+    for (let j = 0; j < f.length; j++) n = putWide(sc, n, sym && (j === 1 || j === WARP_SLOT || j === WARPGROUP_SLOT) ? 0 : own && j < own.length ? own[j]! : f[j]!);
     if (!ag.tokens) {
       sc[n++] = -1;
       this.n = n;
@@ -244,7 +253,7 @@ export class Codec {
     for (const k of ks) {
       const t = ag.tokens[Number(k)]!;
       this.put(Number(k));
-      this.put(t.barrier);
+      this.put(this.ren ? this.ren.bar[t.barrier] ?? t.barrier : t.barrier);
       this.put(t.phase);
       this.put(t.pendingBefore);
       this.put(t.txBefore);
@@ -265,9 +274,11 @@ export class Codec {
       sc[n++] = o.issued;
     }
     sc[n++] = kindIx(o.kind);
-    sc[n++] = priv && priv.includes(o.buf) ? -2 : o.buf;
-    sc[n++] = o.cta;
-    sc[n++] = o.bar;
+    const ren = withId ? null : this.ren;
+    const buf = ren && o.buf >= 0 ? ren.buf[o.buf]! : o.buf;
+    sc[n++] = priv && priv.includes(buf) ? -2 : buf;
+    sc[n++] = ren && o.cta >= 0 ? ren.cta[o.cta]! : o.cta;
+    sc[n++] = ren && o.bar >= 0 ? ren.bar[o.bar]! : o.bar;
     n = putWide(sc, n, o.bytes); // a copy's size is an exact integer, possibly beyond int32
     n = putWide(sc, n, o.left);
     sc[n++] = o.chunks;
@@ -287,14 +298,17 @@ export class Codec {
     if (reads) {
       sc[n++] = reads.length;
       const at = n;
-      for (let j = 0; j < reads.length; j++) sc[n++] = priv && priv.includes(reads[j]!) ? -2 : reads[j]!;
+      for (let j = 0; j < reads.length; j++) {
+        const r = ren && reads[j]! >= 0 ? ren.buf[reads[j]!]! : reads[j]!;
+        sc[n++] = priv && priv.includes(r) ? -2 : r;
+      }
       if (asSet) sc.subarray(at, n).sort();
     } else sc[n++] = -1;
     const targets = o.targets;
     if (targets) {
       sc[n++] = targets.length;
       const at = n;
-      for (let j = 0; j < targets.length; j++) sc[n++] = targets[j]!;
+      for (let j = 0; j < targets.length; j++) sc[n++] = ren ? ren.bar[targets[j]!]! : targets[j]!;
       if (asSet) sc.subarray(at, n).sort();
     } else sc[n++] = -1;
     this.n = n;
@@ -596,8 +610,15 @@ export class Codec {
     for (let k = 0; k < perms.length; k++) {
       const perm = perms[k]!;
       const b = perm.agent[a]!;
-      const im = imageRecord(perm, s, x, a);
-      this.recordOf(b, im.ag, x.hist, an.histBase[a]!, im.ghosts, im.dirty, im.cghosts, im.pcm, x.ru[a]!, im.ops, -1);
+      const im = imageLists(perm, x, a);
+      this.ren = perm;
+      this.renOwn = this.builtins[b]!;
+      try {
+        this.recordOf(b, s.agents[a]!, x.hist, an.histBase[a]!, im.ghosts, im.dirty, im.cghosts, im.pcm, x.ru[a]!, s.inflight, a);
+      } finally {
+        this.ren = null;
+        this.renOwn = null;
+      }
       const off = (k + 1) * this.section;
       rh[off + 2 * b] = H[0]!;
       rh[off + 2 * b + 1] = H[1]!;

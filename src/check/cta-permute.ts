@@ -34,6 +34,18 @@ function pairs(l: number[] | null, bar: Int32Array, second: (x: number) => numbe
   return ps.flat();
 }
 
+/** Agent `a`'s checker lists as they are in the image under `perm` (renamed; the sorted ones sorted again). */
+export function imageLists(perm: CtaPerm, x: Extra, a: number): { ghosts: number[] | null; dirty: number[] | null; cghosts: number[] | null; pcm: number[] | null } {
+  const { bar, buf } = perm;
+  const pc = x.pcm[a];
+  return {
+    ghosts: codes(x.ghosts[a] ?? null, buf, false),
+    dirty: codes(x.dirty[a] ?? null, buf, true),
+    cghosts: pairs(x.cghosts[a] ?? null, bar, (c) => buf[c >> 1]! * 2 + (c & 1)),
+    pcm: pc ? pc.map((k) => bar[k]!).sort(asc) : null,
+  };
+}
+
 /** What agent `a`'s record becomes in the image under `perm` (the record of agent perm.agent[a] there). */
 export function imageRecord(perm: CtaPerm, s: MachineState, x: Extra, a: number): {
   ag: AgentState; ghosts: number[] | null; dirty: number[] | null; cghosts: number[] | null; pcm: number[] | null; ops: AsyncOp[];
@@ -49,7 +61,6 @@ export function imageRecord(perm: CtaPerm, s: MachineState, x: Extra, a: number)
     tokens = {};
     for (const [k, t] of Object.entries(src.tokens)) tokens[Number(k)] = { ...t, barrier: bar[t.barrier] ?? t.barrier };
   }
-  const pc = x.pcm[a];
   const ops: AsyncOp[] = [];
   for (const o of s.inflight) {
     if (o.agent !== a) continue;
@@ -63,14 +74,7 @@ export function imageRecord(perm: CtaPerm, s: MachineState, x: Extra, a: number)
       targets: o.targets ? o.targets.map((k) => bar[k]!) : null,
     });
   }
-  return {
-    ag: { ...src, frame, tokens },
-    ghosts: codes(x.ghosts[a] ?? null, buf, false),
-    dirty: codes(x.dirty[a] ?? null, buf, true),
-    cghosts: pairs(x.cghosts[a] ?? null, bar, (c) => buf[c >> 1]! * 2 + (c & 1)),
-    pcm: pc ? pc.map((k) => bar[k]!).sort(asc) : null,
-    ops,
-  };
+  return { ag: { ...src, frame, tokens }, ...imageLists(perm, x, a), ops };
 }
 
 /** The image under `perm` of what the state hash takes besides the agents' records and the barriers. */
