@@ -11,6 +11,7 @@ import type { Expr, Op, SrcLoc } from '../kernel/ir.js';
 import { roleReadsWarp, SINGLE_THREAD_OPS, type Instr, type Program } from '../machine/program.js';
 import { warpSignature } from './warp-signature.js';
 import { asyncProxyOp, opDef } from '../machine/ops/index.js';
+import { ctaSymmetry, type CtaSymmetry } from './cta-symmetry.js';
 
 /**
  * Partial-order class of an instruction:
@@ -78,6 +79,17 @@ export interface Analysis {
    * there are none. Every signal on such a barrier is one arrival with no bytes.
    */
   commitOnly: Set<string> | null;
+  /**
+   * The CTA permutations states are identified under (cta-symmetry.ts), or why there are none;
+   * `reason` is 'off' when the caller switched CTA symmetry off.
+   */
+  cta: CtaSymmetry;
+}
+
+/** Options of {@link analyse}. */
+export interface AnalyseOptions {
+  /** Look for CTA symmetry (default true; the warp groups are found either way). */
+  ctaSymmetry?: boolean;
 }
 
 
@@ -214,7 +226,7 @@ function refNames(op: Op): string[] {
 }
 
 /** Analyses `p` for the checker. */
-export function analyse(p: Program): Analysis {
+export function analyse(p: Program, opts: AnalyseOptions = {}): Analysis {
   const locs: SrcLoc[] = [];
   const locIndex = new Map<SrcLoc, number>();
   const dataBarriers = new Set<string>();
@@ -360,8 +372,10 @@ export function analyse(p: Program): Analysis {
   let commitOnly: Set<string> | null = new Set<string>();
   for (const info of p.barriers) if (info.init === 'auto' && committed.has(info.name) && !other.has(info.name)) commitOnly.add(info.name);
   if (!commitOnly.size) commitOnly = null;
-  return {
+  const an: Analysis = {
     locs, locIndex, waitSlots, histLen, histBase, histCount, dataBarriers, directTx, por, groups, groupOf, usesNamed, frameLen,
-    proxyKey, trackProxy, tmemManaged, manualSlot, manualCount, commitOnly, trackRelaxed: relaxedUse(p).track,
+    proxyKey, trackProxy, tmemManaged, manualSlot, manualCount, commitOnly, trackRelaxed: relaxedUse(p).track, cta: { perms: [], reason: 'off' },
   };
+  if (opts.ctaSymmetry !== false) an.cta = ctaSymmetry(p, an);
+  return an;
 }

@@ -36,6 +36,8 @@ export interface CheckOptions {
   por?: boolean;
   /** Symmetry reduction (default true). */
   symmetry?: boolean;
+  /** Symmetry between the CTAs of a cluster (default true; only with `symmetry`; docs/CHECK.md). */
+  ctaSymmetry?: boolean;
   /** Stable waits and enabled wait_groups as forced steps of the partial-order reduction (default true; docs/CHECK.md). */
   stableWaits?: boolean;
   /** Strict warnings (cross-proxy WAR without fence.proxy.async). */
@@ -168,6 +170,12 @@ export interface CheckResult {
     /** False when symmetry reduction was switched off (then `symmetry` is empty). */
     symmetryOn: boolean;
     symmetry: { role: string; cta: number; agents: number }[];
+    /**
+     * Symmetry between the CTAs of a cluster (check/cta-symmetry.ts): each CTA rank permutation
+     * states were identified under (π as the image of ranks 0 .. C − 1), or why there is none
+     * (`off` when switched off; null reason with no permutations: a cluster of one CTA).
+     */
+    ctaSymmetry: { permutations: number[][]; reason: string | null };
   };
 }
 
@@ -371,6 +379,7 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
   if (opts.all !== undefined) eo.all = opts.all;
   if (opts.por !== undefined) eo.por = opts.por;
   if (opts.symmetry !== undefined) eo.symmetry = opts.symmetry;
+  if (opts.ctaSymmetry !== undefined) eo.ctaSymmetry = opts.ctaSymmetry;
   if (opts.stableWaits !== undefined) eo.stableWaits = opts.stableWaits;
   if (opts.strict !== undefined) eo.strict = opts.strict;
   if (opts.workers !== undefined) eo.workers = opts.workers;
@@ -487,6 +496,7 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
       states: r.states, transitions: r.transitions, depth: r.depth, peakFrontier: r.peakFrontier, memoryBytes: r.memory,
       elapsedMs: Date.now() - t0, terminalStates: r.terminalOk, por: opts.por !== false, symmetryOn: opts.symmetry !== false,
       symmetry: opts.symmetry === false ? [] : r.analysis.groups.map((g) => ({ role: program.agents[g.agents[0]!]!.roleName, cta: program.agents[g.agents[0]!]!.cta, agents: g.agents.length })),
+      ctaSymmetry: { permutations: r.analysis.cta.perms.map((q) => q.rank.slice()), reason: r.analysis.cta.reason },
     },
   };
 }

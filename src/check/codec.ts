@@ -14,12 +14,15 @@
  * in-flight operation are checked against the known field sets, so a new machine field fails loudly
  * instead of being silently ignored.
  */
-import type { MBarrier, Token } from '../model/mbarrier.js';
+import type { Token } from '../model/mbarrier.js';
 import type { AsyncKind } from '../machine/events.js';
 import type { AgentState, AsyncOp, MachineState, NamedBarrier } from '../machine/machine.js';
-import { WARP_SLOT, WARPGROUP_SLOT, type Program } from '../machine/program.js';
+import { BUILTINS, WARP_SLOT, WARPGROUP_SLOT, type Program } from '../machine/program.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import type { Analysis } from './analysis.js';
+import { barHash, H, mix1, mix2, mixRange, sortByRecord } from './hash-mix.js';
+import { imageLists, imageTail } from './cta-permute.js';
+import type { CtaPerm } from './cta-symmetry.js';
 
 const KINDS: AsyncKind[] = ['tma', 'bulk.store', 'tc.mma', 'tc.commit', 'wgmma', 'cp.async', 'cpa.arrive', 'remote', 'tc.ld', 'tc.st', 'tc.cp', 'tc.shift', 'st.async', 'dsmem', 'pick', 'clc'];
 function kindIx(k: AsyncKind): number {
@@ -167,8 +170,19 @@ export class Codec {
   /** The location index {@link putOp} looked up last (ops of one instruction share their location). */
   private lastLoc: SrcLoc | null = null;
   private lastLocIx = -1;
+  /** CTA symmetry (cta-symmetry.ts) is on: reads and commit targets are hashed as sets. */
+  private readonly sets: boolean;
+  /** Scratch for the hash of a CTA permutation's image ({@link combine}). */
+  private imageOut = new Uint32Array(2);
+  /** While an image record is written: the permutation that renames keys, and the image agent's frame (builtins). */
+  private ren: CtaPerm | null = null;
+  private renOwn: number[] | null = null;
+  /** Each agent's builtins (the first frame slots; constant for the whole run). */
+  private readonly builtins: number[][];
 
   constructor(readonly p: Program, readonly an: Analysis, initial: MachineState) {
+    this.sets = an.cta.perms.length > 0;
+    this.builtins = initial.agents.map((a) => a.frame.slice(0, BUILTINS.length));
     checkFields('state', initial, STATE_FIELDS);
     for (const a of initial.agents) checkFields('agent state', a, AGENT_FIELDS);
   }
@@ -225,7 +239,9 @@ export class Codec {
     sc[n++] = f.length;
     // Frame values are exact up to ±(2^53 − 1). Members of a symmetry group differ only in the
     // builtins `instance`, `warp` and `warpgroup`, which their code does not read (analysis.ts).
-    for (let j = 0; j < f.length; j++) n = putWide(sc, n, sym && (j === 1 || j === WARP_SLOT || j === WARPGROUP_SLOT) ? 0 : f[j]!);
+    // A CTA permutation's image (this.ren) carries its image agent's builtins (this.renOwn).
+    const own = this.renOwn;
+    for (let j = 0; j < f.length; j++) n = putWide(sc, n, sym && (j === 1 || j === WARP_SLOT || j === WARPGROUP_SLOT) ? 0 : own && j < own.length ? own[j]! : f[j]!);
     if (!ag.tokens) {
       sc[n++] = -1;
       this.n = n;
@@ -237,7 +253,7 @@ export class Codec {
     for (const k of ks) {
       const t = ag.tokens[Number(k)]!;
       this.put(Number(k));
-      this.put(t.barrier);
+      this.put(this.ren ? this.ren.bar[t.barrier] ?? t.barrier : t.barrier);
       this.put(t.phase);
       this.put(t.pendingBefore);
       this.put(t.txBefore);
@@ -258,9 +274,11 @@ export class Codec {
       sc[n++] = o.issued;
     }
     sc[n++] = kindIx(o.kind);
-    sc[n++] = priv && priv.includes(o.buf) ? -2 : o.buf;
-    sc[n++] = o.cta;
-    sc[n++] = o.bar;
+    const ren = withId ? null : this.ren;
+    const buf = ren && o.buf >= 0 ? ren.buf[o.buf]! : o.buf;
+    sc[n++] = priv && priv.includes(buf) ? -2 : buf;
+    sc[n++] = ren && o.cta >= 0 ? ren.cta[o.cta]! : o.cta;
+    sc[n++] = ren && o.bar >= 0 ? ren.bar[o.bar]! : o.bar;
     n = putWide(sc, n, o.bytes); // a copy's size is an exact integer, possibly beyond int32
     n = putWide(sc, n, o.left);
     sc[n++] = o.chunks;
@@ -274,14 +292,24 @@ export class Codec {
     }
     sc[n++] = this.lastLocIx;
     const reads = o.reads;
+    // Under CTA symmetry a permutation reorders an operation's reads (σ of cta-symmetry.ts): the
+    // record hash takes them, and a commit's targets, as sets (the concrete encoding keeps the order).
+    const asSet = this.sets && !withId;
     if (reads) {
       sc[n++] = reads.length;
-      for (let j = 0; j < reads.length; j++) sc[n++] = priv && priv.includes(reads[j]!) ? -2 : reads[j]!;
+      const at = n;
+      for (let j = 0; j < reads.length; j++) {
+        const r = ren && reads[j]! >= 0 ? ren.buf[reads[j]!]! : reads[j]!;
+        sc[n++] = priv && priv.includes(r) ? -2 : r;
+      }
+      if (asSet) sc.subarray(at, n).sort();
     } else sc[n++] = -1;
     const targets = o.targets;
     if (targets) {
       sc[n++] = targets.length;
-      for (let j = 0; j < targets.length; j++) sc[n++] = targets[j]!;
+      const at = n;
+      for (let j = 0; j < targets.length; j++) sc[n++] = ren ? ren.bar[targets[j]!]! : targets[j]!;
+      if (asSet) sc.subarray(at, n).sort();
     } else sc[n++] = -1;
     this.n = n;
   }
@@ -574,29 +602,57 @@ export class Codec {
    */
   record(s: MachineState, x: Extra, a: number, rh: Int32Array): void {
     const an = this.an;
+    this.recordOf(a, s.agents[a]!, x.hist, an.histBase[a]!, x.ghosts[a]!, x.dirty[a]!, x.cghosts[a]!, x.pcm[a]!, x.ru[a]!, s.inflight, a);
+    rh[2 * a] = H[0]!;
+    rh[2 * a + 1] = H[1]!;
+    // CTA symmetry: the record agent a has in each permutation's image is that of its image agent.
+    const perms = an.cta.perms;
+    for (let k = 0; k < perms.length; k++) {
+      const perm = perms[k]!;
+      const b = perm.agent[a]!;
+      const im = imageLists(perm, x, a);
+      this.ren = perm;
+      this.renOwn = this.builtins[b]!;
+      try {
+        this.recordOf(b, s.agents[a]!, x.hist, an.histBase[a]!, im.ghosts, im.dirty, im.cghosts, im.pcm, x.ru[a]!, s.inflight, a);
+      } finally {
+        this.ren = null;
+        this.renOwn = null;
+      }
+      const off = (k + 1) * this.section;
+      rh[off + 2 * b] = H[0]!;
+      rh[off + 2 * b + 1] = H[1]!;
+    }
+  }
+
+  /** Hashes one agent record into H: agent `a`'s slot (`ops` of issuer `who`, every op when −1). */
+  private recordOf(a: number, ag: AgentState, hist: number[], base: number, ghosts: number[] | null, dirty: number[] | null,
+    cghosts: number[] | null, pcm: number[] | null, ru: number[] | null, ops: AsyncOp[], who: number): void {
+    const an = this.an;
     this.n = 0;
     const sym = an.groupOf[a]! >= 0;
     const priv = sym ? this.priv(a) : null;
-    this.putAgent(s.agents[a]!, sym);
-    const base = an.histBase[a]!;
+    this.putAgent(ag, sym);
     const hc = an.histCount[a]!;
     const sc = this.room(hc);
-    for (let j = 0; j < hc; j++) sc[this.n++] = x.hist[base + j]!;
-    this.putGhosts(x.ghosts[a]!, priv);
-    if (an.trackProxy) this.putGhosts(x.dirty[a]!, priv);
+    for (let j = 0; j < hc; j++) sc[this.n++] = hist[base + j]!;
+    this.putGhosts(ghosts, priv);
+    if (an.trackProxy) this.putGhosts(dirty, priv);
     if (an.commitOnly) {
-      this.putPairs(x.cghosts[a]!, priv);
-      this.putGhosts(x.pcm[a]!, null);
+      this.putPairs(cghosts, priv);
+      this.putGhosts(pcm, null);
     }
-    if (an.trackRelaxed) this.putRelaxed(x.ru[a]!, priv);
-    const inflight = s.inflight;
-    for (let j = 0; j < inflight.length; j++) {
-      const o = inflight[j]!;
-      if (o.agent === a) this.putOp(o, false, priv);
+    if (an.trackRelaxed) this.putRelaxed(ru, priv);
+    for (let j = 0; j < ops.length; j++) {
+      const o = ops[j]!;
+      if (who < 0 || o.agent === who) this.putOp(o, false, priv);
     }
     mixRange(this.scratch, 0, this.n, 0x2545f491, 0x9e3779b9);
-    rh[2 * a] = H[0]!;
-    rh[2 * a + 1] = H[1]!;
+  }
+
+  /** Entries of one section of the record-hash array: two per agent, two for the barrier sum. */
+  private get section(): number {
+    return 2 * this.p.agents.length + 2;
   }
 
   /**
@@ -606,96 +662,126 @@ export class Codec {
   records(s: MachineState, x: Extra, rh: Int32Array): void {
     const nA = s.agents.length;
     for (let a = 0; a < nA; a++) this.record(s, x, a, rh);
-    let h1 = 0;
-    let h2 = 0;
-    const bars = s.bars;
-    for (let j = 0; j < bars.length; j++) {
-      barHash(j, bars[j]!);
-      h1 = (h1 + H[0]!) | 0;
-      h2 = (h2 + H[1]!) | 0;
+    const perms = this.an.cta.perms;
+    for (let k = 0; k <= perms.length; k++) {
+      const bm = k ? perms[k - 1]!.bar : null;
+      let h1 = 0;
+      let h2 = 0;
+      const bars = s.bars;
+      for (let j = 0; j < bars.length; j++) {
+        barHash(bm ? bm[j]! : j, bars[j]!);
+        h1 = (h1 + H[0]!) | 0;
+        h2 = (h2 + H[1]!) | 0;
+      }
+      rh[k * this.section + 2 * nA] = h1;
+      rh[k * this.section + 2 * nA + 1] = h2;
     }
-    rh[2 * nA] = h1;
-    rh[2 * nA + 1] = h2;
-  }
-
-  /** Length of the record-hash array of a state: two per agent, two for the barrier sum. */
-  rhLength(): number {
-    return 2 * this.p.agents.length + 2;
   }
 
   /**
-   * Updates the barrier sum in `rh` (last two entries) from state `s` to its successor `t`: the
-   * sum over barriers of a 64-bit hash of (key, barrier) changes only for the barriers the step
-   * copied (successors share the barriers they leave unchanged, see `cloneFor`).
+   * Length of the record-hash array of a state: two per agent, two for the barrier sum; under CTA
+   * symmetry one such section more per CTA permutation (the records and barrier sum of its image).
+   */
+  rhLength(): number {
+    return this.section * (1 + this.an.cta.perms.length);
+  }
+
+  /**
+   * Updates the barrier sums in `rh` (the last two entries of each section) from state `s` to its
+   * successor `t`: the sum over barriers of a 64-bit hash of (key, barrier) changes only for the
+   * barriers the step copied (successors share the barriers they leave unchanged, see `cloneFor`).
    */
   barSum(s: MachineState, t: MachineState, rh: Int32Array): void {
     const sb = s.bars;
     const tb = t.bars;
     if (sb === tb) return;
-    const i = rh.length - 2;
-    let h1 = rh[i]!;
-    let h2 = rh[i + 1]!;
-    for (let j = 0; j < tb.length; j++) {
-      const a = sb[j]!;
-      const b = tb[j]!;
-      if (a === b) continue;
-      barHash(j, a);
-      h1 = (h1 - H[0]!) | 0;
-      h2 = (h2 - H[1]!) | 0;
-      barHash(j, b);
-      h1 = (h1 + H[0]!) | 0;
-      h2 = (h2 + H[1]!) | 0;
+    const perms = this.an.cta.perms;
+    for (let k = 0; k <= perms.length; k++) {
+      const bm = k ? perms[k - 1]!.bar : null;
+      const i = (k + 1) * this.section - 2;
+      let h1 = rh[i]!;
+      let h2 = rh[i + 1]!;
+      for (let j = 0; j < tb.length; j++) {
+        const a = sb[j]!;
+        const b = tb[j]!;
+        if (a === b) continue;
+        const key = bm ? bm[j]! : j;
+        barHash(key, a);
+        h1 = (h1 - H[0]!) | 0;
+        h2 = (h2 - H[1]!) | 0;
+        barHash(key, b);
+        h1 = (h1 + H[0]!) | 0;
+        h2 = (h2 + H[1]!) | 0;
+      }
+      rh[i] = h1;
+      rh[i + 1] = h2;
     }
-    rh[i] = h1;
-    rh[i + 1] = h2;
   }
 
   /**
    * Canonical 64-bit hash of (state, extra) from the agents' record hashes `rh`, as two uint32 in
    * `out`. Equal for states that differ only in async ids and issue times, the interleaving of
-   * different issuers' operations in the in-flight list, and the identities of interchangeable
-   * agents (a group's record hashes are sorted).
+   * different issuers' operations in the in-flight list, the identities of interchangeable
+   * agents (a group's record hashes are sorted) and, under CTA symmetry, a permutation of the
+   * cluster's CTA ranks (the least of the images' hashes, each from its section of `rh`).
    */
   combine(s: MachineState, x: Extra, rh: Int32Array, out: Uint32Array): void {
+    this.combineAt(s.named, s.clusterDone, s.mem, x.tghosts, x.esc, x.pub, x.rp, rh, 0, out);
+    const perms = this.an.cta.perms;
+    const io = this.imageOut;
+    for (let k = 0; k < perms.length; k++) {
+      const t = imageTail(this.an, perms[k]!, s, x);
+      this.combineAt(t.named, s.clusterDone, s.mem, t.tghosts, t.esc, t.pub, x.rp, rh, (k + 1) * this.section, io);
+      if (io[0]! < out[0]! || (io[0] === out[0] && io[1]! < out[1]!)) {
+        out[0] = io[0]!;
+        out[1] = io[1]!;
+      }
+    }
+  }
+
+  /** {@link combine} of one section (`off`) of `rh` with the state's shared tail as given. */
+  private combineAt(named: NamedBarrier[], clusterDone: number[], mem: number[], tghosts: number[] | null, esc: number[] | null,
+    pub: number[], rp: number[] | null, rh: Int32Array, off: number, out: Uint32Array): void {
     const an = this.an;
-    const nA = s.agents.length;
+    const nA = this.p.agents.length;
+    const r = off ? rh.subarray(off) : rh;
     let h1 = 0x6a09e667 | 0;
     let h2 = 0xbb67ae85 | 0;
     for (let a = 0; a < nA; a++) {
       if (an.groupOf[a]! >= 0) continue;
-      h1 = mix1(h1, rh[2 * a]!);
-      h2 = mix2(h2, rh[2 * a + 1]!);
+      h1 = mix1(h1, r[2 * a]!);
+      h2 = mix2(h2, r[2 * a + 1]!);
     }
     const groups = an.groups;
     for (let gi = 0; gi < groups.length; gi++) {
       const ag = groups[gi]!.agents;
       if (this.gidx.length < ag.length) this.gidx = new Int32Array(2 * ag.length);
       const idx = this.gidx;
-      sortByRecord(ag, rh, idx, 0);
+      sortByRecord(ag, r, idx, 0);
       for (let i = 0; i < ag.length; i++) {
         const v = idx[i]!;
-        h1 = mix1(h1, rh[2 * v]!);
-        h2 = mix2(h2, rh[2 * v + 1]!);
+        h1 = mix1(h1, r[2 * v]!);
+        h2 = mix2(h2, r[2 * v + 1]!);
       }
       h1 = (h1 + 0x3c6ef372) | 0; // group separator
     }
     this.n = 0;
     // The barriers, as the order-independent sum of per-barrier hashes (incremental, see barSum).
-    this.put(rh[2 * nA]!);
-    this.put(rh[2 * nA + 1]!);
-    if (an.usesNamed) for (const nb of s.named) {
+    this.put(r[2 * nA]!);
+    this.put(r[2 * nA + 1]!);
+    if (an.usesNamed) for (const nb of named) {
       this.put(nb.arrived);
       this.put(nb.gen);
       this.put(nb.count);
       this.put(nb.site);
       this.put(nb.asite);
     }
-    for (const c of s.clusterDone) this.put(c);
-    this.putMem(s.mem);
-    this.putGhosts(x.tghosts, null);
-    if (an.trackProxy) this.putGhosts(x.esc, null);
-    for (let j = 0; j < x.pub.length; j++) this.put(x.pub[j]!);
-    if (an.trackRelaxed) this.putRelaxed(x.rp, null);
+    for (const c of clusterDone) this.put(c);
+    this.putMem(mem);
+    this.putGhosts(tghosts, null);
+    if (an.trackProxy) this.putGhosts(esc, null);
+    for (let j = 0; j < pub.length; j++) this.put(pub[j]!);
+    if (an.trackRelaxed) this.putRelaxed(rp, null);
     mixRange(this.scratch, 0, this.n, h1, h2);
     h1 = H[0]! ^ this.n;
     h2 = H[1]!;
@@ -720,173 +806,5 @@ export class Codec {
   }
 }
 
-/**
- * Writes `agents` into `out` from `start`, ordered by their record hashes `rh` (h1, then h2; equal
- * records keep their index order): the canonical order of a symmetry group's members, used by the
- * state hash and by the explorer's choice of forced step alike. Insertion sort (groups are small).
- */
-export function sortByRecord(agents: readonly number[], rh: Int32Array, out: Int32Array, start: number): void {
-  for (let i = 0; i < agents.length; i++) {
-    const v = agents[i]!;
-    let j = start + i;
-    while (j > start) {
-      const u = out[j - 1]!;
-      const d = rh[2 * u]! - rh[2 * v]! || rh[2 * u + 1]! - rh[2 * v + 1]!;
-      if (d <= 0) break;
-      out[j] = u;
-      j--;
-    }
-    out[j] = v;
-  }
-}
-
-/** Result pair of {@link mixRange}. */
-const H = new Int32Array(2);
-
-function mix1(h1: number, v: number): number {
-  let k = Math.imul(v, 0xcc9e2d51);
-  k = (k << 15) | (k >>> 17);
-  k = Math.imul(k, 0x1b873593);
-  h1 ^= k;
-  h1 = (h1 << 13) | (h1 >>> 19);
-  return (Math.imul(h1, 5) + 0xe6546b64) | 0;
-}
-
-function mix2(h2: number, v: number): number {
-  let j = Math.imul(v ^ 0x5bd1e995, 0x85ebca77);
-  j = (j << 11) | (j >>> 21);
-  h2 = Math.imul(h2 ^ j, 0xc2b2ae3d);
-  h2 = (h2 << 17) | (h2 >>> 15);
-  return (h2 + 0x27d4eb2f) | 0;
-}
-
-/** 64-bit hash (into H) of barrier `b` at key `j`: two murmur3 lanes over its fields, finalized. */
-function barHash(j: number, b: MBarrier): void {
-  let h1 = 0x243f6a88;
-  let h2 = 0x85a308d3;
-  const st = b.status === 'valid' ? 1 : b.status === 'uninit' ? 0 : 2;
-  h1 = mix1(h1, j);
-  h2 = mix2(h2, j);
-  h1 = mix1(h1, st);
-  h2 = mix2(h2, st);
-  h1 = mix1(h1, b.phase);
-  h2 = mix2(h2, b.phase);
-  h1 = mix1(h1, b.pending);
-  h2 = mix2(h2, b.pending);
-  h1 = mix1(h1, b.expected);
-  h2 = mix2(h2, b.expected);
-  h1 = mix1(h1, b.tx);
-  h2 = mix2(h2, b.tx);
-  H[0] = fmix(h1 ^ 6);
-  H[1] = fmix(h2 ^ 0x5bd1e995);
-}
-
-/** murmur3's 32-bit finalizer. */
-function fmix(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  return h ^ (h >>> 16);
-}
-
-/**
- * Two independent 32-bit lanes over sc[from, to) continuing from (h1, h2); result in H (finalized
- * by the callers: {@link Codec.record} results enter {@link Codec.combine}'s murmur mixes, which
- * ends in murmur3's finalizer). One multiply per word and lane: lane 1 multiplies then folds the
- * high bits down, lane 2 adds, rotates and multiplies with another odd constant, so each word moves
- * every later bit of both lanes and the two lanes never agree on a collision by construction.
- */
-function mixRange(sc: Int32Array, from: number, to: number, h1: number, h2: number): void {
-  for (let i = from; i < to; i++) {
-    const v = sc[i]!;
-    h1 = Math.imul(h1 ^ v, 0x9e3779b1);
-    h1 ^= h1 >>> 15;
-    h2 = (h2 + v) | 0;
-    h2 = Math.imul((h2 << 13) | (h2 >>> 19), 0x85ebca77);
-  }
-  H[0] = fmix(h1 ^ (to - from));
-  H[1] = fmix(h2 ^ 0x27d4eb2f);
-}
-
-/**
- * Open-addressing set of 64-bit hashes (linear probing, load at most 1/2). One interleaved table
- * (h1, h2 per slot: 8 bytes, eight slots per cache line), so a probe touches one cache line. The
- * search needs only membership: no state id is kept (a state's id lives in the frontier).
- */
-export class Visited {
-  private slots: Int32Array;
-  private mask: number;
-  size = 0;
-  /** Called with the bytes of the doubled table before it grows (it may throw to refuse). */
-  guard: ((bytes: number) => void) | null = null;
-  constructor(capacity = 1 << 16) {
-    let c = 1;
-    while (c < capacity * 2) c <<= 1;
-    this.slots = new Int32Array(c * 2);
-    this.mask = c - 1;
-  }
-  get bytes(): number {
-    return this.slots.byteLength;
-  }
-  /** Bytes the table will hold once `n` more entries are added (it doubles at half load). */
-  bytesAfter(n: number): number {
-    let cap = this.mask + 1;
-    let bytes = this.slots.byteLength;
-    while ((this.size + n) * 2 > cap) {
-      cap *= 2;
-      bytes *= 2;
-    }
-    return bytes;
-  }
-  /** True when (h1, h2) is in the set (h2 ≠ 0). */
-  has(h1: number, h2: number): boolean {
-    const t = this.slots;
-    h1 |= 0;
-    h2 |= 0;
-    let i = (h1 ^ Math.imul(h2, 0x9e3779b1)) & this.mask;
-    for (;;) {
-      const k2 = t[2 * i + 1]!;
-      if (k2 === 0) return false;
-      if (k2 === h2 && t[2 * i] === h1) return true;
-      i = (i + 1) & this.mask;
-    }
-  }
-  /** Inserts (h1, h2) (h2 ≠ 0); returns false when it was already present. */
-  add(h1: number, h2: number): boolean {
-    if ((this.size + 1) * 2 > this.mask + 1) this.grow();
-    const t = this.slots;
-    h1 |= 0;
-    h2 |= 0;
-    let i = (h1 ^ Math.imul(h2, 0x9e3779b1)) & this.mask;
-    for (;;) {
-      const k2 = t[2 * i + 1]!;
-      if (k2 === 0) {
-        t[2 * i] = h1;
-        t[2 * i + 1] = h2;
-        this.size++;
-        return true;
-      }
-      if (k2 === h2 && t[2 * i] === h1) return false;
-      i = (i + 1) & this.mask;
-    }
-  }
-  private grow(): void {
-    const old = this.slots;
-    const c = (this.mask + 1) * 2;
-    this.guard?.(c * 8);
-    const t = new Int32Array(c * 2);
-    const mask = c - 1;
-    for (let j = 0; j < old.length; j += 2) {
-      const h2 = old[j + 1]!;
-      if (h2 === 0) continue;
-      const h1 = old[j]!;
-      let i = (h1 ^ Math.imul(h2, 0x9e3779b1)) & mask;
-      while (t[2 * i + 1] !== 0) i = (i + 1) & mask;
-      t[2 * i] = h1;
-      t[2 * i + 1] = h2;
-    }
-    this.slots = t;
-    this.mask = mask;
-  }
-}
+export { Visited } from './visited.js';
+export { sortByRecord } from './hash-mix.js';

@@ -53,6 +53,8 @@ export interface ExploreOptions {
   stableWaits?: boolean;
   /** Symmetry reduction (default true). */
   symmetry?: boolean;
+  /** Symmetry between the CTAs of a cluster (default true; only with `symmetry`; check/cta-symmetry.ts). */
+  ctaSymmetry?: boolean;
   /** Strict warnings: cross-proxy WAR (generic accesses, then an async-proxy overwrite without fence.proxy.async). */
   strict?: boolean;
   /** Internal (tests): check every incremental state hash against a full recomputation, and freeze the state parts successors share (a step that mutates one throws). */

@@ -38,6 +38,8 @@ export interface CheckCliOptions {
   workers?: number;
   /** Which reductions the search uses (default `all`; `none` confirms a surprising verdict with the plain search). */
   reduce?: Reduce;
+  /** False: no symmetry between the CTAs of a cluster (`--no-cta-symmetry`). */
+  ctaSymmetry?: boolean;
   /** Write the first hazard's counterexample as a Perfetto trace to this file. */
   trace?: string;
   /** `text` (default: the report with traces) or `short` (one line per finding, src/check/short.ts). */
@@ -121,6 +123,7 @@ function checkOptions(opts: CheckCliOptions): CheckOptions {
   const reduce = opts.reduce ?? 'all';
   if (reduce === 'none' || reduce === 'symmetry') co.por = false;
   if (reduce === 'none' || reduce === 'por') co.symmetry = false;
+  if (opts.ctaSymmetry === false) co.ctaSymmetry = false;
   return co;
 }
 

@@ -143,7 +143,7 @@ export function renderCheck(r: CheckResult, paint: CheckPaint = NO_PAINT, maxTra
   const vt = v === 'ok' ? paint.green('OK') : v === 'incomplete' ? paint.yellow('INCOMPLETE') : paint.red(v.toUpperCase());
   out.push(`verdict: ${vt}`);
   const c = r.coverage;
-  const sym = !c.symmetryOn ? 'off' : c.symmetry.length ? symmetryText(p, c.symmetry) : 'none';
+  const sym = (!c.symmetryOn ? 'off' : c.symmetry.length ? symmetryText(p, c.symmetry) : 'none') + (c.symmetryOn ? ctaSymmetryText(p.clusterSize, c.ctaSymmetry) : '');
   const how = r.complete ? 'every schedule explored'
     : r.stoppedBy === 'hazard' ? 'stopped after the depth of the first error (shortest traces); --all explores everything'
       : `stopped by ${r.stoppedBy}: coverage is partial`;
@@ -209,6 +209,17 @@ export function checkJson(r: CheckResult): unknown {
 
 // SARIF 2.1.0 lives in ./sarif.ts.
 export { checkSarif, type SarifOptions } from './sarif.js';
+
+/**
+ * The symmetry between the CTAs of a cluster, for the summary line: `; CTAs: 2 interchangeable
+ * (rank swap)`, `; CTAs: 4 interchangeable (3 rank rotations)`, `; CTAs: not interchangeable
+ * (REASON)` or `; CTAs: off`; nothing for a cluster of one CTA.
+ */
+function ctaSymmetryText(clusterSize: number, cs: CheckResult['coverage']['ctaSymmetry']): string {
+  if (clusterSize < 2) return '';
+  if (cs.permutations.length) return `; CTAs: ${clusterSize} interchangeable (${clusterSize === 2 ? 'rank swap' : `${cs.permutations.length} rank rotation${cs.permutations.length === 1 ? '' : 's'}`})`;
+  return cs.reason === 'off' ? '; CTAs: off' : `; CTAs: not interchangeable (${cs.reason})`;
+}
 
 /**
  * The symmetry groups, one entry per role and group size: `4 interchangeable epilogue warps`,

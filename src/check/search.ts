@@ -37,7 +37,7 @@ const OPC_CLUSTER_ARRIVE = OPC['barrier.cluster.arrive'];
 export function search(program: Program, opts: ExploreOptions, par: ParHooks | null): ExploreResult | SearchApi {
   const t0 = Date.now();
   const m = new Machine(program);
-  const an = analyse(program);
+  const an = analyse(program, { ctaSymmetry: opts.symmetry !== false && opts.ctaSymmetry !== false });
   if (opts.symmetry === false) {
     an.groups = [];
     an.groupOf.fill(-1);

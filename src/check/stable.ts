@@ -22,6 +22,7 @@
 import { testParity } from '../model/mbarrier.js';
 import type { MachineState } from '../machine/machine.js';
 import { NAMED_PER_CTA } from '../machine/state.js';
+import { maskRanks } from '../machine/cta-mask.js';
 import { perThreads, type Instr, type OpInstr, type Program } from '../machine/program.js';
 import { OPC } from '../machine/ops/index.js';
 
@@ -287,16 +288,15 @@ function runForward(p: Program, code: readonly Instr[], s: MachineState, x: numb
           const lanes = perThreads(op.per, infoX);
           const count = op.opc === 2 ? (op.ints.count ? op.ints.count(f) : 1) * lanes : op.opc === 12 ? 1 : op.opc === 18 ? infoX.threads : 0;
           const bytes = op.opc === 4 || op.opc === 7 || (op.opc === 2 && !!op.ints.expectTx);
-          signal(key, count, bytes, op.opc <= 1);
-          // A multicast copy or commit signals the same barrier in the other CTAs of the cluster.
+          // A multicast copy or commit signals the barrier at the same offset in each CTA its mask
+          // selects (machine/cta-mask.ts; offsets relative to the named barrier's rank, as ops/bulk.ts
+          // and ops/tcgen05.ts place them); a mask selecting none faults when executed.
           if ((op.opc === 7 || op.opc === 12) && op.ints.multicast) {
-            const off = key % p.barriersPerCta;
-            const cl = Math.floor(Math.floor(key / p.barriersPerCta) / p.clusterSize);
-            for (let r = 0; r < p.clusterSize; r++) {
-              const k = (cl * p.clusterSize + r) * p.barriersPerCta + off;
-              if (k !== key) signal(k, count, bytes, false);
-            }
-          }
+            const sel = maskRanks(op.ints.multicast(f), p.clusterSize);
+            if (!Array.isArray(sel)) break;
+            const from = Math.floor(key / p.barriersPerCta) % p.clusterSize;
+            for (const r of sel) signal(key + (r - from) * p.barriersPerCta, count, bytes, false);
+          } else signal(key, count, bytes, op.opc <= 1);
           break;
         }
         case 14: // wgmma.mma_async

@@ -22,6 +22,8 @@ interface CheckOpts0 {
   set: Record<string, number>; sweep: string[]; json?: boolean; sarif?: string; trace?: string; maxStates?: number; timeout?: number; maxMemory?: number;
   all?: boolean; strict?: boolean; workers?: number; format: 'text' | 'short' | 'json'; maxTraces?: number; quiet?: boolean; watch?: boolean;
   reduce: 'all' | 'por' | 'symmetry' | 'none';
+  /** commander's negation of `--no-cta-symmetry`: false when given. */
+  ctaSymmetry?: boolean;
 }
 /** `mbsim check`'s options with the PTX launch flags. */
 export type CheckOpts = CheckOpts0 & PtxFlags;
@@ -69,6 +71,7 @@ function checkOptions(o: CheckOpts, io: IO, started: number) {
     ...(o.strict ? { strict: true } : {}),
     ...(workers !== undefined && workers > 1 ? { workers } : {}),
     ...(o.reduce !== 'all' ? { reduce: o.reduce } : {}),
+    ...(o.ctaSymmetry === false ? { ctaSymmetry: false } : {}),
   };
 }
 
@@ -158,6 +161,7 @@ export const checkCommand: Verb = (program, ctx) => {
     .option('--strict', 'PTX\'s proxy rule in full: cross-proxy write-after-read (generic reads of a buffer, then a TMA overwrite ordered only by an mbarrier hand-off, no fence.proxy.async) becomes a race error, and a remote arrive without a scope a scope warning')
     .option('--workers <N>', 'explore with N worker threads (same result; default 1)', parsePositiveArg('--workers'))
     .addOption(new Option('--reduce <WHICH>', 'reductions to use: all (default), por (partial-order only), symmetry (only), none (the plain search, to confirm a surprising verdict)').choices(['all', 'por', 'symmetry', 'none']).default('all'))
+    .option('--no-cta-symmetry', 'keep the symmetry between warps but do not identify states that differ by a permutation of the cluster\'s CTA ranks (docs/CHECK.md)')
     .addOption(new Option('--format <FORMAT>', 'text (the report with traces), short (one line per finding: file:line:col: error[kind]: message) or json').choices(['text', 'short', 'json']).default('text'))
     .option('--max-traces <N>', 'print the shortest traces of the first N findings, the others without (default 3)', parseCountArg('--max-traces'))
     .option('--quiet', 'print nothing (no report, no progress bar): the exit code says the verdict; --sarif and --trace files are still written')

@@ -9,6 +9,8 @@ import { check, type CheckOptions, type CheckResult } from '../../src/check/chec
 import { BUILTINS, instantiate, KernelError, type Program } from '../../src/machine/program.js';
 import type { MachineState } from '../../src/machine/machine.js';
 import type { Kernel } from '../../src/kernel/ir.js';
+import { analyse } from '../../src/check/analysis.js';
+import type { CtaPerm } from '../../src/check/cta-symmetry.js';
 
 /** What one configuration of the search found. */
 export interface Outcome {
@@ -22,29 +24,65 @@ export interface Outcome {
   groups: number;
 }
 
-/** A final state as text, independent of the order of interchangeable agents (symmetry). */
-export function finalText(p: Program, s: MachineState): string {
+/**
+ * A final state as text, independent of the order of interchangeable agents (symmetry) and, when
+ * `perms` are given, of a permutation of CTA ranks (the least text of the images).
+ */
+export function finalText(p: Program, s: MachineState, perms: readonly CtaPerm[] = []): string {
+  let best = finalTextAs(p, s, null);
+  for (const perm of perms) {
+    const t = finalTextAs(p, s, perm);
+    if (t < best) best = t;
+  }
+  return best;
+}
+
+/** {@link finalText} of the image of `s` under `perm` (null: `s` itself). */
+function finalTextAs(p: Program, s: MachineState, perm: CtaPerm | null): string {
   const groups = new Map<string, string[]>();
   s.agents.forEach((a, i) => {
-    const info = p.agents[i]!;
+    const info = p.agents[perm ? perm.agent[i]! : i]!;
     const key = `${info.roleName}@${info.cta}`;
     const rec = `${a.status}:${a.pc}:${a.frame.slice(BUILTINS.length).join(',')}`;
     (groups.get(key) ?? groups.set(key, []).get(key)!).push(rec);
   });
   const agents = [...groups].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, l]) => `${k}=${l.sort().join('|')}`);
-  const bars = s.bars.map((b) => `${b.status}/${b.phase}/${b.pending}/${b.expected}/${b.tx}`);
+  const bars = new Array<string>(s.bars.length);
+  s.bars.forEach((b, k) => (bars[perm ? perm.bar[k]! : k] = `${b.status}/${b.phase}/${b.pending}/${b.expected}/${b.tx}`));
+  // Memory cells are not permuted: CTA symmetry is off for kernels with values (cta-symmetry.ts).
   return `${agents.join(' ')} ; ${bars.join(' ')}${s.mem.length ? ` ; ${s.mem.join(',')}` : ''}`;
 }
 
-/** Runs one configuration. */
-export function outcome(p: Program, opts: CheckOptions): Outcome {
+/**
+ * A hazard's subject up to the CTA permutations of `p` (when it has any): the CTA of a barrier,
+ * buffer or agent, and the element index of an array the permutations move, are left out.
+ */
+export function subjectUpToCtas(p: Program, name: string, perms: readonly CtaPerm[]): string {
+  if (!perms.length) return name;
+  const moved = new Set<string>();
+  for (const b of p.buffers) for (let j = 0; j < b.length; j++) {
+    const k = b.offset + j;
+    if (perms.some((q) => q.buf[k]! % p.buffersPerCta !== k)) moved.add(b.name);
+  }
+  let n = name.replace(/@c\d+/g, '@c*');
+  for (const m of moved) n = n.split(`${m}[`).map((part, i) => (i === 0 ? part : part.replace(/^\d+\]/, '*]'))).join(`${m}[`);
+  return n;
+}
+
+/** The CTA permutations the fully reduced search identifies states under. */
+export function ctaPerms(p: Program): CtaPerm[] {
+  return analyse(p).cta.perms;
+}
+
+/** Runs one configuration; finals and subjects are compared up to the CTA permutations `perms`. */
+export function outcome(p: Program, opts: CheckOptions, perms: readonly CtaPerm[] = ctaPerms(p)): Outcome {
   const finals = new Set<string>();
-  const r: CheckResult = check(p, { all: true, strict: true, ...opts, onTerminal: (s) => finals.add(finalText(p, s)) });
+  const r: CheckResult = check(p, { all: true, strict: true, ...opts, onTerminal: (s) => finals.add(finalText(p, s, perms)) });
   // A hang's subject is its first blocked agent's, and which of interchangeable agents comes first
   // depends on the representative the symmetry reduction keeps: hangs and cycles compare by kind.
-  const key = (h: { kind: string; subject: { name: string } | null }) => (h.kind === 'hang' || h.kind === 'cycle' ? h.kind : `${h.kind}|${h.subject?.name ?? ''}`);
+  const key = (h: { kind: string; subject: { name: string } | null }) => (h.kind === 'hang' || h.kind === 'cycle' ? h.kind : `${h.kind}|${subjectUpToCtas(p, h.subject?.name ?? '', perms)}`);
   const hazards = [...new Set([...r.hazards, ...r.warnings].map(key))].sort();
-  return { complete: r.complete, states: r.coverage.states, hazards, finals: [...finals].sort(), groups: r.coverage.symmetry.length };
+  return { complete: r.complete, states: r.coverage.states, hazards, finals: [...finals].sort(), groups: r.coverage.symmetry.length + r.coverage.ctaSymmetry.permutations.length };
 }
 
 /** The configurations compared with the unreduced search. */

@@ -31,6 +31,8 @@ interface Ctx {
   values: boolean;
   /** Global locations `G[0..gmem-1]` (values only). */
   gmem: number;
+  /** Rank-relative code only (see {@link symmetricClusterKernelArb}). */
+  sym?: boolean;
 }
 
 const num = (v: number): Expr => ({ k: 'num', v });
@@ -50,6 +52,7 @@ function indexArb(length: number, scope: Scope): fc.Arbitrary<Expr> {
 /** The CTA of a remote reference: the peer (`cta ^ 1`) or a constant rank. */
 function ctaArb(ctx: Ctx): fc.Arbitrary<Expr | undefined> {
   if (ctx.cluster === 1) return fc.constant(undefined);
+  if (ctx.sym) return fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, fc.constant(bin('^', v('cta'), num(1))));
   return fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, fc.constant(bin('^', v('cta'), num(1))), fc.nat(ctx.cluster - 1).map(num));
 }
 
@@ -68,6 +71,13 @@ function smemArb(ctx: Ctx, scope: Scope, remote = false): fc.Arbitrary<BufRef> {
 }
 
 const bytesArb = fc.constantFrom(1024, 2048, 4096);
+
+/** A multicast mask: any, or (rank-relative code) every CTA, the peer or the own CTA. */
+function maskArb(ctx: Ctx): fc.Arbitrary<Expr | undefined> {
+  if (ctx.cluster === 1) return fc.constant(undefined);
+  if (ctx.sym) return fc.option(fc.constantFrom(num(3), bin('<<', num(1), bin('^', v('cta'), num(1))), bin('<<', num(1), v('cta'))), { nil: undefined });
+  return fc.option(fc.constantFrom(1, 2, 3).map(num), { nil: undefined });
+}
 
 /** A phase parity: a constant, or a small expression over a loop variable. */
 function parityArb(scope: Scope): fc.Arbitrary<Expr> {
@@ -138,7 +148,7 @@ function opArb(ctx: Ctx, scope: Scope): fc.Arbitrary<Op> {
       .map((r) => ({ op: 'mbarrier.wait' as const, form: r.form, bar: r.bar, parity: r.parity })) },
     { weight: 5, arbitrary: fc.record({
       tensor: fc.boolean(), dst: smemArb(ctx, scope), bar: barArb(ctx, scope), frac: fc.constantFrom(1, 2), half: fc.constantFrom<number | undefined>(undefined, 0, 1),
-      multicast: ctx.cluster > 1 ? fc.option(fc.constantFrom(1, 2, 3).map(num), { nil: undefined }) : fc.constant(undefined),
+      multicast: maskArb(ctx),
       chunks: fc.option(fc.constant(num(2)), { nil: undefined, freq: 3 }),
     }).map((r) => {
       const buf = ctx.smem.find((b) => b.name === r.dst.name)!;
@@ -185,7 +195,7 @@ function opArb(ctx: Ctx, scope: Scope): fc.Arbitrary<Op> {
       const t = ctx.tmem[r.acc]!;
       return { op: 'tcgen05.mma' as const, reads: r.reads, acc: { name: t.name, index: num(0) }, shape: { m: 128, n: 128, k: 16 } };
     }) });
-    ops.push({ weight: 3, arbitrary: fc.record({ bar: barArb(ctx, scope), multicast: ctx.cluster > 1 ? fc.option(fc.constantFrom(1, 2, 3).map(num), { nil: undefined }) : fc.constant(undefined) })
+    ops.push({ weight: 3, arbitrary: fc.record({ bar: barArb(ctx, scope), multicast: maskArb(ctx) })
       .map((r) => (r.multicast ? { op: 'tcgen05.commit' as const, bar: r.bar, multicast: r.multicast } : { op: 'tcgen05.commit' as const, bar: r.bar })) });
     ops.push({ weight: 1, arbitrary: fc.constant(ctx.tmem[0]!).map((t) => ({ op: 'tcgen05.ld' as const, src: { name: t.name, index: num(0) } })) });
   }
@@ -193,6 +203,12 @@ function opArb(ctx: Ctx, scope: Scope): fc.Arbitrary<Op> {
     ops.push({ weight: 2, arbitrary: fc.array(smemArb(ctx, scope), { minLength: 1, maxLength: 2 }).map((reads) => ({ op: 'wgmma.mma_async' as const, reads, shape: { m: 64, n: 128, k: 16 } })) });
     ops.push({ weight: 2, arbitrary: fc.constant({ op: 'wgmma.commit_group' as const }) });
     ops.push({ weight: 2, arbitrary: fc.constantFrom(0, 1).map((n) => ({ op: 'wgmma.wait_group' as const, n: num(n) })) });
+  }
+  if (ctx.sym && ctx.smem[0]!.length === 2) {
+    // Each CTA multicasts its own half of a stage (`S0[cta]`); a wgmma reads both halves.
+    const s0 = ctx.smem[0]!;
+    ops.push({ weight: 2, arbitrary: barArb(ctx, scope).map((bar) => ({ op: 'cp.async.bulk' as const, tensor: true, dst: { name: s0.name, index: v('cta') }, bytes: num(s0.bytes), bar, per: 'one' as const, multicast: num(3) })) });
+    if (ctx.arch === 'sm_90a') ops.push({ weight: 1, arbitrary: fc.constant({ op: 'wgmma.mma_async' as const, reads: [{ name: s0.name, index: num(0) }, { name: s0.name, index: num(1) }], shape: { m: 64, n: 128, k: 16 } }) });
   }
   if (ctx.cluster > 1) {
     ops.push({ weight: 1, arbitrary: fc.constant({ op: 'barrier.cluster.arrive' as const }) });
@@ -225,22 +241,24 @@ function bodyArb(ctx: Ctx, scope: Scope, depth: number, max: number): fc.Arbitra
         s: 'if', cond: bin(zero ? '==' : '!=', v('x'), num(0)), then: body, loc: at(),
       })) }] : []),
       ...(ctx.cluster > 1 || scope.length ? [{ weight: 1, arbitrary: fc.tuple(bodyArb(ctx, scope, depth - 1, 2), fc.boolean()).map(([body, onCta]): Stmt => ({
-        s: 'if', cond: onCta || !scope.length ? bin('==', v('cta'), num(0)) : bin('==', v(scope[scope.length - 1]!), num(0)), then: body, loc: at(),
+        // Rank-relative code: a condition on the rank that every CTA decides alike.
+        s: 'if', cond: onCta || !scope.length ? (ctx.sym ? bin('<', v('cta'), v('ncta')) : bin('==', v('cta'), num(0))) : bin('==', v(scope[scope.length - 1]!), num(0)), then: body, loc: at(),
       })) }] : []),
     ] : []),
   );
   return fc.array(stmt, { minLength: 1, maxLength: max });
 }
 
-/** Declarations: arch, cluster size, barrier and buffer arrays. */
-const ctxArb: fc.Arbitrary<Ctx> = fc.record({
+/** Declarations: arch, cluster size, barrier and buffer arrays; `sym`: a 2-CTA cluster with rank-relative code. */
+const ctxArbOf = (sym: boolean): fc.Arbitrary<Ctx> => fc.record({
   arch: fc.constantFrom<Arch>('sm_90a', 'sm_100a'),
-  cluster: fc.constantFrom(1, 1, 2),
+  cluster: sym ? fc.constant(2) : fc.constantFrom(1, 1, 2),
   bars: fc.array(fc.constantFrom(1, 2), { minLength: 1, maxLength: 3 }),
   smem: fc.array(fc.tuple(fc.constantFrom(1, 2), bytesArb), { minLength: 1, maxLength: 2 }),
   alias: fc.constantFrom(false, false, true),
   tmem: fc.boolean(),
-  values: fc.constantFrom(false, false, false, true),
+  // Values turn CTA symmetry off: the rank-relative generator leaves them out.
+  values: sym ? fc.constant(false) : fc.constantFrom(false, false, false, true),
   gmem: fc.constantFrom(1, 2),
 }).map((r) => ({
   arch: r.arch, cluster: r.cluster, values: r.values, gmem: r.gmem,
@@ -250,8 +268,8 @@ const ctxArb: fc.Arbitrary<Ctx> = fc.record({
     // V: S0's storage in elements of half the size.
     ...(r.alias ? [{ name: 'V', length: 2 * r.smem[0]![0], bytes: r.smem[0]![1] / 2, alias: 'S0' }] : []),
   ],
-  // R: a launch-control response (declared apart from `smem`: nothing else copies into it).
   tmem: r.arch === 'sm_100a' && r.tmem ? [{ name: 'T', length: 1 }] : [],
+  ...(sym ? { sym } : {}),
 }));
 
 /** Walks every op of a statement list. */
@@ -283,12 +301,12 @@ function electPerOne(body: Stmt[], inElect = false): Stmt[] {
   });
 }
 
-/** A random small kernel (see the module comment). */
-export const kernelArb: fc.Arbitrary<Kernel> = ctxArb.chain((ctx) => {
+/** A random small kernel (see the module comment); `sym`: see {@link symmetricClusterKernelArb}. */
+const kernelArbOf = (sym: boolean): fc.Arbitrary<Kernel> => ctxArbOf(sym).chain((ctx) => {
   const roleArb = fc.record({
     warps: fc.constantFrom(1, 1, 2, 4),
     per: fc.constantFrom<Per>('thread', 'warp', 'one'),
-    where: ctx.cluster > 1 ? fc.constantFrom<number | null>(null, null, 0, 1) : fc.constant(null),
+    where: ctx.cluster > 1 && !sym ? fc.constantFrom<number | null>(null, null, 0, 1) : fc.constant(null),
     instances: fc.constantFrom(1, 1, 1, 2, 3),
     body: bodyArb(ctx, [], 2, 5),
   });
@@ -331,3 +349,15 @@ export const kernelArb: fc.Arbitrary<Kernel> = ctxArb.chain((ctx) => {
       return k;
     });
 });
+
+/** A random small kernel (see the module comment). */
+export const kernelArb: fc.Arbitrary<Kernel> = kernelArbOf(false);
+
+/**
+ * A random small 2-CTA cluster kernel whose code is rank-relative, the shape the CTA symmetry
+ * reduction identifies (check/cta-symmetry.ts): remote references to the peer (`cta ^ 1`), never
+ * a constant rank; multicast to every CTA, the peer or the own CTA; conditions on the rank that
+ * every CTA decides alike; roles in every CTA; and, with a two-element `S0`, copies of each CTA's
+ * own half `S0[cta]` multicast to both and wgmmas reading both halves.
+ */
+export const symmetricClusterKernelArb: fc.Arbitrary<Kernel> = kernelArbOf(true);
