@@ -13,6 +13,7 @@ import { check, explore, type CheckResult } from '../src/check/index.js';
 import { analyse } from '../src/check/analysis.js';
 import { parseSketch } from '../src/lang/index.js';
 import { instantiate, KernelError, type Program } from '../src/machine/program.js';
+import type { Kernel } from '../src/kernel/ir.js';
 import { symmetricClusterKernelArb } from './support/gen-kernel.js';
 import { ctaPerms, outcome } from './support/differential.js';
 
@@ -106,4 +107,20 @@ describe('generated rank-relative 2-CTA kernels', () => {
     expect(withPerm).toBeGreaterThan(30);
     expect(compared).toBeGreaterThan(15);
   }, 600_000);
+});
+
+describe('the identification is complete: the stored states do not depend on the exploration order', () => {
+  const states = (k: Kernel, workers = 1) => check(instantiate(k), { all: true, strict: true, maxStates: 20_000, timeout: 60_000, workers });
+
+  test('a multicast copy issued from both CTAs: its per-destination operations are created from the issuer rank up', () => {
+    const k = JSON.parse(readFileSync('test/fixtures/differential/multicast-order-cta-rotation.json', 'utf8')) as Kernel;
+    const fwd = states(k).coverage;
+    expect(fwd.ctaSymmetry.permutations).toEqual([[1, 0]]);
+    // 3,340 states without CTA symmetry; before, the image of CTA 0's multicast (destinations
+    // c1, c0) never matched CTA 1's own (c0, c1), so which of two symmetric states was reached
+    // first decided the count (1,705 or more, by the roles' order and the workers' timing)
+    expect(fwd.states).toBe(1705);
+    expect(states({ ...k, roles: [...k.roles].reverse() }).coverage.states).toBe(1705);
+    expect(check(instantiate(k), { all: true, strict: true, ctaSymmetry: false }).coverage.states).toBe(3340);
+  });
 });

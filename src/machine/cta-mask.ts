@@ -31,3 +31,17 @@ export function maskRanks(mask: number, clusterSize: number): number[] | { probl
   if (m === 0) return { problem: `multicast mask ${hex}${as16} selects no CTA` };
   return { problem: `multicast mask ${hex}${as16} selects only CTA ranks beyond the cluster of ${clusterSize} (0..${clusterSize - 1})` };
 }
+
+/**
+ * `ranks` (ascending, as {@link maskRanks} gives them) in the order the machine creates one
+ * operation per destination CTA: from the issuer's own rank `start` upward, wrapping around the
+ * cluster of `clusterSize`. The order is then the same relative to the issuer in every CTA, so a
+ * rotation of the cluster's ranks maps one CTA's in-flight multicast onto its image's exactly (the
+ * checker's CTA symmetry, check/cta-symmetry.ts, identifies such states only when it does). Which
+ * destination is credited first has no meaning of its own: each destination's operation is its
+ * own asynchronous step.
+ */
+export function ranksFrom(ranks: readonly number[], start: number, clusterSize: number): number[] {
+  const rel = (r: number) => (r - start + clusterSize) % clusterSize;
+  return [...ranks].sort((x, y) => rel(x) - rel(y));
+}

@@ -10,7 +10,7 @@
  */
 import { diagnostic } from '../../model/mbarrier.js';
 import { DIAG } from '../../model/diagnostics.js';
-import { maskRanks } from '../cta-mask.js';
+import { maskRanks, ranksFrom } from '../cta-mask.js';
 import type { OpInstr } from '../program.js';
 import { nextCredit, pendingAsyncGroups, type AsyncOp, type MachineState, type StepOut } from '../state.js';
 import { signal } from './mbarrier.js';
@@ -35,12 +35,12 @@ function execCopy(m: OpCtx, s: MachineState, a: number, ins: OpInstr, out: StepO
   const clusterBase = info.cluster * p.clusterSize;
   const barRank = m.barCta(key) - clusterBase;
   const bufRank = m.bufCta(buf) - clusterBase;
-  // Destination ranks: the buffer's, or (multicast) every rank the mask selects, in ascending order.
+  // Destination ranks: the buffer's, or (multicast) every rank the mask selects, from the issuer's rank up (ranksFrom).
   let ranks: readonly number[];
   if (ins.ints.multicast) {
     const sel = maskRanks(ins.ints.multicast(f), p.clusterSize);
     if (!Array.isArray(sel)) return m.fault(s, a, out, diagnostic(DIAG.multicastMask, `${ins.text}: ${sel.problem}; the copy would deliver nothing`), loc, key), false;
-    ranks = sel;
+    ranks = ranksFrom(sel, info.cta - clusterBase, p.clusterSize);
   } else {
     if (barRank !== bufRank) {
       // Without multicast the mbarrier must be in the destination's CTA (PTX ISA §9.7.9.25.4.1,

@@ -14,7 +14,7 @@
  */
 import { diagnostic } from '../../model/mbarrier.js';
 import { DIAG } from '../../model/diagnostics.js';
-import { maskRanks } from '../cta-mask.js';
+import { maskRanks, ranksFrom } from '../cta-mask.js';
 import type { OpInstr } from '../program.js';
 import type { AsyncOp, MachineState, StepOut } from '../state.js';
 import { endAccesses } from './bulk.js';
@@ -65,7 +65,7 @@ function execCommit(m: OpCtx, s: MachineState, a: number, ins: OpInstr, out: Ste
     const sel = maskRanks(ins.ints.multicast(f), p.clusterSize);
     if (!Array.isArray(sel)) return m.fault(s, a, out, diagnostic(DIAG.multicastMask, `${ins.text}: ${sel.problem}; the commit would arrive on no barrier`), ins.loc, key), false;
     const rank = m.barCta(key) - p.agents[a]!.cluster * p.clusterSize;
-    targets = sel.map((r) => key + (r - rank) * p.barriersPerCta);
+    targets = ranksFrom(sel, p.agents[a]!.cta - p.agents[a]!.cluster * p.clusterSize, p.clusterSize).map((r) => key + (r - rank) * p.barriersPerCta);
   }
   m.newAsync(s, out, 'tc.commit', a, p.agents[a]!.cta, targets ? -1 : key, -1, null, 0, 0, 1, -1, 1, null, targets, ins.loc);
   return true;
