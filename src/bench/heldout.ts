@@ -106,23 +106,26 @@ export function kindOf(c: GpipeConfig): string {
  * or one per warpgroup with wgmma) that wait on full[s], optionally read, run wgmma, spin W, arrive
  * on empty[s] of every CTA of the cluster, and every KT iterations store an epilogue tile.
  */
-export function gpipeKernel(c: GpipeConfig): Kernel {
+export function gpipeKernel(c: GpipeConfig, shape: GpipeShape = {}): Kernel {
   const C = c.cluster;
+  const ebw = shape.epilogueBytesPerCycle ?? STS_CONFLICT_BYTES_PER_CYCLE;
+  // With no consumer warps the producer waits on its own copy of S iterations back (lean.cu producer_only).
+  const alone = c.consumer_warps === 0;
   const wg = c.wgmma_per_stage > 0;
   const insts = wg ? Math.max(1, c.consumer_warps / 4) : c.consumer_warps;
   const k = kernel('hw-gpipe', {
     arch: 'sm_90a',
     cluster: C,
-    params: { S: c.stages, TILE: c.tile_bytes, W: c.work_cycles, ITERS, PG: 0, CG: 0, KT: c.tile_k_steps || ITERS + 1, E: c.epilogue_bytes || 16, NCT: c.consumer_warps * 32, EW: Math.round((c.epilogue_bytes || 0) / STS_CONFLICT_BYTES_PER_CYCLE) },
+    params: { S: c.stages, TILE: c.tile_bytes, W: c.work_cycles, ITERS, PG: 0, CG: 0, KT: c.tile_k_steps || ITERS + 1, E: c.epilogue_bytes || 16, NCT: c.consumer_warps * 32, EW: Math.round((c.epilogue_bytes || 0) / ebw) },
   });
   k.barriers('full', 'S', { count: 1 });
-  k.barriers('empty', 'S', { count: c.consumer_warps * C });
+  k.barriers('empty', 'S', { count: Math.max(1, c.consumer_warps * C) });
   k.smem('stage', 'S', 'TILE');
   k.smem('ebuf', 1, 'E');
   k.role('producer', { warps: 1, per: 'one' }, (r) =>
     r.for('it', 0, 'ITERS', (r) => {
       r.let('s', 'it % S');
-      r.if('it >= S', (r) => r.wait('empty[s]', '((it / S) & 1) ^ 1', { form: 'try_wait' }));
+      r.if('it >= S', (r) => r.wait(alone ? 'full[s]' : 'empty[s]', '((it / S) & 1) ^ 1', { form: 'try_wait' }));
       r.arriveExpectTx('full[s]', 'TILE');
       if (c.copy === 'tensor_ab') {
         r.tma('stage[s]', 'TILE / 2', 'full[s]', { tensor: true });
@@ -131,6 +134,7 @@ export function gpipeKernel(c: GpipeConfig): Kernel {
       else r.tma('stage[s]', 'TILE', 'full[s]', { tensor: false });
       r.work('PG');
     }));
+  if (alone) return k.build();
   k.role('consumer', { warps: wg ? 4 : 1, per: 'thread', instances: insts }, (r) =>
     r.for('it', 0, 'ITERS', (r) => {
       r.let('s', 'it % S');
@@ -173,6 +177,16 @@ export function gpipeKernel(c: GpipeConfig): Kernel {
   return k.build();
 }
 
+/** How a probe's kernel differs from model.cu's gpipe. */
+export interface GpipeShape {
+  /**
+   * Bytes per cycle the SM's consumer threads write the epilogue tile to shared memory at (default
+   * {@link STS_CONFLICT_BYTES_PER_CYCLE}, gpipe's 32-way bank-conflicted pattern; lean.cu writes
+   * conflict-free).
+   */
+  epilogueBytesPerCycle?: number;
+}
+
 /** Whether a configuration reads HBM: the probe flushes L2 before every launch of an `hbm` stream. */
 function fromHbm(c: GpipeConfig): boolean {
   return c.source === 'hbm';
@@ -200,13 +214,23 @@ export interface GpipePrediction {
 
 /** Predicted steady-state cycles per iteration (mean spacing of the first consumer's passing full waits). */
 export function predictGpipe(c: GpipeConfig, timing: Timing, glue: GpipeGlue = GPIPE_GLUE, iters = ITERS): GpipePrediction {
-  const k = gpipeKernel(c);
   const pg = glue.producer + (fromHbm(c) ? (c.copy === 'tensor_ab' ? glue.producerHbmTensor : glue.producerHbm) : c.source === 'l2_distinct' ? glue.producerL2Distinct : 0);
-  const p = instantiate(k, { PG: Math.max(0, pg), CG: glue.consumer, ITERS: iters });
+  return runGpipe(c, timing, { PG: Math.max(0, pg), CG: glue.consumer, ITERS: iters });
+}
+
+/**
+ * Simulates the probe kernel of `c` ({@link gpipeKernel} with `shape`) with parameter values
+ * `params` (PG, CG: the producer's and consumers' own code per iteration, in cycles; ITERS) and
+ * returns the steady-state cycles per iteration: the mean spacing of the first consumer's passing
+ * full waits after {@link WARMUP}, or of the producer's own waits when there is no consumer.
+ */
+export function runGpipe(c: GpipeConfig, timing: Timing, params: { PG: number; CG: number; ITERS: number }, shape: GpipeShape = {}): GpipePrediction {
+  const k = gpipeKernel(c, shape);
+  const p = instantiate(k, params);
   const t = sourceTiming(c, timing);
   const r = simulate(p, { timing: t, recordSpans: false, activeSms: c.ctas });
-  const consumer = p.agents.find((a) => a.roleName === 'consumer')!.id;
   const producer = p.agents.find((a) => a.roleName === 'producer')!.id;
+  const consumer = p.agents.find((a) => a.roleName === 'consumer')?.id ?? producer;
   const passes: number[] = [];
   for (const e of r.events!) if (e.e === 'wait' && e.pass && e.agent === consumer) passes.push(e.t);
   const n = passes.length - 1 - WARMUP;
@@ -215,14 +239,14 @@ export function predictGpipe(c: GpipeConfig, timing: Timing, glue: GpipeGlue = G
   // full when the producer or the copies do (the copies when the producer also waits long).
   const st = r.stats.stalls;
   const sum = (o: Record<string, number>, pre: string) => Object.entries(o).filter(([k2]) => k2.includes(pre)).reduce((a, [, v]) => a + v, 0);
-  const pEmpty = sum(st[producer]!, 'empty');
+  const pEmpty = consumer === producer ? 0 : sum(st[producer]!, 'empty');
   const cFull = sum(st[consumer]!, 'full');
   const tma = r.stats.tmaBusy[0]! / Math.max(1, r.cycles);
   const tc = r.stats.tcBusy[0]! / Math.max(1, r.cycles);
   let bound = pEmpty > cFull ? 'consumer' : 'producer issue';
   if (tc > 0.8) bound = 'tensor core';
   else if (tma > 0.8) bound = 'TMA bandwidth';
-  else if (bound === 'producer issue' && pEmpty > 0.3 * r.cycles) bound = 'TMA latency';
+  else if (bound === 'producer issue' && (consumer === producer ? cFull : pEmpty) > 0.3 * r.cycles) bound = 'TMA latency';
   return { cycles, bound };
 }
 

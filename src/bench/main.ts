@@ -10,7 +10,8 @@ import { instantiate } from '../machine/program.js';
 import { simulate } from '../sim/simulate.js';
 import { H200 } from '../sim/timing.js';
 import { errorReport, loadConfigs } from './calibrate.js';
-import { gpipeRows, loadGpipe, summarize } from './heldout.js';
+import { gpipeRows, loadGpipe, summarize, type HeldRow } from './heldout.js';
+import { calibrateLean, leanRows, loadLean } from './lean.js';
 import { kernelGrid, kernelReport } from './kernels.js';
 import { ptxReport } from './ptx.js';
 import { startupBench, startupReport } from './startup.js';
@@ -73,9 +74,29 @@ function heldOutReport() {
     console.log(`  ${s.kind.padEnd(16)} ${String(s.n).padStart(10)} ${pct(s.median)} ${pct(s.max)}   (${t?.n ?? 0}, ${t ? pct(t.median).trim() : '-'}, ${t ? pct(t.max).trim() : '-'})`);
   }
   console.log('  targets on the held-out part: median ≤ 3%, max ≤ 15%');
+  worstRows(held);
+  leanReport();
+}
+
+/** The 10 held-out rows with the largest |error|, with the side that bounds the simulated loop. */
+function worstRows(held: HeldRow[]) {
+  const pct = (x: number) => `${(x * 100).toFixed(1)}%`.padStart(7);
   console.log('  10 worst held-out rows (cause: the side that bounds the simulated loop):');
   for (const x of [...held].sort((a, b) => Math.abs(b.error) - Math.abs(a.error)).slice(0, 10))
     console.log(`    ${x.config.padEnd(64)} measured ${x.measured.toFixed(0).padStart(5)} predicted ${x.predicted.toFixed(0).padStart(5)} ${pct(x.error)}  model bound: ${x.bound}`);
+}
+
+/** The lean pipelines (src/bench/lean.ts): a kernel the model was never fitted on. */
+function leanReport() {
+  console.log('\nmbsim bench — a kernel never fitted on: lean pipelines vs H200 (hw/results/lean.json; only the kernel\'s own code per iteration is calibrated, on producer_only and one-warp consumer-bound rows)');
+  const configs = loadLean();
+  const code = calibrateLean(configs, H200);
+  console.log(`  kernel code per iteration (cycles): producer ${code.producerBulk} (bulk copy), ${code.producerTensor} (two tensor boxes), consumer ${code.consumer}`);
+  const held = leanRows(configs, H200, code).filter((r) => r.heldOut);
+  const pct = (x: number) => `${(x * 100).toFixed(1)}%`.padStart(7);
+  console.log(`  ${'kind'.padEnd(16)} ${'held-out n'.padStart(10)} ${'median'.padStart(7)} ${'max'.padStart(7)}`);
+  for (const s of summarize(held)) console.log(`  ${s.kind.padEnd(16)} ${String(s.n).padStart(10)} ${pct(s.median)} ${pct(s.max)}`);
+  worstRows(held);
 }
 
 async function webReport() {
