@@ -637,6 +637,10 @@ describe('every construct of the IR is expressible', () => {
     ['tcgen05.dealloc acc[0]', { op: 'tcgen05.dealloc', buf: R('acc') }],
     ['tcgen05.relinquish_alloc_permit', { op: 'tcgen05.relinquish_alloc_permit' }],
     ['tcgen05.ld.sync.aligned acc[0]', { op: 'tcgen05.ld.async', src: R('acc') }],
+    // the data-movement shape qualifiers lex as part of the mnemonic (PTX ISA §9.7.16.8.3)
+    ['tcgen05.ld.sync.aligned.32x32b.x8.b32 acc[0]', { op: 'tcgen05.ld.async', src: R('acc') }],
+    ['tcgen05.ld.sync.aligned.16x32bx2.x2.pack::16b.b32 acc[0]', { op: 'tcgen05.ld.async', src: R('acc') }],
+    ['tcgen05.st.sync.aligned.16x256b.x4.b32 acc[0]', { op: 'tcgen05.st', dst: R('acc') }],
     ['tcgen05.st acc[0]', { op: 'tcgen05.st', dst: R('acc') }],
     ['tcgen05.st.sync.aligned acc[0]', { op: 'tcgen05.st', dst: R('acc') }],
     ['tcgen05.wait::ld', { op: 'tcgen05.wait::ld' }],

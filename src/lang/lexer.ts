@@ -36,8 +36,9 @@ export const Int = createToken({ name: 'Int', pattern: /0[xX][0-9a-fA-F][0-9a-fA
 export const Ident = createToken({ name: 'Ident', pattern: /[A-Za-z_][A-Za-z0-9_]*/ });
 export const Mnemonic = createToken({
   name: 'Mnemonic',
-  // A qualifier is a name, or a tensor dimension count (`.2d` of `cp.async.bulk.prefetch.tensor.2d`).
-  pattern: /[A-Za-z_][A-Za-z0-9_]*(?:\.(?:[A-Za-z_][A-Za-z0-9_]*|[1-5]d(?![A-Za-z0-9_]))(?:::[A-Za-z0-9_]+)*)+/,
+  // A qualifier is a name, a tensor dimension count (`.2d` of `cp.async.bulk.prefetch.tensor.2d`),
+  // or a tcgen05 data-movement shape (`.32x32b`, `.16x256b`, `.16x32bx2` of tcgen05.ld / st / cp).
+  pattern: /[A-Za-z_][A-Za-z0-9_]*(?:\.(?:[A-Za-z_][A-Za-z0-9_]*|[1-5]d(?![A-Za-z0-9_])|\d+x\d+b(?:x2)?(?![A-Za-z0-9_]))(?:::[A-Za-z0-9_]+)*)+/,
 });
 
 function kw(word: string, ...categories: TokenType[]): TokenType {
