@@ -1,0 +1,74 @@
+/**
+ * Hazard detector on phase completions: a data barrier whose phase completes while no thread of
+ * its CTA ever waits on it (`missing-wait`), and a phase that completes while copies in flight
+ * still carry bytes for it (`tx-mismatch`, early). A completion also orders what was waiting for
+ * it: the commit ghosts and pending commits on that barrier, and the TMA landings taken early on
+ * it, are dropped from the checker data.
+ */
+import type { MachineState } from '../machine/machine.js';
+import type { MachineEvent } from '../machine/events.js';
+import type { SrcLoc } from '../kernel/ir.js';
+import { txSites } from './por.js';
+import type { ExtraDraft, SearchCtx } from './search-ctx.js';
+import { LAZY } from './search-hazards.js';
+
+/** The phase detector of search `ctx`: the completion `e` of the step to `t`, updating `d`. */
+export function phaseDetector(ctx: SearchCtx): (e: Extract<MachineEvent, { e: 'phase' }>, t: MachineState, d: ExtraDraft, stateId: number) => void {
+  const { p, an, sink } = ctx;
+  const { waitedKey } = ctx.f;
+  return (e, t, d, stateId) => {
+    if (!waitedKey[e.bar] && an.dataBarriers.has(p.barrierOf(e.bar).info.name)) {
+      const bname = p.barrierName(e.bar);
+      const copies = txSites(p, e.bar);
+      sink.error({
+        kind: 'missing-wait', severity: 'error', key: `${bname}|never`,
+        message: `phase ${e.completed} of ${bname} completed, but no thread of its CTA ever waits on ${bname}: the data its copies deliver is never acquired, so nothing orders a reader after them`,
+        subject: bname, state: stateId, extra: LAZY, details: ['compute-sanitizer synccheck reports this as "missing wait".', ...copies.map((x) => `bytes registered at line ${x.loc.line}: ${x.text}`)],
+        locs: copies.map((x) => x.loc),
+      });
+    }
+    if (d.cghosts !== null) dropCommitted(d, e.bar);
+    if (d.tghosts) {
+      const tghosts = d.tghosts;
+      const keep: number[] = [];
+      for (let i = 0; i < tghosts.length; i += 2) if (tghosts[i] !== e.bar) keep.push(tghosts[i]!, tghosts[i + 1]!);
+      d.tghosts = keep.length ? keep : null;
+    }
+    let left = 0;
+    for (const o of t.inflight) if (o.kind === 'tma' && o.bar === e.bar && o.left > 0) left += o.left;
+    if (left > 0) {
+      const locs: SrcLoc[] = [];
+      for (const o of t.inflight) if (o.kind === 'tma' && o.bar === e.bar && o.left > 0) locs.push(o.loc);
+      const bname = p.barrierName(e.bar);
+      const sites = txSites(p, e.bar);
+      sink.error({
+        kind: 'tx-mismatch', severity: 'error', key: `${bname}|early`,
+        message: `phase ${e.completed} of ${bname} completed while copies in flight still carry ${left} bytes for it: the phase expected fewer bytes than its copies deliver, and the rest will be charged to phase ${e.completed + 1}`,
+        subject: bname, state: stateId, extra: LAZY, details: sites.map((x) => `bytes registered at line ${x.loc.line}: ${x.text}`), locs: [...sites.map((x) => x.loc), ...locs],
+      });
+    }
+  };
+}
+
+/** The completion of a phase of barrier `bar` orders the commit ghosts on it and the pending commits into it. */
+function dropCommitted(d: ExtraDraft, bar: number): void {
+  const x = d.x;
+  for (let g = 0; g < d.cghosts.length; g++) {
+    const cl = d.cghosts[g];
+    if (!cl) continue;
+    let hit = false;
+    for (let i = 0; i < cl.length; i += 2) if (cl[i] === bar) hit = true;
+    if (!hit) continue;
+    const keep: number[] = [];
+    for (let i = 0; i < cl.length; i += 2) if (cl[i] !== bar) keep.push(cl[i]!, cl[i + 1]!);
+    if (d.cghosts === x.cghosts) d.cghosts = d.cghosts.slice();
+    d.cghosts[g] = keep.length ? keep : null;
+  }
+  for (let g = 0; g < d.pcm.length; g++) {
+    const l = d.pcm[g];
+    if (!l || !l.includes(bar)) continue;
+    if (d.pcm === x.pcm) d.pcm = d.pcm.slice();
+    const keep = l.filter((b) => b !== bar);
+    d.pcm[g] = keep.length ? keep : null;
+  }
+}

@@ -1,0 +1,250 @@
+/**
+ * The partial-order reduction's forced steps (docs/CHECK.md; the independence facts in por.ts):
+ * the single step, if any, that the search takes from a state without branching. Candidates, in
+ * the state's canonical agent order:
+ *
+ * - an agent's `local` or `issue` step that does not end the agent; a sync step only when it
+ *   commutes with everything: a stable wait, arrive or named-barrier arrival (stable.ts), an
+ *   enabled wait_group, the second step of a completed bar.sync, an arrive on another CTA's
+ *   barrier (it only starts a remote signal);
+ * - in-flight operations by issuer, in issue order: a tcgen05.mma completion, a TMA landing that
+ *   cannot complete its phase, a commit that cannot complete its commit-only phase (the last two
+ *   stay visible as ghosts).
+ */
+import { nextCredit, type AsyncOp, type Choice, type MachineState } from '../machine/machine.js';
+import { NAMED_PER_CTA } from '../machine/state.js';
+import { perThreads, type OpInstr } from '../machine/program.js';
+import { OPC } from '../machine/ops/index.js';
+import { sortByRecord, type Extra } from './codec.js';
+import { keyOf } from './engine.js';
+import { landingsCommute } from './por.js';
+import { stableArrive, stableNamedArrive, stableWait } from './stable.js';
+import type { SearchCtx } from './search-ctx.js';
+import type { Successors } from './successor.js';
+import type { TransitionCheck } from './transition.js';
+
+const OPC_ARRIVE = OPC['mbarrier.arrive'];
+const OPC_WAIT = OPC['mbarrier.wait'];
+const OPC_BAR_SYNC = OPC['bar.sync'];
+const OPC_BAR_ARRIVE = OPC['bar.arrive'];
+const OPC_WG_WAIT = OPC['wgmma.wait_group'];
+const OPC_BULK_WAIT = OPC['cp.async.bulk.wait_group'];
+const OPC_CP_WAIT = OPC['cp.async.wait_group'];
+
+/** A forced step taken: the state after it, its checker data, the choice and its actor. */
+export interface Forced { t: MachineState; nx: Extra; c: Choice; who: number }
+
+/**
+ * The forced step from `s` (checker data `x`, reached from stored state `id` by `prefix`; `rh`:
+ * its record hashes, for the canonical order of symmetric agents), or null.
+ */
+export type ForcedStep = (s: MachineState, x: Extra, id: number, prefix: Choice[], rh?: Int32Array | null) => Forced | null;
+
+/** The forced steps of search `ctx` (`stableOn`: stable waits and arrives are forced too). */
+export function forcedStep(ctx: SearchCtx, sx: Successors, check: TransitionCheck, stableOn: boolean): ForcedStep {
+  const { p, m, an, out } = ctx;
+  const { agentCode, agentPor } = ctx.f;
+  const agentOrder = canonicalOrder(ctx);
+  const syncForced = stableSync(ctx, stableOn);
+  const asyncForced = forcedLanding(ctx);
+  /** Shared choice objects of the forced steps: agent a; async op id (small ids). */
+  const agentChoice: Choice[] = p.agents.map((_, a) => Object.freeze({ kind: 'agent' as const, agent: a }));
+  const asyncChoice: Choice[] = [];
+  const asyncChoiceOf = (id: number): Choice => (id < 4096 ? (asyncChoice[id] ??= Object.freeze({ kind: 'async' as const, id })) : { kind: 'async', id });
+
+  /** The first forced agent step, in `order` (null: by index). */
+  const agentStep = (s: MachineState, x: Extra, id: number, prefix: Choice[], order: Int32Array | null): Forced | null => {
+    const ags = s.agents;
+    for (let k = 0; k < ags.length; k++) {
+      const a = order ? order[k]! : k;
+      const ag = ags[a]!;
+      if (ag.status !== 'run') continue;
+      const pc = ag.pc;
+      const ins = agentCode[a]![pc]!;
+      if (ins.i !== 'op') continue;
+      if (m.gated && !m.agentEnabled(s, a)) continue; // a cluster not resident yet (machine/values.ts)
+      if (agentPor[a]![pc] === 'sync' && !syncForced(s, a, ins)) continue;
+      const c = agentChoice[a]!;
+      const t = sx.succ(s, c, a);
+      if (t.agents[a]!.status !== 'run') continue; // exits are visible
+      const nx = check(s, t, c, out.events!, x, id, prefix);
+      return { t, nx, c, who: a };
+    }
+    return null;
+  };
+
+  return (s, x, id, prefix, rh = null) => {
+    if (s.trapped) return null;
+    const ags = s.agents;
+    const order = an.groups.length ? agentOrder(rh) : null;
+    const f = agentStep(s, x, id, prefix, order);
+    if (f) return f;
+    // In-flight ops by issuer, each issuer's in issue order: the canonical order of the state
+    // encoding. (The list's order across issuers depends on the path that reached the state, and
+    // the forced step taken must not: else the states stored would depend on the search order.)
+    const fl = s.inflight;
+    const nA = fl.length ? ags.length : 0;
+    for (let k = 0; k < nA; k++) for (let i = 0; i < fl.length; i++) {
+      const a = order ? order[k]! : k;
+      const o = fl[i]!;
+      if (o.agent !== a) continue;
+      if (!asyncForced(s, o)) continue;
+      const c = asyncChoiceOf(o.id);
+      const t = sx.succ(s, c, o.agent, i);
+      const nx = check(s, t, c, out.events!, x, id, prefix);
+      ctx.tmaGhost = -1;
+      ctx.commitGhost = -1;
+      return { t, nx, c, who: o.agent };
+    }
+    return null;
+  };
+}
+
+/**
+ * The agents in the state's canonical order: agents outside symmetry groups by index, then each
+ * group's members by record hash (`rh`). A state and its permutations by symmetry hash alike; the
+ * forced step must be chosen alike in them too, or the states stored would depend on which
+ * representative the search met first.
+ */
+function canonicalOrder(ctx: SearchCtx): (rh: Int32Array | null) => Int32Array {
+  const { p, an } = ctx;
+  const canonOrder = new Int32Array(p.agents.length);
+  const plainAgents = p.agents.map((a) => a.id).filter((a) => an.groupOf[a]! < 0);
+  return (rh) => {
+    let k = 0;
+    for (const a of plainAgents) canonOrder[k++] = a;
+    for (const g of an.groups) {
+      if (rh) sortByRecord(g.agents, rh, canonOrder, k);
+      else canonOrder.set(g.agents, k);
+      k += g.agents.length;
+    }
+    return canonOrder;
+  };
+}
+
+/**
+ * Whether the sync step `ins` of agent `a` in `s` is forced: a sync step, except an arrive on
+ * another CTA's barrier (it only starts a remote signal) and a stable wait (stable.ts: it passes,
+ * and nothing reaches its barrier before it moves), is explored in every order.
+ */
+function stableSync(ctx: SearchCtx, stableOn: boolean): (s: MachineState, a: number, ins: OpInstr) => boolean {
+  const { p, m } = ctx;
+  const { multiWarp, barCta } = ctx.f;
+  const stable = stableChecks(ctx);
+  return (s, a, ins) => {
+    const ag = s.agents[a]!;
+    if (ins.opc === OPC_WAIT) return stableOn && !multiWarp[a] && stable.wait(s, a, ins, ag.frame);
+    if (ins.opc === OPC_WG_WAIT || ins.opc === OPC_BULK_WAIT || ins.opc === OPC_CP_WAIT) {
+      // Once its groups are complete they stay complete: an enabled wait_group cannot be
+      // disabled and only reads, so it commutes with every other step. (Not for an agent of
+      // several warps in lockstep: its wait_group retires elected-thread ghosts, see EG.)
+      return stableOn && !multiWarp[a] && m.agentEnabled(s, a);
+    }
+    if (ins.opc === OPC_BAR_SYNC || ins.opc === OPC_BAR_ARRIVE) {
+      // The second step of a bar.sync once its generation completed (it stays enabled and only
+      // moves its agent), or a stable arrival (stable.ts).
+      if (!stableOn || multiWarp[a]) return false;
+      if (ins.opc === OPC_BAR_SYNC && ag.sub >= 0) return m.agentEnabled(s, a);
+      return stable.named(s, a, ins, ag.frame);
+    }
+    if (ins.opc !== OPC_ARRIVE) return false;
+    const key = keyOf(ins.bar!, ag.frame);
+    if (key < 0) return false;
+    // A local arrive is forced when it is stable (stable.ts: the phase still needs it after
+    // everything the others can bring first).
+    return !(barCta(key) === p.agents[a]!.cta && (!stableOn || multiWarp[a] || !stable.arrive(s, a, ins, key, ag.frame)));
+  };
+}
+
+/** The stable-step questions of stable.ts for an instruction's operands (false when an operand faults). */
+function stableChecks(ctx: SearchCtx) {
+  const { p, m } = ctx;
+  const { agentCode, barCta } = ctx.f;
+  const wait = (s: MachineState, a: number, ins: OpInstr, f: number[]): boolean => {
+    const w = ins.op as Extract<OpInstr['op'], { op: 'mbarrier.wait' }>;
+    if (w.dest !== undefined || w.token !== undefined || !ins.ints.parity) return false;
+    const key = keyOf(ins.bar!, f);
+    if (key < 0 || barCta(key) !== p.agents[a]!.cta) return false;
+    let par: number;
+    try {
+      par = ins.ints.parity(f);
+    } catch {
+      return false;
+    }
+    return stableWait(p, agentCode, s, a, key, par);
+  };
+  const arrive = (s: MachineState, a: number, ins: OpInstr, key: number, f: number[]): boolean => {
+    const op = ins.op as Extract<OpInstr['op'], { op: 'mbarrier.arrive' }>;
+    if (op.expectTx || op.drop || op.noComplete || op.token !== undefined) return false;
+    let count: number;
+    try {
+      count = (ins.ints.count ? ins.ints.count(f) : 1) * perThreads(ins.per, p.agents[a]!);
+    } catch {
+      return false;
+    }
+    return stableArrive(p, agentCode, s, a, key, count);
+  };
+  const named = (s: MachineState, a: number, ins: OpInstr, f: number[]): boolean => {
+    const info = p.agents[a]!;
+    let key: number;
+    let count: number;
+    try {
+      const id = ins.ints.id!(f);
+      if (id < 0 || id > 15) return false;
+      key = info.cta * NAMED_PER_CTA + id;
+      count = ins.ints.threads ? ins.ints.threads(f) : m.ctaThreads[info.cta]!;
+    } catch {
+      return false;
+    }
+    if (!(count >= 32) || count % 32 !== 0) return false;
+    return stableNamedArrive(p, agentCode, s, a, key, 32 * (ins.per === 'one' ? 1 : info.warps), count);
+  };
+  return { wait, arrive, named };
+}
+
+/**
+ * Whether the completion of in-flight operation `o` in `s` is a forced step; a TMA landing or a
+ * commit taken so is noted in the context (`tmaGhost`, `commitGhost`): it becomes a ghost.
+ */
+function forcedLanding(ctx: SearchCtx): (s: MachineState, o: AsyncOp) => boolean {
+  const { an } = ctx;
+  const { directTxKey, commitOnlyKey } = ctx.f;
+  return (s, o) => {
+    const fl = s.inflight;
+    const ags = s.agents;
+    if (o.kind === 'tma') {
+      // A landing that cannot complete its phase (all arrivals in, bytes still missing after it, and
+      // only copies can change the tx-count) commutes with everything; its write stays visible as a ghost.
+      const b = s.bars[o.bar];
+      if (!b || b.status !== 'valid') return false;
+      // Arrivals still missing: the landing is postponed instead (see postponable), never forced.
+      if (b.pending > 0) return false;
+      if (directTxKey[o.bar]) return false;
+      const chunk = nextCredit(o);
+      if (b.tx - chunk <= 0) return false;
+      let remote = false;
+      for (const y of fl) if (y.kind === 'remote' && y.bar === o.bar) remote = true;
+      if (remote) return false;
+      // The order of the landings on this barrier matters only if some of them, landing first,
+      // can bring tx to exactly 0 (an early completion): then every order must be explored.
+      if (!landingsCommute(s, o.bar, b.tx)) return false;
+      ctx.tmaGhost = o.id;
+      return true;
+    }
+    if (o.kind === 'tc.commit') {
+      // A commit arriving on a commit-only barrier without completing its phase (see docs/CHECK.md).
+      if (o.seq !== ags[o.agent]!.tcDone) return false; // not enabled: tcgen05 ops complete in issue order
+      if (!an.commitOnly || o.targets || o.bar < 0) return false;
+      const b = s.bars[o.bar]!;
+      if (b.status !== 'valid' || b.pending < 2 || !commitOnlyKey[o.bar]) return false;
+      ctx.commitGhost = o.id;
+      return true;
+    }
+    if (o.kind === 'tc.mma') {
+      if (o.seq !== ags[o.agent]!.tcDone) return false; // not enabled
+      // With managed TMEM a dealloc may race the MMA: its completion is explored in every order.
+      return !an.tmemManaged;
+    }
+    return false;
+  };
+}

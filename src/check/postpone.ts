@@ -1,0 +1,116 @@
+/**
+ * Postponed landings (docs/CHECK.md, "Postponed landings"): a TMA landing on a barrier whose
+ * phase still misses arrivals (pending > 0) is explored only after the other enabled steps, and
+ * only if one of them completes that barrier's phase (or re-initializes it, or is a wait on it,
+ * or brings its pending count to 0), or if nothing else is enabled. While pending > 0 no landing
+ * completes the phase, so a landing moved later changes nothing a step observes except that its
+ * bytes stay in flight longer (more overlap, never less): unless that step is the one that brings
+ * pending to 0, which completes the phase in one order and not in the other, which is why both
+ * orders are explored then. A landing that could underflow the tx range is never postponed, nor
+ * one on a barrier that cp.async.mbarrier.arrive signals (conservative). A remote arrive is
+ * postponed while it cannot complete the phase by itself, even with every other remote arrive in
+ * flight to that barrier (pending > the sum of their counts).
+ */
+import { nextCredit, type Choice, type MachineState } from '../machine/machine.js';
+import { OPC, OPS } from '../machine/ops/index.js';
+import { TX_FLOOR } from './por.js';
+import type { SearchCtx } from './search-ctx.js';
+
+const OPC_CLUSTER_ARRIVE = OPC['barrier.cluster.arrive'];
+
+/** The postponed landings among the enabled choices of the state being expanded. */
+export class Postponed {
+  /** Per enabled choice of the state being expanded: the barrier its landing is postponed on, or -1. */
+  bar = new Int32Array(16);
+  /** Per enabled choice: the pending count of `bar`'s barrier at or below which a step conflicts. */
+  private th = new Int32Array(16);
+  /** Per enabled choice: 1 when a step of the state being expanded conflicts with its postponed landing. */
+  hit = new Uint8Array(16);
+
+  constructor(private readonly ctx: SearchCtx) {}
+
+  /**
+   * Marks the postponed landings among the choices `ch` enabled in `s`; returns how many there are
+   * (0 when every choice is one: nothing else is enabled, so every landing is explored).
+   */
+  mark(s: MachineState, ch: readonly Choice[]): number {
+    if (this.bar.length < ch.length) {
+      this.bar = new Int32Array(ch.length * 2);
+      this.th = new Int32Array(ch.length * 2);
+      this.hit = new Uint8Array(ch.length * 2);
+    }
+    let nPost = 0;
+    for (let i = 0; i < ch.length; i++) if ((this.bar[i] = this.postponedBar(s, ch[i]!, i)) >= 0) nPost++;
+    if (nPost === ch.length) nPost = 0; // nothing else is enabled: every landing is explored
+    this.hit.fill(0, 0, ch.length);
+    return nPost;
+  }
+
+  /** Notes the postponed landings among `n` choices that step `c` from `s` to `t` conflicts with. */
+  note(s: MachineState, t: MachineState, c: Choice, n: number): void {
+    for (let i = 0; i < n; i++) {
+      const k = this.bar[i]!;
+      if (k >= 0 && !this.hit[i] && this.conflictsWith(s, t, c, k, this.th[i]!)) this.hit[i] = 1;
+    }
+  }
+
+  /**
+   * The barrier key the landing of choice `c` (index `i`) is postponed on, or -1; `th[i]` gets the
+   * pending count at or below which another step orders against it (0 for a TMA landing, the sum
+   * of the remote arrives in flight to the barrier for a remote arrive).
+   */
+  private postponedBar(s: MachineState, c: Choice, i: number): number {
+    if (c.kind !== 'async') return -1;
+    const o = this.ctx.m.findAsync(s, c.id);
+    if (!o || o.bar < 0 || this.ctx.f.cpaKey[o.bar]) return -1;
+    const b = s.bars[o.bar];
+    if (b === undefined || b.status !== 'valid') return -1;
+    if (o.kind === 'tma') {
+      this.th[i] = 0;
+      return b.pending > 0 && b.tx - nextCredit(o) > TX_FLOOR ? o.bar : -1;
+    }
+    if (o.kind === 'remote' && o.remote === 'arrive') {
+      // Its issuer waiting at barrier.cluster.arrive (enabled once the issuer's remote signals have
+      // landed): the landing enables that step, so it is not independent of the others: explored
+      // in every order.
+      const ag = s.agents[o.agent]!;
+      if (ag.status === 'run') {
+        const ins = this.ctx.f.agentCode[o.agent]![ag.pc]!;
+        if (ins.i === 'op' && ins.opc === OPC_CLUSTER_ARRIVE) return -1;
+      }
+      // Every remote arrive in flight to the barrier together: while they cannot complete the
+      // phase (or over-arrive) even all landing at once, none of them can.
+      let sum = 0;
+      for (const y of s.inflight) if (y.kind === 'remote' && y.remote === 'arrive' && y.bar === o.bar) sum += y.count;
+      this.th[i] = sum;
+      return b.pending > sum ? o.bar : -1;
+    }
+    return -1;
+  }
+
+  /**
+   * True when step `c` from `s` to `t` orders against a postponed landing on barrier `k` whose
+   * conflict threshold is `th`: it changes the phase or the status, leaves at most `th` arrivals
+   * pending (in one order the landing completes the phase or over-arrives, in the other the step
+   * does), or is a wait on `k` that passes now.
+   */
+  private conflictsWith(s: MachineState, t: MachineState, c: Choice, k: number, th: number): boolean {
+    // A step that traps ends every schedule: a landing postponed past it would never be seen.
+    if (t.trapped) return true;
+    const a = s.bars[k]!;
+    const b = t.bars[k]!;
+    // The step that brings pending to the threshold completes the phase in one order of it and the
+    // landing and not in the other (and its diagnostics, e.g. a .noComplete arrive that completes, differ).
+    if (a.phase !== b.phase || a.status !== b.status || b.pending <= th) return true;
+    if (c.kind !== 'agent') return false;
+    // A wait passing now (on an older phase) observes whether the current phase has begun (phase-alias).
+    const ag = s.agents[c.agent]!;
+    const ins = this.ctx.f.agentCode[c.agent]![ag.pc]!;
+    if (ins.i !== 'op' || OPS[ins.opc]!.sync !== 'acquire') return false;
+    try {
+      return ins.bar!(ag.frame) === k;
+    } catch {
+      return false; // the wait faults evaluating its operand (the step reports it)
+    }
+  }
+}
