@@ -89,7 +89,8 @@ function demangle(n: string): string {
   return mm ? n.slice(mm[0].length, mm[0].length + Number(mm[1])) : n;
 }
 
-function pickEntry(m: Module, want: string | undefined): Func {
+/** The `.entry` a launch names (full or demangled name; the only one when absent); throws {@link KernelError}. */
+export function pickEntry(m: Module, want: string | undefined): Func {
   const entries = functions(m).filter((f) => f.entry && f.body);
   const loc = { file: m.file, line: 1, col: 1 };
   if (!entries.length) throw new KernelError(`${m.file} has no .entry with a body`, loc, 'ptx-launch');
