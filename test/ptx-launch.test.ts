@@ -34,7 +34,7 @@ describe('mbsim check FILE.ptx with its launch in the file', () => {
     expect(r.err).toBe('');
     expect(r.code).toBe(1);
     expect(r.out).toContain('mbsim check tma_wgmma (sm_90a)  param_4=128 param_5=2 param_6=1');
-    expect(r.out).toContain('HANG on barrier empty[0]');
+    expect(r.out).toContain('HANG on barrier full[0]');
   }, 60_000);
 
   it('a comment line gives the launch; a flag overrides one field of it', async () => {

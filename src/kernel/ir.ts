@@ -374,6 +374,13 @@ export interface RoleDecl {
   instancesLoc?: SrcLoc;
   /** Predicate over `cta` choosing where the role runs; absent: every CTA. */
   where?: Expr;
+  /**
+   * Every warp issues the operations its code reaches, the one-thread ones included
+   * (`mbarrier.init` / `inval`, `tcgen05.mma` / `commit` / `cp` / `shift`): the code itself chose
+   * the issuing warp and lane (the PTX front end). Absent: in a role that runs one agent per warp
+   * those are warp 0's, the other warps step over them.
+   */
+  asWritten?: boolean;
   body: Stmt[];
   loc?: SrcLoc;
 }

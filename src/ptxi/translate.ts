@@ -74,7 +74,7 @@ export function translatePtx(m: Module, launch: PtxLaunch = {}): { kernel: Kerne
     params: [...params.values()].map((p) => p.decl),
     cluster: num(launch.cluster ?? 1), grid: num(launch.grid ?? 1),
     barriers, buffers,
-    roles: [{ name, warps: block / 32, threads: block, per: 'warp', body, loc: at(f.pos) }],
+    roles: [{ name, warps: block / 32, threads: block, per: 'warp', asWritten: true, body, loc: at(f.pos) }],
     file, loc: at(f.pos),
   };
   const varying = new Set<string>();
@@ -141,7 +141,7 @@ function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<str
     '%cluster_ctaid.y': () => num(0), '%cluster_ctaid.z': () => num(0), '%cluster_nctaid.x': () => num(cluster), '%is_explicit_cluster': () => num(cluster > 1 ? 1 : 0),
   };
   const symbol = (n: string): number | undefined => shared.get(n)?.base ?? paramSyms.get(n);
-  const where = (it: FlatIns, o: Operand): { sym: SharedSym; addr: Expr } => {
+  const where = (it: FlatIns, o: Operand, lane: Lane = 'lead'): { sym: SharedSym; addr: Expr } => {
     if (o.kind !== 'address') throw new NotModelled(`expected an address operand`);
     let sym = o.base ? shared.get(o.base) : undefined;
     if (!sym && o.base) {
@@ -150,7 +150,7 @@ function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<str
       if (ps.length === 1) sym = shared.get(ps[0]!);
     }
     if (!sym) throw new NotModelled(`address [${o.base ?? ''}${o.offset ? `+${o.offset}` : ''}] is not derived from a .shared array`);
-    return { sym, addr: address(env, it, o, 'lead') };
+    return { sym, addr: address(env, it, o, lane) };
   };
   const env: InsEnv = {
     facts,
@@ -167,8 +167,8 @@ function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<str
       }
       return SPECIAL[name]?.(lane);
     },
-    bar(it, o): BarRef {
-      const { sym, addr } = where(it, o);
+    bar(it, o, lane): BarRef {
+      const { sym, addr } = where(it, o, lane);
       if (sym.role !== 'barrier') throw new NotModelled(`${sym.ir} is used as data and as an mbarrier`);
       if (!it.ins.mods.includes('shared::cluster') || it.ins.base !== 'mbarrier') return { name: sym.ir, index: bin('/', bin('-', addr, num(sym.base)), num(8)) };
       // A shared::cluster address names its CTA (mapa): rank = addr / 2^24 − 1, or the executing CTA below 2^24.
@@ -192,6 +192,7 @@ function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<str
       return launch.tensorMaps![k]!;
     },
     descRoot: (it, reg) => descriptorRoot(facts, it, reg, shared),
+    tokenRoot: (it, o) => tokenRoot(facts, it, o),
   };
   return env;
 }
@@ -217,6 +218,28 @@ function descriptorRoot(facts: Facts, _it: FlatIns, reg: string, shared: Map<str
   throw new NotModelled(`the shared-memory address of wgmma descriptor ${reg} (mbsim follows its definitions back to an address of a .shared array)`);
 }
 
+/**
+ * The arrive destination that token operand `o` is a copy of (`mov` / `cvt` chains of single
+ * definitions): every definition of it is an `mbarrier.arrive*` (PTX ISA §9.7.13.15.13, the
+ * `state` operand), and it is one value for the warp.
+ */
+function tokenRoot(facts: Facts, it: FlatIns, o: Operand): string {
+  if (o.kind !== 'name') throw new NotModelled('a token that is not a register');
+  const defs = DEFS.get(facts)!;
+  let r = it.name(o.name);
+  for (let i = 0; i < 16; i++) {
+    const d = defs.get(r) ?? [];
+    if (d.length && d.every((x) => x.ins.base === 'mbarrier' && (x.ins.mods[0] === 'arrive' || x.ins.mods[0] === 'arrive_drop'))) {
+      if (facts.kind(r) !== 'U') throw new NotModelled(`the token ${r} differs between the lanes of a warp`);
+      return r;
+    }
+    const src = d.length === 1 && (d[0]!.ins.base === 'mov' || d[0]!.ins.base === 'cvt') ? d[0]!.ins.operands[1] : undefined;
+    if (!src || src.kind !== 'name') break;
+    r = d[0]!.name(src.name);
+  }
+  throw new NotModelled(`the token ${it.name(o.name)} does not come from an mbarrier.arrive (mbsim follows its copies back to the arrive that returned it)`);
+}
+
 function emitBody(m: Module, flat: Flat, cfg: Cfg, facts: Facts, env: InsEnv, at: (p: { line: number; col: number }) => SrcLoc, file: string): Stmt[] {
   const defs = new Map<string, FlatIns[]>();
   for (const it of flat.items) if (!('label' in it)) for (const d of destsOf(it)) (defs.get(d) ?? defs.set(d, []).get(d)!).push(it);
@@ -234,6 +257,7 @@ function emitBody(m: Module, flat: Flat, cfg: Cfg, facts: Facts, env: InsEnv, at
     if (facts.kind(r) !== 'U') for (let l = 0; l < LANES; l++) out.push({ s: 'let', name: `${r}@${l}`, value: num(0), loc: loc0 });
   }
   for (const b of facts.varyingBranch) for (const x of ['div', 'pend', 'save', 'T']) out.push({ s: 'let', name: `%${x}#${b}`, value: num(0), loc: loc0 });
+  out.push({ s: 'let', name: '%lanes', value: num(0), loc: loc0 });
   out.push(...setMask(num(FULL), loc0));
   const sitesAt = new Map<number, number[]>();
   for (const b of facts.varyingBranch) { const j = cfg.ipdom[b]!; if (j >= 0) (sitesAt.get(j) ?? sitesAt.set(j, []).get(j)!).push(b); }
@@ -250,8 +274,8 @@ function emitBody(m: Module, flat: Flat, cfg: Cfg, facts: Facts, env: InsEnv, at
       if (dests.length && dests.every((d) => !regs.has(d) || facts.opaque(d)) && !EFFECTS.has(it.ins.base)) continue;
       const loc = withCuda(m, it, at(it.ins.pos));
       if (it.ins.base === 'bra') { out.push(...branch(env, cfg, it, bi, loc, facts.varyingBranch.has(bi))); continue; }
-      const guard = it.ins.guard ? predMask(env, it.name(it.ins.guard.pred), it.ins.guard.negated) : undefined;
       try {
+        const guard = it.ins.guard ? predMask(env, it.name(it.ins.guard.pred), it.ins.guard.negated) : undefined;
         env.pre = [];
         const ss = isAlu(it) ? aluStmts(env, it, loc, divergent, guard) : insStmts(env, it, loc, divergent, guard, isSpinTest(flat, i));
         out.push(...env.pre.map((p) => ({ ...p, loc })), ...ss);
@@ -282,6 +306,7 @@ function branch(env: InsEnv, cfg: Cfg, it: FlatIns, bi: number, loc: SrcLoc, var
   const g = it.ins.guard;
   if (!g) return [{ s: 'goto', label: to, loc }];
   const p = it.name(g.pred);
+  if (env.facts.opaque(p)) return [{ s: 'op', op: { op: 'trap', message: `${it.ins.opcode}: ${new Opaque(p).message}` }, loc }];
   if (!varying) return [{ s: 'goto', label: to, cond: g.negated ? bin('==', v(p), num(0)) : bin('!=', v(p), num(0)), loc }];
   const T = `%T#${bi}`;
   const fall = `B${bi + 1}`;
