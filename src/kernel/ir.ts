@@ -175,7 +175,8 @@ export type Op =
   | { op: 'wgmma.commit_group' }
   | { op: 'wgmma.wait_group'; n: Expr }
   | { op: 'cp.async'; dst: BufRef; bytes: Expr }
-  | { op: 'cp.async.mbarrier.arrive'; bar: BarRef; noinc: boolean }
+  /** `per`: the threads that arrive (each once its own earlier cp.async copies landed); absent: the role's default. */
+  | { op: 'cp.async.mbarrier.arrive'; bar: BarRef; noinc: boolean; per?: Per }
   // The asynchronous copy family beyond TMA loads and bulk stores (machine/ops/cpasync.ts,
   // stasync.ts, bulk.ts).
   /** `cp.async.commit_group`: closes the thread's open cp.async-group (PTX ISA §9.7.9.25.3.2). */

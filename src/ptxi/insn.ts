@@ -11,6 +11,8 @@ import { destsOf, regsOf, sourcesOf } from './analysis.js';
 import { address, assign, bin, bit, counted, num, NotModelled, once, v, value, LANES, type Lane, type ValueEnv } from './emit.js';
 import type { FlatIns } from './flat.js';
 import { CLUSTER_STRIDE } from './layout.js';
+import { tcgen05Stmts } from './tcgen.js';
+import { clcStmts, cpAsyncStmts, stAsyncStmts } from './asyncops.js';
 
 /** What the instruction translation asks of the kernel being built. */
 export interface InsEnv extends ValueEnv {
@@ -27,6 +29,15 @@ export interface InsEnv extends ValueEnv {
    * token variable. Throws NotModelled when it is not one warp-uniform arrive result.
    */
   tokenRoot(it: FlatIns, o: Operand): string;
+  /**
+   * Checks that the kernel's Tensor Memory is one allocation the tcgen05 operations can name
+   * (tcgen.ts `TMEM`); throws NotModelled otherwise.
+   */
+  tmem(it: FlatIns, cols?: Operand): void;
+  /** The value of `o` when it is a constant (an immediate, or a register whose one definition moves one in). */
+  staticInt(it: FlatIns, o: Operand | undefined): number | undefined;
+  /** The buffer a `query_cancel`'s b128 operand was loaded from (`ld.shared.b128` of the try_cancel response). */
+  responseOf(it: FlatIns, o: Operand): BufRef;
 }
 
 /** The token variable of an arrive (its `state` destination when one value for the warp), or undefined (the sink `_`). */
@@ -47,7 +58,7 @@ export function insStmts(env: InsEnv, it: FlatIns, loc: SrcLoc, divergent: boole
   const lead = (o: Operand): Expr => value(env, it, o, 'lead');
   switch (ins.base) {
     case 'ld': return ld(env, it, loc, divergent, guard);
-    case 'st': return ins.mods.includes('shared') || ins.mods.some((m) => m.startsWith('shared')) ? once({ op: 'st.shared', buf: env.buf(it, ins.operands[0]!) }, loc, divergent, guard) : [];
+    case 'st': if (ins.mods[0] === 'async') return stAsyncStmts(env, it, loc, divergent, guard); return ins.mods.includes('shared') || ins.mods.some((m) => m.startsWith('shared')) ? once({ op: 'st.shared', buf: env.buf(it, ins.operands[0]!) }, loc, divergent, guard) : [];
     case 'mbarrier': return mbarrier(env, it, srcs, loc, divergent, guard, spin);
     case 'fence':
       if (m0 === 'mbarrier_init') return once({ op: 'fence.mbarrier_init' }, loc, divergent, guard);
@@ -57,6 +68,9 @@ export function insStmts(env: InsEnv, it: FlatIns, loc: SrcLoc, divergent: boole
     case 'bar': case 'barrier': return barrier(env, it, lead, loc, divergent, guard);
     case 'cp': return cp(env, it, loc, divergent, guard);
     case 'wgmma': return wgmma(env, it, lead, loc, divergent, guard);
+    case 'tcgen05': return tcgen05Stmts(env, it, loc, divergent, guard);
+    case 'clusterlaunchcontrol': return clcStmts(env, it, loc, divergent, guard);
+    case 'red': if (ins.mods[0] === 'async') return stAsyncStmts(env, it, loc, divergent, guard); throw new NotModelled(ins.opcode);
     case 'elect': {
       const [r, p] = destsOf(it);
       const out: Stmt[] = [];
@@ -214,6 +228,7 @@ function cp(env: InsEnv, it: FlatIns, loc: SrcLoc, divergent: boolean, guard?: E
   const ops = ins.operands;
   const lead = (o: Operand): Expr => value(env, it, o, 'lead');
   const what = ins.opcode;
+  if (m[0] === 'async' && m[1] !== 'bulk') return cpAsyncStmts(env, it, loc, divergent, guard);
   if (m[0] !== 'async' || m[1] !== 'bulk') throw new NotModelled(what);
   if (m[2] === 'commit_group') return once({ op: 'cp.async.bulk.commit_group' }, loc, divergent, guard);
   if (m[2] === 'wait_group') return once({ op: 'cp.async.bulk.wait_group', n: lead(ops[0]!), read: m.includes('read') }, loc, divergent, guard);

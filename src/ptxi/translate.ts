@@ -19,6 +19,7 @@ import { insStmts, type InsEnv } from './insn.js';
 import { CLUSTER_STRIDE, layoutShared, PARAM_BASE, paramKey, sharedDecls, shortName, type SharedSym } from './layout.js';
 import { isSpinTest } from './spin.js';
 import { neededRegs } from './needed.js';
+import { defsOf, descriptorRoot, setDefs, staticInt, tmemDecl, tmemOf, tokenRoot, type TmemInfo } from './defs.js';
 
 /** A launch of a PTX kernel (the host side that no PTX file carries). */
 export interface PtxLaunch {
@@ -65,9 +66,12 @@ export function translatePtx(m: Module, launch: PtxLaunch = {}): { kernel: Kerne
   const shared = layoutShared(m, f, flat, facts, launch.dynamicSmem ?? 0, boxes, file);
   const byName = new Map(shared.map((s) => [s.name, s]));
   const params = paramValues(f, launch);
-  const env = insEnv(facts, byName, paramSyms, params, f, launch, block);
+  setDefs(flat, facts);
+  const tmemInfo = tmemOf(flat, facts);
+  const env = insEnv(facts, byName, paramSyms, params, f, launch, block, tmemInfo);
   const body = emitBody(m, flat, cfg, facts, env, at, file);
   const { barriers, buffers } = sharedDecls(shared);
+  buffers.push(...tmemDecl(tmemInfo, at(f.pos)));
   const name = shortName(demangle(f.name));
   const kernel: Kernel = {
     name, arch: m.targets.some((t) => t.startsWith('sm_100') || t.startsWith('sm_10')) ? 'sm_100a' : 'sm_90a',
@@ -126,7 +130,7 @@ function paramValues(f: Func, launch: PtxLaunch): Map<string, ParamInfo> {
   return out;
 }
 
-function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<string, number>, params: Map<string, ParamInfo>, f: Func, launch: PtxLaunch, block: number): InsEnv {
+function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<string, number>, params: Map<string, ParamInfo>, f: Func, launch: PtxLaunch, block: number, tmemInfo: TmemInfo): InsEnv {
   const cluster = launch.cluster ?? 1;
   const grid = launch.grid ?? 1;
   const tid = (l: Lane): Expr => bin('+', bin('*', v('warp'), num(32)), l === 'lead' ? v('%lead') : num(l));
@@ -170,15 +174,13 @@ function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<str
     bar(it, o, lane): BarRef {
       const { sym, addr } = where(it, o, lane);
       if (sym.role !== 'barrier') throw new NotModelled(`${sym.ir} is used as data and as an mbarrier`);
-      if (!it.ins.mods.includes('shared::cluster') || it.ins.base !== 'mbarrier') return { name: sym.ir, index: bin('/', bin('-', addr, num(sym.base)), num(8)) };
-      // A shared::cluster address names its CTA (mapa): rank = addr / 2^24 − 1, or the executing CTA below 2^24.
-      const local = bin('&', addr, num(CLUSTER_STRIDE - 1));
-      const high = bin('>>', addr, num(24));
-      return { name: sym.ir, index: bin('/', bin('-', local, num(sym.base)), num(8)), cta: bin('+', bin('*', bin('==', high, num(0)), v('cta')), bin('*', bin('!=', high, num(0)), bin('-', high, num(1)))) };
+      if (!clusterAddressed(it)) return { name: sym.ir, index: bin('/', bin('-', addr, num(sym.base)), num(8)) };
+      return { name: sym.ir, ...clusterIndex(addr, sym.base, 8) };
     },
     buf(it, o): BufRef {
       const { sym, addr } = where(it, o);
       if (sym.role !== 'buffer') throw new NotModelled(`${it.ins.opcode} accesses the mbarrier array ${sym.ir} as data`);
+      if (clusterAddressed(it) && it.ins.base !== 'mbarrier') return { name: sym.ir, ...clusterIndex(addr, sym.base, sym.granule) };
       return { name: sym.ir, index: bin('/', bin('-', addr, num(sym.base)), num(sym.granule)) };
     },
     tensorBytes(it, o) {
@@ -193,57 +195,39 @@ function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<str
     },
     descRoot: (it, reg) => descriptorRoot(facts, it, reg, shared),
     tokenRoot: (it, o) => tokenRoot(facts, it, o),
+    staticInt: (it, o) => staticInt(facts, it, o),
+    responseOf(it, o) {
+      const d = o.kind === 'name' ? defsOf(facts, it.name(o.name)) : undefined;
+      const ld = d && d.length === 1 && d[0]!.ins.base === 'ld' && d[0]!.ins.mods.some((x) => x.startsWith('shared')) ? d[0]! : undefined;
+      if (!ld) throw new NotModelled('the response of this query is not one ld.shared of a try_cancel response');
+      return env.buf(ld, ld.ins.operands[1]!);
+    },
+    tmem(it, cols) {
+      const n = tmemInfo.sites.length;
+      if (n > 1) throw new NotModelled(`the kernel allocates Tensor Memory at ${n} places (lines ${tmemInfo.sites.join(', ')}): which allocation a TMEM address names is not modelled`);
+      if (cols && tmemInfo.cols === undefined) throw new NotModelled(`the column count of ${it.ins.opcode} is not a constant`);
+    },
   };
   return env;
+}
+
+/** Whether the addresses of `it` are `shared::cluster` ones that may name a peer CTA (mapa): mbarrier, st/red.async, tcgen05.commit. */
+function clusterAddressed(it: FlatIns): boolean {
+  const b = it.ins.base;
+  return it.ins.mods.includes('shared::cluster') && (b === 'mbarrier' || ((b === 'st' || b === 'red') && it.ins.mods[0] === 'async') || (b === 'tcgen05' && it.ins.mods[0] === 'commit'));
+}
+
+/** Element and CTA of a shared::cluster address: rank = addr / 2^24 − 1, or the executing CTA below 2^24 (layout.ts CLUSTER_STRIDE). */
+function clusterIndex(addr: Expr, base: number, granule: number): { index: Expr; cta: Expr } {
+  const local = bin('&', addr, num(CLUSTER_STRIDE - 1));
+  const high = bin('>>', addr, num(24));
+  return { index: bin('/', bin('-', local, num(base)), num(granule)), cta: bin('+', bin('*', bin('==', high, num(0)), v('cta')), bin('*', bin('!=', high, num(0)), bin('-', high, num(1)))) };
 }
 
 /** Opcodes (first word) with an effect beyond their destination registers: never left out. */
 const EFFECTS = new Set(['ld', 'st', 'mbarrier', 'cp', 'bar', 'barrier', 'wgmma', 'tcgen05', 'fence', 'membar', 'atom', 'red', 'call', 'ret', 'exit', 'trap', 'brkpt', 'clusterlaunchcontrol', 'multimem', 'mapa']);
 
-/** Definitions by register name, filled by {@link emitBody} (the descriptor walk follows them back). */
-const DEFS = new WeakMap<Facts, Map<string, FlatIns[]>>();
-
-/** The register a wgmma descriptor was built from that holds a shared-memory address (its single-definition chain). */
-function descriptorRoot(facts: Facts, _it: FlatIns, reg: string, shared: Map<string, SharedSym>): string {
-  const defs = DEFS.get(facts)!;
-  let r = reg;
-  for (let i = 0; i < 16; i++) {
-    if ([...facts.prov(r)].some((s) => shared.has(s))) return r;
-    const d = defs.get(r);
-    if (!d || d.length !== 1) break;
-    const src = d[0]!.ins.operands.slice(1).find((o) => o.kind === 'name' && !/^%[a-z_]+(\.[xyz])?$/.test(o.name) || (o.kind === 'name' && /^%(r|rd)\d+/.test(o.name)));
-    if (!src || src.kind !== 'name') break;
-    r = d[0]!.name(src.name);
-  }
-  throw new NotModelled(`the shared-memory address of wgmma descriptor ${reg} (mbsim follows its definitions back to an address of a .shared array)`);
-}
-
-/**
- * The arrive destination that token operand `o` is a copy of (`mov` / `cvt` chains of single
- * definitions): every definition of it is an `mbarrier.arrive*` (PTX ISA §9.7.13.15.13, the
- * `state` operand), and it is one value for the warp.
- */
-function tokenRoot(facts: Facts, it: FlatIns, o: Operand): string {
-  if (o.kind !== 'name') throw new NotModelled('a token that is not a register');
-  const defs = DEFS.get(facts)!;
-  let r = it.name(o.name);
-  for (let i = 0; i < 16; i++) {
-    const d = defs.get(r) ?? [];
-    if (d.length && d.every((x) => x.ins.base === 'mbarrier' && (x.ins.mods[0] === 'arrive' || x.ins.mods[0] === 'arrive_drop'))) {
-      if (facts.kind(r) !== 'U') throw new NotModelled(`the token ${r} differs between the lanes of a warp`);
-      return r;
-    }
-    const src = d.length === 1 && (d[0]!.ins.base === 'mov' || d[0]!.ins.base === 'cvt') ? d[0]!.ins.operands[1] : undefined;
-    if (!src || src.kind !== 'name') break;
-    r = d[0]!.name(src.name);
-  }
-  throw new NotModelled(`the token ${it.name(o.name)} does not come from an mbarrier.arrive (mbsim follows its copies back to the arrive that returned it)`);
-}
-
 function emitBody(m: Module, flat: Flat, cfg: Cfg, facts: Facts, env: InsEnv, at: (p: { line: number; col: number }) => SrcLoc, file: string): Stmt[] {
-  const defs = new Map<string, FlatIns[]>();
-  for (const it of flat.items) if (!('label' in it)) for (const d of destsOf(it)) (defs.get(d) ?? defs.set(d, []).get(d)!).push(it);
-  DEFS.set(facts, defs);
   const roots = (it: FlatIns): string[] => it.ins.operands.slice(1, 3).flatMap((o) => {
     if (o.kind !== 'name') return [];
     try { return [env.descRoot(it, it.name(o.name))]; } catch { return []; }
