@@ -128,3 +128,43 @@ describe('ops/clc.ptx: a try_cancel / query_cancel work loop (two clusters)', ()
     expect(r.hazards[0]!.subject?.name).toMatch(/^resp\[0\]/);
   });
 });
+
+describe('ops/flag.ptx: a release/acquire flag between two CTAs and an atomic counter (global memory)', () => {
+  const F = 'test/fixtures/ptx/ops/flag.ptx';
+  it('the flag parameters are gmem arrays; the acquire loop is the machine\'s spin; OK in every schedule', () => {
+    const p = program(read(F), F, { grid: 2 });
+    expect(p.buffers.filter((b) => b.space === 'gmem').map((b) => `${b.name}[${b.length}] ${b.bytes}`)).toEqual(['param_0[256] 4', 'param_1[256] 4']);
+    const s = simulate(p);
+    expect(s.verdict).toBe('ok');
+    const ops = (s.events ?? []).flatMap((e) => (e.e === 'op' ? [`${e.op} ${e.loc.line}`] : []));
+    expect(ops).toContain('spin.global 23');
+    // The atom's old value steers the branch: exactly one CTA (the one that counted second) stores at line 33.
+    expect(ops.filter((o) => o === 'atom.global 28')).toHaveLength(2);
+    expect(ops.filter((o) => o === 'st.strong 33')).toHaveLength(1);
+    const r = check(p, { maxStates: 100_000 });
+    expect(r.verdict).toBe('ok');
+    expect(r.complete).toBe(true);
+  });
+
+  it('without the wait for the flag the data read races with the other CTA\'s store', () => {
+    const src = change(read(F), '@%p3 bra WAITER;', '');
+    const r = check(program(src, 'nowait.ptx', { grid: 2 }), { maxStates: 100_000 });
+    expect(r.verdict).toBe('race');
+    expect(r.hazards[0]!.subject?.name).toBe('param_0[1]');
+    expect(r.hazards[0]!.locations.map((l) => l.line)).toEqual(expect.arrayContaining([19, 26]));
+  });
+
+  it('a flag that is never set: the waiting CTA hangs in its spin', () => {
+    const src = change(read(F), 'st.release.gpu.global.u32 [%rd2], 1;', 'st.release.gpu.global.u32 [%rd2], 0;');
+    const r = check(program(src, 'unset.ptx', { grid: 2 }), { maxStates: 100_000 });
+    expect(r.verdict).toBe('hang');
+  });
+
+  it('an atomic executed by every lane is a trap, not one count for 32', () => {
+    const src = change(read(F), '@%p1 atom.global.add.u32', 'atom.global.add.u32');
+    const s = simulate(program(src, 'all.ptx', { grid: 2 }));
+    const d = s.diagnostics.find((x) => x.diag.code === 'not-modelled')!;
+    expect(d.diag.message).toMatch(/^atom\.global\.add\.u32 executed by several lanes of a warp/);
+    expect(d.loc?.line).toBe(28);
+  });
+});

@@ -13,6 +13,8 @@ import type { FlatIns } from './flat.js';
 import { CLUSTER_STRIDE } from './layout.js';
 import { tcgen05Stmts } from './tcgen.js';
 import { clcStmts, cpAsyncStmts, stAsyncStmts } from './asyncops.js';
+import { gmemStmts } from './gmem.js';
+import type { GlobalSpin } from './spin.js';
 
 /** What the instruction translation asks of the kernel being built. */
 export interface InsEnv extends ValueEnv {
@@ -38,6 +40,10 @@ export interface InsEnv extends ValueEnv {
   staticInt(it: FlatIns, o: Operand | undefined): number | undefined;
   /** The buffer a `query_cancel`'s b128 operand was loaded from (`ld.shared.b128` of the try_cancel response). */
   responseOf(it: FlatIns, o: Operand): BufRef;
+  /** Whether `it` is a global access through a flag parameter (gmem.ts). */
+  isFlag(it: FlatIns): boolean;
+  /** The `gmem` word a global address operand names (throws NotModelled when not through a flag parameter). */
+  gbuf(it: FlatIns, o: Operand): BufRef;
 }
 
 /** The token variable of an arrive (its `state` destination when one value for the warp), or undefined (the sink `_`). */
@@ -51,11 +57,12 @@ function arriveToken(env: InsEnv, it: FlatIns): string | undefined {
 const NO_EFFECT = new Set(['nanosleep', 'prefetch', 'prefetchu', 'setmaxnreg', 'griddepcontrol', 'pmevent', 'discard', 'applypriority', 'createpolicy']);
 
 /** Statements of a non-ALU instruction; `spin`: a `try_wait` that is the test of a recognized spin loop. */
-export function insStmts(env: InsEnv, it: FlatIns, loc: SrcLoc, divergent: boolean, guard: Expr | undefined, spin: boolean): Stmt[] {
+export function insStmts(env: InsEnv, it: FlatIns, loc: SrcLoc, divergent: boolean, guard: Expr | undefined, spin: boolean, gspin?: GlobalSpin): Stmt[] {
   const ins = it.ins;
   const srcs = sourcesOf(it);
   const m0 = ins.mods[0] ?? '';
   const lead = (o: Operand): Expr => value(env, it, o, 'lead');
+  if (env.isFlag(it)) return gmemStmts(env, it, loc, divergent, guard, gspin);
   switch (ins.base) {
     case 'ld': return ld(env, it, loc, divergent, guard);
     case 'st': if (ins.mods[0] === 'async') return stAsyncStmts(env, it, loc, divergent, guard); return ins.mods.includes('shared') || ins.mods.some((m) => m.startsWith('shared')) ? once({ op: 'st.shared', buf: env.buf(it, ins.operands[0]!) }, loc, divergent, guard) : [];
@@ -70,7 +77,8 @@ export function insStmts(env: InsEnv, it: FlatIns, loc: SrcLoc, divergent: boole
     case 'wgmma': return wgmma(env, it, lead, loc, divergent, guard);
     case 'tcgen05': return tcgen05Stmts(env, it, loc, divergent, guard);
     case 'clusterlaunchcontrol': return clcStmts(env, it, loc, divergent, guard);
-    case 'red': if (ins.mods[0] === 'async') return stAsyncStmts(env, it, loc, divergent, guard); throw new NotModelled(ins.opcode);
+    case 'red': if (ins.mods[0] === 'async') return stAsyncStmts(env, it, loc, divergent, guard); throw new NotModelled(`${ins.opcode} (a global reduction through an address mbsim does not track)`);
+    case 'atom': throw new NotModelled(`${ins.opcode} (an atomic through an address that is not a pointer parameter's)`);
     case 'elect': {
       const [r, p] = destsOf(it);
       const out: Stmt[] = [];

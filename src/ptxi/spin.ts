@@ -72,3 +72,33 @@ function backoff(flat: Flat, to: string | undefined, i: number): boolean {
   }
   return true;
 }
+
+/** A global flag spin loop's exit condition: the loop ends once `value cmp target` (target: the setp's second operand). */
+export interface GlobalSpin {
+  cmp: 'eq' | 'ne' | 'ge' | 'gt' | 'le' | 'lt';
+  target: Operand;
+}
+
+const CMP: Record<string, GlobalSpin['cmp']> = { eq: 'eq', ne: 'ne', lt: 'lt', lo: 'lt', le: 'le', ls: 'le', gt: 'gt', hi: 'gt', ge: 'ge', hs: 'ge' };
+const NEG: Record<GlobalSpin['cmp'], GlobalSpin['cmp']> = { eq: 'ne', ne: 'eq', lt: 'ge', ge: 'lt', le: 'gt', gt: 'le' };
+
+/**
+ * Whether flat item `i` is the load of a global flag spin loop
+ * `L: ld.acquire.gpu.global.u32 r, [a]; setp.CMP p, r, K; @p bra L;` (`while (flag CMP K);`, also
+ * with `@!p`): the machine's `spin.global`, which blocks until the value ends the loop.
+ */
+export function globalSpin(flat: Flat, i: number): GlobalSpin | undefined {
+  const it = flat.items[i];
+  if (!it || 'label' in it || it.ins.base !== 'ld' || it.ins.guard) return undefined;
+  const labels = new Set<string>();
+  for (let j = i - 1; j >= 0; j--) { const x = flat.items[j]!; if (!('label' in x)) break; labels.add(x.label); }
+  const setp = flat.items[i + 1];
+  const bra = flat.items[i + 2];
+  if (!labels.size || !setp || 'label' in setp || !bra || 'label' in bra || setp.ins.base !== 'setp' || bra.ins.base !== 'bra' || !bra.ins.guard) return undefined;
+  const r = nameOf(it, it.ins.operands[0]);
+  const [p, a, k] = setp.ins.operands;
+  const cmp = CMP[setp.ins.mods[0] ?? ''];
+  if (!cmp || !r || nameOf(setp, a) !== r || !k || nameOf(setp, p) !== bra.name(bra.ins.guard.pred) || !labels.has(branchTarget(bra) ?? '')) return undefined;
+  // The loop goes on while the predicate (negated: while it is false) holds; it ends on the opposite.
+  return { cmp: bra.ins.guard.negated ? cmp : NEG[cmp], target: k };
+}

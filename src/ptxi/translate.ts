@@ -17,8 +17,9 @@ import { address, bin, num, NotModelled, Opaque, predMask, setMask, v, FULL, LAN
 import { branchTarget, buildCfg, flatten, type Cfg, type Flat, type FlatIns } from './flat.js';
 import { insStmts, type InsEnv } from './insn.js';
 import { CLUSTER_STRIDE, layoutShared, PARAM_BASE, paramKey, sharedDecls, shortName, type SharedSym } from './layout.js';
-import { isSpinTest } from './spin.js';
+import { globalSpin, isSpinTest } from './spin.js';
 import { neededRegs } from './needed.js';
+import { flagOf, flagParams, GMEM_WORDS } from './gmem.js';
 import { defsOf, descriptorRoot, setDefs, staticInt, tmemDecl, tmemOf, tokenRoot, type TmemInfo } from './defs.js';
 
 /** A launch of a PTX kernel (the host side that no PTX file carries). */
@@ -68,10 +69,13 @@ export function translatePtx(m: Module, launch: PtxLaunch = {}): { kernel: Kerne
   const params = paramValues(f, launch);
   setDefs(flat, facts);
   const tmemInfo = tmemOf(flat, facts);
-  const env = insEnv(facts, byName, paramSyms, params, f, launch, block, tmemInfo);
+  const pointers = new Set(f.params.filter((p) => p.type === '.u64' || p.type === '.b64').map((p) => p.name));
+  const flags = flagParams(flat, facts, pointers);
+  const env = insEnv(facts, byName, paramSyms, params, f, launch, block, tmemInfo, flags);
   const body = emitBody(m, flat, cfg, facts, env, at, file);
   const { barriers, buffers } = sharedDecls(shared);
   buffers.push(...tmemDecl(tmemInfo, at(f.pos)));
+  for (const p of f.params) if (flags.has(p.name)) buffers.push({ name: shortName(p.name), space: 'gmem', length: num(GMEM_WORDS), bytes: num(4), init: num(0), loc: at(p.pos) });
   const name = shortName(demangle(f.name));
   const kernel: Kernel = {
     name, arch: m.targets.some((t) => t.startsWith('sm_100') || t.startsWith('sm_10')) ? 'sm_100a' : 'sm_90a',
@@ -130,7 +134,7 @@ function paramValues(f: Func, launch: PtxLaunch): Map<string, ParamInfo> {
   return out;
 }
 
-function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<string, number>, params: Map<string, ParamInfo>, f: Func, launch: PtxLaunch, block: number, tmemInfo: TmemInfo): InsEnv {
+function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<string, number>, params: Map<string, ParamInfo>, f: Func, launch: PtxLaunch, block: number, tmemInfo: TmemInfo, flags: ReadonlySet<string>): InsEnv {
   const cluster = launch.cluster ?? 1;
   const grid = launch.grid ?? 1;
   const tid = (l: Lane): Expr => bin('+', bin('*', v('warp'), num(32)), l === 'lead' ? v('%lead') : num(l));
@@ -196,6 +200,13 @@ function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<str
     descRoot: (it, reg) => descriptorRoot(facts, it, reg, shared),
     tokenRoot: (it, o) => tokenRoot(facts, it, o),
     staticInt: (it, o) => staticInt(facts, it, o),
+    isFlag: (it) => flagOf(it, facts, flags) !== undefined,
+    gbuf(it, o) {
+      const p = flagOf(it, facts, flags);
+      const i = f.params.findIndex((x) => x.name === p);
+      if (p === undefined || i < 0) throw new NotModelled(`${it.ins.opcode}: the address is not one pointer parameter's`);
+      return { name: shortName(p), index: bin('/', bin('-', address(env, it, o, 'lead'), num(PARAM_BASE + i * 0x1000)), num(4)) };
+    },
     responseOf(it, o) {
       const d = o.kind === 'name' ? defsOf(facts, it.name(o.name)) : undefined;
       const ld = d && d.length === 1 && d[0]!.ins.base === 'ld' && d[0]!.ins.mods.some((x) => x.startsWith('shared')) ? d[0]! : undefined;
@@ -232,7 +243,7 @@ function emitBody(m: Module, flat: Flat, cfg: Cfg, facts: Facts, env: InsEnv, at
     if (o.kind !== 'name') return [];
     try { return [env.descRoot(it, it.name(o.name))]; } catch { return []; }
   });
-  const regs = neededRegs(flat, roots);
+  const regs = neededRegs(flat, roots, (it) => env.isFlag(it));
   const loc0: SrcLoc = { file, line: 1, col: 1 };
   const out: Stmt[] = [];
   for (const r of regs) {
@@ -261,7 +272,7 @@ function emitBody(m: Module, flat: Flat, cfg: Cfg, facts: Facts, env: InsEnv, at
       try {
         const guard = it.ins.guard ? predMask(env, it.name(it.ins.guard.pred), it.ins.guard.negated) : undefined;
         env.pre = [];
-        const ss = isAlu(it) ? aluStmts(env, it, loc, divergent, guard) : insStmts(env, it, loc, divergent, guard, isSpinTest(flat, i));
+        const ss = isAlu(it) ? aluStmts(env, it, loc, divergent, guard) : insStmts(env, it, loc, divergent, guard, isSpinTest(flat, i), globalSpin(flat, i));
         out.push(...env.pre.map((p) => ({ ...p, loc })), ...ss);
       } catch (err) {
         if (!(err instanceof Opaque || err instanceof NotModelled)) throw err;
