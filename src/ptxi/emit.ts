@@ -164,7 +164,8 @@ export function counted(mk: (per: Per) => Op, what: string, loc: SrcLoc, diverge
   if (!divergent && !guard) return [op('thread')];
   const m = guard ? bin('&', v('%mask'), guard) : v('%mask');
   const cnt = guard ? sum(Array.from({ length: LANES }, (_, l) => bit(m, l))) : v('%cnt');
-  if (scaled) return [{ s: 'let', name: '%lanes', value: cnt, loc }, { s: 'if', cond: bin('!=', v('%lanes'), num(0)), then: [{ s: 'op', op: scaled(v('%lanes')), loc }], loc }];
+  // `%lanes` is back to 0 once the operation ran, so that it never tells two states apart.
+  if (scaled) return [{ s: 'let', name: '%lanes', value: cnt, loc }, { s: 'if', cond: bin('!=', v('%lanes'), num(0)), then: [{ s: 'op', op: scaled(v('%lanes')), loc }], loc }, { s: 'let', name: '%lanes', value: num(0), loc }];
   const trap: Stmt = { s: 'op', op: { op: 'trap', message: `${what} executed by several lanes of a warp in divergent code: not modelled yet (mbsim models it for all 32 lanes of uniform code, for exactly one lane, and an arrive or expect_tx by 2 to 31 lanes whose operands do not differ between them)` }, loc };
   return [{ s: 'if', cond: bin('==', cnt, num(1)), then: [op('warp')], else: [{ s: 'if', cond: bin('!=', cnt, num(0)), then: [trap], loc }], loc }];
 }
