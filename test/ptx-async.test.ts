@@ -168,3 +168,38 @@ describe('ops/flag.ptx: a release/acquire flag between two CTAs and an atomic co
     expect(d.loc?.line).toBe(28);
   });
 });
+
+describe('tcgen05 forms of the 2-CTA kernels (hand-written, ptxas -arch=sm_100a)', () => {
+  const SRC = [
+    '.version 9.0', '.target sm_100a', '.address_size 64', '.visible .entry mc()', '.reqntid 32, 1, 1', '{',
+    '.reg .b32 %r<16>;', '.reg .b16 %rs<4>;', '.shared .align 8 .b8 done[8];', '.shared .align 4 .b8 tbase[4];',
+    'mov.u32 %r1, tbase;',
+    'tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%r1], 64;',
+    'mov.u32 %r2, done;',
+    'mbarrier.init.shared.b64 [%r2], 2;',
+    'fence.mbarrier_init.release.cluster;',
+    'barrier.cluster.arrive.aligned;',
+    'barrier.cluster.wait.aligned;',
+    'mov.u16 %rs1, 3;',
+    'tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%r2], %rs1;',
+    'ld.shared.u32 %r3, [tbase];',
+    'tcgen05.dealloc.cta_group::2.sync.aligned.b32 %r3, 64;',
+    'ret;', '}', '',
+  ].join('\n');
+
+  it('commit with .multicast::cluster carries its CTA mask; alloc sizes the TMEM buffer (64 columns)', () => {
+    const r = parsePtx(SRC, 'mc.ptx');
+    if (!r.ok) throw new Error(r.diagnostic.message);
+    const k = translatePtx(r.module, { cluster: 2 }).kernel;
+    const ops = k.roles[0]!.body.flatMap((s) => (s.s === 'op' ? [s.op] : []));
+    const commit = ops.find((o) => o.op === 'tcgen05.commit')!;
+    expect(commit).toMatchObject({ op: 'tcgen05.commit', bar: { name: 'done' }, multicast: { k: 'var', name: '%rs1' } });
+    expect(k.buffers.find((b) => b.name === 'tmem')).toMatchObject({ space: 'tmem', cols: { k: 'num', v: 64 }, bytes: { k: 'num', v: 64 * 512 } });
+    // run: the commit (no tcgen05 operation before it) arrives on done in both CTAs (mask 0b11).
+    const p = instantiate(k);
+    const s = simulate(p);
+    expect(s.diagnostics).toEqual([]);
+    const arrived = (s.events ?? []).filter((e) => e.e === 'arrive').map((e) => e.e === 'arrive' && p.barrierName(e.bar));
+    expect(arrived.sort()).toEqual(['done[0]@c0', 'done[0]@c0', 'done[0]@c1', 'done[0]@c1']);
+  });
+});
