@@ -1,4 +1,7 @@
 // `mbsim run | check FILE.ptx`: the launch flags, the verdicts and exit codes, bad launches.
+import { copyFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 
@@ -12,6 +15,13 @@ async function cli(args: string[]): Promise<{ code: number; out: string; err: st
 const LAUNCH = ['--kernel', 'tma_pipeline', '--block', '128', '--param', 'param_2=4', '--tensor-map', '0=16384'];
 
 describe('mbsim check / run on PTX', () => {
+  it('check: the launch file beside the fixture is its launch: no flags needed (exit 0)', async () => {
+    const r = await cli(['check', 'test/fixtures/ptx/tma_pipeline.ptx']);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('mbsim check tma_pipeline (sm_90a)  param_2=4');
+  });
+
   it('check: the pipeline is OK (exit 0)', async () => {
     const r = await cli(['check', 'test/fixtures/ptx/tma_pipeline.ptx', ...LAUNCH]);
     expect(r.err).toBe('');
@@ -33,7 +43,10 @@ describe('mbsim check / run on PTX', () => {
   });
 
   it('a file with two kernels needs --kernel; bad launches exit 2 with one message', async () => {
-    const two = await cli(['check', 'test/fixtures/ptx/tma_pipeline.ptx', '--block', '128']);
+    // A copy without the fixture's tma_pipeline.ptx.launch.json (which names the kernel).
+    const bare = join(mkdtempSync(join(tmpdir(), 'mbsim-ptx-')), 'two.ptx');
+    copyFileSync('test/fixtures/ptx/tma_pipeline.ptx', bare);
+    const two = await cli(['check', bare, '--block', '128']);
     expect(two.code).toBe(2);
     expect(two.err).toMatch(/has 2 kernels: choose one with --kernel NAME/);
     const block = await cli(['check', 'test/fixtures/ptx/tma_pipeline.ptx', '--kernel', 'tma_pipeline', '--block', '100']);

@@ -28,10 +28,24 @@ BUILD="$HERE/build"
 FAILED=0
 log() { echo "$@" >&2; }
 
+# The launch mbsim checks each kernel's PTX with (docs/PTX.md "The launch"), appended to every
+# .ptx as its `// # launch:` line (line numbers unchanged): one stage, two k-iterations, the boxes
+# of 128 x 64 bf16 (16 KiB; cluster_mc's B: half of it per CTA), 1024 + one 32 KiB stage of
+# dynamic shared memory.
+launch_of() {
+  case $1 in
+    tma_wgmma) echo '{"kernel": "tma_wgmma", "block": 384, "params": {"param_4": 128, "param_5": 2, "param_6": 1}, "tensorMaps": {"param_0": 16384, "param_1": 16384}, "dynamicSmem": 33792}' ;;
+    persistent) echo '{"kernel": "persistent", "block": 384, "params": {"param_4": 128, "param_5": 128, "param_6": 2, "param_7": 1, "param_8": 2}, "tensorMaps": {"param_0": 16384, "param_1": 16384}, "dynamicSmem": 33792}' ;;
+    cluster_mc) echo '{"kernel": "cluster_mc", "block": 384, "cluster": 2, "params": {"param_4": 128, "param_5": 2, "param_6": 1}, "tensorMaps": {"param_0": 16384, "param_1": 8192}, "dynamicSmem": 33792}' ;;
+    tcgen05) echo '{"kernel": "tcgen05_gemm", "block": 192, "params": {"param_3": 128, "param_4": 2, "param_5": 1}, "tensorMaps": {"param_0": 16384, "param_1": 16384}, "dynamicSmem": 33792}' ;;
+  esac
+}
+
 ptx_name() { if [ "$2" = 0 ]; then echo "$1.ptx"; else echo "$1.bug$2.ptx"; fi; }
 
 # nvcc -arch=sm_XXa -ptx -lineinfo -std=c++17 -DBUG=N -o hw/kernels/K[.bugN].ptx hw/kernels/K.cu,
-# then the source paths in .file made relative to the repository, then ptxas on the result.
+# then the source paths in .file made relative to the repository and the launch line appended,
+# then ptxas on the result.
 build_ptx() {
   local k=$1 arch=$2 b out
   for b in $BUGS; do
@@ -40,6 +54,7 @@ build_ptx() {
       log "BUILD FAILED: $k BUG=$b (nvcc -ptx)"; FAILED=1; continue
     fi
     sed -i "s|\"$ROOT/|\"|g" "$out"
+    echo "// # launch: $(launch_of "$k")" >> "$out"
     if ! ptxas -arch="$arch" "$out" -o /dev/null >&2; then log "PTXAS FAILED: $out"; FAILED=1; continue; fi
     log "ok  $out ($(grep -cE '^\s+[a-z@]' "$out") instruction lines)"
   done

@@ -1,17 +1,20 @@
 /**
  * `mbsim run | check FILE.ptx`: the launch flags a PTX file needs (no PTX file carries its block,
- * cluster, parameter values or tensor-map boxes) and the load: parse (src/ptx/), translate to the
- * kernel IR (src/ptxi/), then every driver runs it as it runs a sketch. Bad input exits 2 with
- * file:line:col and a caret.
+ * cluster, parameter values or tensor-map boxes), merged over the file's launch sidecar
+ * (`ptx-launch.ts`: a `// # launch:` line, a `FILE.ptx.launch.json`), and the load: parse
+ * (src/ptx/), translate to the kernel IR (src/ptxi/), then every driver runs it as it runs a
+ * sketch. Bad input exits 2 with file:line:col and a caret.
  */
 import { Option, type Command } from 'commander';
 import type { Kernel } from '../kernel/ir.js';
 import { KernelError } from '../machine/program.js';
-import { translatePtx, type PtxLaunch } from '../ptxi/index.js';
+import type { Module } from '../ptx/index.js';
+import { paramKey, pickEntry, shortName, translatePtx, type PtxLaunch } from '../ptxi/index.js';
 import { echo, parsePositiveArg } from './args.js';
 import { UsageError } from './errors.js';
 import { formatKernelError, parseSet } from './load.js';
 import { loadPtxFile } from './ptx-info.js';
+import { fileLaunch, inlineLaunch, launchError, type Sidecar } from './ptx-launch.js';
 
 /** The launch flags as commander parses them. */
 export interface PtxFlags {
@@ -55,24 +58,59 @@ export function isPtx(target: string): boolean {
   return /\.ptx$/i.test(target);
 }
 
-/** Reads, parses and translates a PTX file for the launch the flags give; errors are {@link UsageError}s. */
+/** Reads, parses and translates a PTX file for the launch its sidecar and the flags give; errors are {@link UsageError}s. */
 export function loadPtxKernel(path: string, f: PtxFlags): Kernel {
-  const { module } = loadPtxFile(path);
-  const launch: PtxLaunch = {
-    ...(f.kernel !== undefined ? { kernel: f.kernel } : {}),
-    ...(f.block !== undefined ? { block: f.block } : {}),
-    ...(f.cluster !== undefined ? { cluster: f.cluster } : {}),
-    ...(f.grid !== undefined ? { grid: f.grid } : {}),
-    ...(f.dynamicSmem !== undefined ? { dynamicSmem: f.dynamicSmem } : {}),
-    params: f.param ?? {},
-    tensorMaps: f.tensorMap ?? {},
-  };
+  const { module, src } = loadPtxFile(path);
+  const launch = mergeLaunch(module, f, [fileLaunch(path), inlineLaunch(path, src)].filter((x): x is Sidecar => x !== null));
   try {
     return translatePtx(module, launch).kernel;
   } catch (err) {
     if (err instanceof KernelError) throw new UsageError(err.loc ? formatKernelError(err) : `mbsim: error: ${err.message}`);
     throw err;
   }
+}
+
+/**
+ * The launch of the flags over the sidecars (strongest first), field by field; a parameter or
+ * tensor map is one entry whichever of its keys (name, `param_N`, index) each place uses. A
+ * sidecar's kernel or parameter that the module lacks is an error at its place.
+ */
+export function mergeLaunch(m: Module, f: PtxFlags, sides: Sidecar[]): PtxLaunch {
+  const pick = <K extends 'kernel' | 'block' | 'cluster' | 'grid' | 'dynamicSmem'>(k: K): PtxFlags[K] | undefined => f[k] ?? sides.find((s) => s.fields[k] !== undefined)?.fields[k];
+  const kernel = pick('kernel');
+  const launch: PtxLaunch = {
+    ...(kernel !== undefined ? { kernel } : {}),
+    ...(pick('block') !== undefined ? { block: pick('block')! } : {}),
+    ...(pick('cluster') !== undefined ? { cluster: pick('cluster')! } : {}),
+    ...(pick('grid') !== undefined ? { grid: pick('grid')! } : {}),
+    ...(pick('dynamicSmem') !== undefined ? { dynamicSmem: pick('dynamicSmem')! } : {}),
+    params: { ...(f.param ?? {}) },
+    tensorMaps: { ...(f.tensorMap ?? {}) },
+  };
+  if (!sides.length) return launch;
+  const from = f.kernel === undefined ? sides.find((s) => s.fields.kernel !== undefined) : undefined;
+  let entry;
+  try {
+    entry = pickEntry(m, kernel);
+  } catch (err) {
+    if (from && err instanceof KernelError) throw launchError(from.file, from.text, from.where.kernel!, `launch: ${err.message}`);
+    return launch; // the translation reports it as for the flags
+  }
+  const index = (key: string) => entry.params.findIndex((p, i) => paramKey(p, i).includes(key));
+  const names = entry.params.map((p, i) => `${shortName(p.name)} or ${i}`).join(', ');
+  for (const field of ['params', 'tensorMaps'] as const) {
+    const taken = new Set(Object.keys(launch[field]!).map(index));
+    for (const s of sides) {
+      for (const [key, value] of Object.entries(s.fields[field])) {
+        const i = index(key);
+        if (i < 0) throw launchError(s.file, s.text, s.where[`${field}.${key}`]!, `launch: kernel ${entry.name} has no parameter "${key}" (${names || 'it has none'})`);
+        if (taken.has(i)) continue;
+        taken.add(i);
+        launch[field]![String(i)] = value;
+      }
+    }
+  }
+  return launch;
 }
 
 /** Refuses PTX launch flags given for a sketch (they would be ignored silently). */

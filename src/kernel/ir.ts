@@ -175,7 +175,8 @@ export type Op =
   | { op: 'wgmma.commit_group' }
   | { op: 'wgmma.wait_group'; n: Expr }
   | { op: 'cp.async'; dst: BufRef; bytes: Expr }
-  | { op: 'cp.async.mbarrier.arrive'; bar: BarRef; noinc: boolean }
+  /** `per`: the threads that arrive (each once its own earlier cp.async copies landed); absent: the role's default. */
+  | { op: 'cp.async.mbarrier.arrive'; bar: BarRef; noinc: boolean; per?: Per }
   // The asynchronous copy family beyond TMA loads and bulk stores (machine/ops/cpasync.ts,
   // stasync.ts, bulk.ts).
   /** `cp.async.commit_group`: closes the thread's open cp.async-group (PTX ISA §9.7.9.25.3.2). */
@@ -374,6 +375,13 @@ export interface RoleDecl {
   instancesLoc?: SrcLoc;
   /** Predicate over `cta` choosing where the role runs; absent: every CTA. */
   where?: Expr;
+  /**
+   * Every warp issues the operations its code reaches, the one-thread ones included
+   * (`mbarrier.init` / `inval`, `tcgen05.mma` / `commit` / `cp` / `shift`): the code itself chose
+   * the issuing warp and lane (the PTX front end). Absent: in a role that runs one agent per warp
+   * those are warp 0's, the other warps step over them.
+   */
+  asWritten?: boolean;
   body: Stmt[];
   loc?: SrcLoc;
 }

@@ -157,8 +157,8 @@ export function compileRole(
       throw new KernelError('a wait needs a phase parity or a token', loc, 'wait-operand');
     }
     // In a role that runs one agent per warp, one thread of the role is warp 0's elected lane:
-    // the other warps step over the operation.
-    const guard: Instr | null = split && (ins.per === 'one' || SINGLE_THREAD_OPS.has(op.op))
+    // the other warps step over the operation (unless the role's code is run as written).
+    const guard: Instr | null = split && !r.asWritten && (ins.per === 'one' || SINGLE_THREAD_OPS.has(op.op))
       ? { i: 'jz', e: (f) => (f[WARP_SLOT] === 0 ? 1 : 0), to: -1, loc }
       : null;
     if (guard) code.push(guard);

@@ -30,7 +30,7 @@ export interface Facts {
 }
 
 const FLOAT_TYPE = /^(f16|f32|f64|bf16|f16x2|bf16x2|e4m3|e5m2|e4m3x2|e5m2x2|tf32|f8x2)$/;
-const NO_DEST = new Set(['st', 'bar', 'barrier', 'bra', 'ret', 'exit', 'trap', 'brkpt', 'cp', 'fence', 'membar', 'prefetch', 'prefetchu', 'nanosleep', 'red', 'setmaxnreg', 'griddepcontrol', 'call', 'tcgen05', 'st.async', 'cp.async', 'pmevent']);
+const NO_DEST = new Set(['st', 'bar', 'barrier', 'bra', 'ret', 'exit', 'trap', 'brkpt', 'cp', 'fence', 'membar', 'prefetch', 'prefetchu', 'nanosleep', 'red', 'setmaxnreg', 'griddepcontrol', 'call', 'st.async', 'cp.async', 'pmevent']);
 const OPAQUE_SPECIAL = /^%(clock|clock64|globaltimer|globaltimer_lo|globaltimer_hi|smid|nsmid|gridid|pm\d|envreg\d+|dynamic_smem_size|total_smem_size)$/;
 
 /** The destination register names of an instruction (flat names; sinks left out). */
@@ -51,6 +51,8 @@ function hasDest(it: FlatIns): boolean {
   if (NO_DEST.has(ins.base)) return false;
   if (ins.base === 'mbarrier' && !['arrive', 'arrive_drop', 'try_wait', 'test_wait', 'pending_count'].includes(ins.mods[0] ?? '')) return false;
   if (ins.base === 'wgmma' && ins.mods[0] !== 'mma_async') return false;
+  if (ins.base === 'tcgen05' && ins.mods[0] !== 'ld') return false;
+  if (ins.base === 'clusterlaunchcontrol' && ins.mods[0] !== 'query_cancel') return false;
   const o = ins.operands[0];
   return !!o && (o.kind === 'name' || o.kind === 'pair' || o.kind === 'vector' || o.kind === 'sink');
 }
@@ -96,11 +98,24 @@ function defKind(ins: Instruction, srcs: Operand[], ks: Kind[]): Kind {
   return 'V';
 }
 
+/**
+ * Whether `ins` reads an integer of global memory whose value the machine keeps (a flag, a
+ * semaphore): an `atom` or a strong (`.acquire`, `.relaxed`, `.volatile`) load of an integer type,
+ * not through `.shared` (PTX ISA §9.7.13.5, §9.7.9.8).
+ */
+export function globalValue(ins: Instruction): boolean {
+  if (ins.base !== 'ld' && ins.base !== 'atom') return false;
+  if (ins.mods.some((m) => m.startsWith('shared') || m === 'param' || m === 'local' || m === 'const')) return false;
+  if (!ins.mods.some((m) => /^[bsu](32|64)$/.test(m))) return false;
+  return ins.base === 'atom' || ins.mods.some((m) => m === 'acquire' || m === 'relaxed' || m === 'volatile');
+}
+
 /** Whether a definition by `ins` is opaque whatever its sources (floating point, memory data, clocks). */
 function opaqueDef(ins: Instruction, srcs: Operand[], it: FlatIns, flat: Flat): boolean {
   if (ins.mods.some((m) => FLOAT_TYPE.test(m))) return !(ins.base === 'mov' || ins.base === 'cvt') || ins.mods.filter((m) => FLOAT_TYPE.test(m)).length > 0;
-  if (ins.base === 'ld') return !ins.mods.includes('param');
-  if (['wgmma', 'tcgen05', 'atom', 'mul24', 'mad24', 'tex', 'suld'].includes(ins.base)) return true;
+  if (ins.base === 'ld') return !ins.mods.includes('param') && !globalValue(ins);
+  if (ins.base === 'atom') return !globalValue(ins);
+  if (['wgmma', 'tcgen05', 'mul24', 'mad24', 'tex', 'suld'].includes(ins.base)) return true;
   if (ins.base === 'mul' && ins.mods.includes('hi')) return true;
   for (const o of srcs) {
     if (o.kind === 'float') return true;
@@ -160,8 +175,12 @@ export function analyze(flat: Flat, cfg: Cfg, symbols: ReadonlySet<string>): Fac
       const ks = srcs.map((o) => kindOf(o, it));
       const k0 = defKind(it.ins, srcs, ks);
       const ldKind: Kind = it.ins.base === 'ld' || it.ins.base === 'mbarrier' ? (ks.includes('V') || ks.includes('T') ? 'V' : 'U') : k0;
-      const op = opaqueDef(it.ins, srcs, it, flat) || srcs.some((o) => regsOf(o, it).some((r) => opaque.has(r)) && it.ins.base !== 'ld' && it.ins.base !== 'mbarrier' && it.ins.base !== 'shfl');
+      const op = opaqueDef(it.ins, srcs, it, flat) || srcs.some((o) => regsOf(o, it).some((r) => opaque.has(r)) && it.ins.base !== 'ld' && it.ins.base !== 'mbarrier' && it.ins.base !== 'shfl' && it.ins.base !== 'clusterlaunchcontrol');
       const srcProv = new Set<string>();
+      if (it.ins.base === 'ld' && it.ins.mods.includes('param')) {
+        const a = srcs[0];
+        if (a && a.kind === 'address' && a.base && symbols.has(a.base)) srcProv.add(a.base);
+      }
       if (['mov', 'cvta', 'cvt', 'add', 'sub', 'and', 'mad', 'mapa'].includes(it.ins.base)) {
         for (const o of srcs) {
           if (o.kind === 'name' && symbols.has(o.name)) srcProv.add(o.name);

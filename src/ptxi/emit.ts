@@ -116,6 +116,7 @@ export function setMask(e: Expr, loc: SrcLoc): Stmt[] {
 
 /** The lanes of `pred` as a mask (bit l set where lane l's predicate is true; `neg`: where false). */
 export function predMask(env: ValueEnv, pred: string, neg: boolean): Expr {
+  if (env.facts.opaque(pred)) throw new Opaque(pred);
   if (env.facts.kind(pred) === 'U') {
     const p = v(pred);
     return bin('*', neg ? bin('==', p, num(0)) : bin('!=', p, num(0)), num(FULL));
@@ -150,16 +151,22 @@ export function assign(env: ValueEnv, dest: string, f: (lane: Lane) => Expr, loc
 /**
  * An operation whose multiplicity is its active lanes (arrives, expect_tx, copies). Outside
  * divergent code all 32 lanes run it: `per: 'thread'`. In divergent code (or under a lane-varying
- * guard) exactly one active lane → `per: 'warp'` (one thread of this one-warp agent); none → no
- * operation; any other count → the `not-modelled` trap naming the instruction (never a wrong count).
- * One IR operation per instruction: no alternative that never runs for the static checks to see.
+ * guard), when the operation has a form for n lanes (`scaled`: an arrive whose operands all lanes
+ * share, one instruction whose count is the sum over its lanes, as the machine counts a warp's
+ * per-thread arrive), that form with n = `%lanes`, the active lanes (none: no operation).
+ * Otherwise exactly one active lane → `per: 'warp'` (one thread of this one-warp agent), none →
+ * no operation, any other count → the `not-modelled` trap naming the instruction (never a wrong
+ * count). One IR operation per instruction: no alternative that never runs for the static checks
+ * to see.
  */
-export function counted(mk: (per: Per) => Op, what: string, loc: SrcLoc, divergent: boolean, guard?: Expr): Stmt[] {
+export function counted(mk: (per: Per) => Op, what: string, loc: SrcLoc, divergent: boolean, guard?: Expr, scaled?: (n: Expr) => Op): Stmt[] {
   const op = (per: Per): Stmt => ({ s: 'op', op: mk(per), loc });
   if (!divergent && !guard) return [op('thread')];
   const m = guard ? bin('&', v('%mask'), guard) : v('%mask');
   const cnt = guard ? sum(Array.from({ length: LANES }, (_, l) => bit(m, l))) : v('%cnt');
-  const trap: Stmt = { s: 'op', op: { op: 'trap', message: `${what} executed by several lanes of a warp in divergent code: not modelled yet (mbsim models it for all 32 lanes of uniform code or for exactly one lane)` }, loc };
+  // `%lanes` is back to 0 once the operation ran, so that it never tells two states apart.
+  if (scaled) return [{ s: 'let', name: '%lanes', value: cnt, loc }, { s: 'if', cond: bin('!=', v('%lanes'), num(0)), then: [{ s: 'op', op: scaled(v('%lanes')), loc }], loc }, { s: 'let', name: '%lanes', value: num(0), loc }];
+  const trap: Stmt = { s: 'op', op: { op: 'trap', message: `${what} executed by several lanes of a warp in divergent code: not modelled yet (mbsim models it for all 32 lanes of uniform code, for exactly one lane, and an arrive or expect_tx by 2 to 31 lanes whose operands do not differ between them)` }, loc };
   return [{ s: 'if', cond: bin('==', cnt, num(1)), then: [op('warp')], else: [{ s: 'if', cond: bin('!=', cnt, num(0)), then: [trap], loc }], loc }];
 }
 

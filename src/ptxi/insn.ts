@@ -7,34 +7,65 @@
  */
 import type { BarRef, BufRef, Expr, MmaShape, Op, SrcLoc, Stmt } from '../kernel/ir.js';
 import type { Operand } from '../ptx/ast.js';
-import { destsOf, sourcesOf } from './analysis.js';
+import { destsOf, regsOf, sourcesOf } from './analysis.js';
 import { address, assign, bin, bit, counted, num, NotModelled, once, v, value, LANES, type Lane, type ValueEnv } from './emit.js';
 import type { FlatIns } from './flat.js';
 import { CLUSTER_STRIDE } from './layout.js';
+import { tcgen05Stmts } from './tcgen.js';
+import { clcStmts, cpAsyncStmts, stAsyncStmts } from './asyncops.js';
+import { gmemStmts } from './gmem.js';
+import type { GlobalSpin } from './spin.js';
 
 /** What the instruction translation asks of the kernel being built. */
 export interface InsEnv extends ValueEnv {
-  /** The barrier an address operand names (throws NotModelled / Opaque). */
-  bar(it: FlatIns, o: Operand): BarRef;
+  /** The barrier an address operand names in `lane` (default: the lead lane's; throws NotModelled / Opaque). */
+  bar(it: FlatIns, o: Operand, lane?: Lane): BarRef;
   /** The buffer element an address operand names. */
   buf(it: FlatIns, o: Operand): BufRef;
   /** Bytes one `cp.async.bulk.tensor` through tensor-map operand `o` delivers. */
   tensorBytes(it: FlatIns, o: Operand): number;
   /** The register holding the shared-memory address a wgmma descriptor register was built from. */
   descRoot(it: FlatIns, reg: string): string;
+  /**
+   * The register an arrive wrote the token operand `o` holds (through copies): the machine's
+   * token variable. Throws NotModelled when it is not one warp-uniform arrive result.
+   */
+  tokenRoot(it: FlatIns, o: Operand): string;
+  /**
+   * Checks that the kernel's Tensor Memory is one allocation the tcgen05 operations can name
+   * (tcgen.ts `TMEM`); throws NotModelled otherwise.
+   */
+  tmem(it: FlatIns, cols?: Operand): void;
+  /** The value of `o` when it is a constant (an immediate, or a register whose one definition moves one in). */
+  staticInt(it: FlatIns, o: Operand | undefined): number | undefined;
+  /** The buffer a `query_cancel`'s b128 operand was loaded from (`ld.shared.b128` of the try_cancel response). */
+  responseOf(it: FlatIns, o: Operand): BufRef;
+  /** Whether `it` is a global access through a flag parameter (gmem.ts). */
+  isFlag(it: FlatIns): boolean;
+  /** The `gmem` word a global address operand names (throws NotModelled when not through a flag parameter). */
+  gbuf(it: FlatIns, o: Operand): BufRef;
+}
+
+/** The token variable of an arrive (its `state` destination when one value for the warp), or undefined (the sink `_`). */
+function arriveToken(env: InsEnv, it: FlatIns): string | undefined {
+  const o = it.ins.operands[0];
+  if (!o || o.kind !== 'name') return undefined;
+  const r = it.name(o.name);
+  return env.facts.kind(r) === 'U' ? r : undefined;
 }
 
 const NO_EFFECT = new Set(['nanosleep', 'prefetch', 'prefetchu', 'setmaxnreg', 'griddepcontrol', 'pmevent', 'discard', 'applypriority', 'createpolicy']);
 
 /** Statements of a non-ALU instruction; `spin`: a `try_wait` that is the test of a recognized spin loop. */
-export function insStmts(env: InsEnv, it: FlatIns, loc: SrcLoc, divergent: boolean, guard: Expr | undefined, spin: boolean): Stmt[] {
+export function insStmts(env: InsEnv, it: FlatIns, loc: SrcLoc, divergent: boolean, guard: Expr | undefined, spin: boolean, gspin?: GlobalSpin): Stmt[] {
   const ins = it.ins;
   const srcs = sourcesOf(it);
   const m0 = ins.mods[0] ?? '';
   const lead = (o: Operand): Expr => value(env, it, o, 'lead');
+  if (env.isFlag(it)) return gmemStmts(env, it, loc, divergent, guard, gspin);
   switch (ins.base) {
     case 'ld': return ld(env, it, loc, divergent, guard);
-    case 'st': return ins.mods.includes('shared') || ins.mods.some((m) => m.startsWith('shared')) ? once({ op: 'st.shared', buf: env.buf(it, ins.operands[0]!) }, loc, divergent, guard) : [];
+    case 'st': if (ins.mods[0] === 'async') return stAsyncStmts(env, it, loc, divergent, guard); return ins.mods.includes('shared') || ins.mods.some((m) => m.startsWith('shared')) ? once({ op: 'st.shared', buf: env.buf(it, ins.operands[0]!) }, loc, divergent, guard) : [];
     case 'mbarrier': return mbarrier(env, it, srcs, loc, divergent, guard, spin);
     case 'fence':
       if (m0 === 'mbarrier_init') return once({ op: 'fence.mbarrier_init' }, loc, divergent, guard);
@@ -44,6 +75,10 @@ export function insStmts(env: InsEnv, it: FlatIns, loc: SrcLoc, divergent: boole
     case 'bar': case 'barrier': return barrier(env, it, lead, loc, divergent, guard);
     case 'cp': return cp(env, it, loc, divergent, guard);
     case 'wgmma': return wgmma(env, it, lead, loc, divergent, guard);
+    case 'tcgen05': return tcgen05Stmts(env, it, loc, divergent, guard);
+    case 'clusterlaunchcontrol': return clcStmts(env, it, loc, divergent, guard);
+    case 'red': if (ins.mods[0] === 'async') return stAsyncStmts(env, it, loc, divergent, guard); throw new NotModelled(`${ins.opcode} (a global reduction through an address mbsim does not track)`);
+    case 'atom': throw new NotModelled(`${ins.opcode} (an atomic through an address that is not a pointer parameter's)`);
     case 'elect': {
       const [r, p] = destsOf(it);
       const out: Stmt[] = [];
@@ -110,46 +145,69 @@ function mbarrier(env: InsEnv, it: FlatIns, srcs: Operand[], loc: SrcLoc, diverg
   const mods = ins.mods;
   const lead = (o: Operand): Expr => value(env, it, o, 'lead');
   const what = `${ins.opcode}`;
+  // Whether every lane reads the same operands (then 2 to 31 lanes are one scaled operation).
+  const shared = srcs.every((o) => regsOf(o, it).every((r) => env.facts.kind(r) === 'U'));
   switch (kind) {
     case 'init': {
-      const bar = env.bar(it, srcs[0]!);
-      const init: Stmt = { s: 'op', op: { op: 'mbarrier.init', bar, count: lead(srcs[1]!) }, loc };
-      const trap: Stmt = { s: 'op', op: { op: 'trap', message: 'mbarrier.init executed by a warp other than warp 0: not modelled yet' }, loc };
-      return once({ op: 'mbarrier.init', bar, count: lead(srcs[1]!) }, loc, divergent, guard).map((s) => (s.s === 'op' ? { s: 'if', cond: bin('==', v('warp'), num(0)), then: [init], else: [trap], loc } : s));
+      // Executed by whichever warp reaches it (the role runs as written): once for lanes that
+      // share the operands, else each active lane its own (`if (tid < S) init(&full[tid], n)`).
+      if (shared) return once({ op: 'mbarrier.init', bar: env.bar(it, srcs[0]!), count: lead(srcs[1]!) }, loc, divergent, guard);
+      const m = guard ? bin('&', v('%mask'), guard) : v('%mask');
+      return Array.from({ length: LANES }, (_, l): Stmt => ({ s: 'if', cond: bit(m, l), then: [{ s: 'op', op: { op: 'mbarrier.init', bar: env.bar(it, srcs[0]!, l), count: value(env, it, srcs[1]!, l) }, loc }], loc }));
     }
     case 'inval': return once({ op: 'mbarrier.inval', bar: env.bar(it, srcs[0]!) }, loc, divergent, guard);
-    case 'expect_tx': return counted((per) => ({ op: 'mbarrier.expect_tx', bar: env.bar(it, srcs[0]!), bytes: lead(srcs[1]!), per }), what, loc, divergent, guard);
-    case 'complete_tx': return counted((per) => ({ op: 'mbarrier.complete_tx', bar: env.bar(it, srcs[0]!), bytes: lead(srcs[1]!), per }), what, loc, divergent, guard);
+    case 'expect_tx': case 'complete_tx': {
+      const op = kind === 'expect_tx' ? 'mbarrier.expect_tx' as const : 'mbarrier.complete_tx' as const;
+      const bar = env.bar(it, srcs[0]!);
+      const bytes = lead(srcs[1]!);
+      // n lanes sharing the operands: n times the bytes (one per lane, PTX ISA §9.7.13.15.11/12).
+      return counted((per) => ({ op, bar, bytes, per }), what, loc, divergent, guard, shared ? (n) => ({ op, bar, bytes: bin('*', n, bytes), per: 'warp' }) : undefined);
+    }
     case 'arrive': case 'arrive_drop': {
       const bar = env.bar(it, srcs[0]!);
       const third = srcs[1] ? lead(srcs[1]) : undefined;
       const expect = mods.includes('expect_tx');
       const sem = mods.includes('relaxed') ? 'relaxed' as const : 'release' as const;
       const scope = mods.includes('cluster') ? 'cluster' as const : mods.includes('cta') ? 'cta' as const : undefined;
-      return counted((per) => ({
-        op: 'mbarrier.arrive', bar, per, sem,
-        ...(expect && third ? { expectTx: third } : third ? { count: third } : {}),
+      const token = arriveToken(env, it);
+      const rest = {
         ...(kind === 'arrive_drop' ? { drop: true } : {}),
         ...(mods.includes('noComplete') ? { noComplete: true } : {}),
         ...(scope ? { scope } : {}),
-      }), what, loc, divergent, guard);
+        ...(token ? { token } : {}),
+      };
+      // n lanes sharing the operands: one arrive of n times the count (and of the bytes), as the
+      // machine counts a warp's per-thread arrive (the sum over its lanes in one instruction).
+      const scaled = shared ? (n: Expr): Op => ({
+        op: 'mbarrier.arrive', bar, per: 'warp', sem, ...rest,
+        ...(expect && third ? { expectTx: bin('*', n, third), count: n } : { count: third ? bin('*', n, third) : n }),
+      }) : undefined;
+      return counted((per) => ({
+        op: 'mbarrier.arrive', bar, per, sem,
+        ...(expect && third ? { expectTx: third } : third ? { count: third } : {}),
+        ...rest,
+      }), what, loc, divergent, guard, scaled);
+    }
+    case 'pending_count': {
+      const [d] = destsOf(it);
+      return d ? once({ op: 'mbarrier.pending_count', token: env.tokenRoot(it, srcs[0]!), dest: d }, loc, divergent, guard) : [];
     }
     case 'try_wait': case 'test_wait': {
-      if (!mods.includes('parity')) throw new NotModelled(`${what} (the token form; the parity form is modelled)`);
       const bar = env.bar(it, srcs[0]!);
-      const parity = lead(srcs[1]!);
+      // The token form waits for the phase the token's arrive observed: the machine's token wait.
+      const phase = mods.includes('parity') ? { parity: lead(srcs[1]!) } : { token: env.tokenRoot(it, srcs[1]!) };
       const sem = mods.includes('relaxed') ? { sem: 'relaxed' as const } : {};
       const scope = mods.includes('cluster') ? { scope: 'cluster' as const } : mods.includes('cta') ? { scope: 'cta' as const } : {};
       const [d] = destsOf(it);
       if (spin) {
         // The spin loop's test: the machine's blocking wait, then the test's result is true.
-        const out = once({ op: 'mbarrier.wait', form: 'try_wait', bar, parity, ...sem, ...scope }, loc, divergent, guard);
+        const out = once({ op: 'mbarrier.wait', form: 'try_wait', bar, ...phase, ...sem, ...scope }, loc, divergent, guard);
         if (d) out.push(...assign(env, d, () => num(1), loc, divergent, guard));
         return out;
       }
       if (!d) return [];
       if (env.facts.kind(d) !== 'U') throw new NotModelled(`${what} whose result differs between lanes outside a spin loop`);
-      return once({ op: 'mbarrier.wait', form: kind === 'try_wait' ? 'try_wait' : 'test_wait', bar, parity, dest: d, ...sem, ...scope }, loc, divergent, guard);
+      return once({ op: 'mbarrier.wait', form: kind === 'try_wait' ? 'try_wait' : 'test_wait', bar, ...phase, dest: d, ...sem, ...scope }, loc, divergent, guard);
     }
     default: throw new NotModelled(what);
   }
@@ -178,6 +236,7 @@ function cp(env: InsEnv, it: FlatIns, loc: SrcLoc, divergent: boolean, guard?: E
   const ops = ins.operands;
   const lead = (o: Operand): Expr => value(env, it, o, 'lead');
   const what = ins.opcode;
+  if (m[0] === 'async' && m[1] !== 'bulk') return cpAsyncStmts(env, it, loc, divergent, guard);
   if (m[0] !== 'async' || m[1] !== 'bulk') throw new NotModelled(what);
   if (m[2] === 'commit_group') return once({ op: 'cp.async.bulk.commit_group' }, loc, divergent, guard);
   if (m[2] === 'wait_group') return once({ op: 'cp.async.bulk.wait_group', n: lead(ops[0]!), read: m.includes('read') }, loc, divergent, guard);

@@ -57,12 +57,22 @@ const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
 export function layoutShared(m: Module, f: Func, flat: Flat, facts: Facts, dynamicSmem: number, boxes: number[], file: string): SharedSym[] {
   const decls = [...m.items.filter((i): i is Decl => i.kind === 'decl'), ...flat.decls].filter((d) => d.space.startsWith('.shared'));
   const barrierSyms = new Set<string>();
+  /** Arrays an Ampere cp.async writes: cut into one warp's bytes (32 lanes × cp-size), each warp its own element. */
+  const cpGranule = new Map<string, number>();
   for (const it of flat.items) {
     if ('label' in it) continue;
     const ins = it.ins;
+    if (ins.base === 'cp' && (ins.mods[1] === 'ca' || ins.mods[1] === 'cg')) {
+      const [dst, , size] = ins.operands;
+      const per = size && size.kind === 'int' ? Number(size.value) * 32 : 512;
+      if (dst && dst.kind === 'address' && dst.base) for (const s of [dst.base, ...regsOf({ ...dst, rest: [] }, it).flatMap((r) => [...facts.prov(r)])]) cpGranule.set(s, Math.min(cpGranule.get(s) ?? per, per));
+    }
     let o;
     if (ins.base === 'mbarrier') o = ins.operands.find((x) => x.kind === 'address');
     else if (ins.base === 'cp' && ins.mods.some((x) => x.startsWith('mbarrier::complete_tx'))) o = [...ins.operands].reverse().find((x) => x.kind === 'address');
+    else if ((ins.base === 'tcgen05' && ins.mods[0] === 'commit') || (ins.base === 'cp' && ins.mods[1] === 'mbarrier')) o = ins.operands.find((x) => x.kind === 'address');
+    else if ((ins.base === 'st' || ins.base === 'red') && ins.mods[0] === 'async') o = [...ins.operands].reverse().find((x) => x.kind === 'address');
+    else if (ins.base === 'clusterlaunchcontrol' && ins.mods[0] === 'try_cancel') o = ins.operands[1];
     if (!o || o.kind !== 'address' || !o.base) continue;
     barrierSyms.add(o.base);
     for (const r of regsOf({ ...o, rest: [] }, it)) for (const s of facts.prov(r)) barrierSyms.add(s);
@@ -78,7 +88,8 @@ export function layoutShared(m: Module, f: Func, flat: Flat, facts: Facts, dynam
       let ir = shortName(n.name);
       if (used.has(ir)) ir = n.name;
       used.add(ir);
-      const granule = role === 'barrier' ? 8 : box > 0 && size > box ? box : size;
+      const cpg = cpGranule.get(n.name);
+      const granule = role === 'barrier' ? 8 : box > 0 && size > box ? box : cpg !== undefined && size > cpg && size % cpg === 0 ? cpg : size;
       out.push({ name: n.name, ir, base: at, size, role, granule, loc: { file, line: n.pos.line, col: n.pos.col } });
       at += Math.ceil(size / ALIGN) * ALIGN;
     }

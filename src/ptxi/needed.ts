@@ -17,6 +17,9 @@ function opReads(it: FlatIns): Operand[] {
     case 'ld': return ins.mods.some((m) => m.startsWith('shared')) ? [ins.operands[1]!] : [];
     case 'st': return ins.mods.some((m) => m.startsWith('shared')) ? [ins.operands[0]!] : [];
     case 'wgmma': return ins.mods[0] === 'wait_group' ? ins.operands : [];
+    case 'tcgen05': return ins.mods[0] === 'commit' ? ins.operands : [];
+    case 'red': return ins.mods[0] === 'async' ? ins.operands : [];
+    case 'clusterlaunchcontrol': return sourcesOf(it);
     default: return [];
   }
 }
@@ -25,7 +28,7 @@ function opReads(it: FlatIns): Operand[] {
  * The needed registers of `flat` (flat names). `descRoots(it)`: the registers a wgmma.mma_async
  * reads shared memory through (its descriptors' address roots).
  */
-export function neededRegs(flat: Flat, descRoots: (it: FlatIns) => string[]): Set<string> {
+export function neededRegs(flat: Flat, descRoots: (it: FlatIns) => string[], flag: (it: FlatIns) => boolean = () => false): Set<string> {
   const need = new Set<string>();
   const defs = new Map<string, FlatIns[]>();
   const work: string[] = [];
@@ -34,8 +37,8 @@ export function neededRegs(flat: Flat, descRoots: (it: FlatIns) => string[]): Se
     if ('label' in it) continue;
     const dests = destsOf(it);
     for (const d of dests) (defs.get(d) ?? defs.set(d, []).get(d)!).push(it);
-    const reads = opReads(it);
-    if (it.ins.base === 'wgmma' && it.ins.mods[0] === 'mma_async') for (const r of descRoots(it)) add(r);
+    const reads = flag(it) ? sourcesOf(it) : opReads(it);
+    if ((it.ins.base === 'wgmma' && it.ins.mods[0] === 'mma_async') || (it.ins.base === 'tcgen05' && (it.ins.mods[0] === 'mma' || it.ins.mods[0] === 'cp'))) for (const r of descRoots(it)) add(r);
     for (const o of reads) for (const r of regsOf(o, it)) add(r);
     if (it.ins.guard && (it.ins.base === 'bra' || reads.length || !dests.length)) add(it.name(it.ins.guard.pred));
   }

@@ -5,11 +5,16 @@
  * - CCCL's `while (!mbarrier_try_wait_parity(bar, ph));`:
  *   `L: { .reg .pred P; mbarrier.try_wait.parity P, [a], ph; selp.b32 r, 1, 0, P; }
  *   setp.eq.s32 p, r, 0; @p bra L;`
+ * - the same with effect-free instructions between the label and the test (nvcc rematerializing
+ *   the barrier's address: `L: mov.u32 %r57, empty; { try_wait.parity … }`);
  * - CUTLASS's inline asm: `{ .reg .pred P; L: mbarrier.try_wait.parity P, [a], ph; @!P bra L; }`,
  *   or with the exit first: `L: mbarrier.try_wait.parity P, [a], ph; @P bra DONE; bra L; DONE:`.
  *
  * In both, the loop is left exactly when the test succeeds: a blocking wait followed by the test's
- * result being true is the same behaviour with no failed tests to explore.
+ * result being true is the same behaviour with no failed tests to explore. The loop may jump back
+ * to a label before the test through a backoff with no effect (libcu++'s `cuda::barrier::wait`:
+ * a retry counter, `%globaltimer`, `nanosleep`, branches that stay inside it): after the blocking
+ * wait the back edge is never taken, and the backoff, run only on entry, changes nothing.
  */
 import type { Operand } from '../ptx/ast.js';
 import { branchTarget, type Flat, type FlatIns } from './flat.js';
@@ -21,12 +26,17 @@ export function isSpinTest(flat: Flat, i: number): boolean {
   const it = flat.items[i];
   if (!it || 'label' in it || it.ins.base !== 'mbarrier' || !['try_wait', 'test_wait'].includes(it.ins.mods[0] ?? '') || it.ins.guard) return false;
   const labels = new Set<string>();
-  for (let j = i - 1; j >= 0; j--) { const x = flat.items[j]!; if (!('label' in x)) break; labels.add(x.label); }
+  // The loop's label, possibly before effect-free instructions that recompute the test's operands (`mov.u32 %r57, empty;`).
+  for (let j = i - 1; j >= 0; j--) {
+    const x = flat.items[j]!;
+    if ('label' in x) labels.add(x.label);
+    else if (!BACKOFF.has(x.ins.base) || x.ins.base === 'bra' || x.ins.guard) break;
+  }
   if (!labels.size) return false;
   const P = nameOf(it, it.ins.operands[0]);
   const ins = (k: number): FlatIns | undefined => { const x = flat.items[i + k]; return x && !('label' in x) ? x : undefined; };
   const loops = (b: FlatIns | undefined, pred: string | undefined, negated: boolean) =>
-    !!b && !!pred && b.ins.base === 'bra' && !!b.ins.guard && b.ins.guard.negated === negated && b.name(b.ins.guard.pred) === pred && labels.has(branchTarget(b) ?? '');
+    !!b && !!pred && b.ins.base === 'bra' && !!b.ins.guard && b.ins.guard.negated === negated && b.name(b.ins.guard.pred) === pred && (labels.has(branchTarget(b) ?? '') || backoff(flat, branchTarget(b), i));
   if (loops(ins(1), P, true)) return true;
   // `L: try_wait P; @P bra DONE; bra L;`
   const out = ins(1);
@@ -42,4 +52,53 @@ export function isSpinTest(flat: Flat, i: number): boolean {
   const s = setp.ins.operands;
   if (setp.ins.mods[0] !== 'eq' || nameOf(setp, s[1]) !== r || !one(s[2], 0)) return false;
   return loops(ins(3), nameOf(setp, s[0]), false);
+}
+
+/** Opcodes a backoff may hold: integer and clock arithmetic, branches, sleeping. */
+const BACKOFF = new Set(['mov', 'add', 'sub', 'mul', 'shl', 'shr', 'and', 'or', 'xor', 'not', 'cvt', 'setp', 'selp', 'min', 'max', 'bra', 'nanosleep']);
+
+/** Whether the items from label `to` up to test `i` are a backoff: effect-free, their branches staying in `[to, i]`. */
+function backoff(flat: Flat, to: string | undefined, i: number): boolean {
+  if (to === undefined) return false;
+  const j = flat.items.findIndex((x) => 'label' in x && x.label === to);
+  if (j < 0 || j >= i) return false;
+  const inside = new Set<string>();
+  for (let k = j; k <= i; k++) { const x = flat.items[k]!; if ('label' in x) inside.add(x.label); }
+  for (let k = j; k < i; k++) {
+    const x = flat.items[k]!;
+    if ('label' in x) continue;
+    if (!BACKOFF.has(x.ins.base)) return false;
+    if (x.ins.base === 'bra' && !inside.has(branchTarget(x) ?? '')) return false;
+  }
+  return true;
+}
+
+/** A global flag spin loop's exit condition: the loop ends once `value cmp target` (target: the setp's second operand). */
+export interface GlobalSpin {
+  cmp: 'eq' | 'ne' | 'ge' | 'gt' | 'le' | 'lt';
+  target: Operand;
+}
+
+const CMP: Record<string, GlobalSpin['cmp']> = { eq: 'eq', ne: 'ne', lt: 'lt', lo: 'lt', le: 'le', ls: 'le', gt: 'gt', hi: 'gt', ge: 'ge', hs: 'ge' };
+const NEG: Record<GlobalSpin['cmp'], GlobalSpin['cmp']> = { eq: 'ne', ne: 'eq', lt: 'ge', ge: 'lt', le: 'gt', gt: 'le' };
+
+/**
+ * Whether flat item `i` is the load of a global flag spin loop
+ * `L: ld.acquire.gpu.global.u32 r, [a]; setp.CMP p, r, K; @p bra L;` (`while (flag CMP K);`, also
+ * with `@!p`): the machine's `spin.global`, which blocks until the value ends the loop.
+ */
+export function globalSpin(flat: Flat, i: number): GlobalSpin | undefined {
+  const it = flat.items[i];
+  if (!it || 'label' in it || it.ins.base !== 'ld' || it.ins.guard) return undefined;
+  const labels = new Set<string>();
+  for (let j = i - 1; j >= 0; j--) { const x = flat.items[j]!; if (!('label' in x)) break; labels.add(x.label); }
+  const setp = flat.items[i + 1];
+  const bra = flat.items[i + 2];
+  if (!labels.size || !setp || 'label' in setp || !bra || 'label' in bra || setp.ins.base !== 'setp' || bra.ins.base !== 'bra' || !bra.ins.guard) return undefined;
+  const r = nameOf(it, it.ins.operands[0]);
+  const [p, a, k] = setp.ins.operands;
+  const cmp = CMP[setp.ins.mods[0] ?? ''];
+  if (!cmp || !r || nameOf(setp, a) !== r || !k || nameOf(setp, p) !== bra.name(bra.ins.guard.pred) || !labels.has(branchTarget(bra) ?? '')) return undefined;
+  // The loop goes on while the predicate (negated: while it is false) holds; it ends on the opposite.
+  return { cmp: bra.ins.guard.negated ? cmp : NEG[cmp], target: k };
 }

@@ -17,8 +17,10 @@ import { address, bin, num, NotModelled, Opaque, predMask, setMask, v, FULL, LAN
 import { branchTarget, buildCfg, flatten, type Cfg, type Flat, type FlatIns } from './flat.js';
 import { insStmts, type InsEnv } from './insn.js';
 import { CLUSTER_STRIDE, layoutShared, PARAM_BASE, paramKey, sharedDecls, shortName, type SharedSym } from './layout.js';
-import { isSpinTest } from './spin.js';
+import { globalSpin, isSpinTest } from './spin.js';
 import { neededRegs } from './needed.js';
+import { flagOf, flagParams, GMEM_WORDS } from './gmem.js';
+import { defsOf, descriptorRoot, setDefs, staticInt, tmemDecl, tmemOf, tokenRoot, type TmemInfo } from './defs.js';
 
 /** A launch of a PTX kernel (the host side that no PTX file carries). */
 export interface PtxLaunch {
@@ -65,16 +67,22 @@ export function translatePtx(m: Module, launch: PtxLaunch = {}): { kernel: Kerne
   const shared = layoutShared(m, f, flat, facts, launch.dynamicSmem ?? 0, boxes, file);
   const byName = new Map(shared.map((s) => [s.name, s]));
   const params = paramValues(f, launch);
-  const env = insEnv(facts, byName, paramSyms, params, f, launch, block);
+  setDefs(flat, facts);
+  const tmemInfo = tmemOf(flat, facts);
+  const pointers = new Set(f.params.filter((p) => p.type === '.u64' || p.type === '.b64').map((p) => p.name));
+  const flags = flagParams(flat, facts, pointers);
+  const env = insEnv(facts, byName, paramSyms, params, f, launch, block, tmemInfo, flags);
   const body = emitBody(m, flat, cfg, facts, env, at, file);
   const { barriers, buffers } = sharedDecls(shared);
+  buffers.push(...tmemDecl(tmemInfo, at(f.pos)));
+  for (const p of f.params) if (flags.has(p.name)) buffers.push({ name: shortName(p.name), space: 'gmem', length: num(GMEM_WORDS), bytes: num(4), init: num(0), loc: at(p.pos) });
   const name = shortName(demangle(f.name));
   const kernel: Kernel = {
     name, arch: m.targets.some((t) => t.startsWith('sm_100') || t.startsWith('sm_10')) ? 'sm_100a' : 'sm_90a',
     params: [...params.values()].map((p) => p.decl),
     cluster: num(launch.cluster ?? 1), grid: num(launch.grid ?? 1),
     barriers, buffers,
-    roles: [{ name, warps: block / 32, threads: block, per: 'warp', body, loc: at(f.pos) }],
+    roles: [{ name, warps: block / 32, threads: block, per: 'warp', asWritten: true, body, loc: at(f.pos) }],
     file, loc: at(f.pos),
   };
   const varying = new Set<string>();
@@ -89,7 +97,8 @@ function demangle(n: string): string {
   return mm ? n.slice(mm[0].length, mm[0].length + Number(mm[1])) : n;
 }
 
-function pickEntry(m: Module, want: string | undefined): Func {
+/** The `.entry` a launch names (full or demangled name; the only one when absent); throws {@link KernelError}. */
+export function pickEntry(m: Module, want: string | undefined): Func {
   const entries = functions(m).filter((f) => f.entry && f.body);
   const loc = { file: m.file, line: 1, col: 1 };
   if (!entries.length) throw new KernelError(`${m.file} has no .entry with a body`, loc, 'ptx-launch');
@@ -125,7 +134,7 @@ function paramValues(f: Func, launch: PtxLaunch): Map<string, ParamInfo> {
   return out;
 }
 
-function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<string, number>, params: Map<string, ParamInfo>, f: Func, launch: PtxLaunch, block: number): InsEnv {
+function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<string, number>, params: Map<string, ParamInfo>, f: Func, launch: PtxLaunch, block: number, tmemInfo: TmemInfo, flags: ReadonlySet<string>): InsEnv {
   const cluster = launch.cluster ?? 1;
   const grid = launch.grid ?? 1;
   const tid = (l: Lane): Expr => bin('+', bin('*', v('warp'), num(32)), l === 'lead' ? v('%lead') : num(l));
@@ -140,7 +149,7 @@ function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<str
     '%cluster_ctaid.y': () => num(0), '%cluster_ctaid.z': () => num(0), '%cluster_nctaid.x': () => num(cluster), '%is_explicit_cluster': () => num(cluster > 1 ? 1 : 0),
   };
   const symbol = (n: string): number | undefined => shared.get(n)?.base ?? paramSyms.get(n);
-  const where = (it: FlatIns, o: Operand): { sym: SharedSym; addr: Expr } => {
+  const where = (it: FlatIns, o: Operand, lane: Lane = 'lead'): { sym: SharedSym; addr: Expr } => {
     if (o.kind !== 'address') throw new NotModelled(`expected an address operand`);
     let sym = o.base ? shared.get(o.base) : undefined;
     if (!sym && o.base) {
@@ -149,7 +158,7 @@ function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<str
       if (ps.length === 1) sym = shared.get(ps[0]!);
     }
     if (!sym) throw new NotModelled(`address [${o.base ?? ''}${o.offset ? `+${o.offset}` : ''}] is not derived from a .shared array`);
-    return { sym, addr: address(env, it, o, 'lead') };
+    return { sym, addr: address(env, it, o, lane) };
   };
   const env: InsEnv = {
     facts,
@@ -166,18 +175,16 @@ function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<str
       }
       return SPECIAL[name]?.(lane);
     },
-    bar(it, o): BarRef {
-      const { sym, addr } = where(it, o);
+    bar(it, o, lane): BarRef {
+      const { sym, addr } = where(it, o, lane);
       if (sym.role !== 'barrier') throw new NotModelled(`${sym.ir} is used as data and as an mbarrier`);
-      if (!it.ins.mods.includes('shared::cluster') || it.ins.base !== 'mbarrier') return { name: sym.ir, index: bin('/', bin('-', addr, num(sym.base)), num(8)) };
-      // A shared::cluster address names its CTA (mapa): rank = addr / 2^24 − 1, or the executing CTA below 2^24.
-      const local = bin('&', addr, num(CLUSTER_STRIDE - 1));
-      const high = bin('>>', addr, num(24));
-      return { name: sym.ir, index: bin('/', bin('-', local, num(sym.base)), num(8)), cta: bin('+', bin('*', bin('==', high, num(0)), v('cta')), bin('*', bin('!=', high, num(0)), bin('-', high, num(1)))) };
+      if (!clusterAddressed(it)) return { name: sym.ir, index: bin('/', bin('-', addr, num(sym.base)), num(8)) };
+      return { name: sym.ir, ...clusterIndex(addr, sym.base, 8) };
     },
     buf(it, o): BufRef {
       const { sym, addr } = where(it, o);
       if (sym.role !== 'buffer') throw new NotModelled(`${it.ins.opcode} accesses the mbarrier array ${sym.ir} as data`);
+      if (clusterAddressed(it) && it.ins.base !== 'mbarrier') return { name: sym.ir, ...clusterIndex(addr, sym.base, sym.granule) };
       return { name: sym.ir, index: bin('/', bin('-', addr, num(sym.base)), num(sym.granule)) };
     },
     tensorBytes(it, o) {
@@ -191,40 +198,52 @@ function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<str
       return launch.tensorMaps![k]!;
     },
     descRoot: (it, reg) => descriptorRoot(facts, it, reg, shared),
+    tokenRoot: (it, o) => tokenRoot(facts, it, o),
+    staticInt: (it, o) => staticInt(facts, it, o),
+    isFlag: (it) => flagOf(it, facts, flags) !== undefined,
+    gbuf(it, o) {
+      const p = flagOf(it, facts, flags);
+      const i = f.params.findIndex((x) => x.name === p);
+      if (p === undefined || i < 0) throw new NotModelled(`${it.ins.opcode}: the address is not one pointer parameter's`);
+      return { name: shortName(p), index: bin('/', bin('-', address(env, it, o, 'lead'), num(PARAM_BASE + i * 0x1000)), num(4)) };
+    },
+    responseOf(it, o) {
+      const d = o.kind === 'name' ? defsOf(facts, it.name(o.name)) : undefined;
+      const ld = d && d.length === 1 && d[0]!.ins.base === 'ld' && d[0]!.ins.mods.some((x) => x.startsWith('shared')) ? d[0]! : undefined;
+      if (!ld) throw new NotModelled('the response of this query is not one ld.shared of a try_cancel response');
+      return env.buf(ld, ld.ins.operands[1]!);
+    },
+    tmem(it, cols) {
+      const n = tmemInfo.sites.length;
+      if (n > 1) throw new NotModelled(`the kernel allocates Tensor Memory at ${n} places (lines ${tmemInfo.sites.join(', ')}): which allocation a TMEM address names is not modelled`);
+      if (cols && tmemInfo.cols === undefined) throw new NotModelled(`the column count of ${it.ins.opcode} is not a constant`);
+    },
   };
   return env;
+}
+
+/** Whether the addresses of `it` are `shared::cluster` ones that may name a peer CTA (mapa): mbarrier, st/red.async, tcgen05.commit. */
+function clusterAddressed(it: FlatIns): boolean {
+  const b = it.ins.base;
+  return it.ins.mods.includes('shared::cluster') && (b === 'mbarrier' || ((b === 'st' || b === 'red') && it.ins.mods[0] === 'async') || (b === 'tcgen05' && it.ins.mods[0] === 'commit'));
+}
+
+/** Element and CTA of a shared::cluster address: rank = addr / 2^24 − 1, or the executing CTA below 2^24 (layout.ts CLUSTER_STRIDE). */
+function clusterIndex(addr: Expr, base: number, granule: number): { index: Expr; cta: Expr } {
+  const local = bin('&', addr, num(CLUSTER_STRIDE - 1));
+  const high = bin('>>', addr, num(24));
+  return { index: bin('/', bin('-', local, num(base)), num(granule)), cta: bin('+', bin('*', bin('==', high, num(0)), v('cta')), bin('*', bin('!=', high, num(0)), bin('-', high, num(1)))) };
 }
 
 /** Opcodes (first word) with an effect beyond their destination registers: never left out. */
 const EFFECTS = new Set(['ld', 'st', 'mbarrier', 'cp', 'bar', 'barrier', 'wgmma', 'tcgen05', 'fence', 'membar', 'atom', 'red', 'call', 'ret', 'exit', 'trap', 'brkpt', 'clusterlaunchcontrol', 'multimem', 'mapa']);
 
-/** Definitions by register name, filled by {@link emitBody} (the descriptor walk follows them back). */
-const DEFS = new WeakMap<Facts, Map<string, FlatIns[]>>();
-
-/** The register a wgmma descriptor was built from that holds a shared-memory address (its single-definition chain). */
-function descriptorRoot(facts: Facts, _it: FlatIns, reg: string, shared: Map<string, SharedSym>): string {
-  const defs = DEFS.get(facts)!;
-  let r = reg;
-  for (let i = 0; i < 16; i++) {
-    if ([...facts.prov(r)].some((s) => shared.has(s))) return r;
-    const d = defs.get(r);
-    if (!d || d.length !== 1) break;
-    const src = d[0]!.ins.operands.slice(1).find((o) => o.kind === 'name' && !/^%[a-z_]+(\.[xyz])?$/.test(o.name) || (o.kind === 'name' && /^%(r|rd)\d+/.test(o.name)));
-    if (!src || src.kind !== 'name') break;
-    r = d[0]!.name(src.name);
-  }
-  throw new NotModelled(`the shared-memory address of wgmma descriptor ${reg} (mbsim follows its definitions back to an address of a .shared array)`);
-}
-
 function emitBody(m: Module, flat: Flat, cfg: Cfg, facts: Facts, env: InsEnv, at: (p: { line: number; col: number }) => SrcLoc, file: string): Stmt[] {
-  const defs = new Map<string, FlatIns[]>();
-  for (const it of flat.items) if (!('label' in it)) for (const d of destsOf(it)) (defs.get(d) ?? defs.set(d, []).get(d)!).push(it);
-  DEFS.set(facts, defs);
   const roots = (it: FlatIns): string[] => it.ins.operands.slice(1, 3).flatMap((o) => {
     if (o.kind !== 'name') return [];
     try { return [env.descRoot(it, it.name(o.name))]; } catch { return []; }
   });
-  const regs = neededRegs(flat, roots);
+  const regs = neededRegs(flat, roots, (it) => env.isFlag(it));
   const loc0: SrcLoc = { file, line: 1, col: 1 };
   const out: Stmt[] = [];
   for (const r of regs) {
@@ -233,6 +252,7 @@ function emitBody(m: Module, flat: Flat, cfg: Cfg, facts: Facts, env: InsEnv, at
     if (facts.kind(r) !== 'U') for (let l = 0; l < LANES; l++) out.push({ s: 'let', name: `${r}@${l}`, value: num(0), loc: loc0 });
   }
   for (const b of facts.varyingBranch) for (const x of ['div', 'pend', 'save', 'T']) out.push({ s: 'let', name: `%${x}#${b}`, value: num(0), loc: loc0 });
+  out.push({ s: 'let', name: '%lanes', value: num(0), loc: loc0 });
   out.push(...setMask(num(FULL), loc0));
   const sitesAt = new Map<number, number[]>();
   for (const b of facts.varyingBranch) { const j = cfg.ipdom[b]!; if (j >= 0) (sitesAt.get(j) ?? sitesAt.set(j, []).get(j)!).push(b); }
@@ -249,10 +269,10 @@ function emitBody(m: Module, flat: Flat, cfg: Cfg, facts: Facts, env: InsEnv, at
       if (dests.length && dests.every((d) => !regs.has(d) || facts.opaque(d)) && !EFFECTS.has(it.ins.base)) continue;
       const loc = withCuda(m, it, at(it.ins.pos));
       if (it.ins.base === 'bra') { out.push(...branch(env, cfg, it, bi, loc, facts.varyingBranch.has(bi))); continue; }
-      const guard = it.ins.guard ? predMask(env, it.name(it.ins.guard.pred), it.ins.guard.negated) : undefined;
       try {
+        const guard = it.ins.guard ? predMask(env, it.name(it.ins.guard.pred), it.ins.guard.negated) : undefined;
         env.pre = [];
-        const ss = isAlu(it) ? aluStmts(env, it, loc, divergent, guard) : insStmts(env, it, loc, divergent, guard, isSpinTest(flat, i));
+        const ss = isAlu(it) ? aluStmts(env, it, loc, divergent, guard) : insStmts(env, it, loc, divergent, guard, isSpinTest(flat, i), globalSpin(flat, i));
         out.push(...env.pre.map((p) => ({ ...p, loc })), ...ss);
       } catch (err) {
         if (!(err instanceof Opaque || err instanceof NotModelled)) throw err;
@@ -281,6 +301,7 @@ function branch(env: InsEnv, cfg: Cfg, it: FlatIns, bi: number, loc: SrcLoc, var
   const g = it.ins.guard;
   if (!g) return [{ s: 'goto', label: to, loc }];
   const p = it.name(g.pred);
+  if (env.facts.opaque(p)) return [{ s: 'op', op: { op: 'trap', message: `${it.ins.opcode}: ${new Opaque(p).message}` }, loc }];
   if (!varying) return [{ s: 'goto', label: to, cond: g.negated ? bin('==', v(p), num(0)) : bin('!=', v(p), num(0)), loc }];
   const T = `%T#${bi}`;
   const fall = `B${bi + 1}`;

@@ -1,0 +1,108 @@
+// The launch sidecar of a PTX file: the `// # launch:` line and `FILE.ptx.launch.json`, their
+// precedence under the flags, and bad sidecars (exit 2 at file:line:col with a caret).
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { main } from '../src/cli/main.js';
+import { mergeLaunch } from '../src/cli/ptx-load.js';
+import { inlineLaunch } from '../src/cli/ptx-launch.js';
+import { parsePtx } from '../src/ptx/index.js';
+
+async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(args, { out: (s) => out.push(s), err: (s) => err.push(s), color: false });
+  return { code, out: out.join(''), err: err.join('') };
+}
+
+const PIPE = readFileSync('test/fixtures/ptx/tma_pipeline.ptx', 'utf8');
+/** A copy of the two-kernel pipeline fixture with `line` appended, in a fresh folder (no .launch.json). */
+function withLine(line: string | null, json?: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'mbsim-launch-'));
+  const f = join(dir, 'k.ptx');
+  writeFileSync(f, line === null ? PIPE : `${PIPE}${line}\n`);
+  if (json !== undefined) writeFileSync(`${f}.launch.json`, json);
+  return f;
+}
+const LINE = '// # launch: {"kernel": "tma_pipeline", "block": 128, "params": {"param_2": 4}, "tensorMaps": {"param_0": 16384}}';
+const LINE_NO = PIPE.split('\n').length; // the appended line's number
+
+describe('mbsim check FILE.ptx with its launch in the file', () => {
+  it('the committed GEMM twin carries its launch: check alone finds the hang, naming the PTX and the CUDA line', async () => {
+    const r = await cli(['check', 'hw/kernels/tma_wgmma.bug1.ptx']);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(1);
+    expect(r.out).toContain('mbsim check tma_wgmma (sm_90a)  param_4=128 param_5=2 param_6=1');
+    expect(r.out).toContain('HANG on barrier full[0]');
+  }, 60_000);
+
+  it('a comment line gives the launch; a flag overrides one field of it', async () => {
+    const f = withLine(LINE);
+    const ok = await cli(['check', f]);
+    expect(ok.err).toBe('');
+    expect(ok.code).toBe(0);
+    expect(ok.out).toContain('param_2=4');
+    const more = await cli(['run', f, '--param', '2=3']);
+    expect(more.code).toBe(0);
+    expect(more.out).toContain('param_2=3');
+  });
+
+  it('a .launch.json beside the file is stronger than the line, the flags stronger than both', () => {
+    const r = parsePtx(PIPE, 'k.ptx');
+    if (!r.ok) throw new Error(r.diagnostic.message);
+    const inline = inlineLaunch('k.ptx', `${PIPE}${LINE}\n`)!;
+    const json = { file: 'k.ptx.launch.json', text: '', fields: { block: 64, params: { param_2: 7 }, tensorMaps: {} }, where: {} };
+    const l = mergeLaunch(r.module, { param: { tiles: 1 }, tensorMap: { 0: 8192 } } as never, [json, inline]);
+    expect(l).toEqual({ kernel: 'tma_pipeline', block: 64, params: { tiles: 1, 2: 7 }, tensorMaps: { 0: 8192 } });
+  });
+
+  it('the launch file alone works (the two-kernel file needs no --kernel)', async () => {
+    const f = withLine(null, '{"kernel": "tma_pipeline", "block": 128,\n "params": {"2": 4}, "tensorMaps": {"param_0": 16384}}\n');
+    const r = await cli(['check', f]);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+  });
+});
+
+describe('a bad sidecar exits 2 at its file:line:col with a caret', () => {
+  it('an unknown key in the line, with the key it resembles', async () => {
+    const f = withLine('// # launch: {"kernel": "tma_pipeline", "blok": 128}');
+    const r = await cli(['check', f]);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`${f}:${LINE_NO}:41: error: launch: unknown key "blok" (did you mean "block"?)`);
+    expect(r.err).toContain(`\n  // # launch: {"kernel": "tma_pipeline", "blok": 128}\n${' '.repeat(42)}^~~~~~`);
+  });
+
+  it('a wrong type, a block that is not whole warps, a parameter the kernel lacks, broken JSON', async () => {
+    const str = await cli(['check', withLine('// # launch: {"block": "128"}')]);
+    expect(str.code).toBe(2);
+    expect(str.err).toMatch(new RegExp(`:${LINE_NO}:24: error: launch: "block" expects an integer of at least 1, got string`));
+    const odd = await cli(['check', withLine('// # launch: {"block": 100}')]);
+    expect(odd.err).toMatch(new RegExp(`:${LINE_NO}:24: error: launch: "block": 100: mbsim runs whole warps`));
+    const param = await cli(['check', withLine('// # launch: {"kernel": "tma_pipeline", "params": {"tiles": 3}}')]);
+    expect(param.code).toBe(2);
+    expect(param.err).toMatch(new RegExp(`:${LINE_NO}:52: error: launch: kernel \\S+ has no parameter "tiles" \\(param_0 or 0, `));
+    const kernel = await cli(['check', withLine('// # launch: {"kernel": "nope"}')]);
+    expect(kernel.err).toMatch(new RegExp(`:${LINE_NO}:25: error: launch: no kernel 'nope' in `));
+    const broken = await cli(['check', withLine('// # launch: {"block": 128,}')]);
+    expect(broken.err).toMatch(new RegExp(`:${LINE_NO}:28: error: launch: expected a key in double quotes, got '}'`));
+    const two = await cli(['check', withLine(`${LINE}\n${LINE}`)]);
+    expect(two.err).toMatch(new RegExp(`:${LINE_NO + 1}:1: error: a second '# launch:' line \\(the first is line ${LINE_NO}\\)`));
+  });
+
+  it('in a .launch.json: the line and column in that file', async () => {
+    const f = withLine(null, '{\n  "kernel": "tma_pipeline",\n  "tensorMaps": {"param_0": 0}\n}\n');
+    const r = await cli(['check', f]);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`${f}.launch.json:3:29: error: launch: "tensorMaps.param_0" expects an integer of at least 1, got 0`);
+    expect(r.err).toContain('  "tensorMaps": {"param_0": 0}\n                              ^');
+  });
+
+  it('a copy of the committed GEMM with its line: the fixture sidecar still parses as PTX', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mbsim-launch-'));
+    copyFileSync('hw/kernels/tcgen05.ptx', join(dir, 'k.ptx'));
+    const s = inlineLaunch('k.ptx', readFileSync(join(dir, 'k.ptx'), 'utf8'))!;
+    expect(s.fields).toEqual({ kernel: 'tcgen05_gemm', block: 192, params: { param_3: 128, param_4: 2, param_5: 1 }, tensorMaps: { param_0: 16384, param_1: 16384 }, dynamicSmem: 33792 });
+  });
+});
