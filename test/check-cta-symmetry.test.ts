@@ -113,7 +113,7 @@ describe('the identification is complete: the stored states do not depend on the
   const states = (k: Kernel, workers = 1) => check(instantiate(k), { all: true, strict: true, maxStates: 20_000, timeout: 60_000, workers });
 
   test('a multicast copy issued from both CTAs: its per-destination operations are created from the issuer rank up', () => {
-    const k = JSON.parse(readFileSync('test/fixtures/differential/multicast-order-cta-rotation.json', 'utf8')) as Kernel;
+    const k = JSON.parse(readFileSync('test/fixtures/cta-symmetry/multicast-order-cta-rotation.json', 'utf8')) as Kernel;
     const fwd = states(k).coverage;
     expect(fwd.ctaSymmetry.permutations).toEqual([[1, 0]]);
     // 3,340 states without CTA symmetry; before, the image of CTA 0's multicast (destinations

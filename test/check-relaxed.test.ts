@@ -248,3 +248,36 @@ describe('the detector\'s checker data in the state hash', () => {
     }
   });
 });
+
+describe('global flags: st.release / ld.acquire and their relaxed forms (PTX ISA §8.7, §8.8, §9.7.9.8, §9.7.9.11)', () => {
+  /** Role a writes data and then the flag (`store`, after `before`); role b waits on the flag (`load`, then `after`) and reads data. */
+  const flag = (store: string, load: string, before = '', after = '', bClause = '') => `kernel k arch=sm_90a${bClause}
+smem data bytes=64
+gmem flag[1] init=0
+role a warps=1 per=one:
+    st.shared data
+${before ? `    ${before}\n` : ''}    ${store} flag[0], 1
+role b warps=1 per=one:
+    ${load} flag[0], 1
+${after ? `    ${after}\n` : ''}    ld.shared data
+`;
+
+  test('release store + acquire spin: ok; a relaxed store releases nothing', () => {
+    expect(run(flag('st.release.gpu.global', 'spin.acquire.gpu.eq')).verdict).toBe('ok');
+    const r = run(flag('st.relaxed.gpu.global', 'spin.acquire.gpu.eq'));
+    expect(kinds(r)).toEqual(['race data']);
+    expect(r.hazards[0]!.message).toMatch(/^b reads data \(ld\.shared data\), but the write of data by another agent reached this agent only through a global store that releases nothing/);
+    // a relaxed atomic is no release either; an atom.release is
+    expect(kinds(run(flag('red.relaxed.gpu.global.add', 'spin.acquire.gpu.eq')))).toEqual(['race data']);
+    expect(run(flag('red.release.gpu.global.add', 'spin.acquire.gpu.eq')).verdict).toBe('ok');
+  });
+
+  test('the fence patterns: a release fence before the relaxed store, an acquire fence after the relaxed load', () => {
+    expect(run(flag('st.relaxed.gpu.global', 'spin.acquire.gpu.eq', 'fence.acq_rel.gpu')).verdict).toBe('ok');
+    const relaxedLoad = run(flag('st.release.gpu.global', 'spin.relaxed.gpu.eq'));
+    expect(kinds(relaxedLoad)).toEqual(['race data']);
+    expect(relaxedLoad.hazards[0]!.message).toMatch(/with a \.relaxed load and no acquire fence followed it/);
+    expect(run(flag('st.release.gpu.global', 'spin.relaxed.gpu.eq', '', 'fence.acq_rel.gpu')).verdict).toBe('ok');
+    expect(run(flag('st.relaxed.gpu.global', 'spin.relaxed.gpu.eq', 'fence.acq_rel.gpu', 'fence.acq_rel.gpu')).verdict).toBe('ok');
+  });
+});

@@ -154,6 +154,13 @@ describe('ops/flag.ptx: a release/acquire flag between two CTAs and an atomic co
     expect(r.hazards[0]!.locations.map((l) => l.line)).toEqual(expect.arrayContaining([19, 26]));
   });
 
+  it('the flag stored .relaxed releases nothing: the data read after the spin races', () => {
+    const src = change(read(F), '@%p1 st.release.gpu.global.u32 [%rd2], 1;', '@%p1 st.relaxed.gpu.global.u32 [%rd2], 1;');
+    const r = check(program(src, 'relaxed.ptx', { grid: 2 }), { maxStates: 100_000 });
+    expect(r.verdict).toBe('race');
+    expect(r.hazards[0]!.message).toMatch(/through a global store that releases nothing/);
+  });
+
   it('a flag that is never set: the waiting CTA hangs in its spin', () => {
     const src = change(read(F), 'st.release.gpu.global.u32 [%rd2], 1;', 'st.release.gpu.global.u32 [%rd2], 0;');
     const r = check(program(src, 'unset.ptx', { grid: 2 }), { maxStates: 100_000 });

@@ -43,8 +43,9 @@ export function relaxedUse(p: Program): { track: boolean; needRel: boolean } {
     const op = ins.op;
     if ((op.op === 'mbarrier.arrive' || op.op === 'barrier.cluster.arrive') && op.sem === 'relaxed') relaxedArrive = true;
     if (op.op === 'mbarrier.wait' && (op.sem === 'relaxed' || op.scope === 'cta')) needRel = true;
+    if (flagSemantics(op)?.weak) needRel = true;
   }
-  const slots = p.ctas * p.barriersPerCta + p.grid;
+  const slots = p.ctas * p.barriersPerCta + p.grid + (p.values ? p.values.init.length : 0);
   const codes = 2 * p.ctas * p.buffersPerCta + 1;
   // The checker data must fit in 32-bit words (codec.ts); larger kernels go untracked.
   if (slots * 2 * (p.agents.length + 1) * codes * 4 >= 2 ** 31 || codes >= 1 << 24) return { track: false, needRel: false };
@@ -63,10 +64,31 @@ const G_RELAXED = 0;
 const Q_LOCAL = 1;
 const Q_WIDE = 2;
 const G_SCOPE = 3;
-/** rp tags: published without release, released by the barrier's CTA, released by another CTA. */
+/** The same four for a global flag (a store → the loads that read its value): tags + 4. */
+const FLAG = 4;
+/** rp tags: published without release, released by the barrier's CTA, released by another CTA, released at `.cta` scope (a flag store). */
 const P_NONE = 0;
 const P_LOCAL = 1;
 const P_CROSS = 2;
+const P_CTA = 3;
+
+/**
+ * What a strong global operation does in the memory model (PTX ISA §8.4, §8.7-§8.8): whether it
+ * reads the location (and acquires), writes it (and releases), at which scope; `weak`: `.relaxed`
+ * (it reads without acquiring or writes without releasing). Null for other operations, plain
+ * `ld.global` / `st.global` included: those are data accesses, ordered by the synchronization
+ * around them, never a synchronization themselves.
+ */
+export function flagSemantics(op: Op): { read: boolean; write: boolean; acquire: boolean; release: boolean; cta: boolean; rmw: boolean; weak: boolean } | null {
+  let r: { read: boolean; write: boolean; acquire: boolean; release: boolean; cta: boolean; rmw: boolean };
+  switch (op.op) {
+    case 'ld.strong': case 'spin.global': r = { read: true, write: false, acquire: op.sem === 'acquire', release: false, cta: op.scope === 'cta', rmw: false }; break;
+    case 'st.strong': r = { read: false, write: true, acquire: false, release: op.sem === 'release', cta: op.scope === 'cta', rmw: false }; break;
+    case 'atom.global': r = { read: !op.red, write: true, acquire: op.sem === 'acquire' || op.sem === 'acq_rel', release: op.sem === 'release' || op.sem === 'acq_rel', cta: op.scope === 'cta', rmw: true }; break;
+    default: return null;
+  }
+  return { ...r, weak: (r.read && !r.acquire) || (r.write && !r.release) };
+}
 
 const ruKind = (v: number) => v >>> 28;
 const ruTag = (v: number) => (v >>> 24) & 15;
@@ -109,20 +131,25 @@ class Work {
     const l = this.own[a];
     if (l && l.some((v) => ruKind(v) === kind)) this.setOwn(a, l.filter((v) => ruKind(v) !== kind));
   }
-  /** The open stage of `slot` becomes its last completed one (the older one is dropped). */
-  complete(slot: number): void {
+  /**
+   * The open stage of `slot` becomes its last completed one; the older one is dropped, or with
+   * `merge` kept (an atomic read-modify-write continues the release sequence of the store it
+   * read, PTX ISA §8.8).
+   */
+  complete(slot: number, merge = false): void {
     if (!this.pub) return;
     const e = this.enc;
     const keep: number[] = [];
     for (const v of this.pub) {
       if (e.slot(v) !== slot) keep.push(v);
       else if (e.stage(v) === 0) keep.push(v + e.STAGE);
+      else if (merge && !this.pub.includes(v - e.STAGE)) keep.push(v);
     }
     keep.sort((a, b) => a - b);
     this.pub = keep.length ? keep : null;
   }
   /** Agent `a` observes the last completed stage of `slot`: tag `P_*` → inherited tag (or -1: nothing). Returns whether a remote release's marker was there. */
-  inherit(a: number, slot: number, tagOf: (ptag: number) => number): boolean {
+  inherit(a: number, slot: number, tagOf: (ptag: number, publisher: number) => number): boolean {
     let marked = false;
     if (!this.pub) return marked;
     const e = this.enc;
@@ -134,7 +161,7 @@ class Work {
         marked = true;
         continue;
       }
-      const tag = tagOf(v & 3);
+      const tag = tagOf(v & 3, e.agent(v));
       if (tag >= 0) l = withEntry(l, ru(INH, tag, code));
     }
     if (l !== this.own[a]) this.setOwn(a, l);
@@ -193,6 +220,7 @@ export function relaxedDetector(
   const relaxedArrives = sites((op) => (op.op === 'mbarrier.arrive' || op.op === 'barrier.cluster.arrive') && op.sem === 'relaxed');
   const relaxedWaits = sites((op) => op.op === 'mbarrier.wait' && op.sem === 'relaxed');
   const ctaWaits = sites((op) => op.op === 'mbarrier.wait' && op.scope === 'cta');
+  const flagSites = sites((op) => flagSemantics(op)?.weak === true);
 
   /** An agent's step: its accesses, fences, arrives, barriers and the operations it issues; returns the wait it executed, if any. */
   const agentStep = (w: Work, s: MachineState, t: MachineState, a: number, stateId: number): Extract<Op, { op: 'mbarrier.wait' }> | null => {
@@ -222,7 +250,7 @@ export function relaxedDetector(
         const next: number[] = [];
         for (const v of l) {
           if (ruKind(v) === OWN) next.push(op.sem === 'acquire' ? v : ru(OWN, Math.max(ruTag(v), wide ? U_WIDE : U_CTA), ruCode(v)));
-          else if (op.sem === 'release' || !(ruTag(v) === Q_LOCAL || (ruTag(v) === Q_WIDE && wide))) next.push(v);
+          else if (op.sem === 'release' || !((ruTag(v) & 3) === Q_LOCAL || ((ruTag(v) & 3) === Q_WIDE && wide))) next.push(v);
         }
         next.sort((u, w) => u - w);
         if (next.length !== l.length || next.some((v, i) => v !== l[i])) w.setOwn(a, next);
@@ -256,6 +284,9 @@ export function relaxedDetector(
     } else if (op.op === 'mbarrier.wait') {
       wait = op;
     }
+    // A strong global operation synchronizes (or not) through its location.
+    const fl = flagSemantics(op);
+    if (fl) flagStep(w, s, t, a, ins.buf!, op.op === 'spin.global', fl);
     // Asynchronous operations this step issued (a TMA overwrite, MMA operand reads) start their
     // accesses here, ordered after what the issuer acquired, and no more.
     if (w.own[a]) for (const o of t.inflight) {
@@ -268,11 +299,46 @@ export function relaxedDetector(
     return wait;
   };
 
+  /**
+   * A global operation of agent `a` on its location's slot (after the barriers and the cluster
+   * rounds): a read observes the last store's publications (the value it reads is that store's),
+   * acquiring them, or with a plain or `.relaxed` load needing an acquire fence after it; a store
+   * publishes the agent's own accesses, released (and forgotten) when it is `.release`, else only
+   * what a release fence covered. A `.cta`-scoped release or acquire does not synchronize with
+   * another CTA's thread (PTX ISA §8.7: morally strong needs each scope to include the other).
+   */
+  function flagStep(w: Work, s: MachineState, t: MachineState, a: number, bufOf: (f: number[]) => number,
+    spin: boolean, fl: NonNullable<ReturnType<typeof flagSemantics>>): void {
+    const ag = s.agents[a]!;
+    if (spin && t.agents[a]!.pc === ag.pc) return; // still spinning: the failed loads observe nothing
+    const key = keyOf(bufOf, ag.frame);
+    if (key < 0) return;
+    const slot = nBars + p.grid + key;
+    const mine = p.agents[a]!.cta;
+    if (fl.read) {
+      w.inherit(a, slot, (ptag, publisher) => {
+        const cross = publisher >= p.agents.length || p.agents[publisher]!.cta !== mine;
+        if (ptag === P_NONE) return FLAG + G_RELAXED;
+        if (cross && (ptag === P_CTA || fl.cta)) return FLAG + G_SCOPE;
+        if (fl.acquire) return -1;
+        return FLAG + (cross ? Q_WIDE : Q_LOCAL);
+      });
+    }
+    if (fl.write) {
+      if (fl.release) {
+        w.publish(a, slot, () => (fl.cta ? P_CTA : P_LOCAL));
+        w.clear(a, OWN);
+      } else w.publish(a, slot, (u) => (u === U_NONE ? P_NONE : u === U_CTA ? P_CTA : P_LOCAL));
+      w.complete(slot, fl.rmw);
+    }
+  }
+
   /** Reports a memory-model race of agent `a`'s access (or of an operation it issued) with an inherited entry of tag `tag`. */
   function raceFound(stateId: number, a: number, loc: SrcLoc, text: string, buf: number, otherW: number, tag: number, write = text.startsWith('st.')) {
     const bufName = p.bufferName(buf);
     const what = `${name(a)} ${write ? 'writes' : 'reads'} ${bufName} (${text})`;
     const other = otherW ? 'write' : 'read';
+    if (tag >= FLAG) return flagRace(stateId, a, loc, what, bufName, buf, other, tag - FLAG);
     const why = tag === G_RELAXED
       ? `the ${other} of ${bufName} by another agent reached this agent's wait only through a .relaxed arrive, and no release fence before that arrive covers it: a relaxed arrive releases nothing`
       : tag === G_SCOPE
@@ -286,6 +352,24 @@ export function relaxedDetector(
       message: `${what}, but ${why}`,
       subject: bufName, state: stateId, extra, details: ['PTX ISA §8.8 (release and acquire patterns), §9.7.13.3, §9.7.13.4, §9.7.13.15.16.', fix],
       locs: [loc, ...(tag === G_RELAXED ? relaxedArrives : tag === G_SCOPE ? ctaWaits : relaxedWaits)],
+    });
+  }
+
+  /** {@link raceFound} for an access ordered after another agent's only through a global flag. */
+  function flagRace(stateId: number, a: number, loc: SrcLoc, what: string, bufName: string, buf: number, other: string, tag: number) {
+    const why = tag === G_RELAXED
+      ? `the ${other} of ${bufName} by another agent reached this agent only through a global store that releases nothing (a .relaxed st, red or atom, with no release fence before it covering the ${other})`
+      : tag === G_SCOPE
+        ? `the ${other} of ${bufName} in another CTA reached this agent through a global flag stored or loaded at .cta scope, which does not synchronize threads of two CTAs`
+        : `this agent read the global flag that released the ${other} of ${bufName} with a .relaxed load and no acquire fence${tag === Q_WIDE ? ' of .gpu scope' : ''} followed it: a relaxed load acquires nothing`;
+    const fix = tag === G_RELAXED
+      ? 'fix: store the flag with st.release (or atom/red .release), or put fence.acq_rel.gpu before the relaxed store.'
+      : tag === G_SCOPE ? 'fix: use .gpu (or .cluster within a cluster) scope on both the store and the load of the flag.' : 'fix: load the flag with ld.acquire (or spin.acquire), or put fence.acq_rel.gpu after the relaxed load.';
+    report({
+      kind: 'race', severity: 'error', key: `${p.bufferOf(buf).info.name}|${locKey(loc)}|flag${tag}`,
+      message: `${what}, but ${why}`,
+      subject: bufName, state: stateId, extra, details: ['PTX ISA §8.7 (morally strong), §8.8 (release and acquire patterns), §9.7.9.8, §9.7.9.11, §9.7.13.5.', fix],
+      locs: [loc, ...flagSites],
     });
   }
 
