@@ -123,4 +123,15 @@ describe('the identification is complete: the stored states do not depend on the
     expect(states({ ...k, roles: [...k.roles].reverse() }).coverage.states).toBe(1705);
     expect(check(instantiate(k), { all: true, strict: true, ctaSymmetry: false }).coverage.states).toBe(3340);
   });
+
+  test('a wgmma of a role of two warps completed in both CTAs: its elected-thread ghosts are renamed in the image', () => {
+    const k = JSON.parse(readFileSync('test/fixtures/differential/wgmma-ghost-cta-rotation.json', 'utf8')) as Kernel;
+    expect(states(k).coverage.ctaSymmetry.permutations).toEqual([[1, 0]]);
+    // 81 states without CTA symmetry, 45 orbits. Before, the image renamed a completed wgmma's
+    // ghost reads (EG | kind | buffer·2 + write, ghosts.ts) as plain access codes, so no image of
+    // a state holding one was ever reached: 57 states in one roles' order, 63 in the other.
+    expect([states(k).coverage.states, states({ ...k, roles: [...k.roles].reverse() }).coverage.states]).toEqual([45, 45]);
+    expect(states(k, 2).coverage.states).toBe(45);
+    expect(check(instantiate(k), { all: true, strict: true, ctaSymmetry: false }).coverage.states).toBe(81);
+  });
 });
