@@ -3,14 +3,18 @@
  * the others do not, the incremental image hashes against full recomputations, fewer states with
  * the same verdicts on the cluster reference kernel and its planted twins, and, on generated
  * rank-relative 2-CTA kernels, the same verdicts, hazard kinds and final states (up to the CTA
- * permutation) with CTA symmetry on and off.
+ * permutation) with CTA symmetry on and off; and the identification's completeness: the image of
+ * every state stored is stored, and the count does not depend on the roles' order or the workers.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { describe, expect, test } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { check, explore, type CheckResult } from '../src/check/index.js';
 import { analyse } from '../src/check/analysis.js';
+import { Codec, type Extra } from '../src/check/codec.js';
+import { permuteState } from '../src/check/cta-permute.js';
+import type { MachineState } from '../src/machine/machine.js';
 import { parseSketch } from '../src/lang/index.js';
 import { instantiate, KernelError, type Program } from '../src/machine/program.js';
 import type { Kernel } from '../src/kernel/ir.js';
@@ -123,4 +127,106 @@ describe('the identification is complete: the stored states do not depend on the
     expect(states({ ...k, roles: [...k.roles].reverse() }).coverage.states).toBe(1705);
     expect(check(instantiate(k), { all: true, strict: true, ctaSymmetry: false }).coverage.states).toBe(3340);
   });
+
+  test('a wgmma of a role of two warps completed in both CTAs: its elected-thread ghosts are renamed in the image', () => {
+    const k = JSON.parse(readFileSync('test/fixtures/differential/wgmma-ghost-cta-rotation.json', 'utf8')) as Kernel;
+    expect(states(k).coverage.ctaSymmetry.permutations).toEqual([[1, 0]]);
+    // 81 states without CTA symmetry, 45 orbits. Before, the image renamed a completed wgmma's
+    // ghost reads (EG | kind | buffer·2 + write, ghosts.ts) as plain access codes, so no image of
+    // a state holding one was ever reached: 57 states in one roles' order, 63 in the other.
+    expect([states(k).coverage.states, states({ ...k, roles: [...k.roles].reverse() }).coverage.states]).toEqual([45, 45]);
+    expect(states(k, 2).coverage.states).toBe(45);
+    expect(check(instantiate(k), { all: true, strict: true, ctaSymmetry: false }).coverage.states).toBe(81);
+  });
+
+  test('generated rank-relative 2-CTA kernels: as many states with the roles in reverse order, and with two workers', () => {
+    let compared = 0;
+    let parallel = 0;
+    const opts = { all: true, strict: true, maxStates: 6000, timeout: 20_000 };
+    fc.assert(fc.property(symmetricClusterKernelArb, (k) => {
+      let p: Program;
+      try {
+        p = instantiate(k);
+      } catch (e) {
+        if (e instanceof KernelError) return;
+        throw e;
+      }
+      if (!ctaPerms(p).length) return;
+      const fwd = check(p, opts);
+      if (!fwd.complete) return;
+      // The roles' order decides the agents' ids, so which of two symmetric states the search meets first.
+      const rev = check(instantiate({ ...k, roles: [...k.roles].reverse() }), opts);
+      if (!rev.complete) return;
+      compared++;
+      expect(rev.coverage.states).toBe(fwd.coverage.states);
+      if (parallel < 6) {
+        parallel++;
+        const two = check(p, { ...opts, workers: 2, timeout: 60_000 });
+        expect([two.complete, two.coverage.states]).toEqual([true, fwd.coverage.states]);
+      }
+    }), { numRuns: 60, seed: 20261203 });
+    expect(compared).toBeGreaterThan(20);
+    expect(parallel).toBe(6);
+  }, 600_000);
+
+  /**
+   * The states the search stores without CTA symmetry (with the other reductions), taken as the
+   * codec encodes them; for each, whether its image under each CTA permutation is among them (by
+   * the codec's hash without CTA symmetry): an image never reached is one the identification can
+   * never match, so which of the two the search meets first decides the count. Returns the images
+   * missing, or null when the search was incomplete.
+   */
+  const missingImages = (p: Program, maxStates: number): number | null => {
+    const stored: { s: MachineState; x: Extra }[] = [];
+    const enc = Codec.prototype.encode;
+    const spy = vi.spyOn(Codec.prototype, 'encode').mockImplementation(function (this: Codec, s, x, buf, id, rh) {
+      stored.push(structuredClone({ s, x }));
+      enc.call(this, s, x, buf, id, rh);
+    });
+    let r: ReturnType<typeof explore>;
+    try {
+      r = explore(p, { all: true, strict: true, ctaSymmetry: false, maxStates, timeoutMs: 20_000 });
+    } finally {
+      spy.mockRestore();
+    }
+    if (r.stoppedBy) return null;
+    const on = analyse(p);
+    const codec = new Codec(p, analyse(p, { ctaSymmetry: false }), stored[0]!.s);
+    const out = new Uint32Array(2);
+    const key = (s: MachineState, x: Extra) => (codec.hash(s, x, out), `${out[0]}:${out[1]}`);
+    const reached = new Set(stored.map((e) => key(e.s, e.x)));
+    let missing = 0;
+    for (const perm of on.cta.perms) for (const e of stored) {
+      const im = permuteState(on, perm, e.s, e.x);
+      if (!reached.has(key(im.s, im.x))) missing++;
+    }
+    return missing;
+  };
+
+  test('the fixtures: the image of every state stored without CTA symmetry is stored', () => {
+    for (const f of ['multicast-order-cta-rotation', 'wgmma-ghost-cta-rotation']) {
+      const k = JSON.parse(readFileSync(`test/fixtures/differential/${f}.json`, 'utf8')) as Kernel;
+      expect([f, missingImages(instantiate(k), 20_000)]).toEqual([f, 0]);
+    }
+  }, 120_000);
+
+  // Seed 7 reaches the elected-thread ghosts of wgmma-ghost-cta-rotation in its 8th and 38th kernels.
+  test('generated rank-relative 2-CTA kernels: the image of every state stored without CTA symmetry is stored', () => {
+    let compared = 0;
+    fc.assert(fc.property(symmetricClusterKernelArb, (k) => {
+      let p: Program;
+      try {
+        p = instantiate(k);
+      } catch (e) {
+        if (e instanceof KernelError) return;
+        throw e;
+      }
+      if (!ctaPerms(p).length) return;
+      const missing = missingImages(p, 3000);
+      if (missing === null) return;
+      compared++;
+      expect(missing).toBe(0);
+    }), { numRuns: 60, seed: 7 });
+    expect(compared).toBeGreaterThan(20);
+  }, 600_000);
 });

@@ -14,15 +14,31 @@ import { NAMED_PER_CTA } from '../machine/state.js';
 import type { Analysis } from './analysis.js';
 import type { Extra } from './codec.js';
 import type { CtaPerm } from './cta-symmetry.js';
+import { EG, EG_ACC, EG_MB } from './ghosts.js';
 
 const NB = BUILTINS.length;
 const asc = (a: number, b: number) => a - b;
 
-/** Access codes (buffer key × 2 + write) renamed, in the list's order; `sorted`: sorted again. */
-function codes(l: number[] | null, buf: Int32Array, sorted: boolean): number[] | null {
+/** Access codes (buffer key × 2 + write) renamed and sorted again. */
+function codes(l: number[] | null, buf: Int32Array): number[] | null {
   if (!l) return null;
-  const r = l.map((x) => buf[x >> 1]! * 2 + (x & 1));
-  return sorted ? r.sort(asc) : r;
+  return l.map((x) => buf[x >> 1]! * 2 + (x & 1)).sort(asc);
+}
+
+/**
+ * An agent's ghosts (ghosts.ts) renamed and sorted again, as the search keeps them: a tcgen05.mma
+ * ghost is an access code; an elected-thread ghost keeps its tag bits (EG, kind, elect) over an
+ * access code, or over a barrier key when it is a passed wait (EG_MB).
+ */
+function ghostCodes(l: number[] | null, bar: Int32Array, buf: Int32Array): number[] | null {
+  if (!l) return null;
+  const r = l.map((v) => {
+    if (!(v & EG)) return buf[v >> 1]! * 2 + (v & 1);
+    const tag = v & ~EG_ACC;
+    const low = v & EG_ACC;
+    return tag | (v & EG_MB ? bar[low]! : buf[low >> 1]! * 2 + (low & 1));
+  });
+  return r.sort(asc);
 }
 
 /** Pairs (barrier key, second) renamed, sorted by pair. */
@@ -39,8 +55,8 @@ export function imageLists(perm: CtaPerm, x: Extra, a: number): { ghosts: number
   const { bar, buf } = perm;
   const pc = x.pcm[a];
   return {
-    ghosts: codes(x.ghosts[a] ?? null, buf, false),
-    dirty: codes(x.dirty[a] ?? null, buf, true),
+    ghosts: ghostCodes(x.ghosts[a] ?? null, bar, buf),
+    dirty: codes(x.dirty[a] ?? null, buf),
     cghosts: pairs(x.cghosts[a] ?? null, bar, (c) => buf[c >> 1]! * 2 + (c & 1)),
     pcm: pc ? pc.map((k) => bar[k]!).sort(asc) : null,
   };
@@ -95,7 +111,7 @@ export function imageTail(an: Analysis, perm: CtaPerm, s: MachineState, x: Extra
       pub[an.manualSlot[bar[k]!]!] = v === 0 ? 0 : (am[(v >> 3) - 1]! + 1) * 8 + (v & 7);
     }
   }
-  return { named, tghosts: pairs(x.tghosts, bar, (k) => buf[k]!), esc: codes(x.esc, buf, true), pub };
+  return { named, tghosts: pairs(x.tghosts, bar, (k) => buf[k]!), esc: codes(x.esc, buf), pub };
 }
 
 /** The image of (s, x) under `perm` as a state (tests: final states up to the CTA permutations). */
