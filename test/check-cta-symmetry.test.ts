@@ -204,8 +204,8 @@ describe('the identification is complete: the stored states do not depend on the
   };
 
   test('the fixtures: the image of every state stored without CTA symmetry is stored', () => {
-    for (const f of ['multicast-order-cta-rotation', 'wgmma-ghost-cta-rotation']) {
-      const k = JSON.parse(readFileSync(`test/fixtures/differential/${f}.json`, 'utf8')) as Kernel;
+    for (const f of ['cta-symmetry/multicast-order-cta-rotation', 'differential/wgmma-ghost-cta-rotation']) {
+      const k = JSON.parse(readFileSync(`test/fixtures/${f}.json`, 'utf8')) as Kernel;
       expect([f, missingImages(instantiate(k), 20_000)]).toEqual([f, 0]);
     }
   }, 120_000);
