@@ -30,6 +30,18 @@ function load(file: string, set: Record<string, number> = {}): Program {
 const SMALL = { CONSUMERS: 1, S: 1, K: 2 };
 const kinds = (r: CheckResult) => [...new Set([...r.hazards, ...r.warnings].map((h) => h.kind))].sort();
 
+/** The program of generated kernel `k` when it instantiates and has a CTA permutation, else null (the property skips it). */
+function symmetricProgram(k: Kernel): Program | null {
+  let p: Program;
+  try {
+    p = instantiate(k);
+  } catch (e) {
+    if (e instanceof KernelError) return null;
+    throw e;
+  }
+  return ctaPerms(p).length ? p : null;
+}
+
 describe('which kernels have CTA symmetry', () => {
   test('cluster-mc: the rank swap, with B[2s + cta] moved as a block of the two halves', () => {
     const p = load('examples/kernels/cluster-mc.mbk');
@@ -88,15 +100,9 @@ describe('generated rank-relative 2-CTA kernels', () => {
     let compared = 0;
     let withPerm = 0;
     fc.assert(fc.property(symmetricClusterKernelArb, (k) => {
-      let p: Program;
-      try {
-        p = instantiate(k);
-      } catch (e) {
-        if (e instanceof KernelError) return;
-        throw e;
-      }
+      const p = symmetricProgram(k);
+      if (!p) return;
       const perms = ctaPerms(p);
-      if (!perms.length) return;
       withPerm++;
       const on = outcome(p, { maxStates: 6000, timeout: 20_000 }, perms);
       if (!on.complete) return;
@@ -144,14 +150,8 @@ describe('the identification is complete: the stored states do not depend on the
     let parallel = 0;
     const opts = { all: true, strict: true, maxStates: 6000, timeout: 20_000 };
     fc.assert(fc.property(symmetricClusterKernelArb, (k) => {
-      let p: Program;
-      try {
-        p = instantiate(k);
-      } catch (e) {
-        if (e instanceof KernelError) return;
-        throw e;
-      }
-      if (!ctaPerms(p).length) return;
+      const p = symmetricProgram(k);
+      if (!p) return;
       const fwd = check(p, opts);
       if (!fwd.complete) return;
       // The roles' order decides the agents' ids, so which of two symmetric states the search meets first.
@@ -214,14 +214,8 @@ describe('the identification is complete: the stored states do not depend on the
   test('generated rank-relative 2-CTA kernels: the image of every state stored without CTA symmetry is stored', () => {
     let compared = 0;
     fc.assert(fc.property(symmetricClusterKernelArb, (k) => {
-      let p: Program;
-      try {
-        p = instantiate(k);
-      } catch (e) {
-        if (e instanceof KernelError) return;
-        throw e;
-      }
-      if (!ctaPerms(p).length) return;
+      const p = symmetricProgram(k);
+      if (!p) return;
       const missing = missingImages(p, 3000);
       if (missing === null) return;
       compared++;
