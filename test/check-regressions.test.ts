@@ -256,6 +256,15 @@ role consumer warps=1 per=one:
     expect(race.race!.fix).toMatch(/^a wait on the right barrier: the write by TMA \(from producer\) \(line 8\) completes on full\[0\], but consumer waited on other\[0\]/);
     expect(race.race!.release).toContain('that phase was completed by mbarrier.arrive other[0] of producer (line 6)');
   });
+  test('the strict cross-proxy race (B24) names the hand-off that let the copy go and where the proxy fence goes', () => {
+    const src = readFileSync(join(__dirname, '..', 'examples', 'bugs', 'B24.mbk'), 'utf8');
+    const r = check(instantiate(parseSketch(src, 'B24.mbk').kernel!), { strict: true });
+    const race = r.hazards.find((h) => h.kind === 'race')!;
+    expect(race.details[0]).toBe('released by: producer went on after its wait on empty[0] (line 16), which observed phase 0; that phase was completed by mbarrier.arrive empty[0] of consumer.w0 (line 25)');
+    expect(race.details[1]).toMatch(/^fix: a proxy fence: fence\.proxy\.async by the threads that accessed the buffer, before their release \(line 25\), or by producer after its wait on empty\[0\] \(line 16\) and before the copy \(line 19\)/);
+    expect(race.sites).toEqual({ release: expect.objectContaining({ line: 25 }), wait: expect.objectContaining({ line: 16 }), fix: expect.objectContaining({ line: 16 }) });
+    expect(race.locations.map((l) => l.line)).toEqual([19, 25, 16]);
+  });
   test('a TMA overwrite of a buffer a consumer read ranks after other errors (a symptom, not the cause)', async () => {
     const { causeRank } = await import('../src/check/cause.js');
     expect(causeRank({ kind: 'race', race: { first: 'read by consumer (line 20)', second: 'write by TMA (from producer) (line 12)' } })).toBe(1);

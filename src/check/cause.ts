@@ -207,6 +207,40 @@ export function raceCause(p: Program, events: readonly MachineEvent[], race: HbR
 }
 
 /**
+ * Explains the strict cross-proxy race (PTX ISA §8.6): generic accesses of a buffer, then an
+ * async-proxy write into it (a TMA copy issued at `issueLoc`) ordered after them only by an mbarrier
+ * hand-off. The release is the one that let the copy's issuer go (the phase its last wait before the
+ * issue observed); the fix is a `fence.proxy.async` on that chain, and `fixLoc` is the issuer's wait
+ * (the fence goes after it, before the copy). Null when the trace holds no such issue.
+ */
+export function proxyRaceCause(p: Program, events: readonly MachineEvent[], issueLoc: SrcLoc | undefined, who: Name): RaceCause | null {
+  const asyncLoc = new Map<number, { loc?: SrcLoc; kind: string; agent: number }>();
+  for (const e of events) if (e.e === 'async') asyncLoc.set(e.id, { loc: e.loc, kind: e.kind, agent: e.agent });
+  let at = -1;
+  for (let i = events.length - 1; i >= 0 && at < 0; i--) {
+    const e = events[i]!;
+    if (e.e === 'async' && e.loc && issueLoc && e.loc.line === issueLoc.line && e.loc.col === issueLoc.col) at = i;
+  }
+  if (at < 0) return null;
+  const issuer = (events[at] as Extract<MachineEvent, { e: 'async' }>).agent;
+  const rel = releaseOf(p, events, asyncLoc, who, issuer, at);
+  if (!rel || rel.done < 0) {
+    return { release: null, bars: [], fix: `a proxy fence: fence.proxy.async between the generic accesses and the copy${line(issueLoc)}` };
+  }
+  const out: RaceCause = {
+    release: rel.text,
+    bars: [rel.bar],
+    fix: `a proxy fence: fence.proxy.async by the threads that accessed the buffer, before their release${line(rel.loc)}, or by ${who(issuer, -1)} after its wait on ${rel.bar}${line(rel.wait.loc)} and before the copy${line(issueLoc)}; the mbarrier hand-off alone orders only the generic proxy`,
+  };
+  if (rel.loc) out.loc = rel.loc;
+  if (rel.wait.loc) {
+    out.waitLoc = rel.wait.loc;
+    out.fixLoc = rel.wait.loc;
+  }
+  return out;
+}
+
+/**
  * The static finding that explains a race: a count or trip-count mismatch on a barrier whose phase
  * released the later side (`bars`), or on a named barrier the trace synchronized on (`named`:
  * `bar.sync ID` names, with `@cN` in clusters). Arrivals that do not add up to a barrier's count

@@ -14,10 +14,10 @@ import type { Severity } from '../model/diagnostics.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import { actorNamer, buildLedger, type Ledger } from '../report/ledger.js';
 import { decodeChoice, DEFAULT_BOUNDS, explore, keyOf, type ExploreOptions, type Progress, type RawHazard } from './explore.js';
-import { happensBefore } from './hb.js';
 import { tcFenceChecks } from './tcfence.js';
-import { namedBarrierSubject, staticChecks } from './static.js';
-import { causeRank, raceCause, staticCauseOf, staticRaceCauseOf } from './cause.js';
+import { staticChecks } from './static.js';
+import { causeRank, staticCauseOf, staticRaceCauseOf } from './cause.js';
+import { explainRace } from './race-report.js';
 
 /** Options of {@link check}. */
 export interface CheckOptions {
@@ -415,38 +415,7 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
     const h: Hazard = { ...base, trace: rp.steps, ledger: rp === empty ? empty.ledger : buildLedger(program, rp.events) };
     variants.set(h, variantOf(raw.key));
     if (staticRaw.has(raw)) h.static = true;
-    if (raw.kind === 'race') {
-      const hb = happensBefore(program, rp.events);
-      const who = actorNamer(program, rp.events);
-      const race = hb.races.filter((x) => program.bufferName(x.first.buf) === raw.subject || program.bufferName(x.second.buf) === raw.subject).pop();
-      if (race) {
-        const desc = (a: typeof race.first) => `${a.rw === 'w' ? 'write' : 'read'} by ${who(a.agent, a.async)}${a.loc ? ` (line ${a.loc.line})` : ''}`;
-        const x = race.first;
-        let explanation: string;
-        if (x.async >= 0 && x.signals >= 0) explanation = `nothing orders the ${desc(race.second)} after the completion of the ${desc(x)}: no wait observing a phase of ${program.barrierName(x.signals)} completed by that copy precedes it`;
-        else if (x.async >= 0) explanation = `the ${desc(x)} is asynchronous; no completion it signals (commit, wait_group) is observed before the ${desc(race.second)}`;
-        else explanation = `no release by ${who(x.agent, -1)} after its access is acquired (through a wait, bar.sync or cluster barrier) before the ${desc(race.second)}`;
-        const rc = raceCause(program, rp.events, race, who);
-        // Memory-model races (check/relaxed.ts): ordered in time, not in memory; the detector names the fix.
-        const relaxedFix = raw.key.includes('|relaxed') ? raw.details.find((d) => d.startsWith('fix: ')) : undefined;
-        if (relaxedFix) {
-          explanation = `the ${desc(x)} and the ${desc(race.second)} are ordered in time but not by happens-before: ${raw.message.slice(raw.message.indexOf(', but ') + 6)}`;
-          rc.fix = relaxedFix.slice(5);
-          h.details = h.details.filter((d) => d !== relaxedFix);
-        }
-        const named = new Set<string>();
-        for (const e of rp.events) {
-          if (e.e === 'sync' && (e.kind === 'bar.sync' || e.kind === 'bar.arrive')) {
-            named.add(namedBarrierSubject(program, e.id, program.agents[e.agent]!.cta));
-          }
-        }
-        raceBars.set(h, { bars: rc.bars, named: [...named] });
-        h.race = { first: desc(x), second: desc(race.second), explanation, release: rc.release, fix: rc.fix };
-        h.details = [...(rc.release ? [`released by: ${rc.release}`] : []), `fix: ${rc.fix}`, ...h.details, `happens-before (vector clocks over the trace): ${explanation}`];
-        if (rc.loc || rc.waitLoc || rc.fixLoc) h.sites = { ...(rc.loc ? { release: rc.loc } : {}), ...(rc.waitLoc ? { wait: rc.waitLoc } : {}), ...(rc.fixLoc ? { fix: rc.fixLoc } : {}) };
-        for (const l of [rc.loc, rc.fixLoc]) if (l && !h.locations.some((k) => k.line === l.line && k.col === l.col)) h.locations = [...h.locations, l];
-      }
-    }
+    if (raw.kind === 'race') explainRace(program, raw, h, rp.events, raceBars);
     (raw.severity === 'error' ? hazards : warnings).push(h);
   }
   // A trace has one step per schedule entry (an untraced finding has its schedule only).

@@ -1,0 +1,66 @@
+/**
+ * The race part of a hazard's report: the happens-before explanation of its trace, the release that
+ * let the later side go and the fix (check/cause.ts), and the barriers a static cause may name.
+ * Reads the replayed events of the hazard's trace; no machine rule is re-implemented.
+ */
+import type { MachineEvent } from '../machine/events.js';
+import type { Program } from '../machine/program.js';
+import { actorNamer } from '../report/ledger.js';
+import type { Hazard } from './check.js';
+import type { RawHazard } from './explore.js';
+import { happensBefore } from './hb.js';
+import { namedBarrierSubject } from './static.js';
+import { proxyRaceCause, raceCause, type RaceCause } from './cause.js';
+
+/** The barriers whose phases let a race's later side go, and the named barriers of its trace. */
+export type RaceBars = Map<Hazard, { bars: string[]; named: string[] }>;
+
+/**
+ * Adds the race explanation to `h` (the report of `raw`, a `race`, whose trace replays to `events`):
+ * `h.race`, `released by:` / `fix:` / happens-before details, `h.sites` and the extra locations;
+ * records in `raceBars` the barriers a static cause may explain. The strict cross-proxy race
+ * (key `…|proxy`, ordered by happens-before but not across proxies, PTX ISA §8.6) gets its release
+ * and the place of the proxy fence.
+ */
+export function explainRace(program: Program, raw: RawHazard, h: Hazard, events: MachineEvent[], raceBars: RaceBars): void {
+  const who = actorNamer(program, events);
+  const race = happensBefore(program, events).races.filter((x) => program.bufferName(x.first.buf) === raw.subject || program.bufferName(x.second.buf) === raw.subject).pop();
+  if (!race) {
+    // The strict cross-proxy race: ordered by happens-before, unordered across the proxies.
+    const rc = raw.key.endsWith('|proxy') ? proxyRaceCause(program, events, raw.locs[0], who) : null;
+    if (!rc) return;
+    raceBars.set(h, { bars: rc.bars, named: [] });
+    applyCause(h, rc, []);
+    return;
+  }
+  const desc = (a: typeof race.first) => `${a.rw === 'w' ? 'write' : 'read'} by ${who(a.agent, a.async)}${a.loc ? ` (line ${a.loc.line})` : ''}`;
+  const x = race.first;
+  let explanation: string;
+  if (x.async >= 0 && x.signals >= 0) explanation = `nothing orders the ${desc(race.second)} after the completion of the ${desc(x)}: no wait observing a phase of ${program.barrierName(x.signals)} completed by that copy precedes it`;
+  else if (x.async >= 0) explanation = `the ${desc(x)} is asynchronous; no completion it signals (commit, wait_group) is observed before the ${desc(race.second)}`;
+  else explanation = `no release by ${who(x.agent, -1)} after its access is acquired (through a wait, bar.sync or cluster barrier) before the ${desc(race.second)}`;
+  const rc = raceCause(program, events, race, who);
+  // Memory-model races (check/relaxed.ts): ordered in time, not in memory; the detector names the fix.
+  const relaxedFix = raw.key.includes('|relaxed') ? raw.details.find((d) => d.startsWith('fix: ')) : undefined;
+  if (relaxedFix) {
+    explanation = `the ${desc(x)} and the ${desc(race.second)} are ordered in time but not by happens-before: ${raw.message.slice(raw.message.indexOf(', but ') + 6)}`;
+    rc.fix = relaxedFix.slice(5);
+    h.details = h.details.filter((d) => d !== relaxedFix);
+  }
+  const named = new Set<string>();
+  for (const e of events) {
+    if (e.e === 'sync' && (e.kind === 'bar.sync' || e.kind === 'bar.arrive')) {
+      named.add(namedBarrierSubject(program, e.id, program.agents[e.agent]!.cta));
+    }
+  }
+  raceBars.set(h, { bars: rc.bars, named: [...named] });
+  h.race = { first: desc(x), second: desc(race.second), explanation, release: rc.release, fix: rc.fix };
+  applyCause(h, rc, [`happens-before (vector clocks over the trace): ${explanation}`]);
+}
+
+/** Puts `rc` into `h`: the `released by:` and `fix:` details first, `after` last, the sites and their locations. */
+function applyCause(h: Hazard, rc: RaceCause, after: string[]): void {
+  h.details = [...(rc.release ? [`released by: ${rc.release}`] : []), `fix: ${rc.fix}`, ...h.details, ...after];
+  if (rc.loc || rc.waitLoc || rc.fixLoc) h.sites = { ...(rc.loc ? { release: rc.loc } : {}), ...(rc.waitLoc ? { wait: rc.waitLoc } : {}), ...(rc.fixLoc ? { fix: rc.fixLoc } : {}) };
+  for (const l of [rc.loc, rc.fixLoc]) if (l && !h.locations.some((k) => k.line === l.line && k.col === l.col)) h.locations = [...h.locations, l];
+}
