@@ -103,6 +103,33 @@ interface Frozen {
   named: Float64Array;
 }
 
+/** The arrays of one {@link frozenFixpoint} question, at least as long as the state's barriers and named barriers. */
+interface Scratch {
+  gated: Uint8Array;
+  namedGated: Uint8Array;
+  f: Frozen;
+  need: Float64Array;
+}
+let scratch: Scratch | null = null;
+
+/**
+ * The scratch arrays for a question about `n` barriers and `nn` named barriers: allocated once and
+ * grown as needed (allocating five typed arrays per question was most of the question's cost). A
+ * question runs to its end before the next one starts (no re-entry), so one set serves them all;
+ * each question fills the first `n` / `nn` entries it reads.
+ */
+function scratchFor(n: number, nn: number): Scratch {
+  if (!scratch || scratch.gated.length < n || scratch.namedGated.length < nn) {
+    const cn = Math.max(n, scratch?.gated.length ?? 0, 16);
+    const cnn = Math.max(nn, scratch?.namedGated.length ?? 0, 16);
+    scratch = {
+      gated: new Uint8Array(cn), namedGated: new Uint8Array(cnn), need: new Float64Array(cnn),
+      f: { arrivals: new Float64Array(cn), tx: new Uint8Array(cn), reset: new Uint8Array(cn), passed: new Uint8Array(cn), named: new Float64Array(cnn) },
+    };
+  }
+  return scratch;
+}
+
 /**
  * The fixpoint of the module comment for a question about barrier `bar` and agent `a`: starts
  * with every barrier gated, runs the other agents of `a`'s cluster forward and ungates the
@@ -112,25 +139,33 @@ interface Frozen {
  */
 function frozenFixpoint(p: Program, codes: readonly Instr[][], s: MachineState, a: number, bar: number, ok: (f: Frozen) => boolean, named = -1): boolean {
   const n = s.bars.length;
-  const gated = new Uint8Array(n).fill(1);
   const nn = s.named.length;
-  const namedGated = new Uint8Array(nn).fill(1);
-  const f: Frozen = { arrivals: new Float64Array(n), tx: new Uint8Array(n), reset: new Uint8Array(n), passed: new Uint8Array(n), named: new Float64Array(nn) };
+  const sc = scratchFor(n, nn);
+  const { gated, namedGated } = sc;
+  gated.fill(1, 0, n);
+  namedGated.fill(1, 0, nn);
+  const f: Frozen = sc.f;
   const { arrivals, tx, reset, passed } = f;
   /** Smallest thread count an arrival of the run names per named barrier (what its generation may need). */
-  const need = new Float64Array(nn);
+  const need = sc.need;
+  // The signals of a round only grow while it runs, and from round to round (the gated set only
+  // shrinks, so the runs go further): once `ok` fails it fails at the fixpoint too, and the run
+  // stops there (`run.failed`) instead of finishing the round.
   const signal: Signal = (key, count, bytes, init) => {
     if (key < 0 || key >= n) return;
     arrivals[key] += count;
     if (bytes) tx[key] = 1;
     if (init) reset[key] = 1;
+    if (!ok(f)) run.failed = true;
   };
   const pass = (key: number) => {
     if (key >= 0 && key < n) passed[key] = 1;
+    if (!ok(f)) run.failed = true;
   };
   const arriveNamed = (key: number, threads: number, count: number) => {
     f.named[key] += threads;
     if (!(need[key]! <= count)) need[key] = count;
+    if (!ok(f)) run.failed = true;
   };
   // A named barrier's generation can complete when the threads it still misses can all arrive
   // (the count of a generation no thread joined yet is the smallest any arrival names).
@@ -139,7 +174,7 @@ function frozenFixpoint(p: Program, codes: readonly Instr[][], s: MachineState, 
     const count = nb.arrived > 0 ? nb.count : need[key]!;
     return f.named[key]! > 0 && nb.arrived + f.named[key]! >= count;
   };
-  const run: Forward = { gated, namedGated, signal, pass, arriveNamed, budget: { left: TOTAL_BUDGET } };
+  const run: Forward = { gated, namedGated, signal, pass, arriveNamed, budget: { left: TOTAL_BUDGET }, failed: false };
   // A phase can complete when the arrivals it still misses can all come, and, when it misses
   // only bytes, when some copy or complete_tx can still bring them (tx-counts are not bounded
   // here: more bytes than missing only over-approximates). An init or inval changes it anyway.
@@ -152,12 +187,12 @@ function frozenFixpoint(p: Program, codes: readonly Instr[][], s: MachineState, 
   // Only the waiter's cluster can signal its barrier or the barriers its cluster's agents wait on.
   const cl = p.agents[a]!.cluster;
   for (let round = 0; round < 64; round++) {
-    arrivals.fill(0);
-    tx.fill(0);
-    reset.fill(0);
-    passed.fill(0);
-    f.named.fill(0);
-    need.fill(Infinity);
+    arrivals.fill(0, 0, n);
+    tx.fill(0, 0, n);
+    reset.fill(0, 0, n);
+    passed.fill(0, 0, n);
+    f.named.fill(0, 0, nn);
+    need.fill(Infinity, 0, nn);
     for (const o of s.inflight) {
       const count = o.kind === 'remote' ? (o.remote === 'arrive' || o.remote === 'arrive.expect_tx' || o.remote === 'arrive_drop' ? o.count : 0) : o.kind === 'cpa.arrive' ? o.count : o.kind === 'tc.commit' ? 1 : 0;
       const bytes = o.kind === 'tma' || o.kind === 'st.async' || o.kind === 'dsmem' || o.kind === 'clc' || (o.kind === 'pick' && o.bar >= 0) || (o.kind === 'remote' && o.remote === 'complete_tx');
@@ -171,8 +206,9 @@ function frozenFixpoint(p: Program, codes: readonly Instr[][], s: MachineState, 
     }
     for (let x = 0; x < s.agents.length; x++) {
       if (x === a || s.agents[x]!.status !== 'run' || p.agents[x]!.cluster !== cl) continue;
-      if (runForward(p, codes[x]!, s, x, a, run) === GIVE_UP) return false;
+      if (runForward(p, codes[x]!, s, x, a, run) === GIVE_UP || run.failed) return false;
     }
+    if (run.failed) return false; // signals of operations in flight alone
     let changed = false;
     for (let key = 0; key < n; key++) {
       if (gated[key] && completable(key)) {
@@ -205,6 +241,8 @@ interface Forward {
   /** `threads` arrive on named barrier `key`, whose instruction names `count` threads. */
   arriveNamed: (key: number, threads: number, count: number) => void;
   budget: { left: number };
+  /** Set by the callbacks once the question's answer is certainly false: the runs stop. */
+  failed: boolean;
 }
 
 const CTA_THREADS = new WeakMap<Program, number[]>();
@@ -219,6 +257,18 @@ function ctaThreads(p: Program, cta: number): number {
   return t[cta]!;
 }
 
+let frameScratch: number[] = [];
+/**
+ * A copy of `frame` in one reused array (a forward run writes its locals there, never into the
+ * state's frame; runs do not overlap). Entries past `frame.length` are stale and never read: a
+ * role's code reads only its own slots.
+ */
+function frameCopy(frame: readonly number[]): number[] {
+  if (frameScratch.length < frame.length) frameScratch = new Array<number>(frame.length).fill(0);
+  for (let i = 0; i < frame.length; i++) frameScratch[i] = frame[i]!;
+  return frameScratch;
+}
+
 /**
  * Runs agent `x` forward from its position without changing `s`, calling `signal` with every
  * barrier key it signals before it certainly blocks, and `pass` with every barrier key whose wait
@@ -227,7 +277,7 @@ function ctaThreads(p: Program, cta: number): number {
 function runForward(p: Program, code: readonly Instr[], s: MachineState, x: number, a: number, run: Forward): number {
   const { gated, namedGated, signal, pass, arriveNamed, budget } = run;
   const ag = s.agents[x]!;
-  const f = ag.frame.slice();
+  const f = frameCopy(ag.frame);
   const infoX = p.agents[x]!;
   const infoA = p.agents[a]!;
   const sameWarpgroup = infoX.wgLeader === infoA.wgLeader;
@@ -235,8 +285,8 @@ function runForward(p: Program, code: readonly Instr[], s: MachineState, x: numb
   const aIssued = s.agents[a]!.wgIssued;
   let issued = ag.wgIssued;
   let group = ag.wgGroup;
-  /** Highest wgmma sequence number in each group committed during the run. */
-  const groupTop = new Map<number, number>();
+  /** Highest wgmma sequence number in each group committed during the run (made at the first commit). */
+  let groupTop: Map<number, number> | null = null;
   let pc = ag.pc;
   if (ag.sub >= 0 && code[pc]!.i === 'op' && (code[pc] as OpInstr).opc === OPC_BAR_SYNC) {
     // Waiting in a bar.sync it already arrived at: it stays while its generation cannot complete.
@@ -246,7 +296,7 @@ function runForward(p: Program, code: readonly Instr[], s: MachineState, x: numb
   }
   try {
     for (let steps = 0; steps < FORWARD_BUDGET; steps++) {
-      if (--budget.left < 0) return GIVE_UP;
+      if (--budget.left < 0 || run.failed) return GIVE_UP;
       const ins = code[pc]!;
       switch (ins.i) {
         case 'set': f[ins.slot] = ins.e(f); pc++; continue;
@@ -303,7 +353,7 @@ function runForward(p: Program, code: readonly Instr[], s: MachineState, x: numb
           issued++;
           break;
         case 15: // wgmma.commit_group
-          groupTop.set(group, issued - 1);
+          (groupTop ??= new Map()).set(group, issued - 1);
           group++;
           break;
         case 16: { // wgmma.wait_group
@@ -313,7 +363,7 @@ function runForward(p: Program, code: readonly Instr[], s: MachineState, x: numb
           if (infoA.wgLeader === a && aGroups < limit) return 0;
           // An MMA of a needed group that A has not issued cannot complete while A stays.
           for (const o of s.inflight) if (o.kind === 'wgmma' && o.agent === infoA.wgLeader && o.group < limit && o.seq >= aIssued) return 0;
-          for (const [g, top] of groupTop) if (g < limit && top >= aIssued) return 0;
+          if (groupTop) for (const [g, top] of groupTop) if (g < limit && top >= aIssued) return 0;
           break;
         }
         case 28: // exit
