@@ -265,6 +265,15 @@ role consumer warps=1 per=one:
     expect(race.sites).toEqual({ release: expect.objectContaining({ line: 25 }), wait: expect.objectContaining({ line: 16 }), fix: expect.objectContaining({ line: 16 }) });
     expect(race.locations.map((l) => l.line)).toEqual([19, 25, 16]);
   });
+  test('an overwrite race that is the only race keeps its place by trace length: --all gives the verdict of the first-error search (B15)', () => {
+    const src = readFileSync(join(__dirname, '..', 'examples', 'bugs', 'B15.mbk'), 'utf8');
+    const k = parseSketch(src, 'B15.mbk').kernel!;
+    const first = check(instantiate(k));
+    const all = check(instantiate(k), { all: true });
+    expect(first.verdict).toBe('race');
+    expect(all.verdict).toBe('race');
+    expect(all.hazards.map((h) => h.kind)).toEqual(['race', 'hang', 'race', 'inflight-at-exit']);
+  });
   test('a TMA overwrite of a buffer a consumer read ranks after other errors (a symptom, not the cause)', async () => {
     const { causeRank } = await import('../src/check/cause.js');
     expect(causeRank({ kind: 'race', race: { first: 'read by consumer (line 20)', second: 'write by TMA (from producer) (line 12)' } })).toBe(1);

@@ -296,7 +296,9 @@ export function staticCauseOf<T extends { kind: string; subject: { name: string 
 /**
  * Rank of a hazard in the report (lower first; ties by trace length): a race in which an async copy
  * overwrites a buffer that a generic access read (the producer refilling a stage it was not given
- * back) is usually the symptom of an earlier consumer-side bug, so it comes after other errors.
+ * back) is usually the symptom of an earlier consumer-side bug, so it comes after the other errors
+ * when the report holds a race of rank 0 (the consumer-side race); without one the overwrite race
+ * is the bug's own and keeps its place by trace length (check.ts).
  */
 export function causeRank(h: { kind: string; race?: { first: string; second: string } }): number {
   if (h.kind === 'race' && h.race && /^write by TMA/.test(h.race.second) && /^read by /.test(h.race.first)) return 1;

@@ -454,7 +454,11 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
   const kindRank = (k: string) => (k === 'race' ? 0 : k === 'hang' ? 1 : k === 'cycle' ? 3 : 2);
   const tie = (a: Hazard, b: Hazard) => kindRank(a.kind) - kindRank(b.kind) || cmp(a.kind, b.kind) || cmp(a.subject?.name ?? '', b.subject?.name ?? '')
     || (a.locations[0]?.line ?? 0) - (b.locations[0]?.line ?? 0) || (a.locations[0]?.col ?? 0) - (b.locations[0]?.col ?? 0);
-  hazards.sort((a, b) => causeRank(a) - causeRank(b) || byLen(a, b) || tie(a, b));
+  // An overwrite race is a symptom only beside a race on the consumer side (causeRank); alone it is
+  // the bug's own race, ordered by its trace like any other error.
+  const demote = hazards.some((h) => h.kind === 'race' && causeRank(h) === 0);
+  const rank = (h: Hazard) => (demote ? causeRank(h) : 0);
+  hazards.sort((a, b) => rank(a) - rank(b) || byLen(a, b) || tie(a, b));
   warnings.sort((a, b) => byLen(a, b) || tie(a, b));
   mergeSites(hazards, variants);
   mergeSites(warnings, variants);
