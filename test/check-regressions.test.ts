@@ -146,6 +146,22 @@ describe('reductions that lost a hazard (differential fixtures)', () => {
       expect(race.message).toMatch(/^r2\[\d\]\.w\d writes S1\[0\]/);
     }
   });
+  test('an expect_tx of another warp raises the tx-count a passing wait reads: the wait is not stable, and the second fresh pass after it is a phase-alias with every reduction', () => {
+    for (const f of ['expect-tx-before-second-fresh-pass.json', 'expect-tx-raise-on-stable-wait.json']) {
+      const p = fixture(f);
+      for (const opts of [{}, { symmetry: false }, { por: false }, { por: false, symmetry: false }]) {
+        const kinds = check(p, { all: true, ...opts }).hazards.map((h) => h.kind);
+        expect(kinds, `${f} ${JSON.stringify(opts)}`).toContain('phase-alias');
+      }
+    }
+  });
+  test('commits landed early that let another commit complete the phase stay in flight until a wait observes it: the exit with them in flight is found with every reduction', () => {
+    const p = fixture('forced-commits-enable-completion-exit.json');
+    for (const opts of [{}, { symmetry: false }, { por: false }, { por: false, symmetry: false }]) {
+      const h = check(p, { all: true, ...opts }).hazards.find((x) => x.kind === 'inflight-at-exit');
+      expect(h?.subject, JSON.stringify(opts)).toEqual({ type: 'barrier', name: 'b1[0]' });
+    }
+  });
   test('a remote arrive whose issuer waits at barrier.cluster.arrive lands in every order: the peer\'s read after that CTA exited is found with partial-order reduction', () => {
     const p = fixture('remote-read-after-peer-exit.json');
     for (const opts of [{}, { symmetry: false }, { por: false, symmetry: false }]) {

@@ -195,7 +195,10 @@ function frozenFixpoint(p: Program, codes: readonly Instr[][], s: MachineState, 
     need.fill(Infinity, 0, nn);
     for (const o of s.inflight) {
       const count = o.kind === 'remote' ? (o.remote === 'arrive' || o.remote === 'arrive.expect_tx' || o.remote === 'arrive_drop' ? o.count : 0) : o.kind === 'cpa.arrive' ? o.count : o.kind === 'tc.commit' ? 1 : 0;
-      const bytes = o.kind === 'tma' || o.kind === 'st.async' || o.kind === 'dsmem' || o.kind === 'clc' || (o.kind === 'pick' && o.bar >= 0) || (o.kind === 'remote' && o.remote === 'complete_tx');
+      // Bytes: a tx-count change of either sign (a landing's complete_tx, or a remote expect_tx
+      // that raises it: a passing wait's checks read the tx-count, see stableWait).
+      const bytes = o.kind === 'tma' || o.kind === 'st.async' || o.kind === 'dsmem' || o.kind === 'clc' || (o.kind === 'pick' && o.bar >= 0)
+        || (o.kind === 'remote' && (o.remote === 'complete_tx' || o.remote === 'expect_tx' || o.remote === 'arrive.expect_tx'));
       if (o.bar >= 0) signal(o.bar, count, bytes, false);
       if (o.targets) for (const t of o.targets) signal(t, count, bytes, false);
       if (o.kind === 'pick' && o.bar >= 0 && o.bytes === 1) { // a multicast try_cancel: every CTA's barrier
@@ -337,7 +340,9 @@ function runForward(p: Program, code: readonly Instr[], s: MachineState, x: numb
           if (key < 0) break;
           const lanes = perThreads(op.per, infoX);
           const count = op.opc === 2 ? (op.ints.count ? op.ints.count(f) : 1) * lanes : op.opc === 12 ? 1 : op.opc === 18 ? infoX.threads : 0;
-          const bytes = op.opc === 4 || op.opc === 7 || (op.opc === 2 && !!op.ints.expectTx);
+          // Bytes: any change of the tx-count, an expect_tx's raise included (it begins the phase a
+          // passing wait's checks see, stableWait), not only the complete_tx that lowers it.
+          const bytes = op.opc === 3 || op.opc === 4 || op.opc === 7 || (op.opc === 2 && !!op.ints.expectTx);
           // A multicast copy or commit signals the barrier at the same offset in each CTA its mask
           // selects (machine/cta-mask.ts; offsets relative to the named barrier's rank, as ops/bulk.ts
           // and ops/tcgen05.ts place them); a mask selecting none faults when executed.

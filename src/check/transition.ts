@@ -13,7 +13,7 @@ import type { Extra } from './codec.js';
 import { relaxedDetector } from './relaxed.js';
 import { accessDetector } from './detect-access.js';
 import { waitDetector, type WaitDetector } from './detect-waits.js';
-import { phaseDetector } from './detect-phase.js';
+import { phaseDetector, retireObserved } from './detect-phase.js';
 import { ghostStep } from './ghost-step.js';
 import { scopeDetector } from './detect-scope.js';
 import { exitDetector } from './detect-exit.js';
@@ -82,6 +82,7 @@ export function transitionChecker(ctx: SearchCtx): { check: TransitionCheck; sta
           break;
         case 'wait':
           waits.wait(e, s, t, d, stateId);
+          retireObserved(e, t, d);
           break;
         case 'phase':
           phase(e, t, d, stateId);
