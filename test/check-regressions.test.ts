@@ -162,6 +162,13 @@ describe('reductions that lost a hazard (differential fixtures)', () => {
       expect(h?.subject, JSON.stringify(opts)).toEqual({ type: 'barrier', name: 'b1[0]' });
     }
   });
+  test('an arrive is not taken alone while another agent can still change the tx-count: the over-arrival after a complete_tx between the arrivals is found with every reduction', () => {
+    const p = fixture('stable-arrive-before-complete-tx.json');
+    for (const opts of [{}, { symmetry: false }, { por: false, symmetry: false }]) {
+      const kinds = check(p, { all: true, ...opts }).hazards.map((h) => `${h.kind}|${h.subject?.name}`);
+      expect(kinds, JSON.stringify(opts)).toContain('over-arrival|b0[0]');
+    }
+  });
   test('a remote arrive whose issuer waits at barrier.cluster.arrive lands in every order: the peer\'s read after that CTA exited is found with partial-order reduction', () => {
     const p = fixture('remote-read-after-peer-exit.json');
     for (const opts of [{}, { symmetry: false }, { por: false, symmetry: false }]) {

@@ -27,10 +27,16 @@ export function phaseDetector(ctx: SearchCtx): (e: Extract<MachineEvent, { e: 'p
         locs: copies.map((x) => x.loc),
       });
     }
-    // Landings the reduction took early on this barrier (forced commit landings, TMA landings) may
-    // be what completed this phase: in the schedule where they are still in flight it is open. Their
-    // ghosts then stay until a wait observes a completed phase of the barrier (retireObserved).
-    if (!landedEarlyOn(d, e.bar)) dropOrdered(d, e.bar);
+    if (d.tghosts) {
+      const tghosts = d.tghosts;
+      const keep: number[] = [];
+      for (let i = 0; i < tghosts.length; i += 2) if (tghosts[i] !== e.bar) keep.push(tghosts[i]!, tghosts[i + 1]!);
+      d.tghosts = keep.length ? keep : null;
+    }
+    // Commit landings the reduction took early on this (commit-only) barrier may be what let
+    // another commit complete this phase: in the schedule where they are still in flight it is
+    // open. Their ghosts then stay until a wait observes a completed phase (retireObserved).
+    if (d.cghosts !== null && !landedEarlyOn(d, e.bar)) dropCommitted(d, e.bar);
     let left = 0;
     for (const o of t.inflight) if (o.kind === 'tma' && o.bar === e.bar && o.left > 0) left += o.left;
     if (left > 0) {
@@ -48,39 +54,30 @@ export function phaseDetector(ctx: SearchCtx): (e: Extract<MachineEvent, { e: 'p
 }
 
 /**
- * Whether `d` holds a landing the reduction took early on barrier `bar`: a forced commit landing
- * (`pcm`) or a TMA landing (`tghosts`) whose phase had not completed when it was taken.
+ * Whether `d` holds a commit landing the reduction took early on barrier `bar` (`pcm`: its phase
+ * had not completed when it was taken). Only commit-only barriers have them: every signal there is
+ * one commit's arrival, so the phase a completion starts changes nothing but what waits see, and
+ * keeping the ghost until a wait observes the completion is exact (docs/CHECK.md).
  */
 export function landedEarlyOn(d: ExtraDraft, bar: number): boolean {
-  if (d.tghosts) for (let i = 0; i < d.tghosts.length; i += 2) if (d.tghosts[i] === bar) return true;
   for (const l of d.pcm) if (l && l.includes(bar)) return true;
   return false;
 }
 
 /**
  * A passing wait `e` (step to `t`) that observed a completed phase of its barrier, while no arrival
- * or byte of the barrier's current phase has come yet, orders every landing taken early on it: all
+ * of the barrier's current phase has come yet, orders every commit landing taken early on it: all
  * of them belong to completed phases, and the phase it observed (the latest) could not complete
- * before they landed. Their ghosts are dropped then (the completion itself left them, see
- * {@link phaseDetector}). A wait with something already in the current phase leaves them
- * (conservative: a ghost of the open phase is not told apart from older ones).
+ * before they landed. Their ghosts (pending commits, and the MMA accesses they cover) are dropped
+ * then (the completion itself left them, see {@link phaseDetector}). A wait with something already
+ * in the current phase leaves them (conservative: a ghost of the open phase is not told apart
+ * from older ones).
  */
 export function retireObserved(e: Extract<MachineEvent, { e: 'wait' }>, t: MachineState, d: ExtraDraft): void {
   if (!e.pass) return;
   const b = t.bars[e.bar];
   if (!b || b.status !== 'valid' || b.phase < 1 || b.pending !== b.expected || b.tx !== 0) return;
-  if (landedEarlyOn(d, e.bar)) dropOrdered(d, e.bar);
-}
-
-/** Drops what a completed phase of barrier `bar` orders: the TMA landings taken early on it, the commit ghosts on it and the pending commits into it. */
-function dropOrdered(d: ExtraDraft, bar: number): void {
-  if (d.tghosts) {
-    const tghosts = d.tghosts;
-    const keep: number[] = [];
-    for (let i = 0; i < tghosts.length; i += 2) if (tghosts[i] !== bar) keep.push(tghosts[i]!, tghosts[i + 1]!);
-    d.tghosts = keep.length ? keep : null;
-  }
-  if (d.cghosts !== null) dropCommitted(d, bar);
+  if (d.cghosts !== null && landedEarlyOn(d, e.bar)) dropCommitted(d, e.bar);
 }
 
 /** The completion of a phase of barrier `bar` orders the commit ghosts on it and the pending commits into it. */

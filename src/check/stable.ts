@@ -60,8 +60,9 @@ export function stableWait(p: Program, codes: readonly Instr[][], s: MachineStat
  * of its own CTA that does not complete the phase (`count` < pending), and nothing the rest of the
  * kernel can do before `a` moves can complete that phase or read its pending count: the other
  * agents and the operations in flight, run forward as for {@link stableWait}, bring at most
- * pending − `count` arrivals to it (so the phase still needs `a`'s arrival), no init or inval, and
- * no other agent passes a wait on it (a passing wait's phase-alias checks read the pending count).
+ * pending − `count` arrivals to it (so the phase still needs `a`'s arrival), no tx-count change,
+ * no init or inval, and no other agent passes a wait on it (a passing wait's phase-alias checks
+ * read the pending count).
  * Then the arrive commutes with every step the others can take until `a` moves: two arrivals on
  * one phase that together do not exceed its pending count reach the same barrier in either order
  * (PTX ISA §9.7.13.15.1: the phase completes when the pending count reaches zero and the tx-count
@@ -73,7 +74,10 @@ export function stableArrive(p: Program, codes: readonly Instr[][], s: MachineSt
   const b = s.bars[bar];
   if (!b || b.status !== 'valid' || !(count >= 1) || count >= b.pending) return false;
   const room = b.pending - count;
-  return frozenFixpoint(p, codes, s, a, bar, (f) => f.arrivals[bar]! <= room && !f.reset[bar] && !f.passed[bar]);
+  // No tx-count change either: with `a`'s arrival taken first, the others' arrivals can bring the
+  // pending count to 0, so the tx-count at that moment decides whether the phase completes there or
+  // a later arrival over-arrives (a complete_tx between them was the difference, found by a soak).
+  return frozenFixpoint(p, codes, s, a, bar, (f) => f.arrivals[bar]! <= room && !f.tx[bar] && !f.reset[bar] && !f.passed[bar]);
 }
 
 /**
