@@ -59,5 +59,7 @@ export class Successors {
     const full = new Int32Array(rh.length);
     this.codec.records(t, nx, full);
     for (let i = 0; i < rh.length; i++) if (full[i] !== rh[i]) throw new Error(`checker: incremental ${i < rh.length - 2 ? `record hash of agent ${i >> 1}` : 'barrier hash'} differs from the full hash`);
+    const bad = this.codec.knownMismatch(t);
+    if (bad) throw new Error(`checker: ${bad}`);
   }
 }
