@@ -57,10 +57,11 @@ export interface Analysis {
   /**
    * Per agent of a role run as written (PTX) whose code warp-relative.ts analysed: per pc where it
    * rests, the frame slots its record hash and stored encoding read (`live`) and the values of the
-   * others there (`known`: they follow from its position and warp); null for every other agent, and
-   * for all of them under CTA symmetry (the whole frame is hashed and stored).
+   * others there (`known`: they follow from its position and warp); per `jz`, the edges its warp
+   * can take (`taken`, for settled.ts); null for every other agent, and for all of them under CTA
+   * symmetry (the whole frame is hashed and stored).
    */
-  rel: (Pick<WarpRelative, 'live' | 'known'> | null)[];
+  rel: (Pick<WarpRelative, 'live' | 'known' | 'taken'> | null)[];
   /** True when any role uses named barriers (the encoding includes them only then). */
   usesNamed: boolean;
   /** Number of frame slots per agent. */
@@ -106,7 +107,8 @@ export interface AnalyseOptions {
  * code does not tell them apart. Instances are interchangeable when the code reads `instance` at
  * most as the index of instance-private buffers (`use`); the warps of a split role when the code
  * does not tell apart (where it reads `warp` / `warpgroup`: warps of one instance with equal
- * signatures, warp-signature.ts), except warp 0 where the role has one-thread operations (only
+ * signatures, warp-signature.ts; for a role run as written, PTX, the warps whose code specialized
+ * to their index agrees, warp-relative.ts), except warp 0 where the role has one-thread operations (only
  * it runs them) and, where the role issues wgmma, except each warpgroup's leader, whose warps are
  * bound to it (they wait for its groups) and so stay within their warpgroup. A split role's warps
  * are interchangeable only within their instance: the warps of one instance are slice siblings

@@ -737,28 +737,6 @@ export class Codec {
     out[1] = (h2 >>> 0) || 1;
   }
 
-  /**
-   * Where the warp-relative analysis (Analysis.rel) disagrees with state `s`: an agent resting at a
-   * position the analysis found unreachable, or a slot it calls known holding another value; null
-   * when it agrees (tests, `verifyHash`: the stored encoding restores those slots from the analysis).
-   */
-  knownMismatch(s: MachineState): string | null {
-    for (let a = 0; a < s.agents.length; a++) {
-      const rel = this.an.rel[a];
-      if (!rel) continue;
-      const ag = s.agents[a]!;
-      const ins = this.p.roles[this.p.agents[a]!.role]!.code[ag.pc]!;
-      const kn = rel.known[ag.pc];
-      if (!kn) {
-        if (ins.i === 'op' || ins.i === 'end') return `agent ${a} rests at pc ${ag.pc}, which the warp-relative analysis found unreachable`;
-        continue;
-      }
-      const live = new Set(rel.live[ag.pc]!);
-      for (let j = 0; j < kn.length; j++) if (!live.has(j) && kn[j] !== ag.frame[j]) return `agent ${a} at pc ${ag.pc}: slot ${j} is ${ag.frame[j]}, the analysis says ${kn[j]}`;
-    }
-    return null;
-  }
-
   /** Canonical 64-bit hash of (state, extra) computed from scratch (see {@link combine}); `rh` receives the records. */
   hash(s: MachineState, x: Extra, out: Uint32Array, rh: Int32Array = new Int32Array(this.rhLength())): void {
     this.records(s, x, rh);

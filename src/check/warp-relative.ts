@@ -48,6 +48,8 @@ export interface WarpRelative {
    * ones); the stored encoding of a state keeps only the live slots and restores the others from this.
    */
   known: (number[] | undefined)[];
+  /** Per pc of a `jz` the warp reaches: bit 0 when it can fall through, bit 1 when it can jump (0 elsewhere). */
+  taken: Uint8Array;
 }
 
 /** Most known-slot entries (rest positions × slots, summed over the agents) warp-relative symmetry tabulates for one program. */
@@ -284,9 +286,13 @@ export function warpRelative(p: Program, rc: RoleCode, a: AgentInfo): WarpRelati
   const out: string[] = [];
   const live: (Int32Array | undefined)[] = new Array(c.code.length);
   const known: (number[] | undefined)[] = new Array(c.code.length);
+  const taken = new Uint8Array(c.code.length);
   const visit: Visit = {
     set: (pc, v) => out.push(typeof v === 'number' ? `${pc}=K` : `${pc}=${v}`),
-    jz: (pc, v) => out.push(typeof v === 'number' ? `${pc}?${v ? 1 : 0}` : `${pc}?${v}`),
+    jz: (pc, v) => {
+      taken[pc] = typeof v === 'number' ? (v ? 1 : 2) : 3;
+      out.push(typeof v === 'number' ? `${pc}?${v ? 1 : 0}` : `${pc}?${v}`);
+    },
     rest: (pc, env) => {
       const ins = c.code[pc]!;
       const ops = ins.i === 'op' ? opExprs((ins as OpInstr).op).map((e) => partial(e, env, c.slotOf, c.params)).join(',') : '';
@@ -305,5 +311,28 @@ export function warpRelative(p: Program, rc: RoleCode, a: AgentInfo): WarpRelati
     out.push(`L${pc}:${knownMask(env)}`);
     walkBlock(c, pc, env.slice(), visit.edge, visit);
   }
-  return { sig: out.join('\n'), live, known };
+  return { sig: out.join('\n'), live, known, taken };
+}
+
+/**
+ * Where warp-relative facts `rel` (Analysis.rel, per agent) disagree with state `s` of `p`: an
+ * agent resting at a position its analysis found unreachable, or a slot it calls known holding
+ * another value; null when they agree. Checked on every state under `verifyHash` (tests): the stored
+ * encoding restores those slots from the analysis.
+ */
+export function knownMismatch(p: Program, rel: readonly (Pick<WarpRelative, 'live' | 'known'> | null)[], s: { agents: readonly { pc: number; frame: readonly number[] }[] }): string | null {
+  for (let a = 0; a < s.agents.length; a++) {
+    const r = rel[a];
+    if (!r) continue;
+    const ag = s.agents[a]!;
+    const ins = p.roles[p.agents[a]!.role]!.code[ag.pc]!;
+    const kn = r.known[ag.pc];
+    if (!kn) {
+      if (ins.i === 'op' || ins.i === 'end') return `agent ${a} rests at pc ${ag.pc}, which the warp-relative analysis found unreachable`;
+      continue;
+    }
+    const live = new Set(r.live[ag.pc]!);
+    for (let j = 0; j < kn.length; j++) if (!live.has(j) && kn[j] !== ag.frame[j]) return `agent ${a} at pc ${ag.pc}: slot ${j} is ${ag.frame[j]}, the analysis says ${kn[j]}`;
+  }
+  return null;
 }
