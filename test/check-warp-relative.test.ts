@@ -193,7 +193,8 @@ describe('settled reads (src/check/settled.ts)', () => {
     const p = program(src.replace('@P1 bra DONE;\nbra LAB_WAIT;', 'bra DONE;\nbra LAB_WAIT;'));
     const on = check(p);
     const off = check(p, { por: false, symmetry: false, maxStates: 200_000, timeout: 300_000 });
-    expect(first(on)).toBe('race race tile[0]@c0');
-    expect(first(off)).toBe('race race tile[0]@c0');
+    // The CTAs run the same code: which one's race the search meets first may differ.
+    expect(first(on)).toMatch(/^race race tile\[0\]@c[01]$/);
+    expect(first(off)).toMatch(/^race race tile\[0\]@c[01]$/);
   }, 300_000);
 });
