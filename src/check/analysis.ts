@@ -399,8 +399,7 @@ export function analyse(p: Program, opts: AnalyseOptions = {}): Analysis {
     proxyKey, trackProxy, tmemManaged, manualSlot, manualCount, commitOnly, trackRelaxed: relaxedUse(p).track, cta: { perms: [], reason: 'off' },
   };
   // A CTA permutation's image records would need each image agent's known slots: not combined (yet).
-  if (relGroups) an.cta = { perms: [], reason: 'warp-relative symmetry (PTX) is on' };
-  else if (opts.ctaSymmetry !== false) an.cta = ctaSymmetry(p, an);
+  if (opts.ctaSymmetry !== false) an.cta = relGroups ? { perms: [], reason: 'warp-relative symmetry (PTX) is on' } : ctaSymmetry(p, an);
   if (an.cta.perms.length) an.rel = rel.map(() => null);
   return an;
 }
