@@ -10,6 +10,7 @@ import { exprNames } from '../kernel/expr.js';
 import type { Expr, Op, SrcLoc } from '../kernel/ir.js';
 import { roleReadsWarp, SINGLE_THREAD_OPS, type Instr, type Program } from '../machine/program.js';
 import { warpSignature } from './warp-signature.js';
+import { MAX_KNOWN_ENTRIES, restPositions, warpRelative, type WarpRelative } from './warp-relative.js';
 import { asyncProxyOp, opDef } from '../machine/ops/index.js';
 import { ctaSymmetry, type CtaSymmetry } from './cta-symmetry.js';
 
@@ -53,6 +54,14 @@ export interface Analysis {
   groups: SymGroup[];
   /** For each agent: its group index, or -1. */
   groupOf: number[];
+  /**
+   * Per agent of a role run as written (PTX) whose code warp-relative.ts analysed: per pc where it
+   * rests, the frame slots its record hash and stored encoding read (`live`) and the values of the
+   * others there (`known`: they follow from its position and warp); per `jz`, the edges its warp
+   * can take (`taken`, for settled.ts); null for every other agent, and for all of them under CTA
+   * symmetry (the whole frame is hashed and stored).
+   */
+  rel: (Pick<WarpRelative, 'live' | 'known' | 'taken'> | null)[];
   /** True when any role uses named barriers (the encoding includes them only then). */
   usesNamed: boolean;
   /** Number of frame slots per agent. */
@@ -98,14 +107,15 @@ export interface AnalyseOptions {
  * code does not tell them apart. Instances are interchangeable when the code reads `instance` at
  * most as the index of instance-private buffers (`use`); the warps of a split role when the code
  * does not tell apart (where it reads `warp` / `warpgroup`: warps of one instance with equal
- * signatures, warp-signature.ts), except warp 0 where the role has one-thread operations (only
+ * signatures, warp-signature.ts; for a role run as written, PTX, the warps whose code specialized
+ * to their index agrees, warp-relative.ts), except warp 0 where the role has one-thread operations (only
  * it runs them) and, where the role issues wgmma, except each warpgroup's leader, whose warps are
  * bound to it (they wait for its groups) and so stay within their warpgroup. A split role's warps
  * are interchangeable only within their instance: the warps of one instance are slice siblings
  * (`sliceSiblings`: never a race at one instruction, one consumer), those of two instances are
  * not, and a group stands for every permutation of its members (docs/CHECK.md, "Warps").
  */
-function symKey(p: Program, id: number, use: 'none' | 'private' | 'other'): string | null {
+function symKey(p: Program, id: number, use: 'none' | 'private' | 'other', rel: (id: number) => WarpRelative | null): string | null {
   const a = p.agents[id]!;
   const rc = p.roles[a.role]!;
   if (!rc.split) return use === 'other' ? null : `${a.role}:${a.cta}`;
@@ -116,7 +126,8 @@ function symKey(p: Program, id: number, use: 'none' | 'private' | 'other'): stri
   // instances are not; a permutation that mixed instances would map one relation onto the other.
   k += `:i${a.instance}`;
   // Code that reads `warp` / `warpgroup`: only warps it cannot tell apart (warp-signature.ts).
-  if (f.readsWarp) k += `:${warpSignature(p, rc, a)}`;
+  // A role run as written (PTX): the warps whose code specialized to their index agrees (warp-relative.ts).
+  if (f.readsWarp) k += `:${rc.decl.asWritten ? (rel(id)?.sig ?? `agent${a.id}`) : warpSignature(p, rc, a)}`;
   if (f.wgmma) k += `:g${a.warp >> 2}:${a.wgLeader === a.id ? 'G' : 'n'}`;
   return k;
 }
@@ -279,6 +290,14 @@ export function analyse(p: Program, opts: AnalyseOptions = {}): Analysis {
   const byKey = new Map<string, number[]>();
   const instancesOf = new Map<number, number>();
   for (const a of p.agents) instancesOf.set(a.role, Math.max(instancesOf.get(a.role) ?? 0, a.instance + 1));
+  const relCache = new Map<number, WarpRelative | null>();
+  const relOf = (id: number): WarpRelative | null => {
+    const rc = p.roles[p.agents[id]!.role]!;
+    // Known-slot tables within a bound (deterministic): beyond it no warp of the role is analysed.
+    const small = p.agents.length * restPositions(rc) * rc.slots.length <= MAX_KNOWN_ENTRIES;
+    if (!relCache.has(id)) relCache.set(id, small ? warpRelative(p, rc, p.agents[id]!) : null);
+    return relCache.get(id)!;
+  };
   const useCache = new Map<number, ReturnType<typeof instanceUse>>();
   const useOf = (role: number) => {
     let u = useCache.get(role);
@@ -287,7 +306,7 @@ export function analyse(p: Program, opts: AnalyseOptions = {}): Analysis {
   };
   for (const a of p.agents) {
     // Memory cells (values) and residency are per CTA and per index: no agents are interchangeable.
-    const k = p.values || p.resident < p.grid ? null : symKey(p, a.id, useOf(a.role).use);
+    const k = p.values || p.resident < p.grid ? null : symKey(p, a.id, useOf(a.role).use, relOf);
     if (k === null) continue;
     let l = byKey.get(k);
     if (!l) byKey.set(k, (l = []));
@@ -314,6 +333,9 @@ export function analyse(p: Program, opts: AnalyseOptions = {}): Analysis {
     groups.push({ agents: members, privateBufs });
     for (const id of members) groupOf[id] = gi;
   }
+  // The agents warp-relative.ts analysed (above, for their groups), and whether it formed a group.
+  const rel = p.agents.map((a) => relCache.get(a.id) ?? null);
+  const relGroups = groups.some((g) => g.agents.some((id) => rel[id]));
   const frameLen = p.agents.map((a) => p.roles[a.role]!.slots.length);
   // Buffers crossing proxies: shared memory accessed by ld/st.shared and by an async-proxy operation.
   const genericArr = new Set<string>();
@@ -373,9 +395,11 @@ export function analyse(p: Program, opts: AnalyseOptions = {}): Analysis {
   for (const info of p.barriers) if (info.init === 'auto' && committed.has(info.name) && !other.has(info.name)) commitOnly.add(info.name);
   if (!commitOnly.size) commitOnly = null;
   const an: Analysis = {
-    locs, locIndex, waitSlots, histLen, histBase, histCount, dataBarriers, directTx, por, groups, groupOf, usesNamed, frameLen,
+    locs, locIndex, waitSlots, histLen, histBase, histCount, dataBarriers, directTx, por, groups, groupOf, rel, usesNamed, frameLen,
     proxyKey, trackProxy, tmemManaged, manualSlot, manualCount, commitOnly, trackRelaxed: relaxedUse(p).track, cta: { perms: [], reason: 'off' },
   };
-  if (opts.ctaSymmetry !== false) an.cta = ctaSymmetry(p, an);
+  // A CTA permutation's image records would need each image agent's known slots: not combined (yet).
+  if (opts.ctaSymmetry !== false) an.cta = relGroups ? { perms: [], reason: 'warp-relative symmetry (PTX) is on' } : ctaSymmetry(p, an);
+  if (an.cta.perms.length) an.rel = rel.map(() => null);
   return an;
 }

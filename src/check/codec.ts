@@ -130,7 +130,12 @@ export class Codec {
     this.n = n;
   }
 
-  private putAgent(ag: AgentState, sym: boolean): void {
+  /**
+   * Writes agent record `ag`; `sym`: a member of a symmetry group (builtins left out); `live`: its
+   * live slots per pc (Analysis.rel): only those frame slots of its pc are written (the others are
+   * known from the pc and the warp, warp-relative.ts; {@link decode} restores them).
+   */
+  private putAgent(ag: AgentState, sym: boolean, live: readonly (Int32Array | undefined)[] | null): void {
     const f = ag.frame;
     const sc = this.room(18 + 3 * f.length);
     let n = this.n;
@@ -155,7 +160,10 @@ export class Codec {
     // builtins `instance`, `warp` and `warpgroup`, which their code does not read (analysis.ts).
     // A CTA permutation's image (this.ren) carries its image agent's builtins (this.renOwn).
     const own = this.renOwn;
-    for (let j = 0; j < f.length; j++) n = putWide(sc, n, sym && (j === 1 || j === WARP_SLOT || j === WARPGROUP_SLOT) ? 0 : own && j < own.length ? own[j]! : f[j]!);
+    const lv = live ? live[ag.pc] : undefined;
+    if (lv) {
+      for (let j = 0; j < lv.length; j++) n = putWide(sc, n, f[lv[j]!]!);
+    } else for (let j = 0; j < f.length; j++) n = putWide(sc, n, sym && (j === 1 || j === WARP_SLOT || j === WARPGROUP_SLOT) ? 0 : own && j < own.length ? own[j]! : f[j]!);
     if (!ag.tokens) {
       sc[n++] = -1;
       this.n = n;
@@ -266,7 +274,7 @@ export class Codec {
    */
   encode(s: MachineState, x: Extra, buf: StateBuf, id: number, rh?: Int32Array): void {
     this.n = 0;
-    for (const ag of s.agents) this.putAgent(ag, false);
+    for (let a = 0; a < s.agents.length; a++) this.putAgent(s.agents[a]!, false, this.an.rel[a]?.live ?? null);
     {
       const bars = s.bars;
       const sc = this.room(5 * bars.length);
@@ -359,13 +367,29 @@ export class Codec {
       const tmemRelinquished = d[k++]!;
       const tcLdUnwaited = d[k++]!;
       const n = d[k++]!;
-      const frame = new Array<number>(n);
-      for (let j = 0; j < n; j++) {
-        const w = d[k++]!;
-        if (w !== WIDE) frame[j] = w;
-        else {
-          frame[j] = wideAt(d, k);
-          k += 2;
+      const rel = this.an.rel[a];
+      const lv = rel ? rel.live[pc] : undefined;
+      let frame: number[];
+      if (lv) {
+        // Warp-relative encoding: the live slots; the others are known at this pc (warp-relative.ts).
+        frame = rel!.known[pc]!.slice();
+        for (let j = 0; j < lv.length; j++) {
+          const w = d[k++]!;
+          if (w !== WIDE) frame[lv[j]!] = w;
+          else {
+            frame[lv[j]!] = wideAt(d, k);
+            k += 2;
+          }
+        }
+      } else {
+        frame = new Array<number>(n);
+        for (let j = 0; j < n; j++) {
+          const w = d[k++]!;
+          if (w !== WIDE) frame[j] = w;
+          else {
+            frame[j] = wideAt(d, k);
+            k += 2;
+          }
         }
       }
       const nt = d[k++]!;
@@ -546,7 +570,7 @@ export class Codec {
     this.n = 0;
     const sym = an.groupOf[a]! >= 0;
     const priv = sym ? this.priv(a) : null;
-    this.putAgent(ag, sym);
+    this.putAgent(ag, sym, an.rel[a]?.live ?? null);
     const hc = an.histCount[a]!;
     const sc = this.room(hc);
     for (let j = 0; j < hc; j++) sc[this.n++] = hist[base + j]!;

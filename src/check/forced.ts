@@ -6,7 +6,7 @@
  * - an agent's `local` or `issue` step that does not end the agent; a sync step only when it
  *   commutes with everything: a stable wait, arrive or named-barrier arrival (stable.ts), an
  *   enabled wait_group, the second step of a completed bar.sync, an arrive on another CTA's
- *   barrier (it only starts a remote signal);
+ *   barrier (it only starts a remote signal), a settled read of a PTX warp (settled.ts);
  * - in-flight operations by issuer, in issue order: a tcgen05.mma completion, a TMA landing that
  *   cannot complete its phase, a commit that cannot complete its commit-only phase (the last two
  *   stay visible as ghosts).
@@ -19,6 +19,7 @@ import { sortByRecord, type Extra } from './codec.js';
 import { keyOf } from './engine.js';
 import { landingsCommute } from './por.js';
 import { stableArrive, stableNamedArrive, stableWait } from './stable.js';
+import { settledReads } from './settled.js';
 import type { SearchCtx } from './search-ctx.js';
 import type { Successors } from './successor.js';
 import type { TransitionCheck } from './transition.js';
@@ -30,6 +31,7 @@ const OPC_BAR_ARRIVE = OPC['bar.arrive'];
 const OPC_WG_WAIT = OPC['wgmma.wait_group'];
 const OPC_BULK_WAIT = OPC['cp.async.bulk.wait_group'];
 const OPC_CP_WAIT = OPC['cp.async.wait_group'];
+const OPC_LD_SHARED = OPC['ld.shared'];
 
 /** A forced step taken: the state after it, its checker data, the choice and its actor. */
 export interface Forced { t: MachineState; nx: Extra; c: Choice; who: number }
@@ -131,8 +133,11 @@ function stableSync(ctx: SearchCtx, stableOn: boolean): (s: MachineState, a: num
   const { p, m } = ctx;
   const { multiWarp, barCta } = ctx.f;
   const stable = stableChecks(ctx);
+  const settled = stableOn ? settledReads(ctx) : null;
   return (s, a, ins) => {
     const ag = s.agents[a]!;
+    // A read of a buffer nothing but reads can reach any more (settled.ts; warps of PTX roles).
+    if (ins.opc === OPC_LD_SHARED) return settled !== null && settled(s, a, ins);
     if (ins.opc === OPC_WAIT) return stableOn && !multiWarp[a] && stable.wait(s, a, ins, ag.frame);
     if (ins.opc === OPC_WG_WAIT || ins.opc === OPC_BULK_WAIT || ins.opc === OPC_CP_WAIT) {
       // Once its groups are complete they stay complete: an enabled wait_group cannot be

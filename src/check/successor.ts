@@ -7,6 +7,7 @@ import type { Choice, MachineState } from '../machine/machine.js';
 import type { Codec, Extra } from './codec.js';
 import { cloneFor, freezeShared } from './clone.js';
 import type { SearchCtx } from './search-ctx.js';
+import { knownMismatch } from './warp-relative.js';
 
 /** Successors of one search's states (`transitions`: how many were computed). */
 export class Successors {
@@ -59,5 +60,7 @@ export class Successors {
     const full = new Int32Array(rh.length);
     this.codec.records(t, nx, full);
     for (let i = 0; i < rh.length; i++) if (full[i] !== rh[i]) throw new Error(`checker: incremental ${i < rh.length - 2 ? `record hash of agent ${i >> 1}` : 'barrier hash'} differs from the full hash`);
+    const bad = knownMismatch(this.ctx.p, this.ctx.an.rel, t);
+    if (bad) throw new Error(`checker: ${bad}`);
   }
 }

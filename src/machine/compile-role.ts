@@ -159,7 +159,7 @@ export function compileRole(
     // In a role that runs one agent per warp, one thread of the role is warp 0's elected lane:
     // the other warps step over the operation (unless the role's code is run as written).
     const guard: Instr | null = split && !r.asWritten && (ins.per === 'one' || SINGLE_THREAD_OPS.has(op.op))
-      ? { i: 'jz', e: (f) => (f[WARP_SLOT] === 0 ? 1 : 0), to: -1, loc }
+      ? { i: 'jz', e: (f) => (f[WARP_SLOT] === 0 ? 1 : 0), to: -1, loc, src: { k: 'bin', op: '==', a: { k: 'var', name: 'warp' }, b: { k: 'num', v: 0 } } }
       : null;
     if (guard) code.push(guard);
     code.push(ins);
@@ -171,7 +171,7 @@ export function compileRole(
       switch (st.s) {
         case 'let': {
           const e = cx(st.value, st.loc);
-          code.push({ i: 'set', slot: declare(st.name, st.loc), e, loc: st.loc });
+          code.push({ i: 'set', slot: declare(st.name, st.loc), e, loc: st.loc, src: st.value });
           break;
         }
         case 'for': {
@@ -179,18 +179,21 @@ export function compileRole(
           const to = cx(st.to, st.loc);
           const v = declare(st.var, st.loc);
           const step = st.step ? cx(st.step, st.loc) : null;
-          code.push({ i: 'set', slot: v, e: from, loc: st.loc });
+          code.push({ i: 'set', slot: v, e: from, loc: st.loc, src: st.from });
           const head = code.length;
-          const jz: Instr = { i: 'jz', e: step ? (f) => { const s = nonZeroStep(step(f)); return s > 0 ? (f[v]! < to(f) ? 1 : 0) : (f[v]! > to(f) ? 1 : 0); } : (f) => (f[v]! < to(f) ? 1 : 0), to: -1, loc: st.loc };
+          const jz: Instr = step
+            ? { i: 'jz', e: (f) => { const s = nonZeroStep(step(f)); return s > 0 ? (f[v]! < to(f) ? 1 : 0) : (f[v]! > to(f) ? 1 : 0); }, to: -1, loc: st.loc }
+            : { i: 'jz', e: (f) => (f[v]! < to(f) ? 1 : 0), to: -1, loc: st.loc, src: { k: 'bin', op: '<', a: { k: 'var', name: st.var }, b: st.to } };
           code.push(jz);
           walk(st.body, inElect);
-          code.push({ i: 'set', slot: v, e: step ? (f) => add(f[v]!, step(f)) : (f) => f[v]! + 1, loc: st.loc }); // i + 1 ≤ to: exact
+          // i + 1 ≤ to: exact
+          code.push(step ? { i: 'set', slot: v, e: (f) => add(f[v]!, step(f)), loc: st.loc } : { i: 'set', slot: v, e: (f) => f[v]! + 1, loc: st.loc, src: { k: 'bin', op: '+', a: { k: 'var', name: st.var }, b: { k: 'num', v: 1 } } });
           code.push({ i: 'jmp', to: head });
           jz.to = code.length;
           break;
         }
         case 'if': {
-          const jz: Instr = { i: 'jz', e: cx(st.cond, st.loc), to: -1, loc: st.loc };
+          const jz: Instr = { i: 'jz', e: cx(st.cond, st.loc), to: -1, loc: st.loc, src: st.cond };
           code.push(jz);
           walk(st.then, inElect);
           if (st.else && st.else.length) {
@@ -237,7 +240,7 @@ function gotoStmt(st: Extract<Stmt, { s: 'label' | 'goto' }>, code: Instr[], lab
   let ins: Instr & { to: number };
   if (st.cond) {
     const c = cx(st.cond, st.loc);
-    ins = { i: 'jz', e: (f) => (c(f) ? 0 : 1), to: -1, loc: st.loc };
+    ins = { i: 'jz', e: (f) => (c(f) ? 0 : 1), to: -1, loc: st.loc, src: { k: 'un', op: '!', a: st.cond } };
   } else ins = { i: 'jmp', to: -1 };
   code.push(ins);
   labels.fix.push({ ins, label: st.label, loc: st.loc });

@@ -131,11 +131,16 @@ export interface OpInstr {
 export { OPC } from './ops/index.js';
 export { opText } from './optext.js';
 
-/** Flat instructions of a compiled role program. */
+/**
+ * Flat instructions of a compiled role program. `src` of a `set` / `jz` is the IR expression its
+ * closure `e` computes (a `jz` falls through when it is non-zero, else jumps to `to`), for the
+ * checker's static analyses (check/warp-relative.ts); absent where the closure is no one expression
+ * (a `for` loop's test and increment with a `step`).
+ */
 export type Instr =
-  | { i: 'set'; slot: number; e: CompiledExpr; loc: SrcLoc }
+  | { i: 'set'; slot: number; e: CompiledExpr; loc: SrcLoc; src?: Expr }
   | { i: 'jmp'; to: number }
-  | { i: 'jz'; e: CompiledExpr; to: number; loc: SrcLoc }
+  | { i: 'jz'; e: CompiledExpr; to: number; loc: SrcLoc; src?: Expr }
   | OpInstr
   | { i: 'end' };
 

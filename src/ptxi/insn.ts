@@ -42,15 +42,22 @@ export interface InsEnv extends ValueEnv {
   responseOf(it: FlatIns, o: Operand): BufRef;
   /** Whether `it` is a global access through a flag parameter (gmem.ts). */
   isFlag(it: FlatIns): boolean;
+  /** The registers the translation computes (needed.ts), once known: an arrive's token no one reads is not kept. */
+  needed?: ReadonlySet<string>;
   /** The `gmem` word a global address operand names (throws NotModelled when not through a flag parameter). */
   gbuf(it: FlatIns, o: Operand): BufRef;
 }
 
-/** The token variable of an arrive (its `state` destination when one value for the warp), or undefined (the sink `_`). */
+/**
+ * The token variable of an arrive (its `state` destination when one value for the warp), or
+ * undefined (the sink `_`, or a register no wait, `pending_count` or copy of a needed value reads:
+ * a token nothing observes would only tell apart states that differ in the arrivals' order).
+ */
 function arriveToken(env: InsEnv, it: FlatIns): string | undefined {
   const o = it.ins.operands[0];
   if (!o || o.kind !== 'name') return undefined;
   const r = it.name(o.name);
+  if (env.needed && !env.needed.has(r)) return undefined;
   return env.facts.kind(r) === 'U' ? r : undefined;
 }
 

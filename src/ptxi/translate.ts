@@ -244,6 +244,7 @@ function emitBody(m: Module, flat: Flat, cfg: Cfg, facts: Facts, env: InsEnv, at
     try { return [env.descRoot(it, it.name(o.name))]; } catch { return []; }
   });
   const regs = neededRegs(flat, roots, (it) => env.isFlag(it));
+  env.needed = regs;
   const loc0: SrcLoc = { file, line: 1, col: 1 };
   const out: Stmt[] = [];
   for (const r of regs) {
