@@ -12,6 +12,7 @@ import { roleReadsWarp, SINGLE_THREAD_OPS, type Instr, type Program } from '../m
 import { warpSignature } from './warp-signature.js';
 import { asyncProxyOp, opDef } from '../machine/ops/index.js';
 import { ctaSymmetry, type CtaSymmetry } from './cta-symmetry.js';
+import { BoundReached, type Governor } from '../machine/governor.js';
 
 /**
  * Partial-order class of an instruction:
@@ -90,6 +91,12 @@ export interface Analysis {
 export interface AnalyseOptions {
   /** Look for CTA symmetry (default true; the warp groups are found either way). */
   ctaSymmetry?: boolean;
+  /**
+   * The operation's governor: ticked in the loops over agents and barrier keys (the analysis of
+   * the largest launch takes seconds and hundreds of MB); once it stops, {@link analyse} throws
+   * {@link BoundReached}.
+   */
+  governor?: Governor;
 }
 
 
@@ -227,6 +234,10 @@ function refNames(op: Op): string[] {
 
 /** Analyses `p` for the checker. */
 export function analyse(p: Program, opts: AnalyseOptions = {}): Analysis {
+  const gov = opts.governor;
+  const tick = gov ? () => {
+    if (gov.tick() !== null) throw new BoundReached(gov.stoppedBy!);
+  } : () => {};
   const locs: SrcLoc[] = [];
   const locIndex = new Map<SrcLoc, number>();
   const dataBarriers = new Set<string>();
@@ -269,6 +280,7 @@ export function analyse(p: Program, opts: AnalyseOptions = {}): Analysis {
     for (const info of p.barriers) {
       if (!waitArrays[a.role]!.has(info.name)) continue;
       for (let i = 0; i < info.length; i++) m.set(a.cta * p.barriersPerCta + info.offset + i, histLen++);
+      tick();
     }
     histCount.push(m.size);
     waitSlots.push(m);
@@ -287,6 +299,7 @@ export function analyse(p: Program, opts: AnalyseOptions = {}): Analysis {
   };
   for (const a of p.agents) {
     // Memory cells (values) and residency are per CTA and per index: no agents are interchangeable.
+    tick();
     const k = p.values || p.resident < p.grid ? null : symKey(p, a.id, useOf(a.role).use);
     if (k === null) continue;
     let l = byKey.get(k);

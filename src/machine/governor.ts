@@ -168,12 +168,14 @@ export class Governor {
 
   /**
    * Whether `bytes` more may be allocated: false (and stopped by `max-memory`) when the memory in
-   * use now plus `bytes` would pass the bound. Call it before growing a large table.
+   * use now plus `bytes` would pass the bound. Call it before growing a large table. `fresh`:
+   * always read the resident set afresh (for allocations that come faster than
+   * {@link SAMPLE_MS} apart and each a large share of the bound).
    */
-  allow(bytes: number): boolean {
+  allow(bytes: number, fresh = false): boolean {
     if (this.stoppedBy !== null) return false;
     if (this.maxMemory === Infinity) return true;
-    if (this.memory() + bytes <= this.maxMemory * FRESH_SHARE) return true;
+    if (!fresh && this.memory() + bytes <= this.maxMemory * FRESH_SHARE) return true;
     if (this.memory(true) + bytes > this.maxMemory) {
       this.stop('max-memory');
       return false;
