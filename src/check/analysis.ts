@@ -389,6 +389,8 @@ export function analyse(p: Program, opts: AnalyseOptions = {}): Analysis {
     locs, locIndex, waitSlots, histLen, histBase, histCount, dataBarriers, directTx, por, groups, groupOf, usesNamed, frameLen,
     proxyKey, trackProxy, tmemManaged, manualSlot, manualCount, commitOnly, trackRelaxed: relaxedUse(p).track, cta: { perms: [], reason: 'off' },
   };
-  if (opts.ctaSymmetry !== false) an.cta = ctaSymmetry(p, an);
+  if (opts.ctaSymmetry !== false) an.cta = ctaSymmetry(p, an, () => {
+    if (gov && gov.check() !== null) throw new BoundReached(gov.stoppedBy!);
+  });
   return an;
 }

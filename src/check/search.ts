@@ -90,6 +90,7 @@ function setup(program: Program, opts: ExploreOptions, par: ParHooks | null, gov
   const { m, an, s0, initOut } = begin(program, opts, gov);
   const p = program;
   const verifyHash = opts.verifyHash === true;
+  if (gov.check() !== null) throw new BoundReached(gov.stoppedBy!);
   const codec = new Codec(program, an, s0);
   const guard = growthGuard(gov);
   const visited: HashSet = par ? par.visited : new Visited(1 << 14);
