@@ -171,3 +171,60 @@ describe('a launch in JSON nested past the reader\'s limit', () => {
     }
   }, 120_000);
 });
+
+describe('timing values that JSON cannot show, and partial timings', () => {
+  test('--timing with a value nested 10,000 levels: exit 2 naming the parameter (it was exit 70, a stack overflow)', async () => {
+    const f = file('deep-timing.json', `{"tmaLatency": ${'{"value": '.repeat(10_000)}1${'}'.repeat(10_000)}}`);
+    const r = await measureCli(['run', 'mechanism', '--timing', f], 60_000);
+    expect(r.code).toBe(2);
+    expect(r.err.trim()).toBe(`mbsim: error: ${f}: timing parameter 'tmaLatency' must be a number of cycles from 0 to 1e+9, got an object`);
+  }, 60_000);
+
+  test('simulate with a cyclic value or a timing missing parameters: TimingError, not a TypeError from inside the run', async () => {
+    const { simulate } = await import('../src/sim/simulate.js');
+    const { H200, mergeTiming, TimingError } = await import('../src/sim/timing.js');
+    const k = parseSketch('kernel k arch=sm_90a\nbarrier b[1] count=1\nrole p per=one:\n    mbarrier.arrive b[0]\n', 'k.mbk').kernel!;
+    const p = instantiate(k);
+    const cyc: { value: unknown } = { value: null };
+    cyc.value = cyc;
+    const n = Object.keys(H200).length;
+    expect(() => simulate(p, { timing: { tmaLatency: { value: 300 } } as never })).toThrow(TimingError);
+    expect(() => simulate(p, { timing: { tmaLatency: { value: 300 } } as never })).toThrow(new RegExp(`^the timing lacks ${n - 1} of its ${n} parameters \\(clockMHz, issueArrive, issueExpectTx, …\\): give them all, e\\.g\\. mergeTiming\\(H200, \\{ tmaLatency: 300 \\}\\)$`));
+    expect(() => simulate(p, { timing: { ...H200, tmaLatency: cyc } as never })).toThrow("timing parameter 'tmaLatency' must be a number of cycles from 0 to 1e+9, got an object");
+    expect(() => simulate(p, { timing: 7 as never })).toThrow('a timing must be an object of parameters');
+    expect(simulate(p, { timing: mergeTiming(H200, { tmaLatency: 300 }) }).verdict).toBe('ok');
+  });
+});
+
+describe('check with more workers than threads can be had', () => {
+  test('workers 1e9: a RangeError naming the limit (it was "Array buffer allocation failed")', () => {
+    const p = instantiate(parseSketch('kernel k arch=sm_90a\nbarrier b[1] count=1\nrole p per=one:\n    mbarrier.arrive b[0]\n', 'k.mbk').kernel!);
+    expect(() => check(p, { workers: 1e9 })).toThrow(new RangeError('check: workers must be at most 256 (threads, each with its own copy of the kernel), got 1000000000'));
+  });
+});
+
+describe('serve: a request with two Host headers', () => {
+  test('400 (it was served: Node keeps the first Host and drops the second)', async () => {
+    const { mkdirSync } = await import('node:fs');
+    const net = await import('node:net');
+    const { startServer, hostHeaders } = await import('../src/web/server/serve.js');
+    expect(hostHeaders(['Host', 'a', 'X', 'b', 'host', 'c'])).toBe(2);
+    mkdirSync(join(dir, 'app'), { recursive: true });
+    writeFileSync(join(dir, 'app', 'index.html'), '<!doctype html><title>t</title>');
+    const srv = await startServer({ root: join(dir, 'app'), port: 0 });
+    const ask = (hosts: string[]) => new Promise<string>((done, fail) => {
+      const s = net.connect(srv.port, '127.0.0.1');
+      let out = '';
+      s.on('data', (d) => (out += d));
+      s.on('error', fail);
+      s.on('close', () => done(out.split('\r\n')[0]!));
+      s.write(`GET / HTTP/1.1\r\n${hosts.map((h) => `Host: ${h}\r\n`).join('')}Connection: close\r\n\r\n`);
+    });
+    try {
+      expect(await ask([`127.0.0.1:${srv.port}`, 'evil.example'])).toBe('HTTP/1.1 400 Bad Request');
+      expect(await ask([`127.0.0.1:${srv.port}`])).toBe('HTTP/1.1 200 OK');
+    } finally {
+      await srv.close();
+    }
+  });
+});

@@ -380,6 +380,9 @@ export function scheduleOf(raw: RawHazard, parent: Int32Array, chainOff: Int32Ar
   return path;
 }
 
+/** The most worker threads {@link check} starts (the CLI lowers `--workers` to the CPUs first). */
+export const MAX_WORKERS = 256;
+
 /** Exhaustively checks `program`: every schedule of agents and asynchronous completions. */
 export function check(program: Program, opts: CheckOptions = {}): CheckResult {
   for (const k of ['maxStates', 'maxMemory', 'timeout', 'workers'] as const) boundOption('check', k, opts[k]);
@@ -388,6 +391,10 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
   }
   if (opts.workers !== undefined && (!Number.isInteger(opts.workers) || opts.workers < 1)) {
     throw new RangeError(`check: workers must be a positive integer, got ${opts.workers}`);
+  }
+  // Each worker is a thread with a copy of the program: past this, allocation fails deep inside.
+  if (opts.workers !== undefined && opts.workers > MAX_WORKERS) {
+    throw new RangeError(`check: workers must be at most ${MAX_WORKERS} (threads, each with its own copy of the kernel), got ${opts.workers}`);
   }
   // The timeout covers the whole check: the static checks run first, the search gets the rest.
   const t0 = Date.now();
