@@ -228,3 +228,46 @@ describe('serve: a request with two Host headers', () => {
     }
   });
 });
+
+describe('an output path that is another input of the command', () => {
+  test('run --trace over its --timing file, and run / check --trace over the .launch.json beside the PTX (or a link to it): exit 2, the input kept (both were overwritten)', async () => {
+    const { symlinkSync } = await import('node:fs');
+    const timing = file('in-timing.json', '{}\n');
+    const r = await measureCli(['run', 'mechanism', '--timing', timing, '--trace', timing], 60_000);
+    expect([r.code, r.out]).toEqual([2, '']);
+    expect(r.err.trim()).toBe(`mbsim: error: cannot write ${timing}: it is the --timing file (${timing}); choose another output path`);
+    expect(readFileSync(timing, 'utf8')).toBe('{}\n');
+    const ptx = file('in.ptx', readFileSync('test/fixtures/ptx/tma_pipeline.ptx', 'utf8'));
+    const launch = '{"kernel": "tma_pipeline", "block": 128, "params": {"param_2": 4}, "tensorMaps": {"param_0": 16384}}\n';
+    writeFileSync(`${ptx}.launch.json`, launch);
+    symlinkSync(`${ptx}.launch.json`, join(dir, 'launch-link'));
+    for (const [verb, flag] of [['run', '--trace'], ['check', '--trace'], ['check', '--sarif']]) {
+      const out = join(dir, 'launch-link');
+      const x = await measureCli([verb!, ptx, flag!, out], 60_000);
+      expect(x.code).toBe(2);
+      expect(x.err.trim()).toBe(`mbsim: error: cannot write ${out}: it is the launch file of the kernel (${ptx}.launch.json); choose another output path`);
+    }
+    expect(readFileSync(`${ptx}.launch.json`, 'utf8')).toBe(launch);
+  }, 180_000);
+});
+
+describe('run --events within --timeout', () => {
+  test('a run of 500,000+ events stopped by --timeout 2: the log is cut and says so, the process ends within about 2 s of the bound (it printed every event, 6.6 s)', { timeout: 120_000, retry: 2 }, async () => {
+    const r = await measureCli(['run', 'pipeline', '--set', 'K=200000', '--events', '--timeout', '2'], 100_000);
+    expect(r.code).toBe(3);
+    expect(r.out).toMatch(/… \(the log stops here: [\d,]+ of [\d,]+ events left out\)/);
+    expect(r.out).toContain('(the event log was cut by --timeout: --json writes every event, in chunks)');
+    expect(r.wallMs).toBeLessThan(2000 + 3000);
+  });
+
+  test('renderEventLog stops where stop() says so', async () => {
+    const { renderEventLog } = await import('../src/report/text.js');
+    const { simulate } = await import('../src/sim/simulate.js');
+    const { findExample } = await import('../src/examples/index.js');
+    const p = instantiate(findExample('pipeline')!.build());
+    const r = simulate(p);
+    let n = 0;
+    const text = renderEventLog(p, r.events!, Infinity, () => ++n > 5);
+    expect(text.split('\n').at(-1)).toBe(`… (the log stops here: ${(r.events!.length - 5).toLocaleString('en-US')} of ${r.events!.length.toLocaleString('en-US')} events left out)`);
+  });
+});

@@ -10,7 +10,7 @@ import { inputProblem } from './input.js';
 import { paintFor, timeLeft, usageText, type IO, type Verb } from './io.js';
 import { JsonStream } from './json-stream.js';
 import { instantiateOrExplain, loadKernel, parseSet, UsageError } from './load.js';
-import { interruptOutputs, outputMode, refuseInput, refuseStdout, sameFile, WriteInterrupted, writeOutput } from './output.js';
+import { inputFiles, interruptOutputs, outputMode, refuseInput, refuseStdout, sameFile, WriteInterrupted, writeOutput } from './output.js';
 import { packageInfo } from './package-info.js';
 import { addPtxFlags, type PtxFlags } from './ptx-load.js';
 
@@ -38,7 +38,7 @@ function checkOutputs(o: CheckOpts, kernelFile: string | undefined): void {
     if (file === undefined) continue;
     if (file.trim() === '') throw new UsageError(`${flag} needs a file name`);
     outputMode(file);
-    refuseInput(file, kernelFile);
+    refuseInput(file, inputFiles(kernelFile));
     refuseStdout(flag, file, !o.quiet);
   }
   if (o.sarif !== undefined && o.trace !== undefined && outputMode(o.sarif) === 'stdout' && outputMode(o.trace) === 'stdout') {
