@@ -5,7 +5,8 @@
  */
 import { Option } from 'commander';
 import { echo, parseCountArg, parsePositiveArg, parseSecondsArg, workerCount } from './args.js';
-import { fifoWait } from './budget.js';
+import { fifoWait, fullCollection } from './budget.js';
+import { setCollector } from '../machine/governor.js';
 import { inputProblem } from './input.js';
 import { paintFor, timeLeft, usageText, type IO, type Verb } from './io.js';
 import { JsonStream } from './json-stream.js';
@@ -78,6 +79,9 @@ function checkOptions(o: CheckOpts, io: IO, started: number) {
 /** One `mbsim check` (or `--sweep`) of `target`; returns the exit code. */
 export async function checkVerb(target: string, o: CheckOpts, io: IO, started = Date.now()): Promise<number> {
   if (o.quiet && (o.json || o.format !== 'text')) throw new UsageError('--quiet prints nothing; it cannot be combined with --json or --format');
+  // The check's governor collects garbage before it reads memory near --max-memory (the analysis
+  // and the successors of a large launch leave much of it). Not `run`'s: its records are all held.
+  setCollector(() => fullCollection()?.());
   const loaded = await loadKernel(target, o);
   checkOutputs(o, loaded.kernel.file);
   const { runCheckCli, runCheckSweepCli, parseSweep } = await import('../check/index.js');

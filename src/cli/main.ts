@@ -15,8 +15,6 @@ import { packageInfo } from './package-info.js';
 import { runCommand } from './run-verb.js';
 import { lspCommand, serveCommand } from './serve-verb.js';
 import { safeIO } from './terminal.js';
-import { fullCollection } from './budget.js';
-import { setCollector } from '../machine/governor.js';
 
 export type { IO } from './io.js';
 
@@ -27,8 +25,6 @@ const VERBS = [runCommand, checkCommand, examplesCommand, decodeCommand, infoCom
 export async function main(argv: string[], given?: IO): Promise<number> {
   // Every line the CLI prints passes here: control and bidi characters become visible escapes.
   const io = safeIO(given ?? nodeIO());
-  // The governors of long operations collect garbage before they read memory near a bound.
-  setCollector(() => fullCollection()?.());
   // When this is the process's CLI (no IO given), --timeout counts from the process's start.
   const started = given ? Date.now() : Math.min(Date.now(), performance.timeOrigin);
   const program = new Command();
