@@ -23,7 +23,7 @@ import { maskRanks } from '../machine/cta-mask.js';
 import { Machine } from '../machine/machine.js';
 import { perThreads, type OpInstr, type Program } from '../machine/program.js';
 import type { SrcLoc } from '../kernel/ir.js';
-import { MAX_HAZARDS, type RawHazard } from './engine.js';
+import type { RawHazard } from './engine.js';
 import type { Governor } from '../machine/governor.js';
 
 interface Solo {
@@ -180,9 +180,12 @@ function soloUnguarded(p: Program, a: number, frame0: number[], pc0: number, out
   return false;
 }
 
+/** The most static findings one check reports (each distinct barrier of a CTA may have one). */
+export const MAX_STATIC_FINDINGS = 20_000;
+
 /**
- * The static warnings of `p` (see the file comment), at most {@link MAX_HAZARDS} (the search's
- * cap: a launch of 1,056 CTAs would otherwise repeat one finding per CTA, hundreds of thousands of
+ * The static warnings of `p` (see the file comment), at most {@link MAX_STATIC_FINDINGS} (a
+ * launch of 1,056 CTAs would otherwise repeat one finding per CTA, hundreds of thousands of
  * times); empty when the solo runs are not conclusive or `gov` (the check's governor: its time and
  * memory bounds) stopped before they finished.
  */
@@ -224,11 +227,11 @@ export function staticChecks(p: Program, gov: Governor): RawHazard[] {
   }
   const hz: RawHazard[] = [];
   const add = (kind: string, subject: string, message: string, locs: (SrcLoc | undefined)[], details: string[] = []) =>
-    hz.length < MAX_HAZARDS && hz.push({ kind, severity: 'warning', key: `${subject}|${locs[0] ? `${locs[0].line}:${locs[0].col}` : ''}|static`, message, subject, state: 0, extra: [], details, locs: locs.filter((l): l is SrcLoc => !!l) });
+    hz.length < MAX_STATIC_FINDINGS && hz.push({ kind, severity: 'warning', key: `${subject}|${locs[0] ? `${locs[0].line}:${locs[0].col}` : ''}|static`, message, subject, state: 0, extra: [], details, locs: locs.filter((l): l is SrcLoc => !!l) });
   const nKeys = p.ctas * p.barriersPerCta;
   for (let k = 0; k < nKeys; k++) {
     if (gov.tick() !== null) return [];
-    if (hz.length >= MAX_HAZARDS) break;
+    if (hz.length >= MAX_STATIC_FINDINGS) break;
     const { info, cta } = p.barrierOf(k);
     const rank = cta % p.clusterSize;
     const auto = info.init === 'auto' && (info.ctaOnly < 0 || info.ctaOnly === rank);
