@@ -13,6 +13,7 @@ import { warpSignature } from './warp-signature.js';
 import { MAX_KNOWN_ENTRIES, restPositions, warpRelative, type WarpRelative } from './warp-relative.js';
 import { asyncProxyOp, opDef } from '../machine/ops/index.js';
 import { ctaSymmetry, type CtaSymmetry } from './cta-symmetry.js';
+import { BoundReached, type Governor } from '../machine/governor.js';
 
 /**
  * Partial-order class of an instruction:
@@ -99,6 +100,12 @@ export interface Analysis {
 export interface AnalyseOptions {
   /** Look for CTA symmetry (default true; the warp groups are found either way). */
   ctaSymmetry?: boolean;
+  /**
+   * The operation's governor: ticked in the loops over agents and barrier keys (the analysis of
+   * the largest launch takes seconds and hundreds of MB); once it stops, {@link analyse} throws
+   * {@link BoundReached}.
+   */
+  governor?: Governor;
 }
 
 
@@ -238,6 +245,10 @@ function refNames(op: Op): string[] {
 
 /** Analyses `p` for the checker. */
 export function analyse(p: Program, opts: AnalyseOptions = {}): Analysis {
+  const gov = opts.governor;
+  const tick = gov ? () => {
+    if (gov.tick() !== null) throw new BoundReached(gov.stoppedBy!);
+  } : () => {};
   const locs: SrcLoc[] = [];
   const locIndex = new Map<SrcLoc, number>();
   const dataBarriers = new Set<string>();
@@ -280,6 +291,7 @@ export function analyse(p: Program, opts: AnalyseOptions = {}): Analysis {
     for (const info of p.barriers) {
       if (!waitArrays[a.role]!.has(info.name)) continue;
       for (let i = 0; i < info.length; i++) m.set(a.cta * p.barriersPerCta + info.offset + i, histLen++);
+      tick();
     }
     histCount.push(m.size);
     waitSlots.push(m);
@@ -306,6 +318,7 @@ export function analyse(p: Program, opts: AnalyseOptions = {}): Analysis {
   };
   for (const a of p.agents) {
     // Memory cells (values) and residency are per CTA and per index: no agents are interchangeable.
+    tick();
     const k = p.values || p.resident < p.grid ? null : symKey(p, a.id, useOf(a.role).use, relOf);
     if (k === null) continue;
     let l = byKey.get(k);
@@ -399,7 +412,11 @@ export function analyse(p: Program, opts: AnalyseOptions = {}): Analysis {
     proxyKey, trackProxy, tmemManaged, manualSlot, manualCount, commitOnly, trackRelaxed: relaxedUse(p).track, cta: { perms: [], reason: 'off' },
   };
   // A CTA permutation's image records would need each image agent's known slots: not combined (yet).
-  if (opts.ctaSymmetry !== false) an.cta = relGroups ? { perms: [], reason: 'warp-relative symmetry (PTX) is on' } : ctaSymmetry(p, an);
+  if (opts.ctaSymmetry !== false) {
+    an.cta = relGroups ? { perms: [], reason: 'warp-relative symmetry (PTX) is on' } : ctaSymmetry(p, an, () => {
+      if (gov && gov.check() !== null) throw new BoundReached(gov.stoppedBy!);
+    });
+  }
   if (an.cta.perms.length) an.rel = rel.map(() => null);
   return an;
 }

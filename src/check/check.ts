@@ -4,7 +4,7 @@
  * numbered steps, the barrier states after each step, the per-barrier ledger of the trace and, for
  * races, the happens-before analysis of the trace.
  */
-import { boundOption } from '../machine/governor.js';
+import { boundOption, Governor } from '../machine/governor.js';
 import { asyncDef } from '../machine/ops/index.js';
 import { Machine, type Choice, type MachineState, newStepOut, nextCredit, pendingAsyncGroups } from '../machine/machine.js';
 import type { MachineEvent } from '../machine/events.js';
@@ -139,11 +139,15 @@ export interface Hazard {
    */
   also?: { count: number; locations: SrcLoc[] };
   /**
-   * True when the check's time bound ran out before this finding's trace was built: `schedule`
-   * holds its counterexample, `trace` is empty and `ledger` has no phases (the first finding is
-   * always traced; the others are not when `timeout` has passed once the search ends).
+   * True when a bound of the check kept this finding's trace from being built: `schedule` holds
+   * its counterexample, `trace` is empty and `ledger` has no phases. The time bound: the first
+   * finding is always traced, the others not once `timeout` has passed when the search ends. The
+   * memory bound: a trace (a replay holds a whole state of the launch) is built only while it fits
+   * under `maxMemory`.
    */
   untraced?: boolean;
+  /** The bound that kept the trace from being built (with {@link untraced}). */
+  untracedBy?: 'timeout' | 'max-memory';
 }
 
 /** Verdict kinds: `ok`, `incomplete`, or the kind of the first (shortest) error hazard. */
@@ -180,9 +184,12 @@ export interface CheckResult {
 }
 
 
-/** Replays a schedule from the initial state; returns the states, events and trace steps. */
-export function replay(program: Program, schedule: readonly number[]): { final: MachineState; events: MachineEvent[]; steps: TraceStep[]; machine: Machine } {
-  const m = new Machine(program);
+/**
+ * Replays a schedule from the initial state; returns the states, events and trace steps. A
+ * `machine` of `program` may be given (the machine keeps nothing between runs: one serves many replays).
+ */
+export function replay(program: Program, schedule: readonly number[], machine?: Machine): { final: MachineState; events: MachineEvent[]; steps: TraceStep[]; machine: Machine } {
+  const m = machine ?? new Machine(program);
   const s = m.initial();
   const events: MachineEvent[] = [];
   const steps: TraceStep[] = [];
@@ -346,6 +353,21 @@ function groupNote(m: Machine, before: GroupsBefore | null, after: MachineState,
   return { agent: name(before.agent), kind, before: b, after: a, waitN, wait };
 }
 
+/**
+ * Whether a bound keeps the trace of a finding (`steps` long) from being built, and which: past
+ * the time bound every finding after the first (`traced` of them built so far); the memory bound
+ * when a replay (a whole state of the launch, `machine().stateBytes()`) would pass it.
+ */
+function untracedBy(gov: Governor, program: Program, steps: number, traced: number, machine: () => Machine): 'timeout' | 'max-memory' | null {
+  const stop = gov.check();
+  if (stop === 'max-memory') return 'max-memory';
+  if (stop !== null && traced > 0) return 'timeout';
+  const bytes = machine().stateBytes() + steps * 2048;
+  // Stopped by another bound the governor says no to everything: the memory is asked directly.
+  if (stop !== null) return gov.memory(true) + bytes > gov.maxMemory ? 'max-memory' : null;
+  return gov.allow(bytes, true) ? null : 'max-memory';
+}
+
 export function scheduleOf(raw: RawHazard, parent: Int32Array, chainOff: Int32Array, chainData: Int32Array): number[] {
   const chains: number[][] = [];
   for (let id = raw.state; id > 0; id = parent[id]!) {
@@ -358,6 +380,9 @@ export function scheduleOf(raw: RawHazard, parent: Int32Array, chainOff: Int32Ar
   return path;
 }
 
+/** The most worker threads {@link check} starts (the CLI lowers `--workers` to the CPUs first). */
+export const MAX_WORKERS = 256;
+
 /** Exhaustively checks `program`: every schedule of agents and asynchronous completions. */
 export function check(program: Program, opts: CheckOptions = {}): CheckResult {
   for (const k of ['maxStates', 'maxMemory', 'timeout', 'workers'] as const) boundOption('check', k, opts[k]);
@@ -367,9 +392,15 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
   if (opts.workers !== undefined && (!Number.isInteger(opts.workers) || opts.workers < 1)) {
     throw new RangeError(`check: workers must be a positive integer, got ${opts.workers}`);
   }
+  // Each worker is a thread with a copy of the program: past this, allocation fails deep inside.
+  if (opts.workers !== undefined && opts.workers > MAX_WORKERS) {
+    throw new RangeError(`check: workers must be at most ${MAX_WORKERS} (threads, each with its own copy of the kernel), got ${opts.workers}`);
+  }
   // The timeout covers the whole check: the static checks run first, the search gets the rest.
   const t0 = Date.now();
-  const staticRaw = new Set(staticChecks(program, t0 + (opts.timeout ?? DEFAULT_BOUNDS.timeoutMs)));
+  // One governor for the whole check: the static checks, the search's setup and search, the traces.
+  const gov = new Governor({ maxMemory: opts.maxMemory ?? DEFAULT_BOUNDS.maxMemory, deadline: t0 + (opts.timeout ?? DEFAULT_BOUNDS.timeoutMs) }, { every: 64 });
+  const staticRaw = new Set(staticChecks(program, gov));
   // The tcgen05 fence rule (tcfence.ts): warnings under --strict only (CUTLASS omits the fences).
   if (opts.strict) for (const h of tcFenceChecks(program)) staticRaw.add(h);
   const eo: ExploreOptions = {};
@@ -385,6 +416,7 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
   if (opts.workers !== undefined) eo.workers = opts.workers;
   if (opts.onProgress) eo.onProgress = opts.onProgress;
   if (opts.onTerminal) eo.onTerminal = opts.onTerminal;
+  eo.governor = gov;
   const r = explore(program, eo);
   const hazards: Hazard[] = [];
   // Per race: the barriers that released its later side and the named barriers of its trace (static causes).
@@ -392,10 +424,10 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
   /** Each finding's detector variant ({@link variantOf}), for merging sites. */
   const variants = new WeakMap<Hazard, string>();
   const warnings: Hazard[] = [];
-  // The timeout covers the traces too: past it, findings after the first keep their schedule only.
-  const deadline = t0 + (opts.timeout ?? DEFAULT_BOUNDS.timeoutMs);
+  // The bounds cover the traces too: past one, findings after the first keep their schedule only.
   let traced = 0;
-  let empty: (ReturnType<typeof replay> & { ledger: ReturnType<typeof buildLedger> }) | undefined;
+  let noLedger: Ledger | undefined;
+  let machine: Machine | undefined;
   for (const raw of [...r.hazards, ...staticRaw]) {
     const schedule = scheduleOf(raw, r.parent, r.chainOff, r.chainData);
     // A buffer's subject is its name, with `[i]` for an array element and `@cN` in a cluster.
@@ -405,14 +437,15 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
       subject: raw.subject ? { type: isBuf ? 'buffer' as const : 'barrier' as const, name: raw.subject } : null,
       details: raw.details, locations: raw.locs, schedule,
     };
-    if (!staticRaw.has(raw) && traced > 0 && Date.now() >= deadline) {
-      (raw.severity === 'error' ? hazards : warnings).push({ ...base, trace: [], ledger: buildLedger(program, []), untraced: true });
+    const by = schedule.length ? untracedBy(gov, program, schedule.length, traced, () => (machine ??= new Machine(program))) : null;
+    if (by) {
+      (raw.severity === 'error' ? hazards : warnings).push({ ...base, trace: [], ledger: (noLedger ??= buildLedger(program, [])), untraced: true, untracedBy: by });
       continue;
     }
-    if (!staticRaw.has(raw)) traced++;
-    // An empty schedule (a static finding) replays to nothing: its trace and ledger are computed once.
-    const rp = schedule.length ? replay(program, schedule) : (empty ??= { ...replay(program, []), ledger: buildLedger(program, []) });
-    const h: Hazard = { ...base, trace: rp.steps, ledger: rp === empty ? empty.ledger : buildLedger(program, rp.events) };
+    if (schedule.length) traced++;
+    // An empty schedule (a static finding) has no steps, no events and the ledger of no events.
+    const rp = schedule.length ? replay(program, schedule, (machine ??= new Machine(program))) : { steps: [], events: [] };
+    const h: Hazard = { ...base, trace: rp.steps, ledger: schedule.length ? buildLedger(program, rp.events) : (noLedger ??= buildLedger(program, [])) };
     variants.set(h, variantOf(raw.key));
     if (staticRaw.has(raw)) h.static = true;
     if (raw.kind === 'race') explainRace(program, raw, h, rp.events, raceBars);
@@ -468,8 +501,8 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
     coverage: {
       states: r.states, transitions: r.transitions, depth: r.depth, peakFrontier: r.peakFrontier, memoryBytes: r.memory,
       elapsedMs: Date.now() - t0, terminalStates: r.terminalOk, por: opts.por !== false, symmetryOn: opts.symmetry !== false,
-      symmetry: opts.symmetry === false ? [] : r.analysis.groups.map((g) => ({ role: program.agents[g.agents[0]!]!.roleName, cta: program.agents[g.agents[0]!]!.cta, agents: g.agents.length })),
-      ctaSymmetry: { permutations: r.analysis.cta.perms.map((q) => q.rank.slice()), reason: r.analysis.cta.reason },
+      symmetry: opts.symmetry === false || !r.analysis ? [] : r.analysis.groups.map((g) => ({ role: program.agents[g.agents[0]!]!.roleName, cta: program.agents[g.agents[0]!]!.cta, agents: g.agents.length })),
+      ctaSymmetry: r.analysis ? { permutations: r.analysis.cta.perms.map((q) => q.rank.slice()), reason: r.analysis.cta.reason } : { permutations: [], reason: 'not analysed: a bound stopped the check first' },
     },
   };
 }

@@ -303,8 +303,8 @@ function groupsMap(an: Analysis, agent: Int32Array, buf: Int32Array): boolean {
   return true;
 }
 
-/** The CTA permutations `p` is invariant under (see the module comment). */
-export function ctaSymmetry(p: Program, an: Analysis): CtaSymmetry {
+/** The CTA permutations `p` is invariant under (see the module comment); `tick` is called before each (a bound throws there). */
+export function ctaSymmetry(p: Program, an: Analysis, tick: () => void = () => {}): CtaSymmetry {
   const C = p.clusterSize;
   if (C < 2) return { perms: [], reason: null };
   const why = programReason(p, an);
@@ -312,6 +312,7 @@ export function ctaSymmetry(p: Program, an: Analysis): CtaSymmetry {
   const perms: CtaPerm[] = [];
   let reason: string | null = null;
   for (let d = 1; d < C; d++) {
+    tick();
     const rank = Array.from({ length: C }, (_, r) => (r + d) % C);
     const agent = agentMap(p, rank);
     if (typeof agent === 'string') { reason ??= agent; continue; }

@@ -45,6 +45,12 @@ export interface ExploreOptions {
    */
   maxMemory?: number;
   timeoutMs?: number;
+  /**
+   * The caller's governor (`check`'s, which also governed the static checks): the sequential
+   * search uses it instead of one of its own from `maxMemory` and `timeoutMs`, so a bound the
+   * caller hit already stops the search at once.
+   */
+  governor?: Governor;
   /** Explore everything even after an error hazard (default: stop at the end of the depth where the first error was found). */
   all?: boolean;
   /** Partial-order reduction (default true). */
@@ -155,8 +161,9 @@ export interface RawHazard {
 
 /** What the search produced. */
 export interface ExploreResult {
-  machine: Machine;
-  analysis: Analysis;
+  /** Null when a bound stopped the search while it was being set up (no state explored). */
+  machine: Machine | null;
+  analysis: Analysis | null;
   hazards: RawHazard[];
   complete: boolean;
   stoppedBy: 'max-states' | 'max-memory' | 'timeout' | 'hazard' | null;

@@ -15,6 +15,9 @@ import type { Successors } from './successor.js';
 import type { TransitionCheck } from './transition.js';
 
 /** What an expansion needs from the search. */
+/** A successor copying at least this many bytes asks the governor first (fresh reading). */
+const BIG_CLONE = 1 << 20;
+
 export interface ExpandDeps {
   ctx: SearchCtx;
   codec: Codec;
@@ -62,8 +65,12 @@ interface ExpandState {
 
 /** The expander of a search. */
 export function expander(dep: ExpandDeps): Expander {
-  const { ctx, codec, sx } = dep;
+  const { ctx, codec, sx, gov } = dep;
   const { p, m, an } = ctx;
+  // The arrays a successor copies: the barriers, the agents and the checker's per-agent records
+  // (successor.ts, clone.ts, the Extra of codec.ts): about what one leaves behind (measured: some
+  // 500 bytes per agent on a launch of 33,792 warps).
+  const cloneBytes = (p.ctas * p.barriersPerCta + 64 * p.agents.length) * 8;
   const st: ExpandState = { terminalOk: 0, intermediates: 0, abortBy: null };
   const stats = {
     get terminalOk() { return st.terminalOk; },
@@ -114,6 +121,11 @@ export function expander(dep: ExpandDeps): Expander {
       if (st.abortBy) return; // a bound stopped the search: the remaining successors are not computed
       const who = sx.actorOf(s, c);
       if (skip[who]) return;
+      // A successor of the largest launches copies MBs of records (collected later): asked first.
+      if (cloneBytes >= BIG_CLONE && !gov.allow(cloneBytes, true)) {
+        st.abortBy = 'max-memory';
+        return;
+      }
       const t = sx.succ(s, c, who);
       const nx = dep.check(s, t, c, ctx.out.events!, x, id, []);
       if (nPost) post.note(s, t, c, ch.length);

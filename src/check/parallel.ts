@@ -34,9 +34,9 @@
  */
 import type { MessagePort, Worker as NodeWorker } from 'node:worker_threads';
 import type { Program } from '../machine/program.js';
-import { Governor } from '../machine/governor.js';
+import { BoundReached, Governor } from '../machine/governor.js';
 import { DEFAULT_BOUNDS, type ExploreOptions, type ExploreResult, type SearchApi } from './engine.js';
-import { search } from './search.js';
+import { search, stoppedInSetup } from './search.js';
 import { BOUNDS, C, STOPS, SharedVisited, codeOf, insertPlain, stopWith, threads, type FromWorker, type JobMsg, type LevelResult, type ToWorker } from './par-protocol.js';
 import { SearchTree, frontierBytes, sharedI32, type Frontier } from './par-merge.js';
 export { workerMain } from './par-worker.js';
@@ -144,7 +144,14 @@ export function exploreParallel(program: Program, opts: ExploreOptions): Explore
   const visited = new SharedVisited(table, ctl, () => {
     throw new Error('parallel checker: the main thread never pauses');
   });
-  const api = search(program, wopts, { visited, store: () => 0, governor: gov }) as SearchApi;
+  let api: SearchApi;
+  try {
+    api = search(program, wopts, { visited, store: () => 0, governor: gov }) as SearchApi;
+  } catch (e) {
+    // A bound hit while the search was being set up (the largest launches): nothing explored.
+    if (e instanceof BoundReached) return stoppedInSetup(e, gov, t0);
+    throw e;
+  }
   visited.flush();
   const send = (w: number, msg: ToWorker) => {
     ports[w]!.postMessage(msg);

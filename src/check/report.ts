@@ -98,7 +98,8 @@ function hazardText(h: Hazard, n: number, paint: CheckPaint, sameAs?: number): s
   if (first && !(last && last.line === first.line && last.file === first.file)) out.push(`   ${paint.dim(`at ${[...new Set(h.locations.map(locText))].join(', ')}`)}`);
   if (also) out.push(`   ${paint.dim(also)}`);
   if (h.untraced) {
-    out.push(`   ${paint.dim(`(trace of ${h.schedule.length} step${h.schedule.length === 1 ? '' : 's'} not built: the time bound ran out after the search; raise --timeout SECONDS to build it)`)}`);
+    const why = h.untracedBy === 'max-memory' ? 'it would pass the memory bound; raise --max-memory MB to build it' : 'the time bound ran out after the search; raise --timeout SECONDS to build it';
+    out.push(`   ${paint.dim(`(trace of ${h.schedule.length} step${h.schedule.length === 1 ? '' : 's'} not built: ${why})`)}`);
     return out;
   }
   if (sameAs !== undefined) {
@@ -190,7 +191,7 @@ export function checkJson(r: CheckResult): unknown {
     ...(h.race ? { race: h.race } : {}),
     ...(h.cause ? { cause: h.cause } : {}),
     ...(h.static ? { static: true } : {}),
-    ...(h.untraced ? { untraced: true } : {}),
+    ...(h.untraced ? { untraced: true, untracedBy: h.untracedBy ?? 'timeout' } : {}),
     ...(h.also ? { also: h.also } : {}),
   });
   return {

@@ -47,32 +47,51 @@ interface Parts {
 /** The search; with `par` (a worker of the parallel search), returns its internals instead of running it. */
 export function search(program: Program, opts: ExploreOptions, par: ParHooks | null): ExploreResult | SearchApi {
   const t0 = Date.now();
-  const parts = setup(program, opts, par, t0);
+  const maxMemory = opts.maxMemory ?? DEFAULT_BOUNDS.maxMemory;
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_BOUNDS.timeoutMs;
+  // Made before the setup, which for the largest launch takes seconds and hundreds of MB.
+  const gov = par ? par.governor : opts.governor ?? new Governor({ maxMemory, deadline: t0 + timeoutMs }, { every: 64 });
+  let parts: Parts;
+  try {
+    parts = setup(program, opts, par, gov);
+  } catch (e) {
+    if (!(e instanceof BoundReached) || par) throw e;
+    return stoppedInSetup(e, gov, t0);
+  }
   return par ? workerApi(parts) : runLevels(parts, opts, t0);
 }
 
+/** The result of a search that a bound stopped while it was being set up: no state explored. */
+export function stoppedInSetup(e: BoundReached, gov: Governor, t0: number): ExploreResult {
+  return {
+    machine: null, analysis: null, hazards: [], complete: false, stoppedBy: stopOf(e.bound), states: 0, transitions: 0, depth: 0, peakFrontier: 0,
+    memory: Math.max(gov.peak, gov.memory()), elapsedMs: Date.now() - t0, parent: new Int32Array(1), chainOff: new Int32Array(1), chainData: new Int32Array(1),
+    terminalOk: 0, intermediates: 0,
+  };
+}
+
 /** The machine, the analysis (with symmetry off: no groups) and the initial state with its step output. */
-function begin(program: Program, opts: ExploreOptions): { m: Machine; an: Analysis; s0: MachineState; initOut: StepOut } {
+function begin(program: Program, opts: ExploreOptions, gov: Governor): { m: Machine; an: Analysis; s0: MachineState; initOut: StepOut } {
   const m = new Machine(program);
-  const an = analyse(program, { ctaSymmetry: opts.symmetry !== false && opts.ctaSymmetry !== false });
+  const an = analyse(program, { ctaSymmetry: opts.symmetry !== false && opts.ctaSymmetry !== false, governor: gov });
   if (opts.symmetry === false) {
     an.groups = [];
     an.groupOf.fill(-1);
   }
   const initOut = newStepOut(true);
+  if (!gov.allow(m.stateBytes())) throw new BoundReached(gov.stoppedBy!);
   const s0 = m.initial(initOut);
+  if (gov.check() !== null) throw new BoundReached(gov.stoppedBy!);
   return { m, an, s0, initOut };
 }
 
 /** Builds the parts of a search and stores its initial state (id 0) in the tree, the visited set and the first frontier. */
-function setup(program: Program, opts: ExploreOptions, par: ParHooks | null, t0: number): Parts {
-  const { m, an, s0, initOut } = begin(program, opts);
+function setup(program: Program, opts: ExploreOptions, par: ParHooks | null, gov: Governor): Parts {
+  const { m, an, s0, initOut } = begin(program, opts, gov);
   const p = program;
-  const maxMemory = opts.maxMemory ?? DEFAULT_BOUNDS.maxMemory;
-  const timeoutMs = opts.timeoutMs ?? DEFAULT_BOUNDS.timeoutMs;
   const verifyHash = opts.verifyHash === true;
+  if (gov.check() !== null) throw new BoundReached(gov.stoppedBy!);
   const codec = new Codec(program, an, s0);
-  const gov = par ? par.governor : new Governor({ maxMemory, deadline: t0 + timeoutMs }, { every: 64 });
   const guard = growthGuard(gov);
   const visited: HashSet = par ? par.visited : new Visited(1 << 14);
   if (visited instanceof Visited) visited.guard = guard;
@@ -86,6 +105,7 @@ function setup(program: Program, opts: ExploreOptions, par: ParHooks | null, t0:
 
   // ---- initial state
   const x0 = initialExtra(p, an);
+  if (gov.check() !== null) throw new BoundReached(gov.stoppedBy!);
   const hbuf = new Uint32Array(2);
   const rh0 = new Int32Array(codec.rhLength());
   codec.hash(s0, x0, hbuf, rh0);

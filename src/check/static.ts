@@ -23,7 +23,8 @@ import { maskRanks } from '../machine/cta-mask.js';
 import { Machine } from '../machine/machine.js';
 import { perThreads, type OpInstr, type Program } from '../machine/program.js';
 import type { SrcLoc } from '../kernel/ir.js';
-import type { RawHazard } from './explore.js';
+import type { RawHazard } from './engine.js';
+import type { Governor } from '../machine/governor.js';
 
 interface Solo {
   /** Arrivals per barrier key. */
@@ -47,9 +48,9 @@ interface Solo {
 const LIMIT = 2_000_000;
 
 /** Runs agent `a` alone; returns false when its control flow depends on a run-time result. */
-function solo(p: Program, a: number, frame0: number[], pc0: number, out: Solo, perAgentWaits: Map<number, number>, firstParity: Map<number, number>): boolean {
+function solo(p: Program, a: number, frame0: number[], pc0: number, out: Solo, perAgentWaits: Map<number, number>, firstParity: Map<number, number>, ctaThreads: number, gov: Governor): boolean {
   try {
-    return soloUnguarded(p, a, frame0, pc0, out, perAgentWaits, firstParity);
+    return soloUnguarded(p, a, frame0, pc0, out, perAgentWaits, firstParity, ctaThreads, gov);
   } catch (err) {
     // An expression that faults (division by zero, overflow): not decidable alone; the search reports it.
     if (err instanceof EvalFault) return false;
@@ -58,14 +59,15 @@ function solo(p: Program, a: number, frame0: number[], pc0: number, out: Solo, p
 }
 
 /** {@link solo} without the guard for faulting expressions. */
-function soloUnguarded(p: Program, a: number, frame0: number[], pc0: number, out: Solo, perAgentWaits: Map<number, number>, firstParity: Map<number, number>): boolean {
+function soloUnguarded(p: Program, a: number, frame0: number[], pc0: number, out: Solo, perAgentWaits: Map<number, number>, firstParity: Map<number, number>, ctaThreads: number, gov: Governor): boolean {
   const info = p.agents[a]!;
   const code = p.roles[info.role]!.code;
   const f = frame0.slice();
   let pc = pc0;
-  const ctaThreads = p.agents.filter((x) => x.cta === info.cta).reduce((n, x) => n + x.threads, 0);
   const bump = (map: Map<number, number>, k: number, by: number) => map.set(k, (map.get(k) ?? 0) + by);
   for (let steps = 0; steps < LIMIT; steps++) {
+    // A bound (time, memory) stops the solo runs: the static findings are left out.
+    if (gov.tick() !== null) return false;
     const ins = code[pc]!;
     switch (ins.i) {
       case 'set':
@@ -178,12 +180,18 @@ function soloUnguarded(p: Program, a: number, frame0: number[], pc0: number, out
   return false;
 }
 
+/** The most static findings one check reports (each distinct barrier of a CTA may have one). */
+export const MAX_STATIC_FINDINGS = 20_000;
+
 /**
- * The static warnings of `p` (see the file comment); empty when the solo runs are not conclusive
- * or `deadline` (a `Date.now()` time, ms) passed before they finished.
+ * The static warnings of `p` (see the file comment), at most {@link MAX_STATIC_FINDINGS} (a
+ * launch of 1,056 CTAs would otherwise repeat one finding per CTA, hundreds of thousands of
+ * times); empty when the solo runs are not conclusive or `gov` (the check's governor: its time and
+ * memory bounds) stopped before they finished.
  */
-export function staticChecks(p: Program, deadline = Infinity): RawHazard[] {
+export function staticChecks(p: Program, gov: Governor): RawHazard[] {
   const m = new Machine(p);
+  if (!gov.allow(m.stateBytes())) return [];
   const s0 = m.initial();
   const out: Solo = {
     arrivals: new Map(), waits: new Map(), needs: new Set(), used: new Set(), unknown: new Set(), inits: new Map(), named: new Map(),
@@ -191,15 +199,24 @@ export function staticChecks(p: Program, deadline = Infinity): RawHazard[] {
   };
   const waitsOf: Map<number, number>[] = [];
   const firstOf: Map<number, number>[] = [];
+  // The agents that wait on each barrier key (the per-key loops below visit only those).
+  const waitersOf = new Map<number, number[]>();
+  const ctaThreads = new Map<number, number>();
+  for (const ag of p.agents) ctaThreads.set(ag.cta, (ctaThreads.get(ag.cta) ?? 0) + ag.threads);
   for (const ag of p.agents) {
     const w = new Map<number, number>();
     const first = new Map<number, number>();
     const st = s0.agents[ag.id]!;
-    // Past the check's deadline the static findings are left out (they are advice; the search reports the bound).
-    if (Date.now() > deadline) return [];
-    if (st.status === 'run' && !solo(p, ag.id, st.frame, st.pc, out, w, first)) return [];
+    // Past a bound the static findings are left out (they are advice; the search reports the bound).
+    if (gov.check() !== null) return [];
+    if (st.status === 'run' && !solo(p, ag.id, st.frame, st.pc, out, w, first, ctaThreads.get(ag.cta)!, gov)) return [];
     waitsOf.push(w);
     firstOf.push(first);
+    for (const k of w.keys()) {
+      let l = waitersOf.get(k);
+      if (!l) waitersOf.set(k, (l = []));
+      l.push(ag.id);
+    }
   }
   // Barrier arrays that carry data (tx bytes): every phase of one must be waited for.
   const dataArrays = new Set<string>();
@@ -210,10 +227,11 @@ export function staticChecks(p: Program, deadline = Infinity): RawHazard[] {
   }
   const hz: RawHazard[] = [];
   const add = (kind: string, subject: string, message: string, locs: (SrcLoc | undefined)[], details: string[] = []) =>
-    hz.push({ kind, severity: 'warning', key: `${subject}|${locs[0] ? `${locs[0].line}:${locs[0].col}` : ''}|static`, message, subject, state: 0, extra: [], details, locs: locs.filter((l): l is SrcLoc => !!l) });
+    hz.length < MAX_STATIC_FINDINGS && hz.push({ kind, severity: 'warning', key: `${subject}|${locs[0] ? `${locs[0].line}:${locs[0].col}` : ''}|static`, message, subject, state: 0, extra: [], details, locs: locs.filter((l): l is SrcLoc => !!l) });
   const nKeys = p.ctas * p.barriersPerCta;
   for (let k = 0; k < nKeys; k++) {
-    if ((k & 255) === 255 && Date.now() > deadline) break;
+    if (gov.tick() !== null) return [];
+    if (hz.length >= MAX_STATIC_FINDINGS) break;
     const { info, cta } = p.barrierOf(k);
     const rank = cta % p.clusterSize;
     const auto = info.init === 'auto' && (info.ctaOnly < 0 || info.ctaOnly === rank);
@@ -250,12 +268,13 @@ export function staticChecks(p: Program, deadline = Infinity): RawHazard[] {
     // wait with parity 1 is a consumer whose first tile starts at an odd phase (a vacuous wait is
     // the search's `vacuous-wait`). The search checks what orders the consumers.
     const shared = (a: number) => (waitsOf[a]!.get(k) ?? 0) - (!data && firstOf[a]!.get(k) === 1 ? 1 : 0);
-    for (let a = 0; a < p.agents.length; a++) {
+    const waiters = waitersOf.get(k) ?? [];
+    for (const a of waiters) {
       const w = waitsOf[a]!.get(k) ?? 0;
       if (w === 0) continue;
       const vacuous = firstOf[a]!.get(k) === 1 ? 1 : 0;
       const observed = w - vacuous;
-      if (observed > phases || (observed < low && instancesObserve(p, waitsOf, shared, k, p.agents[a]!.role) < low)) {
+      if (observed > phases || (observed < low && instancesObserve(p, waiters, shared, k, p.agents[a]!.role) < low)) {
         const past = observed > phases;
         add('trip-mismatch', name, `${p.agents[a]!.name} waits on ${name} ${w} time(s)${vacuous ? ' (the first on the fresh barrier)' : ''}, observing ${observed} phase(s), but the arrivals on it (${arrivals}, count ${count}) complete ${phases} phase(s)${past ? ': the waits past the last phase can never pass' : ': the roles disagree about the number of trips'}`, [out.waitLocs.get(k), out.arriveLocs.get(k)]);
         break;
@@ -308,14 +327,14 @@ function consumerKey(p: Program, a: number): string {
 }
 
 /**
- * Phases of barrier key `k` that the instances of `role` observe together, when two or more of
+ * Phases of barrier key `k` that the instances of `role` among its `waiters` observe together, when two or more of
  * them wait on it: per instance the most any of its agents observes (`observedBy`), summed; 0
  * when fewer than two instances wait on `k` (one consumer alone must observe the phases itself).
  */
-function instancesObserve(p: Program, waitsOf: Map<number, number>[], observedBy: (a: number) => number, k: number, role: number): number {
+function instancesObserve(p: Program, waiters: readonly number[], observedBy: (a: number) => number, k: number, role: number): number {
   const per = new Map<string, number>();
-  for (let a = 0; a < p.agents.length; a++) {
-    if (p.agents[a]!.role !== role || !(waitsOf[a]!.get(k) ?? 0)) continue;
+  for (const a of waiters) {
+    if (p.agents[a]!.role !== role) continue;
     const c = consumerKey(p, a);
     per.set(c, Math.max(per.get(c) ?? 0, observedBy(a)));
   }

@@ -18,6 +18,7 @@ import { runInNewContext } from 'node:vm';
 import { setFlagsFromString } from 'node:v8';
 import { FIFO_WAIT_MS, type WriteOptions } from './output.js';
 import { JsonStream } from './json-stream.js';
+import { COLLECT_AT, COLLECT_STEP } from '../machine/governor.js';
 
 /** Time (ms) the output may take past `--timeout`. */
 export const OUTPUT_GRACE_MS = 1000;
@@ -42,10 +43,8 @@ export interface OutputBudget {
   room(bytes: number): boolean;
 }
 
-/** Share of the bound from which the budget collects garbage before it looks at the resident set. */
-export const COLLECT_AT = 0.8;
-/** Growth of the resident set (share of the bound) between two collections. */
-export const COLLECT_STEP = 0.04;
+// The shares of the bound at which garbage is collected: the governor's (src/machine/governor.ts).
+export { COLLECT_AT, COLLECT_STEP };
 /** Share of the bound past which building a document stops (the rest is for writing it in chunks). */
 export const BUILD_AT = 0.9;
 

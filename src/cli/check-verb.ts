@@ -5,12 +5,13 @@
  */
 import { Option } from 'commander';
 import { echo, parseCountArg, parsePositiveArg, parseSecondsArg, workerCount } from './args.js';
-import { fifoWait } from './budget.js';
+import { fifoWait, fullCollection } from './budget.js';
+import { setCollector } from '../machine/governor.js';
 import { inputProblem } from './input.js';
 import { paintFor, timeLeft, usageText, type IO, type Verb } from './io.js';
 import { JsonStream } from './json-stream.js';
 import { instantiateOrExplain, loadKernel, parseSet, UsageError } from './load.js';
-import { interruptOutputs, outputMode, refuseInput, refuseStdout, sameFile, WriteInterrupted, writeOutput } from './output.js';
+import { inputFiles, interruptOutputs, outputMode, refuseInput, refuseStdout, sameFile, WriteInterrupted, writeOutput } from './output.js';
 import { packageInfo } from './package-info.js';
 import { addPtxFlags, type PtxFlags } from './ptx-load.js';
 
@@ -38,7 +39,7 @@ function checkOutputs(o: CheckOpts, kernelFile: string | undefined): void {
     if (file === undefined) continue;
     if (file.trim() === '') throw new UsageError(`${flag} needs a file name`);
     outputMode(file);
-    refuseInput(file, kernelFile);
+    refuseInput(file, inputFiles(kernelFile));
     refuseStdout(flag, file, !o.quiet);
   }
   if (o.sarif !== undefined && o.trace !== undefined && outputMode(o.sarif) === 'stdout' && outputMode(o.trace) === 'stdout') {
@@ -78,6 +79,9 @@ function checkOptions(o: CheckOpts, io: IO, started: number) {
 /** One `mbsim check` (or `--sweep`) of `target`; returns the exit code. */
 export async function checkVerb(target: string, o: CheckOpts, io: IO, started = Date.now()): Promise<number> {
   if (o.quiet && (o.json || o.format !== 'text')) throw new UsageError('--quiet prints nothing; it cannot be combined with --json or --format');
+  // The check's governor collects garbage before it reads memory near --max-memory (the analysis
+  // and the successors of a large launch leave much of it). Not `run`'s: its records are all held.
+  setCollector(() => fullCollection()?.());
   const loaded = await loadKernel(target, o);
   checkOutputs(o, loaded.kernel.file);
   const { runCheckCli, runCheckSweepCli, parseSweep } = await import('../check/index.js');

@@ -21,6 +21,12 @@ export type JsonNode = JsonPos & (
   | { kind: 'null' }
 );
 
+/**
+ * The deepest nesting of objects and arrays {@link parseJsonPos} reads (a launch is 2 levels deep):
+ * the reader recurses once per level, and 100,000 `[` would overflow the stack.
+ */
+export const MAX_JSON_DEPTH = 64;
+
 /** A syntax error at a position. */
 export class JsonPosError extends Error {
   constructor(message: string, readonly pos: JsonPos) {
@@ -59,11 +65,32 @@ export function parseJsonPos(text: string, line0 = 1, col0 = 1): JsonNode {
       return fail('invalid escape in string', from, i);
     }
   };
+  let depth = 0;
+  const number = /-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/y;
   const value = (): JsonNode => {
     ws();
     if (i >= text.length) fail('expected a value, got the end of the text');
     const c = text[i]!;
     const from = i;
+    if ((c === '{' || c === '[') && depth >= MAX_JSON_DEPTH) fail(`objects and arrays nested deeper than ${MAX_JSON_DEPTH} levels`);
+    if (c === '{' || c === '[') {
+      depth++;
+      try {
+        return nested(c, from);
+      } finally {
+        depth--;
+      }
+    }
+    if (c === '"') { const s = str(); return { kind: 'string', value: s.value, ...s.p }; }
+    number.lastIndex = i;
+    const m = number.exec(text);
+    if (m) { i += m[0].length; return { kind: 'number', value: Number(m[0]), text: m[0], ...pos(from, i) }; }
+    for (const [w, node] of [['true', { kind: 'boolean', value: true }], ['false', { kind: 'boolean', value: false }], ['null', { kind: 'null' }]] as const) {
+      if (text.startsWith(w, i)) { i += w.length; return { ...node, ...pos(from, i) } as JsonNode; }
+    }
+    return fail(`expected a value, got ${near(text, i)}`);
+  };
+  const nested = (c: string, from: number): JsonNode => {
     if (c === '{') {
       const startLine = line;
       const startCol = from - lineStart + 1;
@@ -101,12 +128,6 @@ export function parseJsonPos(text: string, line0 = 1, col0 = 1): JsonNode {
         fail(`expected ',' or ']', got ${near(text, i)}`);
       }
       return { kind: 'array', items, line: startLine, col: startCol, endCol: startCol + 1 };
-    }
-    if (c === '"') { const s = str(); return { kind: 'string', value: s.value, ...s.p }; }
-    const m = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i));
-    if (m) { i += m[0].length; return { kind: 'number', value: Number(m[0]), text: m[0], ...pos(from, i) }; }
-    for (const [w, node] of [['true', { kind: 'boolean', value: true }], ['false', { kind: 'boolean', value: false }], ['null', { kind: 'null' }]] as const) {
-      if (text.startsWith(w, i)) { i += w.length; return { ...node, ...pos(from, i) } as JsonNode; }
     }
     return fail(`expected a value, got ${near(text, i)}`);
   };

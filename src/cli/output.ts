@@ -338,21 +338,42 @@ export function resumeOutputs(): void {
   refused = null;
 }
 
+/** An input file of a command and how a message names it (`the kernel file being checked`). */
+export type InputFile = readonly [path: string | undefined, what: string];
+
 /**
- * Throws an {@link OutputError} when the output `path` is the kernel file `input` itself (the same
- * file, through any spelling or link): writing a report there would destroy the sketch.
+ * The input files of a command on `kernelFile`: the kernel, the `.launch.json` beside a PTX
+ * kernel, and the `--timing` file, each named for {@link refuseInput}.
  */
-export function refuseInput(path: string, input: string | undefined): void {
-  if (input === undefined || path === '-') return;
+export function inputFiles(kernelFile: string | undefined, timing?: string): InputFile[] {
+  const out: InputFile[] = [[kernelFile, 'the kernel file being checked']];
+  if (kernelFile !== undefined && /\.ptx$/i.test(kernelFile)) out.push([`${kernelFile}.launch.json`, 'the launch file of the kernel']);
+  if (timing !== undefined) out.push([timing, 'the --timing file']);
+  return out;
+}
+
+/**
+ * Refuses output `path` when it is one of the command's `inputs` (the same file, through any
+ * name or link): writing it would destroy what the command reads. Throws {@link OutputError}.
+ */
+export function refuseInput(path: string, inputs: readonly InputFile[]): void {
+  if (path === '-') return;
   let a: Stats;
-  let b: Stats;
   try {
     a = statSync(path);
-    b = statSync(input);
   } catch {
-    return; // one of them does not exist: not the same file
+    return; // the output does not exist: it is no input
   }
-  if (a.dev === b.dev && a.ino === b.ino) throw new OutputError(`cannot write ${path}: it is the kernel file being checked (${input}); choose another output path`);
+  for (const [input, what] of inputs) {
+    if (input === undefined) continue;
+    let b: Stats;
+    try {
+      b = statSync(input);
+    } catch {
+      continue;
+    }
+    if (a.dev === b.dev && a.ino === b.ino) throw new OutputError(`cannot write ${path}: it is ${what} (${input}); choose another output path`);
+  }
 }
 
 /**

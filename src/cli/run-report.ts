@@ -93,8 +93,10 @@ export function printRunText(p: RunReport, io: IO): void {
     io.out(`\n${paint.bold('events')}`);
     // The whole log of a long run may not fit in --max-memory (about EVENT_LINE_BYTES per event).
     const fit = p.budget.room(events.length * EVENT_LINE_BYTES) ? Number.MAX_SAFE_INTEGER : Math.max(200, Math.floor(Math.max(0, o.maxMemory * 1048576 - process.memoryUsage.rss()) / EVENT_LINE_BYTES));
-    io.out(renderEventLog(program, events, o.events ? fit : 200));
-    if (o.events && fit < events.length) io.out(paint.yellow(`(the event log was cut at ${fit.toLocaleString('en-US')} events to stay under --max-memory ${o.maxMemory}: --json writes every event, in chunks)`));
+    // Within --timeout (and its grace for the output) as well: a long run's log takes seconds.
+    io.out(renderEventLog(program, events, o.events ? fit : 200, p.budget.build));
+    if (p.budget.stoppedBy()) io.out(paint.yellow(`(the event log was cut by ${p.budget.stoppedBy()}: --json writes every event, in chunks)`));
+    else if (o.events && fit < events.length) io.out(paint.yellow(`(the event log was cut at ${fit.toLocaleString('en-US')} events to stay under --max-memory ${o.maxMemory}: --json writes every event, in chunks)`));
   }
   io.out(`\n${paint.bold('ledger')}`);
   io.out(renderLedger(p.ledger, o.events ? Number.MAX_SAFE_INTEGER : 12, r.hang && !o.events ? [...new Set(r.hang.waiters.flatMap((w) => (w.bar !== undefined ? [w.bar] : [])))] : undefined));

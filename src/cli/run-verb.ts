@@ -18,7 +18,7 @@ import { loadTiming } from './input.js';
 import { timeLeft, type IO, type Verb } from './io.js';
 import { instantiateOrExplain, loadKernel, parseSet, UsageError } from './load.js';
 import { addPtxFlags, isPtx, type PtxFlags } from './ptx-load.js';
-import { refuseInput, refuseStdout, writeOutput } from './output.js';
+import { inputFiles, refuseInput, refuseStdout, writeOutput } from './output.js';
 import { printRunText, writeRunJson, type RunReport } from './run-report.js';
 
 /** Share of `run --max-memory` the simulation's records may fill (the report built from them needs the rest). */
@@ -72,7 +72,7 @@ async function planRun(target: string, o: RunOpts): Promise<RunPlan> {
   if (o.trace !== undefined && o.trace.trim() === '') throw new UsageError('--trace needs a file name');
   if (o.trace !== undefined) refuseStdout('--trace', o.trace, true); // the report always goes to stdout
   const loaded = await loadKernel(target, o, false);
-  if (o.trace !== undefined) refuseInput(o.trace, loaded.kernel.file);
+  if (o.trace !== undefined) refuseInput(o.trace, inputFiles(loaded.kernel.file, o.timing));
   // For a PTX file --grid is the launch (every cluster simulated), not the bandwidth model's CTAs.
   const grid = isPtx(target) ? undefined : o.grid;
   const program = instantiateOrExplain(loaded.kernel, o.set, loaded.origin);

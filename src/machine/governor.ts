@@ -44,6 +44,25 @@ export interface GovernorHooks {
   onStop?: (b: Bound) => void;
   /** Ticks between clock reads at most (default 64; fewer when ticks are slow). */
   every?: number;
+  /** A full garbage collection (default: the one {@link setCollector} gave; null: none). */
+  collect?: (() => void) | null;
+}
+
+/** Share of the memory bound from which a reading first collects garbage (when it can). */
+export const COLLECT_AT = 0.8;
+/** Growth of the resident set (share of the bound) between two collections. */
+export const COLLECT_STEP = 0.04;
+
+let defaultCollect: (() => void) | null = null;
+
+/**
+ * Sets the full garbage collection that governors run before they read a resident set past
+ * {@link COLLECT_AT} of their bound (the CLI's, from V8; none by default). V8 collects a large
+ * heap only once it has grown well past what is live, so garbage alone (the copies of a successor
+ * state, the clones of an analysis) would otherwise take the resident set past the bound.
+ */
+export function setCollector(collect: (() => void) | null): void {
+  defaultCollect = collect;
 }
 
 /**
@@ -91,12 +110,16 @@ export class Governor {
   private lastSample = -Infinity;
   /** The last resident-set reading (null: unmeasurable here). */
   private lastRss: number | null = null;
+  private readonly collect: (() => void) | null;
+  /** The resident set at the last collection. */
+  private collectedAt = 0;
 
   constructor(limits: Limits = {}, hooks: GovernorHooks = {}) {
     this.now = hooks.now ?? Date.now;
     this.rss = hooks.rss ?? defaultRss();
     this.linked = hooks.linked ?? null;
     this.onStop = hooks.onStop ?? null;
+    this.collect = hooks.collect === undefined ? defaultCollect : hooks.collect;
     this.maxEvery = this.every = Math.max(1, Math.floor(hooks.every ?? 64));
     this.t0 = this.lastCheck = this.now();
     this.maxMemory = limits.maxMemory ?? Infinity;
@@ -115,6 +138,13 @@ export class Governor {
     if (fresh || t - this.lastSample >= SAMPLE_MS) {
       this.lastSample = t;
       this.lastRss = this.rss();
+      const r = this.lastRss;
+      // Past COLLECT_AT of the bound, once per COLLECT_STEP of growth: what is held, not garbage.
+      if (r !== null && this.collect && this.maxMemory !== Infinity && r >= this.maxMemory * COLLECT_AT && r >= this.collectedAt + this.maxMemory * COLLECT_STEP) {
+        this.collect();
+        this.collectedAt = r;
+        this.lastRss = this.rss();
+      }
     }
     const m = Math.max(this.lastRss ?? this.estimate, 0);
     if (m > this.peak) this.peak = m;
@@ -168,12 +198,14 @@ export class Governor {
 
   /**
    * Whether `bytes` more may be allocated: false (and stopped by `max-memory`) when the memory in
-   * use now plus `bytes` would pass the bound. Call it before growing a large table.
+   * use now plus `bytes` would pass the bound. Call it before growing a large table. `fresh`:
+   * always read the resident set afresh (for allocations that come faster than
+   * {@link SAMPLE_MS} apart and each a large share of the bound).
    */
-  allow(bytes: number): boolean {
+  allow(bytes: number, fresh = false): boolean {
     if (this.stoppedBy !== null) return false;
     if (this.maxMemory === Infinity) return true;
-    if (this.memory() + bytes <= this.maxMemory * FRESH_SHARE) return true;
+    if (!fresh && this.memory() + bytes <= this.maxMemory * FRESH_SHARE) return true;
     if (this.memory(true) + bytes > this.maxMemory) {
       this.stop('max-memory');
       return false;

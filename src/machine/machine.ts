@@ -81,7 +81,18 @@ export class Machine implements OpCtx {
   /** Whether some clusters wait to become resident (`resident=` below the grid: machine/values.ts). */
   readonly gated: boolean = false;
 
-  /** The initial state: barriers declared `init: 'auto'` are initialized and published. */
+  /**
+   * About the bytes of one state of this program (what {@link initial} allocates): a record per
+   * barrier, agent (with its frame) and named barrier, and the memory cells. Callers ask their
+   * governor for it before building a state of the largest launches (tens of MB each).
+   */
+  stateBytes(): number {
+    const p = this.program;
+    let frames = 0;
+    for (const a of p.agents) frames += p.roles[a.role]!.slots.length;
+    return p.ctas * p.barriersPerCta * 64 + p.agents.length * 320 + frames * 8 + p.ctas * NAMED_PER_CTA * 56 + (p.values ? p.values.init.length * 8 : 0);
+  }
+
   /**
    * The initial state. Each agent runs its local instructions up to its first operation; an
    * expression that cannot be evaluated there stops it (`out`, if given, receives the diagnostic).

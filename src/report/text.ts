@@ -123,14 +123,18 @@ export function renderTimeline(r: SimResult, width = 96, paint: Paint = PLAIN): 
   return rows.join('\n');
 }
 
-/** One line per event: time, actor, what happened, the barrier state after it. */
-export function renderEventLog(program: Program, events: MachineEvent[], limit = 200): string {
+/** One line per event: time, actor, what happened, the barrier state after it; at most `limit` lines, and none after `stop` says so. */
+export function renderEventLog(program: Program, events: MachineEvent[], limit = 200, stop?: () => boolean): string {
   const who = actorNamer(program, events);
   const lines: string[] = [];
   let n = 0;
   // Operations shown by their effect (arrive, wait, copy issue, access) rather than their text.
   const byEffect = new Set(['cp.async.bulk', 'ld.shared', 'st.shared', 'tcgen05.ld']);
   for (let i = 0; i < events.length; i++) {
+    if (stop?.()) {
+      lines.push(`… (the log stops here: ${(events.length - i).toLocaleString('en-US')} of ${events.length.toLocaleString('en-US')} events left out)`);
+      break;
+    }
     const e = events[i]!;
     let line: string | null = null;
     // Does a phase of this barrier complete in the same step (the next events)?

@@ -248,9 +248,17 @@ const KIND_RULE: Record<ParamKind, { ok: (v: number) => boolean; what: string }>
 /** Thrown for a timing override that names no parameter or gives a value outside its kind. */
 export class TimingError extends Error {}
 
-/** A rejected value as a message shows it: its JSON, at most 40 characters. */
+/**
+ * A rejected value as a message shows it: its JSON, at most 40 characters. A value JSON cannot
+ * write (nested past the stack, cyclic, a BigInt inside) is named by its type instead.
+ */
 function shown(value: unknown): string {
-  const s = typeof value === 'number' ? String(value) : JSON.stringify(value) ?? String(value);
+  let s: string;
+  try {
+    s = typeof value === 'number' ? String(value) : JSON.stringify(value) ?? String(value);
+  } catch {
+    return Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value === 'object' ? 'an object' : typeof value;
+  }
   return s.length > 40 ? `${s.slice(0, 40)}… (${s.length} characters)` : s;
 }
 
@@ -267,6 +275,10 @@ export function timingValueError(name: string, value: unknown): string | null {
  * timing that would make simulated time infinite (a zero rate) or meaningless never runs.
  */
 export function validateTiming(t: Timing): void {
+  if (typeof t !== 'object' || t === null || Array.isArray(t)) throw new TimingError(`a timing must be an object of parameters (H200's: src/sim/timing.ts), got ${shown(t)}`);
+  // A timing gives every parameter: a partial one would read undefined deep inside the run.
+  const missing = Object.keys(H200).filter((k) => !Object.hasOwn(t, k));
+  if (missing.length) throw new TimingError(`the timing lacks ${missing.length} of its ${Object.keys(H200).length} parameters (${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ', …' : ''}): give them all, e.g. mergeTiming(H200, { tmaLatency: 300 })`);
   for (const [k, p] of Object.entries(t as unknown as Record<string, Param>)) {
     const why = timingValueError(k, p?.value);
     if (why) throw new TimingError(why);

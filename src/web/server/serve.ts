@@ -74,6 +74,13 @@ function targetAuthority(url: string | undefined): string | undefined {
   }
 }
 
+/** How many Host header fields a request has (`rawHeaders`: name, value, name, value, …). */
+export function hostHeaders(raw: readonly string[]): number {
+  let n = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.toLowerCase() === 'host') n++;
+  return n;
+}
+
 /**
  * Whether a `Host` header names this server on the loopback interface: `localhost`, `127.0.0.1`,
  * `[::1]` or `bound` (the host it listens on), each either without a port or with `port`.
@@ -200,6 +207,12 @@ export async function startServer(opts: ServeOptions = {}): Promise<RunningServe
   const sketchBody = sketchReader();
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    // RFC 9112 §3.2: more than one Host is a bad request (Node keeps the first and drops the rest).
+    if (hostHeaders(req.rawHeaders) > 1) {
+      res.writeHead(400, headers('text/plain; charset=utf-8'));
+      res.end('bad request: more than one Host header');
+      return;
+    }
     if (!isLoopbackHost(req.headers.host, port, host) || !isLoopbackHost(targetAuthority(req.url), port, host)) {
       res.writeHead(421, headers('text/plain; charset=utf-8'));
       res.end('misdirected request: this server answers only on localhost');
