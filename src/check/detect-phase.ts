@@ -74,14 +74,20 @@ export function landedEarlyOn(d: ExtraDraft, bar: number): boolean {
  * from older ones).
  */
 export function retireObserved(e: Extract<MachineEvent, { e: 'wait' }>, t: MachineState, d: ExtraDraft): void {
-  if (!e.pass) return;
-  const b = t.bars[e.bar];
-  if (!b || b.status !== 'valid' || b.phase < 1 || b.pending !== b.expected || b.tx !== 0) return;
-  if (d.cghosts !== null && landedEarlyOn(d, e.bar)) dropCommitted(d, e.bar);
+  if (e.pass && untouchedSinceCompletion(t, e.bar)) dropCommitted(d, e.bar);
+}
+
+/**
+ * Whether barrier `bar` in `t` has completed a phase and nothing (no arrival, no byte) has come in
+ * its current one: every commit on it then belongs to a completed phase.
+ */
+export function untouchedSinceCompletion(t: MachineState, bar: number): boolean {
+  const b = t.bars[bar];
+  return !!b && b.status === 'valid' && b.phase >= 1 && b.pending === b.expected && b.tx === 0;
 }
 
 /** The completion of a phase of barrier `bar` orders the commit ghosts on it and the pending commits into it. */
-function dropCommitted(d: ExtraDraft, bar: number): void {
+export function dropCommitted(d: ExtraDraft, bar: number): void {
   const x = d.x;
   for (let g = 0; g < d.cghosts.length; g++) {
     const cl = d.cghosts[g];

@@ -12,6 +12,7 @@ import { OPC, OPS } from '../machine/ops/index.js';
 import { keyOf } from './engine.js';
 import { EG, EG_ELECT, EG_MB, EG_WG, insertPair, insertSorted, opAccesses } from './ghosts.js';
 import type { ExtraDraft, SearchCtx } from './search-ctx.js';
+import { dropCommitted, landedEarlyOn, untouchedSinceCompletion } from './detect-phase.js';
 
 const OPC_CP_WAIT = OPC['cp.async.wait_group'];
 
@@ -91,6 +92,10 @@ function asyncGhosts(ctx: SearchCtx): (s: MachineState, t: MachineState, id: num
       } else if (l) {
         if (d.pcm === x.pcm) d.pcm = d.pcm.slice();
         d.pcm[g] = null;
+        // Every earlier commit of `g` has landed: a completion of one of their barriers that kept
+        // the commit ghosts (detect-phase.ts, landedEarlyOn) is certain now, if nothing has come
+        // in the barrier's current phase yet and no other issuer's landing taken early is on it.
+        for (const b of l) if (!landedEarlyOn(d, b) && untouchedSinceCompletion(t, b)) dropCommitted(d, b);
       }
     }
   };
