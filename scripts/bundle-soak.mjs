@@ -13,22 +13,11 @@ import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { nodeBundle } from './esbuild-node.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const outdir = resolve(process.argv[2] ?? `${root}.soak`);
 
 rmSync(outdir, { recursive: true, force: true });
-await build({
-  absWorkingDir: root,
-  entryPoints: { soak: 'test/support/soak.ts', 'check-worker': 'src/check/worker-entry.ts' },
-  outdir,
-  bundle: true,
-  splitting: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  chunkNames: 'chunk-[hash]',
-  logLevel: 'warning',
-  banner: { js: "import { createRequire as __mbsimRequire } from 'node:module'; const require = __mbsimRequire(import.meta.url);" },
-});
+await build(nodeBundle(root, { soak: 'test/support/soak.ts', 'check-worker': 'src/check/worker-entry.ts' }, outdir));
 console.log(`soak bundle written to ${outdir}`);

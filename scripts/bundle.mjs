@@ -15,25 +15,15 @@
 import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { nodeBundle } from './esbuild-node.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const outdir = `${root}dist/bin`;
 
 rmSync(outdir, { recursive: true, force: true });
 await build({
-  absWorkingDir: root,
-  entryPoints: { mbsim: 'src/cli/bin.ts', 'check-worker': 'src/check/worker-entry.ts', 'lsp-worker': 'src/lsp/worker-entry.ts' },
-  outdir,
-  bundle: true,
-  splitting: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  chunkNames: 'chunk-[hash]',
+  ...nodeBundle(root, { mbsim: 'src/cli/bin.ts', 'check-worker': 'src/check/worker-entry.ts', 'lsp-worker': 'src/lsp/worker-entry.ts' }, outdir),
   minifyWhitespace: true,
   minifySyntax: true,
   legalComments: 'none',
-  logLevel: 'warning',
-  // Dependencies written as CommonJS (commander, cli-progress) call require() for Node's modules.
-  banner: { js: "import { createRequire as __mbsimRequire } from 'node:module'; const require = __mbsimRequire(import.meta.url);" },
 });

@@ -14,8 +14,6 @@
  * in-flight operation are checked against the known field sets, so a new machine field fails loudly
  * instead of being silently ignored.
  */
-import type { Token } from '../model/mbarrier.js';
-import type { AsyncKind } from '../machine/events.js';
 import type { AgentState, AsyncOp, MachineState, NamedBarrier } from '../machine/machine.js';
 import { BUILTINS, WARP_SLOT, WARPGROUP_SLOT, type Program } from '../machine/program.js';
 import type { SrcLoc } from '../kernel/ir.js';
@@ -23,64 +21,18 @@ import type { Analysis } from './analysis.js';
 import { barHash, H, mix1, mix2, mixRange, sortByRecord } from './hash-mix.js';
 import { imageLists, imageTail } from './cta-permute.js';
 import type { CtaPerm } from './cta-symmetry.js';
+import { BSTATUS, decodeState, kindIx, putWide, REMOTE_IX, WIDE } from './state-decode.js';
 import { AGENT_FIELDS, checkFields, OP_FIELDS, STATE_FIELDS, StateBuf, type Extra } from './state-buf.js';
 
 export { StateBuf, type Extra } from './state-buf.js';
 
-const KINDS: AsyncKind[] = ['tma', 'bulk.store', 'tc.mma', 'tc.commit', 'wgmma', 'cp.async', 'cpa.arrive', 'remote', 'tc.ld', 'tc.st', 'tc.cp', 'tc.shift', 'st.async', 'dsmem', 'pick', 'clc'];
-function kindIx(k: AsyncKind): number {
-  switch (k) {
-    case 'tma': return 0;
-    case 'bulk.store': return 1;
-    case 'tc.mma': return 2;
-    case 'tc.commit': return 3;
-    case 'wgmma': return 4;
-    case 'cp.async': return 5;
-    case 'cpa.arrive': return 6;
-    case 'tc.ld': return 8;
-    case 'tc.st': return 9;
-    case 'tc.cp': return 10;
-    case 'tc.shift': return 11;
-    case 'st.async': return 12;
-    case 'dsmem': return 13;
-    case 'pick': return 14;
-    case 'clc': return 15;
-    default: return 7;
-  }
-}
-const REMOTES: AsyncOp['remote'][] = [null, 'arrive', 'arrive.expect_tx', 'arrive_drop', 'expect_tx', 'complete_tx'];
-const REMOTE_IX = new Map(REMOTES.map((k, i) => [k, i]));
-const STATUS = ['run', 'done', 'trap'] as const;
-/** Marks a value that takes three words (marker, high and low 32 bits): one outside int32. */
-const WIDE = -0x80000000;
-
-/**
- * Writes `v` (an exact integer, |v| ≤ 2^53 − 1: frame values, copy sizes) at `sc[n]`: one word, or
- * {@link WIDE} and two more beyond int32. Returns the next index.
- */
-function putWide(sc: Int32Array, n: number, v: number): number {
-  if ((v | 0) === v && v !== WIDE) {
-    sc[n] = v;
-    return n + 1;
-  }
-  const hi = Math.floor(v / 2 ** 32);
-  sc[n] = WIDE;
-  sc[n + 1] = hi;
-  sc[n + 2] = v - hi * 2 ** 32;
-  return n + 3;
-}
-
-/** The value {@link putWide} wrote at the marker word `w` whose next words are `d[k]`, `d[k + 1]`. */
-function wideAt(d: Int32Array, k: number): number {
-  return d[k]! * 2 ** 32 + (d[k + 1]! >>> 0);
-}
-const BSTATUS = ['uninit', 'valid', 'inval'] as const;
 
 export class Codec {
   private scratch = new Int32Array(4096);
   private n = 0;
   private opChecked = false;
-  private idleNamed: NamedBarrier[] | null = null;
+  /** The frozen named-barrier array of programs without named barriers (state-decode.ts). */
+  private readonly idle: { named: NamedBarrier[] | null } = { named: null };
   /** The location index {@link putOp} looked up last (ops of one instruction share their location). */
   private lastLoc: SrcLoc | null = null;
   private lastLocIx = -1;
@@ -340,180 +292,7 @@ export class Codec {
    * encoder must have been given them).
    */
   decode(buf: StateBuf, i: number, rh?: Int32Array): { s: MachineState; x: Extra } {
-    if (rh) {
-      const src = buf.rh;
-      const n = buf.rhLen;
-      for (let j = 0, o = i * n; j < n; j++) rh[j] = src[o + j]!;
-    }
-    const d = buf.data;
-    let k = buf.offs[i]!;
-    const p = this.p;
-    const agents: AgentState[] = new Array(p.agents.length);
-    for (let a = 0; a < p.agents.length; a++) {
-      const pc = d[k++]!;
-      const status = STATUS[d[k++]!]!;
-      const sub = d[k++]!;
-      const wgGroup = d[k++]!;
-      const bulkGroup = d[k++]!;
-      const cpGroup = d[k++]!;
-      const clusterRound = d[k++]!;
-      const tcIssued = d[k++]!;
-      const tcDone = d[k++]!;
-      const wgIssued = d[k++]!;
-      const wgDone = d[k++]!;
-      const lastArrive = d[k++]!;
-      const tmemHeld = d[k++]!;
-      const tmemFreed = d[k++]!;
-      const tmemRelinquished = d[k++]!;
-      const tcLdUnwaited = d[k++]!;
-      const n = d[k++]!;
-      const rel = this.an.rel[a];
-      const lv = rel ? rel.live[pc] : undefined;
-      let frame: number[];
-      if (lv) {
-        // Warp-relative encoding: the live slots; the others are known at this pc (warp-relative.ts).
-        frame = rel!.known[pc]!.slice();
-        for (let j = 0; j < lv.length; j++) {
-          const w = d[k++]!;
-          if (w !== WIDE) frame[lv[j]!] = w;
-          else {
-            frame[lv[j]!] = wideAt(d, k);
-            k += 2;
-          }
-        }
-      } else {
-        frame = new Array<number>(n);
-        for (let j = 0; j < n; j++) {
-          const w = d[k++]!;
-          if (w !== WIDE) frame[j] = w;
-          else {
-            frame[j] = wideAt(d, k);
-            k += 2;
-          }
-        }
-      }
-      const nt = d[k++]!;
-      let tokens: Record<number, Token> | null = null;
-      if (nt >= 0) {
-        tokens = {};
-        for (let j = 0; j < nt; j++) {
-          const slot = d[k++]!;
-          tokens[slot] = { barrier: d[k++]!, phase: d[k++]!, pendingBefore: d[k++]!, txBefore: d[k++]!, noComplete: d[k++]! === 1 };
-        }
-      }
-      agents[a] = { pc, frame, status, sub, tokens, wgGroup, bulkGroup, cpGroup, clusterRound, tcIssued, tcDone, wgIssued, wgDone, lastArrive, tmemHeld, tmemFreed, tmemRelinquished, tcLdUnwaited };
-    }
-    const nb = p.ctas * p.barriersPerCta;
-    const bars = new Array(nb);
-    for (let j = 0; j < nb; j++) bars[j] = { status: BSTATUS[d[k++]!]!, phase: d[k++]!, pending: d[k++]!, expected: d[k++]!, tx: d[k++]! };
-    let named: NamedBarrier[];
-    if (this.an.usesNamed) {
-      named = new Array(p.ctas * 16);
-      for (let j = 0; j < named.length; j++) named[j] = { arrived: d[k++]!, gen: d[k++]!, count: d[k++]!, site: d[k++]!, asite: d[k++]! };
-    } else {
-      // Never touched by a program without bar.sync / bar.arrive: one frozen array for every state.
-      named = this.idleNamed ??= Object.freeze(Array.from({ length: p.ctas * 16 }, () => Object.freeze({ arrived: 0, gen: 0, count: 0, site: 0, asite: 0 }))) as NamedBarrier[];
-    }
-    const clusterDone = new Array<number>(p.grid);
-    for (let j = 0; j < p.grid; j++) clusterDone[j] = d[k++]!;
-    const nm = p.values ? p.values.size : 0;
-    const mem = new Array<number>(nm);
-    for (let j = 0; j < nm; j++) {
-      const w = d[k++]!;
-      if (w !== WIDE) mem[j] = w;
-      else {
-        mem[j] = wideAt(d, k);
-        k += 2;
-      }
-    }
-    const nextId = d[k++]!;
-    const ni = d[k++]!;
-    const inflight: AsyncOp[] = new Array(ni);
-    for (let j = 0; j < ni; j++) {
-      const id = d[k++]!;
-      const agent = d[k++]!;
-      const issued = d[k++]!;
-      const kind = KINDS[d[k++]!]!;
-      const bufk = d[k++]!;
-      const cta = d[k++]!;
-      const bar = d[k++]!;
-      let bytes = d[k++]!;
-      if (bytes === WIDE) {
-        bytes = wideAt(d, k);
-        k += 2;
-      }
-      let left = d[k++]!;
-      if (left === WIDE) {
-        left = wideAt(d, k);
-        k += 2;
-      }
-      const chunks = d[k++]!;
-      const group = d[k++]!;
-      const count = d[k++]!;
-      const seq = d[k++]!;
-      const remote = REMOTES[d[k++]!]!;
-      const li = d[k++]!;
-      const nr = d[k++]!;
-      let reads: number[] | null = null;
-      if (nr >= 0) {
-        reads = new Array(nr);
-        for (let r = 0; r < nr; r++) reads[r] = d[k++]!;
-      }
-      const nt = d[k++]!;
-      let targets: number[] | null = null;
-      if (nt >= 0) {
-        targets = new Array(nt);
-        for (let r = 0; r < nt; r++) targets[r] = d[k++]!;
-      }
-      inflight[j] = { id, kind, agent, cta, bar, buf: bufk, reads, bytes, left, chunks, group, count, remote, targets, issued, seq, loc: this.an.locs[li] ?? { line: 0, col: 0 } };
-    }
-    const hist: number[] = [];
-    for (let j = 0; j < this.an.histLen; j++) hist.push(d[k++]!);
-    const ghosts: (number[] | null)[] = new Array(p.agents.length);
-    for (let a = 0; a < p.agents.length; a++) {
-      const ng = d[k++]!;
-      if (ng === 0) ghosts[a] = null;
-      else {
-        const g = new Array<number>(ng);
-        for (let j = 0; j < ng; j++) g[j] = d[k++]!;
-        ghosts[a] = g;
-      }
-    }
-    const ntg = d[k++]!;
-    let tghosts: number[] | null = null;
-    if (ntg) {
-      tghosts = new Array<number>(ntg);
-      for (let j = 0; j < ntg; j++) tghosts[j] = d[k++]!;
-    }
-    const list = (): number[] | null => {
-      const ng = d[k++]!;
-      if (ng === 0) return null;
-      const g = new Array<number>(ng);
-      for (let j = 0; j < ng; j++) g[j] = d[k++]!;
-      return g;
-    };
-    const dirty: (number[] | null)[] = new Array(p.agents.length).fill(null);
-    let esc: number[] | null = null;
-    if (this.an.trackProxy) {
-      for (let a = 0; a < p.agents.length; a++) dirty[a] = list();
-      esc = list();
-    }
-    const pub: number[] = [];
-    for (let j = 0; j < this.an.manualCount; j++) pub.push(d[k++]!);
-    const cghosts: (number[] | null)[] = new Array(p.agents.length).fill(null);
-    const pcm: (number[] | null)[] = new Array(p.agents.length).fill(null);
-    if (this.an.commitOnly) {
-      for (let a = 0; a < p.agents.length; a++) cghosts[a] = list();
-      for (let a = 0; a < p.agents.length; a++) pcm[a] = list();
-    }
-    const ru: (number[] | null)[] = new Array(p.agents.length).fill(null);
-    let rp: number[] | null = null;
-    if (this.an.trackRelaxed) {
-      for (let a = 0; a < p.agents.length; a++) ru[a] = list();
-      rp = list();
-    }
-    const s: MachineState = { now: 0, agents, bars, named, clusterDone, inflight, nextId, trapped: null, events: 0, mem };
-    return { s, x: { hist, ghosts, tghosts, dirty, esc, pub, cghosts, pcm, ru, rp } };
+    return decodeState(this.p, this.an, this.idle, buf, i, rh);
   }
 
   /** Per agent: its private buffer keys (symmetry groups), or null. */
