@@ -9,13 +9,13 @@ import { H200 } from '../src/sim/timing.js';
 const CEILINGS: Record<string, [median: number, max: number]> = {
   consumers: [0.02, 0.08],
   waits: [0.011, 0.037],
-  stream_l2: [0.073, 0.2],
-  stream_hbm: [0.058, 0.194],
-  mainloop_tma: [0.027, 0.572],
+  stream_l2: [0.034, 0.2],
+  stream_hbm: [0.042, 0.194],
+  mainloop_tma: [0.021, 0.142],
   mainloop_wgmma: [0.035, 0.172],
   multicast: [0.045, 0.166],
-  persistent: [0.146, 0.336],
-  all: [0.056, 0.572],
+  persistent: [0.039, 0.316],
+  all: [0.034, 0.316],
 };
 
 describe('lean pipelines (hw/results/lean.json)', () => {
@@ -28,10 +28,13 @@ describe('lean pipelines (hw/results/lean.json)', () => {
     expect(cal.length).toBe(11);
     expect(new Set(cal.map((c) => c.family))).toEqual(new Set(['producer_only', 'consumers']));
     // the probe kernel's own code per iteration: a producer alone loops at 618 cycles (bulk) and
-    // 855 (two tensor boxes) on the H200, of which the model's operation costs are the rest
-    expect(code.producerBulk).toBeGreaterThan(300);
-    expect(code.producerBulk).toBeLessThan(450);
-    expect(code.producerTensor).toBeGreaterThan(code.producerBulk);
+    // 855 (two tensor boxes) on the H200, of which the model's operation costs, the run-time `%` of
+    // the source index (intDivMod, once for the bulk copy, twice for the boxes) and the
+    // distinct-source copy (issueCopyDistinct) are the rest
+    expect(code.producerBulk).toBeGreaterThan(150);
+    expect(code.producerBulk).toBeLessThan(300);
+    expect(code.producerTensor).toBeGreaterThan(50);
+    expect(code.producerTensor).toBeLessThan(code.producerBulk);
     expect(code.consumer).toBeGreaterThan(350);
   });
 

@@ -51,25 +51,36 @@ export interface GpipeConfig {
 
 /** The gpipe kernel's own per-iteration code, in cycles (fitted on the train rows). */
 export interface GpipeGlue {
-  /** Producer: stage/phase arithmetic, source address, clock64 store, abort-flag check. */
+  /** Producer: stage/phase arithmetic, source address, clock64 store, abort-flag check (its run-time `%` apart: {@link runtimeDivisions}). */
   producer: number;
+  /** Signed change of the producer's code on the two-box tensor path (box coordinates), beyond its divisions. */
+  producerTensor: number;
   /** Consumer: clock64 store, epilogue check, the arrive loop over the cluster's CTAs. */
   consumer: number;
   /**
-   * Signed change of the producer's loop when its copies read HBM, and when they read distinct
-   * L2 addresses, rather than L2 tiles shared by every CTA. The gpipe producer loops faster when
-   * its copies land late (563 against 674 cycles an iteration at S ≥ 4); `pipeline.cu`'s producer
-   * does not (458 from L2, 475 from HBM at 33 CTAs), so this is a property of this kernel's loop,
-   * not of the TMA path (a timing parameter for it breaks the pipeline.json fit, max 15.5%).
+   * Signed change of the producer's loop per copy when its copies read HBM, and when they read
+   * distinct L2 addresses, rather than L2 tiles shared by every CTA, beyond the source index's
+   * run-time `%` (which only the L2 sources execute: {@link runtimeDivisions}, `intDivMod`).
    */
   producerHbm: number;
   producerL2Distinct: number;
-  /** The same for the two-box tensor mainloop from HBM (A from HBM, B from L2: 596 against 910 from L2). */
-  producerHbmTensor: number;
+}
+
+/**
+ * Run-time integer divisions per iteration in the loops of model.cu's gpipe and lean.cu's lpipe
+ * (the same source-index code; SASS in hw/results/sass/): the producer's source index `it % nt`
+ * for L2 sources (HBM sources index with `group * ITERS + it`), computed a second time for the
+ * tensor box coordinate `kx` (not shared with the first: a separate I2F.RP sequence before the
+ * UTMALDG); the consumers' epilogue test `(it + 1) % KT` in persistent loops. Each costs
+ * `intDivMod` (src/sim/timing.ts).
+ */
+export function runtimeDivisions(c: GpipeConfig): { producer: number; consumer: number } {
+  const producer = c.source === 'hbm' ? 0 : c.copy === 'tensor_ab' ? 2 : 1;
+  return { producer, consumer: c.tile_k_steps > 0 ? 1 : 0 };
 }
 
 /** Fitted on the train rows only (`npm run heldout -- --fit`, {@link fitGlue}). */
-export const GPIPE_GLUE: GpipeGlue = { producer: 448, consumer: 494, producerHbm: -118, producerL2Distinct: 36, producerHbmTensor: -246 };
+export const GPIPE_GLUE: GpipeGlue = { producer: 298, producerTensor: -28, consumer: 422, producerHbm: 24, producerL2Distinct: 28 };
 
 const ITERS = 320;
 /** The probe's bank-conflicted epilogue writes (hw/results/ops.json: 32 KiB in 2048 cycles + one bar.sync). */
@@ -214,8 +225,9 @@ export interface GpipePrediction {
 
 /** Predicted steady-state cycles per iteration (mean spacing of the first consumer's passing full waits). */
 export function predictGpipe(c: GpipeConfig, timing: Timing, glue: GpipeGlue = GPIPE_GLUE, iters = ITERS): GpipePrediction {
-  const pg = glue.producer + (fromHbm(c) ? (c.copy === 'tensor_ab' ? glue.producerHbmTensor : glue.producerHbm) : c.source === 'l2_distinct' ? glue.producerL2Distinct : 0);
-  return runGpipe(c, timing, { PG: Math.max(0, pg), CG: glue.consumer, ITERS: iters });
+  const div = runtimeDivisions(c);
+  const pg = glue.producer + (c.copy === 'tensor_ab' ? glue.producerTensor : 0) + (fromHbm(c) ? glue.producerHbm : c.source === 'l2_distinct' ? glue.producerL2Distinct : 0) + div.producer * timing.intDivMod.value;
+  return runGpipe(c, timing, { PG: Math.max(0, pg), CG: glue.consumer + div.consumer * timing.intDivMod.value, ITERS: iters });
 }
 
 /**

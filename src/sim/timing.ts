@@ -112,6 +112,18 @@ export interface Timing {
   clcLatency: Param;
   /** Local bookkeeping between synchronization operations (loop counters, address math). */
   loopOverhead: Param;
+  /**
+   * A 32-bit integer division or modulo by a run-time divisor in one thread's dependent chain (the
+   * I2F.RP, MUFU.RCP, F2I and IMAD.HI sequence). No operation is charged it: a kernel's own code is
+   * `work` in a sketch, and a description of a kernel adds this per run-time `/` or `%` its loop executes.
+   */
+  intDivMod: Param;
+  /**
+   * Extra cycles of a producer's loop per copy whose source no other CTA reads (distinct L2
+   * addresses or HBM) over a copy of a tile every CTA reads. Like `intDivMod`, charged by a kernel
+   * description as `work`, not by the simulator (a copy's source is not part of the kernel IR).
+   */
+  issueCopyDistinct: Param;
   /** Relative jitter (e.g. 0.05 = ±5%) applied to asynchronous latencies when a seed is given. */
   jitter: Param;
 }
@@ -180,6 +192,8 @@ export const H200: Timing = {
   globalAccess: { value: 600, source: 'estimate: an L2 round trip of a global load or atomic (a TMA copy of L2 data, issue to landing, is of that order: tmaLatency + wake); not measured' },
   clcLatency: { value: 800, source: 'estimate: no Blackwell GPU here (clusterlaunchcontrol.try_cancel is sm_100+)' },
   loopOverhead: { value: 21, source: `fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: ${F} §3: and+add glue 12 cycles per link, half of it per operation` },
+  intDivMod: { value: 150, source: 'hw/results/glue.json (hw/probes/glue.cu ablate, flag 2): the minimal producer loop with its source index computed at run time as `it % nt` costs 157 cycles an iteration more than with `it & 7` (559 -> 716 with a bulk copy, 601 -> 758 with two tensor boxes; the same at 1 and 132 CTAs), and 7 more from HBM, where that index has no `%` (565 -> 572): the modulo by a run-time divisor is 157 - 7 = 150. SASS: one I2F.RP / MUFU.RCP / F2I / IMAD.HI sequence per `%` (hw/results/sass/lean_sass.txt.gz, model_sass.txt.gz)' },
+  issueCopyDistinct: { value: 26, source: 'fitted from pipeline data, not a micro-probe: the gpipe kernel glue of src/bench/heldout.ts fitted on the train rows of hw/results/model.json (npm run heldout -- --fit, with intDivMod charged) gives +24 cycles an iteration for copies from HBM and +28 for distinct L2 addresses over shared L2 tiles; their mean. hw/results/glue.json does not show it (fresh HBM tiles +6 over 8 L2 tiles): cause not established' },
   jitter: { value: 0.05, source: 'choice: ±5% on asynchronous latencies with --seed' },
 };
 
