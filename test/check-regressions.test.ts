@@ -334,14 +334,14 @@ describe('a race that a count explains leads with the count', () => {
     expect(k.diagnostics).toEqual([]);
     return check(instantiate(k.kernel!), { all, maxStates: 1_000_000 });
   };
-  test('a multicast empty barrier whose count lacks the multicast factor: the trip-mismatch of empty[0] is the cause, the fix is the arrival count', () => {
+  test('a multicast empty barrier whose count lacks the multicast factor: the count mismatch of empty[0] is the cause, the fix is the arrival count', () => {
     const r = run('multicast-empty-count.mbk');
     expect(r.verdict).toBe('race');
     const h = r.hazards[0]!;
-    expect(h.cause?.kind).toBe('trip-mismatch');
-    expect(h.cause?.message).toMatch(/empty\[0\]@c0 .*count 1/);
-    expect(h.race!.fix).toMatch(/^arrival count/);
-    expect(h.details[0]).toMatch(/^root cause \(static trip-mismatch\)/);
+    expect(h.cause?.kind).toBe('count-mismatch');
+    expect(h.cause?.message).toMatch(/^empty\[0\]@c0 expects 1 arrival\(s\) per phase, but 2 agents arrive on it \(consumer@c0, consumer@c1\).*the count should be 2$/);
+    expect(h.race!.fix).toMatch(/^arrival count across the cluster: .*\(CTA 1's arrivals on it come, but the phase completes before them\)/);
+    expect(h.details[0]).toMatch(/^root cause \(static count-mismatch\)/);
   });
   test('a race whose own fix is already the arrival count keeps that fix', () => {
     const r = run('multicast-empty-count.mbk', true);

@@ -121,6 +121,42 @@ function releaseOf(p: Program, events: readonly MachineEvent[], asyncLoc: Map<nu
 }
 
 /**
+ * Whether the phase `observed` of barrier `bar` (completed at event `done`) that let a copy's issuer
+ * overwrite buffer `buf` was completed by arrivals of the barrier's own CTA only, while `buf` lies in
+ * another CTA of the cluster (a multicast destination): nothing from the destination CTA's readers
+ * released the issuer.
+ */
+function clusterRelease(p: Program, events: readonly MachineEvent[], buf: number, bar: number, observed: number, done: number): boolean {
+  const bufCta = p.bufferOf(buf).cta;
+  const barCta = p.barrierOf(bar).cta;
+  if (bufCta === barCta || done < 0) return false;
+  // The arrivals of phase `observed`: after the previous phase's completion, up to `done`.
+  let from = 0;
+  for (let i = done - 1; i >= 0 && from === 0; i--) {
+    const e = events[i]!;
+    if (e.e === 'phase' && e.bar === bar) from = i + 1;
+  }
+  for (let i = from; i < done; i++) {
+    const e = events[i]!;
+    if (e.e === 'arrive' && e.bar === bar && e.agent >= 0 && p.agents[e.agent]!.cta === bufCta) return false;
+  }
+  return true;
+}
+
+/** Whether some role's code arrives on an element of barrier array `name` in another CTA (an `@` selector). */
+function arrivesRemotely(p: Program, name: string): boolean {
+  return p.roles.some((rc) => rc.code.some((ins) => ins.i === 'op' && ins.op.op === 'mbarrier.arrive' && ins.op.bar.name === name && ins.op.bar.cta !== undefined));
+}
+
+/** The fix of a {@link clusterRelease} race: the issuer's barrier must count the destination CTA's releases. */
+function clusterReleaseFix(p: Program, who: Name, issuer: number, buf: number, bar: number, yName: string, remoteArrives: boolean): string {
+  const bufCta = p.bufferOf(buf).cta;
+  const barCta = p.barrierOf(bar).cta;
+  const name = p.barrierName(bar);
+  return `arrival count across the cluster: the ${yName} lands in ${p.bufferName(buf)} (CTA ${bufCta}), but ${who(issuer, -1)} was let go by ${name}, whose phase completed on CTA ${barCta}'s arrivals alone: nothing from CTA ${bufCta}'s readers of ${p.bufferName(buf)} releases it. Count the releases of every CTA the copy writes on ${name} (count ${p.barrierOf(bar).info.count} × the destination CTAs)${remoteArrives ? ` (CTA ${bufCta}'s arrivals on it come, but the phase completes before them)` : ` and have each CTA's consumers arrive on it (a remote mbarrier.arrive.release.cluster on the issuer's barrier, @c${barCta} here)`}`;
+}
+
+/**
  * Explains race `race` of a trace whose events are `events`: the release that let the later access
  * go and the fix. `who` names agents and async ops as the report does.
  */
@@ -177,6 +213,8 @@ export function raceCause(p: Program, events: readonly MachineEvent[], race: HbR
     fixLoc = lastGroupWait(events, xa, upTo)?.loc;
   } else if (observed < 0) {
     fix = `the wait's parity: ${who(later, -1)}'s wait on ${bar}${line(wait.loc)} passed on the fresh barrier (parity 1 in phase 0) before any phase completed, so nothing orders it after the ${xName}: wait with the parity of a phase completed after that access (parity 0 for the first)`;
+  } else if (y.async >= 0 && clusterRelease(p, events, x.buf, wait.bar, observed, done)) {
+    fix = clusterReleaseFix(p, who, later, x.buf, wait.bar, yName, arrivesRemotely(p, p.barrierOf(wait.bar).info.name));
   } else if (x.async >= 0 && x.signals >= 0 && x.signals !== wait.bar) {
     fix = `a wait on the right barrier: the ${xName} completes on ${p.barrierName(x.signals)}, but ${who(later, -1)} waited on ${bar}`;
   } else if (x.async >= 0 && x.signals === wait.bar && issuedAt(x.async) > done && issuerRel && issuerRel.agent >= 0 && issuerRel.async < 0 && issuerRel.agent !== later) {

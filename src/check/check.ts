@@ -17,7 +17,7 @@ import { decodeChoice, DEFAULT_BOUNDS, explore, keyOf, type ExploreOptions, type
 import { tcFenceChecks } from './tcfence.js';
 import { staticChecks } from './static.js';
 import { causeRank, staticCauseOf, staticRaceCauseOf } from './cause.js';
-import { explainRace } from './race-report.js';
+import { explainFence, explainRace } from './race-report.js';
 
 /** Options of {@link check}. */
 export interface CheckOptions {
@@ -449,15 +449,17 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
     variants.set(h, variantOf(raw.key));
     if (staticRaw.has(raw)) h.static = true;
     if (raw.kind === 'race') explainRace(program, raw, h, rp.events, raceBars);
+    else if (raw.kind === 'missing-fence' && raw.severity === 'error') explainFence(program, h, rp.events);
     (raw.severity === 'error' ? hazards : warnings).push(h);
   }
   // A trace has one step per schedule entry (an untraced finding has its schedule only).
   const cmp = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
   const byLen = (a: Hazard, b: Hazard) => a.schedule.length - b.schedule.length;
-  // A hang that a static finding explains leads with that finding.
+  // A hang, or an operation left in flight at exit, that a static finding explains leads with that
+  // finding (trip counts that differ leave copies unwaited at exit as often as they hang).
   const statics = warnings.filter((w) => w.static);
   for (const h of hazards) {
-    if (h.kind !== 'hang' && h.kind !== 'cycle') continue;
+    if (h.kind !== 'hang' && h.kind !== 'cycle' && h.kind !== 'inflight-at-exit') continue;
     const c = staticCauseOf(h.subject?.name ?? null, h.details, statics);
     if (c) {
       h.cause = { kind: c.kind, message: c.message, locations: c.locations };

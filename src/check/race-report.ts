@@ -11,6 +11,7 @@ import type { RawHazard } from './explore.js';
 import { happensBefore } from './hb.js';
 import { namedBarrierSubject } from './static.js';
 import { proxyRaceCause, raceCause, type RaceCause } from './cause.js';
+import type { SrcLoc } from '../kernel/ir.js';
 
 /** The barriers whose phases let a race's later side go, and the named barriers of its trace. */
 export type RaceBars = Map<Hazard, { bars: string[]; named: string[] }>;
@@ -64,3 +65,50 @@ function applyCause(h: Hazard, rc: RaceCause, after: string[]): void {
   if (rc.loc || rc.waitLoc || rc.fixLoc) h.sites = { ...(rc.loc ? { release: rc.loc } : {}), ...(rc.waitLoc ? { wait: rc.waitLoc } : {}), ...(rc.fixLoc ? { fix: rc.fixLoc } : {}) };
   for (const l of [rc.loc, rc.fixLoc]) if (l && !h.locations.some((k) => k.line === l.line && k.col === l.col)) h.locations = [...h.locations, l];
 }
+
+/**
+ * Adds where the fence goes to `h`, a `missing-fence` error whose trace replays to `events`: the
+ * last generic write to the subject buffer before the async-proxy operation was issued, and the
+ * first synchronizing step of the writer after it (a named-barrier, cluster-barrier or mbarrier
+ * release) that let the issuer go: `fence.proxy.async` goes between the two (PTX ISA §8.6). When the
+ * writer issues the operation itself, the fence goes between its write and the issue. Leaves `h`
+ * as it is when the trace holds no such write.
+ */
+export function explainFence(program: Program, h: Hazard, events: MachineEvent[]): void {
+  const subject = h.subject?.name;
+  if (!subject) return;
+  const who = actorNamer(program, events);
+  // The async-proxy operation: the last issue of an operation on the subject buffer.
+  let issue = -1;
+  for (let i = events.length - 1; i >= 0 && issue < 0; i--) {
+    const e = events[i]!;
+    if (e.e === 'async' && e.buf >= 0 && program.bufferName(e.buf) === subject) issue = i;
+  }
+  if (issue < 0) return;
+  const issuer = (events[issue] as Extract<MachineEvent, { e: 'async' }>).agent;
+  let write = -1;
+  for (let i = issue - 1; i >= 0 && write < 0; i--) {
+    const e = events[i]!;
+    if (e.e === 'access' && e.proxy === 'generic' && e.rw === 'w' && e.agent >= 0 && e.loc && program.bufferName(e.buf) === subject) write = i;
+  }
+  if (write < 0) return;
+  const w = events[write] as Extract<MachineEvent, { e: 'access' }>;
+  let release: { text: string; loc: SrcLoc } | null = null;
+  if (w.agent !== issuer) {
+    for (let i = write + 1; i < issue && !release; i++) {
+      const e = events[i]!;
+      if (e.e === 'op' && e.agent === w.agent && RELEASES.has(e.op)) release = { text: e.text, loc: e.loc };
+    }
+  }
+  const at = (l: SrcLoc) => ` (line ${l.line})`;
+  const fix = release
+    ? `fence.proxy.async after ${who(w.agent, -1)}'s generic write of ${subject}${at(w.loc!)}, before ${release.text}${at(release.loc)}, the release that lets ${who(issuer, -1)} issue the async-proxy operation`
+    : `fence.proxy.async between ${who(w.agent, -1)}'s generic write of ${subject}${at(w.loc!)} and its async-proxy operation`;
+  h.details = [`fix: ${fix}`, ...h.details];
+  const fixLoc = release ? release.loc : w.loc!;
+  h.sites = { ...(h.sites ?? {}), fix: fixLoc };
+  for (const l of [w.loc!, ...(release ? [release.loc] : [])]) if (!h.locations.some((k) => k.line === l.line && k.col === l.col)) h.locations = [...h.locations, l];
+}
+
+/** The operations by which a writer lets another agent go (a release of what it wrote). */
+const RELEASES: ReadonlySet<string> = new Set(['bar.sync', 'bar.arrive', 'barrier.cluster.arrive', 'mbarrier.arrive', 'st.async', 'red.async']);

@@ -45,9 +45,11 @@ export function shortLine(h: Hazard, r: CheckResult): string {
     const at = linesText(h.cause.locations, r);
     line += `; cause (${h.cause.kind}${at ? ` at ${at}` : ''}): ${flat(h.cause.message)}`;
   }
-  if (h.race) {
+  // A race's fix, or another finding's `fix:` detail (a missing fence: where it goes).
+  const fix = h.race?.fix ?? h.details.find((d) => d.startsWith('fix: '))?.slice(5);
+  if (fix) {
     const at = h.sites?.fix ? linesText([h.sites.fix], r) : '';
-    line += `; fix${at ? ` at ${at}` : ''}: ${flat(h.race.fix)}`;
+    line += `; fix${at ? ` at ${at}` : ''}: ${flat(fix)}`;
   }
   const first = h.locations[0];
   const others = [...h.locations.slice(1), ...(h.also?.locations ?? [])].filter((l) => !(first && l.line === first.line && l.file === first.file));

@@ -29,6 +29,8 @@ import type { Governor } from '../machine/governor.js';
 interface Solo {
   /** Arrivals per barrier key. */
   arrivals: Map<number, number>;
+  /** The agents that arrive on each barrier key. */
+  arrivers: Map<number, Set<number>>;
   /** Waits per barrier key; parity-0 waits separately. */
   waits: Map<number, number>;
   needs: Set<number>;
@@ -46,6 +48,12 @@ interface Solo {
 }
 
 const LIMIT = 2_000_000;
+
+function addArriver(out: Solo, k: number, a: number): void {
+  let set = out.arrivers.get(k);
+  if (!set) out.arrivers.set(k, (set = new Set()));
+  set.add(a);
+}
 
 /** Runs agent `a` alone; returns false when its control flow depends on a run-time result. */
 function solo(p: Program, a: number, frame0: number[], pc0: number, out: Solo, perAgentWaits: Map<number, number>, firstParity: Map<number, number>, ctaThreads: number, gov: Governor): boolean {
@@ -105,6 +113,7 @@ function soloUnguarded(p: Program, a: number, frame0: number[], pc0: number, out
         const o = op.op;
         if (o.drop) out.unknown.add(k);
         bump(out.arrivals, k, mult * (op.ints.count ? op.ints.count(f) : 1));
+        addArriver(out, k, a);
         if (!out.arriveLocs.has(k)) out.arriveLocs.set(k, op.loc);
         break;
       }
@@ -120,6 +129,7 @@ function soloUnguarded(p: Program, a: number, frame0: number[], pc0: number, out
         for (const t of targets) {
           out.used.add(t);
           bump(out.arrivals, t, 1);
+          addArriver(out, t, a);
           if (!out.arriveLocs.has(t)) out.arriveLocs.set(t, op.loc);
         }
         break;
@@ -194,7 +204,7 @@ export function staticChecks(p: Program, gov: Governor): RawHazard[] {
   if (!gov.allow(m.stateBytes())) return [];
   const s0 = m.initial();
   const out: Solo = {
-    arrivals: new Map(), waits: new Map(), needs: new Set(), used: new Set(), unknown: new Set(), inits: new Map(), named: new Map(),
+    arrivals: new Map(), arrivers: new Map(), waits: new Map(), needs: new Set(), used: new Set(), unknown: new Set(), inits: new Map(), named: new Map(),
     waitLocs: new Map(), arriveLocs: new Map(), ran: new Set(),
   };
   const waitsOf: Map<number, number>[] = [];
@@ -275,6 +285,15 @@ export function staticChecks(p: Program, gov: Governor): RawHazard[] {
       const vacuous = firstOf[a]!.get(k) === 1 ? 1 : 0;
       const observed = w - vacuous;
       if (observed > phases || (observed < low && instancesObserve(p, waiters, shared, k, p.agents[a]!.role) < low)) {
+        // Several agents arriving once each per observed phase on a barrier counting fewer: the
+        // count is what is wrong, not the trips (each arrival completes a phase of its own).
+        const arrivers = [...(out.arrivers.get(k) ?? [])];
+        const fit = arrivers.length > 1 && arrivals % (count * arrivers.length) === 0 ? arrivals / (count * arrivers.length) : -1;
+        if (fit >= 0 && observed <= fit && observed >= (data ? fit : fit - 1)) {
+          const names = arrivers.slice(0, 4).map((x) => p.agents[x]!.name).join(', ') + (arrivers.length > 4 ? ', …' : '');
+          add('count-mismatch', name, `${name} expects ${count} arrival(s) per phase, but ${arrivers.length} agents arrive on it (${names}), ${arrivals} arrival(s) over the run for the ${observed} phase(s) ${p.agents[a]!.name} waits for: a phase completes as soon as ${count} of them ${count === 1 ? 'arrives' : 'arrive'}, so the phases run ahead of the waits; the count should be ${count * arrivers.length}`, [init?.loc ?? info.loc, out.arriveLocs.get(k)]);
+          break;
+        }
         const past = observed > phases;
         add('trip-mismatch', name, `${p.agents[a]!.name} waits on ${name} ${w} time(s)${vacuous ? ' (the first on the fresh barrier)' : ''}, observing ${observed} phase(s), but the arrivals on it (${arrivals}, count ${count}) complete ${phases} phase(s)${past ? ': the waits past the last phase can never pass' : ': the roles disagree about the number of trips'}`, [out.waitLocs.get(k), out.arriveLocs.get(k)]);
         break;
