@@ -48,6 +48,14 @@ const plant = (from: string, to: string) => {
   expect(cm).toContain(from);
   return cm.replace(from, to);
 };
+const TP = 'test/fixtures/ptx/tma_pipeline.ptx';
+const tp = readFileSync(TP, 'utf8');
+const TP_LAUNCH: PtxLaunch = { kernel: 'tma_pipeline', block: 128, params: { param_2: 4 }, tensorMaps: { param_0: 16384 } };
+/** tma_pipeline.ptx with one line changed. */
+const plantTp = (from: string, to: string) => {
+  expect(tp).toContain(from);
+  return tp.replace(from, to);
+};
 const withLaunch = (f: string): [string, string, PtxLaunch] => {
   const src = readFileSync(f, 'utf8');
   const line = /\/\/ # launch: (.*)/.exec(src);
@@ -66,6 +74,16 @@ const cases: [string, () => [string, PtxLaunch]][] = [
   ['cluster_multicast.ptx, init count 2', () => [plant('mov.u32 \t%r7, 1;', 'mov.u32 \t%r7, 2;'), CM_LAUNCH]],
   // Each CTA arrives on its own `peer` barrier instead of the other CTA's.
   ['cluster_multicast.ptx, arrive on the own CTA', () => [plant('xor.b32  \t%r18, %r3, 1;', 'xor.b32  \t%r18, %r3, 0;'), CM_LAUNCH]],
+  // tma_pipeline.ptx: the consumer warps 1-3 read buf[(stage · 16384 + 4 · tid − base) / 16384],
+  // one element written differently per warp (grouped by the tables of warp-relative.ts).
+  // A thread's offset of 256 bytes: warp 1 reads its stage, warps 2-3 the other one (a race).
+  ['tma_pipeline.ptx, warps 2-3 read the other stage', () => [plantTp('shl.b32 \t%r34, %r1, 2;', 'shl.b32 \t%r34, %r1, 8;'), TP_LAUNCH]],
+  // A thread's offset of 128 bytes: every consumer warp still reads its stage (warps 1-3 a group).
+  ['tma_pipeline.ptx, 128-byte offsets', () => [plantTp('shl.b32 \t%r34, %r1, 2;', 'shl.b32 \t%r34, %r1, 7;'), TP_LAUNCH]],
+  // The consumers read the stage of the phase parity instead of the slot: a race.
+  ['tma_pipeline.ptx, stage from the parity', () => [plantTp('shl.b32 \t%r31, %r4, 14;', 'shl.b32 \t%r31, %r3, 14;'), TP_LAUNCH]],
+  // The empty barriers count 64 arrivals where 96 come: the producer refills a stage a warp still reads.
+  ['tma_pipeline.ptx, empty counts 64', () => [plantTp('add.s32 \t%r20, %r21, -32;', 'add.s32 \t%r20, %r21, -64;'), TP_LAUNCH]],
   ...[
     ...['tma_pipeline.ptx', 'planted/tma_pipeline.expect_tx.ptx', ...readdirSync('test/fixtures/ptx/ops').map((f) => `ops/${f}`)].map((f) => `test/fixtures/ptx/${f}`),
     'hw/kernels/tma_wgmma.bug1.ptx',

@@ -109,6 +109,40 @@ describe('cluster_multicast.ptx (correct: 2 CTAs of 4 warps; warps 1-3 of each C
   }, 120_000);
 });
 
+const TP = 'test/fixtures/ptx/tma_pipeline.ptx';
+const TP_LAUNCH: PtxLaunch = { kernel: 'tma_pipeline', block: 128, params: { param_2: 4 }, tensorMaps: { param_0: 16384 } };
+
+describe('tma_pipeline.ptx (consumer warps 1-3 read one element through addresses that differ per warp)', () => {
+  const p = ptxProgram(TP, TP_LAUNCH);
+
+  it('forms one group of warps 1-3 and checks OK in 114 states instead of 256', () => {
+    // buf[(%r33 + 4 · tid − base) / 16384]: %r33 = base + 16384 · stage, the same table over stage ∈ {0, 1} for each warp.
+    expect(analyse(p).groups.map((g) => g.agents)).toEqual([[1, 2, 3]]);
+    const on = check(p, { verifyHash: true } as CheckOptions);
+    expect([on.verdict, on.complete, on.coverage.states]).toEqual(['ok', true, 114]);
+    const off = check(p, { symmetry: false, verifyHash: true } as CheckOptions);
+    expect([off.verdict, off.complete, off.coverage.states]).toEqual(['ok', true, 256]);
+  }, 120_000);
+
+  it('the element, not the address, where the warp rests: its address registers are dead there and not kept', () => {
+    const rc = p.roles[0]!;
+    const pc = rc.code.findIndex((i) => i.i === 'op' && i.op.op === 'ld.shared');
+    const rel = warpRelative(p, rc, p.agents[1]!)!;
+    const kept = [...rel.live[pc]!].map((j) => rc.slots[j]);
+    expect(kept).toContain('buf#%r35');
+    expect(kept.filter((x) => x.startsWith('%r35') || x.startsWith('%r34'))).toEqual([]);
+  });
+
+  it('with 256-byte thread offsets warp 1 reads its stage and warps 2-3 the other one: only warps 2-3 are a group', () => {
+    const src = readFileSync(TP, 'utf8').replace('shl.b32 \t%r34, %r1, 2;', 'shl.b32 \t%r34, %r1, 8;');
+    const r = parsePtx(src, TP);
+    if (!r.ok) throw new Error(r.diagnostic.message);
+    const q = instantiate(translatePtx(r.module, TP_LAUNCH).kernel);
+    expect(analyse(q).groups.map((g) => g.agents)).toEqual([[2, 3]]);
+    expect(check(q, { verifyHash: true } as CheckOptions).hazards[0]?.kind).toBe('race');
+  }, 120_000);
+});
+
 describe('hw/kernels/tma_wgmma.ptx (correct; K = 1, one stage: 12 warps, warps 1-3, 5-7 and 9-11 interchangeable)', () => {
   const K1 = { params: { param_5: 1 } };
 

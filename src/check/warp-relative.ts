@@ -2,52 +2,76 @@
  * Warp-relative symmetry (docs/CHECK.md, "Warp-relative symmetry"): which warps of a role run as
  * written (the PTX front end's roles, `RoleDecl.asWritten`) are interchangeable although their
  * code reads the warp index (`%tid.x` is `32 · warp + lane`), and which frame slots a warp's record
- * hash may leave out because their value is known from its position.
+ * hash may leave out because their value is known from its position or never read again.
  *
- * For each warp, a constant propagation over the role's flat code (machine/compile-role.ts, each
+ * For each warp, a value-set propagation over the role's flat code (machine/compile-role.ts, each
  * `set` / `jz` with the IR expression `src` its closure computes) with the warp's builtins known:
- * at every position each frame slot is a known integer or unknown (⊤). Every slot starts known
- * (the machine's initial frame: the builtins, 0 elsewhere); an operation's `dest` / `token`
- * becomes unknown; a `jz` whose condition is known follows one edge only, so branches on the warp
- * index (and the active-mask bookkeeping of lanes that differ by thread index) resolve per warp.
- * Then each expression is evaluated partially (known slots substituted, closed subterms computed
- * with the kernel's one arithmetic) into a known value or a residual text over unknown slots.
+ * at every position each frame slot holds one of at most {@link MAX_SET} values (one: known) or
+ * any value (⊤). Every slot starts known (the machine's initial frame: the builtins, 0
+ * elsewhere); an operation's `dest` / `token` becomes ⊤; a `jz` whose condition is non-zero on
+ * every value (or zero on every value) follows one edge only, so branches on the warp index (and the
+ * active-mask bookkeeping of lanes that differ by thread index) resolve per warp. A backward
+ * liveness over the same code tells which slots may be read before they are written again (an
+ * operation's `dest` / `token` never counts as a write there: stable.ts runs code forward without
+ * writing them).
+ *
+ * Then each step is evaluated symbolically: from the last position where the warp rested (or the
+ * last block entry) each slot is known, a *free* value `$j` (the slot's value there, when it is
+ * unknown and live), or dead; a `set` substitutes its operands, so every value is an expression over
+ * the free values. Such an expression is compared between warps by its *form*: its value when
+ * known; its table of values over every combination of its free values' value sets (at most
+ * {@link MAX_TABLE} rows: `buf[(stage · 16384 + 4 · tid − base) / 16384]` is the same table for
+ * every consumer warp of `tma_pipeline.ptx` although the expression differs); or else its text.
  *
  * The warp's *signature* lists, in code order over the positions it can reach: at each block
- * entry, which slots are known; at each `set`, the residual (or `K` when known); at each `jz`, the
- * edge taken (or the residual); at each operation, the residuals of all its operands and which
- * slots are known where it rests; on each edge into a block entry, the values of the slots known
- * on the edge but unknown at the entry (their values flow on). Two warps with equal signatures,
- * in states whose records agree in everything but the known slots, take the same steps with the
- * same operand values and reach such records again: the record hash reads only the unknown slots
- * of the warp's position ({@link WarpRelative.live}).
+ * entry, which slots are free; at each `set`, `K` when its value is known, which rows of its table
+ * fault when it has one, else its text (the values of intermediate registers are not compared:
+ * only where they are read); at each `jz`, the edge taken (or the condition's form); at each
+ * operation, the forms of all its operands, the slots its record keeps (unknown and live, and its
+ * own results) and the form of each of those whose value changed since the last rest; on each edge
+ * into a block entry, the forms of the slots free at the entry whose value changed. Two warps with
+ * equal signatures, in states whose records agree in the kept slots, take the same steps with the
+ * same operand values and reach such records again: the record hash reads only the kept slots of
+ * the warp's position ({@link WarpRelative.live}); a dead slot's value is never read again.
  *
  * No recursion: expressions are folded with an explicit stack (`foldExpr`), and a role with an
- * expression nested deeper than {@link MAX_EXPR_DEPTH} is not analysed at all, so the result does
- * not depend on the thread's stack size (the main thread and the parallel workers form the same
- * groups). Deterministic: the fixpoint is unique, and the signature is written in code order.
+ * expression nested deeper than {@link MAX_EXPR_DEPTH} (or a symbolic value larger than
+ * {@link MAX_NODES}) is not analysed at all, so the result does not depend on the thread's stack
+ * size (the main thread and the parallel workers form the same groups). Deterministic: the
+ * fixpoints are unique, and the signature is written in code order.
  */
-import { evalExpr, EvalFault, foldExpr } from '../kernel/expr.js';
+import { applyBin, EvalFault, unary } from '../kernel/arith.js';
+import { foldExpr } from '../kernel/expr.js';
 import type { Expr } from '../kernel/ir.js';
 import { BUILTINS, type AgentInfo, type Instr, type OpInstr, type Program, type RoleCode } from '../machine/program.js';
 
 /** Expressions nested deeper than this leave the role unanalysed (its warps get no relative symmetry). */
 export const MAX_EXPR_DEPTH = 256;
+/** Most values a slot's value set holds before it becomes ⊤. */
+export const MAX_SET = 16;
+/** Most rows of a form's table (combinations of its free values). */
+export const MAX_TABLE = 256;
+/** Most nodes of one symbolic value: beyond, the role is not analysed. */
+export const MAX_NODES = 1 << 16;
 
 /** What the analysis tells about one warp. */
 export interface WarpRelative {
   /** Equal for two warps of one role instance and CTA when they are interchangeable (see the module comment). */
   sig: string;
   /**
-   * Per pc where the warp can rest (an operation or `end`, reachable): the frame slots whose value
-   * is not known there, ascending; undefined elsewhere. The record hash reads only these slots.
+   * Per pc where the warp can rest (an operation or `end`, reachable): the frame slots its record
+   * keeps there (not known, and live or the operation's own result), ascending; undefined elsewhere.
+   * The record hash reads only these slots.
    */
   live: (Int32Array | undefined)[];
   /**
-   * Per pc where the warp can rest: its frame there with the known slots' values (NaN at the live
-   * ones); the stored encoding of a state keeps only the live slots and restores the others from this.
+   * Per pc where the warp can rest: its frame there with the known slots' values (NaN at the kept
+   * ones, 0 at the dead ones); the stored encoding of a state keeps only the kept slots and restores
+   * the others from this.
    */
   known: (number[] | undefined)[];
+  /** Per pc where the warp can rest: the slots neither known nor live there (their value is never read again; restored as 0). */
+  dead: (Int32Array | undefined)[];
   /** Per pc of a `jz` the warp reaches: bit 0 when it can fall through, bit 1 when it can jump (0 elsewhere). */
   taken: Uint8Array;
 }
@@ -61,9 +85,6 @@ export function restPositions(rc: RoleCode): number {
   for (const ins of rc.code) if (ins.i === 'op' || ins.i === 'end') n++;
   return n;
 }
-
-/** A partial value: a known integer, or the residual expression's text over unknown slots (`$slot`). */
-type Val = number | string;
 
 const isExpr = (e: unknown): e is Expr => {
   const k = (e as { k?: unknown } | null | undefined)?.k;
@@ -108,60 +129,222 @@ export function whyUnanalysable(rc: RoleCode): string | null {
   return null;
 }
 
-/**
- * The value of `e`, an operator applied to known operands, with the machine's arithmetic
- * (`evalExpr`); where it faults (`EvalFault`), a residual of its own naming the operation.
- */
-function closed(e: Expr, text: () => string): Val {
+// ---------------------------------------------------------------------------------------------
+// Value sets
+
+/** A slot's possible values: sorted, distinct, 1 to {@link MAX_SET} of them; null: any value. */
+type VSet = number[] | null;
+
+/** One operator applied with the machine's arithmetic (`arith.ts`, as the compiled closures); null where it faults. */
+function apply1(op: '-' | '!' | '~', a: number): number | null {
   try {
-    return evalExpr(e, () => undefined);
+    return op === '-' ? (a === 0 ? 0 : -a) : unary(op, a);
   } catch (err) {
-    if (err instanceof EvalFault) return `!F(${text()})`;
+    if (err instanceof EvalFault) return null;
+    throw err;
+  }
+}
+function apply2(op: Extract<Expr, { k: 'bin' }>['op'], a: number, b: number): number | null {
+  try {
+    return applyBin(op, a, b);
+  } catch (err) {
+    if (err instanceof EvalFault) return null;
     throw err;
   }
 }
 
-const num = (v: number): Expr => ({ k: 'num', v });
+const BOOL: number[] = [0, 1];
+const CMP = new Set(['==', '!=', '<', '<=', '>', '>=']);
 
-/**
- * Partial evaluation of `e` in `env` (NaN: unknown): a known integer, or the residual's text. `&&`
- * and `||` short-circuit as compiled (a known left operand decides without the right one).
- */
-export function partial(e: Expr, env: Float64Array, slotOf: ReadonlyMap<string, number>, params: Readonly<Record<string, number>>): Val {
-  return foldExpr<Val>(e, (x) => {
-    if (x.k === 'num') return x.v;
+function toSet(xs: Iterable<number>): VSet {
+  const s = [...new Set(xs)].sort((a, b) => a - b);
+  return s.length > MAX_SET ? null : s;
+}
+
+/** The values `x & c` can take for any x: the submasks of c ≥ 0 (null when there are too many). */
+function submasks(c: number): VSet {
+  if (!Number.isSafeInteger(c) || c < 0 || c > 0x7fffffff) return null;
+  const bits: number[] = [];
+  for (let b = 0; b < 31; b++) if ((c >>> b) & 1) bits.push(1 << b);
+  if (2 ** bits.length > MAX_SET) return null;
+  const out: number[] = [];
+  for (let m = 0; m < 2 ** bits.length; m++) out.push(bits.reduce((acc, bit, i) => ((m >> i) & 1 ? acc | bit : acc), 0));
+  return toSet(out);
+}
+
+/** The value set of `e` where slot s holds `vals[s]` (a sound over-approximation; a combination that faults stops the agent and is left out). */
+function evalSet(e: Expr, vals: readonly VSet[], slotOf: ReadonlyMap<string, number>, params: Readonly<Record<string, number>>): VSet {
+  return foldExpr<VSet>(e, (x) => {
+    if (x.k === 'num') return [x.v];
     const s = slotOf.get(x.name);
-    if (s === undefined) return Object.hasOwn(params, x.name) ? params[x.name]! : `?${x.name}`;
-    const v = env[s]!;
-    return Number.isNaN(v) ? `$${s}` : v;
+    if (s === undefined) return Object.hasOwn(params, x.name) ? [params[x.name]!] : null;
+    return vals[s]!;
   }, (x, a, b) => {
-    if (x.k === 'un') return typeof a === 'number' ? closed({ k: 'un', op: x.op, a: num(a) }, () => `${x.op} ${a}`) : `(${x.op} ${a})`;
-    if ((x.op === '&&' || x.op === '||') && typeof a === 'number') {
-      if ((x.op === '&&') === (a === 0)) return x.op === '&&' ? 0 : 1;
-      return typeof b === 'number' ? (b ? 1 : 0) : `(${x.op} ${a ? 1 : 0} ${b})`;
+    if (x.k === 'un') {
+      if (!a) return x.op === '!' ? BOOL : null;
+      const out: number[] = [];
+      for (const y of a) { const r = apply1(x.op, y); if (r !== null) out.push(r); }
+      return toSet(out);
     }
-    if (typeof a === 'number' && typeof b === 'number') return closed({ k: 'bin', op: x.op, a: num(a), b: num(b) }, () => `${x.op} ${a} ${b}`);
-    return `(${x.op} ${a} ${b})`;
+    const op = x.op;
+    if (op === '&&' || op === '||') {
+      if (a && a.every((y) => y === 0)) return op === '&&' ? [0] : b && b.every((y) => y !== 0) ? [1] : b && b.every((y) => y === 0) ? [0] : BOOL;
+      if (a && a.every((y) => y !== 0)) return op === '||' ? [1] : b && b.every((y) => y !== 0) ? [1] : b && b.every((y) => y === 0) ? [0] : BOOL;
+      return BOOL;
+    }
+    if (!a || !b) {
+      if (CMP.has(op)) return BOOL;
+      if (op === '&') {
+        const c = a && a.length === 1 ? a[0]! : b && b.length === 1 ? b[0]! : undefined;
+        return c === undefined ? null : submasks(c);
+      }
+      return null;
+    }
+    if (a.length * b.length > MAX_SET * MAX_SET) return CMP.has(op) ? BOOL : null;
+    const out: number[] = [];
+    for (const y of a) for (const z of b!) { const r = apply2(op, y, z); if (r !== null) out.push(r); }
+    return toSet(out);
   });
 }
 
-/** The known slots of `env` as a hex bitmask (bit j: slot j known). */
-function knownMask(env: Float64Array): string {
-  let s = '';
-  for (let j = 0; j < env.length; j += 4) {
-    let d = 0;
-    for (let k = 0; k < 4 && j + k < env.length; k++) if (!Number.isNaN(env[j + k]!)) d |= 1 << k;
-    s += d.toString(16);
+// ---------------------------------------------------------------------------------------------
+// Liveness
+
+/** Slot sets as bitsets. */
+type Bits = Uint32Array;
+const has = (b: Bits, j: number) => ((b[j >> 5]! >>> (j & 31)) & 1) === 1;
+
+/**
+ * Per pc: the slots that may be read from there on before a `set` writes them (live on entry to
+ * the instruction). Operations read their operands, `dest` and `token` and write nothing here.
+ */
+function liveness(code: readonly Instr[], slotOf: ReadonlyMap<string, number>, nslots: number): Bits[] {
+  const words = (nslots + 31) >> 5;
+  const reads = (es: Expr[], extra: (number | undefined)[] = []) => {
+    const m = new Uint32Array(words);
+    for (const e of es) foldExpr<0>(e, (x) => {
+      if (x.k === 'var') { const s = slotOf.get(x.name); if (s !== undefined) m[s >> 5]! |= 1 << (s & 31); }
+      return 0;
+    }, () => 0);
+    for (const s of extra) if (s !== undefined) m[s >> 5]! |= 1 << (s & 31);
+    return m;
+  };
+  const gen = code.map((ins) => (ins.i === 'set' || ins.i === 'jz' ? reads([ins.src!]) : ins.i === 'op' ? reads(opExprs(ins.op), [ins.dest, ins.token]) : new Uint32Array(words)));
+  const live = code.map(() => new Uint32Array(words));
+  for (let changed = true; changed;) {
+    changed = false;
+    for (let pc = code.length - 1; pc >= 0; pc--) {
+      const ins = code[pc]!;
+      const succ = ins.i === 'end' ? [] : ins.i === 'jmp' ? [ins.to] : ins.i === 'jz' ? [pc + 1, ins.to] : [pc + 1];
+      const out = new Uint32Array(words);
+      for (const q of succ) { const l = live[q]; if (l) for (let w = 0; w < words; w++) out[w]! |= l[w]!; }
+      if (ins.i === 'set') out[ins.slot >> 5]! &= ~(1 << (ins.slot & 31));
+      const cur = live[pc]!;
+      for (let w = 0; w < words; w++) {
+        const x = (out[w]! | gen[pc]![w]!) >>> 0;
+        if (x !== cur[w]) { cur[w] = x; changed = true; }
+      }
+    }
   }
-  return s;
+  return live;
 }
 
-/** The unknown slots of `env` where an agent rests at `ins` (an operation's own results included: a pick writes them while it rests). */
-function liveSlots(env: Float64Array, ins: Instr): Int32Array {
-  const out: number[] = [];
-  for (let j = 0; j < env.length; j++) if (Number.isNaN(env[j]!) || (ins.i === 'op' && (j === ins.dest || j === ins.token))) out.push(j);
-  return Int32Array.from(out);
+// ---------------------------------------------------------------------------------------------
+// Symbolic values and their forms
+
+/** The role was found too large to analyse while walking it. */
+class GiveUp extends Error {}
+
+/** A symbolic value: a known integer, or an expression over free values (`$j`), dead slots (`†j`), unknown names (`?n`) and faults (`!F…`). */
+type Sym = number | Expr;
+
+const sizes = new WeakMap<object, number>();
+const size = (e: Sym): number => (typeof e === 'number' || e.k === 'num' || e.k === 'var' ? 1 : sizes.get(e) ?? 1);
+const node = (e: Expr & { k: 'bin' | 'un' }): Expr => {
+  const n = 1 + size(e.a) + (e.k === 'bin' ? size(e.b) : 0);
+  if (n > MAX_NODES) throw new GiveUp('a symbolic value too large');
+  sizes.set(e, n);
+  return e;
+};
+const asExpr = (v: Sym): Expr => (typeof v === 'number' ? { k: 'num', v } : v);
+
+/** `e` with the slots' symbolic values substituted and closed subterms computed (a fault: a residual of its own); `&&` / `||` short-circuit as compiled. */
+function substitute(e: Expr, sym: readonly Sym[], slotOf: ReadonlyMap<string, number>, params: Readonly<Record<string, number>>): Sym {
+  return foldExpr<Sym>(e, (x) => {
+    if (x.k === 'num') return x.v;
+    const s = slotOf.get(x.name);
+    if (s === undefined) return Object.hasOwn(params, x.name) ? params[x.name]! : { k: 'var', name: `?${x.name}` };
+    return sym[s]!;
+  }, (x, a, b) => {
+    if (x.k === 'un') {
+      if (typeof a === 'number') { const r = apply1(x.op, a); return r ?? { k: 'var', name: `!F(${x.op} ${a})` }; }
+      return node({ k: 'un', op: x.op, a: a });
+    }
+    if ((x.op === '&&' || x.op === '||') && typeof a === 'number') {
+      if ((x.op === '&&') === (a === 0)) return x.op === '&&' ? 0 : 1;
+      return typeof b === 'number' ? (b ? 1 : 0) : node({ k: 'bin', op: x.op, a: asExpr(a ? 1 : 0), b: b! });
+    }
+    if (typeof a === 'number' && typeof b === 'number') { const r = apply2(x.op, a, b); return r ?? { k: 'var', name: `!F(${x.op} ${a} ${b})` }; }
+    return node({ k: 'bin', op: x.op, a: asExpr(a), b: asExpr(b!) });
+  });
 }
+
+/** The names an expression reads, sorted. */
+function names(e: Expr): string[] {
+  const out = new Set<string>();
+  foldExpr<0>(e, (x) => { if (x.k === 'var') out.add(x.name); return 0; }, () => 0);
+  return [...out].sort();
+}
+
+function text(e: Expr): string {
+  return foldExpr<string>(e, (x) => (x.k === 'num' ? String(x.v) : x.name), (x, a, b) => (x.k === 'un' ? `(${x.op} ${a})` : `(${x.op} ${a} ${b})`));
+}
+
+/** The value of `e` with free values `at`, or 'F' where the machine's evaluation faults (short-circuits as compiled). */
+function evalAt(e: Expr, at: ReadonlyMap<string, number>): number | 'F' {
+  return foldExpr<number | 'F'>(e, (x) => (x.k === 'num' ? x.v : at.get(x.name)!), (x, a, b) => {
+    if (a === 'F') return 'F';
+    if (x.k === 'un') return apply1(x.op, a) ?? 'F';
+    if (x.op === '&&') return a === 0 ? 0 : b === 'F' ? 'F' : b ? 1 : 0;
+    if (x.op === '||') return a !== 0 ? 1 : b === 'F' ? 'F' : b ? 1 : 0;
+    if (b === 'F') return 'F';
+    return apply2(x.op, a, b!) ?? 'F';
+  });
+}
+
+/**
+ * The form of symbolic value `v` (see the module comment): `#n` when known, a table over its free
+ * values' sets (`sets`), else its text. `values` false: a table tells only which rows fault.
+ */
+function form(v: Sym, sets: ReadonlyMap<string, VSet>, values = true): string {
+  if (typeof v === 'number') return values ? `#${v}` : 'K';
+  const ns = names(v);
+  if (ns.some((n) => n.startsWith('†'))) throw new GiveUp('a dead slot is read');
+  let rows = 1;
+  const domain: [string, number[]][] = [];
+  for (const n of ns) {
+    const s = n.startsWith('$') ? sets.get(n) : null;
+    if (!s) { rows = Infinity; break; }
+    domain.push([n, s]);
+    rows *= s.length;
+  }
+  if (rows > MAX_TABLE) return text(v);
+  const at = new Map<string, number>();
+  const out: string[] = [];
+  const idx = new Array<number>(domain.length).fill(0);
+  for (let r = 0; r < rows; r++) {
+    domain.forEach(([n, s], i) => at.set(n, s[idx[i]!]!));
+    const x = evalAt(v, at);
+    out.push(values ? String(x) : x === 'F' ? 'F' : '.');
+    for (let i = domain.length - 1; i >= 0; i--) { if (++idx[i]! < domain[i]![1].length) break; idx[i] = 0; }
+  }
+  const head = domain.map(([n, s]) => `${n}:${s.join('.')}`).join(';');
+  if (!values && !out.includes('F')) return `t`;
+  return `T[${head}]=${out.join(',')}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The analysis
 
 /** The role's code with its slot table, for {@link warpRelative}. */
 interface Ctx {
@@ -169,60 +352,17 @@ interface Ctx {
   slotOf: Map<string, number>;
   params: Readonly<Record<string, number>>;
   leader: Uint8Array;
+  nslots: number;
 }
 
-/** Observer of one block's walk (the second pass). */
-interface Visit {
-  set(pc: number, v: Val): void;
-  jz(pc: number, v: Val): void;
-  rest(pc: number, env: Float64Array): void;
-  edge(from: number, to: number, env: Float64Array): void;
-}
-
-/** Walks the block from `pc` on `env` (mutated) to its end; `edge` gets each edge out of it. */
-function walkBlock(c: Ctx, start: number, env: Float64Array, edge: (from: number, to: number, env: Float64Array) => void, visit?: Visit): void {
-  for (let pc = start; ;) {
-    const ins = c.code[pc]!;
-    if (ins.i === 'set') {
-      const v = partial(ins.src!, env, c.slotOf, c.params);
-      visit?.set(pc, v);
-      env[ins.slot] = typeof v === 'number' ? v : NaN;
-    } else if (ins.i === 'op') {
-      visit?.rest(pc, env);
-      if (ins.dest !== undefined) env[ins.dest] = NaN;
-      if (ins.token !== undefined) env[ins.token] = NaN;
-    } else if (ins.i === 'end') {
-      visit?.rest(pc, env);
-      return;
-    } else if (ins.i === 'jmp') {
-      edge(pc, ins.to, env);
-      return;
-    } else {
-      const v = partial(ins.src!, env, c.slotOf, c.params);
-      visit?.jz(pc, v);
-      if (typeof v === 'number') edge(pc, v ? pc + 1 : ins.to, env);
-      else {
-        edge(pc, pc + 1, env);
-        edge(pc, ins.to, env);
-      }
-      return;
-    }
-    pc++;
-    if (c.leader[pc]) {
-      edge(pc - 1, pc, env);
-      return;
-    }
-  }
-}
-
-/** The block entries' environments at the fixpoint (null: not reachable). */
-function fixpoint(c: Ctx, init: Float64Array): (Float64Array | null)[] {
-  const at: (Float64Array | null)[] = new Array(c.code.length).fill(null);
+/** The block entries' value sets at the fixpoint (null: not reachable). */
+function fixpoint(c: Ctx, init: VSet[]): (VSet[] | null)[] {
+  const at: (VSet[] | null)[] = new Array(c.code.length).fill(null);
   const todo: number[] = [0];
   const queued = new Uint8Array(c.code.length);
   at[0] = init;
   queued[0] = 1;
-  const edge = (_from: number, to: number, env: Float64Array) => {
+  const edge = (to: number, env: VSet[]) => {
     const cur = at[to];
     let changed = false;
     if (!cur) {
@@ -230,11 +370,13 @@ function fixpoint(c: Ctx, init: Float64Array): (Float64Array | null)[] {
       changed = true;
     } else {
       for (let j = 0; j < env.length; j++) {
-        const x = cur[j]!;
-        if (!Number.isNaN(x) && x !== env[j]) {
-          cur[j] = NaN;
-          changed = true;
-        }
+        const x = cur[j];
+        if (x === null) continue;
+        const y = env[j]!;
+        if (y === null) { cur[j] = null; changed = true; continue; }
+        if (y.every((z) => x.includes(z))) continue;
+        cur[j] = toSet([...x, ...y]);
+        changed = true;
       }
     }
     if (changed && !queued[to]) {
@@ -243,15 +385,41 @@ function fixpoint(c: Ctx, init: Float64Array): (Float64Array | null)[] {
     }
   };
   while (todo.length) {
-    const pc = todo.pop()!;
-    queued[pc] = 0;
-    walkBlock(c, pc, at[pc]!.slice(), edge);
+    const pc0 = todo.pop()!;
+    queued[pc0] = 0;
+    const env = at[pc0]!.slice();
+    for (let pc = pc0; ;) {
+      const ins = c.code[pc]!;
+      if (ins.i === 'set') env[ins.slot] = evalSet(ins.src!, env, c.slotOf, c.params);
+      else if (ins.i === 'op') {
+        if (ins.dest !== undefined) env[ins.dest] = null;
+        if (ins.token !== undefined) env[ins.token] = null;
+      } else if (ins.i === 'end') break;
+      else if (ins.i === 'jmp') { edge(ins.to, env); break; }
+      else {
+        const t = decide(evalSet(ins.src!, env, c.slotOf, c.params));
+        if (t & 1) edge(pc + 1, env);
+        if (t & 2) edge(ins.to, env);
+        break;
+      }
+      pc++;
+      if (c.leader[pc]) { edge(pc, env); break; }
+    }
   }
   return at;
 }
 
-/** Per role: the slot table and block entries (shared by its warps). */
-function context(p: Program, rc: RoleCode): Ctx {
+/** The edges a `jz` on a condition with these values can take: bit 0 fall through (non-zero), bit 1 jump (zero). */
+function decide(v: VSet): number {
+  if (!v) return 3;
+  return (v.some((x) => x !== 0) ? 1 : 0) | (v.includes(0) ? 2 : 0);
+}
+
+/** Per role: the slot table, block entries and liveness (shared by its warps). */
+const contexts = new WeakMap<RoleCode, { c: Ctx; live: Bits[] }>();
+function context(p: Program, rc: RoleCode): { c: Ctx; live: Bits[] } {
+  const hit = contexts.get(rc);
+  if (hit && hit.c.params === p.params) return hit;
   const slotOf = new Map<string, number>();
   rc.slots.forEach((n, i) => slotOf.set(n, i));
   const leader = new Uint8Array(rc.code.length + 1);
@@ -262,65 +430,138 @@ function context(p: Program, rc: RoleCode): Ctx {
       leader[pc + 1] = 1;
     }
   });
-  return { code: rc.code, slotOf, params: p.params, leader };
+  const c: Ctx = { code: rc.code, slotOf, params: p.params, leader, nslots: rc.slots.length };
+  const out = { c, live: liveness(rc.code, slotOf, rc.slots.length) };
+  contexts.set(rc, out);
+  return out;
 }
 
 /** The machine's initial frame of agent `a` (machine.ts `initial`: the builtins, then 0). */
-function initialFrame(p: Program, rc: RoleCode, a: AgentInfo): Float64Array {
-  const f = new Float64Array(rc.slots.length);
+function initialFrame(p: Program, rc: RoleCode, a: AgentInfo): VSet[] {
+  const f: VSet[] = new Array(rc.slots.length).fill(null).map(() => [0]);
   const b: Record<(typeof BUILTINS)[number], number> = {
     cta: a.rank, instance: a.instance, ncta: p.clusterSize, clusterid: a.cluster, nthreads: rc.threads, nwarps: rc.warps, warp: a.warp, warpgroup: a.warp >> 2,
   };
-  BUILTINS.forEach((n, i) => (f[i] = b[n]));
+  BUILTINS.forEach((n, i) => (f[i] = [b[n]]));
   return f;
 }
 
 /**
- * The warp-relative signature and live slots of agent `a` of role `rc` (see the module comment);
- * null when the role's code is not analysed ({@link whyUnanalysable}).
+ * The warp-relative signature, kept and known slots of agent `a` of role `rc` (see the module
+ * comment); null when the role's code is not analysed ({@link whyUnanalysable}, or too large).
  */
 export function warpRelative(p: Program, rc: RoleCode, a: AgentInfo): WarpRelative | null {
   if (whyUnanalysable(rc) !== null) return null;
-  const c = context(p, rc);
+  try {
+    return analyseWarp(p, rc, a);
+  } catch (err) {
+    if (err instanceof GiveUp) return null;
+    throw err;
+  }
+}
+
+function analyseWarp(p: Program, rc: RoleCode, a: AgentInfo): WarpRelative {
+  const { c, live: liveIn } = context(p, rc);
   const at = fixpoint(c, initialFrame(p, rc, a));
   const out: string[] = [];
   const live: (Int32Array | undefined)[] = new Array(c.code.length);
   const known: (number[] | undefined)[] = new Array(c.code.length);
+  const dead: (Int32Array | undefined)[] = new Array(c.code.length);
   const taken = new Uint8Array(c.code.length);
-  const visit: Visit = {
-    set: (pc, v) => out.push(typeof v === 'number' ? `${pc}=K` : `${pc}=${v}`),
-    jz: (pc, v) => {
-      taken[pc] = typeof v === 'number' ? (v ? 1 : 2) : 3;
-      out.push(typeof v === 'number' ? `${pc}?${v ? 1 : 0}` : `${pc}?${v}`);
-    },
-    rest: (pc, env) => {
-      const ins = c.code[pc]!;
-      const ops = ins.i === 'op' ? opExprs((ins as OpInstr).op).map((e) => partial(e, env, c.slotOf, c.params)).join(',') : '';
-      out.push(`${pc}!${ops}@${knownMask(env)}`);
-      live[pc] = liveSlots(env, ins);
-      known[pc] = Array.from(env);
-    },
-    edge: (from, to, env) => {
+  const n = c.nslots;
+  for (let pc0 = 0; pc0 < c.code.length; pc0++) {
+    const entry = at[pc0];
+    if (!entry) continue;
+    const vals = entry.slice();
+    const sym: Sym[] = new Array(n);
+    const sets = new Map<string, VSet>();
+    /** Starts a segment at `pc` (a block entry or a rest): known slots are values, live unknown ones free, the others dead. */
+    const base = (pc: number, keep: ReadonlySet<number> = new Set()): number[] => {
+      sets.clear();
+      const free: number[] = [];
+      for (let j = 0; j < n; j++) {
+        const s = vals[j]!;
+        if (s && s.length === 1) sym[j] = s[0]!;
+        else if (has(liveIn[pc]!, j) || keep.has(j)) {
+          sym[j] = { k: 'var', name: `$${j}` };
+          sets.set(`$${j}`, s);
+          free.push(j);
+        } else sym[j] = { k: 'var', name: `†${j}` };
+      }
+      return free;
+    };
+    /** The forms of the slots of `slots` whose value is not their free value of the segment. */
+    const changed = (slots: readonly number[]) => slots.filter((j) => !(typeof sym[j] === 'object' && (sym[j] as Expr).k === 'var' && (sym[j] as { name: string }).name === `$${j}`)).map((j) => `${j}=${form(sym[j]!, sets)}`).join(',');
+    const edge = (from: number, to: number) => {
       const dst = at[to]!;
-      for (let j = 0; j < env.length; j++) if (!Number.isNaN(env[j]!) && Number.isNaN(dst[j]!)) out.push(`${from}>${to}:${j}=${env[j]}`);
-    },
-  };
-  for (let pc = 0; pc < c.code.length; pc++) {
-    const env = at[pc];
-    if (!env) continue;
-    out.push(`L${pc}:${knownMask(env)}`);
-    walkBlock(c, pc, env.slice(), visit.edge, visit);
+      const moved = [];
+      for (let j = 0; j < n; j++) {
+        const s = dst[j];
+        if (!(s && s.length === 1) && has(liveIn[to]!, j)) moved.push(j);
+      }
+      const ch = changed(moved);
+      if (ch) out.push(`${from}>${to}:${ch}`);
+    };
+    out.push(`L${pc0}:${base(pc0).join('.')}`);
+    for (let pc = pc0; ;) {
+      const ins = c.code[pc]!;
+      if (ins.i === 'set') {
+        const v = substitute(ins.src!, sym, c.slotOf, c.params);
+        vals[ins.slot] = evalSet(ins.src!, vals, c.slotOf, c.params);
+        const s = vals[ins.slot];
+        // Not its values (compared where they are read), but which rows fault.
+        out.push(`${pc}=${form(v, sets, false)}`);
+        sym[ins.slot] = s && s.length === 1 ? s[0]! : v;
+      } else if (ins.i === 'op' || ins.i === 'end') {
+        const own = ins.i === 'op' ? [ins.dest, ins.token].filter((x): x is number => x !== undefined) : [];
+        const ops = ins.i === 'op' ? opExprs((ins as OpInstr).op).map((e) => form(substitute(e, sym, c.slotOf, c.params), sets)).join(',') : '';
+        const kept: number[] = [];
+        const gone: number[] = [];
+        const kn: number[] = new Array(n);
+        for (let j = 0; j < n; j++) {
+          const s = vals[j]!;
+          const isOwn = own.includes(j);
+          if (s && s.length === 1 && !isOwn) kn[j] = s[0]!;
+          else if (has(liveIn[pc]!, j) || isOwn) { kept.push(j); kn[j] = NaN; }
+          else { gone.push(j); kn[j] = 0; }
+        }
+        out.push(`${pc}!${ops}@${kept.join('.')}:${changed(kept)}`);
+        live[pc] = Int32Array.from(kept);
+        dead[pc] = Int32Array.from(gone);
+        known[pc] = kn;
+        if (ins.i === 'end') break;
+        base(pc, new Set(own));
+        for (const j of own) { vals[j] = null; sym[j] = { k: 'var', name: `$${j}` }; sets.set(`$${j}`, null); }
+      } else if (ins.i === 'jmp') {
+        edge(pc, ins.to);
+        break;
+      } else {
+        const cond = evalSet(ins.src!, vals, c.slotOf, c.params);
+        const t = decide(cond);
+        taken[pc] = t;
+        // The edge taken, or the condition's form; a decided condition may still fault on some rows.
+        out.push(`${pc}?${t}:${form(substitute(ins.src!, sym, c.slotOf, c.params), sets, t === 3)}`);
+        if (t & 1) edge(pc, pc + 1);
+        if (t & 2) edge(pc, ins.to);
+        break;
+      }
+      pc++;
+      if (c.leader[pc]) {
+        edge(pc - 1, pc);
+        break;
+      }
+    }
   }
-  return { sig: out.join('\n'), live, known, taken };
+  return { sig: out.join('\n'), live, known, dead, taken };
 }
 
 /**
  * Where warp-relative facts `rel` (Analysis.rel, per agent) disagree with state `s` of `p`: an
  * agent resting at a position its analysis found unreachable, or a slot it calls known holding
  * another value; null when they agree. Checked on every state under `verifyHash` (tests): the stored
- * encoding restores those slots from the analysis.
+ * encoding restores those slots from the analysis (dead slots, never read again, are not compared).
  */
-export function knownMismatch(p: Program, rel: readonly (Pick<WarpRelative, 'live' | 'known'> | null)[], s: { agents: readonly { pc: number; frame: readonly number[] }[] }): string | null {
+export function knownMismatch(p: Program, rel: readonly (Pick<WarpRelative, 'live' | 'known'> & { dead?: WarpRelative['dead'] } | null)[], s: { agents: readonly { pc: number; frame: readonly number[] }[] }): string | null {
   for (let a = 0; a < s.agents.length; a++) {
     const r = rel[a];
     if (!r) continue;
@@ -331,8 +572,8 @@ export function knownMismatch(p: Program, rel: readonly (Pick<WarpRelative, 'liv
       if (ins.i === 'op' || ins.i === 'end') return `agent ${a} rests at pc ${ag.pc}, which the warp-relative analysis found unreachable`;
       continue;
     }
-    const live = new Set(r.live[ag.pc]!);
-    for (let j = 0; j < kn.length; j++) if (!live.has(j) && kn[j] !== ag.frame[j]) return `agent ${a} at pc ${ag.pc}: slot ${j} is ${ag.frame[j]}, the analysis says ${kn[j]}`;
+    const skip = new Set([...r.live[ag.pc]!, ...(r.dead?.[ag.pc] ?? [])]);
+    for (let j = 0; j < kn.length; j++) if (!skip.has(j) && kn[j] !== ag.frame[j]) return `agent ${a} at pc ${ag.pc}: slot ${j} is ${ag.frame[j]}, the analysis says ${kn[j]}`;
   }
   return null;
 }

@@ -8,6 +8,7 @@
  * position; what is only impossible to model when executed becomes a `trap` operation there.
  */
 import type { BarRef, BufRef, Expr, Kernel, ParamDecl, SrcLoc, Stmt } from '../kernel/ir.js';
+import { showExpr } from '../kernel/expr.js';
 import { KernelError } from '../machine/program.js';
 import type { Func, Module, Operand } from '../ptx/ast.js';
 import { cudaLocation, functions } from '../ptx/resolve.js';
@@ -185,7 +186,14 @@ function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<str
       const { sym, addr } = where(it, o);
       if (sym.role !== 'buffer') throw new NotModelled(`${it.ins.opcode} accesses the mbarrier array ${sym.ir} as data`);
       if (clusterAddressed(it) && it.ins.base !== 'mbarrier') return { name: sym.ir, ...clusterIndex(addr, sym.base, sym.granule) };
-      return { name: sym.ir, index: bin('/', bin('-', addr, num(sym.base)), num(sym.granule)) };
+      const index = bin('/', bin('-', addr, num(sym.base)), num(sym.granule));
+      if (addr.k === 'num') return { name: sym.ir, index };
+      // The element goes into a variable of its own before the operation (`buf#%r35`), so that where
+      // the warp rests at the access its frame holds the element, not the address: warps whose
+      // addresses differ but name one element then keep equal records (check/warp-relative.ts).
+      const elem = `${sym.ir}#${showExpr(addr)}`;
+      if (!env.pre.some((x) => x.s === 'let' && x.name === elem)) env.pre.push({ s: 'let', name: elem, value: index, loc: { line: 0, col: 0 } });
+      return { name: sym.ir, index: v(elem) };
     },
     tensorBytes(it, o) {
       if (o.kind !== 'address' || !o.base) throw new NotModelled('tensor map operand');
