@@ -636,6 +636,9 @@ describe('every construct of the IR is expressible', () => {
     ['tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 acc[0]', { op: 'tcgen05.alloc', buf: R('acc') }],
     ['tcgen05.dealloc acc[0]', { op: 'tcgen05.dealloc', buf: R('acc') }],
     ['tcgen05.relinquish_alloc_permit', { op: 'tcgen05.relinquish_alloc_permit' }],
+    ['tcgen05.alloc.cta_group::2 acc[0]', { op: 'tcgen05.alloc', buf: R('acc'), pair: true }],
+    ['tcgen05.dealloc.cta_group::2 acc[0]', { op: 'tcgen05.dealloc', buf: R('acc'), pair: true }],
+    ['tcgen05.relinquish_alloc_permit.cta_group::2', { op: 'tcgen05.relinquish_alloc_permit', pair: true }],
     ['tcgen05.ld.sync.aligned acc[0]', { op: 'tcgen05.ld.async', src: R('acc') }],
     // the data-movement shape qualifiers lex as part of the mnemonic (PTX ISA §9.7.16.8.3)
     ['tcgen05.ld.sync.aligned.32x32b.x8.b32 acc[0]', { op: 'tcgen05.ld.async', src: R('acc') }],

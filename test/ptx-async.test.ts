@@ -202,6 +202,8 @@ describe('tcgen05 forms of the 2-CTA kernels (hand-written, ptxas -arch=sm_100a)
     const commit = ops.find((o) => o.op === 'tcgen05.commit')!;
     expect(commit).toMatchObject({ op: 'tcgen05.commit', bar: { name: 'done' }, multicast: { k: 'var', name: '%rs1' } });
     expect(k.buffers.find((b) => b.name === 'tmem')).toMatchObject({ space: 'tmem', cols: { k: 'num', v: 64 }, bytes: { k: 'num', v: 64 * 512 } });
+    // .cta_group::2 alloc / dealloc are the CTA pair's (each CTA's warp does its own CTA's half).
+    expect(ops.filter((o) => o.op === 'tcgen05.alloc' || o.op === 'tcgen05.dealloc').map((o) => [o.op, 'pair' in o && o.pair])).toEqual([['tcgen05.alloc', true], ['tcgen05.dealloc', true]]);
     // run: the commit (no tcgen05 operation before it) arrives on done in both CTAs (mask 0b11).
     const p = instantiate(k);
     const s = simulate(p);

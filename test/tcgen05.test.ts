@@ -7,6 +7,7 @@ import { Machine } from '../src/machine/machine.js';
 import { explainHang } from '../src/machine/hang.js';
 import { instantiate, KernelError, type Program } from '../src/machine/program.js';
 import { newStepOut, type MachineState } from '../src/machine/state.js';
+import { simulate } from '../src/sim/simulate.js';
 
 /** Tensor Memory allocation, asynchronous tcgen05 data movement and fences (PTX ISA §9.7.16.7–§9.7.16.11). */
 
@@ -178,5 +179,104 @@ describe('tcgen05.mma.cta_group::2 (a CTA pair)', () => {
   });
   test('a cluster of odd size has no CTA pair', () => {
     expect(parseSketch(src(1), 'k.mbk').diagnostics.map((d) => d.message).join(' ')).toMatch(/runs on a CTA pair: the cluster has 1 CTA, it needs an even number/);
+  });
+});
+
+/** `tcgen05.alloc` / `dealloc` / `relinquish_alloc_permit` with `.cta_group::2` (PTX ISA §9.7.16.7.1). */
+describe('CTA-pair Tensor Memory allocation (.cta_group::2)', () => {
+  const PAIR = 'kernel k arch=sm_100a cluster=2\nbarrier done count=1\nsmem A bytes=4096\n';
+  const pairProgram = (body: string, head = PAIR): Program => {
+    const r = parseSketch(head + body, 'k.mbk');
+    expect(r.diagnostics.map((d) => d.message)).toEqual([]);
+    return instantiate(r.kernel!);
+  };
+  const errors = (body: string, head = PAIR) => parseSketch(head + body, 'k.mbk').diagnostics.map((d) => d.message).join(' ');
+
+  test('one warp of each CTA joins, does its CTA\'s half, and moves on: the columns are allocated in both CTAs', () => {
+    const p = pairProgram('tmem acc bytes=64 cols=128\nrole w warps=1 per=one:\n    tcgen05.alloc.cta_group::2 acc\n    tcgen05.dealloc.cta_group::2 acc\n');
+    expect(p.tmemPair).toBe(true);
+    const m = new Machine(p);
+    const out = newStepOut(true);
+    const s = m.initial(out);
+    const step = (a: number) => m.apply(s, { kind: 'agent', agent: a }, out);
+    step(0); // w@c0 joins
+    expect(s.agents[0]!.sub).toBe(0);
+    expect(m.agentEnabled(s, 0)).toBe(false); // the peer has not issued it
+    step(1); // w@c1 joins
+    expect(m.agentEnabled(s, 0)).toBe(true);
+    step(0); // w@c0 does CTA 0's half
+    expect([s.agents[0]!.tmemHeld, s.agents[1]!.tmemHeld]).toEqual([1, 0]);
+    expect(m.agentEnabled(s, 0)).toBe(false); // waits for the peer's half
+    step(1); // w@c1 does CTA 1's half
+    step(0);
+    step(1);
+    expect([s.agents[0]!.pc, s.agents[1]!.pc, s.agents[0]!.sub, s.agents[1]!.sub]).toEqual([1, 1, -1, -1]);
+    expect([s.agents[0]!.tmemHeld, s.agents[1]!.tmemHeld]).toEqual([1, 1]);
+    expect(out.diags).toEqual([]);
+    const r = run(p);
+    expect(r.codes).toEqual([]);
+    expect(r.s.agents.map((a) => [a.status, a.tmemHeld, a.tmemFreed])).toEqual([['done', 0, 1], ['done', 0, 1]]);
+    expect(check(p, { all: true }).verdict).toBe('ok');
+    const sim = simulate(p);
+    expect(sim.verdict).toBe('ok');
+    expect(sim.diagnostics).toEqual([]);
+  });
+
+  test('only one CTA of the pair issuing it is a hang that names the peer CTA', () => {
+    const p = pairProgram('tmem acc bytes=64 cols=128\nrole w warps=1 per=one:\n    if cta == 0:\n        tcgen05.alloc.cta_group::2 acc\n        tcgen05.dealloc.cta_group::2 acc\n');
+    const { s, m } = run(p);
+    expect(s.agents.map((a) => a.status)).toEqual(['run', 'done']);
+    const h = explainHang(m, s);
+    expect(h.waiters).toHaveLength(1);
+    const why = h.waiters[0]!.reasons.join(' ');
+    expect(why).toContain('w@c0 of CTA 0 waits for a warp of CTA 1, the other CTA of the pair, to issue tcgen05.alloc.cta_group::2 acc too');
+    expect(why).toContain('w@c1 has exited');
+    expect(why).toContain('the pair\'s allocation can never complete');
+    expect(h.waiters[0]!.signallers).toEqual([]);
+    const sim = simulate(p);
+    expect(sim.verdict).toBe('hang');
+    const r = check(p, { all: true });
+    expect(r.verdict).toBe('hang');
+    expect(r.hazards.map((x) => x.kind)).toContain('hang');
+  });
+
+  test('the two CTAs naming different elements, or one freeing while the other allocates, never meet', () => {
+    const diff = pairProgram('tmem acc[2] bytes=64 cols=128\nrole w warps=1 per=one:\n    tcgen05.alloc.cta_group::2 acc[cta]\n    tcgen05.dealloc.cta_group::2 acc[cta]\n');
+    const { s, m } = run(diff);
+    expect(s.agents.map((a) => [a.status, a.sub])).toEqual([['run', 0], ['run', 0]]);
+    expect(explainHang(m, s).waiters.map((w) => w.reasons[0])).toEqual([
+      expect.stringContaining('to issue tcgen05.alloc.cta_group::2 acc[0] too'),
+      expect.stringContaining('to issue tcgen05.alloc.cta_group::2 acc[1] too'),
+    ]);
+    expect(check(diff, { all: true }).verdict).toBe('hang');
+  });
+
+  test('a pair allocation takes the columns of both CTAs: a second one blocks while either CTA is full', () => {
+    const p = pairProgram('tmem a bytes=64 cols=512\ntmem b bytes=64 cols=32\nrole w warps=1 per=one:\n    tcgen05.alloc.cta_group::2 a\n    tcgen05.alloc.cta_group::2 b\n');
+    const { s, m, codes } = run(p);
+    expect(codes).toEqual([]);
+    expect(s.agents.map((a) => [a.pc, a.sub, a.tmemHeld])).toEqual([[1, 0, 1], [1, 0, 1]]);
+    const h = explainHang(m, s);
+    expect(h.waiters[0]!.reasons.join(' ')).toContain('needs 32 Tensor Memory columns; the CTA has 0 of 512 free');
+  });
+
+  test('a relinquished permit of either CTA of the pair, and an odd or missing cluster, are reported', () => {
+    const rel = pairProgram('tmem acc bytes=64 cols=32\nrole w warps=1 per=one:\n    if cta == 1:\n        tcgen05.relinquish_alloc_permit.cta_group::2\n    bar.sync 0\n    tcgen05.alloc.cta_group::2 acc\n    tcgen05.dealloc.cta_group::2 acc\n');
+    expect(run(rel).codes).toEqual(['tmem-alloc-after-relinquish', 'tmem-alloc-after-relinquish']);
+    const body = 'tmem acc bytes=64 cols=32\nrole w warps=1 per=one:\n    tcgen05.alloc.cta_group::2 acc\n    tcgen05.dealloc.cta_group::2 acc\n';
+    expect(errors(body, HEAD)).toMatch(/tcgen05\.alloc\.cta_group::2 runs on a CTA pair: the cluster has 1 CTA, it needs an even number \(.*this launch is not a cluster launch/);
+    expect(errors(body, PAIR.replace('cluster=2', 'cluster=3'))).toMatch(/the cluster has 3 CTAs, it needs an even number/);
+    expect(errors('tmem acc bytes=64 cols=32\nrole w warps=1 per=one:\n    tcgen05.alloc.cta_group::2 acc\n    tcgen05.dealloc acc\n')).toMatch(/name different \.cta_group: every tcgen05\.alloc, dealloc and relinquish_alloc_permit of a kernel must use the same one/);
+  });
+
+  test('PTX spellings, the builder and the text', () => {
+    const p = pairProgram('tmem acc bytes=64 cols=64\nrole w warps=1 per=one:\n    tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 acc\n    tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned\n    tcgen05.dealloc.cta_group::2.sync.aligned.b32 acc\n');
+    const ops = p.roles[0]!.code.filter((i) => i.i === 'op').map((i) => (i as { text: string }).text);
+    expect(ops).toEqual(['tcgen05.alloc.cta_group::2 acc', 'tcgen05.relinquish_alloc_permit.cta_group::2', 'tcgen05.dealloc.cta_group::2 acc']);
+    expect(run(p).codes).toEqual([]);
+    const k = kernel('b', { arch: 'sm_100a', cluster: 2 }).tmem('acc', 1, 64, 64).role('w', { warps: 1, per: 'one' }, (r) => r.tmemAlloc('acc[0]', { pair: true }).tmemStore('acc[0]').tmemWaitSt().tmemDealloc('acc[0]', { pair: true })).build();
+    const b = instantiate(k);
+    expect(b.tmemPair).toBe(true);
+    expect(run(b).codes).toEqual([]);
   });
 });

@@ -203,12 +203,16 @@ export class ProgramBuilder {
   }
 
   // tcgen05 Tensor Memory management, data movement and fences (PTX ISA §9.7.16.7–§9.7.16.11).
-  /** `tcgen05.alloc` of the columns declared for TMEM buffer `buf` (`tmem(..., cols)`); blocks while too few are free. */
-  tmemAlloc(buf: string): this { return this.push({ op: 'tcgen05.alloc', buf: parseRef(buf) }); }
-  /** `tcgen05.dealloc` of TMEM buffer `buf`. */
-  tmemDealloc(buf: string): this { return this.push({ op: 'tcgen05.dealloc', buf: parseRef(buf) }); }
-  /** `tcgen05.relinquish_alloc_permit`: the CTA allocates no more. */
-  relinquishAllocPermit(): this { return this.push({ op: 'tcgen05.relinquish_alloc_permit' }); }
+  /**
+   * `tcgen05.alloc` of the columns declared for TMEM buffer `buf` (`tmem(..., cols)`); blocks while
+   * too few are free. `{ pair: true }`: `.cta_group::2`, one warp of each CTA of the pair issues it
+   * and the columns are allocated in both.
+   */
+  tmemAlloc(buf: string, o: { pair?: boolean } = {}): this { return this.push({ op: 'tcgen05.alloc', buf: parseRef(buf), ...(o.pair ? { pair: true } : {}) }); }
+  /** `tcgen05.dealloc` of TMEM buffer `buf` (`{ pair: true }`: `.cta_group::2`, both CTAs of the pair). */
+  tmemDealloc(buf: string, o: { pair?: boolean } = {}): this { return this.push({ op: 'tcgen05.dealloc', buf: parseRef(buf), ...(o.pair ? { pair: true } : {}) }); }
+  /** `tcgen05.relinquish_alloc_permit`: the CTA allocates no more (`{ pair: true }`: `.cta_group::2`). */
+  relinquishAllocPermit(o: { pair?: boolean } = {}): this { return this.push({ op: 'tcgen05.relinquish_alloc_permit', ...(o.pair ? { pair: true } : {}) }); }
   /** Asynchronous `tcgen05.ld` (registers valid after {@link tmemWaitLd}). */
   tmemLoadAsync(src: string): this { return this.push({ op: 'tcgen05.ld.async', src: parseRef(src) }); }
   /** `tcgen05.st` to a TMEM buffer (asynchronous until {@link tmemWaitSt}). */

@@ -153,12 +153,16 @@ export type Op =
   | { op: 'tcgen05.commit'; bar: BarRef; multicast?: Expr }
   | { op: 'tcgen05.ld'; src: BufRef }
   // Tensor Memory management and data movement (PTX ISA §9.7.16.7–§9.7.16.9, §9.7.16.11.1).
-  /** `tcgen05.alloc`: allocates the `cols=` columns declared for the TMEM buffer `buf` in its CTA; blocks while too few are free. */
-  | { op: 'tcgen05.alloc'; buf: BufRef }
-  /** `tcgen05.dealloc`: frees the columns of the TMEM buffer `buf`. */
-  | { op: 'tcgen05.dealloc'; buf: BufRef }
-  /** `tcgen05.relinquish_alloc_permit`: the CTA gives up the right to allocate. */
-  | { op: 'tcgen05.relinquish_alloc_permit' }
+  /**
+   * `tcgen05.alloc`: allocates the `cols=` columns declared for the TMEM buffer `buf` in its CTA;
+   * blocks while too few are free. `pair` (`.cta_group::2`): one warp of each CTA of the pair
+   * (ranks 2p, 2p + 1) issues it, and the columns are allocated in both CTAs' Tensor Memory.
+   */
+  | { op: 'tcgen05.alloc'; buf: BufRef; pair?: boolean }
+  /** `tcgen05.dealloc`: frees the columns of the TMEM buffer `buf` (`pair`: in both CTAs of the pair, one warp of each issuing it). */
+  | { op: 'tcgen05.dealloc'; buf: BufRef; pair?: boolean }
+  /** `tcgen05.relinquish_alloc_permit`: the CTA gives up the right to allocate (`pair`: `.cta_group::2`, for the pair's allocations). */
+  | { op: 'tcgen05.relinquish_alloc_permit'; pair?: boolean }
   /** `tcgen05.ld` without its wait (asynchronous; the registers are valid after `tcgen05.wait::ld`). */
   | { op: 'tcgen05.ld.async'; src: BufRef }
   /** `tcgen05.st`: registers to the TMEM buffer `dst`, asynchronous until `tcgen05.wait::st`. */

@@ -232,6 +232,10 @@ export const OPS: OpSpec[] = [
   { name: 'tcgen05.alloc', args: ['buf'], arch: 'sm_100a', usage: 'TMEM', build: (a) => ({ op: 'tcgen05.alloc', buf: buf(a, 0) }) },
   { name: 'tcgen05.dealloc', args: ['buf'], arch: 'sm_100a', usage: 'TMEM', build: (a) => ({ op: 'tcgen05.dealloc', buf: buf(a, 0) }) },
   { ...simple('tcgen05.relinquish_alloc_permit', { op: 'tcgen05.relinquish_alloc_permit' }, 'sm_100a') },
+  // `.cta_group::2`: the pair of CTAs (ranks 2p, 2p + 1) allocates together (PTX ISA §9.7.16.7.1).
+  { name: 'tcgen05.alloc.cta_group::2', args: ['buf'], arch: 'sm_100a', usage: 'TMEM', build: (a) => ({ op: 'tcgen05.alloc', buf: buf(a, 0), pair: true }) },
+  { name: 'tcgen05.dealloc.cta_group::2', args: ['buf'], arch: 'sm_100a', usage: 'TMEM', build: (a) => ({ op: 'tcgen05.dealloc', buf: buf(a, 0), pair: true }) },
+  { ...simple('tcgen05.relinquish_alloc_permit.cta_group::2', { op: 'tcgen05.relinquish_alloc_permit', pair: true }, 'sm_100a') },
   { name: 'tcgen05.ld.sync.aligned', args: ['buf'], arch: 'sm_100a', usage: 'SRC', build: (a) => ({ op: 'tcgen05.ld.async', src: buf(a, 0) }) },
   { name: 'tcgen05.st', args: ['buf'], arch: 'sm_100a', usage: 'DST', build: (a) => ({ op: 'tcgen05.st', dst: buf(a, 0) }) },
   simple('tcgen05.wait::ld', { op: 'tcgen05.wait::ld' }, 'sm_100a'),
@@ -324,8 +328,9 @@ export function findOp(mnemonic: string): OpSpec | undefined {
  * `.cta_group::1`, `.sync.aligned` (alloc, dealloc, relinquish, st), `.shared::cta`, `.b32`, and
  * the shape / repeat / packing qualifiers of ld, st and cp (`.32x32b`, `.16x256b`, `.x8`,
  * `.pack::16b`, `.128x256b`, ...), e.g. `tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32`
- * or `tcgen05.ld.sync.aligned.32x32b.x8.b32` (PTX ISA §9.7.16.7–§9.7.16.9). `.cta_group::2` is not
- * accepted (the model has one CTA group per instruction).
+ * or `tcgen05.ld.sync.aligned.32x32b.x8.b32` (PTX ISA §9.7.16.7–§9.7.16.9). `.cta_group::2` is
+ * accepted on `commit` (as `commit`) and on `alloc` / `dealloc` / `relinquish_alloc_permit` (their
+ * pair forms); elsewhere it is not.
  */
 function tcgen05Spelling(mnemonic: string): OpSpec | undefined {
   if (!mnemonic.startsWith('tcgen05.')) return undefined;

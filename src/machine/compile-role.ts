@@ -136,8 +136,9 @@ export function compileRole(
       if ('dst' in op) ins.reads = [bufKey(op.src, loc, opBytes)];
       else ins.buf = bufKey(op.src, loc, opBytes);
     }
-    if (op.op === 'tcgen05.mma' && op.pair && clusterSize % 2 !== 0) {
-      throw new KernelError(`tcgen05.mma.cta_group::2 runs on a CTA pair: the cluster has ${clusterSize} CTA${clusterSize === 1 ? '' : 's'}, it needs an even number`, loc, 'cta-pair');
+    if ((op.op === 'tcgen05.mma' || op.op === 'tcgen05.alloc' || op.op === 'tcgen05.dealloc' || op.op === 'tcgen05.relinquish_alloc_permit') && op.pair && clusterSize % 2 !== 0) {
+      const launch = clusterSize === 1 ? '; this launch is not a cluster launch' : '';
+      throw new KernelError(`${op.op}.cta_group::2 runs on a CTA pair: the cluster has ${clusterSize} CTA${clusterSize === 1 ? '' : 's'}, it needs an even number (ranks 2p and 2p + 1 of a cluster form a pair${launch}; write cluster=2 on the kernel line)`, loc, 'cta-pair');
     }
     if ((op.op === 'tcgen05.alloc' || op.op === 'tcgen05.dealloc') && bufByName.get(op.buf.name)?.cols === undefined) {
       throw new KernelError(`${op.op} ${op.buf.name}: only a TMEM buffer declared with cols=N is allocated (tmem ${op.buf.name}[...] bytes=... cols=N)`, loc, 'tmem-cols');

@@ -9,7 +9,7 @@ import type { SrcLoc } from '../kernel/ir.js';
 import { pendingAsyncGroups, type Machine, type MachineState } from './machine.js';
 import type { OpInstr } from './program.js';
 import { remainingSignals, type Reach } from './reach.js';
-import { explainAlloc } from './ops/index.js';
+import { explainAlloc, explainPair } from './ops/index.js';
 import { explainValueWait } from './values.js';
 
 /** One agent that can never proceed. */
@@ -131,8 +131,8 @@ export function explainHang(
       const n = ins.ints.n!(ag.frame);
       const inflight = s.inflight.filter((o) => o.agent === leader && o.kind === kind).length;
       w.reasons.push(`${op.op} ${n}: ${pending} committed group(s) of ${kind === 'wgmma' ? 'wgmma' : 'bulk stores'} still pending (it waits for at most ${n}), with ${inflight} operation(s) of them in flight`);
-    } else if (op.op === 'tcgen05.alloc') {
-      const why = explainAlloc(m, s, a, ins);
+    } else if (op.op === 'tcgen05.alloc' || (op.op === 'tcgen05.dealloc' && op.pair)) {
+      const why = op.pair ? explainPair(m, s, a, ins) : explainAlloc(m, s, a, ins);
       w.subject = `tmem${p.ctas > 1 ? `@c${p.agents[a]!.cta}` : ''}`;
       w.reasons.push(...why.reasons);
       w.signallers = why.holders;

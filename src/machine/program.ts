@@ -215,6 +215,11 @@ export interface Program {
    * `cols=` (the `tcgen05.alloc` of that element allocates that many columns).
    */
   tmemCols: number[];
+  /**
+   * True when the kernel allocates Tensor Memory with `.cta_group::2` (PTX ISA §9.7.16.7.1): every
+   * allocation is a CTA pair's, so a column held in either CTA of the pair is in use in both.
+   */
+  tmemPair: boolean;
   /** The key space of a CTA's buffers: views, byte ranges, the overlap table (views.ts). */
   bufferSpace: BufferSpace;
   roles: RoleCode[];
@@ -381,6 +386,8 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
     compileRole(r, params, clusterSize, barByName, bufByName, barriersPerCta, bufferSpace, uids, options.lockstep === true),
   );
 
+  const tmemPair = allocGroups(roles);
+
   const agents: AgentInfo[] = [];
   for (let cl = 0; cl < grid; cl++) {
     for (let rank = 0; rank < clusterSize; rank++) {
@@ -437,7 +444,7 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
   const overlap = bufferSpace.overlap;
   const values = valueLayout(kernel, ctas, buffersPerCta, buffers.filter((b) => b.space === 'gmem').map((b) => ({ offset: b.offset, length: b.length, init: b.init ?? null })));
   return {
-    kernel, params, lockstep: options.lockstep === true, clusterSize, grid, ctas, barriers, barriersPerCta, buffers, buffersPerCta, tmemCols, bufferSpace, roles, agents, values, pins, resident,
+    kernel, params, lockstep: options.lockstep === true, clusterSize, grid, ctas, barriers, barriersPerCta, buffers, buffersPerCta, tmemCols, tmemPair, bufferSpace, roles, agents, values, pins, resident,
     barrierOf, bufferOf,
     bufferRange(key) {
       const cta = Math.floor(key / buffersPerCta);
@@ -456,6 +463,30 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
       return `${info.scalar ? info.name : `${info.name}[${index}]`}${v ? `[${v.off}:${v.off + v.len}]` : ''}${info.space === 'gmem' ? '' : ctaTag(cta)}`;
     },
   };
+}
+
+/**
+ * Whether the kernel's Tensor Memory allocation is a CTA pair's (`.cta_group::2`). PTX ISA
+ * §9.7.16.7.1 wants every `tcgen05.alloc` / `dealloc` / `relinquish_alloc_permit` of a kernel to
+ * name the same `.cta_group`: a kernel that mixes them is a kernel error (`cta-group-mix`).
+ */
+function allocGroups(roles: RoleCode[]): boolean {
+  let one: OpInstr | undefined;
+  let two: OpInstr | undefined;
+  for (const rc of roles) {
+    for (const i of rc.code) {
+      if (i.i !== 'op') continue;
+      const op = i.op;
+      if (op.op !== 'tcgen05.alloc' && op.op !== 'tcgen05.dealloc' && op.op !== 'tcgen05.relinquish_alloc_permit') continue;
+      if (op.pair) two ??= i;
+      else one ??= i;
+    }
+  }
+  if (one && two) {
+    const [later, earlier] = one.loc.line > two.loc.line ? [one, two] : [two, one];
+    throw new KernelError(`${later.text} and ${earlier.text} (line ${earlier.loc.line}) name different .cta_group: every tcgen05.alloc, dealloc and relinquish_alloc_permit of a kernel must use the same one (PTX ISA §9.7.16.7.1)`, later.loc, 'cta-group-mix');
+  }
+  return two !== undefined;
 }
 
 /**

@@ -32,6 +32,9 @@ export function mmaShape(idesc: number | undefined, kind: string | undefined): M
   return { m: m || 128, n: n || 128, k };
 }
 
+/** `{ pair: true }` for an instruction with `.cta_group::2`. */
+const pair = (mods: readonly string[]): { pair?: true } => (mods.includes('cta_group::2') ? { pair: true } : {});
+
 /** Statements of a `tcgen05.*` instruction. */
 export function tcgen05Stmts(env: InsEnv, it: FlatIns, loc: SrcLoc, divergent: boolean, guard: Expr | undefined): Stmt[] {
   const ins = it.ins;
@@ -39,9 +42,10 @@ export function tcgen05Stmts(env: InsEnv, it: FlatIns, loc: SrcLoc, divergent: b
   const ops = ins.operands;
   const one = (op: Op) => once(op, loc, divergent, guard);
   switch (m0) {
-    case 'alloc': env.tmem(it, ops[1]); return one({ op: 'tcgen05.alloc', buf: acc });
-    case 'dealloc': env.tmem(it); return one({ op: 'tcgen05.dealloc', buf: acc });
-    case 'relinquish_alloc_permit': return one({ op: 'tcgen05.relinquish_alloc_permit' });
+    // `.cta_group::2`: the CTA pair allocates together (the machine's pair operations).
+    case 'alloc': env.tmem(it, ops[1]); return one({ op: 'tcgen05.alloc', buf: acc, ...pair(ins.mods) });
+    case 'dealloc': env.tmem(it); return one({ op: 'tcgen05.dealloc', buf: acc, ...pair(ins.mods) });
+    case 'relinquish_alloc_permit': return one({ op: 'tcgen05.relinquish_alloc_permit', ...pair(ins.mods) });
     case 'fence::before_thread_sync': return one({ op: 'tcgen05.fence::before_thread_sync' });
     case 'fence::after_thread_sync': return one({ op: 'tcgen05.fence::after_thread_sync' });
     case 'wait::ld': return one({ op: 'tcgen05.wait::ld' });

@@ -541,9 +541,13 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
     });
     // Each of the consumer's four warps is an agent with a lane of its own.
     expect(blocked).toEqual(['1', '2', '3', '4'].map((lane) => ({ lane, toEnd: true, label: 'blocked forever: mbarrier.try_wait.parity full[0], 0' })));
-    // Hover the consumer's first warp's lane near the end: the tooltip says the wait never ends.
+    // The four warps did the same thing: one role row for them, collapsed into one strip per warp.
+    const lanes = await page.evaluate(() => (window as unknown as { __mbsim: { timeline: { lanes: { label: string; kind: string; open?: boolean; y: number }[] } } }).__mbsim.timeline.lanes);
+    const role = lanes.find((l) => l.kind === 'role' && l.label === 'consumer')!;
+    expect(role.open).toBe(false);
+    // Hover the first warp's strip near the end: the tooltip says the wait never ends.
     const box = (await page.locator('.tl-canvas').boundingBox())!;
-    await page.mouse.move(box.x + box.width - 40, box.y + 26 + 22 + 11);
+    await page.mouse.move(box.x + box.width - 40, box.y + role.y + 4);
     await expect.poll(() => page.locator('.tl-tip').textContent()).toMatch(/consumer\.w0: blocked forever: .*this wait never ends/);
     await shot(page, 'b01-timeline-blocked');
     await page.mouse.move(0, 0);

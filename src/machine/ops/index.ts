@@ -27,7 +27,7 @@ import { WGMMA_ASYNC, WGMMA_OPS } from './wgmma.js';
 export type { AsyncDef, OpCtx, OpDef, OpK, SignalKind, SyncClass, TextCtx } from './types.js';
 export { signal } from './mbarrier.js';
 export { checkCluster } from './barriers.js';
-export { explainAlloc, tmemAtExit } from './tmem.js';
+export { explainAlloc, explainPair, tmemAtExit } from './tmem.js';
 
 /**
  * Numeric codes of the operations (`OpInstr.opc`): the index of each operation in {@link OPS}.

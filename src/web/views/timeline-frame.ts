@@ -6,7 +6,7 @@
  */
 import type { BarrierLane, RunModel } from '../model.js';
 import { fmt } from '../dom.js';
-import type { Row } from './timeline-hover.js';
+import { stripH, type Row } from './timeline-hover.js';
 import { drawBar, drawCounts, drawSpans, FONT, LABEL_W, niceStep, RULER_H, type Label, type LabelFitter, type Paint, type RectBuf } from './timeline-paint.js';
 
 /** What a frame shows: the run and its rows, the window [v0, v1] of W × H CSS pixels scrolled down by vy, the cursor's time. */
@@ -53,7 +53,10 @@ export function drawFrame(c: CanvasRenderingContext2D, f: Frame): number {
     const y = row.y - vy;
     if (y + row.h < RULER_H || y > H) continue;
     if (r % 2 === 0) c.fillRect(LABEL_W, y, pw, row.h);
-    if (row.span) drawSpans(p, row.span, y, row.h);
+    if (row.group) {
+      const g = row.group, sh = stripH(g.lanes.length);
+      for (let i = 0; i < g.lanes.length; i++) drawSpans(p, g.lanes[i]!, y + 2 + i * sh, sh - 1, true);
+    } else if (row.span) drawSpans(p, row.span, y, row.h);
     else if (row.bar) drawBar(p, row.bar, y, row.h);
     else if (row.counts) drawCounts(p, row.counts, y, row.h);
   }
@@ -80,7 +83,14 @@ export function drawFrame(c: CanvasRenderingContext2D, f: Frame): number {
       c.fillText(fitter.fit(c, [`${row.counts.label} tx-count`, 'tx-count'], LABEL_W - 16) ?? '', 12, y + 5 + half + half / 2 + 1);
     } else {
       c.fillStyle = row.bar ? '#6b4e16' : row.span?.group === 'unit' ? '#7a3f00' : '#1d3557';
-      c.fillText(fitter.fit(c, [row.label], LABEL_W - 12) ?? '', 6, y + row.h / 2);
+      const x = row.indent ? 20 : 6;
+      c.fillText(fitter.fit(c, [row.label], LABEL_W - x - 6) ?? '', x, y + row.h / 2);
+      if (row.indent) {
+        // The tree line from the role row down to its warps.
+        c.fillStyle = '#b8c0cc';
+        c.fillRect(10, y, 1, row.h);
+        c.fillRect(10, y + row.h / 2, 6, 1);
+      }
     }
     c.fillStyle = row.bar ? '#eef0f3' : '#e3e6eb';
     c.fillRect(0, y + row.h - 1, W, 1);

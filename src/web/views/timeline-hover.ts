@@ -8,15 +8,48 @@ import { agentEventsAt, barStateAt, eventBar, firstGE, lastLE, spanAt } from '..
 import { fmt } from '../dom.js';
 import { SUB_H } from './timeline-paint.js';
 
-/** A row of the timeline: a span lane, a barrier's phase lane or its count row. */
+/**
+ * The warps of one role instance in one CTA (each warp is an agent with a lane of its own): shown
+ * as a role row, collapsed into one strip per warp or expanded into the warps' lanes.
+ */
+export interface WarpGroup {
+  key: string;
+  /** The role instance's name (its warps' names without `.wN`), e.g. `consumer@c0`. */
+  name: string;
+  lanes: SpanLane[];
+  open: boolean;
+}
+
+/** Height of one warp's strip in a role row of `n` warps. */
+export function stripH(n: number): number {
+  return Math.max(3, Math.min(8, Math.floor((24 - 4) / n)));
+}
+
+/** A row of the timeline: a span lane, a role's row of warps, a barrier's phase lane or its count row. */
 export interface Row {
   y: number;
   h: number;
   span?: SpanLane;
+  /** A role row: its warps' strips (and, when open, the warps' lanes follow it). */
+  group?: WarpGroup;
+  /** A warp's lane under its role row (drawn indented). */
+  indent?: boolean;
   bar?: BarrierLane;
   /** A barrier's pending arrival count and tx-count over time. */
   counts?: BarrierLane;
   label: string;
+}
+
+/** "warp 2 of 4 of role consumer (CTA 0)" for an agent that is one warp of a role of several, else null. */
+function warpOf(m: RunModel, agent: number): string | null {
+  if (agent < 0) return null;
+  const ags = m.program.agents;
+  const a = ags[agent];
+  if (!a) return null;
+  let n = 0;
+  for (const o of ags) if (o.role === a.role && o.instance === a.instance && o.cta === a.cta) n++;
+  if (n < 2) return null;
+  return `warp ${a.warp} of ${n} of role ${a.roleName}${m.program.ctas > 1 ? ` (CTA ${m.program.grid > 1 ? a.cta : a.rank})` : ''}`;
 }
 
 /** One line of the tooltip; `cls` styles it (tip-head, tip-src, tip-bar). */
@@ -39,6 +72,12 @@ export function hoverLines(m: RunModel, row: Row, t: number, yIn: number, slack:
     lines.push({ text: `${barRow.label} at ${fmt(t)} ${m.trace ? 'steps' : 'cycles'}`, cls: 'tip-head' });
     lines.push({ text: st.valid ? `phase ${st.phase} (parity ${st.phase & 1}) · pending ${st.pending} of ${st.expected} · tx-count ${st.tx} B` : 'not initialized' });
     if (st.valid) lines.push({ text: st.pending === 0 && st.tx !== 0 ? 'all arrivals in; waiting for bytes' : st.pending > 0 ? `waiting for ${st.pending} arrival(s)${st.tx ? ` and ${st.tx} B` : ''}` : '' });
+  } else if (row.group) {
+    // The warp whose strip the pointer is on: its own lane's tooltip.
+    const g = row.group;
+    const i = Math.max(0, Math.min(g.lanes.length - 1, Math.floor((yIn - 2) / stripH(g.lanes.length))));
+    const l = g.lanes[i]!;
+    return hoverLines(m, { y: row.y, h: row.h, span: l, label: l.label }, t, 0, slack, srcLine);
   } else if (row.span) {
     const l = row.span;
     let sub = -1;
@@ -47,6 +86,8 @@ export function hoverLines(m: RunModel, row: Row, t: number, yIn: number, slack:
     if (i < 0) return null;
     const sp = m.spans[l.src[i]!]!;
     lines.push({ text: `${l.label}: ${sp.kind === 'stall' ? `stalled (${sp.label})` : sp.label}`, cls: 'tip-head' });
+    const warp = warpOf(m, l.agent);
+    if (warp) lines.push({ text: warp });
     lines.push({ text: `${fmt(sp.t0)} – ${fmt(sp.t1)} cycles (${fmt(sp.t1 - sp.t0)})` });
     const src = srcLine(sp.loc);
     if (sp.loc && sp.loc.line > 0) lines.push({ text: `line ${sp.loc.line}${src !== null ? `: ${src.trim()}` : ''}`, cls: 'tip-src' });

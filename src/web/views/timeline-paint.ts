@@ -62,7 +62,11 @@ export function newBufs(): RectBuf[] {
   return [...KIND_COLOR, ...PARITY_COLOR, '#eeeeee', '#2a9d4b', PENDING_COLOR, TX_COLOR, BASE_COLOR].map((color) => new RectBuf(color));
 }
 
-export function drawSpans(p: Paint, l: SpanLane, y: number, hh: number): void {
+/**
+ * Draws lane `l` in the rectangle at `y` of height `hh`. `compact`: a warp's strip in its role row:
+ * every span fills the strip's height, without labels.
+ */
+export function drawSpans(p: Paint, l: SpanLane, y: number, hh: number, compact = false): void {
   const { scale, v0, v1, W, bufs, texts } = p;
   const n = l.n;
   if (n === 0) return;
@@ -75,7 +79,8 @@ export function drawSpans(p: Paint, l: SpanLane, y: number, hh: number): void {
     if (k < 0) return;
     const buf = bufs[KB + k]!, xa = px0[sub]!;
     const w0 = px1[sub]! - xa, w = w0 > 4 ? w0 - 1 : w0; // a 1-px gap between visible spans
-    if (unit) buf.rect(xa, y + 3 + sub * SUB_H, w, SUB_H - 2);
+    if (compact) buf.rect(xa, y, w, hh);
+    else if (unit) buf.rect(xa, y + 3 + sub * SUB_H, w, SUB_H - 2);
     else if (k === 1) buf.rect(xa, y + hh / 2 - 2, w, 4);
     else if (k === K_BLOCKED) buf.rect(xa, y + hh / 2 - 1, w, 6);
     else buf.rect(xa, y + 4, w, hh - 8);
@@ -105,7 +110,7 @@ export function drawSpans(p: Paint, l: SpanLane, y: number, hh: number): void {
       px1[sub] = Math.max(xb, xa + 1);
       lastX[sub] = px1[sub]!;
     }
-    if (xb - xa > 24 && labels < 100) {
+    if (!compact && xb - xa > 24 && labels < 100) {
       labels++;
       const sp = p.m.spans[l.src[i]!]!;
       const thin = k === 1 || k === K_BLOCKED;

@@ -7,11 +7,11 @@
  * shift-wheel. Drawing touches only the visible window: each lane is searched by binary search
  * over its sorted spans and sub-pixel spans are merged, so 100,000 events stay fast.
  */
-import type { RunModel, BarrierLane } from '../model.js';
+import type { RunModel, BarrierLane, SpanLane } from '../model.js';
 import { barrierEvents, firstGE, lastLE } from '../model.js';
 import { fmt, h, replace, setText } from '../dom.js';
 import { drawFrame } from './timeline-frame.js';
-import { hoverLines, type Row } from './timeline-hover.js';
+import { hoverLines, stripH, type Row, type WarpGroup } from './timeline-hover.js';
 import { COUNT_H, LabelFitter, LABEL_W, newBufs, ROW_H, RULER_H, SUB_H } from './timeline-paint.js';
 
 export interface TimelineView {
@@ -36,6 +36,10 @@ export interface TimelineView {
   readonly rects: number;
   /** Whether each barrier has a row for its pending arrival count and tx-count (null: automatic). */
   showCounts(on: boolean | null): void;
+  /** The rows as laid out (for tests): label, kind, and for a role row whether its warps are shown. */
+  readonly lanes: { label: string; kind: 'role' | 'warp' | 'agent' | 'unit' | 'barrier' | 'counts'; open?: boolean; y: number; h: number }[];
+  /** Expands (true) or collapses (false) the role row named `name` (e.g. `consumer@c0`), or every role row (`name` null). */
+  showWarps(name: string | null, open: boolean): void;
   /** Draws now (synchronously); returns the milliseconds it took. */
   renderNow(): number;
   onCursor?: (ev: number, t: number) => void;
@@ -64,6 +68,10 @@ export function timelineView(): TimelineView {
   /** Largest |tx-count| of each barrier lane (the scale of its count row). */
   const txMax = new WeakMap<BarrierLane, number>();
   const countsOn = () => (countsPref ?? (!!m && m.barLanes.length <= 6));
+  /** The role rows of the current run: a role instance whose several warps are agents of their own, by key. */
+  let groups = new Map<string, WarpGroup>();
+  /** The role row of each agent lane in one (by lane id). */
+  let groupOf = new Map<string, WarpGroup>();
 
   const canvas = h('canvas', { class: 'tl-canvas', tabindex: '0', role: 'application', 'aria-label': 'timeline: arrow keys step through events, shift+arrow 10 events, +/- zoom (or the wheel while focused, or Ctrl+wheel), space play/pause, Home/End', 'aria-describedby': 'tl-readout' });
   const spacer = h('div', { class: 'tl-spacer' }, canvas);
@@ -87,6 +95,8 @@ export function timelineView(): TimelineView {
     canvas.focus({ preventScroll: true });
     request();
   });
+  const warpsBox = h('input', { type: 'checkbox', id: 'tl-warps' });
+  warpsBox.addEventListener('change', () => view.showWarps(null, warpsBox.checked));
   const countsBox = h('input', { type: 'checkbox', id: 'tl-counts' });
   countsBox.addEventListener('change', () => view.showCounts(countsBox.checked));
   const scrub = h('input', { type: 'range', min: 0, max: 1000, value: 0, 'aria-label': 'scrub timeline', class: 'tl-scrub' });
@@ -103,7 +113,8 @@ export function timelineView(): TimelineView {
     btn('zoom −', 'zoom out', () => view.zoom(0.5)),
     btn('fit', 'zoom to fit', () => view.fit()),
     scrub, readout, h('label', { class: 'tl-counts', title: 'a row under each barrier: its pending arrival count and tx-count over time' }, countsBox, ' pending & tx rows'),
-    h('label', { class: 'tl-counts', title: '← → and the prev/next buttons step only through barrier events: arrivals, expect_tx, complete_tx, phase completions and waits' }, barBox, ' barrier events only'));
+    h('label', { class: 'tl-counts', title: '← → and the prev/next buttons step only through barrier events: arrivals, expect_tx, complete_tx, phase completions and waits' }, barBox, ' barrier events only'),
+    h('label', { class: 'tl-counts', title: 'a lane for every warp of a role of several warps (click a role\'s name on the timeline to expand or collapse that role alone)' }, warpsBox, ' every warp'));
   const el = h('div', { class: 'timeline' }, toolbar, wrap);
 
   const plotW = () => Math.max(10, W - LABEL_W);
@@ -115,6 +126,21 @@ export function timelineView(): TimelineView {
     let y = RULER_H;
     if (m) {
       for (const l of m.spanLanes) {
+        const g = groupOf.get(l.id);
+        if (g) {
+          if (g.lanes[0] !== l) continue;
+          const n = g.lanes.length;
+          const hh = Math.max(ROW_H, n * stripH(n) + 4);
+          rows.push({ y, h: hh, group: g, label: `${g.open ? '▾' : '▸'} ${g.name} · ${n} warps` });
+          y += hh;
+          if (g.open) {
+            for (const w of g.lanes) {
+              rows.push({ y, h: ROW_H, span: w, label: w.label, indent: true });
+              y += ROW_H;
+            }
+          }
+          continue;
+        }
         const hh = l.group === 'unit' ? Math.max(ROW_H, l.subRows * SUB_H + 6) : ROW_H;
         rows.push({ y, h: hh, span: l, label: l.label });
         y += hh;
@@ -130,6 +156,10 @@ export function timelineView(): TimelineView {
       }
     }
     contentH = y + 4;
+    const vals = [...groups.values()];
+    warpsBox.checked = vals.length > 0 && vals.every((g) => g.open);
+    warpsBox.indeterminate = vals.some((g) => g.open) && !warpsBox.checked;
+    warpsBox.disabled = vals.length === 0;
     const viewH = Math.min(contentH, 540);
     spacer.style.height = `${contentH}px`;
     scroller.style.height = `${viewH}px`;
@@ -263,8 +293,25 @@ export function timelineView(): TimelineView {
       layout();
       request();
     },
+    get lanes() {
+      return rows.map((r) => ({
+        label: r.group ? r.group.name : r.label,
+        kind: r.group ? 'role' as const : r.indent ? 'warp' as const : r.span ? (r.span.group === 'unit' ? 'unit' as const : 'agent' as const) : r.bar ? 'barrier' as const : 'counts' as const,
+        ...(r.group ? { open: r.group.open } : {}),
+        y: r.y,
+        h: r.h,
+      }));
+    },
+    showWarps(name, open) {
+      for (const g of groups.values()) if (name === null || g.name === name) g.open = open;
+      layout();
+      request();
+    },
     setModel(model, sl) {
       m = model;
+      groups = model ? warpGroups(model) : new Map();
+      groupOf = new Map();
+      for (const g of groups.values()) for (const l of g.lanes) groupOf.set(l.id, g);
       barEvs = model ? barrierEvents(model) : new Int32Array(0);
       srcLine = sl;
       countsBox.checked = countsOn();
@@ -371,7 +418,12 @@ export function timelineView(): TimelineView {
     if (!m) return;
     canvas.focus();
     const { x, y } = localXY(e);
-    if (x < LABEL_W) return;
+    if (x < LABEL_W) {
+      // A click on a role's name expands or collapses its warps.
+      const row = y >= RULER_H ? rows.find((r) => y + scroller.scrollTop >= r.y && y + scroller.scrollTop < r.y + r.h) : undefined;
+      if (row?.group) view.showWarps(row.group.name, !row.group.open);
+      return;
+    }
     canvas.setPointerCapture(e.pointerId);
     setPlaying(false);
     drag = { mode: y < RULER_H ? 'scrub' : 'maybe', x0: x, v0, v1 };
@@ -449,4 +501,36 @@ export function timelineView(): TimelineView {
   }
 
   return view;
+}
+
+/**
+ * The role rows of run `m`: each role instance of a CTA whose warps are agents of their own (two or
+ * more lanes). A role row starts expanded when its warps' lanes differ (their spans are not the
+ * same), collapsed when the warps did the same thing at the same times.
+ */
+function warpGroups(m: RunModel): Map<string, WarpGroup> {
+  const byKey = new Map<string, SpanLane[]>();
+  for (const l of m.spanLanes) {
+    if (l.group !== 'agent' || l.agent < 0) continue;
+    const a = m.program.agents[l.agent];
+    if (!a) continue;
+    const key = `${a.role}|${a.instance}|${a.cta}`;
+    let g = byKey.get(key);
+    if (!g) byKey.set(key, (g = []));
+    g.push(l);
+  }
+  const out = new Map<string, WarpGroup>();
+  for (const [key, lanes] of byKey) {
+    if (lanes.length < 2) continue;
+    const name = lanes[0]!.label.replace(/\.w\d+(?=@|$)/, '');
+    out.set(key, { key, name, lanes, open: lanes.some((l) => !sameSpans(l, lanes[0]!)) });
+  }
+  return out;
+}
+
+/** Whether two lanes have the same spans (kinds and times). */
+function sameSpans(a: SpanLane, b: SpanLane): boolean {
+  if (a.n !== b.n) return false;
+  for (let i = 0; i < a.n; i++) if (a.t0[i] !== b.t0[i] || a.t1[i] !== b.t1[i] || a.kind[i] !== b.kind[i]) return false;
+  return true;
 }
