@@ -8,12 +8,12 @@
 import { Option, type Command } from 'commander';
 import type { Kernel } from '../kernel/ir.js';
 import { KernelError } from '../machine/program.js';
-import type { Module } from '../ptx/index.js';
+import { parsePtx, type Module } from '../ptx/index.js';
 import { paramKey, pickEntry, shortName, translatePtx, type PtxLaunch } from '../ptxi/index.js';
 import { echo, parsePositiveArg } from './args.js';
 import { UsageError } from './errors.js';
 import { formatKernelError, parseSet } from './load.js';
-import { loadPtxFile } from './ptx-info.js';
+import { formatPtxDiagnostic, loadPtxFile } from './ptx-info.js';
 import { fileLaunch, inlineLaunch, launchError, type Sidecar } from './ptx-launch.js';
 
 /** The launch flags as commander parses them. */
@@ -61,13 +61,34 @@ export function isPtx(target: string): boolean {
 /** Reads, parses and translates a PTX file for the launch its sidecar and the flags give; errors are {@link UsageError}s. */
 export function loadPtxKernel(path: string, f: PtxFlags): Kernel {
   const { module, src } = loadPtxFile(path);
-  const launch = mergeLaunch(module, f, [fileLaunch(path), inlineLaunch(path, src)].filter((x): x is Sidecar => x !== null));
+  return translateOrExplain(module, ptxLaunchOf(path, src, module, f));
+}
+
+/** The launch of a parsed PTX file: its sidecars (`// # launch:` in `src`, `PATH.launch.json`) under the flags. */
+function ptxLaunchOf(path: string, src: string, module: Module, f: PtxFlags): PtxLaunch {
+  return mergeLaunch(module, f, [fileLaunch(path), inlineLaunch(path, src)].filter((x): x is Sidecar => x !== null));
+}
+
+function translateOrExplain(module: Module, launch: PtxLaunch): Kernel {
   try {
     return translatePtx(module, launch).kernel;
   } catch (err) {
     if (err instanceof KernelError) throw new UsageError(err.loc ? formatKernelError(err) : `mbsim: error: ${err.message}`);
     throw err;
   }
+}
+
+/**
+ * `mbsim serve FILE.ptx`: the launch the explorer translates `text` (the file as read now) with,
+ * from the sidecars read now and the flags, after checking that it parses and translates as for
+ * `run` and `check`; a problem is a {@link UsageError} with the same message.
+ */
+export function servedPtxLaunch(path: string, f: PtxFlags, text: string): PtxLaunch {
+  const r = parsePtx(text, path);
+  if (!r.ok) throw new UsageError(formatPtxDiagnostic(r.diagnostic, text));
+  const launch = ptxLaunchOf(path, text, r.module, f);
+  translateOrExplain(r.module, launch);
+  return launch;
 }
 
 /**
