@@ -19,7 +19,7 @@ import { fileLaunch, inlineLaunch, launchError, type Sidecar } from './ptx-launc
 /** The launch flags as commander parses them. */
 export interface PtxFlags {
   kernel?: string;
-  block?: number;
+  block?: number | number[];
   cluster?: number;
   grid?: number;
   param?: Record<string, number>;
@@ -40,11 +40,19 @@ function nameValue(flag: string) {
   };
 }
 
+/** `--block N` or `--block X,Y[,Z]` (checked for whole warps by the translation, as the sidecar's). */
+function parseBlock(v: string): number | number[] {
+  const parts = v.split(',');
+  if (parts.length > 3) throw new UsageError(`--block expects N or X,Y[,Z] (the block's dimensions), got '${echo(v)}'`);
+  const ns = parts.map((x) => parsePositiveArg('--block')(x.trim()));
+  return ns.length === 1 ? ns[0]! : ns;
+}
+
 /** Adds the PTX launch flags to a verb (`withGrid`: the verb has no --grid of its own). */
 export function addPtxFlags(cmd: Command, withGrid: boolean): Command {
   cmd
     .option('--kernel <NAME>', 'PTX: the .entry to run (full or demangled name; default: the only one)')
-    .addOption(new Option('--block <N>', 'PTX: threads per CTA, a multiple of 32 (default: the .reqntid / .maxntid directive)').argParser(parsePositiveArg('--block')))
+    .addOption(new Option('--block <N|X,Y[,Z]>', 'PTX: threads per CTA, or the block\'s dimensions (64,2); whole warps (default: the .reqntid / .maxntid directive)').argParser(parseBlock))
     .addOption(new Option('--cluster <N>', 'PTX: CTAs per cluster (default 1)').argParser(parsePositiveArg('--cluster')))
     .option('--param <NAME=VALUE>', 'PTX: an integer kernel parameter, by name, param_N or index N (repeatable)', nameValue('--param'), {})
     .option('--tensor-map <NAME=BYTES>', 'PTX: bytes one TMA load through this CUtensorMap parameter delivers (its box; repeatable)', nameValue('--tensor-map'), {})

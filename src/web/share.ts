@@ -95,6 +95,10 @@ export function launchOf(json: string | unknown): PtxLaunch | null {
       if (typeof x !== 'string' || x.length > 4096) return null;
       out.kernel = x;
     } else if ((LAUNCH_INTS as readonly string[]).includes(k)) {
+      if (k === 'block' && Array.isArray(x) && x.length >= 1 && x.length <= 3 && x.every((d) => int(d, 1, 1024))) {
+        out.block = x as number[];
+        continue;
+      }
       if (!int(x, k === 'dynamicSmem' ? 0 : 1, k === 'dynamicSmem' ? 1 << 24 : 1 << 20)) return null;
       out[k as 'grid'] = x as number;
     } else if (k === 'params' || k === 'tensorMaps') {
