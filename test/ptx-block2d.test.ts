@@ -75,7 +75,7 @@ describe('block2d.cu: roles by threadIdx.y in a (64, 3) block', () => {
     const s = simulate(p);
     expect(s.verdict).toBe('ok');
     expect(s.diagnostics).toEqual([]);
-    const by = (pred: (e: (typeof s.events)[number]) => boolean) => [...new Set((s.events ?? []).flatMap((e) => (pred(e) && 'agent' in e && (e.agent as number) >= 0 ? [p.agents[e.agent as number]!.name] : [])))].sort();
+    const by = (pred: (e: NonNullable<typeof s.events>[number]) => boolean) => [...new Set((s.events ?? []).flatMap((e) => (pred(e) && 'agent' in e && (e.agent as number) >= 0 ? [p.agents[e.agent as number]!.name] : [])))].sort();
     // The barriers' init and the loads: warp 0 only (threadIdx.x == 0 && threadIdx.y == 0).
     expect(by((e) => e.e === 'op' && /mbarrier\.init|cp\.async\.bulk\.tensor/.test(JSON.stringify(e)))).toEqual(['block2d.w0']);
     // The release of `empty`: every thread of rows 1 and 2, 32 a warp; `empty` counts 64 · 2 = 128.
