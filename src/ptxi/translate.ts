@@ -62,7 +62,7 @@ export function translatePtx(m: Module, launch: PtxLaunch = {}): { kernel: Kerne
   const dims = blockDims(given);
   if (typeof dims === 'string') throw new KernelError(dims, at(f.pos), 'ptx-launch');
   const block = dims[0] * dims[1] * dims[2];
-  const flat = flatten(f);
+  const flat = flatten(f, m);
   const cfg = buildCfg(flat);
   const paramSyms = new Map<string, number>();
   f.params.forEach((p, i) => paramSyms.set(p.name, PARAM_BASE + i * 0x1000));
