@@ -159,3 +159,11 @@ mbarrier.try_wait.parity.shared.b64 %p2, [%r1], 0;
     expect(() => program(mod(ARRIVE, bad), 'k.ptx', {})).toThrow('call arrive: 1 arguments given, the function has 2');
   });
 });
+
+describe('symbol expressions', () => {
+  it('an operand `sym+8` (an expression with integer leaves) translates (forms.ptx k_cluster)', () => {
+    const r = parsePtx(readFileSync('test/fixtures/ptx/forms.ptx', 'utf8'), 'forms.ptx');
+    if (!r.ok) throw new Error('parse');
+    expect(() => translatePtx(r.module, { kernel: 'k_cluster', block: 32 })).not.toThrow();
+  });
+});

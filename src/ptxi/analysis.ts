@@ -187,7 +187,7 @@ export function analyze(flat: Flat, cfg: Cfg, symbols: ReadonlySet<string>, bloc
       if (['mov', 'cvta', 'cvt', 'add', 'sub', 'and', 'mad', 'mapa'].includes(it.ins.base)) {
         for (const o of srcs) {
           if (o.kind === 'name' && symbols.has(o.name)) srcProv.add(o.name);
-          if (o.kind === 'expr') for (const s of symbols) if (JSON.stringify(o.expr).includes(`"${s}"`)) srcProv.add(s);
+          if (o.kind === 'expr') for (const s of symbols) if (JSON.stringify(o.expr, (_k, x: unknown) => (typeof x === 'bigint' ? String(x) : x)).includes(`"${s}"`)) srcProv.add(s);
           for (const r of regsOf(o, it)) for (const s of prov.get(r) ?? []) srcProv.add(s);
         }
       }
