@@ -103,7 +103,7 @@ describe('serve FILE that is not a file', () => {
     const err: string[] = [];
     const code = await main(['serve', dir, '--port', '0'], { out: (s) => out.push(s), err: (s) => err.push(s), color: false });
     expect(code).toBe(2);
-    expect(err).toEqual([`mbsim: error: ${dir} is not a file (give a sketch file, .mbk; it is a directory)`]);
+    expect(err).toEqual([`mbsim: error: ${dir} is not a file (give a sketch file, .mbk, or a PTX file, .ptx; it is a directory)`]);
     await expect(startServer({ root, port: 0, file: dir })).rejects.toThrow('is not a file');
   });
 

@@ -23,7 +23,8 @@ const ALLOWED: Record<string, string[]> = {
   cli: ['model', 'kernel', 'machine', 'sim', 'check', 'report', 'examples', 'lang', 'web', 'lsp', 'ptx', 'ptxi'],
   // The language server: the sketch language, the checker and the machine, never the explorer.
   lsp: ['model', 'kernel', 'machine', 'check', 'report', 'lang'],
-  web: ['model', 'kernel', 'machine', 'sim', 'check', 'report', 'examples', 'lang'],
+  // The explorer opens PTX files (`mbsim serve FILE.ptx`) through the front end's translation.
+  web: ['model', 'kernel', 'machine', 'sim', 'check', 'report', 'examples', 'lang', 'ptx', 'ptxi'],
   // The library's entry point (src/index.ts) re-exports the public API of the core layers.
   'index.ts': ['model', 'kernel', 'machine', 'sim', 'check', 'report', 'examples', 'lang'],
 };

@@ -304,8 +304,15 @@ export function staticChecks(p: Program, gov: Governor): RawHazard[] {
   const roles = new Set(p.agents.map((a) => a.role));
   for (const r of roles) {
     const rc = p.roles[r]!;
+    // One source line may be several sites (a PTX `.func` inlined at each of its calls): the line
+    // is reached when any of its sites is.
+    const at = (l: SrcLoc) => `${l.file ?? ''}:${l.line}:${l.col}`;
+    const ranAt = new Set<string>();
     rc.code.forEach((ins, pc) => {
-      if (ins.i !== 'op' || out.ran.has(`${r}:${pc}`)) return;
+      if (ins.i === 'op' && out.ran.has(`${r}:${pc}`)) ranAt.add(at(ins.loc));
+    });
+    rc.code.forEach((ins, pc) => {
+      if (ins.i !== 'op' || out.ran.has(`${r}:${pc}`) || ranAt.has(at(ins.loc))) return;
       const o = ins.op;
       if (o.op !== 'mbarrier.arrive' && o.op !== 'tcgen05.commit' && o.op !== 'cp.async.mbarrier.arrive') return;
       add('unreachable-arrive', o.bar.name, `${ins.text} in ${rc.name} (line ${ins.loc.line}) is never executed with these parameters: its barrier never receives that arrival`, [ins.loc]);

@@ -17,6 +17,7 @@ import { inputProblem, readInput } from './input.js';
 import { UsageError } from './errors.js';
 import { parseJsonPos, JsonPosError, type JsonNode, type JsonPos } from './json-pos.js';
 import { alignCaret } from './terminal.js';
+import { blockDims } from '../ptxi/index.js';
 
 /** Most bytes of a `.launch.json` file read. */
 export const LAUNCH_FILE_MAX = 1 << 20;
@@ -24,7 +25,7 @@ export const LAUNCH_FILE_MAX = 1 << 20;
 /** The fields of a launch (the flags' values, `params` and `tensorMaps` by PTX name, `param_N` or index). */
 export interface LaunchFields {
   kernel?: string;
-  block?: number;
+  block?: number | number[];
   cluster?: number;
   grid?: number;
   dynamicSmem?: number;
@@ -40,7 +41,7 @@ export interface Sidecar {
   where: Record<string, JsonPos>;
 }
 
-const SCALARS = { kernel: 'a kernel name (string)', block: 'threads per CTA', cluster: 'CTAs per cluster', grid: 'clusters launched', dynamicSmem: 'bytes of dynamic shared memory' } as const;
+const SCALARS = { kernel: 'a kernel name (string)', block: 'threads per CTA or [x, y, z]', cluster: 'CTAs per cluster', grid: 'clusters launched', dynamicSmem: 'bytes of dynamic shared memory' } as const;
 const KEYS = ['kernel', 'block', 'cluster', 'grid', 'dynamicSmem', 'params', 'tensorMaps'];
 const LINE = /^(\s*\/\/\s*#\s*launch:)(.*)$/;
 const NAME = /^([A-Za-z_$][\w$]*|\d+)$/;
@@ -118,6 +119,13 @@ function readSidecar(file: string, text: string, json: string, line: number, col
         into[e.key] = integer(e.value, key === 'tensorMaps' ? 1 : -Infinity, `"${key}.${e.key}"`, bad);
         where[`${key}.${e.key}`] = e.keyPos;
       }
+    } else if (key === 'block' && value.kind === 'array') {
+      // The block's dimensions [x, y, z] (CUDA's dim3): y and z default to 1.
+      if (value.items.length < 1 || value.items.length > 3) throw bad(value, `"block" expects threads per CTA or [x, y, z] (1 to 3 dimensions)`);
+      const d = value.items.map((x, i) => integer(x, 1, `"block"[${i}]`, bad));
+      const why = blockDims(d);
+      if (typeof why === 'string') throw bad(value, `"block": [${d.join(', ')}]: ${why.replace(/^--block [^:]*: /, '')}`);
+      fields.block = d;
     } else {
       const n = integer(value, key === 'dynamicSmem' ? 0 : 1, `"${key}"`, bad);
       if (key === 'block' && (n % 32 !== 0 || n > 1024)) throw bad(value, `"block": ${n}: mbsim runs whole warps: a multiple of 32 from 32 to 1024`);

@@ -8,18 +8,18 @@
 import { Option, type Command } from 'commander';
 import type { Kernel } from '../kernel/ir.js';
 import { KernelError } from '../machine/program.js';
-import type { Module } from '../ptx/index.js';
+import { parsePtx, type Module } from '../ptx/index.js';
 import { paramKey, pickEntry, shortName, translatePtx, type PtxLaunch } from '../ptxi/index.js';
 import { echo, parsePositiveArg } from './args.js';
 import { UsageError } from './errors.js';
 import { formatKernelError, parseSet } from './load.js';
-import { loadPtxFile } from './ptx-info.js';
+import { formatPtxDiagnostic, loadPtxFile } from './ptx-info.js';
 import { fileLaunch, inlineLaunch, launchError, type Sidecar } from './ptx-launch.js';
 
 /** The launch flags as commander parses them. */
 export interface PtxFlags {
   kernel?: string;
-  block?: number;
+  block?: number | number[];
   cluster?: number;
   grid?: number;
   param?: Record<string, number>;
@@ -40,11 +40,19 @@ function nameValue(flag: string) {
   };
 }
 
+/** `--block N` or `--block X,Y[,Z]` (checked for whole warps by the translation, as the sidecar's). */
+function parseBlock(v: string): number | number[] {
+  const parts = v.split(',');
+  if (parts.length > 3) throw new UsageError(`--block expects N or X,Y[,Z] (the block's dimensions), got '${echo(v)}'`);
+  const ns = parts.map((x) => parsePositiveArg('--block')(x.trim()));
+  return ns.length === 1 ? ns[0]! : ns;
+}
+
 /** Adds the PTX launch flags to a verb (`withGrid`: the verb has no --grid of its own). */
 export function addPtxFlags(cmd: Command, withGrid: boolean): Command {
   cmd
     .option('--kernel <NAME>', 'PTX: the .entry to run (full or demangled name; default: the only one)')
-    .addOption(new Option('--block <N>', 'PTX: threads per CTA, a multiple of 32 (default: the .reqntid / .maxntid directive)').argParser(parsePositiveArg('--block')))
+    .addOption(new Option('--block <N|X,Y[,Z]>', 'PTX: threads per CTA, or the block\'s dimensions (64,2); whole warps (default: the .reqntid / .maxntid directive)').argParser(parseBlock))
     .addOption(new Option('--cluster <N>', 'PTX: CTAs per cluster (default 1)').argParser(parsePositiveArg('--cluster')))
     .option('--param <NAME=VALUE>', 'PTX: an integer kernel parameter, by name, param_N or index N (repeatable)', nameValue('--param'), {})
     .option('--tensor-map <NAME=BYTES>', 'PTX: bytes one TMA load through this CUtensorMap parameter delivers (its box; repeatable)', nameValue('--tensor-map'), {})
@@ -61,13 +69,34 @@ export function isPtx(target: string): boolean {
 /** Reads, parses and translates a PTX file for the launch its sidecar and the flags give; errors are {@link UsageError}s. */
 export function loadPtxKernel(path: string, f: PtxFlags): Kernel {
   const { module, src } = loadPtxFile(path);
-  const launch = mergeLaunch(module, f, [fileLaunch(path), inlineLaunch(path, src)].filter((x): x is Sidecar => x !== null));
+  return translateOrExplain(module, ptxLaunchOf(path, src, module, f));
+}
+
+/** The launch of a parsed PTX file: its sidecars (`// # launch:` in `src`, `PATH.launch.json`) under the flags. */
+function ptxLaunchOf(path: string, src: string, module: Module, f: PtxFlags): PtxLaunch {
+  return mergeLaunch(module, f, [fileLaunch(path), inlineLaunch(path, src)].filter((x): x is Sidecar => x !== null));
+}
+
+function translateOrExplain(module: Module, launch: PtxLaunch): Kernel {
   try {
     return translatePtx(module, launch).kernel;
   } catch (err) {
     if (err instanceof KernelError) throw new UsageError(err.loc ? formatKernelError(err) : `mbsim: error: ${err.message}`);
     throw err;
   }
+}
+
+/**
+ * `mbsim serve FILE.ptx`: the launch the explorer translates `text` (the file as read now) with,
+ * from the sidecars read now and the flags, after checking that it parses and translates as for
+ * `run` and `check`; a problem is a {@link UsageError} with the same message.
+ */
+export function servedPtxLaunch(path: string, f: PtxFlags, text: string): PtxLaunch {
+  const r = parsePtx(text, path);
+  if (!r.ok) throw new UsageError(formatPtxDiagnostic(r.diagnostic, text));
+  const launch = ptxLaunchOf(path, text, r.module, f);
+  translateOrExplain(r.module, launch);
+  return launch;
 }
 
 /**

@@ -1,29 +1,37 @@
 /**
  * `mbsim serve`: the explorer's static server on 127.0.0.1 (src/web/server/serve.ts), until
- * Ctrl-C; and `mbsim lsp`: the language server of sketches over stdio (src/lsp/).
+ * Ctrl-C, of a sketch or of a PTX file with its launch (the flags and sidecars of `run` / `check`); and `mbsim lsp`: the language server of sketches over stdio (src/lsp/).
  */
 import { Option } from 'commander';
 import { parseIntArg, parsePositiveArg, parseSecondsArg, echo } from './args.js';
 import { inputProblem } from './input.js';
 import type { Verb } from './io.js';
 import { UsageError } from './load.js';
+import { addPtxFlags, isPtx, loadPtxKernel, refusePtxFlags, servedPtxLaunch, type PtxFlags } from './ptx-load.js';
 
 /** Registers `mbsim serve`. */
 export const serveCommand: Verb = (program, ctx) => {
-  program
+  const cmd = program
     .command('serve')
     .description('serve the interactive explorer on localhost (the engine runs in your browser)')
-    .argument('[file]', 'a sketch file (.mbk) to open')
-    .addOption(new Option('--port <N>', 'port to listen on').default(5177).argParser(parseIntArg('--port')))
-    .action(async (file: string | undefined, o: { port: number }) => {
+    .argument('[file]', 'a sketch file (.mbk) or a PTX file (.ptx, with its launch as for run and check) to open')
+    .addOption(new Option('--port <N>', 'port to listen on').default(5177).argParser(parseIntArg('--port')));
+  addPtxFlags(cmd, true);
+  cmd
+    .action(async (file: string | undefined, o: { port: number } & PtxFlags) => {
       const why = file === undefined ? null : inputProblem(file);
       if (why === 'no such file') throw new UsageError(`no such file: ${echo(file!)}`);
-      if (why) throw new UsageError(`${echo(file!)} is not a file (give a sketch file, .mbk; ${why.replace(/, not a regular file$/, '')})`);
+      if (why) throw new UsageError(`${echo(file!)} is not a file (give a sketch file, .mbk, or a PTX file, .ptx; ${why.replace(/, not a regular file$/, '')})`);
       if (o.port < 0 || o.port > 65535) throw new UsageError(`--port ${o.port} is outside 0..65535`);
+      // A PTX file: its launch (sidecars under the flags) is checked now as run and check do (exit
+      // 2 at file:line:col), and again whenever the page asks for the file.
+      const ptx = file !== undefined && isPtx(file);
+      if (ptx) loadPtxKernel(file, o);
+      else refusePtxFlags(o, true);
       const { startServer } = await import('../web/server/serve.js');
       let server: Awaited<ReturnType<typeof startServer>>;
       try {
-        server = await startServer({ port: o.port, ...(file !== undefined ? { file } : {}) });
+        server = await startServer({ port: o.port, ...(file !== undefined ? { file } : {}), ...(ptx ? { ptxLaunch: (text: string) => servedPtxLaunch(file, o, text) } : {}) });
       } catch (err) {
         const e = err as NodeJS.ErrnoException;
         if (e.code === 'EADDRINUSE') throw new UsageError(`port ${o.port} is in use; pick another with --port`);

@@ -3,8 +3,9 @@
  * point over every definition of a register):
  *
  * - lane kind: `U` (warp-uniform), `T` (thread-index shaped: 32·k + lane with k uniform, so that
- *   `>> 5`, `& -32` or `< 32·n` of it are uniform again) or `V` (may differ between lanes: from
- *   `%laneid`, `elect.sync`, loads through lane-varying addresses, anything defined inside a
+ *   `>> 5`, `& -32` or `< 32·n` of it are uniform again: `%tid.x` when the block's x is whole
+ *   warps, with `%tid.y` and `%tid.z` uniform) or `V` (may differ between lanes: from `%tid.x/y`
+ *   when a warp spans rows of the block, `%laneid`, `elect.sync`, loads through lane-varying addresses, anything defined inside a
  *   divergent region);
  * - opacity: a value mbsim does not compute (floating point, tensor data, global memory, clocks,
  *   integers beyond ±2^53): its definitions are not translated and a use that needs it traps;
@@ -127,7 +128,8 @@ function opaqueDef(ins: Instruction, srcs: Operand[], it: FlatIns, flat: Flat): 
 }
 
 /** Computes the {@link Facts} of `flat` over `cfg`; `symbols`: names that are addresses (shared arrays, parameters). */
-export function analyze(flat: Flat, cfg: Cfg, symbols: ReadonlySet<string>): Facts {
+export function analyze(flat: Flat, cfg: Cfg, symbols: ReadonlySet<string>, block: readonly [number, number, number] = [1024, 1, 1]): Facts {
+  const tidKind = threadKinds(block);
   const kind = new Map<string, Kind>();
   const opaque = new Set<string>();
   const prov = new Map<string, Set<string>>();
@@ -138,7 +140,8 @@ export function analyze(flat: Flat, cfg: Cfg, symbols: ReadonlySet<string>): Fac
   }
   const kindOf = (o: Operand, it: FlatIns): Kind => {
     if (o.kind === 'name') {
-      if (o.name === '%tid.x') return 'T';
+      const tk = tidKind[o.name];
+      if (tk) return tk;
       if (o.name === '%laneid') return 'V';
       return kind.get(it.name(o.name)) ?? 'U';
     }
@@ -184,7 +187,7 @@ export function analyze(flat: Flat, cfg: Cfg, symbols: ReadonlySet<string>): Fac
       if (['mov', 'cvta', 'cvt', 'add', 'sub', 'and', 'mad', 'mapa'].includes(it.ins.base)) {
         for (const o of srcs) {
           if (o.kind === 'name' && symbols.has(o.name)) srcProv.add(o.name);
-          if (o.kind === 'expr') for (const s of symbols) if (JSON.stringify(o.expr).includes(`"${s}"`)) srcProv.add(s);
+          if (o.kind === 'expr') for (const s of symbols) if (JSON.stringify(o.expr, (_k, x: unknown) => (typeof x === 'bigint' ? String(x) : x)).includes(`"${s}"`)) srcProv.add(s);
           for (const r of regsOf(o, it)) for (const s of prov.get(r) ?? []) srcProv.add(s);
         }
       }
@@ -240,6 +243,21 @@ function markRegions(flat: Flat, cfg: Cfg, kind: Map<string, Kind>, sideLocal: (
       }
     });
   return changed;
+}
+
+/**
+ * Lane kinds of `%tid.x/y/z` in a block of `[x, y, z]` threads (warps are consecutive linear ids
+ * `tid.x + tid.y · x + tid.z · x · y`): when x is whole warps, `tid.x` is `32 · k + lane` (T) and
+ * `tid.y`, `tid.z` are the warp's (U); when a warp spans rows (x not a multiple of 32), `tid.x` and
+ * `tid.y` differ between its lanes (V), and so does `tid.z` unless x · y is whole warps.
+ */
+export function threadKinds([x, y, z]: readonly [number, number, number]): Record<string, Kind> {
+  const whole = x % 32 === 0;
+  return {
+    '%tid.x': whole ? 'T' : 'V',
+    '%tid.y': whole || y === 1 ? 'U' : 'V',
+    '%tid.z': z === 1 || (x * y) % 32 === 0 ? 'U' : 'V',
+  };
 }
 
 /** Two definitions of one register: equal kinds stay, different ones may differ between lanes. */

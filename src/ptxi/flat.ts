@@ -5,7 +5,11 @@
  * apart), basic blocks are cut at labels and after branches, and every block gets its immediate
  * post-dominator (the reconvergence point of a divergent branch, docs/PTX.md "Lanes").
  */
-import type { Block, Decl, Func, Instruction, Operand } from '../ptx/ast.js';
+import { KernelError } from '../machine/program.js';
+import type { Block, Decl, Func, Instruction, Module, Operand } from '../ptx/ast.js';
+
+/** The label a callee's `ret` branches to (renamed per inlined call). */
+const RETURN = '%return';
 
 /** One instruction of the flat list, its operand names resolved to their scope's renamed names. */
 export interface FlatIns {
@@ -24,14 +28,64 @@ export interface Flat {
   decls: Decl[];
 }
 
-/** Flattens `f`'s body (see the module comment). */
-export function flatten(f: Func): Flat {
+/** Most nested levels of `.func` calls inlined (a deeper chain is refused). */
+export const MAX_INLINE_DEPTH = 16;
+/** Most instructions of a flat function after inlining (a larger one is refused). */
+export const MAX_INLINED_INSTRUCTIONS = 200_000;
+
+/** Bytes of one element of a `ld.param` / `st.param` type modifier (`b32` → 4). */
+function typeBytes(mods: readonly string[]): number {
+  for (const m of mods) {
+    const t = /^[bsuf](8|16|32|64|128)$/.exec(m);
+    if (t) return Number(t[1]) / 8;
+  }
+  return 0;
+}
+
+/**
+ * Flattens `f`'s body (see the module comment). With `module`, a `call` of a `.func` that the
+ * module defines is inlined (docs/PTX.md "Calls"): the callee's registers and labels are renamed
+ * per call (`NAME#k`), its formal parameters and return values name the caller's call-site
+ * `.param` variables, whose `st.param` / `ld.param` become moves of one variable per offset
+ * (`param0#k+0`), and its `ret` a branch to the end of the inlined body. Recursion, and a chain
+ * deeper than {@link MAX_INLINE_DEPTH}, throw {@link KernelError} at the call.
+ */
+export function flatten(f: Func, module?: Module): Flat {
   const items: Flat['items'] = [];
   const types = new Map<string, string>();
   const ranges = new Map<string, { type: string; n: number }>();
   const decls: Decl[] = [];
+  const callParams = new Set<string>();
+  const bodies = new Map<string, Func>();
+  for (const g of module?.items ?? []) if (g.kind === 'function' && !g.entry && g.body) bodies.set(g.name, g);
+  const file = module?.file;
   let scopes = 0;
-  const walk = (b: Block, outer: (n: string) => string, depth: number): void => {
+  let count = 0;
+  const push = (it: FlatIns): void => {
+    if (++count > MAX_INLINED_INSTRUCTIONS) throw new KernelError(`${f.name} has more than ${MAX_INLINED_INSTRUCTIONS.toLocaleString('en-US')} instructions with its calls inlined: not modelled`, { file, line: it.ins.pos.line, col: it.ins.pos.col }, 'ptx-call');
+    items.push(it);
+  };
+  /** A `ld.param` / `st.param` of a call-site `.param` variable: moves of one variable per offset. */
+  const paramMoves = (st: Instruction, name: (n: string) => string): FlatIns[] | null => {
+    if ((st.base !== 'ld' && st.base !== 'st') || !st.mods.includes('param')) return null;
+    const addr = st.base === 'ld' ? st.operands[1] : st.operands[0];
+    const val = st.base === 'ld' ? st.operands[0] : st.operands[1];
+    if (!addr || addr.kind !== 'address' || !addr.base || addr.rest || !val) return null;
+    const p = name(addr.base);
+    if (!callParams.has(p)) return null;
+    const size = typeBytes(st.mods);
+    const type = st.mods.find((m) => /^[bsuf](8|16|32|64|128)$/.test(m)) ?? 'b32';
+    const vals = val.kind === 'vector' ? val.items : [val];
+    return vals.flatMap((x, i) => {
+      if (x.kind === 'sink') return [];
+      const slot = `${p}+${Number(addr.offset) + i * size}`;
+      types.set(slot, `.${type}`);
+      const slotOp = { kind: 'name' as const, name: slot, pos: x.pos };
+      const ins: Instruction = { ...st, opcode: `mov.${type}`, base: 'mov', mods: [type], operands: st.base === 'ld' ? [x, slotOp] : [slotOp, x] };
+      return [{ ins, name: (n: string) => (n === slot ? n : name(n)) }];
+    });
+  };
+  const walk = (b: Block, outer: (n: string) => string, depth: number, stack: readonly string[]): void => {
     const k = scopes++;
     const local = new Map<string, string>();
     const rename = (n: string) => (depth === 0 ? n : `${n}#${k}`);
@@ -39,21 +93,64 @@ export function flatten(f: Func): Flat {
       if (st.kind === 'label') local.set(st.name, rename(st.name));
       else if (st.kind === 'decl') {
         for (const d of st.names) {
-          if (d.range !== undefined) { ranges.set(depth === 0 ? d.name : rename(d.name), { type: st.type, n: d.range }); if (depth) local.set(d.name, rename(d.name)); continue; }
+          if (d.range !== undefined) {
+            if (stack.length) {
+              // A callee's `%r<11>`: each register renamed for this call.
+              for (let i = 0; i < d.range; i++) { local.set(`${d.name}${i}`, rename(`${d.name}${i}`)); types.set(rename(`${d.name}${i}`), st.type); }
+              continue;
+            }
+            ranges.set(depth === 0 ? d.name : rename(d.name), { type: st.type, n: d.range });
+            if (depth) local.set(d.name, rename(d.name));
+            continue;
+          }
           local.set(d.name, rename(d.name));
           types.set(rename(d.name), st.type);
+          if (st.space === '.param') callParams.add(rename(d.name));
         }
-        if (st.space !== '.reg') decls.push(st);
+        if (st.space !== '.reg' && st.space !== '.param') decls.push(st);
       }
     }
     const name = (n: string): string => local.get(n) ?? outer(n);
     for (const st of b.stmts) {
       if (st.kind === 'label') items.push({ label: name(st.name) });
-      else if (st.kind === 'instr') items.push({ ins: st, name });
-      else if (st.kind === 'block') walk(st, name, depth + 1);
+      else if (st.kind === 'instr') {
+        const callee = st.base === 'call' ? st.operands.find((o) => o.kind === 'name') : undefined;
+        const g = callee && callee.kind === 'name' ? bodies.get(callee.name) : undefined;
+        if (g) inline(st, g, name, depth, stack);
+        else if (stack.length && st.base === 'ret') push({ ins: { ...st, opcode: 'bra.uni', base: 'bra', mods: ['uni'], operands: [{ kind: 'name', name: RETURN, pos: st.pos }] }, name });
+        else for (const it of paramMoves(st, name) ?? [{ ins: st, name }]) push(it);
+      } else if (st.kind === 'block') walk(st, name, depth + 1, stack);
     }
   };
-  if (f.body) walk(f.body, (n) => n, 0);
+  /** Inlines the call `st` of `g` (see {@link flatten}). */
+  const inline = (st: Instruction, g: Func, name: (n: string) => string, depth: number, stack: readonly string[]): void => {
+    const at = { file, line: st.pos.line, col: st.pos.col };
+    if (stack.includes(g.name)) throw new KernelError(`call ${g.name}: a recursive call (${[...stack, g.name].join(' → ')}): mbsim inlines .func calls, recursion is not modelled`, at, 'ptx-call');
+    if (stack.length >= MAX_INLINE_DEPTH) throw new KernelError(`call ${g.name}: calls nested more than ${MAX_INLINE_DEPTH} deep (${[...stack, g.name].join(' → ')}): not modelled`, at, 'ptx-call');
+    const fi = st.operands.findIndex((o) => o.kind === 'name');
+    const lists = (from: number, to: number) => st.operands.slice(from, to).flatMap((o) => (o.kind === 'list' ? o.items : []));
+    const rets = lists(0, fi);
+    const args = lists(fi + 1, st.operands.length);
+    const formal = new Map<string, string>();
+    const bind = (ps: readonly { name: string }[], actual: Operand[], what: string): void => {
+      if (actual.length !== ps.length) throw new KernelError(`call ${g.name}: ${actual.length} ${what} given, the function has ${ps.length}`, at, 'ptx-call');
+      ps.forEach((p, i) => {
+        const a = actual[i]!;
+        const an = a.kind === 'name' ? name(a.name) : undefined;
+        if (an === undefined || !callParams.has(an)) throw new KernelError(`call ${g.name}: ${what} ${i} is not a call-site .param variable: not modelled`, at, 'ptx-call');
+        formal.set(p.name, an);
+      });
+    };
+    bind(g.returns, rets, 'return values');
+    bind(g.params, args, 'arguments');
+    const k = scopes;
+    const end = `${RETURN}#${k}`;
+    if (st.guard) push({ ins: { ...st, guard: { ...st.guard, negated: !st.guard.negated }, opcode: 'bra.uni', base: 'bra', mods: ['uni'], operands: [{ kind: 'name', name: end, pos: st.pos }] }, name: (n) => (n === end ? n : name(n)) });
+    // The callee sees module-level names, its formals as the call's .param variables, and `ret` as the end label.
+    walk(g.body!, (n) => (n === RETURN ? end : formal.get(n) ?? n), depth + 1, [...stack, g.name]);
+    items.push({ label: end });
+  };
+  if (f.body) walk(f.body, (n) => n, 0, []);
   const regType = (n: string): string | undefined => {
     const t = types.get(n);
     if (t) return t;

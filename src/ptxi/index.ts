@@ -1,5 +1,5 @@
 /**
  * The PTX front end's translation to the kernel IR (docs/PTX.md): `translatePtx(module, launch)`.
  */
-export { pickEntry, translatePtx, type PtxLaunch, type PtxStats } from './translate.js';
+export { blockDims, pickEntry, translatePtx, type BlockDims, type PtxLaunch, type PtxStats } from './translate.js';
 export { paramKey, shortName } from './layout.js';

@@ -27,8 +27,11 @@ import { defsOf, descriptorRoot, setDefs, staticInt, tmemDecl, tmemOf, tokenRoot
 export interface PtxLaunch {
   /** Entry name (full or demangled prefix); default: the only `.entry`. */
   kernel?: string;
-  /** Threads per CTA (a multiple of 32); default: `.reqntid` / `.maxntid`. */
-  block?: number;
+  /**
+   * Threads per CTA: `N` or the block's dimensions `[x, y, z]` (`[64, 2]`: 64 × 2 × 1), whose
+   * product is a multiple of 32 (whole warps); default: `.reqntid` / `.maxntid`.
+   */
+  block?: number | readonly number[];
   cluster?: number;
   grid?: number;
   /** Integer parameter values by PTX name, `param_N` or index N. */
@@ -54,16 +57,18 @@ export function translatePtx(m: Module, launch: PtxLaunch = {}): { kernel: Kerne
   const f = pickEntry(m, launch.kernel);
   const file = m.file;
   const at = (p: { line: number; col: number }): SrcLoc => ({ file, line: p.line, col: p.col });
-  const block = launch.block ?? f.directives.find((d) => d.name === '.reqntid' || d.name === '.maxntid')?.args[0];
-  if (block === undefined) throw new KernelError(`kernel ${f.name}: the block size is not in the PTX (no .reqntid / .maxntid): give --block N`, at(f.pos), 'ptx-launch');
-  if (block < 32 || block % 32 !== 0 || block > 1024) throw new KernelError(`--block ${block}: mbsim runs whole warps: a multiple of 32 from 32 to 1024`, at(f.pos), 'ptx-launch');
-  const flat = flatten(f);
+  const given = launch.block ?? f.directives.find((d) => d.name === '.reqntid' || d.name === '.maxntid')?.args;
+  if (given === undefined) throw new KernelError(`kernel ${f.name}: the block size is not in the PTX (no .reqntid / .maxntid): give --block N`, at(f.pos), 'ptx-launch');
+  const dims = blockDims(given);
+  if (typeof dims === 'string') throw new KernelError(dims, at(f.pos), 'ptx-launch');
+  const block = dims[0] * dims[1] * dims[2];
+  const flat = flatten(f, m);
   const cfg = buildCfg(flat);
   const paramSyms = new Map<string, number>();
   f.params.forEach((p, i) => paramSyms.set(p.name, PARAM_BASE + i * 0x1000));
   const shared0 = new Set<string>();
   for (const d of [...m.items, ...flat.decls]) if (d.kind === 'decl' && d.space.startsWith('.shared')) for (const n of d.names) shared0.add(n.name);
-  const facts = analyze(flat, cfg, new Set([...shared0, ...paramSyms.keys()]));
+  const facts = analyze(flat, cfg, new Set([...shared0, ...paramSyms.keys()]), dims);
   const boxes = Object.values(launch.tensorMaps ?? {});
   const shared = layoutShared(m, f, flat, facts, launch.dynamicSmem ?? 0, boxes, file);
   const byName = new Map(shared.map((s) => [s.name, s]));
@@ -72,7 +77,7 @@ export function translatePtx(m: Module, launch: PtxLaunch = {}): { kernel: Kerne
   const tmemInfo = tmemOf(flat, facts);
   const pointers = new Set(f.params.filter((p) => p.type === '.u64' || p.type === '.b64').map((p) => p.name));
   const flags = flagParams(flat, facts, pointers);
-  const env = insEnv(facts, byName, paramSyms, params, f, launch, block, tmemInfo, flags);
+  const env = insEnv(facts, byName, paramSyms, params, f, launch, dims, tmemInfo, flags);
   const body = emitBody(m, flat, cfg, facts, env, at, file);
   const { barriers, buffers } = sharedDecls(shared);
   buffers.push(...tmemDecl(tmemInfo, at(f.pos)));
@@ -90,6 +95,25 @@ export function translatePtx(m: Module, launch: PtxLaunch = {}): { kernel: Kerne
   for (const it of flat.items) if (!('label' in it)) for (const d of destsOf(it)) if (facts.kind(d) !== 'U' && !facts.opaque(d)) varying.add(d);
   const count = (ss: Stmt[]): number => ss.reduce((n, s) => n + 1 + (s.s === 'if' ? count(s.then) + count(s.else ?? []) : 0), 0);
   return { kernel, stats: { entry: f.name, instructions: flat.items.filter((i) => !('label' in i)).length, blocks: cfg.blocks.length, varying: varying.size, irStatements: count(body) } };
+}
+
+/** The block's dimensions `[x, y, z]`. */
+export type BlockDims = readonly [number, number, number];
+
+/**
+ * The block's dimensions of a launch's `block` (`N` or `[x]`, `[x, y]`, `[x, y, z]`; missing ones
+ * are 1), or the message why mbsim cannot run it: each a positive integer, x ≤ 1024, y ≤ 1024,
+ * z ≤ 64 (CUDA's limits), and x · y · z whole warps, at most 1024 threads.
+ */
+export function blockDims(block: number | readonly number[]): BlockDims | string {
+  const d = typeof block === 'number' ? [block] : [...block];
+  const text = d.join(',');
+  if (d.length < 1 || d.length > 3 || !d.every((n) => Number.isSafeInteger(n) && n >= 1)) return `--block ${text}: 1 to 3 positive integers (x,y,z)`;
+  const [x, y = 1, z = 1] = d as [number, number?, number?];
+  if (x > 1024 || y > 1024 || z > 64) return `--block ${text}: CUDA's limits are x, y ≤ 1024 and z ≤ 64`;
+  const n = x * y * z;
+  if (n % 32 !== 0 || n > 1024) return `--block ${text}: mbsim runs whole warps: ${d.length > 1 ? `x · y · z = ${n}, ` : ''}a multiple of 32 from 32 to 1024`;
+  return [x, y, z];
 }
 
 /** `_Z9tma_wgmma14CUtensorMap_st…` → `tma_wgmma` (the Itanium name's first component), else the name. */
@@ -135,13 +159,38 @@ function paramValues(f: Func, launch: PtxLaunch): Map<string, ParamInfo> {
   return out;
 }
 
-function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<string, number>, params: Map<string, ParamInfo>, f: Func, launch: PtxLaunch, block: number, tmemInfo: TmemInfo, flags: ReadonlySet<string>): InsEnv {
+/**
+ * `%tid.x`, `%tid.y`, `%tid.z` of a lane in a block of `[x, y, z]` threads: the linear thread id
+ * `L = 32 · warp + lane` is `tid.x + tid.y · x + tid.z · x · y` (CUDA's rule: warps are consecutive
+ * linear ids). When x is whole warps, `tid.y` and `tid.z` are the warp's (no lane in them), and
+ * `tid.x` is `32 · (warp mod x/32) + lane`; else they are computed from L per lane.
+ */
+export function threadIndex([x, y, z]: BlockDims): Record<'%tid.x' | '%tid.y' | '%tid.z', (l: Lane) => Expr> {
+  const laneE = (l: Lane): Expr => (l === 'lead' ? v('%lead') : num(l));
+  const lin = (l: Lane): Expr => bin('+', bin('*', v('warp'), num(32)), laneE(l));
+  const zero = () => num(0);
+  if (x % 32 === 0) {
+    const wx = x / 32;
+    return {
+      '%tid.x': (l) => (y * z === 1 ? lin(l) : bin('+', bin('*', wx === 1 ? num(0) : bin('%', v('warp'), num(wx)), num(32)), laneE(l))),
+      '%tid.y': y === 1 ? zero : () => bin('%', wx === 1 ? v('warp') : bin('/', v('warp'), num(wx)), num(y)),
+      '%tid.z': z === 1 ? zero : () => bin('/', v('warp'), num(wx * y)),
+    };
+  }
+  return {
+    '%tid.x': (l) => bin('%', lin(l), num(x)),
+    '%tid.y': y === 1 ? zero : (l) => bin('%', bin('/', lin(l), num(x)), num(y)),
+    '%tid.z': z === 1 ? zero : (x * y) % 32 === 0 ? () => bin('/', v('warp'), num((x * y) / 32)) : (l) => bin('/', lin(l), num(x * y)),
+  };
+}
+
+function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<string, number>, params: Map<string, ParamInfo>, f: Func, launch: PtxLaunch, dims: BlockDims, tmemInfo: TmemInfo, flags: ReadonlySet<string>): InsEnv {
   const cluster = launch.cluster ?? 1;
   const grid = launch.grid ?? 1;
-  const tid = (l: Lane): Expr => bin('+', bin('*', v('warp'), num(32)), l === 'lead' ? v('%lead') : num(l));
+  const block = dims[0] * dims[1] * dims[2];
   const SPECIAL: Record<string, (l: Lane) => Expr> = {
-    '%tid.x': tid, '%tid.y': () => num(0), '%tid.z': () => num(0),
-    '%ntid.x': () => num(block), '%ntid.y': () => num(1), '%ntid.z': () => num(1),
+    ...threadIndex(dims),
+    '%ntid.x': () => num(dims[0]), '%ntid.y': () => num(dims[1]), '%ntid.z': () => num(dims[2]),
     '%laneid': (l) => (l === 'lead' ? v('%lead') : num(l)), '%warpid': () => v('warp'), '%nwarpid': () => num(block / 32),
     '%ctaid.x': () => bin('+', bin('*', v('clusterid'), num(cluster)), v('cta')), '%ctaid.y': () => num(0), '%ctaid.z': () => num(0),
     '%nctaid.x': () => num(grid * cluster), '%nctaid.y': () => num(1), '%nctaid.z': () => num(1),

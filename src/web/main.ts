@@ -8,7 +8,8 @@
 import { h, replace, setText, fmt } from './dom.js';
 import { cancelSimulation, Dropped, simulateIn } from './engine.js';
 import { asyncNames, eventLoc, instantiateKernel, unpackModel, type RunModel } from './model.js';
-import { decodeView, encodeView, MAX_SKETCH, type SourceRef, type Tab, type ViewState } from './share.js';
+import { decodeView, encodeView, launchOf, MAX_PTX, MAX_SKETCH, type SourceRef, type Tab, type ViewState } from './share.js';
+import type { PtxLaunch } from '../ptxi/index.js';
 import { LEAD_SIM, LEAD_TRACE, layoutPage, tabBar } from './layout.js';
 import { EXAMPLES, isExample, isFile, leadComment, load, SKETCH_FILES, sketchTwin, type Loaded } from './sources.js';
 import { inspectorView } from './inspector.js';
@@ -141,6 +142,18 @@ function sourceLine(loc: { line: number; file?: string } | undefined): string | 
   return lines[loc.line - 1] ?? null;
 }
 
+/** A launch as one line: `block 128, params param_2=4`. */
+function launchText(l: PtxLaunch): string {
+  const parts: string[] = [];
+  if (l.kernel !== undefined) parts.push(`kernel ${l.kernel}`);
+  for (const k of ['block', 'cluster', 'grid', 'dynamicSmem'] as const) if (l[k] !== undefined) parts.push(`${k} ${String(l[k])}`);
+  for (const k of ['params', 'tensorMaps'] as const) {
+    const e = Object.entries(l[k] ?? {});
+    if (e.length) parts.push(`${k} ${e.map(([n, x]) => `${n}=${x}`).join(' ')}`);
+  }
+  return parts.join(', ') || 'the defaults';
+}
+
 function setSource(src: SourceRef, params: Record<string, number>, opts: { fromEditor?: boolean; ev?: number } = {}): void {
   state.source = src;
   state.params = { ...params };
@@ -151,11 +164,12 @@ function setSource(src: SourceRef, params: Record<string, number>, opts: { fromE
   const ex = src.kind === 'example' ? EXAMPLES.find((e) => e.name === src.name) : undefined;
   const file = src.kind === 'file' ? SKETCH_FILES.find((f) => f.path === src.path) : undefined;
   const firstComment = leadComment(loaded.text ?? '');
-  setText(sketchOpt, src.kind === 'sketch' ? `sketch: ${src.name}` : 'edited sketch');
-  setText(summary, ex ? `${ex.summary} (built-in, written with the TypeScript builder)` : file ? file.summary : src.kind === 'sketch' ? `${src.name} (edited or shared sketch)${firstComment ? `: ${firstComment}` : ''}` : '');
+  setText(sketchOpt, src.kind === 'sketch' ? `sketch: ${src.name}` : src.kind === 'ptx' ? `PTX: ${src.name}` : 'edited sketch');
+  setText(summary, ex ? `${ex.summary} (built-in, written with the TypeScript builder)` : file ? file.summary : src.kind === 'sketch' ? `${src.name} (edited or shared sketch)${firstComment ? `: ${firstComment}` : ''}`
+    : src.kind === 'ptx' ? `${src.name} (PTX, translated for its launch: ${launchText(src.launch)})` : '');
   if (!opts.fromEditor) {
     if (src.kind === 'example') editor.setSource({ builtin: src.name, ...(sketchTwin(src.name) ? { twin: sketchTwin(src.name)!.path } : {}) });
-    else editor.setSource({ text: loaded.text ?? '', file: loaded.file });
+    else editor.setSource({ text: loaded.text ?? '', file: loaded.file, ...(src.kind === 'ptx' ? { launch: src.launch } : {}) });
   }
   renderParams();
   rerun(opts.ev ?? -1);
@@ -350,10 +364,11 @@ exampleSel.addEventListener('change', () => {
   else if (v.startsWith('file:')) setSource({ kind: 'file', path: v.slice(5) }, {});
 });
 editor.onKernelText = (text) => {
-  const name = state.source.kind === 'file' ? state.source.path.split('/').pop()! : state.source.kind === 'sketch' ? state.source.name : 'sketch.mbk';
+  const name = state.source.kind === 'file' ? state.source.path.split('/').pop()! : state.source.kind === 'sketch' || state.source.kind === 'ptx' ? state.source.name : 'sketch.mbk';
   const same = (state.source.kind === 'file' && SKETCH_FILES.find((f) => f.path === (state.source as { path: string }).path)?.text === text)
-    || (state.source.kind === 'sketch' && state.source.text === text);
+    || ((state.source.kind === 'sketch' || state.source.kind === 'ptx') && state.source.text === text);
   if (same) return;
+  if (state.source.kind === 'ptx') return setSource({ kind: 'ptx', name, text, launch: state.source.launch }, state.params, { fromEditor: true });
   setSource({ kind: 'sketch', name, text }, state.params, { fromEditor: true });
 };
 editor.onOpenTwin = (path) => setSource({ kind: 'file', path }, state.params);
@@ -414,10 +429,12 @@ if (!location.hash && document.querySelector('meta[name="mbsim-file"]')) {
   fetch('mbsim-file.json', { cache: 'no-store' }).then(async (r) => {
     if (!r.ok) return;
     const j = (await r.json()) as unknown;
-    const o = j as { name?: unknown; text?: unknown };
-    if (typeof o?.text !== 'string' || o.text.length > MAX_SKETCH) return;
-    const name = typeof o.name === 'string' && /^[A-Za-z0-9_.\- ]{1,120}$/.test(o.name) ? o.name : 'file.mbk';
-    setSource({ kind: 'sketch', name, text: o.text }, {});
+    const o = j as { name?: unknown; text?: unknown; launch?: unknown };
+    // A PTX file comes with the launch its sidecar and the flags of `mbsim serve` gave.
+    const launch = o?.launch === undefined ? null : launchOf(o.launch);
+    if (typeof o?.text !== 'string' || o.text.length > (launch ? MAX_PTX : MAX_SKETCH)) return;
+    const name = typeof o.name === 'string' && /^[A-Za-z0-9_.\- ]{1,120}$/.test(o.name) ? o.name : launch ? 'file.ptx' : 'file.mbk';
+    setSource(launch ? { kind: 'ptx', name, text: o.text, launch } : { kind: 'sketch', name, text: o.text }, {});
   }).catch(() => undefined);
 }
 

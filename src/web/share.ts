@@ -4,6 +4,7 @@
  * cursor and the phase-tracking inputs. Everything decoded here is untrusted: it is validated
  * (names against known lists, integers in ranges) and later only ever shown as text.
  */
+import type { PtxLaunch } from '../ptxi/index.js';
 import { compressToEncodedURIComponent, decompressFromEncodedURIComponent } from 'lz-string';
 
 export const TABS = ['mechanism', 'phases', 'timeline', 'check', 'sketch'] as const;
@@ -13,7 +14,9 @@ export type Tab = (typeof TABS)[number];
 export type SourceRef =
   | { kind: 'example'; name: string }
   | { kind: 'file'; path: string }
-  | { kind: 'sketch'; name: string; text: string };
+  | { kind: 'sketch'; name: string; text: string }
+  /** A PTX file with its launch (`mbsim serve FILE.ptx`): translated as `mbsim run | check` do. */
+  | { kind: 'ptx'; name: string; text: string; launch: PtxLaunch };
 
 export interface ViewState {
   source: SourceRef;
@@ -45,6 +48,7 @@ export function encodeView(v: ViewState): string {
   else {
     q.set('name', v.source.name);
     q.set('sk', compressToEncodedURIComponent(v.source.text));
+    if (v.source.kind === 'ptx') q.set('launch', JSON.stringify(v.source.launch));
   }
   const sets = Object.entries(v.params).map(([k, x]) => `${k}=${x}`).join(',');
   if (sets) q.set('set', sets);
@@ -59,6 +63,55 @@ function int(s: string | null, lo: number, hi: number, dflt: number): number {
   if (s === null || !/^-?\d{1,12}$/.test(s)) return dflt;
   const n = Number(s);
   return n < lo || n > hi ? dflt : n;
+}
+
+/** Largest PTX file the page accepts from `mbsim serve` (characters). */
+export const MAX_PTX = 16_000_000;
+
+const LAUNCH_INTS = ['block', 'cluster', 'grid', 'dynamicSmem'] as const;
+const KEY_RE = /^([A-Za-z_$][\w$]{0,200}|\d{1,4})$/;
+
+/**
+ * A PTX launch from untrusted JSON (a link, the server's answer), or null: the keys of
+ * {@link PtxLaunch} only, integers in ranges, names of parameter form; the translation then checks
+ * them against the kernel as for the CLI.
+ */
+export function launchOf(json: string | unknown): PtxLaunch | null {
+  let o: unknown = json;
+  if (typeof json === 'string') {
+    if (json.length > 100_000) return null;
+    try {
+      o = JSON.parse(json);
+    } catch {
+      return null;
+    }
+  }
+  if (typeof o !== 'object' || o === null || Array.isArray(o)) return null;
+  const out: PtxLaunch = {};
+  const r = o as Record<string, unknown>;
+  const int = (x: unknown, lo: number, hi: number) => typeof x === 'number' && Number.isSafeInteger(x) && x >= lo && x <= hi;
+  for (const [k, x] of Object.entries(r)) {
+    if (k === 'kernel') {
+      if (typeof x !== 'string' || x.length > 4096) return null;
+      out.kernel = x;
+    } else if ((LAUNCH_INTS as readonly string[]).includes(k)) {
+      if (k === 'block' && Array.isArray(x) && x.length >= 1 && x.length <= 3 && x.every((d) => int(d, 1, 1024))) {
+        out.block = x as number[];
+        continue;
+      }
+      if (!int(x, k === 'dynamicSmem' ? 0 : 1, k === 'dynamicSmem' ? 1 << 24 : 1 << 20)) return null;
+      out[k as 'grid'] = x as number;
+    } else if (k === 'params' || k === 'tensorMaps') {
+      if (typeof x !== 'object' || x === null || Array.isArray(x)) return null;
+      const m: Record<string, number> = {};
+      for (const [n, y] of Object.entries(x as Record<string, unknown>)) {
+        if (!KEY_RE.test(n) || !int(y, -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)) return null;
+        Object.defineProperty(m, n, { value: y, enumerable: true, writable: true, configurable: true });
+      }
+      out[k] = m;
+    } else return null;
+  }
+  return out;
 }
 
 /**
@@ -84,7 +137,11 @@ export function decodeView(hash: string, isExample: (n: string) => boolean, isFi
     else if (text.length > MAX_SKETCH) warnings.push(`the sketch in the link is longer than ${MAX_SKETCH} characters; ignored`);
     else {
       const name = q.get('name');
-      view.source = { kind: 'sketch', name: name && NAME_RE.test(name) ? name : 'shared.mbk', text };
+      const lj = q.get('launch');
+      const launch = lj === null ? null : launchOf(lj);
+      if (lj !== null && !launch) warnings.push('the PTX launch in the link is malformed; ignored');
+      if (launch) view.source = { kind: 'ptx', name: name && NAME_RE.test(name) && /\.ptx$/i.test(name) ? name : 'shared.ptx', text, launch };
+      else view.source = { kind: 'sketch', name: name && NAME_RE.test(name) ? name : 'shared.mbk', text };
     }
   } else if (file !== null) {
     if (isFile(file)) view.source = { kind: 'file', path: file };

@@ -5,6 +5,9 @@
 import { EXAMPLES, findExample } from '../examples/index.js';
 import type { Kernel } from '../kernel/ir.js';
 import { parseSketch, SKETCH_CODES, type SketchDiagnostic } from '../lang/index.js';
+import { KernelError } from '../machine/program.js';
+import { parsePtx } from '../ptx/index.js';
+import { translatePtx, type PtxLaunch } from '../ptxi/index.js';
 import type { SourceRef } from './share.js';
 
 const raw = import.meta.glob('../../examples/**/*.mbk', { query: '?raw', import: 'default', eager: true }) as Record<string, string>;
@@ -50,6 +53,26 @@ export function sketchTwin(name: string): SketchFile | undefined {
   return SKETCH_FILES.find((f) => f.path === `examples/${name}.mbk`);
 }
 
+/** A problem of a sketch or of a PTX file (its parse, or its translation for the launch), at its place. */
+export type SourceDiagnostic = Omit<SketchDiagnostic, 'code'> & { code: string };
+
+/**
+ * Parses a source text: a sketch, or PTX (`launch` given: `mbsim serve FILE.ptx`, the launch its
+ * sidecar and flags gave) parsed and translated as `mbsim run | check FILE.ptx` do (docs/PTX.md).
+ */
+export function parseSource(text: string, file: string, launch?: PtxLaunch): { kernel?: Kernel; diagnostics: SourceDiagnostic[] } {
+  if (!launch) return parseSketch(text, file);
+  const r = parsePtx(text, file);
+  if (!r.ok) return { diagnostics: [r.diagnostic] };
+  try {
+    return { kernel: translatePtx(r.module, launch).kernel, diagnostics: [] };
+  } catch (err) {
+    if (!(err instanceof KernelError)) throw err;
+    const loc = err.loc && err.loc.line ? err.loc : { line: 1, col: 1 };
+    return { diagnostics: [{ code: err.code, message: err.message, hint: '', file, line: loc.line, col: loc.col, endCol: ('endCol' in loc && loc.endCol) || loc.col + 1 }] };
+  }
+}
+
 /** What loading a source gives: the kernel (when it parses), its sketch text (if any) and diagnostics. */
 export interface Loaded {
   kernel?: Kernel;
@@ -57,7 +80,7 @@ export interface Loaded {
   text?: string;
   /** File name used in diagnostics and locations. */
   file: string;
-  diagnostics: SketchDiagnostic[];
+  diagnostics: SourceDiagnostic[];
   /** Human name for the menu / title. */
   title: string;
 }
@@ -75,7 +98,7 @@ export function load(src: SourceRef): Loaded {
   }
   const file = src.kind === 'file' ? src.path : src.name;
   const text = src.kind === 'file' ? SKETCH_FILES.find((f) => f.path === src.path)?.text ?? '' : src.text;
-  const r = parseSketch(text, file);
+  const r = src.kind === 'ptx' ? parseSource(text, file, src.launch) : parseSketch(text, file);
   const out: Loaded = { text, file, diagnostics: r.diagnostics, title: file };
   if (r.kernel) out.kernel = r.kernel;
   return out;

@@ -2,7 +2,9 @@
  * A tiny static file server for the built explorer (dist-web/), for `mbsim serve [--port N] [FILE]`.
  * Listens on 127.0.0.1 only. With `file`, it also answers `GET /mbsim-file.json` with
  * `{ name, text }` of that sketch (read on each request), which the app opens when the URL has no
- * hash; a plain static server has no such file and the app opens its default example.
+ * hash; a plain static server has no such file and the app opens its default example. A PTX file
+ * is answered with `{ name, text, launch }` (the launch its sidecars and `mbsim serve`'s flags give),
+ * which the app translates as `mbsim run | check` do (src/ptxi), or 422 with the reason it does not.
  *
  * It answers only its own page: a request whose `Host` header is not a loopback name
  * (`localhost`, `127.0.0.1`, `[::1]`, or the bound host, with the server's port) gets 421, so a page
@@ -27,8 +29,14 @@ export interface ServeOptions {
   port?: number;
   /** Directory of the built app (default: `dist-web/` of the repository). */
   root?: string;
-  /** A sketch file (.mbk) the app opens when its URL has no hash. */
+  /** A sketch file (.mbk) or a PTX file (with {@link ServeOptions.ptxLaunch}) the app opens when its URL has no hash. */
   file?: string;
+  /**
+   * `file` is PTX: the launch to translate its text (as read now) with, or an `Error` whose message
+   * says why it does not translate (`mbsim serve` passes the CLI's check: the sidecars under the
+   * flags, file:line:col). Called again whenever the file or its `.launch.json` changed.
+   */
+  ptxLaunch?: (text: string) => unknown;
   /** Host to bind (default 127.0.0.1). */
   host?: string;
 }
@@ -136,15 +144,20 @@ export const FILE_META = '<meta name="mbsim-file" content="mbsim-file.json" />';
  */
 export const MAX_SKETCH_BYTES = LIMITS.fileChars * 4 + 4;
 
+/** Bytes of a served PTX file read at most (production kernels with debug sections are a few MiB). */
+export const MAX_PTX_BYTES = 16 << 20;
+
 /** What `/mbsim-file.json` answers: the status and its body. */
-interface SketchAnswer { status: 200 | 404 | 413; body: string }
+interface SketchAnswer { status: 200 | 404 | 413 | 422; body: string }
 
 /**
  * The answers of `/mbsim-file.json` for one file: read again only when its size, mtime or inode
  * changed, one read at a time (concurrent requests share the read in progress), at most
  * {@link MAX_SKETCH_BYTES}: 32 requests for a 100 MB file cost one stat each, not 32 reads.
  */
-function sketchReader(): (file: string) => Promise<SketchAnswer> {
+function sketchReader(ptxLaunch?: (text: string) => unknown): (file: string) => Promise<SketchAnswer> {
+  const max = ptxLaunch ? MAX_PTX_BYTES : MAX_SKETCH_BYTES;
+  const what = ptxLaunch ? 'a PTX file' : 'a sketch';
   let cached: { key: string; answer: SketchAnswer } | null = null;
   let reading: Promise<SketchAnswer> | null = null;
   const read = async (file: string): Promise<SketchAnswer> => {
@@ -155,20 +168,27 @@ function sketchReader(): (file: string) => Promise<SketchAnswer> {
       return { status: 404, body: `cannot read ${basename(file)}` };
     }
     if (!st.isFile()) return { status: 404, body: `cannot read ${basename(file)}` };
-    const key = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
+    let key = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
+    if (ptxLaunch) {
+      // The launch also comes from FILE.launch.json: a change of it is a change of the answer.
+      const side = await stat(`${file}.launch.json`).catch(() => null);
+      key += side ? `|${side.dev}:${side.ino}:${side.size}:${side.mtimeMs}` : '|none';
+    }
     if (cached?.key === key) return cached.answer;
     let answer: SketchAnswer;
-    if (st.size > MAX_SKETCH_BYTES) {
-      answer = { status: 413, body: `${basename(file)} has ${st.size.toLocaleString('en-US')} bytes; a sketch may have at most ${MAX_SKETCH_BYTES.toLocaleString('en-US')}` };
+    if (st.size > max) {
+      answer = { status: 413, body: `${basename(file)} has ${st.size.toLocaleString('en-US')} bytes; ${what} may have at most ${max.toLocaleString('en-US')}` };
     } else {
       try {
         const fh = await open(file, 'r');
         try {
-          const buf = Buffer.alloc(MAX_SKETCH_BYTES + 1);
+          const buf = Buffer.alloc(max + 1);
           const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-          answer = bytesRead > MAX_SKETCH_BYTES
-            ? { status: 413, body: `${basename(file)} has more than ${MAX_SKETCH_BYTES.toLocaleString('en-US')} bytes, the most a sketch may have` }
-            : { status: 200, body: JSON.stringify({ name: basename(file), text: buf.subarray(0, bytesRead).toString('utf8') }) };
+          const text = buf.subarray(0, bytesRead).toString('utf8');
+          answer = bytesRead > max
+            ? { status: 413, body: `${basename(file)} has more than ${max.toLocaleString('en-US')} bytes, the most ${what} may have` }
+            : ptxLaunch ? ptxAnswer(file, text, ptxLaunch)
+            : { status: 200, body: JSON.stringify({ name: basename(file), text }) };
         } finally {
           await fh.close();
         }
@@ -183,6 +203,17 @@ function sketchReader(): (file: string) => Promise<SketchAnswer> {
     reading ??= read(file).finally(() => (reading = null));
     return reading;
   };
+}
+
+/** The answer for a PTX file: its text and launch, or 422 with why it does not translate. */
+function ptxAnswer(file: string, text: string, ptxLaunch: (text: string) => unknown): SketchAnswer {
+  let launch: unknown;
+  try {
+    launch = ptxLaunch(text);
+  } catch (err) {
+    return { status: 422, body: String((err as Error)?.message ?? err) };
+  }
+  return { status: 200, body: JSON.stringify({ name: basename(file), text, launch }) };
 }
 
 /** Starts the server; resolves once it listens. Rejects if the root has no index.html or the port is taken. */
@@ -204,7 +235,7 @@ export async function startServer(opts: ServeOptions = {}): Promise<RunningServe
     ...extra,
   });
 
-  const sketchBody = sketchReader();
+  const sketchBody = sketchReader(opts.ptxLaunch);
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     // RFC 9112 §3.2: more than one Host is a bad request (Node keeps the first and drops the rest).
@@ -239,7 +270,8 @@ export async function startServer(opts: ServeOptions = {}): Promise<RunningServe
       }
       const got = await sketchBody(file);
       if (got.status !== 200) {
-        // Gone or no longer a file (404: the app opens its default example), or too large (413).
+        // Gone or no longer a file (404: the app opens its default example), too large (413), or a
+        // PTX file that no longer translates for its launch (422, the CLI's message).
         res.writeHead(got.status, headers('text/plain; charset=utf-8'));
         res.end(got.body);
         return;

@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 /**
  * The sketch editor: CodeMirror 6 with a small highlighter for the sketch language and live
- * diagnostics from `parseSketch` (src/lang). When the text parses, the kernel is handed to the app,
+ * diagnostics from `parseSketch` (src/lang), or for PTX its parse and translation (`parseSource`). When the text parses, the kernel is handed to the app,
  * which re-simulates it; every view follows.
  */
 import { basicSetup, EditorView } from 'codemirror';
@@ -9,7 +9,8 @@ import { EditorState, Compartment, StateEffect, StateField, RangeSetBuilder } fr
 import { Decoration, type DecorationSet } from '@codemirror/view';
 import { StreamLanguage } from '@codemirror/language';
 import { linter, lintGutter, type Diagnostic as CmDiagnostic } from '@codemirror/lint';
-import { parseSketch, type SketchDiagnostic } from '../../lang/index.js';
+import type { PtxLaunch } from '../../ptxi/index.js';
+import { parseSource, type SourceDiagnostic } from '../sources.js';
 import { h, replace, setText } from '../dom.js';
 
 const KEYWORDS = new Set(['kernel', 'param', 'barrier', 'smem', 'tmem', 'role', 'for', 'in', 'range', 'if', 'else', 'elif', 'elect', 'while']);
@@ -37,7 +38,8 @@ const sketchLanguage = StreamLanguage.define<{ start: boolean }>({
 export interface EditorViewApi {
   el: HTMLElement;
   /** Shows `text` (a sketch) as editable, or a note for a built-in kernel. */
-  setSource(src: { text: string; file: string } | { builtin: string; twin?: string }): void;
+  /** `launch`: the text is PTX, parsed and translated for this launch (`mbsim serve FILE.ptx`). */
+  setSource(src: { text: string; file: string; launch?: PtxLaunch } | { builtin: string; twin?: string }): void;
   /** Called with a sketch that parsed without diagnostics (debounced). */
   onKernelText?: (text: string) => void;
   /** Called when the user asks to open the sketch twin of a built-in example. */
@@ -51,7 +53,7 @@ export interface EditorViewApi {
   reveal(): void;
 }
 
-function toCm(state: EditorState, d: SketchDiagnostic): CmDiagnostic {
+function toCm(state: EditorState, d: SourceDiagnostic): CmDiagnostic {
   const doc = state.doc;
   const ln = doc.line(Math.max(1, Math.min(doc.lines, d.line)));
   const from = Math.min(ln.to, ln.from + Math.max(0, d.col - 1));
@@ -61,6 +63,7 @@ function toCm(state: EditorState, d: SketchDiagnostic): CmDiagnostic {
 
 export function editorView(): EditorViewApi {
   let file = 'sketch.mbk';
+  let launch: PtxLaunch | undefined;
   let programmatic = false;
   const host = h('div', { class: 'editor-host', 'aria-label': 'sketch editor' });
   const note = h('div', { class: 'editor-note', hidden: true });
@@ -70,10 +73,10 @@ export function editorView(): EditorViewApi {
 
   const lint = linter((view) => {
     const text = view.state.doc.toString();
-    const r = parseSketch(text, file);
+    const r = parseSource(text, file, launch);
     replace(diagList, ...r.diagnostics.map((d) => h('li', {}, `${file}:${d.line}:${d.col}: [${d.code}] ${d.message}${d.hint ? ` — ${d.hint}` : ''}`)));
     if (r.kernel) {
-      setText(status, `✓ parses: kernel ${r.kernel.name}`);
+      setText(status, `✓ ${launch ? 'translates' : 'parses'}: kernel ${r.kernel.name}`);
       status.className = 'editor-status ok';
       if (!programmatic) api.onKernelText?.(text);
     } else {
@@ -133,6 +136,7 @@ export function editorView(): EditorViewApi {
       note.hidden = true;
       host.hidden = false;
       file = src.file;
+      launch = src.launch;
       if (cm.state.doc.toString() === src.text) return;
       programmatic = true;
       cm.dispatch({ changes: { from: 0, to: cm.state.doc.length, insert: src.text } });
