@@ -1,8 +1,9 @@
 /**
- * The esbuild options both bundles of the project share (scripts/bundle.mjs for the CLI,
+ * The esbuild options the bundles of the project share (scripts/bundle.mjs for the CLI,
  * scripts/bundle-soak.mjs for the differential soak): ES modules for Node 20, code split into
  * chunks next to the entries, and a `require` for the dependencies written as CommonJS
- * (commander, cli-progress), which call it for Node's own modules.
+ * (commander, cli-progress), which call it for Node's own modules; and the CLI as one CommonJS
+ * file ({@link commonJsBundle}).
  *
  * Node's own modules are taken with that `require`, not with `import` ({@link builtinsByRequire}):
  * importing `node:fs` as an ES module builds a namespace of every export, which reads `fs.promises`
@@ -72,6 +73,26 @@ export const chevrotainNoCharTable = {
     });
   },
 };
+
+/**
+ * One CommonJS file for Node 20 (scripts/bundle.mjs: the CLI run through the code cache), with the
+ * same plugins. `import.meta.url` is the file's URL, as in the ES module bundles.
+ */
+export function commonJsBundle(root, entry, outfile) {
+  return {
+    absWorkingDir: root,
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    logLevel: 'warning',
+    plugins: [lazyChildProcess, chevrotainNoCharTable],
+    define: { 'import.meta.url': '__mbsimUrl' },
+    banner: { js: "const __mbsimUrl = require('node:url').pathToFileURL(__filename).href;" },
+  };
+}
 
 export function nodeBundle(root, entryPoints, outdir) {
   return {

@@ -47,7 +47,7 @@ afterAll(() => {
 describe('the packed package', () => {
   test('ships the library, the bundled CLI, the explorer, the examples and the docs; nothing of test/ or hw/', () => {
     expect(files.filter((f) => /^(test|hw|conformance|src|scripts)\//.test(f))).toEqual([]);
-    for (const f of ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/bin/mbsim.js', 'dist/bin/check-worker.js', 'dist/bin/lsp-worker.js', 'dist-web/index.html', 'examples/pipeline.mbk', 'examples/bugs/B01.mbk', 'docs/API.md', 'docs/CHECK.md']) {
+    for (const f of ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/bin/mbsim.cjs', 'dist/bin/cli.cjs', 'dist/bin/check-worker.js', 'dist/bin/lsp-worker.js', 'dist-web/index.html', 'examples/pipeline.mbk', 'examples/bugs/B01.mbk', 'docs/API.md', 'docs/CHECK.md']) {
       expect(files, f).toContain(f);
     }
     expect(files.some((f) => f.endsWith('.map'))).toBe(false);
