@@ -1,9 +1,9 @@
 /**
- * The one way the CLI reads an input file (a sketch, a `--timing` file, every re-read of
- * `check --watch`): the path must name a regular file (a link is followed; a device such as
+ * The one way the CLI reads an input file (a sketch, a `--timing` file (`timing-file.ts`), every
+ * re-read of `check --watch`): the path must name a regular file (a link is followed; a device such as
  * `/dev/zero`, a FIFO, a directory or a socket is refused by what it is, before anything is read),
  * at most `maxBytes` bytes are read whatever the file claims (it may grow while it is read), and a
- * UTF-8 byte-order mark at its start is dropped. (`--timing` files: `timing-file.ts`.) Every failure is one {@link UsageError} line.
+ * UTF-8 byte-order mark at its start is dropped. Every failure is one {@link UsageError} line.
  */
 import { closeSync, fstatSync, openSync, readSync, statSync, type Stats } from 'node:fs';
 import { constants } from 'node:fs';
