@@ -132,7 +132,10 @@ describe('the bundled mbsim', () => {
       });
       expect((await fetch(url)).status).toBe(200);
     } finally {
+      // Waited for: at its exit the command writes its code cache into the folder afterAll removes.
+      const gone = child.exitCode === null && child.signalCode === null ? new Promise((done) => child.once('exit', done)) : Promise.resolve();
       child.kill('SIGTERM');
+      await gone;
     }
   }, 60_000);
 
