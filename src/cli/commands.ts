@@ -109,7 +109,7 @@ export const decodeCommand: Verb = (program, { io }) => {
     });
 };
 
-/** Registers `mbsim info`. The PTX parser is loaded only by this verb. */
+/** Registers `mbsim info` (the PTX parser is loaded when it runs). */
 export const infoCommand: Verb = (program, { io }) => {
   program
     .command('info')
