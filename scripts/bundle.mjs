@@ -1,29 +1,40 @@
 #!/usr/bin/env node
 /**
- * Bundles the `mbsim` CLI with esbuild into dist/bin/: `mbsim.js` (the executable, package.json's
- * `bin`), `check-worker.js` (the entry of the parallel search's worker threads), `lsp-worker.js`
- * (the entry of the language server's check thread) and the chunks they
- * share. Code splitting keeps what a verb loads on demand (the sketch parser, the checker, the
- * language server of `mbsim lsp`, the explorer's server) in chunks of their own, so `mbsim check` does not pay for the simulator's
- * reports nor `mbsim decode` for the parser. Dependencies are bundled too: one file per chunk
- * instead of hundreds of ES modules to resolve at start.
+ * Bundles the `mbsim` CLI with esbuild into dist/bin/ (or the folder given):
+ * - `cli.cjs`: the whole CLI in one CommonJS file (src/cli/start.ts and what it loads), which the
+ *   command runs through V8's code cache (src/cli/code-cache.ts): one file to read and no module
+ *   graph to resolve at start, and compiled code read from the cache instead of compiled again.
+ *   What a verb loads on demand (the sketch parser, the checker, the language server of
+ *   `mbsim lsp`, the explorer's server) is evaluated only when that verb runs.
+ * - `mbsim.cjs`: the executable (package.json's `bin`, src/cli/bundle-bin.ts), which loads `cli.cjs`
+ *   with the bundle's build id, a hash of its text. CommonJS as well: Node starts a CommonJS main
+ *   module without setting up its ES module loader (~2 ms).
+ * - `check-worker.js` (the entry of the parallel search's worker threads) and `lsp-worker.js` (the
+ *   entry of the language server's check thread), ES modules, and the chunks they share.
+ * Dependencies are bundled too.
  *
  * Run by `npm run build` after `tsc`; `node scripts/bundle.mjs` alone rebuilds the bundle.
- * The chunks sit in dist/bin/ itself, two levels below the package root, as the modules of
+ * The files sit in dist/bin/ itself, two levels below the package root, as the modules of
  * dist/cli/ do: src/cli/load.ts and src/web/server/serve.ts find examples/ and dist-web/ from there.
  */
-import { rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { chmodSync, readFileSync, rmSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { nodeBundle } from './esbuild-node.mjs';
+import { commonJsBundle, nodeBundle } from './esbuild-node.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const outdir = `${root}dist/bin`;
+const outdir = resolve(process.argv[2] ?? `${root}dist/bin`);
+const minify = { minifyWhitespace: true, minifySyntax: true, legalComments: 'none' };
 
 rmSync(outdir, { recursive: true, force: true });
-await build({
-  ...nodeBundle(root, { mbsim: 'src/cli/bin.ts', 'check-worker': 'src/check/worker-entry.ts', 'lsp-worker': 'src/lsp/worker-entry.ts' }, outdir),
-  minifyWhitespace: true,
-  minifySyntax: true,
-  legalComments: 'none',
-});
+await build({ ...nodeBundle(root, { 'check-worker': 'src/check/worker-entry.ts', 'lsp-worker': 'src/lsp/worker-entry.ts' }, outdir), ...minify });
+await build({ ...commonJsBundle(root, 'src/cli/start.ts', `${outdir}/cli.cjs`), ...minify });
+const cli = readFileSync(`${outdir}/cli.cjs`);
+// The command reads it as Latin-1 (src/cli/code-cache.ts): it must be ASCII, as esbuild writes it.
+if (cli.some((b) => b > 0x7f)) throw new Error('dist/bin/cli.cjs is not ASCII: src/cli/code-cache.ts reads it as Latin-1');
+const id = createHash('sha256').update(cli).digest('hex').slice(0, 16);
+const bin = commonJsBundle(root, 'src/cli/bundle-bin.ts', `${outdir}/mbsim.cjs`);
+await build({ ...bin, define: { ...bin.define, MBSIM_CLI_ID: JSON.stringify(id) }, ...minify });
+chmodSync(`${outdir}/mbsim.cjs`, 0o755);

@@ -1,5 +1,5 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -31,6 +31,8 @@ function tsBlocks(file: string): string[] {
 
 beforeAll(() => {
   tmp = mkdtempSync(join(tmpdir(), 'mbsim-pack-'));
+  // The installed command's code cache (src/cli/code-cache.ts) goes here, not into the user's cache folder.
+  process.env.MBSIM_CACHE_DIR = join(tmp, 'code-cache');
   const packed = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', tmp, '--silent'], { cwd: repo, encoding: 'utf8', maxBuffer: 64 << 20 }).replace(/^[^[]*/, '')) as { filename: string; files: { path: string }[] }[];
   files = packed[0]!.files.map((f) => f.path);
   project = join(tmp, 'project');
@@ -47,7 +49,7 @@ afterAll(() => {
 describe('the packed package', () => {
   test('ships the library, the bundled CLI, the explorer, the examples and the docs; nothing of test/ or hw/', () => {
     expect(files.filter((f) => /^(test|hw|conformance|src|scripts)\//.test(f))).toEqual([]);
-    for (const f of ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/bin/mbsim.js', 'dist/bin/check-worker.js', 'dist/bin/lsp-worker.js', 'dist-web/index.html', 'examples/pipeline.mbk', 'examples/bugs/B01.mbk', 'docs/API.md', 'docs/CHECK.md']) {
+    for (const f of ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/bin/mbsim.cjs', 'dist/bin/cli.cjs', 'dist/bin/check-worker.js', 'dist/bin/lsp-worker.js', 'dist-web/index.html', 'examples/pipeline.mbk', 'examples/bugs/B01.mbk', 'docs/API.md', 'docs/CHECK.md']) {
       expect(files, f).toContain(f);
     }
     expect(files.some((f) => f.endsWith('.map'))).toBe(false);
@@ -104,6 +106,8 @@ export const verdicts: string[] = [r.verdict, c.verdict];
     const par = run('npx', ['--no-install', 'mbsim', 'check', 'pipeline', '--set', 'K=3', '--workers', '2', '--json'], project);
     expect(par.err).toBe('');
     expect(JSON.parse(par.out).verdict).toBe('ok');
+    // The first check wrote the code cache that the next ones read.
+    expect(readdirSync(join(tmp, 'code-cache')).filter((f) => f.endsWith('-check.v8cache'))).toHaveLength(1);
   }, 120_000);
 
   test('mbsim lsp from the installed package: diagnostics and the checker\'s hazards over stdio', async () => {
@@ -145,7 +149,10 @@ export const verdicts: string[] = [r.verdict, c.verdict];
       expect(res.status).toBe(200);
       expect(await res.text()).toMatch(/<html/i);
     } finally {
+      // Waited for: at its exit the command writes its code cache into the folder afterAll removes.
+      const gone = child.exitCode === null && child.signalCode === null ? new Promise((done) => child.once('exit', done)) : Promise.resolve();
       child.kill('SIGTERM');
+      await gone;
     }
   });
 });

@@ -135,7 +135,7 @@ async function checkReport() {
 }
 
 function startupSection() {
-  console.log(`\nmbsim bench — start time of \`mbsim check\` on a 10-line sketch (wall, ${15} runs each)`);
+  console.log(`\nmbsim bench — start time of \`mbsim check\` on a 10-line sketch (wall, ${15} runs each, taking turns)`);
   for (const line of startupReport(15)) console.log(`  ${line}`);
 }
 

@@ -1,8 +1,11 @@
 /**
  * Start time of the `mbsim` command: `mbsim check` on a 10-line sketch, run as a fresh process,
- * with the bundled CLI (dist/bin/mbsim.js, scripts/bundle.mjs) and with the unbundled modules tsc
- * writes (dist/cli/bin.js), both from the same `npm run build`. Wall time per run in milliseconds
- * (the fastest and the median of `runs`), next to a bare `node -e 0` as the floor.
+ * with the installed command (dist/bin/mbsim.cjs, scripts/bundle.mjs: the bundle through its code
+ * cache, src/cli/code-cache.ts), the same bundle without the cache (its first run, or
+ * NODE_DISABLE_COMPILE_CACHE), and the unbundled modules tsc writes (dist/cli/bin.js), all from the
+ * same `npm run build`; and, when `BENCH_STARTUP_BEFORE` names another build's entry (an earlier
+ * commit's `dist/bin/mbsim.js`, say), that one. Wall time per run in milliseconds (the fastest and
+ * the median of `runs`, the commands taking turns), next to a bare `node -e 0` as the floor.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -29,46 +32,85 @@ export interface Timed {
   medianMs: number;
 }
 
-function time(args: string[], runs: number): Timed {
-  const t: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const t0 = process.hrtime.bigint();
-    const r = spawnSync(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    t.push(Number(process.hrtime.bigint() - t0) / 1e6);
-    if (r.status !== 0) throw new Error(`node ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
-  }
-  t.sort((a, b) => a - b);
-  return { minMs: t[0]!, medianMs: t[t.length >> 1]! };
+/** One command of the comparison: node's arguments and extra environment. */
+interface Cmd {
+  args: string[];
+  env?: Record<string, string>;
 }
 
-/** The start times of `mbsim check` on {@link TINY_SKETCH}: bare node, bundled CLI, tsc output. */
-export function startupBench(runs = 15): { node: Timed; bundled: Timed; unbundled: Timed } | null {
+/** Each command `runs` times, taking turns (so that a change of the machine's load hits all alike). */
+function timeAll(cmds: Cmd[], runs: number): Timed[] {
+  const t: number[][] = cmds.map(() => []);
+  for (let i = 0; i < runs; i++) {
+    cmds.forEach((c, k) => {
+      const t0 = process.hrtime.bigint();
+      const r = spawnSync(process.execPath, c.args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...c.env } });
+      t[k]!.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      if (r.status !== 0) throw new Error(`node ${c.args.join(' ')} exited ${r.status}: ${r.stderr}`);
+    });
+  }
+  return t.map((x) => {
+    x.sort((a, b) => a - b);
+    return { minMs: x[0]!, medianMs: x[x.length >> 1]! };
+  });
+}
+
+/** The start times of `mbsim check` on {@link TINY_SKETCH}. */
+export interface StartTimes {
+  /** `node -e 0`. */
+  node: Timed;
+  /** The installed command, its code cache written by an earlier run. */
+  bundled: Timed;
+  /** The same without the code cache. */
+  uncached: Timed;
+  /** tsc's modules. */
+  unbundled: Timed;
+  /** `BENCH_STARTUP_BEFORE`'s build, when given. */
+  before?: Timed;
+}
+
+/** The start times of `mbsim check` on {@link TINY_SKETCH} (null when the build is missing). */
+export function startupBench(runs = 15, before = process.env.BENCH_STARTUP_BEFORE): StartTimes | null {
   const dist = join(dirname(fileURLToPath(import.meta.url)), '..');
-  const bundled = join(dist, 'bin', 'mbsim.js');
+  const bundled = join(dist, 'bin', 'mbsim.cjs');
   const unbundled = join(dist, 'cli', 'bin.js');
   if (!existsSync(bundled) || !existsSync(unbundled)) return null;
+  if (before !== undefined && !existsSync(before)) throw new Error(`BENCH_STARTUP_BEFORE: no such file: ${before}`);
   const dir = mkdtempSync(join(tmpdir(), 'mbsim-start-'));
   try {
     const file = join(dir, 'tiny.mbk');
     writeFileSync(file, TINY_SKETCH);
-    // One run of each first, so the file cache is warm for both.
-    time([bundled, 'check', file], 1);
-    time([unbundled, 'check', file], 1);
-    return { node: time(['-e', '0'], runs), bundled: time([bundled, 'check', file], runs), unbundled: time([unbundled, 'check', file], runs) };
+    // The bench's own code cache folder: the first run writes it, as a user's first run does.
+    const cached = { MBSIM_CACHE_DIR: join(dir, 'cache') };
+    const cmds: Cmd[] = [
+      { args: ['-e', '0'] },
+      { args: [bundled, 'check', file], env: cached },
+      { args: [bundled, 'check', file], env: { NODE_DISABLE_COMPILE_CACHE: '1' } },
+      { args: [unbundled, 'check', file] },
+      ...(before !== undefined ? [{ args: [before, 'check', file] }] : []),
+    ];
+    // One run of each first: the file cache is warm for all, and the code cache written.
+    timeAll(cmds, 1);
+    const [node, b, u, ub, old] = timeAll(cmds, runs);
+    return { node: node!, bundled: b!, uncached: u!, unbundled: ub!, ...(old ? { before: old } : {}) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-/** The bench's lines: both start times and their ratio (target: under 150 ms for the bundle). */
+/** The bench's lines: the start times and their ratios (target: under 150 ms for the installed command). */
 export function startupReport(runs = 15): string[] {
   const r = startupBench(runs);
-  if (!r) return ['skipped: dist/bin/mbsim.js or dist/cli/bin.js missing (npm run build)'];
-  const ms = (t: Timed) => `${t.minMs.toFixed(0)} ms (median ${t.medianMs.toFixed(0)})`;
+  if (!r) return ['skipped: dist/bin/mbsim.cjs or dist/cli/bin.js missing (npm run build)'];
+  const ms = (t: Timed) => `${t.minMs.toFixed(0).padStart(4)} ms (median ${t.medianMs.toFixed(0)})`;
+  const ratio = (a: Timed, b: Timed) => `${(a.minMs / b.minMs).toFixed(1)}x (fastest runs), ${(a.medianMs / b.medianMs).toFixed(1)}x (medians)`;
   return [
-    `node -e 0 (the floor):            ${ms(r.node)}`,
-    `unbundled (dist/cli/bin.js, tsc): ${ms(r.unbundled)}`,
-    `bundled (dist/bin/mbsim.js):      ${ms(r.bundled)}  (target < 150 ms)`,
-    `bundled / unbundled: ${(r.bundled.minMs / r.unbundled.minMs).toFixed(2)} (fastest runs), ${(r.bundled.medianMs / r.unbundled.medianMs).toFixed(2)} (medians); ${(r.unbundled.minMs / r.bundled.minMs).toFixed(1)}× faster start`,
+    `node -e 0 (the floor):                          ${ms(r.node)}`,
+    ...(r.before ? [`before (BENCH_STARTUP_BEFORE):                  ${ms(r.before)}`] : []),
+    `unbundled (dist/cli/bin.js, tsc):               ${ms(r.unbundled)}`,
+    `bundle without its code cache (a first run):    ${ms(r.uncached)}`,
+    `installed command (dist/bin/mbsim.cjs, cached): ${ms(r.bundled)}  (target < 150 ms)`,
+    `installed command vs unbundled: ${ratio(r.unbundled, r.bundled)} faster start${r.before ? `; vs before: ${ratio(r.before, r.bundled)}` : ''}`,
+    `beyond node's own start: ${(r.bundled.minMs - r.node.minMs).toFixed(0)} ms (fastest runs), ${(r.bundled.medianMs - r.node.medianMs).toFixed(0)} ms (medians)`,
   ];
 }

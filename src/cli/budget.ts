@@ -14,8 +14,7 @@
  * the output. Building the trace from the records stops earlier, at {@link BUILD_AT} of the bound,
  * so that what was built can still be written within it.
  */
-import { runInNewContext } from 'node:vm';
-import { setFlagsFromString } from 'node:v8';
+import { lazyBuiltin } from './builtins.js';
 import { FIFO_WAIT_MS, type WriteOptions } from './output.js';
 import { JsonStream } from './json-stream.js';
 import { COLLECT_AT, COLLECT_STEP } from '../machine/governor.js';
@@ -49,6 +48,8 @@ export { COLLECT_AT, COLLECT_STEP };
 export const BUILD_AT = 0.9;
 
 let collector: (() => void) | null | undefined;
+const v8 = lazyBuiltin<typeof import('node:v8')>('node:v8');
+const vm = lazyBuiltin<typeof import('node:vm')>('node:vm');
 
 /**
  * V8's full garbage collection, or null where it cannot be had. Node exposes it only to code
@@ -57,8 +58,8 @@ let collector: (() => void) | null | undefined;
 export function fullCollection(): (() => void) | null {
   if (collector === undefined) {
     try {
-      setFlagsFromString('--expose-gc');
-      const gc: unknown = runInNewContext('gc');
+      v8().setFlagsFromString('--expose-gc');
+      const gc: unknown = vm().runInNewContext('gc');
       collector = typeof gc === 'function' ? () => (gc as () => void)() : null;
     } catch {
       collector = null;

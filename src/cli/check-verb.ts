@@ -3,17 +3,16 @@
  * ranges, or the same file again on every save (`--watch`, src/cli/watch.ts). Exit codes: 0 ok,
  * 1 hazard, 2 bad input, 3 incomplete.
  */
-import { Option } from 'commander';
-import { echo, parseCountArg, parsePositiveArg, parseSecondsArg, workerCount } from './args.js';
+import { echo, workerCount } from './args.js';
 import { fifoWait, fullCollection } from './budget.js';
 import { setCollector } from '../machine/governor.js';
 import { inputProblem } from './input.js';
-import { paintFor, timeLeft, usageText, type IO, type Verb } from './io.js';
+import { paintFor, timeLeft, usageText, type IO } from './io.js';
 import { JsonStream } from './json-stream.js';
-import { instantiateOrExplain, loadKernel, parseSet, UsageError } from './load.js';
+import { instantiateOrExplain, loadKernel, UsageError } from './load.js';
 import { inputFiles, interruptOutputs, outputMode, refuseInput, refuseStdout, sameFile, WriteInterrupted, writeOutput } from './output.js';
 import { packageInfo } from './package-info.js';
-import { addPtxFlags, type PtxFlags } from './ptx-load.js';
+import type { PtxFlags } from './ptx-flags.js';
 
 /** The most `--sweep` ranges one check takes (a kernel has fewer parameters than this). */
 const MAX_SWEEP_RANGES = 64;
@@ -146,32 +145,3 @@ export async function watchVerb(target: string, o: CheckOpts, io: IO, check: typ
     }),
   });
 }
-
-/** Registers `mbsim check`. */
-export const checkCommand: Verb = (program, ctx) => {
-  const cmd = program
-    .command('check')
-    .description('explore every schedule and completion order: hangs, races, phase bugs, with shortest counterexamples')
-    .argument('<kernel>', 'a built-in example name, a sketch file or a PTX file (with its launch flags)')
-    .option('--set <NAME=VALUE>', 'override a parameter (repeatable)', (v: string, acc: Record<string, number>) => parseSet(v, acc), {})
-    .option('--sweep <NAME=A..B>', 'check every combination of parameter ranges and print a table of verdicts (repeatable)', (v: string, acc: string[]) => (acc.push(v), acc), [] as string[])
-    .option('--json', 'print the result as JSON (schema mbsim.check/1, docs/CHECK.md)')
-    .option('--sarif <FILE>', 'also write the hazards as SARIF 2.1.0')
-    .option('--trace <FILE>', 'write the first counterexample as a Chrome trace-event JSON for Perfetto')
-    .option('--max-states <N>', 'stop after this many states (verdict incomplete; default 5,000,000)', parsePositiveArg('--max-states'))
-    .option('--timeout <SECONDS>', 'stop after this many seconds, counted from the command\'s start; a --sweep\'s whole table within them (verdict incomplete; default 60)', parseSecondsArg('--timeout'))
-    .option('--max-memory <MB>', 'stop when the search holds about this much memory (verdict incomplete; default 2048)', parsePositiveArg('--max-memory'))
-    .option('--all', 'keep exploring after the first hazard to report every kind that is reachable')
-    .option('--strict', 'PTX\'s proxy rule in full: cross-proxy write-after-read (generic reads of a buffer, then a TMA overwrite ordered only by an mbarrier hand-off, no fence.proxy.async) becomes a race error, and a remote arrive without a scope a scope warning')
-    .option('--workers <N>', 'explore with N worker threads (same result; default 1)', parsePositiveArg('--workers'))
-    .addOption(new Option('--reduce <WHICH>', 'reductions to use: all (default), por (partial-order only), symmetry (only), none (the plain search, to confirm a surprising verdict)').choices(['all', 'por', 'symmetry', 'none']).default('all'))
-    .option('--no-cta-symmetry', 'keep the symmetry between warps but do not identify states that differ by a permutation of the cluster\'s CTA ranks (docs/CHECK.md)')
-    .addOption(new Option('--format <FORMAT>', 'text (the report with traces), short (one line per finding: file:line:col: error[kind]: message) or json').choices(['text', 'short', 'json']).default('text'))
-    .option('--max-traces <N>', 'print the shortest traces of the first N findings, the others without (default 3)', parseCountArg('--max-traces'))
-    .option('--quiet', 'print nothing (no report, no progress bar): the exit code says the verdict; --sarif and --trace files are still written')
-    .option('--watch', 'check the sketch file again each time it is saved (Ctrl-C to stop)');
-  addPtxFlags(cmd, true)
-    .action(async (target: string, o: CheckOpts) => {
-      ctx.exit(o.watch ? await watchVerb(target, o, ctx.io) : await checkVerb(target, o, ctx.io, ctx.started));
-    });
-};

@@ -1,16 +1,14 @@
 /**
- * The one way the CLI reads an input file (a sketch, a `--timing` file, every re-read of
- * `check --watch`): the path must name a regular file (a link is followed; a device such as
+ * The one way the CLI reads an input file (a sketch, a `--timing` file (`timing-file.ts`), every
+ * re-read of `check --watch`): the path must name a regular file (a link is followed; a device such as
  * `/dev/zero`, a FIFO, a directory or a socket is refused by what it is, before anything is read),
  * at most `maxBytes` bytes are read whatever the file claims (it may grow while it is read), and a
  * UTF-8 byte-order mark at its start is dropped. Every failure is one {@link UsageError} line.
  */
 import { closeSync, fstatSync, openSync, readSync, statSync, type Stats } from 'node:fs';
 import { constants } from 'node:fs';
-import { H200, mergeTiming, TimingError, type Timing } from '../sim/timing.js';
 import { echo } from './args.js';
 import { UsageError } from './errors.js';
-import { duplicateKey } from './json-keys.js';
 
 /** What a path is, in words (for "X is a character device"). */
 export function fileKind(st: Stats): string {
@@ -83,34 +81,5 @@ export function readInput(path: string, what: string, maxBytes: number): InputTe
     throw new UsageError(`cannot read ${what} ${echo(path)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   } finally {
     closeSync(fd);
-  }
-}
-
-/** Largest `--timing` file read (bytes). */
-export const TIMING_FILE_MAX = 1 << 20;
-
-/**
- * The timing of `--timing FILE` (H200's without one): a JSON object of parameter names to numbers
- * (or `{ "value": number }`), each within its kind's physical range (src/sim/timing.ts).
- */
-export function loadTiming(path: string | undefined): Timing {
-  if (path === undefined) return H200;
-  if (path.trim() === '') throw new UsageError('--timing needs a file name');
-  const { text, truncated } = readInput(path, 'timing file', TIMING_FILE_MAX);
-  if (truncated) throw new UsageError(`cannot read timing file ${echo(path)}: more than ${TIMING_FILE_MAX.toLocaleString('en-US')} bytes; a timing file has at most that`);
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    throw new UsageError(`${echo(path)}: not valid JSON: ${echo((err as Error).message)}`);
-  }
-  const dup = duplicateKey(text);
-  if (dup) throw new UsageError(`${echo(path)}:${dup.line}:${dup.col}: "${echo(dup.key)}" is given twice (first on line ${dup.firstLine}); give each setting once`);
-  try {
-    // The names a file may set are H200's own keys (not `toString` or `__proto__`).
-    return mergeTiming(Object.assign(Object.create(null) as Timing, H200), json);
-  } catch (err) {
-    if (err instanceof TimingError) throw new UsageError(`${echo(path)}: ${err.message}`);
-    throw err;
   }
 }

@@ -7,7 +7,6 @@ import { existsSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EXAMPLES, findExample } from '../examples/index.js';
-import { parseInteger } from '../kernel/arith.js';
 import type { Kernel } from '../kernel/ir.js';
 import { caretExcerpt, lineAt } from '../lang/diagnostics.js';
 import { instantiate, KernelError, type Program } from '../machine/program.js';
@@ -16,28 +15,10 @@ import { alignCaret } from './terminal.js';
 import { echo } from './args.js';
 import { inputProblem, readInput } from './input.js';
 import { LIMITS } from '../lang/limits.js';
-import { isPtx, loadPtxKernel, refusePtxFlags, type PtxFlags } from './ptx-load.js';
+import { isPtx, refusePtxFlags, type PtxFlags } from './ptx-flags.js';
+import { parseSet } from './set-arg.js';
 
-export { UsageError };
-
-/**
- * Parses one `NAME=VALUE` (integer: decimal, 0x hex or 0b binary, optional `_` separators between
- * digits; at least one digit) into `acc` (changed in place and returned; the CLI starts each
- * command with a fresh object). Throws a {@link UsageError} for another form,
- * a value beyond ±(2^53 − 1) or a name given twice (own keys only: `__proto__` is a name like any
- * other, and is then reported as an unknown parameter).
- */
-export function parseSet(spec: string, acc: Record<string, number> = {}): Record<string, number> {
-  const m = /^([A-Za-z_][A-Za-z0-9_]*)=(-?(?:0x_*[0-9a-fA-F][0-9a-fA-F_]*|0b_*[01][01_]*|_*[0-9][0-9_]*))$/.exec(spec.trim());
-  if (!m) throw new UsageError(`--set expects NAME=INTEGER, got '${echo(spec)}'`);
-  const n = parseInteger(m[2]!);
-  if ('error' in n) throw new UsageError(`--set ${m[1]}: ${n.error}`);
-  if (Object.hasOwn(acc, m[1]!)) throw new UsageError(`--set ${m[1]} is given twice`);
-  // Added in place (a copy per flag would make 30,000 flags quadratic); defineProperty: an own
-  // property even for `__proto__` (assignment would set the prototype).
-  Object.defineProperty(acc, m[1]!, { value: n.value, enumerable: true, writable: true, configurable: true });
-  return acc;
-}
+export { parseSet, UsageError };
 
 /** Formats a kernel error with its location and, when the source is at hand, the line and a caret. */
 export function formatKernelError(err: KernelError): string {
@@ -80,7 +61,11 @@ export function examplesDir(): string {
  * locations point at a file the user can open and edit; the builder version is the fallback.
  */
 export async function loadKernel(spec: string, ptx?: PtxFlags, ptxGrid = true): Promise<Loaded> {
-  if (ptx && isPtx(spec)) return { kernel: loadPtxKernel(spec, ptx), origin: spec };
+  if (ptx && isPtx(spec)) {
+    // The PTX parser and front end are loaded only for PTX input.
+    const { loadPtxKernel } = await import('./ptx-load.js');
+    return { kernel: loadPtxKernel(spec, ptx), origin: spec };
+  }
   if (ptx) refusePtxFlags(ptx, ptxGrid);
   const ex = findExample(spec);
   if (ex) {

@@ -1,32 +1,26 @@
 /**
- * The `mbsim` command line. Thin: it parses flags (commander), calls the library and renders; each
- * verb is a module of its own (`run-verb.ts`, `check-verb.ts`, `serve-verb.ts` with `lsp`,
- * `info-verbs.ts` with `examples`, `decode` and `info`).
+ * The `mbsim` command line. Thin: it parses flags (commander), calls the library and renders. The
+ * verbs are registered by `commands.ts`, which loads each verb's module (`run-verb.ts`,
+ * `check-verb.ts`, …) only when that verb runs, so that a start loads little more than commander.
  * Exit codes: 0 ok, 1 a hazard was found (hang, trap, undefined behaviour), 2 bad input,
  * 3 incomplete (a bound stopped the work).
  */
 import { Command, CommanderError } from 'commander';
-import { TimingError } from '../sim/timing.js';
-import { checkCommand } from './check-verb.js';
-import { decodeCommand, examplesCommand, infoCommand } from './info-verbs.js';
+import { VERBS } from './commands.js';
+import { UsageError } from './errors.js';
 import { nodeIO, usageText, type IO, type VerbContext } from './io.js';
-import { UsageError } from './load.js';
 import { packageInfo } from './package-info.js';
-import { runCommand } from './run-verb.js';
-import { lspCommand, serveCommand } from './serve-verb.js';
 import { safeIO } from './terminal.js';
 
 export type { IO } from './io.js';
-
-/** The verbs in the order `mbsim --help` lists them. */
-const VERBS = [runCommand, checkCommand, examplesCommand, decodeCommand, infoCommand, serveCommand, lspCommand];
 
 /** Runs the CLI with `argv` (without node and script); returns the exit code. */
 export async function main(argv: string[], given?: IO): Promise<number> {
   // Every line the CLI prints passes here: control and bidi characters become visible escapes.
   const io = safeIO(given ?? nodeIO());
-  // When this is the process's CLI (no IO given), --timeout counts from the process's start.
-  const started = given ? Date.now() : Math.min(Date.now(), performance.timeOrigin);
+  // When this is the process's CLI (no IO given), --timeout counts from the process's start
+  // (`process.uptime()`: `performance.timeOrigin` would load perf_hooks, ~2 ms of every start).
+  const started = given ? Date.now() : Date.now() - Math.max(0, process.uptime() * 1000);
   const program = new Command();
   let code = 0;
   program
@@ -51,7 +45,10 @@ export async function main(argv: string[], given?: IO): Promise<number> {
       return 2;
     }
     // Timing parameters validated where they are used (not only at load) are still bad input.
-    if (err instanceof TimingError) err = new UsageError(`--timing: ${err.message}`);
+    if (err instanceof Error && !(err instanceof UsageError)) {
+      const { TimingError } = await import('../sim/timing.js');
+      if (err instanceof TimingError) err = new UsageError(`--timing: ${err.message}`);
+    }
     if (err instanceof UsageError) {
       io.err(usageText(err));
       return 2;

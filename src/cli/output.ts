@@ -24,10 +24,14 @@
  * write stops at its next chunk with a {@link WriteInterrupted}, leaving the target as it was.
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, realpathSync, statSync, unlinkSync, type Stats } from 'node:fs';
-import { chmod, open, rename, unlink, type FileHandle } from 'node:fs/promises';
-import { randomBytes } from 'node:crypto';
+import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
+import { lazyBuiltin } from './builtins.js';
 import { UsageError } from './errors.js';
+
+// Loaded by the first file written (not by a run that prints only).
+const fsp = lazyBuiltin<typeof import('node:fs/promises')>('node:fs/promises');
+const crypto = lazyBuiltin<typeof import('node:crypto')>('node:crypto');
 
 /** A path the CLI cannot write: one line, exit code 2. */
 export class OutputError extends UsageError {}
@@ -169,7 +173,7 @@ function going(w: LiveWrite): void {
 async function writeInPlace(w: LiveWrite, data: string | Iterable<string>, o: WriteOptions): Promise<void> {
   const fifo = await openFifoWriter(w, o.fifoWaitMs ?? FIFO_WAIT_MS);
   // O_TRUNC means nothing to a FIFO or a device; it empties a symlink's regular target first.
-  const fh = await open(w.path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 0o666);
+  const fh = await fsp().open(w.path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 0o666);
   // The reader is there and our blocking descriptor holds the FIFO open: the probe may go.
   if (fifo !== null) closeSync(fifo);
   try {
@@ -211,7 +215,7 @@ async function openFifoWriter(w: LiveWrite, waitMs: number): Promise<number | nu
 function tempName(path: string): string {
   // The name's first 100 characters only: a name near the file system's limit (255 bytes) must
   // not make the temporary name too long.
-  return join(dirname(path), `.${basename(path).slice(0, 100)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+  return join(dirname(path), `.${basename(path).slice(0, 100)}.tmp-${process.pid}-${crypto().randomBytes(4).toString('hex')}`);
 }
 
 async function replace(w: LiveWrite, data: string | Iterable<string>): Promise<void> {
@@ -222,18 +226,18 @@ async function replace(w: LiveWrite, data: string | Iterable<string>): Promise<v
   } catch {
     mode = undefined;
   }
-  const fh = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o666);
+  const fh = await fsp().open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o666);
   try {
     going(w);
     await writeChunks(w, fh, data);
-    if (mode !== undefined) await chmod(tmp, mode);
+    if (mode !== undefined) await fsp().chmod(tmp, mode);
     await fh.close();
     going(w);
-    await rename(tmp, w.path);
+    await fsp().rename(tmp, w.path);
     w.tmp = null;
   } catch (err) {
     await fh.close().catch(() => undefined);
-    await unlink(tmp).catch(() => undefined);
+    await fsp().unlink(tmp).catch(() => undefined);
     w.tmp = null;
     throw err;
   }

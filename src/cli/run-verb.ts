@@ -3,7 +3,6 @@
  * timeline, ledger and summary (src/cli/run-report.ts), or the `--json` document, and writes the
  * `--trace` file. Exit codes: 0 ok, 1 hang / trap / undefined behaviour, 2 bad input, 3 incomplete.
  */
-import { Option } from 'commander';
 import { findExample } from '../examples/index.js';
 import type { Program } from '../machine/program.js';
 import { buildLedger } from '../report/ledger.js';
@@ -12,12 +11,12 @@ import { phaseTable } from '../report/phases.js';
 import { buildTrace } from '../report/trace.js';
 import { LEDGER_EVENT_KINDS, simulate, SimTimeError, type SimOptions, type SimResult } from '../sim/simulate.js';
 import { TimingError, type Timing } from '../sim/timing.js';
-import { echo, parseIntArg, parsePositiveArg, parseSecondsArg } from './args.js';
+import { echo } from './args.js';
 import { fifoWait, outputBudget } from './budget.js';
-import { loadTiming } from './input.js';
-import { timeLeft, type IO, type Verb } from './io.js';
-import { instantiateOrExplain, loadKernel, parseSet, UsageError } from './load.js';
-import { addPtxFlags, isPtx, type PtxFlags } from './ptx-load.js';
+import { loadTiming } from './timing-file.js';
+import { timeLeft, type IO } from './io.js';
+import { instantiateOrExplain, loadKernel, UsageError } from './load.js';
+import { isPtx, type PtxFlags } from './ptx-flags.js';
 import { inputFiles, refuseInput, refuseStdout, writeOutput } from './output.js';
 import { printRunText, writeRunJson, type RunReport } from './run-report.js';
 
@@ -163,33 +162,3 @@ export async function runVerb(target: string, o: RunOpts, io: IO, started: numbe
   printRunText(report, io);
   return code;
 }
-
-/** Registers `mbsim run`. */
-export const runCommand: Verb = (program, ctx) => {
-  const cmd = program
-    .command('run')
-    .description('simulate a kernel with the H200 timing model: timeline, ledger, summary')
-    .argument('<kernel>', 'a built-in example name (see `mbsim examples`), a sketch file or a PTX file (with its launch flags)')
-    .option('--set <NAME=VALUE>', 'override a parameter (repeatable)', (v: string, acc: Record<string, number>) => parseSet(v, acc), {})
-    .option('--trace <FILE>', 'write a Chrome trace-event JSON for Perfetto')
-    .option('--json', 'print everything as JSON')
-    .option('--timing <FILE>', 'JSON file overriding timing parameters')
-    .option('--seed <N>', 'jitter asynchronous latencies with this seed (0..4294967295)', (v: string) => {
-      const n = parseIntArg('--seed')(v);
-      if (n < 0 || n > 0xffffffff) throw new UsageError(`--seed ${v} is outside 0..4294967295`);
-      return n;
-    })
-    .addOption(new Option('--width <N>', 'timeline width in columns').default(96).argParser(parsePositiveArg('--width')))
-    .option('--events', 'print every event and the whole ledger')
-    .addOption(new Option('--max-steps <N>', 'stop the simulation after N machine steps (verdict incomplete, exit 3)').default(500_000).argParser(parsePositiveArg('--max-steps')))
-    .addOption(new Option('--grid <N>', 'the launch has N CTAs like the simulated ones (one is simulated; up to the GPU\'s SMs share L2/HBM bandwidth)').argParser(parsePositiveArg('--grid')))
-    .addOption(new Option('--active-sms <N>', 'SMs copying at the same time for the shared L2/HBM bandwidth model').argParser(parsePositiveArg('--active-sms')))
-    .option('--omit <FIELDS>', 'with --json: leave out these fields (comma-separated: events, spans, ledger)')
-    .option('--timeout <SECONDS>', 'stop the simulation after this many seconds (verdict incomplete, exit 3; default none)', parseSecondsArg('--timeout'))
-    .addOption(new Option('--max-memory <MB>', 'stop the simulation before the process holds this much memory (verdict incomplete, exit 3)').default(2048).argParser(parsePositiveArg('--max-memory')))
-    .option('--phase-table <ROLE:BARRIER:VAR>', 'print the phase-tracking table for a role\'s waits on a barrier array');
-  addPtxFlags(cmd, false)
-    .action(async (target: string, o: RunOpts) => {
-      ctx.exit(await runVerb(target, o, ctx.io, ctx.started));
-    });
-};

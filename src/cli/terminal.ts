@@ -16,18 +16,47 @@
  * The CLI's own colors cannot be written as ESC sequences (they would be escaped too): its
  * {@link Paint} ({@link markPaint}) writes markers that carry a random per-process key, which
  * {@link terminalText} turns into SGR sequences. Text from a file cannot know the key, so it cannot
- * produce a color, let alone another escape sequence.
+ * produce a color, let alone another escape sequence. The key is drawn when the first marker is
+ * written (output without colors never needs one); until then no text holds a marker, and a NUL in
+ * it is escaped like any other control.
  */
-import { randomBytes } from 'node:crypto';
+import { closeSync, openSync, readSync } from 'node:fs';
 import type { Paint } from '../report/text.js';
-
-/** The per-process key of the color markers. */
-const KEY = randomBytes(8).toString('hex');
-const MARK = `\u0000${KEY}`;
+import { lazyBuiltin } from './builtins.js';
 
 /** Characters {@link terminalText} escapes (see the module comment). */
 const UNSAFE = '[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]';
-const PATTERN = new RegExp(`${MARK}(\\d{1,2})m|${UNSAFE}`, 'g');
+
+const crypto = lazyBuiltin<typeof import('node:crypto')>('node:crypto');
+
+/** 8 random bytes from the system's generator (node:crypto, ~5 ms to load, where /dev/urandom is missing). */
+function randomKey(): string {
+  const buf = Buffer.alloc(8);
+  try {
+    const fd = openSync('/dev/urandom', 'r');
+    try {
+      if (readSync(fd, buf, 0, 8, null) === 8) return buf.toString('hex');
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // no /dev/urandom (Windows)
+  }
+  return crypto().randomBytes(8).toString('hex');
+}
+
+/** The per-process marker prefix (NUL and the key), drawn on first use. */
+let MARK: string | undefined;
+/** Controls alone (before any marker exists), then markers or controls. */
+let PATTERN = new RegExp(UNSAFE, 'g');
+
+function marker(): string {
+  if (MARK === undefined) {
+    MARK = `\u0000${randomKey()}`;
+    PATTERN = new RegExp(`${MARK}(\\d{1,2})m|${UNSAFE}`, 'g');
+  }
+  return MARK;
+}
 
 const hex = (c: number, digits: number) => c.toString(16).padStart(digits, '0');
 
@@ -37,8 +66,9 @@ const hex = (c: number, digits: number) => c.toString(16).padStart(digits, '0');
  * stay as they are.
  */
 export function terminalText(s: string): string {
-  return s.replace(PATTERN, (m: string, sgr: string | undefined) => {
-    if (sgr !== undefined) return `\u001b[${sgr}m`;
+  // Before the first marker the pattern has no group: the second argument is then the offset.
+  return s.replace(PATTERN, (m: string, sgr: unknown) => {
+    if (typeof sgr === 'string') return `\u001b[${sgr}m`;
     const c = m.charCodeAt(0);
     return c < 0x20 ? `\\x${hex(c, 2)}` : `\\u${hex(c, 4)}`;
   });
@@ -52,13 +82,15 @@ export function escapeControls(s: string): string {
   });
 }
 
-const mark = (code: number) => `${MARK}${code}m`;
+const mark = (code: number) => `${marker()}${code}m`;
 
 /** A color as picocolors writes it (nested closes reopen the outer color), with markers for SGR codes. */
 function color(open: number, close: number): (s: string) => string {
-  const o = mark(open);
-  const c = mark(close);
-  return (s) => `${o}${s.split(c).join(c + o)}${c}`;
+  return (s) => {
+    const o = mark(open);
+    const c = mark(close);
+    return `${o}${s.split(c).join(c + o)}${c}`;
+  };
 }
 
 /** The CLI's colors as markers that only {@link terminalText} turns into SGR sequences. */

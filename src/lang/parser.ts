@@ -3,7 +3,7 @@
  * written out in docs/LANGUAGE.md; operations are parsed generically (mnemonic, operands,
  * `key=value` options) and checked against the operation table in `ops.ts` when lowering.
  */
-import { CstParser, type CstNode, type IParserErrorMessageProvider, type IToken, type TokenType } from 'chevrotain';
+import { CstParser, LLkLookaheadStrategy, type CstNode, type ILookaheadStrategy, type IOrAlt, type IParserErrorMessageProvider, type IToken, type TokenType } from 'chevrotain';
 import {
   ALL_TOKENS, Assign, At, BinOp, Colon, Comma, Dedent, describeToken, Ident,
   Indent, Int, KwBarrier, KwElect, KwElif, KwElse, KwFor, KwIf, KwIn, KwKernel, KwParam, KwPass, KwRange, KwRole,
@@ -84,9 +84,34 @@ export function splitHint(msg: string): { message: string; hint: string } {
 /** Thrown once the parser has saved {@link LIMITS}.errors syntax errors: the rest is not parsed. */
 class TooManyErrors extends Error {}
 
+/**
+ * Chevrotain's LL(k) lookahead with each decision's function built when the parser first reaches
+ * that decision, not all of them when the parser is built: the same functions, but a small sketch
+ * reaches few of the grammar's decisions, and building all of them was ~40% of the parser's start.
+ */
+function lazyLookahead(maxLookahead: number): ILookaheadStrategy {
+  const llk = new LLkLookaheadStrategy({ maxLookahead });
+  return {
+    validate: (options) => llk.validate(options),
+    buildLookaheadForAlternation(options) {
+      let f: ((orAlts?: IOrAlt<unknown>[]) => number | undefined) | undefined;
+      return function (this: unknown, orAlts?: IOrAlt<unknown>[]) {
+        return (f ??= llk.buildLookaheadForAlternation(options)).call(this, orAlts);
+      };
+    },
+    buildLookaheadForOptional(options) {
+      let f: (() => boolean) | undefined;
+      return function (this: unknown) {
+        return (f ??= llk.buildLookaheadForOptional(options)).call(this);
+      };
+    },
+  };
+}
+
 const saveError = (CstParser.prototype as unknown as { SAVE_ERROR(e: unknown): unknown }).SAVE_ERROR;
 
-class SketchParser extends CstParser {
+/** The grammar (exported for tests; `parseTokens` is the one way the front end parses). */
+export class SketchParser extends CstParser {
   /** Chevrotain's hook for every syntax error: recovery stops after the error limit (it is what is slow on huge inputs). */
   SAVE_ERROR(error: unknown): unknown {
     const saved = saveError.call(this, error);
@@ -107,10 +132,14 @@ class SketchParser extends CstParser {
     this.errorLines = 0;
   }
 
-  constructor() {
+  /** `eagerLookahead`: Chevrotain's own strategy, every lookahead function built now (tests compare the two). */
+  constructor(eagerLookahead = false) {
     // The grammar is LL(2) (chevrotain's validations find no ambiguity at 2); the lookahead
-    // functions built at start cost ~40% less than at 3, and validations are skipped at run time.
-    super(ALL_TOKENS, { recoveryEnabled: true, maxLookahead: 2, errorMessageProvider, nodeLocationTracking: 'none', skipValidations: true });
+    // functions cost ~40% less to build than at 3, and validations are skipped at run time.
+    super(ALL_TOKENS, {
+      recoveryEnabled: true, maxLookahead: 2, ...(eagerLookahead ? {} : { lookaheadStrategy: lazyLookahead(2) }),
+      errorMessageProvider, nodeLocationTracking: 'none', skipValidations: true,
+    });
     const $ = this as unknown as Record<string, () => CstNode> & SketchParser;
     const r = (name: string) => ($ as unknown as Record<string, (idx?: number) => CstNode>)[name]!;
 

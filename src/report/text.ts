@@ -79,7 +79,7 @@ export function renderTimeline(r: SimResult, width = 96, paint: Paint = PLAIN): 
         } else if (cells[c] === ' ') cells[c] = '·';
       }
     }
-    rows.push(`${pad(a.name, nameW)}${cells.join('').replace(/[█▒]+/g, (x) => paint.cyan(x))}`);
+    rows.push(`${pad(a.name, nameW)}${cells.join('').replace(/[\u2588\u2592]+/g, (x) => paint.cyan(x))}`);
   }
   // Units.
   const unitLanes = [...lanes.keys()].filter((l) => !laneNames.has(l)).sort();

@@ -1,0 +1,66 @@
+/**
+ * The launch flags of `run | check FILE.ptx` as commander reads them (the load itself is
+ * `ptx-load.ts`, loaded only for PTX input): light, since every start registers them.
+ */
+import { Option, type Command } from 'commander';
+import { echo, parsePositiveArg } from './args.js';
+import { UsageError } from './errors.js';
+import { parseSet } from './set-arg.js';
+
+/** The launch flags as commander parses them. */
+export interface PtxFlags {
+  kernel?: string;
+  block?: number | number[];
+  cluster?: number;
+  grid?: number;
+  param?: Record<string, number>;
+  tensorMap?: Record<string, number>;
+  dynamicSmem?: number;
+}
+
+/** `NAME=INTEGER` where NAME may also be a parameter index (`2=8`). */
+function nameValue(flag: string) {
+  return (v: string, acc: Record<string, number>): Record<string, number> => {
+    const m = /^([A-Za-z_$][\w$]*|\d+)=(.*)$/.exec(v.trim());
+    if (!m) throw new UsageError(`${flag} expects NAME=INTEGER (NAME: the parameter's name, param_N or its index N), got '${echo(v)}'`);
+    const key = /^\d/.test(m[1]!) ? `_${m[1]}` : m[1]!;
+    const one = parseSet(`${key}=${m[2]}`, {});
+    if (Object.hasOwn(acc, m[1]!)) throw new UsageError(`${flag} ${m[1]} is given twice`);
+    acc[m[1]!] = one[key]!;
+    return acc;
+  };
+}
+
+/** `--block N` or `--block X,Y[,Z]` (checked for whole warps by the translation, as the sidecar's). */
+function parseBlock(v: string): number | number[] {
+  const parts = v.split(',');
+  if (parts.length > 3) throw new UsageError(`--block expects N or X,Y[,Z] (the block's dimensions), got '${echo(v)}'`);
+  const ns = parts.map((x) => parsePositiveArg('--block')(x.trim()));
+  return ns.length === 1 ? ns[0]! : ns;
+}
+
+/** Adds the PTX launch flags to a verb (`withGrid`: the verb has no --grid of its own). */
+export function addPtxFlags(cmd: Command, withGrid: boolean): Command {
+  cmd
+    .option('--kernel <NAME>', 'PTX: the .entry to run (full or demangled name; default: the only one)')
+    .addOption(new Option('--block <N|X,Y[,Z]>', 'PTX: threads per CTA, or the block\'s dimensions (64,2); whole warps (default: the .reqntid / .maxntid directive)').argParser(parseBlock))
+    .addOption(new Option('--cluster <N>', 'PTX: CTAs per cluster (default 1)').argParser(parsePositiveArg('--cluster')))
+    .option('--param <NAME=VALUE>', 'PTX: an integer kernel parameter, by name, param_N or index N (repeatable)', nameValue('--param'), {})
+    .option('--tensor-map <NAME=BYTES>', 'PTX: bytes one TMA load through this CUtensorMap parameter delivers (its box; repeatable)', nameValue('--tensor-map'), {})
+    .addOption(new Option('--dynamic-smem <BYTES>', 'PTX: bytes of dynamic shared memory (the extern .shared array)').argParser(parsePositiveArg('--dynamic-smem')));
+  if (withGrid) cmd.addOption(new Option('--grid <N>', 'PTX: clusters launched, all simulated (default 1)').argParser(parsePositiveArg('--grid')));
+  return cmd;
+}
+
+/** Whether `target` names a PTX file. */
+export function isPtx(target: string): boolean {
+  return /\.ptx$/i.test(target);
+}
+
+/** Refuses PTX launch flags given for a sketch (they would be ignored silently). */
+export function refusePtxFlags(f: PtxFlags, withGrid: boolean): void {
+  const given = (['kernel', 'block', 'cluster', 'dynamicSmem', ...(withGrid ? ['grid'] : [])] as const).filter((k) => f[k as keyof PtxFlags] !== undefined);
+  if (Object.keys(f.param ?? {}).length) given.push('param' as never);
+  if (Object.keys(f.tensorMap ?? {}).length) given.push('tensorMap' as never);
+  if (given.length) throw new UsageError(`--${String(given[0]).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} is a launch flag of PTX files; a sketch declares its launch itself`);
+}

@@ -1,0 +1,41 @@
+/**
+ * The `mbsim` process: enables source maps (so kernels built with the TypeScript builder report
+ * TypeScript lines) before loading the CLI, runs it and exits with its code. `bin.ts` calls it
+ * (the unbundled CLI); the installed command runs it from the bundle (`bundle-bin.ts`).
+ */
+export function start(argv: string[]): void {
+  process.setSourceMapsEnabled(true);
+  // `mbsim run … | head` closes the pipe early: stop quietly instead of dying on EPIPE. Any other
+  // failure to write the output (a full disk: `> /dev/full`) is one line and exit 2, as for an
+  // output file that cannot be written.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+      if (stream === process.stdout) {
+        try {
+          process.stderr.write(`mbsim: error: cannot write the output: ${err.code ?? err.message}\n`);
+        } catch {
+          // stderr is gone too
+        }
+      }
+      process.exit(2);
+    });
+  }
+  const internal = (err: unknown) => {
+    void import('./terminal.js').then(({ escapeControls }) => {
+      process.stderr.write(`mbsim: internal error: ${escapeControls(String((err as Error)?.message ?? err))}\n  (this is a bug in mbsim; please report it with the command you ran)\n`);
+      process.exit(70);
+    });
+  };
+  import('./main.js').then(
+    ({ main }) =>
+      main(argv).then(
+        // Set the exit code and let Node exit once stdout has drained (process.exit would cut piped output).
+        (code) => {
+          process.exitCode = code;
+        },
+        internal,
+      ),
+    internal,
+  );
+}

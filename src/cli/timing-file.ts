@@ -1,0 +1,38 @@
+/**
+ * `mbsim run --timing FILE`: a timing file read through the one input reader (`input.ts`) and
+ * validated against the timing model's parameters (src/sim/timing.ts).
+ */
+import { H200, mergeTiming, TimingError, type Timing } from '../sim/timing.js';
+import { echo } from './args.js';
+import { UsageError } from './errors.js';
+import { readInput } from './input.js';
+import { duplicateKey } from './json-keys.js';
+
+/** Largest `--timing` file read (bytes). */
+export const TIMING_FILE_MAX = 1 << 20;
+
+/**
+ * The timing of `--timing FILE` (H200's without one): a JSON object of parameter names to numbers
+ * (or `{ "value": number }`), each within its kind's physical range (src/sim/timing.ts).
+ */
+export function loadTiming(path: string | undefined): Timing {
+  if (path === undefined) return H200;
+  if (path.trim() === '') throw new UsageError('--timing needs a file name');
+  const { text, truncated } = readInput(path, 'timing file', TIMING_FILE_MAX);
+  if (truncated) throw new UsageError(`cannot read timing file ${echo(path)}: more than ${TIMING_FILE_MAX.toLocaleString('en-US')} bytes; a timing file has at most that`);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new UsageError(`${echo(path)}: not valid JSON: ${echo((err as Error).message)}`);
+  }
+  const dup = duplicateKey(text);
+  if (dup) throw new UsageError(`${echo(path)}:${dup.line}:${dup.col}: "${echo(dup.key)}" is given twice (first on line ${dup.firstLine}); give each setting once`);
+  try {
+    // The names a file may set are H200's own keys (not `toString` or `__proto__`).
+    return mergeTiming(Object.assign(Object.create(null) as Timing, H200), json);
+  } catch (err) {
+    if (err instanceof TimingError) throw new UsageError(`${echo(path)}: ${err.message}`);
+    throw err;
+  }
+}
