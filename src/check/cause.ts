@@ -143,24 +143,39 @@ function clusterRelease(p: Program, events: readonly MachineEvent[], buf: number
   return true;
 }
 
+/** Agent `a`'s arrive on `bar` among the arrivals of the phase completed at event `done` (after the previous completion), if any. */
+function ownEarlyArrive(events: readonly MachineEvent[], a: number, bar: number, done: number): Extract<MachineEvent, { e: 'arrive' }> | null {
+  if (done < 0) return null;
+  let from = 0;
+  for (let i = done - 1; i >= 0 && from === 0; i--) {
+    const e = events[i]!;
+    if (e.e === 'phase' && e.bar === bar) from = i + 1;
+  }
+  for (let i = from; i < done; i++) {
+    const e = events[i]!;
+    if (e.e === 'arrive' && e.bar === bar && e.agent === a) return e;
+  }
+  return null;
+}
+
 /** Whether some role's code arrives on an element of barrier array `name` in another CTA (an `@` selector). */
 function arrivesRemotely(p: Program, name: string): boolean {
   return p.roles.some((rc) => rc.code.some((ins) => ins.i === 'op' && ins.op.op === 'mbarrier.arrive' && ins.op.bar.name === name && ins.op.bar.cta !== undefined));
 }
 
 /** The fix of a {@link clusterRelease} race: the issuer's barrier must count the destination CTA's releases. */
-function clusterReleaseFix(p: Program, who: Name, issuer: number, buf: number, bar: number, yName: string, remoteArrives: boolean): string {
+function clusterReleaseFix(p: Program, who: Name, issuer: number, buf: number, bar: number, yName: string, remoteArrives: boolean, count: number): string {
   const bufCta = p.bufferOf(buf).cta;
   const barCta = p.barrierOf(bar).cta;
   const name = p.barrierName(bar);
-  return `arrival count across the cluster: the ${yName} lands in ${p.bufferName(buf)} (CTA ${bufCta}), but ${who(issuer, -1)} was let go by ${name}, whose phase completed on CTA ${barCta}'s arrivals alone: nothing from CTA ${bufCta}'s readers of ${p.bufferName(buf)} releases it. Count the releases of every CTA the copy writes on ${name} (count ${p.barrierOf(bar).info.count} × the destination CTAs)${remoteArrives ? ` (CTA ${bufCta}'s arrivals on it come, but the phase completes before them)` : ` and have each CTA's consumers arrive on it (a remote mbarrier.arrive.release.cluster on the issuer's barrier, @c${barCta} here)`}`;
+  return `arrival count across the cluster: the ${yName} lands in ${p.bufferName(buf)} (CTA ${bufCta}), but ${who(issuer, -1)} was let go by ${name}, whose phase completed on CTA ${barCta}'s arrivals alone: nothing from CTA ${bufCta}'s readers of ${p.bufferName(buf)} releases it. Count the releases of every CTA the copy writes on ${name} (count ${count} × the destination CTAs)${remoteArrives ? ` (CTA ${bufCta}'s arrivals on it come, but the phase completes before them)` : ` and have each CTA's consumers arrive on it (a remote mbarrier.arrive.release.cluster on the issuer's barrier, @c${barCta} here)`}`;
 }
 
 /**
  * Explains race `race` of a trace whose events are `events`: the release that let the later access
  * go and the fix. `who` names agents and async ops as the report does.
  */
-export function raceCause(p: Program, events: readonly MachineEvent[], race: HbRace, who: Name): RaceCause {
+export function raceCause(p: Program, events: readonly MachineEvent[], race: HbRace, who: Name, countOf: (bar: number) => number = (k) => p.barrierOf(k).info.count): RaceCause {
   const x = race.first;
   const y = race.second;
   const later = y.agent >= 0 ? y.agent : y.issuer;
@@ -214,7 +229,7 @@ export function raceCause(p: Program, events: readonly MachineEvent[], race: HbR
   } else if (observed < 0) {
     fix = `the wait's parity: ${who(later, -1)}'s wait on ${bar}${line(wait.loc)} passed on the fresh barrier (parity 1 in phase 0) before any phase completed, so nothing orders it after the ${xName}: wait with the parity of a phase completed after that access (parity 0 for the first)`;
   } else if (y.async >= 0 && clusterRelease(p, events, x.buf, wait.bar, observed, done)) {
-    fix = clusterReleaseFix(p, who, later, x.buf, wait.bar, yName, arrivesRemotely(p, p.barrierOf(wait.bar).info.name));
+    fix = clusterReleaseFix(p, who, later, x.buf, wait.bar, yName, arrivesRemotely(p, p.barrierOf(wait.bar).info.name), countOf(wait.bar));
   } else if (x.async >= 0 && x.signals >= 0 && x.signals !== wait.bar) {
     fix = `a wait on the right barrier: the ${xName} completes on ${p.barrierName(x.signals)}, but ${who(later, -1)} waited on ${bar}`;
   } else if (x.async >= 0 && x.signals === wait.bar && issuedAt(x.async) > done && issuerRel && issuerRel.agent >= 0 && issuerRel.async < 0 && issuerRel.agent !== later) {
@@ -222,15 +237,20 @@ export function raceCause(p: Program, events: readonly MachineEvent[], race: HbR
     relText = issuerRel.text;
     relLoc = issuerRel.loc;
     relWait = issuerRel.wait;
-    fix = `arrival count: ${who(x.issuer, -1)} was released by ${who(issuerRel.agent, -1)}'s arrive on ${issuerRel.bar}${line(issuerRel.loc)} while ${who(later, -1)} still used ${buf}: the count of ${issuerRel.bar} (${p.barrierOf(issuerRel.wait.bar).info.count}) is smaller than the agents that must release ${buf}`;
+    // This side's own arrive counted toward the phase that let the issuer go, before its access:
+    // the release comes too early, the count may be right.
+    const own = ownEarlyArrive(events, later, issuerRel.wait.bar, issuerRel.done);
+    fix = own
+      ? `move the release after the access: ${who(later, -1)} arrives on ${issuerRel.bar}${line(own.loc)} before its ${y.rw === 'w' ? 'write' : 'read'} of ${buf}${line(y.loc)}, and that arrival counted toward the phase that let ${who(x.issuer, -1)} refill ${buf}`
+      : `arrival count: ${who(x.issuer, -1)} was released by ${who(issuerRel.agent, -1)}'s arrive on ${issuerRel.bar}${line(issuerRel.loc)} while ${who(later, -1)} still used ${buf}: the count of ${issuerRel.bar} (${countOf(issuerRel.wait.bar)}) is smaller than the agents that must release ${buf}`;
   } else if (x.async >= 0 && x.signals === wait.bar && issuedAt(x.async) > done) {
     fix = `the wait's phase: ${who(later, -1)}'s wait on ${bar}${line(wait.loc)} observed phase ${observed}, which had completed before the ${xName} was even issued: the parity it computes is stale (a phase counter off by whole phases, or restarted)`;
   } else if (x.async >= 0 && x.signals === wait.bar) {
-    fix = `arrival count / expect_tx: phase ${observed} of ${bar} completed before the ${xName} landed: its arrivals (count ${p.barrierOf(wait.bar).info.count}) and the bytes expected were all in without this copy's bytes; expect every copy's bytes (arrive.expect_tx with the sum, before the copies can land), or raise the count`;
+    fix = `arrival count / expect_tx: phase ${observed} of ${bar} completed before the ${xName} landed: its arrivals (count ${countOf(wait.bar)}) and the bytes expected were all in without this copy's bytes; expect every copy's bytes (arrive.expect_tx with the sum, before the copies can land), or raise the count`;
   } else if (x.async >= 0 && xa?.kind === 'tc.mma') {
     fix = `a commit after the last MMA: the tcgen05.mma${line(xa.loc)} reading ${buf} is not covered by the tcgen05.commit that released ${who(later, -1)}`;
   } else if (x.async < 0 && x.agent >= 0 && relAgent >= 0 && relAgent !== x.agent && relAsync < 0) {
-    fix = `arrival count: ${bar} completed phase ${observed} on ${who(relAgent, -1)}'s arrive without one from ${who(x.agent, -1)}, whose ${x.rw === 'w' ? 'write' : 'read'}${line(x.loc)} was not done: the count of ${bar} (${p.barrierOf(wait.bar).info.count}) is smaller than the arrivals that must release ${buf}`;
+    fix = `arrival count: ${bar} completed phase ${observed} on ${who(relAgent, -1)}'s arrive without one from ${who(x.agent, -1)}, whose ${x.rw === 'w' ? 'write' : 'read'}${line(x.loc)} was not done: the count of ${bar} (${countOf(wait.bar)}) is smaller than the arrivals that must release ${buf}`;
   } else if (x.async < 0 && x.agent >= 0 && relAgent === x.agent && relLoc && x.loc && relLoc.line < x.loc.line) {
     fix = `move the release after the access: ${who(x.agent, -1)} arrives on ${bar}${line(relLoc)} before its ${x.rw === 'w' ? 'write' : 'read'} of ${buf}${line(x.loc)}`;
   } else {

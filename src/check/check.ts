@@ -448,7 +448,7 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
     const h: Hazard = { ...base, trace: rp.steps, ledger: schedule.length ? buildLedger(program, rp.events) : (noLedger ??= buildLedger(program, [])) };
     variants.set(h, variantOf(raw.key));
     if (staticRaw.has(raw)) h.static = true;
-    if (raw.kind === 'race') explainRace(program, raw, h, rp.events, raceBars);
+    if (raw.kind === 'race') explainRace(program, raw, h, rp.events, raceBars, 'final' in rp ? (k) => rp.final.bars[k]!.expected : undefined);
     else if (raw.kind === 'missing-fence' && raw.severity === 'error') explainFence(program, h, rp.events);
     (raw.severity === 'error' ? hazards : warnings).push(h);
   }

@@ -19,11 +19,12 @@ export type RaceBars = Map<Hazard, { bars: string[]; named: string[] }>;
 /**
  * Adds the race explanation to `h` (the report of `raw`, a `race`, whose trace replays to `events`):
  * `h.race`, `released by:` / `fix:` / happens-before details, `h.sites` and the extra locations;
- * records in `raceBars` the barriers a static cause may explain. The strict cross-proxy race
+ * records in `raceBars` the barriers a static cause may explain. `countOf`: a barrier's expected
+ * arrival count in the trace (an `mbarrier.init` at run time sets it; default: the declared count). The strict cross-proxy race
  * (key `…|proxy`, ordered by happens-before but not across proxies, PTX ISA §8.6) gets its release
  * and the place of the proxy fence.
  */
-export function explainRace(program: Program, raw: RawHazard, h: Hazard, events: MachineEvent[], raceBars: RaceBars): void {
+export function explainRace(program: Program, raw: RawHazard, h: Hazard, events: MachineEvent[], raceBars: RaceBars, countOf?: (bar: number) => number): void {
   const who = actorNamer(program, events);
   const race = happensBefore(program, events).races.filter((x) => program.bufferName(x.first.buf) === raw.subject || program.bufferName(x.second.buf) === raw.subject).pop();
   if (!race) {
@@ -40,7 +41,7 @@ export function explainRace(program: Program, raw: RawHazard, h: Hazard, events:
   if (x.async >= 0 && x.signals >= 0) explanation = `nothing orders the ${desc(race.second)} after the completion of the ${desc(x)}: no wait observing a phase of ${program.barrierName(x.signals)} completed by that copy precedes it`;
   else if (x.async >= 0) explanation = `the ${desc(x)} is asynchronous; no completion it signals (commit, wait_group) is observed before the ${desc(race.second)}`;
   else explanation = `no release by ${who(x.agent, -1)} after its access is acquired (through a wait, bar.sync or cluster barrier) before the ${desc(race.second)}`;
-  const rc = raceCause(program, events, race, who);
+  const rc = raceCause(program, events, race, who, countOf);
   // Memory-model races (check/relaxed.ts): ordered in time, not in memory; the detector names the fix.
   const relaxedFix = raw.key.includes('|relaxed') ? raw.details.find((d) => d.startsWith('fix: ')) : undefined;
   if (relaxedFix) {
