@@ -3,6 +3,8 @@
  * The `mbsim` executable: enables source maps (so kernels built with the TypeScript builder report
  * TypeScript lines) before loading the CLI, runs it and exits with its code.
  */
+import { errnoText } from './errno.js';
+
 process.setSourceMapsEnabled(true);
 // `mbsim run … | head` closes the pipe early: stop quietly instead of dying on EPIPE. Any other
 // failure to write the output (a full disk: `> /dev/full`) is one line and exit 2, as for an
@@ -12,7 +14,7 @@ for (const stream of [process.stdout, process.stderr]) {
     if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
     if (stream === process.stdout) {
       try {
-        process.stderr.write(`mbsim: error: cannot write the output: ${err.code ?? err.message}\n`);
+        process.stderr.write(`mbsim: error: cannot write the output: ${errnoText(err)}\n`);
       } catch {
         // stderr is gone too
       }

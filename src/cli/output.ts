@@ -27,6 +27,7 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, rea
 import { chmod, open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
+import { errnoText } from './errno.js';
 import { UsageError } from './errors.js';
 
 /** A path the CLI cannot write: one line, exit code 2. */
@@ -44,7 +45,8 @@ export interface OutputSinks {
 /** UTF-16 code units written per chunk (the handler for a signal runs between chunks). */
 const CHUNK = 1 << 20;
 
-const reason = (err: unknown): string => (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+/** Why a path cannot be written, in words with the code (an output's ENOENT: its directory is missing). */
+const reason = (err: unknown): string => errnoText(err, { ENOENT: 'no such directory' });
 
 /**
  * Decides how `path` is written, without writing anything; throws {@link OutputError} for a path
@@ -65,7 +67,7 @@ export function outputMode(path: string): OutputMode {
     } catch (e) {
       throw new OutputError(`cannot write ${path}: ${reason(e)}`);
     }
-    if (!dir.isDirectory()) throw new OutputError(`cannot write ${path}: ENOTDIR`);
+    if (!dir.isDirectory()) throw new OutputError(`cannot write ${path}: ${reason({ code: 'ENOTDIR' })}`);
     return 'replace';
   }
   const target = st.isSymbolicLink() ? followed(path) : st;
@@ -131,8 +133,7 @@ export async function writeOutput(path: string, data: string | Iterable<string>,
   } catch (err) {
     if (err instanceof OutputError) throw err;
     if (w.signal) throw interrupted(w);
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new OutputError(`cannot write ${path}: ${code === 'EPIPE' ? 'the reader closed it before the end (EPIPE)' : reason(err)}`);
+    throw new OutputError(`cannot write ${path}: ${reason(err)}`);
   } finally {
     untrack(w);
   }
