@@ -2,7 +2,11 @@
  * A fifth hostile trial: errno codes in words, the hang explanation and the report of a run within
  * --max-memory / --timeout, `check --watch` on every input file, the library's arguments checked.
  */
-import { describe, expect, test } from 'vitest';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, test } from 'vitest';
+import { buildCli, measureCli } from './support/measured-cli.js';
 import { errnoText } from '../src/cli/errno.js';
 import { outputMode, OutputError } from '../src/cli/output.js';
 
@@ -21,5 +25,53 @@ describe('errno codes in words', () => {
     expect(() => outputMode('package.json/x.json')).toThrow(OutputError);
     expect(() => outputMode('package.json/x.json')).toThrow('cannot write package.json/x.json: a part of the path before the name is not a directory (ENOTDIR)');
     expect(() => outputMode('/no-such-dir-mbsim/x.json')).toThrow('cannot write /no-such-dir-mbsim/x.json: no such directory (ENOENT)');
+  });
+});
+
+const MiB = 1048576;
+const dir = mkdtempSync(join(tmpdir(), 'mbsim-trial4-'));
+
+/** The largest launch of hostile-trial-3 (33,792 warps): every warp ends blocked (a hang of 33,792 waiters). */
+const LARGEST = `kernel k arch=sm_90a grid=1056
+barrier b[248] count=32
+smem A[3971] bytes=1
+role p threads=1024:
+    for i in range(0, 248):
+        mbarrier.arrive b[i]
+        mbarrier.try_wait.parity b[i], 0
+    ld.shared A[0]
+`;
+
+beforeAll(() => {
+  buildCli();
+}, 180_000);
+
+describe('the hang explanation and the report of run within the bounds', () => {
+  test('run of 33,792 blocked warps --max-memory 800 --timeout 20: exit 3, a line naming the bound, under 800 MiB and within about the timeout (it ran 12 min and grew to 920 MB explaining the hang)', async () => {
+    const f = join(dir, 'largest.mbk');
+    writeFileSync(f, LARGEST);
+    const r = await measureCli(['run', f, '--max-memory', '800', '--timeout', '20'], 170_000);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(3);
+    expect(r.out).toContain('verdict: hang');
+    expect(r.out).toMatch(/the explanation of the hang was cut: --(max-memory|timeout) .* blocked agents left unexplained/);
+    expect(r.peakRss).toBeLessThan(800 * MiB);
+    expect(r.wallMs).toBeLessThan(20_000 + 5000);
+  }, 180_000);
+
+  test('renderTimeline stops where stop() says so; renderLedger shows at most 32 barriers of a hang', async () => {
+    const { parseSketch } = await import('../src/lang/index.js');
+    const { instantiate } = await import('../src/machine/program.js');
+    const { simulate } = await import('../src/sim/simulate.js');
+    const { renderTimeline, renderLedger, FOCUS_MAX } = await import('../src/report/text.js');
+    const { buildLedger } = await import('../src/report/ledger.js');
+    const src = 'kernel k arch=sm_90a\nbarrier b[40] count=2\nrole p per=one:\n    for i in range(0, 40):\n        mbarrier.arrive b[i]\n    mbarrier.try_wait.parity b[0], 0\n';
+    const p = instantiate(parseSketch(src, 'k.mbk').kernel!);
+    const r = simulate(p);
+    let n = 0;
+    expect(renderTimeline(r, 96, undefined, () => ++n > 0).split('\n').at(-1)).toBe('… (the timeline stops here: 1 of 1 agents left out)');
+    const text = renderLedger(buildLedger(p, r.events!), 12, Array.from({ length: 40 }, (_, i) => i));
+    expect(FOCUS_MAX).toBe(32);
+    expect(text).toContain('(the first 32 of the 40 barriers the hang waits on)');
   });
 });

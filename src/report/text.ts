@@ -6,7 +6,7 @@
 import type { MachineEvent } from '../machine/events.js';
 import type { Program } from '../machine/program.js';
 import type { SimResult, Span } from '../sim/simulate.js';
-import { actorNamer, type Ledger } from './ledger.js';
+import { actorNamer, type Ledger, type LedgerPhase } from './ledger.js';
 
 /** Color hooks (identity by default). */
 export interface Paint {
@@ -49,7 +49,7 @@ export const TIMELINE_WIDTH_MAX = 1000;
  * (number of operations in flight, ▓ for one), and per barrier (its phase parity over time).
  * `width` is a whole number of columns from 20 to {@link TIMELINE_WIDTH_MAX} (else a RangeError).
  */
-export function renderTimeline(r: SimResult, width = 96, paint: Paint = PLAIN): string {
+export function renderTimeline(r: SimResult, width = 96, paint: Paint = PLAIN, stop?: () => boolean): string {
   if (!Number.isInteger(width) || width < 20 || width > TIMELINE_WIDTH_MAX) throw new RangeError(`renderTimeline: width must be a whole number of columns from 20 to ${TIMELINE_WIDTH_MAX}, got ${String(width).slice(0, 40)}`);
   const p = r.program;
   const spans = r.spans ?? [];
@@ -66,8 +66,12 @@ export function renderTimeline(r: SimResult, width = 96, paint: Paint = PLAIN): 
   const nameW = Math.max(12, ...[...laneNames.values()].map((n) => n.length), ...[...lanes.keys()].map((n) => n.length)) + 1;
   const rows: string[] = [];
   rows.push(`${pad('', nameW)}${paint.dim(`0${' '.repeat(Math.max(0, width - 2 - fmt(end).length))}${fmt(end)} cycles`)}`);
-  // Agents.
+  // Agents (none after `stop` says so: a launch of 33,792 agents is as many rows).
   for (const a of p.agents) {
+    if (stop?.()) {
+      rows.push(paint.dim(`… (the timeline stops here: ${(p.agents.length - a.id).toLocaleString('en-US')} of ${p.agents.length.toLocaleString('en-US')} agents left out)`));
+      return rows.join('\n');
+    }
     const cells = new Array<string>(width).fill(' ');
     for (const sp of lanes.get(String(a.id)) ?? []) {
       const c0 = col(sp.t0), c1 = Math.max(c0, col(sp.t1 - 1e-9));
@@ -194,6 +198,9 @@ export function renderEventLog(program: Program, events: MachineEvent[], limit =
   return lines.join('\n');
 }
 
+/** The most barriers {@link renderLedger} shows the phases of for `focus`. */
+export const FOCUS_MAX = 32;
+
 /**
  * The ledger as text: one block per barrier phase. `maxPhases` limits the output; `focus` (barrier
  * keys) shows only those barriers' last phases (e.g. the barriers of a hang).
@@ -203,7 +210,16 @@ export function renderLedger(ledger: Ledger, maxPhases = 24, focus?: number[]): 
   let shown = ledger.phases.slice(0, maxPhases);
   if (focus && focus.length) {
     shown = [];
-    for (const bar of focus) shown.push(...ledger.phases.filter((p) => p.bar === bar).slice(-3));
+    // By barrier once (a filter per focused barrier was quadratic: 261,888 barriers of a hang).
+    const byBar = new Map<number, LedgerPhase[]>();
+    for (const p of ledger.phases) {
+      let l = byBar.get(p.bar);
+      if (!l) byBar.set(p.bar, (l = []));
+      l.push(p);
+    }
+    const bars = [...new Set(focus)].filter((bar) => byBar.has(bar));
+    for (const bar of bars.slice(0, FOCUS_MAX)) shown.push(...byBar.get(bar)!.slice(-3));
+    if (bars.length > FOCUS_MAX) lines.push(`(the first ${FOCUS_MAX} of the ${bars.length.toLocaleString('en-US')} barriers the hang waits on)`);
     const hidden = ledger.phases.length - shown.length;
     if (hidden > 0) lines.push(`(the last phases of the barriers the hang waits on; ${hidden} other phases with --events or --json)`);
   }

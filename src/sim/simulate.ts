@@ -289,7 +289,13 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
   else if (s.trapped) verdict = s.trapped.trap ? 'trap' : 'error';
   else if (s.agents.some((a) => a.status === 'run')) {
     verdict = 'hang';
-    hang = explainHang(m, s);
+    // Within the run's bounds, looked at before each waiter (each costs a pass over the agents):
+    // past one, the waiters left are counted, not explained.
+    hang = explainHang(m, s, undefined, undefined, () => gov.check() !== null);
+    if (hang.unexplained) {
+      stoppedBy = gov.stoppedBy;
+      stopped = `the explanation of the hang was cut: ${(stoppedBy === 'max-memory' ? `--max-memory (the process holds ${(gov.peak / 1048576).toFixed(0)} MB)` : `--timeout (${(gov.elapsed() / 1000).toFixed(1)} s)`)} stopped it with ${hang.unexplained.toLocaleString('en-US')} of ${(hang.unexplained + hang.waiters.length).toLocaleString('en-US')} blocked agents left unexplained; raise the bound, or shrink the kernel's parameters with --set`;
+    }
   } else if (diagnostics.some((d) => d.diag.severity === 'error')) verdict = 'error';
   return {
     program, timing: T, verdict, cycles, steps, eventCount: s.events, events, spans, diagnostics, hang, stopped, stoppedBy, stats, final: s,
