@@ -75,3 +75,33 @@ describe('the hang explanation and the report of run within the bounds', () => {
     expect(text).toContain('(the first 32 of the 40 barriers the hang waits on)');
   });
 });
+
+describe('check --watch rechecks when any input changes', () => {
+  test('a PTX kernel: its .launch.json created, changed and removed each check again (only the .ptx was watched)', async () => {
+    const { readFileSync, rmSync } = await import('node:fs');
+    const { watchVerb } = await import('../src/cli/check-verb.js');
+    const d = mkdtempSync(join(tmpdir(), 'mbsim-trial4-watch-'));
+    const ptx = join(d, 'k.ptx');
+    writeFileSync(ptx, readFileSync('test/fixtures/ptx/tma_pipeline.ptx', 'utf8'));
+    let checks = 0;
+    let watching = false;
+    const io = { out: (s: string) => (watching ||= s.includes('-- watching'), undefined), err: () => undefined, color: false };
+    const done = watchVerb(ptx, { sweep: [] } as never, io, async () => (++checks, 0));
+    const until = async (n: number) => {
+      for (let i = 0; i < 500 && checks < n; i++) await new Promise((r) => setTimeout(r, 10));
+    };
+    for (let i = 0; i < 300 && !watching; i++) await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 50));
+    writeFileSync(`${ptx}.launch.json`, '{"block": 128}\n');
+    await until(2);
+    expect(checks).toBe(2);
+    writeFileSync(`${ptx}.launch.json`, '{"block": 256}\n');
+    await until(3);
+    expect(checks).toBe(3);
+    rmSync(`${ptx}.launch.json`);
+    await until(4);
+    expect(checks).toBe(4);
+    process.emit('SIGINT');
+    expect(await done).toBe(0);
+  }, 30_000);
+});
