@@ -105,3 +105,43 @@ describe('check --watch rechecks when any input changes', () => {
     expect(await done).toBe(0);
   }, 30_000);
 });
+
+describe('the library with garbage arguments: a TypeError or RangeError naming the function and the argument', () => {
+  test('every public function, given null, numbers, strings, arrays and objects of the wrong shape (they threw "Cannot read properties of undefined" from inside)', async () => {
+    const M = await import('../src/index.js');
+    const { parsePtx } = await import('../src/ptx/index.js');
+    const { translatePtx } = await import('../src/ptxi/index.js');
+    const { readFileSync } = await import('node:fs');
+    const src = 'kernel k arch=sm_90a\nbarrier b[1] count=1\nrole p per=one:\n    mbarrier.arrive b[0]\n    mbarrier.try_wait.parity b[0], 0\n';
+    const prog = M.instantiate(M.parseSketch(src, 'k.mbk').kernel!);
+    const sim = M.simulate(prog);
+    const mod = (parsePtx(readFileSync('test/fixtures/ptx/tma_pipeline.ptx', 'utf8'), 'x.ptx') as unknown as { module: never }).module;
+    const garbage: unknown[] = [null, 0, NaN, -1, 'abc', [], { x: 1 }, true, 10n];
+    const calls: [string, (v: never) => unknown][] = [
+      ['simulate', (v) => M.simulate(prog, v)], ['check', (v) => M.check(prog, v)], ['instantiate', (v) => M.instantiate(M.parseSketch(src, 'k.mbk').kernel!, v)],
+      ['encodeWord', (v) => M.encodeWord(v)], ['decodeToken', (v) => M.decodeToken(v)], ['kernel', (v) => M.kernel('k', v)],
+      ['barrier', (v) => M.kernel('k').barrier('b', v)], ['role', (v) => M.kernel('k').role('r', {}, v)],
+      ['buildLedger', (v) => M.buildLedger(prog, v)], ['renderTimeline', (v) => M.renderTimeline(v)], ['renderSummary', (v) => M.renderSummary(v)],
+      ['renderLedger', (v) => M.renderLedger(v)], ['renderEventLog', (v) => M.renderEventLog(prog, v)], ['buildTrace', (v) => M.buildTrace(prog, sim.spans!, sim.events!, v)],
+      ['phaseTable', (v) => M.phaseTable(v)], ['renderPhaseTable', (v) => M.renderPhaseTable(v)], ['checkJson', (v) => M.checkJson(v)],
+      ['checkSarif', (v) => M.checkSarif(v)], ['renderCheck', (v) => M.renderCheck(v)], ['replay', (v) => M.replay(prog, v)],
+      ['formatDiagnostic', (v) => M.formatDiagnostic(v, src)], ['Machine', (v) => new M.Machine(v)],
+      ['parsePtx', (v) => parsePtx(v)], ['translatePtx', (v) => translatePtx(mod, v)],
+    ];
+    for (const [fn, call] of calls) {
+      for (const v of garbage) {
+        let err: unknown = null;
+        try {
+          call(v as never);
+        } catch (e) {
+          err = e;
+        }
+        if (err === null) continue; // some garbage is a valid value for some arguments (0 for a token, {} for options)
+        const msg = `${fn}(${String(v)}): ${(err as Error).message}`;
+        expect(err instanceof TypeError || err instanceof RangeError || err instanceof M.BuildError || err instanceof M.KernelError, msg).toBe(true);
+        expect(msg).not.toMatch(/Cannot read properties|is not a function|is not iterable|Cannot convert/);
+        if (err instanceof TypeError || err instanceof RangeError) expect((err as Error).message, msg).toMatch(new RegExp(`^${fn}\\b`));
+      }
+    }
+  });
+});

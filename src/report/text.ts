@@ -6,7 +6,8 @@
 import type { MachineEvent } from '../machine/events.js';
 import type { Program } from '../machine/program.js';
 import type { SimResult, Span } from '../sim/simulate.js';
-import { actorNamer, type Ledger, type LedgerPhase } from './ledger.js';
+import { actorNamer, eventsArg, type Ledger, type LedgerPhase } from './ledger.js';
+import { argError, isRecord, programArg } from '../model/api-args.js';
 
 /** Color hooks (identity by default). */
 export interface Paint {
@@ -35,6 +36,11 @@ export function locText(loc: { file?: string; line: number; origin?: string } | 
   return `${f}:${loc.line}${from}`;
 }
 
+/** A SimResult (from simulate), else a TypeError naming `fn`. */
+function simResultArg(fn: string, r: unknown): void {
+  if (!isRecord(r) || !isRecord(r.program) || !Array.isArray(r.program.agents) || !isRecord(r.stats) || !isRecord(r.timing) || typeof r.cycles !== 'number') argError(fn, 'result', 'a SimResult (from simulate)', r);
+}
+
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
 function pad(s: string, n: number): string {
@@ -50,6 +56,7 @@ export const TIMELINE_WIDTH_MAX = 1000;
  * `width` is a whole number of columns from 20 to {@link TIMELINE_WIDTH_MAX} (else a RangeError).
  */
 export function renderTimeline(r: SimResult, width = 96, paint: Paint = PLAIN, stop?: () => boolean): string {
+  simResultArg('renderTimeline', r);
   if (!Number.isInteger(width) || width < 20 || width > TIMELINE_WIDTH_MAX) throw new RangeError(`renderTimeline: width must be a whole number of columns from 20 to ${TIMELINE_WIDTH_MAX}, got ${String(width).slice(0, 40)}`);
   const p = r.program;
   const spans = r.spans ?? [];
@@ -129,6 +136,9 @@ export function renderTimeline(r: SimResult, width = 96, paint: Paint = PLAIN, s
 
 /** One line per event: time, actor, what happened, the barrier state after it; at most `limit` lines, and none after `stop` says so. */
 export function renderEventLog(program: Program, events: MachineEvent[], limit = 200, stop?: () => boolean): string {
+  programArg('renderEventLog', program);
+  eventsArg('renderEventLog', events);
+  if (typeof limit !== 'number' || Number.isNaN(limit)) argError('renderEventLog', 'limit', 'a number of lines', limit);
   const who = actorNamer(program, events);
   const lines: string[] = [];
   let n = 0;
@@ -206,6 +216,8 @@ export const FOCUS_MAX = 32;
  * keys) shows only those barriers' last phases (e.g. the barriers of a hang).
  */
 export function renderLedger(ledger: Ledger, maxPhases = 24, focus?: number[]): string {
+  if (!isRecord(ledger) || !Array.isArray(ledger.phases) || !Array.isArray(ledger.vacuous)) argError('renderLedger', 'ledger', 'a Ledger (from buildLedger)', ledger);
+  if (focus !== undefined && !Array.isArray(focus)) argError('renderLedger', 'focus', 'an array of barrier keys', focus);
   const lines: string[] = [];
   let shown = ledger.phases.slice(0, maxPhases);
   if (focus && focus.length) {
@@ -242,6 +254,7 @@ export function renderLedger(ledger: Ledger, maxPhases = 24, focus?: number[]): 
 
 /** Summary: verdict, total cycles, utilization of units and stall cycles per agent by cause. */
 export function renderSummary(r: SimResult, paint: Paint = PLAIN): string {
+  simResultArg('renderSummary', r);
   const p = r.program;
   const T = r.cycles || 1;
   const us = r.cycles / r.timing.clockMHz.value;

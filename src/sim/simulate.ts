@@ -19,15 +19,16 @@ import { OPS } from '../machine/ops/index.js';
 import { asyncScheduler } from './async-schedule.js';
 import { mulberry32, Queue } from './queue.js';
 import { IDLE_PER_STEP, type SimOptions, type SimResult, type SimStats, type SimVerdict, type Span } from './result.js';
+import { argError, objectArg, programArg } from '../model/api-args.js';
 export { IDLE_PER_STEP, LEDGER_EVENT_KINDS, type SimOptions, type SimResult, type SimStats, type SimVerdict, type Span } from './result.js';
 
 // Payload encoding: agents are 2·a (even), async op completions 2·id + 1 (odd).
 
 /** Simulates `program` and returns its timeline, events, verdict and statistics. */
 export function simulate(program: Program, opts: SimOptions = {}): SimResult {
-  if (!program || typeof program !== 'object' || !Array.isArray((program as Partial<Program>).agents)) {
-    throw new TypeError(`simulate: expected a Program (from instantiate), got ${program === null ? 'null' : typeof program}`);
-  }
+  programArg('simulate', program);
+  objectArg('simulate', 'options', opts);
+  if (opts.eventKinds !== undefined && !(opts.eventKinds instanceof Set)) argError('simulate', 'eventKinds', 'a Set of event kinds', opts.eventKinds);
   const T = opts.timing ?? H200;
   validateTiming(T);
   const v = (p: { value: number }) => p.value;
