@@ -145,3 +145,11 @@ describe('the library with garbage arguments: a TypeError or RangeError naming t
     }
   });
 });
+
+describe('an output in a directory that takes no new file', () => {
+  test('check --trace /proc/self/status: exit 2, not "no such directory" (its directory is there)', async () => {
+    const r = await measureCli(['check', 'examples/bugs/B01.mbk', '--trace', '/proc/self/status'], 60_000);
+    expect(r.code).toBe(2);
+    expect(r.err.trim()).toBe('mbsim: error: cannot write /proc/self/status: its directory accepts no new file, such as the temporary file written first (ENOENT)');
+  }, 120_000);
+});

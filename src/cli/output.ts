@@ -133,9 +133,21 @@ export async function writeOutput(path: string, data: string | Iterable<string>,
   } catch (err) {
     if (err instanceof OutputError) throw err;
     if (w.signal) throw interrupted(w);
+    // ENOENT from a directory that is there (a /proc or /sys file): it takes no new (temporary) file.
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' && isDirectory(dirname(path))) throw new OutputError(`cannot write ${path}: its directory accepts no new file, such as the temporary file written first (ENOENT)`);
     throw new OutputError(`cannot write ${path}: ${reason(err)}`);
   } finally {
     untrack(w);
+  }
+}
+
+/** Whether `path` is a directory now. */
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
   }
 }
 
