@@ -44,7 +44,7 @@ describe('mbsim run', () => {
   test('--trace to an unwritable place: exit 2, no file left', async () => {
     const r = await run(['run', 'mechanism', '--trace', '/nonexistent-dir/x.json']);
     expect(r.code).toBe(2);
-    expect(r.err).toBe('mbsim: error: cannot write /nonexistent-dir/x.json: ENOENT');
+    expect(r.err).toBe('mbsim: error: cannot write /nonexistent-dir/x.json: no such directory (ENOENT)');
   });
 
   test('--timing overrides a parameter; unknown names and bad JSON are exit 2', async () => {

@@ -135,8 +135,8 @@ describe('library misuse: wrong types are a clear TypeError or RangeError, never
   test('instantiate, simulate and check of null or a non-object', () => {
     expect(() => instantiate(null as never)).toThrow(/^instantiate: expected a Kernel .*got null$/);
     expect(() => instantiate([] as never)).toThrow(/got an array$/);
-    expect(() => simulate(null as never)).toThrow(/^simulate: expected a Program .*got null$/);
-    expect(() => check(7 as never)).toThrow(/^check: expected a Program .*got number$/);
+    expect(() => simulate(null as never)).toThrow(/^simulate: program must be a Program \(from instantiate\), got null$/);
+    expect(() => check(7 as never)).toThrow(/^check: program must be a Program \(from instantiate\), got a number \(7\)$/);
   });
   test('workers must be a positive integer', () => {
     expect(() => check(p, { workers: 1.5 })).toThrow(/^check: workers must be a positive integer, got 1\.5$/);

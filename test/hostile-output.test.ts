@@ -102,7 +102,7 @@ describe('output to a symlink, a FIFO, a device', () => {
   test('/dev/full: exit 2 with the reason, the device untouched', async () => {
     const r = await cli(['run', 'mechanism', '--trace', '/dev/full']);
     expect(r.code).toBe(2);
-    expect(r.err).toBe('mbsim: error: cannot write /dev/full: ENOSPC');
+    expect(r.err).toBe('mbsim: error: cannot write /dev/full: no space left on the device (ENOSPC)');
     expect(statSync('/dev/full').isCharacterDevice()).toBe(true);
   });
 });
@@ -125,7 +125,7 @@ describe('paths that cannot be written: exit 2, one line, no temporary file', ()
       const dir = fresh();
       const r = await cli([...args, join(dir, 'no', 'x.json')]);
       expect(r.code).toBe(2);
-      expect(r.err).toBe(`mbsim: error: cannot write ${join(dir, 'no', 'x.json')}: ENOENT`);
+      expect(r.err).toBe(`mbsim: error: cannot write ${join(dir, 'no', 'x.json')}: no such directory (ENOENT)`);
     });
 
     // Root writes into a read-only directory anyway.
@@ -134,7 +134,7 @@ describe('paths that cannot be written: exit 2, one line, no temporary file', ()
       chmodSync(dir, 0o500);
       const r = await cli([...args, join(dir, 'x.json')]);
       expect(r.code).toBe(2);
-      expect(r.err).toMatch(/^mbsim: error: cannot write .*: EACCES$/);
+      expect(r.err).toMatch(/^mbsim: error: cannot write .*: permission denied \(EACCES\)$/);
     });
   }
 
@@ -248,7 +248,7 @@ describe('standard output that cannot be written', () => {
       // The compiled CLI (built for this test run: a clean checkout has no dist/ before npm run build).
       const r = spawnSync(process.execPath, [buildCli(), 'run', 'mechanism'], { stdio: ['ignore', fd, 'pipe'], encoding: 'utf8' });
       expect(r.status).toBe(2);
-      expect(r.stderr.trim()).toBe('mbsim: error: cannot write the output: ENOSPC');
+      expect(r.stderr.trim()).toBe('mbsim: error: cannot write the output: no space left on the device (ENOSPC)');
     } finally {
       closeSync(fd);
     }

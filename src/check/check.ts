@@ -18,6 +18,7 @@ import { tcFenceChecks } from './tcfence.js';
 import { staticChecks } from './static.js';
 import { causeRank, staticCauseOf, staticRaceCauseOf } from './cause.js';
 import { explainFence, explainRace } from './race-report.js';
+import { argError, objectArg, programArg } from '../model/api-args.js';
 
 /** Options of {@link check}. */
 export interface CheckOptions {
@@ -189,6 +190,8 @@ export interface CheckResult {
  * `machine` of `program` may be given (the machine keeps nothing between runs: one serves many replays).
  */
 export function replay(program: Program, schedule: readonly number[], machine?: Machine): { final: MachineState; events: MachineEvent[]; steps: TraceStep[]; machine: Machine } {
+  programArg('replay', program);
+  if (!Array.isArray(schedule) || !schedule.every((c) => Number.isInteger(c))) argError('replay', 'schedule', 'an array of integer choices', schedule);
   const m = machine ?? new Machine(program);
   const s = m.initial();
   const events: MachineEvent[] = [];
@@ -385,10 +388,9 @@ export const MAX_WORKERS = 256;
 
 /** Exhaustively checks `program`: every schedule of agents and asynchronous completions. */
 export function check(program: Program, opts: CheckOptions = {}): CheckResult {
+  programArg('check', program);
+  objectArg('check', 'options', opts);
   for (const k of ['maxStates', 'maxMemory', 'timeout', 'workers'] as const) boundOption('check', k, opts[k]);
-  if (!program || typeof program !== 'object' || !Array.isArray((program as Partial<Program>).agents)) {
-    throw new TypeError(`check: expected a Program (from instantiate), got ${program === null ? 'null' : typeof program}`);
-  }
   if (opts.workers !== undefined && (!Number.isInteger(opts.workers) || opts.workers < 1)) {
     throw new RangeError(`check: workers must be a positive integer, got ${opts.workers}`);
   }

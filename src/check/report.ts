@@ -5,6 +5,7 @@
 import type { Ledger } from '../report/ledger.js';
 import { locText, PLAIN, type Paint } from '../report/text.js';
 import type { CheckResult, GroupNote, Hazard } from './check.js';
+import { argError, isRecord } from '../model/api-args.js';
 
 /** Color hooks (identity when not a terminal): the same as `mbsim run`'s. */
 export type CheckPaint = Paint;
@@ -136,6 +137,7 @@ function withoutTrace(lines: string[]): string[] {
  * traces were left out (`--max-traces N`). Default: every trace.
  */
 export function renderCheck(r: CheckResult, paint: CheckPaint = NO_PAINT, maxTraces = Infinity): string {
+  checkResultArg('renderCheck', r);
   const p = r.program;
   const out: string[] = [];
   const params = Object.entries(p.params).map(([k, v]) => `${k}=${v}`).join(' ');
@@ -176,7 +178,14 @@ export function renderCheck(r: CheckResult, paint: CheckPaint = NO_PAINT, maxTra
 }
 
 /** The `--json` document. */
+/** A CheckResult (from check), else a TypeError naming `fn`. */
+const checkResultArg = (fn: string, r: unknown): void => {
+  if (!isRecord(r) || !Array.isArray(r.hazards) || !Array.isArray(r.warnings) || !isRecord(r.program)) argError(fn, 'result', 'a CheckResult (from check)', r);
+};
+
+/** See the module comment. */
 export function checkJson(r: CheckResult): unknown {
+  checkResultArg('checkJson', r);
   const p = r.program;
   const hz = (h: Hazard) => ({
     kind: h.kind,

@@ -9,6 +9,7 @@
 import type { SrcLoc } from '../kernel/ir.js';
 import type { CheckResult, Hazard } from './check.js';
 import { HAZARD_TEXT } from './kinds.js';
+import { argError, isRecord, objectArg } from '../model/api-args.js';
 
 /** Options of {@link checkSarif}. */
 export interface SarifOptions {
@@ -71,6 +72,8 @@ function ruleOf(kind: string, repo: string | undefined) {
 
 /** SARIF 2.1.0 log of the hazards (errors as `error`, warnings as `warning`). */
 export function checkSarif(r: CheckResult, opts: SarifOptions = {}): unknown {
+  if (!isRecord(r) || !Array.isArray(r.hazards) || !Array.isArray(r.warnings) || !isRecord(r.program)) argError('checkSarif', 'result', 'a CheckResult (from check)', r);
+  objectArg('checkSarif', 'options', opts);
   const root = opts.srcRoot ?? (typeof process !== 'undefined' ? process.cwd() : '/');
   const all: Hazard[] = [...r.hazards, ...r.warnings];
   const kinds = [...new Set(all.map((h) => h.kind))];

@@ -135,6 +135,8 @@ export async function watchVerb(target: string, o: CheckOpts, io: IO, check: typ
   const { watchFile } = await import('./watch.js');
   return watchFile(target, {
     out: io.out,
+    // A PTX kernel's launch file beside it is an input too (its creation and removal as well).
+    inputs: inputFiles(target).flatMap(([f]) => (f !== undefined && f !== target ? [f] : [])),
     // Ctrl-C: the output file being written (or about to be) is left as it was.
     onStop: interruptOutputs,
     check: () => check(target, o, io).catch((err: unknown) => {

@@ -149,6 +149,7 @@ export const serveCommand: Verb = (program, ctx) => {
       } catch (err) {
         const e = err as NodeJS.ErrnoException;
         if (e.code === 'EADDRINUSE') throw new UsageError(`port ${o.port} is in use; pick another with --port`);
+        if (e.code === 'EACCES' || e.code === 'EPERM') throw new UsageError(`port ${o.port}: permission denied (${e.code}; ports below 1024 need privileges); pick another with --port`);
         throw new UsageError(e.message.includes('no built explorer') ? 'the explorer is not built: run `npm run build:web` (npm ci does it)' : e.message);
       }
       ctx.io.out(`mbsim explorer at ${server.url}${file ? ` (opening ${file})` : ''} — Ctrl-C to stop`);

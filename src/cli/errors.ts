@@ -3,5 +3,20 @@
  * with its source line and caret) and the exit code is 2.
  */
 
-/** Bad input from the user: printed as is, exit code 2. */
-export class UsageError extends Error {}
+/** Marks every {@link UsageError}, whichever copy of this module created it. */
+const BRAND = Symbol.for('mbsim.cli.usage-error');
+
+/**
+ * Bad input from the user: printed as is, exit code 2. `instanceof UsageError` holds for one made
+ * by any copy of this module: each verb's module is loaded when its verb runs, and a loader that
+ * evaluates modules again (a test's module reset, a second bundle chunk) would otherwise make the
+ * error of a later-loaded verb unknown to `main`, which then reported it as an internal error.
+ */
+export class UsageError extends Error {
+  readonly [BRAND] = true;
+
+  static override [Symbol.hasInstance](x: unknown): boolean {
+    if (this !== UsageError) return Function.prototype[Symbol.hasInstance].call(this, x);
+    return typeof x === 'object' && x !== null && (x as { [BRAND]?: unknown })[BRAND] === true;
+  }
+}

@@ -8,6 +8,7 @@
 import { closeSync, fstatSync, openSync, readSync, statSync, type Stats } from 'node:fs';
 import { constants } from 'node:fs';
 import { echo } from './args.js';
+import { errnoText } from './errno.js';
 import { UsageError } from './errors.js';
 
 /** What a path is, in words (for "X is a character device"). */
@@ -20,13 +21,6 @@ export function fileKind(st: Stats): string {
   return st.isFile() ? 'a regular file' : 'not a regular file';
 }
 
-/** What a failed `stat` of an input path means, in words (with the code, for searching). */
-const ERRNO_TEXT: Record<string, string> = {
-  ELOOP: 'a loop of symbolic links (ELOOP)',
-  ENOTDIR: 'a part of the path before the name is not a directory (ENOTDIR)',
-  EACCES: 'permission denied (EACCES)',
-  ENAMETOOLONG: 'the name is too long (ENAMETOOLONG)',
-};
 
 /** Why `path` cannot be read as an input file, or null when it names a regular file. */
 export function inputProblem(path: string): string | null {
@@ -35,7 +29,7 @@ export function inputProblem(path: string): string | null {
     st = statSync(path);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    return code === 'ENOENT' ? 'no such file' : (code && ERRNO_TEXT[code]) ?? code ?? (err as Error).message;
+    return code === 'ENOENT' ? 'no such file' : errnoText(err);
   }
   return st.isFile() ? null : `it is ${fileKind(st)}, not a regular file`;
 }
@@ -59,7 +53,7 @@ export function readInput(path: string, what: string, maxBytes: number): InputTe
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (err) {
-    throw new UsageError(`cannot read ${what} ${echo(path)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new UsageError(`cannot read ${what} ${echo(path)}: ${errnoText(err)}`);
   }
   try {
     const st = fstatSync(fd);
@@ -78,7 +72,7 @@ export function readInput(path: string, what: string, maxBytes: number): InputTe
     return { text, truncated };
   } catch (err) {
     if (err instanceof UsageError) throw err;
-    throw new UsageError(`cannot read ${what} ${echo(path)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new UsageError(`cannot read ${what} ${echo(path)}: ${errnoText(err)}`);
   } finally {
     closeSync(fd);
   }

@@ -27,6 +27,7 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, rea
 import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { lazyBuiltin } from './builtins.js';
+import { errnoText } from './errno.js';
 import { UsageError } from './errors.js';
 
 // Loaded by the first file written (not by a run that prints only).
@@ -48,7 +49,8 @@ export interface OutputSinks {
 /** UTF-16 code units written per chunk (the handler for a signal runs between chunks). */
 const CHUNK = 1 << 20;
 
-const reason = (err: unknown): string => (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+/** Why a path cannot be written, in words with the code (an output's ENOENT: its directory is missing). */
+const reason = (err: unknown): string => errnoText(err, { ENOENT: 'no such directory' });
 
 /**
  * Decides how `path` is written, without writing anything; throws {@link OutputError} for a path
@@ -69,7 +71,7 @@ export function outputMode(path: string): OutputMode {
     } catch (e) {
       throw new OutputError(`cannot write ${path}: ${reason(e)}`);
     }
-    if (!dir.isDirectory()) throw new OutputError(`cannot write ${path}: ENOTDIR`);
+    if (!dir.isDirectory()) throw new OutputError(`cannot write ${path}: ${reason({ code: 'ENOTDIR' })}`);
     return 'replace';
   }
   const target = st.isSymbolicLink() ? followed(path) : st;
@@ -135,10 +137,21 @@ export async function writeOutput(path: string, data: string | Iterable<string>,
   } catch (err) {
     if (err instanceof OutputError) throw err;
     if (w.signal) throw interrupted(w);
+    // ENOENT from a directory that is there (a /proc or /sys file): it takes no new (temporary) file.
     const code = (err as NodeJS.ErrnoException).code;
-    throw new OutputError(`cannot write ${path}: ${code === 'EPIPE' ? 'the reader closed it before the end (EPIPE)' : reason(err)}`);
+    if (code === 'ENOENT' && isDirectory(dirname(path))) throw new OutputError(`cannot write ${path}: its directory accepts no new file, such as the temporary file written first (ENOENT)`);
+    throw new OutputError(`cannot write ${path}: ${reason(err)}`);
   } finally {
     untrack(w);
+  }
+}
+
+/** Whether `path` is a directory now. */
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
   }
 }
 

@@ -80,15 +80,20 @@ export async function writeRunJson(p: RunReport, io: IO): Promise<number> {
   return js.cut;
 }
 
-/** Prints the text report of a run through `io.out`. */
-export function printRunText(p: RunReport, io: IO): void {
+/**
+ * Prints the text report of a run through `io.out`, within the output budget (`--max-memory`,
+ * `--timeout` and its grace): past a bound the timeline, the ledger and the hang are cut where
+ * they are, and a line says so. Returns the flag of the bound that cut it, or null.
+ */
+export function printRunText(p: RunReport, io: IO): string | null {
   const { program, r, o, events } = p;
   const paint = paintFor(io);
   const params = Object.entries(program.params).map(([k, v]) => `${k}=${v}`).join(' ');
   io.out(`${paint.bold(`mbsim run ${p.target}`)}  ${paint.dim(`kernel '${program.kernel.name}' (${program.kernel.arch}, ${program.ctas} CTA${program.ctas > 1 ? 's' : ''})${params ? `  ${params}` : ''}${o.seed !== undefined ? `  seed ${o.seed}` : ''}`)}`);
   if (program.kernel.description) io.out(paint.dim(program.kernel.description));
   io.out('');
-  io.out(renderTimeline(r, o.width, paint));
+  const stop = p.budget.build;
+  io.out(renderTimeline(r, o.width, paint, stop));
   if (o.events || r.steps <= 40) {
     io.out(`\n${paint.bold('events')}`);
     // The whole log of a long run may not fit in --max-memory (about EVENT_LINE_BYTES per event).
@@ -99,7 +104,7 @@ export function printRunText(p: RunReport, io: IO): void {
     else if (o.events && fit < events.length) io.out(paint.yellow(`(the event log was cut at ${fit.toLocaleString('en-US')} events to stay under --max-memory ${o.maxMemory}: --json writes every event, in chunks)`));
   }
   io.out(`\n${paint.bold('ledger')}`);
-  io.out(renderLedger(p.ledger, o.events ? Number.MAX_SAFE_INTEGER : 12, r.hang && !o.events ? [...new Set(r.hang.waiters.flatMap((w) => (w.bar !== undefined ? [w.bar] : [])))] : undefined));
+  if (!stop()) io.out(renderLedger(p.ledger, o.events ? Number.MAX_SAFE_INTEGER : 12, r.hang && !o.events ? [...new Set(r.hang.waiters.flatMap((w) => (w.bar !== undefined ? [w.bar] : [])))] : undefined));
   if (p.table) {
     io.out(`\n${paint.bold('phase tracking')}`);
     io.out(renderPhaseTable(p.table, p.ptVar));
@@ -107,15 +112,18 @@ export function printRunText(p: RunReport, io: IO): void {
   io.out(`\n${paint.bold('summary')}`);
   io.out(renderSummary(r, paint));
   if (p.loop) io.out(renderLoopSummary(p.loop, p.activeSms));
-  printFindings(p, io, paint);
+  printFindings(p, io, paint, stop);
   if (r.stopped) io.out(paint.yellow(r.stopped));
   if (r.stoppedBy === 'max-memory') io.out(paint.dim(`  (the simulation's records may fill ${p.share * 100}% of --max-memory ${o.maxMemory}; the ledger and timeline${o.trace ? ', the trace' : ''}${o.events ? ', the event log' : ''} built from them need the rest)`));
   if (o.trace) io.out(paint.dim(`\ntrace written to ${o.trace} (open it in https://ui.perfetto.dev)`));
   if (p.traceCut) io.out(paint.yellow(`the trace was cut short by ${p.budget.stoppedBy()}: ${p.traceCut.toLocaleString('en-US')} of its events left out (raise it, or lower --max-steps)`));
+  const by = p.budget.stoppedBy();
+  if (by && !p.traceCut) io.out(paint.yellow(`the report was cut short by ${by} (verdict incomplete, exit 3): raise it, or shrink the kernel's parameters with --set; --json writes everything, in chunks`));
+  return by;
 }
 
 /** The diagnostics, the trap and the hang of a run's text report. */
-function printFindings(p: RunReport, io: IO, paint: Paint): void {
+function printFindings(p: RunReport, io: IO, paint: Paint, stop: () => boolean): void {
   const { program, r } = p;
   const names = (a: number) => (a >= 0 ? program.agents[a]!.name : null);
   for (const d of r.diagnostics) {
@@ -128,11 +136,17 @@ function printFindings(p: RunReport, io: IO, paint: Paint): void {
   }
   if (r.hang) {
     io.out(`\n${paint.red(paint.bold('HANG'))}: nothing can make progress; ${r.hang.waiters.length} agent(s) blocked forever`);
-    for (const w of r.hang.waiters) {
+    for (let i = 0; i < r.hang.waiters.length; i++) {
+      const w = r.hang.waiters[i]!;
+      if (stop()) {
+        io.out(`  … (${(r.hang.waiters.length - i).toLocaleString('en-US')} more blocked agents left out)`);
+        break;
+      }
       io.out(`  ${w.name} blocked in ${w.op} (${locText(w.loc)})`);
       if (w.state) io.out(`    ${w.barName}: phase ${w.state.phase}, pending ${w.state.pending}/${w.state.expected}, tx ${w.state.tx}`);
       for (const reason of w.reasons) io.out(`    - ${reason}`);
     }
+    if (r.hang.unexplained) io.out(`  … (${r.hang.unexplained.toLocaleString('en-US')} more blocked agents, not explained: ${r.stopped ?? 'a bound stopped the explanation'})`);
     if (r.hang.cycle) io.out(`  wait-for cycle: ${r.hang.cycle.join(' → ')}`);
     io.out(paint.dim(`  (this is one timed schedule; \`mbsim check ${p.target}\` explores every schedule and gives the shortest trace)`));
   }

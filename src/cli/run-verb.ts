@@ -156,9 +156,9 @@ export async function runVerb(target: string, o: RunOpts, io: IO, started: numbe
     await writeOutput(o.trace, js.chunks(trace, () => budget.trailer(js.cut + built.omitted)), io, fifoWait(o.timeout, started));
     traceCut = js.cut + built.omitted;
   }
-  const code = traceCut ? 3 : r.verdict === 'ok' ? 0 : r.verdict === 'incomplete' ? 3 : 1;
+  // A report cut by a bound (the trace, the hang's explanation, the text) is incomplete: exit 3.
+  const code = traceCut || r.hang?.unexplained ? 3 : r.verdict === 'ok' ? 0 : r.verdict === 'incomplete' ? 3 : 1;
   const report: RunReport = { target, o, program, timing, r, events, ledger, loop, table, ptVar: variable, activeSms: plan.activeSms, omit: plan.omit, budget, share, traceCut };
   if (o.json) return (await writeRunJson(report, io)) ? 3 : code;
-  printRunText(report, io);
-  return code;
+  return printRunText(report, io) ? 3 : code;
 }

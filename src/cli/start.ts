@@ -11,14 +11,16 @@ export function start(argv: string[]): void {
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (err: NodeJS.ErrnoException) => {
       if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-      if (stream === process.stdout) {
+      if (stream !== process.stdout) process.exit(2);
+      // The words for the code (errno.ts) are loaded only when an output fails.
+      void import('./errno.js').then(({ errnoText }) => errnoText(err), () => err.code ?? err.message).then((why) => {
         try {
-          process.stderr.write(`mbsim: error: cannot write the output: ${err.code ?? err.message}\n`);
+          process.stderr.write(`mbsim: error: cannot write the output: ${why}\n`);
         } catch {
           // stderr is gone too
         }
-      }
-      process.exit(2);
+        process.exit(2);
+      });
     });
   }
   const internal = (err: unknown) => {

@@ -20,6 +20,11 @@ export interface WatchOptions {
    * null when Ctrl-C stopped it before its end (its output files not written).
    */
   check: () => Promise<number | null>;
+  /**
+   * The other input files of the check (a PTX kernel's `.launch.json`): a change to one, its
+   * creation or its removal, checks again too.
+   */
+  inputs?: string[];
   /** Where the "rechecking" separator lines go. */
   out: (s: string) => void;
   debounceMs?: number;
@@ -80,8 +85,20 @@ function stopSignal(onStop?: (signal: NodeJS.Signals) => void): { stopped: Promi
  */
 export async function watchFile(file: string, o: WatchOptions): Promise<number> {
   const path = resolve(file);
-  const name = basename(path);
-  const read = () => readForWatch(path);
+  const others = [...new Set((o.inputs ?? []).map((f) => resolve(f)))].filter((f) => f !== path);
+  // Every input, by directory: the directory is watched (a rename replaces the file's inode).
+  const names = new Map<string, Set<string>>();
+  for (const f of [path, ...others]) {
+    const d = dirname(f);
+    if (!names.has(d)) names.set(d, new Set());
+    names.get(d)!.add(basename(f));
+  }
+  // The kernel file's text and every other input's (absent: none): a change to any is a change.
+  const read = (): string | null => {
+    const main = readForWatch(path);
+    if (main === null || !others.length) return main;
+    return JSON.stringify([main, ...others.map((f) => readForWatch(f))]);
+  };
   let last = read();
   // The signal listeners come after the first check: Ctrl-C during it ends the process at once, as
   // for a check without --watch (null, a first check stopped before its end, is incomplete: 3).
@@ -95,23 +112,23 @@ export async function watchFile(file: string, o: WatchOptions): Promise<number> 
       const now = read();
       if (now === null || now === last) return;
       last = now;
-      o.out(`\n-- ${file} changed at ${new Date().toTimeString().slice(0, 8)}: checking again`);
+      o.out(`\n-- ${others.length ? `${file} or its inputs` : file} changed at ${new Date().toTimeString().slice(0, 8)}: checking again`);
       const result = await o.check();
       if (result === null) return;
       code = result;
       o.out(`\n-- watching ${file} (Ctrl-C to stop)`);
     });
   };
-  const watcher: FSWatcher = watch(dirname(path), (_event, changed) => {
-    if (changed !== null && changed !== name) return;
+  const watchers: FSWatcher[] = [...names].map(([d, files]) => watch(d, (_event, changed) => {
+    if (changed !== null && !files.has(changed)) return;
     if (timer) clearTimeout(timer);
     timer = setTimeout(recheck, o.debounceMs ?? WATCH_DEBOUNCE_MS);
-  });
+  }));
   const signals = o.until ? null : stopSignal(o.onStop);
   try {
     await (o.until ?? signals!.stopped);
   } finally {
-    watcher.close();
+    for (const w of watchers) w.close();
     if (timer) clearTimeout(timer);
     await running.finally(() => signals?.release());
   }

@@ -58,11 +58,29 @@ export interface RoleOpts {
   where?: ExprLike;
 }
 
+/** A TypeError `fn: name must be what, got …` (the kernel layer's own: it imports no other layer). */
+function argError(fn: string, name: string, what: string, v: unknown): never {
+  const got = v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'number' ? `a number (${v})` : typeof v === 'object' ? 'an object of another shape' : `a ${typeof v}`;
+  throw new TypeError(`${fn}: ${name} must be ${what}, got ${v === undefined ? 'undefined' : got}`);
+}
+const isRecord = (v: unknown, keys: readonly string[] = []): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && keys.every((k) => k in v);
+const stringArg = (fn: string, name: string, v: unknown): void => {
+  if (typeof v !== 'string') argError(fn, name, 'a string', v);
+};
+const objectArg = (fn: string, name: string, v: unknown, optional = true): void => {
+  if (!(optional && v === undefined) && !isRecord(v)) argError(fn, name, optional ? 'an object (or left out)' : 'an object', v);
+};
+const functionArg = (fn: string, name: string, v: unknown): void => {
+  if (typeof v !== 'function') argError(fn, name, 'a function', v);
+};
+
 /** Builds a {@link Kernel}. */
 export class KernelBuilder {
   private readonly k: Kernel;
 
   constructor(name: string, o: KernelOpts = {}) {
+    stringArg('kernel', 'name', name);
+    objectArg('kernel', 'options', o);
     const params: ParamDecl[] = Object.entries(o.params ?? {}).map(([n, v]) => ({ name: n, value: v }));
     this.k = { name, arch: o.arch ?? 'sm_100a', params, cluster: ex(o.cluster ?? 1), barriers: [], buffers: [], roles: [] };
     if (o.grid !== undefined) this.k.grid = ex(o.grid);
@@ -72,6 +90,8 @@ export class KernelBuilder {
 
   /** Declares `length` mbarriers named `name`, each expecting `count` arrivals per phase. */
   barriers(name: string, length: ExprLike, o: { count: ExprLike; init?: 'auto' | 'manual'; cta?: ExprLike }): this {
+    stringArg('barriers', 'name', name);
+    if (!isRecord(o, ['count'])) argError('barriers', 'options', 'an object with a count ({ count: N })', o);
     const d: BarrierDecl = { name, length: ex(length), count: ex(o.count), init: o.init ?? 'auto', loc: callerLoc() };
     if (o.cta !== undefined) d.cta = ex(o.cta);
     this.k.barriers.push(d);
@@ -80,6 +100,8 @@ export class KernelBuilder {
 
   /** Declares one mbarrier named `name` (reports call it `name`, not `name[0]`). */
   barrier(name: string, o: { count: ExprLike; init?: 'auto' | 'manual'; cta?: ExprLike }): this {
+    stringArg('barrier', 'name', name);
+    if (!isRecord(o, ['count'])) argError('barrier', 'options', 'an object with a count ({ count: N })', o);
     this.barriers(name, 1, o);
     this.k.barriers[this.k.barriers.length - 1]!.scalar = true;
     return this;
@@ -115,6 +137,9 @@ export class KernelBuilder {
 
   /** Declares a role and builds its program. */
   role(name: string, o: RoleOpts, body: (b: ProgramBuilder) => unknown): this {
+    stringArg('role', 'name', name);
+    objectArg('role', 'options', o, false);
+    functionArg('role', 'body', body);
     const loc = callerLoc();
     const b = new ProgramBuilder();
     body(b);

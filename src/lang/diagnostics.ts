@@ -2,6 +2,7 @@
  * Diagnostics of the sketch language: every error has a stable code, a message, a hint and a
  * span (1-based line and column, `endCol` one past the last character).
  */
+import { argError, isRecord, stringArg } from '../model/api-args.js';
 
 /** Stable diagnostic codes of the sketch language. Never rename; add new codes at the end. */
 export const SKETCH_CODES = {
@@ -118,6 +119,8 @@ function clip(text: string): string {
  * The source line is cut around the caret when it is long ({@link caretExcerpt}).
  */
 export function formatDiagnostic(d: SketchDiagnostic, source: string): string {
+  if (!isRecord(d, ['file', 'line', 'col', 'code', 'message'])) argError('formatDiagnostic', 'diagnostic', 'a SketchDiagnostic (from parseSketch)', d);
+  stringArg('formatDiagnostic', 'source', source);
   const out = [`${d.file}:${d.line}:${d.col}: error[${d.code}]: ${clip(d.message)}`];
   const text = lineAt(source, d.line);
   if (text !== undefined) {

@@ -43,8 +43,26 @@ export interface HangReport {
   waiters: BlockedWaiter[];
   /** A wait-for cycle among blocked agents (names), when one exists. */
   cycle: string[] | null;
+  /**
+   * Blocked agents left unexplained because the caller's `stop` said so (a bound of the run: the
+   * explanation of a launch of tens of thousands of waiters takes long); absent when none.
+   */
+  unexplained?: number;
 }
 
+/** The most agents a reason names; the rest are counted (a list of 33,792 names per waiter is quadratic). */
+export const NAMES_MAX = 32;
+
+/** `shown` joined with ', ' (at most {@link NAMES_MAX}), then how many of `total` are left out. */
+function nameList(shown: string[], total = shown.length): string {
+  const head = shown.slice(0, NAMES_MAX).join(', ');
+  return total <= NAMES_MAX ? head : `${head}, … and ${(total - NAMES_MAX).toLocaleString('en-US')} more`;
+}
+
+/** The names (`describe`) of agents `as`, at most {@link NAMES_MAX} of them described. */
+function describeList(as: number[], describe: (a: number) => string): string {
+  return nameList(as.slice(0, NAMES_MAX).map(describe), as.length);
+}
 
 /** What each agent's whole code signals (from its first instruction), per program: it does not depend on the state. */
 const WHOLE = new WeakMap<object, Map<number, Reach>>();
@@ -60,6 +78,7 @@ const WHOLE = new WeakMap<object, Map<number, Reach>>();
  */
 export function explainHang(
   m: Machine, s: MachineState, passedBefore?: (agent: number, bar: number) => boolean, lastObserved?: (agent: number, bar: number) => number | null,
+  stop?: () => boolean,
 ): HangReport {
   const p = m.program;
   const waiters: BlockedWaiter[] = [];
@@ -81,18 +100,35 @@ export function explainHang(
   // that stopped or passed their last signal.
   let whole = WHOLE.get(p);
   if (!whole) WHOLE.set(p, (whole = new Map()));
+  // One copy of the agents, agent o restarted in it while its code is run (a copy per agent was
+  // quadratic: 33,792 agents made 1.1e9 element copies).
+  let restarted: MachineState['agents'] | null = null;
   const wholeOf = (o: number): Reach => {
     let r = whole!.get(o);
-    if (!r) whole!.set(o, (r = remainingSignals(p, { ...s, agents: s.agents.map((x, i) => (i === o ? { ...x, status: 'run', pc: 0 } : x)) }, o)));
+    if (!r) {
+      restarted ??= s.agents.slice();
+      restarted[o] = { ...s.agents[o]!, status: 'run', pc: 0 };
+      try {
+        r = remainingSignals(p, { ...s, agents: restarted }, o);
+      } finally {
+        restarted[o] = s.agents[o]!;
+      }
+      whole!.set(o, r);
+    }
     return r;
   };
   const codeSignals = (o: number, key: number) => wholeOf(o).arrive.has(key);
   const anyArrives = (key: number) => s.agents.some((_, o) => codeSignals(o, key));
   const touchesTx = (o: number, key: number) => wholeOf(o).credit.has(key);
   const ctx: Ctx = { p, s, describe, reachOf, wholeOf, codeSignals, anyArrives, touchesTx, startHint, passedBefore, lastObserved };
+  let unexplained = 0;
   for (let a = 0; a < s.agents.length; a++) {
     const ag = s.agents[a]!;
     if (ag.status !== 'run' || m.agentEnabled(s, a)) continue;
+    if (unexplained || stop?.()) {
+      unexplained++;
+      continue;
+    }
     const ins = m.nextOp(s, a);
     if (!ins) continue;
     const w: BlockedWaiter = { agent: a, name: p.agents[a]!.name, op: ins.text, loc: ins.loc, kind: 'other', reasons: [], signallers: [], subject: null, bytesMissing: false };
@@ -111,13 +147,13 @@ export function explainHang(
         const named = reachOf(o).named;
         if (named === null || named.has(id)) w.signallers.push(o);
       }
-      const who = w.signallers.length ? `; agents that can still join it: ${w.signallers.map(describe).join(', ')}` : '; no running agent of the CTA can still join it';
+      const who = w.signallers.length ? `; agents that can still join it: ${describeList(w.signallers, describe)}` : '; no running agent of the CTA can still join it';
       w.reasons.push(`named barrier ${id}: ${nb.arrived} of ${nb.count} threads have arrived in generation ${nb.gen}${who}`);
     } else if (op.op === 'barrier.cluster.wait') {
       w.kind = 'cluster';
       w.subject = `barrier.cluster${p.grid > 1 ? ` (cluster ${p.agents[a]!.cluster})` : ''}`;
       const missing = s.agents.map((x, i) => i).filter((i) => p.agents[i]!.cluster === p.agents[a]!.cluster && s.agents[i]!.status === 'run' && s.agents[i]!.clusterRound < ag.clusterRound);
-      w.reasons.push(`barrier.cluster.wait: ${missing.map(describe).join(', ')} ha${missing.length === 1 ? 's' : 've'} not arrived`);
+      w.reasons.push(`barrier.cluster.wait: ${describeList(missing, describe)} ha${missing.length === 1 ? 's' : 've'} not arrived`);
       w.signallers = missing.filter((o) => reachOf(o).cluster);
     } else if (op.op === 'cp.async.wait_group') {
       const pending = pendingAsyncGroups(s, a, 'cp.async');
@@ -148,7 +184,7 @@ export function explainHang(
       w.reasons.push('hint: parity 0 on a barrier still in phase 0 waits for its first completion; a wait that means "the buffer is free" at the start (a producer on an empty barrier) uses parity 1, which passes on a fresh barrier');
     }
   }
-  return { waiters, cycle };
+  return unexplained ? { waiters, cycle, unexplained } : { waiters, cycle };
 }
 
 /** What {@link mbarrierWait} needs of {@link explainHang}'s state. */
@@ -211,17 +247,17 @@ function mbarrierWait(c: Ctx, a: number, w: BlockedWaiter, ins: OpInstr): void {
     }
     if (b.pending > 0) {
       let who: string;
-      if (arrivers.length) who = `; agents that can still arrive on ${barName}: ${arrivers.map(describe).join(', ')}`;
-      else if (exited.length) who = `; no running agent's remaining code arrives on ${barName} (the agents that arrive on it have finished: ${exited.map(describe).join(', ')})`;
+      if (arrivers.length) who = `; agents that can still arrive on ${barName}: ${describeList(arrivers, describe)}`;
+      else if (exited.length) who = `; no running agent's remaining code arrives on ${barName} (the agents that arrive on it have finished: ${describeList(exited, describe)})`;
       else if (anyArrives(key)) who = `; no running agent's remaining code arrives on ${barName}: every arrive on it is behind the agents that run it`;
       else {
         const movers = s.agents.map((_, o) => o).filter((o) => wholeOf(o).credit.has(key) || wholeOf(o).expect.has(key));
-        who = `; no agent arrives on ${barName} anywhere in the kernel${movers.length ? ` (${movers.map((o) => p.agents[o]!.name).join(', ')} only move${movers.length === 1 ? 's' : ''} its tx-count: expect_tx / copies without an arrive)` : ''}`;
+        who = `; no agent arrives on ${barName} anywhere in the kernel${movers.length ? ` (${nameList(movers.map((o) => p.agents[o]!.name))} only move${movers.length === 1 ? 's' : ''} its tx-count: expect_tx / copies without an arrive)` : ''}`;
       }
       w.reasons.push(`${b.pending} of ${b.expected} arrivals are missing${who}${asyncArrives.length ? `; ${asyncArrives.length} asynchronous arrive(s) still in flight` : ''}`);
     }
     if (b.tx > 0) {
-      const senders = crediters.length ? `; agents that can still send bytes to it: ${crediters.map(describe).join(', ')}` : '; no running agent\'s remaining code delivers more bytes to it than it expects';
+      const senders = crediters.length ? `; agents that can still send bytes to it: ${describeList(crediters, describe)}` : '; no running agent\'s remaining code delivers more bytes to it than it expects';
       if (bytesInFlight === 0) w.reasons.push(`${b.tx} bytes were expected (expect_tx) but no copy in flight will deliver them${senders}`);
       else if (bytesInFlight < b.tx) w.reasons.push(`${b.tx} bytes are expected but copies in flight deliver only ${bytesInFlight}${senders}`);
       else w.reasons.push(`${b.tx} bytes are expected and ${bytesInFlight} are in flight`);
@@ -246,7 +282,8 @@ function mbarrierWait(c: Ctx, a: number, w: BlockedWaiter, ins: OpInstr): void {
 
 function findCycle(waiters: BlockedWaiter[], names: string[]): string[] | null {
   const edges = new Map<number, number[]>();
-  for (const w of waiters) edges.set(w.agent, w.signallers.filter((x) => waiters.some((y) => y.agent === x)));
+  const blocked = new Set(waiters.map((w) => w.agent));
+  for (const w of waiters) edges.set(w.agent, w.signallers.filter((x) => blocked.has(x)));
   const state = new Map<number, number>();
   const stack: number[] = [];
   let found: number[] | null = null;

@@ -19,6 +19,7 @@ import { perThreads, WARP_SLOT, WARPGROUP_SLOT, type AgentInfo, type Instr, type
 import { asyncDef, checkCluster, OPS, tmemAtExit, type OpCtx } from './ops/index.js';
 import { clusterResident } from './values.js';
 import { cloneState, NAMED_PER_CTA, newStepOut, type AgentState, type AsyncOp, type Choice, type MachineState, type StepOut } from './state.js';
+import { programArg } from '../model/api-args.js';
 
 export {
   UNINIT_WAIT_BLOCKED, PICKING, PICKED, uninitWaitPasses, newStepOut, cloneState, nextCredit, pendingAsyncGroups, NAMED_PER_CTA,
@@ -61,6 +62,7 @@ export class Machine implements OpCtx {
   waitPar = 0;
 
   constructor(readonly program: Program) {
+    programArg('Machine', program);
     this.agentChoice = program.agents.map((_, i) => Object.freeze({ kind: 'agent' as const, agent: i }));
     this.ctaThreads = new Array(program.ctas).fill(0);
     this.clusterAgents = Array.from({ length: program.grid }, () => []);

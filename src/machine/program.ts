@@ -14,6 +14,7 @@ import { OPC } from './ops/index.js';
 import { compileRole } from './compile-role.js';
 export { perThreads, roleReadsWarp, roleSplits, sliceSiblings } from './roles.js';
 import { enumerateViews, keysOverlap, markRanged, storageBytes, type BufferPlacement, type BufferSpace } from './views.js';
+import { objectArg } from '../model/api-args.js';
 
 /** A kernel that cannot be instantiated: the message names the problem, `loc` where it is. */
 export class KernelError extends Error {
@@ -278,6 +279,8 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
   if (!kernel || typeof kernel !== 'object' || !Array.isArray(kernel.params) || !Array.isArray(kernel.roles)) {
     throw new TypeError(`instantiate: expected a Kernel (from parseSketch or the builder), got ${kernel === null ? 'null' : Array.isArray(kernel) ? 'an array' : typeof kernel}`);
   }
+  objectArg('instantiate', 'overrides', overrides);
+  objectArg('instantiate', 'options', options);
   // Null-prototype maps keyed by the kernel's names: `constructor` or `__proto__` are names like any other.
   const params: Record<string, number> = Object.create(null) as Record<string, number>;
   for (const p of kernel.params) params[p.name] = p.value;

@@ -12,6 +12,7 @@
  * Bits 42 and 0 were never seen set; their meaning is unknown.
  */
 import type { MBarrier, Token } from './mbarrier.js';
+import { argError, isRecord } from './api-args.js';
 
 const TWO20 = 1n << 20n;
 const TWO21 = 1n << 21n;
@@ -35,6 +36,7 @@ export interface DecodedWord {
 
 /** The 64-bit word of a valid barrier, as `mbarrier.inval` writes it back (FINDINGS.md §1). */
 export function encodeWord(b: MBarrier): bigint {
+  if (!isRecord(b) || !(['phase', 'pending', 'expected', 'tx'] as const).every((k) => Number.isSafeInteger(b[k]))) argError('encodeWord', 'barrier', 'an MBarrier ({ phase, pending, expected, tx }: integers)', b);
   const ph = BigInt(b.phase & 1);
   const pend = (TWO20 - BigInt(b.pending)) & (TWO20 - 1n);
   const tx = ((-BigInt(b.tx)) % TWO21 + TWO21) % TWO21;
@@ -77,6 +79,7 @@ export function tokenWord(t: Token): number {
  * returns for it (2^20 for a pending field of 0, FINDINGS.md P4), and tx to 2 KiB granularity.
  */
 export function decodeToken(upper: number): { phaseParity: 0 | 1; pendingBefore: number; pendingCount: number; txApprox: number } {
+  if (typeof upper !== 'number' || !Number.isInteger(upper)) argError('decodeToken', 'upper', 'an integer (the token\'s upper 32 bits)', upper);
   const w = BigInt(upper >>> 0) << 32n;
   const d = decodeWord(w);
   return { phaseParity: d.phaseParity, pendingBefore: d.pending, pendingCount: d.pendingCount, txApprox: d.tx };

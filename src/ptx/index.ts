@@ -52,6 +52,8 @@ export type PtxParse = { ok: true; module: Module } | { ok: false; diagnostic: P
  * or the first lexical or syntax error with its position and what was expected; never throws.
  */
 export function parsePtx(src: string, file = '<ptx>'): PtxParse {
+  if (typeof src !== 'string') throw new TypeError(`parsePtx: src must be a string, got ${src === null ? 'null' : Array.isArray(src) ? 'an array' : typeof src}`);
+  if (typeof file !== 'string') throw new TypeError(`parsePtx: file must be a string, got ${file === null ? 'null' : typeof file}`);
   const t = lex(src);
   if (!('count' in t)) return { ok: false, diagnostic: { code: PTX_CODES.lex, hint: '', file, ...t } };
   try {

@@ -54,6 +54,20 @@ export interface PtxStats {
 
 /** Translates `m` for `launch` (see the module comment). */
 export function translatePtx(m: Module, launch: PtxLaunch = {}): { kernel: Kernel; stats: PtxStats } {
+  const kind = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v);
+  if (typeof m !== 'object' || m === null || !Array.isArray((m as Partial<Module>).items)) throw new TypeError(`translatePtx: module must be a PTX Module (parsePtx(...).module), got ${kind(m)}`);
+  if (typeof launch !== 'object' || launch === null || Array.isArray(launch)) throw new TypeError(`translatePtx: launch must be an object ({ kernel, block, cluster, grid, params, tensorMaps, dynamicSmem }), got ${kind(launch)}`);
+  if (launch.kernel !== undefined && typeof launch.kernel !== 'string') throw new TypeError(`translatePtx: launch.kernel must be a string, got ${kind(launch.kernel)}`);
+  for (const k of ['block', 'cluster', 'grid', 'dynamicSmem'] as const) {
+    const v = launch[k];
+    if (v !== undefined && (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0)) throw new RangeError(`translatePtx: launch.${k} must be a whole number, got ${typeof v === 'number' ? v : kind(v)}`);
+  }
+  for (const k of ['params', 'tensorMaps'] as const) {
+    const v = launch[k];
+    if (v === undefined) continue;
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new TypeError(`translatePtx: launch.${k} must be an object of names to integers, got ${kind(v)}`);
+    for (const [n, x] of Object.entries(v)) if (typeof x !== 'number' || !Number.isSafeInteger(x)) throw new RangeError(`translatePtx: launch.${k}.${n.slice(0, 40)} must be an integer, got ${typeof x === 'number' ? x : kind(x)}`);
+  }
   const f = pickEntry(m, launch.kernel);
   const file = m.file;
   const at = (p: { line: number; col: number }): SrcLoc => ({ file, line: p.line, col: p.col });
@@ -124,6 +138,7 @@ function demangle(n: string): string {
 
 /** The `.entry` a launch names (full or demangled name; the only one when absent); throws {@link KernelError}. */
 export function pickEntry(m: Module, want: string | undefined): Func {
+  if (want !== undefined && typeof want !== 'string') throw new TypeError(`pickEntry: want must be a kernel name (a string) or undefined, got ${want === null ? 'null' : typeof want}`);
   const entries = functions(m).filter((f) => f.entry && f.body);
   const loc = { file: m.file, line: 1, col: 1 };
   if (!entries.length) throw new KernelError(`${m.file} has no .entry with a body`, loc, 'ptx-launch');

@@ -6,6 +6,7 @@
 import type { SrcLoc } from '../kernel/ir.js';
 import type { MachineEvent } from '../machine/events.js';
 import type { Program } from '../machine/program.js';
+import { argError, isRecord, programArg } from '../model/api-args.js';
 
 /** One arrival (or arrive-family signal) in a phase. */
 export interface LedgerArrival {
@@ -59,6 +60,11 @@ export interface Ledger {
   vacuous: VacuousWait[];
 }
 
+/** `events` is an array of machine events (objects with a kind `e`), else a TypeError naming `fn`. */
+export function eventsArg(fn: string, events: unknown): void {
+  if (!Array.isArray(events) || !events.every((e) => isRecord(e) && typeof e.e === 'string')) argError(fn, 'events', 'an array of MachineEvents (a SimResult\'s events)', events);
+}
+
 /** Names the actor of an event: an agent, or an asynchronous operation with its issuer. */
 export function actorNamer(program: Program, events: MachineEvent[]): (agent: number, asyncId: number) => string {
   const asyncInfo = new Map<number, { kind: string; agent: number }>();
@@ -79,6 +85,8 @@ export function actorNamer(program: Program, events: MachineEvent[]): (agent: nu
 
 /** Builds the ledger of `events` (which must start at the beginning of a run). */
 export function buildLedger(program: Program, events: MachineEvent[]): Ledger {
+  programArg('buildLedger', program);
+  eventsArg('buildLedger', events);
   const who = actorNamer(program, events);
   const byKey = new Map<string, LedgerPhase>();
   const phases: LedgerPhase[] = [];

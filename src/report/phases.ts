@@ -6,6 +6,7 @@
 import type { MachineState } from '../machine/machine.js';
 import type { Program } from '../machine/program.js';
 import { simulate } from '../sim/simulate.js';
+import { argError, isRecord, programArg, stringArg } from '../model/api-args.js';
 
 /** One row of the table. */
 export interface PhaseRow {
@@ -30,6 +31,10 @@ export const passedAtOnce = (r: PhaseRow): boolean => r.phase === 0;
  * Throws if the role or variable does not exist.
  */
 export function phaseTable(program: Program, role = 'consumer', barrier = 'tma_bar', phaseVar = 'phase_tma'): PhaseRow[] {
+  programArg('phaseTable', program);
+  stringArg('phaseTable', 'role', role);
+  stringArg('phaseTable', 'barrier', barrier);
+  stringArg('phaseTable', 'phaseVar', phaseVar);
   const agent = program.agents.find((a) => a.roleName === role);
   if (!agent) throw new Error(`no role '${role}' (roles: ${[...new Set(program.agents.map((a) => a.roleName))].join(', ')})`);
   if (!program.barriers.some((b) => b.name === barrier)) throw new Error(`no barrier array '${barrier}' (barriers: ${program.barriers.map((b) => b.name).join(', ')})`);
@@ -54,6 +59,8 @@ export function phaseTable(program: Program, role = 'consumer', barrier = 'tma_b
 
 /** The table as text, with the seed's column names (`phaseVar` names the last column). */
 export function renderPhaseTable(rows: PhaseRow[], phaseVar = 'phase_tma'): string {
+  if (!Array.isArray(rows) || !rows.every((x) => isRecord(x))) argError('renderPhaseTable', 'rows', 'an array of PhaseRows (from phaseTable)', rows);
+  stringArg('renderPhaseTable', 'phaseVar', phaseVar);
   const head = ['iteration', 'stage', 'phase parity waited on', 'barrier parity after completion', `${phaseVar} after iteration`];
   const body = rows.map((r) => [r.iteration, r.stage, r.parityWaited, r.parityAfter, r.phaseVar].map(String));
   const w = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));

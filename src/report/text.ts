@@ -6,7 +6,8 @@
 import type { MachineEvent } from '../machine/events.js';
 import type { Program } from '../machine/program.js';
 import type { SimResult, Span } from '../sim/simulate.js';
-import { actorNamer, type Ledger } from './ledger.js';
+import { actorNamer, eventsArg, type Ledger, type LedgerPhase } from './ledger.js';
+import { argError, isRecord, programArg } from '../model/api-args.js';
 
 /** Color hooks (identity by default). */
 export interface Paint {
@@ -35,6 +36,11 @@ export function locText(loc: { file?: string; line: number; origin?: string } | 
   return `${f}:${loc.line}${from}`;
 }
 
+/** A SimResult (from simulate), else a TypeError naming `fn`. */
+function simResultArg(fn: string, r: unknown): void {
+  if (!isRecord(r) || !isRecord(r.program) || !Array.isArray(r.program.agents) || !isRecord(r.stats) || !isRecord(r.timing) || typeof r.cycles !== 'number') argError(fn, 'result', 'a SimResult (from simulate)', r);
+}
+
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
 function pad(s: string, n: number): string {
@@ -49,7 +55,8 @@ export const TIMELINE_WIDTH_MAX = 1000;
  * (number of operations in flight, ▓ for one), and per barrier (its phase parity over time).
  * `width` is a whole number of columns from 20 to {@link TIMELINE_WIDTH_MAX} (else a RangeError).
  */
-export function renderTimeline(r: SimResult, width = 96, paint: Paint = PLAIN): string {
+export function renderTimeline(r: SimResult, width = 96, paint: Paint = PLAIN, stop?: () => boolean): string {
+  simResultArg('renderTimeline', r);
   if (!Number.isInteger(width) || width < 20 || width > TIMELINE_WIDTH_MAX) throw new RangeError(`renderTimeline: width must be a whole number of columns from 20 to ${TIMELINE_WIDTH_MAX}, got ${String(width).slice(0, 40)}`);
   const p = r.program;
   const spans = r.spans ?? [];
@@ -66,8 +73,12 @@ export function renderTimeline(r: SimResult, width = 96, paint: Paint = PLAIN): 
   const nameW = Math.max(12, ...[...laneNames.values()].map((n) => n.length), ...[...lanes.keys()].map((n) => n.length)) + 1;
   const rows: string[] = [];
   rows.push(`${pad('', nameW)}${paint.dim(`0${' '.repeat(Math.max(0, width - 2 - fmt(end).length))}${fmt(end)} cycles`)}`);
-  // Agents.
+  // Agents (none after `stop` says so: a launch of 33,792 agents is as many rows).
   for (const a of p.agents) {
+    if (stop?.()) {
+      rows.push(paint.dim(`… (the timeline stops here: ${(p.agents.length - a.id).toLocaleString('en-US')} of ${p.agents.length.toLocaleString('en-US')} agents left out)`));
+      return rows.join('\n');
+    }
     const cells = new Array<string>(width).fill(' ');
     for (const sp of lanes.get(String(a.id)) ?? []) {
       const c0 = col(sp.t0), c1 = Math.max(c0, col(sp.t1 - 1e-9));
@@ -125,6 +136,9 @@ export function renderTimeline(r: SimResult, width = 96, paint: Paint = PLAIN): 
 
 /** One line per event: time, actor, what happened, the barrier state after it; at most `limit` lines, and none after `stop` says so. */
 export function renderEventLog(program: Program, events: MachineEvent[], limit = 200, stop?: () => boolean): string {
+  programArg('renderEventLog', program);
+  eventsArg('renderEventLog', events);
+  if (typeof limit !== 'number' || Number.isNaN(limit)) argError('renderEventLog', 'limit', 'a number of lines', limit);
   const who = actorNamer(program, events);
   const lines: string[] = [];
   let n = 0;
@@ -194,16 +208,30 @@ export function renderEventLog(program: Program, events: MachineEvent[], limit =
   return lines.join('\n');
 }
 
+/** The most barriers {@link renderLedger} shows the phases of for `focus`. */
+export const FOCUS_MAX = 32;
+
 /**
  * The ledger as text: one block per barrier phase. `maxPhases` limits the output; `focus` (barrier
  * keys) shows only those barriers' last phases (e.g. the barriers of a hang).
  */
 export function renderLedger(ledger: Ledger, maxPhases = 24, focus?: number[]): string {
+  if (!isRecord(ledger) || !Array.isArray(ledger.phases) || !Array.isArray(ledger.vacuous)) argError('renderLedger', 'ledger', 'a Ledger (from buildLedger)', ledger);
+  if (focus !== undefined && !Array.isArray(focus)) argError('renderLedger', 'focus', 'an array of barrier keys', focus);
   const lines: string[] = [];
   let shown = ledger.phases.slice(0, maxPhases);
   if (focus && focus.length) {
     shown = [];
-    for (const bar of focus) shown.push(...ledger.phases.filter((p) => p.bar === bar).slice(-3));
+    // By barrier once (a filter per focused barrier was quadratic: 261,888 barriers of a hang).
+    const byBar = new Map<number, LedgerPhase[]>();
+    for (const p of ledger.phases) {
+      let l = byBar.get(p.bar);
+      if (!l) byBar.set(p.bar, (l = []));
+      l.push(p);
+    }
+    const bars = [...new Set(focus)].filter((bar) => byBar.has(bar));
+    for (const bar of bars.slice(0, FOCUS_MAX)) shown.push(...byBar.get(bar)!.slice(-3));
+    if (bars.length > FOCUS_MAX) lines.push(`(the first ${FOCUS_MAX} of the ${bars.length.toLocaleString('en-US')} barriers the hang waits on)`);
     const hidden = ledger.phases.length - shown.length;
     if (hidden > 0) lines.push(`(the last phases of the barriers the hang waits on; ${hidden} other phases with --events or --json)`);
   }
@@ -226,6 +254,7 @@ export function renderLedger(ledger: Ledger, maxPhases = 24, focus?: number[]): 
 
 /** Summary: verdict, total cycles, utilization of units and stall cycles per agent by cause. */
 export function renderSummary(r: SimResult, paint: Paint = PLAIN): string {
+  simResultArg('renderSummary', r);
   const p = r.program;
   const T = r.cycles || 1;
   const us = r.cycles / r.timing.clockMHz.value;

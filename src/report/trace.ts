@@ -8,6 +8,8 @@
 import type { MachineEvent } from '../machine/events.js';
 import type { Program } from '../machine/program.js';
 import type { Span } from '../sim/simulate.js';
+import { argError, isRecord, programArg } from '../model/api-args.js';
+import { eventsArg } from './ledger.js';
 
 /** One trace event (Chrome trace-event format). */
 export interface TraceEvent {
@@ -38,6 +40,10 @@ export interface TraceCut {
  * (optional) bounds the building (the CLI's output budget).
  */
 export function buildTrace(program: Program, spans: Span[], events: MachineEvent[], clockMHz: number, cut?: TraceCut): { traceEvents: TraceEvent[]; displayTimeUnit: string; otherData: Record<string, unknown> } {
+  programArg('buildTrace', program);
+  if (!Array.isArray(spans) || !spans.every((x) => isRecord(x) && typeof x.lane === 'string')) argError('buildTrace', 'spans', 'an array of Spans (a SimResult\'s spans)', spans);
+  eventsArg('buildTrace', events);
+  if (typeof clockMHz !== 'number' || !(clockMHz > 0) || clockMHz === Infinity) argError('buildTrace', 'clockMHz', 'a positive finite number', clockMHz);
   const us = (cycles: number) => cycles / clockMHz;
   const out: TraceEvent[] = [];
   const tids = new Map<string, { pid: number; tid: number }>();

@@ -19,15 +19,16 @@ import { OPS } from '../machine/ops/index.js';
 import { asyncScheduler } from './async-schedule.js';
 import { mulberry32, Queue } from './queue.js';
 import { IDLE_PER_STEP, type SimOptions, type SimResult, type SimStats, type SimVerdict, type Span } from './result.js';
+import { argError, objectArg, programArg } from '../model/api-args.js';
 export { IDLE_PER_STEP, LEDGER_EVENT_KINDS, type SimOptions, type SimResult, type SimStats, type SimVerdict, type Span } from './result.js';
 
 // Payload encoding: agents are 2·a (even), async op completions 2·id + 1 (odd).
 
 /** Simulates `program` and returns its timeline, events, verdict and statistics. */
 export function simulate(program: Program, opts: SimOptions = {}): SimResult {
-  if (!program || typeof program !== 'object' || !Array.isArray((program as Partial<Program>).agents)) {
-    throw new TypeError(`simulate: expected a Program (from instantiate), got ${program === null ? 'null' : typeof program}`);
-  }
+  programArg('simulate', program);
+  objectArg('simulate', 'options', opts);
+  if (opts.eventKinds !== undefined && !(opts.eventKinds instanceof Set)) argError('simulate', 'eventKinds', 'a Set of event kinds', opts.eventKinds);
   const T = opts.timing ?? H200;
   validateTiming(T);
   const v = (p: { value: number }) => p.value;
@@ -289,7 +290,13 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
   else if (s.trapped) verdict = s.trapped.trap ? 'trap' : 'error';
   else if (s.agents.some((a) => a.status === 'run')) {
     verdict = 'hang';
-    hang = explainHang(m, s);
+    // Within the run's bounds, looked at before each waiter (each costs a pass over the agents):
+    // past one, the waiters left are counted, not explained.
+    hang = explainHang(m, s, undefined, undefined, () => gov.check() !== null);
+    if (hang.unexplained) {
+      stoppedBy = gov.stoppedBy;
+      stopped = `the explanation of the hang was cut: ${(stoppedBy === 'max-memory' ? `--max-memory (the process holds ${(gov.peak / 1048576).toFixed(0)} MB)` : `--timeout (${(gov.elapsed() / 1000).toFixed(1)} s)`)} stopped it with ${hang.unexplained.toLocaleString('en-US')} of ${(hang.unexplained + hang.waiters.length).toLocaleString('en-US')} blocked agents left unexplained; raise the bound, or shrink the kernel's parameters with --set`;
+    }
   } else if (diagnostics.some((d) => d.diag.severity === 'error')) verdict = 'error';
   return {
     program, timing: T, verdict, cycles, steps, eventCount: s.events, events, spans, diagnostics, hang, stopped, stoppedBy, stats, final: s,
