@@ -58,9 +58,15 @@ export function translatePtx(m: Module, launch: PtxLaunch = {}): { kernel: Kerne
   if (typeof m !== 'object' || m === null || !Array.isArray((m as Partial<Module>).items)) throw new TypeError(`translatePtx: module must be a PTX Module (parsePtx(...).module), got ${kind(m)}`);
   if (typeof launch !== 'object' || launch === null || Array.isArray(launch)) throw new TypeError(`translatePtx: launch must be an object ({ kernel, block, cluster, grid, params, tensorMaps, dynamicSmem }), got ${kind(launch)}`);
   if (launch.kernel !== undefined && typeof launch.kernel !== 'string') throw new TypeError(`translatePtx: launch.kernel must be a string, got ${kind(launch.kernel)}`);
-  for (const k of ['block', 'cluster', 'grid', 'dynamicSmem'] as const) {
+  for (const k of ['cluster', 'grid', 'dynamicSmem'] as const) {
     const v = launch[k];
     if (v !== undefined && (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0)) throw new RangeError(`translatePtx: launch.${k} must be a whole number, got ${typeof v === 'number' ? v : kind(v)}`);
+  }
+  // The block: a thread count or its 1 to 3 dimensions (the shape itself is checked with the directives below).
+  const b: unknown = launch.block;
+  const whole = (x: unknown) => typeof x === 'number' && Number.isSafeInteger(x) && x >= 0;
+  if (b !== undefined && !(whole(b) || (Array.isArray(b) && b.length >= 1 && b.length <= 3 && b.every(whole)))) {
+    throw new RangeError(`translatePtx: launch.block must be a whole number or 1 to 3 whole numbers (its dimensions), got ${typeof b === 'number' ? b : Array.isArray(b) ? `[${b.slice(0, 4).map((x) => (typeof x === 'number' ? x : kind(x))).join(', ')}${b.length > 4 ? ', …' : ''}]` : kind(b)}`);
   }
   for (const k of ['params', 'tensorMaps'] as const) {
     const v = launch[k];
