@@ -86,14 +86,6 @@ function defaultRss(): (() => number | null) {
   return typeof rss === 'function' ? () => rss.call(p!.memoryUsage) : () => null;
 }
 
-/**
- * The last resident-set reading of any governor that uses the platform's clock and reader: a
- * governor created within {@link SAMPLE_MS} of another's reading starts from it (checks of small
- * kernels come milliseconds apart, and each first reading cost up to a millisecond). A `fresh`
- * reading always reads.
- */
-const shared = { at: -Infinity, rss: null as number | null };
-
 /** See the file comment. */
 export class Governor {
   readonly maxMemory: number;
@@ -122,13 +114,9 @@ export class Governor {
   /** The resident set at the last collection. */
   private collectedAt = 0;
 
-  /** Whether readings are shared with other governors (platform clock and reader: {@link shared}). */
-  private readonly sharing: boolean;
-
   constructor(limits: Limits = {}, hooks: GovernorHooks = {}) {
     this.now = hooks.now ?? Date.now;
     this.rss = hooks.rss ?? defaultRss();
-    this.sharing = !hooks.now && !hooks.rss;
     this.linked = hooks.linked ?? null;
     this.onStop = hooks.onStop ?? null;
     this.collect = hooks.collect === undefined ? defaultCollect : hooks.collect;
@@ -149,14 +137,7 @@ export class Governor {
     const t = this.now();
     if (fresh || t - this.lastSample >= SAMPLE_MS) {
       this.lastSample = t;
-      if (!fresh && this.sharing && t - shared.at < SAMPLE_MS && t >= shared.at) this.lastRss = shared.rss;
-      else {
-        this.lastRss = this.rss();
-        if (this.sharing) {
-          shared.at = t;
-          shared.rss = this.lastRss;
-        }
-      }
+      this.lastRss = this.rss();
       const r = this.lastRss;
       // Past COLLECT_AT of the bound, once per COLLECT_STEP of growth: what is held, not garbage.
       if (r !== null && this.collect && this.maxMemory !== Infinity && r >= this.maxMemory * COLLECT_AT && r >= this.collectedAt + this.maxMemory * COLLECT_STEP) {
