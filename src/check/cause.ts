@@ -130,32 +130,28 @@ function clusterRelease(p: Program, events: readonly MachineEvent[], buf: number
   const bufCta = p.bufferOf(buf).cta;
   const barCta = p.barrierOf(bar).cta;
   if (bufCta === barCta || done < 0) return false;
-  // The arrivals of phase `observed`: after the previous phase's completion, up to `done`.
-  let from = 0;
-  for (let i = done - 1; i >= 0 && from === 0; i--) {
-    const e = events[i]!;
-    if (e.e === 'phase' && e.bar === bar) from = i + 1;
-  }
-  for (let i = from; i < done; i++) {
-    const e = events[i]!;
-    if (e.e === 'arrive' && e.bar === bar && e.agent >= 0 && p.agents[e.agent]!.cta === bufCta) return false;
-  }
+  for (const e of phaseArrivals(events, bar, done)) if (e.agent >= 0 && p.agents[e.agent]!.cta === bufCta) return false;
   return true;
 }
 
-/** Agent `a`'s arrive on `bar` among the arrivals of the phase completed at event `done` (after the previous completion), if any. */
-function ownEarlyArrive(events: readonly MachineEvent[], a: number, bar: number, done: number): Extract<MachineEvent, { e: 'arrive' }> | null {
-  if (done < 0) return null;
+/** The arrivals on `bar` of the phase whose completion is event `done`: those after the previous completion of `bar`. */
+function phaseArrivals(events: readonly MachineEvent[], bar: number, done: number): Extract<MachineEvent, { e: 'arrive' }>[] {
   let from = 0;
   for (let i = done - 1; i >= 0 && from === 0; i--) {
     const e = events[i]!;
     if (e.e === 'phase' && e.bar === bar) from = i + 1;
   }
+  const out: Extract<MachineEvent, { e: 'arrive' }>[] = [];
   for (let i = from; i < done; i++) {
     const e = events[i]!;
-    if (e.e === 'arrive' && e.bar === bar && e.agent === a) return e;
+    if (e.e === 'arrive' && e.bar === bar) out.push(e);
   }
-  return null;
+  return out;
+}
+
+/** Agent `a`'s arrive on `bar` among the arrivals of the phase completed at event `done`, if any. */
+function ownEarlyArrive(events: readonly MachineEvent[], a: number, bar: number, done: number): Extract<MachineEvent, { e: 'arrive' }> | null {
+  return done < 0 ? null : phaseArrivals(events, bar, done).find((e) => e.agent === a) ?? null;
 }
 
 /** Whether some role's code arrives on an element of barrier array `name` in another CTA (an `@` selector). */

@@ -11,7 +11,8 @@ import type { RawHazard } from './explore.js';
 import { happensBefore } from './hb.js';
 import { namedBarrierSubject } from './static.js';
 import { proxyRaceCause, raceCause, type RaceCause } from './cause.js';
-import type { SrcLoc } from '../kernel/ir.js';
+import type { OpName, SrcLoc } from '../kernel/ir.js';
+import { syncClass } from '../machine/ops/index.js';
 
 /** The barriers whose phases let a race's later side go, and the named barriers of its trace. */
 export type RaceBars = Map<Hazard, { bars: string[]; named: string[] }>;
@@ -98,7 +99,7 @@ export function explainFence(program: Program, h: Hazard, events: MachineEvent[]
   if (w.agent !== issuer) {
     for (let i = write + 1; i < issue && !release; i++) {
       const e = events[i]!;
-      if (e.e === 'op' && e.agent === w.agent && RELEASES.has(e.op)) release = { text: e.text, loc: e.loc };
+      if (e.e === 'op' && e.agent === w.agent && isRelease(e.op)) release = { text: e.text, loc: e.loc };
     }
   }
   const at = (l: SrcLoc) => ` (line ${l.line})`;
@@ -111,5 +112,8 @@ export function explainFence(program: Program, h: Hazard, events: MachineEvent[]
   for (const l of [w.loc!, ...(release ? [release.loc] : [])]) if (!h.locations.some((k) => k.line === l.line && k.col === l.col)) h.locations = [...h.locations, l];
 }
 
-/** The operations by which a writer lets another agent go (a release of what it wrote). */
-const RELEASES: ReadonlySet<string> = new Set(['bar.sync', 'bar.arrive', 'barrier.cluster.arrive', 'mbarrier.arrive', 'st.async', 'red.async']);
+/** Whether operation `op` lets other agents go after what its agent did before it: the operation table's release and barrier classes. */
+function isRelease(op: OpName): boolean {
+  const c = syncClass(op);
+  return c === 'release' || c === 'barrier';
+}
