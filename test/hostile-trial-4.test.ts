@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { buildCli, measureCli } from './support/measured-cli.js';
 import { errnoText } from '../src/cli/errno.js';
 import { outputMode, OutputError } from '../src/cli/output.js';
+import { LARGEST } from './support/largest-launch.js';
 
 describe('errno codes in words', () => {
   test('errnoText: the words, then the code (it printed EACCES, ENOENT, EISDIR bare)', () => {
@@ -31,16 +32,6 @@ describe('errno codes in words', () => {
 const MiB = 1048576;
 const dir = mkdtempSync(join(tmpdir(), 'mbsim-trial4-'));
 
-/** The largest launch of hostile-trial-3 (33,792 warps): every warp ends blocked (a hang of 33,792 waiters). */
-const LARGEST = `kernel k arch=sm_90a grid=1056
-barrier b[248] count=32
-smem A[3971] bytes=1
-role p threads=1024:
-    for i in range(0, 248):
-        mbarrier.arrive b[i]
-        mbarrier.try_wait.parity b[i], 0
-    ld.shared A[0]
-`;
 
 beforeAll(() => {
   buildCli();
