@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { TINY_SKETCH } from '../src/bench/startup.js';
 import { LspClient } from './support/lsp-client.js';
+import { serverUrl } from './support/server-url.js';
 
 /**
  * The bundled command as installed (scripts/bundle.mjs: `mbsim.cjs` loading `cli.cjs` through the
@@ -117,19 +118,7 @@ describe('the bundled mbsim', () => {
     const { spawn } = await import('node:child_process');
     const child = spawn(process.execPath, [bin, 'serve', '--port', '0'], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, MBSIM_CACHE_DIR: cache } });
     try {
-      const url = await new Promise<string>((resolve, reject) => {
-        let text = '';
-        const t = setTimeout(() => reject(new Error(`no URL after 30 s: ${text}`)), 30_000);
-        child.stdout.on('data', (d: Buffer) => {
-          text += d.toString();
-          const m = /http:\/\/[^\s]+\//.exec(text);
-          if (m) {
-            clearTimeout(t);
-            resolve(m[0]);
-          }
-        });
-        child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${text}`)));
-      });
+      const url = await serverUrl(child);
       expect((await fetch(url)).status).toBe(200);
     } finally {
       // Waited for: at its exit the command writes its code cache into the folder afterAll removes.

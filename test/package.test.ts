@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { LspClient } from './support/lsp-client.js';
+import { serverUrl } from './support/server-url.js';
 
 /**
  * The package as a user gets it: `npm pack` (which builds it), the tarball installed into an empty
@@ -132,19 +133,7 @@ export const verdicts: string[] = [r.verdict, c.verdict];
     // The installed executable itself (npx would leave its child running when killed).
     const child = spawn(join(project, 'node_modules', '.bin', 'mbsim'), ['serve', '--port', '0'], { cwd: project, stdio: ['ignore', 'pipe', 'pipe'] });
     try {
-      const url = await new Promise<string>((resolve, reject) => {
-        let text = '';
-        const t = setTimeout(() => reject(new Error(`no URL after 30 s: ${text}`)), 30_000);
-        child.stdout.on('data', (d: Buffer) => {
-          text += d.toString();
-          const m = /http:\/\/[^\s]+\//.exec(text);
-          if (m) {
-            clearTimeout(t);
-            resolve(m[0]);
-          }
-        });
-        child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${text}`)));
-      });
+      const url = await serverUrl(child);
       const res = await fetch(url);
       expect(res.status).toBe(200);
       expect(await res.text()).toMatch(/<html/i);
