@@ -95,11 +95,24 @@ describe('bug-pattern sketches', () => {
       'B01', 'B02', 'B03', 'B04', 'B06', 'B07', 'B09', 'B10', 'B12', 'B13', 'B15', 'B16', 'B18', 'B20', 'B22', 'B24', 'B26',
       'B28', 'N01',
     ]);
-    expect(names.filter((n) => n.startsWith('R'))).toEqual(['R01-fixed', 'R01']);
+    expect(names.filter((n) => n.startsWith('R'))).toEqual(['R01-fixed', 'R01', 'R02-fixed', 'R02']);
     const async = ['A01', 'A02', 'A03', 'A04', 'A05', 'A06'];
     expect(names.filter((n) => n.startsWith('A'))).toEqual(async.flatMap((n) => [`${n}-fixed`, n]));
-    const values = ['V01', 'V02', 'V03', 'V04', 'V05'];
+    const values = ['V01', 'V02', 'V03', 'V04', 'V05', 'V06', 'V07'];
     expect(names.filter((n) => n.startsWith('V'))).toEqual(values.flatMap((n) => [`${n}-fixed`, n]));
+    const tcgen05 = ['T01', 'T02', 'T03', 'T04', 'T05', 'T06', 'T07', 'T08', 'T09'];
+    expect(names.filter((n) => n.startsWith('T'))).toEqual(tcgen05.flatMap((n) => [`${n}-fixed`, n]));
+  });
+  test('each operation family of the machine has a bug sketch that uses it (and its fixed twin)', () => {
+    // The operations of docs/LANGUAGE.md §7 that a bug sketch, and its twin, are written around.
+    const uses: [string, RegExp][] = [
+      ['T07', /^\s+tcgen05\.cp /m], ['T08', /^\s+tcgen05\.st [\s\S]*tcgen05\.wait::st/m], ['T09', /^\s+tcgen05\.shift /m],
+      ['V06', /^\s+red\.[a-z.]*global\.add /m], ['V07', /^\s+clusterlaunchcontrol\.try_cancel\.multicast::cluster::all /m],
+      ['R02', /^smem \w+ .*\bcta=0\b/m],
+    ];
+    for (const [name, re] of uses) {
+      for (const f of [`${name}.mbk`, `${name}-fixed.mbk`]) expect(readFileSync(join(dir, f), 'utf8'), f).toMatch(re);
+    }
   });
   for (const f of files) {
     test(`${f} parses, has a machine-readable verdict and simulates`, () => {
