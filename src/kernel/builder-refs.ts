@@ -9,6 +9,32 @@ import type { BufRef, Expr, SrcLoc } from './ir.js';
 /** A builder misuse: bad reference or expression syntax. */
 export class BuildError extends Error {}
 
+/** A TypeError `fn: name must be what, got …` (the kernel layer's own: it imports no other layer). */
+export function argError(fn: string, name: string, what: string, v: unknown): never {
+  const got = v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'number' ? `a number (${v})` : typeof v === 'object' ? 'an object of another shape' : `a ${typeof v}`;
+  throw new TypeError(`${fn}: ${name} must be ${what}, got ${v === undefined ? 'undefined' : got}`);
+}
+
+/** `v` is a non-null object (not an array) that has every key of `keys`. */
+export const isRecord = (v: unknown, keys: readonly string[] = []): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && keys.every((k) => k in v);
+
+/** Checks that `v` is an object (an options bag: undefined is allowed when `optional`). */
+export function objectArg(fn: string, name: string, v: unknown, optional = true): void {
+  if (!(optional && v === undefined) && !isRecord(v)) argError(fn, name, optional ? 'an object (or left out)' : 'an object', v);
+}
+
+/**
+ * The `.cta_group::2` option `{ pair }` of builder method `fn` (the sketch's `.cta_group::2`
+ * suffix): `{ pair: true }` for the IR when it is set; a TypeError for an options bag that is not
+ * an object or a `pair` that is not a boolean.
+ */
+export function pairOpt(fn: string, o: unknown): { pair?: true } {
+  objectArg(fn, 'options', o);
+  const pair = (o as { pair?: unknown } | undefined)?.pair;
+  if (pair !== undefined && typeof pair !== 'boolean') argError(fn, 'options.pair', 'a boolean (true: .cta_group::2)', pair);
+  return pair ? { pair: true } : {};
+}
+
 /** The builder's modules (`builder.ts`, `builder-*.ts`), whose frames the caller's location skips. */
 const BUILDER_FRAME = /\/kernel\/builder(?:-[a-z]+)?\./;
 

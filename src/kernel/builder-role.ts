@@ -5,7 +5,7 @@
  */
 import type { ExprLike } from './expr.js';
 import type { MmaShape, Op, Per, Stmt, AtomOp, MemScope, SpinCmp } from './ir.js';
-import { callerLoc, ex, parseBufRef, parseRef } from './builder-refs.js';
+import { argError, callerLoc, ex, pairOpt, parseBufRef, parseRef } from './builder-refs.js';
 
 /** Options of an arrive. */
 export interface ArriveOpts {
@@ -185,9 +185,16 @@ export class ProgramBuilder {
     return this.push({ op: 'cp.async.bulk.wait_group', n: ex(n), read });
   }
 
-  /** `tcgen05.mma`: reads the smem operands `reads`, accumulates into the TMEM buffer `acc`. */
-  mma(reads: string[], acc: string, shape: MmaShape): this {
-    return this.push({ op: 'tcgen05.mma', reads: reads.map(parseBufRef), acc: parseBufRef(acc), shape });
+  /**
+   * `tcgen05.mma`: reads the operands `reads` (A first), accumulates into the TMEM buffer `acc`.
+   * `{ pair: true }`: `tcgen05.mma.cta_group::2`, the MMA of a CTA pair (each CTA's `acc` from its
+   * half of A and both CTAs' halves of the others; the cluster size must be even).
+   */
+  mma(reads: string[], acc: string, shape: MmaShape, o: { pair?: boolean } = {}): this {
+    if (!Array.isArray(reads) || reads.length === 0 || !reads.every((r) => typeof r === 'string')) argError('mma', 'reads', 'a non-empty array of buffer references', reads);
+    if (typeof acc !== 'string') argError('mma', 'acc', 'a buffer reference (a string)', acc);
+    if (typeof shape !== 'object' || shape === null || ![shape.m, shape.n, shape.k].every((d) => Number.isInteger(d) && d > 0)) argError('mma', 'shape', 'an object { m, n, k } of positive integers', shape);
+    return this.push({ op: 'tcgen05.mma', reads: reads.map(parseBufRef), acc: parseBufRef(acc), shape: { m: shape.m, n: shape.n, k: shape.k }, ...pairOpt('mma', o) });
   }
 
   /** `tcgen05.commit.mbarrier::arrive::one [bar]{, ctaMask}`: one arrive when earlier tcgen05 ops complete. */
@@ -208,11 +215,11 @@ export class ProgramBuilder {
    * too few are free. `{ pair: true }`: `.cta_group::2`, one warp of each CTA of the pair issues it
    * and the columns are allocated in both.
    */
-  tmemAlloc(buf: string, o: { pair?: boolean } = {}): this { return this.push({ op: 'tcgen05.alloc', buf: parseRef(buf), ...(o.pair ? { pair: true } : {}) }); }
+  tmemAlloc(buf: string, o: { pair?: boolean } = {}): this { return this.push({ op: 'tcgen05.alloc', buf: parseRef(buf), ...pairOpt('tmemAlloc', o) }); }
   /** `tcgen05.dealloc` of TMEM buffer `buf` (`{ pair: true }`: `.cta_group::2`, both CTAs of the pair). */
-  tmemDealloc(buf: string, o: { pair?: boolean } = {}): this { return this.push({ op: 'tcgen05.dealloc', buf: parseRef(buf), ...(o.pair ? { pair: true } : {}) }); }
+  tmemDealloc(buf: string, o: { pair?: boolean } = {}): this { return this.push({ op: 'tcgen05.dealloc', buf: parseRef(buf), ...pairOpt('tmemDealloc', o) }); }
   /** `tcgen05.relinquish_alloc_permit`: the CTA allocates no more (`{ pair: true }`: `.cta_group::2`). */
-  relinquishAllocPermit(o: { pair?: boolean } = {}): this { return this.push({ op: 'tcgen05.relinquish_alloc_permit', ...(o.pair ? { pair: true } : {}) }); }
+  relinquishAllocPermit(o: { pair?: boolean } = {}): this { return this.push({ op: 'tcgen05.relinquish_alloc_permit', ...pairOpt('relinquishAllocPermit', o) }); }
   /** Asynchronous `tcgen05.ld` (registers valid after {@link tmemWaitLd}). */
   tmemLoadAsync(src: string): this { return this.push({ op: 'tcgen05.ld.async', src: parseRef(src) }); }
   /** `tcgen05.st` to a TMEM buffer (asynchronous until {@link tmemWaitSt}). */

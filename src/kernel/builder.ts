@@ -25,7 +25,7 @@
  */
 import { parseExpr, type ExprLike } from './expr.js';
 import type { Arch, BarrierDecl, BufferDecl, Kernel, ParamDecl, Per, RoleDecl, SrcLoc } from './ir.js';
-import { BuildError, callerLoc, ex, parseRef } from './builder-refs.js';
+import { argError, BuildError, callerLoc, ex, isRecord, objectArg, parseRef } from './builder-refs.js';
 import { ProgramBuilder } from './builder-role.js';
 export { BuildError, parseBufRef, parseRef } from './builder-refs.js';
 export { ProgramBuilder, type ArriveOpts, type WaitOpts } from './builder-role.js';
@@ -36,6 +36,11 @@ export interface BufferOpts {
   alias?: string;
   /** The CTA rank that holds the array (other CTAs reach it as `name[i]@rank`). */
   cta?: ExprLike;
+  /**
+   * One buffer declared without a length, as the sketch's `smem tile bytes=N`: reports name it
+   * `tile`, not `tile[0]` (the length must be 1); see {@link BufferDecl.scalar}.
+   */
+  scalar?: boolean;
 }
 
 /** Options of {@link kernel}. */
@@ -58,17 +63,8 @@ export interface RoleOpts {
   where?: ExprLike;
 }
 
-/** A TypeError `fn: name must be what, got …` (the kernel layer's own: it imports no other layer). */
-function argError(fn: string, name: string, what: string, v: unknown): never {
-  const got = v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'number' ? `a number (${v})` : typeof v === 'object' ? 'an object of another shape' : `a ${typeof v}`;
-  throw new TypeError(`${fn}: ${name} must be ${what}, got ${v === undefined ? 'undefined' : got}`);
-}
-const isRecord = (v: unknown, keys: readonly string[] = []): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && keys.every((k) => k in v);
 const stringArg = (fn: string, name: string, v: unknown): void => {
   if (typeof v !== 'string') argError(fn, name, 'a string', v);
-};
-const objectArg = (fn: string, name: string, v: unknown, optional = true): void => {
-  if (!(optional && v === undefined) && !isRecord(v)) argError(fn, name, optional ? 'an object (or left out)' : 'an object', v);
 };
 const functionArg = (fn: string, name: string, v: unknown): void => {
   if (typeof v !== 'function') argError(fn, name, 'a function', v);
@@ -109,7 +105,8 @@ export class KernelBuilder {
 
   /**
    * Declares `length` shared-memory buffers of `bytes` bytes each; `o.alias` makes them a view of
-   * another array's storage, `o.cta` places them in one CTA.
+   * another array's storage, `o.cta` places them in one CTA, `o.scalar` names a single buffer
+   * without an index.
    */
   smem(name: string, length: ExprLike, bytes: ExprLike, o: BufferOpts = {}): this {
     this.k.buffers.push(bufferDecl(name, 'smem', length, bytes, o, callerLoc()));
@@ -127,9 +124,12 @@ export class KernelBuilder {
     return this;
   }
 
-  /** Declares `length` global-memory locations (one per launch) of `bytes` each, initialized to `init` (absent: not initialized). */
-  gmem(name: string, length: ExprLike, o: { bytes?: ExprLike; init?: ExprLike } = {}): this {
-    const d = bufferDecl(name, 'gmem', length, o.bytes ?? 4, {}, callerLoc());
+  /**
+   * Declares `length` global-memory locations (one per launch) of `bytes` each, initialized to
+   * `init` (absent: not initialized); `scalar` as for {@link smem}.
+   */
+  gmem(name: string, length: ExprLike, o: { bytes?: ExprLike; init?: ExprLike; scalar?: boolean } = {}): this {
+    const d = bufferDecl(name, 'gmem', length, o.bytes ?? 4, o.scalar ? { scalar: true } : {}, callerLoc());
     if (o.init !== undefined) d.init = ex(o.init);
     this.k.buffers.push(d);
     return this;
@@ -169,6 +169,10 @@ function bufferDecl(name: string, space: 'smem' | 'tmem' | 'gmem', length: ExprL
     d.alias = { name: r.name, index: r.index };
   }
   if (o.cta !== undefined) d.cta = ex(o.cta);
+  if (o.scalar) {
+    if (d.length.k !== 'num' || d.length.v !== 1) throw new BuildError(`buffer ${name}: scalar is one buffer named without an index, so its length must be 1`);
+    d.scalar = true;
+  }
   return d;
 }
 

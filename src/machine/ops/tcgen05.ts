@@ -77,7 +77,7 @@ const F = 'tcgen05';
 export const TCGEN05_OPS: readonly OpDef[] = [
   {
     op: 'tcgen05.mma', family: F, por: 'issue', sync: 'issue', issues: ['tc.mma'], timing: 'tcgen05.mma', exec: execMma,
-    text: (op, t) => `tcgen05.mma ${t.ref(op.acc)}, ${op.reads.map((r) => t.ref(r)).join(', ')}`,
+    text: (op, t) => `tcgen05.mma${op.pair ? '.cta_group::2' : ''} ${t.ref(op.acc)}, ${op.reads.map((r) => t.ref(r)).join(', ')}`,
   } satisfies OpDef<'tcgen05.mma'>,
   {
     op: 'tcgen05.commit', family: F, por: 'issue', sync: 'release', issues: ['tc.commit'], timing: 'tcgen05.commit', exec: execCommit,
