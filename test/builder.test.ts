@@ -190,3 +190,132 @@ describe('tcgen05 data movement, fences and allocation', () => {
     expect(findings(t03(true).build())).toEqual(['tmem-alloc-after-relinquish', 'tmem-alloc-after-relinquish acc']);
   });
 });
+
+describe('wgmma, bulk reductions and the mbarrier instructions', () => {
+  test('wgmma / wgmmaCommit / wgmmaWait: R01 (the epilogue tile written with a wgmma in flight) races; R01-fixed is OK', () => {
+    const r01 = (fixed: boolean) => kernel(fixed ? 'epilogue_alias_fixed' : 'epilogue_alias', { arch: 'sm_90a', params: { K: 4, TILE: 4096 } })
+      .smem('stage', 2, '2 * TILE').smem('C', 1, '4 * TILE', { alias: 'stage', ...S })
+      .barriers('full', 2, { count: 1 }).barriers('empty', 2, { count: 1 })
+      .role('producer', { warps: 1, per: 'one' }, (r) => r.for('k', 0, 'K', (r) => r
+        .let('s', 'k % 2').wait('empty[s]', '((k / 2) & 1) ^ 1').arriveExpectTx('full[s]', '2 * TILE')
+        .tma('stage[s]', 'TILE', 'full[s]').tma('stage[s] + TILE', 'TILE', 'full[s]')))
+      .role('consumer', { warps: 1 }, (r) => {
+        r.for('k', 0, 'K', (r) => r
+          .let('s', 'k % 2').wait('full[s]', '(k / 2) & 1')
+          .wgmma(['stage[s]', 'stage[s] + TILE'], { m: 64, n: 128, k: 16 }).wgmmaCommit().wgmmaWait(1)
+          .if('k > 0', (r) => r.arrive('empty[(k + 1) % 2]', { per: 'one' })));
+        if (fixed) r.wgmmaWait(0);
+        r.write('C');
+      });
+    expect(same(r01(false), 'R01.mbk')).toEqual(['race', 'race C', 'race stage[1]', 'inflight-at-exit']);
+    expect(same(r01(true), 'R01-fixed.mbk')).toEqual(['ok']);
+  });
+
+  test('bulkReduce: A04-fixed (the staging tile reused after wait_group.read) is OK; one group of depth 1 races', () => {
+    // The sketch keeps no reduction operation (`.add` changes no synchronization): neither does this kernel.
+    const a04 = (depth: number, redop?: string) => kernel('bulk_reduce_epilogue', { arch: 'sm_90a', params: { TILES: 3, TILE: 8192, DEPTH: depth } })
+      .smem('C', 1, 'TILE')
+      .role('epi', { warps: 1, per: 'one' }, (r) => r
+        .for('t', 0, 'TILES', (r) => r.write('C[0]').fenceProxyAsync().bulkReduce('C[0]', 'TILE', redop ? { redop } : {}).bulkCommit().bulkWait('DEPTH'))
+        .bulkWait(0, false));
+    expect(same(a04(0), 'A04-fixed.mbk')).toEqual(['ok']);
+    expect(findings(a04(1).build())).toEqual(['race', 'race C[0]']);
+    // The builder's redop is the operation's text only.
+    const add = instantiate(a04(0, 'add').build()).roles[0]!.code.flatMap((i) => (i.i === 'op' && i.op.op === 'cp.reduce.async.bulk' ? [[i.op.redop, i.text]] : []));
+    expect(add).toEqual([['add', 'cp.reduce.async.bulk.add C[0], TILE']]);
+  });
+
+  /**
+   * Every other mbarrier instruction, and cp.async's arrive. `n` is the pending count the token
+   * recorded: the count before its arrive (PTX ISA §9.7.13.15.17), 2 of b's 2 here.
+   */
+  const MISC = (want: number) => `kernel misc arch=sm_90a
+barrier b count=2 manual
+barrier d[1] count=1
+barrier c[1] count=1
+smem A[1] bytes=16
+
+role r warps=1 per=one:
+    mbarrier.init b, 2
+    fence.mbarrier_init
+    tok = mbarrier.arrive.noComplete b, 1
+    n = mbarrier.pending_count tok
+    if n == ${want}:
+        mbarrier.arrive_drop b
+    mbarrier.try_wait b, tok
+    mbarrier.inval b
+    mbarrier.expect_tx d[0], 64
+    mbarrier.complete_tx d[0], 64
+    mbarrier.arrive d[0]
+    mbarrier.try_wait.parity d[0], 0
+    cp.async A[0], 16
+    cp.async.mbarrier.arrive.noinc c[0]
+    mbarrier.try_wait.parity c[0], 0
+    ld.shared A[0]
+`;
+  const misc = (want: number) => kernel('misc', { arch: 'sm_90a' })
+    .barrier('b', { count: 2, init: 'manual' }).barriers('d', 1, { count: 1 }).barriers('c', 1, { count: 1 }).smem('A', 1, 16)
+    .role('r', { warps: 1, per: 'one' }, (r) => r
+      .init('b', 2).fenceMbarrierInit().arrive('b', { count: 1, noComplete: true, token: 'tok' }).pendingCount('n', 'tok')
+      .if(`n == ${want}`, (r) => r.arriveDrop('b')).waitToken('b', 'tok').inval('b')
+      .expectTx('d[0]', 64).completeTx('d[0]', 64).arrive('d[0]').wait('d[0]', 0)
+      .cpAsync('A[0]', 16).cpAsyncArrive('c[0]', true).wait('c[0]', 0).read('A[0]'));
+  test('init, fenceMbarrierInit, inval, arriveDrop, pendingCount, waitToken, expectTx, completeTx, cpAsyncArrive: the sketch\'s kernel, OK', () => {
+    expect(same(misc(2), MISC(2))).toEqual(['ok']);
+  });
+  test('pendingCount reads 2, the count before the arrive: branching on 1 skips the arrive_drop, and the token wait hangs', () => {
+    expect(same(misc(1), MISC(1))).toEqual(['hang', 'hang b']);
+  });
+});
+
+describe('values, global memory and cluster launch control', () => {
+  test('choose / writeValue / readValue: V01 (the tile index read before the wait) races; V01-fixed is OK', () => {
+    const v01 = (fixed: boolean) => kernel('tile_scheduler', { arch: 'sm_100a', params: { TILES: 2, DONE: 2 } })
+      .barriers('full', 1, { count: 1 }).barriers('empty', 1, { count: 1 }).smem('tile', 1, 16)
+      .role('scheduler', { warps: 1, per: 'one' }, (r) => r.let('more', 1).for('i', 0, 'TILES + 1', (r) => r.if('more', (r) => r
+        .wait('empty[0]', '(i & 1) ^ 1').choose('t', 0, 'DONE + 1').if('i == TILES', (r) => r.let('t', 'DONE'))
+        .writeValue('tile[0]', 't').arrive('full[0]').if('t == DONE', (r) => r.let('more', 0)))))
+      .role('consumer', { warps: 1, per: 'one' }, (r) => r.let('more', 1).for('i', 0, 'TILES + 1', (r) => r.if('more', (r) => {
+        if (!fixed) r.readValue('t', 'tile[0]');
+        r.wait('full[0]', 'i & 1');
+        if (fixed) r.readValue('t', 'tile[0]');
+        r.arrive('empty[0]').if('t == DONE', (r) => r.let('more', 0), (r) => r.work(100));
+      })));
+    expect(same(v01(false), 'V01.mbk')).toEqual(['race', 'race tile[0]', 'hang full[0]']);
+    expect(same(v01(true), 'V01-fixed.mbk')).toEqual(['ok']);
+  });
+
+  test('atom / ldGlobal / stGlobal / spin: V06 (a relaxed red) races, V06-fixed (red.release) is OK; V05-fixed\'s atom.add is OK', () => {
+    const v06 = (fixed: boolean) => kernel(fixed ? 'splitk_red_release' : 'splitk_red_relaxed', { arch: 'sm_90a', grid: 2 })
+      .gmem('partial', 2, { bytes: 16384 }).gmem('arrived', 1, { init: 0, ...S }).gmem('out', 1, { bytes: 16384, ...S })
+      .role('split', { warps: 1, per: 'one' }, (r) => r
+        .stGlobal('partial[clusterid]', 'clusterid + 1')
+        .atom('arrived', 'add', 1, { red: true, sem: fixed ? 'release' : 'relaxed' })
+        .if('clusterid == 0', (r) => r.spin('arrived', 'eq', 2).ldGlobal('partial[0]', { dest: 'a' }).ldGlobal('partial[1]', { dest: 'b' }).stGlobal('out', 'a + b')));
+    expect(same(v06(false), 'V06.mbk')).toEqual(['race', 'race partial[1]']);
+    expect(same(v06(true), 'V06-fixed.mbk')).toEqual(['ok']);
+    const v05 = kernel('persistent_counter', { arch: 'sm_90a', grid: 2 }).gmem('done', 1, { init: 0, ...S })
+      .role('worker', { warps: 1, per: 'one' }, (r) => r.work(100).atom('done', 'add', 1, { dest: 'n', sem: 'acq_rel' }).if('n == 1', (r) => r.spin('done', 'ge', 2)));
+    expect(same(v05, 'V05-fixed.mbk')).toEqual(['ok']);
+  });
+
+  test('tryCancel (multicast) / queryCancel: V07 (only the issuing CTA arms its barrier) hangs; V07-fixed is OK', () => {
+    const v07 = (fixed: boolean) => kernel(fixed ? 'clc_multicast_armed' : 'clc_multicast_unarmed', { arch: 'sm_100a', cluster: 2 })
+      .barrier('got', { count: 1 }).smem('resp', 1, 16, S)
+      .role('scheduler', { warps: 1, per: 'one' }, (r) => {
+        if (fixed) r.arriveExpectTx('got', 16).if('cta == 0', (r) => r.tryCancel('resp', 'got', true));
+        else r.if('cta == 0', (r) => r.arriveExpectTx('got', 16).tryCancel('resp', 'got', true));
+        r.wait('got', 0).queryCancel('c', 'resp').if('c', (r) => r.queryCancel('x', 'resp', 'first_ctaid').work(100));
+      });
+    expect(same(v07(false), 'V07.mbk')).toEqual(['hang', 'hang got@c1', 'tx-mismatch got@c1']);
+    expect(same(v07(true), 'V07-fixed.mbk')).toEqual(['ok']);
+  });
+
+  test('scalar: one buffer named without an index; an array of one keeps its index; scalar with another length is a BuildError', () => {
+    const k = kernel('k').smem('t', 1, 64, S).smem('u', 1, 64).gmem('g', 1, S).role('w', { warps: 1, per: 'one' }, (r) => r.read('t').read('u')).build();
+    expect(k.buffers.map((b) => [b.name, b.scalar ?? false])).toEqual([['t', true], ['u', false], ['g', true]]);
+    const p = instantiate(k);
+    expect([p.bufferName(p.buffers.find((b) => b.name === 't')!.offset), p.bufferName(p.buffers.find((b) => b.name === 'u')!.offset)]).toEqual(['t', 'u[0]']);
+    expect(() => kernel('k').smem('t', 2, 64, S)).toThrow(/^buffer t: scalar is one buffer named without an index, so its length must be 1$/);
+  });
+});
