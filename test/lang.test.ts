@@ -833,6 +833,23 @@ describe('documentation', () => {
     for (const c of Object.values(SKETCH_CODES)) expect(doc, c).toContain(`\`${c}`);
     for (const o of OPS) expect(doc, o.name).toContain(o.name);
   });
+  test('the mapping table lists every operation the machine implements (machine/ops), with its PTX instruction', async () => {
+    const { OPC } = await import('../src/machine/ops/index.js');
+    const doc = readFileSync(fileURLToPath(new URL('../docs/LANGUAGE.md', import.meta.url)), 'utf8');
+    const table = doc.slice(doc.indexOf('### Mapping to PTX, at a glance'), doc.indexOf('## 8. Diagnostics'));
+    const rows = table.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| PTX mnemonic') && !l.startsWith('|---'));
+    // The IR column (the third; `same` repeats the column before it) names each operation of the
+    // operation table once at least.
+    const irColumn = rows.map((l) => {
+      const [ptx, sketch, ir] = l.slice(2, -2).split(' | ') as [string, string, string];
+      const sk = sketch.startsWith('same') ? `${ptx} ${sketch}` : sketch;
+      return ir.startsWith('same') ? `${sk} ${ir}` : ir;
+    }).join(' ');
+    const missing = Object.keys(OPC).filter((op) => !irColumn.includes(`\`${op}\``));
+    expect(missing).toEqual([]);
+    // Every row says which PTX instruction it is (or `—` for what PTX has no instruction for).
+    for (const l of rows) expect(l.split(' | ')[0]!.slice(2).trim(), l).toMatch(/^(`|— )/);
+  });
 });
 
 describe('PTX qualifier spellings of the mbarrier instructions', () => {
