@@ -286,14 +286,15 @@ describe('values, global memory and cluster launch control', () => {
   });
 
   test('atom / ldGlobal / stGlobal / spin: V06 (a relaxed red) races, V06-fixed (red.release) is OK; V05-fixed\'s atom.add is OK', () => {
-    const v06 = (fixed: boolean) => kernel(fixed ? 'splitk_red_release' : 'splitk_red_relaxed', { arch: 'sm_90a', grid: 2 })
+    const v06 = (fixed: boolean, fence = false) => kernel(fixed ? 'splitk_red_release' : 'splitk_red_relaxed', { arch: 'sm_90a', grid: 2 })
       .gmem('partial', 2, { bytes: 16384 }).gmem('arrived', 1, { init: 0, ...S }).gmem('out', 1, { bytes: 16384, ...S })
-      .role('split', { warps: 1, per: 'one' }, (r) => r
-        .stGlobal('partial[clusterid]', 'clusterid + 1')
+      .role('split', { warps: 1, per: 'one' }, (r) => (fence ? r.stGlobal('partial[clusterid]', 'clusterid + 1').fence('gpu') : r.stGlobal('partial[clusterid]', 'clusterid + 1'))
         .atom('arrived', 'add', 1, { red: true, sem: fixed ? 'release' : 'relaxed' })
         .if('clusterid == 0', (r) => r.spin('arrived', 'eq', 2).ldGlobal('partial[0]', { dest: 'a' }).ldGlobal('partial[1]', { dest: 'b' }).stGlobal('out', 'a + b')));
     expect(same(v06(false), 'V06.mbk')).toEqual(['race', 'race partial[1]']);
     expect(same(v06(true), 'V06-fixed.mbk')).toEqual(['ok']);
+    // __threadfence() before the relaxed red releases the partial sums too.
+    expect(findings(v06(false, true).build())).toEqual(['ok']);
     const v05 = kernel('persistent_counter', { arch: 'sm_90a', grid: 2 }).gmem('done', 1, { init: 0, ...S })
       .role('worker', { warps: 1, per: 'one' }, (r) => r.work(100).atom('done', 'add', 1, { dest: 'n', sem: 'acq_rel' }).if('n == 1', (r) => r.spin('done', 'ge', 2)));
     expect(same(v05, 'V05-fixed.mbk')).toEqual(['ok']);
