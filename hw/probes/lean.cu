@@ -31,6 +31,10 @@ constexpr int ITERS = 400, WARM = 80;
 
 struct LP {
   int S, tile, C, CW, copy /*0 bulk, 1 tensor A+B*/, src /*0 l2_shared 1 l2_distinct 2 hbm*/, nt, W, PG, read, KT, E;
+  // epilogue parts switched off (family `epilogue`; 0 in every other family): 1 the wait for the
+  // previous store's read, 2 both bar.sync, 4 the st.shared, 8 fence.proxy.async, 16 the bulk store
+  // and its commit; 32 stores to one L2-resident buffer per CTA instead of a fresh HBM one per tile
+  int EF;
 };
 struct LOut {
   long long c0, c1, g0, g1, p0, p1;
@@ -146,27 +150,29 @@ lpipe(LOut* outs, const uint8_t* src, uint8_t* dst, LP P, const __grid_constant_
         }
       }
       if (P.KT > 0 && (it + 1) % P.KT == 0) {
-        if (ct == 0) bulk_wait_read0();
-        named_sync(1, nct);
+        if (ct == 0 && !(P.EF & 1)) bulk_wait_read0();
+        if (!(P.EF & 2)) named_sync(1, nct);
         float v = (float)acc;
         if constexpr (ACC > 0) v += d0[0] + d0[1];
         if constexpr (ACC == 128) v += d1[0];
         // conflict-free: consecutive threads write consecutive 16-byte words
-        for (int b = ct * 16; b < P.E; b += nct * 16) {
-          uint32_t a = smem_addr(ebuf + b);
-          asm volatile("st.shared.v4.f32 [%0], {%1, %1, %1, %1};" ::"r"(a), "f"(v) : "memory");
-        }
-        fence_proxy_async();
-        named_sync(1, nct);
-        if (ct == 0) {
-          bulk_s2g(dst + ((size_t)blockIdx.x * (ITERS / P.KT) + ntile) * (size_t)P.E, smem_addr(ebuf), (uint32_t)P.E);
+        if (!(P.EF & 4))
+          for (int b = ct * 16; b < P.E; b += nct * 16) {
+            uint32_t a = smem_addr(ebuf + b);
+            asm volatile("st.shared.v4.f32 [%0], {%1, %1, %1, %1};" ::"r"(a), "f"(v) : "memory");
+          }
+        if (!(P.EF & 8)) fence_proxy_async();
+        if (!(P.EF & 2)) named_sync(1, nct);
+        if (ct == 0 && !(P.EF & 16)) {
+          const size_t t = (P.EF & 32) ? 0 : (size_t)ntile;
+          bulk_s2g(dst + ((size_t)blockIdx.x * (ITERS / P.KT) + t) * (size_t)P.E, smem_addr(ebuf), (uint32_t)P.E);
           bulk_commit();
         }
         ++ntile;
       }
       if (++s == S) { s = 0; ph ^= 1u; }
     }
-    if (ct == 0 && P.KT > 0) bulk_wait0();
+    if (ct == 0 && P.KT > 0 && !(P.EF & 16)) bulk_wait0();
     if (rec) { out->c0 = c0; out->c1 = c1; out->g0 = (long long)g0; out->g1 = (long long)g1; out->sink = acc + (unsigned)d0[0] + (unsigned)d1[0]; }
   }
   if (P.C > 1) asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
@@ -239,6 +245,19 @@ static std::vector<LC> configs(int nsm) {
       v.push_back({"persistent_wgmma2", n, 64, {4, 32768, 1, 8, 1, 1, 8, 0, 0, 0, KT, 32768}});
       v.push_back({"persistent_tma", n, 0, {4, 32768, 1, 4, 1, 1, 8, 0, 0, 0, KT, 32768}});
     }
+  // epilogue parts (docs/HARDWARE.md probe plan, item 1): TMA only and one warpgroup, KT 2 and 4
+  for (int n : {1, nsm})
+    for (int KT : {2, 4})
+      for (int ef : {0, 1, 2, 4, 8, 16, 32, 31}) {
+        v.push_back({"epilogue_tma", n, 0, {4, 32768, 1, 4, 1, 1, 8, 0, 0, 0, KT, 32768, ef}});
+        v.push_back({"epilogue_wgmma1", n, 128, {4, 32768, 1, 4, 1, 1, 8, 0, 0, 0, KT, 32768, ef}});
+      }
+  // multicast receive rate at full load (item 7): 2- and 4-CTA clusters, 32 and 64 KiB, S 2-4
+  for (int C : {2, 4})
+    for (int srcm : {0, 2})
+      for (int S : {2, 3, 4})
+        for (int kib : {32, 64})
+          if (S * kib <= 192) v.push_back({"mcast_rate", nsm - nsm % C, 0, {S, kib * 1024, C, 1, 0, srcm, 8, 0, 0, 0, 0, 0}});
   return v;
 }
 
@@ -324,10 +343,10 @@ int main(int argc, char** argv) {
     const char* srcName = P.src == 0 ? "l2_shared" : P.src == 1 ? "l2_distinct" : "hbm";
     printf("%s\n  {\"family\": \"%s\", \"ctas\": %d, \"stages\": %d, \"tile_bytes\": %d, \"cluster\": %d, \"consumer_warps\": %d, \"copy\": \"%s\", "
            "\"source\": \"%s\", \"launch\": \"%s\", \"src_tiles\": %d, \"work_cycles\": %d, \"producer_work_cycles\": %d, \"read\": %d, \"wgmma_per_stage\": %d, "
-           "\"tile_k_steps\": %d, \"epilogue_bytes\": %d, \"timeouts\": %d, \"distinct_sms\": %d, \"cycles_per_iter\": %.1f, \"producer_per_iter\": %.1f, "
+           "\"tile_k_steps\": %d, \"epilogue_bytes\": %d, \"epilogue_flags\": %d, \"timeouts\": %d, \"distinct_sms\": %d, \"cycles_per_iter\": %.1f, \"producer_per_iter\": %.1f, "
            "\"cta_min\": %.1f, \"cta_max\": %.1f, \"rep_min\": %.1f, \"rep_max\": %.1f, \"sm_clock_mhz\": %.1f}",
            first ? "" : ",", c.family, c.ctas, P.S, P.tile, P.C, P.CW, P.copy ? "tensor_ab" : P.C > 1 ? "bulk_multicast" : "bulk", srcName,
-           plain ? "plain" : "cluster", P.src == 2 ? ITERS : P.nt, P.W, P.PG, P.read, c.acc == 128 ? 8 : c.acc == 64 ? 4 * (P.CW / 4) : 0, P.KT, P.KT ? P.E : 0, timeouts,
+           plain ? "plain" : "cluster", P.src == 2 ? ITERS : P.nt, P.W, P.PG, P.read, c.acc == 128 ? 8 : c.acc == 64 ? 4 * (P.CW / 4) : 0, P.KT, P.KT ? P.E : 0, P.EF, timeouts,
            distinct, median(per), median(pper), median(ctamin), median(ctamax), pctl(per, 0), pctl(per, 1), median(mhz));
     first = false;
     fflush(stdout);

@@ -80,7 +80,7 @@ export function runtimeDivisions(c: GpipeConfig): { producer: number; consumer: 
 }
 
 /** Fitted on the train rows only (`npm run heldout -- --fit`, {@link fitGlue}). */
-export const GPIPE_GLUE: GpipeGlue = { producer: 298, producerTensor: -28, consumer: 422, producerHbm: 24, producerL2Distinct: 28 };
+export const GPIPE_GLUE: GpipeGlue = { producer: 298, producerTensor: -20, consumer: 494, producerHbm: -72, producerL2Distinct: 20 };
 
 const ITERS = 320;
 /** The probe's bank-conflicted epilogue writes (hw/results/ops.json: 32 KiB in 2048 cycles + one bar.sync). */

@@ -55,6 +55,12 @@ export function asyncScheduler(
   const l2Cap = distinct && n0 === 0 ? Math.min(sharedL2, v(T.tmaL2DistinctBytesPerCycle)) : sharedL2;
   const distinctShare = (n: number) => (distinct && n0 > 0 ? v(T.tmaL2DistinctBytesPerCycle) / (Math.max(0, n - 1) + n0) : Infinity);
   const srcCap = Math.min(hbm ? Math.min(l2Cap, v(T.hbmBytesPerCycle)) : l2Cap, distinctShare(activeSms) * activeSms);
+  // The queue that delays copies under load is at the shared L2 (HBM): its load is measured against
+  // what the whole GPU can read from it (every SM reading), not against the launch's share: a lone
+  // SM at its own limit queues only behind its own copies (hw/results/plan.json chain: with 1 to 16
+  // CTAs a copy's issue-to-full time is its transfer behind the SM's previous copy, and nothing more).
+  const sms = v(T.sms);
+  const queueCap = Math.min(hbm ? Math.min(l2Cap, v(T.hbmBytesPerCycle)) : l2Cap, distinctShare(sms) * sms);
   // Static per-SM share (every active SM reading at once): bulk stores and cp.async use it.
   const tmaBw = Math.min(smBw, srcCap / activeSms);
   // Receive side of a multicast copy, per destination SM (every destination takes the whole copy).
@@ -87,34 +93,37 @@ export function asyncScheduler(
   // and its queueing delay.
   let shareStart = 0;
   let shareXfer = 0;
+  // The SM's channel to the shared L2 (HBM): `bytes` moved through it from cycle t at the SM's
+  // current share (its read duty among the active SMs); sets shareStart (when the transfer is done)
+  // and shareXfer (the queueing delay at the current load).
+  const channel = (c: number, t: number, nbytes: number): void => {
+    const dt = t - loadAt[c]!;
+    const w = win / (win + dt);
+    const time = loadTime[c]! * w + dt;
+    // the previous transfer's cycles pair with the cycles since its issue
+    const busy = loadBusy[c]! * w + lastDur[c]!;
+    const u = time > 0 ? busy / time : 0;
+    const bw = Math.min(smBw, srcCap / Math.max(1, activeSms * u), distinctShare(activeSms * u));
+    const rs = Math.max(t, readFree[c]!);
+    const dur = Math.ceil(nbytes / bw);
+    const readDone = rs + dur;
+    readFree[c] = readDone;
+    const bytes = loadBytes[c]! * w + nbytes;
+    loadTime[c] = time;
+    loadBusy[c] = busy;
+    lastDur[c] = dur;
+    loadBytes[c] = bytes;
+    loadAt[c] = t;
+    const rho = time > 0 ? Math.min(rhoMax, (bytes * activeSms) / (time * queueCap)) : 0;
+    shareStart = readDone;
+    shareXfer = Math.round(qLat * (rho / (1 - rho)));
+  };
   return (o: AsyncOp, t: number, agentCta: number, useShare: boolean, mc: number): void => {
     const payload = o.id * 2 + 1;
     switch (o.kind) {
       case 'tma': {
         // Read once per copy (a multicast group shares its read), then received by each destination.
-        if (!useShare) {
-          const c = agentCta;
-          const dt = t - loadAt[c]!;
-          const w = win / (win + dt);
-          const time = loadTime[c]! * w + dt;
-          // the previous copy's read cycles pair with the cycles since its issue
-          const busy = loadBusy[c]! * w + lastDur[c]!;
-          const u = time > 0 ? busy / time : 0;
-          const bw = Math.min(smBw, srcCap / Math.max(1, activeSms * u), distinctShare(activeSms * u));
-          const rs = Math.max(t, readFree[c]!);
-          const dur = Math.ceil(o.bytes / bw);
-          const readDone = rs + dur;
-          readFree[c] = readDone;
-          const bytes = loadBytes[c]! * w + o.bytes;
-          loadTime[c] = time;
-          loadBusy[c] = busy;
-          lastDur[c] = dur;
-          loadBytes[c] = bytes;
-          loadAt[c] = t;
-          const rho = time > 0 ? Math.min(rhoMax, (bytes * activeSms) / (time * srcCap)) : 0;
-          shareStart = readDone;
-          shareXfer = Math.round(qLat * (rho / (1 - rho)));
-        }
+        if (!useShare) channel(agentCta, t, o.bytes);
         const readDone = shareStart;
         const dst = o.cta;
         const start = Math.max(t, tmaFree[dst]!);
@@ -156,8 +165,12 @@ export function asyncScheduler(
         return;
       }
       case 'bulk.store': {
+        // The store's bytes also go through the SM's channel to the shared L2, which its copies'
+        // reads use (hw/results/plan_lean_epilogue.json: at 132 CTAs a 32 KiB store every 2
+        // k-steps costs 1,155 cycles a k-step, at 1 CTA 67).
         const start = Math.max(t, tmaFree[o.cta]!);
-        const xfer = Math.ceil(o.bytes / tmaBw);
+        channel(o.cta, t, o.bytes);
+        const xfer = Math.max(start + Math.ceil(o.bytes / tmaBw), shareStart) - start;
         tmaFree[o.cta] = start + xfer;
         stats.tmaBusy[o.cta]! += xfer;
         const x = start + xfer + jit(v(T.bulkStoreLatency));
