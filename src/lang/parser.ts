@@ -10,6 +10,8 @@ import {
   KwSmem, KwTmem, KwGmem, KwChoose, LBracket, LParen, Mnemonic, Newline, PrefixOp, RBracket, RParen, Shape,
   StringLit,
 } from './lexer.js';
+import { thawFollows, thawRule } from './grammar-cache.js';
+import { GRAMMAR } from './grammar-data.js';
 import { LIMITS } from './limits.js';
 
 const LABELS: Record<string, string> = {
@@ -109,6 +111,11 @@ function lazyLookahead(maxLookahead: number): ILookaheadStrategy {
 }
 
 const saveError = (CstParser.prototype as unknown as { SAVE_ERROR(e: unknown): unknown }).SAVE_ERROR;
+const recordRule = (CstParser.prototype as unknown as { topLevelRuleRecord(name: string, def: () => void): unknown }).topLevelRuleRecord;
+
+/** The token types by name (the frozen grammar names them). */
+let tokensByName: Map<string, TokenType> | undefined;
+const tokenMap = () => (tokensByName ??= new Map(ALL_TOKENS.map((t) => [t.name, t])));
 
 /** The grammar (exported for tests; `parseTokens` is the one way the front end parses). */
 export class SketchParser extends CstParser {
@@ -132,8 +139,25 @@ export class SketchParser extends CstParser {
     this.errorLines = 0;
   }
 
-  /** `eagerLookahead`: Chevrotain's own strategy, every lookahead function built now (tests compare the two). */
-  constructor(eagerLookahead = false) {
+  /**
+   * Chevrotain's hook that records a rule's GAST by running it: the frozen rule of grammar-data.ts
+   * instead, when the parser uses it (grammar-cache.ts).
+   */
+  topLevelRuleRecord(name: string, def: () => void): unknown {
+    const frozen = this.frozen?.rules[name];
+    return frozen ? thawRule(frozen, tokenMap()) : recordRule.call(this, name, def);
+  }
+  /** The frozen analysis this parser is built from (undefined: Chevrotain's own). */
+  private frozen: typeof GRAMMAR | undefined;
+
+  /**
+   * `reference`: Chevrotain's own analysis, the grammar recorded, the follow sets computed and every
+   * lookahead function built now (tests compare the two). Otherwise the grammar and follow sets are
+   * those of grammar-data.ts (when it holds exactly this grammar's rules) and each lookahead
+   * function is built when first needed.
+   */
+  constructor(reference = false) {
+    const eagerLookahead = reference;
     // The grammar is LL(2) (chevrotain's validations find no ambiguity at 2); the lookahead
     // functions cost ~40% less to build than at 3, and validations are skipped at run time.
     super(ALL_TOKENS, {
@@ -402,7 +426,23 @@ export class SketchParser extends CstParser {
         },
       ]);
     });
-    this.performSelfAnalysis();
+    const self = this as unknown as { definedRulesNames: string[]; recoveryEnabled: boolean; resyncFollows: unknown };
+    const names = Object.keys(GRAMMAR.rules);
+    if (!reference && names.length === self.definedRulesNames.length && self.definedRulesNames.every((n, i) => names[i] === n)) this.frozen = GRAMMAR;
+    if (!this.frozen) {
+      this.performSelfAnalysis();
+      return;
+    }
+    // Chevrotain computes the follow sets only for a parser that recovers from errors: off while
+    // it analyses, they are taken from the frozen grammar when the first recovery asks for them.
+    self.recoveryEnabled = false;
+    try {
+      this.performSelfAnalysis();
+    } finally {
+      self.recoveryEnabled = true;
+    }
+    let follows: unknown;
+    Object.defineProperty(this, 'resyncFollows', { configurable: true, enumerable: true, get: () => (follows ??= thawFollows(GRAMMAR.follows, tokenMap())) });
   }
 }
 
