@@ -111,7 +111,14 @@ function lazyLookahead(maxLookahead: number): ILookaheadStrategy {
 }
 
 const saveError = (CstParser.prototype as unknown as { SAVE_ERROR(e: unknown): unknown }).SAVE_ERROR;
-const recordRule = (CstParser.prototype as unknown as { topLevelRuleRecord(name: string, def: () => void): unknown }).topLevelRuleRecord;
+/** Chevrotain's own methods that SketchParser overrides when it is built from the frozen grammar. */
+const chevrotain = CstParser.prototype as unknown as {
+  topLevelRuleRecord(name: string, def: () => void): unknown;
+  enableRecording(): void;
+  disableRecording(): void;
+  preComputeLookaheadFunctions(rules: { name: string }[]): void;
+};
+const recordRule = chevrotain.topLevelRuleRecord;
 
 /** The token types by name (the frozen grammar names them). */
 let tokensByName: Map<string, TokenType> | undefined;
@@ -149,6 +156,42 @@ export class SketchParser extends CstParser {
   }
   /** The frozen analysis this parser is built from (undefined: Chevrotain's own). */
   private frozen: typeof GRAMMAR | undefined;
+
+  /**
+   * Chevrotain's switch into recording mode (the DSL methods replaced on the instance) and back
+   * (deleting them again, ~5 ms: the instance drops to slow properties): nothing is recorded from
+   * the frozen grammar, so neither is needed.
+   */
+  enableRecording(): void {
+    if (!this.frozen) chevrotain.enableRecording.call(this);
+  }
+  disableRecording(): void {
+    if (!this.frozen) chevrotain.disableRecording.call(this);
+  }
+
+  /** The rules whose lookahead functions are not made yet, by name (built from the frozen grammar). */
+  private lazyRules: Map<string, { name: string }> | undefined;
+  /**
+   * Chevrotain makes every decision's lookahead function (each built on first use, `lazyLookahead`)
+   * for every rule when the parser is built: from the frozen grammar, a rule's are made when the
+   * parser first asks for one of them ({@link getLaFuncFromCache}).
+   */
+  preComputeLookaheadFunctions(rules: { name: string }[]): void {
+    if (!this.frozen) return chevrotain.preComputeLookaheadFunctions.call(this, rules);
+    this.lazyRules = new Map(rules.map((r) => [r.name, r]));
+  }
+  /** The lookahead function of decision `key` (its rule's short name in the bits above the low 12). */
+  getLaFuncFromCache(key: number): unknown {
+    const self = this as unknown as { lookAheadFuncsCache: Map<number, unknown>; shortRuleNameToFull: Record<number, string> };
+    const f = self.lookAheadFuncsCache.get(key);
+    if (f !== undefined || !this.lazyRules) return f;
+    const name = self.shortRuleNameToFull[key & ~0xfff];
+    const rule = name === undefined ? undefined : this.lazyRules.get(name);
+    if (!rule) return f;
+    this.lazyRules.delete(name!);
+    chevrotain.preComputeLookaheadFunctions.call(this, [rule]);
+    return self.lookAheadFuncsCache.get(key);
+  }
 
   /**
    * `reference`: Chevrotain's own analysis, the grammar recorded, the follow sets computed and every
