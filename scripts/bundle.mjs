@@ -28,7 +28,9 @@ import { commonJsBundle, nodeBundle, splitVerbs, VERB_FILES } from './esbuild-no
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const outdir = resolve(process.argv[2] ?? `${root}dist/bin`);
-const minify = { minifyWhitespace: true, minifySyntax: true, legalComments: 'none' };
+// Identifiers too: a smaller file to read at every start (1.08 MB -> 0.80 MB for cli.cjs; ~10 M fewer
+// instructions per start). Names in messages are data, never a function's or class's name.
+const minify = { minifyWhitespace: true, minifySyntax: true, minifyIdentifiers: true, legalComments: 'none' };
 
 rmSync(outdir, { recursive: true, force: true });
 await build({ ...nodeBundle(root, { 'check-worker': 'src/check/worker-entry.ts', 'lsp-worker': 'src/lsp/worker-entry.ts' }, outdir), ...minify });
