@@ -10,7 +10,7 @@ import {
   KwSmem, KwTmem, KwGmem, KwChoose, LBracket, LParen, Mnemonic, Newline, PrefixOp, RBracket, RParen, Shape,
   StringLit,
 } from './lexer.js';
-import { thawFollows, thawRule } from './grammar-cache.js';
+import { FrozenGrammarParser } from './frozen-parser.js';
 import { GRAMMAR } from './grammar-data.js';
 import { LIMITS } from './limits.js';
 
@@ -111,21 +111,9 @@ function lazyLookahead(maxLookahead: number): ILookaheadStrategy {
 }
 
 const saveError = (CstParser.prototype as unknown as { SAVE_ERROR(e: unknown): unknown }).SAVE_ERROR;
-/** Chevrotain's own methods that SketchParser overrides when it is built from the frozen grammar. */
-const chevrotain = CstParser.prototype as unknown as {
-  topLevelRuleRecord(name: string, def: () => void): unknown;
-  enableRecording(): void;
-  disableRecording(): void;
-  preComputeLookaheadFunctions(rules: { name: string }[]): void;
-};
-const recordRule = chevrotain.topLevelRuleRecord;
-
-/** The token types by name (the frozen grammar names them). */
-let tokensByName: Map<string, TokenType> | undefined;
-const tokenMap = () => (tokensByName ??= new Map(ALL_TOKENS.map((t) => [t.name, t])));
 
 /** The grammar (exported for tests; `parseTokens` is the one way the front end parses). */
-export class SketchParser extends CstParser {
+export class SketchParser extends FrozenGrammarParser {
   /** Chevrotain's hook for every syntax error: recovery stops after the error limit (it is what is slow on huge inputs). */
   SAVE_ERROR(error: unknown): unknown {
     const saved = saveError.call(this, error);
@@ -144,53 +132,6 @@ export class SketchParser extends CstParser {
     this.input = tokens;
     this.lastErrorLine = undefined;
     this.errorLines = 0;
-  }
-
-  /**
-   * Chevrotain's hook that records a rule's GAST by running it: the frozen rule of grammar-data.ts
-   * instead, when the parser uses it (grammar-cache.ts).
-   */
-  topLevelRuleRecord(name: string, def: () => void): unknown {
-    const frozen = this.frozen?.rules[name];
-    return frozen ? thawRule(frozen, tokenMap()) : recordRule.call(this, name, def);
-  }
-  /** The frozen analysis this parser is built from (undefined: Chevrotain's own). */
-  private frozen: typeof GRAMMAR | undefined;
-
-  /**
-   * Chevrotain's switch into recording mode (the DSL methods replaced on the instance) and back
-   * (deleting them again, ~5 ms: the instance drops to slow properties): nothing is recorded from
-   * the frozen grammar, so neither is needed.
-   */
-  enableRecording(): void {
-    if (!this.frozen) chevrotain.enableRecording.call(this);
-  }
-  disableRecording(): void {
-    if (!this.frozen) chevrotain.disableRecording.call(this);
-  }
-
-  /** The rules whose lookahead functions are not made yet, by name (built from the frozen grammar). */
-  private lazyRules: Map<string, { name: string }> | undefined;
-  /**
-   * Chevrotain makes every decision's lookahead function (each built on first use, `lazyLookahead`)
-   * for every rule when the parser is built: from the frozen grammar, a rule's are made when the
-   * parser first asks for one of them ({@link getLaFuncFromCache}).
-   */
-  preComputeLookaheadFunctions(rules: { name: string }[]): void {
-    if (!this.frozen) return chevrotain.preComputeLookaheadFunctions.call(this, rules);
-    this.lazyRules = new Map(rules.map((r) => [r.name, r]));
-  }
-  /** The lookahead function of decision `key` (its rule's short name in the bits above the low 12). */
-  getLaFuncFromCache(key: number): unknown {
-    const self = this as unknown as { lookAheadFuncsCache: Map<number, unknown>; shortRuleNameToFull: Record<number, string> };
-    const f = self.lookAheadFuncsCache.get(key);
-    if (f !== undefined || !this.lazyRules) return f;
-    const name = self.shortRuleNameToFull[key & ~0xfff];
-    const rule = name === undefined ? undefined : this.lazyRules.get(name);
-    if (!rule) return f;
-    this.lazyRules.delete(name!);
-    chevrotain.preComputeLookaheadFunctions.call(this, [rule]);
-    return self.lookAheadFuncsCache.get(key);
   }
 
   /**
@@ -469,23 +410,7 @@ export class SketchParser extends CstParser {
         },
       ]);
     });
-    const self = this as unknown as { definedRulesNames: string[]; recoveryEnabled: boolean; resyncFollows: unknown };
-    const names = Object.keys(GRAMMAR.rules);
-    if (!reference && names.length === self.definedRulesNames.length && self.definedRulesNames.every((n, i) => names[i] === n)) this.frozen = GRAMMAR;
-    if (!this.frozen) {
-      this.performSelfAnalysis();
-      return;
-    }
-    // Chevrotain computes the follow sets only for a parser that recovers from errors: off while
-    // it analyses, they are taken from the frozen grammar when the first recovery asks for them.
-    self.recoveryEnabled = false;
-    try {
-      this.performSelfAnalysis();
-    } finally {
-      self.recoveryEnabled = true;
-    }
-    let follows: unknown;
-    Object.defineProperty(this, 'resyncFollows', { configurable: true, enumerable: true, get: () => (follows ??= thawFollows(GRAMMAR.follows, tokenMap())) });
+    this.analyse(reference ? undefined : GRAMMAR, ALL_TOKENS);
   }
 }
 
