@@ -75,10 +75,40 @@ export const chevrotainNoCharTable = {
 };
 
 /**
+ * The CLI's verbs that `run` and `check` never need, kept out of `cli.cjs` (every command reads and
+ * loads that file): `mbsim lsp`'s language server (with vscode-languageserver, a quarter of the
+ * bundle) and `mbsim serve`'s explorer server. Each is its own CommonJS file next to `cli.cjs`,
+ * which the verb's `import()` requires instead ({@link splitVerbs}).
+ */
+export const VERB_FILES = { 'src/lsp/index.ts': 'lsp.cjs', 'src/web/server/serve.ts': 'serve.cjs' };
+
+/**
+ * The `import()` of a {@link VERB_FILES} module in the CLI bundle becomes a `require` of its file
+ * next to the bundle (a script run through the code cache has no `import()` of its own).
+ */
+export function splitVerbs(root) {
+  const byPath = new Map(Object.entries(VERB_FILES).map(([src, out]) => [`${root}${src}`.replace(/\\/g, '/'), out]));
+  const outs = new Set(Object.values(VERB_FILES));
+  return {
+    name: 'split-verbs',
+    setup(build) {
+      build.onResolve({ filter: /^\.\.?\// }, async (args) => {
+        if (args.kind === 'require-call' && args.namespace === 'split-verbs' && outs.has(args.path.slice(2))) return { path: args.path, external: true };
+        if (args.kind !== 'dynamic-import' || args.pluginData === 'split-verbs') return undefined;
+        const r = await build.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: 'split-verbs' });
+        const out = byPath.get(r.path.replace(/\\/g, '/'));
+        return out ? { path: out, namespace: 'split-verbs' } : undefined;
+      });
+      build.onLoad({ filter: /.*/, namespace: 'split-verbs' }, (args) => ({ contents: `module.exports = require(${JSON.stringify(`./${args.path}`)});`, loader: 'js' }));
+    },
+  };
+}
+
+/**
  * One CommonJS file for Node 20 (scripts/bundle.mjs: the CLI run through the code cache), with the
  * same plugins. `import.meta.url` is the file's URL, as in the ES module bundles.
  */
-export function commonJsBundle(root, entry, outfile) {
+export function commonJsBundle(root, entry, outfile, extraPlugins = []) {
   return {
     absWorkingDir: root,
     entryPoints: [entry],
@@ -88,7 +118,7 @@ export function commonJsBundle(root, entry, outfile) {
     platform: 'node',
     target: 'node20',
     logLevel: 'warning',
-    plugins: [lazyChildProcess, chevrotainNoCharTable],
+    plugins: [...extraPlugins, lazyChildProcess, chevrotainNoCharTable],
     define: { 'import.meta.url': '__mbsimUrl' },
     banner: { js: "const __mbsimUrl = require('node:url').pathToFileURL(__filename).href;" },
   };

@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { cacheDir, loadCommonJs } from '../src/cli/code-cache.js';
+import { cacheDir, loadCommonJs, MAX_CACHE_FILES, pruneCaches } from '../src/cli/code-cache.js';
 
 /** The code cache of the installed command (src/cli/code-cache.ts): a faster start, never another result. */
 const dir = mkdtempSync(join(tmpdir(), 'mbsim-code-cache-'));
@@ -76,4 +76,61 @@ describe('cacheDir', () => {
     expect(cacheDir({ MBSIM_CACHE_DIR: '/somewhere' }, 'linux')).toBe('/somewhere');
     expect(cacheDir({ NODE_DISABLE_COMPILE_CACHE: '1', MBSIM_CACHE_DIR: '/somewhere' }, 'linux')).toBeNull();
   });
+});
+
+describe('pruneCaches', () => {
+  const DAY = 24 * 3600 * 1000;
+  const now = Date.now();
+  const v = `${process.version}-${process.arch}`;
+  /** A file `name` in `folder` last written `age` ms ago. */
+  function put(folder: string, name: string, age: number): void {
+    writeFileSync(join(folder, name), 'x');
+    utimesSync(join(folder, name), (now - age) / 1000, (now - age) / 1000);
+  }
+
+  test("removes other builds' caches older than a week and killed writers' temporary files; keeps this build's, fresh ones and every other file", () => {
+    const folder = mkdtempSync(join(dir, 'prune-'));
+    put(folder, `aaaa000000000000-${v}-check.v8cache`, 30 * DAY); // this build, old: kept
+    put(folder, `bbbb000000000000-${v}-check.v8cache`, 8 * DAY); // another build, old: removed
+    put(folder, `bbbb000000000000-v18.0.0-arm64-run.v8cache`, 9 * DAY); // another Node: removed
+    put(folder, `cccc000000000000-${v}-check.v8cache`, 1 * DAY); // another build, fresh: kept
+    put(folder, `cccc000000000000-${v}-check.v8cache.123.tmp`, 2 * 3600 * 1000); // a killed writer's: removed
+    put(folder, `aaaa000000000000-${v}-run.v8cache.456.tmp`, 60 * 1000); // being written now: kept
+    put(folder, 'notes.txt', 30 * DAY); // not a cache: kept
+    put(folder, 'old.v8cache', 30 * DAY); // not a cache's name: kept
+    mkdirSync(join(folder, `dddd000000000000-${v}-check.v8cache`)); // a folder: kept
+    const removed = pruneCaches(folder, `aaaa000000000000-${v}-`, now);
+    expect(removed.sort()).toEqual([`bbbb000000000000-${v}-check.v8cache`, 'bbbb000000000000-v18.0.0-arm64-run.v8cache', `cccc000000000000-${v}-check.v8cache.123.tmp`].sort());
+    expect(readdirSync(folder).sort()).toEqual([
+      `aaaa000000000000-${v}-check.v8cache`, `aaaa000000000000-${v}-run.v8cache.456.tmp`, `cccc000000000000-${v}-check.v8cache`,
+      `dddd000000000000-${v}-check.v8cache`, 'notes.txt', 'old.v8cache',
+    ].sort());
+  });
+
+  test(`keeps at most ${MAX_CACHE_FILES} caches: the oldest of other builds go first`, () => {
+    const folder = mkdtempSync(join(dir, 'prune-'));
+    for (let i = 0; i < 8; i++) put(folder, `aaaa000000000000-${v}-verb${i}.v8cache`, 10 * DAY);
+    for (let i = 0; i < 40; i++) put(folder, `${String(i).padStart(4, '0')}000000000000-${v}-check.v8cache`, (40 - i) * 60 * 1000);
+    const removed = pruneCaches(folder, `aaaa000000000000-${v}-`, now);
+    expect(removed.sort()).toEqual(Array.from({ length: 16 }, (_, i) => `${String(i).padStart(4, '0')}000000000000-${v}-check.v8cache`));
+    expect(readdirSync(folder)).toHaveLength(MAX_CACHE_FILES);
+  });
+
+  test('a missing folder, or a file in place of one: nothing removed, nothing thrown', () => {
+    expect(pruneCaches(join(dir, 'no-such-folder'), 'x-')).toEqual([]);
+    writeFileSync(join(dir, 'a-file'), '');
+    expect(pruneCaches(join(dir, 'a-file'), 'x-')).toEqual([]);
+  });
+
+  test('the command prunes when it writes a new cache (a new build), not at a start that reads one', () => {
+    const caches = join(dir, 'caches-prune');
+    mkdirSync(caches);
+    const stale = `eeee000000000000-${v}-check.v8cache`;
+    put(caches, stale, 8 * DAY);
+    expect(loadInChild('ffff000000000000', 'check', caches).cached).toBe(false);
+    expect(readdirSync(caches)).toEqual([`ffff000000000000-${v}-check.v8cache`]);
+    put(caches, stale, 8 * DAY);
+    expect(loadInChild('ffff000000000000', 'check', caches).cached).toBe(true);
+    expect(readdirSync(caches).sort()).toEqual([stale, `ffff000000000000-${v}-check.v8cache`].sort());
+  }, 60_000);
 });

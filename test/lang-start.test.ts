@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { Lexer, type TokenType } from 'chevrotain';
 import { describe, expect, test } from 'vitest';
 import { ALL_TOKENS, lex, Newline } from '../src/lang/lexer.js';
+import { freezeGrammar, freezeProduction } from '../src/lang/grammar-cache.js';
+import { GRAMMAR } from '../src/lang/grammar-data.js';
 import { parseTokens, SketchParser } from '../src/lang/parser.js';
 
 /**
@@ -27,6 +29,12 @@ const EDGES = [
 ];
 
 const options = { positionTracking: 'full', ensureOptimizations: false, skipValidations: true, safeMode: true } as const;
+
+/** A parser's analysed grammar: its rules (GAST) and follow sets, as data. */
+function analysis(p: SketchParser) {
+  const q = p as unknown as { gastProductionsCache: Record<string, object>; resyncFollows: Record<string, TokenType[]> };
+  return freezeGrammar(q.gastProductionsCache, q.resyncFollows);
+}
 
 function tokens(lexer: Lexer, text: string) {
   const r = lexer.tokenize(text);
@@ -68,5 +76,26 @@ describe('the sketch front end starts fast without changing what it reads', () =
       const cst = (eager as unknown as { file: () => unknown }).file();
       expect(show({ cst: lazy.cst, errors: lazy.errors })).toBe(show({ cst, errors: eager.errors.map((e) => ({ message: e.message, token: e.token })) }));
     }
+  });
+
+  test('the frozen grammar (src/lang/grammar-data.ts) is what Chevrotain records and computes from parser.ts today', () => {
+    const reference = analysis(new SketchParser(true));
+    // Stale after a change of the grammar: `npm run build && node scripts/grammar-data.mjs`.
+    expect(GRAMMAR).toEqual(reference);
+    // The parser built from it holds the same rules (with their references resolved) and follow sets.
+    parseTokens(lex('kernel k\n', 'x.mbk').tokens);
+    const built = new SketchParser();
+    expect((built as unknown as { frozen?: unknown }).frozen).toBe(GRAMMAR);
+    expect(analysis(built)).toEqual(reference);
+    const rules = (built as unknown as { gastProductionsCache: Record<string, object> }).gastProductionsCache;
+    const refs: string[] = [];
+    const walk = (p: { definition?: object[]; referencedRule?: { name: string }; nonTerminalName?: string }) => {
+      if (p.nonTerminalName !== undefined) refs.push(`${p.nonTerminalName}=${p.referencedRule?.name}`);
+      else for (const c of p.definition ?? []) walk(c);
+    };
+    for (const r of Object.values(rules)) walk(r);
+    expect(refs.length).toBeGreaterThan(20);
+    for (const r of refs) expect(r.split('=')[0]).toBe(r.split('=')[1]);
+    expect(freezeProduction(rules.file!)).toEqual(GRAMMAR.rules.file);
   });
 });

@@ -50,7 +50,7 @@ afterAll(() => {
 describe('the packed package', () => {
   test('ships the library, the bundled CLI, the explorer, the examples and the docs; nothing of test/ or hw/', () => {
     expect(files.filter((f) => /^(test|hw|conformance|src|scripts)\//.test(f))).toEqual([]);
-    for (const f of ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/bin/mbsim.cjs', 'dist/bin/cli.cjs', 'dist/bin/check-worker.js', 'dist/bin/lsp-worker.js', 'dist-web/index.html', 'examples/pipeline.mbk', 'examples/bugs/B01.mbk', 'docs/API.md', 'docs/CHECK.md']) {
+    for (const f of ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/bin/mbsim.cjs', 'dist/bin/cli.cjs', 'dist/bin/lsp.cjs', 'dist/bin/serve.cjs', 'dist/bin/check-worker.js', 'dist/bin/lsp-worker.js', 'dist-web/index.html', 'examples/pipeline.mbk', 'examples/bugs/B01.mbk', 'docs/API.md', 'docs/CHECK.md']) {
       expect(files, f).toContain(f);
     }
     expect(files.some((f) => f.endsWith('.map'))).toBe(false);
@@ -70,6 +70,32 @@ console.log(JSON.stringify({ sim: simulate(p).verdict, check: check(p).verdict, 
     expect(r.err).toBe('');
     expect(JSON.parse(r.out)).toEqual({ sim: 'ok', check: 'ok', word: 2, sketch: 1, built: 1 });
   }, 60_000);
+
+  test("require('mbsim') from CommonJS (Node's require of an ES module, Node 20.19 and later)", () => {
+    writeFileSync(join(project, 'use.cjs'), `const { parseSketch, instantiate, check, EXAMPLES } = require('mbsim');
+const p = instantiate(EXAMPLES.find((e) => e.name === 'mechanism').build());
+console.log(JSON.stringify({ check: check(p).verdict, sketch: parseSketch('kernel k\\n', 'k.mbk').diagnostics.length }));
+`);
+    const [major, minor] = process.versions.node.split('.').map(Number) as [number, number];
+    if (major === 20 && minor < 19) return; // no require of ES modules in this Node
+    const r = run('node', ['use.cjs'], project);
+    expect(r.err).toBe('');
+    expect(JSON.parse(r.out)).toEqual({ check: 'ok', sketch: 1 });
+  }, 60_000);
+
+  test("README's first commands for an installed package: mbsim --help, mbsim examples, mbsim run mechanism, a bug example's file", () => {
+    const help = run('npx', ['--no-install', 'mbsim', '--help'], project);
+    expect(help.code).toBe(0);
+    for (const verb of ['run', 'check', 'examples', 'decode', 'info', 'serve', 'lsp']) expect(help.out).toMatch(new RegExp(`^  ${verb} `, 'm'));
+    const ex = run('npx', ['--no-install', 'mbsim', 'examples'], project);
+    expect(ex.code).toBe(0);
+    expect(ex.out).toMatch(/^pipeline /m);
+    const mech = run('npx', ['--no-install', 'mbsim', 'run', 'mechanism'], project);
+    expect(mech.code).toBe(0);
+    expect(mech.out).toMatch(/verdict: ok/);
+    const readme = readFileSync(join(repo, 'README.md'), 'utf8');
+    expect(readme).toContain('npx mbsim check node_modules/mbsim/examples/bugs/B01.mbk');
+  }, 120_000);
 
   test('TypeScript type-checks against the package (exports map with types) and catches a misuse; every TypeScript block of README.md and docs/API.md compiles and runs as written', () => {
     const blocks = [...tsBlocks('README.md').map((b, i) => [`readme-${i + 1}`, b] as const), ...tsBlocks('docs/API.md').map((b, i) => [`api-${i + 1}`, b] as const)];

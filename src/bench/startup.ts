@@ -5,7 +5,9 @@
  * NODE_DISABLE_COMPILE_CACHE), and the unbundled modules tsc writes (dist/cli/bin.js), all from the
  * same `npm run build`; and, when `BENCH_STARTUP_BEFORE` names another build's entry (an earlier
  * commit's `dist/bin/mbsim.js`, say), that one. Wall time per run in milliseconds (the fastest and
- * the median of `runs`, the commands taking turns), next to a bare `node -e 0` as the floor.
+ * the median of `runs`, the commands taking turns), next to a bare `node -e 0` as the floor. Where
+ * the environment sets `NODE_EXTRA_CA_CERTS`, `node -e 0` and the installed command are also timed
+ * without it, as on a machine that does not set it.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -32,10 +34,18 @@ export interface Timed {
   medianMs: number;
 }
 
-/** One command of the comparison: node's arguments and extra environment. */
+/** One command of the comparison: node's arguments, extra environment and variables left out of it. */
 interface Cmd {
   args: string[];
   env?: Record<string, string>;
+  unset?: string[];
+}
+
+/** The process's environment with `c`'s changes. */
+function envOf(c: Cmd): NodeJS.ProcessEnv {
+  const env = { ...process.env, ...c.env };
+  for (const k of c.unset ?? []) delete env[k];
+  return env;
 }
 
 /** Each command `runs` times, taking turns (so that a change of the machine's load hits all alike). */
@@ -44,7 +54,7 @@ function timeAll(cmds: Cmd[], runs: number): Timed[] {
   for (let i = 0; i < runs; i++) {
     cmds.forEach((c, k) => {
       const t0 = process.hrtime.bigint();
-      const r = spawnSync(process.execPath, c.args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...c.env } });
+      const r = spawnSync(process.execPath, c.args, { stdio: ['ignore', 'ignore', 'pipe'], env: envOf(c) });
       t[k]!.push(Number(process.hrtime.bigint() - t0) / 1e6);
       if (r.status !== 0) throw new Error(`node ${c.args.join(' ')} exited ${r.status}: ${r.stderr}`);
     });
@@ -67,6 +77,11 @@ export interface StartTimes {
   unbundled: Timed;
   /** `BENCH_STARTUP_BEFORE`'s build, when given. */
   before?: Timed;
+  /**
+   * When the environment sets `NODE_EXTRA_CA_CERTS` (Node reads and parses that certificate file at
+   * every start, before any of mbsim runs): `node -e 0` and the installed command without it.
+   */
+  noCerts?: { node: Timed; bundled: Timed };
 }
 
 /** The start times of `mbsim check` on {@link TINY_SKETCH} (null when the build is missing). */
@@ -82,17 +97,21 @@ export function startupBench(runs = 15, before = process.env.BENCH_STARTUP_BEFOR
     writeFileSync(file, TINY_SKETCH);
     // The bench's own code cache folder: the first run writes it, as a user's first run does.
     const cached = { MBSIM_CACHE_DIR: join(dir, 'cache') };
+    const certs = process.env.NODE_EXTRA_CA_CERTS ? ['NODE_EXTRA_CA_CERTS'] : null;
     const cmds: Cmd[] = [
       { args: ['-e', '0'] },
       { args: [bundled, 'check', file], env: cached },
       { args: [bundled, 'check', file], env: { NODE_DISABLE_COMPILE_CACHE: '1' } },
       { args: [unbundled, 'check', file] },
+      ...(certs ? [{ args: ['-e', '0'], unset: certs }, { args: [bundled, 'check', file], env: cached, unset: certs }] : []),
       ...(before !== undefined ? [{ args: [before, 'check', file] }] : []),
     ];
     // One run of each first: the file cache is warm for all, and the code cache written.
     timeAll(cmds, 1);
-    const [node, b, u, ub, old] = timeAll(cmds, runs);
-    return { node: node!, bundled: b!, uncached: u!, unbundled: ub!, ...(old ? { before: old } : {}) };
+    const t = timeAll(cmds, runs);
+    const [node, b, u, ub] = t;
+    const old = before !== undefined ? t[t.length - 1] : undefined;
+    return { node: node!, bundled: b!, uncached: u!, unbundled: ub!, ...(certs ? { noCerts: { node: t[4]!, bundled: t[5]! } } : {}), ...(old ? { before: old } : {}) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -112,5 +131,12 @@ export function startupReport(runs = 15): string[] {
     `installed command (dist/bin/mbsim.cjs, cached): ${ms(r.bundled)}  (target < 150 ms)`,
     `installed command vs unbundled: ${ratio(r.unbundled, r.bundled)} faster start${r.before ? `; vs before: ${ratio(r.before, r.bundled)}` : ''}`,
     `beyond node's own start: ${(r.bundled.minMs - r.node.minMs).toFixed(0)} ms (fastest runs), ${(r.bundled.medianMs - r.node.medianMs).toFixed(0)} ms (medians)`,
+    ...(r.noCerts
+      ? [
+          'without NODE_EXTRA_CA_CERTS (set here: Node parses its certificates at every start, before mbsim runs):',
+          `  node -e 0:                                    ${ms(r.noCerts.node)}`,
+          `  installed command (cached):                   ${ms(r.noCerts.bundled)}  (target < 150 ms)`,
+        ]
+      : []),
   ];
 }

@@ -13,8 +13,12 @@
  * (a hash of its text) in the file name keeps a rebuilt bundle from meeting an old cache. Whatever
  * goes wrong with the cache (missing, rejected, unreadable, a folder that cannot be written) only
  * means a slower start: the bundle is then compiled as any script is, and the cache written anew.
+ *
+ * Each write of a new cache (a new build, Node version or verb) also prunes the folder
+ * ({@link pruneCaches}): other builds' caches not written for a week, the oldest beyond
+ * {@link MAX_CACHE_FILES} files, and temporary files a killed process left.
  */
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, opendirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -31,6 +35,80 @@ export function cacheDir(env: NodeJS.ProcessEnv = process.env, platform: string 
     return null; // no home folder
   }
   return join(base, 'mbsim');
+}
+
+/** The name of a cache file: build id, Node version, architecture, verb. */
+function cacheName(id: string, key: string): string {
+  return `${id}-${process.version}-${process.arch}-${key.replace(/[^A-Za-z0-9_-]/g, '_')}.v8cache`;
+}
+
+/** Cache files (the names {@link cacheName} gives) and the temporary files they are written as. */
+const CACHE_FILE = /^[A-Za-z0-9_]+-v\d+\.\d+\.\d+-[A-Za-z0-9_]+-[A-Za-z0-9_-]+\.v8cache(\.\d+\.tmp)?$/;
+/** The most cache files the folder keeps (about 1.1 MB each; one per verb of a build). */
+export const MAX_CACHE_FILES = 32;
+/** Another build's cache not written for this long is removed. */
+export const MAX_CACHE_AGE_MS = 7 * 24 * 3600 * 1000;
+/** A temporary file this old is a killed writer's. */
+const MAX_TMP_AGE_MS = 3600 * 1000;
+/** The most folder entries one pruning looks at (a folder shared with other files stays cheap). */
+const MAX_SCAN = 1000;
+
+/**
+ * Removes stale files from the cache folder `dir`: caches whose name does not start with `keep`
+ * (other builds, Node versions or architectures) last written more than {@link MAX_CACHE_AGE_MS}
+ * ago, then the oldest of those beyond {@link MAX_CACHE_FILES} files in all, and temporary files
+ * older than an hour. Only regular files with a cache file's name are touched, at most
+ * {@link MAX_SCAN} entries are looked at, and nothing is thrown: a file that cannot be removed
+ * stays. Returns the names removed.
+ */
+export function pruneCaches(dir: string, keep: string, now = Date.now(), maxFiles = MAX_CACHE_FILES): string[] {
+  const removed: string[] = [];
+  const others: { name: string; mtime: number }[] = [];
+  let total = 0;
+  const remove = (name: string) => {
+    try {
+      rmSync(join(dir, name));
+      removed.push(name);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  try {
+    const d = opendirSync(dir);
+    try {
+      for (let i = 0; i < MAX_SCAN; i++) {
+        const e = d.readSync();
+        if (e === null) break;
+        if (!CACHE_FILE.test(e.name)) continue;
+        let mtime: number;
+        try {
+          const st = lstatSync(join(dir, e.name));
+          if (!st.isFile()) continue;
+          mtime = st.mtimeMs;
+        } catch {
+          continue;
+        }
+        if (e.name.endsWith('.tmp')) {
+          if (now - mtime > MAX_TMP_AGE_MS) remove(e.name);
+          continue;
+        }
+        total++;
+        if (!e.name.startsWith(keep)) others.push({ name: e.name, mtime });
+      }
+    } finally {
+      d.closeSync();
+    }
+  } catch {
+    return removed;
+  }
+  others.sort((a, b) => a.mtime - b.mtime);
+  for (const f of others) {
+    if (now - f.mtime > MAX_CACHE_AGE_MS || total > maxFiles) {
+      if (remove(f.name)) total--;
+    }
+  }
+  return removed;
 }
 
 /** A CommonJS file run through the code cache. */
@@ -52,7 +130,7 @@ export function loadCommonJs(file: string, id: string, key: string, dir: string 
   // The bundle is ASCII (esbuild escapes every other character; scripts/bundle.mjs checks): read as
   // Latin-1 it is the same text, without UTF-8 decoding (~5 ms for the CLI's 1.4 MB).
   const source = readFileSync(file, 'latin1');
-  const cacheFile = dir === null ? null : join(dir, `${id}-${process.version}-${process.arch}-${key.replace(/[^A-Za-z0-9_-]/g, '_')}.v8cache`);
+  const cacheFile = dir === null ? null : join(dir, cacheName(id, key));
   let cachedData: Buffer | undefined;
   if (cacheFile !== null) {
     try {
@@ -84,6 +162,7 @@ export function loadCommonJs(file: string, id: string, key: string, dir: string 
         } finally {
           rmSync(tmp, { force: true });
         }
+        pruneCaches(dir!, `${id}-${process.version}-${process.arch}-`);
       } catch {
         // no cache this time: the next start compiles again
       }

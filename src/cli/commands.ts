@@ -191,3 +191,5 @@ export const lspCommand: Verb = (program, ctx) => {
 
 /** The verbs in the order `mbsim --help` lists them. */
 export const VERBS: Verb[] = [runCommand, checkCommand, examplesCommand, decodeCommand, infoCommand, serveCommand, lspCommand];
+/** Their names, in the same order. */
+export const VERB_NAMES = ['run', 'check', 'examples', 'decode', 'info', 'serve', 'lsp'] as const;

@@ -10,6 +10,8 @@ import {
   KwSmem, KwTmem, KwGmem, KwChoose, LBracket, LParen, Mnemonic, Newline, PrefixOp, RBracket, RParen, Shape,
   StringLit,
 } from './lexer.js';
+import { FrozenGrammarParser } from './frozen-parser.js';
+import { GRAMMAR } from './grammar-data.js';
 import { LIMITS } from './limits.js';
 
 const LABELS: Record<string, string> = {
@@ -111,7 +113,7 @@ function lazyLookahead(maxLookahead: number): ILookaheadStrategy {
 const saveError = (CstParser.prototype as unknown as { SAVE_ERROR(e: unknown): unknown }).SAVE_ERROR;
 
 /** The grammar (exported for tests; `parseTokens` is the one way the front end parses). */
-export class SketchParser extends CstParser {
+export class SketchParser extends FrozenGrammarParser {
   /** Chevrotain's hook for every syntax error: recovery stops after the error limit (it is what is slow on huge inputs). */
   SAVE_ERROR(error: unknown): unknown {
     const saved = saveError.call(this, error);
@@ -132,8 +134,14 @@ export class SketchParser extends CstParser {
     this.errorLines = 0;
   }
 
-  /** `eagerLookahead`: Chevrotain's own strategy, every lookahead function built now (tests compare the two). */
-  constructor(eagerLookahead = false) {
+  /**
+   * `reference`: Chevrotain's own analysis, the grammar recorded, the follow sets computed and every
+   * lookahead function built now (tests compare the two). Otherwise the grammar and follow sets are
+   * those of grammar-data.ts (when it holds exactly this grammar's rules) and each lookahead
+   * function is built when first needed.
+   */
+  constructor(reference = false) {
+    const eagerLookahead = reference;
     // The grammar is LL(2) (chevrotain's validations find no ambiguity at 2); the lookahead
     // functions cost ~40% less to build than at 3, and validations are skipped at run time.
     super(ALL_TOKENS, {
@@ -402,7 +410,7 @@ export class SketchParser extends CstParser {
         },
       ]);
     });
-    this.performSelfAnalysis();
+    this.analyse(reference ? undefined : GRAMMAR, ALL_TOKENS);
   }
 }
 
