@@ -26,7 +26,8 @@ function nameValue(flag: string) {
     const key = /^\d/.test(m[1]!) ? `_${m[1]}` : m[1]!;
     const one = parseSet(`${key}=${m[2]}`, {});
     if (Object.hasOwn(acc, m[1]!)) throw new UsageError(`${flag} ${m[1]} is given twice`);
-    acc[m[1]!] = one[key]!;
+    // Defined, not assigned: `__proto__` is a name like any other (an unknown parameter), not the prototype.
+    Object.defineProperty(acc, m[1]!, { value: one[key]!, enumerable: true, writable: true, configurable: true });
     return acc;
   };
 }
