@@ -87,6 +87,15 @@ describe('the search\'s setup is asked of the governor before the codec allocate
     const fits = at(rss + need + 64 * 1048576);
     expect([fits.stoppedBy, fits.complete]).toEqual([null, true]);
   });
+
+  test('a governor the static checks already stopped by timeout: the search reports timeout, not max-memory', () => {
+    let t = 0;
+    const gov = new Governor({ maxMemory: 1e12, timeoutMs: 10 }, { now: () => t, rss: () => 0, collect: null });
+    t = 20;
+    expect(gov.check()).toBe('timeout');
+    const r = explore(prog(), { governor: gov });
+    expect([r.stoppedBy, r.states]).toEqual(['timeout', 0]);
+  });
 });
 
 const dir = mkdtempSync(join(tmpdir(), 'mbsim-trial5-'));

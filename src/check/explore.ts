@@ -41,7 +41,7 @@ export function explore(program: Program, opts: ExploreOptions = {}): ExploreRes
   // The setup's allocations come before any reading of the search's: asked for first (each thread sets up its own copy).
   const t0 = Date.now();
   const gov = opts.governor ?? new Governor({ maxMemory: opts.maxMemory ?? DEFAULT_BOUNDS.maxMemory });
-  if (!gov.allow(searchSetupBytes(program) * Math.max(1, opts.workers ?? 1))) return stoppedInSetup(new BoundReached('max-memory'), gov, t0);
+  if (!gov.allow(searchSetupBytes(program) * Math.max(1, opts.workers ?? 1))) return stoppedInSetup(new BoundReached(gov.stoppedBy ?? 'max-memory'), gov, t0);
   if ((opts.workers ?? 1) > 1) return exploreParallel(program, opts);
   return search(program, opts, null) as ExploreResult;
 }
