@@ -54,14 +54,14 @@ describe('the largest allowed launch stays under --max-memory and --timeout', ()
     expect(r.peakRss).toBeLessThan(315 * MiB);
   }, 120_000);
 
-  // Left: the search's first expansion of this launch leaves some 16 MB of garbage per successor
-  // (500 bytes per warp), which V8 returns to the system late; the peak is 5-15% over the bound.
-  test('PTX with --block 1024 --grid 1056 --max-memory 300: under 360 MiB (it was 457 MB)', async () => {
+  // The search's setup (the initial state's encoding, ~150 MB here) is asked of the governor
+  // before the codec allocates it (src/check/setup-bytes.ts): it stops at about 200 MiB.
+  test('PTX with --block 1024 --grid 1056 --max-memory 300: under 315 MiB (it was 457 MB, then 5-15% over the bound)', async () => {
     const r = await measureCli(['check', 'test/fixtures/ptx/tma_pipeline.ptx', '--kernel', 'tma_pipeline', '--block', '1024', '--grid', '1056',
       '--param', 'param_2=4', '--tensor-map', 'param_0=16384', '--max-memory', '300'], 170_000);
     expect(r.code).toBe(3);
     expect(r.out).toMatch(/stopped by (max-memory|timeout)/);
-    expect(r.peakRss).toBeLessThan(360 * MiB);
+    expect(r.peakRss).toBeLessThan(315 * MiB);
   }, 180_000);
 });
 

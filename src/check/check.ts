@@ -199,6 +199,10 @@ export function replay(program: Program, schedule: readonly number[], machine?: 
   const namer = (evs: MachineEvent[]) => actorNamer(program, evs);
   schedule.forEach((code, i) => {
     const c: Choice = decodeChoice(code);
+    if (c.kind === 'agent' ? c.agent >= program.agents.length || !m.agentEnabled(s, c.agent) : !m.findAsync(s, c.id) || !m.asyncEnabled(s, m.findAsync(s, c.id)!)) {
+      const what = c.kind === 'agent' ? (c.agent >= program.agents.length ? `agent ${c.agent}, and the program has ${program.agents.length} agent${program.agents.length === 1 ? '' : 's'}` : `agent ${c.agent} (${program.agents[c.agent]!.name}), which cannot step there`) : `async operation ${c.id}, which is not in flight and ready there`;
+      throw new RangeError(`replay: schedule[${i}] = ${code} chooses ${what} (a schedule comes from a check's hazard or witness)`);
+    }
     let actor: string;
     let op: string;
     let loc: SrcLoc | undefined;
@@ -234,7 +238,7 @@ export function replay(program: Program, schedule: readonly number[], machine?: 
     // One state, changed in place (a clone per step dominated the replay of short searches).
     const before = groupsBefore(m, s, c);
     const out = newStepOut(true);
-    m.apply(s, c, out, i + 1);
+    m.apply(s, c, out, i + 1, true);
     const r = { events: out.events! };
     const groups = groupNote(m, before, s, c, r.events);
     for (const e of r.events) events.push(e);

@@ -23,8 +23,10 @@
  */
 import type { Program } from '../machine/program.js';
 import { exploreParallel } from './parallel.js';
-import { search } from './search.js';
-import type { ExploreOptions, ExploreResult } from './engine.js';
+import { search, stoppedInSetup } from './search.js';
+import { DEFAULT_BOUNDS, type ExploreOptions, type ExploreResult } from './engine.js';
+import { BoundReached, Governor } from '../machine/governor.js';
+import { searchSetupBytes } from './setup-bytes.js';
 
 export {
   DEFAULT_BOUNDS, decodeChoice, encodeChoice, grow, growthGuard, keyOf, MAX_HAZARDS, stopOf,
@@ -36,6 +38,10 @@ export { search } from './search.js';
 
 /** Runs the exhaustive search. */
 export function explore(program: Program, opts: ExploreOptions = {}): ExploreResult {
+  // The setup's allocations come before any reading of the search's: asked for first (each thread sets up its own copy).
+  const t0 = Date.now();
+  const gov = opts.governor ?? new Governor({ maxMemory: opts.maxMemory ?? DEFAULT_BOUNDS.maxMemory });
+  if (!gov.allow(searchSetupBytes(program) * Math.max(1, opts.workers ?? 1))) return stoppedInSetup(new BoundReached(gov.stoppedBy ?? 'max-memory'), gov, t0);
   if ((opts.workers ?? 1) > 1) return exploreParallel(program, opts);
   return search(program, opts, null) as ExploreResult;
 }

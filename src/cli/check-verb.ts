@@ -78,6 +78,7 @@ function checkOptions(o: CheckOpts, io: IO, started: number) {
 /** One `mbsim check` (or `--sweep`) of `target`; returns the exit code. */
 export async function checkVerb(target: string, o: CheckOpts, io: IO, started = Date.now()): Promise<number> {
   if (o.quiet && (o.json || o.format !== 'text')) throw new UsageError('--quiet prints nothing; it cannot be combined with --json or --format');
+  if (o.json && o.format === 'short') throw new UsageError('--json and --format short ask for two formats of the report: give one (--format json is --json)');
   // The check's governor collects garbage before it reads memory near --max-memory (the analysis
   // and the successors of a large launch leave much of it). Not `run`'s: its records are all held.
   setCollector(() => fullCollection()?.());

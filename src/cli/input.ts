@@ -67,6 +67,9 @@ export function readInput(path: string, what: string, maxBytes: number): InputTe
       total += n;
     }
     const truncated = total > maxBytes;
+    // A UTF-16 or UTF-32 file (Windows editors save "Unicode" so) would show as NULs and U+FFFD at 1:1.
+    const bom = total >= 2 ? (buf[0] === 0xff && buf[1] === 0xfe ? (total >= 4 && buf[2] === 0 && buf[3] === 0 ? 'UTF-32' : 'UTF-16') : buf[0] === 0xfe && buf[1] === 0xff ? 'UTF-16' : total >= 4 && buf[0] === 0 && buf[1] === 0 && buf[2] === 0xfe && buf[3] === 0xff ? 'UTF-32' : null) : null;
+    if (bom) throw new UsageError(`cannot read ${what} ${echo(path)}: it is ${bom} text (its byte order mark says so); mbsim reads UTF-8: save it as UTF-8`);
     let text = buf.subarray(0, Math.min(total, maxBytes)).toString('utf8');
     if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
     return { text, truncated };

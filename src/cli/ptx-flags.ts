@@ -24,9 +24,17 @@ function nameValue(flag: string) {
     const m = /^([A-Za-z_$][\w$]*|\d+)=(.*)$/.exec(v.trim());
     if (!m) throw new UsageError(`${flag} expects NAME=INTEGER (NAME: the parameter's name, param_N or its index N), got '${echo(v)}'`);
     const key = /^\d/.test(m[1]!) ? `_${m[1]}` : m[1]!;
-    const one = parseSet(`${key}=${m[2]}`, {});
+    let one: Record<string, number>;
+    try {
+      one = parseSet(`${key}=${m[2]}`, {}, flag);
+    } catch (err) {
+      // Named as given (an index N is parsed as the name _N).
+      if (err instanceof UsageError && key !== m[1]) throw new UsageError(err.message.replace(`'${key}=`, `'${m[1]}=`).replace(`${flag} ${key}:`, `${flag} ${m[1]}:`));
+      throw err;
+    }
     if (Object.hasOwn(acc, m[1]!)) throw new UsageError(`${flag} ${m[1]} is given twice`);
-    acc[m[1]!] = one[key]!;
+    // Defined, not assigned: `__proto__` is a name like any other (an unknown parameter), not the prototype.
+    Object.defineProperty(acc, m[1]!, { value: one[key]!, enumerable: true, writable: true, configurable: true });
     return acc;
   };
 }

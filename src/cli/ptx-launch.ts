@@ -116,7 +116,8 @@ function readSidecar(file: string, text: string, json: string, line: number, col
         if (!NAME.test(e.key)) throw bad(e.keyPos, `"${e.key}" is not a parameter name, param_N or an index`);
         if (names.has(e.key)) throw bad(e.keyPos, `"${key}" names "${e.key}" twice`);
         names.add(e.key);
-        into[e.key] = integer(e.value, key === 'tensorMaps' ? 1 : -Infinity, `"${key}.${e.key}"`, bad);
+        // Defined, not assigned: a key "__proto__" is a name like any other (then an unknown parameter).
+        Object.defineProperty(into, e.key, { value: integer(e.value, key === 'tensorMaps' ? 1 : -Infinity, `"${key}.${e.key}"`, bad), enumerable: true, writable: true, configurable: true });
         where[`${key}.${e.key}`] = e.keyPos;
       }
     } else if (key === 'block' && value.kind === 'array') {

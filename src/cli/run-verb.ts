@@ -129,7 +129,8 @@ function phaseTableFor(target: string, program: Program, spec: string | undefine
   try {
     table = phaseTable(program, role, barrier, variable);
   } catch (err) {
-    throw new UsageError(`--phase-table: ${echo((err as Error).message)}`);
+    // The library's message names itself (`phaseTable: …`); the flag is named instead. Its lists of names may be long: not cut.
+    throw new UsageError(`--phase-table: ${(err as Error).message.replace(/^phaseTable: /, '')}`);
   }
   if (table.length === 0) throw new UsageError(`--phase-table: role '${echo(role)}' never passed a parity wait on barrier array '${echo(barrier)}'`);
   return { table, variable };

@@ -7,6 +7,9 @@ import { echo } from './args.js';
 import { UsageError } from './errors.js';
 import { readInput } from './input.js';
 import { duplicateKey } from './json-keys.js';
+import { JsonPosError, parseJsonPos } from './json-pos.js';
+import { caretExcerpt, lineAt } from '../lang/diagnostics.js';
+import { alignCaret } from './terminal.js';
 
 /** Largest `--timing` file read (bytes). */
 export const TIMING_FILE_MAX = 1 << 20;
@@ -24,6 +27,13 @@ export function loadTiming(path: string | undefined): Timing {
   try {
     json = JSON.parse(text);
   } catch (err) {
+    // Where it fails, with a caret (JSON.parse says only "at position 18"); the positioned reader
+    // finds the same errors in standard JSON.
+    try {
+      parseJsonPos(text);
+    } catch (e) {
+      if (e instanceof JsonPosError) throw atPos(echo(path), text, e, `not valid JSON: ${e.message}`);
+    }
     throw new UsageError(`${echo(path)}: not valid JSON: ${echo((err as Error).message)}`);
   }
   const dup = duplicateKey(text);
@@ -35,4 +45,15 @@ export function loadTiming(path: string | undefined): Timing {
     if (err instanceof TimingError) throw new UsageError(`${echo(path)}: ${err.message}`);
     throw err;
   }
+}
+
+/** `file:line:col: error: message` with the line and a caret under the position. */
+function atPos(file: string, text: string, e: JsonPosError, message: string): UsageError {
+  let out = `${file}:${e.pos.line}:${e.pos.col}: error: ${message}`;
+  const src = lineAt(text, e.pos.line);
+  if (src !== undefined) {
+    const [shown, caret] = caretExcerpt(src, e.pos.col, e.pos.endCol);
+    out = alignCaret(`${out}\n  ${shown}\n  ${caret}`, shown, caret.indexOf('^') + 1);
+  }
+  return new UsageError(out);
 }

@@ -137,6 +137,16 @@ const lexer = new Lexer(ALL_TOKENS.filter((t) => t.PATTERN !== Lexer.NA), {
   safeMode: true,
 });
 
+/** Characters that show as nothing or change their neighbour (format, combining, odd spaces, unassigned). */
+const INVISIBLE = /[\p{Cf}\p{Mn}\p{Me}\p{Zs}\p{Zl}\p{Zp}\p{Co}\p{Cn}]/u;
+
+/** ` (U+200B)`: the code points of `s` when one of them is invisible in a terminal, else ''. */
+function codePoints(s: string): string {
+  const cs = [...s];
+  if (!cs.some((c) => INVISIBLE.test(c))) return '';
+  return ` (${cs.map((c) => `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`).join(' ')})`;
+}
+
 /** Human-readable description of a token for messages. */
 export function describeToken(t: IToken | undefined): string {
   if (!t || t.tokenType.name === 'EOF') return 'the end of the file';
@@ -270,7 +280,7 @@ export function lex(source: string, file: string): LexResult {
     const shown = ch.length > 12 ? `${ch.slice(0, 12)}…` : ch;
     diag(
       SKETCH_CODES.badChar,
-      `unexpected character${ch.length > 1 ? 's' : ''} ${JSON.stringify(shown)}`,
+      `unexpected character${ch.length > 1 ? 's' : ''} ${JSON.stringify(shown)}${codePoints(shown)}`,
       'the sketch language uses ASCII names, numbers and the operators of C; comments start with #',
       e.line ?? 1, e.column ?? 1, (e.column ?? 1) + Math.max(1, e.length),
     );

@@ -271,6 +271,14 @@ function lastAtOrBefore<T extends { offset: number }>(arrays: readonly T[], o: n
   return arrays[lo]!;
 }
 
+/** The error of a launch with more buffer keys than {@link MAX_BUFFER_KEYS}, at its largest array. */
+function tooManyKeys(buffers: readonly BufferInfo[], perCta: number, ctas: number, kernel: Kernel): KernelError {
+  const big = [...buffers].sort((x, y) => y.length - x.length)[0];
+  const n = perCta * ctas;
+  const count = n > Number.MAX_SAFE_INTEGER ? `more than ${Number.MAX_SAFE_INTEGER.toLocaleString('en-US')}` : n.toLocaleString('en-US');
+  return new KernelError(`the launch has ${count} buffer elements and byte ranges (${perCta.toLocaleString('en-US')} per CTA × ${ctas} CTAs); mbsim simulates at most ${MAX_BUFFER_KEYS.toLocaleString('en-US')}${big ? ` (largest array: ${big.name}[${big.length.toLocaleString('en-US')}])` : ''}`, big?.loc ?? kernel.loc, 'size');
+}
+
 /**
  * Instantiates `kernel` with parameter `overrides` (which must name declared parameters).
  * Throws {@link KernelError}.
@@ -357,8 +365,6 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
   placeAliases(kernel, buffers, sizeEnv);
   markRanged(kernel, buffers);
   const elementsPerCta = off;
-  const bufferSpace = enumerateViews(kernel, buffers, elementsPerCta, params, clusterSize, grid);
-  const buffersPerCta = bufferSpace.perCta;
   const barByName = new Map(barriers.map((b) => [b.name, b]));
   const bufByName = new Map(buffers.map((b) => [b.name, b]));
   const ctas = clusterSize * grid;
@@ -374,15 +380,17 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
     throw new KernelError(`tensor memory per CTA is ${tmemBytes.toLocaleString('en-US')} bytes; an SM has ${MAX_TMEM_PER_CTA.toLocaleString('en-US')} (128 lanes × 512 columns × 4 bytes)`, buffers.find((b) => b.space === 'tmem')?.loc ?? kernel.loc, 'tmem-size');
   }
 
+  // The views are enumerated into typed arrays of the keys per CTA: a launch already past the
+  // bound on its declared elements (a PTX `.shared .b8 buf[1e26]`) is refused before.
+  if (elementsPerCta * ctas > MAX_BUFFER_KEYS) throw tooManyKeys(buffers, elementsPerCta, ctas, kernel);
+  const bufferSpace = enumerateViews(kernel, buffers, elementsPerCta, params, clusterSize, grid);
+  const buffersPerCta = bufferSpace.perCta;
   if (barriersPerCta * ctas > MAX_BARRIERS) {
     const big = [...barriers].sort((x, y) => y.length - x.length)[0]!;
     throw new KernelError(`the launch has ${(barriersPerCta * ctas).toLocaleString('en-US')} mbarriers (${barriersPerCta.toLocaleString('en-US')} per CTA × ${ctas} CTAs); mbsim simulates at most ${MAX_BARRIERS.toLocaleString('en-US')} (largest array: ${big.name}[${big.length.toLocaleString('en-US')}])`, big.loc ?? kernel.loc, 'size');
   }
 
-  if (buffersPerCta * ctas > MAX_BUFFER_KEYS) {
-    const big = [...buffers].sort((x, y) => y.length - x.length)[0];
-    throw new KernelError(`the launch has ${(buffersPerCta * ctas).toLocaleString('en-US')} buffer elements and byte ranges (${buffersPerCta.toLocaleString('en-US')} per CTA × ${ctas} CTAs); mbsim simulates at most ${MAX_BUFFER_KEYS.toLocaleString('en-US')}${big ? ` (largest array: ${big.name}[${big.length.toLocaleString('en-US')}])` : ''}`, big?.loc ?? kernel.loc, 'size');
-  }
+  if (buffersPerCta * ctas > MAX_BUFFER_KEYS) throw tooManyKeys(buffers, buffersPerCta, ctas, kernel);
 
   const uids = { next: 0 };
   const roles: RoleCode[] = kernel.roles.map((r) =>

@@ -7,6 +7,7 @@ import { cloneBarrier, type MBarrier, type Token } from '../model/mbarrier.js';
 import type { Diagnostic } from '../model/diagnostics.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import type { AsyncKind, MachineEvent } from './events.js';
+import { argError, isRecord } from '../model/api-args.js';
 
 /**
  * `AgentState.sub` of an agent resting at a blocking mbarrier wait on a never-initialized barrier
@@ -177,6 +178,9 @@ export function newStepOut(record: boolean): StepOut {
 
 /** Copy of a state (for the checker and the pure {@link Machine.step}). */
 export function cloneState(s: MachineState): MachineState {
+  if (!isRecord(s) || !Array.isArray(s.agents) || !Array.isArray(s.bars) || !Array.isArray(s.named) || !Array.isArray(s.clusterDone) || !Array.isArray(s.inflight) || !Array.isArray(s.mem) || !s.agents.every((a) => isRecord(a) && Array.isArray(a.frame))) {
+    argError('cloneState', 's', 'a MachineState (from Machine.initial or Machine.step)', s);
+  }
   return {
     now: s.now,
     agents: s.agents.map((a) => ({ ...a, frame: a.frame.slice(), tokens: a.tokens ? { ...a.tokens } : null })),

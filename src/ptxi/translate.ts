@@ -77,10 +77,12 @@ export function translatePtx(m: Module, launch: PtxLaunch = {}): { kernel: Kerne
   const f = pickEntry(m, launch.kernel);
   const file = m.file;
   const at = (p: { line: number; col: number }): SrcLoc => ({ file, line: p.line, col: p.col });
-  const given = launch.block ?? f.directives.find((d) => d.name === '.reqntid' || d.name === '.maxntid')?.args;
+  const directive = launch.block === undefined ? f.directives.find((d) => d.name === '.reqntid' || d.name === '.maxntid') : undefined;
+  const given = launch.block ?? directive?.args;
   if (given === undefined) throw new KernelError(`kernel ${f.name}: the block size is not in the PTX (no .reqntid / .maxntid): give --block N`, at(f.pos), 'ptx-launch');
   const dims = blockDims(given);
-  if (typeof dims === 'string') throw new KernelError(dims, at(f.pos), 'ptx-launch');
+  // A block from the PTX's own directive is reported there, under its name (not as --block).
+  if (typeof dims === 'string') throw new KernelError(directive ? `${directive.name} ${dims.slice('--block '.length)} (give --block N to launch another size)` : dims, at(directive?.pos ?? f.pos), 'ptx-launch');
   const block = dims[0] * dims[1] * dims[2];
   const flat = flatten(f, m);
   const cfg = buildCfg(flat);

@@ -22,13 +22,16 @@ export interface PhaseRow {
   phase: number;
 }
 
+/** A name as a message quotes it: at most 40 characters. */
+const cut = (s: string): string => (s.length > 40 ? `${s.slice(0, 40)}…` : s);
+
 /** True when the wait passed without any phase of its barrier completing (it passed at once). */
 export const passedAtOnce = (r: PhaseRow): boolean => r.phase === 0;
 
 /**
  * Runs `program` and records, for agent `role` (first agent of that role), each passing parity
  * wait on barrier array `barrier` and the value of variable `phaseVar` right after it.
- * Throws if the role or variable does not exist.
+ * Throws a RangeError naming the argument if the role, barrier array or variable does not exist.
  */
 export function phaseTable(program: Program, role = 'consumer', barrier = 'tma_bar', phaseVar = 'phase_tma'): PhaseRow[] {
   programArg('phaseTable', program);
@@ -36,11 +39,11 @@ export function phaseTable(program: Program, role = 'consumer', barrier = 'tma_b
   stringArg('phaseTable', 'barrier', barrier);
   stringArg('phaseTable', 'phaseVar', phaseVar);
   const agent = program.agents.find((a) => a.roleName === role);
-  if (!agent) throw new Error(`no role '${role}' (roles: ${[...new Set(program.agents.map((a) => a.roleName))].join(', ')})`);
-  if (!program.barriers.some((b) => b.name === barrier)) throw new Error(`no barrier array '${barrier}' (barriers: ${program.barriers.map((b) => b.name).join(', ')})`);
+  if (!agent) throw new RangeError(`phaseTable: role '${cut(role)}' is no role of the program (its roles: ${[...new Set(program.agents.map((a) => a.roleName))].join(', ')})`);
+  if (!program.barriers.some((b) => b.name === barrier)) throw new RangeError(`phaseTable: barrier '${cut(barrier)}' is no barrier array of the program (its barriers: ${program.barriers.map((b) => b.name).join(', ')})`);
   const slots = program.roles[agent.role]!.slots;
   const slot = slots.indexOf(phaseVar);
-  if (slot < 0) throw new Error(`role '${role}' has no variable '${phaseVar}' (its variables: ${slots.slice(6).join(', ') || 'none'})`);
+  if (slot < 0) throw new RangeError(`phaseTable: phaseVar '${cut(phaseVar)}' is no variable of role '${cut(role)}' (its variables: ${slots.slice(6).join(', ') || 'none'})`);
   const rows: PhaseRow[] = [];
   simulate(program, {
     recordSpans: false,
