@@ -13,7 +13,7 @@
  */
 import { nextCredit, type AsyncOp, type Choice, type MachineState } from '../machine/machine.js';
 import { NAMED_PER_CTA } from '../machine/state.js';
-import { perThreads, type OpInstr } from '../machine/program.js';
+import { perThreads, type Instr, type OpInstr } from '../machine/program.js';
 import { OPC } from '../machine/ops/index.js';
 import { sortByRecord, type Extra } from './codec.js';
 import { keyOf } from './engine.js';
@@ -34,6 +34,8 @@ const OPC_CP_WAIT = OPC['cp.async.wait_group'];
 const OPC_LD_SHARED = OPC['ld.shared'];
 const OPC_ST_SHARED = OPC['st.shared'];
 const OPC_FENCE_PROXY = OPC['fence.proxy.async'];
+const OPC_CLUSTER_ARRIVE = OPC['barrier.cluster.arrive'];
+const OPC_CLUSTER_WAIT = OPC['barrier.cluster.wait'];
 
 /** A forced step taken: the state after it, its checker data, the choice and its actor. */
 export interface Forced { t: MachineState; nx: Extra; c: Choice; who: number }
@@ -115,33 +117,57 @@ export function forcedStep(ctx: SearchCtx, sx: Successors, check: TransitionChec
 }
 
 /**
- * Whether the step of agent `a` from `s` to `t`, after which `a` has finished, commutes with every
- * step the others can take (so it may be forced like any other step of `a`): `a` is not its CTA's
- * last running agent, and no agent of its cluster waits in a cluster-barrier round. Two exits of
- * one CTA reach the same state in either order, and the exit detector (detect-exit.ts) looks at
- * the state after the second, the same in both orders; an exit that is not its CTA's last changes
- * nothing else the others' steps or the detectors read. Not with managed TMEM (a pair allocation
- * and the leak check read whether a warp still runs) nor for an agent of several warps in
- * lockstep (its ghosts retire at its waits).
+ * Whether the step of agent `a` from `s` to `t`, after which `a` has finished, may be forced like
+ * any other step of `a`: it ends normally (no trap), and no running agent of `a`'s cluster can
+ * still reach a cluster barrier (an exit no longer counts in a round, so it could complete one).
+ * An exit taken as early as it can be changes only when its CTA has finished: earlier, never
+ * later. Every exit hazard is then found: the operations in flight into the CTA when it finishes
+ * later were already in flight, or are issued into the finished CTA (detect-exit.ts reports both),
+ * and a peer's access after the exit (`exited-cta`) can only come sooner. The rule depends only on
+ * where the cluster's agents are, and stays true as they move on, so the forced steps a state
+ * takes do not depend on their order. Not with managed TMEM (a pair allocation and the leak check
+ * read whether a warp still runs) nor for an agent of several warps in lockstep (its ghosts retire
+ * at its waits).
  */
 function exitCommutes(ctx: SearchCtx): (s: MachineState, t: MachineState, a: number) => boolean {
   const { p, an } = ctx;
-  const { ctaAgents, multiWarp } = ctx.f;
+  const { multiWarp, agentCode } = ctx.f;
   if (an.tmemManaged) return () => false;
+  const byRole = new Map<Instr[], Uint8Array>();
+  const reach = p.agents.map((info) => {
+    const code = agentCode[info.id]!;
+    let r = byRole.get(code);
+    if (!r) byRole.set(code, (r = reachesClusterBarrier(code)));
+    return r;
+  });
+  const clusterOf = p.agents.map((info) => p.agents.filter((b) => b.cluster === info.cluster).map((b) => b.id));
   return (s, t, a) => {
     if (t.trapped || t.agents[a]!.status !== 'done' || multiWarp[a]) return false;
-    const info = p.agents[a]!;
-    let other = false;
-    for (const b of ctaAgents[info.cta]!) if (b !== a && t.agents[b]!.status === 'run') other = true;
-    if (!other) return false;
-    const done = s.clusterDone[info.cluster]!;
-    for (const b of p.agents) {
-      if (b.cluster !== info.cluster) continue;
-      const g = s.agents[b.id]!;
-      if (g.status === 'run' && g.clusterRound > done) return false;
+    for (const b of clusterOf[a]!) {
+      const g = s.agents[b]!;
+      if (b !== a && g.status === 'run' && reach[b]![g.pc]) return false;
     }
     return true;
   };
+}
+
+/** Per pc of `code`: 1 when a cluster-barrier operation can be executed from there on (a backward fixpoint). */
+function reachesClusterBarrier(code: readonly Instr[]): Uint8Array {
+  const at = new Uint8Array(code.length + 1);
+  code.forEach((ins, pc) => { if (ins.i === 'op' && (ins.opc === OPC_CLUSTER_ARRIVE || ins.opc === OPC_CLUSTER_WAIT)) at[pc] = 1; });
+  for (let changed = true; changed;) {
+    changed = false;
+    for (let pc = code.length - 1; pc >= 0; pc--) {
+      if (at[pc]) continue;
+      const ins = code[pc]!;
+      const succ = ins.i === 'end' ? [] : ins.i === 'jmp' ? [ins.to] : ins.i === 'jz' ? [pc + 1, ins.to] : [pc + 1];
+      if (succ.some((q) => at[q])) {
+        at[pc] = 1;
+        changed = true;
+      }
+    }
+  }
+  return at;
 }
 
 /**

@@ -97,7 +97,9 @@ export function stableNamedArrive(p: Program, codes: readonly Instr[][], s: Mach
   const nb = s.named[key];
   if (!nb || (nb.arrived > 0 && nb.count !== count) || nb.arrived + threads > count) return false;
   const room = count - nb.arrived - threads;
-  return frozenFixpoint(p, codes, s, a, -1, (f) => f.named[key]! <= room, key);
+  // The first arrival of a generation sets the count it needs (machine/ops/barriers.ts): when the
+  // others may arrive first naming another count, the order decides when it completes.
+  return frozenFixpoint(p, codes, s, a, -1, (f) => f.named[key]! <= room && (f.namedCount[key] === 0 || f.namedCount[key] === count), key);
 }
 
 /**
@@ -186,6 +188,8 @@ interface Frozen {
   passed: Uint8Array;
   /** Threads arriving on each named barrier (key cta × 16 + id). */
   named: Float64Array;
+  /** Per named barrier: the thread count the others' arrivals name (0: none), or -1 when they name several. */
+  namedCount: Float64Array;
 }
 
 /** The arrays of one {@link frozenFixpoint} question, at least as long as the state's barriers and named barriers. */
@@ -209,7 +213,7 @@ function scratchFor(n: number, nn: number): Scratch {
     const cnn = Math.max(nn, scratch?.namedGated.length ?? 0, 16);
     scratch = {
       gated: new Uint8Array(cn), namedGated: new Uint8Array(cnn), need: new Float64Array(cnn),
-      f: { arrivals: new Float64Array(cn), tx: new Uint8Array(cn), reset: new Uint8Array(cn), passed: new Uint8Array(cn), named: new Float64Array(cnn) },
+      f: { arrivals: new Float64Array(cn), tx: new Uint8Array(cn), reset: new Uint8Array(cn), passed: new Uint8Array(cn), named: new Float64Array(cnn), namedCount: new Float64Array(cnn) },
     };
   }
   return scratch;
@@ -249,6 +253,9 @@ function frozenFixpoint(p: Program, codes: readonly Instr[][], s: MachineState, 
   };
   const arriveNamed = (key: number, threads: number, count: number) => {
     f.named[key] += threads;
+    const c = f.namedCount[key]!;
+    if (c === 0) f.namedCount[key] = count;
+    else if (c !== count) f.namedCount[key] = -1;
     if (!(need[key]! <= count)) need[key] = count;
     if (!ok(f)) run.failed = true;
   };
@@ -277,6 +284,7 @@ function frozenFixpoint(p: Program, codes: readonly Instr[][], s: MachineState, 
     reset.fill(0, 0, n);
     passed.fill(0, 0, n);
     f.named.fill(0, 0, nn);
+    f.namedCount.fill(0, 0, nn);
     need.fill(Infinity, 0, nn);
     for (const o of s.inflight) {
       const count = o.kind === 'remote' ? (o.remote === 'arrive' || o.remote === 'arrive.expect_tx' || o.remote === 'arrive_drop' ? o.count : 0) : o.kind === 'cpa.arrive' ? o.count : o.kind === 'tc.commit' ? 1 : 0;
