@@ -126,23 +126,23 @@ describe('the identification is complete: the stored states do not depend on the
     const k = JSON.parse(readFileSync('test/fixtures/cta-symmetry/multicast-order-cta-rotation.json', 'utf8')) as Kernel;
     const fwd = states(k).coverage;
     expect(fwd.ctaSymmetry.permutations).toEqual([[1, 0]]);
-    // 3,340 states without CTA symmetry; before, the image of CTA 0's multicast (destinations
+    // 3,080 states without CTA symmetry; before, the image of CTA 0's multicast (destinations
     // c1, c0) never matched CTA 1's own (c0, c1), so which of two symmetric states was reached
-    // first decided the count (1,705 or more, by the roles' order and the workers' timing)
-    expect(fwd.states).toBe(1705);
-    expect(states({ ...k, roles: [...k.roles].reverse() }).coverage.states).toBe(1705);
-    expect(check(instantiate(k), { all: true, strict: true, ctaSymmetry: false }).coverage.states).toBe(3340);
+    // first decided the count (more than the 1,570 here, by the roles' order and the workers' timing)
+    expect(fwd.states).toBe(1570);
+    expect(states({ ...k, roles: [...k.roles].reverse() }).coverage.states).toBe(1570);
+    expect(check(instantiate(k), { all: true, strict: true, ctaSymmetry: false }).coverage.states).toBe(3080);
   });
 
   test('a wgmma of a role of two warps completed in both CTAs: its elected-thread ghosts are renamed in the image', () => {
     const k = JSON.parse(readFileSync('test/fixtures/differential/wgmma-ghost-cta-rotation.json', 'utf8')) as Kernel;
     expect(states(k).coverage.ctaSymmetry.permutations).toEqual([[1, 0]]);
-    // 81 states without CTA symmetry, 45 orbits. Before, the image renamed a completed wgmma's
+    // 37 states without CTA symmetry, 22 with it. Before, the image renamed a completed wgmma's
     // ghost reads (EG | kind | buffer·2 + write, ghosts.ts) as plain access codes, so no image of
-    // a state holding one was ever reached: 57 states in one roles' order, 63 in the other.
-    expect([states(k).coverage.states, states({ ...k, roles: [...k.roles].reverse() }).coverage.states]).toEqual([45, 45]);
-    expect(states(k, 2).coverage.states).toBe(45);
-    expect(check(instantiate(k), { all: true, strict: true, ctaSymmetry: false }).coverage.states).toBe(81);
+    // a state holding one was ever reached, and the count depended on the roles' order.
+    expect([states(k).coverage.states, states({ ...k, roles: [...k.roles].reverse() }).coverage.states]).toEqual([22, 22]);
+    expect(states(k, 2).coverage.states).toBe(22);
+    expect(check(instantiate(k), { all: true, strict: true, ctaSymmetry: false }).coverage.states).toBe(37);
   });
 
   test('generated rank-relative 2-CTA kernels: as many states with the roles in reverse order, and with two workers', () => {

@@ -13,12 +13,12 @@
  */
 import { nextCredit, type AsyncOp, type Choice, type MachineState } from '../machine/machine.js';
 import { NAMED_PER_CTA } from '../machine/state.js';
-import { perThreads, type OpInstr } from '../machine/program.js';
+import { perThreads, type Instr, type OpInstr } from '../machine/program.js';
 import { OPC } from '../machine/ops/index.js';
 import { sortByRecord, type Extra } from './codec.js';
 import { keyOf } from './engine.js';
 import { landingsCommute } from './por.js';
-import { stableArrive, stableNamedArrive, stableWait } from './stable.js';
+import { stableAccess, stableArrive, stableNamedArrive, stableProxyFence, stableWait } from './stable.js';
 import { settledReads } from './settled.js';
 import type { SearchCtx } from './search-ctx.js';
 import type { Successors } from './successor.js';
@@ -32,6 +32,10 @@ const OPC_WG_WAIT = OPC['wgmma.wait_group'];
 const OPC_BULK_WAIT = OPC['cp.async.bulk.wait_group'];
 const OPC_CP_WAIT = OPC['cp.async.wait_group'];
 const OPC_LD_SHARED = OPC['ld.shared'];
+const OPC_ST_SHARED = OPC['st.shared'];
+const OPC_FENCE_PROXY = OPC['fence.proxy.async'];
+const OPC_CLUSTER_ARRIVE = OPC['barrier.cluster.arrive'];
+const OPC_CLUSTER_WAIT = OPC['barrier.cluster.wait'];
 
 /** A forced step taken: the state after it, its checker data, the choice and its actor. */
 export interface Forced { t: MachineState; nx: Extra; c: Choice; who: number }
@@ -48,29 +52,39 @@ export function forcedStep(ctx: SearchCtx, sx: Successors, check: TransitionChec
   const { agentCode, agentPor } = ctx.f;
   const agentOrder = canonicalOrder(ctx);
   const syncForced = stableSync(ctx, stableOn);
+  const quietExit = stableOn ? exitCommutes(ctx) : () => false;
   const asyncForced = forcedLanding(ctx);
   /** Shared choice objects of the forced steps: agent a; async op id (small ids). */
   const agentChoice: Choice[] = p.agents.map((_, a) => Object.freeze({ kind: 'agent' as const, agent: a }));
   const asyncChoice: Choice[] = [];
   const asyncChoiceOf = (id: number): Choice => (id < 4096 ? (asyncChoice[id] ??= Object.freeze({ kind: 'async' as const, id })) : { kind: 'async', id });
 
-  /** The first forced agent step, in `order` (null: by index). */
+  /**
+   * The first forced agent step, in `order` (null: by index): first among the steps forced without
+   * a stable-step question (stable.ts runs the other agents forward, the costly part), then among
+   * those that need one. Either pass depends on the state alone, so the step chosen does too.
+   */
   const agentStep = (s: MachineState, x: Extra, id: number, prefix: Choice[], order: Int32Array | null): Forced | null => {
     const ags = s.agents;
-    for (let k = 0; k < ags.length; k++) {
-      const a = order ? order[k]! : k;
-      const ag = ags[a]!;
-      if (ag.status !== 'run') continue;
-      const pc = ag.pc;
-      const ins = agentCode[a]![pc]!;
-      if (ins.i !== 'op') continue;
-      if (m.gated && !m.agentEnabled(s, a)) continue; // a cluster not resident yet (machine/values.ts)
-      if (agentPor[a]![pc] === 'sync' && !syncForced(s, a, ins)) continue;
-      const c = agentChoice[a]!;
-      const t = sx.succ(s, c, a);
-      if (t.agents[a]!.status !== 'run') continue; // exits are visible
-      const nx = check(s, t, c, out.events!, x, id, prefix);
-      return { t, nx, c, who: a };
+    for (let pass = 0; pass < 2; pass++) {
+      const cheap = pass === 0;
+      for (let k = 0; k < ags.length; k++) {
+        const a = order ? order[k]! : k;
+        const ag = ags[a]!;
+        if (ag.status !== 'run') continue;
+        const pc = ag.pc;
+        const ins = agentCode[a]![pc]!;
+        if (ins.i !== 'op') continue;
+        const sync = agentPor[a]![pc] === 'sync';
+        if (!cheap && !sync) continue; // tried in the first pass
+        if (m.gated && !m.agentEnabled(s, a)) continue; // a cluster not resident yet (machine/values.ts)
+        if (sync && !syncForced(s, a, ins, x, cheap)) continue;
+        const c = agentChoice[a]!;
+        const t = sx.succ(s, c, a);
+        if (t.agents[a]!.status !== 'run' && !quietExit(s, t, a)) continue; // exits are visible
+        const nx = check(s, t, c, out.events!, x, id, prefix);
+        return { t, nx, c, who: a };
+      }
     }
     return null;
   };
@@ -103,6 +117,60 @@ export function forcedStep(ctx: SearchCtx, sx: Successors, check: TransitionChec
 }
 
 /**
+ * Whether the step of agent `a` from `s` to `t`, after which `a` has finished, may be forced like
+ * any other step of `a`: it ends normally (no trap), and no running agent of `a`'s cluster can
+ * still reach a cluster barrier (an exit no longer counts in a round, so it could complete one).
+ * An exit taken as early as it can be changes only when its CTA has finished: earlier, never
+ * later. Every exit hazard is then found: the operations in flight into the CTA when it finishes
+ * later were already in flight, or are issued into the finished CTA (detect-exit.ts reports both),
+ * and a peer's access after the exit (`exited-cta`) can only come sooner. The rule depends only on
+ * where the cluster's agents are, and stays true as they move on, so the forced steps a state
+ * takes do not depend on their order. Not with managed TMEM (a pair allocation and the leak check
+ * read whether a warp still runs) nor for an agent of several warps in lockstep (its ghosts retire
+ * at its waits).
+ */
+function exitCommutes(ctx: SearchCtx): (s: MachineState, t: MachineState, a: number) => boolean {
+  const { p, an } = ctx;
+  const { multiWarp, agentCode } = ctx.f;
+  if (an.tmemManaged) return () => false;
+  const byRole = new Map<Instr[], Uint8Array>();
+  const reach = p.agents.map((info) => {
+    const code = agentCode[info.id]!;
+    let r = byRole.get(code);
+    if (!r) byRole.set(code, (r = reachesClusterBarrier(code)));
+    return r;
+  });
+  const clusterOf = p.agents.map((info) => p.agents.filter((b) => b.cluster === info.cluster).map((b) => b.id));
+  return (s, t, a) => {
+    if (t.trapped || t.agents[a]!.status !== 'done' || multiWarp[a]) return false;
+    for (const b of clusterOf[a]!) {
+      const g = s.agents[b]!;
+      if (b !== a && g.status === 'run' && reach[b]![g.pc]) return false;
+    }
+    return true;
+  };
+}
+
+/** Per pc of `code`: 1 when a cluster-barrier operation can be executed from there on (a backward fixpoint). */
+function reachesClusterBarrier(code: readonly Instr[]): Uint8Array {
+  const at = new Uint8Array(code.length + 1);
+  code.forEach((ins, pc) => { if (ins.i === 'op' && (ins.opc === OPC_CLUSTER_ARRIVE || ins.opc === OPC_CLUSTER_WAIT)) at[pc] = 1; });
+  for (let changed = true; changed;) {
+    changed = false;
+    for (let pc = code.length - 1; pc >= 0; pc--) {
+      if (at[pc]) continue;
+      const ins = code[pc]!;
+      const succ = ins.i === 'end' ? [] : ins.i === 'jmp' ? [ins.to] : ins.i === 'jz' ? [pc + 1, ins.to] : [pc + 1];
+      if (succ.some((q) => at[q])) {
+        at[pc] = 1;
+        changed = true;
+      }
+    }
+  }
+  return at;
+}
+
+/**
  * The agents in the state's canonical order: agents outside symmetry groups by index, then each
  * group's members by record hash (`rh`). A state and its permutations by symmetry hash alike; the
  * forced step must be chosen alike in them too, or the states stored would depend on which
@@ -129,16 +197,23 @@ function canonicalOrder(ctx: SearchCtx): (rh: Int32Array | null) => Int32Array {
  * another CTA's barrier (it only starts a remote signal) and a stable wait (stable.ts: it passes,
  * and nothing reaches its barrier before it moves), is explored in every order.
  */
-function stableSync(ctx: SearchCtx, stableOn: boolean): (s: MachineState, a: number, ins: OpInstr) => boolean {
+function stableSync(ctx: SearchCtx, stableOn: boolean): (s: MachineState, a: number, ins: OpInstr, x: Extra, cheap: boolean) => boolean {
   const { p, m } = ctx;
   const { multiWarp, barCta } = ctx.f;
   const stable = stableChecks(ctx);
   const settled = stableOn ? settledReads(ctx) : null;
-  return (s, a, ins) => {
+  // Stable generic accesses (stable.ts): not in kernels with memory values (a write can steer a
+  // reader) or with relaxed arrives tracked (relaxed.ts orders accesses by its own records).
+  const accessOn = stableOn && !p.values && !ctx.an.trackRelaxed;
+  return (s, a, ins, x, cheap) => {
     const ag = s.agents[a]!;
-    // A read of a buffer nothing but reads can reach any more (settled.ts; warps of PTX roles).
-    if (ins.opc === OPC_LD_SHARED) return settled !== null && settled(s, a, ins);
-    if (ins.opc === OPC_WAIT) return stableOn && !multiWarp[a] && stable.wait(s, a, ins, ag.frame);
+    if (ins.opc === OPC_FENCE_PROXY) return !cheap && accessOn && !multiWarp[a] && stable.fence(s, a, x);
+    if (ins.opc === OPC_LD_SHARED || ins.opc === OPC_ST_SHARED) {
+      // A read of a buffer nothing but reads can reach any more (settled.ts; warps of PTX roles).
+      if (ins.opc === OPC_LD_SHARED && settled !== null && settled(s, a, ins)) return true;
+      return !cheap && accessOn && !multiWarp[a] && stable.access(s, a, ins, ag.frame);
+    }
+    if (ins.opc === OPC_WAIT) return !cheap && stableOn && !multiWarp[a] && stable.wait(s, a, ins, ag.frame);
     if (ins.opc === OPC_WG_WAIT || ins.opc === OPC_BULK_WAIT || ins.opc === OPC_CP_WAIT) {
       // Once its groups are complete they stay complete: an enabled wait_group cannot be
       // disabled and only reads, so it commutes with every other step. (Not for an agent of
@@ -150,14 +225,15 @@ function stableSync(ctx: SearchCtx, stableOn: boolean): (s: MachineState, a: num
       // moves its agent), or a stable arrival (stable.ts).
       if (!stableOn || multiWarp[a]) return false;
       if (ins.opc === OPC_BAR_SYNC && ag.sub >= 0) return m.agentEnabled(s, a);
-      return stable.named(s, a, ins, ag.frame);
+      return !cheap && stable.named(s, a, ins, ag.frame);
     }
     if (ins.opc !== OPC_ARRIVE) return false;
     const key = keyOf(ins.bar!, ag.frame);
     if (key < 0) return false;
     // A local arrive is forced when it is stable (stable.ts: the phase still needs it after
     // everything the others can bring first).
-    return !(barCta(key) === p.agents[a]!.cta && (!stableOn || multiWarp[a] || !stable.arrive(s, a, ins, key, ag.frame)));
+    if (barCta(key) !== p.agents[a]!.cta) return true;
+    return !cheap && stableOn && !multiWarp[a] && stable.arrive(s, a, ins, key, ag.frame);
   };
 }
 
@@ -204,7 +280,16 @@ function stableChecks(ctx: SearchCtx) {
     if (!(count >= 32) || count % 32 !== 0) return false;
     return stableNamedArrive(p, agentCode, s, a, key, 32 * (ins.per === 'one' ? 1 : info.warps), count);
   };
-  return { wait, arrive, named };
+  const access = (s: MachineState, a: number, ins: OpInstr, f: number[]): boolean => {
+    if (!ins.buf || ins.dest !== undefined) return false;
+    const key = keyOf(ins.buf, f);
+    if (key < 0 || p.bufferOf(key).cta !== p.agents[a]!.cta || p.bufferOf(key).info.space !== 'smem') return false;
+    return stableAccess(p, agentCode, s, a, ins, key, ins.opc === OPC_LD_SHARED ? 'r' : 'w');
+  };
+  const { proxyKey } = ctx.an;
+  const fence = (s: MachineState, a: number, x: Extra): boolean =>
+    stableProxyFence(p, agentCode, s, a, x.esc !== null && x.esc.length > 0, (b) => x.dirty[b] !== null && x.dirty[b]!.length > 0, (k) => proxyKey[k] === 1);
+  return { wait, arrive, named, access, fence };
 }
 
 /**

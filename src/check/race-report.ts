@@ -88,11 +88,26 @@ export function explainFence(program: Program, h: Hazard, events: MachineEvent[]
   }
   if (issue < 0) return;
   const issuer = (events[issue] as Extract<MachineEvent, { e: 'async' }>).agent;
-  let write = -1;
-  for (let i = issue - 1; i >= 0 && write < 0; i--) {
-    const e = events[i]!;
-    if (e.e === 'access' && e.proxy === 'generic' && e.rw === 'w' && e.agent >= 0 && e.loc && program.bufferName(e.buf) === subject) write = i;
-  }
+  /** Whether the writer of access event `i` executed fence.proxy.async after it, before the issue. */
+  const fencedAfter = (i: number): boolean => {
+    const a = (events[i] as Extract<MachineEvent, { e: 'access' }>).agent;
+    for (let j = i + 1; j < issue; j++) {
+      const e = events[j]!;
+      if (e.e === 'op' && e.agent === a && e.op === 'fence.proxy.async') return true;
+    }
+    return false;
+  };
+  // The write: the last generic write of the buffer by another agent (its release is the fix's
+  // place, and fixes every writer that releases there), else the issuer's own last write.
+  const lastWrite = (others: boolean): number => {
+    for (let i = issue - 1; i >= 0; i--) {
+      const e = events[i]!;
+      if (e.e === 'access' && e.proxy === 'generic' && e.rw === 'w' && e.agent >= 0 && e.loc && (!others || e.agent !== issuer) && program.bufferName(e.buf) === subject && !fencedAfter(i)) return i;
+    }
+    return -1;
+  };
+  let write = lastWrite(true);
+  if (write < 0) write = lastWrite(false);
   if (write < 0) return;
   const w = events[write] as Extract<MachineEvent, { e: 'access' }>;
   let release: { text: string; loc: SrcLoc } | null = null;

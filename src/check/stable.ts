@@ -24,7 +24,8 @@ import type { MachineState } from '../machine/machine.js';
 import { NAMED_PER_CTA } from '../machine/state.js';
 import { maskRanks } from '../machine/cta-mask.js';
 import { perThreads, type Instr, type OpInstr, type Program } from '../machine/program.js';
-import { OPC } from '../machine/ops/index.js';
+import { OPC, OPS, accessesOf, pointAccess } from '../machine/ops/index.js';
+import { sliceSiblings } from '../machine/roles.js';
 
 /** Most instructions one agent is run forward per question (then the wait counts as not stable). */
 export const FORWARD_BUDGET = 20_000;
@@ -38,6 +39,7 @@ const OPC_TRY_CANCEL = OPC['clc.try_cancel'];
 const OPC_DSMEM = OPC['cp.async.bulk.shared::cluster'];
 const OPC_BAR_SYNC = OPC['bar.sync'];
 const OPC_BAR_ARRIVE = OPC['bar.arrive'];
+const OPC_FENCE_PROXY = OPC['fence.proxy.async'];
 
 /**
  * True when agent `a`'s wait on barrier key `bar` with parity `parity` is stable in `s` (see the
@@ -83,17 +85,98 @@ export function stableArrive(p: Program, codes: readonly Instr[][], s: MachineSt
 /**
  * Stable named-barrier arrivals: agent `a`'s next operation arrives with `threads` threads on
  * named barrier `key` (cta × 16 + id; a `bar.sync`'s first step or a `bar.arrive`) whose generation
- * needs `count` threads, the arrival does not complete the generation, and the threads the others
- * can bring before `a` moves (run forward as for {@link stableWait}) do not complete it either.
- * Arrivals on one generation that together stay below its count reach the same barrier in either
- * order, and an arrival enables or disables nothing (only a completed generation does), so taking
- * it alone keeps every reachable hazard, deadlock and final state (docs/CHECK.md, "Stable arrives").
+ * needs `count` threads, and the threads the others can bring before `a` moves (run forward as for
+ * {@link stableWait}) do not complete it, with `a`'s arrival or without it. Arrivals on one
+ * generation that together stay within its count reach the same barrier in either order, and an
+ * arrival disables nothing; the one that completes the generation (the others can bring no thread
+ * before it) enables only the steps of the threads waiting in that generation, which nothing else
+ * can enable. So taking it alone keeps every reachable hazard, deadlock and final state
+ * (docs/CHECK.md, "Stable arrives").
  */
 export function stableNamedArrive(p: Program, codes: readonly Instr[][], s: MachineState, a: number, key: number, threads: number, count: number): boolean {
   const nb = s.named[key];
-  if (!nb || (nb.arrived > 0 && nb.count !== count) || nb.arrived + threads >= count) return false;
+  if (!nb || (nb.arrived > 0 && nb.count !== count) || nb.arrived + threads > count) return false;
   const room = count - nb.arrived - threads;
-  return frozenFixpoint(p, codes, s, a, -1, (f) => f.named[key]! <= room, key);
+  // The first arrival of a generation sets the count it needs (machine/ops/barriers.ts): when the
+  // others may arrive first naming another count, the order decides when it completes.
+  return frozenFixpoint(p, codes, s, a, -1, (f) => f.named[key]! <= room && (f.namedCount[key] === 0 || f.namedCount[key] === count), key);
+}
+
+/**
+ * Stable accesses: agent `a`'s next operation is a generic access (`ld.shared` / `st.shared`,
+ * mode `rw`) of shared-memory buffer key `key` in its own CTA, no operation in flight accesses
+ * bytes it overlaps in a conflicting mode (one of the two writes), and no other agent, run forward
+ * as for {@link stableWait} while `a` stays put, reaches an operation that accesses those bytes:
+ * a generic access in a conflicting mode (except a slice sibling's at the same instruction: each
+ * warp its own slice, never a race), or any operation that issues an asynchronous access or reads
+ * through the async proxy (whose order against a generic access decides the proxy findings).
+ * Then the access commutes with every step the others can take until `a` moves: it changes only
+ * `a`'s position and `a`'s own checker records (its accesses, its dirty set for the proxy
+ * fences, which only `a`'s own releases publish), it enables or disables no other step, and no
+ * access it could race with can come before it (so every race it is part of is found from the
+ * states where it is taken: the conflicting operations in flight or ghosts there only retire
+ * later). Kernels with memory values are excluded by the caller (a write there can steer a
+ * reader's control flow). Taking it alone keeps every reachable hazard, deadlock and final state
+ * (docs/CHECK.md, "Stable accesses").
+ */
+export function stableAccess(p: Program, codes: readonly Instr[][], s: MachineState, a: number, ins: OpInstr, key: number, rw: 'r' | 'w'): boolean {
+  const per = p.buffersPerCta;
+  for (const o of s.inflight) {
+    for (const acc of accessesOf(o)) if ((acc.rw === 'w' || rw === 'w') && p.buffersOverlap(acc.buf, key)) return false;
+  }
+  const own = key % per;
+  const touch = (x: number, op: OpInstr, f: number[]): boolean => {
+    if (!op.buf && !op.reads) return false;
+    const mode = pointAccess(op.opc);
+    if (mode !== undefined && op.buf) {
+      // A generic access: exact bytes (its key names its CTA).
+      if (mode === 'r' && rw === 'r') return false;
+      const k = op.buf(f);
+      if (k < 0) return true;
+      return p.buffersOverlap(k, key) && !(op === ins && sliceSiblings(p, a, x));
+    }
+    // Anything else that names buffers (copies, stores, MMAs, tcgen05): its keys, and where it
+    // can reach other CTAs (a multicast copy, tcgen05 with its CTA pair) the same offsets in any
+    // CTA of the cluster.
+    const anyCta = op.ints.multicast !== undefined || op.op.op.startsWith('tcgen05');
+    const keys: number[] = [];
+    if (op.buf) keys.push(op.buf(f));
+    if (op.reads) for (const r of op.reads) keys.push(r(f));
+    for (const k of keys) {
+      if (k < 0) return true;
+      if (anyCta ? p.buffersOverlap(k % per, own) : p.buffersOverlap(k, key)) return true;
+    }
+    return false;
+  };
+  return frozenFixpoint(p, codes, s, a, -1, () => true, -1, touch);
+}
+
+/**
+ * Stable proxy fences: agent `a`'s next operation is `fence.proxy.async`, no generic access is
+ * published without a fence now (`escaped` is false: the checker's `esc` set is empty), and no other
+ * agent, run forward as for {@link stableWait} while `a` stays put, reaches a release (an operation
+ * of sync class release, or `bar.sync`) while it holds generic accesses to async-proxy buffers not
+ * followed by its own fence (`dirty(x)` now, or an `ld.shared` / `st.shared` of such a buffer on
+ * the way, `tracked(key)`). The checker's fence rule (detect-fences.ts) clears the fencing agent's
+ * own unfenced accesses, read only by its own later releases and issues, and every published one,
+ * of which there are none before `a` moves in any order: so the fence commutes with every step
+ * the others can take until `a` moves, and taking it alone keeps every reachable hazard. Only for
+ * a launch of one cluster (the published set spans the grid).
+ */
+export function stableProxyFence(p: Program, codes: readonly Instr[][], s: MachineState, a: number, escaped: boolean,
+  dirty: (x: number) => boolean, tracked: (key: number) => boolean): boolean {
+  if (escaped || p.grid !== 1) return false;
+  let held = false;
+  const begin = (x: number) => { held = dirty(x); };
+  const touch = (_x: number, op: OpInstr, f: number[]): boolean => {
+    if (op.opc === OPC_FENCE_PROXY) held = false;
+    else if (pointAccess(op.opc) !== undefined && op.buf) {
+      const k = op.buf(f);
+      if (k < 0 || tracked(k)) held = true;
+    } else if (held && (OPS[op.opc]!.sync === 'release' || op.opc === OPC_BAR_SYNC)) return true;
+    return false;
+  };
+  return frozenFixpoint(p, codes, s, a, -1, () => true, -1, touch, begin);
 }
 
 /** What the others can bring to each barrier while agent `a` stays put (see {@link frozenFixpoint}). */
@@ -105,6 +188,8 @@ interface Frozen {
   passed: Uint8Array;
   /** Threads arriving on each named barrier (key cta × 16 + id). */
   named: Float64Array;
+  /** Per named barrier: the thread count the others' arrivals name (0: none), or -1 when they name several. */
+  namedCount: Float64Array;
 }
 
 /** The arrays of one {@link frozenFixpoint} question, at least as long as the state's barriers and named barriers. */
@@ -128,7 +213,7 @@ function scratchFor(n: number, nn: number): Scratch {
     const cnn = Math.max(nn, scratch?.namedGated.length ?? 0, 16);
     scratch = {
       gated: new Uint8Array(cn), namedGated: new Uint8Array(cnn), need: new Float64Array(cnn),
-      f: { arrivals: new Float64Array(cn), tx: new Uint8Array(cn), reset: new Uint8Array(cn), passed: new Uint8Array(cn), named: new Float64Array(cnn) },
+      f: { arrivals: new Float64Array(cn), tx: new Uint8Array(cn), reset: new Uint8Array(cn), passed: new Uint8Array(cn), named: new Float64Array(cnn), namedCount: new Float64Array(cnn) },
     };
   }
   return scratch;
@@ -141,7 +226,7 @@ function scratchFor(n: number, nn: number): Scratch {
  * question from the signals of a round; the answer is true only when `bar` stays gated and `ok`
  * holds at the fixpoint. False when a run gives up or the rounds run out.
  */
-function frozenFixpoint(p: Program, codes: readonly Instr[][], s: MachineState, a: number, bar: number, ok: (f: Frozen) => boolean, named = -1): boolean {
+function frozenFixpoint(p: Program, codes: readonly Instr[][], s: MachineState, a: number, bar: number, ok: (f: Frozen) => boolean, named = -1, touch: Forward['touch'] = null, begin: Forward['begin'] = null): boolean {
   const n = s.bars.length;
   const nn = s.named.length;
   const sc = scratchFor(n, nn);
@@ -168,6 +253,9 @@ function frozenFixpoint(p: Program, codes: readonly Instr[][], s: MachineState, 
   };
   const arriveNamed = (key: number, threads: number, count: number) => {
     f.named[key] += threads;
+    const c = f.namedCount[key]!;
+    if (c === 0) f.namedCount[key] = count;
+    else if (c !== count) f.namedCount[key] = -1;
     if (!(need[key]! <= count)) need[key] = count;
     if (!ok(f)) run.failed = true;
   };
@@ -178,7 +266,7 @@ function frozenFixpoint(p: Program, codes: readonly Instr[][], s: MachineState, 
     const count = nb.arrived > 0 ? nb.count : need[key]!;
     return f.named[key]! > 0 && nb.arrived + f.named[key]! >= count;
   };
-  const run: Forward = { gated, namedGated, signal, pass, arriveNamed, budget: { left: TOTAL_BUDGET }, failed: false };
+  const run: Forward = { gated, namedGated, signal, pass, arriveNamed, budget: { left: TOTAL_BUDGET }, failed: false, touch, begin };
   // A phase can complete when the arrivals it still misses can all come, and, when it misses
   // only bytes, when some copy or complete_tx can still bring them (tx-counts are not bounded
   // here: more bytes than missing only over-approximates). An init or inval changes it anyway.
@@ -196,6 +284,7 @@ function frozenFixpoint(p: Program, codes: readonly Instr[][], s: MachineState, 
     reset.fill(0, 0, n);
     passed.fill(0, 0, n);
     f.named.fill(0, 0, nn);
+    f.namedCount.fill(0, 0, nn);
     need.fill(Infinity, 0, nn);
     for (const o of s.inflight) {
       const count = o.kind === 'remote' ? (o.remote === 'arrive' || o.remote === 'arrive.expect_tx' || o.remote === 'arrive_drop' ? o.count : 0) : o.kind === 'cpa.arrive' ? o.count : o.kind === 'tc.commit' ? 1 : 0;
@@ -250,6 +339,10 @@ interface Forward {
   budget: { left: number };
   /** Set by the callbacks once the question's answer is certainly false: the runs stop. */
   failed: boolean;
+  /** Called with every operation agent `x` reaches (the stable-access question); true: a conflict. */
+  touch: ((x: number, op: OpInstr, f: number[]) => boolean) | null;
+  /** Called when agent `x`'s forward run begins (before its first `touch`). */
+  begin: ((x: number) => void) | null;
 }
 
 const CTA_THREADS = new WeakMap<Program, number[]>();
@@ -283,6 +376,7 @@ function frameCopy(frame: readonly number[]): number[] {
  */
 function runForward(p: Program, code: readonly Instr[], s: MachineState, x: number, a: number, run: Forward): number {
   const { gated, namedGated, signal, pass, arriveNamed, budget } = run;
+  run.begin?.(x);
   const ag = s.agents[x]!;
   const f = frameCopy(ag.frame);
   const infoX = p.agents[x]!;
@@ -313,6 +407,10 @@ function runForward(p: Program, code: readonly Instr[], s: MachineState, x: numb
         default: break;
       }
       const op = ins as OpInstr;
+      if (run.touch && run.touch(x, op, f)) {
+        run.failed = true;
+        return GIVE_UP;
+      }
       switch (op.opc) {
         case 5: { // mbarrier.wait
           const w = op.op as Extract<OpInstr['op'], { op: 'mbarrier.wait' }>;
