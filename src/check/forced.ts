@@ -18,7 +18,7 @@ import { OPC } from '../machine/ops/index.js';
 import { sortByRecord, type Extra } from './codec.js';
 import { keyOf } from './engine.js';
 import { landingsCommute } from './por.js';
-import { stableAccess, stableArrive, stableNamedArrive, stableProxyFence, stableWait } from './stable.js';
+import { resetQuestionBudget, stableAccess, stableArrive, stableNamedArrive, stableProxyFence, stableWait } from './stable.js';
 import { settledReads } from './settled.js';
 import type { SearchCtx } from './search-ctx.js';
 import type { Successors } from './successor.js';
@@ -91,6 +91,7 @@ export function forcedStep(ctx: SearchCtx, sx: Successors, check: TransitionChec
 
   return (s, x, id, prefix, rh = null) => {
     if (s.trapped) return null;
+    resetQuestionBudget();
     const ags = s.agents;
     const order = an.groups.length ? agentOrder(rh) : null;
     const f = agentStep(s, x, id, prefix, order);

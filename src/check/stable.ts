@@ -227,6 +227,34 @@ function scratchFor(n: number, nn: number): Scratch {
  * holds at the fixpoint. False when a run gives up or the rounds run out.
  */
 function frozenFixpoint(p: Program, codes: readonly Instr[][], s: MachineState, a: number, bar: number, ok: (f: Frozen) => boolean, named = -1, touch: Forward['touch'] = null, begin: Forward['begin'] = null): boolean {
+  if (shared.left <= 0) return false;
+  const budget = { left: Math.min(TOTAL_BUDGET, shared.left) };
+  const start = budget.left;
+  try {
+    return fixpointWithin(p, codes, s, a, bar, ok, named, touch, begin, budget);
+  } finally {
+    shared.left -= start - Math.max(0, budget.left);
+  }
+}
+
+/** The work left to the questions of one forced-step search ({@link resetQuestionBudget}). */
+const shared = { left: Infinity };
+
+/** Most forward-run steps (instructions run, agents visited) all questions of one forced-step search take together. */
+export const FORCED_STEP_BUDGET = 2_000_000;
+
+/**
+ * Starts the shared budget of one forced-step search: its questions together run at most
+ * {@link FORCED_STEP_BUDGET} steps forward (then each further question answers "not stable",
+ * which only explores more). Bounds the cost of a forced step on launches of many agents.
+ */
+export function resetQuestionBudget(): void {
+  shared.left = FORCED_STEP_BUDGET;
+}
+
+/** {@link frozenFixpoint} within `budget` (decremented per instruction run and per agent visited). */
+function fixpointWithin(p: Program, codes: readonly Instr[][], s: MachineState, a: number, bar: number, ok: (f: Frozen) => boolean, named: number,
+  touch: Forward['touch'], begin: Forward['begin'], budget: { left: number }): boolean {
   const n = s.bars.length;
   const nn = s.named.length;
   const sc = scratchFor(n, nn);
@@ -266,7 +294,7 @@ function frozenFixpoint(p: Program, codes: readonly Instr[][], s: MachineState, 
     const count = nb.arrived > 0 ? nb.count : need[key]!;
     return f.named[key]! > 0 && nb.arrived + f.named[key]! >= count;
   };
-  const run: Forward = { gated, namedGated, signal, pass, arriveNamed, budget: { left: TOTAL_BUDGET }, failed: false, touch, begin };
+  const run: Forward = { gated, namedGated, signal, pass, arriveNamed, budget, failed: false, touch, begin };
   // A phase can complete when the arrivals it still misses can all come, and, when it misses
   // only bytes, when some copy or complete_tx can still bring them (tx-counts are not bounded
   // here: more bytes than missing only over-approximates). An init or inval changes it anyway.
@@ -301,6 +329,7 @@ function frozenFixpoint(p: Program, codes: readonly Instr[][], s: MachineState, 
       }
     }
     for (let x = 0; x < s.agents.length; x++) {
+      if (--budget.left < 0) return false;
       if (x === a || s.agents[x]!.status !== 'run' || p.agents[x]!.cluster !== cl) continue;
       if (runForward(p, codes[x]!, s, x, a, run) === GIVE_UP || run.failed) return false;
     }
