@@ -221,7 +221,7 @@ describe('mbsim check wiring', () => {
     const a = await run(['check', 'examples/bugs/B12.mbk'], tty);
     expect(a.code).toBe(1);
     expect(a.text).toContain('verdict: RACE');
-    expect(frames(tty.text()).at(-1)).toMatch(/ 43 states /);
+    expect(frames(tty.text()).at(-1)).toMatch(/ 27 states /);
     expect(tty.text().endsWith(CLEAR)).toBe(true);
 
     const json = fakeStream(true);
