@@ -117,7 +117,7 @@ export const infoCommand: Verb = (program, { io }) => {
     .argument('<file.ptx>', 'PTX as nvcc -ptx writes it')
     .action(async (path: string) => {
       const { loadPtxFile, ptxInfo } = await import('./ptx-info.js');
-      io.out(ptxInfo(loadPtxFile(path).module).join('\n'));
+      io.out(ptxInfo(loadPtxFile(path, io.err).module).join('\n'));
     });
 };
 

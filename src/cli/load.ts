@@ -59,12 +59,13 @@ export function examplesDir(): string {
  * Loads an example by name or a sketch file by path. A built-in example runs from its sketch file
  * (`examples/NAME.mbk`, identical to the builder version, test/lang-examples.test.ts), so that
  * locations point at a file the user can open and edit; the builder version is the fallback.
+ * `warn` gets the warnings of a PTX file's header values.
  */
-export async function loadKernel(spec: string, ptx?: PtxFlags, ptxGrid = true): Promise<Loaded> {
+export async function loadKernel(spec: string, ptx?: PtxFlags, ptxGrid = true, warn?: (text: string) => void): Promise<Loaded> {
   if (ptx && isPtx(spec)) {
     // The PTX parser and front end are loaded only for PTX input.
     const { loadPtxKernel } = await import('./ptx-load.js');
-    return { kernel: loadPtxKernel(spec, ptx), origin: spec };
+    return { kernel: loadPtxKernel(spec, ptx, warn), origin: spec };
   }
   if (ptx) refusePtxFlags(ptx, ptxGrid);
   const ex = findExample(spec);
