@@ -35,9 +35,9 @@ export function formatKernelError(err: KernelError): string {
     }
     const line = lineAt(source, loc.line);
     if (line !== undefined) {
-      const [text, caret] = caretExcerpt(line, loc.col, loc.endCol ?? loc.col + 1);
+      const [text, caret, at] = caretExcerpt(line, loc.col, loc.endCol ?? loc.col + 1);
       // The caret under the excerpt, kept aligned when the boundary escapes control characters in it.
-      out = alignCaret(`${out}\n  ${text}\n  ${caret}`, text, caret.indexOf('^') + 1);
+      out = alignCaret(`${out}\n  ${text}\n  ${caret}`, text, at);
     }
   }
   return out;

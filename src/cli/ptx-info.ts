@@ -17,9 +17,9 @@ export function formatPtxDiagnostic(d: PtxDiagnostic, src: string): string {
   let out = `${d.file}:${d.line}:${d.col}: ${d.code.startsWith('W-') ? 'warning' : 'error'}[${d.code}]: ${d.message}`;
   const text = lineAt(src, d.line);
   if (text !== undefined) {
-    const [shown, caret] = caretExcerpt(text, d.col, d.endCol);
+    const [shown, caret, at] = caretExcerpt(text, d.col, d.endCol);
     // The caret stays under its column when the boundary escapes control characters in the line.
-    out = alignCaret(`${out}\n  ${shown}\n  ${caret}`, shown, caret.indexOf('^') + 1);
+    out = alignCaret(`${out}\n  ${shown}\n  ${caret}`, shown, at);
   }
   return d.hint ? `${out}\nhint: ${d.hint}` : out;
 }

@@ -51,8 +51,8 @@ export function launchError(file: string, text: string, p: JsonPos, message: str
   let out = `${file}:${p.line}:${p.col}: error: ${message}`;
   const src = lineAt(text, p.line);
   if (src !== undefined) {
-    const [shown, caret] = caretExcerpt(src, p.col, p.endCol);
-    out = alignCaret(`${out}\n  ${shown}\n  ${caret}`, shown, caret.indexOf('^') + 1);
+    const [shown, caret, at] = caretExcerpt(src, p.col, p.endCol);
+    out = alignCaret(`${out}\n  ${shown}\n  ${caret}`, shown, at);
   }
   return new UsageError(out);
 }

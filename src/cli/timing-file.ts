@@ -52,8 +52,8 @@ function atPos(file: string, text: string, e: JsonPosError, message: string): Us
   let out = `${file}:${e.pos.line}:${e.pos.col}: error: ${message}`;
   const src = lineAt(text, e.pos.line);
   if (src !== undefined) {
-    const [shown, caret] = caretExcerpt(src, e.pos.col, e.pos.endCol);
-    out = alignCaret(`${out}\n  ${shown}\n  ${caret}`, shown, caret.indexOf('^') + 1);
+    const [shown, caret, at] = caretExcerpt(src, e.pos.col, e.pos.endCol);
+    out = alignCaret(`${out}\n  ${shown}\n  ${caret}`, shown, at);
   }
   return new UsageError(out);
 }
