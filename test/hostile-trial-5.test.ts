@@ -342,3 +342,46 @@ describe('PTX header values ptxas rejects: exit 2 at the value, with a caret; a 
     expect(Date.now() - t0).toBeLessThan(5000);
   });
 });
+
+describe('messages a new user meets with the wrong file', () => {
+  test('mbsim info on a sketch lists the sketch (it reported a PTX syntax error at \'kernel\')', async () => {
+    for (const name of ['info.mbk', 'info-sketch.txt']) {
+      const r = await cli(['info', file(name, SRC)]);
+      expect(r.code).toBe(0);
+      expect(r.out).toContain(`${name}: sketch, kernel 'k' (sm_90a), cluster 1`);
+      expect(r.out).toContain('role p: 1 warp, per=one');
+      expect(r.err).not.toContain('E-ptx');
+    }
+    // A sketch with errors is reported as check reports it.
+    const bad = await cli(['info', file('info-bad.mbk', `${SRC}    nope\n`)]);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toMatch(/info-bad\.mbk:\d+:\d+: error\[E-/);
+  });
+
+  test('PTX saved as .mbk: a hint that it looks like PTX (it said only "expected \'eof\'")', async () => {
+    const f = file('saved.mbk', PTX);
+    const r = await cli(['check', f]);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`hint: ${f} looks like PTX (it has .version / .target / .entry directives), not a sketch: mbsim reads a file as PTX by its extension; save it as .ptx`);
+    expect((await cli(['check', file('plain.mbk', `${SRC}    nope\n`)])).err).not.toContain('looks like PTX');
+  });
+
+  test('the caret counts columns as the terminal shows them: a combining accent takes none, a wide character two (it sat one column right)', async () => {
+    const { caretExcerpt, displayPad } = await import('../src/lang/diagnostics.js');
+    expect(displayPad('ae\u0301\t\u4e2d')).toBe('  \t  ');
+    const line = 'x = e\u0301 $';
+    // `$` is code unit 7 (1-based); it shows in column 6.
+    expect(caretExcerpt(line, 7, 8)[1]).toBe('     ^');
+    // An error at the accent itself points at the character it is drawn on.
+    expect(caretExcerpt(line, 6, 7)[1]).toBe('    ^');
+    expect(caretExcerpt('\u4e2d\u6587 $', 4, 5)[1]).toBe('     ^');
+    const r = await cli(['check', file('accent.mbk', SRC.replace('mbarrier.arrive b[0]', 'mbarrier.arrive b[0] e\u0301 $'))]);
+    expect(r.code).toBe(2);
+    const rows = r.err.split('\n');
+    const at = rows.findIndex((x) => x.includes('unexpected character "$"'));
+    const shown = rows[at + 1]!;
+    const caret = rows[at + 2]!;
+    // The caret's column in the terminal is the `$`'s: the accent takes no column of its own.
+    expect(displayPad(shown.slice(0, shown.indexOf('$'))).length).toBe(caret.indexOf('^'));
+  });
+});
