@@ -8,7 +8,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EXAMPLES, findExample } from '../examples/index.js';
 import type { Kernel } from '../kernel/ir.js';
-import { caretExcerpt, lineAt } from '../lang/diagnostics.js';
+import { caretExcerpt, excerptColumn, lineAt } from '../lang/diagnostics.js';
 import { instantiate, KernelError, type Program } from '../machine/program.js';
 import { UsageError } from './errors.js';
 import { alignCaret } from './terminal.js';
@@ -35,9 +35,9 @@ export function formatKernelError(err: KernelError): string {
     }
     const line = lineAt(source, loc.line);
     if (line !== undefined) {
-      const [text, caret, at] = caretExcerpt(line, loc.col, loc.endCol ?? loc.col + 1);
+      const [text, caret] = caretExcerpt(line, loc.col, loc.endCol ?? loc.col + 1);
       // The caret under the excerpt, kept aligned when the boundary escapes control characters in it.
-      out = alignCaret(`${out}\n  ${text}\n  ${caret}`, text, at);
+      out = alignCaret(`${out}\n  ${text}\n  ${caret}`, text, excerptColumn(line, loc.col));
     }
   }
   return out;

@@ -3,7 +3,7 @@
  * their parameters, header directives and instruction counts. A parse error is printed like a
  * sketch's (file:line:col, the source line, a caret, what was expected) and exits 2.
  */
-import { caretExcerpt, lineAt } from '../lang/diagnostics.js';
+import { caretExcerpt, excerptColumn, lineAt } from '../lang/diagnostics.js';
 import { functionIndex, functions, instructionsOf, parsePtx, type Func, type Module, type Param, type PtxDiagnostic } from '../ptx/index.js';
 import { readInput } from './input.js';
 import { UsageError } from './errors.js';
@@ -17,9 +17,9 @@ export function formatPtxDiagnostic(d: PtxDiagnostic, src: string): string {
   let out = `${d.file}:${d.line}:${d.col}: ${d.code.startsWith('W-') ? 'warning' : 'error'}[${d.code}]: ${d.message}`;
   const text = lineAt(src, d.line);
   if (text !== undefined) {
-    const [shown, caret, at] = caretExcerpt(text, d.col, d.endCol);
+    const [shown, caret] = caretExcerpt(text, d.col, d.endCol);
     // The caret stays under its column when the boundary escapes control characters in the line.
-    out = alignCaret(`${out}\n  ${shown}\n  ${caret}`, shown, at);
+    out = alignCaret(`${out}\n  ${shown}\n  ${caret}`, shown, excerptColumn(text, d.col));
   }
   return d.hint ? `${out}\nhint: ${d.hint}` : out;
 }

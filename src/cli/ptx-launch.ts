@@ -12,7 +12,7 @@
  * given in two places takes the value of the stronger one). Every key and value is validated; a
  * bad one is a {@link UsageError} (exit 2) at its file:line:col with a caret.
  */
-import { caretExcerpt, didYouMean, lineAt } from '../lang/diagnostics.js';
+import { caretExcerpt, excerptColumn, didYouMean, lineAt } from '../lang/diagnostics.js';
 import { inputProblem, readInput } from './input.js';
 import { UsageError } from './errors.js';
 import { parseJsonPos, JsonPosError, type JsonNode, type JsonPos } from './json-pos.js';
@@ -51,8 +51,8 @@ export function launchError(file: string, text: string, p: JsonPos, message: str
   let out = `${file}:${p.line}:${p.col}: error: ${message}`;
   const src = lineAt(text, p.line);
   if (src !== undefined) {
-    const [shown, caret, at] = caretExcerpt(src, p.col, p.endCol);
-    out = alignCaret(`${out}\n  ${shown}\n  ${caret}`, shown, at);
+    const [shown, caret] = caretExcerpt(src, p.col, p.endCol);
+    out = alignCaret(`${out}\n  ${shown}\n  ${caret}`, shown, excerptColumn(src, p.col));
   }
   return new UsageError(out);
 }

@@ -85,10 +85,9 @@ export function lineAt(source: string, n: number): string | undefined {
  * up in a terminal. A line longer than {@link EXCERPT_COLUMNS} is cut to that many columns around
  * the caret, with `…` where text is left out. The caret line is as wide as the terminal shows the
  * text before the caret ({@link displayPad}: a combining accent takes no column, a CJK character
- * two). The third value is the caret's column in `shown` counted in UTF-16 units (1-based), as
- * `alignCaret` (src/cli/terminal.ts) takes it.
+ * two); {@link excerptColumn} gives the caret's place in the shown line.
  */
-export function caretExcerpt(text: string, col: number, endCol: number): [string, string, number] {
+export function caretExcerpt(text: string, col: number, endCol: number): [string, string] {
   const start = Math.max(1, Math.min(col, text.length + 1));
   const end = Math.max(start + 1, Math.min(endCol, Math.max(text.length + 1, start + 1)));
   let from = 0;
@@ -105,7 +104,19 @@ export function caretExcerpt(text: string, col: number, endCol: number): [string
   if (first !== undefined && columnsOf(first) === 0 && pad.endsWith(' ')) pad = pad.slice(0, -1);
   // The span's own width, at least the caret's column: a span of one combining accent is one caret.
   const tildes = Math.max(0, displayPad(text.slice(start - 1, Math.min(end - 1, to))).length - 1);
-  return [shown, `${pad}^${'~'.repeat(tildes)}`, lead.length + start - from];
+  return [shown, `${pad}^${'~'.repeat(tildes)}`];
+}
+
+/**
+ * The column (1-based, in UTF-16 units) of the line {@link caretExcerpt} shows for `text` at which
+ * its caret points at `col`: the same column unless the line was cut before it. `alignCaret`
+ * (src/cli/terminal.ts) takes it.
+ */
+export function excerptColumn(text: string, col: number): number {
+  const start = Math.max(1, Math.min(col, text.length + 1));
+  if (text.length <= EXCERPT_COLUMNS) return start;
+  const from = Math.max(0, Math.min(start - 1 - 40, text.length - EXCERPT_COLUMNS));
+  return (from > 0 ? 1 : 0) + start - from;
 }
 
 /** Combining marks and zero-width format characters: no column of their own in a terminal. */
