@@ -44,7 +44,7 @@ export { checkJson, checkSarif, renderCheck } from './check/report.js';
 export { HAZARD_TEXT } from './check/kinds.js';
 
 // Reports over a run's events.
-export { buildLedger, type Ledger, type LedgerPhase, type LedgerArrival, type LedgerWait } from './report/ledger.js';
+export { buildLedger, type Ledger, type LedgerPhase, type LedgerArrival, type LedgerWait, type ReportCut } from './report/ledger.js';
 export { renderTimeline, renderEventLog, renderLedger, renderSummary } from './report/text.js';
 export { buildTrace } from './report/trace.js';
 export { explainWord, DecodeError, type Decoded } from './report/decode.js';

@@ -13,6 +13,7 @@ import { searchSetupBytes } from '../src/check/setup-bytes.js';
 import { explore } from '../src/check/explore.js';
 import { Governor } from '../src/machine/governor.js';
 import { LARGEST } from './support/largest-launch.js';
+import { parsePtx } from '../src/ptx/index.js';
 
 const SRC = 'kernel k arch=sm_90a\nbarrier b[1] count=1\nrole p per=one:\n    mbarrier.arrive b[0]\n    mbarrier.try_wait.parity b[0], 0\n';
 const prog = () => M.instantiate(M.parseSketch(SRC, 'k.mbk').kernel!);
@@ -210,5 +211,177 @@ describe('flags and files a new user gets wrong', () => {
     }
     // Visible characters stay as they were.
     expect((await cli(['check', file('vis.mbk', at('$'))])).err).toContain('unexpected character "$"\n');
+  });
+});
+
+describe('run --timeout keeps a share for the report and cuts what does not fit in it', () => {
+  const LOOP = 'kernel k arch=sm_90a\nbarrier b[1] count=1\nrole p per=one:\n    for i in range(0, 1000000000):\n        mbarrier.arrive b[0]\n        mbarrier.try_wait.parity b[0], i % 2\n';
+  const run = () => M.simulate(M.instantiate(M.parseSketch(LOOP, 'loop.mbk').kernel!), { maxSteps: 3000 });
+  /** A cut that says stop after `n` questions. */
+  const after = (n: number) => ({ stop: () => n-- <= 0, omitted: 0 });
+
+  test('buildLedger with a cut: the phases of the first events, the rest counted and said (it built the whole ledger, about 1 s after a 3 s run)', () => {
+    const r = run();
+    const events = r.events!;
+    const whole = M.buildLedger(r.program, events);
+    expect(whole.omittedEvents).toBeUndefined();
+    const cut = after(100);
+    const part = M.buildLedger(r.program, events, cut);
+    expect(part.omittedEvents).toBe(events.length - 100);
+    expect(cut.omitted).toBe(events.length - 100);
+    expect(part.phases.length).toBeLessThan(whole.phases.length);
+    expect(part.phases[0]).toEqual(whole.phases[0]);
+    expect(M.renderLedger(part)).toContain(`the ledger was cut short: built from the run's first events, ${(events.length - 100).toLocaleString('en-US')} later events left out`);
+    expect(() => M.buildLedger(r.program, events, 3 as never)).toThrow(TypeError);
+  });
+
+  test('loopSummary with a cut: null, the events not looked at counted', async () => {
+    const { loopSummary } = await import('../src/report/loop.js');
+    const r = run();
+    expect(loopSummary(r)).not.toBeNull();
+    const cut = after(10);
+    expect(loopSummary(r, 1, cut)).toBeNull();
+    expect(cut.omitted).toBe(r.events!.length - 10);
+  });
+
+  test('the budget: building stops at the deadline itself, rendering and writing at its grace (under a second)', async () => {
+    const { outputBudget, OUTPUT_GRACE_MS, reportReserveMs } = await import('../src/cli/budget.js');
+    expect(OUTPUT_GRACE_MS).toBeLessThan(1000);
+    expect(reportReserveMs(3000)).toBe(600);
+    expect(reportReserveMs(600_000)).toBe(10_000);
+    const spin = (f: () => boolean) => {
+      for (let i = 0; i < 5000; i++) if (f()) return true;
+      return false;
+    };
+    const past = outputBudget(1e12, Date.now() - 1, () => 0, null);
+    expect([spin(past.build), spin(past.render), past.stoppedBy()]).toEqual([true, false, '--timeout']);
+    const late = outputBudget(1e12, Date.now() - OUTPUT_GRACE_MS - 1, () => 0, null);
+    expect(spin(late.render)).toBe(true);
+  });
+
+  test('run --timeout 1 of a loop of 1e9 iterations: exit 3, stopped by --timeout, the share said, within the timeout plus slack (it overran by 0.2-4 s)', async () => {
+    const f = file('loop.mbk', LOOP);
+    const t0 = Date.now();
+    const r = await cli(['run', f, '--timeout', '1', '--max-steps', '1000000000000', '--phase-table', 'p:b:i']);
+    const took = Date.now() - t0;
+    expect(r.code).toBe(3);
+    expect(r.out).toContain('stopped by --timeout');
+    expect(r.out).toContain('(the simulation stops 0.2 s before --timeout 1: building the report from its records gets that time');
+    // The phase table comes from the run itself (it was a second, unbounded simulation).
+    expect(r.out).toContain('phase tracking');
+    expect(took).toBeLessThan(1000 + 4000);
+  });
+});
+
+describe('PTX header values ptxas rejects: exit 2 at the value, with a caret; a warning naming the rule where ptxas accepts', () => {
+  const withLine = (name: string, from: RegExp, to: string) => file(name, PTX.replace(from, to));
+  const cases: [string, RegExp, string, string, string][] = [
+    ['version.ptx', /^\.version 9\.0$/m, '.version 99.9', ':9:10: error[E-ptx-header]: .version 99.9: no such PTX ISA version (they run from 1.0 to 9.1)', '.version 99.9'],
+    ['version2.ptx', /^\.version 9\.0$/m, '.version 8.9', ':9:10: error[E-ptx-header]: .version 8.9: no such PTX ISA version (PTX ISA 8.x ends at 8.8)', '.version 8.9'],
+    ['target.ptx', /^\.target sm_90a$/m, '.target sm_9999', ':10:9: error[E-ptx-header]: .target sm_9999: no such architecture; ptxas rejects an unknown target', '.target sm_9999'],
+    ['target2.ptx', /^\.target sm_90a$/m, '.target sm_90a, fast', ":10:17: error[E-ptx-header]: .target fast: no such architecture", '.target sm_90a, fast'],
+    ['maxnreg.ptx', /^\)$/m, ')\n.maxnreg 1e11', ":34:10: error[E-ptx-header]: .maxnreg expects registers per thread as whole numbers, found '1e11'", '.maxnreg 1e11'],
+    ['maxnreg2.ptx', /^\)$/m, ')\n.maxnreg 99999999999', ':34:10: error[E-ptx-header]: .maxnreg 99999999999: a 32-bit unsigned value', '.maxnreg 99999999999'],
+    ['reg.ptx', /%r<61>/, '%r<2e9>', ":37:16: error[E-ptx-syntax]: a register count in '<N>' is a whole number, found the float constant '2e9'", '%r<2e9>'],
+    ['reqncta.ptx', /^\)$/m, ')\n.reqnctapercluster 99999', ':34:20: error[E-ptx-header]: .reqnctapercluster 99999: a cluster has at most 16 CTAs', '.reqnctapercluster 99999'],
+    ['reqncta2.ptx', /^\)$/m, ')\n.reqnctapercluster 4, 4, 4', ':34:20: error[E-ptx-header]: .reqnctapercluster 4, 4, 4: a cluster has at most 16 CTAs (8 portable, 16 with the non-portable size on sm_90 and later), these are 64', '.reqnctapercluster 4, 4, 4'],
+    ['rank0.ptx', /^\)$/m, ')\n.maxclusterrank 0', ':34:17: error[E-ptx-header]: .maxclusterrank 0: each value is at least 1 (CTAs per cluster)', '.maxclusterrank 0'],
+  ];
+  test.each(cases)('%s: exit 2, file:line:col, the line and a caret (they were accepted silently)', async (name, from, to, msg, line) => {
+    const f = withLine(name, from, to);
+    const r = await cli(['check', f, ...LAUNCH, '--block', '128', '--cluster', '2']);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`${f}${msg}`);
+    expect(r.err).toContain(line);
+    expect(r.err).toMatch(/\n\s+\^/);
+    expect(r.err).not.toMatch(/at .*\.(ts|js):\d+/);
+    // mbsim info parses the same way.
+    expect((await cli(['info', f])).code).toBe(2);
+  });
+
+  test('.reqnctapercluster / .maxclusterrank against the launch\'s cluster: exit 2 at the directive; .reqnctapercluster is the default cluster', async () => {
+    const req = withLine('req2.ptx', /^\)$/m, ')\n.reqnctapercluster 2');
+    const four = await cli(['check', req, ...LAUNCH, '--block', '128', '--cluster', '4']);
+    expect(four.code).toBe(2);
+    expect(four.err).toContain(`${req}:34:1: error[ptx-launch]: .reqnctapercluster 2 requires clusters of 2 CTAs, and the launch has 4 (give --cluster 2, or no --cluster)`);
+    const rank = withLine('rank1.ptx', /^\)$/m, ')\n.maxclusterrank 1');
+    const two = await cli(['check', rank, ...LAUNCH, '--block', '128', '--cluster', '2']);
+    expect(two.code).toBe(2);
+    expect(two.err).toContain(`${rank}:34:1: error[ptx-launch]: .maxclusterrank 1 allows at most 1 CTA in a cluster, and the launch has 2 (--cluster 2)`);
+    expect(two.err).toContain('^');
+    const { translatePtx } = await import('../src/ptxi/index.js');
+    const parsed = parsePtx(readFileSync(req, 'utf8'), req);
+    if (!parsed.ok) throw new Error('parse');
+    const k = translatePtx(parsed.module, { kernel: 'tma_pipeline', block: 128, params: { param_2: 4 }, tensorMaps: { param_0: 16384 } }).kernel;
+    expect(k.cluster).toMatchObject({ k: 'num', v: 2 });
+  });
+
+  test('.maxnreg past 255, .maxclusterrank past 16, .version 9.5: a warning naming the rule, the run goes on', async () => {
+    const cases: [string, RegExp, string, string][] = [
+      ['w1.ptx', /^\)$/m, ')\n.maxnreg 100000', ':34:10: warning[W-ptx-header]: .maxnreg 100000 bounds nothing: a thread has at most 255 registers (ptxas accepts it and allocates at most 255)'],
+      ['w2.ptx', /^\)$/m, ')\n.maxclusterrank 64', ':34:17: warning[W-ptx-header]: .maxclusterrank 64 bounds nothing: a cluster has at most 16 CTAs (ptxas accepts it)'],
+      ['w3.ptx', /^\.version 9\.0$/m, '.version 9.5', ':9:10: warning[W-ptx-header]: .version 9.5 is newer than PTX ISA 9.1, the newest mbsim knows'],
+    ];
+    for (const [name, from, to, msg] of cases) {
+      const f = withLine(name, from, to);
+      const r = await cli(['check', f, ...LAUNCH, '--block', '128', '--max-states', '5']);
+      expect(r.code).toBe(3);
+      expect(r.err).toContain(`${f}${msg}`);
+      expect(r.err).toContain('^');
+    }
+  });
+
+  test('a callee\'s .reg %r<2000000000>: nothing allocated per register (a loop of 2e9 renames before)', async () => {
+    const { translatePtx } = await import('../src/ptxi/index.js');
+    const src = '.version 9.0\n.target sm_90a\n.address_size 64\n.func f()\n{\n.reg .b32 %r<2000000000>;\nmov.u32 %r7, 1;\nret;\n}\n.visible .entry k()\n.reqntid 32, 1, 1\n{\ncall f, ();\nret;\n}\n';
+    const parsed = parsePtx(src, 'call.ptx');
+    if (!parsed.ok) throw new Error(parsed.diagnostic.message);
+    const t0 = Date.now();
+    const k = translatePtx(parsed.module).kernel;
+    expect(k.roles).toHaveLength(1);
+    expect(Date.now() - t0).toBeLessThan(5000);
+  });
+});
+
+describe('messages a new user meets with the wrong file', () => {
+  test('mbsim info on a sketch lists the sketch (it reported a PTX syntax error at \'kernel\')', async () => {
+    for (const name of ['info.mbk', 'info-sketch.txt']) {
+      const r = await cli(['info', file(name, SRC)]);
+      expect(r.code).toBe(0);
+      expect(r.out).toContain(`${name}: sketch, kernel 'k' (sm_90a), cluster 1`);
+      expect(r.out).toContain('role p: 1 warp, per=one');
+      expect(r.err).not.toContain('E-ptx');
+    }
+    // A sketch with errors is reported as check reports it.
+    const bad = await cli(['info', file('info-bad.mbk', `${SRC}    nope\n`)]);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toMatch(/info-bad\.mbk:\d+:\d+: error\[E-/);
+  });
+
+  test('PTX saved as .mbk: a hint that it looks like PTX (it said only "expected \'eof\'")', async () => {
+    const f = file('saved.mbk', PTX);
+    const r = await cli(['check', f]);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`hint: ${f} looks like PTX (it has .version / .target / .entry directives), not a sketch: mbsim reads a file as PTX by its extension; save it as .ptx`);
+    expect((await cli(['check', file('plain.mbk', `${SRC}    nope\n`)])).err).not.toContain('looks like PTX');
+  });
+
+  test('the caret counts columns as the terminal shows them: a combining accent takes none, a wide character two (it sat one column right)', async () => {
+    const { caretExcerpt, displayPad } = await import('../src/lang/diagnostics.js');
+    expect(displayPad('ae\u0301\t\u4e2d')).toBe('  \t  ');
+    const line = 'x = e\u0301 $';
+    // `$` is code unit 7 (1-based); it shows in column 6.
+    expect(caretExcerpt(line, 7, 8)[1]).toBe('     ^');
+    // An error at the accent itself points at the character it is drawn on.
+    expect(caretExcerpt(line, 6, 7)[1]).toBe('    ^');
+    expect(caretExcerpt('\u4e2d\u6587 $', 4, 5)[1]).toBe('     ^');
+    const r = await cli(['check', file('accent.mbk', SRC.replace('mbarrier.arrive b[0]', 'mbarrier.arrive b[0] e\u0301 $'))]);
+    expect(r.code).toBe(2);
+    const rows = r.err.split('\n');
+    const at = rows.findIndex((x) => x.includes('unexpected character "$"'));
+    const shown = rows[at + 1]!;
+    const caret = rows[at + 2]!;
+    // The caret's column in the terminal is the `$`'s: the accent takes no column of its own.
+    expect(displayPad(shown.slice(0, shown.indexOf('$'))).length).toBe(caret.indexOf('^'));
   });
 });

@@ -1,8 +1,11 @@
 /**
  * The bounds of what `mbsim run` writes after its simulation (the `--json` document, the
  * `--trace` file, the `--events` log): the same `--max-memory` (the process's resident set) and
- * `--timeout` as the simulation, with {@link OUTPUT_GRACE_MS} more time, so that a run stopped by
- * its timeout still reports what it recorded. Past a bound the output is cut short at an array
+ * `--timeout` as the simulation. The simulation stops {@link reportReserveMs} before `--timeout`;
+ * building the report from its records (the ledger, the loop summary, a trace) gets that time and
+ * stops at `--timeout`, cut where it is; rendering and writing get {@link OUTPUT_GRACE_MS} more,
+ * so that a run stopped by its timeout still reports what it recorded, and ends about
+ * {@link OUTPUT_GRACE_MS} after `--timeout` whatever it simulated. Past a bound the output is cut short at an array
  * element, stays valid JSON, and says so (`outputStopped`); the CLI exits 3 (incomplete).
  *
  * Writing a large document leaves garbage behind (the text of each chunk); V8 collects it only
@@ -19,8 +22,24 @@ import { FIFO_WAIT_MS, type WriteOptions } from './output.js';
 import { JsonStream } from './json-stream.js';
 import { COLLECT_AT, COLLECT_STEP } from '../machine/governor.js';
 
-/** Time (ms) the output may take past `--timeout`. */
-export const OUTPUT_GRACE_MS = 1000;
+/**
+ * Time (ms) rendering and writing the output may take past `--timeout`: under a second, so that
+ * with the process's exit the run ends within about a second of it.
+ */
+export const OUTPUT_GRACE_MS = 750;
+/**
+ * Share of `run --timeout` kept for building the report (the ledger, the loop summary, a trace):
+ * the simulation stops that much earlier. Building them from a long run's records took longer
+ * than the simulation itself (1 s of ledger and 2.4 s of garbage collection after a 3 s run).
+ */
+export const REPORT_SHARE = 0.2;
+/** The most time (ms) kept for building the report, however long `--timeout` is. */
+export const REPORT_RESERVE_MAX_MS = 10_000;
+
+/** Milliseconds of `--timeout` (given in ms) the simulation leaves for building the report. */
+export function reportReserveMs(timeoutMs: number): number {
+  return Math.min(REPORT_RESERVE_MAX_MS, timeoutMs * REPORT_SHARE);
+}
 /** Array elements written between two looks at the clock and the resident set. */
 const LOOK_EVERY = 1024;
 
@@ -29,11 +48,24 @@ export interface OutputBudget {
   /** A chunked JSON writer that stops at the bounds. */
   stream(): JsonStream;
   /**
-   * Whether building a document (a trace from the records) is to stop now: past `--timeout`, or
-   * past {@link BUILD_AT} of `--max-memory`, leaving the rest of the bound for writing what was
-   * built. Looked at once every {@link LOOK_EVERY} calls, like the stream's bound.
+   * Whether building a document (the ledger, the loop summary or a trace from the records) is to
+   * stop now: past `--timeout` itself (the simulation stopped {@link reportReserveMs} earlier, which
+   * is the building's time), or past {@link BUILD_AT} of `--max-memory`, leaving the rest of the
+   * bound for writing what was built. Looked at once every {@link LOOK_EVERY} calls, like the
+   * stream's bound.
    */
   build(): boolean;
+  /**
+   * A {@link build} of its own for one document (the ledger, the loop summary, the trace): each
+   * looks at the bounds after its own first {@link LOOK_EVERY} records, so one stopped by the
+   * bound still holds that many (the trace of a run whose ledger was cut is not empty).
+   */
+  builder(): () => boolean;
+  /**
+   * Whether rendering the text report (the timeline, the event log, the hang) is to stop now: past
+   * `--timeout` and its {@link OUTPUT_GRACE_MS}, or past {@link BUILD_AT} of `--max-memory`.
+   */
+  render(): boolean;
   /** The member a cut document ends with, or null when nothing was cut. */
   trailer(cut: number): Record<string, unknown> | null;
   /** The flag of the bound that stopped the output (`--timeout`, `--max-memory`), or null. */
@@ -78,7 +110,6 @@ export function outputBudget(maxMemory: number, deadline: number, rss: () => num
   // The bound that stopped building a document before it was written (the writing goes on).
   let builtBy: string | null = null;
   let n = 0;
-  let b = 0;
   let collectedAt = 0;
   const memory = () => {
     const m = rss();
@@ -94,18 +125,34 @@ export function outputBudget(maxMemory: number, deadline: number, rss: () => num
     else if (memory() > maxMemory) by = '--max-memory';
     return by !== null;
   };
-  const build = () => {
-    if (builtBy) return true;
-    if (++b % LOOK_EVERY) return false;
-    if (Date.now() >= until) builtBy = '--timeout';
-    else if (memory() > maxMemory * BUILD_AT) builtBy = '--max-memory';
-    return builtBy !== null;
+  // Building stops at the deadline itself, rendering the text at its grace; both before the bound.
+  const look = (at: number): string | null => (Date.now() >= at ? '--timeout' : memory() > maxMemory * BUILD_AT ? '--max-memory' : null);
+  let renderedBy: string | null = null;
+  let r = 0;
+  const builder = () => {
+    let b = 0;
+    let stopped = false;
+    return () => {
+      if (stopped) return true;
+      if (++b % LOOK_EVERY) return false;
+      const why = look(deadline);
+      if (why) builtBy ??= why;
+      return (stopped = why !== null);
+    };
+  };
+  const build = builder();
+  const render = () => {
+    if (renderedBy) return true;
+    if (++r % LOOK_EVERY) return false;
+    return (renderedBy = look(until)) !== null;
   };
   return {
     stream: () => new JsonStream(stop),
     build,
-    trailer: (cut) => (cut ? { outputStopped: { by: by ?? builtBy, omitted: cut } } : null),
-    stoppedBy: () => by ?? builtBy,
+    builder,
+    render,
+    trailer: (cut) => (cut ? { outputStopped: { by: by ?? builtBy ?? renderedBy, omitted: cut } } : null),
+    stoppedBy: () => by ?? builtBy ?? renderedBy,
     room: (bytes) => rss() + bytes <= maxMemory,
   };
 }

@@ -109,15 +109,33 @@ export const decodeCommand: Verb = (program, { io }) => {
     });
 };
 
-/** Registers `mbsim info` (the PTX parser is loaded when it runs). */
+/** Whether the file at `path` reads as a sketch (false when it cannot be read: the PTX reader says why). */
+async function sketchText(path: string): Promise<boolean> {
+  const { readInput } = await import('./input.js');
+  const { looksLikeSketch } = await import('./sniff.js');
+  try {
+    return looksLikeSketch(readInput(path, 'file', 1 << 16).text);
+  } catch {
+    return false;
+  }
+}
+
+/** Registers `mbsim info` (the PTX parser is loaded when it runs; a sketch is listed too). */
 export const infoCommand: Verb = (program, { io }) => {
   program
     .command('info')
-    .description("list a PTX module's kernels and functions: parameters, header directives, instruction counts")
-    .argument('<file.ptx>', 'PTX as nvcc -ptx writes it')
+    .description("list a PTX module's kernels and functions: parameters, header directives, instruction counts (or what a sketch declares)")
+    .argument('<file.ptx>', 'PTX as nvcc -ptx writes it, or a sketch (.mbk)')
     .action(async (path: string) => {
+      // A sketch is recognised (by its extension, or a `kernel` line and no PTX directive) and listed as one.
+      const { isPtx } = await import('./ptx-flags.js');
+      if (!isPtx(path) && (/\.mbk$/i.test(path) || (await sketchText(path)))) {
+        const { sketchInfo } = await import('./sketch-info.js');
+        io.out(sketchInfo(path).join('\n'));
+        return;
+      }
       const { loadPtxFile, ptxInfo } = await import('./ptx-info.js');
-      io.out(ptxInfo(loadPtxFile(path).module).join('\n'));
+      io.out(ptxInfo(loadPtxFile(path, io.err).module).join('\n'));
     });
 };
 

@@ -8,7 +8,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EXAMPLES, findExample } from '../examples/index.js';
 import type { Kernel } from '../kernel/ir.js';
-import { caretExcerpt, lineAt } from '../lang/diagnostics.js';
+import { caretExcerpt, excerptColumn, lineAt } from '../lang/diagnostics.js';
 import { instantiate, KernelError, type Program } from '../machine/program.js';
 import { UsageError } from './errors.js';
 import { alignCaret } from './terminal.js';
@@ -37,7 +37,7 @@ export function formatKernelError(err: KernelError): string {
     if (line !== undefined) {
       const [text, caret] = caretExcerpt(line, loc.col, loc.endCol ?? loc.col + 1);
       // The caret under the excerpt, kept aligned when the boundary escapes control characters in it.
-      out = alignCaret(`${out}\n  ${text}\n  ${caret}`, text, caret.indexOf('^') + 1);
+      out = alignCaret(`${out}\n  ${text}\n  ${caret}`, text, excerptColumn(line, loc.col));
     }
   }
   return out;
@@ -59,12 +59,13 @@ export function examplesDir(): string {
  * Loads an example by name or a sketch file by path. A built-in example runs from its sketch file
  * (`examples/NAME.mbk`, identical to the builder version, test/lang-examples.test.ts), so that
  * locations point at a file the user can open and edit; the builder version is the fallback.
+ * `warn` gets the warnings of a PTX file's header values.
  */
-export async function loadKernel(spec: string, ptx?: PtxFlags, ptxGrid = true): Promise<Loaded> {
+export async function loadKernel(spec: string, ptx?: PtxFlags, ptxGrid = true, warn?: (text: string) => void): Promise<Loaded> {
   if (ptx && isPtx(spec)) {
     // The PTX parser and front end are loaded only for PTX input.
     const { loadPtxKernel } = await import('./ptx-load.js');
-    return { kernel: loadPtxKernel(spec, ptx), origin: spec };
+    return { kernel: loadPtxKernel(spec, ptx, warn), origin: spec };
   }
   if (ptx) refusePtxFlags(ptx, ptxGrid);
   const ex = findExample(spec);

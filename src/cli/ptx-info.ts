@@ -3,7 +3,7 @@
  * their parameters, header directives and instruction counts. A parse error is printed like a
  * sketch's (file:line:col, the source line, a caret, what was expected) and exits 2.
  */
-import { caretExcerpt, lineAt } from '../lang/diagnostics.js';
+import { caretExcerpt, excerptColumn, lineAt } from '../lang/diagnostics.js';
 import { functionIndex, functions, instructionsOf, parsePtx, type Func, type Module, type Param, type PtxDiagnostic } from '../ptx/index.js';
 import { readInput } from './input.js';
 import { UsageError } from './errors.js';
@@ -12,23 +12,27 @@ import { alignCaret } from './terminal.js';
 /** Most bytes of PTX read: production kernels with debug sections are a few MiB. */
 export const PTX_MAX_BYTES = 64 << 20;
 
-/** A PTX diagnostic as `file:line:col: error[code]: message`, the source line and a caret. */
+/** A PTX diagnostic as `file:line:col: error[code]: message` (`warning[…]` for a `W-` code), the source line and a caret. */
 export function formatPtxDiagnostic(d: PtxDiagnostic, src: string): string {
-  let out = `${d.file}:${d.line}:${d.col}: error[${d.code}]: ${d.message}`;
+  let out = `${d.file}:${d.line}:${d.col}: ${d.code.startsWith('W-') ? 'warning' : 'error'}[${d.code}]: ${d.message}`;
   const text = lineAt(src, d.line);
   if (text !== undefined) {
     const [shown, caret] = caretExcerpt(text, d.col, d.endCol);
     // The caret stays under its column when the boundary escapes control characters in the line.
-    out = alignCaret(`${out}\n  ${shown}\n  ${caret}`, shown, caret.indexOf('^') + 1);
+    out = alignCaret(`${out}\n  ${shown}\n  ${caret}`, shown, excerptColumn(text, d.col));
   }
   return d.hint ? `${out}\nhint: ${d.hint}` : out;
 }
 
-/** Reads and parses `path`; a read or parse error is a {@link UsageError} (exit 2). */
-export function loadPtxFile(path: string): { module: Module; src: string } {
+/**
+ * Reads and parses `path`; a read or parse error is a {@link UsageError} (exit 2). The warnings
+ * of its header values (formatted, with their carets) go to `warn`.
+ */
+export function loadPtxFile(path: string, warn: (text: string) => void = () => {}): { module: Module; src: string } {
   const src = readInput(path, 'PTX file', PTX_MAX_BYTES).text;
   const r = parsePtx(src, path);
   if (!r.ok) throw new UsageError(formatPtxDiagnostic(r.diagnostic, src));
+  for (const w of r.warnings) warn(formatPtxDiagnostic(w, src));
   return { module: r.module, src };
 }
 

@@ -12,7 +12,7 @@
  * given in two places takes the value of the stronger one). Every key and value is validated; a
  * bad one is a {@link UsageError} (exit 2) at its file:line:col with a caret.
  */
-import { caretExcerpt, didYouMean, lineAt } from '../lang/diagnostics.js';
+import { caretExcerpt, excerptColumn, didYouMean, lineAt } from '../lang/diagnostics.js';
 import { inputProblem, readInput } from './input.js';
 import { UsageError } from './errors.js';
 import { parseJsonPos, JsonPosError, type JsonNode, type JsonPos } from './json-pos.js';
@@ -52,7 +52,7 @@ export function launchError(file: string, text: string, p: JsonPos, message: str
   const src = lineAt(text, p.line);
   if (src !== undefined) {
     const [shown, caret] = caretExcerpt(src, p.col, p.endCol);
-    out = alignCaret(`${out}\n  ${shown}\n  ${caret}`, shown, caret.indexOf('^') + 1);
+    out = alignCaret(`${out}\n  ${shown}\n  ${caret}`, shown, excerptColumn(src, p.col));
   }
   return new UsageError(out);
 }

@@ -18,9 +18,12 @@ import { fileLaunch, inlineLaunch, launchError, type Sidecar } from './ptx-launc
 // The flags themselves live in ptx-flags.ts (light: every verb registers them at start).
 export { addPtxFlags, isPtx, refusePtxFlags, type PtxFlags } from './ptx-flags.js';
 
-/** Reads, parses and translates a PTX file for the launch its sidecar and the flags give; errors are {@link UsageError}s. */
-export function loadPtxKernel(path: string, f: PtxFlags): Kernel {
-  const { module, src } = loadPtxFile(path);
+/**
+ * Reads, parses and translates a PTX file for the launch its sidecar and the flags give; errors
+ * are {@link UsageError}s, warnings of its header values go to `warn`.
+ */
+export function loadPtxKernel(path: string, f: PtxFlags, warn?: (text: string) => void): Kernel {
+  const { module, src } = loadPtxFile(path, warn);
   return translateOrExplain(module, ptxLaunchOf(path, src, module, f));
 }
 

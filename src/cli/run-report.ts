@@ -11,10 +11,12 @@ import { renderPhaseTable, type PhaseRow } from '../report/phases.js';
 import { locText, renderEventLog, renderLedger, renderSummary, renderTimeline, type Paint } from '../report/text.js';
 import type { SimResult } from '../sim/simulate.js';
 import type { Timing } from '../sim/timing.js';
-import type { OutputBudget } from './budget.js';
+import { reportReserveMs, type OutputBudget } from './budget.js';
 import { paintFor, type IO } from './io.js';
 import type { RunOpts } from './run-verb.js';
 
+/** Rows of the phase table the text report shows. */
+const PHASE_ROWS_SHOWN = 200;
 /** Memory (bytes) one line of `run --events` takes while the log is built. */
 const EVENT_LINE_BYTES = 600;
 
@@ -39,6 +41,11 @@ export interface RunReport {
   share: number;
   /** Trace events the output budget left out of `--trace` (0: the trace is whole). */
   traceCut: number;
+  /**
+   * What the report's time (the end of `--timeout`) or memory cut from the ledger and the loop
+   * summary: the bound's flag and the events each was not built from. Null: both whole.
+   */
+  cut: { by: string; ledgerEvents: number; loopEvents: number } | null;
 }
 
 /**
@@ -66,6 +73,7 @@ export async function writeRunJson(p: RunReport, io: IO): Promise<number> {
     stats: r.stats,
     diagnostics: r.diagnostics.map((d) => ({ ...d.diag, t: d.t, agent: names(d.agent), barrier: d.bar >= 0 ? program.barrierName(d.bar) : null, loc: d.loc ?? null })),
     hang: r.hang,
+    ...(p.cut ? { reportStopped: { by: p.cut.by, ledgerEventsOmitted: p.cut.ledgerEvents, loopSummaryOmitted: p.cut.loopEvents > 0 } } : {}),
     ...(p.activeSms !== undefined ? { activeSms: p.activeSms } : {}),
     ...(o.grid !== undefined ? { grid: o.grid } : {}),
     loop: p.loop,
@@ -92,14 +100,14 @@ export function printRunText(p: RunReport, io: IO): string | null {
   io.out(`${paint.bold(`mbsim run ${p.target}`)}  ${paint.dim(`kernel '${program.kernel.name}' (${program.kernel.arch}, ${program.ctas} CTA${program.ctas > 1 ? 's' : ''})${params ? `  ${params}` : ''}${o.seed !== undefined ? `  seed ${o.seed}` : ''}`)}`);
   if (program.kernel.description) io.out(paint.dim(program.kernel.description));
   io.out('');
-  const stop = p.budget.build;
+  const stop = p.budget.render;
   io.out(renderTimeline(r, o.width, paint, stop));
   if (o.events || r.steps <= 40) {
     io.out(`\n${paint.bold('events')}`);
     // The whole log of a long run may not fit in --max-memory (about EVENT_LINE_BYTES per event).
     const fit = p.budget.room(events.length * EVENT_LINE_BYTES) ? Number.MAX_SAFE_INTEGER : Math.max(200, Math.floor(Math.max(0, o.maxMemory * 1048576 - process.memoryUsage.rss()) / EVENT_LINE_BYTES));
     // Within --timeout (and its grace for the output) as well: a long run's log takes seconds.
-    io.out(renderEventLog(program, events, o.events ? fit : 200, p.budget.build));
+    io.out(renderEventLog(program, events, o.events ? fit : 200, p.budget.render));
     if (p.budget.stoppedBy()) io.out(paint.yellow(`(the event log was cut by ${p.budget.stoppedBy()}: --json writes every event, in chunks)`));
     else if (o.events && fit < events.length) io.out(paint.yellow(`(the event log was cut at ${fit.toLocaleString('en-US')} events to stay under --max-memory ${o.maxMemory}: --json writes every event, in chunks)`));
   }
@@ -107,13 +115,17 @@ export function printRunText(p: RunReport, io: IO): string | null {
   if (!stop()) io.out(renderLedger(p.ledger, o.events ? Number.MAX_SAFE_INTEGER : 12, r.hang && !o.events ? [...new Set(r.hang.waiters.flatMap((w) => (w.bar !== undefined ? [w.bar] : [])))] : undefined));
   if (p.table) {
     io.out(`\n${paint.bold('phase tracking')}`);
-    io.out(renderPhaseTable(p.table, p.ptVar));
+    // A long run has a row per iteration: the text shows the first ones (--json has every row).
+    io.out(renderPhaseTable(p.table.length > PHASE_ROWS_SHOWN ? p.table.slice(0, PHASE_ROWS_SHOWN) : p.table, p.ptVar));
+    if (p.table.length > PHASE_ROWS_SHOWN) io.out(paint.dim(`… ${(p.table.length - PHASE_ROWS_SHOWN).toLocaleString('en-US')} more rows (--json has every row)`));
   }
   io.out(`\n${paint.bold('summary')}`);
   io.out(renderSummary(r, paint));
   if (p.loop) io.out(renderLoopSummary(p.loop, p.activeSms));
+  else if (p.cut?.loopEvents) io.out(paint.yellow(`main loop: left out (its summary was cut by ${p.cut.by}: the report's share of the bound ran out)`));
   printFindings(p, io, paint, stop);
   if (r.stopped) io.out(paint.yellow(r.stopped));
+  if (r.stoppedBy === 'timeout' && o.timeout !== undefined) io.out(paint.dim(`  (the simulation stops ${(reportReserveMs(o.timeout * 1000) / 1000).toFixed(1)} s before --timeout ${o.timeout}: building the report from its records gets that time${p.cut ? ', and it was cut at the timeout' : ''})`));
   if (r.stoppedBy === 'max-memory') io.out(paint.dim(`  (the simulation's records may fill ${p.share * 100}% of --max-memory ${o.maxMemory}; the ledger and timeline${o.trace ? ', the trace' : ''}${o.events ? ', the event log' : ''} built from them need the rest)`));
   if (o.trace) io.out(paint.dim(`\ntrace written to ${o.trace} (open it in https://ui.perfetto.dev)`));
   if (p.traceCut) io.out(paint.yellow(`the trace was cut short by ${p.budget.stoppedBy()}: ${p.traceCut.toLocaleString('en-US')} of its events left out (raise it, or lower --max-steps)`));

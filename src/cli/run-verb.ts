@@ -7,12 +7,12 @@ import { findExample } from '../examples/index.js';
 import type { Program } from '../machine/program.js';
 import { buildLedger } from '../report/ledger.js';
 import { loopSummary } from '../report/loop.js';
-import { phaseTable } from '../report/phases.js';
+import { phaseRecorder, type PhaseRecorder, type PhaseRow } from '../report/phases.js';
 import { buildTrace } from '../report/trace.js';
 import { LEDGER_EVENT_KINDS, simulate, SimTimeError, type SimOptions, type SimResult } from '../sim/simulate.js';
 import { TimingError, type Timing } from '../sim/timing.js';
 import { echo } from './args.js';
-import { fifoWait, outputBudget } from './budget.js';
+import { fifoWait, outputBudget, reportReserveMs } from './budget.js';
 import { loadTiming } from './timing-file.js';
 import { timeLeft, type IO } from './io.js';
 import { instantiateOrExplain, loadKernel, UsageError } from './load.js';
@@ -67,10 +67,10 @@ interface RunPlan {
   gridScale: number;
 }
 
-async function planRun(target: string, o: RunOpts): Promise<RunPlan> {
+async function planRun(target: string, o: RunOpts, io: IO): Promise<RunPlan> {
   if (o.trace !== undefined && o.trace.trim() === '') throw new UsageError('--trace needs a file name');
   if (o.trace !== undefined) refuseStdout('--trace', o.trace, true); // the report always goes to stdout
-  const loaded = await loadKernel(target, o, false);
+  const loaded = await loadKernel(target, o, false, io.err);
   if (o.trace !== undefined) refuseInput(o.trace, inputFiles(loaded.kernel.file, o.timing));
   // For a PTX file --grid is the launch (every cluster simulated), not the bandwidth model's CTAs.
   const grid = isPtx(target) ? undefined : o.grid;
@@ -78,6 +78,7 @@ async function planRun(target: string, o: RunOpts): Promise<RunPlan> {
   const timing = loadTiming(o.timing);
   const omit = parseOmit(o.omit);
   if (omit.size && !o.json) throw new UsageError('--omit applies to --json output');
+  if (o.width < 20 || o.width > 1000) throw new UsageError(`--width ${o.width} is outside 20..1000`);
   if (grid !== undefined && o.activeSms !== undefined) throw new UsageError('give --grid or --active-sms, not both');
   if (grid !== undefined && grid < program.ctas) throw new UsageError(`--grid ${grid} is smaller than the ${program.ctas} CTA(s) the kernel simulates`);
   if (o.activeSms !== undefined && o.activeSms > timing.sms.value) throw new UsageError(`--active-sms ${o.activeSms} is more than the GPU's ${timing.sms.value} SMs`);
@@ -90,22 +91,27 @@ async function planRun(target: string, o: RunOpts): Promise<RunPlan> {
 /**
  * The simulation of a plan. The text report without --events needs only the ledger's events (a
  * short run shows its event log: it is simulated again with every event, the same run). The
- * simulation stops at its share of --max-memory: the ledger and timeline built from its records
- * need the rest.
+ * simulation stops at its share of --max-memory and {@link reportReserveMs} before --timeout: the
+ * ledger and timeline built from its records need the rest. `recorder` (a new one per
+ * simulation) records the phase table as the run goes.
  */
-function simulateRun(p: RunPlan, o: RunOpts, started: number): { r: SimResult; share: number } {
+function simulateRun(p: RunPlan, o: RunOpts, started: number, recorder: () => PhaseRecorder | null): { r: SimResult; share: number; rows: PhaseRow[] | null } {
   const { omit } = p;
   // events feed the ledger, the event log and the loop summary; spans the timeline and trace
   const needEvents = !o.json || !omit.has('events') || !omit.has('ledger') || !!o.trace || !!o.phaseTable;
   const needSpans = !o.json || !omit.has('spans') || !!o.trace;
   const allEvents = !!((o.json && !omit.has('events')) || o.trace || o.events || o.phaseTable);
   const share = o.trace || o.events ? RUN_MEMORY_SHARE_TRACED : RUN_MEMORY_SHARE;
+  let rows: PhaseRow[] | null = null;
   const sim = (opts: Partial<SimOptions>) => {
+    const rec = recorder();
+    rows = rec?.rows ?? null;
     try {
       return simulate(p.program, {
         timing: p.timing, maxSteps: o.maxSteps, maxMemory: o.maxMemory * 1048576 * share, recordEvents: needEvents, recordSpans: needSpans, ...opts,
         ...(p.activeSms !== undefined ? { activeSms: p.activeSms } : {}),
-        ...(o.timeout !== undefined ? { timeoutMs: timeLeft(o.timeout, started) } : {}), ...(o.seed !== undefined ? { seed: o.seed } : {}),
+        ...(o.timeout !== undefined ? { timeoutMs: Math.max(0, timeLeft(o.timeout, started) - reportReserveMs(o.timeout * 1000)) } : {}), ...(o.seed !== undefined ? { seed: o.seed } : {}),
+        ...(rec ? { onStep: rec.onStep } : {}),
       });
     } catch (err) {
       if (err instanceof SimTimeError || err instanceof TimingError) throw new UsageError(err.message);
@@ -114,52 +120,59 @@ function simulateRun(p: RunPlan, o: RunOpts, started: number): { r: SimResult; s
   };
   let r = sim(allEvents ? {} : { eventKinds: LEDGER_EVENT_KINDS });
   if (!allEvents && !o.json && r.steps <= 40) r = sim({});
-  return { r, share };
+  return { r, share, rows };
 }
 
-/** The phase-tracking table `--phase-table` (or the example's own) asks for, with its variable's name. */
-function phaseTableFor(target: string, program: Program, spec: string | undefined): { table: ReturnType<typeof phaseTable> | null; variable: string } {
+/**
+ * The recorder of the phase-tracking table `--phase-table` (or the example's own) asks for, with
+ * its variable's name: `make` gives a new one for each simulation (null: no table).
+ */
+function phaseTableFor(target: string, program: Program, spec: string | undefined): { make: () => PhaseRecorder | null; variable: string; empty: string } {
   const ex = findExample(target);
   const ptSpec = spec ?? (ex?.phaseTable ? `${ex.phaseTable.role}:${ex.phaseTable.barrier}:${ex.phaseTable.variable}` : undefined);
-  if (!ptSpec) return { table: null, variable: 'phase_tma' };
+  if (!ptSpec) return { make: () => null, variable: 'phase_tma', empty: '' };
   const parts = ptSpec.split(':');
   const [role, barrier, variable] = parts;
   if (parts.length !== 3 || !role || !barrier || !variable) throw new UsageError(`--phase-table expects ROLE:BARRIER:VARIABLE, got '${echo(ptSpec)}'`);
-  let table: ReturnType<typeof phaseTable>;
-  try {
-    table = phaseTable(program, role, barrier, variable);
-  } catch (err) {
-    // The library's message names itself (`phaseTable: …`); the flag is named instead. Its lists of names may be long: not cut.
-    throw new UsageError(`--phase-table: ${(err as Error).message.replace(/^phaseTable: /, '')}`);
-  }
-  if (table.length === 0) throw new UsageError(`--phase-table: role '${echo(role)}' never passed a parity wait on barrier array '${echo(barrier)}'`);
-  return { table, variable };
+  const make = () => {
+    try {
+      return phaseRecorder(program, role, barrier, variable);
+    } catch (err) {
+      // The library's message names itself (`phaseTable: …`); the flag is named instead. Its lists of names may be long: not cut.
+      throw new UsageError(`--phase-table: ${(err as Error).message.replace(/^phaseTable: /, '')}`);
+    }
+  };
+  make(); // the role, barrier and variable checked before the simulation
+  return { make, variable, empty: `--phase-table: role '${echo(role)}' never passed a parity wait on barrier array '${echo(barrier)}'` };
 }
 
 /** One `mbsim run` of `target`; returns the exit code. */
 export async function runVerb(target: string, o: RunOpts, io: IO, started: number): Promise<number> {
-  const plan = await planRun(target, o);
+  const plan = await planRun(target, o, io);
   const { program, timing } = plan;
-  const { r, share } = simulateRun(plan, o, started);
+  const pt = phaseTableFor(target, program, o.phaseTable);
+  const { r, share, rows } = simulateRun(plan, o, started, pt.make);
   const events = r.events ?? [];
-  const ledger = buildLedger(program, events);
-  const loop = loopSummary(r, plan.gridScale);
-  const { table, variable } = phaseTableFor(target, program, o.phaseTable);
-  if (o.width < 20 || o.width > 1000) throw new UsageError(`--width ${o.width} is outside 20..1000`);
-  // The report of a long run is large: written in chunks, cut short (exit 3) past the bounds.
+  if (rows && rows.length === 0 && r.verdict !== 'incomplete') throw new UsageError(pt.empty);
+  // The report is built from the records within the time the simulation left (src/cli/budget.ts).
   const budget = outputBudget(o.maxMemory * 1048576, o.timeout !== undefined ? started + o.timeout * 1000 : Infinity);
+  const ledgerCut = { stop: budget.builder(), omitted: 0 };
+  const ledger = buildLedger(program, events, ledgerCut);
+  const loopCut = { stop: budget.builder(), omitted: 0 };
+  const loop = loopSummary(r, plan.gridScale, loopCut);
+  const cut = ledgerCut.omitted || loopCut.omitted ? { by: budget.stoppedBy() ?? '--timeout', ledgerEvents: ledgerCut.omitted, loopEvents: loopCut.omitted } : null;
   let traceCut = 0;
   if (o.trace) {
     // Built within the budget too: past BUILD_AT of --max-memory the rest of the records is left out.
-    const built = { stop: budget.build, omitted: 0 };
+    const built = { stop: budget.builder(), omitted: 0 };
     const trace = buildTrace(program, r.spans!, events, timing.clockMHz.value, built);
     const js = budget.stream();
     await writeOutput(o.trace, js.chunks(trace, () => budget.trailer(js.cut + built.omitted)), io, fifoWait(o.timeout, started));
     traceCut = js.cut + built.omitted;
   }
   // A report cut by a bound (the trace, the hang's explanation, the text) is incomplete: exit 3.
-  const code = traceCut || r.hang?.unexplained ? 3 : r.verdict === 'ok' ? 0 : r.verdict === 'incomplete' ? 3 : 1;
-  const report: RunReport = { target, o, program, timing, r, events, ledger, loop, table, ptVar: variable, activeSms: plan.activeSms, omit: plan.omit, budget, share, traceCut };
+  const code = traceCut || cut || r.hang?.unexplained ? 3 : r.verdict === 'ok' ? 0 : r.verdict === 'incomplete' ? 3 : 1;
+  const report: RunReport = { target, o, program, timing, r, events, ledger, loop, table: rows, ptVar: pt.variable, cut, activeSms: plan.activeSms, omit: plan.omit, budget, share, traceCut };
   if (o.json) return (await writeRunJson(report, io)) ? 3 : code;
   return printRunText(report, io) ? 3 : code;
 }

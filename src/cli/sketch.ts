@@ -7,6 +7,7 @@ import { formatDiagnostic, LIMITS, parseSketch } from '../lang/index.js';
 import { UsageError } from './load.js';
 import { alignCaret } from './terminal.js';
 import { readInput } from './input.js';
+import { looksLikePtx } from './sniff.js';
 
 /** Errors printed for one file. */
 const SHOWN = 12;
@@ -27,6 +28,8 @@ export function loadSketchFile(path: string): Kernel {
     });
     const more = r.diagnostics.length - SHOWN;
     if (more > 0) shown.push(`… and ${more} more error${more > 1 ? 's' : ''} in ${path}`);
+    // PTX saved as .mbk: its first error is "expected 'eof'" at a comment; say what the file is.
+    if (looksLikePtx(src)) shown.push(`hint: ${path} looks like PTX (it has .version / .target / .entry directives), not a sketch: mbsim reads a file as PTX by its extension; save it as .ptx (then give its launch: docs/PTX.md)`);
     throw new UsageError(shown.join('\n'));
   }
   return r.kernel;

@@ -23,6 +23,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import type { Paint } from '../report/text.js';
 import { lazyBuiltin } from './builtins.js';
+import { displayPad } from '../lang/diagnostics.js';
 
 /** Characters {@link terminalText} escapes (see the module comment). */
 const UNSAFE = '[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]';
@@ -130,7 +131,8 @@ export function alignCaret(text: string, quoted: string | undefined, col: number
   const at = rows.indexOf(`  ${quoted}`);
   const caret = at >= 0 ? /^\s*(\^~*)$/.exec(rows[at + 1] ?? '') : null;
   if (!caret) return text;
-  const pad = [...quoted.slice(0, Math.max(0, col - 1))].map((c) => (c === '\t' ? '\t' : ' '.repeat(escapeControls(c).length))).join('');
+  // An escaped character is as wide as its escape; any other as the terminal shows it (displayPad).
+  const pad = [...quoted.slice(0, Math.max(0, col - 1))].map((c) => (escapeControls(c) !== c ? ' '.repeat(escapeControls(c).length) : displayPad(c))).join('');
   rows[at + 1] = `  ${pad}${caret[1]}`;
   return rows.join('\n');
 }

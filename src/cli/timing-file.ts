@@ -8,7 +8,7 @@ import { UsageError } from './errors.js';
 import { readInput } from './input.js';
 import { duplicateKey } from './json-keys.js';
 import { JsonPosError, parseJsonPos } from './json-pos.js';
-import { caretExcerpt, lineAt } from '../lang/diagnostics.js';
+import { caretExcerpt, excerptColumn, lineAt } from '../lang/diagnostics.js';
 import { alignCaret } from './terminal.js';
 
 /** Largest `--timing` file read (bytes). */
@@ -53,7 +53,7 @@ function atPos(file: string, text: string, e: JsonPosError, message: string): Us
   const src = lineAt(text, e.pos.line);
   if (src !== undefined) {
     const [shown, caret] = caretExcerpt(src, e.pos.col, e.pos.endCol);
-    out = alignCaret(`${out}\n  ${shown}\n  ${caret}`, shown, caret.indexOf('^') + 1);
+    out = alignCaret(`${out}\n  ${shown}\n  ${caret}`, shown, excerptColumn(src, e.pos.col));
   }
   return new UsageError(out);
 }

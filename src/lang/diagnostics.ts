@@ -83,7 +83,9 @@ export function lineAt(source: string, n: number): string | undefined {
  * The two lines a diagnostic shows for a span of `text` (1-based `col`, `endCol` one past the
  * end): the source line and the caret line under it, which repeats the line's tabs so that it lines
  * up in a terminal. A line longer than {@link EXCERPT_COLUMNS} is cut to that many columns around
- * the caret, with `…` where text is left out.
+ * the caret, with `…` where text is left out. The caret line is as wide as the terminal shows the
+ * text before the caret ({@link displayPad}: a combining accent takes no column, a CJK character
+ * two); {@link excerptColumn} gives the caret's place in the shown line.
  */
 export function caretExcerpt(text: string, col: number, endCol: number): [string, string] {
   const start = Math.max(1, Math.min(col, text.length + 1));
@@ -96,9 +98,47 @@ export function caretExcerpt(text: string, col: number, endCol: number): [string
   }
   const lead = from > 0 ? '…' : '';
   const shown = `${lead}${text.slice(from, to)}${to < text.length ? '…' : ''}`;
-  const pad = (lead ? ' ' : '') + text.slice(from, start - 1).replace(/[^\t]/g, ' ');
-  const tildes = Math.max(0, Math.min(end - 1, to) - start);
+  let pad = (lead ? ' ' : '') + displayPad(text.slice(from, start - 1));
+  // A span that starts with a combining accent points at the character it is drawn on.
+  const first = text.codePointAt(start - 1);
+  if (first !== undefined && columnsOf(first) === 0 && pad.endsWith(' ')) pad = pad.slice(0, -1);
+  // The span's own width, at least the caret's column: a span of one combining accent is one caret.
+  const tildes = Math.max(0, displayPad(text.slice(start - 1, Math.min(end - 1, to))).length - 1);
   return [shown, `${pad}^${'~'.repeat(tildes)}`];
+}
+
+/**
+ * The column (1-based, in UTF-16 units) of the line {@link caretExcerpt} shows for `text` at which
+ * its caret points at `col`: the same column unless the line was cut before it. `alignCaret`
+ * (src/cli/terminal.ts) takes it.
+ */
+export function excerptColumn(text: string, col: number): number {
+  const start = Math.max(1, Math.min(col, text.length + 1));
+  if (text.length <= EXCERPT_COLUMNS) return start;
+  const from = Math.max(0, Math.min(start - 1 - 40, text.length - EXCERPT_COLUMNS));
+  return (from > 0 ? 1 : 0) + start - from;
+}
+
+/** Combining marks and zero-width format characters: no column of their own in a terminal. */
+const ZERO_WIDTH = /^[\p{Mn}\p{Me}\p{Cf}]$/u;
+
+/**
+ * Columns a terminal gives the code point `cp`: 0 for a combining mark or a zero-width format
+ * character (U+0301, U+200B), 2 for an East Asian wide or fullwidth character or an emoji, else 1.
+ */
+export function columnsOf(cp: number): number {
+  if (cp < 0x300) return 1;
+  if (ZERO_WIDTH.test(String.fromCodePoint(cp))) return 0;
+  const wide = (cp >= 0x1100 && cp <= 0x115f) || (cp >= 0x2e80 && cp <= 0xa4cf && cp !== 0x303f) || (cp >= 0xac00 && cp <= 0xd7a3) || (cp >= 0xf900 && cp <= 0xfaff)
+    || (cp >= 0xfe30 && cp <= 0xfe4f) || (cp >= 0xff00 && cp <= 0xff60) || (cp >= 0xffe0 && cp <= 0xffe6) || (cp >= 0x1f300 && cp <= 0x1f64f) || (cp >= 0x1f900 && cp <= 0x1f9ff) || (cp >= 0x20000 && cp <= 0x3fffd);
+  return wide ? 2 : 1;
+}
+
+/** Blanks as wide as a terminal shows `text` (tabs kept as tabs), to put a caret under its end. */
+export function displayPad(text: string): string {
+  let out = '';
+  for (const ch of text) out += ch === '\t' ? '\t' : ' '.repeat(columnsOf(ch.codePointAt(0)!));
+  return out;
 }
 
 /** Shortens every word longer than 60 characters (a giant name or literal quoted in a message). */

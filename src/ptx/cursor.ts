@@ -14,7 +14,7 @@ export class SyntaxFail extends Error {
    * `after`: the error is just past token `at` (a missing `;` reported at the end of its line,
    * not at the next line's first token).
    */
-  constructor(message: string, readonly at: number, readonly hint = '', readonly code: 'E-ptx-syntax' | 'E-ptx-limit' = 'E-ptx-syntax', readonly after = false) {
+  constructor(message: string, readonly at: number, readonly hint = '', readonly code: 'E-ptx-syntax' | 'E-ptx-limit' | 'E-ptx-header' = 'E-ptx-syntax', readonly after = false) {
     super(message);
   }
 }
@@ -67,6 +67,19 @@ export class Cursor {
   /** The position of token `i` (default: the current one). */
   pos(i = this.p): SrcPos {
     return { file: this.file, line: this.t.line[i]!, col: this.t.col[i]! };
+  }
+
+  /** Warnings of the header's values (`.version`, `.target`, a directive's value) ptxas accepts: message, hint, token. */
+  readonly warnings: { message: string; hint: string; at: number }[] = [];
+
+  /** Throws an error of a header value (`E-ptx-header`) at token `at` (default: the current one). */
+  headerError(message: string, hint = '', at = this.p): never {
+    throw new SyntaxFail(message, at, hint, 'E-ptx-header');
+  }
+
+  /** Records a warning of a header value at token `at` (default: the current one). */
+  warn(message: string, hint = '', at = this.p): void {
+    this.warnings.push({ message, hint, at });
   }
 
   /** Throws the syntax error "expected `what`, found …" at the current token. */

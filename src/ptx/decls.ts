@@ -4,7 +4,7 @@
  * any order, then names with `<N>` register ranges, `[N]` dimensions and `= …` initializers.
  */
 import type { Decl, DeclName, Init, Param, PtrAttr, SrcPos } from './ast.js';
-import type { Cursor } from './cursor.js';
+import { SyntaxFail, type Cursor } from './cursor.js';
 import { Tok } from './lexer.js';
 import { parseExpr } from './operands.js';
 
@@ -115,6 +115,8 @@ function parseDeclName(c: Cursor): DeclName {
   const d: DeclName = { name: c.ident('a name to declare'), pos };
   if (c.punct('<')) {
     c.p++;
+    // `%r<2e9>`: a float constant is no count (and no register range is ever allocated whole).
+    if (c.kind() === Tok.Float) throw new SyntaxFail(`a register count in '<N>' is a whole number, found the float constant '${c.text().slice(0, 40)}'`, c.p);
     d.range = c.int("a register count in '<N>'");
     c.eat('>', "'>' after the register count");
   }

@@ -24,6 +24,10 @@ export const PTX_CODES = {
   limit: 'E-ptx-limit',
   /** A defect of the parser itself (reported, never thrown): please report the input. */
   internal: 'E-ptx-internal',
+  /** A header value ptxas rejects (`.version 99.9`, `.target sm_9999`, `.maxnreg 0`): src/ptx/header.ts. */
+  header: 'E-ptx-header',
+  /** A header value PTX allows and ptxas accepts but that means nothing (`.maxnreg 1000`): a warning. */
+  headerWarning: 'W-ptx-header',
 } as const;
 
 /** One of {@link PTX_CODES}. */
@@ -44,8 +48,8 @@ export interface PtxDiagnostic {
   endCol: number;
 }
 
-/** The result of {@link parsePtx}: the module, or the first error. */
-export type PtxParse = { ok: true; module: Module } | { ok: false; diagnostic: PtxDiagnostic };
+/** The result of {@link parsePtx}: the module and its warnings (code `W-ptx-header`), or the first error. */
+export type PtxParse = { ok: true; module: Module; warnings: PtxDiagnostic[] } | { ok: false; diagnostic: PtxDiagnostic };
 
 /**
  * Parses PTX source text. `file` names the input in positions and diagnostics. Returns the module,
@@ -57,7 +61,13 @@ export function parsePtx(src: string, file = '<ptx>'): PtxParse {
   const t = lex(src);
   if (!('count' in t)) return { ok: false, diagnostic: { code: PTX_CODES.lex, hint: '', file, ...t } };
   try {
-    return { ok: true, module: parseTokens(t, file) };
+    const found: { message: string; hint: string; at: number }[] = [];
+    const module = parseTokens(t, file, found);
+    const warnings = found.map((w): PtxDiagnostic => {
+      const col = t.col[w.at]!;
+      return { code: PTX_CODES.headerWarning, message: w.message, hint: w.hint, file, line: t.line[w.at]!, col, endCol: col + Math.max(1, Math.min(t.end[w.at]! - t.start[w.at]!, 200)) };
+    });
+    return { ok: true, module, warnings };
   } catch (e) {
     if (!(e instanceof SyntaxFail)) {
       const message = `internal error of the PTX parser: ${e instanceof Error ? e.message : String(e)}`;

@@ -5,6 +5,7 @@
  * `{ }` scopes, and `.section` data blocks. Every node gets its file:line:col.
  */
 import type { Block, CallPrototype, FileDirective, Func, FuncDirective, InlinedAt, Instruction, LocDirective, Module, ModuleItem, Section, SectionItem, SrcPos, Stmt } from './ast.js';
+import { checkTarget, checkVersion, directiveArgs } from './header.js';
 import { Cursor, parseIntText } from './cursor.js';
 import { isSpace, LINKAGE, parseDecl, parseParamList } from './decls.js';
 import { Tok, type Tokens } from './lexer.js';
@@ -16,11 +17,15 @@ const MODULE_WHAT = 'a module directive (.version, .target, .address_size, .file
 /** Directives a body may hold besides declarations, `.loc` and `.pragma`, kept as their words. */
 const BODY_DIRECTIVES = new Set(['.branchtargets', '.calltargets', '.maxnreg', '.maxntid', '.reqntid', '.minnctapersm', '.alias']);
 
-/** Parses a whole module from its tokens (throws `SyntaxFail`, which `parsePtx` reports). */
-export function parseTokens(t: Tokens, file: string): Module {
+/**
+ * Parses a whole module from its tokens (throws `SyntaxFail`, which `parsePtx` reports). The
+ * warnings of header values (src/ptx/header.ts) are pushed onto `warnings`.
+ */
+export function parseTokens(t: Tokens, file: string, warnings: Cursor['warnings'][number][] = []): Module {
   const c = new Cursor(t, file);
   const m: Module = { kind: 'module', file, targets: [], items: [], pos: c.pos() };
   while (c.kind() !== Tok.Eof) moduleItem(c, m);
+  warnings.push(...c.warnings);
   return m;
 }
 
@@ -33,12 +38,16 @@ function moduleItem(c: Cursor, m: Module): void {
       c.p++;
       if (c.kind() !== Tok.Float && c.kind() !== Tok.Int) c.fail("a version number after '.version' (e.g. 9.0)");
       m.version = c.text();
+      checkVersion(c);
       c.p++;
       return;
     }
     case '.target': {
       c.p++;
-      do m.targets.push(c.ident("a target after '.target' (e.g. sm_90a)")); while (c.accept(','));
+      do {
+        if (c.kind() === Tok.Ident) checkTarget(c);
+        m.targets.push(c.ident("a target after '.target' (e.g. sm_90a)"));
+      } while (c.accept(','));
       return;
     }
     case '.address_size': {
@@ -175,7 +184,7 @@ function func(c: Cursor, linkage: string[], pos: SrcPos): Func {
       f.directives.push(d);
       continue;
     }
-    if (c.kind() === Tok.Int) do d.args.push(c.int(`a number in ${d.name}`)); while (c.accept(','));
+    d.args = directiveArgs(c, d.name);
     f.directives.push(d);
   }
   if (c.accept(';')) return f;

@@ -88,6 +88,7 @@ export function flatten(f: Func, module?: Module): Flat {
   const walk = (b: Block, outer: (n: string) => string, depth: number, stack: readonly string[]): void => {
     const k = scopes++;
     const local = new Map<string, string>();
+    const localRanges = new Map<string, { n: number; type: string }>();
     const rename = (n: string) => (depth === 0 ? n : `${n}#${k}`);
     for (const st of b.stmts) {
       if (st.kind === 'label') local.set(st.name, rename(st.name));
@@ -95,8 +96,9 @@ export function flatten(f: Func, module?: Module): Flat {
         for (const d of st.names) {
           if (d.range !== undefined) {
             if (stack.length) {
-              // A callee's `%r<11>`: each register renamed for this call.
-              for (let i = 0; i < d.range; i++) { local.set(`${d.name}${i}`, rename(`${d.name}${i}`)); types.set(rename(`${d.name}${i}`), st.type); }
+              // A callee's `%r<11>`: each register renamed for this call, as it is named (a
+              // `%r<2000000000>` is not expanded register by register).
+              localRanges.set(d.name, { n: d.range, type: st.type });
               continue;
             }
             ranges.set(depth === 0 ? d.name : rename(d.name), { type: st.type, n: d.range });
@@ -110,7 +112,18 @@ export function flatten(f: Func, module?: Module): Flat {
         if (st.space !== '.reg' && st.space !== '.param') decls.push(st);
       }
     }
-    const name = (n: string): string => local.get(n) ?? outer(n);
+    const name = (n: string): string => local.get(n) ?? rangeName(n) ?? outer(n);
+    /** A register of a callee's `%r<N>` range (`%r7`, its index written as a plain decimal), renamed once. */
+    const rangeName = (n: string): string | undefined => {
+      if (!localRanges.size) return undefined;
+      const m = /^(.*\D)(\d+)$/.exec(n);
+      const r = m ? localRanges.get(m[1]!) : undefined;
+      if (!r || String(Number(m![2])) !== m![2] || Number(m![2]) >= r.n) return undefined;
+      const renamed = rename(n);
+      local.set(n, renamed);
+      types.set(renamed, r.type);
+      return renamed;
+    };
     for (const st of b.stmts) {
       if (st.kind === 'label') items.push({ label: name(st.name) });
       else if (st.kind === 'instr') {

@@ -84,6 +84,7 @@ export function translatePtx(m: Module, launch: PtxLaunch = {}): { kernel: Kerne
   // A block from the PTX's own directive is reported there, under its name (not as --block).
   if (typeof dims === 'string') throw new KernelError(directive ? `${directive.name} ${dims.slice('--block '.length)} (give --block N to launch another size)` : dims, at(directive?.pos ?? f.pos), 'ptx-launch');
   const block = dims[0] * dims[1] * dims[2];
+  const cluster = clusterOf(f, launch.cluster, at);
   const flat = flatten(f, m);
   const cfg = buildCfg(flat);
   const paramSyms = new Map<string, number>();
@@ -108,7 +109,7 @@ export function translatePtx(m: Module, launch: PtxLaunch = {}): { kernel: Kerne
   const kernel: Kernel = {
     name, arch: m.targets.some((t) => t.startsWith('sm_100') || t.startsWith('sm_10')) ? 'sm_100a' : 'sm_90a',
     params: [...params.values()].map((p) => p.decl),
-    cluster: num(launch.cluster ?? 1), grid: num(launch.grid ?? 1),
+    cluster: num(cluster), grid: num(launch.grid ?? 1),
     barriers, buffers,
     roles: [{ name, warps: block / 32, threads: block, per: 'warp', asWritten: true, body, loc: at(f.pos) }],
     file, loc: at(f.pos),
@@ -117,6 +118,23 @@ export function translatePtx(m: Module, launch: PtxLaunch = {}): { kernel: Kerne
   for (const it of flat.items) if (!('label' in it)) for (const d of destsOf(it)) if (facts.kind(d) !== 'U' && !facts.opaque(d)) varying.add(d);
   const count = (ss: Stmt[]): number => ss.reduce((n, s) => n + 1 + (s.s === 'if' ? count(s.then) + count(s.else ?? []) : 0), 0);
   return { kernel, stats: { entry: f.name, instructions: flat.items.filter((i) => !('label' in i)).length, blocks: cfg.blocks.length, varying: varying.size, irStatements: count(body) } };
+}
+
+/**
+ * The CTAs of a cluster: the launch's (`given`), else the `.reqnctapercluster` directive's, else 1;
+ * checked against the directives (PTX ISA "Cluster Dimension Directives"): a launch must have the
+ * cluster size `.reqnctapercluster` requires, and at most `.maxclusterrank` CTAs in a cluster.
+ * A mismatch is a {@link KernelError} at the directive.
+ */
+function clusterOf(f: Func, given: number | undefined, at: (p: { line: number; col: number }) => SrcLoc): number {
+  const req = f.directives.find((d) => d.name === '.reqnctapercluster');
+  const rank = f.directives.find((d) => d.name === '.maxclusterrank');
+  const need = req?.args.length ? req.args.reduce((a, b) => a * b, 1) : undefined;
+  const n = given ?? need ?? 1;
+  if (req && need !== undefined && n !== need) throw new KernelError(`.reqnctapercluster ${req.args.join(', ')} requires clusters of ${need} CTA${need > 1 ? 's' : ''}, and the launch has ${n} (give --cluster ${need}, or no --cluster)`, at(req.pos), 'ptx-launch');
+  const max = rank?.args[0];
+  if (rank && max !== undefined && n > max) throw new KernelError(`.maxclusterrank ${max} allows at most ${max} CTA${max > 1 ? 's' : ''} in a cluster, and the launch has ${n} (--cluster ${n})`, at(rank.pos), 'ptx-launch');
+  return n;
 }
 
 /** The block's dimensions `[x, y, z]`. */

@@ -58,6 +58,21 @@ export interface VacuousWait {
 export interface Ledger {
   phases: LedgerPhase[];
   vacuous: VacuousWait[];
+  /**
+   * Events the ledger was not built from: a cut-off (the CLI's `--timeout` for the report) stopped
+   * the building there, and the phases are those of the run's first events. Absent: built whole.
+   */
+  omittedEvents?: number;
+}
+
+/**
+ * A bound on building a report from a run's records (the ledger, the trace, the loop summary):
+ * `stop()` is asked as the building goes (once per record); once it says so, the report is built
+ * from what came before, and `omitted` counts the records left out.
+ */
+export interface ReportCut {
+  stop(): boolean;
+  omitted: number;
 }
 
 /** `events` is an array of machine events (objects with a kind `e`), else a TypeError naming `fn`. */
@@ -83,25 +98,39 @@ export function actorNamer(program: Program, events: MachineEvent[]): (agent: nu
   };
 }
 
-/** Builds the ledger of `events` (which must start at the beginning of a run). */
-export function buildLedger(program: Program, events: MachineEvent[]): Ledger {
+/**
+ * Builds the ledger of `events` (which must start at the beginning of a run). `cut` (optional)
+ * bounds the building: once its `stop()` says so, the rest of the events is left out, counted in
+ * `cut.omitted` and in the ledger's `omittedEvents`.
+ */
+export function buildLedger(program: Program, events: MachineEvent[], cut?: ReportCut): Ledger {
   programArg('buildLedger', program);
   eventsArg('buildLedger', events);
+  if (cut !== undefined && (!isRecord(cut) || typeof cut.stop !== 'function')) argError('buildLedger', 'cut', 'a ReportCut ({ stop(): boolean, omitted: number })', cut);
   const who = actorNamer(program, events);
-  const byKey = new Map<string, LedgerPhase>();
+  // By barrier key, then phase: numeric keys (a string key per event was a third of the time).
+  const byBar = new Map<number, Map<number, LedgerPhase>>();
   const phases: LedgerPhase[] = [];
   const vacuous: VacuousWait[] = [];
+  const find = (bar: number, phase: number): LedgerPhase | undefined => byBar.get(bar)?.get(phase);
   const get = (bar: number, phase: number): LedgerPhase => {
-    const k = `${bar}:${phase}`;
-    let p = byKey.get(k);
+    let m = byBar.get(bar);
+    if (!m) byBar.set(bar, (m = new Map()));
+    let p = m.get(phase);
     if (!p) {
       p = { bar, barrier: program.barrierName(bar), phase, arrivals: [], arrived: 0, txExpected: 0, txCompleted: 0, credits: [], completedAt: null, waiters: [] };
-      byKey.set(k, p);
+      m.set(phase, p);
       phases.push(p);
     }
     return p;
   };
-  for (const e of events) {
+  let omitted = 0;
+  for (let i = 0; i < events.length; i++) {
+    if (cut?.stop()) {
+      omitted = events.length - i;
+      break;
+    }
+    const e = events[i]!;
     switch (e.e) {
       case 'arrive': {
         const p = get(e.bar, e.phase);
@@ -128,7 +157,7 @@ export function buildLedger(program: Program, events: MachineEvent[]): Ledger {
         if (!e.pass) break;
         // The phase a passing parity wait observed: the latest phase with that parity before the current one.
         const observed = e.phase - 1 - ((e.phase - 1 - e.parity) & 1);
-        const p = observed >= 0 ? byKey.get(`${e.bar}:${observed}`) : undefined;
+        const p = observed >= 0 ? find(e.bar, observed) : undefined;
         if (observed < 0 || !p || p.completedAt === null) {
           vacuous.push({ bar: e.bar, barrier: program.barrierName(e.bar), who: who(e.agent, -1), t: e.t, parity: e.parity, loc: e.loc });
         } else p.waiters.push({ who: who(e.agent, -1), t: e.t, parity: e.parity, loc: e.loc });
@@ -139,5 +168,7 @@ export function buildLedger(program: Program, events: MachineEvent[]): Ledger {
     }
   }
   phases.sort((a, b) => a.bar - b.bar || a.phase - b.phase);
-  return { phases, vacuous };
+  if (!omitted) return { phases, vacuous };
+  if (cut) cut.omitted += omitted;
+  return { phases, vacuous, omittedEvents: omitted };
 }

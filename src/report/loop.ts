@@ -7,6 +7,7 @@
  * the second half of those passes (the first half holds the pipeline's fill).
  */
 import type { SimResult } from '../sim/simulate.js';
+import type { ReportCut } from './ledger.js';
 
 /** What {@link loopSummary} reports. */
 export interface LoopSummary {
@@ -29,13 +30,20 @@ export interface LoopSummary {
 /**
  * Summarizes the main loop of `r` (needs its events; null without events or with fewer than 4
  * iterations). `gridScale`: CTAs of the launch per simulated CTA (for TFLOP/s of a full grid).
+ * `cut` (optional) bounds the work: once its `stop()` says so the summary is null, and the events
+ * not looked at are counted in `cut.omitted`.
  */
-export function loopSummary(r: SimResult, gridScale = 1): LoopSummary | null {
+export function loopSummary(r: SimResult, gridScale = 1, cut?: ReportCut): LoopSummary | null {
   const events = r.events;
   if (!events) return null;
   const p = r.program;
   const passes = new Map<number, Map<string, number[]>>();
-  for (const e of events) {
+  for (let i = 0; i < events.length; i++) {
+    if (cut?.stop()) {
+      cut.omitted += events.length - i;
+      return null;
+    }
+    const e = events[i]!;
     if (e.e !== 'wait' || !e.pass) continue;
     const name = p.barrierOf(e.bar).info.name;
     let m = passes.get(e.agent);
@@ -55,7 +63,12 @@ export function loopSummary(r: SimResult, gridScale = 1): LoopSummary | null {
   const cyclesPerIteration = span / (n - 1 - i0);
   let tmaBytes = 0;
   let flop = 0;
-  for (const e of events) {
+  for (let i = 0; i < events.length; i++) {
+    if (cut?.stop()) {
+      cut.omitted += events.length - i;
+      return null;
+    }
+    const e = events[i]!;
     if (e.e !== 'async' || e.t < t0 || e.t > t1) continue;
     if (e.kind === 'tma') tmaBytes += e.bytes;
     else if (e.kind === 'wgmma' || e.kind === 'tc.mma') flop += e.bytes;

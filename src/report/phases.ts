@@ -3,6 +3,7 @@
  * agent's loop, the stage, the phase parity it waited on, the barrier's parity after that phase
  * completed, and the loop's phase variable after the iteration.
  */
+import type { MachineEvent } from '../machine/events.js';
 import type { MachineState } from '../machine/machine.js';
 import type { Program } from '../machine/program.js';
 import { simulate } from '../sim/simulate.js';
@@ -34,6 +35,24 @@ export const passedAtOnce = (r: PhaseRow): boolean => r.phase === 0;
  * Throws a RangeError naming the argument if the role, barrier array or variable does not exist.
  */
 export function phaseTable(program: Program, role = 'consumer', barrier = 'tma_bar', phaseVar = 'phase_tma'): PhaseRow[] {
+  const rec = phaseRecorder(program, role, barrier, phaseVar);
+  simulate(program, { recordSpans: false, onStep: rec.onStep });
+  return rec.rows;
+}
+
+/** What {@link phaseRecorder} gives: the step hook of a simulation and the rows it has recorded. */
+export interface PhaseRecorder {
+  /** Give it to `simulate` as `onStep`. */
+  onStep: (s: MachineState, events: readonly MachineEvent[]) => void;
+  rows: PhaseRow[];
+}
+
+/**
+ * The rows of {@link phaseTable}, recorded by a simulation the caller runs (with its own bounds:
+ * `mbsim run` records them in its one simulation, so the table stops where the run stops).
+ * Throws a RangeError naming the argument, as {@link phaseTable} does.
+ */
+export function phaseRecorder(program: Program, role: string, barrier: string, phaseVar: string): PhaseRecorder {
   programArg('phaseTable', program);
   stringArg('phaseTable', 'role', role);
   stringArg('phaseTable', 'barrier', barrier);
@@ -45,19 +64,16 @@ export function phaseTable(program: Program, role = 'consumer', barrier = 'tma_b
   const slot = slots.indexOf(phaseVar);
   if (slot < 0) throw new RangeError(`phaseTable: phaseVar '${cut(phaseVar)}' is no variable of role '${cut(role)}' (its variables: ${slots.slice(6).join(', ') || 'none'})`);
   const rows: PhaseRow[] = [];
-  simulate(program, {
-    recordSpans: false,
-    onStep: (s: MachineState, events) => {
-      for (const e of events) {
-        if (e.e !== 'wait' || e.agent !== agent.id || !e.pass) continue;
-        const info = program.barrierOf(e.bar);
-        if (info.info.name !== barrier) continue;
-        const phase = s.bars[e.bar]!.phase;
-        rows.push({ iteration: rows.length, stage: info.index, parityWaited: e.parity, parityAfter: phase & 1, phaseVar: s.agents[agent.id]!.frame[slot]!, phase });
-      }
-    },
-  });
-  return rows;
+  const onStep = (s: MachineState, events: readonly MachineEvent[]) => {
+    for (const e of events) {
+      if (e.e !== 'wait' || e.agent !== agent.id || !e.pass) continue;
+      const info = program.barrierOf(e.bar);
+      if (info.info.name !== barrier) continue;
+      const phase = s.bars[e.bar]!.phase;
+      rows.push({ iteration: rows.length, stage: info.index, parityWaited: e.parity, parityAfter: phase & 1, phaseVar: s.agents[agent.id]!.frame[slot]!, phase });
+    }
+  };
+  return { onStep, rows };
 }
 
 /** The table as text, with the seed's column names (`phaseVar` names the last column). */

@@ -65,7 +65,10 @@ export function renderTimeline(r: SimResult, width = 96, paint: Paint = PLAIN, s
   const laneNames = new Map<string, string>();
   for (const a of p.agents) laneNames.set(String(a.id), a.name);
   const lanes = new Map<string, Span[]>();
-  for (const sp of spans) {
+  for (let i = 0; i < spans.length; i++) {
+    // A long run has millions of spans: `stop` is asked as they are sorted into lanes too.
+    if ((i & 4095) === 4095 && stop?.()) return paint.dim(`… (the timeline was cut: ${(spans.length - i).toLocaleString('en-US')} of ${spans.length.toLocaleString('en-US')} spans not drawn)`);
+    const sp = spans[i]!;
     let l = lanes.get(sp.lane);
     if (!l) lanes.set(sp.lane, (l = []));
     l.push(sp);
@@ -244,6 +247,7 @@ export function renderLedger(ledger: Ledger, maxPhases = 24, focus?: number[]): 
     if (p.waiters.length) lines.push(`  released: ${p.waiters.map((w) => `${w.who} (parity ${w.parity}) t=${fmt(w.t)}`).join('; ')}`);
   }
   if (!focus && ledger.phases.length > shown.length) lines.push(`… ${ledger.phases.length - shown.length} more phases (--events shows all, --json too)`);
+  if (ledger.omittedEvents) lines.push(`… (the ledger was cut short: built from the run's first events, ${ledger.omittedEvents.toLocaleString('en-US')} later events left out)`);
   if (ledger.vacuous.length) {
     const byBar = new Map<string, number>();
     for (const v of ledger.vacuous) byBar.set(`${v.barrier} by ${v.who} (parity ${v.parity})`, (byBar.get(`${v.barrier} by ${v.who} (parity ${v.parity})`) ?? 0) + 1);

@@ -9,7 +9,7 @@ import type { MachineEvent } from '../machine/events.js';
 import type { Program } from '../machine/program.js';
 import type { Span } from '../sim/simulate.js';
 import { argError, isRecord, programArg } from '../model/api-args.js';
-import { eventsArg } from './ledger.js';
+import { eventsArg, type ReportCut } from './ledger.js';
 
 /** One trace event (Chrome trace-event format). */
 export interface TraceEvent {
@@ -30,10 +30,7 @@ export interface TraceEvent {
  * A bound on building a trace: `stop()` is asked once per span and event; when it says so, the
  * trace is built from what came before, and `omitted` counts the spans and events left out.
  */
-export interface TraceCut {
-  stop(): boolean;
-  omitted: number;
-}
+export type TraceCut = ReportCut;
 
 /**
  * Builds the trace of a run from its spans and events. `clockMHz` converts cycles to µs; `cut`
