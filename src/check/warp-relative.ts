@@ -50,6 +50,14 @@ export { MAX_NODES, MAX_SET, MAX_TABLE } from './warp-values.js';
 /** Expressions nested deeper than this leave the role unanalysed (its warps get no relative symmetry). */
 export const MAX_EXPR_DEPTH = 256;
 
+/**
+ * Most block visits of one warp's value-set fixpoint: beyond it the role is left unanalysed (no
+ * relative symmetry for its warps, which is sound). The fixtures need at most about 100; a loop
+ * over lane-varying counters (32 slots per register, each set growing one value per pass up to
+ * MAX_SET) under an outer loop took 125,000 visits and 20 s per warp.
+ */
+export const MAX_FIXPOINT_VISITS = 5_000;
+
 /** What the analysis tells about one warp. */
 export interface WarpRelative {
   /** Equal for two warps of one role instance and CTA when they are interchangeable (see the module comment). */
@@ -208,7 +216,9 @@ function fixpoint(c: Ctx, init: VSet[]): (VSet[] | null)[] {
       todo.push(to);
     }
   };
+  let visits = 0;
   while (todo.length) {
+    if (++visits > MAX_FIXPOINT_VISITS) throw new GiveUp();
     const pc0 = todo.pop()!;
     queued[pc0] = 0;
     const env = at[pc0]!.slice();

@@ -21,7 +21,7 @@ export interface InsEnv extends ValueEnv {
   /** The barrier an address operand names in `lane` (default: the lead lane's; throws NotModelled / Opaque). */
   bar(it: FlatIns, o: Operand, lane?: Lane): BarRef;
   /** The buffer element an address operand names. */
-  buf(it: FlatIns, o: Operand): BufRef;
+  buf(it: FlatIns, o: Operand, lane?: Lane): BufRef;
   /** Bytes one `cp.async.bulk.tensor` through tensor-map operand `o` delivers. */
   tensorBytes(it: FlatIns, o: Operand): number;
   /** The register holding the shared-memory address a wgmma descriptor register was built from. */
@@ -72,7 +72,7 @@ export function insStmts(env: InsEnv, it: FlatIns, loc: SrcLoc, divergent: boole
   if (env.isFlag(it)) return gmemStmts(env, it, loc, divergent, guard, gspin);
   switch (ins.base) {
     case 'ld': return ld(env, it, loc, divergent, guard);
-    case 'st': if (ins.mods[0] === 'async') return stAsyncStmts(env, it, loc, divergent, guard); return ins.mods.includes('shared') || ins.mods.some((m) => m.startsWith('shared')) ? once({ op: 'st.shared', buf: env.buf(it, ins.operands[0]!) }, loc, divergent, guard) : [];
+    case 'st': if (ins.mods[0] === 'async') return stAsyncStmts(env, it, loc, divergent, guard); return ins.mods.includes('shared') || ins.mods.some((m) => m.startsWith('shared')) ? sharedAccess(env, it, ins.operands[0]!, 'st.shared', loc, divergent, guard) : [];
     case 'mbarrier': return mbarrier(env, it, srcs, loc, divergent, guard, spin);
     case 'fence':
       if (m0 === 'mbarrier_init') return once({ op: 'fence.mbarrier_init' }, loc, divergent, guard);
@@ -142,8 +142,26 @@ function ld(env: InsEnv, it: FlatIns, loc: SrcLoc, divergent: boolean, guard?: E
       return p;
     }, loc, divergent, guard);
   }
-  if (ins.mods.some((m) => m.startsWith('shared'))) return once({ op: 'ld.shared', buf: env.buf(it, src) }, loc, divergent, guard);
+  if (ins.mods.some((m) => m.startsWith('shared'))) return sharedAccess(env, it, src, 'ld.shared', loc, divergent, guard);
   return [];
+}
+
+/**
+ * A warp's `ld.shared` / `st.shared`: the buffer element of its lead lane's address and, when the
+ * address varies between lanes, also lane 31's element where lane 31 is active and its element
+ * differs (a warp's contiguous access spans at most two elements of one warp's bytes, layout.ts).
+ */
+function sharedAccess(env: InsEnv, it: FlatIns, o: Operand, op: 'ld.shared' | 'st.shared', loc: SrcLoc, divergent: boolean, guard: Expr | undefined): Stmt[] {
+  const first = env.buf(it, o);
+  const stmts = once({ op, buf: first }, loc, divergent, guard);
+  const varying = o.kind === 'address' && regsOf({ ...o, rest: [] }, it).some((r) => env.facts.kind(r) !== 'U');
+  if (!varying) return stmts;
+  const last = env.buf(it, o, LANES - 1);
+  if (last.index.k === 'num' && first.index.k === 'num' && last.index.v === first.index.v) return stmts;
+  const differ = bin('!=', last.index, first.index);
+  if (!divergent && !guard) return [...stmts, { s: 'if', cond: differ, then: [{ s: 'op', op: { op, buf: last }, loc }], loc }];
+  const active = bin('!=', bin('&', guard ? bin('&', v('%mask'), guard) : v('%mask'), num(2 ** 31)), num(0));
+  return [...stmts, { s: 'if', cond: bin('&&', active, differ), then: [{ s: 'op', op: { op, buf: last }, loc }], loc }];
 }
 
 function mbarrier(env: InsEnv, it: FlatIns, srcs: Operand[], loc: SrcLoc, divergent: boolean, guard: Expr | undefined, spin: boolean): Stmt[] {
@@ -244,6 +262,8 @@ function cp(env: InsEnv, it: FlatIns, loc: SrcLoc, divergent: boolean, guard?: E
   const lead = (o: Operand): Expr => value(env, it, o, 'lead');
   const what = ins.opcode;
   if (m[0] === 'async' && m[1] !== 'bulk') return cpAsyncStmts(env, it, loc, divergent, guard);
+  const store = bulkStore(env, it, lead, loc, divergent, guard);
+  if (store) return store;
   if (m[0] !== 'async' || m[1] !== 'bulk') throw new NotModelled(what);
   if (m[2] === 'commit_group') return once({ op: 'cp.async.bulk.commit_group' }, loc, divergent, guard);
   if (m[2] === 'wait_group') return once({ op: 'cp.async.bulk.wait_group', n: lead(ops[0]!), read: m.includes('read') }, loc, divergent, guard);
@@ -254,6 +274,27 @@ function cp(env: InsEnv, it: FlatIns, loc: SrcLoc, divergent: boolean, guard?: E
     return counted((per) => ({ op: 'cp.async.bulk', tensor: true, dst: env.buf(it, ops[0]!), bytes: num(bytes), bar: env.bar(it, ops[2]!), ...multicast, per }), what, loc, divergent, guard);
   }
   return counted((per) => ({ op: 'cp.async.bulk', tensor: false, dst: env.buf(it, ops[0]!), bytes: lead(ops[2]!), bar: env.bar(it, ops[3]!), ...multicast, per }), what, loc, divergent, guard);
+}
+
+/**
+ * A bulk store or reduction from shared memory, tracked by bulk async-groups (PTX ISA
+ * §9.7.9.25.4.1, §9.7.9.27.1.2-3): `cp.async.bulk.global.shared::cta.bulk_group [g], [s], n`, its
+ * tensor form `cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group [tmap, {…}], [s]` (the box's
+ * bytes, --tensor-map) and `cp.reduce.async.bulk(.tensor)…` of the same operands; null for others.
+ */
+function bulkStore(env: InsEnv, it: FlatIns, lead: (o: Operand) => Expr, loc: SrcLoc, divergent: boolean, guard?: Expr): Stmt[] | null {
+  const m = it.ins.mods;
+  const reduce = m[0] === 'reduce';
+  const r = reduce ? m.slice(1) : m;
+  if (r[0] !== 'async' || r[1] !== 'bulk') return null;
+  const g = r.indexOf('global');
+  const sh = r.findIndex((x) => x.startsWith('shared'));
+  if (g < 0 || sh < 0 || g > sh || !r.includes('bulk_group')) return null;
+  const ops = it.ins.operands;
+  const tensor = r[2] === 'tensor';
+  const bytes = tensor ? num(env.tensorBytes(it, ops[0]!)) : lead(ops[2]!);
+  const redop = reduce ? r.find((x) => ['add', 'min', 'max', 'inc', 'dec', 'and', 'or', 'xor'].includes(x)) : undefined;
+  return counted((per) => (reduce ? { op: 'cp.reduce.async.bulk', tensor, src: env.buf(it, ops[1]!), bytes, ...(redop ? { redop } : {}), per } : { op: 'cp.async.bulk.store', src: env.buf(it, ops[1]!), bytes, per }), it.ins.opcode, loc, divergent, guard);
 }
 
 function wgmma(env: InsEnv, it: FlatIns, lead: (o: Operand) => Expr, loc: SrcLoc, divergent: boolean, guard?: Expr): Stmt[] {

@@ -2,14 +2,14 @@
  * Where the symbols of a PTX kernel live in the translation: every `.shared` array (static and the
  * dynamic `extern .shared` one) gets a base address and becomes an IR barrier array (8 bytes per
  * mbarrier) when an mbarrier operation or a copy's completion operand addresses it, otherwise an
- * IR shared-memory buffer cut into elements of the tensor maps' box size (so that the stages of a
- * ring are separate elements); parameters get addresses (a tensor map is named by its address) or
+ * IR shared-memory buffer cut into elements of the tensor maps' box size, or else of the constant
+ * size of the 1-D bulk copies that address it (so that the stages of a ring are separate elements); parameters get addresses (a tensor map is named by its address) or
  * values (`--param`).
  */
 import type { BarrierDecl, BufferDecl, SrcLoc } from '../kernel/ir.js';
-import type { Decl, Func, Module, Param } from '../ptx/ast.js';
+import type { Decl, Func, Module, Operand, Param } from '../ptx/ast.js';
 import type { Facts } from './analysis.js';
-import { regsOf } from './analysis.js';
+import { destsOf, regsOf } from './analysis.js';
 import type { Flat } from './flat.js';
 
 /** A `.shared` array of the kernel as the translation lays it out. */
@@ -53,12 +53,46 @@ function declSize(d: Decl, n: Decl['names'][number], dynamicSmem: number): numbe
 
 const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
 
+/**
+ * The value of an integer operand when it is an immediate or a register every definition of which
+ * (in the flattened kernel) is a `mov` of the same immediate; otherwise undefined.
+ */
+export function constantOf(flat: Flat, at: Flat['items'][number], o: Operand | undefined): number | undefined {
+  if (!o || 'label' in at) return undefined;
+  if (o.kind === 'int') return Number(o.value);
+  if (o.kind !== 'name') return undefined;
+  const reg = at.name(o.name);
+  let value: number | undefined;
+  for (const it of flat.items) {
+    if ('label' in it || !destsOf(it).includes(reg)) continue;
+    const src = it.ins.operands[1];
+    if (it.ins.base !== 'mov' || it.ins.operands.length !== 2 || src?.kind !== 'int') return undefined;
+    const v = Number(src.value);
+    if (value !== undefined && value !== v) return undefined;
+    value = v;
+  }
+  return value;
+}
+
+const TYPE_BYTES: Record<string, number> = { b8: 1, u8: 1, s8: 1, b16: 2, u16: 2, s16: 2, f16: 2, bf16: 2, b32: 4, u32: 4, s32: 4, f32: 4, f16x2: 4, bf16x2: 4, b64: 8, u64: 8, s64: 8, f64: 8, b128: 16 };
+
+/** Bytes one lane of an `ld` / `st` moves (its type times its vector width), from its modifiers. */
+function accessBytes(mods: readonly string[]): number | undefined {
+  const t = mods.map((m) => TYPE_BYTES[m]).find((x) => x !== undefined);
+  const vec = mods.map((m) => /^v(\d)$/.exec(m)).find((x) => x);
+  return t === undefined ? undefined : t * (vec ? Number(vec[1]) : 1);
+}
+
 /** Lays out the `.shared` arrays of `f` (module-level ones included) and decides each one's role. */
 export function layoutShared(m: Module, f: Func, flat: Flat, facts: Facts, dynamicSmem: number, boxes: number[], file: string): SharedSym[] {
   const decls = [...m.items.filter((i): i is Decl => i.kind === 'decl'), ...flat.decls].filter((d) => d.space.startsWith('.shared'));
   const barrierSyms = new Set<string>();
   /** Arrays an Ampere cp.async writes: cut into one warp's bytes (32 lanes × cp-size), each warp its own element. */
   const cpGranule = new Map<string, number>();
+  /** Arrays a 1-D bulk copy (`cp.async.bulk`, no tensor map) of a constant size reads or writes: cut into that size. */
+  const bulkGranule = new Map<string, number>();
+  /** Arrays a warp's lanes load or store at lane-varying addresses: cut into one warp's bytes (32 × the access size). */
+  const laneGranule = new Map<string, number>();
   for (const it of flat.items) {
     if ('label' in it) continue;
     const ins = it.ins;
@@ -66,6 +100,21 @@ export function layoutShared(m: Module, f: Func, flat: Flat, facts: Facts, dynam
       const [dst, , size] = ins.operands;
       const per = size && size.kind === 'int' ? Number(size.value) * 32 : 512;
       if (dst && dst.kind === 'address' && dst.base) for (const s of [dst.base, ...regsOf({ ...dst, rest: [] }, it).flatMap((r) => [...facts.prov(r)])]) cpGranule.set(s, Math.min(cpGranule.get(s) ?? per, per));
+    }
+    const generic = ins.base === 'ld' || ins.base === 'st' ? ins.operands[ins.base === 'ld' ? 1 : 0] : undefined;
+    if (generic?.kind === 'address' && ins.mods[0] !== 'async' && ins.mods.some((m) => m.startsWith('shared'))) {
+      const regs = regsOf({ ...generic, rest: [] }, it);
+      const bytes = accessBytes(ins.mods);
+      if (bytes !== undefined && regs.some((r) => facts.kind(r) !== 'U')) for (const s of [...(generic.base ? [generic.base] : []), ...regs.flatMap((r) => [...facts.prov(r)])]) laneGranule.set(s, Math.min(laneGranule.get(s) ?? 32 * bytes, 32 * bytes));
+    }
+    if (ins.base === 'cp' && ins.mods[0] === 'async' && ins.mods[1] === 'bulk' && ins.mods[2] !== 'tensor' && !ins.mods.includes('prefetch')) {
+      const bytes = constantOf(flat, it, ins.operands[2]);
+      if (bytes !== undefined && bytes > 0) {
+        for (const a of ins.operands.slice(0, 2)) {
+          if (a?.kind !== 'address') continue;
+          for (const s of [...(a.base ? [a.base] : []), ...regsOf({ ...a, rest: [] }, it).flatMap((r) => [...facts.prov(r)])]) bulkGranule.set(s, gcd(bulkGranule.get(s) ?? bytes, bytes));
+        }
+      }
     }
     let o;
     if (ins.base === 'mbarrier') o = ins.operands.find((x) => x.kind === 'address');
@@ -88,8 +137,11 @@ export function layoutShared(m: Module, f: Func, flat: Flat, facts: Facts, dynam
       let ir = shortName(n.name);
       if (used.has(ir)) ir = n.name;
       used.add(ir);
-      const cpg = cpGranule.get(n.name);
-      const granule = role === 'barrier' ? 8 : box > 0 && size > box ? box : cpg !== undefined && size > cpg && size % cpg === 0 ? cpg : size;
+      // The first that cuts the array into more than one element: the tensor maps' box, the 1-D bulk
+      // copies' size, one warp's cp.async bytes, one warp's ld/st bytes; else the whole array.
+      const cuts = box > 0 ? [box, cpGranule.get(n.name)] : [bulkGranule.get(n.name), cpGranule.get(n.name), laneGranule.get(n.name)];
+      const cut = cuts.find((g) => g !== undefined && size > g && (g === box || size % g === 0));
+      const granule = role === 'barrier' ? 8 : cut ?? size;
       out.push({ name: n.name, ir, base: at, size, role, granule, loc: { file, line: n.pos.line, col: n.pos.col } });
       at += Math.ceil(size / ALIGN) * ALIGN;
     }

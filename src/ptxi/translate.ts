@@ -81,6 +81,7 @@ export function translatePtx(m: Module, launch: PtxLaunch = {}): { kernel: Kerne
   const given = launch.block ?? directive?.args;
   if (given === undefined) throw new KernelError(`kernel ${f.name}: the block size is not in the PTX (no .reqntid / .maxntid): give --block N`, at(f.pos), 'ptx-launch');
   const dims = blockDims(given);
+  launch = { ...launch, cluster: clusterOf(f, launch.cluster, at) };
   // A block from the PTX's own directive is reported there, under its name (not as --block).
   if (typeof dims === 'string') throw new KernelError(directive ? `${directive.name} ${dims.slice('--block '.length)} (give --block N to launch another size)` : dims, at(directive?.pos ?? f.pos), 'ptx-launch');
   const block = dims[0] * dims[1] * dims[2];
@@ -272,8 +273,8 @@ function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<str
       if (!clusterAddressed(it)) return { name: sym.ir, index: bin('/', bin('-', addr, num(sym.base)), num(8)) };
       return { name: sym.ir, ...clusterIndex(addr, sym.base, 8) };
     },
-    buf(it, o): BufRef {
-      const { sym, addr } = where(it, o);
+    buf(it, o, lane: Lane = 'lead'): BufRef {
+      const { sym, addr } = where(it, o, lane);
       if (sym.role !== 'buffer') throw new NotModelled(`${it.ins.opcode} accesses the mbarrier array ${sym.ir} as data`);
       if (clusterAddressed(it) && it.ins.base !== 'mbarrier') return { name: sym.ir, ...clusterIndex(addr, sym.base, sym.granule) };
       const index = bin('/', bin('-', addr, num(sym.base)), num(sym.granule));
@@ -318,6 +319,18 @@ function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<str
     },
   };
   return env;
+}
+
+/**
+ * The cluster size of a launch: `--cluster` when given, else the kernel's own `.reqnctapercluster`
+ * (nvcc writes it for `__cluster_dims__`), else 1. A given size that contradicts the directive is
+ * refused at the directive (CUDA refuses that launch too).
+ */
+function clusterOf(f: Func, given: number | undefined, at: (p: { line: number; col: number }) => SrcLoc): number {
+  const d = f.directives.find((x) => x.name === '.reqnctapercluster');
+  const fixed = d ? d.args.reduce((a, x) => a * Number(x), 1) : undefined;
+  if (given !== undefined && fixed !== undefined && given !== fixed) throw new KernelError(`kernel ${f.name} was compiled for clusters of ${fixed} CTAs (.reqnctapercluster ${d!.args.join(', ')}, __cluster_dims__); --cluster ${given} contradicts it`, at(d!.pos), 'ptx-launch');
+  return given ?? fixed ?? 1;
 }
 
 /** Whether the addresses of `it` are `shared::cluster` ones that may name a peer CTA (mapa): mbarrier, st/red.async, tcgen05.commit. */
