@@ -68,7 +68,7 @@ describe('cluster2.cu: __cluster_dims__(2,1,1), multicast TMA, remote release th
   it('the cluster comes from .reqnctapercluster; a contradicting --cluster is refused at the directive', () => {
     const p = program('cluster2.ptx', L);
     expect(p.agents.map((a) => a.name)).toEqual(['cluster2.w0@c0', 'cluster2.w1@c0', 'cluster2.w0@c1', 'cluster2.w1@c1']);
-    expect(() => program('cluster2.ptx', { ...L, cluster: 4 })).toThrow(/compiled for clusters of 2 CTAs.*--cluster 4/);
+    expect(() => program('cluster2.ptx', { ...L, cluster: 4 })).toThrow(/requires clusters of 2 CTAs, and the launch has 4/);
     expect(program('cluster2.ptx', { ...L, cluster: 2 }).agents).toHaveLength(4);
   });
   it('one tile checks OK; the release on the wrong rank hangs (run, three tiles)', () => {

@@ -321,18 +321,6 @@ function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<str
   return env;
 }
 
-/**
- * The cluster size of a launch: `--cluster` when given, else the kernel's own `.reqnctapercluster`
- * (nvcc writes it for `__cluster_dims__`), else 1. A given size that contradicts the directive is
- * refused at the directive (CUDA refuses that launch too).
- */
-function clusterOf(f: Func, given: number | undefined, at: (p: { line: number; col: number }) => SrcLoc): number {
-  const d = f.directives.find((x) => x.name === '.reqnctapercluster');
-  const fixed = d ? d.args.reduce((a, x) => a * Number(x), 1) : undefined;
-  if (given !== undefined && fixed !== undefined && given !== fixed) throw new KernelError(`kernel ${f.name} was compiled for clusters of ${fixed} CTAs (.reqnctapercluster ${d!.args.join(', ')}, __cluster_dims__); --cluster ${given} contradicts it`, at(d!.pos), 'ptx-launch');
-  return given ?? fixed ?? 1;
-}
-
 /** Whether the addresses of `it` are `shared::cluster` ones that may name a peer CTA (mapa): mbarrier, st/red.async, tcgen05.commit. */
 function clusterAddressed(it: FlatIns): boolean {
   const b = it.ins.base;
