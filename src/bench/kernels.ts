@@ -10,8 +10,9 @@
  *
  * Rows whose shared memory does not fit 227 KiB run with the stage tiles halved (marked `*`, the
  * smaller tile a real configuration would pick) or are skipped; a row at least as large in S, K and
- * T as one that hit the bound is not run (marked `>bound`); the section stops starting rows after
- * BENCH_KERNELS_BUDGET_S (default 1080 s).
+ * T as one that hit the bound is not run (marked `>bound`); the section stops starting kernel rows
+ * after BENCH_KERNELS_BUDGET_S (default 600 s) and planted rows after BENCH_KERNELS_PLANTED_BUDGET_S
+ * (default 360 s), so that it ends within 20 minutes.
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -109,8 +110,10 @@ export interface SectionOptions {
   log: (line: string) => void;
   timeoutMs?: number;
   maxMemory?: number;
-  /** Stop starting rows after this many ms. */
+  /** Stop starting kernel rows after this many ms. */
   budgetMs?: number;
+  /** Stop starting planted-bug rows after this many ms. */
+  plantedBudgetMs?: number;
   /** Runs one row (default {@link runInChild}). */
   runner?: (root: string, job: RowJob) => RowResult;
 }
@@ -137,8 +140,9 @@ export function findingOf(spec: PlantedSpec, r: RowResult): string {
 }
 
 /**
- * Runs `rows` and logs the table. Kernel rows dominated by a row (same kernel and C, at most as large
- * in S, K and T) that hit the bound are not run. Returns the results by row.
+ * Runs `rows` and logs the table. Rows dominated by a row (same sketch and C, at most as large in S,
+ * K and T) that hit the bound (a kernel row unfinished, a planted row without its finding) are not
+ * run. Returns the results by row.
  */
 export function runGrid(rows: GridRow[], o: SectionOptions): Map<GridRow, RowResult> {
   const runner = o.runner ?? runInChild;
@@ -150,8 +154,8 @@ export function runGrid(rows: GridRow[], o: SectionOptions): Map<GridRow, RowRes
   o.log(`${'kernel'.padEnd(24)} S   K  T  C  ${'verdict / finding'.padEnd(30)}${'states'.padStart(11)}${'seconds'.padStart(8)}${'peak MB'.padStart(8)}`);
   for (const row of rows) {
     const planted = 'found' in row.spec;
-    if (!planted && bounded.some((b) => b.spec === row.spec && b.C === row.C && b.S <= row.S && b.K <= row.K && b.T <= row.T)) {
-      o.log(formatRow(row, 'INCOMPLETE (>bound: a smaller row hit it)'));
+    if (bounded.some((b) => b.spec === row.spec && b.C === row.C && b.S <= row.S && b.K <= row.K && b.T <= row.T)) {
+      o.log(formatRow(row, planted ? 'MISSED (>bound: a smaller row hit it)' : 'INCOMPLETE (>bound: a smaller row hit it)'));
       continue;
     }
     if (o.budgetMs !== undefined && performance.now() - t0 > o.budgetMs) {
@@ -160,10 +164,24 @@ export function runGrid(rows: GridRow[], o: SectionOptions): Map<GridRow, RowRes
     }
     const r = runner(o.root, { file: row.spec.file, set: row.set, timeoutMs, maxMemory });
     out.set(row, r);
-    if (!planted && !r.complete && r.stoppedBy !== 'hazard') bounded.push(row);
+    if (planted ? !(row.spec as PlantedSpec).found(r) && !r.complete : !r.complete && r.stoppedBy !== 'hazard') bounded.push(row);
     o.log(formatRow(row, planted ? findingOf(row.spec as PlantedSpec, r) : verdictOf(r), r));
   }
   return out;
+}
+
+/**
+ * Rows smallest first (S x K x T, then S, K, T; stable in kernel order), so that every kernel gets
+ * its small rows before the budget runs out and a row comes after the rows that dominate it.
+ */
+export function bySize(rows: GridRow[]): GridRow[] {
+  const key = (r: GridRow) => [r.S * r.K * r.T, r.S, r.K, r.T];
+  return [...rows].sort((a, b) => {
+    const x = key(a);
+    const y = key(b);
+    for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return x[i]! - y[i]!;
+    return 0;
+  });
 }
 
 /** The whole section: the kernel grid, the planted-bug grid, and the target row's summary. */
@@ -171,10 +189,10 @@ export function kernelSection(o: SectionOptions): void {
   const timeoutMs = o.timeoutMs ?? 20_000;
   const started = performance.now();
   o.log(`kernels (S stages, K k-iterations, T tiles, C CTAs; * = stage tiles halved to fit 227 KiB; each row in a child process, bounded at ${timeoutMs / 1000} s and ${mb(o.maxMemory ?? 2 * 2 ** 30)} MB):`);
-  runGrid(buildRows(KERNELS, o.root), o);
+  runGrid(bySize(buildRows(KERNELS, o.root)), o);
   o.log('');
   o.log('planted bugs (expected: pingpong-order-start race on A/B; pingpong-release-half phase-alias or hang on empty[0]; cooperative-empty-short race on A/B):');
-  const planted = runGrid(buildRows(PLANTED, o.root), { ...o, budgetMs: undefined });
+  const planted = runGrid(bySize(buildRows(PLANTED, o.root)), { ...o, budgetMs: o.plantedBudgetMs });
   const missed = [...planted].filter(([row, r]) => !(row.spec as PlantedSpec).found(r)).length;
   o.log(`planted bugs: ${planted.size - missed} of ${planted.size} rows found, ${missed} missed`);
   const target = KERNELS[1]!;

@@ -146,9 +146,10 @@ function warpsSection() {
 
 function kernelsSection() {
   const timeoutS = Number(process.env.BENCH_KERNELS_TIMEOUT_S ?? 20);
-  const budgetS = Number(process.env.BENCH_KERNELS_BUDGET_S ?? 1080);
+  const budgetS = Number(process.env.BENCH_KERNELS_BUDGET_S ?? 600);
+  const plantedS = Number(process.env.BENCH_KERNELS_PLANTED_BUDGET_S ?? 360);
   console.log(`\nmbsim bench — production kernels' protocols at real sizes (examples/; issue 13): S 2,4,8 × K 4,8,16,64 × T 1,2,4 × C 1,2 where the kernel has them`);
-  kernelSection({ root: '.', log: (l) => console.log(`  ${l}`), timeoutMs: timeoutS * 1000, budgetMs: budgetS * 1000 });
+  kernelSection({ root: '.', log: (l) => console.log(`  ${l}`), timeoutMs: timeoutS * 1000, budgetMs: budgetS * 1000, plantedBudgetMs: plantedS * 1000 });
 }
 
 function ptxSection() {
