@@ -21,6 +21,14 @@ describe('bench kernels section', () => {
     expect(big.map((r) => [r.shrunk, r.set.TILE_A])).toEqual([[true, 8192]]);
   });
 
+  test('a planted bug whose code cannot run at a size is printed as inert, not run', () => {
+    const rows = buildRows([PLANTED[0]!], root, { S: [2], K: [2], T: [1] });
+    const lines: string[] = [];
+    const results = runGrid(rows, { root, log: (l) => lines.push(l), runner: () => { throw new Error('not run'); } });
+    expect(results.size).toBe(0);
+    expect(lines[1]).toMatch(/pingpong-order-start\s+2\s+2\s+1\s+1\s+inert: with 1 tile/);
+  });
+
   test('two tiny rows run and print', () => {
     const rows = buildRows([KERNELS[0]!, PLANTED[0]!], root, { S: [2], K: [2], T: [2] });
     const lines: string[] = [];
