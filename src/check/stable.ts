@@ -21,25 +21,12 @@
  */
 import { testParity } from '../model/mbarrier.js';
 import type { MachineState } from '../machine/machine.js';
-import { NAMED_PER_CTA } from '../machine/state.js';
-import { maskRanks } from '../machine/cta-mask.js';
-import { perThreads, type Instr, type OpInstr, type Program } from '../machine/program.js';
-import { OPC, OPS, accessesOf, pointAccess } from '../machine/ops/index.js';
-import { sliceSiblings } from '../machine/roles.js';
+import type { Instr, Program } from '../machine/program.js';
+import { FORWARD_BUDGET, GIVE_UP, runForward, type Forward, type Signal } from './forward-run.js';
 
-/** Most instructions one agent is run forward per question (then the wait counts as not stable). */
-export const FORWARD_BUDGET = 20_000;
+export { FORWARD_BUDGET };
 /** Most instructions all forward runs of one question take together (then the wait counts as not stable). */
 export const TOTAL_BUDGET = 200_000;
-
-const GIVE_UP = -1;
-const OPC_ST_ASYNC = OPC['st.async'];
-const OPC_CHOOSE = OPC['choose'];
-const OPC_TRY_CANCEL = OPC['clc.try_cancel'];
-const OPC_DSMEM = OPC['cp.async.bulk.shared::cluster'];
-const OPC_BAR_SYNC = OPC['bar.sync'];
-const OPC_BAR_ARRIVE = OPC['bar.arrive'];
-const OPC_FENCE_PROXY = OPC['fence.proxy.async'];
 
 /**
  * True when agent `a`'s wait on barrier key `bar` with parity `parity` is stable in `s` (see the
@@ -102,85 +89,8 @@ export function stableNamedArrive(p: Program, codes: readonly Instr[][], s: Mach
   return frozenFixpoint(p, codes, s, a, -1, (f) => f.named[key]! <= room && (f.namedCount[key] === 0 || f.namedCount[key] === count), key);
 }
 
-/**
- * Stable accesses: agent `a`'s next operation is a generic access (`ld.shared` / `st.shared`,
- * mode `rw`) of shared-memory buffer key `key` in its own CTA, no operation in flight accesses
- * bytes it overlaps in a conflicting mode (one of the two writes), and no other agent, run forward
- * as for {@link stableWait} while `a` stays put, reaches an operation that accesses those bytes:
- * a generic access in a conflicting mode (except a slice sibling's at the same instruction: each
- * warp its own slice, never a race), or any operation that issues an asynchronous access or reads
- * through the async proxy (whose order against a generic access decides the proxy findings).
- * Then the access commutes with every step the others can take until `a` moves: it changes only
- * `a`'s position and `a`'s own checker records (its accesses, its dirty set for the proxy
- * fences, which only `a`'s own releases publish), it enables or disables no other step, and no
- * access it could race with can come before it (so every race it is part of is found from the
- * states where it is taken: the conflicting operations in flight or ghosts there only retire
- * later). Kernels with memory values are excluded by the caller (a write there can steer a
- * reader's control flow). Taking it alone keeps every reachable hazard, deadlock and final state
- * (docs/CHECK.md, "Stable accesses").
- */
-export function stableAccess(p: Program, codes: readonly Instr[][], s: MachineState, a: number, ins: OpInstr, key: number, rw: 'r' | 'w'): boolean {
-  const per = p.buffersPerCta;
-  for (const o of s.inflight) {
-    for (const acc of accessesOf(o)) if ((acc.rw === 'w' || rw === 'w') && p.buffersOverlap(acc.buf, key)) return false;
-  }
-  const own = key % per;
-  const touch = (x: number, op: OpInstr, f: number[]): boolean => {
-    if (!op.buf && !op.reads) return false;
-    const mode = pointAccess(op.opc);
-    if (mode !== undefined && op.buf) {
-      // A generic access: exact bytes (its key names its CTA).
-      if (mode === 'r' && rw === 'r') return false;
-      const k = op.buf(f);
-      if (k < 0) return true;
-      return p.buffersOverlap(k, key) && !(op === ins && sliceSiblings(p, a, x));
-    }
-    // Anything else that names buffers (copies, stores, MMAs, tcgen05): its keys, and where it
-    // can reach other CTAs (a multicast copy, tcgen05 with its CTA pair) the same offsets in any
-    // CTA of the cluster.
-    const anyCta = op.ints.multicast !== undefined || op.op.op.startsWith('tcgen05');
-    const keys: number[] = [];
-    if (op.buf) keys.push(op.buf(f));
-    if (op.reads) for (const r of op.reads) keys.push(r(f));
-    for (const k of keys) {
-      if (k < 0) return true;
-      if (anyCta ? p.buffersOverlap(k % per, own) : p.buffersOverlap(k, key)) return true;
-    }
-    return false;
-  };
-  return frozenFixpoint(p, codes, s, a, -1, () => true, -1, touch);
-}
-
-/**
- * Stable proxy fences: agent `a`'s next operation is `fence.proxy.async`, no generic access is
- * published without a fence now (`escaped` is false: the checker's `esc` set is empty), and no other
- * agent, run forward as for {@link stableWait} while `a` stays put, reaches a release (an operation
- * of sync class release, or `bar.sync`) while it holds generic accesses to async-proxy buffers not
- * followed by its own fence (`dirty(x)` now, or an `ld.shared` / `st.shared` of such a buffer on
- * the way, `tracked(key)`). The checker's fence rule (detect-fences.ts) clears the fencing agent's
- * own unfenced accesses, read only by its own later releases and issues, and every published one,
- * of which there are none before `a` moves in any order: so the fence commutes with every step
- * the others can take until `a` moves, and taking it alone keeps every reachable hazard. Only for
- * a launch of one cluster (the published set spans the grid).
- */
-export function stableProxyFence(p: Program, codes: readonly Instr[][], s: MachineState, a: number, escaped: boolean,
-  dirty: (x: number) => boolean, tracked: (key: number) => boolean): boolean {
-  if (escaped || p.grid !== 1) return false;
-  let held = false;
-  const begin = (x: number) => { held = dirty(x); };
-  const touch = (_x: number, op: OpInstr, f: number[]): boolean => {
-    if (op.opc === OPC_FENCE_PROXY) held = false;
-    else if (pointAccess(op.opc) !== undefined && op.buf) {
-      const k = op.buf(f);
-      if (k < 0 || tracked(k)) held = true;
-    } else if (held && (OPS[op.opc]!.sync === 'release' || op.opc === OPC_BAR_SYNC)) return true;
-    return false;
-  };
-  return frozenFixpoint(p, codes, s, a, -1, () => true, -1, touch, begin);
-}
-
 /** What the others can bring to each barrier while agent `a` stays put (see {@link frozenFixpoint}). */
-interface Frozen {
+export interface Frozen {
   arrivals: Float64Array;
   tx: Uint8Array;
   reset: Uint8Array;
@@ -226,7 +136,7 @@ function scratchFor(n: number, nn: number): Scratch {
  * question from the signals of a round; the answer is true only when `bar` stays gated and `ok`
  * holds at the fixpoint. False when a run gives up or the rounds run out.
  */
-function frozenFixpoint(p: Program, codes: readonly Instr[][], s: MachineState, a: number, bar: number, ok: (f: Frozen) => boolean, named = -1, touch: Forward['touch'] = null, begin: Forward['begin'] = null): boolean {
+export function frozenFixpoint(p: Program, codes: readonly Instr[][], s: MachineState, a: number, bar: number, ok: (f: Frozen) => boolean, named = -1, touch: Forward['touch'] = null, begin: Forward['begin'] = null): boolean {
   if (shared.left <= 0) return false;
   const budget = { left: Math.min(TOTAL_BUDGET, shared.left) };
   const start = budget.left;
@@ -351,180 +261,4 @@ function fixpointWithin(p: Program, codes: readonly Instr[][], s: MachineState, 
     if (!changed) return true;
   }
   return false;
-}
-
-/** What a step may contribute to barrier `key`: `count` arrivals, bytes (a tx source), or an init / inval. */
-type Signal = (key: number, count: number, bytes: boolean, init: boolean) => void;
-
-/** What a forward run reads and reports to (see {@link runForward}). */
-interface Forward {
-  gated: Uint8Array;
-  /** Named barriers whose current generation cannot complete while A stays put. */
-  namedGated: Uint8Array;
-  signal: Signal;
-  pass: (key: number) => void;
-  /** `threads` arrive on named barrier `key`, whose instruction names `count` threads. */
-  arriveNamed: (key: number, threads: number, count: number) => void;
-  budget: { left: number };
-  /** Set by the callbacks once the question's answer is certainly false: the runs stop. */
-  failed: boolean;
-  /** Called with every operation agent `x` reaches (the stable-access question); true: a conflict. */
-  touch: ((x: number, op: OpInstr, f: number[]) => boolean) | null;
-  /** Called when agent `x`'s forward run begins (before its first `touch`). */
-  begin: ((x: number) => void) | null;
-}
-
-const CTA_THREADS = new WeakMap<Program, number[]>();
-/** Threads of each CTA (the default thread count of `bar.sync`). */
-function ctaThreads(p: Program, cta: number): number {
-  let t = CTA_THREADS.get(p);
-  if (!t) {
-    t = new Array<number>(p.ctas).fill(0);
-    for (const ag of p.agents) t[ag.cta]! += ag.threads;
-    CTA_THREADS.set(p, t);
-  }
-  return t[cta]!;
-}
-
-let frameScratch: number[] = [];
-/**
- * A copy of `frame` in one reused array (a forward run writes its locals there, never into the
- * state's frame; runs do not overlap). Entries past `frame.length` are stale and never read: a
- * role's code reads only its own slots.
- */
-function frameCopy(frame: readonly number[]): number[] {
-  if (frameScratch.length < frame.length) frameScratch = new Array<number>(frame.length).fill(0);
-  for (let i = 0; i < frame.length; i++) frameScratch[i] = frame[i]!;
-  return frameScratch;
-}
-
-/**
- * Runs agent `x` forward from its position without changing `s`, calling `signal` with every
- * barrier key it signals before it certainly blocks, and `pass` with every barrier key whose wait
- * it passes (see the module comment). Returns 0, or {@link GIVE_UP}.
- */
-function runForward(p: Program, code: readonly Instr[], s: MachineState, x: number, a: number, run: Forward): number {
-  const { gated, namedGated, signal, pass, arriveNamed, budget } = run;
-  run.begin?.(x);
-  const ag = s.agents[x]!;
-  const f = frameCopy(ag.frame);
-  const infoX = p.agents[x]!;
-  const infoA = p.agents[a]!;
-  const sameWarpgroup = infoX.wgLeader === infoA.wgLeader;
-  const aGroups = s.agents[a]!.wgGroup;
-  const aIssued = s.agents[a]!.wgIssued;
-  let issued = ag.wgIssued;
-  let group = ag.wgGroup;
-  /** Highest wgmma sequence number in each group committed during the run (made at the first commit). */
-  let groupTop: Map<number, number> | null = null;
-  let pc = ag.pc;
-  if (ag.sub >= 0 && code[pc]!.i === 'op' && (code[pc] as OpInstr).opc === OPC_BAR_SYNC) {
-    // Waiting in a bar.sync it already arrived at: it stays while its generation cannot complete.
-    const key = infoX.cta * NAMED_PER_CTA + ((code[pc] as OpInstr).ints.id!(f) & (NAMED_PER_CTA - 1));
-    if (s.named[key]!.gen <= ag.sub && namedGated[key]) return 0;
-    pc++;
-  }
-  try {
-    for (let steps = 0; steps < FORWARD_BUDGET; steps++) {
-      if (--budget.left < 0 || run.failed) return GIVE_UP;
-      const ins = code[pc]!;
-      switch (ins.i) {
-        case 'set': f[ins.slot] = ins.e(f); pc++; continue;
-        case 'jmp': pc = ins.to; continue;
-        case 'jz': pc = ins.e(f) ? pc + 1 : ins.to; continue;
-        case 'end': return 0;
-        default: break;
-      }
-      const op = ins as OpInstr;
-      if (run.touch && run.touch(x, op, f)) {
-        run.failed = true;
-        return GIVE_UP;
-      }
-      switch (op.opc) {
-        case 5: { // mbarrier.wait
-          const w = op.op as Extract<OpInstr['op'], { op: 'mbarrier.wait' }>;
-          if (w.dest !== undefined || w.token !== undefined || !op.ints.parity) return GIVE_UP;
-          const key = op.bar!(f);
-          if (key < 0) return 0; // faults when executed
-          const bk = s.bars[key]!;
-          if (gated[key] && bk.status === 'valid' && !testParity(bk, op.ints.parity(f))) return 0; // blocked while A stays
-          pass(key);
-          break;
-        }
-        case 6: // mbarrier.pending_count: a value the run cannot know
-          return GIVE_UP;
-        case 25: // ld.shared: a value it reads (machine/values.ts) is one the run cannot know
-          if (op.dest !== undefined) return GIVE_UP;
-          break;
-        case OPC_TRY_CANCEL: { // its response brings 16 bytes to its barrier (every CTA's with multicast)
-          const key = op.bar!(f);
-          if (key < 0) break;
-          const off = key % p.barriersPerCta;
-          const base = Math.floor(key / p.barriersPerCta);
-          const all = (op.op as { multicast?: boolean }).multicast === true;
-          const first = all ? base - (base % p.clusterSize) : base;
-          for (let c = first; c < (all ? first + p.clusterSize : base + 1); c++) signal(c * p.barriersPerCta + off, 0, true, false);
-          break;
-        }
-        case 0: case 1: case 2: case 3: case 4: case 7: case 12: case 18: { // init, inval, arrive, expect_tx, complete_tx, TMA, commit, cp.async arrive
-          const key = op.bar!(f);
-          if (key < 0) break;
-          const lanes = perThreads(op.per, infoX);
-          const count = op.opc === 2 ? (op.ints.count ? op.ints.count(f) : 1) * lanes : op.opc === 12 ? 1 : op.opc === 18 ? infoX.threads : 0;
-          // Bytes: any change of the tx-count, an expect_tx's raise included (it begins the phase a
-          // passing wait's checks see, stableWait), not only the complete_tx that lowers it.
-          const bytes = op.opc === 3 || op.opc === 4 || op.opc === 7 || (op.opc === 2 && !!op.ints.expectTx);
-          // A multicast copy or commit signals the barrier at the same offset in each CTA its mask
-          // selects (machine/cta-mask.ts; offsets relative to the named barrier's rank, as ops/bulk.ts
-          // and ops/tcgen05.ts place them); a mask selecting none faults when executed.
-          if ((op.opc === 7 || op.opc === 12) && op.ints.multicast) {
-            const sel = maskRanks(op.ints.multicast(f), p.clusterSize);
-            if (!Array.isArray(sel)) break;
-            const from = Math.floor(key / p.barriersPerCta) % p.clusterSize;
-            for (const r of sel) signal(key + (r - from) * p.barriersPerCta, count, bytes, false);
-          } else signal(key, count, bytes, op.opc <= 1);
-          break;
-        }
-        case 14: // wgmma.mma_async
-          issued++;
-          break;
-        case 15: // wgmma.commit_group
-          (groupTop ??= new Map()).set(group, issued - 1);
-          group++;
-          break;
-        case 16: { // wgmma.wait_group
-          if (!sameWarpgroup) break;
-          const limit = group - op.ints.n!(f);
-          // A leader that stays put commits no more groups: a warp waiting for a later one blocks.
-          if (infoA.wgLeader === a && aGroups < limit) return 0;
-          // An MMA of a needed group that A has not issued cannot complete while A stays.
-          for (const o of s.inflight) if (o.kind === 'wgmma' && o.agent === infoA.wgLeader && o.group < limit && o.seq >= aIssued) return 0;
-          if (groupTop) for (const [g, top] of groupTop) if (g < limit && top >= aIssued) return 0;
-          break;
-        }
-        case 28: // exit
-          return 0;
-        case OPC_BAR_SYNC: case OPC_BAR_ARRIVE: { // named barriers: whole warps arrive (barriers.ts)
-          const key = infoX.cta * NAMED_PER_CTA + (op.ints.id!(f) & (NAMED_PER_CTA - 1));
-          const count = op.ints.threads ? op.ints.threads(f) : ctaThreads(p, infoX.cta);
-          arriveNamed(key, 32 * (op.per === 'one' ? 1 : infoX.warps), count);
-          if (op.opc === OPC_BAR_SYNC && namedGated[key]) return 0; // arrived, and stays while A stays
-          break;
-        }
-        case OPC_ST_ASYNC: case OPC_DSMEM: { // st.async / red.async, cp.async.bulk.shared::cluster: bytes on their barrier
-          const key = op.bar!(f);
-          if (key >= 0) signal(key, 0, true, false);
-          break;
-        }
-        default:
-          // choose, global loads / atomics / spins, launch-control queries: values and waits the run cannot know.
-          if (op.opc >= OPC_CHOOSE) return GIVE_UP;
-          break;
-      }
-      pc++;
-    }
-  } catch {
-    return GIVE_UP; // an expression that faults: the machine reports it when the agent gets there
-  }
-  return GIVE_UP;
 }

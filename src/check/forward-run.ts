@@ -1,0 +1,198 @@
+/**
+ * The forward run of stable.ts: one other agent run from its position, without changing the
+ * state, reporting what it can signal before it certainly blocks while the asking agent stays put
+ * (the module comment of stable.ts says when it blocks and when it gives up).
+ */
+import { testParity } from '../model/mbarrier.js';
+import type { MachineState } from '../machine/machine.js';
+import { NAMED_PER_CTA } from '../machine/state.js';
+import { maskRanks } from '../machine/cta-mask.js';
+import { perThreads, type Instr, type OpInstr, type Program } from '../machine/program.js';
+import { OPC } from '../machine/ops/index.js';
+
+/** Most instructions one agent is run forward per question (then the answer is "not stable"). */
+export const FORWARD_BUDGET = 20_000;
+/** What {@link runForward} returns when it cannot tell where the agent blocks. */
+export const GIVE_UP = -1;
+const OPC_ST_ASYNC = OPC['st.async'];
+const OPC_CHOOSE = OPC['choose'];
+const OPC_TRY_CANCEL = OPC['clc.try_cancel'];
+const OPC_DSMEM = OPC['cp.async.bulk.shared::cluster'];
+const OPC_BAR_SYNC = OPC['bar.sync'];
+const OPC_BAR_ARRIVE = OPC['bar.arrive'];
+
+/** What a step may contribute to barrier `key`: `count` arrivals, bytes (a tx source), or an init / inval. */
+export type Signal = (key: number, count: number, bytes: boolean, init: boolean) => void;
+
+/** What a forward run reads and reports to (see {@link runForward}). */
+export interface Forward {
+  gated: Uint8Array;
+  /** Named barriers whose current generation cannot complete while A stays put. */
+  namedGated: Uint8Array;
+  signal: Signal;
+  pass: (key: number) => void;
+  /** `threads` arrive on named barrier `key`, whose instruction names `count` threads. */
+  arriveNamed: (key: number, threads: number, count: number) => void;
+  budget: { left: number };
+  /** Set by the callbacks once the question's answer is certainly false: the runs stop. */
+  failed: boolean;
+  /** Called with every operation agent `x` reaches (the stable-access question); true: a conflict. */
+  touch: ((x: number, op: OpInstr, f: number[]) => boolean) | null;
+  /** Called when agent `x`'s forward run begins (before its first `touch`). */
+  begin: ((x: number) => void) | null;
+}
+
+const CTA_THREADS = new WeakMap<Program, number[]>();
+/** Threads of each CTA (the default thread count of `bar.sync`). */
+function ctaThreads(p: Program, cta: number): number {
+  let t = CTA_THREADS.get(p);
+  if (!t) {
+    t = new Array<number>(p.ctas).fill(0);
+    for (const ag of p.agents) t[ag.cta]! += ag.threads;
+    CTA_THREADS.set(p, t);
+  }
+  return t[cta]!;
+}
+
+let frameScratch: number[] = [];
+/**
+ * A copy of `frame` in one reused array (a forward run writes its locals there, never into the
+ * state's frame; runs do not overlap). Entries past `frame.length` are stale and never read: a
+ * role's code reads only its own slots.
+ */
+function frameCopy(frame: readonly number[]): number[] {
+  if (frameScratch.length < frame.length) frameScratch = new Array<number>(frame.length).fill(0);
+  for (let i = 0; i < frame.length; i++) frameScratch[i] = frame[i]!;
+  return frameScratch;
+}
+
+/**
+ * Runs agent `x` forward from its position without changing `s`, calling `signal` with every
+ * barrier key it signals before it certainly blocks, and `pass` with every barrier key whose wait
+ * it passes (see the module comment). Returns 0, or {@link GIVE_UP}.
+ */
+export function runForward(p: Program, code: readonly Instr[], s: MachineState, x: number, a: number, run: Forward): number {
+  const { gated, namedGated, signal, pass, arriveNamed, budget } = run;
+  run.begin?.(x);
+  const ag = s.agents[x]!;
+  const f = frameCopy(ag.frame);
+  const infoX = p.agents[x]!;
+  const infoA = p.agents[a]!;
+  const sameWarpgroup = infoX.wgLeader === infoA.wgLeader;
+  const aGroups = s.agents[a]!.wgGroup;
+  const aIssued = s.agents[a]!.wgIssued;
+  let issued = ag.wgIssued;
+  let group = ag.wgGroup;
+  /** Highest wgmma sequence number in each group committed during the run (made at the first commit). */
+  let groupTop: Map<number, number> | null = null;
+  let pc = ag.pc;
+  if (ag.sub >= 0 && code[pc]!.i === 'op' && (code[pc] as OpInstr).opc === OPC_BAR_SYNC) {
+    // Waiting in a bar.sync it already arrived at: it stays while its generation cannot complete.
+    const key = infoX.cta * NAMED_PER_CTA + ((code[pc] as OpInstr).ints.id!(f) & (NAMED_PER_CTA - 1));
+    if (s.named[key]!.gen <= ag.sub && namedGated[key]) return 0;
+    pc++;
+  }
+  try {
+    for (let steps = 0; steps < FORWARD_BUDGET; steps++) {
+      if (--budget.left < 0 || run.failed) return GIVE_UP;
+      const ins = code[pc]!;
+      switch (ins.i) {
+        case 'set': f[ins.slot] = ins.e(f); pc++; continue;
+        case 'jmp': pc = ins.to; continue;
+        case 'jz': pc = ins.e(f) ? pc + 1 : ins.to; continue;
+        case 'end': return 0;
+        default: break;
+      }
+      const op = ins as OpInstr;
+      if (run.touch && run.touch(x, op, f)) {
+        run.failed = true;
+        return GIVE_UP;
+      }
+      switch (op.opc) {
+        case 5: { // mbarrier.wait
+          const w = op.op as Extract<OpInstr['op'], { op: 'mbarrier.wait' }>;
+          if (w.dest !== undefined || w.token !== undefined || !op.ints.parity) return GIVE_UP;
+          const key = op.bar!(f);
+          if (key < 0) return 0; // faults when executed
+          const bk = s.bars[key]!;
+          if (gated[key] && bk.status === 'valid' && !testParity(bk, op.ints.parity(f))) return 0; // blocked while A stays
+          pass(key);
+          break;
+        }
+        case 6: // mbarrier.pending_count: a value the run cannot know
+          return GIVE_UP;
+        case 25: // ld.shared: a value it reads (machine/values.ts) is one the run cannot know
+          if (op.dest !== undefined) return GIVE_UP;
+          break;
+        case OPC_TRY_CANCEL: { // its response brings 16 bytes to its barrier (every CTA's with multicast)
+          const key = op.bar!(f);
+          if (key < 0) break;
+          const off = key % p.barriersPerCta;
+          const base = Math.floor(key / p.barriersPerCta);
+          const all = (op.op as { multicast?: boolean }).multicast === true;
+          const first = all ? base - (base % p.clusterSize) : base;
+          for (let c = first; c < (all ? first + p.clusterSize : base + 1); c++) signal(c * p.barriersPerCta + off, 0, true, false);
+          break;
+        }
+        case 0: case 1: case 2: case 3: case 4: case 7: case 12: case 18: { // init, inval, arrive, expect_tx, complete_tx, TMA, commit, cp.async arrive
+          const key = op.bar!(f);
+          if (key < 0) break;
+          const lanes = perThreads(op.per, infoX);
+          const count = op.opc === 2 ? (op.ints.count ? op.ints.count(f) : 1) * lanes : op.opc === 12 ? 1 : op.opc === 18 ? infoX.threads : 0;
+          // Bytes: any change of the tx-count, an expect_tx's raise included (it begins the phase a
+          // passing wait's checks see, stableWait), not only the complete_tx that lowers it.
+          const bytes = op.opc === 3 || op.opc === 4 || op.opc === 7 || (op.opc === 2 && !!op.ints.expectTx);
+          // A multicast copy or commit signals the barrier at the same offset in each CTA its mask
+          // selects (machine/cta-mask.ts; offsets relative to the named barrier's rank, as ops/bulk.ts
+          // and ops/tcgen05.ts place them); a mask selecting none faults when executed.
+          if ((op.opc === 7 || op.opc === 12) && op.ints.multicast) {
+            const sel = maskRanks(op.ints.multicast(f), p.clusterSize);
+            if (!Array.isArray(sel)) break;
+            const from = Math.floor(key / p.barriersPerCta) % p.clusterSize;
+            for (const r of sel) signal(key + (r - from) * p.barriersPerCta, count, bytes, false);
+          } else signal(key, count, bytes, op.opc <= 1);
+          break;
+        }
+        case 14: // wgmma.mma_async
+          issued++;
+          break;
+        case 15: // wgmma.commit_group
+          (groupTop ??= new Map()).set(group, issued - 1);
+          group++;
+          break;
+        case 16: { // wgmma.wait_group
+          if (!sameWarpgroup) break;
+          const limit = group - op.ints.n!(f);
+          // A leader that stays put commits no more groups: a warp waiting for a later one blocks.
+          if (infoA.wgLeader === a && aGroups < limit) return 0;
+          // An MMA of a needed group that A has not issued cannot complete while A stays.
+          for (const o of s.inflight) if (o.kind === 'wgmma' && o.agent === infoA.wgLeader && o.group < limit && o.seq >= aIssued) return 0;
+          if (groupTop) for (const [g, top] of groupTop) if (g < limit && top >= aIssued) return 0;
+          break;
+        }
+        case 28: // exit
+          return 0;
+        case OPC_BAR_SYNC: case OPC_BAR_ARRIVE: { // named barriers: whole warps arrive (barriers.ts)
+          const key = infoX.cta * NAMED_PER_CTA + (op.ints.id!(f) & (NAMED_PER_CTA - 1));
+          const count = op.ints.threads ? op.ints.threads(f) : ctaThreads(p, infoX.cta);
+          arriveNamed(key, 32 * (op.per === 'one' ? 1 : infoX.warps), count);
+          if (op.opc === OPC_BAR_SYNC && namedGated[key]) return 0; // arrived, and stays while A stays
+          break;
+        }
+        case OPC_ST_ASYNC: case OPC_DSMEM: { // st.async / red.async, cp.async.bulk.shared::cluster: bytes on their barrier
+          const key = op.bar!(f);
+          if (key >= 0) signal(key, 0, true, false);
+          break;
+        }
+        default:
+          // choose, global loads / atomics / spins, launch-control queries: values and waits the run cannot know.
+          if (op.opc >= OPC_CHOOSE) return GIVE_UP;
+          break;
+      }
+      pc++;
+    }
+  } catch {
+    return GIVE_UP; // an expression that faults: the machine reports it when the agent gets there
+  }
+  return GIVE_UP;
+}

@@ -1,0 +1,91 @@
+/**
+ * Stable generic accesses and stable proxy fences, for the partial-order reduction: the
+ * questions of stable.ts asked about an `ld.shared` / `st.shared` and a `fence.proxy.async`, with
+ * the same forward run of the other agents while the asking agent stays put (docs/CHECK.md,
+ * "Stable accesses", "Stable proxy fences").
+ */
+import type { MachineState } from '../machine/machine.js';
+import type { Instr, OpInstr, Program } from '../machine/program.js';
+import { OPC, OPS, accessesOf, pointAccess } from '../machine/ops/index.js';
+import { sliceSiblings } from '../machine/roles.js';
+import { frozenFixpoint } from './stable.js';
+
+const OPC_BAR_SYNC = OPC['bar.sync'];
+const OPC_FENCE_PROXY = OPC['fence.proxy.async'];
+
+/**
+ * Stable accesses: agent `a`'s next operation is a generic access (`ld.shared` / `st.shared`,
+ * mode `rw`) of shared-memory buffer key `key` in its own CTA, no operation in flight accesses
+ * bytes it overlaps in a conflicting mode (one of the two writes), and no other agent, run forward
+ * as for {@link stableWait} while `a` stays put, reaches an operation that accesses those bytes:
+ * a generic access in a conflicting mode (except a slice sibling's at the same instruction: each
+ * warp its own slice, never a race), or any operation that issues an asynchronous access or reads
+ * through the async proxy (whose order against a generic access decides the proxy findings).
+ * Then the access commutes with every step the others can take until `a` moves: it changes only
+ * `a`'s position and `a`'s own checker records (its accesses, its dirty set for the proxy
+ * fences, which only `a`'s own releases publish), it enables or disables no other step, and no
+ * access it could race with can come before it (so every race it is part of is found from the
+ * states where it is taken: the conflicting operations in flight or ghosts there only retire
+ * later). Kernels with memory values are excluded by the caller (a write there can steer a
+ * reader's control flow). Taking it alone keeps every reachable hazard, deadlock and final state
+ * (docs/CHECK.md, "Stable accesses").
+ */
+export function stableAccess(p: Program, codes: readonly Instr[][], s: MachineState, a: number, ins: OpInstr, key: number, rw: 'r' | 'w'): boolean {
+  const per = p.buffersPerCta;
+  for (const o of s.inflight) {
+    for (const acc of accessesOf(o)) if ((acc.rw === 'w' || rw === 'w') && p.buffersOverlap(acc.buf, key)) return false;
+  }
+  const own = key % per;
+  const touch = (x: number, op: OpInstr, f: number[]): boolean => {
+    if (!op.buf && !op.reads) return false;
+    const mode = pointAccess(op.opc);
+    if (mode !== undefined && op.buf) {
+      // A generic access: exact bytes (its key names its CTA).
+      if (mode === 'r' && rw === 'r') return false;
+      const k = op.buf(f);
+      if (k < 0) return true;
+      return p.buffersOverlap(k, key) && !(op === ins && sliceSiblings(p, a, x));
+    }
+    // Anything else that names buffers (copies, stores, MMAs, tcgen05): its keys, and where it
+    // can reach other CTAs (a multicast copy, tcgen05 with its CTA pair) the same offsets in any
+    // CTA of the cluster.
+    const anyCta = op.ints.multicast !== undefined || op.op.op.startsWith('tcgen05');
+    const keys: number[] = [];
+    if (op.buf) keys.push(op.buf(f));
+    if (op.reads) for (const r of op.reads) keys.push(r(f));
+    for (const k of keys) {
+      if (k < 0) return true;
+      if (anyCta ? p.buffersOverlap(k % per, own) : p.buffersOverlap(k, key)) return true;
+    }
+    return false;
+  };
+  return frozenFixpoint(p, codes, s, a, -1, () => true, -1, touch);
+}
+
+/**
+ * Stable proxy fences: agent `a`'s next operation is `fence.proxy.async`, no generic access is
+ * published without a fence now (`escaped` is false: the checker's `esc` set is empty), and no other
+ * agent, run forward as for {@link stableWait} while `a` stays put, reaches a release (an operation
+ * of sync class release, or `bar.sync`) while it holds generic accesses to async-proxy buffers not
+ * followed by its own fence (`dirty(x)` now, or an `ld.shared` / `st.shared` of such a buffer on
+ * the way, `tracked(key)`). The checker's fence rule (detect-fences.ts) clears the fencing agent's
+ * own unfenced accesses, read only by its own later releases and issues, and every published one,
+ * of which there are none before `a` moves in any order: so the fence commutes with every step
+ * the others can take until `a` moves, and taking it alone keeps every reachable hazard. Only for
+ * a launch of one cluster (the published set spans the grid).
+ */
+export function stableProxyFence(p: Program, codes: readonly Instr[][], s: MachineState, a: number, escaped: boolean,
+  dirty: (x: number) => boolean, tracked: (key: number) => boolean): boolean {
+  if (escaped || p.grid !== 1) return false;
+  let held = false;
+  const begin = (x: number) => { held = dirty(x); };
+  const touch = (_x: number, op: OpInstr, f: number[]): boolean => {
+    if (op.opc === OPC_FENCE_PROXY) held = false;
+    else if (pointAccess(op.opc) !== undefined && op.buf) {
+      const k = op.buf(f);
+      if (k < 0 || tracked(k)) held = true;
+    } else if (held && (OPS[op.opc]!.sync === 'release' || op.opc === OPC_BAR_SYNC)) return true;
+    return false;
+  };
+  return frozenFixpoint(p, codes, s, a, -1, () => true, -1, touch, begin);
+}
