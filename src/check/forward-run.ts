@@ -27,6 +27,8 @@ export type Signal = (key: number, count: number, bytes: boolean, init: boolean)
 /** What a forward run reads and reports to (see {@link runForward}). */
 export interface Forward {
   gated: Uint8Array;
+  /** Per barrier: the phase completions the others can bring while A stays put. */
+  comps: Float64Array;
   /** Named barriers whose current generation cannot complete while A stays put. */
   namedGated: Uint8Array;
   signal: Signal;
@@ -54,6 +56,9 @@ function ctaThreads(p: Program, cta: number): number {
   return t[cta]!;
 }
 
+/** Per barrier key: the completions one forward run has relied on (cleared per run; runs do not overlap). */
+const usedScratch = new Map<number, number>();
+
 let frameScratch: number[] = [];
 /**
  * A copy of `frame` in one reused array (a forward run writes its locals there, never into the
@@ -72,10 +77,12 @@ function frameCopy(frame: readonly number[]): number[] {
  * it passes (see the module comment). Returns 0, or {@link GIVE_UP}.
  */
 export function runForward(p: Program, code: readonly Instr[], s: MachineState, x: number, a: number, run: Forward): number {
-  const { gated, namedGated, signal, pass, arriveNamed, budget } = run;
+  const { namedGated, signal, pass, arriveNamed, budget } = run;
   run.begin?.(x);
   const ag = s.agents[x]!;
   const f = frameCopy(ag.frame);
+  const used = usedScratch;
+  used.clear();
   const infoX = p.agents[x]!;
   const infoA = p.agents[a]!;
   const sameWarpgroup = infoX.wgLeader === infoA.wgLeader;
@@ -115,7 +122,15 @@ export function runForward(p: Program, code: readonly Instr[], s: MachineState, 
           const key = op.bar!(f);
           if (key < 0) return 0; // faults when executed
           const bk = s.bars[key]!;
-          if (gated[key] && bk.status === 'valid' && !testParity(bk, op.ints.parity(f))) return 0; // blocked while A stays
+          if (bk.status === 'valid') {
+            // The completions of this barrier the run has relied on so far: a wait for the parity
+            // the barrier will have after them needs one more, within what the others can bring.
+            const u = used.get(key) ?? 0;
+            if (((bk.phase + u) & 1) === (op.ints.parity(f) & 1)) {
+              if (u + 1 > run.comps[key]!) return 0; // blocked while A stays
+              used.set(key, u + 1);
+            }
+          }
           pass(key);
           break;
         }

@@ -7,14 +7,18 @@
  * set) keeps every reachable hazard, deadlock and final state (docs/CHECK.md, "Stable waits").
  *
  * "Cannot complete before A moves" is decided by an over-approximation of what the rest of the
- * kernel can still signal while A stays where it is. Start with every barrier *gated* (its current
- * phase frozen); a barrier stops being gated when an operation in flight targets it, or when some
- * other agent, run forward from its current position on its own frame, signals it before it
- * blocks. An agent run forward blocks only where it certainly would while A stays put: at a wait
- * on a gated barrier whose frozen phase does not pass it, at a `wgmma.wait_group` that needs an MMA
- * of A's warpgroup that A has not issued (a wgmma completes only once every warp of its warpgroup
+ * kernel can still signal while A stays where it is. Start with every barrier *gated* (no phase
+ * of it can complete); each barrier gets a number of completions the others can bring: none while
+ * the arrivals that operations in flight and the other agents (each run forward from its current
+ * position on its own frame until it blocks) can signal to it are fewer than its pending count,
+ * else one, plus one for each further expected count of arrivals (each later phase needs its
+ * arrivals again; bytes are not bounded). An agent run forward blocks only where it certainly
+ * would while A stays put: at a wait whose phase needs one more completion of its barrier than
+ * the others can bring (a run counts the completions its passed waits relied on: a wait for the
+ * parity the barrier has after them needs another), at a `wgmma.wait_group` that needs an MMA of
+ * A's warpgroup that A has not issued (a wgmma completes only once every warp of its warpgroup
  * issued it), or at its end. Everything else it is assumed to pass (more signals: conservative).
- * The gated set shrinks to a fixpoint; the wait is stable when its barrier is still gated and
+ * The counts only grow, to a fixpoint; the wait is stable when its barrier is still gated and
  * nothing (no arrival, bytes, init or inval, from an agent or in flight) can reach it first. An
  * agent whose control flow depends on a value the forward run cannot know (a `test_wait` result,
  * a pending count, a token) or that runs longer than a step budget makes the answer "not stable".
@@ -105,6 +109,8 @@ export interface Frozen {
 /** The arrays of one {@link frozenFixpoint} question, at least as long as the state's barriers and named barriers. */
 interface Scratch {
   gated: Uint8Array;
+  /** Per barrier: how many phase completions the others can bring while A stays put (0 while gated). */
+  comps: Float64Array;
   namedGated: Uint8Array;
   f: Frozen;
   need: Float64Array;
@@ -122,7 +128,7 @@ function scratchFor(n: number, nn: number): Scratch {
     const cn = Math.max(n, scratch?.gated.length ?? 0, 16);
     const cnn = Math.max(nn, scratch?.namedGated.length ?? 0, 16);
     scratch = {
-      gated: new Uint8Array(cn), namedGated: new Uint8Array(cnn), need: new Float64Array(cnn),
+      gated: new Uint8Array(cn), comps: new Float64Array(cn), namedGated: new Uint8Array(cnn), need: new Float64Array(cnn),
       f: { arrivals: new Float64Array(cn), tx: new Uint8Array(cn), reset: new Uint8Array(cn), passed: new Uint8Array(cn), named: new Float64Array(cnn), namedCount: new Float64Array(cnn) },
     };
   }
@@ -168,8 +174,9 @@ function fixpointWithin(p: Program, codes: readonly Instr[][], s: MachineState, 
   const n = s.bars.length;
   const nn = s.named.length;
   const sc = scratchFor(n, nn);
-  const { gated, namedGated } = sc;
+  const { gated, comps, namedGated } = sc;
   gated.fill(1, 0, n);
+  comps.fill(0, 0, n);
   namedGated.fill(1, 0, nn);
   const f: Frozen = sc.f;
   const { arrivals, tx, reset, passed } = f;
@@ -204,15 +211,19 @@ function fixpointWithin(p: Program, codes: readonly Instr[][], s: MachineState, 
     const count = nb.arrived > 0 ? nb.count : need[key]!;
     return f.named[key]! > 0 && nb.arrived + f.named[key]! >= count;
   };
-  const run: Forward = { gated, namedGated, signal, pass, arriveNamed, budget, failed: false, touch, begin };
+  const run: Forward = { gated, comps, namedGated, signal, pass, arriveNamed, budget, failed: false, touch, begin };
   // A phase can complete when the arrivals it still misses can all come, and, when it misses
   // only bytes, when some copy or complete_tx can still bring them (tx-counts are not bounded
   // here: more bytes than missing only over-approximates). An init or inval changes it anyway.
-  const completable = (key: number) => {
+  // Each later phase needs its expected count of arrivals again (and bytes, not bounded here), so
+  // the arrivals beyond the current phase's pending count bound how many more can complete: the
+  // forward runs let a wait pass only on a completion within that number (forward-run.ts).
+  const completions = (key: number): number => {
     const x = s.bars[key]!;
-    if (x.status !== 'valid' || reset[key]) return true;
-    if (arrivals[key] < x.pending) return false;
-    return x.pending > 0 || arrivals[key] > 0 || x.tx <= 0 || tx[key] === 1;
+    if (x.status !== 'valid' || reset[key]) return Infinity;
+    if (arrivals[key] < x.pending) return 0;
+    if (!(x.pending > 0 || arrivals[key] > 0 || x.tx <= 0 || tx[key] === 1)) return 0;
+    return x.expected > 0 ? 1 + Math.floor((arrivals[key]! - x.pending) / x.expected) : Infinity;
   };
   // Only the waiter's cluster can signal its barrier or the barriers its cluster's agents wait on.
   const cl = p.agents[a]!.cluster;
@@ -246,7 +257,9 @@ function fixpointWithin(p: Program, codes: readonly Instr[][], s: MachineState, 
     if (run.failed) return false; // signals of operations in flight alone
     let changed = false;
     for (let key = 0; key < n; key++) {
-      if (gated[key] && completable(key)) {
+      const c = completions(key);
+      if (c > comps[key]!) {
+        comps[key] = c;
         gated[key] = 0;
         changed = true;
       }
