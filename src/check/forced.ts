@@ -142,10 +142,10 @@ function exitCommutes(ctx: SearchCtx): (s: MachineState, t: MachineState, a: num
     if (!r) byRole.set(code, (r = reachesClusterBarrier(code)));
     return r;
   });
-  const clusterOf = p.agents.map((info) => p.agents.filter((b) => b.cluster === info.cluster).map((b) => b.id));
+  const { m } = ctx;
   return (s, t, a) => {
     if (t.trapped || t.agents[a]!.status !== 'done' || multiWarp[a]) return false;
-    for (const b of clusterOf[a]!) {
+    for (const b of m.clusterAgents[p.agents[a]!.cluster]!) {
       const g = s.agents[b]!;
       if (b !== a && g.status === 'run' && reach[b]![g.pc]) return false;
     }
