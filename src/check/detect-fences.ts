@@ -8,7 +8,6 @@
  */
 import type { Choice, MachineState } from '../machine/machine.js';
 import type { OpInstr } from '../machine/program.js';
-import type { OpName } from '../kernel/ir.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import type { Extra } from './codec.js';
 import { keyOf } from './engine.js';
@@ -24,16 +23,7 @@ const sortedWith = (l: number[] | null, v: number): number[] => {
   return r.sort((u, w) => u - w);
 };
 /** Operations that release (with bar.sync's first step). */
-const RELEASES: ReadonlySet<OpName> = new Set<OpName>(['mbarrier.arrive', 'bar.arrive', 'barrier.cluster.arrive']);
-
-/**
- * Whether operation `op` publishes its agent's unfenced generic accesses (makes them `esc`): the
- * releases of this detector, `bar.sync` counted (its first step, the arrival, is the release).
- * The stable proxy-fence question (stable-access.ts) asks this of the operations it runs through.
- */
-export function publishesUnfenced(op: OpName): boolean {
-  return RELEASES.has(op) || op === 'bar.sync';
-}
+const RELEASES = new Set(['mbarrier.arrive', 'bar.arrive', 'barrier.cluster.arrive']);
 
 /** The fence data of one transition, copied on first write. */
 interface FenceDraft {

@@ -6,11 +6,11 @@
  */
 import type { MachineState } from '../machine/machine.js';
 import type { Instr, OpInstr, Program } from '../machine/program.js';
-import { OPC, accessesOf, pointAccess } from '../machine/ops/index.js';
+import { OPC, OPS, accessesOf, pointAccess } from '../machine/ops/index.js';
 import { sliceSiblings } from '../machine/roles.js';
 import { frozenFixpoint } from './stable.js';
-import { publishesUnfenced } from './detect-fences.js';
 
+const OPC_BAR_SYNC = OPC['bar.sync'];
 const OPC_FENCE_PROXY = OPC['fence.proxy.async'];
 
 /**
@@ -65,9 +65,9 @@ export function stableAccess(p: Program, codes: readonly Instr[][], s: MachineSt
 /**
  * Stable proxy fences: agent `a`'s next operation is `fence.proxy.async`, no generic access is
  * published without a fence now (`escaped` is false: the checker's `esc` set is empty), and no other
- * agent, run forward as for `stableWait` while `a` stays put, reaches a release that publishes
- * unfenced accesses ({@link publishesUnfenced} of detect-fences.ts) while it holds generic
- * accesses to async-proxy buffers not followed by its own fence (`dirty(x)` now, or an `ld.shared` / `st.shared` of such a buffer on
+ * agent, run forward as for {@link stableWait} while `a` stays put, reaches a release (an operation
+ * of sync class release, or `bar.sync`) while it holds generic accesses to async-proxy buffers not
+ * followed by its own fence (`dirty(x)` now, or an `ld.shared` / `st.shared` of such a buffer on
  * the way, `tracked(key)`). The checker's fence rule (detect-fences.ts) clears the fencing agent's
  * own unfenced accesses, read only by its own later releases and issues, and every published one,
  * of which there are none before `a` moves in any order: so the fence commutes with every step
@@ -84,7 +84,7 @@ export function stableProxyFence(p: Program, codes: readonly Instr[][], s: Machi
     else if (pointAccess(op.opc) !== undefined && op.buf) {
       const k = op.buf(f);
       if (k < 0 || tracked(k)) held = true;
-    } else if (held && publishesUnfenced(op.op.op)) return true;
+    } else if (held && (OPS[op.opc]!.sync === 'release' || op.opc === OPC_BAR_SYNC)) return true;
     return false;
   };
   return frozenFixpoint(p, codes, s, a, -1, () => true, -1, touch, begin);
