@@ -12,6 +12,12 @@ import { BUILD_AT, outputBudget } from '../src/cli/budget.js';
 import { main } from '../src/cli/main.js';
 
 const MiB = 1048576;
+/**
+ * The --max-memory of the runs (MB): the simulation's own governor reads the real resident set
+ * against 30 % of it, so it must stay well above what a test worker holds (over 300 MB after a
+ * few runs), or the simulation stops at step 0 instead of the output.
+ */
+const BOUND_MB = 4000;
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -55,13 +61,13 @@ describe('mbsim run --trace at the memory bound', () => {
     const dir = mkdtempSync(join(tmpdir(), 'mbsim-trace-budget-'));
     const whole = join(dir, 'whole.json');
     const cut = join(dir, 'cut.json');
-    const args = (f: string) => ['run', 'pipeline', '--set', 'K=2000', '--max-memory', '1000', '--trace', f];
+    const args = (f: string) => ['run', 'pipeline', '--set', 'K=2000', '--max-memory', String(BOUND_MB), '--trace', f];
     const a = await run(args(whole), null);
     expect(a.code).toBe(0);
     const full = JSON.parse(readFileSync(whole, 'utf8')) as { traceEvents: unknown[]; outputStopped?: unknown };
     expect(full.outputStopped).toBeUndefined();
 
-    const b = await run(args(cut), 0.95 * 1000 * MiB);
+    const b = await run(args(cut), 0.95 * BOUND_MB * MiB);
     expect(b.code).toBe(3);
     const doc = JSON.parse(readFileSync(cut, 'utf8')) as { traceEvents: unknown[]; outputStopped: { by: string; omitted: number } };
     expect(doc.outputStopped.by).toBe('--max-memory');
