@@ -15,7 +15,9 @@ import { describe, expect, test } from 'vitest';
 import fc from 'fast-check';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { kernelArb } from './support/gen-kernel.js';
-import { compare, compareWorkers } from './support/differential.js';
+import { pipelineArb } from './support/gen-pipeline.js';
+import { compare, compareWorkers, outcome } from './support/differential.js';
+import { instantiate } from '../src/machine/program.js';
 import { parseSketch } from '../src/lang/index.js';
 import type { Kernel } from '../src/kernel/ir.js';
 
@@ -24,6 +26,8 @@ const RUNS = FUZZ > 0 ? FUZZ : 2000;
 const SEED = FUZZ > 0 ? Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31) : 20261201;
 const FIXTURES = 'test/fixtures/differential';
 const WORKER_RUNS = 200;
+/** Generated pipeline kernels (test/support/gen-pipeline.ts) compared per run of `npm test`. */
+const PIPE_RUNS = FUZZ > 0 ? Math.ceil(RUNS / 4) : 150;
 
 describe('reductions against the unreduced search', () => {
   test('regression kernels: every reduction finds what the full search finds', () => {
@@ -85,6 +89,42 @@ describe('reductions against the unreduced search', () => {
     // The generator must produce comparable kernels, most of them with something to find.
     expect(compared).toBeGreaterThan(RUNS * 0.55);
     expect(withHazards).toBeGreaterThan(compared * 0.3);
+  }, 3_600_000);
+
+  test(`${PIPE_RUNS} generated pipelines (seed ${SEED}): same hazards and final states with every reduction`, () => {
+    let compared = 0;
+    let withHazards = 0;
+    let landings = 0;
+    const found: string[] = [];
+    fc.assert(
+      fc.property(pipelineArb, ({ text, kernel }) => {
+        const r = compare(kernel, 40_000);
+        if (!r) return true;
+        compared++;
+        if (r.full.hazards.length) withHazards++;
+        if (r.divergences.length) {
+          const msg = `divergence: ${JSON.stringify(r.divergences)}\nsketch:\n${text}`;
+          if (!FUZZ) throw new Error(msg);
+          found.push(msg);
+          console.log(msg);
+        }
+        // The forced steps that need a pipeline's structure are taken: the stable landings
+        // (stable-landing.ts) store fewer states than the search without them.
+        const p = instantiate(kernel);
+        const on = outcome(p, { maxStates: 40_000, timeout: 20_000 });
+        const off = outcome(p, { maxStates: 40_000, timeout: 20_000, stableLandings: false });
+        expect(on.hazards).toEqual(off.hazards);
+        if (on.states < off.states) landings++;
+        return true;
+      }),
+      { numRuns: PIPE_RUNS, seed: SEED },
+    );
+    console.log(`differential pipelines: ${compared} compared, ${withHazards} with hazards, ${landings} fewer states with stable landings, ${found.length} divergences found`);
+    expect(found).toEqual([]);
+    expect(compared).toBeGreaterThan(PIPE_RUNS * 0.6);
+    expect(withHazards).toBeGreaterThan(compared * 0.3);
+    expect(withHazards).toBeLessThan(compared);
+    expect(landings).toBeGreaterThan(compared * 0.2);
   }, 3_600_000);
 
   const workerRuns = FUZZ > 0 ? Math.ceil(RUNS / 10) : WORKER_RUNS;

@@ -41,6 +41,11 @@ export interface CheckOptions {
   ctaSymmetry?: boolean;
   /** Stable waits and enabled wait_groups as forced steps of the partial-order reduction (default true; docs/CHECK.md). */
   stableWaits?: boolean;
+  /**
+   * Stable phase-completing TMA landings as forced steps (default true; only with `stableWaits`;
+   * docs/CHECK.md, "Stable landings"). Off only to compare the search with and without them.
+   */
+  stableLandings?: boolean;
   /** Strict warnings (cross-proxy WAR without fence.proxy.async). */
   strict?: boolean;
   /** Worker threads exploring each level together (default 1; see docs/CHECK.md, "Parallel search"). */
@@ -418,6 +423,7 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
   if (opts.symmetry !== undefined) eo.symmetry = opts.symmetry;
   if (opts.ctaSymmetry !== undefined) eo.ctaSymmetry = opts.ctaSymmetry;
   if (opts.stableWaits !== undefined) eo.stableWaits = opts.stableWaits;
+  if (opts.stableLandings !== undefined) eo.stableLandings = opts.stableLandings;
   if (opts.strict !== undefined) eo.strict = opts.strict;
   if (opts.workers !== undefined) eo.workers = opts.workers;
   if (opts.onProgress) eo.onProgress = opts.onProgress;

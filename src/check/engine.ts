@@ -57,6 +57,8 @@ export interface ExploreOptions {
   por?: boolean;
   /** Stable waits and enabled wait_groups as forced steps of the partial-order reduction (default true; only with `por`). */
   stableWaits?: boolean;
+  /** Stable phase-completing TMA landings as forced steps (default true; only with `stableWaits`). */
+  stableLandings?: boolean;
   /** Symmetry reduction (default true). */
   symmetry?: boolean;
   /** Symmetry between the CTAs of a cluster (default true; only with `symmetry`; check/cta-symmetry.ts). */

@@ -9,7 +9,7 @@
  *   barrier (it only starts a remote signal), a settled read of a PTX warp (settled.ts);
  * - in-flight operations by issuer, in issue order: a tcgen05.mma completion, a TMA landing that
  *   cannot complete its phase, a commit that cannot complete its commit-only phase (the last two
- *   stay visible as ghosts).
+ *   stay visible as ghosts), a stable landing that completes its phase (stable-landing.ts).
  */
 import { nextCredit, type AsyncOp, type Choice, type MachineState } from '../machine/machine.js';
 import { NAMED_PER_CTA } from '../machine/state.js';
@@ -20,6 +20,7 @@ import { keyOf } from './engine.js';
 import { landingsCommute } from './por.js';
 import { resetQuestionBudget, stableArrive, stableNamedArrive, stableWait } from './stable.js';
 import { stableAccess, stableProxyFence } from './stable-access.js';
+import { stableLanding } from './stable-landing.js';
 import { settledReads } from './settled.js';
 import type { SearchCtx } from './search-ctx.js';
 import type { Successors } from './successor.js';
@@ -47,14 +48,17 @@ export interface Forced { t: MachineState; nx: Extra; c: Choice; who: number }
  */
 export type ForcedStep = (s: MachineState, x: Extra, id: number, prefix: Choice[], rh?: Int32Array | null) => Forced | null;
 
-/** The forced steps of search `ctx` (`stableOn`: stable waits and arrives are forced too). */
-export function forcedStep(ctx: SearchCtx, sx: Successors, check: TransitionCheck, stableOn: boolean): ForcedStep {
+/**
+ * The forced steps of search `ctx` (`stableOn`: stable waits and arrives are forced too;
+ * `landingsOn`: with them, stable phase-completing landings).
+ */
+export function forcedStep(ctx: SearchCtx, sx: Successors, check: TransitionCheck, stableOn: boolean, landingsOn = true): ForcedStep {
   const { p, m, an, out } = ctx;
   const { agentCode, agentPor } = ctx.f;
   const agentOrder = canonicalOrder(ctx);
   const syncForced = stableSync(ctx, stableOn);
   const quietExit = stableOn ? exitCommutes(ctx) : () => false;
-  const asyncForced = forcedLanding(ctx);
+  const asyncForced = forcedLanding(ctx, stableOn && landingsOn && !p.values && !an.trackRelaxed);
   /** Shared choice objects of the forced steps: agent a; async op id (small ids). */
   const agentChoice: Choice[] = p.agents.map((_, a) => Object.freeze({ kind: 'agent' as const, agent: a }));
   const asyncChoice: Choice[] = [];
@@ -106,7 +110,7 @@ export function forcedStep(ctx: SearchCtx, sx: Successors, check: TransitionChec
       const a = order ? order[k]! : k;
       const o = fl[i]!;
       if (o.agent !== a) continue;
-      if (!asyncForced(s, o)) continue;
+      if (!asyncForced(s, o, x)) continue;
       const c = asyncChoiceOf(o.id);
       const t = sx.succ(s, c, o.agent, i);
       const nx = check(s, t, c, out.events!, x, id, prefix);
@@ -295,13 +299,22 @@ function stableChecks(ctx: SearchCtx) {
 }
 
 /**
- * Whether the completion of in-flight operation `o` in `s` is a forced step; a TMA landing or a
- * commit taken so is noted in the context (`tmaGhost`, `commitGhost`): it becomes a ghost.
+ * Whether the completion of in-flight operation `o` in `s` (checker data `x`) is a forced step; a
+ * TMA landing that cannot complete its phase or a commit taken so is noted in the context
+ * (`tmaGhost`, `commitGhost`): it becomes a ghost. `landingsOn`: a landing that completes its
+ * phase is forced when it is stable (stable-landing.ts).
  */
-function forcedLanding(ctx: SearchCtx): (s: MachineState, o: AsyncOp) => boolean {
-  const { an } = ctx;
-  const { directTxKey, commitOnlyKey } = ctx.f;
-  return (s, o) => {
+function forcedLanding(ctx: SearchCtx, landingsOn: boolean): (s: MachineState, o: AsyncOp, x: Extra) => boolean {
+  const { p, an } = ctx;
+  const { directTxKey, commitOnlyKey, agentCode, ctaAgents } = ctx.f;
+  /** The buffers of the copies that landed early on barrier `key` (its TMA ghosts in `x`). */
+  const landedOn = (x: Extra, key: number): number[] => {
+    const l: number[] = [];
+    const tg = x.tghosts;
+    if (tg) for (let i = 0; i < tg.length; i += 2) if (tg[i] === key) l.push(tg[i + 1]!);
+    return l;
+  };
+  return (s, o, x) => {
     const fl = s.inflight;
     const ags = s.agents;
     if (o.kind === 'tma') {
@@ -313,7 +326,7 @@ function forcedLanding(ctx: SearchCtx): (s: MachineState, o: AsyncOp) => boolean
       if (b.pending > 0) return false;
       if (directTxKey[o.bar]) return false;
       const chunk = nextCredit(o);
-      if (b.tx - chunk <= 0) return false;
+      if (b.tx - chunk <= 0) return landingsOn && b.tx === chunk && stableLanding(p, agentCode, s, o, ctaAgents, landedOn(x, o.bar));
       let remote = false;
       for (const y of fl) if (y.kind === 'remote' && y.bar === o.bar) remote = true;
       if (remote) return false;

@@ -42,6 +42,8 @@ export interface Forward {
   touch: ((x: number, op: OpInstr, f: number[]) => boolean) | null;
   /** Called when agent `x`'s forward run begins (before its first `touch`). */
   begin: ((x: number) => void) | null;
+  /** Called when agent `x`'s forward run reaches its end or an `exit` (the agent could finish). */
+  ended?: ((x: number) => void) | null;
 }
 
 const CTA_THREADS = new WeakMap<Program, number[]>();
@@ -74,7 +76,8 @@ function frameCopy(frame: readonly number[]): number[] {
 /**
  * Runs agent `x` forward from its position without changing `s`, calling `signal` with every
  * barrier key it signals before it certainly blocks, and `pass` with every barrier key whose wait
- * it passes (see the module comment). Returns 0, or {@link GIVE_UP}.
+ * it passes (see the module comment), while agent `a` stays put (`a` < 0: none does). Returns 0,
+ * or {@link GIVE_UP}.
  */
 export function runForward(p: Program, code: readonly Instr[], s: MachineState, x: number, a: number, run: Forward): number {
   const { namedGated, signal, pass, arriveNamed, budget } = run;
@@ -84,10 +87,11 @@ export function runForward(p: Program, code: readonly Instr[], s: MachineState, 
   const used = usedScratch;
   used.clear();
   const infoX = p.agents[x]!;
-  const infoA = p.agents[a]!;
-  const sameWarpgroup = infoX.wgLeader === infoA.wgLeader;
-  const aGroups = s.agents[a]!.wgGroup;
-  const aIssued = s.agents[a]!.wgIssued;
+  // a < 0: no agent stays put (a question about an operation in flight, stable-landing.ts).
+  const infoA = a >= 0 ? p.agents[a]! : null;
+  const sameWarpgroup = infoA !== null && infoX.wgLeader === infoA.wgLeader;
+  const aGroups = a >= 0 ? s.agents[a]!.wgGroup : 0;
+  const aIssued = a >= 0 ? s.agents[a]!.wgIssued : 0;
   let issued = ag.wgIssued;
   let group = ag.wgGroup;
   /** Highest wgmma sequence number in each group committed during the run (made at the first commit). */
@@ -107,7 +111,7 @@ export function runForward(p: Program, code: readonly Instr[], s: MachineState, 
         case 'set': f[ins.slot] = ins.e(f); pc++; continue;
         case 'jmp': pc = ins.to; continue;
         case 'jz': pc = ins.e(f) ? pc + 1 : ins.to; continue;
-        case 'end': return 0;
+        case 'end': run.ended?.(x); return 0;
         default: break;
       }
       const op = ins as OpInstr;
@@ -176,7 +180,7 @@ export function runForward(p: Program, code: readonly Instr[], s: MachineState, 
           group++;
           break;
         case 16: { // wgmma.wait_group
-          if (!sameWarpgroup) break;
+          if (!sameWarpgroup || !infoA) break;
           const limit = group - op.ints.n!(f);
           // A leader that stays put commits no more groups: a warp waiting for a later one blocks.
           if (infoA.wgLeader === a && aGroups < limit) return 0;
@@ -186,6 +190,7 @@ export function runForward(p: Program, code: readonly Instr[], s: MachineState, 
           break;
         }
         case 28: // exit
+          run.ended?.(x);
           return 0;
         case OPC_BAR_SYNC: case OPC_BAR_ARRIVE: { // named barriers: whole warps arrive (barriers.ts)
           const key = infoX.cta * NAMED_PER_CTA + (op.ints.id!(f) & (NAMED_PER_CTA - 1));

@@ -131,7 +131,7 @@ function setup(program: Program, opts: ExploreOptions, par: ParHooks | null, gov
     ctx, codec, visited, gov, sx, check, staleAtEnd, verifyHash,
     usePor: opts.por !== false,
     useSym: opts.symmetry !== false,
-    forced: forcedStep(ctx, sx, check, opts.stableWaits !== false),
+    forced: forcedStep(ctx, sx, check, opts.stableWaits !== false, opts.stableLandings !== false),
     postponed: new Postponed(ctx),
     coEnabled: coEnabledDetector(p, ctx.f.agentCode, (h) => sink.error(h)),
     hang: hangDetector(ctx),

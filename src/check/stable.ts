@@ -147,7 +147,7 @@ export function frozenFixpoint(p: Program, codes: readonly Instr[][], s: Machine
   const budget = { left: Math.min(TOTAL_BUDGET, shared.left) };
   const start = budget.left;
   try {
-    return fixpointWithin(p, codes, s, a, bar, ok, named, touch, begin, budget);
+    return fixpointWithin(p, codes, s, a, p.agents[a]!.cluster, -1, bar, ok, named, touch, begin, null, budget);
   } finally {
     shared.left -= start - Math.max(0, budget.left);
   }
@@ -168,9 +168,31 @@ export function resetQuestionBudget(): void {
   shared.left = FORCED_STEP_BUDGET;
 }
 
-/** {@link frozenFixpoint} within `budget` (decremented per instruction run and per agent visited). */
-function fixpointWithin(p: Program, codes: readonly Instr[][], s: MachineState, a: number, bar: number, ok: (f: Frozen) => boolean, named: number,
-  touch: Forward['touch'], begin: Forward['begin'], budget: { left: number }): boolean {
+/**
+ * {@link frozenFixpoint} within the shared budget, for a question about the operation in flight
+ * with id `opId` (stable-landing.ts): no agent stays put, the agents of cluster `cl` run forward,
+ * and every operation in flight but that one signals. `ended(x)` hears of each agent whose run
+ * reaches its end (in every round; the last round's are the fixpoint's).
+ */
+export function inflightFixpoint(p: Program, codes: readonly Instr[][], s: MachineState, opId: number, cl: number, bar: number, ok: (f: Frozen) => boolean,
+  touch: Forward['touch'], begin: Forward['begin'], ended: (x: number) => void): boolean {
+  if (shared.left <= 0) return false;
+  const budget = { left: Math.min(TOTAL_BUDGET, shared.left) };
+  const start = budget.left;
+  try {
+    return fixpointWithin(p, codes, s, -1, cl, opId, bar, ok, -1, touch, begin, ended, budget);
+  } finally {
+    shared.left -= start - Math.max(0, budget.left);
+  }
+}
+
+/**
+ * {@link frozenFixpoint} within `budget` (decremented per instruction run and per agent visited):
+ * agent `a` stays put (-1: none), the agents of cluster `cl` run forward, and the operations in
+ * flight signal, except the one with id `skipOp` (-1: none).
+ */
+function fixpointWithin(p: Program, codes: readonly Instr[][], s: MachineState, a: number, cl: number, skipOp: number, bar: number, ok: (f: Frozen) => boolean, named: number,
+  touch: Forward['touch'], begin: Forward['begin'], ended: ((x: number) => void) | null, budget: { left: number }): boolean {
   const n = s.bars.length;
   const nn = s.named.length;
   const sc = scratchFor(n, nn);
@@ -211,7 +233,7 @@ function fixpointWithin(p: Program, codes: readonly Instr[][], s: MachineState, 
     const count = nb.arrived > 0 ? nb.count : need[key]!;
     return f.named[key]! > 0 && nb.arrived + f.named[key]! >= count;
   };
-  const run: Forward = { gated, comps, namedGated, signal, pass, arriveNamed, budget, failed: false, touch, begin };
+  const run: Forward = { gated, comps, namedGated, signal, pass, arriveNamed, budget, failed: false, touch, begin, ended };
   // A phase can complete when the arrivals it still misses can all come, and, when it misses
   // only bytes, when some copy or complete_tx can still bring them (tx-counts are not bounded
   // here: more bytes than missing only over-approximates). An init or inval changes it anyway.
@@ -225,8 +247,7 @@ function fixpointWithin(p: Program, codes: readonly Instr[][], s: MachineState, 
     if (!(x.pending > 0 || arrivals[key] > 0 || x.tx <= 0 || tx[key] === 1)) return 0;
     return x.expected > 0 ? 1 + Math.floor((arrivals[key]! - x.pending) / x.expected) : Infinity;
   };
-  // Only the waiter's cluster can signal its barrier or the barriers its cluster's agents wait on.
-  const cl = p.agents[a]!.cluster;
+  // Only the waiter's cluster (`cl`) can signal its barrier or the barriers its cluster's agents wait on.
   for (let round = 0; round < 64; round++) {
     arrivals.fill(0, 0, n);
     tx.fill(0, 0, n);
@@ -236,6 +257,7 @@ function fixpointWithin(p: Program, codes: readonly Instr[][], s: MachineState, 
     f.namedCount.fill(0, 0, nn);
     need.fill(Infinity, 0, nn);
     for (const o of s.inflight) {
+      if (o.id === skipOp) continue;
       const count = o.kind === 'remote' ? (o.remote === 'arrive' || o.remote === 'arrive.expect_tx' || o.remote === 'arrive_drop' ? o.count : 0) : o.kind === 'cpa.arrive' ? o.count : o.kind === 'tc.commit' ? 1 : 0;
       // Bytes: a tx-count change of either sign (a landing's complete_tx, or a remote expect_tx
       // that raises it: a passing wait's checks read the tx-count, see stableWait).

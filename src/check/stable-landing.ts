@@ -1,0 +1,77 @@
+/**
+ * Stable phase-completing landings, for the partial-order reduction: a TMA landing that completes
+ * the current phase of its barrier (every arrival of the phase is in, and its bytes are the last
+ * the tx-count misses), taken alone when nothing the rest of the kernel can do before it lands
+ * depends on it (docs/CHECK.md, "Stable landings").
+ *
+ * The question is the one of stable.ts, asked about an operation in flight instead of an agent:
+ * every agent of the barrier's cluster is run forward from its position while the landing stays in
+ * flight (every other operation in flight signals as usual; the barrier cannot complete without
+ * the landing). The landing is stable when, at the fixpoint:
+ * - nothing reaches the barrier first: no arrival, no tx-count change, no init or inval, no wait
+ *   on it that passes before the completion (a wait on an older phase: its phase-alias checks see
+ *   whether the phase completed), and no other operation in flight signals it;
+ * - nothing accesses the bytes the landing writes, nor those of the copies that landed earlier on
+ *   this phase (their ghosts, see detect-access.ts, end with the completion): no generic access,
+ *   no operation that issues an access to them or reads them through the async proxy, and no other
+ *   operation in flight on them;
+ * - the barrier's CTA cannot finish first: some agent of that CTA still running blocks before its
+ *   end (an exit with the copy in flight is `inflight-at-exit`).
+ * Then the landing commutes with every step the others can take before it: the one thing it
+ * changes that a step can observe, the completion, enables the waits of the phase (which nothing
+ * else enables) and disables nothing. Taking it alone keeps every reachable hazard, deadlock and
+ * final state.
+ */
+import { nextCredit, type AsyncOp, type MachineState } from '../machine/machine.js';
+import type { Instr, OpInstr, Program } from '../machine/program.js';
+import { accessesOf, pointAccess } from '../machine/ops/index.js';
+import { inflightFixpoint } from './stable.js';
+
+/**
+ * True when the TMA landing `o` in `s` completes its barrier's phase and is stable (see the module
+ * comment). `codes[x]`: agent x's role code; `ctaAgents[c]`: the agents of CTA c; `landed`: the
+ * buffer keys of the copies that landed on this phase before (the barrier's TMA ghosts).
+ */
+export function stableLanding(p: Program, codes: readonly Instr[][], s: MachineState, o: AsyncOp, ctaAgents: readonly (readonly number[])[], landed: readonly number[]): boolean {
+  const key = o.bar;
+  const b = s.bars[key];
+  if (o.kind !== 'tma' || !b || b.status !== 'valid' || b.pending !== 0 || o.buf < 0) return false;
+  const chunk = nextCredit(o);
+  if (chunk !== o.left || b.tx !== chunk) return false; // not its last bytes, or not the phase's last
+  const bufs = [o.buf, ...landed];
+  const conflicts = (k: number) => bufs.some((x) => p.buffersOverlap(x, k));
+  for (const y of s.inflight) {
+    if (y.id === o.id) continue;
+    if (y.bar === key || (y.targets?.includes(key) ?? false)) return false;
+    for (const acc of accessesOf(y)) if (conflicts(acc.buf)) return false;
+  }
+  const cta = p.barrierOf(key).cta;
+  const per = p.buffersPerCta;
+  const touch = (_x: number, op: OpInstr, f: number[]): boolean => {
+    if (!op.buf && !op.reads) return false;
+    if (pointAccess(op.opc) !== undefined && op.buf) {
+      const k = op.buf(f);
+      return k < 0 || conflicts(k);
+    }
+    // Anything else naming buffers (copies, stores, MMAs, tcgen05): with a multicast or a CTA
+    // pair, the same offsets in any CTA of the cluster.
+    const anyCta = op.ints.multicast !== undefined || op.op.op.startsWith('tcgen05');
+    const keys: number[] = [];
+    if (op.buf) keys.push(op.buf(f));
+    if (op.reads) for (const r of op.reads) keys.push(r(f));
+    for (const k of keys) {
+      if (k < 0) return true;
+      if (anyCta ? bufs.some((x) => p.buffersOverlap(k % per, x % per)) : conflicts(k)) return true;
+    }
+    return false;
+  };
+  // The agents of the CTA whose run reaches its end in the round (the last round's count).
+  const ends = new Set<number>();
+  const begin = (x: number) => { ends.delete(x); };
+  const ended = (x: number) => { if (p.agents[x]!.cta === cta) ends.add(x); };
+  const ok = inflightFixpoint(p, codes, s, o.id, p.agents[ctaAgents[cta]![0]!]!.cluster, key,
+    (f) => f.arrivals[key]! === 0 && !f.tx[key] && !f.reset[key] && !f.passed[key], touch, begin, ended);
+  if (!ok) return false;
+  for (const x of ctaAgents[cta]!) if (s.agents[x]!.status === 'run' && !ends.has(x)) return true;
+  return false;
+}
