@@ -8,8 +8,11 @@ export function start(argv: string[]): void {
   // `mbsim run … | head` closes the pipe early: stop quietly instead of dying on EPIPE. Any other
   // failure to write the output (a full disk: `> /dev/full`) is one line and exit 2, as for an
   // output file that cannot be written.
+  // An output that failed ends the process its own way (below), not with the CLI's code.
+  let failed = false;
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (err: NodeJS.ErrnoException) => {
+      failed = true;
       if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
       if (stream !== process.stdout) process.exit(2);
       // The words for the code (errno.ts) are loaded only when an output fails.
@@ -32,9 +35,15 @@ export function start(argv: string[]): void {
   import('./main.js').then(
     ({ main }) =>
       main(argv).then(
-        // Set the exit code and let Node exit once stdout has drained (process.exit would cut piped output).
+        // Exit once stdout and stderr have drained (process.exit before would cut piped output):
+        // at once rather than when the event loop empties, which first frees the whole heap, a
+        // few hundred ms after a run that holds hundreds of MB (issue 11).
         (code) => {
           process.exitCode = code;
+          const leave = (err?: Error | null) => {
+            if (!err && !failed) process.exit(code);
+          };
+          process.stdout.write('', (err) => (err ? undefined : process.stderr.write('', leave)));
         },
         internal,
       ),
