@@ -265,7 +265,7 @@ role epi warps=1 per=one:
     const o = r.state.inflight[0]!;
     expect([o.kind, o.group, p.bufferName(o.buf)]).toEqual(['bulk.store', 0, 'C[0]']);
     expect(accessesOf(o)).toEqual([{ buf: o.buf, rw: 'r' }]);
-    expect(r.events.find((e) => e.e === 'op')).toMatchObject({ text: 'cp.reduce.async.bulk C[0], 8192' });
+    expect(r.events.find((e) => e.e === 'op')).toMatchObject({ text: 'cp.reduce.async.bulk.add C[0], 8192' });
     const c = stepAgent(m, r.state).state; // commit_group
     expect(pendingAsyncGroups(c, 0, 'bulk.store')).toBe(1);
     expect(m.agentEnabled(c, 0)).toBe(false);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { check } from '../src/check/index.js';
 import { kernel, type KernelBuilder } from '../src/kernel/builder.js';
-import type { Kernel } from '../src/kernel/ir.js';
+import type { Kernel, RedOp } from '../src/kernel/ir.js';
 import { formatDiagnostic, parseSketch } from '../src/lang/index.js';
 import { instantiate, KernelError } from '../src/machine/program.js';
 
@@ -212,17 +212,19 @@ describe('wgmma, bulk reductions and the mbarrier instructions', () => {
   });
 
   test('bulkReduce: A04-fixed (the staging tile reused after wait_group.read) is OK; one group of depth 1 races', () => {
-    // The sketch keeps no reduction operation (`.add` changes no synchronization): neither does this kernel.
-    const a04 = (depth: number, redop?: string) => kernel('bulk_reduce_epilogue', { arch: 'sm_90a', params: { TILES: 3, TILE: 8192, DEPTH: depth } })
+    // The sketch keeps the reduction operator (`.add`; it changes no synchronization, only the text).
+    const a04 = (depth: number, redop?: RedOp) => kernel('bulk_reduce_epilogue', { arch: 'sm_90a', params: { TILES: 3, TILE: 8192, DEPTH: depth } })
       .smem('C', 1, 'TILE')
       .role('epi', { warps: 1, per: 'one' }, (r) => r
         .for('t', 0, 'TILES', (r) => r.write('C[0]').fenceProxyAsync().bulkReduce('C[0]', 'TILE', redop ? { redop } : {}).bulkCommit().bulkWait('DEPTH'))
         .bulkWait(0, false));
-    expect(same(a04(0), 'A04-fixed.mbk')).toEqual(['ok']);
+    expect(same(a04(0, 'add'), 'A04-fixed.mbk')).toEqual(['ok']);
     expect(findings(a04(1).build())).toEqual(['race', 'race C[0]']);
     // The builder's redop is the operation's text only.
     const add = instantiate(a04(0, 'add').build()).roles[0]!.code.flatMap((i) => (i.i === 'op' && i.op.op === 'cp.reduce.async.bulk' ? [[i.op.redop, i.text]] : []));
     expect(add).toEqual([['add', 'cp.reduce.async.bulk.add C[0], TILE']]);
+    expect(findings(a04(1, 'max').build())).toEqual(['race', 'race C[0]']);
+    expect(() => a04(0, 'mul' as RedOp).build()).toThrow("bulkReduce: redop must be one of add, min, max, inc, dec, and, or, xor, got 'mul'");
   });
 
   /**

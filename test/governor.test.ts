@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { FRESH_SHARE, Governor, SAMPLE_MS } from '../src/machine/governor.js';
+import { COLLECT_MS_PER_MB, deadlineCollector, FRESH_SHARE, Governor, SAMPLE_MS } from '../src/machine/governor.js';
 
 /** A governor on a fake clock and a fake resident set. */
 function fake(limits: ConstructorParameters<typeof Governor>[0], every = 4) {
@@ -111,5 +111,36 @@ describe('resource governor', () => {
     for (let i = 0; i < 1000; i++) expect(g.tick()).toBe(null);
     expect(g.memory(true)).toBeGreaterThan(10 * 1048576);
     expect(g.allow(1e15)).toBe(true);
+  });
+});
+
+describe('forced collections near a deadline (issue 11)', () => {
+  const MB = 1048576;
+  test('one that would outlast the deadline at twice the slowest rate seen is skipped', () => {
+    const env = { t: 0, runs: 0, cost: 0 };
+    const collect = deadlineCollector(() => {
+      env.runs++;
+      env.t += env.cost;
+    }, () => env.t);
+    // No deadline: always. At first COLLECT_MS_PER_MB per MB: 100 MB is 200 ms.
+    expect(collect(100 * MB, Infinity)).toBe(true);
+    expect(collect(100 * MB, env.t + 100 * COLLECT_MS_PER_MB + 1)).toBe(true);
+    expect(collect(100 * MB, env.t + 100 * COLLECT_MS_PER_MB)).toBe(false);
+    // A collection that took 5 ms per MB: the next one needs 10 ms per MB before the deadline.
+    env.cost = 500;
+    expect(collect(100 * MB, env.t + 10_000)).toBe(true);
+    expect(collect(100 * MB, env.t + 999)).toBe(false);
+    expect(collect(100 * MB, env.t + 1001)).toBe(true);
+    expect(env.runs).toBe(4);
+  });
+
+  test('the governor reads the resident set without collecting when the deadline is near', () => {
+    const env = { t: 1000, rss: 900 * MB, runs: 0 };
+    const g = new Governor({ maxMemory: 1000 * MB, timeoutMs: 1000 }, { now: () => env.t, rss: () => env.rss, collect: () => env.runs++ });
+    expect(g.memory(true)).toBe(900 * MB); // 900 MB at 2 ms per MB: 1.8 s, past the deadline
+    expect(env.runs).toBe(0);
+    const far = new Governor({ maxMemory: 1000 * MB, timeoutMs: 10_000 }, { now: () => env.t, rss: () => env.rss, collect: () => env.runs++ });
+    far.memory(true);
+    expect(env.runs).toBe(1);
   });
 });

@@ -687,7 +687,7 @@ describe('every construct of the IR is expressible', () => {
     ['cp.async.cg.shared.global tile[0], 16', { op: 'cp.async', dst: R('tile'), bytes: n(16) }],
     ['st.async tile[0]@1, 8, full[0]@1 per=thread', { op: 'st.async', red: false, dst: R('tile', n(0), n(1)), bytes: n(8), bar: R('full', n(0), n(1)), per: 'thread' }],
     ['red.async tile[0]@1, 4, full[0]@1', { op: 'st.async', red: true, dst: R('tile', n(0), n(1)), bytes: n(4), bar: R('full', n(0), n(1)) }],
-    ['red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.min tile[0]@1, 4, full[0]@1', { op: 'st.async', red: true, dst: R('tile', n(0), n(1)), bytes: n(4), bar: R('full', n(0), n(1)) }],
+    ['red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.min tile[0]@1, 4, full[0]@1', { op: 'st.async', red: true, dst: R('tile', n(0), n(1)), bytes: n(4), bar: R('full', n(0), n(1)), redop: 'min' }],
     ['cp.async.bulk.shared::cluster tile[1]@1, tile[0], 64, full[1]@1', { op: 'cp.async.bulk.shared::cluster', dst: R('tile', n(1), n(1)), src: R('tile'), bytes: n(64), bar: R('full', n(1), n(1)) }],
     ['cp.reduce.async.bulk tile[0], 64', { op: 'cp.reduce.async.bulk', tensor: false, src: R('tile'), bytes: n(64) }],
     ['cp.reduce.async.bulk.tensor tile[0], 64 per=one', { op: 'cp.reduce.async.bulk', tensor: true, src: R('tile'), bytes: n(64), per: 'one' }],

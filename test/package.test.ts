@@ -18,6 +18,7 @@ const tsc = join(repo, 'node_modules', 'typescript', 'bin', 'tsc');
 let tmp = '';
 let project = '';
 let files: string[] = [];
+let installErr = '';
 
 function run(cmd: string, args: string[], cwd: string, timeout = 120_000) {
   const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', timeout, env: { ...process.env, NO_COLOR: '1' } });
@@ -41,6 +42,7 @@ beforeAll(() => {
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'uses-mbsim', private: true, type: 'module' }));
   const inst = run('npm', ['install', join(tmp, packed[0]!.filename), '--no-audit', '--no-fund', '--prefer-offline'], project, 240_000);
   if (inst.code !== 0) throw new Error(`npm install of the tarball failed:\n${inst.err}`);
+  installErr = inst.err;
 }, 600_000);
 
 afterAll(() => {
@@ -56,6 +58,14 @@ describe('the packed package', () => {
     expect(files.some((f) => f.endsWith('.map'))).toBe(false);
     // The command is the bundle; the unbundled CLI, the explorer's page code and the bench stay home.
     expect(files.filter((f) => /^dist\/(cli|web|bench|lsp)\//.test(f))).toEqual([]);
+  });
+
+  test('the packed package.json has no prepare (issue 16): installing the tarball runs nothing and npm lists no install script; the checkout keeps its prepare', () => {
+    const shipped = JSON.parse(readFileSync(join(project, 'node_modules', 'mbsim', 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    expect(Object.keys(shipped.scripts).filter((s) => /^(pre|post)?(install|prepare)$/.test(s))).toEqual([]);
+    expect(installErr).not.toMatch(/allowScripts|install-scripts/);
+    const own = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    expect([own.scripts.prepare, own.scripts._prepare]).toEqual([shipped.scripts._prepare, undefined]);
   });
 
   test('the API imports from an ES module and runs', () => {

@@ -4,7 +4,7 @@
  * buffer reference strings `name[index]@cta` (+ a byte offset for buffers).
  */
 import { toExpr, type ExprLike } from './expr.js';
-import type { BufRef, Expr, SrcLoc } from './ir.js';
+import type { BufRef, Expr, RedOp, SrcLoc } from './ir.js';
 
 /** A builder misuse: bad reference or expression syntax. */
 export class BuildError extends Error {}
@@ -84,4 +84,13 @@ export function parseBufRef(ref: string): BufRef {
     }
   }
   return parseRef(ref);
+}
+
+/** The reduction operators of `red.async` and `cp.reduce.async.bulk` (PTX ISA §9.7.13.7, §9.7.9.25.4.2). */
+export const RED_OPS: readonly RedOp[] = ['add', 'min', 'max', 'inc', 'dec', 'and', 'or', 'xor'];
+
+/** `redop` when it is a reduction operator ({@link RED_OPS}); a TypeError naming `fn` otherwise. */
+export function redOp(fn: string, redop: unknown): RedOp {
+  if (typeof redop === 'string' && (RED_OPS as readonly string[]).includes(redop)) return redop as RedOp;
+  throw new TypeError(`${fn}: redop must be one of ${RED_OPS.join(', ')}, got ${typeof redop === 'string' ? `'${redop}'` : typeof redop}`);
 }

@@ -195,7 +195,7 @@ export type Op =
    * peer's shared memory), with complete_tx(`bytes`) on `bar`, which must be in `dst`'s CTA
    * (PTX ISA §9.7.9.12, §9.7.13.7). `redop` names the reduction (`add`, `min`, ...; text only).
    */
-  | { op: 'st.async'; red: boolean; dst: BufRef; bytes: Expr; bar: BarRef; redop?: string; per?: Per }
+  | { op: 'st.async'; red: boolean; dst: BufRef; bytes: Expr; bar: BarRef; redop?: RedOp; per?: Per }
   /**
    * `cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes`: a bulk copy of
    * `bytes` from `src` (this CTA) into `dst` (a peer CTA's shared memory), complete_tx on `bar` in
@@ -205,9 +205,9 @@ export type Op =
   /**
    * `cp.reduce.async.bulk{.tensor}.global.shared::cta.bulk_group.<redop>`: reads `src` through the
    * async proxy into a global reduction, tracked by bulk async-groups like a bulk store
-   * (PTX ISA §9.7.9.25.4.2, §9.7.9.27.1.3).
+   * (PTX ISA §9.7.9.25.4.2, §9.7.9.27.1.3). `redop` names the reduction (text only).
    */
-  | { op: 'cp.reduce.async.bulk'; tensor: boolean; src: BufRef; bytes: Expr; redop?: string; per?: Per }
+  | { op: 'cp.reduce.async.bulk'; tensor: boolean; src: BufRef; bytes: Expr; redop?: RedOp; per?: Per }
   /** `cp.async.bulk.prefetch{.tensor}.L2.global`: a hint; no effect on any state, only time (PTX ISA §9.7.9.25.4.3, §9.7.9.27.1.4). */
   | { op: 'cp.async.bulk.prefetch'; tensor: boolean; bytes: Expr }
   | {
@@ -286,6 +286,8 @@ export type Op =
 
 /** Scope of a strong global-memory operation (PTX ISA §8.5). */
 export type MemScope = 'cta' | 'cluster' | 'gpu' | 'sys';
+/** The reduction operator of `red.async` and `cp.reduce.async.bulk` (PTX ISA §9.7.13.7, §9.7.9.25.4.2). */
+export type RedOp = 'add' | 'min' | 'max' | 'inc' | 'dec' | 'and' | 'or' | 'xor';
 /** The operations of `atom` / `red` that the model computes on small integers. */
 export type AtomOp = 'add' | 'exch' | 'min' | 'max' | 'inc' | 'dec' | 'and' | 'or' | 'xor' | 'cas';
 /** The comparison that ends a spin loop: `ge` waits until the value is at least the target. */

@@ -36,7 +36,9 @@ export function opStmt(r: RoleLowering, mn: IToken, argsNode: CstNode | undefine
   if (argsNode?.recoveredNode) return fail();
   const quals = parseQualifiers(mn.image);
   if (quals?.invalid) {
-    c.err(SKETCH_CODES.unknownMnemonic, `${mn.image} is not a valid spelling of ${spec.name}`, quals.invalid, mnSpan);
+    const at = quals.invalidAt;
+    const span = at && mnSpan.endCol - mnSpan.col === mn.image.length ? { line: mnSpan.line, col: mnSpan.col + at[0], endCol: mnSpan.col + at[1] } : mnSpan;
+    c.err(SKETCH_CODES.unknownMnemonic, `${mn.image} is not a valid spelling of ${spec.name}`, quals.invalid, span);
     return fail();
   }
   let bad = false;

@@ -3,6 +3,7 @@
  * the IR operation it builds. docs/LANGUAGE.md documents the same table.
  */
 import type { Arch, BarRef, BufRef, Expr, MmaShape, Op, Per } from '../kernel/ir.js';
+import { parseReduction, REDUCTION_ALIASES } from './ops-reduce.js';
 import { parseValueOp, VALUE_SPECS, VALUE_SPELLINGS } from './ops-values.js';
 
 /** Kinds of positional operands: a barrier reference, a buffer reference, an integer, a variable. */
@@ -117,9 +118,6 @@ function bulkSpec(tensor: boolean): OpSpec {
 }
 
 const simple = (name: string, op: Op, arch?: Arch): OpSpec => ({ name, args: [], usage: '', build: () => ({ ...op }), ...(arch ? { arch } : {}) });
-
-/** The reduction operations of `red.async` and `cp.reduce.async.bulk` (PTX ISA §9.7.13.7, §9.7.9.25.4.2). */
-const REDOPS = ['add', 'min', 'max', 'inc', 'dec', 'and', 'or', 'xor'];
 
 /** The asynchronous copy family beyond TMA loads and bulk stores: cp.async groups, st.async / red.async, DSMEM and reduction copies, prefetches. */
 function asyncCopySpecs(): OpSpec[] {
@@ -306,12 +304,8 @@ export const ALIASES: Record<string, string> = {
   'cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes': 'cp.async.bulk.shared::cluster',
   'cp.async.bulk.prefetch.L2.global': 'cp.async.bulk.prefetch',
   ...Object.fromEntries([1, 2, 3, 4, 5].map((d) => [`cp.async.bulk.prefetch.tensor.${d}d.L2.global`, 'cp.async.bulk.prefetch.tensor'])),
-  // The reduction operation changes no synchronization: every one is the same operation here.
-  ...Object.fromEntries(REDOPS.flatMap((r) => [
-    [`red.async.${r}`, 'red.async'], [`red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.${r}`, 'red.async'],
-    [`cp.reduce.async.bulk.${r}`, 'cp.reduce.async.bulk'], [`cp.reduce.async.bulk.global.shared::cta.bulk_group.${r}`, 'cp.reduce.async.bulk'],
-    [`cp.reduce.async.bulk.tensor.${r}`, 'cp.reduce.async.bulk.tensor'],
-  ])),
+  // The reduction operator (`red.async.add`, …): kept on the operation by parseQualifiers.
+  ...REDUCTION_ALIASES,
   'fence.proxy.async.shared::cluster': 'fence.proxy.async',
   'fence.proxy.async.global': 'fence.proxy.async',
 };
@@ -351,6 +345,8 @@ export interface Qualified {
   fields?: Record<string, string | boolean>;
   /** Set when the spelling is not valid PTX for that instruction (or not modeled): the reason, for the message. */
   invalid?: string;
+  /** With `invalid`: the columns [start, end) of the mnemonic at fault (a reduction's unknown operator), for the caret. */
+  invalidAt?: [number, number];
 }
 
 /**
@@ -463,9 +459,12 @@ function parseFence(mnemonic: string): Qualified | undefined {
  * Any instruction spelled with its PTX qualifiers: the mbarrier family
  * (`mbarrier.try_wait.parity.acquire.cta.shared::cta.b64`, `mbarrier.init.shared::cta.b64`,
  * `mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64`, …), cluster barriers, named
- * barriers and thread fences. Returns undefined when `mnemonic` is none of these forms.
+ * barriers, thread fences and the reductions' operator (`red.async.add`; ops-reduce.ts). Returns
+ * undefined when `mnemonic` is none of these forms.
  */
 export function parseQualifiers(mnemonic: string): Qualified | undefined {
+  const red = /^(red\.async|cp\.reduce\.)/.test(mnemonic) ? parseReduction(mnemonic, (n) => BY_NAME.get(n)!) : undefined;
+  if (red) return red;
   if (mnemonic.startsWith('mbarrier.')) return parseMbarrier(mnemonic);
   if (mnemonic.startsWith('barrier.cluster.')) return parseClusterBarrier(mnemonic);
   if (mnemonic.startsWith('bar')) return parseNamedBarrier(mnemonic);

@@ -6,7 +6,8 @@
  * §9.7.13.7) into a peer CTA's shared memory with complete_tx on its barrier;
  * `clusterlaunchcontrol.try_cancel` / `query_cancel` (§9.7.13.17, §9.7.13.18).
  */
-import type { Expr, Op, SrcLoc, Stmt } from '../kernel/ir.js';
+import type { Expr, Op, RedOp, SrcLoc, Stmt } from '../kernel/ir.js';
+import { RED_OPS } from '../kernel/builder-refs.js';
 import type { Operand } from '../ptx/ast.js';
 import { destsOf } from './analysis.js';
 import { assign, bin, counted, num, NotModelled, once, v, value, type Lane } from './emit.js';
@@ -51,7 +52,7 @@ export function stAsyncStmts(env: InsEnv, it: FlatIns, loc: SrcLoc, divergent: b
   const ops = ins.operands;
   if (!ins.mods.some((x) => x.startsWith('mbarrier::complete_tx'))) throw new NotModelled(ins.opcode);
   const red = ins.base === 'red';
-  const redop = red ? ins.mods.find((x) => ['add', 'min', 'max', 'inc', 'dec', 'and', 'or', 'xor'].includes(x)) : undefined;
+  const redop = red ? (ins.mods.find((x) => (RED_OPS as readonly string[]).includes(x)) as RedOp | undefined) : undefined;
   const dst = env.buf(it, ops[0]!);
   const bar = env.bar(it, ops[2]!);
   const bytes = num(typeBytes(ins.mods));

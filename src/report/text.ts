@@ -65,9 +65,11 @@ export function renderTimeline(r: SimResult, width = 96, paint: Paint = PLAIN, s
   const laneNames = new Map<string, string>();
   for (const a of p.agents) laneNames.set(String(a.id), a.name);
   const lanes = new Map<string, Span[]>();
+  // A long run has millions of spans and events: `stop` is asked once per 4096 of them, in every pass.
+  let seen = 0;
+  const due = () => (++seen & 4095) === 0 && !!stop?.();
   for (let i = 0; i < spans.length; i++) {
-    // A long run has millions of spans: `stop` is asked as they are sorted into lanes too.
-    if ((i & 4095) === 4095 && stop?.()) return paint.dim(`… (the timeline was cut: ${(spans.length - i).toLocaleString('en-US')} of ${spans.length.toLocaleString('en-US')} spans not drawn)`);
+    if (due()) return paint.dim(`… (the timeline was cut: ${(spans.length - i).toLocaleString('en-US')} of ${spans.length.toLocaleString('en-US')} spans not drawn)`);
     const sp = spans[i]!;
     let l = lanes.get(sp.lane);
     if (!l) lanes.set(sp.lane, (l = []));
@@ -75,15 +77,18 @@ export function renderTimeline(r: SimResult, width = 96, paint: Paint = PLAIN, s
   }
   const nameW = Math.max(12, ...[...laneNames.values()].map((n) => n.length), ...[...lanes.keys()].map((n) => n.length)) + 1;
   const rows: string[] = [];
+  const cut = (left: string) => {
+    rows.push(paint.dim(`… (the timeline stops here: ${left} left out)`));
+    return rows.join('\n');
+  };
   rows.push(`${pad('', nameW)}${paint.dim(`0${' '.repeat(Math.max(0, width - 2 - fmt(end).length))}${fmt(end)} cycles`)}`);
   // Agents (none after `stop` says so: a launch of 33,792 agents is as many rows).
   for (const a of p.agents) {
-    if (stop?.()) {
-      rows.push(paint.dim(`… (the timeline stops here: ${(p.agents.length - a.id).toLocaleString('en-US')} of ${p.agents.length.toLocaleString('en-US')} agents left out)`));
-      return rows.join('\n');
-    }
+    const agentsLeft = () => `${(p.agents.length - a.id).toLocaleString('en-US')} of ${p.agents.length.toLocaleString('en-US')} agents`;
+    if (stop?.()) return cut(agentsLeft());
     const cells = new Array<string>(width).fill(' ');
     for (const sp of lanes.get(String(a.id)) ?? []) {
+      if (due()) return cut(agentsLeft());
       const c0 = col(sp.t0), c1 = Math.max(c0, col(sp.t1 - 1e-9));
       // A wait that passes is a barrier test, not work: drawn ▒ so stalls and tests read apart.
       const glyph = sp.label.startsWith('mbarrier.try_wait') || sp.label.startsWith('mbarrier.test_wait') ? '▒' : '█';
@@ -100,6 +105,7 @@ export function renderTimeline(r: SimResult, width = 96, paint: Paint = PLAIN, s
   for (const l of unitLanes) {
     const count = new Array<number>(width).fill(0);
     for (const sp of lanes.get(l)!) {
+      if (due()) return cut('the units and barriers');
       const c0 = col(sp.t0), c1 = Math.max(c0, col(sp.t1 - 1e-9));
       for (let c = c0; c <= c1; c++) count[c]!++;
     }
@@ -109,7 +115,9 @@ export function renderTimeline(r: SimResult, width = 96, paint: Paint = PLAIN, s
   // Barriers: phase parity over time.
   if (r.events) {
     const flips = new Map<number, number[]>();
-    for (const e of r.events) if (e.e === 'phase') {
+    for (const e of r.events) {
+      if (due()) return cut('the barriers');
+      if (e.e !== 'phase') continue;
       let f = flips.get(e.bar);
       if (!f) flips.set(e.bar, (f = []));
       f.push(e.t);
