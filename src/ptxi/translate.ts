@@ -21,6 +21,7 @@ import { CLUSTER_STRIDE, layoutShared, PARAM_BASE, paramKey, sharedDecls, shortN
 import { globalSpin, isSpinTest } from './spin.js';
 import { neededRegs } from './needed.js';
 import { localMemory } from './local.js';
+import { genericShared } from './generic.js';
 import { flagOf, flagParams, GMEM_WORDS } from './gmem.js';
 import { defsOf, descriptorRoot, setDefs, staticInt, tmemDecl, tmemOf, tokenRoot, type TmemInfo } from './defs.js';
 
@@ -87,7 +88,7 @@ export function translatePtx(m: Module, launch: PtxLaunch = {}): { kernel: Kerne
   if (typeof dims === 'string') throw new KernelError(directive ? `${directive.name} ${dims.slice('--block '.length)} (give --block N to launch another size)` : dims, at(directive?.pos ?? f.pos), 'ptx-launch');
   const block = dims[0] * dims[1] * dims[2];
   const cluster = clusterOf(f, launch.cluster, at);
-  const flat = localMemory(flatten(f, m), m);
+  const flat = genericShared(localMemory(flatten(f, m), m), m);
   const cfg = buildCfg(flat);
   const paramSyms = new Map<string, number>();
   f.params.forEach((p, i) => paramSyms.set(p.name, PARAM_BASE + i * 0x1000));
