@@ -10,6 +10,7 @@
 import type { Decl, Module, Operand } from '../ptx/ast.js';
 import { destsOf, sourcesOf } from './analysis.js';
 import type { Flat, FlatIns } from './flat.js';
+import { localMemory } from './local.js';
 
 const PROPAGATE = new Set(['mov', 'cvta', 'cvt', 'add', 'sub', 'and', 'mad']);
 const SPACES = new Set(['param', 'global', 'const', 'local', 'async', 'tex']);
@@ -64,4 +65,13 @@ export function genericShared(flat: Flat, m?: Module): Flat {
     return { ins: { ...it.ins, mods, opcode: [it.ins.base, ...mods].join('.') }, name: it.name };
   });
   return touched ? { ...flat, items } : flat;
+}
+
+/**
+ * The state spaces of a flat kernel's memory accesses resolved before its analysis: local memory
+ * as per-thread cells ({@link localMemory}), then generic accesses of shared arrays as shared
+ * ones ({@link genericShared}).
+ */
+export function memorySpaces(flat: Flat, m?: Module): Flat {
+  return genericShared(localMemory(flat, m), m);
 }
