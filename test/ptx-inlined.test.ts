@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
-import { cudaLocation, cudaOrigin, inlineChain, originText, parsePtx, type Instruction, type Module } from '../src/ptx/index.js';
+import { cudaLocation, cudaOrigin, inlineChain, originText, parsePtx, type Instruction, type Module, type Stmt } from '../src/ptx/index.js';
 
 async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
   const out: string[] = [];
@@ -20,10 +20,10 @@ function parse(src: string, file: string): Module {
 }
 function instructionAt(m: Module, line: number): Instruction {
   let found: Instruction | undefined;
-  const walk = (ss: readonly { kind: string }[]): void => {
+  const walk = (ss: readonly Stmt[]): void => {
     for (const s of ss) {
-      if (s.kind === 'instr' && (s as Instruction).pos.line === line) found = s as Instruction;
-      if (s.kind === 'block') walk((s as { stmts: { kind: string }[] }).stmts);
+      if (s.kind === 'instr' && s.pos.line === line) found = s;
+      if (s.kind === 'block') walk(s.stmts);
     }
   };
   for (const f of m.items) if (f.kind === 'function' && f.body) walk(f.body.stmts);
