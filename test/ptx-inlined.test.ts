@@ -2,7 +2,9 @@
 // cites the helper's CUDA line and the lines it was inlined at, in text and JSON reports.
 // test/fixtures/ptx/src/inlined.cu + inlined.cuh (nvcc 13 -lineinfo, src/build.sh) and its two
 // planted twins; hand-written .loc chains.
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 import { cudaLocation, cudaOrigin, inlineChain, originText, parsePtx, type Instruction, type Module, type Stmt } from '../src/ptx/index.js';
@@ -111,5 +113,26 @@ describe('reports of hazards inside inlined helpers', () => {
     const h = j.hazards[0]!;
     expect(h.locations.map((l) => `${l.line} ${l.origin}`)).toEqual(['150 inlined.cuh:38, inlined at inlined.cu:22', '227 inlined.cuh:31, inlined at inlined.cu:19']);
     expect(h.trace.at(-1)?.loc).toMatchObject({ line: 150, origin: 'inlined.cuh:38, inlined at inlined.cu:22' });
+  });
+
+  it('SARIF: the CUDA lines and their call sites are related locations of the result; each code-flow step names them', async () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'mbsim-inlined-')), 'x.sarif');
+    const r = await cli(['check', BUG1, '--param', 'param_2=3', '--sarif', out]);
+    expect(r.code).toBe(1);
+    type Loc = { id?: number; physicalLocation: { artifactLocation: { uri: string }; region: { startLine: number } }; message?: { text: string } };
+    const log = JSON.parse(readFileSync(out, 'utf8')) as { runs: { results: { locations: Loc[]; relatedLocations: Loc[]; codeFlows: { threadFlows: { locations: { location: Loc }[] }[] }[] }[] }[] };
+    const res = log.runs[0]!.results[0]!;
+    expect(res.locations[0]!.physicalLocation.region.startLine).toBe(192);
+    const cuda = res.relatedLocations.filter((l) => l.message).map((l) => `${l.id} ${l.physicalLocation.artifactLocation.uri}:${l.physicalLocation.region.startLine} ${l.message!.text}`);
+    expect(cuda).toEqual([
+      '2 test/fixtures/ptx/planted/inlined.cuh:19 CUDA source of PTX line 192: inlined.cuh:19, inlined at inlined.cuh:24, inlined at inlined.cu:19',
+      '3 test/fixtures/ptx/planted/inlined.cuh:24 inlined at inlined.cuh:24',
+      '4 test/fixtures/ptx/planted/inlined.cu:19 inlined at inlined.cu:19',
+      '5 test/fixtures/ptx/planted/inlined.cuh:19 CUDA source of PTX line 117: inlined.cuh:19, inlined at inlined.cuh:35, inlined at inlined.cu:22',
+      '6 test/fixtures/ptx/planted/inlined.cuh:35 inlined at inlined.cuh:35',
+      '7 test/fixtures/ptx/planted/inlined.cu:22 inlined at inlined.cu:22',
+    ]);
+    const steps = res.codeFlows[0]!.threadFlows[0]!.locations.map((s) => s.location.message!.text);
+    expect(steps.at(-1)).toBe('15. TMA copy (from inlined.w0): 4096 B land in stage[1] → complete_tx full[1] (inlined.cuh:31, inlined at inlined.cu:19)');
   });
 });

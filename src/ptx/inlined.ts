@@ -1,6 +1,6 @@
 /**
- * The call sites of inlined code (`nvcc -lineinfo`): a `.loc` of code inlined from a helper names
- * the helper's line and, with `inlined_at F L C`, the line it was inlined at. When that call site
+ * The call sites of inlined code (`nvcc -lineinfo`): a `.loc` of code inlined from a function names
+ * the function's line and, with `inlined_at F L C`, the line it was inlined at. When that call site
  * is itself inside inlined code, nvcc writes its `.loc` just before (`.loc 4 33 3, function_name
  * $L__info_string2, inlined_at 1 22 5` then `.loc 4 17 3, …, inlined_at 4 33 3`): the chain up to
  * the kernel is followed through the latest earlier `.loc` of the same function at the call site's
@@ -60,7 +60,7 @@ function functionStart(ix: LocIndex, line: number): number {
 }
 
 /**
- * The call sites `loc` was inlined at, innermost first (`[helper's call site, …, the kernel's
+ * The call sites `loc` was inlined at, innermost first (`[the function's call site, …, the kernel's
  * line]`); empty when `loc` has no `inlined_at`.
  */
 export function inlineChain(m: Module, loc: LocDirective): InlineFrame[] {
@@ -92,7 +92,7 @@ export function isLibraryPath(path: string): boolean {
 
 /**
  * The CUDA origin of a location as reports print it: the innermost frame of the user's code with
- * the call sites it was inlined at, `helper.cuh:42, inlined at kernel.cu:88` (library frames
+ * the call sites it was inlined at, `util.cuh:42, inlined at kernel.cu:88` (library frames
  * inside it — a CCCL wrapper's lines — are left out; a chain of library frames only names the
  * innermost).
  */

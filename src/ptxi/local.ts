@@ -197,6 +197,7 @@ export function localMemory(flat: Flat, m?: Module): Flat & { local: LocalReport
       const isAddr = mem && o.kind === 'address';
       if (isAddr) {
         if (!addrOf(it, o)) for (const d of ds) poison(d, `line ${it.ins.pos.line}: ${it.ins.opcode} through an address not known statically`);
+        else if (!accessType(it.ins)) for (const d of ds) poison(d, `line ${it.ins.pos.line}: ${it.ins.opcode} (an access of this type is not modelled)`);
         return;
       }
       if (b === 'st' && mem && k === 1 && addrOf(it, it.ins.operands[0])) return;
