@@ -118,6 +118,19 @@ describe('per-thread local memory', () => {
     expect(d.hazards[0]!.message).toMatch(/the value of %r\d is not modelled/);
   });
 
+  it('local and .global addresses are integers of their own: a null test of either computes, and the depot stays modelled', () => {
+    const nulls = LANES.replace('.visible .entry', '.global .align 4 .b8 gsym[4];\n\n.visible .entry')
+      .replace('\tbar.sync 0;', '\tbar.sync 0;\n\tsetp.eq.u64 %p3, %SP, 0;\n\t@%p3 bra WAIT;\n\tmov.u64 %rd3, gsym;\n\tsetp.eq.u64 %p3, %rd3, 0;\n\t@%p3 bra WAIT;');
+    const m = parse(nulls, 'nulls.ptx');
+    const f = m.items.find((x) => x.kind === 'function')!;
+    if (f.kind !== 'function') throw new Error('no function');
+    const flat = localMemory(flatten(f, m), m);
+    expect([flat.local.modelled, flat.local.opaque.size]).toEqual([['__local_depot0'], 0]);
+    const p = program(nulls, 'nulls.ptx', { params: { n: 8 } });
+    expect(simulate(p).verdict).toBe('ok');
+    expect(check(program(nulls, 'nulls.ptx', { params: { n: 9 } }), { maxStates: 1000 }).verdict).toBe('hang');
+  });
+
   it('ring3_debug.ptx: the by-reference arguments of cuda::ptx (mbarrier_init\'s count at [%SP+8] and [%SP+12]) are the values the caller stored', () => {
     const m = parse(readFileSync(`${DIR}/ring3_debug.ptx`, 'utf8'), 'ring3_debug.ptx');
     const f = m.items.find((x) => x.kind === 'function' && x.entry)!;

@@ -73,5 +73,40 @@ export function genericShared(flat: Flat, m?: Module): Flat {
  * ones ({@link genericShared}).
  */
 export function memorySpaces(flat: Flat, m?: Module): Flat {
-  return genericShared(localMemory(flat, m), m);
+  return globalAddresses(genericShared(localMemory(flat, m), m), m);
+}
+
+/** Address of the module's first `.global` / `.const` variable; the others follow, 256-aligned. */
+export const GLOBAL_BASE = 0x6000_0000;
+
+/**
+ * `flat` with the module's `.global` and `.const` variables named by integer arithmetic (`mov.u64
+ * %rd26, sym$138`, a `-G` build taking a static object's address) replaced by addresses of their
+ * own, from {@link GLOBAL_BASE}: their values are integers like any other (the memory behind them
+ * stays outside the model).
+ */
+function globalAddresses(flat: Flat, m?: Module): Flat {
+  const addr = new Map<string, number>();
+  let next = GLOBAL_BASE;
+  for (const d of m?.items ?? []) {
+    if (d.kind !== 'decl' || !(d.space.startsWith('.global') || d.space.startsWith('.const'))) continue;
+    const el = Number(/(\d+)$/.exec(d.type)?.[1] ?? 8) / 8;
+    for (const n of d.names) {
+      if (n.range !== undefined) continue;
+      addr.set(n.name, next);
+      next += Math.ceil(Math.max(1, (n.dims ?? []).reduce<number>((a, x) => a * (x ?? 1), el)) / 256) * 256;
+    }
+  }
+  if (!addr.size) return flat;
+  let touched = false;
+  const items = flat.items.map((it) => {
+    if ('label' in it || !PROPAGATE.has(it.ins.base) || !it.ins.operands.some((o) => o.kind === 'name' && addr.has(it.name(o.name)))) return it;
+    touched = true;
+    const operands = it.ins.operands.map((o): Operand => {
+      const a = o.kind === 'name' ? addr.get(it.name(o.name)) : undefined;
+      return a === undefined ? o : { kind: 'int', value: BigInt(a), text: String(a), pos: o.pos };
+    });
+    return { ins: { ...it.ins, operands }, name: it.name };
+  });
+  return touched ? { ...flat, items } : flat;
 }

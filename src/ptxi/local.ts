@@ -11,10 +11,13 @@
  * moves, and addresses stored in local memory themselves — becomes a move to or from its cell before
  * the analysis runs. A cell is then a register like any other: one variable when the warp's lanes
  * agree, 32 (`…@0` … `…@31`) when they may not, opaque when an opaque value (floating point) was
- * stored in it; values pass through exactly. A depot whose address escapes (compared, stored to
- * other memory, passed to an undefined function), that is accessed through an address not known
- * statically, or whose accesses overlap with different offsets or sizes, is left as it was: its
- * loads stay opaque (a `not-modelled` trap where their value is needed).
+ * stored in it; values pass through exactly. Each depot symbol is an address of its own, so that
+ * integer arithmetic and comparisons of local addresses (a null test) compute; whatever they
+ * compute from one counts as derived from the depot. A depot whose address escapes (stored to
+ * other memory, read by an operation that is not integer arithmetic, passed to an undefined
+ * function), that is accessed through an address not known statically, or whose accesses overlap
+ * with different offsets or sizes, is left as it was: its loads stay opaque (a `not-modelled`
+ * trap where their value is needed).
  */
 import type { Decl, Instruction, Module, Operand } from '../ptx/ast.js';
 import { destsOf, sourcesOf } from './analysis.js';
@@ -36,6 +39,8 @@ interface Addr { depot: string; off: number }
 interface Access { it: FlatIns; index: number; depot: string; off: number; bytes: number; type: string; load: boolean }
 
 const PROPAGATE = new Set(['mov', 'cvta', 'cvt', 'add', 'sub']);
+/** Integer arithmetic, comparison and selection: a local address read by them is a value (a null test), and their results carry it. */
+const PURE = new Set([...PROPAGATE, 'mul', 'mad', 'div', 'rem', 'shl', 'shr', 'and', 'or', 'xor', 'not', 'neg', 'abs', 'min', 'max', 'setp', 'selp']);
 const TYPE = /^[bsu](8|16|32|64)$/;
 
 /** Bytes and type modifier of a memory access (`ld.u32` → 4, `u32`); undefined for other types. */
@@ -172,7 +177,7 @@ export function localMemory(flat: Flat, m?: Module): Flat & { local: LocalReport
       if (out !== undefined && JSON.stringify(exact.get(r)) !== JSON.stringify(out)) { exact.set(r, out); changed = true; }
       for (const i of is) {
         const it = ins(i)!;
-        if (PROPAGATE.has(it.ins.base)) for (const o of sourcesOf(it)) setDerived(r, derivedOf(it, o));
+        if (PURE.has(it.ins.base)) for (const o of sourcesOf(it)) setDerived(r, derivedOf(it, o));
         if (it.ins.base === 'ld' && localOrGeneric(it.ins)) {
           const c = addrOf(it, it.ins.operands[1]);
           for (const s of (c ? cellStores.get(cellKey(c)) : undefined) ?? []) setDerived(r, derivedOf(s.it, s.value));
@@ -192,7 +197,7 @@ export function localMemory(flat: Flat, m?: Module): Flat & { local: LocalReport
     srcs.forEach((o, k) => {
       const ds = derivedOf(it, o);
       if (!ds.size) return;
-      if (PROPAGATE.has(b) && destsOf(it).length) return;
+      if (PURE.has(b) && destsOf(it).length) return;
       const mem = localOrGeneric(it.ins);
       const isAddr = mem && o.kind === 'address';
       if (isAddr) {
