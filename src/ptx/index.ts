@@ -12,6 +12,7 @@ import { parseTokens } from './parser.js';
 
 export type * from './ast.js';
 export { cudaLocation, debugString, fileTable, functionIndex, functions, instructionsOf, type CudaLocation, type FunctionIndex, type RegInfo, type Scope } from './resolve.js';
+export { cudaOrigin, inlineChain, isLibraryPath, originText, type InlineFrame } from './inlined.js';
 export { printExpr, printInstruction, printModule, printOperand } from './printer.js';
 
 /** Stable codes of PTX parse diagnostics. Never rename; add new codes at the end. */

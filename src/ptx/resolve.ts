@@ -5,6 +5,9 @@
  * and the CUDA source line of an instruction through its `.loc` and the `.file` table.
  */
 import type { Block, Decl, DeclName, FileDirective, Func, Instruction, LocDirective, Module, Param, Stmt } from './ast.js';
+import { inlineChain } from './inlined.js';
+
+export { cudaOrigin } from './inlined.js';
 
 /** A register or variable visible in a scope: its declaration and, for `%r<N>`, the range's name. */
 export interface RegInfo {
@@ -120,7 +123,7 @@ export function functionIndex(f: Func): FunctionIndex {
   return idx;
 }
 
-/** A CUDA source position: the `.file` path, line and column (0: unknown), and the inlined-at chain. */
+/** A CUDA source position: the `.file` path, line and column (0: unknown), and the call site it was inlined at (its own call site in turn, up to the kernel). */
 export interface CudaLocation {
   path: string;
   line: number;
@@ -130,7 +133,8 @@ export interface CudaLocation {
 
 /**
  * Where the instruction came from in the CUDA source: its `.loc` mapped through the module's
- * `.file` table (a file index with no `.file` is named `file#N`); undefined without a `.loc`.
+ * `.file` table (a file index with no `.file` is named `file#N`), with the whole chain of call
+ * sites it was inlined at (inlined.ts); undefined without a `.loc`.
  */
 export function cudaLocation(m: Module, ins: Instruction | LocDirective): CudaLocation | undefined {
   const loc = ins.kind === 'loc' ? ins : ins.loc;
@@ -138,7 +142,8 @@ export function cudaLocation(m: Module, ins: Instruction | LocDirective): CudaLo
   const files = fileTable(m);
   const at = (fileIndex: number, line: number, col: number): CudaLocation => ({ path: files.get(fileIndex)?.path ?? `file#${fileIndex}`, line, col });
   const out = at(loc.fileIndex, loc.line, loc.col);
-  if (loc.inlinedAt) out.inlinedAt = at(loc.inlinedAt.fileIndex, loc.inlinedAt.line, loc.inlinedAt.col);
+  let inner = out;
+  for (const f of inlineChain(m, loc)) inner = inner.inlinedAt = at(f.fileIndex, f.line, f.col);
   return out;
 }
 

@@ -57,17 +57,18 @@ const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
  * The value of an integer operand when it is an immediate or a register every definition of which
  * (in the flattened kernel) is a `mov` of the same immediate; otherwise undefined.
  */
-export function constantOf(flat: Flat, at: Flat['items'][number], o: Operand | undefined): number | undefined {
+export function constantOf(flat: Flat, at: Flat['items'][number], o: Operand | undefined, depth = 0): number | undefined {
   if (!o || 'label' in at) return undefined;
   if (o.kind === 'int') return Number(o.value);
-  if (o.kind !== 'name') return undefined;
+  if (o.kind !== 'name' || depth > 8) return undefined;
   const reg = at.name(o.name);
   let value: number | undefined;
   for (const it of flat.items) {
     if ('label' in it || !destsOf(it).includes(reg)) continue;
     const src = it.ins.operands[1];
-    if (it.ins.base !== 'mov' || it.ins.operands.length !== 2 || src?.kind !== 'int') return undefined;
-    const v = Number(src.value);
+    // a chain of moves (`mov %r61, %r60`, a -G build's copies and local-memory cells, local.ts) is followed
+    const v = it.ins.base === 'mov' && it.ins.operands.length === 2 && !it.ins.guard ? constantOf(flat, it, src, depth + 1) : undefined;
+    if (v === undefined) return undefined;
     if (value !== undefined && value !== v) return undefined;
     value = v;
   }

@@ -25,6 +25,11 @@ const nameOf = (it: FlatIns, o: Operand | undefined): string | undefined => (o &
 export function isSpinTest(flat: Flat, i: number): boolean {
   const it = flat.items[i];
   if (!it || 'label' in it || it.ins.base !== 'mbarrier' || !['try_wait', 'test_wait'].includes(it.ins.mods[0] ?? '') || it.ins.guard) return false;
+  return nvccSpin(flat, i, it) || debugSpin(flat, i, it);
+}
+
+/** The shapes of the module comment, as an optimized build writes them. */
+function nvccSpin(flat: Flat, i: number, it: FlatIns): boolean {
   const labels = new Set<string>();
   // The loop's label, possibly before effect-free instructions that recompute the test's operands (`mov.u32 %r57, empty;`).
   for (let j = i - 1; j >= 0; j--) {
@@ -52,6 +57,69 @@ export function isSpinTest(flat: Flat, i: number): boolean {
   const s = setp.ins.operands;
   if (setp.ins.mods[0] !== 'eq' || nameOf(setp, s[1]) !== r || !one(s[2], 0)) return false;
   return loops(ins(3), nameOf(setp, s[0]), false);
+}
+
+/**
+ * The spin loop of a `-G` build (no optimization, calls inlined, arguments through local memory,
+ * local.ts): `L: …; { try_wait.parity P, [a], ph; selp r, 1, 0, P; } setp.ne p1, r, 0; selp r4,
+ * 1, 0, p1; (the callee's return value moves) cvt; setp.ne p23, rs5, 0; not.pred; not.pred; @p25
+ * bra DONE; bra L2; L2: bra L;`. From label L to the test only moves and integer arithmetic run
+ * (unconditional branches forward included); after the test, the test's predicate is followed
+ * through `selp`, `setp.eq/ne … 0`, `cvt`, `mov` and `not` to the first conditional branch on it,
+ * and the side where the test failed must come back to L through effect-free code only: then a
+ * failed test changes nothing, and the loop is the blocking wait.
+ */
+function debugSpin(flat: Flat, i: number, it: FlatIns): boolean {
+  const items = flat.items;
+  const labels = new Set<string>();
+  const ahead = new Set<string>();
+  for (let j = i - 1; j >= 0 && i - j < 400; j--) {
+    const x = items[j]!;
+    if ('label' in x) { labels.add(x.label); ahead.add(x.label); continue; }
+    if (x.ins.guard || !(BACKOFF.has(x.ins.base) || x.ins.base === 'cvta')) break;
+    if (x.ins.base === 'bra' && !ahead.has(branchTarget(x) ?? '')) break;
+  }
+  if (!labels.size) return false;
+  const at = (label: string | undefined) => items.findIndex((x) => 'label' in x && x.label === label);
+  // Whether the code from item k comes back to a loop label with no effect.
+  const returns = (k: number): boolean => {
+    for (let n = 0; k >= 0 && k < items.length && n < 400; n++) {
+      const x = items[k]!;
+      if ('label' in x) { if (labels.has(x.label)) return true; k++; continue; }
+      if (x.ins.guard || !(BACKOFF.has(x.ins.base) || x.ins.base === 'cvta')) return false;
+      k = x.ins.base === 'bra' ? at(branchTarget(x)) : k + 1;
+    }
+    return false;
+  };
+  const P = nameOf(it, it.ins.operands[0]);
+  if (!P) return false;
+  // Registers known to equal the test's result (true) or its negation (false).
+  const rel = new Map<string, boolean>([[P, true]]);
+  const int = (o: Operand | undefined, v: number) => o?.kind === 'int' && Number(o.value) === v;
+  for (let k = i + 1, n = 0; k >= 0 && k < items.length && n < 400; n++) {
+    const x = items[k]!;
+    if ('label' in x) { k++; continue; }
+    const ops = x.ins.operands;
+    const src = (o: Operand | undefined) => { const r = nameOf(x, o); return r === undefined ? undefined : rel.get(r); };
+    const d = nameOf(x, ops[0]);
+    if (x.ins.base === 'bra') {
+      if (!x.ins.guard) { k = at(branchTarget(x)); continue; }
+      const q = rel.get(x.name(x.ins.guard.pred));
+      if (q === undefined) return false;
+      // taken when the test failed: the target loops back; else the fall-through does
+      const takenOnFail = q === x.ins.guard.negated;
+      return takenOnFail ? returns(at(branchTarget(x))) && !returns(k + 1) : returns(k + 1) && !returns(at(branchTarget(x)));
+    }
+    if (x.ins.guard || !(BACKOFF.has(x.ins.base) || x.ins.base === 'cvta')) return false;
+    let r: boolean | undefined;
+    if (x.ins.base === 'selp' && src(ops[3]) !== undefined && ((int(ops[1], 1) && int(ops[2], 0)) || (int(ops[1], 0) && int(ops[2], 1)))) r = src(ops[3]) === int(ops[1], 1);
+    else if (x.ins.base === 'setp' && ops.length === 3 && int(ops[2], 0) && src(ops[1]) !== undefined && (x.ins.mods[0] === 'ne' || x.ins.mods[0] === 'eq')) r = src(ops[1]) === (x.ins.mods[0] === 'ne');
+    else if ((x.ins.base === 'mov' || x.ins.base === 'cvt') && src(ops[1]) !== undefined) r = src(ops[1]);
+    else if (x.ins.base === 'not' && x.ins.mods.includes('pred') && src(ops[1]) !== undefined) r = !src(ops[1]);
+    if (d !== undefined) { if (r === undefined) rel.delete(d); else rel.set(d, r); }
+    k++;
+  }
+  return false;
 }
 
 /** Opcodes a backoff may hold: integer and clock arithmetic, branches, sleeping. */

@@ -11,7 +11,7 @@ import type { BarRef, BufRef, Expr, Kernel, ParamDecl, SrcLoc, Stmt } from '../k
 import { showExpr } from '../kernel/expr.js';
 import { KernelError } from '../machine/program.js';
 import type { Func, Module, Operand } from '../ptx/ast.js';
-import { cudaLocation, functions } from '../ptx/resolve.js';
+import { cudaLocation, cudaOrigin, functions } from '../ptx/resolve.js';
 import { aluStmts, isAlu } from './alu.js';
 import { analyze, destsOf, regsOf, type Facts } from './analysis.js';
 import { address, bin, num, NotModelled, Opaque, predMask, setMask, v, FULL, LANES, type Lane } from './emit.js';
@@ -20,6 +20,7 @@ import { insStmts, type InsEnv } from './insn.js';
 import { CLUSTER_STRIDE, layoutShared, PARAM_BASE, paramKey, sharedDecls, shortName, type SharedSym } from './layout.js';
 import { globalSpin, isSpinTest } from './spin.js';
 import { neededRegs } from './needed.js';
+import { memorySpaces } from './generic.js';
 import { flagOf, flagParams, GMEM_WORDS } from './gmem.js';
 import { defsOf, descriptorRoot, setDefs, staticInt, tmemDecl, tmemOf, tokenRoot, type TmemInfo } from './defs.js';
 
@@ -86,7 +87,7 @@ export function translatePtx(m: Module, launch: PtxLaunch = {}): { kernel: Kerne
   if (typeof dims === 'string') throw new KernelError(directive ? `${directive.name} ${dims.slice('--block '.length)} (give --block N to launch another size)` : dims, at(directive?.pos ?? f.pos), 'ptx-launch');
   const block = dims[0] * dims[1] * dims[2];
   const cluster = clusterOf(f, launch.cluster, at);
-  const flat = flatten(f, m);
+  const flat = memorySpaces(flatten(f, m), m);
   const cfg = buildCfg(flat);
   const paramSyms = new Map<string, number>();
   f.params.forEach((p, i) => paramSyms.set(p.name, PARAM_BASE + i * 0x1000));
@@ -384,12 +385,10 @@ function emitBody(m: Module, flat: Flat, cfg: Cfg, facts: Facts, env: InsEnv, at
   return out;
 }
 
-/** The PTX location, with the CUDA source line of its `.loc` (when compiled with -lineinfo) as `origin`. */
+/** The PTX location with the CUDA line of its `.loc` (-lineinfo) and its inlined-at call sites as `origin` (ptx/inlined.ts). */
 function withCuda(m: Module, it: FlatIns, loc: SrcLoc): SrcLoc {
-  const c = cudaLocation(m, it.ins);
-  if (!c || !c.line) return loc;
-  const top = c.inlinedAt && !/\/(cuda|cccl|include)\//.test(c.inlinedAt.path) && /\/(cuda|cccl|include)\//.test(c.path) ? c.inlinedAt : c;
-  return { ...loc, origin: `${top.path}:${top.line}` };
+  const origin = cudaOrigin(cudaLocation(m, it.ins));
+  return origin ? { ...loc, origin } : loc;
 }
 
 /** A branch at the end of block `bi`: a goto, or the divergence protocol of a lane-varying predicate (docs/PTX.md). */
