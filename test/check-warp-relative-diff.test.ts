@@ -89,6 +89,15 @@ const cases: [string, () => [string, PtxLaunch]][] = [
     'hw/kernels/tma_wgmma.bug1.ptx',
   ].filter((f) => f.endsWith('.ptx')).map((f): [string, () => [string, PtxLaunch]] => [f, () => { const [, src, l] = withLaunch(f); return [src, l]; }]),
   ['hw/kernels/tma_wgmma.ptx, K = 1', () => { const [, src, l] = withLaunch('hw/kernels/tma_wgmma.ptx'); return [src, { ...l, params: { ...l.params, param_5: 1 } }]; }],
+  // The sm_100a kernel with fewer epilogue warps (the whole launch's four take about 1,000,000
+  // states without the symmetry): each reads the TMEM lane quarter warp % 4 and its own output
+  // rows, so warps 2-3 (128 threads) and 2-4 (160) are one group; the twins at 128 threads.
+  ...([
+    ['tcgen05.ptx', 128], ['tcgen05.ptx', 160], ['tcgen05.bug1.ptx', 128], ['tcgen05.bug2.ptx', 128], ['tcgen05.bug3.ptx', 128],
+  ] as const).map(([f, block]): [string, () => [string, PtxLaunch]] => [`hw/kernels/${f}, ${block} threads`, () => {
+    const [, src, l] = withLaunch(`hw/kernels/${f}`);
+    return [src, { ...l, block }];
+  }]),
 ];
 
 describe('warp-relative symmetry on and off find the same hazards and final states', () => {

@@ -192,6 +192,29 @@ describe('hw/kernels/tma_wgmma twins (K = 2, one stage): the same verdict and su
   }, 120_000);
 });
 
+describe('hw/kernels/tcgen05.ptx (sm_100a, 6 warps: the epilogue warps 2-5 read their own TMEM lane quarter and output rows)', () => {
+  // Each epilogue warp's quarter (warp % 4) and rows reach only its tcgen05.ld (whose TMEM element
+  // is the one granule of the allocation, the same for every warp) and the global stores (outside
+  // the model): they are one group of 4, and the check finishes within the default bounds (before
+  // warp-relative symmetry it stopped at --max-memory after about 137,000 states).
+  it('forms one group of warps 2-5 and checks OK within the default bounds, in 52,452 states', () => {
+    const p = ptxProgram(GEMM('tcgen05.ptx'));
+    expect(analyse(p).groups.map((g) => g.agents)).toEqual([[2, 3, 4, 5]]);
+    const r = check(p);
+    expect(r.verdict).toBe('ok');
+    expect(r.complete).toBe(true);
+    expect(r.coverage.states).toBe(52_452);
+  }, 300_000);
+
+  it('bug2 (no tcgen05.wait::ld): the dealloc frees the columns under the epilogue\'s loads, within the default bounds', () => {
+    const p = ptxProgram(GEMM('tcgen05.bug2.ptx'));
+    expect(analyse(p).groups.map((g) => g.agents)).toEqual([[2, 3, 4, 5]]);
+    const r = check(p, { verifyHash: true } as CheckOptions);
+    expect(first(r)).toBe('tmem-dealloc-inflight tmem-dealloc-inflight tmem[0]');
+    expect(r.coverage.states).toBeLessThan(20_000);
+  }, 300_000);
+});
+
 describe('the groups do not depend on the thread or its stack size', () => {
   const inWorker = (file: string, launch: PtxLaunch, stackSizeMb: number) => new Promise<string>((resolve, reject) => {
     const entry = new URL('./support/warp-groups.ts', import.meta.url).href;
