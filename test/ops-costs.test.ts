@@ -9,7 +9,7 @@ import { H200 } from '../src/sim/timing.js';
 // latency.json, model.json wake) and against loops without kernel glue (hw/results/armwait.json).
 
 /** Cycles from the waiter's wait to its next operation: the signaller arrives at `signalAt`, the waiter waits at `waitAt`. */
-function waitToNext(signalAt: number, waitAt: number): { fromWait: number; fromArrive: number } {
+function waitToNext(signalAt: number, waitAt: number, per: 'thread' | 'one' = 'thread'): { fromWait: number; fromArrive: number } {
   const k = kernel('wait-cost', { arch: 'sm_90a', params: { SA: signalAt, WA: waitAt } });
   k.barriers('go', 1, { count: 1 });
   k.barriers('done', 1, { count: 1 });
@@ -17,7 +17,7 @@ function waitToNext(signalAt: number, waitAt: number): { fromWait: number; fromA
     r.work('SA');
     r.arrive('go[0]');
   });
-  k.role('waiter', { warps: 1, per: 'thread' }, (r) => {
+  k.role('waiter', { warps: 1, per }, (r) => {
     r.work('WA');
     r.wait('go[0]', 0, { form: 'try_wait' });
     r.elect((r) => r.arrive('done[0]'));
@@ -45,6 +45,16 @@ describe('waits: a complete phase is cheap, a woken wait pays the wake', () => {
     expect(passing.fromWait).toBe(H200.waitPassTryWait.value + lo);
     expect(woken.fromArrive).toBe(H200.wakeTryWait.value + lo);
     expect(passing.fromWait).toBeLessThan(woken.fromArrive);
+  });
+
+  test('a wait polled by one thread of its warp (a producer lane) is woken at wakeTryWaitLane (pipeline.json traces: 55 cycles from the arrive\'s clock to the pass\'s)', () => {
+    const lo = H200.loopOverhead.value;
+    expect(H200.wakeTryWaitLane.value).toBe(61);
+    // the trace's two clocks: after the arrive (its issue cost) and after the woken wait (its loop overhead)
+    expect(H200.wakeTryWaitLane.value + lo - (H200.issueArrive.value + lo)).toBe(55);
+    const woken = waitToNext(2000, 0, 'one');
+    expect(woken.fromArrive).toBe(H200.wakeTryWaitLane.value + lo);
+    expect(woken.fromArrive).toBeLessThan(waitToNext(2000, 0).fromArrive);
   });
 });
 

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { errorReport, loadConfigs, predict, type PipelineConfig } from '../src/bench/calibrate.js';
 import { H200, mergeTiming, TimingError } from '../src/sim/timing.js';
@@ -32,5 +33,16 @@ describe('H200 timing calibration (hw/results/pipeline.json)', () => {
   test('tmaTensorExtra is signed; other parameters are not', () => {
     expect(mergeTiming(H200, { tmaTensorExtra: -50 }).tmaTensorExtra.value).toBe(-50);
     expect(() => mergeTiming(H200, { tmaLatency: -1 })).toThrow(TimingError);
+  });
+
+  test('docs/HARDWARE.md lists every parameter with its value and kind; those fitted to pipeline data say so', () => {
+    const doc = readFileSync('docs/HARDWARE.md', 'utf8');
+    for (const [k, p] of Object.entries(H200)) {
+      const row = doc.split('\n').find((l) => l.startsWith(`| \`${k}\` | `));
+      expect(row, k).toBeDefined();
+      expect(row!.split(' | ')[1], k).toBe(String(p.value));
+      if (/^fit|fitted from pipeline data/.test(p.source)) expect(row, k).toContain('**fitted**');
+      else expect(row, k).not.toContain('**fitted**');
+    }
   });
 });

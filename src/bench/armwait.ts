@@ -6,7 +6,8 @@
  * The loop (one producer lane, S = 4 stages): from the fifth iteration a passing try_wait on a
  * barrier of 4 stages back (its own copy's `full[s]`, or with a consumer warp `empty[s]`),
  * `arrive.expect_tx(full[s], B)`, one bulk copy of B bytes. The consumer (mode `consume`, 32 lanes)
- * waits on `full[s]` and its lane 0 arrives on `empty[s]`.
+ * waits on `full[s]` and its lane 0 arrives on `empty[s]`; it slows the producer's loop by
+ * `producerPerFollowingWarp`.
  */
 import { readFileSync } from 'node:fs';
 import { kernel } from '../kernel/builder.js';
@@ -38,7 +39,7 @@ const WARMUP = 16;
  * consumer warp (`consume` true: it waits on the consumer's `empty[s]`).
  */
 export function producerLoopKernel(consume: boolean): Kernel {
-  const k = kernel('hw-armwait', { arch: 'sm_90a', params: { S: 4, TILE: 4096, ITERS } });
+  const k = kernel('hw-armwait', { arch: 'sm_90a', params: { S: 4, TILE: 4096, ITERS, FW: 0 } });
   k.barriers('full', 'S', { count: 1 });
   k.barriers('empty', 'S', { count: 1 });
   k.smem('stage', 'S', 'TILE');
@@ -48,6 +49,7 @@ export function producerLoopKernel(consume: boolean): Kernel {
       r.if('it >= S', (r) => r.wait(consume ? 'empty[s]' : 'full[s]', '((it / S) & 1) ^ 1', { form: 'try_wait' }));
       r.arriveExpectTx('full[s]', 'TILE');
       r.tma('stage[s]', 'TILE', 'full[s]', { tensor: false });
+      r.work('FW'); // the consumer warp following the stages (producerPerFollowingWarp)
     }));
   if (consume) {
     k.role('consumer', { warps: 1, per: 'thread' }, (r) =>
@@ -65,7 +67,7 @@ export function producerLoopKernel(consume: boolean): Kernel {
  * warm-up iterations), for a tile of `tileBytes` from L2 or HBM on one SM.
  */
 export function predictProducerLoop(consume: boolean, tileBytes: number, hbm: boolean, timing: Timing): number {
-  const p = instantiate(producerLoopKernel(consume), { TILE: tileBytes });
+  const p = instantiate(producerLoopKernel(consume), { TILE: tileBytes, FW: consume ? Math.round(timing.producerPerFollowingWarp.value) : 0 });
   const t = hbm ? mergeTiming(timing, { tmaSourceHbm: 1 }) : timing;
   const r = simulate(p, { timing: t, recordSpans: false, activeSms: 1 });
   const prod = p.agents.find((a) => a.roleName === 'producer')!.id;

@@ -96,10 +96,11 @@ const WARMUP = 32;
 
 /**
  * Cycles of the probe consumer's own per-iteration code (`__all_sync`, `clock64`, a global store),
- * a property of that kernel rather than of the barrier; fitted with the timing parameters (182
- * before the rates were measured and the queue was measured against the GPU-wide capacity).
+ * a property of that kernel rather than of the barrier; fitted with the timing parameters (212
+ * while the producer lane was woken at `wakeTryWait`, 182 before the rates were measured and the
+ * queue was measured against the GPU-wide capacity).
  */
-export let PROBE_GLUE = 212;
+export let PROBE_GLUE = 228;
 
 /**
  * Cycles of the probe producer's own per-iteration code (the abort-flag check, the source address,
@@ -108,8 +109,10 @@ export let PROBE_GLUE = 212;
  * `issueBulkCopy` to 141): the part of the copy-issue and arrive costs fitted before (308 and 77)
  * that the per-operation probe (hw/results/ops.json) does not have. A property of pipeline.cu's kernel, not of the
  * barrier: the same loop without that code runs at 247 cycles (ops.json) or 284 (armwait.json).
+ * The pipeline's consumer warps following the stages add `producerPerFollowingWarp` each (2.7:
+ * 212 = 209 + 3 for the one consumer warp, with which this was fitted).
  */
-export let PROBE_PRODUCER_GLUE = 212;
+export let PROBE_PRODUCER_GLUE = 209;
 
 /** The probe kernel's own code: consumer (after its wait) and producer (after its copy issue), in cycles. */
 export interface ProbeGlue {
@@ -141,7 +144,9 @@ export function fromHbm(c: PipelineConfig): boolean {
 export function predict(c: PipelineConfig, timing: Timing, glue: ProbeGlue = probeGlue()): number {
   const form = c.consumer_wait.startsWith('test_wait') ? 'test_wait' : 'try_wait';
   const k = calibrationKernel(form, c.kind ?? 'bulk');
-  const p = instantiate(k, { S: c.stages, TILE: c.tile_bytes, W: c.work_cycles, ITERS: 160, GLUE: glue.consumer, PGLUE: glue.producer, CTAIL: PROBE_CONSUMER_TAIL, KS: c.wgmma_per_stage ?? 4 });
+  // the consumer warps following the producer's stages slow its loop (producerPerFollowingWarp)
+  const follow = Math.round((c.kind === 'wgmma' ? 4 : 1) * timing.producerPerFollowingWarp.value);
+  const p = instantiate(k, { S: c.stages, TILE: c.tile_bytes, W: c.work_cycles, ITERS: 160, GLUE: glue.consumer, PGLUE: glue.producer + follow, CTAIL: PROBE_CONSUMER_TAIL, KS: c.wgmma_per_stage ?? 4 });
   const t = fromHbm(c) ? mergeTiming(timing, { tmaSourceHbm: 1 }) : timing;
   const r = simulate(p, { timing: t, recordSpans: false, activeSms: c.ctas });
   const passes: number[] = [];

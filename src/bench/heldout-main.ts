@@ -1,13 +1,21 @@
 /**
  * `npm run heldout`: the held-out report of {@link gpipeRows} (every row, then the summary per kind);
- * with `--fit`, refits the gpipe kernel's glue on the train rows first and prints it.
+ * with `--fit`, refits the gpipe kernel's glue on the train rows first and prints it; with `--fit-l2`,
+ * the distinct-address L2 share before that (train rows too).
  */
-import { fitGlue, gpipeRows, GPIPE_GLUE, loadGpipe, summarize } from './heldout.js';
-import { H200 } from '../sim/timing.js';
+import { fitGlue, fitL2Distinct, gpipeRows, GPIPE_GLUE, loadGpipe, summarize } from './heldout.js';
+import { H200, mergeTiming } from '../sim/timing.js';
 
 const configs = loadGpipe();
-const glue = process.argv.includes('--fit') ? fitGlue(configs, H200, (s) => console.log(s)) : GPIPE_GLUE;
-const rows = gpipeRows(configs, H200, glue);
+// --fit-l2: the distinct-L2 share first (on the train rows, with the current glue), then --fit the glue under it
+let timing = H200;
+if (process.argv.includes('--fit-l2')) {
+  const l2 = fitL2Distinct(configs, H200, GPIPE_GLUE, (s) => console.log(s));
+  console.log(`tmaL2DistinctBytesPerCycle ${l2.bytesPerCycle}, tmaL2DistinctHalfSms ${l2.halfSms}`);
+  timing = mergeTiming(H200, { tmaL2DistinctBytesPerCycle: l2.bytesPerCycle, tmaL2DistinctHalfSms: l2.halfSms });
+}
+const glue = process.argv.includes('--fit') ? fitGlue(configs, timing, (s) => console.log(s)) : GPIPE_GLUE;
+const rows = gpipeRows(configs, timing, glue);
 for (const r of rows) console.log(`${r.heldOut ? 'held' : 'train'} ${r.config.padEnd(72)} measured ${r.measured.toFixed(1).padStart(7)} predicted ${r.predicted.toFixed(1).padStart(7)} ${(r.error * 100).toFixed(1).padStart(6)}% ${r.bound}`);
 for (const part of [true, false]) {
   console.log(part ? 'held out:' : 'train:');

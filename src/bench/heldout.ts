@@ -79,8 +79,16 @@ export function runtimeDivisions(c: GpipeConfig): { producer: number; consumer: 
   return { producer, consumer: c.tile_k_steps > 0 ? 1 : 0 };
 }
 
+/**
+ * Cycles the producer's loop grows by for the consumer warps that follow its stages
+ * (`producerPerFollowingWarp` per warp, hw/results/plan.json sched): charged as producer work.
+ */
+export function followingWarps(c: GpipeConfig, timing: Timing): number {
+  return c.consumer_warps * timing.producerPerFollowingWarp.value;
+}
+
 /** Fitted on the train rows only (`npm run heldout -- --fit`, {@link fitGlue}). */
-export const GPIPE_GLUE: GpipeGlue = { producer: 298, producerTensor: -20, consumer: 494, producerHbm: -72, producerL2Distinct: 20 };
+export const GPIPE_GLUE: GpipeGlue = { producer: 298, producerTensor: -4, consumer: 510, producerHbm: -112, producerL2Distinct: 20 };
 
 const ITERS = 320;
 /** The probe's bank-conflicted epilogue writes (hw/results/ops.json: 32 KiB in 2048 cycles + one bar.sync). */
@@ -226,8 +234,8 @@ export interface GpipePrediction {
 /** Predicted steady-state cycles per iteration (mean spacing of the first consumer's passing full waits). */
 export function predictGpipe(c: GpipeConfig, timing: Timing, glue: GpipeGlue = GPIPE_GLUE, iters = ITERS): GpipePrediction {
   const div = runtimeDivisions(c);
-  const pg = glue.producer + (c.copy === 'tensor_ab' ? glue.producerTensor : 0) + (fromHbm(c) ? glue.producerHbm : c.source === 'l2_distinct' ? glue.producerL2Distinct : 0) + div.producer * timing.intDivMod.value;
-  return runGpipe(c, timing, { PG: Math.max(0, pg), CG: glue.consumer + div.consumer * timing.intDivMod.value, ITERS: iters });
+  const pg = glue.producer + (c.copy === 'tensor_ab' ? glue.producerTensor : 0) + (fromHbm(c) ? glue.producerHbm : c.source === 'l2_distinct' ? glue.producerL2Distinct : 0) + div.producer * timing.intDivMod.value + followingWarps(c, timing);
+  return runGpipe(c, timing, { PG: Math.max(0, Math.round(pg)), CG: glue.consumer + div.consumer * timing.intDivMod.value, ITERS: iters });
 }
 
 /**
@@ -340,4 +348,41 @@ export function fitGlue(configs: GpipeConfig[], timing: Timing, log: (s: string)
     }
   }
   return best;
+}
+
+/**
+ * Fits the distinct-address L2 share (`tmaL2DistinctBytesPerCycle` B, `tmaL2DistinctHalfSms` n0:
+ * B / (n − 1 + n0) bytes per cycle per SM) on the train rows that read distinct L2 addresses, by
+ * coordinate descent from `timing`'s values (steps of 250 B/cycle and 4 SMs) on the score of
+ * {@link fitGlue}, keeping B / n0 (one SM alone) at least `tmaBytesPerCycleSm`; returns the two values.
+ */
+export function fitL2Distinct(configs: GpipeConfig[], timing: Timing, glue: GpipeGlue = GPIPE_GLUE, log: (s: string) => void = () => {}): { bytesPerCycle: number; halfSms: number } {
+  const held = isHeldOut(configs);
+  const train = configs.filter((c, i) => !held[i] && c.source === 'l2_distinct');
+  const score = (b: number, n0: number) => {
+    const t = mergeTiming(timing, { tmaL2DistinctBytesPerCycle: b, tmaL2DistinctHalfSms: n0 });
+    const e = train.map((c) => predictGpipe(c, t, glue, 200).cycles / c.mean_cycles_per_iter - 1);
+    const max = Math.max(...e.map(Math.abs));
+    return e.reduce((a, x) => a + x * x, 0) / e.length + 0.1 * max * max;
+  };
+  // A lone SM reads distinct addresses at its own limit (hw/results/plan.json load: 95.5 B/cycle
+  // at 1-16 CTAs; lean.json: 98 at 8): the share B / n0 of one SM may not fall below it.
+  const sm = timing.tmaBytesPerCycleSm.value;
+  const ok = (b: number, n0: number) => b > 0 && n0 > 0 && b / n0 >= sm;
+  let [b, n0] = [timing.tmaL2DistinctBytesPerCycle.value, timing.tmaL2DistinctHalfSms.value];
+  if (!ok(b, n0)) n0 = Math.floor(b / sm);
+  let bs = score(b, n0);
+  for (let moved = true; moved; ) {
+    moved = false;
+    for (const [db, dn] of [[250, 0], [-250, 0], [0, 4], [0, -4], [250, 4], [-250, -4]] as const) {
+      if (!ok(b + db, n0 + dn)) continue;
+      const sc = score(b + db, n0 + dn);
+      if (sc < bs) {
+        [b, n0, bs, moved] = [b + db, n0 + dn, sc, true];
+        log(`l2 distinct ${b} / (n - 1 + ${n0}) score ${sc.toFixed(5)}`);
+        break;
+      }
+    }
+  }
+  return { bytesPerCycle: b, halfSms: n0 };
 }

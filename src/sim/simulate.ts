@@ -130,7 +130,11 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
       for (let j = 0; j < list.length; j++) {
         const a = list[j]!;
         const ins = m.nextOp(s, a);
-        const wake = ins && ins.opc === 5 /* mbarrier.wait */ && (ins.op as { form: string }).form === 'test_wait' ? v(T.wakeTestWait) : v(T.wakeTryWait);
+        // A try_wait polled by one thread of its warp (a producer lane) wakes sooner than one
+        // polled by every lane (wakeTryWaitLane, wakeTryWait: hw/results/pipeline.json traces).
+        const testWait = ins && ins.opc === 5 /* mbarrier.wait */ && (ins.op as { form: string }).form === 'test_wait';
+        const lane = ins && perThreads(ins.per, program.agents[a]!) === 1;
+        const wake = testWait ? v(T.wakeTestWait) : lane ? v(T.wakeTryWaitLane) : v(T.wakeTryWait);
         unpark(a, t + jit(wake));
       }
       list.length = 0;

@@ -21,18 +21,18 @@ const program = (file: string, params: Record<string, number> = {}) => {
 };
 
 describe('wait starts', () => {
-  test('figure 3: the consumer begins waiting at t = 0, after the producer\'s arrive.expect_tx, and passes at 419 (H200 costs of the timing model)', () => {
+  test('figure 3: the consumer begins waiting at t = 0, after the producer\'s arrive.expect_tx, and passes at 499 (H200 costs of the timing model)', () => {
     const m = buildModel(program('examples/mechanism.mbk'));
     const sim = simulate(program('examples/mechanism.mbk'), {});
     expect(m.events.length).toBe(sim.events!.length + 1);
     const waits = m.events.map((e, i) => ({ e, i })).filter((x) => x.e.e === 'wait');
-    expect(waits.map((x) => [x.i, x.e.t, (x.e as { pass: boolean }).pass])).toEqual([[2, 0, false], [17, 419, true]]);
+    expect(waits.map((x) => [x.i, x.e.t, (x.e as { pass: boolean }).pass])).toEqual([[2, 0, false], [17, 499, true]]);
     const start = waits[0]!.e as Extract<typeof m.events[number], { e: 'wait' }>;
     expect([start.agent, start.bar, start.parity, start.phase, start.loc.line]).toEqual([1, 0, 0, 0, 16]);
     // The state at the wait start is the barrier after the arrive.expect_tx: pending 0, 4096 bytes due.
     const st = barStateAt(m.barLanes[0]!, 2);
     expect([st.phase, st.pending, st.tx]).toEqual([0, 0, 4096]);
-    expect([...barrierEvents(m)]).toEqual([1, 2, 7, 14, 15, 17]);
+    expect([...barrierEvents(m)]).toEqual([1, 2, 11, 14, 15, 17]);
   });
 
   test('every stall that ends in a passing wait has a wait start at its beginning (pipeline)', () => {
@@ -74,6 +74,6 @@ describe('one stage\'s full/empty cycle', () => {
   test('without an empty array only the full arrows light (figure 3)', () => {
     const m = buildModel(program('examples/mechanism.mbk'));
     const c = cycleIndex(m, ringIndex(m, detectPair(m)!, 0));
-    expect(c.steps.map((x) => [x.ev, x.arrow])).toEqual([[1, 0], [7, 0], [14, 0], [15, 1], [17, 1]]);
+    expect(c.steps.map((x) => [x.ev, x.arrow])).toEqual([[1, 0], [11, 0], [14, 0], [15, 1], [17, 1]]);
   });
 });
