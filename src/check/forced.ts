@@ -336,6 +336,7 @@ function forcedLanding(ctx: SearchCtx, landingsOn: boolean): (s: MachineState, o
       ctx.tmaGhost = o.id;
       return true;
     }
+    if (o.kind === 'remote') return landingsOn && o.remote === 'arrive' && stableLanding(p, agentCode, s, o, ctaAgents, []);
     if (o.kind === 'tc.commit') {
       // A commit arriving on a commit-only barrier without completing its phase (see docs/CHECK.md).
       if (o.seq !== ags[o.agent]!.tcDone) return false; // not enabled: tcgen05 ops complete in issue order

@@ -1,8 +1,12 @@
 /**
  * Stable phase-completing landings, for the partial-order reduction: a TMA landing that completes
  * the current phase of its barrier (every arrival of the phase is in, and its bytes are the last
- * the tx-count misses), taken alone when nothing the rest of the kernel can do before it lands
- * depends on it (docs/CHECK.md, "Stable landings").
+ * the tx-count misses), or a remote arrive (`mbarrier.arrive` on another CTA's barrier) bringing
+ * the phase's last arrivals with the other remote arrives in flight to that barrier (arrivals on
+ * one phase commute; only the last one completes it), taken alone when nothing the rest of the
+ * kernel can do before it lands depends on it (docs/CHECK.md, "Stable landings"). A remote arrive
+ * writes no bytes; the landing of the issuer's last remote signal enables its
+ * `barrier.cluster.arrive`, which nothing else enables either.
  *
  * The question is the one of stable.ts, asked about an operation in flight instead of an agent:
  * every agent of the barrier's cluster is run forward from its position while the landing stays in
@@ -28,20 +32,33 @@ import { accessesOf, pointAccess } from '../machine/ops/index.js';
 import { inflightFixpoint } from './stable.js';
 
 /**
- * True when the TMA landing `o` in `s` completes its barrier's phase and is stable (see the module
- * comment). `codes[x]`: agent x's role code; `ctaAgents[c]`: the agents of CTA c; `landed`: the
- * buffer keys of the copies that landed on this phase before (the barrier's TMA ghosts).
+ * True when the landing `o` in `s` (a TMA copy's, or a remote arrive's) completes its barrier's
+ * phase (a remote arrive: together with the other remote arrives in flight to it) and is stable
+ * (see the module comment). `codes[x]`: agent x's role code; `ctaAgents[c]`: the agents of CTA c;
+ * `landed`: the buffer keys of the copies that landed on this phase before (the barrier's TMA
+ * ghosts).
  */
 export function stableLanding(p: Program, codes: readonly Instr[][], s: MachineState, o: AsyncOp, ctaAgents: readonly (readonly number[])[], landed: readonly number[]): boolean {
   const key = o.bar;
   const b = s.bars[key];
-  if (o.kind !== 'tma' || !b || b.status !== 'valid' || b.pending !== 0 || o.buf < 0) return false;
-  const chunk = nextCredit(o);
-  if (chunk !== o.left || b.tx !== chunk) return false; // not its last bytes, or not the phase's last
-  const bufs = [o.buf, ...landed];
+  if (!b || b.status !== 'valid' || key < 0) return false;
+  if (o.kind === 'tma') {
+    if (b.pending !== 0 || o.buf < 0) return false;
+    const chunk = nextCredit(o);
+    if (chunk !== o.left || b.tx !== chunk) return false; // not its last bytes, or not the phase's last
+  } else if (o.kind === 'remote' && o.remote === 'arrive') {
+    // The remote arrives in flight to the barrier bring the phase's last arrivals together, with
+    // no bytes missing: each of them (arrivals commute) is asked about with all of them in flight.
+    if (b.tx !== 0) return false;
+    let sum = 0;
+    for (const y of s.inflight) if (y.bar === key && y.kind === 'remote' && y.remote === 'arrive') sum += y.count;
+    if (b.pending !== sum) return false;
+  } else return false;
+  const bufs = o.kind === 'tma' ? [o.buf, ...landed] : [];
   const conflicts = (k: number) => bufs.some((x) => p.buffersOverlap(x, k));
+  const asked = (y: AsyncOp) => y.id === o.id || (o.kind === 'remote' && y.kind === 'remote' && y.remote === 'arrive' && y.bar === key);
   for (const y of s.inflight) {
-    if (y.id === o.id) continue;
+    if (asked(y)) continue;
     if (y.bar === key || (y.targets?.includes(key) ?? false)) return false;
     for (const acc of accessesOf(y)) if (conflicts(acc.buf)) return false;
   }
@@ -69,7 +86,7 @@ export function stableLanding(p: Program, codes: readonly Instr[][], s: MachineS
   const ends = new Set<number>();
   const begin = (x: number) => { ends.delete(x); };
   const ended = (x: number) => { if (p.agents[x]!.cta === cta) ends.add(x); };
-  const ok = inflightFixpoint(p, codes, s, o.id, p.agents[ctaAgents[cta]![0]!]!.cluster, key,
+  const ok = inflightFixpoint(p, codes, s, asked, p.agents[ctaAgents[cta]![0]!]!.cluster, key,
     (f) => f.arrivals[key]! === 0 && !f.tx[key] && !f.reset[key] && !f.passed[key], touch, begin, ended);
   if (!ok) return false;
   for (const x of ctaAgents[cta]!) if (s.agents[x]!.status === 'run' && !ends.has(x)) return true;

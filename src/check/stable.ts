@@ -24,7 +24,7 @@
  * a pending count, a token) or that runs longer than a step budget makes the answer "not stable".
  */
 import { testParity } from '../model/mbarrier.js';
-import type { MachineState } from '../machine/machine.js';
+import type { AsyncOp, MachineState } from '../machine/machine.js';
 import type { Instr, Program } from '../machine/program.js';
 import { FORWARD_BUDGET, GIVE_UP, runForward, type Forward, type Signal } from './forward-run.js';
 
@@ -147,7 +147,7 @@ export function frozenFixpoint(p: Program, codes: readonly Instr[][], s: Machine
   const budget = { left: Math.min(TOTAL_BUDGET, shared.left) };
   const start = budget.left;
   try {
-    return fixpointWithin(p, codes, s, a, p.agents[a]!.cluster, -1, bar, ok, named, touch, begin, null, budget);
+    return fixpointWithin(p, codes, s, a, p.agents[a]!.cluster, null, bar, ok, named, touch, begin, null, budget);
   } finally {
     shared.left -= start - Math.max(0, budget.left);
   }
@@ -169,18 +169,18 @@ export function resetQuestionBudget(): void {
 }
 
 /**
- * {@link frozenFixpoint} within the shared budget, for a question about the operation in flight
- * with id `opId` (stable-landing.ts): no agent stays put, the agents of cluster `cl` run forward,
- * and every operation in flight but that one signals. `ended(x)` hears of each agent whose run
- * reaches its end (in every round; the last round's are the fixpoint's).
+ * {@link frozenFixpoint} within the shared budget, for a question about operations in flight
+ * (stable-landing.ts): no agent stays put, the agents of cluster `cl` run forward, and every
+ * operation in flight signals except those `skip` names (the ones asked about). `ended(x)` hears
+ * of each agent whose run reaches its end (in every round; the last round's are the fixpoint's).
  */
-export function inflightFixpoint(p: Program, codes: readonly Instr[][], s: MachineState, opId: number, cl: number, bar: number, ok: (f: Frozen) => boolean,
+export function inflightFixpoint(p: Program, codes: readonly Instr[][], s: MachineState, skip: (o: AsyncOp) => boolean, cl: number, bar: number, ok: (f: Frozen) => boolean,
   touch: Forward['touch'], begin: Forward['begin'], ended: (x: number) => void): boolean {
   if (shared.left <= 0) return false;
   const budget = { left: Math.min(TOTAL_BUDGET, shared.left) };
   const start = budget.left;
   try {
-    return fixpointWithin(p, codes, s, -1, cl, opId, bar, ok, -1, touch, begin, ended, budget);
+    return fixpointWithin(p, codes, s, -1, cl, skip, bar, ok, -1, touch, begin, ended, budget);
   } finally {
     shared.left -= start - Math.max(0, budget.left);
   }
@@ -189,9 +189,9 @@ export function inflightFixpoint(p: Program, codes: readonly Instr[][], s: Machi
 /**
  * {@link frozenFixpoint} within `budget` (decremented per instruction run and per agent visited):
  * agent `a` stays put (-1: none), the agents of cluster `cl` run forward, and the operations in
- * flight signal, except the one with id `skipOp` (-1: none).
+ * flight signal, except those `skip` names (null: none).
  */
-function fixpointWithin(p: Program, codes: readonly Instr[][], s: MachineState, a: number, cl: number, skipOp: number, bar: number, ok: (f: Frozen) => boolean, named: number,
+function fixpointWithin(p: Program, codes: readonly Instr[][], s: MachineState, a: number, cl: number, skip: ((o: AsyncOp) => boolean) | null, bar: number, ok: (f: Frozen) => boolean, named: number,
   touch: Forward['touch'], begin: Forward['begin'], ended: ((x: number) => void) | null, budget: { left: number }): boolean {
   const n = s.bars.length;
   const nn = s.named.length;
@@ -257,7 +257,7 @@ function fixpointWithin(p: Program, codes: readonly Instr[][], s: MachineState, 
     f.namedCount.fill(0, 0, nn);
     need.fill(Infinity, 0, nn);
     for (const o of s.inflight) {
-      if (o.id === skipOp) continue;
+      if (skip && skip(o)) continue;
       const count = o.kind === 'remote' ? (o.remote === 'arrive' || o.remote === 'arrive.expect_tx' || o.remote === 'arrive_drop' ? o.count : 0) : o.kind === 'cpa.arrive' ? o.count : o.kind === 'tc.commit' ? 1 : 0;
       // Bytes: a tx-count change of either sign (a landing's complete_tx, or a remote expect_tx
       // that raises it: a passing wait's checks read the tx-count, see stableWait).

@@ -516,7 +516,7 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
     await page.keyboard.press('Home');
     for (let i = 0; i < 6; i++) await page.keyboard.press('Shift+ArrowRight');
     await expect.poll(() => page.locator('#ring-where').textContent()).toMatch(/^Now: producer .*\(stage \d\); mma .*/);
-    await expect.poll(() => page.locator('#ring-handoff').textContent()).toMatch(/full\[\d\] completed phase 0, so stage \d passed producer → mma|No handoff yet/);
+    await expect.poll(() => page.locator('#ring-handoff').textContent()).toMatch(/full\[\d\] completed phase \d+, so stage \d passed producer → mma|empty\[\d\] completed phase \d+, so stage \d passed mma → producer \(buffer free\)|No handoff yet/);
     expect(await page.locator('#panel-timeline .ring-legend').textContent()).toContain('“full ph 1 (p1)”: its full barrier is in phase 1, parity 1');
     await expect.poll(() => page.locator('#panel-timeline .role-marker.b-producer').getAttribute('visibility')).toBe('visible');
     // Every text inside a stage fits its circle.
