@@ -86,7 +86,9 @@ export function stableLanding(p: Program, codes: readonly Instr[][], s: MachineS
   const ends = new Set<number>();
   const begin = (x: number) => { ends.delete(x); };
   const ended = (x: number) => { if (p.agents[x]!.cta === cta) ends.add(x); };
-  const ok = inflightFixpoint(p, codes, s, asked, p.agents[ctaAgents[cta]![0]!]!.cluster, key,
+  // A CTA without agents (a role of `where cta == 0` signalling its peer) cannot block the exit.
+  if (!ctaAgents[cta]!.length) return false;
+  const ok = inflightFixpoint(p, codes, s, asked, p.agents[o.agent]!.cluster, key,
     (f) => f.arrivals[key]! === 0 && !f.tx[key] && !f.reset[key] && !f.passed[key], touch, begin, ended);
   if (!ok) return false;
   for (const x of ctaAgents[cta]!) if (s.agents[x]!.status === 'run' && !ends.has(x)) return true;
