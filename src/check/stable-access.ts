@@ -31,11 +31,9 @@ const OPC_FENCE_PROXY = OPC['fence.proxy.async'];
  * (docs/CHECK.md, "Stable accesses").
  */
 export function stableAccess(p: Program, codes: readonly Instr[][], s: MachineState, a: number, ins: OpInstr, key: number, rw: 'r' | 'w'): boolean {
-  const per = p.buffersPerCta;
   for (const o of s.inflight) {
     for (const acc of accessesOf(o)) if ((acc.rw === 'w' || rw === 'w') && p.buffersOverlap(acc.buf, key)) return false;
   }
-  const own = key % per;
   const touch = (x: number, op: OpInstr, f: number[]): boolean => {
     if (!op.buf && !op.reads) return false;
     const mode = pointAccess(op.opc);
@@ -46,20 +44,24 @@ export function stableAccess(p: Program, codes: readonly Instr[][], s: MachineSt
       if (k < 0) return true;
       return p.buffersOverlap(k, key) && !(op === ins && sliceSiblings(p, a, x));
     }
-    // Anything else that names buffers (copies, stores, MMAs, tcgen05): its keys, and where it
-    // can reach other CTAs (a multicast copy, tcgen05 with its CTA pair) the same offsets in any
-    // CTA of the cluster.
-    const anyCta = op.ints.multicast !== undefined || op.op.op.startsWith('tcgen05');
-    const keys: number[] = [];
-    if (op.buf) keys.push(op.buf(f));
-    if (op.reads) for (const r of op.reads) keys.push(r(f));
-    for (const k of keys) {
-      if (k < 0) return true;
-      if (anyCta ? p.buffersOverlap(k % per, own) : p.buffersOverlap(k, key)) return true;
-    }
-    return false;
+    return namesBytes(p, op, f, [key]);
   };
   return frozenFixpoint(p, codes, s, a, -1, () => true, -1, touch);
+}
+
+/**
+ * Whether `op` (not a generic access), run on frame `f`, names bytes of the buffer keys `keys`:
+ * copies, stores, MMAs and tcgen05 by their keys, and where they can reach other CTAs (a multicast
+ * copy, tcgen05 with its CTA pair) by the same offsets in any CTA of the cluster. An operand that
+ * faults counts as naming them.
+ */
+export function namesBytes(p: Program, op: OpInstr, f: number[], keys: readonly number[]): boolean {
+  const per = p.buffersPerCta;
+  const anyCta = op.ints.multicast !== undefined || op.op.op.startsWith('tcgen05');
+  const check = (k: number) => k < 0 || (anyCta ? keys.some((x) => p.buffersOverlap(k % per, x % per)) : keys.some((x) => p.buffersOverlap(k, x)));
+  if (op.buf && check(op.buf(f))) return true;
+  if (op.reads) for (const r of op.reads) if (check(r(f))) return true;
+  return false;
 }
 
 /**

@@ -30,6 +30,7 @@ import { nextCredit, type AsyncOp, type MachineState } from '../machine/machine.
 import type { Instr, OpInstr, Program } from '../machine/program.js';
 import { accessesOf, pointAccess } from '../machine/ops/index.js';
 import { inflightFixpoint } from './stable.js';
+import { namesBytes } from './stable-access.js';
 
 /**
  * True when the landing `o` in `s` (a TMA copy's, or a remote arrive's) completes its barrier's
@@ -63,24 +64,13 @@ export function stableLanding(p: Program, codes: readonly Instr[][], s: MachineS
     for (const acc of accessesOf(y)) if (conflicts(acc.buf)) return false;
   }
   const cta = p.barrierOf(key).cta;
-  const per = p.buffersPerCta;
   const touch = (_x: number, op: OpInstr, f: number[]): boolean => {
     if (!op.buf && !op.reads) return false;
     if (pointAccess(op.opc) !== undefined && op.buf) {
       const k = op.buf(f);
       return k < 0 || conflicts(k);
     }
-    // Anything else naming buffers (copies, stores, MMAs, tcgen05): with a multicast or a CTA
-    // pair, the same offsets in any CTA of the cluster.
-    const anyCta = op.ints.multicast !== undefined || op.op.op.startsWith('tcgen05');
-    const keys: number[] = [];
-    if (op.buf) keys.push(op.buf(f));
-    if (op.reads) for (const r of op.reads) keys.push(r(f));
-    for (const k of keys) {
-      if (k < 0) return true;
-      if (anyCta ? bufs.some((x) => p.buffersOverlap(k % per, x % per)) : conflicts(k)) return true;
-    }
-    return false;
+    return namesBytes(p, op, f, bufs);
   };
   // The agents of the CTA whose run reaches its end in the round (the last round's count).
   const ends = new Set<number>();
