@@ -44,6 +44,33 @@ export interface Forward {
   begin: ((x: number) => void) | null;
   /** Called when agent `x`'s forward run reaches its end or an `exit` (the agent could finish). */
   ended?: ((x: number) => void) | null;
+  /**
+   * Set by {@link runForward} when the run blocked where more completions can let it go on (a wait
+   * whose barrier needs more completions, a `bar.sync` whose generation cannot complete): where
+   * to resume it; null otherwise (it ended, gave up, or blocked for good).
+   */
+  blocked?: Cont | null;
+}
+
+/**
+ * Where a forward run blocked, to resume it there once the condition lifts (stable.ts: a later
+ * round of the fixpoint only grows the completions, so the run up to here is the same): its
+ * position, locals and counters, and what it waits for.
+ */
+export interface Cont {
+  pc: number;
+  f: number[];
+  used: Map<number, number>;
+  issued: number;
+  group: number;
+  groupTop: Map<number, number> | null;
+  /** Steps taken so far (the run's budget counts them all). */
+  steps: number;
+  /** Barrier key whose completions must reach `need` for the run to go on, or -1. */
+  bar: number;
+  need: number;
+  /** Named barrier key whose generation must become completable for the run to go on, or -1. */
+  named: number;
 }
 
 const CTA_THREADS = new WeakMap<Program, number[]>();
@@ -76,35 +103,44 @@ function frameCopy(frame: readonly number[]): number[] {
 /**
  * Runs agent `x` forward from its position without changing `s`, calling `signal` with every
  * barrier key it signals before it certainly blocks, and `pass` with every barrier key whose wait
- * it passes (see the module comment), while agent `a` stays put (`a` < 0: none does). Returns 0,
- * or {@link GIVE_UP}.
+ * it passes (see the module comment), while agent `a` stays put (`a` < 0: none does). `from`: go
+ * on from where an earlier run of `x` in `s` blocked (`run.blocked` of that run; the completions
+ * have grown since), instead of from its position. Returns 0, or {@link GIVE_UP}; sets
+ * `run.blocked`.
  */
-export function runForward(p: Program, code: readonly Instr[], s: MachineState, x: number, a: number, run: Forward): number {
+export function runForward(p: Program, code: readonly Instr[], s: MachineState, x: number, a: number, run: Forward, from: Cont | null = null): number {
   const { namedGated, signal, pass, arriveNamed, budget } = run;
-  run.begin?.(x);
+  run.blocked = null;
+  if (!from) run.begin?.(x);
   const ag = s.agents[x]!;
-  const f = frameCopy(ag.frame);
-  const used = usedScratch;
-  used.clear();
+  const f = from ? from.f : frameCopy(ag.frame);
+  const used = from ? from.used : usedScratch;
+  if (!from) used.clear();
   const infoX = p.agents[x]!;
   // a < 0: no agent stays put (a question about an operation in flight, stable-landing.ts).
   const infoA = a >= 0 ? p.agents[a]! : null;
   const sameWarpgroup = infoA !== null && infoX.wgLeader === infoA.wgLeader;
   const aGroups = a >= 0 ? s.agents[a]!.wgGroup : 0;
   const aIssued = a >= 0 ? s.agents[a]!.wgIssued : 0;
-  let issued = ag.wgIssued;
-  let group = ag.wgGroup;
+  let issued = from ? from.issued : ag.wgIssued;
+  let group = from ? from.group : ag.wgGroup;
   /** Highest wgmma sequence number in each group committed during the run (made at the first commit). */
-  let groupTop: Map<number, number> | null = null;
-  let pc = ag.pc;
-  if (ag.sub >= 0 && code[pc]!.i === 'op' && (code[pc] as OpInstr).opc === OPC_BAR_SYNC) {
+  let groupTop: Map<number, number> | null = from ? from.groupTop : null;
+  let pc = from ? from.pc : ag.pc;
+  let steps = from ? from.steps : 0;
+  /** Blocked at `pc` (or, for a bar.sync, before `pc`) on barrier `bar` needing `need` completions or on named barrier `named`. */
+  const block = (bar: number, need: number, named: number, at: number): number => {
+    run.blocked = { pc: at, f: from ? f : f.slice(), used: from ? used : new Map(used), issued, group, groupTop, steps, bar, need, named };
+    return 0;
+  };
+  if (!from && ag.sub >= 0 && code[pc]!.i === 'op' && (code[pc] as OpInstr).opc === OPC_BAR_SYNC) {
     // Waiting in a bar.sync it already arrived at: it stays while its generation cannot complete.
     const key = infoX.cta * NAMED_PER_CTA + ((code[pc] as OpInstr).ints.id!(f) & (NAMED_PER_CTA - 1));
-    if (s.named[key]!.gen <= ag.sub && namedGated[key]) return 0;
+    if (s.named[key]!.gen <= ag.sub && namedGated[key]) return block(-1, 0, key, pc + 1);
     pc++;
   }
   try {
-    for (let steps = 0; steps < FORWARD_BUDGET; steps++) {
+    for (; steps < FORWARD_BUDGET; steps++) {
       if (--budget.left < 0 || run.failed) return GIVE_UP;
       const ins = code[pc]!;
       switch (ins.i) {
@@ -131,7 +167,7 @@ export function runForward(p: Program, code: readonly Instr[], s: MachineState, 
             // the barrier will have after them needs one more, within what the others can bring.
             const u = used.get(key) ?? 0;
             if (((bk.phase + u) & 1) === (op.ints.parity(f) & 1)) {
-              if (u + 1 > run.comps[key]!) return 0; // blocked while A stays
+              if (u + 1 > run.comps[key]!) return block(key, u + 1, -1, pc); // blocked while A stays
               used.set(key, u + 1);
             }
           }
@@ -196,7 +232,7 @@ export function runForward(p: Program, code: readonly Instr[], s: MachineState, 
           const key = infoX.cta * NAMED_PER_CTA + (op.ints.id!(f) & (NAMED_PER_CTA - 1));
           const count = op.ints.threads ? op.ints.threads(f) : ctaThreads(p, infoX.cta);
           arriveNamed(key, 32 * (op.per === 'one' ? 1 : infoX.warps), count);
-          if (op.opc === OPC_BAR_SYNC && namedGated[key]) return 0; // arrived, and stays while A stays
+          if (op.opc === OPC_BAR_SYNC && namedGated[key]) return block(-1, 0, key, pc + 1); // arrived, and stays while A stays
           break;
         }
         case OPC_ST_ASYNC: case OPC_DSMEM: { // st.async / red.async, cp.async.bulk.shared::cluster: bytes on their barrier

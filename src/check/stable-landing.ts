@@ -72,14 +72,14 @@ export function stableLanding(p: Program, codes: readonly Instr[][], s: MachineS
     }
     return namesBytes(p, op, f, bufs);
   };
-  // The agents of the CTA whose run reaches its end in the round (the last round's count).
+  // The agents of the CTA whose run reaches its end (a run resumed in a later round goes on from
+  // where it blocked, so one that ended stays ended).
   const ends = new Set<number>();
-  const begin = (x: number) => { ends.delete(x); };
   const ended = (x: number) => { if (p.agents[x]!.cta === cta) ends.add(x); };
   // A CTA without agents (a role of `where cta == 0` signalling its peer) cannot block the exit.
   if (!ctaAgents[cta]!.length) return false;
   const ok = inflightFixpoint(p, codes, s, asked, p.agents[o.agent]!.cluster, key,
-    (f) => f.arrivals[key]! === 0 && !f.tx[key] && !f.reset[key] && !f.passed[key], touch, begin, ended);
+    (f) => f.arrivals[key]! === 0 && !f.tx[key] && !f.reset[key] && !f.passed[key], touch, null, ended);
   if (!ok) return false;
   for (const x of ctaAgents[cta]!) if (s.agents[x]!.status === 'run' && !ends.has(x)) return true;
   return false;

@@ -26,7 +26,7 @@
 import { testParity } from '../model/mbarrier.js';
 import type { AsyncOp, MachineState } from '../machine/machine.js';
 import type { Instr, Program } from '../machine/program.js';
-import { FORWARD_BUDGET, GIVE_UP, runForward, type Forward, type Signal } from './forward-run.js';
+import { FORWARD_BUDGET, GIVE_UP, runForward, type Cont, type Forward, type Signal } from './forward-run.js';
 
 export { FORWARD_BUDGET };
 /** Most instructions all forward runs of one question take together (then the wait counts as not stable). */
@@ -247,8 +247,60 @@ function fixpointWithin(p: Program, codes: readonly Instr[][], s: MachineState, 
     if (!(x.pending > 0 || arrivals[key] > 0 || x.tx <= 0 || tx[key] === 1)) return 0;
     return x.expected > 0 ? 1 + Math.floor((arrivals[key]! - x.pending) / x.expected) : Infinity;
   };
+  // A run is the same up to where it blocked in every later round (the completions only grow), so
+  // the runs are resumed there once what they wait for can complete, and the signals accumulate
+  // across rounds; a question that watches each run from its beginning (`begin`) runs them all
+  // again in every round instead.
+  const resume = begin === null;
+  const nA = s.agents.length;
+  const conts = contsFor(nA);
   // Only the waiter's cluster (`cl`) can signal its barrier or the barriers its cluster's agents wait on.
   for (let round = 0; round < 64; round++) {
+    if (resume && round > 0) {
+      if (!resumeRound(p, codes, s, a, run, conts, nA, budget)) return false;
+    } else if (!firstRound(p, codes, s, a, cl, skip, run, conts, nA, budget)) return false;
+    if (run.failed) return false; // signals of operations in flight alone
+    let changed = false;
+    for (let key = 0; key < n; key++) {
+      const c = completions(key);
+      if (c > comps[key]!) {
+        comps[key] = c;
+        gated[key] = 0;
+        changed = true;
+      }
+    }
+    for (let key = 0; key < nn; key++) {
+      if (namedGated[key] && namedCompletable(key)) {
+        namedGated[key] = 0;
+        changed = true;
+      }
+    }
+    if ((bar >= 0 && !gated[bar]) || (named >= 0 && !namedGated[named]) || !ok(f)) return false;
+    if (!changed) return true;
+  }
+  return false;
+}
+
+/** Per agent: where its run of the current question blocked, or null (reused; a question fills what it reads). */
+let contScratch: (Cont | null)[] = [];
+function contsFor(n: number): (Cont | null)[] {
+  if (contScratch.length < n) contScratch = new Array<Cont | null>(n).fill(null);
+  return contScratch;
+}
+
+/**
+ * A round of {@link fixpointWithin} from scratch: clears the signals, lets the operations in
+ * flight (except those `skip` names) signal, and runs every agent of cluster `cl` but `a` from its
+ * position, noting in `conts` where each blocked. False when a run gives up.
+ */
+function firstRound(p: Program, codes: readonly Instr[][], s: MachineState, a: number, cl: number, skip: ((o: AsyncOp) => boolean) | null, run: Forward, conts: (Cont | null)[], nA: number, budget: { left: number }): boolean {
+  const f = scratch!.f;
+  const n = s.bars.length;
+  const nn = s.named.length;
+  {
+    const { arrivals, tx, reset, passed } = f;
+    const need = scratch!.need;
+    const signal = run.signal;
     arrivals.fill(0, 0, n);
     tx.fill(0, 0, n);
     reset.fill(0, 0, n);
@@ -271,29 +323,25 @@ function fixpointWithin(p: Program, codes: readonly Instr[][], s: MachineState, 
         for (let c = first; c < first + p.clusterSize; c++) signal(c * p.barriersPerCta + off, 0, true, false);
       }
     }
-    for (let x = 0; x < s.agents.length; x++) {
+    for (let x = 0; x < nA; x++) {
+      conts[x] = null;
       if (--budget.left < 0) return false;
       if (x === a || s.agents[x]!.status !== 'run' || p.agents[x]!.cluster !== cl) continue;
       if (runForward(p, codes[x]!, s, x, a, run) === GIVE_UP || run.failed) return false;
+      conts[x] = run.blocked ?? null;
     }
-    if (run.failed) return false; // signals of operations in flight alone
-    let changed = false;
-    for (let key = 0; key < n; key++) {
-      const c = completions(key);
-      if (c > comps[key]!) {
-        comps[key] = c;
-        gated[key] = 0;
-        changed = true;
-      }
-    }
-    for (let key = 0; key < nn; key++) {
-      if (namedGated[key] && namedCompletable(key)) {
-        namedGated[key] = 0;
-        changed = true;
-      }
-    }
-    if ((bar >= 0 && !gated[bar]) || (named >= 0 && !namedGated[named]) || !ok(f)) return false;
-    if (!changed) return true;
   }
-  return false;
+  return true;
+}
+
+/** A later round of {@link fixpointWithin}: resumes the runs whose barrier can now complete (see there). False when a run gives up. */
+function resumeRound(p: Program, codes: readonly Instr[][], s: MachineState, a: number, run: Forward, conts: (Cont | null)[], nA: number, budget: { left: number }): boolean {
+  for (let x = 0; x < nA; x++) {
+    const c = conts[x];
+    if (!c || (c.bar >= 0 ? !(run.comps[c.bar]! >= c.need) : run.namedGated[c.named] === 1)) continue;
+    if (--budget.left < 0) return false;
+    if (runForward(p, codes[x]!, s, x, a, run, c) === GIVE_UP || run.failed) return false;
+    conts[x] = run.blocked ?? null;
+  }
+  return true;
 }
