@@ -99,7 +99,7 @@ describe('progress line', () => {
 });
 
 describe('runCheckCli progress bar', () => {
-  const prog = hopper({ S: 2, K: 8 });
+  const prog = hopper({ S: 2, K: 64 });
 
   test('none when stderr is not a terminal', async () => {
     const s = fakeStream(false);

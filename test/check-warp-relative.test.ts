@@ -91,21 +91,21 @@ const GEMM = (f: string) => `hw/kernels/${f}`;
 describe('cluster_multicast.ptx (correct: 2 CTAs of 4 warps; warps 1-3 of each CTA interchangeable)', () => {
   const p = ptxProgram(CM, CM_LAUNCH);
 
-  it('forms one group of warps 1-3 per CTA and checks OK in 9,026 states instead of 92,703', () => {
+  it('forms one group of warps 1-3 per CTA and checks OK in 8,978 states instead of 92,511', () => {
     expect(analyse(p).groups.map((g) => g.agents)).toEqual([[1, 2, 3], [5, 6, 7]]);
     const on = check(p, { verifyHash: true } as CheckOptions);
     expect(on.verdict).toBe('ok');
     expect(on.complete).toBe(true);
-    expect(on.coverage.states).toBe(9026);
+    expect(on.coverage.states).toBe(8978);
     const off = check(p, { symmetry: false, maxStates: 200_000, timeout: 300_000 });
     expect(off.verdict).toBe('ok');
-    expect(off.coverage.states).toBe(92703);
+    expect(off.coverage.states).toBe(92511);
   }, 300_000);
 
-  it('two workers store the same 9,026 states as the main thread', () => {
+  it('two workers store the same 8,978 states as the main thread', () => {
     const r = check(p, { workers: 2 });
     expect(r.verdict).toBe('ok');
-    expect(r.coverage.states).toBe(9026);
+    expect(r.coverage.states).toBe(8978);
   }, 120_000);
 });
 
@@ -115,13 +115,13 @@ const TP_LAUNCH: PtxLaunch = { kernel: 'tma_pipeline', block: 128, params: { par
 describe('tma_pipeline.ptx (consumer warps 1-3 read one element through addresses that differ per warp)', () => {
   const p = ptxProgram(TP, TP_LAUNCH);
 
-  it('forms one group of warps 1-3 and checks OK in 44 states (53 without the symmetry)', () => {
+  it('forms one group of warps 1-3 and checks OK in 36 states (46 without the symmetry)', () => {
     // buf[(%r33 + 4 · tid − base) / 16384]: %r33 = base + 16384 · stage, the same table over stage ∈ {0, 1} for each warp.
     expect(analyse(p).groups.map((g) => g.agents)).toEqual([[1, 2, 3]]);
     const on = check(p, { verifyHash: true } as CheckOptions);
-    expect([on.verdict, on.complete, on.coverage.states]).toEqual(['ok', true, 44]);
+    expect([on.verdict, on.complete, on.coverage.states]).toEqual(['ok', true, 36]);
     const off = check(p, { symmetry: false, verifyHash: true } as CheckOptions);
-    expect([off.verdict, off.complete, off.coverage.states]).toEqual(['ok', true, 53]);
+    expect([off.verdict, off.complete, off.coverage.states]).toEqual(['ok', true, 46]);
   }, 120_000);
 
   it('the element, not the address, where the warp rests: its address registers are dead there and not kept', () => {
@@ -146,29 +146,29 @@ describe('tma_pipeline.ptx (consumer warps 1-3 read one element through addresse
 describe('hw/kernels/tma_wgmma.ptx (correct; K = 1, one stage: 12 warps, warps 1-3, 5-7 and 9-11 interchangeable)', () => {
   const K1 = { params: { param_5: 1 } };
 
-  it('checks OK in 1,940 states with the symmetry, 10,532 without', () => {
+  it('checks OK in 912 states with the symmetry, 6,172 without', () => {
     const p = ptxProgram(GEMM('tma_wgmma.ptx'), K1);
     expect(analyse(p).groups.map((g) => g.agents)).toEqual([[1, 2, 3], [5, 6, 7], [9, 10, 11]]);
     const on = check(p, { verifyHash: true } as CheckOptions);
     expect(on.verdict).toBe('ok');
     expect(on.complete).toBe(true);
-    expect(on.coverage.states).toBe(1940);
+    expect(on.coverage.states).toBe(912);
     const off = check(p, { symmetry: false, timeout: 300_000 });
     expect(off.verdict).toBe('ok');
-    expect(off.coverage.states).toBe(10532);
+    expect(off.coverage.states).toBe(6172);
   }, 300_000);
 
-  it('two workers store the same 1,940 states', () => {
+  it('two workers store the same 912 states', () => {
     const r = check(ptxProgram(GEMM('tma_wgmma.ptx'), K1), { workers: 2 });
     expect(r.verdict).toBe('ok');
-    expect(r.coverage.states).toBe(1940);
+    expect(r.coverage.states).toBe(912);
   }, 120_000);
 });
 
 describe('hw/kernels/tma_wgmma twins (K = 2, one stage): the same verdict and subject with the symmetry, fewer states', () => {
   const cases: [string, string, number][] = [
-    ['tma_wgmma.bug1.ptx', 'hang hang full[0]', 24],
-    ['tma_wgmma.bug2.ptx', 'race race dsmem[0]', 982],
+    ['tma_wgmma.bug1.ptx', 'hang hang full[0]', 20],
+    ['tma_wgmma.bug2.ptx', 'race race dsmem[0]', 978],
     ['tma_wgmma.bug3.ptx', 'race race dsmem[0]', 330],
   ];
   for (const [f, verdict, states] of cases) {
@@ -197,13 +197,13 @@ describe('hw/kernels/tcgen05.ptx (sm_100a, 6 warps: the epilogue warps 2-5 read 
   // is the one granule of the allocation, the same for every warp) and the global stores (outside
   // the model): they are one group of 4, and the check finishes within the default bounds (before
   // warp-relative symmetry it stopped at --max-memory after about 137,000 states).
-  it('forms one group of warps 2-5 and checks OK within the default bounds, in 52,450 states', () => {
+  it('forms one group of warps 2-5 and checks OK within the default bounds, in 52,448 states', () => {
     const p = ptxProgram(GEMM('tcgen05.ptx'));
     expect(analyse(p).groups.map((g) => g.agents)).toEqual([[2, 3, 4, 5]]);
     const r = check(p);
     expect(r.verdict).toBe('ok');
     expect(r.complete).toBe(true);
-    expect(r.coverage.states).toBe(52_450);
+    expect(r.coverage.states).toBe(52_448);
   }, 300_000);
 
   it('bug2 (no tcgen05.wait::ld): the dealloc frees the columns under the epilogue\'s loads, within the default bounds', () => {

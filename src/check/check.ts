@@ -42,8 +42,10 @@ export interface CheckOptions {
   /** Stable waits and enabled wait_groups as forced steps of the partial-order reduction (default true; docs/CHECK.md). */
   stableWaits?: boolean;
   /**
-   * Stable phase-completing TMA landings as forced steps (default true; only with `stableWaits`;
-   * docs/CHECK.md, "Stable landings"). Off only to compare the search with and without them.
+   * Stable phase-completing TMA landings and stable group completions as forced steps, postponed
+   * group completions (default true; only with `stableWaits`; docs/CHECK.md, "Stable landings",
+   * "Stable group completions", "Postponed group completions"). Off only to compare the search
+   * with and without them.
    */
   stableLandings?: boolean;
   /** Strict warnings (cross-proxy WAR without fence.proxy.async). */

@@ -18,9 +18,10 @@ import { OPC } from '../machine/ops/index.js';
 import { sortByRecord, type Extra } from './codec.js';
 import { keyOf } from './engine.js';
 import { landingsCommute } from './por.js';
-import { resetQuestionBudget, stableArrive, stableNamedArrive, stableWait } from './stable.js';
+import { resetQuestionBudget, stableArrive, stableExpectArrive, stableNamedArrive, stableWait } from './stable.js';
 import { stableAccess, stableProxyFence } from './stable-access.js';
 import { stableLanding } from './stable-landing.js';
+import { stableGroupOp } from './stable-group.js';
 import { settledReads } from './settled.js';
 import type { SearchCtx } from './search-ctx.js';
 import type { Successors } from './successor.js';
@@ -262,14 +263,17 @@ function stableChecks(ctx: SearchCtx) {
   };
   const arrive = (s: MachineState, a: number, ins: OpInstr, key: number, f: number[]): boolean => {
     const op = ins.op as Extract<OpInstr['op'], { op: 'mbarrier.arrive' }>;
-    if (op.expectTx || op.drop || op.noComplete || op.token !== undefined) return false;
+    if (op.drop || op.noComplete || op.token !== undefined) return false;
     let count: number;
+    let raise = 0;
     try {
-      count = (ins.ints.count ? ins.ints.count(f) : 1) * perThreads(ins.per, p.agents[a]!);
+      const lanes = perThreads(ins.per, p.agents[a]!);
+      count = (ins.ints.count ? ins.ints.count(f) : 1) * lanes;
+      if (ins.ints.expectTx) raise = ins.ints.expectTx(f) * lanes;
     } catch {
       return false;
     }
-    return stableArrive(p, agentCode, s, a, key, count);
+    return op.expectTx ? stableExpectArrive(p, agentCode, s, a, key, count, raise) : stableArrive(p, agentCode, s, a, key, count);
   };
   const named = (s: MachineState, a: number, ins: OpInstr, f: number[]): boolean => {
     const info = p.agents[a]!;
@@ -306,7 +310,7 @@ function stableChecks(ctx: SearchCtx) {
  */
 function forcedLanding(ctx: SearchCtx, landingsOn: boolean): (s: MachineState, o: AsyncOp, x: Extra) => boolean {
   const { p, an } = ctx;
-  const { directTxKey, commitOnlyKey, agentCode, ctaAgents } = ctx.f;
+  const { directTxKey, commitOnlyKey, agentCode, ctaAgents, multiWarp } = ctx.f;
   /** The buffers of the copies that landed early on barrier `key` (its TMA ghosts in `x`). */
   const landedOn = (x: Extra, key: number): number[] => {
     const l: number[] = [];
@@ -346,6 +350,7 @@ function forcedLanding(ctx: SearchCtx, landingsOn: boolean): (s: MachineState, o
       ctx.commitGhost = o.id;
       return true;
     }
+    if (o.kind === 'wgmma' || o.kind === 'bulk.store') return landingsOn && !multiWarp[o.agent] && stableGroupOp(p, agentCode, s, o, ctx.m.wgPeers[o.agent] ?? null);
     if (o.kind === 'tc.mma') {
       if (o.seq !== ags[o.agent]!.tcDone) return false; // not enabled
       // With managed TMEM a dealloc may race the MMA: its completion is explored in every order.

@@ -4,7 +4,7 @@
  * (the module comment of stable.ts says when it blocks and when it gives up).
  */
 import { testParity } from '../model/mbarrier.js';
-import type { MachineState } from '../machine/machine.js';
+import type { AsyncOp, MachineState } from '../machine/machine.js';
 import { NAMED_PER_CTA } from '../machine/state.js';
 import { maskRanks } from '../machine/cta-mask.js';
 import { perThreads, type Instr, type OpInstr, type Program } from '../machine/program.js';
@@ -20,9 +20,15 @@ const OPC_TRY_CANCEL = OPC['clc.try_cancel'];
 const OPC_DSMEM = OPC['cp.async.bulk.shared::cluster'];
 const OPC_BAR_SYNC = OPC['bar.sync'];
 const OPC_BAR_ARRIVE = OPC['bar.arrive'];
+const OPC_BULK_COMMIT = OPC['cp.async.bulk.commit_group'];
+const OPC_BULK_WAIT = OPC['cp.async.bulk.wait_group'];
 
-/** What a step may contribute to barrier `key`: `count` arrivals, bytes (a tx source), or an init / inval. */
-export type Signal = (key: number, count: number, bytes: boolean, init: boolean) => void;
+/**
+ * What a step may contribute to barrier `key`: `count` arrivals, a tx-count change (`bytes`), an
+ * init / inval; `raise`: the bytes each of the arrivals registers with `expect_tx` (0 for a plain
+ * arrive); `deliver`: the bytes it credits with `complete_tx` (Infinity when not known).
+ */
+export type Signal = (key: number, count: number, bytes: boolean, init: boolean, raise?: number, deliver?: number) => void;
 
 /** What a forward run reads and reports to (see {@link runForward}). */
 export interface Forward {
@@ -50,6 +56,12 @@ export interface Forward {
    * to resume it; null otherwise (it ended, gave up, or blocked for good).
    */
   blocked?: Cont | null;
+  /**
+   * A wgmma or bulk store in flight that stays in flight (the question is about its completion,
+   * stable-group.ts): a wait_group of its family (of its warpgroup; of its issuer) that needs its
+   * group blocks.
+   */
+  wgHeld?: AsyncOp | null;
 }
 
 /**
@@ -64,6 +76,8 @@ export interface Cont {
   issued: number;
   group: number;
   groupTop: Map<number, number> | null;
+  /** Bulk async-groups the agent has committed (its count when the run began, plus the run's commits). */
+  bulk: number;
   /** Steps taken so far (the run's budget counts them all). */
   steps: number;
   /** Barrier key whose completions must reach `need` for the run to go on, or -1. */
@@ -128,9 +142,10 @@ export function runForward(p: Program, code: readonly Instr[], s: MachineState, 
   let groupTop: Map<number, number> | null = from ? from.groupTop : null;
   let pc = from ? from.pc : ag.pc;
   let steps = from ? from.steps : 0;
+  let bulk = from ? from.bulk : ag.bulkGroup;
   /** Blocked at `pc` (or, for a bar.sync, before `pc`) on barrier `bar` needing `need` completions or on named barrier `named`. */
   const block = (bar: number, need: number, named: number, at: number): number => {
-    run.blocked = { pc: at, f: from ? f : f.slice(), used: from ? used : new Map(used), issued, group, groupTop, steps, bar, need, named };
+    run.blocked = { pc: at, f: from ? f : f.slice(), used: from ? used : new Map(used), issued, group, groupTop, bulk, steps, bar, need, named };
     return 0;
   };
   if (!from && ag.sub >= 0 && code[pc]!.i === 'op' && (code[pc] as OpInstr).opc === OPC_BAR_SYNC) {
@@ -186,7 +201,7 @@ export function runForward(p: Program, code: readonly Instr[], s: MachineState, 
           const base = Math.floor(key / p.barriersPerCta);
           const all = (op.op as { multicast?: boolean }).multicast === true;
           const first = all ? base - (base % p.clusterSize) : base;
-          for (let c = first; c < (all ? first + p.clusterSize : base + 1); c++) signal(c * p.barriersPerCta + off, 0, true, false);
+          for (let c = first; c < (all ? first + p.clusterSize : base + 1); c++) signal(c * p.barriersPerCta + off, 0, true, false, 0, 16);
           break;
         }
         case 0: case 1: case 2: case 3: case 4: case 7: case 12: case 18: { // init, inval, arrive, expect_tx, complete_tx, TMA, commit, cp.async arrive
@@ -197,6 +212,10 @@ export function runForward(p: Program, code: readonly Instr[], s: MachineState, 
           // Bytes: any change of the tx-count, an expect_tx's raise included (it begins the phase a
           // passing wait's checks see, stableWait), not only the complete_tx that lowers it.
           const bytes = op.opc === 3 || op.opc === 4 || op.opc === 7 || (op.opc === 2 && !!op.ints.expectTx);
+          // The bytes each arrival registers (arrive.expect_tx: the operand, shared by the arrive
+          // count), and the bytes credited (a copy's to each destination; complete_tx per thread).
+          const raise = op.opc === 2 && op.ints.expectTx ? op.ints.expectTx(f) / (op.ints.count ? op.ints.count(f) : 1) : 0;
+          const deliver = op.opc === 7 ? op.ints.bytes!(f) : op.opc === 4 ? op.ints.bytes!(f) * lanes : 0;
           // A multicast copy or commit signals the barrier at the same offset in each CTA its mask
           // selects (machine/cta-mask.ts; offsets relative to the named barrier's rank, as ops/bulk.ts
           // and ops/tcgen05.ts place them); a mask selecting none faults when executed.
@@ -204,8 +223,8 @@ export function runForward(p: Program, code: readonly Instr[], s: MachineState, 
             const sel = maskRanks(op.ints.multicast(f), p.clusterSize);
             if (!Array.isArray(sel)) break;
             const from = Math.floor(key / p.barriersPerCta) % p.clusterSize;
-            for (const r of sel) signal(key + (r - from) * p.barriersPerCta, count, bytes, false);
-          } else signal(key, count, bytes, op.opc <= 1);
+            for (const r of sel) signal(key + (r - from) * p.barriersPerCta, count, bytes, false, raise, deliver);
+          } else signal(key, count, bytes, op.opc <= 1, raise, deliver);
           break;
         }
         case 14: // wgmma.mma_async
@@ -215,7 +234,17 @@ export function runForward(p: Program, code: readonly Instr[], s: MachineState, 
           (groupTop ??= new Map()).set(group, issued - 1);
           group++;
           break;
+        case OPC_BULK_COMMIT:
+          bulk++;
+          break;
+        case OPC_BULK_WAIT: { // needs the bulk store asked about: blocks
+          const h = run.wgHeld;
+          if (h && h.kind === 'bulk.store' && h.agent === x && h.group < bulk - op.ints.n!(f)) return 0;
+          break;
+        }
         case 16: { // wgmma.wait_group
+          const h = run.wgHeld;
+          if (h && h.kind === 'wgmma' && infoX.wgLeader === h.agent && h.group < group - op.ints.n!(f)) return 0; // needs the wgmma asked about
           if (!sameWarpgroup || !infoA) break;
           const limit = group - op.ints.n!(f);
           // A leader that stays put commits no more groups: a warp waiting for a later one blocks.
@@ -237,7 +266,7 @@ export function runForward(p: Program, code: readonly Instr[], s: MachineState, 
         }
         case OPC_ST_ASYNC: case OPC_DSMEM: { // st.async / red.async, cp.async.bulk.shared::cluster: bytes on their barrier
           const key = op.bar!(f);
-          if (key >= 0) signal(key, 0, true, false);
+          if (key >= 0) signal(key, 0, true, false, 0, op.ints.bytes!(f) * perThreads(op.per, infoX));
           break;
         }
         default:

@@ -11,12 +11,15 @@
  * postponed while it cannot complete the phase by itself, even with every other remote arrive in
  * flight to that barrier (pending > the sum of their counts).
  */
-import { nextCredit, type Choice, type MachineState } from '../machine/machine.js';
-import { OPC, OPS } from '../machine/ops/index.js';
+import { nextCredit, type AsyncOp, type Choice, type MachineState } from '../machine/machine.js';
+import { accessesOf, OPC, OPS } from '../machine/ops/index.js';
 import { TX_FLOOR } from './por.js';
 import type { SearchCtx } from './search-ctx.js';
+import { groupNeeded } from './stable-group.js';
 
 const OPC_CLUSTER_ARRIVE = OPC['barrier.cluster.arrive'];
+/** `Postponed.bar` of a postponed group completion (a wgmma or bulk store: it is on no barrier). */
+const GROUP_OP = 0x7fffffff;
 
 /** The postponed landings among the enabled choices of the state being expanded. */
 export class Postponed {
@@ -26,8 +29,14 @@ export class Postponed {
   private th = new Int32Array(16);
   /** Per enabled choice: 1 when a step of the state being expanded conflicts with its postponed landing. */
   hit = new Uint8Array(16);
+  /** Per enabled choice: its postponed group operation (wgmma or bulk store), or null. */
+  private wg: (AsyncOp | null)[] = [];
 
-  constructor(private readonly ctx: SearchCtx) {}
+  /** `groups`: group completions (wgmma, bulk stores) are postponed too (docs/CHECK.md, "Postponed group completions"). */
+  constructor(private readonly ctx: SearchCtx, private groups = true) {
+    // As for the stable steps: not in kernels with memory values or tracked relaxed arrives.
+    if (ctx.p.values || ctx.an.trackRelaxed) this.groups = false;
+  }
 
   /**
    * Marks the postponed landings among the choices `ch` enabled in `s`; returns how many there are
@@ -50,7 +59,8 @@ export class Postponed {
   note(s: MachineState, t: MachineState, c: Choice, n: number): void {
     for (let i = 0; i < n; i++) {
       const k = this.bar[i]!;
-      if (k >= 0 && !this.hit[i] && this.conflictsWith(s, t, c, k, this.th[i]!)) this.hit[i] = 1;
+      if (k < 0 || this.hit[i]) continue;
+      if (k === GROUP_OP ? this.touchesReads(s, t, c, this.wg[i]!) : this.conflictsWith(s, t, c, k, this.th[i]!)) this.hit[i] = 1;
     }
   }
 
@@ -62,6 +72,10 @@ export class Postponed {
   private postponedBar(s: MachineState, c: Choice, i: number): number {
     if (c.kind !== 'async') return -1;
     const o = this.ctx.m.findAsync(s, c.id);
+    if (o && this.groups && (o.kind === 'wgmma' || o.kind === 'bulk.store')) {
+      this.wg[i] = o;
+      return this.groupPostponable(s, o) ? GROUP_OP : -1;
+    }
     if (!o || o.bar < 0 || this.ctx.f.cpaKey[o.bar]) return -1;
     const b = s.bars[o.bar];
     if (b === undefined || b.status !== 'valid') return -1;
@@ -86,6 +100,50 @@ export class Postponed {
       return b.pending > sum ? o.bar : -1;
     }
     return -1;
+  }
+
+  /**
+   * Whether the completion of `o` (a wgmma or bulk store, enabled in `s`) is postponed: no
+   * wait_group waits for it (stable-group.ts `groupNeeded`), and the issuer is an agent of one
+   * warp. Such a completion ends its reads of shared memory and enables only the wait_groups that
+   * need it (and a wgmma issuer's next completion: issue order); while nothing waits for it,
+   * completing it later changes nothing a step observes except that its reads stay in flight
+   * longer (more overlap with later writes, each in a schedule the completion can really be
+   * delayed past; an exit with it in flight too).
+   */
+  private groupPostponable(s: MachineState, o: AsyncOp): boolean {
+    const { multiWarp, agentCode } = this.ctx.f;
+    return !multiWarp[o.agent] && !groupNeeded(s, o, agentCode, this.ctx.m.wgPeers[o.agent] ?? null);
+  }
+
+  /**
+   * True when step `c` from `s` to `t` orders against a postponed group operation `o`: it traps, or it is an
+   * agent's step whose operation accesses bytes `o` reads (a write there races with the read in
+   * one order and not in the other; conservative: any access).
+   */
+  private touchesReads(s: MachineState, t: MachineState, c: Choice, o: AsyncOp): boolean {
+    if (t.trapped) return true;
+    if (c.kind !== 'agent') {
+      const y = this.ctx.m.findAsync(s, c.id);
+      if (!y) return false;
+      for (const a of accessesOf(y)) for (const b of accessesOf(o)) if (this.ctx.p.buffersOverlap(a.buf, b.buf)) return true;
+      return false;
+    }
+    const ag = s.agents[c.agent]!;
+    const ins = this.ctx.f.agentCode[c.agent]![ag.pc]!;
+    if (ins.i !== 'op') return false;
+    try {
+      const keys: number[] = [];
+      if (ins.buf) keys.push(ins.buf(ag.frame));
+      if (ins.reads) for (const r of ins.reads) keys.push(r(ag.frame));
+      for (const k of keys) {
+        if (k < 0) return true;
+        for (const b of accessesOf(o)) if (this.ctx.p.buffersOverlap(k, b.buf)) return true;
+      }
+    } catch {
+      return true;
+    }
+    return false;
   }
 
   /**

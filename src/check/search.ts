@@ -132,7 +132,7 @@ function setup(program: Program, opts: ExploreOptions, par: ParHooks | null, gov
     usePor: opts.por !== false,
     useSym: opts.symmetry !== false,
     forced: forcedStep(ctx, sx, check, opts.stableWaits !== false, opts.stableLandings !== false),
-    postponed: new Postponed(ctx),
+    postponed: new Postponed(ctx, opts.stableWaits !== false && opts.stableLandings !== false),
     coEnabled: coEnabledDetector(p, ctx.f.agentCode, (h) => sink.error(h)),
     hang: hangDetector(ctx),
     onTerminal: opts.onTerminal,

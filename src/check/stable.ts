@@ -73,6 +73,31 @@ export function stableArrive(p: Program, codes: readonly Instr[][], s: MachineSt
   return frozenFixpoint(p, codes, s, a, bar, (f) => f.arrivals[bar]! <= room && !f.tx[bar] && !f.reset[bar] && !f.passed[bar]);
 }
 
+/** The tx-count's range (PTX ISA §9.7.13.15.1: -(2^20 - 1) … 2^20 - 1). */
+const TX_MAX = (1 << 20) - 1;
+
+/**
+ * Stable `arrive.expect_tx`: agent `a`'s next operation registers `raise` > 0 bytes and brings
+ * `count` arrivals to barrier key `bar` of its own CTA (at most the pending count), without
+ * completing the phase (arrivals still missing after it, or a tx-count other than 0), and before
+ * `a` moves the rest of the kernel (run forward as for {@link stableWait}) brings no arrival to the
+ * barrier, registers no bytes, does not init or inval it, passes no wait on it, and cannot credit
+ * as many bytes as the tx-count would then miss (so the phase cannot complete before `a` moves,
+ * in either order) nor drive the tx-count out of its range. Then the arrive commutes with every
+ * step the others can take until `a` moves: the others' steps on the barrier only credit bytes,
+ * and crediting bytes and registering bytes with an arrival add up to the same barrier in either
+ * order when no completion comes between; it enables and disables nothing. Taking it alone keeps
+ * every reachable hazard, deadlock and final state (docs/CHECK.md, "Stable arrives").
+ */
+export function stableExpectArrive(p: Program, codes: readonly Instr[][], s: MachineState, a: number, bar: number, count: number, raise: number): boolean {
+  const b = s.bars[bar];
+  if (!b || b.status !== 'valid' || !(count >= 1) || count > b.pending || !(raise > 0)) return false;
+  const after = b.tx + raise;
+  if (after > TX_MAX || (count === b.pending && after === 0)) return false;
+  return frozenFixpoint(p, codes, s, a, bar, (f) => f.arrivals[bar]! === 0 && !f.txUp[bar] && !f.reset[bar] && !f.passed[bar]
+    && f.delivered[bar]! < after && b.tx - f.delivered[bar]! > -TX_MAX);
+}
+
 /**
  * Stable named-barrier arrivals: agent `a`'s next operation arrives with `threads` threads on
  * named barrier `key` (cta × 16 + id; a `bar.sync`'s first step or a `bar.arrive`) whose generation
@@ -104,6 +129,10 @@ export interface Frozen {
   named: Float64Array;
   /** Per named barrier: the thread count the others' arrivals name (0: none), or -1 when they name several. */
   namedCount: Float64Array;
+  /** A step that raises the barrier's tx-count (an `expect_tx`, alone or with an arrive). */
+  txUp: Uint8Array;
+  /** The bytes all sources together can credit to the barrier (over every phase; Infinity: not known). */
+  delivered: Float64Array;
 }
 
 /** The arrays of one {@link frozenFixpoint} question, at least as long as the state's barriers and named barriers. */
@@ -114,6 +143,8 @@ interface Scratch {
   namedGated: Uint8Array;
   f: Frozen;
   need: Float64Array;
+  /** Per barrier: the fewest bytes any arrival source registers per arrival (Infinity: no arrival source). */
+  raiseMin: Float64Array;
 }
 let scratch: Scratch | null = null;
 
@@ -128,8 +159,8 @@ function scratchFor(n: number, nn: number): Scratch {
     const cn = Math.max(n, scratch?.gated.length ?? 0, 16);
     const cnn = Math.max(nn, scratch?.namedGated.length ?? 0, 16);
     scratch = {
-      gated: new Uint8Array(cn), comps: new Float64Array(cn), namedGated: new Uint8Array(cnn), need: new Float64Array(cnn),
-      f: { arrivals: new Float64Array(cn), tx: new Uint8Array(cn), reset: new Uint8Array(cn), passed: new Uint8Array(cn), named: new Float64Array(cnn), namedCount: new Float64Array(cnn) },
+      gated: new Uint8Array(cn), comps: new Float64Array(cn), namedGated: new Uint8Array(cnn), need: new Float64Array(cnn), raiseMin: new Float64Array(cn),
+      f: { arrivals: new Float64Array(cn), tx: new Uint8Array(cn), reset: new Uint8Array(cn), passed: new Uint8Array(cn), named: new Float64Array(cnn), namedCount: new Float64Array(cnn), txUp: new Uint8Array(cn), delivered: new Float64Array(cn) },
     };
   }
   return scratch;
@@ -170,17 +201,18 @@ export function resetQuestionBudget(): void {
 
 /**
  * {@link frozenFixpoint} within the shared budget, for a question about operations in flight
- * (stable-landing.ts): no agent stays put, the agents of cluster `cl` run forward, and every
- * operation in flight signals except those `skip` names (the ones asked about). `ended(x)` hears
- * of each agent whose run reaches its end (in every round; the last round's are the fixpoint's).
+ * (stable-landing.ts, stable-group.ts): no agent stays put, the agents of cluster `cl` run
+ * forward, and every operation in flight signals except those `skip` names (the ones asked
+ * about). `ended(x)` hears of each agent whose run reaches its end. `wgHeld`: a wgmma or bulk
+ * store that stays in flight (the wait_groups that need it block).
  */
 export function inflightFixpoint(p: Program, codes: readonly Instr[][], s: MachineState, skip: (o: AsyncOp) => boolean, cl: number, bar: number, ok: (f: Frozen) => boolean,
-  touch: Forward['touch'], begin: Forward['begin'], ended: (x: number) => void): boolean {
+  touch: Forward['touch'], begin: Forward['begin'], ended: ((x: number) => void) | null, wgHeld: AsyncOp | null = null): boolean {
   if (shared.left <= 0) return false;
   const budget = { left: Math.min(TOTAL_BUDGET, shared.left) };
   const start = budget.left;
   try {
-    return fixpointWithin(p, codes, s, -1, cl, skip, bar, ok, -1, touch, begin, ended, budget);
+    return fixpointWithin(p, codes, s, -1, cl, skip, bar, ok, -1, touch, begin, ended, budget, wgHeld);
   } finally {
     shared.left -= start - Math.max(0, budget.left);
   }
@@ -192,7 +224,7 @@ export function inflightFixpoint(p: Program, codes: readonly Instr[][], s: Machi
  * flight signal, except those `skip` names (null: none).
  */
 function fixpointWithin(p: Program, codes: readonly Instr[][], s: MachineState, a: number, cl: number, skip: ((o: AsyncOp) => boolean) | null, bar: number, ok: (f: Frozen) => boolean, named: number,
-  touch: Forward['touch'], begin: Forward['begin'], ended: ((x: number) => void) | null, budget: { left: number }): boolean {
+  touch: Forward['touch'], begin: Forward['begin'], ended: ((x: number) => void) | null, budget: { left: number }, wgHeld: AsyncOp | null = null): boolean {
   const n = s.bars.length;
   const nn = s.named.length;
   const sc = scratchFor(n, nn);
@@ -207,9 +239,14 @@ function fixpointWithin(p: Program, codes: readonly Instr[][], s: MachineState, 
   // The signals of a round only grow while it runs, and from round to round (the gated set only
   // shrinks, so the runs go further): once `ok` fails it fails at the fixpoint too, and the run
   // stops there (`run.failed`) instead of finishing the round.
-  const signal: Signal = (key, count, bytes, init) => {
+  const { raiseMin } = sc;
+  const { delivered, txUp } = f;
+  const signal: Signal = (key, count, bytes, init, raise = 0, deliver = 0) => {
     if (key < 0 || key >= n) return;
     arrivals[key] += count;
+    if (count > 0 && raise < raiseMin[key]!) raiseMin[key] = raise;
+    delivered[key] += deliver;
+    if (bytes && !(deliver > 0)) txUp[key] = 1;
     if (bytes) tx[key] = 1;
     if (init) reset[key] = 1;
     if (!ok(f)) run.failed = true;
@@ -233,19 +270,27 @@ function fixpointWithin(p: Program, codes: readonly Instr[][], s: MachineState, 
     const count = nb.arrived > 0 ? nb.count : need[key]!;
     return f.named[key]! > 0 && nb.arrived + f.named[key]! >= count;
   };
-  const run: Forward = { gated, comps, namedGated, signal, pass, arriveNamed, budget, failed: false, touch, begin, ended };
+  const run: Forward = { gated, comps, namedGated, signal, pass, arriveNamed, budget, failed: false, touch, begin, ended, wgHeld };
   // A phase can complete when the arrivals it still misses can all come, and, when it misses
   // only bytes, when some copy or complete_tx can still bring them (tx-counts are not bounded
   // here: more bytes than missing only over-approximates). An init or inval changes it anyway.
   // Each later phase needs its expected count of arrivals again (and bytes, not bounded here), so
   // the arrivals beyond the current phase's pending count bound how many more can complete: the
   // forward runs let a wait pass only on a completion within that number (forward-run.ts).
+  // Bytes bound it too: the phase needs its tx-count credited, plus what its missing arrivals
+  // register (each at least the fewest any arrival source registers), and each later phase
+  // `expected` such arrivals' bytes again; all the bytes the sources can credit bound that.
   const completions = (key: number): number => {
     const x = s.bars[key]!;
     if (x.status !== 'valid' || reset[key]) return Infinity;
     if (arrivals[key] < x.pending) return 0;
     if (!(x.pending > 0 || arrivals[key] > 0 || x.tx <= 0 || tx[key] === 1)) return 0;
-    return x.expected > 0 ? 1 + Math.floor((arrivals[key]! - x.pending) / x.expected) : Infinity;
+    let c = x.expected > 0 ? 1 + Math.floor((arrivals[key]! - x.pending) / x.expected) : Infinity;
+    const e = raiseMin[key]! === Infinity ? 0 : raiseMin[key]!;
+    const first = x.tx + x.pending * e;
+    if (first > 0 && delivered[key]! < first) return 0;
+    if (e > 0 && x.expected > 0) c = Math.min(c, 1 + Math.floor((delivered[key]! - Math.max(0, first)) / (x.expected * e)));
+    return c;
   };
   // A run is the same up to where it blocked in every later round (the completions only grow), so
   // the runs are resumed there once what they wait for can complete, and the signals accumulate
@@ -308,6 +353,9 @@ function firstRound(p: Program, codes: readonly Instr[][], s: MachineState, a: n
     f.named.fill(0, 0, nn);
     f.namedCount.fill(0, 0, nn);
     need.fill(Infinity, 0, nn);
+    scratch!.raiseMin.fill(Infinity, 0, n);
+    f.delivered.fill(0, 0, n);
+    f.txUp.fill(0, 0, n);
     for (const o of s.inflight) {
       if (skip && skip(o)) continue;
       const count = o.kind === 'remote' ? (o.remote === 'arrive' || o.remote === 'arrive.expect_tx' || o.remote === 'arrive_drop' ? o.count : 0) : o.kind === 'cpa.arrive' ? o.count : o.kind === 'tc.commit' ? 1 : 0;
@@ -315,12 +363,16 @@ function firstRound(p: Program, codes: readonly Instr[][], s: MachineState, a: n
       // that raises it: a passing wait's checks read the tx-count, see stableWait).
       const bytes = o.kind === 'tma' || o.kind === 'st.async' || o.kind === 'dsmem' || o.kind === 'clc' || (o.kind === 'pick' && o.bar >= 0)
         || (o.kind === 'remote' && (o.remote === 'complete_tx' || o.remote === 'expect_tx' || o.remote === 'arrive.expect_tx'));
-      if (o.bar >= 0) signal(o.bar, count, bytes, false);
-      if (o.targets) for (const t of o.targets) signal(t, count, bytes, false);
+      // Bytes credited: what a copy has left, an st.async's or DSMEM copy's, a remote complete_tx's.
+      const deliver = o.kind === 'tma' ? o.left : o.kind === 'st.async' || o.kind === 'dsmem' || (o.kind === 'remote' && o.remote === 'complete_tx') ? o.bytes
+        : o.kind === 'clc' || o.kind === 'pick' ? 16 : bytes ? Infinity : 0;
+      // (A remote arrive.expect_tx's share of bytes per arrival is not worked out: 0, no bound.)
+      if (o.bar >= 0) signal(o.bar, count, bytes, false, 0, deliver);
+      if (o.targets) for (const t of o.targets) signal(t, count, bytes, false, 0, deliver);
       if (o.kind === 'pick' && o.bar >= 0 && o.bytes === 1) { // a multicast try_cancel: every CTA's barrier
         const off = o.bar % p.barriersPerCta;
         const first = Math.floor(o.bar / p.barriersPerCta) - (Math.floor(o.bar / p.barriersPerCta) % p.clusterSize);
-        for (let c = first; c < first + p.clusterSize; c++) signal(c * p.barriersPerCta + off, 0, true, false);
+        for (let c = first; c < first + p.clusterSize; c++) signal(c * p.barriersPerCta + off, 0, true, false, 0, 16);
       }
     }
     for (let x = 0; x < nA; x++) {
