@@ -270,11 +270,7 @@ export class ProgramBuilder {
     return this.push(n === 'all' ? { op: 'cp.async.wait_group', n: ex(0), all: true } : { op: 'cp.async.wait_group', n: ex(n), all: false });
   }
 
-  /**
-   * `st.async` (or `red.async` with `red`, `redop` its operator and `redType` its element type:
-   * `red.async.add.u32`, PTX ISA §9.7.13.7) of `bytes` into `dst` (e.g. `buf[0]@1`), complete_tx on
-   * `bar` in `dst`'s CTA.
-   */
+  /** `st.async` (`red.async` with `red`; `redop`, `redType`: `red.async.add.u32`, PTX ISA §9.7.13.7) of `bytes` into `dst` (`buf[0]@1`), complete_tx on `bar` in `dst`'s CTA. */
   stAsync(dst: string, bytes: ExprLike, bar: string, o: { red?: boolean; redop?: RedOp; redType?: RedType; per?: Per } = {}): this {
     const op: Extract<Op, { op: 'st.async' }> = { op: 'st.async', red: o.red ?? false, dst: parseRef(dst), bytes: ex(bytes), bar: parseRef(bar) };
     Object.assign(op, redFields('stAsync', 'red.async', o));
