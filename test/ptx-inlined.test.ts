@@ -7,6 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
+import { packageInfo } from '../src/cli/package-info.js';
+import { check, checkSarif, instantiate } from '../src/index.js';
+import { translatePtx } from '../src/ptxi/index.js';
 import { cudaLocation, cudaOrigin, inlineChain, originText, parsePtx, type Instruction, type Module, type Stmt } from '../src/ptx/index.js';
 
 async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -134,5 +137,25 @@ describe('reports of hazards inside inlined helpers', () => {
     ]);
     const steps = res.codeFlows[0]!.threadFlows[0]!.locations.map((s) => s.location.message!.text);
     expect(steps.at(-1)).toBe('15. TMA copy (from inlined.w0): 4096 B land in stage[1] → complete_tx full[1] (inlined.cuh:31, inlined at inlined.cu:19)');
+  });
+
+  it('the library\'s checkSarif gives the CLI\'s --sarif log: one implementation of the CUDA lines', async () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'mbsim-inlined-')), 'x.sarif');
+    expect((await cli(['check', BUG1, '--param', 'param_2=3', '--sarif', out])).code).toBe(1);
+    const kernel = translatePtx(parse(readFileSync(BUG1, 'utf8'), BUG1), { params: { param_2: 3 } }).kernel;
+    const lib = checkSarif(check(instantiate(kernel)), packageInfo());
+    type Log = { runs: { properties: { coverage?: unknown } }[] };
+    // The coverage holds the wall time and memory of each run; everything else is equal.
+    const bare = (log: Log) => { for (const run of log.runs) delete run.properties.coverage; return log; };
+    const cliLog = bare(JSON.parse(readFileSync(out, 'utf8')) as Log);
+    expect(bare(JSON.parse(JSON.stringify(lib)) as Log)).toEqual(cliLog);
+    expect(JSON.stringify(cliLog)).toContain('CUDA source of PTX line 192');
+  });
+
+  it('PTX without .loc lines: the log has no CUDA lines', () => {
+    const kernel = translatePtx(parse(readFileSync(BUG1, 'utf8').replace(/^\s*\.loc\b.*$/gm, ''), 'noloc.ptx'), { params: { param_2: 3 } }).kernel;
+    const log = JSON.stringify(checkSarif(check(instantiate(kernel))));
+    expect(log).not.toContain('CUDA source');
+    expect(log).toContain('"startLine"');
   });
 });

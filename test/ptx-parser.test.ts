@@ -27,7 +27,7 @@ function fn(m: Module, name: string): Func {
 /** The tree without positions (what the printer cannot keep). */
 function strip(x: unknown): unknown {
   if (Array.isArray(x)) return x.map(strip);
-  if (x && typeof x === 'object') return Object.fromEntries(Object.entries(x).filter(([k]) => k !== 'pos' && k !== 'file').map(([k, v]) => [k, strip(v)]));
+  if (x && typeof x === 'object') return Object.fromEntries(Object.entries(x).filter(([k]) => k !== 'pos' && k !== 'file' && k !== 'opcodeCol').map(([k, v]) => [k, strip(v)]));
   return x;
 }
 

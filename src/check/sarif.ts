@@ -9,6 +9,7 @@
 import type { SrcLoc } from '../kernel/ir.js';
 import type { CheckResult, Hazard } from './check.js';
 import { HAZARD_TEXT } from './kinds.js';
+import { addCudaLocations, type SarifLog } from './sarif-cuda.js';
 import { argError, isRecord, objectArg } from '../model/api-args.js';
 
 /** Options of {@link checkSarif}. */
@@ -70,7 +71,12 @@ function ruleOf(kind: string, repo: string | undefined) {
   };
 }
 
-/** SARIF 2.1.0 log of the hazards (errors as `error`, warnings as `warning`). */
+/**
+ * SARIF 2.1.0 log of the hazards (errors as `error`, warnings as `warning`). For a PTX kernel with
+ * `.loc` lines (nvcc -lineinfo), each result also cites the CUDA lines of its PTX lines and the
+ * call sites they were inlined at (./sarif-cuda.ts; PTX ISA §11.4 `.loc`): `check --sarif` writes
+ * this log as it is.
+ */
 export function checkSarif(r: CheckResult, opts: SarifOptions = {}): unknown {
   if (!isRecord(r) || !Array.isArray(r.hazards) || !Array.isArray(r.warnings) || !isRecord(r.program)) argError('checkSarif', 'result', 'a CheckResult (from check)', r);
   objectArg('checkSarif', 'options', opts);
@@ -85,7 +91,7 @@ export function checkSarif(r: CheckResult, opts: SarifOptions = {}): unknown {
     },
   });
   const rootUri = `file://${encodePath(root.endsWith('/') ? root : `${root}/`)}`;
-  return {
+  const log = {
     $schema: 'https://json.schemastore.org/sarif-2.1.0.json',
     version: '2.1.0',
     runs: [{
@@ -127,6 +133,8 @@ export function checkSarif(r: CheckResult, opts: SarifOptions = {}): unknown {
       properties: { verdict: r.verdict, complete: r.complete, coverage: r.coverage },
     }],
   };
+  addCudaLocations(log as SarifLog, r.program.kernel, (file) => artifactLocation(file, root));
+  return log;
 }
 
 /** Why a search that stopped at a bound is incomplete, and what to do (the SARIF notification). */

@@ -9,7 +9,6 @@ import { setCollector } from '../machine/governor.js';
 import { inputProblem } from './input.js';
 import { paintFor, timeLeft, usageText, type IO } from './io.js';
 import { JsonStream } from './json-stream.js';
-import { withCudaLocations } from './sarif-cuda.js';
 import { instantiateOrExplain, loadKernel, UsageError } from './load.js';
 import { inputFiles, interruptOutputs, outputMode, refuseInput, refuseStdout, sameFile, WriteInterrupted, writeOutput } from './output.js';
 import { packageInfo } from './package-info.js';
@@ -89,7 +88,7 @@ export async function checkVerb(target: string, o: CheckOpts, io: IO, started = 
   const opts = checkOptions(o, io, started);
   const cio = {
     out: io.out, err: io.err, color: io.color, paint: paintFor(io),
-    writeFile: (path: string, data: string) => writeOutput(path, path === o.sarif ? withCudaLocations(data, loaded.kernel) : data, io, fifoWait(o.timeout, started)),
+    writeFile: (path: string, data: string) => writeOutput(path, data, io, fifoWait(o.timeout, started)),
     outJson: async (value: unknown) => {
       for (const chunk of new JsonStream().chunks(value)) {
         io.out(chunk);

@@ -4,7 +4,8 @@
  * buffer reference strings `name[index]@cta` (+ a byte offset for buffers).
  */
 import { toExpr, type ExprLike } from './expr.js';
-import type { BufRef, Expr, RedOp, SrcLoc } from './ir.js';
+import type { BufRef, Expr, RedOp, RedType, SrcLoc } from './ir.js';
+import { RED_OPS, redTypeProblem, type RedForm } from './reduction.js';
 
 /** A builder misuse: bad reference or expression syntax. */
 export class BuildError extends Error {}
@@ -86,11 +87,26 @@ export function parseBufRef(ref: string): BufRef {
   return parseRef(ref);
 }
 
-/** The reduction operators of `red.async` and `cp.reduce.async.bulk` (PTX ISA §9.7.13.7, §9.7.9.25.4.2). */
-export const RED_OPS: readonly RedOp[] = ['add', 'min', 'max', 'inc', 'dec', 'and', 'or', 'xor'];
+export { RED_OPS };
 
 /** `redop` when it is a reduction operator ({@link RED_OPS}); a TypeError naming `fn` otherwise. */
 export function redOp(fn: string, redop: unknown): RedOp {
   if (typeof redop === 'string' && (RED_OPS as readonly string[]).includes(redop)) return redop as RedOp;
   throw new TypeError(`${fn}: redop must be one of ${RED_OPS.join(', ')}, got ${typeof redop === 'string' ? `'${redop}'` : typeof redop}`);
+}
+
+/**
+ * The builder's `redop` and `redType` of a reduction of `form` (kernel/reduction.ts; PTX ISA
+ * §9.7.13.7, §9.7.9.25.4.2): each checked, the type only with an operator that takes it; a
+ * TypeError naming `fn` otherwise.
+ */
+export function redFields(fn: string, form: RedForm, o: { redop?: unknown; redType?: unknown }): { redop?: RedOp; redType?: RedType } {
+  const out: { redop?: RedOp; redType?: RedType } = {};
+  if (o.redop !== undefined) out.redop = redOp(fn, o.redop);
+  if (o.redType === undefined) return out;
+  if (!out.redop) throw new TypeError(`${fn}: redType needs redop (the PTX type suffix follows the operator: .add.u32)`);
+  const problem = typeof o.redType === 'string' ? redTypeProblem(form, out.redop, o.redType, o.redType === 'f16' || o.redType === 'bf16') : `redType must be a string, got ${typeof o.redType}`;
+  if (problem) throw new TypeError(`${fn}: ${problem}`);
+  out.redType = o.redType as RedType;
+  return out;
 }

@@ -4,8 +4,8 @@
  * line that called it as the statement's source location.
  */
 import type { ExprLike } from './expr.js';
-import type { MmaShape, Op, Per, Stmt, AtomOp, MemScope, RedOp, SpinCmp } from './ir.js';
-import { argError, callerLoc, ex, pairOpt, parseBufRef, parseRef, redOp } from './builder-refs.js';
+import type { MmaShape, Op, Per, Stmt, AtomOp, MemScope, RedOp, RedType, SpinCmp } from './ir.js';
+import { argError, callerLoc, ex, pairOpt, parseBufRef, parseRef, redFields } from './builder-refs.js';
 
 /** Options of an arrive. */
 export interface ArriveOpts {
@@ -270,10 +270,10 @@ export class ProgramBuilder {
     return this.push(n === 'all' ? { op: 'cp.async.wait_group', n: ex(0), all: true } : { op: 'cp.async.wait_group', n: ex(n), all: false });
   }
 
-  /** `st.async` (or `red.async` with `red`, `redop` its operator: `red.async.add`) of `bytes` into `dst` (e.g. `buf[0]@1`), complete_tx on `bar` in `dst`'s CTA. */
-  stAsync(dst: string, bytes: ExprLike, bar: string, o: { red?: boolean; redop?: RedOp; per?: Per } = {}): this {
+  /** `st.async` (`red.async` with `red`; `redop`, `redType`: `red.async.add.u32`, PTX ISA §9.7.13.7) of `bytes` into `dst` (`buf[0]@1`), complete_tx on `bar` in `dst`'s CTA. */
+  stAsync(dst: string, bytes: ExprLike, bar: string, o: { red?: boolean; redop?: RedOp; redType?: RedType; per?: Per } = {}): this {
     const op: Extract<Op, { op: 'st.async' }> = { op: 'st.async', red: o.red ?? false, dst: parseRef(dst), bytes: ex(bytes), bar: parseRef(bar) };
-    if (o.redop !== undefined) op.redop = redOp('stAsync', o.redop);
+    Object.assign(op, redFields('stAsync', 'red.async', o));
     if (o.per) op.per = o.per;
     return this.push(op);
   }
@@ -283,10 +283,10 @@ export class ProgramBuilder {
     return this.push({ op: 'cp.async.bulk.shared::cluster', dst: parseRef(dst), src: parseRef(src), bytes: ex(bytes), bar: parseRef(bar) });
   }
 
-  /** `cp.reduce.async.bulk{.tensor}{.redop}` shared → global reading `src`, tracked by bulk async-groups. */
-  bulkReduce(src: string, bytes: ExprLike, o: { tensor?: boolean; redop?: RedOp } = {}): this {
+  /** `cp.reduce.async.bulk{.tensor}{.redop}{.redType}` shared → global reading `src`, tracked by bulk async-groups (PTX ISA §9.7.9.25.4.2). */
+  bulkReduce(src: string, bytes: ExprLike, o: { tensor?: boolean; redop?: RedOp; redType?: RedType } = {}): this {
     const op: Extract<Op, { op: 'cp.reduce.async.bulk' }> = { op: 'cp.reduce.async.bulk', tensor: o.tensor ?? false, src: parseRef(src), bytes: ex(bytes) };
-    if (o.redop !== undefined) op.redop = redOp('bulkReduce', o.redop);
+    Object.assign(op, redFields('bulkReduce', op.tensor ? 'cp.reduce.async.bulk.tensor' : 'cp.reduce.async.bulk', o));
     return this.push(op);
   }
 

@@ -193,9 +193,10 @@ export type Op =
   /**
    * `st.async` / `red.async` (`red: true`) of `bytes` from registers into `dst` (this CTA's or a
    * peer's shared memory), with complete_tx(`bytes`) on `bar`, which must be in `dst`'s CTA
-   * (PTX ISA §9.7.9.12, §9.7.13.7). `redop` names the reduction (`add`, `min`, ...; text only).
+   * (PTX ISA §9.7.9.12, §9.7.13.7). `redop` names the reduction (`add`, `min`, ...) and `redType`
+   * its element type (`u32`, ...; only with `redop`, a valid pair of kernel/reduction.ts); text only.
    */
-  | { op: 'st.async'; red: boolean; dst: BufRef; bytes: Expr; bar: BarRef; redop?: RedOp; per?: Per }
+  | { op: 'st.async'; red: boolean; dst: BufRef; bytes: Expr; bar: BarRef; redop?: RedOp; redType?: RedType; per?: Per }
   /**
    * `cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes`: a bulk copy of
    * `bytes` from `src` (this CTA) into `dst` (a peer CTA's shared memory), complete_tx on `bar` in
@@ -205,9 +206,10 @@ export type Op =
   /**
    * `cp.reduce.async.bulk{.tensor}.global.shared::cta.bulk_group.<redop>`: reads `src` through the
    * async proxy into a global reduction, tracked by bulk async-groups like a bulk store
-   * (PTX ISA §9.7.9.25.4.2, §9.7.9.27.1.3). `redop` names the reduction (text only).
+   * (PTX ISA §9.7.9.25.4.2, §9.7.9.27.1.3). `redop` names the reduction and `redType` its element
+   * type (not on the tensor form, whose tensor map gives it; only with `redop`); text only.
    */
-  | { op: 'cp.reduce.async.bulk'; tensor: boolean; src: BufRef; bytes: Expr; redop?: RedOp; per?: Per }
+  | { op: 'cp.reduce.async.bulk'; tensor: boolean; src: BufRef; bytes: Expr; redop?: RedOp; redType?: RedType; per?: Per }
   /** `cp.async.bulk.prefetch{.tensor}.L2.global`: a hint; no effect on any state, only time (PTX ISA §9.7.9.25.4.3, §9.7.9.27.1.4). */
   | { op: 'cp.async.bulk.prefetch'; tensor: boolean; bytes: Expr }
   | {
@@ -288,6 +290,8 @@ export type Op =
 export type MemScope = 'cta' | 'cluster' | 'gpu' | 'sys';
 /** The reduction operator of `red.async` and `cp.reduce.async.bulk` (PTX ISA §9.7.13.7, §9.7.9.25.4.2). */
 export type RedOp = 'add' | 'min' | 'max' | 'inc' | 'dec' | 'and' | 'or' | 'xor';
+/** The element type of a reduction (PTX ISA §9.7.13.7, §9.7.9.25.4.2; which operator takes which: kernel/reduction.ts). */
+export type RedType = 'u32' | 's32' | 'u64' | 's64' | 'b32' | 'b64' | 'f16' | 'bf16' | 'f32' | 'f64';
 /** The operations of `atom` / `red` that the model computes on small integers. */
 export type AtomOp = 'add' | 'exch' | 'min' | 'max' | 'inc' | 'dec' | 'and' | 'or' | 'xor' | 'cas';
 /** The comparison that ends a spin loop: `ge` waits until the value is at least the target. */

@@ -154,6 +154,8 @@ export interface Instruction {
   operands: Operand[];
   /** The last `.loc` before this instruction in the function (in text order), if any. */
   loc?: LocDirective;
+  /** The column of the opcode when a guard precedes it (`@%p1 bra L`); else the opcode is at `pos`. */
+  opcodeCol?: number;
   pos: SrcPos;
 }
 

@@ -287,6 +287,7 @@ function instruction(c: Cursor, st: BodyState, pos: SrcPos): Instruction {
     guard = { negated, pred: c.ident("a predicate register after '@'") };
   }
   const first = c.p;
+  const opcodeCol = guard ? c.pos(first).col : undefined;
   const base = c.ident('an opcode');
   const mods: string[] = [];
   while (c.kind() === Tok.Dot && c.adjacent()) {
@@ -303,6 +304,7 @@ function instruction(c: Cursor, st: BodyState, pos: SrcPos): Instruction {
   c.p++;
   const ins: Instruction = { kind: 'instr', opcode, base, mods, operands, pos };
   if (guard) ins.guard = guard;
+  if (opcodeCol !== undefined) ins.opcodeCol = opcodeCol;
   if (st.loc) ins.loc = st.loc;
   return ins;
 }

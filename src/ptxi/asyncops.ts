@@ -6,8 +6,9 @@
  * §9.7.13.7) into a peer CTA's shared memory with complete_tx on its barrier;
  * `clusterlaunchcontrol.try_cancel` / `query_cancel` (§9.7.13.17, §9.7.13.18).
  */
-import type { Expr, Op, RedOp, SrcLoc, Stmt } from '../kernel/ir.js';
-import { RED_OPS } from '../kernel/builder-refs.js';
+import type { Expr, Op, RedOp, RedType, SrcLoc, Stmt } from '../kernel/ir.js';
+import { RED_OPS, RED_SECTION, redTypeProblem, type RedForm } from '../kernel/reduction.js';
+import { KernelError } from '../machine/program.js';
 import type { Operand } from '../ptx/ast.js';
 import { destsOf } from './analysis.js';
 import { assign, bin, counted, num, NotModelled, once, v, value, type Lane } from './emit.js';
@@ -52,11 +53,35 @@ export function stAsyncStmts(env: InsEnv, it: FlatIns, loc: SrcLoc, divergent: b
   const ops = ins.operands;
   if (!ins.mods.some((x) => x.startsWith('mbarrier::complete_tx'))) throw new NotModelled(ins.opcode);
   const red = ins.base === 'red';
-  const redop = red ? (ins.mods.find((x) => (RED_OPS as readonly string[]).includes(x)) as RedOp | undefined) : undefined;
+  const fields = red ? reduction(it, 'red.async', loc) : {};
   const dst = env.buf(it, ops[0]!);
   const bar = env.bar(it, ops[2]!);
   const bytes = num(typeBytes(ins.mods));
-  return counted((per) => ({ op: 'st.async', red, dst, bytes, bar, ...(redop ? { redop } : {}), per }), ins.opcode, loc, divergent, guard);
+  return counted((per) => ({ op: 'st.async', red, dst, bytes, bar, ...fields, per }), ins.opcode, loc, divergent, guard);
+}
+
+/**
+ * The operator and element type of a reduction (`red.async….add.u32`, PTX ISA §9.7.13.7;
+ * `cp.reduce.async.bulk….add.noftz.f16`, §9.7.9.25.4.2; the tensor form's operator only,
+ * §9.7.9.27.1.3), checked against kernel/reduction.ts's table: a missing type or one the operator
+ * does not take is a {@link KernelError} at the type in the opcode (ptxas refuses it too).
+ */
+export function reduction(it: FlatIns, form: RedForm, loc: SrcLoc): { redop?: RedOp; redType?: RedType } {
+  const ins = it.ins;
+  const i = ins.mods.findIndex((x) => (RED_OPS as readonly string[]).includes(x));
+  if (i < 0) return {};
+  const redop = ins.mods[i] as RedOp;
+  if (form === 'cp.reduce.async.bulk.tensor') return { redop };
+  const noftz = ins.mods[i + 1] === 'noftz';
+  const t = i + (noftz ? 2 : 1);
+  const type = ins.mods[t];
+  // Columns of modifier k in the opcode as written (its words are adjacent: `red.async.….add.u32`).
+  const colOf = (k: number) => (ins.opcodeCol ?? ins.pos.col) + ins.base.length + ins.mods.slice(0, k).reduce((n, w) => n + 1 + w.length, 0);
+  const at = (k: number): SrcLoc => ({ ...loc, col: colOf(k), endCol: colOf(k) + 1 + ins.mods[k]!.length });
+  if (type === undefined) throw new KernelError(`${ins.opcode}: the reduction needs an element type after .${redop}${noftz ? '.noftz' : ''} (PTX ISA ${RED_SECTION[form]})`, at(t - 1), 'ptx-reduction');
+  const problem = t !== ins.mods.length - 1 ? `${form}.${ins.mods.slice(i).join('.')}: one type follows the operator (PTX ISA ${RED_SECTION[form]})` : redTypeProblem(form, redop, type, noftz);
+  if (problem) throw new KernelError(problem, at(t), 'ptx-reduction');
+  return { redop, redType: type as RedType };
 }
 
 /** `clusterlaunchcontrol.try_cancel` and `query_cancel` (the response read back with `ld.shared.b128`). */

@@ -5,15 +5,14 @@
  * §9.7.13.15 mbarrier, §9.7.9.25 cp.async.bulk(.tensor), §9.7.15 wgmma, §9.7.13.1 bar / barrier,
  * §9.7.13.4 fence, §9.7.13.10 elect.sync, §9.7.8.6 shfl.sync.
  */
-import type { BarRef, BufRef, Expr, MmaShape, Op, RedOp, SrcLoc, Stmt } from '../kernel/ir.js';
-import { RED_OPS } from '../kernel/builder-refs.js';
+import type { BarRef, BufRef, Expr, MmaShape, Op, SrcLoc, Stmt } from '../kernel/ir.js';
 import type { Operand } from '../ptx/ast.js';
 import { destsOf, regsOf, sourcesOf } from './analysis.js';
 import { address, assign, bin, bit, counted, num, NotModelled, once, v, value, LANES, type Lane, type ValueEnv } from './emit.js';
 import type { FlatIns } from './flat.js';
 import { CLUSTER_STRIDE } from './layout.js';
 import { tcgen05Stmts } from './tcgen.js';
-import { clcStmts, cpAsyncStmts, stAsyncStmts } from './asyncops.js';
+import { clcStmts, cpAsyncStmts, reduction, stAsyncStmts } from './asyncops.js';
 import { gmemStmts } from './gmem.js';
 import type { GlobalSpin } from './spin.js';
 
@@ -294,8 +293,8 @@ function bulkStore(env: InsEnv, it: FlatIns, lead: (o: Operand) => Expr, loc: Sr
   const ops = it.ins.operands;
   const tensor = r[2] === 'tensor';
   const bytes = tensor ? num(env.tensorBytes(it, ops[0]!)) : lead(ops[2]!);
-  const redop = reduce ? (r.find((x) => (RED_OPS as readonly string[]).includes(x)) as RedOp | undefined) : undefined;
-  return counted((per) => (reduce ? { op: 'cp.reduce.async.bulk', tensor, src: env.buf(it, ops[1]!), bytes, ...(redop ? { redop } : {}), per } : { op: 'cp.async.bulk.store', src: env.buf(it, ops[1]!), bytes, per }), it.ins.opcode, loc, divergent, guard);
+  const fields = reduce ? reduction(it, tensor ? 'cp.reduce.async.bulk.tensor' : 'cp.reduce.async.bulk', loc) : {};
+  return counted((per) => (reduce ? { op: 'cp.reduce.async.bulk', tensor, src: env.buf(it, ops[1]!), bytes, ...fields, per } : { op: 'cp.async.bulk.store', src: env.buf(it, ops[1]!), bytes, per }), it.ins.opcode, loc, divergent, guard);
 }
 
 function wgmma(env: InsEnv, it: FlatIns, lead: (o: Operand) => Expr, loc: SrcLoc, divergent: boolean, guard?: Expr): Stmt[] {

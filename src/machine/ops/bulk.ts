@@ -8,6 +8,7 @@
  * and the bulk prefetches, which change nothing but time (§9.7.9.25.4.3, §9.7.9.27.1.4). Every
  * `cp{.reduce}.async.bulk` accesses shared memory in the async proxy (§9.7.9.25.2).
  */
+import { redSuffix } from '../../kernel/reduction.js';
 import { diagnostic } from '../../model/mbarrier.js';
 import { DIAG } from '../../model/diagnostics.js';
 import { maskRanks, ranksFrom } from '../cta-mask.js';
@@ -118,7 +119,7 @@ export const BULK_OPS: readonly OpDef[] = [
   } satisfies OpDef<'cp.async.bulk.shared::cluster'>,
   {
     op: 'cp.reduce.async.bulk', family: F, por: 'issue', sync: 'issue', issues: ['bulk.store'], timing: 'cp.reduce.async.bulk', exec: execReduce,
-    text: (op, t) => `cp.reduce.async.bulk${op.tensor ? '.tensor' : ''}${op.redop ? `.${op.redop}` : ''} ${t.ref(op.src)}, ${t.expr(op.bytes)}`,
+    text: (op, t) => `cp.reduce.async.bulk${op.tensor ? '.tensor' : ''}${redSuffix(op.redop, op.redType)} ${t.ref(op.src)}, ${t.expr(op.bytes)}`,
   } satisfies OpDef<'cp.reduce.async.bulk'>,
   {
     // A hint: nothing the machine tracks changes (its cost is in the timing table).

@@ -12,6 +12,7 @@
  * The threads performing one instruction (`per`) each store `bytes`: the machine issues one
  * asynchronous store of their total (they land together, as a warp's lanes run in lockstep).
  */
+import { redSuffix } from '../../kernel/reduction.js';
 import { diagnostic } from '../../model/mbarrier.js';
 import { DIAG } from '../../model/diagnostics.js';
 import type { OpInstr } from '../program.js';
@@ -57,7 +58,7 @@ const F = 'st.async';
 export const STASYNC_OPS: readonly OpDef[] = [
   {
     op: 'st.async', family: F, por: 'issue', sync: 'issue', issues: ['st.async'], timing: 'st.async', exec: execStore,
-    text: (op, t) => `${op.red ? `red.async${op.redop ? `.${op.redop}` : ''}` : 'st.async'} ${t.ref(op.dst)}, ${t.expr(op.bytes)}, ${t.ref(op.bar)}`,
+    text: (op, t) => `${op.red ? `red.async${redSuffix(op.redop, op.redType)}` : 'st.async'} ${t.ref(op.dst)}, ${t.expr(op.bytes)}, ${t.ref(op.bar)}`,
   } satisfies OpDef<'st.async'>,
 ] as OpDef[];
 
