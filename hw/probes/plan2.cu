@@ -356,7 +356,8 @@ int main(int argc, char** argv) {
     for (int hbm : {0, 1})
       for (int S : {1, 4})
         for (int kib : {4, 16, 64})
-          for (int probe : {0, 1, 2}) ics.push_back({1, {S, kib * 1024, hbm, 0, probe}});
+          for (int probe : {0, 1, 2})
+            if (S * kib <= 192) ics.push_back({1, {S, kib * 1024, hbm, 0, probe}});  // the 200 KiB set above
     for (int S : {1, 4}) ics.push_back({1, {S, 16384, 0, 1, 0}});
     for (int hbm : {0, 1}) ics.push_back({nsm, {4, 16384, hbm, 0, 0}});
     for (const IC& c : ics) {
