@@ -84,10 +84,11 @@ export function runtimeDivisions(c: GpipeConfig): { producer: number; consumer: 
 
 /**
  * Cycles the producer's loop grows by for the consumer warps that follow its stages
- * (`producerPerFollowingWarp` per warp, hw/results/plan.json sched): charged as producer work.
+ * (`producerPerFollowingWarp` per warp, hw/results/plan.json sched), and more for those that run
+ * wgmma (`producerPerWgmmaWarp`, fitted): charged as producer work.
  */
 export function followingWarps(c: GpipeConfig, timing: Timing): number {
-  return c.consumer_warps * timing.producerPerFollowingWarp.value;
+  return c.consumer_warps * (timing.producerPerFollowingWarp.value + (c.wgmma_per_stage > 0 ? timing.producerPerWgmmaWarp.value : 0));
 }
 
 /** Fitted on the train rows only (`npm run heldout -- --fit`, {@link fitGlue}). */

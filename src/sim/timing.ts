@@ -139,6 +139,11 @@ export interface Timing {
    * by the simulator, whose `write` has no size.
    */
   stSharedBytesPerCycleWarp: Param;
+  /**
+   * Cycles a producer lane's loop iteration grows by per consumer warp of its CTA that runs wgmma,
+   * beyond `producerPerFollowingWarp`. Like `intDivMod`, charged by a kernel description as `work`.
+   */
+  producerPerWgmmaWarp: Param;
   /** Relative jitter (e.g. 0.05 = ±5%) applied to asynchronous latencies when a seed is given. */
   jitter: Param;
 }
@@ -212,6 +217,7 @@ export const H200: Timing = {
   issueCopyDistinct: { value: 26, source: 'fitted from pipeline data, not a micro-probe: the gpipe kernel glue of src/bench/heldout.ts fitted on the train rows of hw/results/model.json (npm run heldout -- --fit, with intDivMod charged) gives +24 cycles an iteration for copies from HBM and +28 for distinct L2 addresses over shared L2 tiles; their mean. hw/results/glue.json does not show it (fresh HBM tiles +6 over 8 L2 tiles): cause not established. hw/results/plan.json (hw/probes/plan.cu source, H100): the copy itself costs the same from every source (a producer loop of 477.0 cycles from 8 shared L2 tiles, the CTA\'s own tiles, 1,024 tiles and fresh HBM tiles, 477.1), so this is the kernels\' own distinct-source code, not the copy\'s; refitted with the rates and the queue of the probe-plan revision the gpipe glue gave -72 (HBM) and +60 (distinct L2), with the producer lane\'s wake and the following warps -112 and +20: kept at 26, unexplained' },
   producerPerFollowingWarp: { value: 2.7, source: 'hw/results/plan.json sched (hw/probes/plan.cu, H100; one SM, so it stands for the H200): the chain producer (16 KiB copies, S = 4) runs at 299.9 cycles an iteration alone, 310.7 / 321.8 / 341.5 with warps 1-4 / 1-8 / 1-15 following its stages (all lanes wait on each stage, __syncwarp, lane 0 arrives): 2.70, 2.74, 2.77 cycles per warp. The same in the H200 pipelines: lean.json consumers 617 -> 627-635 -> 641-659 cycles with 1, 4 and 8 consumer warps, model.json 674 -> 682-686 -> 702-708' },
   stSharedBytesPerCycleWarp: { value: 16, source: 'hw/results/plan2_h100.json epi (hw/probes/plan2.cu, H100; one SM, so it stands for the H200): the 32 KiB conflict-free st.shared.v4 epilogue of the persistent TMA loop, stored by 1, 2 or 4 warps with the copies paused, takes 2053, 1090 and 573 cycles between its two bar.syncs, 65 of them the fence and bar.sync alone (no stores): 32768 / (2053 - 65) = 16.5, / (1090 - 65) = 32.0, / (573 - 65) = 64.5 B/cycle, 16 a warp (one 512-byte store every 32 cycles); with the copies landing meanwhile 2083, 1091, 589 (the TMA writes slow the stores by 0-3%), with the producer on another warp scheduler 2053. Under one warpgroup of wgmma the same stores take 2463 (1 warp) and 695 (4 warps): 13.7 a warp' },
+  producerPerWgmmaWarp: { value: 20, source: 'fitted from pipeline data, not a micro-probe: the least-squares value (0-60 in steps of 5-10) on the 24 wgmma train rows of hw/results/model.json (src/bench/heldout.ts split; rms error 5.7% at 0, 3.7% at 20, 4.7% at 30): the gpipe and lean producers issue two tensor boxes a stage while two warpgroups run wgmma; lean.json\'s producer alone loops at 855 cycles, with two wgmma warpgroups fed from L2 at 1,067-1,112. Not separated by a micro-probe: hw/results/plan2_h100.json wg (H100) shows that where the operands come from does not matter (a fixed buffer no copy writes: the same cycles as the stage just landed, within 0.3%) and that the TMA\'s writes into shared memory cost a consumer-bound warpgroup 10-19 cycles a stage (912 without copies, 922 from HBM, 931 from L2), so the slowdown is not shared-memory bandwidth; the producer\'s own loop beside the wgmma warps was not recorded (the next probe)' },
   jitter: { value: 0.05, source: 'choice: ±5% on asynchronous latencies with --seed' },
 };
 
