@@ -144,8 +144,9 @@ export function fromHbm(c: PipelineConfig): boolean {
 export function predict(c: PipelineConfig, timing: Timing, glue: ProbeGlue = probeGlue()): number {
   const form = c.consumer_wait.startsWith('test_wait') ? 'test_wait' : 'try_wait';
   const k = calibrationKernel(form, c.kind ?? 'bulk');
-  // the consumer warps following the producer's stages slow its loop (producerPerFollowingWarp)
-  const follow = Math.round((c.kind === 'wgmma' ? 4 : 1) * timing.producerPerFollowingWarp.value);
+  // the consumer warps following the producer's stages slow its loop (producerPerFollowingWarp),
+  // those of a wgmma warpgroup more (producerPerWgmmaWarp)
+  const follow = Math.round(c.kind === 'wgmma' ? 4 * (timing.producerPerFollowingWarp.value + timing.producerPerWgmmaWarp.value) : timing.producerPerFollowingWarp.value);
   const p = instantiate(k, { S: c.stages, TILE: c.tile_bytes, W: c.work_cycles, ITERS: 160, GLUE: glue.consumer, PGLUE: glue.producer + follow, CTAIL: PROBE_CONSUMER_TAIL, KS: c.wgmma_per_stage ?? 4 });
   const t = fromHbm(c) ? mergeTiming(timing, { tmaSourceHbm: 1 }) : timing;
   const r = simulate(p, { timing: t, recordSpans: false, activeSms: c.ctas });

@@ -71,20 +71,24 @@ export interface GpipeGlue {
  * (the same source-index code; SASS in hw/results/sass/): the producer's source index `it % nt`
  * for L2 sources (HBM sources index with `group * ITERS + it`), computed a second time for the
  * tensor box coordinate `kx` (not shared with the first: a separate I2F.RP sequence before the
- * UTMALDG); the consumers' epilogue test `(it + 1) % KT` in persistent loops. Each costs
+ * UTMALDG); the consumers' epilogue test `(it + 1) % KT` in persistent loops; and once a tile, by
+ * the thread that issues the epilogue's bulk store, its address `ITERS / KT` (the I2F.RP / MUFU.RCP
+ * sequence before the UBLKCP.G.S; hw/results/plan2_h100.json epi: that thread's code from the second
+ * bar.sync to after the commit takes 332 cycles with the store and 84 without). Each costs
  * `intDivMod` (src/sim/timing.ts).
  */
-export function runtimeDivisions(c: GpipeConfig): { producer: number; consumer: number } {
+export function runtimeDivisions(c: GpipeConfig): { producer: number; consumer: number; epilogue: number } {
   const producer = c.source === 'hbm' ? 0 : c.copy === 'tensor_ab' ? 2 : 1;
-  return { producer, consumer: c.tile_k_steps > 0 ? 1 : 0 };
+  return { producer, consumer: c.tile_k_steps > 0 ? 1 : 0, epilogue: c.tile_k_steps > 0 ? 1 : 0 };
 }
 
 /**
  * Cycles the producer's loop grows by for the consumer warps that follow its stages
- * (`producerPerFollowingWarp` per warp, hw/results/plan.json sched): charged as producer work.
+ * (`producerPerFollowingWarp` per warp, hw/results/plan.json sched), and more for those that run
+ * wgmma (`producerPerWgmmaWarp`, fitted): charged as producer work.
  */
 export function followingWarps(c: GpipeConfig, timing: Timing): number {
-  return c.consumer_warps * timing.producerPerFollowingWarp.value;
+  return c.consumer_warps * (timing.producerPerFollowingWarp.value + (c.wgmma_per_stage > 0 ? timing.producerPerWgmmaWarp.value : 0));
 }
 
 /** Fitted on the train rows only (`npm run heldout -- --fit`, {@link fitGlue}). */
@@ -135,7 +139,7 @@ export function gpipeKernel(c: GpipeConfig, shape: GpipeShape = {}): Kernel {
   const k = kernel('hw-gpipe', {
     arch: 'sm_90a',
     cluster: C,
-    params: { S: c.stages, TILE: c.tile_bytes, W: c.work_cycles, ITERS, PG: 0, CG: 0, KT: c.tile_k_steps || ITERS + 1, E: c.epilogue_bytes || 16, NCT: c.consumer_warps * 32, EW: Math.round((c.epilogue_bytes || 0) / ebw) },
+    params: { S: c.stages, TILE: c.tile_bytes, W: c.work_cycles, ITERS, PG: 0, CG: 0, KT: c.tile_k_steps || ITERS + 1, E: c.epilogue_bytes || 16, NCT: c.consumer_warps * 32, EW: Math.round((c.epilogue_bytes || 0) / ebw), EC: 0 },
   });
   k.barriers('full', 'S', { count: 1 });
   k.barriers('empty', 'S', { count: Math.max(1, c.consumer_warps * C) });
@@ -187,6 +191,7 @@ export function gpipeKernel(c: GpipeConfig, shape: GpipeShape = {}): Kernel {
           r.barSync(1, 'NCT');
           r.if('instance == 0', (r) =>
             r.elect((r) => {
+              r.work('EC'); // the store address's run-time division (runtimeDivisions: epilogue)
               r.bulkStore('ebuf[0]', 'E');
               r.bulkCommit();
             }));
@@ -246,7 +251,7 @@ export function predictGpipe(c: GpipeConfig, timing: Timing, glue: GpipeGlue = G
  */
 export function runGpipe(c: GpipeConfig, timing: Timing, params: { PG: number; CG: number; ITERS: number }, shape: GpipeShape = {}): GpipePrediction {
   const k = gpipeKernel(c, shape);
-  const p = instantiate(k, params);
+  const p = instantiate(k, { ...params, EC: runtimeDivisions(c).epilogue * timing.intDivMod.value });
   const t = sourceTiming(c, timing);
   const r = simulate(p, { timing: t, recordSpans: false, activeSms: c.ctas });
   const producer = p.agents.find((a) => a.roleName === 'producer')!.id;

@@ -41,6 +41,15 @@ export interface LeanCode {
  */
 export const SMEM_BYTES_PER_CYCLE = 128;
 
+/**
+ * Bytes per cycle at which lean.cu's consumer warps write the epilogue tile (every consumer warp
+ * stores its share): `stSharedBytesPerCycleWarp` a warp (hw/results/plan2_h100.json epi), at most
+ * the SM's {@link SMEM_BYTES_PER_CYCLE}.
+ */
+export function leanEpilogueBytesPerCycle(c: LeanConfig, timing: Timing): number {
+  return Math.min(SMEM_BYTES_PER_CYCLE, timing.stSharedBytesPerCycleWarp.value * Math.max(1, c.consumer_warps));
+}
+
 const ITERS = 400;
 
 /** Loads lean.json's configurations (timed-out runs left out). */
@@ -63,7 +72,7 @@ export function leanKind(c: LeanConfig): string {
 export function predictLean(c: LeanConfig, timing: Timing, code: LeanCode, iters = ITERS): GpipePrediction {
   const div = runtimeDivisions(c);
   const pg = (c.copy === 'tensor_ab' ? code.producerTensor : code.producerBulk) + c.producer_work_cycles + div.producer * timing.intDivMod.value + (c.source === 'l2_shared' ? 0 : timing.issueCopyDistinct.value) + followingWarps(c, timing);
-  return runGpipe(c, timing, { PG: Math.round(pg), CG: code.consumer + div.consumer * timing.intDivMod.value, ITERS: iters }, { epilogueBytesPerCycle: SMEM_BYTES_PER_CYCLE });
+  return runGpipe(c, timing, { PG: Math.round(pg), CG: code.consumer + div.consumer * timing.intDivMod.value, ITERS: iters }, { epilogueBytesPerCycle: leanEpilogueBytesPerCycle(c, timing) });
 }
 
 /**

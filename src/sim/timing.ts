@@ -132,6 +132,18 @@ export interface Timing {
    * traffic. Like `intDivMod`, charged by a kernel description as `work`, not by the simulator.
    */
   producerPerFollowingWarp: Param;
+  /**
+   * Bytes a warp writes to shared memory per cycle in a loop of conflict-free `st.shared.v4` (a
+   * warp-wide 512-byte store every 32 cycles); the SM's stores together stay under its 32 banks of 4
+   * bytes a cycle. Like `intDivMod`, charged by a kernel description (its epilogue's store time), not
+   * by the simulator, whose `write` has no size.
+   */
+  stSharedBytesPerCycleWarp: Param;
+  /**
+   * Cycles a producer lane's loop iteration grows by per consumer warp of its CTA that runs wgmma,
+   * beyond `producerPerFollowingWarp`. Like `intDivMod`, charged by a kernel description as `work`.
+   */
+  producerPerWgmmaWarp: Param;
   /** Relative jitter (e.g. 0.05 = ±5%) applied to asynchronous latencies when a seed is given. */
   jitter: Param;
 }
@@ -174,7 +186,7 @@ export const H200: Timing = {
   hbmBytesPerCycle: { value: 2420, source: 'fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: hw/results/pipeline.json: 132 CTAs streaming 64 KiB tiles from HBM reach about 5.0 TB/s (5.0e12 / 1.98e9 B/cycle)' },
   tmaL2DistinctBytesPerCycle: { value: 8500, source: 'fitted from pipeline data, not a micro-probe: on the train rows of hw/results/model.json (src/bench/heldout.ts split; hw/probes/model.cu gpipe "stream", l2_distinct, 64 KiB tiles at 1-132 CTAs) while tmaLatency was 50, with tmaL2DistinctHalfSms: per-SM rate 8500 / (n - 1 + 92), i.e. 34.5 B/cycle per SM at 132 SMs (measured 34: 132 x 65536 / 1913 cycles), 57 at 33 (measured 57), 72 at 16 (measured 70-73), 92 for one SM alone (hw/results/plan.json load: 95.5). Not refitted with tmaLatency 132: the refit on the same rows (npm run heldout -- --fit-l2, fitL2Distinct) without a bound gives 9000 / (n - 1 + 104), one SM at 86.5 B/cycle, 10% under that micro-probe; bounded by it (B / n0 >= tmaBytesPerCycleSm) it stops at 8500 / (n - 1 + 88) with a worse train score than these values. The smooth form does not follow a share that stays at the per-SM limit to 8-16 SMs (lean.json: 98 B/cycle at 8 CTAs) and falls to 57 at 33' },
   tmaSourceL2Distinct: { value: 0, source: 'choice: 0 = SMs share L2 tiles (default), 1 = every SM reads its own addresses' },
-  issueBulkStore: { value: 43, source: 'estimate: as a tensor copy issue' },
+  issueBulkStore: { value: 98, source: 'hw/results/plan2_h100.json epi (hw/probes/plan2.cu, H100; one SM, so it stands for the H200): the thread that issues the persistent loop\'s 32 KiB epilogue store takes 332 cycles from the second bar.sync to after cp.async.bulk.commit_group (TMA only; 1,179 - 132 - 699 = 348 under one warpgroup of wgmma), 84 without the store (epilogue of 0 bytes; 112 with wgmma), of which the store address\'s run-time division ITERS / KT is intDivMod (150; SASS in hw/results/sass/plan2_sass.txt.gz): 332 - 84 - 150 = 98 (wgmma: 86). Before: 43, an estimate (as a tensor copy issue)' },
   bulkStoreLatency: { value: 840, source: 'hw/results/ops.json (hw/probes/ops.cu epilogue): a 32 KiB bulk store shared -> global and its wait_group (read or done) take 1162 cycles; minus 32 KiB at tmaBytesPerCycleSm (321)' },
   issueMma: { value: 16, source: 'fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json; before that: estimate' },
   tcgen05FlopsPerCycle: { value: 8192, source: 'estimate: B200 dense bf16 (2.25 PFLOP/s, 148 SMs, 1.85 GHz); no Blackwell here' },
@@ -204,6 +216,8 @@ export const H200: Timing = {
   intDivMod: { value: 150, source: 'hw/results/glue.json (hw/probes/glue.cu ablate, flag 2): the minimal producer loop with its source index computed at run time as `it % nt` costs 157 cycles an iteration more than with `it & 7` (559 -> 716 with a bulk copy, 601 -> 758 with two tensor boxes; the same at 1 and 132 CTAs), and 7 more from HBM, where that index has no `%` (565 -> 572): the modulo by a run-time divisor is 157 - 7 = 150. SASS: one I2F.RP / MUFU.RCP / F2I / IMAD.HI sequence per `%` (hw/results/sass/lean_sass.txt.gz, model_sass.txt.gz). Checked in other code by hw/results/plan.json (hw/probes/plan.cu divide, H100): a signed run-time `%` in a producer\'s source index costs 117 cycles an iteration, an unsigned one 98, a `%` and a `/` of the same iteration (independent) 164 together: the cost depends on the code around it (98-157)' },
   issueCopyDistinct: { value: 26, source: 'fitted from pipeline data, not a micro-probe: the gpipe kernel glue of src/bench/heldout.ts fitted on the train rows of hw/results/model.json (npm run heldout -- --fit, with intDivMod charged) gives +24 cycles an iteration for copies from HBM and +28 for distinct L2 addresses over shared L2 tiles; their mean. hw/results/glue.json does not show it (fresh HBM tiles +6 over 8 L2 tiles): cause not established. hw/results/plan.json (hw/probes/plan.cu source, H100): the copy itself costs the same from every source (a producer loop of 477.0 cycles from 8 shared L2 tiles, the CTA\'s own tiles, 1,024 tiles and fresh HBM tiles, 477.1), so this is the kernels\' own distinct-source code, not the copy\'s; refitted with the rates and the queue of the probe-plan revision the gpipe glue gave -72 (HBM) and +60 (distinct L2), with the producer lane\'s wake and the following warps -112 and +20: kept at 26, unexplained' },
   producerPerFollowingWarp: { value: 2.7, source: 'hw/results/plan.json sched (hw/probes/plan.cu, H100; one SM, so it stands for the H200): the chain producer (16 KiB copies, S = 4) runs at 299.9 cycles an iteration alone, 310.7 / 321.8 / 341.5 with warps 1-4 / 1-8 / 1-15 following its stages (all lanes wait on each stage, __syncwarp, lane 0 arrives): 2.70, 2.74, 2.77 cycles per warp. The same in the H200 pipelines: lean.json consumers 617 -> 627-635 -> 641-659 cycles with 1, 4 and 8 consumer warps, model.json 674 -> 682-686 -> 702-708' },
+  stSharedBytesPerCycleWarp: { value: 16, source: 'hw/results/plan2_h100.json epi (hw/probes/plan2.cu, H100; one SM, so it stands for the H200): the 32 KiB conflict-free st.shared.v4 epilogue of the persistent TMA loop, stored by 1, 2 or 4 warps with the copies paused, takes 2053, 1090 and 573 cycles between its two bar.syncs, 65 of them the fence and bar.sync alone (no stores): 32768 / (2053 - 65) = 16.5, / (1090 - 65) = 32.0, / (573 - 65) = 64.5 B/cycle, 16 a warp (one 512-byte store every 32 cycles); with the copies landing meanwhile 2083, 1091, 589 (the TMA writes slow the stores by 0-3%), with the producer on another warp scheduler 2053. Under one warpgroup of wgmma the same stores take 2463 (1 warp) and 695 (4 warps): 13.7 a warp' },
+  producerPerWgmmaWarp: { value: 20, source: 'fitted from pipeline data, not a micro-probe: the least-squares value (0-60 in steps of 5-10) on the 24 wgmma train rows of hw/results/model.json (src/bench/heldout.ts split; rms error 5.7% at 0, 3.7% at 20, 4.7% at 30): the gpipe and lean producers issue two tensor boxes a stage while two warpgroups run wgmma; lean.json\'s producer alone loops at 855 cycles, with two wgmma warpgroups fed from L2 at 1,067-1,112. Not separated by a micro-probe: hw/results/plan2_h100.json wg (H100) shows that where the operands come from does not matter (a fixed buffer no copy writes: the same cycles as the stage just landed, within 0.3%) and that the TMA\'s writes into shared memory cost a consumer-bound warpgroup 10-19 cycles a stage (912 without copies, 922 from HBM, 931 from L2), so the slowdown is not shared-memory bandwidth; the producer\'s own loop beside the wgmma warps was not recorded (the next probe)' },
   jitter: { value: 0.05, source: 'choice: ±5% on asynchronous latencies with --seed' },
 };
 
@@ -250,6 +264,7 @@ export const PARAM_KINDS: Readonly<Partial<Record<keyof Timing, ParamKind>>> = {
   hbmBytesPerCycle: 'rate',
   tcgen05FlopsPerCycle: 'rate',
   wgmmaFlopsPerCycle: 'rate',
+  stSharedBytesPerCycleWarp: 'rate',
   jitter: 'fraction',
 };
 
