@@ -143,13 +143,16 @@ describe('reports of hazards inside inlined helpers', () => {
     const out = join(mkdtempSync(join(tmpdir(), 'mbsim-inlined-')), 'x.sarif');
     expect((await cli(['check', BUG1, '--param', 'param_2=3', '--sarif', out])).code).toBe(1);
     const kernel = translatePtx(parse(readFileSync(BUG1, 'utf8'), BUG1), { params: { param_2: 3 } }).kernel;
-    const lib = checkSarif(check(instantiate(kernel)), packageInfo());
-    type Log = { runs: { properties: { coverage?: unknown } }[] };
+    const info = packageInfo();
+    const lib = checkSarif(check(instantiate(kernel)), { toolVersion: info.version, ...(info.repositoryUrl ? { repositoryUrl: info.repositoryUrl } : {}) });
+    type Log = { runs: { properties: { coverage?: unknown }; tool: { driver: { version?: string } } }[] };
     // The coverage holds the wall time and memory of each run; everything else is equal.
     const bare = (log: Log) => { for (const run of log.runs) delete run.properties.coverage; return log; };
     const cliLog = bare(JSON.parse(readFileSync(out, 'utf8')) as Log);
     expect(bare(JSON.parse(JSON.stringify(lib)) as Log)).toEqual(cliLog);
     expect(JSON.stringify(cliLog)).toContain('CUDA source of PTX line 192');
+    // The package's version is the tool's.
+    expect(cliLog.runs[0]!.tool.driver.version).toBe(JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')).version);
   });
 
   it('PTX without .loc lines: the log has no CUDA lines', () => {

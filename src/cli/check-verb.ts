@@ -60,7 +60,8 @@ function checkOptions(o: CheckOpts, io: IO, started: number) {
     ...(o.format === 'short' ? { format: 'short' as const } : {}),
     ...(o.maxTraces !== undefined ? { maxTraces: o.maxTraces } : {}),
     ...(o.quiet ? { quiet: true } : {}),
-    sarifInfo: packageInfo(),
+    // The package's version is the SARIF log's tool.driver.version.
+    sarifInfo: (({ version, repositoryUrl }) => ({ toolVersion: version, ...(repositoryUrl ? { repositoryUrl } : {}) }))(packageInfo()),
     ...(o.sarif ? { sarif: o.sarif } : {}),
     ...(o.trace ? { trace: o.trace } : {}),
     ...(o.maxStates !== undefined ? { maxStates: o.maxStates } : {}),
