@@ -171,7 +171,9 @@ function scratchFor(n: number, nn: number): Scratch {
  * with every barrier gated, runs the other agents of `a`'s cluster forward and ungates the
  * barriers they (or operations in flight) can complete, until nothing changes. `ok` decides the
  * question from the signals of a round; the answer is true only when `bar` stays gated and `ok`
- * holds at the fixpoint. False when a run gives up or the rounds run out.
+ * holds at the fixpoint. False when a run gives up or the rounds run out (1,024: a pipeline of
+ * n iterations can take about n rounds, one more completion each; a later round only resumes the
+ * runs that blocked, and the question's budget bounds the work).
  */
 export function frozenFixpoint(p: Program, codes: readonly Instr[][], s: MachineState, a: number, bar: number, ok: (f: Frozen) => boolean, named = -1, touch: Forward['touch'] = null, begin: Forward['begin'] = null): boolean {
   if (shared.left <= 0) return false;
@@ -300,7 +302,7 @@ function fixpointWithin(p: Program, codes: readonly Instr[][], s: MachineState, 
   const nA = s.agents.length;
   const conts = contsFor(nA);
   // Only the waiter's cluster (`cl`) can signal its barrier or the barriers its cluster's agents wait on.
-  for (let round = 0; round < 64; round++) {
+  for (let round = 0; round < 1024; round++) {
     if (resume && round > 0) {
       if (!resumeRound(p, codes, s, a, run, conts, nA, budget)) return false;
     } else if (!firstRound(p, codes, s, a, cl, skip, run, conts, nA, budget)) return false;
