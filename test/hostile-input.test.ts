@@ -100,7 +100,7 @@ describe('work with a negative number of cycles', () => {
 describe('SARIF of an incomplete search', () => {
   test('a notification in invocations[0].toolExecutionNotifications carries the reason', async () => {
     const f = join(dir, 'inc.sarif');
-    const r = await cli(['check', 'pipeline', '--max-states', '50', '--sarif', f]);
+    const r = await cli(['check', 'pipeline', '--max-states', '10', '--sarif', f]);
     expect(r.code).toBe(3);
     const s = JSON.parse(readFileSync(f, 'utf8'));
     const inv = s.runs[0].invocations[0];

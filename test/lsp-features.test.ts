@@ -56,7 +56,7 @@ describe('hazards in the editor', () => {
   test('a check stopped by its state bound says how far it got', () => {
     const text = readFileSync(join(REPO, 'examples/pipeline.mbk'), 'utf8');
     const kernel = parseSketch(text, 'pipeline.mbk').kernel!;
-    const r = hazardDiagnostics(kernel, 'file:///pipeline.mbk', { timeoutMs: 60_000, maxStates: 50, maxMemory: 4 * 1024 ** 3 });
+    const r = hazardDiagnostics(kernel, 'file:///pipeline.mbk', { timeoutMs: 60_000, maxStates: 10, maxMemory: 4 * 1024 ** 3 });
     expect(r.result?.complete).toBe(false);
     expect(r.result?.stoppedBy).toBe('max-states');
     const info = r.diagnostics.find((d) => d.code === 'incomplete')!;
