@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
-import { packageInfo } from '../src/cli/package-info.js';
+import { sarifOptions } from '../src/cli/package-info.js';
 import { check, checkSarif, instantiate } from '../src/index.js';
 import { translatePtx } from '../src/ptxi/index.js';
 import { cudaLocation, cudaOrigin, inlineChain, originText, parsePtx, type Instruction, type Module, type Stmt } from '../src/ptx/index.js';
@@ -143,8 +143,7 @@ describe('reports of hazards inside inlined helpers', () => {
     const out = join(mkdtempSync(join(tmpdir(), 'mbsim-inlined-')), 'x.sarif');
     expect((await cli(['check', BUG1, '--param', 'param_2=3', '--sarif', out])).code).toBe(1);
     const kernel = translatePtx(parse(readFileSync(BUG1, 'utf8'), BUG1), { params: { param_2: 3 } }).kernel;
-    const info = packageInfo();
-    const lib = checkSarif(check(instantiate(kernel)), { toolVersion: info.version, ...(info.repositoryUrl ? { repositoryUrl: info.repositoryUrl } : {}) });
+    const lib = checkSarif(check(instantiate(kernel)), sarifOptions());
     type Log = { runs: { properties: { coverage?: unknown }; tool: { driver: { version?: string } } }[] };
     // The coverage holds the wall time and memory of each run; everything else is equal.
     const bare = (log: Log) => { for (const run of log.runs) delete run.properties.coverage; return log; };

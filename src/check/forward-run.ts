@@ -5,7 +5,7 @@
  */
 import { testParity } from '../model/mbarrier.js';
 import type { AsyncOp, MachineState } from '../machine/machine.js';
-import { NAMED_PER_CTA } from '../machine/state.js';
+import { NAMED_PER_CTA, waitGroupNeeds } from '../machine/state.js';
 import { maskRanks } from '../machine/cta-mask.js';
 import { perThreads, type Instr, type OpInstr, type Program } from '../machine/program.js';
 import { OPC } from '../machine/ops/index.js';
@@ -239,12 +239,12 @@ export function runForward(p: Program, code: readonly Instr[], s: MachineState, 
           break;
         case OPC_BULK_WAIT: { // needs the bulk store asked about: blocks
           const h = run.wgHeld;
-          if (h && h.kind === 'bulk.store' && h.agent === x && h.group < bulk - op.ints.n!(f)) return 0;
+          if (h && h.kind === 'bulk.store' && h.agent === x && waitGroupNeeds(bulk, op.ints.n!(f), h.group)) return 0;
           break;
         }
         case 16: { // wgmma.wait_group
           const h = run.wgHeld;
-          if (h && h.kind === 'wgmma' && infoX.wgLeader === h.agent && h.group < group - op.ints.n!(f)) return 0; // needs the wgmma asked about
+          if (h && h.kind === 'wgmma' && infoX.wgLeader === h.agent && waitGroupNeeds(group, op.ints.n!(f), h.group)) return 0; // needs the wgmma asked about
           if (!sameWarpgroup || !infoA) break;
           const limit = group - op.ints.n!(f);
           // A leader that stays put commits no more groups: a warp waiting for a later one blocks.

@@ -30,7 +30,7 @@ export class Postponed {
   /** Per enabled choice: 1 when a step of the state being expanded conflicts with its postponed landing. */
   hit = new Uint8Array(16);
   /** Per enabled choice: its postponed group operation (wgmma or bulk store), or null. */
-  private wg: (AsyncOp | null)[] = [];
+  private groupOp: (AsyncOp | null)[] = [];
 
   /** `groups`: group completions (wgmma, bulk stores) are postponed too (docs/CHECK.md, "Postponed group completions"). */
   constructor(private readonly ctx: SearchCtx, private groups = true) {
@@ -60,7 +60,7 @@ export class Postponed {
     for (let i = 0; i < n; i++) {
       const k = this.bar[i]!;
       if (k < 0 || this.hit[i]) continue;
-      if (k === GROUP_OP ? this.touchesReads(s, t, c, this.wg[i]!) : this.conflictsWith(s, t, c, k, this.th[i]!)) this.hit[i] = 1;
+      if (k === GROUP_OP ? this.touchesReads(s, t, c, this.groupOp[i]!) : this.conflictsWith(s, t, c, k, this.th[i]!)) this.hit[i] = 1;
     }
   }
 
@@ -73,7 +73,7 @@ export class Postponed {
     if (c.kind !== 'async') return -1;
     const o = this.ctx.m.findAsync(s, c.id);
     if (o && this.groups && (o.kind === 'wgmma' || o.kind === 'bulk.store')) {
-      this.wg[i] = o;
+      this.groupOp[i] = o;
       return this.groupPostponable(s, o) ? GROUP_OP : -1;
     }
     if (!o || o.bar < 0 || this.ctx.f.cpaKey[o.bar]) return -1;

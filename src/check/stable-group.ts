@@ -21,6 +21,7 @@
  * alone keeps every reachable hazard, deadlock and final state.
  */
 import type { AsyncOp, MachineState } from '../machine/machine.js';
+import { waitGroupNeeds } from '../machine/state.js';
 import { OPC, accessesOf, pointAccess } from '../machine/ops/index.js';
 import type { Instr, OpInstr, Program } from '../machine/program.js';
 import { inflightFixpoint } from './stable.js';
@@ -45,7 +46,7 @@ export function groupNeeded(s: MachineState, o: AsyncOp, codes: readonly Instr[]
     const ins = codes[w]![ag.pc]!;
     if (ins.i !== 'op' || ins.opc !== (wg ? OPC_WG_WAIT : OPC_BULK_WAIT)) return false;
     try {
-      return o.group < (wg ? ag.wgGroup : ag.bulkGroup) - ins.ints.n!(ag.frame);
+      return waitGroupNeeds(wg ? ag.wgGroup : ag.bulkGroup, ins.ints.n!(ag.frame), o.group);
     } catch {
       return true;
     }

@@ -344,46 +344,45 @@ function firstRound(p: Program, codes: readonly Instr[][], s: MachineState, a: n
   const f = scratch!.f;
   const n = s.bars.length;
   const nn = s.named.length;
-  {
-    const { arrivals, tx, reset, passed } = f;
-    const need = scratch!.need;
-    const signal = run.signal;
-    arrivals.fill(0, 0, n);
-    tx.fill(0, 0, n);
-    reset.fill(0, 0, n);
-    passed.fill(0, 0, n);
-    f.named.fill(0, 0, nn);
-    f.namedCount.fill(0, 0, nn);
-    need.fill(Infinity, 0, nn);
-    scratch!.raiseMin.fill(Infinity, 0, n);
-    f.delivered.fill(0, 0, n);
-    f.txUp.fill(0, 0, n);
-    for (const o of s.inflight) {
-      if (skip && skip(o)) continue;
-      const count = o.kind === 'remote' ? (o.remote === 'arrive' || o.remote === 'arrive.expect_tx' || o.remote === 'arrive_drop' ? o.count : 0) : o.kind === 'cpa.arrive' ? o.count : o.kind === 'tc.commit' ? 1 : 0;
-      // Bytes: a tx-count change of either sign (a landing's complete_tx, or a remote expect_tx
-      // that raises it: a passing wait's checks read the tx-count, see stableWait).
-      const bytes = o.kind === 'tma' || o.kind === 'st.async' || o.kind === 'dsmem' || o.kind === 'clc' || (o.kind === 'pick' && o.bar >= 0)
-        || (o.kind === 'remote' && (o.remote === 'complete_tx' || o.remote === 'expect_tx' || o.remote === 'arrive.expect_tx'));
-      // Bytes credited: what a copy has left, an st.async's or DSMEM copy's, a remote complete_tx's.
-      const deliver = o.kind === 'tma' ? o.left : o.kind === 'st.async' || o.kind === 'dsmem' || (o.kind === 'remote' && o.remote === 'complete_tx') ? o.bytes
-        : o.kind === 'clc' || o.kind === 'pick' ? 16 : bytes ? Infinity : 0;
-      // (A remote arrive.expect_tx's share of bytes per arrival is not worked out: 0, no bound.)
-      if (o.bar >= 0) signal(o.bar, count, bytes, false, 0, deliver);
-      if (o.targets) for (const t of o.targets) signal(t, count, bytes, false, 0, deliver);
-      if (o.kind === 'pick' && o.bar >= 0 && o.bytes === 1) { // a multicast try_cancel: every CTA's barrier
-        const off = o.bar % p.barriersPerCta;
-        const first = Math.floor(o.bar / p.barriersPerCta) - (Math.floor(o.bar / p.barriersPerCta) % p.clusterSize);
-        for (let c = first; c < first + p.clusterSize; c++) signal(c * p.barriersPerCta + off, 0, true, false, 0, 16);
-      }
+  const { arrivals, tx, reset, passed } = f;
+  const need = scratch!.need;
+  const signal = run.signal;
+  arrivals.fill(0, 0, n);
+  tx.fill(0, 0, n);
+  reset.fill(0, 0, n);
+  passed.fill(0, 0, n);
+  f.named.fill(0, 0, nn);
+  f.namedCount.fill(0, 0, nn);
+  need.fill(Infinity, 0, nn);
+  scratch!.raiseMin.fill(Infinity, 0, n);
+  f.delivered.fill(0, 0, n);
+  f.txUp.fill(0, 0, n);
+  for (const o of s.inflight) {
+    if (skip && skip(o)) continue;
+    const count = o.kind === 'remote' ? (o.remote === 'arrive' || o.remote === 'arrive.expect_tx' || o.remote === 'arrive_drop' ? o.count : 0) : o.kind === 'cpa.arrive' ? o.count : o.kind === 'tc.commit' ? 1 : 0;
+    // Bytes: a tx-count change of either sign (a landing's complete_tx, or a remote expect_tx
+    // that raises it: a passing wait's checks read the tx-count, see stableWait).
+    const bytes = o.kind === 'tma' || o.kind === 'st.async' || o.kind === 'dsmem' || o.kind === 'clc' || (o.kind === 'pick' && o.bar >= 0)
+      || (o.kind === 'remote' && (o.remote === 'complete_tx' || o.remote === 'expect_tx' || o.remote === 'arrive.expect_tx'));
+    // Bytes credited: what a copy has left, an st.async's or DSMEM copy's, a remote complete_tx's;
+    // a remote expect_tx credits none (it raises the tx-count: `txUp`).
+    const deliver = o.kind === 'tma' ? o.left : o.kind === 'st.async' || o.kind === 'dsmem' || (o.kind === 'remote' && o.remote === 'complete_tx') ? o.bytes
+      : o.kind === 'clc' || o.kind === 'pick' ? 16 : o.kind === 'remote' ? 0 : bytes ? Infinity : 0;
+    // (A remote arrive.expect_tx's share of bytes per arrival is not worked out: 0, no bound.)
+    if (o.bar >= 0) signal(o.bar, count, bytes, false, 0, deliver);
+    if (o.targets) for (const t of o.targets) signal(t, count, bytes, false, 0, deliver);
+    if (o.kind === 'pick' && o.bar >= 0 && o.bytes === 1) { // a multicast try_cancel: every CTA's barrier
+      const off = o.bar % p.barriersPerCta;
+      const first = Math.floor(o.bar / p.barriersPerCta) - (Math.floor(o.bar / p.barriersPerCta) % p.clusterSize);
+      for (let c = first; c < first + p.clusterSize; c++) signal(c * p.barriersPerCta + off, 0, true, false, 0, 16);
     }
-    for (let x = 0; x < nA; x++) {
-      conts[x] = null;
-      if (--budget.left < 0) return false;
-      if (x === a || s.agents[x]!.status !== 'run' || p.agents[x]!.cluster !== cl) continue;
-      if (runForward(p, codes[x]!, s, x, a, run) === GIVE_UP || run.failed) return false;
-      conts[x] = run.blocked ?? null;
-    }
+  }
+  for (let x = 0; x < nA; x++) {
+    conts[x] = null;
+    if (--budget.left < 0) return false;
+    if (x === a || s.agents[x]!.status !== 'run' || p.agents[x]!.cluster !== cl) continue;
+    if (runForward(p, codes[x]!, s, x, a, run) === GIVE_UP || run.failed) return false;
+    conts[x] = run.blocked ?? null;
   }
   return true;
 }

@@ -11,7 +11,7 @@ import { paintFor, timeLeft, usageText, type IO } from './io.js';
 import { JsonStream } from './json-stream.js';
 import { instantiateOrExplain, loadKernel, UsageError } from './load.js';
 import { inputFiles, interruptOutputs, outputMode, refuseInput, refuseStdout, sameFile, WriteInterrupted, writeOutput } from './output.js';
-import { packageInfo } from './package-info.js';
+import { sarifOptions } from './package-info.js';
 import type { PtxFlags } from './ptx-flags.js';
 
 /** The most `--sweep` ranges one check takes (a kernel has fewer parameters than this). */
@@ -60,8 +60,7 @@ function checkOptions(o: CheckOpts, io: IO, started: number) {
     ...(o.format === 'short' ? { format: 'short' as const } : {}),
     ...(o.maxTraces !== undefined ? { maxTraces: o.maxTraces } : {}),
     ...(o.quiet ? { quiet: true } : {}),
-    // The package's version is the SARIF log's tool.driver.version.
-    sarifInfo: (({ version, repositoryUrl }) => ({ toolVersion: version, ...(repositoryUrl ? { repositoryUrl } : {}) }))(packageInfo()),
+    sarifInfo: sarifOptions(),
     ...(o.sarif ? { sarif: o.sarif } : {}),
     ...(o.trace ? { trace: o.trace } : {}),
     ...(o.maxStates !== undefined ? { maxStates: o.maxStates } : {}),

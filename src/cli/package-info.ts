@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { repositoryWebUrl } from '../check/sarif.js';
+import { repositoryWebUrl, type SarifOptions } from '../check/sarif.js';
 
 /** The package's version and repository address. */
 export interface PackageInfo {
@@ -15,6 +15,12 @@ export interface PackageInfo {
 }
 
 let cached: PackageInfo | undefined;
+
+/** The SARIF options of this package (src/check/sarif.ts): its version as the tool's, its web address. */
+export function sarifOptions(): SarifOptions {
+  const { version, repositoryUrl } = packageInfo();
+  return { toolVersion: version, ...(repositoryUrl ? { repositoryUrl } : {}) };
+}
 
 /** Reads package.json once; `0.0.0` and no repository if it cannot be found. */
 export function packageInfo(): PackageInfo {

@@ -208,6 +208,16 @@ export function nextCredit(o: Pick<AsyncOp, 'left' | 'chunks'>): number {
 }
 
 /**
+ * Whether a `wait_group N` of an agent that has committed `committed` groups waits for an
+ * operation of group `group`: every group but the N most recent must be complete (PTX ISA
+ * §9.7.15.7.2, §9.7.9.27.2.2, §9.7.9.25.3.3). The rule {@link pendingAsyncGroups} ≤ N decides the
+ * wait with: it passes once no operation of a group this names is pending.
+ */
+export function waitGroupNeeds(committed: number, n: number, group: number): boolean {
+  return group < committed - n;
+}
+
+/**
  * Committed groups of asynchronous operations of `kind` that agent `a` still has pending in `s`:
  * the count `wgmma.wait_group N` / `cp.async.bulk.wait_group N` compares with N: from the oldest
  * group with an operation in flight to the last committed one; the open, uncommitted group does not
