@@ -65,9 +65,12 @@ export const PLANTED: PlantedSpec[] = [
   },
   {
     // The stage is refilled under a reader (race), or the surplus releases complete extra phases of
-    // empty (the producer's waits alias, or its tail hangs): either is the short count's finding.
-    ...KERNELS[1]!, name: 'cooperative-empty-short', file: 'examples/planted/cooperative-empty-short.mbk', expected: 'race on A/B, or phase-alias/hang on empty',
-    found: (r) => stageRace(r) || (['phase-alias', 'hang'].includes(r.verdict) && /^\S+ empty\[\d+\]/.test(r.hazards[0] ?? '')),
+    // empty (the producer's waits alias, or its tail hangs), or the producer re-arms a full barrier
+    // whose bytes are still in flight (over-arrival / tx-mismatch on full, and the hang that
+    // follows): each is the short count's finding.
+    ...KERNELS[1]!, name: 'cooperative-empty-short', file: 'examples/planted/cooperative-empty-short.mbk', expected: 'race on A/B, phase-alias/hang on empty, or over-arrival/tx-mismatch/hang on full',
+    found: (r) => stageRace(r) || (['phase-alias', 'hang', 'cycle'].includes(r.verdict) && /^\S+ (empty|full)\[\d+\]/.test(r.hazards[0] ?? ''))
+      || (['over-arrival', 'tx-mismatch'].includes(r.verdict) && /^\S+ full\[\d+\]/.test(r.hazards[0] ?? '')),
   },
 ];
 

@@ -52,6 +52,11 @@ export interface CheckOptions {
   strict?: boolean;
   /** Worker threads exploring each level together (default 1; see docs/CHECK.md, "Parallel search"). */
   workers?: number;
+  /**
+   * Random runs beside a large sequential search (default on; docs/CHECK.md, "Random runs"; see
+   * {@link ExploreOptions.randomRuns}): a hazard one finds is real, its trace not necessarily the shortest.
+   */
+  randomRuns?: ExploreOptions['randomRuns'];
   onProgress?: (p: Progress) => void;
   /** Called with every terminal state the search expands (see {@link ExploreOptions.onTerminal}). */
   onTerminal?: (s: MachineState) => void;
@@ -156,6 +161,11 @@ export interface Hazard {
   untraced?: boolean;
   /** The bound that kept the trace from being built (with {@link untraced}). */
   untracedBy?: 'timeout' | 'max-memory';
+  /**
+   * True when a random run beside the search found this hazard (CheckOptions.randomRuns): the
+   * trace is a real schedule that reaches it, not necessarily the shortest one.
+   */
+  randomRun?: boolean;
 }
 
 /** Verdict kinds: `ok`, `incomplete`, or the kind of the first (shortest) error hazard. */
@@ -188,6 +198,8 @@ export interface CheckResult {
      * (`off` when switched off; null reason with no permutations: a cluster of one CTA).
      */
     ctaSymmetry: { permutations: number[][]; reason: string | null };
+    /** Random schedules followed beside the search (CheckOptions.randomRuns) and their steps (0, 0 when none ran). */
+    randomRuns: { runs: number; steps: number };
   };
 }
 
@@ -428,6 +440,7 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
   if (opts.stableLandings !== undefined) eo.stableLandings = opts.stableLandings;
   if (opts.strict !== undefined) eo.strict = opts.strict;
   if (opts.workers !== undefined) eo.workers = opts.workers;
+  if (opts.randomRuns !== undefined) eo.randomRuns = opts.randomRuns;
   if (opts.onProgress) eo.onProgress = opts.onProgress;
   if (opts.onTerminal) eo.onTerminal = opts.onTerminal;
   eo.governor = gov;
@@ -450,6 +463,7 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
       kind: raw.kind, severity: raw.severity, message: raw.message,
       subject: raw.subject ? { type: isBuf ? 'buffer' as const : 'barrier' as const, name: raw.subject } : null,
       details: raw.details, locations: raw.locs, schedule,
+      ...(raw.random ? { randomRun: true } : {}),
     };
     const by = schedule.length ? untracedBy(gov, program, schedule.length, traced, () => (machine ??= new Machine(program))) : null;
     if (by) {
@@ -519,6 +533,7 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
       elapsedMs: Date.now() - t0, terminalStates: r.terminalOk, por: opts.por !== false, symmetryOn: opts.symmetry !== false,
       symmetry: opts.symmetry === false || !r.analysis ? [] : r.analysis.groups.map((g) => ({ role: program.agents[g.agents[0]!]!.roleName, cta: program.agents[g.agents[0]!]!.cta, agents: g.agents.length })),
       ctaSymmetry: r.analysis ? { permutations: r.analysis.cta.perms.map((q) => q.rank.slice()), reason: r.analysis.cta.reason } : { permutations: [], reason: 'not analysed: a bound stopped the check first' },
+      randomRuns: r.randomRuns ?? { runs: 0, steps: 0 },
     },
   };
 }

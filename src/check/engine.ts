@@ -81,7 +81,23 @@ export interface ExploreOptions {
    * complete search (state ids, and so traces, may differ). See parallel.ts.
    */
   workers?: number;
+  /**
+   * Random runs (default on): once the breadth-first search has stored `from` states (default
+   * {@link RANDOM_RUNS.from}), it also follows random schedules from the states it expands, one
+   * choice drawn at each step among the enabled ones, to the end of the kernel or up to
+   * {@link RANDOM_RUNS.maxSteps} steps, for up to `share` (default {@link RANDOM_RUNS.share}) as
+   * many steps as the search's own transitions. They run through the same transition and state
+   * checks, so what they find is a real hazard of a real schedule, found where the search alone
+   * would stop at a bound first; its trace is not necessarily the shortest (Hazard.randomRun). The
+   * states they pass through are not claimed in the visited set: the search's coverage is the same
+   * with or without them. Sequential search only, and not with `all`. `seed` fixes the draws
+   * (default 1: the same check finds the same schedule).
+   */
+  randomRuns?: boolean | { from?: number; share?: number; seed?: number };
 }
+
+/** The defaults of {@link ExploreOptions.randomRuns}. */
+export const RANDOM_RUNS = { from: 20_000, share: 0.2, maxSteps: 20_000, seed: 1 } as const;
 
 /** A set of 64-bit state hashes (h2 ≠ 0): the visited set. */
 export interface HashSet {
@@ -159,6 +175,8 @@ export interface RawHazard {
   extra: Choice[];
   details: string[];
   locs: SrcLoc[];
+  /** Found by a random run (ExploreOptions.randomRuns): its trace is a counterexample, not necessarily the shortest. */
+  random?: boolean;
 }
 
 /** What the search produced. */
@@ -182,6 +200,8 @@ export interface ExploreResult {
   terminalOk: number;
   /** States passed through by forced (reduced) steps: hashed, never stored or expanded. */
   intermediates: number;
+  /** Random runs followed ({@link ExploreOptions.randomRuns}) and their steps; their states are not in `states`. */
+  randomRuns?: { runs: number; steps: number };
 }
 
 /** Choice ↔ integer code: agent a → a; async op id → −(id + 1). */

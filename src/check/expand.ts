@@ -53,6 +53,13 @@ export interface Expander {
   readonly stats: { terminalOk: number; intermediates: number };
   /** The bound a long forced chain or an expansion ran into, or null. */
   abortBy(): ExploreResult['stoppedBy'];
+  /**
+   * A random run from state `s` (stored as `id`): up to `maxSteps` steps, each a choice drawn by
+   * `rand` (0 ≤ rand() < 1) among the enabled ones, through the same transition and state checks
+   * as an expansion, each state reached stored (`store`) but not claimed in the visited set. Stops
+   * at a terminal state, a trap, an error found or a bound; returns the steps taken.
+   */
+  dive(s: MachineState, x: Extra, id: number, rand: () => number, maxSteps: number): number;
 }
 
 /** The counters of an expansion and the bound it stopped at (shared by its parts). */
@@ -98,13 +105,14 @@ export function expander(dep: ExpandDeps): Expander {
       }
     }
   };
-  const terminal = (s: MachineState, x: Extra, id: number) => {
-    dep.onTerminal?.(s);
+  /** The end-of-execution checks of a terminal state; `count`: a state of the search (not of a random run). */
+  const terminal = (s: MachineState, x: Extra, id: number, count = true) => {
+    if (count) dep.onTerminal?.(s);
     dep.staleAtEnd(s, x, id);
     let running = false;
     for (const a of s.agents) if (a.status === 'run') running = true;
     if (running) dep.hang(s, id, x);
-    else st.terminalOk++;
+    else if (count) st.terminalOk++;
   };
 
   const expand = (s: MachineState, x: Extra, id: number, next: StateBuf) => {
@@ -138,7 +146,34 @@ export function expander(dep: ExpandDeps): Expander {
     for (let i = 0; i < ch.length; i++) if (!nPost || post.bar[i]! < 0) step(ch[i]!);
     if (nPost) for (let i = 0; i < ch.length; i++) if (post.bar[i]! >= 0 && post.hit[i]) step(ch[i]!);
   };
-  return { rhCur, expand, stats, abortBy: () => st.abortBy };
+  const dive = (s: MachineState, x: Extra, id: number, rand: () => number, maxSteps: number): number => {
+    const sink = ctx.sink;
+    for (let n = 0; n < maxSteps; n++) {
+      if (st.abortBy || sink.errorFound) return n;
+      if ((n & 63) === 63) {
+        const b = gov.tick();
+        if (b !== null) {
+          st.abortBy = stopOf(b);
+          return n;
+        }
+      }
+      const ch = m.enabled(s);
+      if (ch.length === 0) {
+        terminal(s, x, id, false);
+        return n;
+      }
+      dep.coEnabled(s, id, []);
+      const c = ch[Math.floor(rand() * ch.length)]!;
+      const t = sx.succ(s, c, sx.actorOf(s, c));
+      const nx = dep.check(s, t, c, ctx.out.events!, x, id, []);
+      if (t.trapped) return n + 1;
+      id = dep.store(id, [c]);
+      s = t;
+      x = nx;
+    }
+    return maxSteps;
+  };
+  return { rhCur, expand, stats, abortBy: () => st.abortBy, dive };
 }
 
 /**

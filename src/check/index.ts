@@ -40,6 +40,8 @@ export interface CheckCliOptions {
   reduce?: Reduce;
   /** False: no symmetry between the CTAs of a cluster (`--no-cta-symmetry`). */
   ctaSymmetry?: boolean;
+  /** False: no random runs beside a large search (`--no-random-runs`; ExploreOptions.randomRuns). */
+  randomRuns?: boolean;
   /** Write the first hazard's counterexample as a Perfetto trace to this file. */
   trace?: string;
   /** `text` (default: the report with traces) or `short` (one line per finding, src/check/short.ts). */
@@ -124,6 +126,7 @@ function checkOptions(opts: CheckCliOptions): CheckOptions {
   if (reduce === 'none' || reduce === 'symmetry') co.por = false;
   if (reduce === 'none' || reduce === 'por') co.symmetry = false;
   if (opts.ctaSymmetry === false) co.ctaSymmetry = false;
+  if (opts.randomRuns === false) co.randomRuns = false;
   return co;
 }
 

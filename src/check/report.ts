@@ -103,11 +103,12 @@ function hazardText(h: Hazard, n: number, paint: CheckPaint, sameAs?: number): s
     out.push(`   ${paint.dim(`(trace of ${h.schedule.length} step${h.schedule.length === 1 ? '' : 's'} not built: ${why})`)}`);
     return out;
   }
+  const title = traceTitle(h);
   if (sameAs !== undefined) {
-    out.push(`   ${paint.bold(`shortest trace (${h.trace.length} step${h.trace.length === 1 ? '' : 's'}):`)} the trace of ${sameAs} above (the same schedule)`);
+    out.push(`   ${paint.bold(title)} the trace of ${sameAs} above (the same schedule)`);
     return out;
   }
-  out.push(`   ${paint.bold(`shortest trace (${h.trace.length} step${h.trace.length === 1 ? '' : 's'}):`)}`);
+  out.push(`   ${paint.bold(title)}`);
   if (!h.trace.length) out.push('     (the initial state)');
   const actorW = Math.min(36, Math.max(8, ...h.trace.map((s) => s.actor.length)));
   for (const s of h.trace) {
@@ -125,9 +126,15 @@ function hazardText(h: Hazard, n: number, paint: CheckPaint, sameAs?: number): s
   return out;
 }
 
+/** The heading of a finding's trace: the shortest, or a random run's (docs/CHECK.md, "Random runs"). */
+function traceTitle(h: Hazard): string {
+  const n = `${h.trace.length} step${h.trace.length === 1 ? '' : 's'}`;
+  return h.randomRun ? `trace of a random run (${n}; a shorter one may exist):` : `shortest trace (${n}):`;
+}
+
 /** A finding's lines up to its trace (header, message, details, location). */
 function withoutTrace(lines: string[]): string[] {
-  const cut = lines.findIndex((l) => l.includes('shortest trace ('));
+  const cut = lines.findIndex((l) => l.includes('shortest trace (') || l.includes('trace of a random run ('));
   return cut < 0 ? lines : lines.slice(0, cut);
 }
 
@@ -148,7 +155,8 @@ export function renderCheck(r: CheckResult, paint: CheckPaint = NO_PAINT, maxTra
   const c = r.coverage;
   const sym = (!c.symmetryOn ? 'off' : c.symmetry.length ? symmetryText(p, c.symmetry) : 'none') + (c.symmetryOn ? ctaSymmetryText(p.clusterSize, c.ctaSymmetry) : '');
   const how = r.complete ? 'every schedule explored'
-    : r.stoppedBy === 'hazard' ? 'stopped after the depth of the first error (shortest traces); --all explores everything'
+    : r.stoppedBy === 'hazard' && r.hazards.some((h) => h.randomRun) ? `stopped when a random run beside the search (${fmt(c.randomRuns.runs)} run${c.randomRuns.runs === 1 ? '' : 's'}, ${fmt(c.randomRuns.steps)} steps) found an error the search had not reached`
+      : r.stoppedBy === 'hazard' ? 'stopped after the depth of the first error (shortest traces); --all explores everything'
       : `stopped by ${r.stoppedBy}: coverage is partial`;
   out.push(paint.dim(`${fmt(c.states)} states, ${fmt(c.transitions)} transitions, depth ${c.depth}, ${(c.elapsedMs / 1000).toFixed(2)} s, ~${bytesText(c.memoryBytes)}; ${how}; partial-order reduction ${c.por ? 'on' : 'off'}, symmetry: ${sym}`));
   if (!r.complete && r.stoppedBy !== 'hazard') {

@@ -19,6 +19,8 @@ export class HazardSink {
   readonly hazards = new Map<string, RawHazard>();
   /** Whether an error hazard was found (since the last {@link takeError} in a worker). */
   errorFound = false;
+  /** Set while a random run reports (ExploreOptions.randomRuns): its hazards are marked `random`. */
+  random = false;
   /** Parallel search: hazards found since the last {@link takeFresh} (no cap: the main thread keeps MAX_HAZARDS). */
   private fresh: RawHazard[] = [];
   private lazyPrefix: Choice[] = [];
@@ -39,7 +41,8 @@ export class HazardSink {
     const key = `${h.kind}|${h.subject ?? ''}|${h.key}`;
     if (this.hazards.has(key) || (!this.par && this.hazards.size >= MAX_HAZARDS)) return;
     const extra = h.extra === LAZY ? [...this.lazyPrefix, this.lazyChoice] : h.extra;
-    const raw = { ...h, extra, key };
+    const raw: RawHazard = { ...h, extra, key };
+    if (this.random) raw.random = true;
     this.hazards.set(key, raw);
     if (this.par) this.fresh.push(raw);
   }

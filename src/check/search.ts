@@ -14,7 +14,7 @@ import type { Program } from '../machine/program.js';
 import { BoundReached, Governor } from '../machine/governor.js';
 import { analyse, type Analysis } from './analysis.js';
 import { Codec, StateBuf, Visited, type Extra } from './codec.js';
-import { DEFAULT_BOUNDS, stopOf, growthGuard, type ExploreOptions, type ExploreResult, type HashSet, type ParHooks, type SearchApi } from './engine.js';
+import { DEFAULT_BOUNDS, RANDOM_RUNS, stopOf, growthGuard, type ExploreOptions, type ExploreResult, type HashSet, type ParHooks, type SearchApi } from './engine.js';
 import { coEnabledDetector } from './co-enabled.js';
 import { searchFacts, locKey } from './search-facts.js';
 import { HazardSink } from './search-hazards.js';
@@ -197,16 +197,17 @@ function runLevels(parts: Parts, opts: ExploreOptions, t0: number): ExploreResul
   let memEst = 0;
   let spare = new StateBuf();
   spare.guard = parts.cur.guard;
+  const hunt = randomRunsOf(opts);
   /** Checked every 16 expansions: the state bound, the governor's bounds, and progress. */
   const between = (next: StateBuf, n: number, i: number): ExploreResult['stoppedBy'] => {
     const now = Date.now();
     gov.estimate = memEst = estimateBytes(parts, next);
-    if (tree.n >= maxStates) return 'max-states';
+    if (tree.n - (hunt?.stored ?? 0) >= maxStates) return 'max-states';
     const b = gov.check();
     if (b !== null) return stopOf(b);
     if (opts.onProgress && now - lastProgress > 250) {
       lastProgress = now;
-      opts.onProgress({ states: tree.n, transitions: sx.transitions, depth, frontier: n - i + next.count, memory: gov.memory(), elapsedMs: now - t0 });
+      opts.onProgress({ states: tree.n - (hunt?.stored ?? 0), transitions: sx.transitions - (hunt?.steps ?? 0), depth, frontier: n - i + next.count, memory: gov.memory(), elapsedMs: now - t0 });
     }
     return null;
   };
@@ -219,6 +220,19 @@ function runLevels(parts: Parts, opts: ExploreOptions, t0: number): ExploreResul
       for (let i = 0; i < n; i++) {
         const { s, x } = codec.decode(cur, i, ex.rhCur);
         ex.expand(s, x, cur.ids[i]!, next);
+        if (hunt && tree.n - hunt.stored >= hunt.from && hunt.steps < (sx.transitions - hunt.steps) * hunt.share && !ex.abortBy()) {
+          const before = tree.n;
+          ctx.sink.random = true;
+          hunt.steps += ex.dive(s, x, cur.ids[i]!, hunt.rand, RANDOM_RUNS.maxSteps);
+          ctx.sink.random = false;
+          hunt.stored += tree.n - before;
+          hunt.runs++;
+          // An error of a random run: no shorter trace is promised, the search stops here.
+          if (ctx.sink.errorFound) {
+            stoppedBy = 'hazard';
+            break outer;
+          }
+        }
         if (ex.abortBy()) {
           stoppedBy = ex.abortBy();
           break outer;
@@ -240,11 +254,32 @@ function runLevels(parts: Parts, opts: ExploreOptions, t0: number): ExploreResul
     if (!(e instanceof BoundReached)) throw e;
     stoppedBy = stopOf(e.bound);
   }
-  if (stoppedBy === null && tree.n > maxStates) stoppedBy = 'max-states';
+  if (stoppedBy === null && tree.n - (hunt?.stored ?? 0) > maxStates) stoppedBy = 'max-states';
   gov.estimate = memEst;
   return {
-    machine: parts.m, analysis: parts.an, hazards: [...ctx.sink.hazards.values()], complete: stoppedBy === null, stoppedBy, states: tree.n,
-    transitions: sx.transitions, depth, peakFrontier, memory: Math.max(gov.peak, gov.memory()), elapsedMs: Date.now() - t0,
+    machine: parts.m, analysis: parts.an, hazards: [...ctx.sink.hazards.values()], complete: stoppedBy === null, stoppedBy, states: tree.n - (hunt?.stored ?? 0),
+    transitions: sx.transitions - (hunt?.steps ?? 0), depth, peakFrontier, memory: Math.max(gov.peak, gov.memory()), elapsedMs: Date.now() - t0,
     parent: tree.parent, chainOff: tree.chainOff, chainData: tree.chainData, terminalOk: ex.stats.terminalOk, intermediates: ex.stats.intermediates,
+    randomRuns: { runs: hunt?.runs ?? 0, steps: hunt?.steps ?? 0 },
+  };
+}
+
+/** The random runs of a sequential search (engine.ts ExploreOptions.randomRuns), or null when off. */
+function randomRunsOf(opts: ExploreOptions): { from: number; share: number; rand: () => number; steps: number; stored: number; runs: number } | null {
+  const o = opts.randomRuns ?? true;
+  if (o === false || opts.all) return null;
+  const c = o === true ? {} : o;
+  return { from: c.from ?? RANDOM_RUNS.from, share: c.share ?? RANDOM_RUNS.share, rand: mulberry32(c.seed ?? RANDOM_RUNS.seed), steps: 0, stored: 0, runs: 0 };
+}
+
+/** A seeded generator of uniform numbers in [0, 1) (mulberry32). */
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }

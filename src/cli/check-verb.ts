@@ -24,6 +24,8 @@ interface CheckOpts0 {
   reduce: 'all' | 'por' | 'symmetry' | 'none';
   /** commander's negation of `--no-cta-symmetry`: false when given. */
   ctaSymmetry?: boolean;
+  /** commander's negation of `--no-random-runs`: false when given. */
+  randomRuns?: boolean;
 }
 /** `mbsim check`'s options with the PTX launch flags. */
 export type CheckOpts = CheckOpts0 & PtxFlags;
@@ -72,6 +74,7 @@ function checkOptions(o: CheckOpts, io: IO, started: number) {
     ...(workers !== undefined && workers > 1 ? { workers } : {}),
     ...(o.reduce !== 'all' ? { reduce: o.reduce } : {}),
     ...(o.ctaSymmetry === false ? { ctaSymmetry: false } : {}),
+    ...(o.randomRuns === false ? { randomRuns: false } : {}),
   };
 }
 

@@ -216,7 +216,7 @@ export function checkView(d: CheckDefaults): CheckView {
       const v = r.verdict;
       setText(verdict, v === 'ok' ? `Verdict: ok — every schedule explored, no error${r.warnings.length ? ` (${r.warnings.length} warning${r.warnings.length > 1 ? 's' : ''})` : ''}.`
         : v === 'incomplete' ? `Verdict: incomplete — the search stopped (${r.stoppedBy}) before exploring every schedule; no error found so far.`
-          : `Verdict: ${v} — ${r.hazards.length} error hazard${r.hazards.length > 1 ? 's' : ''}${r.stoppedBy === 'hazard' ? ' at the shortest depth' : ''}.`);
+          : `Verdict: ${v} — ${r.hazards.length} error hazard${r.hazards.length > 1 ? 's' : ''}${r.stoppedBy !== 'hazard' ? '' : r.hazards.some((h) => h.randomRun) ? ', found by a random run beside the search (a shorter trace may exist)' : ' at the shortest depth'}.`);
       verdict.className = `check-verdict ${v === 'ok' ? 'v-good' : v === 'incomplete' ? 'v-incomplete' : 'v-bad'}`;
       const sym = c.symmetry.length ? `; symmetric agents: ${c.symmetry.map((x) => `${x.agents}× ${x.role}`).join(', ')}` : '';
       setText(coverage, `${r.complete ? 'Every schedule explored' : r.stoppedBy === 'hazard' ? 'Stopped at the depth of the first error' : `Stopped by ${r.stoppedBy}`}: ${fmt(c.states)} distinct states, ${fmt(c.terminalStates)} terminal, peak frontier ${fmt(c.peakFrontier)}; partial-order reduction ${c.por ? 'on' : 'off'}${sym}.`);
