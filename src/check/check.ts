@@ -13,7 +13,7 @@ import { tryInt, type CompiledExpr } from '../kernel/expr.js';
 import type { Severity } from '../model/diagnostics.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import { actorNamer, buildLedger, type Ledger } from '../report/ledger.js';
-import { decodeChoice, DEFAULT_BOUNDS, explore, keyOf, type ExploreOptions, type Progress, type RawHazard } from './explore.js';
+import { decodeChoice, DEFAULT_BOUNDS, explore, keyOf, type ExploreOptions, type ExploreResult, type Progress, type RawHazard } from './explore.js';
 import { tcFenceChecks } from './tcfence.js';
 import { staticChecks } from './static.js';
 import { causeRank, staticCauseOf, staticRaceCauseOf } from './cause.js';
@@ -394,12 +394,16 @@ function untracedBy(gov: Governor, program: Program, steps: number, traced: numb
   return gov.allow(bytes, true) ? null : 'max-memory';
 }
 
-export function scheduleOf(raw: RawHazard, parent: Int32Array, chainOff: Int32Array, chainData: Int32Array): number[] {
+export function scheduleOf(raw: RawHazard, parent: Int32Array, chainOff: Int32Array, chainData: Int32Array, roots?: readonly number[][]): number[] {
   const chains: number[][] = [];
-  for (let id = raw.state; id > 0; id = parent[id]!) {
+  let root = 0;
+  for (let id = raw.state; id >= 0; id = parent[id]!) {
     const off = chainOff[id]!;
     chains.push(Array.from(chainData.subarray(off + 1, off + 1 + chainData[off]!)));
+    root = id;
   }
+  // A search started from given states (ExploreOptions.hooks.roots): the schedule that reached its root first.
+  if (roots?.[root]) chains.push(roots[root]!);
   chains.reverse();
   const path = chains.flat();
   for (const c of raw.extra) path.push(c.kind === 'agent' ? c.agent : -(c.id + 1));
@@ -445,6 +449,15 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
   if (opts.onTerminal) eo.onTerminal = opts.onTerminal;
   eo.governor = gov;
   const r = explore(program, eo);
+  return checkResultOf(program, r, staticRaw, opts, gov, t0);
+}
+
+/**
+ * The {@link CheckResult} of search `r` of `program` (with the static findings `staticRaw`): each
+ * hazard's schedule replayed into its trace and ledger (within the bounds of `gov`), causes, order
+ * and merged sites, coverage. `t0`: when the check started (Date.now()).
+ */
+export function checkResultOf(program: Program, r: ExploreResult, staticRaw: ReadonlySet<RawHazard>, opts: CheckOptions, gov: Governor, t0: number): CheckResult {
   const hazards: Hazard[] = [];
   // Per race: the barriers that released its later side and the named barriers of its trace (static causes).
   const raceBars = new Map<Hazard, { bars: string[]; named: string[] }>();
@@ -456,7 +469,7 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
   let noLedger: Ledger | undefined;
   let machine: Machine | undefined;
   for (const raw of [...r.hazards, ...staticRaw]) {
-    const schedule = scheduleOf(raw, r.parent, r.chainOff, r.chainData);
+    const schedule = scheduleOf(raw, r.parent, r.chainOff, r.chainData, r.rootSchedules);
     // A buffer's subject is its name, with `[i]` for an array element and `@cN` in a cluster.
     const isBuf = raw.kind === 'race' || (raw.subject !== null && program.buffers.some((b) => raw.subject === b.name || raw.subject!.startsWith(`${b.name}[`) || raw.subject!.startsWith(`${b.name}@`)));
     const base = {

@@ -9,7 +9,7 @@ import { EvalFault } from '../kernel/expr.js';
 import type { Severity } from '../model/diagnostics.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import { BoundReached, Governor, type Bound } from '../machine/governor.js';
-import type { Codec, StateBuf } from './codec.js';
+import type { Codec, Extra, StateBuf } from './codec.js';
 
 /**
  * A barrier or buffer key the checker reads ahead of a step, or -1 when its index expression faults
@@ -94,6 +94,22 @@ export interface ExploreOptions {
    * (default 1: the same check finds the same schedule).
    */
   randomRuns?: boolean | { from?: number; share?: number; seed?: number };
+  /**
+   * Internal (the all-trip-counts check, check/trips.ts; sequential search only): a different
+   * visited-set key for a state (called with a state and its checker data; writes the two hash
+   * words to `out`), a hook called with every state the search expands, a veto on forced steps
+   * (true: the agent's step from this state is explored, never forced), and the states the search
+   * starts from instead of the kernel's initial state (each with the schedule that reached it).
+   */
+  hooks?: SearchHooks;
+}
+
+/** See {@link ExploreOptions.hooks}. */
+export interface SearchHooks {
+  key?: (s: MachineState, x: Extra, out: Uint32Array) => void;
+  onExpand?: (s: MachineState, x: Extra, id: number) => void;
+  vetoForced?: (s: MachineState, agent: number) => boolean;
+  roots?: { s: MachineState; x: Extra; schedule: number[] }[];
 }
 
 /** The defaults of {@link ExploreOptions.randomRuns}. */
@@ -200,6 +216,8 @@ export interface ExploreResult {
   terminalOk: number;
   /** States passed through by forced (reduced) steps: hashed, never stored or expanded. */
   intermediates: number;
+  /** The schedules that reached the roots of a search started from given states (state id → schedule; ExploreOptions.hooks.roots). */
+  rootSchedules?: number[][];
   /** Random runs followed ({@link ExploreOptions.randomRuns}) and their steps; their states are not in `states`. */
   randomRuns?: { runs: number; steps: number };
 }

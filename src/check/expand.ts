@@ -41,6 +41,8 @@ export interface ExpandDeps {
   store(parentId: number, chain: Choice[]): number;
   /** Updates the governor's estimate of the search's bytes (`next`: the frontier being filled). */
   estimate(next: StateBuf): void;
+  /** A visited-set key other than the codec's hash (ExploreOptions.hooks.key). */
+  key?: ((s: MachineState, x: Extra, out: Uint32Array) => void) | undefined;
 }
 
 /** The expansion of one search, with its counters and the bound it stopped at. */
@@ -212,6 +214,7 @@ function chainCloser(dep: ExpandDeps, st: ExpandState): (t: MachineState, nx: Ex
       }
       if (dep.verifyHash) sx.verify(t, nx, rh);
       codec.combine(t, nx, rh, hbuf);
+      if (dep.key) dep.key(t, nx, hbuf);
       // Claimed before its successors are computed (one probe; in a parallel search exactly one
       // worker goes on from it); false: reached before (as a stored or an intermediate state).
       if (!visited.add(hbuf[0]!, hbuf[1]!)) return;

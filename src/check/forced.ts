@@ -53,7 +53,7 @@ export type ForcedStep = (s: MachineState, x: Extra, id: number, prefix: Choice[
  * The forced steps of search `ctx` (`stableOn`: stable waits and arrives are forced too;
  * `landingsOn`: with them, stable phase-completing landings).
  */
-export function forcedStep(ctx: SearchCtx, sx: Successors, check: TransitionCheck, stableOn: boolean, landingsOn = true): ForcedStep {
+export function forcedStep(ctx: SearchCtx, sx: Successors, check: TransitionCheck, stableOn: boolean, landingsOn = true, veto?: (s: MachineState, agent: number) => boolean): ForcedStep {
   const { p, m, an, out } = ctx;
   const { agentCode, agentPor } = ctx.f;
   const agentOrder = canonicalOrder(ctx);
@@ -84,6 +84,7 @@ export function forcedStep(ctx: SearchCtx, sx: Successors, check: TransitionChec
         const sync = agentPor[a]![pc] === 'sync';
         if (!cheap && !sync) continue; // tried in the first pass
         if (m.gated && !m.agentEnabled(s, a)) continue; // a cluster not resident yet (machine/values.ts)
+        if (veto?.(s, a)) continue; // a step the caller explores (ExploreOptions.hooks.vetoForced)
         if (sync && !syncForced(s, a, ins, x, cheap)) continue;
         const c = agentChoice[a]!;
         const t = sx.succ(s, c, a);

@@ -17,6 +17,7 @@ export { renderShort, shortLine } from './short.js';
 export { happensBefore, type HbAccess, type HbRace } from './hb.js';
 export { explore, type ExploreOptions, type Progress } from './explore.js';
 export { hazardTrace } from './trace.js';
+export { checkAllTrips, TripsScopeError, HUGE_TRIPS, type TripsOptions, type TripsInfo, type TripsResult } from './trips.js';
 export type { CheckProgressBar } from './progress-bar.js';
 import type { CheckProgressBar } from './progress-bar.js';
 export { staticChecks } from './static.js';
@@ -223,9 +224,11 @@ async function progressBar(opts: CheckCliOptions, io: CheckIO): Promise<CheckPro
 /**
  * Runs the checker for the CLI: text report (or `--json`) to `io.out`, optional SARIF file, and
  * a progress bar on `io.progress` while the search runs when that is a terminal and not `--json`
- * (cleared before the report). Returns the exit code: 0 ok, 1 hazard, 3 incomplete.
+ * (cleared before the report). Returns the exit code: 0 ok, 1 hazard, 3 incomplete. `run`: the
+ * check itself (default {@link check} of `program`; the all-trip-counts check passes its own, whose
+ * result's program is the kernel with the trip count of its first finding).
  */
-export async function runCheckCli(program: Program, opts: CheckCliOptions, io: CheckIO): Promise<number> {
+export async function runCheckCli(program: Program, opts: CheckCliOptions, io: CheckIO, run: (co: CheckOptions) => CheckResult = (co) => check(program, co)): Promise<number> {
   const co = checkOptions(opts);
   const bar = await progressBar(opts, io);
   let r: CheckResult;
@@ -233,12 +236,13 @@ export async function runCheckCli(program: Program, opts: CheckCliOptions, io: C
     co.onProgress = bar.update;
     bar.start();
     try {
-      r = check(program, co);
+      r = run(co);
       bar.finish(r);
     } finally {
       bar.stop();
     }
-  } else r = check(program, co);
+  } else r = run(co);
+  program = r.program;
   if (opts.sarif) await writeFile(io, opts.sarif, `${JSON.stringify(checkSarif(r, opts.sarifInfo), null, 2)}\n`);
   let traced: string | null = null;
   if (opts.trace) {

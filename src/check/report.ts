@@ -5,6 +5,7 @@
 import type { Ledger } from '../report/ledger.js';
 import { locText, PLAIN, type Paint } from '../report/text.js';
 import type { CheckResult, GroupNote, Hazard } from './check.js';
+import type { TripsResult } from './trips.js';
 import { argError, isRecord } from '../model/api-args.js';
 
 /** Color hooks (identity when not a terminal): the same as `mbsim run`'s. */
@@ -147,7 +148,9 @@ export function renderCheck(r: CheckResult, paint: CheckPaint = NO_PAINT, maxTra
   checkResultArg('renderCheck', r);
   const p = r.program;
   const out: string[] = [];
-  const params = Object.entries(p.params).map(([k, v]) => `${k}=${v}`).join(' ');
+  const trips = 'trips' in r ? (r as TripsResult).trips : null;
+  // The all-trip-counts check: its parameter is every value from the least on (or the first finding's).
+  const params = Object.entries(p.params).map(([k, v]) => (trips && k === trips.param && !r.hazards.length ? `${k}≥${trips.from}` : `${k}=${v}`)).join(' ');
   out.push(`${paint.bold('mbsim check')} ${p.kernel.name} (${p.kernel.arch})${params ? `  ${params}` : ''}`);
   const v = r.verdict;
   const vt = v === 'ok' ? paint.green('OK') : v === 'incomplete' ? paint.yellow('INCOMPLETE') : paint.red(v.toUpperCase());
@@ -159,6 +162,8 @@ export function renderCheck(r: CheckResult, paint: CheckPaint = NO_PAINT, maxTra
       : r.stoppedBy === 'hazard' ? 'stopped after the depth of the first error (shortest traces); --all explores everything'
       : `stopped by ${r.stoppedBy}: coverage is partial`;
   out.push(paint.dim(`${fmt(c.states)} states, ${fmt(c.transitions)} transitions, depth ${c.depth}, ${(c.elapsedMs / 1000).toFixed(2)} s, ~${bytesText(c.memoryBytes)}; ${how}; partial-order reduction ${c.por ? 'on' : 'off'}, symmetry: ${sym}`));
+  const tt = tripsText(r);
+  if (tt) out.push(tt);
   if (!r.complete && r.stoppedBy !== 'hazard') {
     const bound = r.stoppedBy === 'timeout' ? '--timeout SECONDS' : r.stoppedBy === 'max-memory' ? '--max-memory MB' : '--max-states N';
     out.push(paint.dim(`to finish: raise ${bound}, or check smaller parameters (--set: fewer iterations, stages or CTAs; --sweep shows how the states grow)`));
@@ -210,6 +215,7 @@ export function checkJson(r: CheckResult): unknown {
     ...(h.static ? { static: true } : {}),
     ...(h.untraced ? { untraced: true, untracedBy: h.untracedBy ?? 'timeout' } : {}),
     ...(h.also ? { also: h.also } : {}),
+    ...((h as { tripCount?: number }).tripCount !== undefined ? { tripCount: (h as { tripCount?: number }).tripCount } : {}),
   });
   return {
     schema: 'mbsim.check/1',
@@ -222,7 +228,27 @@ export function checkJson(r: CheckResult): unknown {
     coverage: r.coverage,
     hazards: r.hazards.map(hz),
     warnings: r.warnings.map(hz),
+    ...('trips' in r ? { trips: (r as TripsResult).trips } : {}),
   };
+}
+
+/** The summary of an all-trip-counts check (check/trips.ts): which trip counts the verdict covers, and why not all when not. */
+export function tripsText(r: CheckResult): string | null {
+  if (!('trips' in r)) return null;
+  const t = (r as TripsResult).trips;
+  const first = (r as TripsResult).hazards[0]?.tripCount;
+  const steady = t.period !== null ? `steady state identified: period ${t.period} iterations from ${t.threshold} on` : `steady state not identified: ${t.noShift?.why ?? 'unknown'}${t.noShift?.line ? ` (line ${t.noShift.line})` : ''}`;
+  const counts = t.tripCounts.length ? `; the last trip searched with ${t.param} = ${rangeText(t.tripCounts)} from ${fmt(t.starts)} states` : '';
+  const what = first !== undefined ? `first finding with ${t.param} = ${first} (its trace runs with that count)`
+    : t.complete ? `the verdict holds for every ${t.param} ≥ ${t.from}`
+      : `not every ${t.param} is covered (stopped by ${r.stoppedBy ?? 'a bound'})`;
+  return `trip counts: ${what}; ${steady}; ${fmt(t.statesBefore)} states before the last trip${counts}`;
+}
+
+/** `1 … 11` for consecutive integers, else the list. */
+function rangeText(ns: number[]): string {
+  const consecutive = ns.every((n, i) => i === 0 || n === ns[i - 1]! + 1);
+  return consecutive && ns.length > 2 ? `${ns[0]} … ${ns[ns.length - 1]}` : ns.join(', ');
 }
 
 // SARIF 2.1.0 lives in ./sarif.ts.

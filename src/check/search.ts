@@ -108,11 +108,20 @@ function setup(program: Program, opts: ExploreOptions, par: ParHooks | null, gov
   if (gov.check() !== null) throw new BoundReached(gov.stoppedBy!);
   const hbuf = new Uint32Array(2);
   const rh0 = new Int32Array(codec.rhLength());
-  codec.hash(s0, x0, hbuf, rh0);
-  const id0 = tree.add(-1, []);
-  visited.add(hbuf[0]!, hbuf[1]!);
+  const hooks = opts.hooks;
   const cur = new StateBuf();
-  codec.encode(s0, x0, cur, id0, rh0);
+  const roots = hooks?.roots ?? [{ s: s0, x: x0, schedule: [] }];
+  let id0 = 0;
+  let hash0: [number, number] | null = null;
+  for (const root of roots) {
+    codec.hash(root.s, root.x, hbuf, rh0);
+    hash0 ??= [hbuf[0]!, hbuf[1]!];
+    if (hooks?.key) hooks.key(root.s, root.x, hbuf);
+    const id = tree.add(-1, []);
+    if (root === roots[0]) id0 = id;
+    if (!visited.add(hbuf[0]!, hbuf[1]!)) continue;
+    codec.encode(root.s, root.x, cur, id, rh0);
+  }
   cur.guard = guard; // the initial state is always held; growths after it ask the governor
   // An agent can already stop before its first operation (e.g. a division by zero).
   for (const d of initOut.diags) {
@@ -124,14 +133,15 @@ function setup(program: Program, opts: ExploreOptions, par: ParHooks | null, gov
   }
 
   const sx = new Successors(ctx, codec, verifyHash);
-  const parts: Parts = { m, an, codec, gov, visited, tree, ctx, sx, ex: null!, cur, hash0: [hbuf[0]!, hbuf[1]!] };
+  const parts: Parts = { m, an, codec, gov, visited, tree, ctx, sx, ex: null!, cur, hash0: hash0 ?? [0, 0] };
   const { check, staleAtEnd } = transitionChecker(ctx);
   const sink = ctx.sink;
   parts.ex = expander({
     ctx, codec, visited, gov, sx, check, staleAtEnd, verifyHash,
     usePor: opts.por !== false,
     useSym: opts.symmetry !== false,
-    forced: forcedStep(ctx, sx, check, opts.stableWaits !== false, opts.stableLandings !== false),
+    forced: forcedStep(ctx, sx, check, opts.stableWaits !== false, opts.stableLandings !== false, hooks?.vetoForced),
+    key: hooks?.key,
     postponed: new Postponed(ctx, opts.stableWaits !== false && opts.stableLandings !== false),
     coEnabled: coEnabledDetector(p, ctx.f.agentCode, (h) => sink.error(h)),
     hang: hangDetector(ctx),
@@ -145,7 +155,7 @@ function setup(program: Program, opts: ExploreOptions, par: ParHooks | null, gov
 }
 
 /** The checker data of the initial state: nothing observed, no ghosts, nothing published. */
-function initialExtra(p: Program, an: Analysis): Extra {
+export function initialExtra(p: Program, an: Analysis): Extra {
   return {
     hist: new Array<number>(an.histLen).fill(-2), ghosts: new Array(p.agents.length).fill(null), tghosts: null,
     dirty: new Array(p.agents.length).fill(null), esc: null, pub: new Array<number>(an.manualCount).fill(0),
@@ -198,6 +208,7 @@ function runLevels(parts: Parts, opts: ExploreOptions, t0: number): ExploreResul
   let spare = new StateBuf();
   spare.guard = parts.cur.guard;
   const hunt = randomRunsOf(opts);
+  const onExpand = opts.hooks?.onExpand;
   /** Checked every 16 expansions: the state bound, the governor's bounds, and progress. */
   const between = (next: StateBuf, n: number, i: number): ExploreResult['stoppedBy'] => {
     const now = Date.now();
@@ -219,6 +230,7 @@ function runLevels(parts: Parts, opts: ExploreOptions, t0: number): ExploreResul
       const n = cur.count;
       for (let i = 0; i < n; i++) {
         const { s, x } = codec.decode(cur, i, ex.rhCur);
+        onExpand?.(s, x, cur.ids[i]!);
         ex.expand(s, x, cur.ids[i]!, next);
         if (hunt && tree.n - hunt.stored >= hunt.from && hunt.steps < (sx.transitions - hunt.steps) * hunt.share && !ex.abortBy()) {
           const before = tree.n;
@@ -261,8 +273,10 @@ function runLevels(parts: Parts, opts: ExploreOptions, t0: number): ExploreResul
     transitions: sx.transitions - (hunt?.steps ?? 0), depth, peakFrontier, memory: Math.max(gov.peak, gov.memory()), elapsedMs: Date.now() - t0,
     parent: tree.parent, chainOff: tree.chainOff, chainData: tree.chainData, terminalOk: ex.stats.terminalOk, intermediates: ex.stats.intermediates,
     randomRuns: { runs: hunt?.runs ?? 0, steps: hunt?.steps ?? 0 },
+    ...(opts.hooks?.roots ? { rootSchedules: opts.hooks.roots.map((r) => r.schedule) } : {}),
   };
 }
+
 
 /** The random runs of a sequential search (engine.ts ExploreOptions.randomRuns), or null when off. */
 function randomRunsOf(opts: ExploreOptions): { from: number; share: number; rand: () => number; steps: number; stored: number; runs: number } | null {

@@ -9,7 +9,7 @@ import { setCollector } from '../machine/governor.js';
 import { inputProblem } from './input.js';
 import { paintFor, timeLeft, usageText, type IO } from './io.js';
 import { JsonStream } from './json-stream.js';
-import { instantiateOrExplain, loadKernel, UsageError } from './load.js';
+import { explainKernelErrors, instantiateOrExplain, loadKernel, UsageError } from './load.js';
 import { inputFiles, interruptOutputs, outputMode, refuseInput, refuseStdout, sameFile, WriteInterrupted, writeOutput } from './output.js';
 import { sarifOptions } from './package-info.js';
 import type { PtxFlags } from './ptx-flags.js';
@@ -26,6 +26,8 @@ interface CheckOpts0 {
   ctaSymmetry?: boolean;
   /** commander's negation of `--no-random-runs`: false when given. */
   randomRuns?: boolean;
+  /** `--all-trips NAME`: the trip parameter whose every value the verdict covers. */
+  allTrips?: string;
 }
 /** `mbsim check`'s options with the PTX launch flags. */
 export type CheckOpts = CheckOpts0 & PtxFlags;
@@ -100,6 +102,11 @@ export async function checkVerb(target: string, o: CheckOpts, io: IO, started = 
     },
     ...(io.progress ? { progress: io.progress } : {}),
   };
+  if (o.allTrips !== undefined) {
+    if (o.sweep.length) throw new UsageError('--all-trips cannot be combined with --sweep: the trip parameter takes every value already (sweep the others with --set, one at a time)');
+    if (o.workers !== undefined && o.workers > 1) throw new UsageError('--all-trips runs one worker: drop --workers');
+    if (Object.hasOwn(o.set, o.allTrips)) throw new UsageError(`--all-trips ${echo(o.allTrips)} and --set ${echo(o.allTrips)}: the trip parameter takes every value; set the others only`);
+  }
   if (o.sweep.length) {
     if (o.sarif || o.trace) throw new UsageError('--sweep cannot be combined with --sarif or --trace (check one combination with --set)');
     if (o.sweep.length > MAX_SWEEP_RANGES) throw new UsageError(`--sweep is given ${o.sweep.length.toLocaleString('en-US')} times; at most ${MAX_SWEEP_RANGES} ranges (one per parameter)`);
@@ -123,6 +130,11 @@ export async function checkVerb(target: string, o: CheckOpts, io: IO, started = 
     return runCheckSweepCli(loaded.kernel.name, ranges, (params) => instantiateOrExplain(loaded.kernel, { ...o.set, ...params }, loaded.origin), opts, cio);
   }
   const prog = instantiateOrExplain(loaded.kernel, o.set, loaded.origin);
+  if (o.allTrips !== undefined) {
+    const param = o.allTrips;
+    const { checkAllTrips } = await import('../check/index.js');
+    return runCheckCli(prog, opts, cio, (co) => explainKernelErrors(loaded.kernel, loaded.origin, () => checkAllTrips(loaded.kernel, o.set, { ...co, param })));
+  }
   return runCheckCli(prog, opts, cio);
 }
 

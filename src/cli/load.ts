@@ -96,8 +96,13 @@ export async function loadKernel(spec: string, ptx?: PtxFlags, ptxGrid = true, w
  * than a line of its TypeScript source.
  */
 export function instantiateOrExplain(kernel: Kernel, sets: Record<string, number>, origin = 'file'): Program {
+  return explainKernelErrors(kernel, origin, () => instantiate(kernel, sets));
+}
+
+/** Runs `f`; a {@link KernelError} it throws becomes a {@link UsageError} with the place and a caret (exit 2). */
+export function explainKernelErrors<T>(kernel: Kernel, origin: string, f: () => T): T {
   try {
-    return instantiate(kernel, sets);
+    return f();
   } catch (err) {
     if (err instanceof KernelError) {
       if (origin === 'example' || !err.loc) throw new UsageError(`mbsim: error: ${origin === 'example' ? `example '${kernel.name}': ` : ''}${err.message}`);

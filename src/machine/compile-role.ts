@@ -182,13 +182,14 @@ export function compileRole(
           const step = st.step ? cx(st.step, st.loc) : null;
           code.push({ i: 'set', slot: v, e: from, loc: st.loc, src: st.from });
           const head = code.length;
+          const loop = { slot: v, from: st.from, to: st.to, ...(st.step ? { step: st.step } : {}) };
           const jz: Instr = step
-            ? { i: 'jz', e: (f) => { const s = nonZeroStep(step(f)); return s > 0 ? (f[v]! < to(f) ? 1 : 0) : (f[v]! > to(f) ? 1 : 0); }, to: -1, loc: st.loc }
-            : { i: 'jz', e: (f) => (f[v]! < to(f) ? 1 : 0), to: -1, loc: st.loc, src: { k: 'bin', op: '<', a: { k: 'var', name: st.var }, b: st.to } };
+            ? { i: 'jz', e: (f) => { const s = nonZeroStep(step(f)); return s > 0 ? (f[v]! < to(f) ? 1 : 0) : (f[v]! > to(f) ? 1 : 0); }, to: -1, loc: st.loc, loop }
+            : { i: 'jz', e: (f) => (f[v]! < to(f) ? 1 : 0), to: -1, loc: st.loc, src: { k: 'bin', op: '<', a: { k: 'var', name: st.var }, b: st.to }, loop };
           code.push(jz);
           walk(st.body, inElect);
           // i + 1 ≤ to: exact
-          code.push(step ? { i: 'set', slot: v, e: (f) => add(f[v]!, step(f)), loc: st.loc } : { i: 'set', slot: v, e: (f) => f[v]! + 1, loc: st.loc, src: { k: 'bin', op: '+', a: { k: 'var', name: st.var }, b: { k: 'num', v: 1 } } });
+          code.push(step ? { i: 'set', slot: v, e: (f) => add(f[v]!, step(f)), loc: st.loc, src: { k: 'bin', op: '+', a: { k: 'var', name: st.var }, b: st.step! } } : { i: 'set', slot: v, e: (f) => f[v]! + 1, loc: st.loc, src: { k: 'bin', op: '+', a: { k: 'var', name: st.var }, b: { k: 'num', v: 1 } } });
           code.push({ i: 'jmp', to: head });
           jz.to = code.length;
           break;

@@ -141,7 +141,11 @@ export { opText } from './optext.js';
 export type Instr =
   | { i: 'set'; slot: number; e: CompiledExpr; loc: SrcLoc; src?: Expr }
   | { i: 'jmp'; to: number }
-  | { i: 'jz'; e: CompiledExpr; to: number; loc: SrcLoc; src?: Expr }
+  | {
+      i: 'jz'; e: CompiledExpr; to: number; loc: SrcLoc; src?: Expr;
+      /** The head of a `for` loop: its counter's slot and its bounds (the body runs while the counter is below `to`, above it with a negative `step`). */
+      loop?: { slot: number; from: Expr; to: Expr; step?: Expr };
+    }
   | OpInstr
   | { i: 'end' };
 

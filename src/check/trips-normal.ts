@@ -1,0 +1,140 @@
+/**
+ * The visited-set key of the all-trip-counts check's first search (trips.ts): a state with its
+ * loop counters moved back by whole periods (the plan of trips-shift.ts) and the monotone counters
+ * of the machine and the checker (phases, tokens and observed phases, group numbers, in-order
+ * streams, named-barrier generations) kept only relative to each other. Every rule that reads
+ * them compares two of them or reads a parity (and phases 0 and 1 stay what they are), so two
+ * states with one key behave alike.
+ */
+import type { Program } from '../machine/program.js';
+import type { Machine, MachineState } from '../machine/machine.js';
+import { NAMED_PER_CTA } from '../machine/state.js';
+import type { Extra } from './state-buf.js';
+import type { Analysis } from './analysis.js';
+import type { TripLoop } from './trips-loops.js';
+import type { ShiftPlan } from './trips-shift.js';
+
+/**
+ * The state `s` with every shifted slot moved back by whole periods as far as the threshold allows
+ * (all agents of roles with trip loops inside one, every shifted value still at or above T), and
+ * the monotone counters of the machine and the checker made relative: each barrier's phase, the
+ * tokens and observed phases of that barrier, moved back by the same even amount (never below 2,
+ * so phase 0 and 1 stay what they are); each agent's group numbers, named-barrier generations and
+ * cluster rounds relative to their least. A copy: `s` and `x` are not changed.
+ */
+export function shifted(plan: ShiftPlan, m: Machine, pH: Program, an: Analysis, loops: readonly (readonly TripLoop[])[], s: MachineState, x: Extra): { s: MachineState; x: Extra } {
+  const agents = s.agents.map((ag) => ({ ...ag, frame: ag.frame.slice(), tokens: ag.tokens ? { ...ag.tokens } : null }));
+  // Periods back: the largest k with every shifted slot of every agent still ≥ T after k periods.
+  let k = Infinity;
+  for (let a = 0; a < agents.length && k > 0; a++) {
+    const ag = agents[a]!;
+    const r = pH.agents[a]!.role;
+    if (!loops[r]!.length || ag.status !== 'run') continue;
+    if (!loops[r]!.some((l) => ag.pc > l.head && ag.pc < l.end)) {
+      k = 0;
+      break;
+    }
+    for (const [slot, d] of plan.delta[r]!) k = Math.min(k, Math.floor((ag.frame[slot]! - plan.T) / d));
+  }
+  if (k > 0 && Number.isFinite(k)) {
+    for (let a = 0; a < agents.length; a++) {
+      const ag = agents[a]!;
+      const r = pH.agents[a]!.role;
+      if (!loops[r]!.length || ag.status !== 'run') continue;
+      for (const [slot, d] of plan.delta[r]!) ag.frame[slot] = ag.frame[slot]! - k * d;
+    }
+  }
+  const bars = s.bars.map((b) => ({ ...b }));
+  const hist = x.hist.slice();
+  // Each barrier: the least phase anything still refers to.
+  const least = bars.map((b) => b.phase);
+  agents.forEach((ag) => {
+    if (ag.tokens) for (const t of Object.values(ag.tokens)) least[t.barrier] = Math.min(least[t.barrier]!, t.phase);
+  });
+  // A history entry (detect-waits.ts) is (observed phase + 1) << 13 | pc << 1 | stale, or −2.
+  an.waitSlots.forEach((m) => m.forEach((slot, bar) => {
+    if (hist[slot]! >= 0) least[bar] = Math.min(least[bar]!, (hist[slot]! >> 13) - 1);
+  }));
+  const base = least.map((v) => (v >= 4 ? 2 * Math.floor((v - 2) / 2) : 0));
+  bars.forEach((b, i) => (b.phase -= base[i]!));
+  agents.forEach((ag) => {
+    if (!ag.tokens) return;
+    for (const [slot, t] of Object.entries(ag.tokens)) {
+      const nt = { ...t, phase: t.phase - base[t.barrier]! };
+      ag.tokens[Number(slot)] = nt;
+      ag.frame[Number(slot)] = nt.phase;
+    }
+  });
+  an.waitSlots.forEach((m) => m.forEach((slot, bar) => {
+    const v = hist[slot]!;
+    if (v >= 0) hist[slot] = (((v >> 13) - base[bar]!) << 13) | (v & 0x1fff);
+  }));
+  const inflight = s.inflight.map((o) => ({ ...o }));
+  // Group numbers, relative to the least one still referred to: wgmma groups per warpgroup (a
+  // warp's wait_group compares its count with its leader's), bulk and cp.async groups per agent.
+  const wgBase = new Map<number, number>();
+  agents.forEach((ag, a) => {
+    const l = pH.agents[a]!.wgLeader;
+    wgBase.set(l, Math.min(wgBase.get(l) ?? Infinity, ag.wgGroup));
+  });
+  for (const o of inflight) if (o.kind === 'wgmma' && o.group >= 0) {
+    const l = pH.agents[o.agent]!.wgLeader;
+    wgBase.set(l, Math.min(wgBase.get(l) ?? Infinity, o.group));
+  }
+  agents.forEach((ag, a) => {
+    const own = inflight.filter((o) => o.agent === a);
+    const rel = (cur: number, kind: string) => Math.min(cur, ...own.filter((o) => o.kind === kind && o.group >= 0).map((o) => o.group));
+    const bulk = rel(ag.bulkGroup, 'bulk.store');
+    const cp = rel(ag.cpGroup, 'cp.async');
+    const wg = wgBase.get(pH.agents[a]!.wgLeader)!;
+    for (const o of own) {
+      if (o.group < 0) continue;
+      o.group -= o.kind === 'wgmma' ? wgBase.get(pH.agents[o.agent]!.wgLeader)! : o.kind === 'bulk.store' ? bulk : o.kind === 'cp.async' ? cp : 0;
+    }
+    ag.wgGroup -= wg;
+    ag.bulkGroup -= bulk;
+    ag.cpGroup -= cp;
+    // In-order streams: tcgen05 positions relative to the agent's next one to complete; wgmma
+    // positions relative to its warpgroup leader's (a wgmma starts once every warp issued it).
+    const tc = ag.tcDone;
+    ag.tcIssued -= tc;
+    ag.tcDone = 0;
+    const wd = s.agents[pH.agents[a]!.wgLeader]!.wgDone;
+    ag.wgIssued -= wd;
+    if (pH.agents[a]!.wgLeader === a) ag.wgDone = 0;
+    for (const o of own) if (o.seq >= 0) o.seq -= o.kind === 'wgmma' ? wd : tc;
+  });
+  return { s: { ...s, agents, bars, inflight, named: relativeNamed(m, pH, s, agents) }, x: { ...x, hist } };
+}
+
+/**
+ * Named-barrier generations relative to the least one still referred to, per barrier: its count
+ * of completed generations, the generation each agent in its `bar.sync` waits for, and the one
+ * each agent's last `bar.arrive` landed in (gen × 16 + id, machine/ops/barriers.ts).
+ */
+function relativeNamed(m: Machine, pH: Program, s: MachineState, agents: MachineState['agents']): MachineState['named'] {
+  if (!s.named.some((n) => n.gen > 0)) return s.named;
+  const base = s.named.map((n) => n.gen);
+  const waitKey = (a: number): number => {
+    const ag = agents[a]!;
+    const ins = pH.roles[pH.agents[a]!.role]!.code[ag.pc];
+    return ag.sub >= 0 && ins?.i === 'op' && ins.op.op === 'bar.sync' ? m.namedKey(a, ins, ag) : -1;
+  };
+  agents.forEach((ag, a) => {
+    const k = waitKey(a);
+    if (k >= 0) base[k] = Math.min(base[k]!, ag.sub);
+    if (ag.lastArrive >= 0) {
+      const key = pH.agents[a]!.cta * NAMED_PER_CTA + (ag.lastArrive % NAMED_PER_CTA);
+      base[key] = Math.min(base[key]!, Math.floor(ag.lastArrive / NAMED_PER_CTA));
+    }
+  });
+  agents.forEach((ag, a) => {
+    const k = waitKey(a);
+    if (k >= 0) ag.sub -= base[k]!;
+    if (ag.lastArrive >= 0) {
+      const id = ag.lastArrive % NAMED_PER_CTA;
+      ag.lastArrive -= base[pH.agents[a]!.cta * NAMED_PER_CTA + id]! * NAMED_PER_CTA;
+    }
+  });
+  return s.named.map((n, k) => (base[k] ? { ...n, gen: n.gen - base[k]! } : n));
+}
