@@ -35,3 +35,22 @@ test('a verb prints the same help and usage errors whether it is named first or 
   expect(typo.err).toMatch(/Did you mean check\?/);
   expect((await cli(['--help'])).out).toMatch(/^ {2}lsp /m);
 });
+
+test('help shows no internal default of a repeatable flag; the flags still collect their values', async () => {
+  for (const verb of ['run', 'check', 'serve']) {
+    const help = (await cli([verb, '--help'])).out;
+    expect(help).not.toMatch(/\(default: (\{\}|\[\])\)/);
+  }
+  const ok = await cli(['check', 'pipeline', '--set', 'K=2', '--set', 'S=2', '--format', 'short']);
+  expect(ok.code).toBe(0);
+  expect(ok.out).toMatch(/^mbsim check pipeline: OK/m);
+  const twice = await cli(['check', 'pipeline', '--set', 'K=2', '--set', 'K=3']);
+  expect(twice.code).toBe(2);
+  expect(twice.err).toMatch(/--set K is given twice/);
+  const sweep = await cli(['check', 'pipeline', '--set', 'K=2', '--sweep', 'S=1..2']);
+  expect(sweep.code).toBe(0);
+  expect(sweep.out).toMatch(/2 combinations/);
+  const none = await cli(['run', 'mechanism', '--json', '--omit', 'events,spans,ledger']);
+  expect(none.code).toBe(0);
+  expect(JSON.parse(none.out).verdict).toBe('ok');
+});
