@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Command } from 'commander';
 import { expect, test } from 'vitest';
 import { VERB_NAMES, VERBS } from '../src/cli/commands.js';
@@ -53,4 +56,20 @@ test('help shows no internal default of a repeatable flag; the flags still colle
   const none = await cli(['run', 'mechanism', '--json', '--omit', 'events,spans,ledger']);
   expect(none.code).toBe(0);
   expect(JSON.parse(none.out).verdict).toBe('ok');
+});
+
+test('mbsim info shows a scalar barrier or buffer by its name, an array with its length', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mbsim-info-'));
+  try {
+    const file = join(dir, 'tiny.mbk');
+    writeFileSync(file, 'kernel tiny arch=sm_100a\nbarrier full count=1\nbarrier ring[2] count=1\nsmem tile bytes=4096\nsmem stage[2] bytes=1024\nrole p warps=1 per=one:\n    mbarrier.arrive.expect_tx full, 4096\n    cp.async.bulk.tensor tile, 4096, full\n    mbarrier.arrive ring[0]\n    ld.shared stage[1]\nrole c warps=1 per=one:\n    mbarrier.try_wait.parity full, 0\n    ld.shared tile\n');
+    const r = await cli(['info', file]);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^ {2}barrier full count=1$/m);
+    expect(r.out).toMatch(/^ {2}barrier ring\[2\] count=1$/m);
+    expect(r.out).toMatch(/^ {2}smem tile of 4096 bytes$/m);
+    expect(r.out).toMatch(/^ {2}smem stage\[2\] of 1024 bytes$/m);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
