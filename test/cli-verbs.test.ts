@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
@@ -71,5 +71,24 @@ test('mbsim info shows a scalar barrier or buffer by its name, an array with its
     expect(r.out).toMatch(/^ {2}smem stage\[2\] of 1024 bytes$/m);
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("docs/CHECK.md's --format short example is what the command prints (up to each line's '…'), and bad input leaves stdout empty", async () => {
+  const doc = readFileSync(join(__dirname, '..', 'docs', 'CHECK.md'), 'utf8');
+  const block = /- `--format short`[^\n]*\n\n {2}```\n([\s\S]*?)\n {2}```/.exec(doc)![1]!.split('\n').map((l) => l.trim());
+  expect(block.length).toBe(3);
+  const r = await cli(['check', 'examples/bugs/B10.mbk', '--format', 'short']);
+  expect(r.code).toBe(1);
+  const lines = r.out.trimEnd().split('\n');
+  for (const want of block) {
+    const head = want.split('…')[0]!;
+    expect(lines.some((l) => (want.includes('…') ? l.startsWith(head) : l === want)), want).toBe(true);
+  }
+  for (const format of [['--json'], ['--format', 'short'], ['--quiet']]) {
+    const bad = await cli(['check', 'no-such-file.mbk', ...format]);
+    expect(bad.code).toBe(2);
+    expect(bad.out).toBe('');
+    expect(bad.err).toMatch(/no such file: no-such-file\.mbk/);
   }
 });
