@@ -1,4 +1,5 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
@@ -92,3 +93,14 @@ test("docs/CHECK.md's --format short example is what the command prints (up to e
     expect(bad.err).toMatch(/no such file: no-such-file\.mbk/);
   }
 });
+
+test.skipIf(!existsSync('/usr/bin/script') || process.platform !== 'linux')('mbsim lsp started in a terminal says what it is on stderr; under an editor (a pipe) it prints nothing', () => {
+  const repo = join(__dirname, '..');
+  const cmd = `${process.execPath} --import ./test/support/ts-register.mjs src/cli/bin.ts lsp`;
+  // script(1) gives the command a pseudo-terminal; the timeout ends the server, which waits for input.
+  const tty = spawnSync('script', ['-qec', `timeout 8 ${cmd}`, '/dev/null'], { cwd: repo, encoding: 'utf8', timeout: 30_000 });
+  expect(tty.stdout).toMatch(/mbsim lsp: a language server; it talks LSP \(JSON-RPC\) over stdin\/stdout/);
+  const piped = spawnSync(process.execPath, ['--import', './test/support/ts-register.mjs', 'src/cli/bin.ts', 'lsp'], { cwd: repo, encoding: 'utf8', input: '', timeout: 30_000 });
+  expect(piped.stderr).toBe('');
+  expect(piped.stdout).toBe('');
+}, 60_000);

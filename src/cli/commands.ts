@@ -195,6 +195,8 @@ export const lspCommand: Verb = (program, ctx) => {
     .option('--max-memory <MB>', 'stop a check before the server holds this much memory (default 1024)', parsePositiveArg('--max-memory'))
     .option('--no-check-on-change', 'check only on open and save, not after a pause in typing')
     .action(async (o: { checkTimeout?: number; maxStates?: number; maxMemory?: number; checkOnChange: boolean }) => {
+      // Typed into a terminal, the server would wait silently for JSON-RPC: say what it is (stderr, which LSP leaves free).
+      if (process.stdin.isTTY) ctx.io.err('mbsim lsp: a language server; it talks LSP (JSON-RPC) over stdin/stdout with an editor, which starts it (docs/EDITOR.md). Ctrl-C to stop.');
       const { startLanguageServer, DEFAULT_HAZARD_BOUNDS } = await import('../lsp/index.js');
       const code = await startLanguageServer({
         bounds: {
