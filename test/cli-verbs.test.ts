@@ -104,3 +104,23 @@ test.skipIf(!existsSync('/usr/bin/script') || process.platform !== 'linux')('mbs
   expect(piped.stderr).toBe('');
   expect(piped.stdout).toBe('');
 }, 60_000);
+
+test('check --format short prints a sketch\'s errors one line each (file:line:col: error[code]: message); the text format keeps the source line and caret', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mbsim-short-'));
+  try {
+    const file = join(dir, 'bad.mbk');
+    writeFileSync(file, 'kernel k\nbarrier b count=0\nbarrier c count=0\n');
+    const short = await cli(['check', file, '--format', 'short']);
+    expect(short.code).toBe(2);
+    expect(short.out).toBe('');
+    const lines = short.err.trimEnd().split('\n');
+    expect(lines).toHaveLength(2);
+    for (const [i, l] of lines.entries()) expect(l).toMatch(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}:${i + 2}:17: error\\[E-init-count\\]: init count 0 of barrier [bc] is outside`));
+    const text = await cli(['check', file]);
+    expect(text.code).toBe(2);
+    expect(text.err).toMatch(/\n {2}barrier b count=0\n {18}\^/);
+    expect(text.err).toMatch(/^hint: /m);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
