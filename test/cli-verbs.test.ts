@@ -1,3 +1,7 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Command } from 'commander';
 import { expect, test } from 'vitest';
 import { VERB_NAMES, VERBS } from '../src/cli/commands.js';
@@ -34,4 +38,89 @@ test('a verb prints the same help and usage errors whether it is named first or 
   expect(typo.code).toBe(2);
   expect(typo.err).toMatch(/Did you mean check\?/);
   expect((await cli(['--help'])).out).toMatch(/^ {2}lsp /m);
+});
+
+test('help shows no internal default of a repeatable flag; the flags still collect their values', async () => {
+  for (const verb of ['run', 'check', 'serve']) {
+    const help = (await cli([verb, '--help'])).out;
+    expect(help).not.toMatch(/\(default: (\{\}|\[\])\)/);
+  }
+  const ok = await cli(['check', 'pipeline', '--set', 'K=2', '--set', 'S=2', '--format', 'short']);
+  expect(ok.code).toBe(0);
+  expect(ok.out).toMatch(/^mbsim check pipeline: OK/m);
+  const twice = await cli(['check', 'pipeline', '--set', 'K=2', '--set', 'K=3']);
+  expect(twice.code).toBe(2);
+  expect(twice.err).toMatch(/--set K is given twice/);
+  const sweep = await cli(['check', 'pipeline', '--set', 'K=2', '--sweep', 'S=1..2']);
+  expect(sweep.code).toBe(0);
+  expect(sweep.out).toMatch(/2 combinations/);
+  const none = await cli(['run', 'mechanism', '--json', '--omit', 'events,spans,ledger']);
+  expect(none.code).toBe(0);
+  expect(JSON.parse(none.out).verdict).toBe('ok');
+});
+
+test('mbsim info shows a scalar barrier or buffer by its name, an array with its length', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mbsim-info-'));
+  try {
+    const file = join(dir, 'tiny.mbk');
+    writeFileSync(file, 'kernel tiny arch=sm_100a\nbarrier full count=1\nbarrier ring[2] count=1\nsmem tile bytes=4096\nsmem stage[2] bytes=1024\nrole p warps=1 per=one:\n    mbarrier.arrive.expect_tx full, 4096\n    cp.async.bulk.tensor tile, 4096, full\n    mbarrier.arrive ring[0]\n    ld.shared stage[1]\nrole c warps=1 per=one:\n    mbarrier.try_wait.parity full, 0\n    ld.shared tile\n');
+    const r = await cli(['info', file]);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^ {2}barrier full count=1$/m);
+    expect(r.out).toMatch(/^ {2}barrier ring\[2\] count=1$/m);
+    expect(r.out).toMatch(/^ {2}smem tile of 4096 bytes$/m);
+    expect(r.out).toMatch(/^ {2}smem stage\[2\] of 1024 bytes$/m);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("docs/CHECK.md's --format short example is what the command prints (up to each line's '…'), and bad input leaves stdout empty", async () => {
+  const doc = readFileSync(join(__dirname, '..', 'docs', 'CHECK.md'), 'utf8');
+  const block = /- `--format short`[^\n]*\n\n {2}```\n([\s\S]*?)\n {2}```/.exec(doc)![1]!.split('\n').map((l) => l.trim());
+  expect(block.length).toBe(3);
+  const r = await cli(['check', 'examples/bugs/B10.mbk', '--format', 'short']);
+  expect(r.code).toBe(1);
+  const lines = r.out.trimEnd().split('\n');
+  for (const want of block) {
+    const head = want.split('…')[0]!;
+    expect(lines.some((l) => (want.includes('…') ? l.startsWith(head) : l === want)), want).toBe(true);
+  }
+  for (const format of [['--json'], ['--format', 'short'], ['--quiet']]) {
+    const bad = await cli(['check', 'no-such-file.mbk', ...format]);
+    expect(bad.code).toBe(2);
+    expect(bad.out).toBe('');
+    expect(bad.err).toMatch(/no such file: no-such-file\.mbk/);
+  }
+});
+
+test.skipIf(!existsSync('/usr/bin/script') || process.platform !== 'linux')('mbsim lsp started in a terminal says what it is on stderr; under an editor (a pipe) it prints nothing', () => {
+  const repo = join(__dirname, '..');
+  const cmd = `${process.execPath} --import ./test/support/ts-register.mjs src/cli/bin.ts lsp`;
+  // script(1) gives the command a pseudo-terminal; the timeout ends the server, which waits for input.
+  const tty = spawnSync('script', ['-qec', `timeout 8 ${cmd}`, '/dev/null'], { cwd: repo, encoding: 'utf8', timeout: 30_000 });
+  expect(tty.stdout).toMatch(/mbsim lsp: a language server; it talks LSP \(JSON-RPC\) over stdin\/stdout/);
+  const piped = spawnSync(process.execPath, ['--import', './test/support/ts-register.mjs', 'src/cli/bin.ts', 'lsp'], { cwd: repo, encoding: 'utf8', input: '', timeout: 30_000 });
+  expect(piped.stderr).toBe('');
+  expect(piped.stdout).toBe('');
+}, 60_000);
+
+test('check --format short prints a sketch\'s errors one line each (file:line:col: error[code]: message); the text format keeps the source line and caret', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mbsim-short-'));
+  try {
+    const file = join(dir, 'bad.mbk');
+    writeFileSync(file, 'kernel k\nbarrier b count=0\nbarrier c count=0\n');
+    const short = await cli(['check', file, '--format', 'short']);
+    expect(short.code).toBe(2);
+    expect(short.out).toBe('');
+    const lines = short.err.trimEnd().split('\n');
+    expect(lines).toHaveLength(2);
+    for (const [i, l] of lines.entries()) expect(l).toMatch(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}:${i + 2}:17: error\\[E-init-count\\]: init count 0 of barrier [bc] is outside`));
+    const text = await cli(['check', file]);
+    expect(text.code).toBe(2);
+    expect(text.err).toMatch(/\n {2}barrier b count=0\n {18}\^/);
+    expect(text.err).toMatch(/^hint: /m);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

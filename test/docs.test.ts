@@ -38,7 +38,26 @@ describe('documents name nothing outside the repository', () => {
   });
 
   test('nothing about how the project was made (sessions, helpers, issue numbers, work items)', () => {
-    expect(hits(docs, /\bsessions?\b|\bhelpers?\b|\bissues? ?#?\d+|\bwork items?\b|\bthe brief\b/i)).toEqual([]);
+    expect(hits(docs, /\bsessions?\b|\bhelpers?\b|\bissues?[- ]?#?\d+|\bwork items?\b|\bthe brief\b|\bprevious (bundle|version)\b|\bthis project's\b/i)).toEqual([]);
+  });
+
+  test('every repository path the documents name exists (generated outputs excepted)', () => {
+    // Paths in backticks or plain text that start with one of the repository's folders.
+    const re = /(?<![\w./-])((?:docs|src|examples|test|hw|bench|scripts|editors|conformance)\/[\w./-]*[\w])/g;
+    // Written by a build, a bench or the hardware scripts, not kept in the repository.
+    const generated = /^(hw\/out|docs\/api)(\/|$)/;
+    const missing = docs.flatMap((f) => [...text(f).matchAll(re)]
+      .map((m) => m[1]!)
+      .filter((p) => !p.includes('*') && !generated.test(p) && !existsSync(join(repo, p)))
+      .map((p) => `${f}: ${p}`));
+    expect([...new Set(missing)]).toEqual([]);
+  });
+
+  test('the documents the package ships are the ones README.md lists, and the folders it ships are named in package.json', () => {
+    const pkg = JSON.parse(text('package.json')) as { files: string[] };
+    for (const f of ['dist/', 'dist-web/', 'examples/', 'docs/', 'README.md']) expect(pkg.files).toContain(f);
+    const listed = [...text('README.md').matchAll(/^- `(docs\/[A-Z]+\.md)`/gm)].map((m) => m[1]!).sort();
+    expect(listed).toEqual(docs.filter((d) => d.startsWith('docs/')).sort());
   });
 
   test('mbsim decode cites the repository\'s documents', () => {

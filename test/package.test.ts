@@ -1,5 +1,6 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -58,6 +59,33 @@ describe('the packed package', () => {
     expect(files.some((f) => f.endsWith('.map'))).toBe(false);
     // The command is the bundle; the unbundled CLI, the explorer's page code and the bench stay home.
     expect(files.filter((f) => /^dist\/(cli|web|bench|lsp)\//.test(f))).toEqual([]);
+  });
+
+  test('installs only what the library and the bundled CLI load at run time (the explorer and the CLI are built bundles)', () => {
+    const installed = join(project, 'node_modules', 'mbsim');
+    const shipped = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    const deps = Object.keys(shipped.dependencies).sort();
+    // Every bare import of the shipped JavaScript (static, dynamic or require) is a dependency, and every dependency is imported.
+    const imported = new Set<string>();
+    const walk = (dir: string) => {
+      for (const e of readdirSync(dir, { withFileTypes: true })) {
+        const f = join(dir, e.name);
+        if (e.isDirectory()) walk(f);
+        else if (/\.(c?js|d\.ts)$/.test(e.name)) {
+          for (const m of readFileSync(f, 'utf8').matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*)['"]([^'"./][^'"]*)['"]/g)) {
+            const spec = m[1]!;
+            if (spec.startsWith('node:') || spec === 'mbsim') continue;
+            const name = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!;
+            imported.add(name);
+          }
+        }
+      }
+    };
+    walk(join(installed, 'dist'));
+    const builtins = new Set(builtinModules);
+    expect([...imported].filter((n) => !builtins.has(n)).sort()).toEqual(deps);
+    // The explorer's editor and the CLI's argument parser are inside dist-web/ and dist/bin/*.cjs.
+    for (const devOnly of ['codemirror', '@codemirror/view', 'commander', 'lz-string']) expect(existsSync(join(project, 'node_modules', devOnly)), devOnly).toBe(false);
   });
 
   test('the packed package.json has no prepare (issue 16): installing the tarball runs nothing and npm lists no install script; the checkout keeps its prepare', () => {

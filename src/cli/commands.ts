@@ -19,7 +19,7 @@ export const runCommand: Verb = (program, ctx) => {
     .command('run')
     .description('simulate a kernel with the H200 timing model: timeline, ledger, summary')
     .argument('<kernel>', 'a built-in example name (see `mbsim examples`), a sketch file or a PTX file (with its launch flags)')
-    .option('--set <NAME=VALUE>', 'override a parameter (repeatable)', (v: string, acc: Record<string, number>) => parseSet(v, acc), {})
+    .option('--set <NAME=VALUE>', 'override a parameter (repeatable)', (v: string, acc?: Record<string, number>) => parseSet(v, acc))
     .option('--trace <FILE>', 'write a Chrome trace-event JSON for Perfetto')
     .option('--json', 'print everything as JSON')
     .option('--timing <FILE>', 'JSON file overriding timing parameters')
@@ -39,6 +39,7 @@ export const runCommand: Verb = (program, ctx) => {
     .option('--phase-table <ROLE:BARRIER:VAR>', 'print the phase-tracking table for a role\'s waits on a barrier array');
   addPtxFlags(cmd, false)
     .action(async (target: string, o: RunOpts) => {
+      o.set ??= {};
       const { runVerb } = await import('./run-verb.js');
       ctx.exit(await runVerb(target, o, ctx.io, ctx.started));
     });
@@ -50,8 +51,8 @@ export const checkCommand: Verb = (program, ctx) => {
     .command('check')
     .description('explore every schedule and completion order: hangs, races, phase bugs, with shortest counterexamples')
     .argument('<kernel>', 'a built-in example name, a sketch file or a PTX file (with its launch flags)')
-    .option('--set <NAME=VALUE>', 'override a parameter (repeatable)', (v: string, acc: Record<string, number>) => parseSet(v, acc), {})
-    .option('--sweep <NAME=A..B>', 'check every combination of parameter ranges and print a table of verdicts (repeatable)', (v: string, acc: string[]) => (acc.push(v), acc), [] as string[])
+    .option('--set <NAME=VALUE>', 'override a parameter (repeatable)', (v: string, acc?: Record<string, number>) => parseSet(v, acc))
+    .option('--sweep <NAME=A..B>', 'check every combination of parameter ranges and print a table of verdicts (repeatable)', (v: string, acc: string[] = []) => (acc.push(v), acc))
     .option('--json', 'print the result as JSON (schema mbsim.check/1, docs/CHECK.md)')
     .option('--sarif <FILE>', 'also write the hazards as SARIF 2.1.0')
     .option('--trace <FILE>', 'write the first counterexample as a Chrome trace-event JSON for Perfetto')
@@ -71,6 +72,8 @@ export const checkCommand: Verb = (program, ctx) => {
     .option('--watch', 'check the sketch file again each time it is saved (Ctrl-C to stop)');
   addPtxFlags(cmd, true)
     .action(async (target: string, o: CheckOpts) => {
+      o.set ??= {};
+      o.sweep ??= [];
       const { checkVerb, watchVerb } = await import('./check-verb.js');
       ctx.exit(o.watch ? await watchVerb(target, o, ctx.io) : await checkVerb(target, o, ctx.io, ctx.started));
     });
@@ -194,6 +197,8 @@ export const lspCommand: Verb = (program, ctx) => {
     .option('--max-memory <MB>', 'stop a check before the server holds this much memory (default 1024)', parsePositiveArg('--max-memory'))
     .option('--no-check-on-change', 'check only on open and save, not after a pause in typing')
     .action(async (o: { checkTimeout?: number; maxStates?: number; maxMemory?: number; checkOnChange: boolean }) => {
+      // Typed into a terminal, the server would wait silently for JSON-RPC: say what it is (stderr, which LSP leaves free).
+      if (process.stdin.isTTY) ctx.io.err('mbsim lsp: a language server; it talks LSP (JSON-RPC) over stdin/stdout with an editor, which starts it (docs/EDITOR.md). Ctrl-C to stop.');
       const { startLanguageServer, DEFAULT_HAZARD_BOUNDS } = await import('../lsp/index.js');
       const code = await startLanguageServer({
         bounds: {

@@ -15,6 +15,14 @@ const BRAND = Symbol.for('mbsim.cli.usage-error');
 export class UsageError extends Error {
   readonly [BRAND] = true;
 
+  /**
+   * `message` is what is printed; `brief`, when given, is the same in one line per problem
+   * (`file:line:col: error[code]: message`, no source line, caret or hint), for `--format short`.
+   */
+  constructor(message: string, readonly brief?: string) {
+    super(message);
+  }
+
   static override [Symbol.hasInstance](x: unknown): boolean {
     if (this !== UsageError) return Function.prototype[Symbol.hasInstance].call(this, x);
     return typeof x === 'object' && x !== null && (x as { [BRAND]?: unknown })[BRAND] === true;

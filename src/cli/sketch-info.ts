@@ -17,7 +17,7 @@ function kernelLines(path: string, k: Kernel): string[] {
   if (k.description) out.push(`  ${k.description}`);
   if (k.params.length) out.push(`  params: ${k.params.map((p) => `${p.name}=${p.value}`).join(' ')}`);
   for (const b of k.barriers) out.push(`  barrier ${b.name}${b.scalar ? '' : `[${showExpr(b.length)}]`} count=${showExpr(b.count)}${b.init === 'manual' ? ' init=manual' : ''}`);
-  for (const b of k.buffers) out.push(`  ${b.space} ${b.name}[${showExpr(b.length)}] of ${showExpr(b.bytes)} bytes`);
+  for (const b of k.buffers) out.push(`  ${b.space} ${b.name}${b.scalar ? '' : `[${showExpr(b.length)}]`} of ${showExpr(b.bytes)} bytes`);
   for (const r of k.roles) out.push(`  role ${r.name}: ${r.warps} warp${r.warps === 1 ? '' : 's'}, per=${r.per}${r.instances ? `, ${showExpr(r.instances)} instances` : ''}`);
   return out;
 }

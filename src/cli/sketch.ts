@@ -26,11 +26,14 @@ export function loadSketchFile(path: string): Kernel {
       if (d.hint !== undefined) seenHints.add(d.hint);
       return alignCaret(formatDiagnostic(again ? { ...d, hint: '' } : d, src), src.split(/\r\n|\r|\n/)[d.line - 1], d.col);
     });
+    // The same, one line per diagnostic (its located first line): `check --format short`.
+    const brief = r.diagnostics.slice(0, SHOWN).map((d) => formatDiagnostic({ ...d, hint: '' }, src).split('\n')[0]!);
     const more = r.diagnostics.length - SHOWN;
-    if (more > 0) shown.push(`… and ${more} more error${more > 1 ? 's' : ''} in ${path}`);
+    const tail: string[] = [];
+    if (more > 0) tail.push(`… and ${more} more error${more > 1 ? 's' : ''} in ${path}`);
     // PTX saved as .mbk: its first error is "expected 'eof'" at a comment; say what the file is.
-    if (looksLikePtx(src)) shown.push(`hint: ${path} looks like PTX (it has .version / .target / .entry directives), not a sketch: mbsim reads a file as PTX by its extension; save it as .ptx (then give its launch: docs/PTX.md)`);
-    throw new UsageError(shown.join('\n'));
+    if (looksLikePtx(src)) tail.push(`hint: ${path} looks like PTX (it has .version / .target / .entry directives), not a sketch: mbsim reads a file as PTX by its extension; save it as .ptx (then give its launch: docs/PTX.md)`);
+    throw new UsageError([...shown, ...tail].join('\n'), [...brief, ...tail].join('\n'));
   }
   return r.kernel;
 }

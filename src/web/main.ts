@@ -154,6 +154,9 @@ function launchText(l: PtxLaunch): string {
   return parts.join(', ') || 'the defaults';
 }
 
+/** The text of the sketch `mbsim serve FILE` opened (the summary names it so until it is edited). */
+let servedText: string | undefined;
+
 function setSource(src: SourceRef, params: Record<string, number>, opts: { fromEditor?: boolean; ev?: number } = {}): void {
   state.source = src;
   state.params = { ...params };
@@ -165,7 +168,7 @@ function setSource(src: SourceRef, params: Record<string, number>, opts: { fromE
   const file = src.kind === 'file' ? SKETCH_FILES.find((f) => f.path === src.path) : undefined;
   const firstComment = leadComment(loaded.text ?? '');
   setText(sketchOpt, src.kind === 'sketch' ? `sketch: ${src.name}` : src.kind === 'ptx' ? `PTX: ${src.name}` : 'edited sketch');
-  setText(summary, ex ? `${ex.summary} (built-in, written with the TypeScript builder)` : file ? file.summary : src.kind === 'sketch' ? `${src.name} (edited or shared sketch)${firstComment ? `: ${firstComment}` : ''}`
+  setText(summary, ex ? `${ex.summary} (built-in, written with the TypeScript builder)` : file ? file.summary : src.kind === 'sketch' ? `${src.name} (${src.text === servedText ? 'the file mbsim serve opened' : 'edited or shared sketch'})${firstComment ? `: ${firstComment}` : ''}`
     : src.kind === 'ptx' ? `${src.name} (PTX, translated for its launch: ${launchText(src.launch)})` : '');
   if (!opts.fromEditor) {
     if (src.kind === 'example') editor.setSource({ builtin: src.name, ...(sketchTwin(src.name) ? { twin: sketchTwin(src.name)!.path } : {}) });
@@ -434,6 +437,7 @@ if (!location.hash && document.querySelector('meta[name="mbsim-file"]')) {
     const launch = o?.launch === undefined ? null : launchOf(o.launch);
     if (typeof o?.text !== 'string' || o.text.length > (launch ? MAX_PTX : MAX_SKETCH)) return;
     const name = typeof o.name === 'string' && /^[A-Za-z0-9_.\- ]{1,120}$/.test(o.name) ? o.name : launch ? 'file.ptx' : 'file.mbk';
+    if (!launch) servedText = o.text;
     setSource(launch ? { kind: 'ptx', name, text: o.text, launch } : { kind: 'sketch', name, text: o.text }, {});
   }).catch(() => undefined);
 }

@@ -641,7 +641,7 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
     const srv = await startServer({ root: H.root, port: 0, file });
     try {
       const p = await H.open('', srv.url);
-      await expect.poll(() => p.locator('#ex-summary').textContent()).toContain('B01.mbk');
+      await expect.poll(() => p.locator('#ex-summary').textContent()).toContain('B01.mbk (the file mbsim serve opened)');
       await expect.poll(() => p.locator('#verdict').textContent()).toMatch(/^hang/);
       await p.click('#tab-timeline');
       await shot(p, 'serve-file-B01');
