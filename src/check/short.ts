@@ -12,6 +12,7 @@
  */
 import type { SrcLoc } from '../kernel/ir.js';
 import type { CheckResult, Hazard } from './check.js';
+import type { TripsResult } from './trips.js';
 
 /** `file:line:col` of a finding: its first location, else the last step of its trace that has one. */
 function whereOf(h: Hazard, r: CheckResult): string {
@@ -63,7 +64,11 @@ const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
 /** The short report: the findings' lines (errors first) and a summary line. */
 export function renderShort(r: CheckResult): string {
   const lines = [...r.hazards, ...r.warnings].map((h) => shortLine(h, r));
-  const how = r.complete ? 'every schedule explored' : r.stoppedBy === 'hazard' ? 'stopped at the first error\'s depth' : `stopped by ${r.stoppedBy}: coverage is partial`;
-  lines.push(`mbsim check ${r.program.kernel.name}: ${r.verdict.toUpperCase()}, ${plural(r.hazards.length, 'error')}, ${plural(r.warnings.length, 'warning')}; ${plural(r.coverage.states, 'state')}, ${how}`);
+  const how = r.complete ? 'every schedule explored' : r.stoppedBy === 'hazard' ? (r.hazards.some((h) => h.randomRun) ? 'found by a random run beside the search' : 'stopped at the first error\'s depth') : `stopped by ${r.stoppedBy}: coverage is partial`;
+  // The all-trip-counts check (trips.ts): which counts the verdict covers, or the finding's.
+  const t = 'trips' in r ? (r as TripsResult).trips : null;
+  const first = (r as TripsResult).hazards[0]?.tripCount;
+  const trips = !t ? '' : first !== undefined ? `; with ${t.param} = ${first}` : t.complete ? `; for every ${t.param} ≥ ${t.from}` : `; not every ${t.param} covered`;
+  lines.push(`mbsim check ${r.program.kernel.name}: ${r.verdict.toUpperCase()}, ${plural(r.hazards.length, 'error')}, ${plural(r.warnings.length, 'warning')}; ${plural(r.coverage.states, 'state')}, ${how}${trips}`);
   return `${lines.join('\n')}\n`;
 }
