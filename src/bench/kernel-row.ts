@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { check } from '../check/index.js';
+import { check, checkAllTrips } from '../check/index.js';
 import { parseSketch } from '../lang/index.js';
 import { instantiate, KernelError } from '../machine/program.js';
 
@@ -16,6 +16,8 @@ export interface RowJob {
   set: Record<string, number>;
   timeoutMs: number;
   maxMemory: number;
+  /** Check every value of this trip parameter (check/trips.ts) instead of the one in `set`. */
+  allTrips?: string;
 }
 
 /** What one row found. `hazards`: distinct `kind subject` of the error hazards, in report order. */
@@ -32,11 +34,16 @@ export interface RowResult {
   error?: string;
 }
 
-/** Parses and instantiates a sketch; throws {@link KernelError} (e.g. `smem-size`) or Error. */
-export function programOf(root: string, file: string, set: Record<string, number>) {
+/** Parses a sketch; throws Error when it does not parse. */
+function kernelOf(root: string, file: string) {
   const parsed = parseSketch(readFileSync(join(root, file), 'utf8'), file);
   if (!parsed.kernel) throw new Error(`${file}: ${parsed.diagnostics.map((d) => d.message).join('; ')}`);
-  return instantiate(parsed.kernel, set);
+  return parsed.kernel;
+}
+
+/** Parses and instantiates a sketch; throws {@link KernelError} (e.g. `smem-size`) or Error. */
+export function programOf(root: string, file: string, set: Record<string, number>) {
+  return instantiate(kernelOf(root, file), set);
 }
 
 /** Whether the sketch instantiates with `set` (false only for a shared-memory overflow; other errors throw). */
@@ -54,7 +61,8 @@ export function fitsSmem(root: string, file: string, set: Record<string, number>
 export function checkRow(root: string, job: RowJob): RowResult {
   const t0 = performance.now();
   try {
-    const r = check(programOf(root, job.file, job.set), { timeout: job.timeoutMs, maxMemory: job.maxMemory });
+    const opts = { timeout: job.timeoutMs, maxMemory: job.maxMemory };
+    const r = job.allTrips !== undefined ? checkAllTrips(kernelOf(root, job.file), job.set, { ...opts, param: job.allTrips }) : check(programOf(root, job.file, job.set), opts);
     const hazards = [...new Set(r.hazards.map((h) => `${h.kind} ${h.subject?.name ?? ''}`.trim()))];
     return {
       verdict: r.verdict, complete: r.complete, stoppedBy: r.stoppedBy, states: r.coverage.states,
