@@ -11,7 +11,7 @@ import type { BarrierDecl, BufferDecl, Expr, Kernel, ParamDecl, Per, RoleDecl } 
 import { MAX_COUNT } from '../model/mbarrier.js';
 import { didYouMean, SKETCH_CODES, type SketchDiagnostic } from './diagnostics.js';
 import { arithHint, literal, tryEval } from './eval.js';
-import { NO_SPAN, type RawOption, type Span, exprOf, hasBad, isTok, node, nodes, tok, tokSpan } from './cst.js';
+import { NO_SPAN, type RawOption, type Span, exprOf, hasBad, isTok, lineBreakIn, node, nodes, stringText, tok, tokSpan } from './cst.js';
 import { LowerCtx } from './lower-context.js';
 import { lowerRole } from './lower-stmts.js';
 export type { Span } from './cst.js';
@@ -97,6 +97,12 @@ interface KernelHead {
   span: Span;
 }
 
+/** An error at `span` when the string `text` (the kernel's name or description) holds a line break. */
+function oneLine(lc: LowerCtx, what: string, text: string, span: Span): void {
+  const c = lineBreakIn(text);
+  if (c) lc.err(SKETCH_CODES.optionValue, `${what} contains a line break (${c}): it must be one line`, 'remove the escape (\\n, \\r, \\u2028, …) from the string', span);
+}
+
 /** The kernel line (`kernel NAME arch=... cluster=... [grid=] [resident=] [description=]`); one per sketch. */
 function kernelLine(lc: LowerCtx, kernels: CstNode[], syntaxErrors: boolean): KernelHead {
   let name = 'sketch';
@@ -119,11 +125,8 @@ function kernelLine(lc: LowerCtx, kernels: CstNode[], syntaxErrors: boolean): Ke
     if (id) name = id.image;
     const quoted = tok(n, 'name');
     if (quoted) {
-      try {
-        name = JSON.parse(quoted.image) as string;
-      } catch {
-        name = quoted.image.slice(1, -1);
-      }
+      name = stringText(quoted.image);
+      oneLine(lc, 'the kernel name', name, tokSpan(quoted));
     }
     const opts = lc.readOptions(nodes(n, 'declOption'), 'the kernel', ['arch', 'cluster', 'grid', 'resident', 'description']);
     const a = opts.get('arch');
@@ -150,7 +153,10 @@ function kernelLine(lc: LowerCtx, kernels: CstNode[], syntaxErrors: boolean): Ke
     if (rs && !(rs.value?.kind === 'expr' && rs.value.e.k === 'name' && rs.value.e.name === 'all' && !rs.value.e.index)) resident = lc.exprOption(rs, lc.staticScope('the resident clusters'));
     const d = opts.get('description');
     if (d) {
-      if (d.value?.kind === 'string') description = d.value.text;
+      if (d.value?.kind === 'string') {
+        description = d.value.text;
+        oneLine(lc, 'the description', description, d.value.span);
+      }
       else lc.err(SKETCH_CODES.optionValue, 'description must be a string', 'write description="what the kernel does"', d.value?.span ?? d.span);
     }
   });
