@@ -7,6 +7,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { VERB_NAMES, VERBS } from './commands.js';
+import { refuseLineBreaks } from './args.js';
 import { UsageError } from './errors.js';
 import { nodeIO, usageText, type IO, type VerbContext } from './io.js';
 import { packageInfo } from './package-info.js';
@@ -38,6 +39,7 @@ export async function main(argv: string[], given?: IO): Promise<number> {
   for (const verb of named >= 0 ? [VERBS[named]!] : VERBS) verb(program, ctx);
 
   try {
+    refuseLineBreaks(argv);
     await program.parseAsync(argv, { from: 'user' });
     return code;
   } catch (err) {
