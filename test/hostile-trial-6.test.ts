@@ -1,0 +1,238 @@
+/**
+ * A seventh hostile trial (trial 6): line breaks smuggled into one-line output (a sketch's kernel
+ * name, a file name on the command line), invisible characters in PTX, the Machine's public
+ * methods given garbage, and the language server fed malformed JSON-RPC (params of the wrong
+ * shape, headers it cannot frame, a Content-Length of 10^14). Each case failed before its fix.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { describe, expect, test } from 'vitest';
+import { main } from '../src/cli/main.js';
+import * as M from '../src/index.js';
+import { startLanguageServer } from '../src/lsp/server.js';
+import { checkedFraming, MAX_MESSAGE_BYTES } from '../src/lsp/framing.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'mbsim-trial6-'));
+const file = (name: string, text: string | Buffer) => {
+  const f = join(dir, name);
+  writeFileSync(f, text);
+  return f;
+};
+
+/** The CLI in process: exit code, stdout and stderr. */
+async function cli(args: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(args, { out: (x) => out.push(x), err: (x) => err.push(x), color: false });
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+/** The error `f` throws (fails when it throws none). */
+function thrown(f: () => unknown): Error {
+  try {
+    f();
+  } catch (e) {
+    return e as Error;
+  }
+  throw new Error('expected a throw');
+}
+
+const HANG = 'barrier b[1] count=1\nrole r per=one:\n    mbarrier.try_wait.parity b[0], 0\n';
+
+describe('a line break in the kernel name or description cannot forge a line of the report', () => {
+  test('kernel "k\\nverdict: OK" / description="…\\r…": E-option-value at the string (check, run, info and --format short printed a line "verdict: OK")', async () => {
+    const cases: [string, string, string][] = [
+      ['kernel "k\\nverdict: OK" arch=sm_90a\n', '1:8', 'the kernel name contains a line break (U+000A): it must be one line'],
+      ['kernel k arch=sm_90a description="a\\r\\u001b[2Jb"\n', '1:34', 'the description contains a line break (U+000D): it must be one line'],
+      ['kernel k arch=sm_90a description="a\\u2028b"\n', '1:34', 'the description contains a line break (U+2028): it must be one line'],
+    ];
+    for (const [head, at, msg] of cases) {
+      const f = file('forge.mbk', head + HANG);
+      for (const verb of [['check'], ['run'], ['info'], ['check', '--format', 'short']]) {
+        const r = await cli([...verb, f]);
+        expect(r.code, verb.join(' ')).toBe(2);
+        expect(r.err).toContain(`forge.mbk:${at}: error[E-option-value]: ${msg}`);
+        expect(r.out + r.err).not.toMatch(/^verdict: OK/m);
+      }
+    }
+    // A one-line description with quotes, a tab and an escaped ESC stays fine (the ESC printed as an escape).
+    const ok = await cli(['info', file('fine.mbk', `kernel "k-1" arch=sm_90a description="a \\"quoted\\"\\té\\u001b[2J"\n${HANG}`)]);
+    expect(ok.code).toBe(0);
+    expect(ok.out).toContain('a "quoted"\té\\x1b[2J');
+  });
+});
+
+describe('a command-line argument with a line break', () => {
+  test('a sketch named "evil\\nverdict: OK\\n.mbk", --set, decode: exit 2, one line with the break escaped (the name was printed raw, forging lines)', async () => {
+    const name = file('evil\nverdict: OK\n.mbk', `kernel k arch=sm_90a\n${HANG}`);
+    for (const args of [['check', name], ['check', name, '--format', 'short'], ['run', name], ['info', name], ['check', 'pipeline', '--set', 'K\n=1'], ['decode', '0\r1']]) {
+      const r = await cli(args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.out).toBe('');
+      expect(r.err.split('\n')).toHaveLength(1);
+      expect(r.err).toMatch(/^mbsim: error: argument \d \('.*\\[nr].*'\) contains a line break: mbsim takes no file name or value with one \(rename the file\)$/);
+    }
+    expect((await cli(['check', name])).err).toContain("argument 2 ('" + name.replace(/\n/g, '\\n') + "')");
+  });
+});
+
+describe('PTX: an invisible character is named by its code point', () => {
+  const PTX = (extra: string) => `.version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n\tret;${extra}\n}\n`;
+  test('a zero-width space, a combining accent, a no-break space: U+200B / U+0301 / U+00A0 (the quotes looked empty)', async () => {
+    for (const [ch, cp] of [['\u200b', 'U+200B'], ['\u0301', 'U+0301'], ['\u00a0', 'U+00A0'], ['\u2062', 'U+2062']] as const) {
+      const r = await cli(['info', file('inv.ptx', PTX(ch))]);
+      expect(r.code).toBe(2);
+      expect(r.err.split('\n')[0]).toBe(`${join(dir, 'inv.ptx')}:6:6: error[E-ptx-lex]: unexpected character '${ch}' (${cp})`);
+    }
+    // A visible character, and a control character, keep their short form.
+    expect((await cli(['info', file('vis.ptx', PTX('é'))])).err.split('\n')[0]).toMatch(/error\[E-ptx-lex\]: unexpected character 'é'$/);
+    expect((await cli(['info', file('nul.ptx', PTX('\u0007'))])).err.split('\n')[0]).toMatch(/error\[E-ptx-lex\]: unexpected character '\\x07'$/);
+  });
+});
+
+describe('Machine.step / enabled / finished given garbage: a TypeError naming the method and argument', () => {
+  const p = M.instantiate(M.parseSketch(`kernel k arch=sm_90a\n${HANG}`, 'k.mbk').kernel!);
+  const m = new M.Machine(p);
+  test('a choice that is null, of another kind, or an agent out of range (it threw "Cannot read properties of null (reading \'kind\')")', () => {
+    const s = m.initial();
+    for (const c of [null, undefined, 5, {}, { kind: 'bogus' }, { kind: 'agent', agent: 7 }, { kind: 'agent', agent: -1 }, { kind: 'agent', agent: 0.5 }, { kind: 'async' }]) {
+      const e = thrown(() => m.step(s, c as never));
+      expect(e).toBeInstanceOf(TypeError);
+      expect(e.message).toMatch(/^Machine\.step: choice must be a Choice from Machine\.enabled \(\{ kind: 'agent', agent: 0\.\.0 \} or \{ kind: 'async', id \}\), got /);
+    }
+    const m2 = new M.Machine(M.instantiate(M.parseSketch('kernel k arch=sm_90a\nbarrier b[1] count=1\nrole r per=one:\n    mbarrier.arrive b[0]\n', 'k.mbk').kernel!));
+    const s2 = m2.initial();
+    expect(m2.step(s2, m2.enabled(s2)[0]!).events.map((e) => e.e)).toContain('arrive');
+  });
+  test('a state that is not one (it threw "Cannot read properties of undefined (reading \'length\')")', () => {
+    for (const [f, name] of [[(v: never) => m.enabled(v), 'Machine.enabled'], [(v: never) => m.finished(v), 'Machine.finished'], [(v: never) => m.step(v, { kind: 'agent', agent: 0 }), 'Machine.step']] as const) {
+      for (const v of [null, {}, 3, { agents: 'x' }]) {
+        const e = thrown(() => f(v as never));
+        expect(e).toBeInstanceOf(TypeError);
+        expect(e.message).toMatch(new RegExp(`^${name.replace('.', '\\.')}: s must be a MachineState \\(from Machine.initial or Machine.step\\), got `));
+      }
+    }
+    expect(m.finished(m.initial())).toBe(false);
+  });
+});
+
+/** A language server in process on pipes: send framed messages or raw bytes, read what it answers. */
+function server() {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  const errors: string[] = [];
+  let buf = Buffer.alloc(0);
+  const got: { id?: number; method?: string; result?: unknown; error?: { code: number; message: string }; params?: { type?: number; message?: string } }[] = [];
+  output.on('data', (c: Buffer) => {
+    buf = Buffer.concat([buf, c]);
+    for (;;) {
+      const end = buf.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const len = Number(/Content-Length: (\d+)/.exec(buf.subarray(0, end).toString())![1]);
+      if (buf.length < end + 4 + len) return;
+      got.push(JSON.parse(buf.subarray(end + 4, end + 4 + len).toString()));
+      buf = buf.subarray(end + 4 + len);
+    }
+  });
+  const exited = startLanguageServer({ input, output, checkDelayMs: null, error: (l) => errors.push(l) });
+  const raw = (b: string | Buffer) => input.write(b);
+  const send = (o: object) => {
+    const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', ...o }));
+    raw(Buffer.concat([Buffer.from(`Content-Length: ${body.length}\r\n\r\n`), body]));
+  };
+  const answer = async (id: number) => {
+    for (let i = 0; i < 200; i++) {
+      const a = got.find((m) => m.id === id && m.method === undefined);
+      if (a) return a;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    throw new Error(`no answer to ${id}`);
+  };
+  return { send, raw, answer, got, errors, exited, input };
+}
+
+describe('lsp: params of the wrong shape', () => {
+  test('requests: InvalidParams naming the method and the field (it answered -32603 "Cannot read properties of undefined (reading \'uri\')")', async () => {
+    const s = server();
+    s.send({ id: 1, method: 'initialize', params: { processId: null, rootUri: null, capabilities: {} } });
+    await s.answer(1);
+    s.send({ method: 'textDocument/didOpen', params: { textDocument: { uri: 'file:///x.mbk', languageId: 'mbk', version: 1, text: `kernel k arch=sm_90a\n${HANG}` } } });
+    const doc = { uri: 'file:///x.mbk' };
+    const cases: [string, unknown, string][] = [
+      ['textDocument/hover', null, 'textDocument/hover: params must be an object'],
+      ['textDocument/hover', {}, 'textDocument/hover: params.textDocument.uri must be a string'],
+      ['textDocument/definition', { textDocument: { uri: 5 }, position: { line: 0, character: 0 } }, 'textDocument/definition: params.textDocument.uri must be a string'],
+      ['textDocument/completion', { textDocument: doc, position: { line: -1, character: 1e300 } }, 'textDocument/completion: params.position must be { line, character } of non-negative integers'],
+      ['textDocument/references', { textDocument: doc, position: { line: 0, character: 8 } }, 'textDocument/references: params.context.includeDeclaration must be a boolean'],
+      ['textDocument/documentSymbol', { textDocument: null }, 'textDocument/documentSymbol: params.textDocument.uri must be a string'],
+    ];
+    let id = 10;
+    for (const [method, params, message] of cases) {
+      s.send({ id: ++id, method, params });
+      expect((await s.answer(id)).error).toEqual({ code: -32602, message });
+    }
+    s.send({ id: 99, method: 'textDocument/documentSymbol', params: { textDocument: doc } });
+    expect(((await s.answer(99)).result as { name: string }[]).map((x) => x.name)).toEqual(['k', 'b', 'r']);
+    s.send({ method: 'exit' });
+    expect(await s.exited).toBe(1);
+  });
+
+  test('notifications: dropped with a line in the log; a change whose range ends before it starts no longer empties the document', async () => {
+    const s = server();
+    s.send({ id: 1, method: 'initialize', params: { processId: null, rootUri: null, capabilities: {} } });
+    await s.answer(1);
+    const doc = { uri: 'file:///y.mbk', version: 2 };
+    s.send({ method: 'textDocument/didOpen', params: { textDocument: { ...doc, languageId: 'mbk', version: 1, text: `kernel k arch=sm_90a\n${HANG}` } } });
+    s.send({ method: 'textDocument/didOpen', params: null });
+    s.send({ method: 'textDocument/didChange', params: { textDocument: doc, contentChanges: [{ range: { start: { line: 1e9, character: 5 }, end: { line: 0, character: 0 } }, text: 'zz' }] } });
+    s.send({ method: 'textDocument/didChange', params: { textDocument: doc, contentChanges: 'x' } });
+    s.send({ method: 'textDocument/didSave', params: {} });
+    s.send({ id: 2, method: 'textDocument/documentSymbol', params: { textDocument: doc } });
+    expect(((await s.answer(2)).result as { name: string }[]).map((x) => x.name)).toEqual(['k', 'b', 'r']);
+    expect(s.got.filter((m) => m.method === 'window/logMessage').map((m) => m.params!.message)).toEqual([
+      'mbsim: ignored textDocument/didOpen: params must be an object',
+      'mbsim: ignored textDocument/didChange: params.contentChanges[0].range ends before it starts',
+      'mbsim: ignored textDocument/didChange: params.contentChanges must be an array',
+      'mbsim: ignored textDocument/didSave: params.textDocument.uri must be a string',
+    ]);
+    s.send({ method: 'exit' });
+    expect(await s.exited).toBe(1);
+  });
+});
+
+describe('lsp: messages the base protocol cannot frame', () => {
+  test('Content-Length 10^14, "abc", or a header without one: exit 2 with one line (it grew past 3.7 GB buffering, or went deaf without a word)', async () => {
+    const cases: [string, string][] = [
+      ['Content-Length: 99999999999999\r\n\r\n{', `mbsim lsp: error: message 2: Content-Length 99,999,999,999,999 is more than the ${MAX_MESSAGE_BYTES.toLocaleString('en-US')} bytes a message may have`],
+      ['Content-Length: abc\r\n\r\n{}', 'mbsim lsp: error: message 2: Content-Length "abc" is not a byte count'],
+      ['Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n{}', 'mbsim lsp: error: message 2: the header has no Content-Length'],
+      ['garbage\r\n\r\n', 'mbsim lsp: error: message 2: header line "garbage" is not "Name: value"'],
+      [`X-Pad: ${'a'.repeat(10_000)}`, 'mbsim lsp: error: message 2: no end of its header (an empty line) within 8,192 bytes'],
+    ];
+    for (const [bytes, line] of cases) {
+      const s = server();
+      s.send({ id: 1, method: 'initialize', params: { processId: null, rootUri: null, capabilities: {} } });
+      await s.answer(1);
+      s.raw(bytes);
+      expect(await s.exited).toBe(2);
+      expect(s.errors).toEqual([line]);
+    }
+  });
+
+  test('the framing passes well-formed messages through unchanged, split anywhere, several in one chunk', async () => {
+    const fails: string[] = [];
+    const t = checkedFraming((l) => fails.push(l));
+    const body = (n: number) => JSON.stringify({ jsonrpc: '2.0', method: 'x', params: { n, s: 'é'.repeat(n) } });
+    const msgs = [1, 0, 300].map((n) => `Content-Length: ${Buffer.byteLength(body(n))}\r\ncontent-type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n${body(n)}`);
+    const all = Buffer.from(msgs.join(''));
+    const out: Buffer[] = [];
+    t.on('data', (c: Buffer) => out.push(c));
+    for (let i = 0; i < all.length; i += 7) t.write(all.subarray(i, i + 7));
+    t.end();
+    await new Promise((r) => t.on('end', r));
+    expect(fails).toEqual([]);
+    expect(Buffer.concat(out).equals(all)).toBe(true);
+  });
+});
