@@ -29,7 +29,10 @@ export function lower(
 
   const params = paramDecls(lc, ofKind('paramDecl'));
   const head = kernelLine(lc, ofKind('kernelDecl'), syntaxErrors);
-  lc.clusterDefault = lc.evalDefault(head.cluster);
+  // A size outside 1..16 is an error of the kernel line already; the checks that use the size
+  // (roles' CTAs, multicast masks, ranks) then have none (a size of 2^53 − 1 built an array of it).
+  const cluster = lc.evalDefault(head.cluster);
+  lc.clusterDefault = cluster !== undefined && cluster >= 1 && cluster <= MAX_CLUSTER ? cluster : undefined;
   lc.sizeEnv = lc.clusterDefault !== undefined ? { ncta: lc.clusterDefault } : {};
   const barriers = barrierDecls(lc, ofKind('barrierDecl'));
   const buffers = bufferDecls(lc, ofKind('bufferDecl'));
@@ -97,6 +100,9 @@ interface KernelHead {
   span: Span;
 }
 
+/** CTAs in a cluster at most (16 with the non-portable size on sm_90 and later; 8 portable). */
+const MAX_CLUSTER = 16;
+
 /** An error at `span` when the string `text` (the kernel's name or description) holds a line break. */
 function oneLine(lc: LowerCtx, what: string, text: string, span: Span): void {
   const c = lineBreakIn(text);
@@ -144,7 +150,7 @@ function kernelLine(lc: LowerCtx, kernels: CstNode[], syntaxErrors: boolean): Ke
       if (e) {
         cluster = e;
         const v = lc.evalDefault(e, {}, c.value!.span);
-        if (v !== undefined && (v < 1 || v > 16)) lc.err(SKETCH_CODES.optionValue, `cluster size ${v} is outside 1..16`, 'a cluster has 1 to 16 CTAs (portable maximum 8)', c.value!.span);
+        if (v !== undefined && (v < 1 || v > MAX_CLUSTER)) lc.err(SKETCH_CODES.optionValue, `cluster size ${v} is outside 1..${MAX_CLUSTER}`, 'a cluster has 1 to 16 CTAs (portable maximum 8)', c.value!.span);
       }
     }
     const g = opts.get('grid');
