@@ -236,3 +236,26 @@ describe('lsp: messages the base protocol cannot frame', () => {
     expect(Buffer.concat(out).equals(all)).toBe(true);
   });
 });
+
+describe('giant sizes in the kernel line and role headers', () => {
+  test('cluster=2^53 − 1, 0 or −1: the kernel line\'s error alone (2^53 − 1 was "nested too deeply to be parsed (1 levels)" at line 2, from an array of that size)', async () => {
+    for (const [c, at] of [['9007199254740991', '1:30'], ['0', '1:30'], ['-1', '1:30']] as const) {
+      const r = await cli(['check', file('cl.mbk', `kernel k arch=sm_90a cluster=${c}\n${HANG}`)]);
+      expect(r.code).toBe(2);
+      expect(r.err.split('\n')[0]).toBe(`${join(dir, 'cl.mbk')}:${at}: error[E-option-value]: cluster size ${c} is outside 1..16`);
+      expect(r.err).not.toContain('nested too deeply');
+    }
+    // From a parameter set on the command line: the launch's error, exit 2.
+    const f = file('clp.mbk', `param C = 1\nkernel k arch=sm_90a cluster=C\n${HANG}`);
+    const r = await cli(['check', f, '--set', 'C=9007199254740991']);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('error[cluster-size]: cluster size 9007199254740991 is outside 1..16');
+  });
+
+  test('warps=2^53 − 1: the thread count is "more than 9,007,199,254,740,991", not a rounded 288,230,376,151,711,700', async () => {
+    const r = await cli(['check', file('warps.mbk', 'kernel k arch=sm_90a\nbarrier b[1] count=1\nrole r warps=9007199254740991 per=one:\n    mbarrier.arrive b[0]\n')]);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('error[E-kernel-threads]: CTA 0 has more than 9,007,199,254,740,991 threads; a CTA can have at most 1024 (32 warps); role r has more than 9,007,199,254,740,991');
+    expect(r.err).not.toContain('288,230');
+  });
+});
