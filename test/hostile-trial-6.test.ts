@@ -259,3 +259,35 @@ describe('giant sizes in the kernel line and role headers', () => {
     expect(r.err).not.toContain('288,230');
   });
 });
+
+describe('the parse of a large input under --max-memory', () => {
+  test('PTX over 16 MiB: exit 2 saying so (it was cut at 64 MiB and reported as a syntax error at the cut, after 2.9 GB and 30 s)', async () => {
+    const f = join(dir, 'huge.ptx');
+    writeFileSync(f, `.version 8.0\n.target sm_90a\n.address_size 64\n${'// padding\n'.repeat((16 << 20) / 11 + 1)}`);
+    for (const verb of ['check', 'info']) {
+      const r = await cli([verb, f]);
+      expect(r.code).toBe(2);
+      expect(r.err).toBe(`mbsim: error: cannot read PTX file ${f}: it is larger than 16 MiB, the most mbsim reads (nvcc's PTX of a kernel is a few MiB; give the module of the kernel alone)`);
+    }
+  });
+
+  test('a 1 MiB sketch under --max-memory 200: exit 3 before parsing, one line (the parse took the process to 340 MB)', async () => {
+    const f = file('big.mbk', `kernel k arch=sm_90a\nbarrier b[1] count=1\nrole r per=one:\n${'    mbarrier.arrive b[0]\n'.repeat(40_000)}`);
+    for (const verb of ['check', 'run']) {
+      const r = await cli([verb, f, '--max-memory', '200']);
+      expect(r.code).toBe(3);
+      expect(r.out).toBe('');
+      expect(r.err).toMatch(new RegExp(`^mbsim: incomplete: stopped by --max-memory 200 before parsing ${f.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: 1,000,058 characters of sketch take about 245 MB to parse, and the process holds [\\d,]+ MB; raise --max-memory MB or give a smaller file$`));
+    }
+  });
+
+  test('weighParse: small inputs are not weighed; the bound counts what the process holds', async () => {
+    const { weighParse } = await import('../src/cli/parse-budget.js');
+    const rss = (mb: number) => () => mb * 1048576;
+    expect(() => weighParse('a.mbk', 'sketch', 60_000, 10, rss(5000))).not.toThrow(); // 15 MB: not weighed
+    expect(() => weighParse('a.ptx', 'PTX', 1 << 20, 100, rss(51))).not.toThrow(); // 48 + 51 ≤ 100
+    const e = thrown(() => weighParse('a.ptx', 'PTX', 1 << 20, 100, rss(53)));
+    expect(e.message).toBe('mbsim: incomplete: stopped by --max-memory 100 before parsing a.ptx: 1,048,576 characters of PTX take about 48 MB to parse, and the process holds 53 MB; raise --max-memory MB or give a smaller file');
+    expect((e as { exitCode?: number }).exitCode).toBe(3);
+  });
+});

@@ -14,9 +14,19 @@ const BRAND = Symbol.for('mbsim.cli.usage-error');
  */
 export class UsageError extends Error {
   readonly [BRAND] = true;
+  /** The CLI's exit code for it: 2 (bad input); 3 for an {@link IncompleteError}. */
+  readonly exitCode: number = 2;
 
   static override [Symbol.hasInstance](x: unknown): boolean {
     if (this !== UsageError) return Function.prototype[Symbol.hasInstance].call(this, x);
     return typeof x === 'object' && x !== null && (x as { [BRAND]?: unknown })[BRAND] === true;
   }
+}
+
+/**
+ * A bound stopped the command before it had a result to report (the parse of a file too large for
+ * `--max-memory`): printed as is, exit code 3 (incomplete).
+ */
+export class IncompleteError extends UsageError {
+  override readonly exitCode = 3;
 }

@@ -59,13 +59,14 @@ export function examplesDir(): string {
  * Loads an example by name or a sketch file by path. A built-in example runs from its sketch file
  * (`examples/NAME.mbk`, identical to the builder version, test/lang-examples.test.ts), so that
  * locations point at a file the user can open and edit; the builder version is the fallback.
- * `warn` gets the warnings of a PTX file's header values.
+ * `warn` gets the warnings of a PTX file's header values. A file whose parse would take the
+ * process past `maxMemoryMb` (the command's --max-memory) stops the command, incomplete.
  */
-export async function loadKernel(spec: string, ptx?: PtxFlags, ptxGrid = true, warn?: (text: string) => void): Promise<Loaded> {
+export async function loadKernel(spec: string, ptx?: PtxFlags, ptxGrid = true, warn?: (text: string) => void, maxMemoryMb?: number): Promise<Loaded> {
   if (ptx && isPtx(spec)) {
     // The PTX parser and front end are loaded only for PTX input.
     const { loadPtxKernel } = await import('./ptx-load.js');
-    return { kernel: loadPtxKernel(spec, ptx, warn), origin: spec };
+    return { kernel: loadPtxKernel(spec, ptx, warn, maxMemoryMb), origin: spec };
   }
   if (ptx) refusePtxFlags(ptx, ptxGrid);
   const ex = findExample(spec);
@@ -81,7 +82,7 @@ export async function loadKernel(spec: string, ptx?: PtxFlags, ptxGrid = true, w
   const why = inputProblem(spec);
   if (why === null) {
     const { loadSketchFile } = await import('./sketch.js');
-    return { kernel: loadSketchFile(spec), origin: spec };
+    return { kernel: loadSketchFile(spec, maxMemoryMb), origin: spec };
   }
   // Something is there, but not a file: say what it is (a link to /dev/zero is a device).
   if (why !== 'no such file') throw new UsageError(`cannot read sketch file ${echo(spec)}: ${why}`);

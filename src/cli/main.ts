@@ -57,7 +57,7 @@ export async function main(argv: string[], given?: IO): Promise<number> {
     }
     if (err instanceof UsageError) {
       io.err(usageText(err));
-      return 2;
+      return err.exitCode === 3 ? 3 : 2;
     }
     throw err;
   }

@@ -22,8 +22,8 @@ export { addPtxFlags, isPtx, refusePtxFlags, type PtxFlags } from './ptx-flags.j
  * Reads, parses and translates a PTX file for the launch its sidecar and the flags give; errors
  * are {@link UsageError}s, warnings of its header values go to `warn`.
  */
-export function loadPtxKernel(path: string, f: PtxFlags, warn?: (text: string) => void): Kernel {
-  const { module, src } = loadPtxFile(path, warn);
+export function loadPtxKernel(path: string, f: PtxFlags, warn?: (text: string) => void, maxMemoryMb?: number): Kernel {
+  const { module, src } = loadPtxFile(path, warn, maxMemoryMb);
   return translateOrExplain(module, ptxLaunchOf(path, src, module, f));
 }
 

@@ -70,7 +70,7 @@ interface RunPlan {
 async function planRun(target: string, o: RunOpts, io: IO): Promise<RunPlan> {
   if (o.trace !== undefined && o.trace.trim() === '') throw new UsageError('--trace needs a file name');
   if (o.trace !== undefined) refuseStdout('--trace', o.trace, true); // the report always goes to stdout
-  const loaded = await loadKernel(target, o, false, io.err);
+  const loaded = await loadKernel(target, o, false, io.err, o.maxMemory);
   if (o.trace !== undefined) refuseInput(o.trace, inputFiles(loaded.kernel.file, o.timing));
   // For a PTX file --grid is the launch (every cluster simulated), not the bandwidth model's CTAs.
   const grid = isPtx(target) ? undefined : o.grid;
