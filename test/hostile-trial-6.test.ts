@@ -291,3 +291,22 @@ describe('the parse of a large input under --max-memory', () => {
     expect((e as { exitCode?: number }).exitCode).toBe(3);
   });
 });
+
+describe('the library\'s simulate is bounded in memory by default', () => {
+  test('simulate(program) with no options stops by max-memory at 2 GiB, as check does (a long run recorded events until V8 aborted the process after 95 s)', async () => {
+    const { vi } = await import('vitest');
+    const { DEFAULT_MAX_MEMORY } = await import('../src/machine/governor.js');
+    expect(DEFAULT_MAX_MEMORY).toBe(2 * 1024 ** 3);
+    const p = M.instantiate(M.parseSketch('kernel k arch=sm_90a\nbarrier b[1] count=1\nrole r per=one:\n    for i in range(0, 9007199254740991):\n        mbarrier.arrive b[0]\n', 'k.mbk').kernel!);
+    const spy = vi.spyOn(process.memoryUsage, 'rss').mockReturnValue(DEFAULT_MAX_MEMORY + 1);
+    try {
+      const r = M.simulate(p);
+      expect([r.verdict, r.stoppedBy]).toEqual(['incomplete', 'max-memory']);
+      // Infinity is no bound: the run goes on to its step bound.
+      const free = M.simulate(p, { maxMemory: Infinity, maxSteps: 1000 });
+      expect([free.verdict, free.stoppedBy]).toEqual(['incomplete', 'max-steps']);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});
