@@ -310,3 +310,16 @@ describe('the library\'s simulate is bounded in memory by default', () => {
     }
   });
 });
+
+describe('an output path is echoed like every other value', () => {
+  test('--sarif / --trace of a 300-character name: the name cut at 64 characters with its length (the whole 4,400-character path was printed)', async () => {
+    const name = `${'a'.repeat(300)}.sarif`;
+    const r = await cli(['check', 'mechanism', '--sarif', name]);
+    expect(r.code).toBe(2);
+    expect(r.err).toBe(`mbsim: error: cannot write ${'a'.repeat(64)}… (306 characters): the name is too long (ENAMETOOLONG)`);
+    const deep = `${'dir/'.repeat(1100)}x.json`;
+    const t = await cli(['run', 'mechanism', '--trace', deep]);
+    expect(t.code).toBe(2);
+    expect(t.err).toMatch(/^mbsim: error: cannot write (dir\/){16}… \(4,406 characters\): /);
+  });
+});
