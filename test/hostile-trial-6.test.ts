@@ -323,3 +323,14 @@ describe('an output path is echoed like every other value', () => {
     expect(t.err).toMatch(/^mbsim: error: cannot write (dir\/){16}… \(4,406 characters\): /);
   });
 });
+
+describe('empty values', () => {
+  test("info '' and serve '': '… needs a file name' (they said 'cannot read PTX file : no such file' and 'no such file: ')", async () => {
+    expect(await cli(['info', ''])).toEqual({ code: 2, out: '', err: 'mbsim: error: info needs a file name' });
+    expect(await cli(['serve', ' '])).toEqual({ code: 2, out: '', err: 'mbsim: error: serve needs a file name (or none, for the built-in examples)' });
+  });
+
+  test("run --phase-table '': exit 2 naming the form (it was ignored: exit 0 without a table)", async () => {
+    expect(await cli(['run', 'mechanism', '--phase-table', ''])).toEqual({ code: 2, out: '', err: "mbsim: error: --phase-table expects ROLE:BARRIER:VARIABLE, got ''" });
+  });
+});

@@ -130,7 +130,7 @@ function simulateRun(p: RunPlan, o: RunOpts, started: number, recorder: () => Ph
 function phaseTableFor(target: string, program: Program, spec: string | undefined): { make: () => PhaseRecorder | null; variable: string; empty: string } {
   const ex = findExample(target);
   const ptSpec = spec ?? (ex?.phaseTable ? `${ex.phaseTable.role}:${ex.phaseTable.barrier}:${ex.phaseTable.variable}` : undefined);
-  if (!ptSpec) return { make: () => null, variable: 'phase_tma', empty: '' };
+  if (ptSpec === undefined) return { make: () => null, variable: 'phase_tma', empty: '' };
   const parts = ptSpec.split(':');
   const [role, barrier, variable] = parts;
   if (parts.length !== 3 || !role || !barrier || !variable) throw new UsageError(`--phase-table expects ROLE:BARRIER:VARIABLE, got '${echo(ptSpec)}'`);
