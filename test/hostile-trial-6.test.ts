@@ -334,3 +334,24 @@ describe('empty values', () => {
     expect(await cli(['run', 'mechanism', '--phase-table', ''])).toEqual({ code: 2, out: '', err: "mbsim: error: --phase-table expects ROLE:BARRIER:VARIABLE, got ''" });
   });
 });
+
+describe('instantiate\'s overrides', () => {
+  const k = M.parseSketch('param S = 2\nkernel k arch=sm_90a\nbarrier b[S] count=1\nrole r per=one:\n    mbarrier.arrive b[0]\n', 'k.mbk').kernel!;
+  test('a Map, or an object whose names are inherited: a TypeError (the override was dropped silently and the defaults ran)', () => {
+    for (const [v, got] of [[new Map([['S', 4]]), 'a Map'], [Object.create({ S: 4 }), 'an object whose prototype is not Object.prototype'], [new (class P { S = 4; })(), 'an object whose prototype is not Object.prototype (an instance of P)']] as const) {
+      const e = thrown(() => M.instantiate(k, v as never));
+      expect(e).toBeInstanceOf(TypeError);
+      expect(e.message).toBe(`instantiate: overrides must be a plain object of parameter names to integers, { S: 4 } (or left out), got ${got}`);
+    }
+    // Plain objects, null-prototype ones and Proxies of them are read.
+    for (const v of [{ S: 4 }, Object.assign(Object.create(null), { S: 4 }), new Proxy({ S: 4 }, {})]) expect(M.instantiate(k, v).barriers[0]!.length).toBe(4);
+  });
+
+  test('a value that is not a number is named by its type (the string "3" read "got 3")', () => {
+    for (const [v, got] of [['3', 'a string ("3")'], [3n, 'a bigint'], [null, 'null'], [2.5, '2.5']] as const) {
+      const e = thrown(() => M.instantiate(k, { S: v as never }));
+      expect(e).toBeInstanceOf(M.KernelError);
+      expect(e.message).toBe(`parameter S must be an integer, got ${got}`);
+    }
+  });
+});

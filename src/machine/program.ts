@@ -14,7 +14,7 @@ import { OPC } from './ops/index.js';
 import { compileRole } from './compile-role.js';
 export { perThreads, roleReadsWarp, roleSplits, sliceSiblings } from './roles.js';
 import { enumerateViews, keysOverlap, markRanged, storageBytes, type BufferPlacement, type BufferSpace } from './views.js';
-import { objectArg } from '../model/api-args.js';
+import { argKind, objectArg, plainObjectArg } from '../model/api-args.js';
 
 /** A kernel that cannot be instantiated: the message names the problem, `loc` where it is. */
 export class KernelError extends Error {
@@ -294,7 +294,7 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
   if (!kernel || typeof kernel !== 'object' || !Array.isArray(kernel.params) || !Array.isArray(kernel.roles)) {
     throw new TypeError(`instantiate: expected a Kernel (from parseSketch or the builder), got ${kernel === null ? 'null' : Array.isArray(kernel) ? 'an array' : typeof kernel}`);
   }
-  objectArg('instantiate', 'overrides', overrides);
+  plainObjectArg('instantiate', 'overrides', overrides, 'a plain object of parameter names to integers, { S: 4 } (or left out)');
   objectArg('instantiate', 'options', options);
   // Null-prototype maps keyed by the kernel's names: `constructor` or `__proto__` are names like any other.
   const params: Record<string, number> = Object.create(null) as Record<string, number>;
@@ -305,7 +305,7 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
       const known = kernel.params.map((p) => p.name).join(', ') || 'none';
       throw new KernelError(`unknown parameter '${n}' (this kernel has: ${known})`, undefined, 'unknown-param');
     }
-    if (!Number.isInteger(v)) throw new KernelError(`parameter ${n} must be an integer, got ${v}`, undefined, 'bad-param');
+    if (!Number.isInteger(v)) throw new KernelError(`parameter ${n} must be an integer, got ${typeof v === 'number' ? v : argKind(v)}`, undefined, 'bad-param');
     params[n] = v;
   }
   for (const p of kernel.params) {
