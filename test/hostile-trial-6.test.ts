@@ -355,3 +355,21 @@ describe('instantiate\'s overrides', () => {
     }
   });
 });
+
+describe('lsp: initializationOptions out of range', () => {
+  test('checkTimeoutMs 1e12: not used, said in the log (the check thread\'s kill timer overflowed to 1 ms: every check "ran past 2000000002000 ms")', async () => {
+    const s = server();
+    s.send({ id: 1, method: 'initialize', params: { processId: null, rootUri: null, capabilities: {}, initializationOptions: { checkTimeoutMs: 1e12, checkDelayMs: -5, maxStates: 'x' } } });
+    await s.answer(1);
+    expect(s.got.filter((m) => m.method === 'window/logMessage').map((m) => m.params!.message)).toEqual([
+      'mbsim: initializationOptions.checkDelayMs is not a positive number: not used (-5)',
+      'mbsim: initializationOptions.checkTimeoutMs is more than 1,000,000,000: not used (1000000000000)',
+      'mbsim: initializationOptions.maxStates is not a positive number: not used ("x")',
+    ]);
+    // The largest accepted timeout keeps the check thread's kill timer (2 × it + 2 s) within what a timer holds.
+    const { MAX_CLIENT_MS } = await import('../src/lsp/server.js');
+    expect(2 * MAX_CLIENT_MS + 2000).toBeLessThan(2 ** 31);
+    s.send({ method: 'exit' });
+    expect(await s.exited).toBe(1);
+  });
+});

@@ -79,7 +79,18 @@ const CAPABILITIES: InitializeResult['capabilities'] = {
   completionProvider: { triggerCharacters: ['.'] },
 };
 
-const positive = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v > 0;
+/**
+ * Most milliseconds a client may ask for as the check's timeout or the typing pause (about 11.6
+ * days, the CLI's --timeout limit): the thread's kill timer (twice the timeout plus 2 s) must stay
+ * below 2^31 ms, what a timer holds. Past it Node set the timer to 1 ms and killed every check at once.
+ */
+export const MAX_CLIENT_MS = 1_000_000_000;
+
+/** Why `v` is no positive number up to `max`, or null. */
+function positiveProblem(v: unknown, max: number): string | null {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) return 'is not a positive number';
+  return v > max ? `is more than ${max.toLocaleString('en-US')}` : null;
+}
 
 /** Quiet time (ms) after a change before the document is parsed: a burst of changes costs one parse. */
 export const PARSE_DEBOUNCE_MS = 50;
@@ -101,12 +112,22 @@ class Sketches {
     this.delay = opts.checkDelayMs === undefined ? 1000 : opts.checkDelayMs;
   }
 
-  /** Applies the client's `initializationOptions`. */
+  /**
+   * Applies the client's `initializationOptions`; a value out of its range is not used, with a
+   * line in the client's log naming it.
+   */
   configure(o: InitOptions): void {
     if (o.checkOnChange === false) this.delay = null;
-    if (positive(o.checkDelayMs)) this.delay = o.checkDelayMs;
-    if (positive(o.checkTimeoutMs)) this.bounds = { ...this.bounds, timeoutMs: o.checkTimeoutMs };
-    if (positive(o.maxStates)) this.bounds = { ...this.bounds, maxStates: Math.floor(o.maxStates) };
+    const take = (name: keyof InitOptions, max: number, use: (v: number) => void) => {
+      const v = o[name];
+      if (v === undefined) return;
+      const why = positiveProblem(v, max);
+      if (why === null) use(v as number);
+      else this.conn.console.warn(`mbsim: initializationOptions.${name} ${why}: not used (${typeof v === 'number' ? v : JSON.stringify(v)?.slice(0, 40)})`);
+    };
+    take('checkDelayMs', MAX_CLIENT_MS, (v) => (this.delay = v));
+    take('checkTimeoutMs', MAX_CLIENT_MS, (v) => (this.bounds = { ...this.bounds, timeoutMs: v }));
+    take('maxStates', Number.MAX_SAFE_INTEGER, (v) => (this.bounds = { ...this.bounds, maxStates: Math.floor(v) }));
   }
 
   /** Parses the document, publishes its diagnostics (withdrawing its hazards) and remembers its kernel and names. */
