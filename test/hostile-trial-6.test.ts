@@ -373,3 +373,13 @@ describe('lsp: initializationOptions out of range', () => {
     expect(await s.exited).toBe(1);
   });
 });
+
+describe('--sweep past its combinations', () => {
+  test('the count with separators and its factors; past 2^53 "more than" (it printed 100000000 and 1e+24)', async () => {
+    const r = await cli(['check', 'pipeline', '--sweep', 'K=1..10000', '--sweep', 'S=1..10000']);
+    expect(r).toEqual({ code: 2, out: '', err: 'mbsim: error: --sweep: 100,000,000 combinations (10,000 × 10,000); at most 10,000' });
+    const big = await cli(['check', 'pipeline', ...['K', 'S', 'TILES', 'TILE_A', 'TILE_B', 'CTAS'].flatMap((n) => ['--sweep', `${n}=1..10000`])]);
+    expect(big.code).toBe(2);
+    expect(big.err).toMatch(/^mbsim: error: --sweep: more than 9,007,199,254,740,991 combinations \(10,000 × .*\); at most 10,000$/);
+  });
+});
