@@ -383,3 +383,37 @@ describe('--sweep past its combinations', () => {
     expect(big.err).toMatch(/^mbsim: error: --sweep: more than 9,007,199,254,740,991 combinations \(10,000 × .*\); at most 10,000$/);
   });
 });
+
+describe('the builder checks what it is given', () => {
+  const body = (b: { arrive: (bar: string) => unknown }) => b.arrive('b');
+  test('a length, count or cycles that is NaN, 2.5, a Symbol or an object: BuildError / TypeError at the call (instantiate threw "Invalid array length", "compileExpr(...) is not a function")', () => {
+    const cases: [() => unknown, RegExp][] = [
+      [() => M.kernel('k').barriers('b', NaN, { count: 1 }), /^bad expression NaN: a number must be an integer within ±\(2\^53 − 1\)$/],
+      [() => M.kernel('k').barrier('b', { count: 2.5 }), /^bad expression 2\.5: a number/],
+      [() => M.kernel('k').barrier('b', { count: Symbol('x') as never }), /^builder: an expression must be an integer, a string such as 'S \* 2' or an Expr, got a symbol$/],
+      [() => M.kernel('k').barrier('b', { count: {} as never }), /^builder: an expression must be .*, got an object of another shape$/],
+      [() => M.kernel('k').barrier('b', { count: 1 }).role('r', {}, (b) => b.work(Infinity)), /^bad expression Infinity: a number/],
+    ];
+    for (const [f, re] of cases) {
+      const e = thrown(f);
+      expect(e instanceof M.BuildError || e instanceof TypeError, e.message).toBe(true);
+      expect(e.message).toMatch(re);
+    }
+  });
+
+  test('role names, options and the kernel\'s arch and params (a duplicate role, warps=0.5, per="bogus" and arch "sm_42" were accepted and ran)', () => {
+    const k = () => M.kernel('k').barrier('b', { count: 1 });
+    const cases: [() => unknown, string][] = [
+      [() => k().role('r', {}, body).role('r', {}, body), "role: a role named 'r' is declared already"],
+      [() => k().role('', {}, body), 'role: name "" is not a name (letters, digits and _, not starting with a digit)'],
+      [() => k().role('a b', {}, body), 'role: name "a b" is not a name (letters, digits and _, not starting with a digit)'],
+      [() => k().role('r', { warps: 0.5 }, body), 'role: options.warps must be a positive integer, got a number (0.5)'],
+      [() => k().role('r', { threads: 0 }, body), 'role: options.threads must be a positive integer, got a number (0)'],
+      [() => k().role('r', { per: 'bogus' as never }, body), "role: options.per must be 'thread', 'warp' or 'one', got a string"],
+      [() => M.kernel('k', { arch: 'sm_42' as never }), "kernel: options.arch must be 'sm_90a' or 'sm_100a', got a string"],
+      [() => M.kernel('k', { params: { S: NaN } }), 'kernel: options.params.S must be an integer within ±(2^53 − 1), got a number (NaN)'],
+    ];
+    for (const [f, msg] of cases) expect(thrown(f).message).toBe(msg);
+    expect(M.instantiate(k().role('r', { warps: 2, per: 'warp' }, body).build()).agents).toHaveLength(2);
+  });
+});
