@@ -281,14 +281,31 @@ describe('the parse of a large input under --max-memory', () => {
     }
   });
 
-  test('weighParse: small inputs are not weighed; the bound counts what the process holds', async () => {
+  test('weighParse: small inputs are not weighed; the bound counts what the process holds, and the time left', async () => {
     const { weighParse } = await import('../src/cli/parse-budget.js');
     const rss = (mb: number) => () => mb * 1048576;
-    expect(() => weighParse('a.mbk', 'sketch', 60_000, 10, rss(5000))).not.toThrow(); // 15 MB: not weighed
-    expect(() => weighParse('a.ptx', 'PTX', 1 << 20, 100, rss(51))).not.toThrow(); // 48 + 51 ≤ 100
-    const e = thrown(() => weighParse('a.ptx', 'PTX', 1 << 20, 100, rss(53)));
+    expect(() => weighParse('a.mbk', 'sketch', 60_000, { maxMemoryMb: 10 }, rss(5000))).not.toThrow(); // 15 MB: not weighed
+    expect(() => weighParse('a.ptx', 'PTX', 1 << 20, { maxMemoryMb: 100 }, rss(51))).not.toThrow(); // 48 + 51 ≤ 100
+    const e = thrown(() => weighParse('a.ptx', 'PTX', 1 << 20, { maxMemoryMb: 100 }, rss(53)));
     expect(e.message).toBe('mbsim: incomplete: stopped by --max-memory 100 before parsing a.ptx: 1,048,576 characters of PTX take about 48 MB to parse, and the process holds 53 MB; raise --max-memory MB or give a smaller file');
     expect((e as { exitCode?: number }).exitCode).toBe(3);
+    // Time: 1,000,000 sketch characters take about 2 s; with 1.5 s of a --timeout 2 left, it stops.
+    const now = () => 10_500;
+    expect(() => weighParse('a.mbk', 'sketch', 1e6, { timeoutS: 3, started: 10_000 }, rss(0), now)).not.toThrow();
+    const t = thrown(() => weighParse('a.mbk', 'sketch', 1e6, { timeoutS: 2, started: 10_000 }, rss(0), now));
+    expect(t.message).toBe('mbsim: incomplete: stopped by --timeout 2 before parsing a.mbk: 1,000,000 characters of sketch take about 2.0 s to parse, and 1.5 s are left; raise --timeout SECONDS or give a smaller file');
+    expect(() => weighParse('a.mbk', 'sketch', 100_000, { timeoutS: 0.1, started: 10_000 }, rss(0), now)).not.toThrow(); // 0.2 s: not weighed
+  });
+
+  test('check / run --timeout 1 of a 1 MiB sketch: exit 3 at once (the parse ran 3.5 s past it)', async () => {
+    const f = file('slow.mbk', `kernel k arch=sm_90a\nbarrier b[1] count=1\nrole r per=one:\n${'    mbarrier.arrive b[0]\n'.repeat(40_000)}`);
+    for (const verb of ['check', 'run']) {
+      const t0 = Date.now();
+      const r = await cli([verb, f, '--timeout', '1']);
+      expect(Date.now() - t0).toBeLessThan(1000);
+      expect(r.code).toBe(3);
+      expect(r.err).toMatch(/^mbsim: incomplete: stopped by --timeout 1 before parsing .*slow\.mbk: 1,000,058 characters of sketch take about 2\.0 s to parse, and [01]\.\d s are left; raise --timeout SECONDS or give a smaller file$/);
+    }
   });
 });
 

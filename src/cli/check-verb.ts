@@ -82,7 +82,7 @@ export async function checkVerb(target: string, o: CheckOpts, io: IO, started = 
   // The check's governor collects garbage before it reads memory near --max-memory (the analysis
   // and the successors of a large launch leave much of it). Not `run`'s: its records are all held.
   setCollector(() => fullCollection()?.());
-  const loaded = await loadKernel(target, o, true, o.quiet ? undefined : io.err, o.maxMemory);
+  const loaded = await loadKernel(target, o, true, o.quiet ? undefined : io.err, { maxMemoryMb: o.maxMemory, timeoutS: o.timeout ?? 60, started });
   checkOutputs(o, loaded.kernel.file);
   const { runCheckCli, runCheckSweepCli, parseSweep } = await import('../check/index.js');
   const opts = checkOptions(o, io, started);

@@ -8,7 +8,7 @@ import { functionIndex, functions, instructionsOf, parsePtx, type Func, type Mod
 import { readInput } from './input.js';
 import { UsageError } from './errors.js';
 import { echo } from './args.js';
-import { weighParse } from './parse-budget.js';
+import { weighParse, type ParseBounds } from './parse-budget.js';
 import { alignCaret } from './terminal.js';
 
 /**
@@ -32,13 +32,13 @@ export function formatPtxDiagnostic(d: PtxDiagnostic, src: string): string {
 /**
  * Reads and parses `path`; a read or parse error is a {@link UsageError} (exit 2), a file larger
  * than {@link PTX_MAX_BYTES} too (it was parsed cut short: a syntax error at its end). A parse that
- * would take the process past `maxMemoryMb` is an IncompleteError (exit 3, parse-budget.ts). The
+ * would pass the command's `bounds` (--max-memory, --timeout) is an IncompleteError (exit 3, parse-budget.ts). The
  * warnings of its header values (formatted, with their carets) go to `warn`.
  */
-export function loadPtxFile(path: string, warn: (text: string) => void = () => {}, maxMemoryMb?: number): { module: Module; src: string } {
+export function loadPtxFile(path: string, warn: (text: string) => void = () => {}, bounds?: ParseBounds): { module: Module; src: string } {
   const { text: src, truncated } = readInput(path, 'PTX file', PTX_MAX_BYTES);
   if (truncated) throw new UsageError(`cannot read PTX file ${echo(path)}: it is larger than ${PTX_MAX_BYTES >> 20} MiB, the most mbsim reads (nvcc's PTX of a kernel is a few MiB; give the module of the kernel alone)`);
-  weighParse(path, 'PTX', src.length, maxMemoryMb);
+  weighParse(path, 'PTX', src.length, bounds);
   const r = parsePtx(src, path);
   if (!r.ok) throw new UsageError(formatPtxDiagnostic(r.diagnostic, src));
   for (const w of r.warnings) warn(formatPtxDiagnostic(w, src));
