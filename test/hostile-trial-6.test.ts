@@ -434,3 +434,12 @@ describe('the builder checks what it is given', () => {
     expect(M.instantiate(k().role('r', { warps: 2, per: 'warp' }, body).build()).agents).toHaveLength(2);
   });
 });
+
+describe('help for a command that does not exist', () => {
+  test("help nope: exit 2 naming it and the commands (it printed the general help, exit 0); help check still helps", async () => {
+    expect(await cli(['help', 'nope'])).toEqual({ code: 2, out: '', err: "mbsim: error: help: unknown command 'nope' (the commands: run, check, examples, decode, info, serve, lsp)" });
+    const ok = await cli(['help', 'check']);
+    expect(ok.code).toBe(0);
+    expect(ok.out + ok.err).toContain('Usage: mbsim check [options] <kernel>');
+  });
+});

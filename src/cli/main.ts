@@ -7,7 +7,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { VERB_NAMES, VERBS } from './commands.js';
-import { refuseLineBreaks } from './args.js';
+import { echo, refuseLineBreaks } from './args.js';
 import { UsageError } from './errors.js';
 import { nodeIO, usageText, type IO, type VerbContext } from './io.js';
 import { packageInfo } from './package-info.js';
@@ -40,6 +40,10 @@ export async function main(argv: string[], given?: IO): Promise<number> {
 
   try {
     refuseLineBreaks(argv);
+    // commander answers `help NAME` for an unknown NAME with the general help and exit code 0.
+    if (argv[0] === 'help' && argv[1] !== undefined && !(VERB_NAMES as readonly string[]).includes(argv[1]) && argv[1] !== 'help') {
+      throw new UsageError(`help: unknown command '${echo(argv[1])}' (the commands: ${VERB_NAMES.join(', ')})`);
+    }
     await program.parseAsync(argv, { from: 'user' });
     return code;
   } catch (err) {
