@@ -443,3 +443,29 @@ describe('help for a command that does not exist', () => {
     expect(ok.out + ok.err).toContain('Usage: mbsim check [options] <kernel>');
   });
 });
+
+describe('SIGHUP during a write', () => {
+  test('the terminal closes while run writes a large --trace: no temporary file, no output (a 120 MB .out.json.tmp-… stayed)', async () => {
+    const { spawn } = await import('node:child_process');
+    const { readdirSync, statSync } = await import('node:fs');
+    const out = mkdtempSync(join(tmpdir(), 'mbsim-trial6-hup-'));
+    const target = join(out, 'trace.json');
+    const child = spawn(process.execPath, ['--import', './test/support/ts-register.mjs', 'src/cli/bin.ts', 'run', 'pipeline', '--set', 'K=4000', '--trace', target, '--width', '40'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const exited = new Promise<NodeJS.Signals | null>((done) => child.on('exit', (_c, sig) => done(sig)));
+    let sent = false;
+    for (let i = 0; i < 8000 && !sent; i++) {
+      const t = readdirSync(out).find((f) => f.includes('.tmp-'));
+      let size = 0;
+      try {
+        size = t ? statSync(join(out, t)).size : 0;
+      } catch {
+        size = 0;
+      }
+      if (size > 0) sent = child.kill('SIGHUP');
+      else await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(sent).toBe(true);
+    expect(await exited).toBe('SIGHUP');
+    expect(readdirSync(out)).toEqual([]);
+  }, 60_000);
+});

@@ -18,7 +18,7 @@
  *   {@link OutputError} with one line (`cannot write PATH: REASON`), which the CLI reports with
  *   exit code 2.
  *
- * A temporary file is removed on every error and on SIGINT/SIGTERM while it exists (a handler is
+ * A temporary file is removed on every error and on SIGINT/SIGTERM/SIGHUP while it exists (a handler is
  * installed only for the duration of the write). The signal is then raised again, so the process
  * still ends as the signal asks, unless another listener of it decides (`check --watch`): then the
  * write stops at its next chunk with a {@link WriteInterrupted}, leaving the target as it was.
@@ -286,10 +286,15 @@ async function writeAll(fh: FileHandle, buf: Buffer): Promise<void> {
 /** Writes in progress. */
 const live = new Set<LiveWrite>();
 
+/**
+ * The signals after which no temporary file stays: Ctrl-C, kill, and SIGHUP (the terminal or the
+ * ssh session closed mid-write left a 120 MB `.out.json.tmp-…`).
+ */
+const CLEANUP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
 function track(path: string, tmp: string | null): LiveWrite {
   if (live.size === 0) {
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
+    for (const sig of CLEANUP_SIGNALS) process.on(sig, onSignal);
     process.on('exit', removeLive);
   }
   const w: LiveWrite = { path, tmp, signal: null };
@@ -303,8 +308,7 @@ function untrack(w: LiveWrite): void {
 }
 
 function stopListening(): void {
-  process.off('SIGINT', onSignal);
-  process.off('SIGTERM', onSignal);
+  for (const sig of CLEANUP_SIGNALS) process.off(sig, onSignal);
   process.off('exit', removeLive);
 }
 
@@ -321,7 +325,7 @@ function removeLive(): void {
 }
 
 /**
- * SIGINT / SIGTERM during a write: every temporary file goes. When nobody else listens for the
+ * SIGINT / SIGTERM / SIGHUP during a write: every temporary file goes. When nobody else listens for the
  * signal, it is raised again, so the process ends as it would have without this handler; when
  * someone does (they decide how the process ends), each write stops at its next chunk with a
  * {@link WriteInterrupted} (its descriptor stays open until then: closing it under a pending
