@@ -8,7 +8,7 @@ import type { Analysis } from './analysis.js';
 import { EvalFault } from '../kernel/expr.js';
 import type { Severity } from '../model/diagnostics.js';
 import type { SrcLoc } from '../kernel/ir.js';
-import { BoundReached, Governor, type Bound } from '../machine/governor.js';
+import { BoundReached, DEFAULT_MAX_MEMORY, Governor, type Bound } from '../machine/governor.js';
 import type { Codec, Extra, StateBuf } from './codec.js';
 
 /**
@@ -32,7 +32,7 @@ export const MAX_HAZARDS = 256;
 
 /** The search's bounds when the options leave them out: stored states, estimated bytes, wall milliseconds. */
 export const DEFAULT_BOUNDS: Readonly<{ maxStates: number; maxMemory: number; timeoutMs: number }> = Object.freeze({
-  maxStates: 5_000_000, maxMemory: 2 * 1024 ** 3, timeoutMs: 60_000,
+  maxStates: 5_000_000, maxMemory: DEFAULT_MAX_MEMORY, timeoutMs: 60_000,
 });
 
 /** Options of the exhaustive search. */

@@ -18,6 +18,20 @@ export function echo(s: string): string {
   return s.length <= ECHO_MAX ? s : `${s.slice(0, ECHO_MAX)}… (${s.length.toLocaleString('en-US')} characters)`;
 }
 
+/**
+ * Refuses an argument holding a line break (`\n`, `\r`, U+2028, U+2029): a file name or value with
+ * one would be echoed in reports and messages, where it starts a line of its own (a forged
+ * `verdict: OK`, a second `file:line:col` finding). One {@link UsageError} names the argument
+ * with the breaks shown as escapes.
+ */
+export function refuseLineBreaks(argv: readonly string[]): void {
+  argv.forEach((a, i) => {
+    if (!/[\n\r\u2028\u2029]/.test(a)) return;
+    const shown = echo(a).replace(/[\n\r\u2028\u2029]/g, (c) => ({ '\n': '\\n', '\r': '\\r' })[c] ?? `\\u${c.charCodeAt(0).toString(16)}`);
+    throw new UsageError(`argument ${i + 1} ('${shown}') contains a line break: mbsim takes no file name or value with one (rename the file)`);
+  });
+}
+
 /** The integer of `v` (already matched as digits) or a {@link UsageError} beyond ±(2^53 − 1). */
 function exactInteger(name: string, v: string): number {
   const n = Number(v);

@@ -87,7 +87,7 @@ export async function checkVerb(target: string, o: CheckOpts, io: IO, started = 
   // The check's governor collects garbage before it reads memory near --max-memory (the analysis
   // and the successors of a large launch leave much of it). Not `run`'s: its records are all held.
   setCollector(() => fullCollection()?.());
-  const loaded = await loadKernel(target, o, true, o.quiet ? undefined : io.err).catch((err: unknown) => {
+  const loaded = await loadKernel(target, o, true, o.quiet ? undefined : io.err, { maxMemoryMb: o.maxMemory, timeoutS: o.timeout ?? 60, started }).catch((err: unknown) => {
     // --format short: a sketch's errors one line each, as its findings would be.
     throw o.format === 'short' && err instanceof UsageError && err.brief !== undefined ? new UsageError(err.brief) : err;
   });
@@ -126,7 +126,7 @@ export async function checkVerb(target: string, o: CheckOpts, io: IO, started = 
     const both = names.find((n) => Object.hasOwn(o.set, n));
     if (both !== undefined) throw new UsageError(`--sweep ${echo(both)} and --set ${echo(both)} both give ${echo(both)}: sweep it or set it, not both`);
     const combos = ranges.reduce((n, r) => n * (r.to - r.from + 1), 1);
-    if (combos > 10_000) throw new UsageError(`--sweep: ${combos} combinations; at most 10,000`);
+    if (combos > 10_000) throw new UsageError(`--sweep: ${combos > Number.MAX_SAFE_INTEGER ? `more than ${Number.MAX_SAFE_INTEGER.toLocaleString('en-US')}` : combos.toLocaleString('en-US')} combinations (${ranges.map((r) => (r.to - r.from + 1).toLocaleString('en-US')).join(' × ')}); at most 10,000`);
     // An unknown name is bad input for every combination: report it once.
     const unknown = names.find((n) => !loaded.kernel.params.some((d) => d.name === n));
     if (unknown !== undefined) instantiateOrExplain(loaded.kernel, { ...o.set, [unknown]: 0 }, loaded.origin);

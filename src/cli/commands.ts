@@ -132,6 +132,7 @@ export const infoCommand: Verb = (program, { io }) => {
     .description("list a PTX module's kernels and functions: parameters, header directives, instruction counts (or what a sketch declares)")
     .argument('<file.ptx>', 'PTX as nvcc -ptx writes it, or a sketch (.mbk)')
     .action(async (path: string) => {
+      if (path.trim() === '') throw new UsageError('info needs a file name');
       // A sketch is recognised (by its extension, or a `kernel` line and no PTX directive) and listed as one.
       const { isPtx } = await import('./ptx-flags.js');
       if (!isPtx(path) && (/\.mbk$/i.test(path) || (await sketchText(path)))) {
@@ -155,6 +156,7 @@ export const serveCommand: Verb = (program, ctx) => {
   cmd
     .action(async (file: string | undefined, o: { port: number } & PtxFlags) => {
       const { inputProblem } = await import('./input.js');
+      if (file !== undefined && file.trim() === '') throw new UsageError('serve needs a file name (or none, for the built-in examples)');
       const why = file === undefined ? null : inputProblem(file);
       if (why === 'no such file') throw new UsageError(`no such file: ${echo(file!)}`);
       if (why) throw new UsageError(`${echo(file!)} is not a file (give a sketch file, .mbk, or a PTX file, .ptx; ${why.replace(/, not a regular file$/, '')})`);

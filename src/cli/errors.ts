@@ -14,6 +14,8 @@ const BRAND = Symbol.for('mbsim.cli.usage-error');
  */
 export class UsageError extends Error {
   readonly [BRAND] = true;
+  /** The CLI's exit code for it: 2 (bad input); 3 for an {@link IncompleteError}. */
+  readonly exitCode: number = 2;
 
   /**
    * `message` is what is printed; `brief`, when given, is the same in one line per problem
@@ -27,4 +29,12 @@ export class UsageError extends Error {
     if (this !== UsageError) return Function.prototype[Symbol.hasInstance].call(this, x);
     return typeof x === 'object' && x !== null && (x as { [BRAND]?: unknown })[BRAND] === true;
   }
+}
+
+/**
+ * A bound stopped the command before it had a result to report (the parse of a file too large for
+ * `--max-memory`): printed as is, exit code 3 (incomplete).
+ */
+export class IncompleteError extends UsageError {
+  override readonly exitCode = 3;
 }

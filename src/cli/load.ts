@@ -17,6 +17,7 @@ import { inputProblem, readInput } from './input.js';
 import { LIMITS } from '../lang/limits.js';
 import { isPtx, refusePtxFlags, type PtxFlags } from './ptx-flags.js';
 import { parseSet } from './set-arg.js';
+import type { ParseBounds } from './parse-budget.js';
 
 export { parseSet, UsageError };
 
@@ -59,13 +60,14 @@ export function examplesDir(): string {
  * Loads an example by name or a sketch file by path. A built-in example runs from its sketch file
  * (`examples/NAME.mbk`, identical to the builder version, test/lang-examples.test.ts), so that
  * locations point at a file the user can open and edit; the builder version is the fallback.
- * `warn` gets the warnings of a PTX file's header values.
+ * `warn` gets the warnings of a PTX file's header values. A file whose parse would pass the
+ * command's `bounds` (--max-memory, --timeout) stops the command, incomplete.
  */
-export async function loadKernel(spec: string, ptx?: PtxFlags, ptxGrid = true, warn?: (text: string) => void): Promise<Loaded> {
+export async function loadKernel(spec: string, ptx?: PtxFlags, ptxGrid = true, warn?: (text: string) => void, bounds?: ParseBounds): Promise<Loaded> {
   if (ptx && isPtx(spec)) {
     // The PTX parser and front end are loaded only for PTX input.
     const { loadPtxKernel } = await import('./ptx-load.js');
-    return { kernel: loadPtxKernel(spec, ptx, warn), origin: spec };
+    return { kernel: loadPtxKernel(spec, ptx, warn, bounds), origin: spec };
   }
   if (ptx) refusePtxFlags(ptx, ptxGrid);
   const ex = findExample(spec);
@@ -81,7 +83,7 @@ export async function loadKernel(spec: string, ptx?: PtxFlags, ptxGrid = true, w
   const why = inputProblem(spec);
   if (why === null) {
     const { loadSketchFile } = await import('./sketch.js');
-    return { kernel: loadSketchFile(spec), origin: spec };
+    return { kernel: loadSketchFile(spec, bounds), origin: spec };
   }
   // Something is there, but not a file: say what it is (a link to /dev/zero is a device).
   if (why !== 'no such file') throw new UsageError(`cannot read sketch file ${echo(spec)}: ${why}`);

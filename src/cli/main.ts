@@ -7,6 +7,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { VERB_NAMES, VERBS } from './commands.js';
+import { echo, refuseLineBreaks } from './args.js';
 import { UsageError } from './errors.js';
 import { nodeIO, usageText, type IO, type VerbContext } from './io.js';
 import { packageInfo } from './package-info.js';
@@ -38,6 +39,11 @@ export async function main(argv: string[], given?: IO): Promise<number> {
   for (const verb of named >= 0 ? [VERBS[named]!] : VERBS) verb(program, ctx);
 
   try {
+    refuseLineBreaks(argv);
+    // commander answers `help NAME` for an unknown NAME with the general help and exit code 0.
+    if (argv[0] === 'help' && argv[1] !== undefined && !(VERB_NAMES as readonly string[]).includes(argv[1]) && argv[1] !== 'help') {
+      throw new UsageError(`help: unknown command '${echo(argv[1])}' (the commands: ${VERB_NAMES.join(', ')})`);
+    }
     await program.parseAsync(argv, { from: 'user' });
     return code;
   } catch (err) {
@@ -55,7 +61,7 @@ export async function main(argv: string[], given?: IO): Promise<number> {
     }
     if (err instanceof UsageError) {
       io.err(usageText(err));
-      return 2;
+      return err.exitCode === 3 ? 3 : 2;
     }
     throw err;
   }

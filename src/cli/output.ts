@@ -18,7 +18,7 @@
  *   {@link OutputError} with one line (`cannot write PATH: REASON`), which the CLI reports with
  *   exit code 2.
  *
- * A temporary file is removed on every error and on SIGINT/SIGTERM while it exists (a handler is
+ * A temporary file is removed on every error and on SIGINT/SIGTERM/SIGHUP while it exists (a handler is
  * installed only for the duration of the write). The signal is then raised again, so the process
  * still ends as the signal asks, unless another listener of it decides (`check --watch`): then the
  * write stops at its next chunk with a {@link WriteInterrupted}, leaving the target as it was.
@@ -28,6 +28,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { lazyBuiltin } from './builtins.js';
 import { errnoText } from './errno.js';
+import { echo } from './args.js';
 import { UsageError } from './errors.js';
 
 // Loaded by the first file written (not by a run that prints only).
@@ -64,14 +65,14 @@ export function outputMode(path: string): OutputMode {
   try {
     st = lstatSync(path);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new OutputError(`cannot write ${path}: ${reason(err)}`);
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new OutputError(`cannot write ${echo(path)}: ${reason(err)}`);
     let dir: Stats;
     try {
       dir = statSync(dirname(path));
     } catch (e) {
-      throw new OutputError(`cannot write ${path}: ${reason(e)}`);
+      throw new OutputError(`cannot write ${echo(path)}: ${reason(e)}`);
     }
-    if (!dir.isDirectory()) throw new OutputError(`cannot write ${path}: ${reason({ code: 'ENOTDIR' })}`);
+    if (!dir.isDirectory()) throw new OutputError(`cannot write ${echo(path)}: ${reason({ code: 'ENOTDIR' })}`);
     return 'replace';
   }
   const target = st.isSymbolicLink() ? followed(path) : st;
@@ -79,9 +80,9 @@ export function outputMode(path: string): OutputMode {
   const std = standardStream(target);
   if (std) return std;
   if (st.isFile()) return 'replace';
-  if (target.isDirectory()) throw new OutputError(`cannot write ${path}: it is a directory`);
-  if (target.isBlockDevice()) throw new OutputError(`cannot write ${path}: it is a block device`);
-  if (target.isSocket()) throw new OutputError(`cannot write ${path}: it is a socket`);
+  if (target.isDirectory()) throw new OutputError(`cannot write ${echo(path)}: it is a directory`);
+  if (target.isBlockDevice()) throw new OutputError(`cannot write ${echo(path)}: it is a block device`);
+  if (target.isSocket()) throw new OutputError(`cannot write ${echo(path)}: it is a socket`);
   return 'in-place';
 }
 
@@ -104,7 +105,7 @@ function followed(path: string): Stats | null {
     return statSync(path);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw new OutputError(`cannot write ${path}: ${reason(err)}`);
+    throw new OutputError(`cannot write ${echo(path)}: ${reason(err)}`);
   }
 }
 
@@ -129,7 +130,7 @@ export async function writeOutput(path: string, data: string | Iterable<string>,
     else for (const chunk of data) sink(chunk);
     return;
   }
-  if (refused) throw new WriteInterrupted(`${path} not written: stopped by ${refused}`);
+  if (refused) throw new WriteInterrupted(`${echo(path)} not written: stopped by ${refused}`);
   const w = track(path, mode === 'replace' ? tempName(path) : null);
   try {
     if (mode === 'in-place') await writeInPlace(w, data, o);
@@ -139,8 +140,8 @@ export async function writeOutput(path: string, data: string | Iterable<string>,
     if (w.signal) throw interrupted(w);
     // ENOENT from a directory that is there (a /proc or /sys file): it takes no new (temporary) file.
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' && isDirectory(dirname(path))) throw new OutputError(`cannot write ${path}: its directory accepts no new file, such as the temporary file written first (ENOENT)`);
-    throw new OutputError(`cannot write ${path}: ${reason(err)}`);
+    if (code === 'ENOENT' && isDirectory(dirname(path))) throw new OutputError(`cannot write ${echo(path)}: its directory accepts no new file, such as the temporary file written first (ENOENT)`);
+    throw new OutputError(`cannot write ${echo(path)}: ${reason(err)}`);
   } finally {
     untrack(w);
   }
@@ -285,10 +286,15 @@ async function writeAll(fh: FileHandle, buf: Buffer): Promise<void> {
 /** Writes in progress. */
 const live = new Set<LiveWrite>();
 
+/**
+ * The signals after which no temporary file stays: Ctrl-C, kill, and SIGHUP (the terminal or the
+ * ssh session closed mid-write left a 120 MB `.out.json.tmp-…`).
+ */
+const CLEANUP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
 function track(path: string, tmp: string | null): LiveWrite {
   if (live.size === 0) {
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
+    for (const sig of CLEANUP_SIGNALS) process.on(sig, onSignal);
     process.on('exit', removeLive);
   }
   const w: LiveWrite = { path, tmp, signal: null };
@@ -302,8 +308,7 @@ function untrack(w: LiveWrite): void {
 }
 
 function stopListening(): void {
-  process.off('SIGINT', onSignal);
-  process.off('SIGTERM', onSignal);
+  for (const sig of CLEANUP_SIGNALS) process.off(sig, onSignal);
   process.off('exit', removeLive);
 }
 
@@ -320,7 +325,7 @@ function removeLive(): void {
 }
 
 /**
- * SIGINT / SIGTERM during a write: every temporary file goes. When nobody else listens for the
+ * SIGINT / SIGTERM / SIGHUP during a write: every temporary file goes. When nobody else listens for the
  * signal, it is raised again, so the process ends as it would have without this handler; when
  * someone does (they decide how the process ends), each write stops at its next chunk with a
  * {@link WriteInterrupted} (its descriptor stays open until then: closing it under a pending
@@ -389,7 +394,7 @@ export function refuseInput(path: string, inputs: readonly InputFile[]): void {
     } catch {
       continue;
     }
-    if (a.dev === b.dev && a.ino === b.ino) throw new OutputError(`cannot write ${path}: it is ${what} (${input}); choose another output path`);
+    if (a.dev === b.dev && a.ino === b.ino) throw new OutputError(`cannot write ${echo(path)}: it is ${what} (${input}); choose another output path`);
   }
 }
 
@@ -400,7 +405,7 @@ export function refuseInput(path: string, inputs: readonly InputFile[]): void {
  */
 export function refuseStdout(flag: string, path: string, reportOnStdout: boolean): void {
   if (!reportOnStdout || outputMode(path) !== 'stdout') return;
-  throw new OutputError(`${flag} ${path} is the standard output, where the report is written: give ${flag} a file of its own (or --quiet to print no report)`);
+  throw new OutputError(`${flag} ${echo(path)} is the standard output, where the report is written: give ${flag} a file of its own (or --quiet to print no report)`);
 }
 
 /** Where `p` leads: its real path, or a dangling link's target, or `p` resolved. */

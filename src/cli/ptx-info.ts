@@ -7,10 +7,15 @@ import { caretExcerpt, excerptColumn, lineAt } from '../lang/diagnostics.js';
 import { functionIndex, functions, instructionsOf, parsePtx, type Func, type Module, type Param, type PtxDiagnostic } from '../ptx/index.js';
 import { readInput } from './input.js';
 import { UsageError } from './errors.js';
+import { echo } from './args.js';
+import { weighParse, type ParseBounds } from './parse-budget.js';
 import { alignCaret } from './terminal.js';
 
-/** Most bytes of PTX read: production kernels with debug sections are a few MiB. */
-export const PTX_MAX_BYTES = 64 << 20;
+/**
+ * Most bytes of PTX read: production kernels with debug sections are a few MiB. 16 MiB, as
+ * `mbsim serve` takes (src/web/server/serve.ts): parsing them takes about 780 MB (64 MiB took 2.9 GB).
+ */
+export const PTX_MAX_BYTES = 16 << 20;
 
 /** A PTX diagnostic as `file:line:col: error[code]: message` (`warning[…]` for a `W-` code), the source line and a caret. */
 export function formatPtxDiagnostic(d: PtxDiagnostic, src: string): string {
@@ -25,11 +30,15 @@ export function formatPtxDiagnostic(d: PtxDiagnostic, src: string): string {
 }
 
 /**
- * Reads and parses `path`; a read or parse error is a {@link UsageError} (exit 2). The warnings
- * of its header values (formatted, with their carets) go to `warn`.
+ * Reads and parses `path`; a read or parse error is a {@link UsageError} (exit 2), a file larger
+ * than {@link PTX_MAX_BYTES} too (it was parsed cut short: a syntax error at its end). A parse that
+ * would pass the command's `bounds` (--max-memory, --timeout) is an IncompleteError (exit 3, parse-budget.ts). The
+ * warnings of its header values (formatted, with their carets) go to `warn`.
  */
-export function loadPtxFile(path: string, warn: (text: string) => void = () => {}): { module: Module; src: string } {
-  const src = readInput(path, 'PTX file', PTX_MAX_BYTES).text;
+export function loadPtxFile(path: string, warn: (text: string) => void = () => {}, bounds?: ParseBounds): { module: Module; src: string } {
+  const { text: src, truncated } = readInput(path, 'PTX file', PTX_MAX_BYTES);
+  if (truncated) throw new UsageError(`cannot read PTX file ${echo(path)}: it is larger than ${PTX_MAX_BYTES >> 20} MiB, the most mbsim reads (nvcc's PTX of a kernel is a few MiB; give the module of the kernel alone)`);
+  weighParse(path, 'PTX', src.length, bounds);
   const r = parsePtx(src, path);
   if (!r.ok) throw new UsageError(formatPtxDiagnostic(r.diagnostic, src));
   for (const w of r.warnings) warn(formatPtxDiagnostic(w, src));

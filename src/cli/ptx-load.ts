@@ -13,6 +13,7 @@ import { UsageError } from './errors.js';
 import { formatKernelError } from './load.js';
 import type { PtxFlags } from './ptx-flags.js';
 import { formatPtxDiagnostic, loadPtxFile } from './ptx-info.js';
+import type { ParseBounds } from './parse-budget.js';
 import { fileLaunch, inlineLaunch, launchError, type Sidecar } from './ptx-launch.js';
 
 // The flags themselves live in ptx-flags.ts (light: every verb registers them at start).
@@ -22,8 +23,8 @@ export { addPtxFlags, isPtx, refusePtxFlags, type PtxFlags } from './ptx-flags.j
  * Reads, parses and translates a PTX file for the launch its sidecar and the flags give; errors
  * are {@link UsageError}s, warnings of its header values go to `warn`.
  */
-export function loadPtxKernel(path: string, f: PtxFlags, warn?: (text: string) => void): Kernel {
-  const { module, src } = loadPtxFile(path, warn);
+export function loadPtxKernel(path: string, f: PtxFlags, warn?: (text: string) => void, bounds?: ParseBounds): Kernel {
+  const { module, src } = loadPtxFile(path, warn, bounds);
   return translateOrExplain(module, ptxLaunchOf(path, src, module, f));
 }
 

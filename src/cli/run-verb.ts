@@ -67,10 +67,10 @@ interface RunPlan {
   gridScale: number;
 }
 
-async function planRun(target: string, o: RunOpts, io: IO): Promise<RunPlan> {
+async function planRun(target: string, o: RunOpts, io: IO, started: number): Promise<RunPlan> {
   if (o.trace !== undefined && o.trace.trim() === '') throw new UsageError('--trace needs a file name');
   if (o.trace !== undefined) refuseStdout('--trace', o.trace, true); // the report always goes to stdout
-  const loaded = await loadKernel(target, o, false, io.err);
+  const loaded = await loadKernel(target, o, false, io.err, { maxMemoryMb: o.maxMemory, timeoutS: o.timeout, started });
   if (o.trace !== undefined) refuseInput(o.trace, inputFiles(loaded.kernel.file, o.timing));
   // For a PTX file --grid is the launch (every cluster simulated), not the bandwidth model's CTAs.
   const grid = isPtx(target) ? undefined : o.grid;
@@ -130,7 +130,7 @@ function simulateRun(p: RunPlan, o: RunOpts, started: number, recorder: () => Ph
 function phaseTableFor(target: string, program: Program, spec: string | undefined): { make: () => PhaseRecorder | null; variable: string; empty: string } {
   const ex = findExample(target);
   const ptSpec = spec ?? (ex?.phaseTable ? `${ex.phaseTable.role}:${ex.phaseTable.barrier}:${ex.phaseTable.variable}` : undefined);
-  if (!ptSpec) return { make: () => null, variable: 'phase_tma', empty: '' };
+  if (ptSpec === undefined) return { make: () => null, variable: 'phase_tma', empty: '' };
   const parts = ptSpec.split(':');
   const [role, barrier, variable] = parts;
   if (parts.length !== 3 || !role || !barrier || !variable) throw new UsageError(`--phase-table expects ROLE:BARRIER:VARIABLE, got '${echo(ptSpec)}'`);
@@ -148,7 +148,7 @@ function phaseTableFor(target: string, program: Program, spec: string | undefine
 
 /** One `mbsim run` of `target`; returns the exit code. */
 export async function runVerb(target: string, o: RunOpts, io: IO, started: number): Promise<number> {
-  const plan = await planRun(target, o, io);
+  const plan = await planRun(target, o, io, started);
   const { program, timing } = plan;
   const pt = phaseTableFor(target, program, o.phaseTable);
   const { r, share, rows } = simulateRun(plan, o, started, pt.make);

@@ -8,15 +8,20 @@ import { UsageError } from './load.js';
 import { alignCaret } from './terminal.js';
 import { readInput } from './input.js';
 import { looksLikePtx } from './sniff.js';
+import { weighParse, type ParseBounds } from './parse-budget.js';
 
 /** Errors printed for one file. */
 const SHOWN = 12;
 
-/** Parses the sketch at `path`; reports every diagnostic as a {@link UsageError}. */
-export function loadSketchFile(path: string): Kernel {
+/**
+ * Parses the sketch at `path`; reports every diagnostic as a {@link UsageError}. A parse that
+ * would pass the command's `bounds` (--max-memory, --timeout) is an IncompleteError (exit 3, parse-budget.ts).
+ */
+export function loadSketchFile(path: string, bounds?: ParseBounds): Kernel {
   // At most what can hold LIMITS.fileChars characters (4 UTF-8 bytes each) and one more: a larger
   // file is reported by the size limit without being read whole.
   const src = readInput(path, 'sketch file', LIMITS.fileChars * 4 + 4).text;
+  weighParse(path, 'sketch', src.length, bounds);
   const r = parseSketch(src, path);
   if (!r.kernel || r.diagnostics.length) {
     // At most SHOWN errors, and each hint once: a binary file must not flood the terminal.

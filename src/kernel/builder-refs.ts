@@ -52,6 +52,12 @@ export function callerLoc(): SrcLoc {
 
 /** An expression from its string, number or AST form; {@link BuildError} when it does not parse. */
 export function ex(e: ExprLike): Expr {
+  // Checked here, not deep inside instantiate: NaN was "Invalid array length", an object
+  // "compileExpr(...) is not a function".
+  if (typeof e === 'number' && !Number.isSafeInteger(e)) throw new BuildError(`bad expression ${e}: a number must be an integer within ±(2^53 − 1)`);
+  if (typeof e !== 'number' && typeof e !== 'string' && !(isRecord(e) && typeof e.k === 'string')) {
+    argError('builder', 'an expression', "an integer, a string such as 'S * 2' or an Expr", e);
+  }
   try {
     return toExpr(e);
   } catch (err) {

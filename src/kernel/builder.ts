@@ -77,6 +77,8 @@ export class KernelBuilder {
   constructor(name: string, o: KernelOpts = {}) {
     stringArg('kernel', 'name', name);
     objectArg('kernel', 'options', o);
+    if (o.arch !== undefined && o.arch !== 'sm_90a' && o.arch !== 'sm_100a') argError('kernel', 'options.arch', "'sm_90a' or 'sm_100a'", o.arch);
+    for (const [n, v] of Object.entries(o.params ?? {})) if (!Number.isSafeInteger(v)) argError('kernel', `options.params.${n.slice(0, 40)}`, 'an integer within ±(2^53 − 1)', v);
     const params: ParamDecl[] = Object.entries(o.params ?? {}).map(([n, v]) => ({ name: n, value: v }));
     this.k = { name, arch: o.arch ?? 'sm_100a', params, cluster: ex(o.cluster ?? 1), barriers: [], buffers: [], roles: [] };
     if (o.grid !== undefined) this.k.grid = ex(o.grid);
@@ -140,6 +142,13 @@ export class KernelBuilder {
     stringArg('role', 'name', name);
     objectArg('role', 'options', o, false);
     functionArg('role', 'body', body);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new BuildError(`role: name ${JSON.stringify(name.length > 40 ? `${name.slice(0, 40)}…` : name)} is not a name (letters, digits and _, not starting with a digit)`);
+    if (this.k.roles.some((r) => r.name === name)) throw new BuildError(`role: a role named '${name}' is declared already`);
+    for (const k of ['warps', 'threads'] as const) {
+      const v = o[k];
+      if (v !== undefined && (!Number.isSafeInteger(v) || v < 1)) argError('role', `options.${k}`, 'a positive integer', v);
+    }
+    if (o.per !== undefined && o.per !== 'thread' && o.per !== 'warp' && o.per !== 'one') argError('role', 'options.per', "'thread', 'warp' or 'one'", o.per);
     const loc = callerLoc();
     const b = new ProgramBuilder();
     body(b);

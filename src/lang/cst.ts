@@ -55,6 +55,26 @@ export const nodes = (n: CstNode | undefined, key: string): CstNode[] => childre
 export function okTok(t: IToken): boolean {
   return !t.isInsertedInRecovery && Number.isFinite(t.startLine) && Number.isFinite(t.startColumn) && t.tokenType.name !== 'EOF';
 }
+/** The text of a string literal's `image` (`"a\\"b"` → `a"b`; JSON's escapes; the raw text when they are malformed). */
+export function stringText(image: string): string {
+  try {
+    return JSON.parse(image) as string;
+  } catch {
+    return image.slice(1, -1);
+  }
+}
+
+/**
+ * The first line break in a string's text (`\n`, `\r`, VT, FF, NEL, U+2028, U+2029), as
+ * `U+000A`, or undefined. The kernel's name and description are one line of the reports that
+ * print them: an escaped `\n` in them would start a line of its own there (`verdict: OK`). Other
+ * control characters are written as visible escapes by the CLI's output (src/cli/terminal.ts).
+ */
+export function lineBreakIn(text: string): string | undefined {
+  const m = /[\n\v\f\r\u0085\u2028\u2029]/.exec(text);
+  return m ? `U+${m[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}` : undefined;
+}
+
 export function tokSpan(t: IToken): Span {
   const line = t.startLine ?? 1;
   const col = t.startColumn ?? 1;
@@ -183,14 +203,7 @@ export function optValueOf(n: CstNode | undefined): OptVal | undefined {
   }
   const st = tok(n, 'StringLit');
   if (st) {
-    const span = tokSpan(st);
-    let text = st.image.slice(1, -1);
-    try {
-      text = JSON.parse(st.image) as string;
-    } catch {
-      // keep the raw text
-    }
-    return { kind: 'string', text, span };
+    return { kind: 'string', text: stringText(st.image), span: tokSpan(st) };
   }
   const e = exprOf(node(n, 'expr'));
   return { kind: 'expr', e, span: e.span };

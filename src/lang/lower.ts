@@ -11,7 +11,7 @@ import type { BarrierDecl, BufferDecl, Expr, Kernel, ParamDecl, Per, RoleDecl } 
 import { MAX_COUNT } from '../model/mbarrier.js';
 import { didYouMean, SKETCH_CODES, type SketchDiagnostic } from './diagnostics.js';
 import { arithHint, literal, tryEval } from './eval.js';
-import { NO_SPAN, type RawOption, type Span, exprOf, hasBad, isTok, node, nodes, tok, tokSpan } from './cst.js';
+import { NO_SPAN, type RawOption, type Span, exprOf, hasBad, isTok, lineBreakIn, node, nodes, stringText, tok, tokSpan } from './cst.js';
 import { LowerCtx } from './lower-context.js';
 import { lowerRole } from './lower-stmts.js';
 export type { Span } from './cst.js';
@@ -29,7 +29,10 @@ export function lower(
 
   const params = paramDecls(lc, ofKind('paramDecl'));
   const head = kernelLine(lc, ofKind('kernelDecl'), syntaxErrors);
-  lc.clusterDefault = lc.evalDefault(head.cluster);
+  // A size outside 1..16 is an error of the kernel line already; the checks that use the size
+  // (roles' CTAs, multicast masks, ranks) then have none (a size of 2^53 − 1 built an array of it).
+  const cluster = lc.evalDefault(head.cluster);
+  lc.clusterDefault = cluster !== undefined && cluster >= 1 && cluster <= MAX_CLUSTER ? cluster : undefined;
   lc.sizeEnv = lc.clusterDefault !== undefined ? { ncta: lc.clusterDefault } : {};
   const barriers = barrierDecls(lc, ofKind('barrierDecl'));
   const buffers = bufferDecls(lc, ofKind('bufferDecl'));
@@ -97,6 +100,15 @@ interface KernelHead {
   span: Span;
 }
 
+/** CTAs in a cluster at most (16 with the non-portable size on sm_90 and later; 8 portable). */
+const MAX_CLUSTER = 16;
+
+/** An error at `span` when the string `text` (the kernel's name or description) holds a line break. */
+function oneLine(lc: LowerCtx, what: string, text: string, span: Span): void {
+  const c = lineBreakIn(text);
+  if (c) lc.err(SKETCH_CODES.optionValue, `${what} contains a line break (${c}): it must be one line`, 'remove the escape (\\n, \\r, \\u2028, …) from the string', span);
+}
+
 /** The kernel line (`kernel NAME arch=... cluster=... [grid=] [resident=] [description=]`); one per sketch. */
 function kernelLine(lc: LowerCtx, kernels: CstNode[], syntaxErrors: boolean): KernelHead {
   let name = 'sketch';
@@ -119,11 +131,8 @@ function kernelLine(lc: LowerCtx, kernels: CstNode[], syntaxErrors: boolean): Ke
     if (id) name = id.image;
     const quoted = tok(n, 'name');
     if (quoted) {
-      try {
-        name = JSON.parse(quoted.image) as string;
-      } catch {
-        name = quoted.image.slice(1, -1);
-      }
+      name = stringText(quoted.image);
+      oneLine(lc, 'the kernel name', name, tokSpan(quoted));
     }
     const opts = lc.readOptions(nodes(n, 'declOption'), 'the kernel', ['arch', 'cluster', 'grid', 'resident', 'description']);
     const a = opts.get('arch');
@@ -141,7 +150,7 @@ function kernelLine(lc: LowerCtx, kernels: CstNode[], syntaxErrors: boolean): Ke
       if (e) {
         cluster = e;
         const v = lc.evalDefault(e, {}, c.value!.span);
-        if (v !== undefined && (v < 1 || v > 16)) lc.err(SKETCH_CODES.optionValue, `cluster size ${v} is outside 1..16`, 'a cluster has 1 to 16 CTAs (portable maximum 8)', c.value!.span);
+        if (v !== undefined && (v < 1 || v > MAX_CLUSTER)) lc.err(SKETCH_CODES.optionValue, `cluster size ${v} is outside 1..${MAX_CLUSTER}`, 'a cluster has 1 to 16 CTAs (portable maximum 8)', c.value!.span);
       }
     }
     const g = opts.get('grid');
@@ -150,7 +159,10 @@ function kernelLine(lc: LowerCtx, kernels: CstNode[], syntaxErrors: boolean): Ke
     if (rs && !(rs.value?.kind === 'expr' && rs.value.e.k === 'name' && rs.value.e.name === 'all' && !rs.value.e.index)) resident = lc.exprOption(rs, lc.staticScope('the resident clusters'));
     const d = opts.get('description');
     if (d) {
-      if (d.value?.kind === 'string') description = d.value.text;
+      if (d.value?.kind === 'string') {
+        description = d.value.text;
+        oneLine(lc, 'the description', description, d.value.span);
+      }
       else lc.err(SKETCH_CODES.optionValue, 'description must be a string', 'write description="what the kernel does"', d.value?.span ?? d.span);
     }
   });

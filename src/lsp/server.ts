@@ -15,7 +15,8 @@
  */
 import { fileURLToPath } from 'node:url';
 import {
-  createConnection, ProposedFeatures, TextDocuments, TextDocumentSyncKind, type Connection, type InitializeResult,
+  createConnection, ProposedFeatures, TextDocuments, TextDocumentSyncKind, type Connection, type DocumentSymbolParams, type InitializeResult,
+  type ReferenceParams, type TextDocumentPositionParams,
 } from 'vscode-languageserver/node';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import type { Kernel } from '../kernel/ir.js';
@@ -23,6 +24,8 @@ import { CheckThread } from './check-thread.js';
 import { completionsAt } from './complete.js';
 import { definitionAt, documentSymbols, hoverAt, referencesAt, sketchDiagnostics } from './features.js';
 import { DEFAULT_HAZARD_BOUNDS, type HazardBounds } from './hazards.js';
+import { checkedFraming } from './framing.js';
+import { checkedDocumentEvents, checkedRequest } from './params.js';
 import { indexSymbols, type SymbolIndex } from './symbols.js';
 
 /** Options of {@link startLanguageServer}. */
@@ -35,6 +38,8 @@ export interface LspOptions {
   bounds?: HazardBounds;
   /** Milliseconds without an edit before the check runs on the new text; null: only on open and save (default 1000). */
   checkDelayMs?: number | null;
+  /** Where the line about a malformed message goes before the server ends with 2 (default: stderr). */
+  error?: (line: string) => void;
 }
 
 /** Client settings the server reads from `initializationOptions` (all optional). */
@@ -74,7 +79,18 @@ const CAPABILITIES: InitializeResult['capabilities'] = {
   completionProvider: { triggerCharacters: ['.'] },
 };
 
-const positive = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v > 0;
+/**
+ * Most milliseconds a client may ask for as the check's timeout or the typing pause (about 11.6
+ * days, the CLI's --timeout limit): the thread's kill timer (twice the timeout plus 2 s) must stay
+ * below 2^31 ms, what a timer holds. Past it Node set the timer to 1 ms and killed every check at once.
+ */
+export const MAX_CLIENT_MS = 1_000_000_000;
+
+/** Why `v` is no positive number up to `max`, or null. */
+function positiveProblem(v: unknown, max: number): string | null {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) return 'is not a positive number';
+  return v > max ? `is more than ${max.toLocaleString('en-US')}` : null;
+}
 
 /** Quiet time (ms) after a change before the document is parsed: a burst of changes costs one parse. */
 export const PARSE_DEBOUNCE_MS = 50;
@@ -96,12 +112,22 @@ class Sketches {
     this.delay = opts.checkDelayMs === undefined ? 1000 : opts.checkDelayMs;
   }
 
-  /** Applies the client's `initializationOptions`. */
+  /**
+   * Applies the client's `initializationOptions`; a value out of its range is not used, with a
+   * line in the client's log naming it.
+   */
   configure(o: InitOptions): void {
     if (o.checkOnChange === false) this.delay = null;
-    if (positive(o.checkDelayMs)) this.delay = o.checkDelayMs;
-    if (positive(o.checkTimeoutMs)) this.bounds = { ...this.bounds, timeoutMs: o.checkTimeoutMs };
-    if (positive(o.maxStates)) this.bounds = { ...this.bounds, maxStates: Math.floor(o.maxStates) };
+    const take = (name: keyof InitOptions, max: number, use: (v: number) => void) => {
+      const v = o[name];
+      if (v === undefined) return;
+      const why = positiveProblem(v, max);
+      if (why === null) use(v as number);
+      else this.conn.console.warn(`mbsim: initializationOptions.${name} ${why}: not used (${typeof v === 'number' ? v : JSON.stringify(v)?.slice(0, 40)})`);
+    };
+    take('checkDelayMs', MAX_CLIENT_MS, (v) => (this.delay = v));
+    take('checkTimeoutMs', MAX_CLIENT_MS, (v) => (this.bounds = { ...this.bounds, timeoutMs: v }));
+    take('maxStates', Number.MAX_SAFE_INTEGER, (v) => (this.bounds = { ...this.bounds, maxStates: Math.floor(v) }));
   }
 
   /** Parses the document, publishes its diagnostics (withdrawing its hazards) and remembers its kernel and names. */
@@ -195,7 +221,7 @@ class Sketches {
       this.schedule(e.document.uri, 0);
     });
     docs.onDidClose((e) => this.close(e.document.uri));
-    docs.listen(this.conn);
+    docs.listen(checkedDocumentEvents(this.conn));
   }
 }
 
@@ -204,42 +230,54 @@ class Sketches {
  * exit code the protocol asks for: 0 after a `shutdown` request, 1 without one.
  */
 export function startLanguageServer(opts: LspOptions = {}): Promise<number> {
-  const conn: Connection = createConnection(ProposedFeatures.all, opts.input ?? process.stdin, opts.output ?? process.stdout);
+  let finish: (code: number) => void = () => undefined;
+  // A message the base protocol cannot frame ends the server: one line, exit code 2 (framing.ts).
+  const framed = (opts.input ?? process.stdin).pipe(checkedFraming((line) => {
+    (opts.error ?? ((t: string) => process.stderr.write(`${t}\n`)))(`mbsim lsp: error: ${line}`);
+    finish(2);
+  }));
+  const conn: Connection = createConnection(ProposedFeatures.all, framed, opts.output ?? process.stdout);
   const sk = new Sketches(conn, opts);
   conn.onInitialize((params): InitializeResult => {
     sk.configure((params.initializationOptions ?? {}) as InitOptions);
     return { capabilities: CAPABILITIES, serverInfo: { name: 'mbsim' } };
   });
-  conn.onHover((p) => {
+  // Registered by method name: the typed conn.onHover & co. read params.workDoneToken before
+  // the handler runs (null params threw there).
+  conn.onRequest('textDocument/hover', checkedRequest('textDocument/hover', { position: true }, (p: TextDocumentPositionParams) => {
     const d = sk.indexOf(p.textDocument.uri);
     return d ? hoverAt(d.text, p.position, d.index) : null;
-  });
-  conn.onDefinition((p) => {
+  }));
+  conn.onRequest('textDocument/definition', checkedRequest('textDocument/definition', { position: true }, (p: TextDocumentPositionParams) => {
     const d = sk.indexOf(p.textDocument.uri);
     return d ? definitionAt(d.text, p.textDocument.uri, p.position, d.index) : null;
-  });
-  conn.onReferences((p) => {
+  }));
+  conn.onRequest('textDocument/references', checkedRequest('textDocument/references', { position: true, context: true }, (p: ReferenceParams) => {
     const d = sk.indexOf(p.textDocument.uri);
     return d ? referencesAt(d.text, p.textDocument.uri, p.position, p.context.includeDeclaration, d.index) : [];
-  });
-  conn.onCompletion((p) => {
+  }));
+  conn.onRequest('textDocument/completion', checkedRequest('textDocument/completion', { position: true }, (p: TextDocumentPositionParams) => {
     const d = sk.indexOf(p.textDocument.uri);
     return d ? completionsAt(d.text, p.position, d.index) : [];
-  });
-  conn.onDocumentSymbol((p) => {
+  }));
+  conn.onRequest('textDocument/documentSymbol', checkedRequest('textDocument/documentSymbol', {}, (p: DocumentSymbolParams) => {
     const d = sk.indexOf(p.textDocument.uri);
     return d ? documentSymbols(d.index) : [];
-  });
+  }));
   sk.listen();
   let shutdown = false;
   conn.onShutdown(() => {
     shutdown = true;
   });
   return new Promise<number>((done) => {
-    conn.onExit(() => {
+    let ended = false;
+    finish = (code) => {
+      if (ended) return;
+      ended = true;
       sk.thread.close();
-      done(shutdown ? 0 : 1);
-    });
+      done(code);
+    };
+    conn.onExit(() => finish(shutdown ? 0 : 1));
     conn.listen();
   });
 }

@@ -115,6 +115,13 @@ function defaultRss(): (() => number | null) {
   return typeof rss === 'function' ? () => rss.call(p!.memoryUsage) : () => null;
 }
 
+/**
+ * The memory bound (bytes of the resident set) of `simulate` and `check` when their caller gives
+ * none: 2 GiB, as the CLI's `--max-memory`. Without it a long library run recorded events until
+ * V8 aborted the process (out of heap after 95 s, uncatchable).
+ */
+export const DEFAULT_MAX_MEMORY = 2 * 1024 ** 3;
+
 /** See the file comment. */
 export class Governor {
   readonly maxMemory: number;
@@ -162,9 +169,11 @@ export class Governor {
     return this.now() - this.t0;
   }
 
-  /** Bytes in use now: the resident set when measurable (re-read at most every {@link SAMPLE_MS} ms unless `fresh`), else the estimate. */
-  memory(fresh = false): number {
-    const t = this.now();
+  /**
+   * Bytes in use now: the resident set when measurable (re-read at most every {@link SAMPLE_MS} ms
+   * unless `fresh`), else the estimate. `t`: the clock just read by the caller (one read per check).
+   */
+  memory(fresh = false, t = this.now()): number {
     if (fresh || t - this.lastSample >= SAMPLE_MS) {
       this.lastSample = t;
       this.lastRss = this.rss();
@@ -214,8 +223,9 @@ export class Governor {
         return l;
       }
     }
-    if (this.now() >= this.deadline) return this.stop('timeout');
-    if (this.maxMemory !== Infinity && this.memory() > this.maxMemory) return this.stop('max-memory');
+    const t = this.now();
+    if (t >= this.deadline) return this.stop('timeout');
+    if (this.maxMemory !== Infinity && this.memory(false, t) > this.maxMemory) return this.stop('max-memory');
     return null;
   }
 

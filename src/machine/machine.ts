@@ -18,7 +18,7 @@ import type { AsyncKind, MachineEvent } from './events.js';
 import { perThreads, WARP_SLOT, WARPGROUP_SLOT, type AgentInfo, type Instr, type OpInstr, type Program } from './program.js';
 import { asyncDef, checkCluster, OPS, tmemAtExit, type OpCtx } from './ops/index.js';
 import { clusterResident } from './values.js';
-import { cloneState, NAMED_PER_CTA, newStepOut, type AgentState, type AsyncOp, type Choice, type MachineState, type StepOut } from './state.js';
+import { choiceArg, cloneState, NAMED_PER_CTA, newStepOut, stateArg, type AgentState, type AsyncOp, type Choice, type MachineState, type StepOut } from './state.js';
 import { programArg } from '../model/api-args.js';
 
 export {
@@ -246,6 +246,8 @@ export class Machine implements OpCtx {
    * `into`, when given, is emptied, filled and returned (no allocation).
    */
   enabled(s: MachineState, into?: Choice[]): Choice[] {
+    // Cheap enough for the search's loop: garbage is a TypeError here, not from inside.
+    if (!Array.isArray(s?.agents) || !Array.isArray(s.inflight)) stateArg('Machine.enabled', s);
     const out: Choice[] = into ?? [];
     while (out.length) out.pop();
     for (let a = 0; a < s.agents.length; a++) if (this.agentEnabled(s, a)) out.push(this.agentChoice[a]!);
@@ -260,11 +262,14 @@ export class Machine implements OpCtx {
 
   /** True when every agent has finished (or the kernel trapped). */
   finished(s: MachineState): boolean {
+    if (!Array.isArray(s?.agents)) stateArg('Machine.finished', s);
     return s.trapped !== null || s.agents.every((a) => a.status !== 'run');
   }
 
   /** Pure step: a copy of `s` after `choice`, with the events it emitted. */
   step(s: MachineState, choice: Choice, at?: number): { state: MachineState; events: MachineEvent[] } {
+    stateArg('Machine.step', s);
+    choiceArg('Machine.step', choice, s.agents.length);
     const next = cloneState(s);
     const out = newStepOut(true);
     this.apply(next, choice, out, at);

@@ -14,7 +14,7 @@ import { OPC } from './ops/index.js';
 import { compileRole } from './compile-role.js';
 export { perThreads, roleReadsWarp, roleSplits, sliceSiblings } from './roles.js';
 import { enumerateViews, keysOverlap, markRanged, storageBytes, type BufferPlacement, type BufferSpace } from './views.js';
-import { objectArg } from '../model/api-args.js';
+import { argKind, objectArg, plainObjectArg } from '../model/api-args.js';
 
 /** A kernel that cannot be instantiated: the message names the problem, `loc` where it is. */
 export class KernelError extends Error {
@@ -275,12 +275,19 @@ function lastAtOrBefore<T extends { offset: number }>(arrays: readonly T[], o: n
   return arrays[lo]!;
 }
 
+/**
+ * A count for a message: with thousands separators, or `more than 9,007,199,254,740,991` past
+ * 2^53 − 1, where a double no longer holds it exactly (a product of sizes would print rounded).
+ */
+function countText(n: number): string {
+  return n > Number.MAX_SAFE_INTEGER ? `more than ${Number.MAX_SAFE_INTEGER.toLocaleString('en-US')}` : n.toLocaleString('en-US');
+}
+
 /** The error of a launch with more buffer keys than {@link MAX_BUFFER_KEYS}, at its largest array. */
 function tooManyKeys(buffers: readonly BufferInfo[], perCta: number, ctas: number, kernel: Kernel): KernelError {
   const big = [...buffers].sort((x, y) => y.length - x.length)[0];
   const n = perCta * ctas;
-  const count = n > Number.MAX_SAFE_INTEGER ? `more than ${Number.MAX_SAFE_INTEGER.toLocaleString('en-US')}` : n.toLocaleString('en-US');
-  return new KernelError(`the launch has ${count} buffer elements and byte ranges (${perCta.toLocaleString('en-US')} per CTA × ${ctas} CTAs); mbsim simulates at most ${MAX_BUFFER_KEYS.toLocaleString('en-US')}${big ? ` (largest array: ${big.name}[${big.length.toLocaleString('en-US')}])` : ''}`, big?.loc ?? kernel.loc, 'size');
+  return new KernelError(`the launch has ${countText(n)} buffer elements and byte ranges (${perCta.toLocaleString('en-US')} per CTA × ${ctas} CTAs); mbsim simulates at most ${MAX_BUFFER_KEYS.toLocaleString('en-US')}${big ? ` (largest array: ${big.name}[${big.length.toLocaleString('en-US')}])` : ''}`, big?.loc ?? kernel.loc, 'size');
 }
 
 /**
@@ -291,7 +298,7 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
   if (!kernel || typeof kernel !== 'object' || !Array.isArray(kernel.params) || !Array.isArray(kernel.roles)) {
     throw new TypeError(`instantiate: expected a Kernel (from parseSketch or the builder), got ${kernel === null ? 'null' : Array.isArray(kernel) ? 'an array' : typeof kernel}`);
   }
-  objectArg('instantiate', 'overrides', overrides);
+  plainObjectArg('instantiate', 'overrides', overrides, 'a plain object of parameter names to integers, { S: 4 } (or left out)');
   objectArg('instantiate', 'options', options);
   // Null-prototype maps keyed by the kernel's names: `constructor` or `__proto__` are names like any other.
   const params: Record<string, number> = Object.create(null) as Record<string, number>;
@@ -302,7 +309,7 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
       const known = kernel.params.map((p) => p.name).join(', ') || 'none';
       throw new KernelError(`unknown parameter '${n}' (this kernel has: ${known})`, undefined, 'unknown-param');
     }
-    if (!Number.isInteger(v)) throw new KernelError(`parameter ${n} must be an integer, got ${v}`, undefined, 'bad-param');
+    if (!Number.isInteger(v)) throw new KernelError(`parameter ${n} must be an integer, got ${typeof v === 'number' ? v : argKind(v)}`, undefined, 'bad-param');
     params[n] = v;
   }
   for (const p of kernel.params) {
@@ -376,7 +383,7 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
   const smemBytes = storageBytes(buffers, 'smem', clusterSize) + barriersPerCta * 8;
   if (smemBytes > MAX_SMEM_PER_CTA) {
     const big = buffers.filter((b) => b.space === 'smem').sort((x, y) => y.length * y.bytes - x.length * x.bytes)[0];
-    throw new KernelError(`shared memory per CTA is ${smemBytes > Number.MAX_SAFE_INTEGER ? `more than ${Number.MAX_SAFE_INTEGER.toLocaleString('en-US')}` : smemBytes.toLocaleString('en-US')} bytes; a CTA can have at most ${MAX_SMEM_PER_CTA.toLocaleString('en-US')} (227 KiB)${big ? ` (largest: ${big.name}, ${big.length} × ${big.bytes.toLocaleString('en-US')} bytes)` : ''}`, big?.loc ?? kernel.loc, 'smem-size');
+    throw new KernelError(`shared memory per CTA is ${countText(smemBytes)} bytes; a CTA can have at most ${MAX_SMEM_PER_CTA.toLocaleString('en-US')} (227 KiB)${big ? ` (largest: ${big.name}, ${big.length} × ${big.bytes.toLocaleString('en-US')} bytes)` : ''}`, big?.loc ?? kernel.loc, 'smem-size');
   }
   // Managed TMEM (cols=) is checked by columns when it is allocated, not here.
   const tmemBytes = storageBytes(buffers.map((b) => (b.space === 'tmem' && b.cols !== undefined ? { ...b, bytes: 0 } : b)), 'tmem', clusterSize);
@@ -548,7 +555,7 @@ function checkThreadsPerCta(kernel: Kernel, params: Record<string, number>, clus
         const per = big.r.threads ?? big.r.warps * 32;
         const what = big.inst === 1 ? '' : ` (${big.inst.toLocaleString('en-US')} instances × ${per} threads)`;
         throw new KernelError(
-          `CTA ${cta} has ${threads.toLocaleString('en-US')} threads; a CTA can have at most ${MAX_THREADS_PER_CTA} (32 warps); role ${big.r.name} has ${big.t.toLocaleString('en-US')}${what}`,
+          `CTA ${cta} has ${countText(threads)} threads; a CTA can have at most ${MAX_THREADS_PER_CTA} (32 warps); role ${big.r.name} has ${countText(big.t)}${what}`,
           big.inst === 1 ? big.r.loc ?? kernel.loc : big.r.instancesLoc ?? big.r.loc ?? kernel.loc, 'threads');
       }
     }

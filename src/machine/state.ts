@@ -176,11 +176,28 @@ export function newStepOut(record: boolean): StepOut {
   return { events: record ? [] : null, phases: [], issued: [], other: false, diags: [], sparse: false };
 }
 
+/** Throws a TypeError `fn: s must be a MachineState …` unless `s` has a machine state's arrays. */
+export function stateArg(fn: string, s: unknown, name = 's'): asserts s is MachineState {
+  if (!isRecord(s) || !Array.isArray(s.agents) || !Array.isArray(s.bars) || !Array.isArray(s.named) || !Array.isArray(s.clusterDone) || !Array.isArray(s.inflight) || !Array.isArray(s.mem) || !s.agents.every((a) => isRecord(a) && Array.isArray(a.frame))) {
+    argError(fn, name, 'a MachineState (from Machine.initial or Machine.step)', s);
+  }
+}
+
+/**
+ * Throws a TypeError `fn: choice must be …` unless `c` is a {@link Choice}: `{ kind: 'agent', agent }`
+ * with an agent index below `agents`, or `{ kind: 'async', id }` with an integer id (whether it
+ * is enabled is the machine's question).
+ */
+export function choiceArg(fn: string, c: unknown, agents: number): asserts c is Choice {
+  const ok = isRecord(c) && (
+    (c.kind === 'agent' && Number.isInteger(c.agent) && (c.agent as number) >= 0 && (c.agent as number) < agents)
+    || (c.kind === 'async' && Number.isInteger(c.id)));
+  if (!ok) argError(fn, 'choice', `a Choice from Machine.enabled ({ kind: 'agent', agent: 0..${agents - 1} } or { kind: 'async', id })`, c);
+}
+
 /** Copy of a state (for the checker and the pure {@link Machine.step}). */
 export function cloneState(s: MachineState): MachineState {
-  if (!isRecord(s) || !Array.isArray(s.agents) || !Array.isArray(s.bars) || !Array.isArray(s.named) || !Array.isArray(s.clusterDone) || !Array.isArray(s.inflight) || !Array.isArray(s.mem) || !s.agents.every((a) => isRecord(a) && Array.isArray(a.frame))) {
-    argError('cloneState', 's', 'a MachineState (from Machine.initial or Machine.step)', s);
-  }
+  stateArg('cloneState', s);
   return {
     now: s.now,
     agents: s.agents.map((a) => ({ ...a, frame: a.frame.slice(), tokens: a.tokens ? { ...a.tokens } : null })),

@@ -39,6 +39,21 @@ export function objectArg(fn: string, name: string, v: unknown, optional = true)
   if (!isRecord(v)) argError(fn, name, optional ? 'an object (or left out)' : 'an object', v);
 }
 
+/**
+ * Checks that `v` is a plain object (a literal, `Object.create(null)`, or a Proxy of one): a Map or
+ * an object whose names are inherited would be read as an empty bag, its entries silently unused.
+ * Undefined is allowed when `optional`.
+ */
+export function plainObjectArg(fn: string, name: string, v: unknown, what: string, optional = true): void {
+  if (optional && v === undefined) return;
+  const proto = isRecord(v) ? Object.getPrototypeOf(v) as object | null : undefined;
+  if (proto === undefined || (proto !== null && Object.getPrototypeOf(proto) !== null)) {
+    const ctor = isRecord(v) && typeof v.constructor === 'function' && v.constructor !== Object ? v.constructor.name : '';
+    const kind = v instanceof Map ? 'a Map' : proto ? `an object whose prototype is not Object.prototype${ctor ? ` (an instance of ${ctor})` : ''}` : argKind(v);
+    throw new TypeError(`${fn}: ${name} must be ${what}, got ${kind}`);
+  }
+}
+
 /** Checks that `v` is a Program (from `instantiate`). */
 export function programArg(fn: string, v: unknown, name = 'program'): void {
   if (!isRecord(v) || !Array.isArray(v.agents) || !isRecord(v.kernel) || typeof v.barrierName !== 'function') argError(fn, name, 'a Program (from instantiate)', v);

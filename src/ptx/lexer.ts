@@ -103,9 +103,17 @@ function is(c: number, cls: number): boolean {
 
 /** What the character at `c` looks like in a message. */
 function shown(c: number): string {
-  if (c < 32 || c === 127) return `\\x${c.toString(16).padStart(2, '0')}`;
-  return String.fromCodePoint(c);
+  if (c < 32 || c === 127) return `'\\x${c.toString(16).padStart(2, '0')}'`;
+  const ch = String.fromCodePoint(c);
+  return INVISIBLE.test(ch) ? `'${ch}' (U+${c.toString(16).toUpperCase().padStart(4, '0')})` : `'${ch}'`;
 }
+
+/**
+ * Characters that show as nothing or change their neighbour in a terminal (format, combining,
+ * odd spaces, private use, unassigned): an error quoting one names its code point too (the sketch
+ * lexer's rule, src/lang/lexer.ts; this layer imports nothing).
+ */
+const INVISIBLE = /[\p{Cf}\p{Mn}\p{Me}\p{Zs}\p{Zl}\p{Zp}\p{Co}\p{Cn}]/u;
 
 /**
  * Splits `src` into tokens, or returns the first lexical error (an unknown character, an
@@ -181,7 +189,7 @@ export function lex(src: string): Tokens | LexError {
       continue;
     }
     const cp = src.codePointAt(i)!;
-    return err(`unexpected character '${shown(cp)}'`, start, cp > 0xffff ? 2 : 1);
+    return err(`unexpected character ${shown(cp)}`, start, cp > 0xffff ? 2 : 1);
   }
   t.push(Tok.Eof, n, n, line, n - lineStart + 1);
   return t;

@@ -6,7 +6,7 @@ import type { EventKind, MachineEvent } from '../machine/events.js';
 import type { HangReport } from '../machine/hang.js';
 import type { MachineState } from '../machine/machine.js';
 import type { Program } from '../machine/program.js';
-import type { Bound } from '../machine/governor.js';
+import type { Bound, DEFAULT_MAX_MEMORY } from '../machine/governor.js';
 import type { Diagnostic } from '../model/diagnostics.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import type { Timing } from './timing.js';
@@ -34,7 +34,7 @@ export interface SimOptions {
   /**
    * Stop (verdict `incomplete`) before the process's memory passes this many bytes (its resident
    * set, src/machine/governor.ts; in a browser an estimate of the recorded events and spans).
-   * Default: no bound.
+   * Default 2 GiB ({@link DEFAULT_MAX_MEMORY}, as `check` and the CLI); Infinity: no bound.
    */
   maxMemory?: number;
   /** Stop (verdict `incomplete`) after this many wall-clock milliseconds. Default: no bound. */

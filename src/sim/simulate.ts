@@ -13,7 +13,7 @@ import type { MachineEvent } from '../machine/events.js';
 import { explainHang, type HangReport } from '../machine/hang.js';
 import { perThreads, type OpInstr, type Program } from '../machine/program.js';
 import type { SrcLoc } from '../kernel/ir.js';
-import { boundOption, Governor, type Bound } from '../machine/governor.js';
+import { boundOption, DEFAULT_MAX_MEMORY, Governor, type Bound } from '../machine/governor.js';
 import { H200, ISSUE_COST, validateTiming, type IssueArgs } from './timing.js';
 import { OPS } from '../machine/ops/index.js';
 import { asyncScheduler } from './async-schedule.js';
@@ -208,7 +208,7 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
   let end = 0; // latest end of any issued operation
   // Pops that applied no step (bounded by maxSteps too, so a run without progress ends).
   let idle = 0;
-  const gov = new Governor({ ...(opts.maxMemory !== undefined ? { maxMemory: opts.maxMemory } : {}), ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}) }, { every: 1024 });
+  const gov = new Governor({ maxMemory: opts.maxMemory ?? DEFAULT_MAX_MEMORY, ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}) }, { every: 1024 });
   gov.check(); // a bound already passed stops the run before its first step
   while (queue.size > 0) {
     if (steps >= maxSteps || idle >= IDLE_PER_STEP * maxSteps) {
