@@ -83,7 +83,7 @@ export interface ExploreOptions {
   workers?: number;
   /**
    * Random runs (default on): once the breadth-first search has stored `from` states (default
-   * {@link RANDOM_RUNS.from}), it also follows random schedules from the states it expands, one
+   * {@link RANDOM_RUNS.from}) or a fifth of its time bound has passed (`afterMs`), it also follows random schedules from the states it expands, one
    * choice drawn at each step among the enabled ones, to the end of the kernel or up to
    * {@link RANDOM_RUNS.maxSteps} steps, for up to `share` (default {@link RANDOM_RUNS.share}) as
    * many steps as the search's own transitions. They run through the same transition and state
@@ -93,7 +93,7 @@ export interface ExploreOptions {
    * with or without them. Sequential search only, and not with `all`. `seed` fixes the draws
    * (default 1: the same check finds the same schedule).
    */
-  randomRuns?: boolean | { from?: number; share?: number; seed?: number };
+  randomRuns?: boolean | { from?: number; share?: number; seed?: number; afterMs?: number };
   /**
    * Internal (the all-trip-counts check, check/trips.ts; sequential search only): a different
    * visited-set key for a state (called with a state and its checker data; writes the two hash

@@ -232,7 +232,7 @@ function runLevels(parts: Parts, opts: ExploreOptions, t0: number): ExploreResul
         const { s, x } = codec.decode(cur, i, ex.rhCur);
         onExpand?.(s, x, cur.ids[i]!);
         ex.expand(s, x, cur.ids[i]!, next);
-        if (hunt && tree.n - hunt.stored >= hunt.from && hunt.steps < (sx.transitions - hunt.steps) * hunt.share && !ex.abortBy()) {
+        if (hunt && (tree.n - hunt.stored >= hunt.from || ((i & 15) === 0 && Date.now() - t0 >= hunt.afterMs)) && hunt.steps < (sx.transitions - hunt.steps) * hunt.share && !ex.abortBy()) {
           const before = tree.n;
           ctx.sink.random = true;
           hunt.steps += ex.dive(s, x, cur.ids[i]!, hunt.rand, RANDOM_RUNS.maxSteps);
@@ -279,11 +279,13 @@ function runLevels(parts: Parts, opts: ExploreOptions, t0: number): ExploreResul
 
 
 /** The random runs of a sequential search (engine.ts ExploreOptions.randomRuns), or null when off. */
-function randomRunsOf(opts: ExploreOptions): { from: number; share: number; rand: () => number; steps: number; stored: number; runs: number } | null {
+function randomRunsOf(opts: ExploreOptions): { from: number; afterMs: number; share: number; rand: () => number; steps: number; stored: number; runs: number } | null {
   const o = opts.randomRuns ?? true;
   if (o === false || opts.all) return null;
   const c = o === true ? {} : o;
-  return { from: c.from ?? RANDOM_RUNS.from, share: c.share ?? RANDOM_RUNS.share, rand: mulberry32(c.seed ?? RANDOM_RUNS.seed), steps: 0, stored: 0, runs: 0 };
+  // A slow search (large states) reaches few states before its time bound: the runs start by time too.
+  const afterMs = c.afterMs ?? (c.from !== undefined ? Infinity : (opts.timeoutMs ?? DEFAULT_BOUNDS.timeoutMs) / 5);
+  return { from: c.from ?? RANDOM_RUNS.from, afterMs, share: c.share ?? RANDOM_RUNS.share, rand: mulberry32(c.seed ?? RANDOM_RUNS.seed), steps: 0, stored: 0, runs: 0 };
 }
 
 /** A seeded generator of uniform numbers in [0, 1) (mulberry32). */

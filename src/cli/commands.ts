@@ -65,7 +65,7 @@ export const checkCommand: Verb = (program, ctx) => {
     .addOption(new Option('--reduce <WHICH>', 'reductions to use: all (default), por (partial-order only), symmetry (only), none (the plain search, to confirm a surprising verdict)').choices(['all', 'por', 'symmetry', 'none']).default('all'))
     .option('--no-cta-symmetry', 'keep the symmetry between warps but do not identify states that differ by a permutation of the cluster\'s CTA ranks (docs/CHECK.md)')
     .option('--all-trips <NAME>', 'one verdict for every value of trip parameter NAME (k-iterations, tiles) from 1 on: the loops it bounds are searched until their steady state, then every last trip (docs/CHECK.md, "Every trip count")')
-    .option('--no-random-runs', 'only the exhaustive search: no random schedules followed beside it once it has 20,000 states (they find hazards a bounded search cannot reach; docs/CHECK.md)')
+    .option('--no-random-runs', 'only the exhaustive search: no random schedules followed beside it once it has 20,000 states or a fifth of --timeout has passed (they find hazards a bounded search cannot reach; docs/CHECK.md)')
     .addOption(new Option('--format <FORMAT>', 'text (the report with traces), short (one line per finding: file:line:col: error[kind]: message) or json').choices(['text', 'short', 'json']).default('text'))
     .option('--max-traces <N>', 'print the shortest traces of the first N findings, the others without (default 3)', parseCountArg('--max-traces'))
     .option('--quiet', 'print nothing (no report, no progress bar): the exit code says the verdict; --sarif and --trace files are still written')
