@@ -120,6 +120,33 @@ describe('every trip count', () => {
     expect(bad(`${head}role p warps=1 per=one:\n    mbarrier.arrive b[0]\n`, 'M').message).toContain('the kernel has no parameter M');
   });
 
+  test('counters with offsets and t * K in a comparison: the race at K ≥ 6 is found, not covered by an OK', () => {
+    const race = (body: string) => {
+      const k = parseSketch(`kernel o arch=sm_90a\nparam K = 4\nparam TILES = 1\nsmem X[1] bytes=64\nrole producer warps=1 per=one:\n${body}role consumer warps=1 per=one:\n    ld.shared X[0]\n`, 'o.mbk').kernel!;
+      expect(check(instantiate(k, { K: 9 }), { randomRuns: false }).verdict).toBe('race');
+      const r = checkAllTrips(k, {}, { param: 'K', timeout: 30_000 });
+      expect(r.verdict).toBe('race');
+    };
+    race('    for i in range(0, K):\n        work 1\n        if i - 5 >= 0:\n            st.shared X[0]\n        work 2\n');
+    race('    for i in range(0, K):\n        if (i - 3) % 4 == 3:\n            st.shared X[0]\n        work 1\n');
+    race('    for t in range(0, TILES):\n        for kk in range(0, K):\n            if kk % 4 == 3 and kk >= t * K + 5:\n                st.shared X[0]\n            work 10\n');
+  }, 120_000);
+
+  test('trip loops that end, or never start, with the huge count are refused at their line', () => {
+    for (const [loop, why] of [['range(K, K + 1)', 'start at a value of the other parameters'], ['range(0, 1 - K)', 'a ≥ 1'], ['range(0, (K % 2) * (K / 2))', 'a ≥ 1'], ['range(K - 1, K)', 'start at a value']]) {
+      const k = parseSketch(`kernel u arch=sm_90a\nparam K = 4\nsmem X[1] bytes=64\nrole p warps=1 per=one:\n    for i in ${loop}:\n        st.shared X[0]\nrole q warps=1 per=one:\n    ld.shared X[0]\n`, 'u.mbk').kernel!;
+      let err: unknown = null;
+      try {
+        checkAllTrips(k, {}, { param: 'K', timeout: 10_000 });
+      } catch (e) {
+        err = e;
+      }
+      expect(err, loop).toBeInstanceOf(TripsScopeError);
+      expect((err as Error).message, loop).toContain(why);
+      expect((err as TripsScopeError).loc?.line, loop).toBe(5);
+    }
+  });
+
   test('CLI: --all-trips K prints what the verdict covers; a refusal is exit 2 with the place and a caret', async () => {
     const ok = await runCli(['check', 'examples/pipeline.mbk', '--set', 'TILES=1', '--all-trips', 'K']);
     expect(ok.code).toBe(0);

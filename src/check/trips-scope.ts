@@ -8,6 +8,7 @@
 import type { Expr, Kernel, SrcLoc } from '../kernel/ir.js';
 import type { Instr, Program } from '../machine/program.js';
 import { mentions, operandExprs, type TripLoop } from './trips-loops.js';
+import { evalExpr } from '../kernel/expr.js';
 
 /** Why the trip parameter cannot be treated as a trip count, or null. */
 export interface OutOfScope {
@@ -40,9 +41,17 @@ export function sizedBy(kernel: Kernel, param: string): OutOfScope | null {
 export function usesInScope(p: Program, r: number, param: string, loops: readonly TripLoop[]): OutOfScope | null {
   const rc = p.roles[r]!;
   const code = rc.code;
-  // Pcs reached only once a trip loop of the role has ended: after an unguarded trip loop.
+  // Pcs reached only once a trip loop of the role has ended: after an unguarded trip loop that
+  // never ends with the huge count (it starts at a parameter value and its bound grows with N).
   const guardedAt = (pc: number) => code.some((ins, j) => j < pc && ((ins.i === 'jz' && !ins.loop && pc < ins.to) || (ins.i === 'jmp' && ins.to > j && pc < ins.to)));
-  const firstEnd = Math.min(...loops.filter((l) => !guardedAt(l.head)).map((l) => l.end));
+  let firstEnd = Infinity;
+  for (const l of [...loops].sort((a, b) => a.head - b.head)) {
+    if (l.head >= firstEnd) continue; // reached only after the huge count's loop ended: any bounds
+    const head = code[l.head]!;
+    const why = head.i === 'jz' && head.loop ? unendingWhy(head.loop.from, head.loop.to, p.params, param) : 'not a for loop';
+    if (why) return { why: `role ${rc.name}: a loop bounded by ${param} before its trip loops end must ${why}`, loc: head.i === 'jz' ? head.loc : undefined };
+    if (!guardedAt(l.head)) firstEnd = Math.min(firstEnd, l.end);
+  }
   // Counters of the `for` loops around the first trip loop that start at 0.
   const zeroOuter = new Set<string>();
   const first = loops.find((l) => l.end === firstEnd);
@@ -76,5 +85,28 @@ export function usesInScope(p: Program, r: number, param: string, loops: readonl
       }
     }
   }
+  return null;
+}
+
+/**
+ * Why a trip loop `range(from, to)` would end (or not start) with the huge trip count, or null:
+ * `from` must be a value of the other parameters and `to` a · N + b with a ≥ 1 (parameters only).
+ */
+function unendingWhy(from: Expr, to: Expr, params: Record<string, number>, param: string): string | null {
+  const at = (e: Expr, n: number): number | null => {
+    try {
+      return evalExpr(e, (name) => (name === param ? n : Object.hasOwn(params, name) ? params[name] : undefined));
+    } catch {
+      return null;
+    }
+  };
+  if (mentions(from, param) || at(from, 0) === null) return `start at a value of the other parameters (not of ${param} or a variable)`;
+  const h = 2 ** 30;
+  const t1 = at(to, h);
+  const t2 = at(to, 2 * h);
+  const t0 = at(to, 0);
+  if (t1 === null || t2 === null || t0 === null) return 'have a bound made of parameters only';
+  const slope = (t2 - t1) / h;
+  if (!Number.isInteger(slope) || slope < 1 || t1 !== t0 + slope * h) return `have a bound a · ${param} + b with a ≥ 1`;
   return null;
 }

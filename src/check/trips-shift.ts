@@ -209,15 +209,15 @@ function binShift(e: Expr & { k: 'bin' }, dOf: (e: Expr) => D, params: Record<st
       return { fail: 'a loop counter multiplied by something other than a constant' };
     case '%':
       if (a.d === 0 && b.d === 0) return { d: 0 };
-      if (b.d === 0 && cB !== null && cB > 0 && a.d % cB === 0) {
-        need(1); // a non-negative dividend
+      if (b.d === 0 && cB !== null && cB > 0 && a.d > 0 && a.d % cB === 0) {
+        need(floor(e.a, params, param)); // a positive dividend (C's % takes the dividend's sign)
         return { d: 0 };
       }
       return { fail: 'a loop counter taken modulo something the period does not divide' };
     case '/':
       if (a.d === 0 && b.d === 0) return { d: 0 };
-      if (b.d === 0 && cB !== null && cB > 0 && a.d % cB === 0) {
-        need(1);
+      if (b.d === 0 && cB !== null && cB > 0 && a.d > 0 && a.d % cB === 0) {
+        need(floor(e.a, params, param));
         return { d: a.d / cB };
       }
       return { fail: 'a loop counter divided by something the period does not divide' };
@@ -225,8 +225,8 @@ function binShift(e: Expr & { k: 'bin' }, dOf: (e: Expr) => D, params: Record<st
     case '|':
     case '^':
       if (a.d === 0 && b.d === 0) return { d: 0 };
-      if (e.op === '&' && b.d === 0 && cB !== null && cB >= 0 && isPow2(cB + 1) && a.d % (cB + 1) === 0) {
-        need(1);
+      if (e.op === '&' && b.d === 0 && cB !== null && cB >= 0 && isPow2(cB + 1) && a.d > 0 && a.d % (cB + 1) === 0) {
+        need(floor(e.a, params, param));
         return { d: 0 };
       }
       return { fail: `a loop counter combined bitwise (${e.op})` };
@@ -239,13 +239,43 @@ function binShift(e: Expr & { k: 'bin' }, dOf: (e: Expr) => D, params: Record<st
     default: {
       // Comparisons.
       if (a.d === b.d) return { d: 0 };
-      // One side grows with the huge trip count: the same outcome in every state before the switch.
-      if (mentions(e.a, param) !== mentions(e.b, param)) return { d: 0 };
       const c = a.d === 0 ? cA : b.d === 0 ? cB : null;
       if (c === null || (a.d !== 0 && b.d !== 0)) return { fail: 'a loop counter compared with a value that is neither a constant nor shifted with it' };
-      need(Math.abs(c) + 1);
       if ((a.d === 0 ? b.d : a.d) < 0) return { fail: 'a comparison with a value that decreases with the loop counter' };
+      // Past T the shifted side stays above the constant, whatever its own offsets and divisors.
+      need(floor(a.d === 0 ? e.b : e.a, params, param, Math.abs(c)));
       return { d: 0 };
+    }
+  }
+}
+
+/**
+ * A threshold for the counters (all at least it) that keeps the shifted expression `e` above
+ * `above`: its constants summed (an offset such as `i - 5`), times the divisors on the way (`i / 2`).
+ */
+function floor(e: Expr, params: Record<string, number>, param: string, above = 0): number {
+  const w = weight(e, params, param);
+  return (above + w.abs + 1) * w.div;
+}
+
+/** The constants of an expression summed in absolute value, and the product of its divisors. */
+function weight(e: Expr, params: Record<string, number>, param: string): { abs: number; div: number } {
+  switch (e.k) {
+    case 'num':
+      return { abs: Math.abs(e.v), div: 1 };
+    case 'var':
+      return { abs: e.name !== param && Object.hasOwn(params, e.name) ? Math.abs(params[e.name]!) : 0, div: 1 };
+    case 'un':
+      return weight(e.a, params, param);
+    case 'bin': {
+      const a = weight(e.a, params, param);
+      const b = weight(e.b, params, param);
+      const cA = constOf(e.a, params, param);
+      const cB = constOf(e.b, params, param);
+      if (e.op === '*') return cA !== null ? { abs: Math.abs(cA) * b.abs, div: b.div } : cB !== null ? { abs: a.abs * Math.abs(cB), div: a.div } : { abs: a.abs + b.abs, div: Math.max(a.div, b.div) };
+      if (e.op === '/' && cB !== null) return { abs: a.abs, div: a.div * Math.max(1, Math.abs(cB)) };
+      if ((e.op === '%' || e.op === '&') && cB !== null) return { abs: Math.abs(cB), div: 1 };
+      return { abs: a.abs + b.abs, div: Math.max(a.div, b.div) };
     }
   }
 }

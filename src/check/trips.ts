@@ -240,9 +240,8 @@ function leastTrips(pH: Program, at: (n: number) => Program, loops: readonly (re
   const m = new Machine(pH);
   let s = m.initial();
   for (const c of schedule) s = m.step(s, decodeChoice(c)).state;
-  const top = Math.max(N0, ...s.agents.flatMap((ag, a) => loops[pH.agents[a]!.role]!.map((l) => Math.abs(ag.frame[l.slot]!) + 2)));
-  for (let n = N0; n <= top + maxStep; n++) if (consistentWith(at(n), s, loops)) return n;
-  return top;
+  const n = leastConsistent(at, s, loops, N0);
+  return n >= 0 ? n : N0 + maxStep;
 }
 
 /** The value of a parameter-only expression, or null. */
