@@ -22,6 +22,7 @@ import type { SearchCtx } from './search-ctx.js';
 import { transitionChecker } from './transition.js';
 import { hangDetector } from './detect-hang.js';
 import { forcedStep } from './forced.js';
+import { mulberry32 } from '../model/random.js';
 import { Postponed } from './postpone.js';
 import { Successors } from './successor.js';
 import { expander, type Expander } from './expand.js';
@@ -286,16 +287,4 @@ function randomRunsOf(opts: ExploreOptions): { from: number; afterMs: number; sh
   // A slow search (large states) reaches few states before its time bound: the runs start by time too.
   const afterMs = c.afterMs ?? (c.from !== undefined ? Infinity : (opts.timeoutMs ?? DEFAULT_BOUNDS.timeoutMs) / 5);
   return { from: c.from ?? RANDOM_RUNS.from, afterMs, share: c.share ?? RANDOM_RUNS.share, rand: mulberry32(c.seed ?? RANDOM_RUNS.seed), steps: 0, stored: 0, runs: 0 };
-}
-
-/** A seeded generator of uniform numbers in [0, 1) (mulberry32). */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }

@@ -10,7 +10,8 @@
 import type { Expr, SrcLoc } from '../kernel/ir.js';
 import type { Instr, Program } from '../machine/program.js';
 import { Machine } from '../machine/machine.js';
-import { mentions, operandExprs, type TripLoop } from './trips-loops.js';
+import { mulberry32 } from '../model/random.js';
+import { operandExprs, type TripLoop } from './trips-loops.js';
 
 /** The shift: per role, the shift (in counter units for one period) of each shifted slot; L and T. */
 export interface ShiftPlan {
@@ -38,11 +39,7 @@ export interface NoShift {
 export function learnRates(pH: Program, loops: readonly (readonly TripLoop[])[], iters = 24, maxSteps = 200_000): number[] | null {
   const m = new Machine(pH);
   let s = m.initial();
-  let seed = 7;
-  const rand = () => {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-    return seed / 0x80000000;
-  };
+  const rand = mulberry32(7);
   const start = new Map<number, number>();
   const progress = (): Map<number, number> => {
     const per = new Map<number, number>();

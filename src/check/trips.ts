@@ -18,7 +18,8 @@ import type { Kernel } from '../kernel/ir.js';
 import { Governor } from '../machine/governor.js';
 import { Machine, type MachineState } from '../machine/machine.js';
 import { instantiate, KernelError, type Program } from '../machine/program.js';
-import type { SrcLoc } from '../kernel/ir.js';
+import type { Expr, SrcLoc } from '../kernel/ir.js';
+import { evalExpr } from '../kernel/expr.js';
 import { analyse, type Analysis } from './analysis.js';
 import { initialExtra } from './search.js';
 import { checkResultOf, scheduleOf, type CheckOptions, type CheckResult, type Hazard } from './check.js';
@@ -245,22 +246,11 @@ function leastTrips(pH: Program, at: (n: number) => Program, loops: readonly (re
 }
 
 /** The value of a parameter-only expression, or null. */
-function evalParams(e: import('../kernel/ir.js').Expr, params: Record<string, number>): number | null {
-  switch (e.k) {
-    case 'num':
-      return e.v;
-    case 'var':
-      return Object.hasOwn(params, e.name) ? params[e.name]! : null;
-    case 'un': {
-      const a = evalParams(e.a, params);
-      return a === null ? null : e.op === '-' ? -a : null;
-    }
-    case 'bin': {
-      const a = evalParams(e.a, params);
-      const b = evalParams(e.b, params);
-      if (a === null || b === null) return null;
-      return e.op === '+' ? a + b : e.op === '-' ? a - b : e.op === '*' ? a * b : null;
-    }
+function evalParams(e: Expr, params: Record<string, number>): number | null {
+  try {
+    return evalExpr(e, (n) => (Object.hasOwn(params, n) ? params[n] : undefined));
+  } catch {
+    return null;
   }
 }
 

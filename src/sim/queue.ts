@@ -3,17 +3,7 @@
  * order) → payload, and mulberry32 for latency jitter.
  */
 
-/** A seeded PRNG (mulberry32): uniform numbers in [0, 1), the same sequence for the same seed. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { mulberry32 } from '../model/random.js';
 
 /** A typed array twice as long holding the same elements first. */
 function doubled<A extends Float64Array | Int32Array>(a: A): A {

@@ -1,0 +1,16 @@
+/**
+ * Seeded random numbers shared by the simulator (latency jitter) and the checker (random runs,
+ * sample schedules): mulberry32, the same sequence for the same seed.
+ */
+
+/** A seeded PRNG (mulberry32): uniform numbers in [0, 1), the same sequence for the same seed. */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
