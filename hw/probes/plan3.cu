@@ -5,7 +5,8 @@
 //   MODE 3 the consumers wait and arrive but run no wgmma (warps that only follow the stages);
 //   EF     1: the epilogue stores to one L2-resident buffer per CTA instead of a fresh HBM tile;
 // and two more records: the producer lane's clock64 at issue WARM and its last issue
-// (`producer_per_iter`), and the pass times of the first thread of each warpgroup for the
+// (`producer_per_iter`), the producer lane's own work an iteration, from its wait on empty[s]
+// passing to its copies issued (`producer_busy_per_iter`, clock64 to clock64), and the pass times of the first thread of each warpgroup for the
 // k-steps WARM..WARM+63 (`wg_offset`: the median of (second warpgroup's pass - first's), in cycles,
 // and `wg_offset_frac` that over cycles_per_iter: near 0 when the warpgroups run in step, near 0.5
 // when they alternate).
@@ -54,7 +55,7 @@ struct EP { int S, KT, E, SW, PW, PAUSE, src /*1 l2_distinct 2 hbm*/, nt, MODE, 
 constexpr int NWG = 64;  // k-steps whose warpgroup pass times are kept
 constexpr int MAXT = ITERS / 2;
 struct EOut {
-  long long c0, c1, p0, p1;
+  long long c0, c1, p0, p1, busy;
   long long w0[NWG], w1[NWG];
   int timeout, ntile;
   unsigned sink;
@@ -85,10 +86,11 @@ epi(EOut* outs, uint8_t* dst, EP P, const __grid_constant__ CUtensorMap ta, cons
       int s = 0;
       uint32_t ph = 0;
       int t = 0;  // the epilogue the next pause belongs to
-      long long p0 = 0;
+      long long p0 = 0, busy = 0;
       for (int it = 0; it < ITERS; ++it) {
         if (it >= S && !wait_try(smem_addr(&empty[s]), ph ^ 1u)) { out->timeout = 1; break; }
-        if (it == WARM) p0 = clk();
+        const long long b0 = clk();  // the wait has passed: the producer's own work starts
+        if (it == WARM) p0 = b0;
         if (P.PAUSE && P.KT > 0 && it == (t + 1) * P.KT + S - 1) {
           for (int i = it - S + 1; i < it; ++i)  // the copies in flight land
             if (!wait_try(smem_addr(&full[i % S]), (uint32_t)((i / S) & 1))) { out->timeout = 1; break; }
@@ -106,9 +108,11 @@ epi(EOut* outs, uint8_t* dst, EP P, const __grid_constant__ CUtensorMap ta, cons
           tensor_g2s(st + tile / 2, &tb, kx, 0, smem_addr(&full[s]));
         }
         if (++s == S) { s = 0; ph ^= 1u; }
+        if (it >= WARM && it < ITERS - 1) busy += clk() - b0;
       }
       out->p0 = p0;
       out->p1 = clk();
+      out->busy = busy;
     }
   } else if (warp >= CW0 && warp < CW0 + CW) {
     unsigned acc = 0;
@@ -273,7 +277,7 @@ int main(int argc, char** argv) {
     int smemBytes = P.S * 32768 + std::max(32768, P.E);
     if (c.ctas > 1) smemBytes = std::max(smemBytes, 120 * 1024);
     const int CW = c.acc == 64 ? 8 : c.acc == 128 ? 4 : P.CW;
-    std::vector<double> per, pper, tot, sto, wt, off, offf;
+    std::vector<double> per, pper, pbusy, tot, sto, wt, off, offf;
     int timeouts = 0;
     for (int rep = 0; rep < 4; ++rep) {
       if (P.src == 2) CK(cudaMemset(flush, rep, flushBytes));
@@ -286,7 +290,7 @@ int main(int argc, char** argv) {
       CK(cudaDeviceSynchronize());
       if (rep == 0) continue;
       CK(cudaMemcpy(h.data(), d, sizeof(EOut) * c.ctas, cudaMemcpyDeviceToHost));
-      std::vector<double> cp, pp, tt, ss, ww, oo, of;
+      std::vector<double> cp, pp, pb, tt, ss, ww, oo, of;
       for (int b = 0; b < c.ctas; ++b) {
         const EOut& o = h[b];
         timeouts += o.timeout;
@@ -294,6 +298,7 @@ int main(int argc, char** argv) {
         const double cpi = (double)(o.c1 - o.c0) / (ITERS - 1 - WARM);
         cp.push_back(cpi);
         pp.push_back((double)(o.p1 - o.p0) / (ITERS - 1 - WARM));
+        pb.push_back((double)o.busy / (ITERS - 1 - WARM));
         std::vector<double> a, bb, cc, dd;
         for (int i = 0; i < o.ntile && i < MAXT; ++i) { a.push_back(o.tot[i]); bb.push_back(o.sto[i]); cc.push_back(o.wt[i]); }
         if (!a.empty()) { tt.push_back(median(a)); ss.push_back(median(bb)); ww.push_back(median(cc)); }
@@ -305,6 +310,7 @@ int main(int argc, char** argv) {
       }
       per.push_back(median(cp));
       pper.push_back(median(pp));
+      pbusy.push_back(median(pb));
       tot.push_back(median(tt));
       sto.push_back(median(ss));
       wt.push_back(median(ww));
@@ -313,10 +319,10 @@ int main(int argc, char** argv) {
     }
     printf("%s\n  {\"family\": \"%s\", \"ctas\": %d, \"stages\": %d, \"tile_bytes\": 32768, \"copy\": \"tensor_ab\", \"source\": \"%s\", \"tile_k_steps\": %d, "
            "\"epilogue_bytes\": %d, \"epilogue_target\": \"%s\", \"consumer_warps\": %d, \"store_warps\": %d, \"producer_warp\": %d, \"pause\": %d, \"operands\": \"%s\", "
-           "\"timeouts\": %d, \"cycles_per_iter\": %.1f, \"producer_per_iter\": %.1f, \"epi_total\": %.1f, \"epi_stores\": %.1f, \"epi_wait\": %.1f, "
+           "\"timeouts\": %d, \"cycles_per_iter\": %.1f, \"producer_per_iter\": %.1f, \"producer_busy_per_iter\": %.1f, \"epi_total\": %.1f, \"epi_stores\": %.1f, \"epi_wait\": %.1f, "
            "\"wg_offset\": %.1f, \"wg_offset_frac\": %.3f, \"rep_min\": %.1f, \"rep_max\": %.1f}",
            first ? "" : ",", c.family, c.ctas, P.S, P.src == 2 ? "hbm" : "l2_distinct", P.KT, P.E, P.EF & 1 ? "l2_buffer" : "hbm_fresh", CW, P.SW, P.PW,
-           P.PAUSE, P.MODE == 0 ? "landed" : P.MODE == 1 ? "fixed" : P.MODE == 2 ? "no_copy" : "no_wgmma", timeouts, median(per), median(pper), median(tot),
+           P.PAUSE, P.MODE == 0 ? "landed" : P.MODE == 1 ? "fixed" : P.MODE == 2 ? "no_copy" : "no_wgmma", timeouts, median(per), median(pper), median(pbusy), median(tot),
            median(sto), median(wt), median(off), median(offf), *std::min_element(per.begin(), per.end()), *std::max_element(per.begin(), per.end()));
     first = false;
     fflush(stdout);
