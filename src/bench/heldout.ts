@@ -85,10 +85,13 @@ export function runtimeDivisions(c: GpipeConfig): { producer: number; consumer: 
 /**
  * Cycles the producer's loop grows by for the consumer warps that follow its stages
  * (`producerPerFollowingWarp` per warp, hw/results/plan.json sched), and more for those that run
- * wgmma (`producerPerWgmmaWarp`, fitted): charged as producer work.
+ * wgmma (`producerPerWgmmaWarp`, or `producerPerWgmmaWarpDivision` where the producer's loop runs
+ * a run-time division, {@link runtimeDivisions}; hw/results/plan3_busy_h100.json): charged as
+ * producer work.
  */
 export function followingWarps(c: GpipeConfig, timing: Timing): number {
-  return c.consumer_warps * (timing.producerPerFollowingWarp.value + (c.wgmma_per_stage > 0 ? timing.producerPerWgmmaWarp.value : 0));
+  const wgmma = c.wgmma_per_stage > 0 ? (runtimeDivisions(c).producer > 0 ? timing.producerPerWgmmaWarpDivision : timing.producerPerWgmmaWarp).value : 0;
+  return c.consumer_warps * (timing.producerPerFollowingWarp.value + wgmma);
 }
 
 /** Fitted on the train rows only (`npm run heldout -- --fit`, {@link fitGlue}). */
