@@ -17,7 +17,7 @@ The model's column is the share alone: the model also adds the load-dependent qu
 share's 38.1); compare with `npm run heldout` after changing the parameters.
 
 It prints; it does not write src/sim/timing.ts. Only a file whose `gpu` names an H200 gives figures
-for the H200 model (docs/HARDWARE.md, "The probe-plan run": the H100's shared L2 and HBM differ).
+for the H200 model (docs/HARDWARE.md, "H100 figures and the H200": the H100's shared L2 and HBM differ).
 """
 import json
 import statistics

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The device run of docs/HARDWARE.md "Probe plan for the next device run": builds hw/probes/plan.cu
-# (items 2-6: copy latency at light load and under load, the producer loop with run-time divisions
-# and by source, warp-scheduler sharing) and hw/probes/lean.cu (item 1: the `epilogue` families;
-# item 7: `mcast_rate`), runs them, and repeats the whole lean.json run as a check of run-to-run
+# The probes of docs/HARDWARE.md "One-SM mechanisms (`plan.cu`, `plan2.cu`, H100)": builds hw/probes/plan.cu
+# (copy latency at light load and under load, the producer loop with run-time divisions
+# and by source, warp-scheduler sharing) and hw/probes/lean.cu (the `epilogue` families and
+# `mcast_rate`), runs them, and repeats the whole lean.json run as a check of run-to-run
 # spread. About 10 s of GPU time.
 #   usage (from the repository root): bash hw/run_plan.sh
 # Writes to $OUT (default hw/out): plan.json, lean_epilogue.json, lean_mcast.json, lean_repeat.json,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The device run of docs/HARDWARE.md "Probe plan for the next device run" (2026-12-06, second
-# plan): item 1 is `bash hw/run_plan.sh` again (on the H200: plan.json's GPU-wide rows, the lean
-# epilogue and multicast families, lean.json repeated); items 2-4 are hw/probes/plan2.cu (the
+# A run of docs/HARDWARE.md "One-SM mechanisms (`plan.cu`, `plan2.cu`, H100)": first
+# `bash hw/run_plan.sh` (plan.json's GPU-wide rows, the lean
+# epilogue and multicast families, lean.json repeated), then hw/probes/plan2.cu (the
 # one-SM epilogue decomposition `epi`, wgmma fed from a fixed vs the just-landed stage `wg`, the
 # copy's share of the producer's issue `issue`). Builds with the flags of hw/run_plan.sh, dumps
 # every binary's SASS.

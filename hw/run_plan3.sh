@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# The next device run of docs/HARDWARE.md "Probe plan for the next device run" (written after the
-# second probe-plan run; for an H200): item 1, plan.cu three times (the distinct-L2 and HBM `load`
+# The measurements of docs/HARDWARE.md "Not yet measured" (for an H200): item 1, plan.cu three times (the distinct-L2 and HBM `load`
 # rows, for hw/gpu_wide.py; the H100's rates at 8-66 CTAs moved by up to 76% between two runs) and
 # lean.cu's whole set once more plus its `stream` family a third time (run-to-run spread of the
 # held-out rows); items 2-5, hw/probes/plan3.cu (the producer's loop beside wgmma warpgroups, the

@@ -5,8 +5,8 @@ import { leanRows, loadLean, calibrateLean } from '../src/bench/lean.js';
 import { H200 } from '../src/sim/timing.js';
 
 /**
- * The mechanisms taken from the probe-plan run (hw/results/plan.json and plan_lean_*.json, H100;
- * docs/HARDWARE.md "The probe-plan run").
+ * The mechanisms taken from the H100 runs of hw/probes/plan.cu (hw/results/plan.json and plan_lean_*.json, H100;
+ * docs/HARDWARE.md "One-SM mechanisms (`plan.cu`, `plan2.cu`, H100)").
  */
 interface ChainRow { item: string; source: string; ctas: number; stages: number; tile_bytes: number; div: number; latency: number; loop: number }
 const plan = JSON.parse(readFileSync('hw/results/plan.json', 'utf8')) as { chain: ChainRow[] };

@@ -245,7 +245,7 @@ static std::vector<LC> configs(int nsm) {
       v.push_back({"persistent_wgmma2", n, 64, {4, 32768, 1, 8, 1, 1, 8, 0, 0, 0, KT, 32768}});
       v.push_back({"persistent_tma", n, 0, {4, 32768, 1, 4, 1, 1, 8, 0, 0, 0, KT, 32768}});
     }
-  // epilogue parts (docs/HARDWARE.md probe plan, item 1): TMA only and one warpgroup, KT 2 and 4
+  // epilogue parts (docs/HARDWARE.md "The persistent epilogue, piece by piece"): TMA only and one warpgroup, KT 2 and 4
   for (int n : {1, nsm})
     for (int KT : {2, 4})
       for (int ef : {0, 1, 2, 4, 8, 16, 32, 31}) {

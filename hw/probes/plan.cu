@@ -1,5 +1,5 @@
-// mbsim timing probe: the mechanisms of the "Probe plan for the next device run" of
-// docs/HARDWARE.md that a single producer lane can measure (items 2-6). Prints one JSON object.
+// mbsim timing probe: the mechanisms of docs/HARDWARE.md "One-SM mechanisms (`plan.cu`, `plan2.cu`,
+// H100)" that a single producer lane can measure. Prints one JSON object.
 //
 // chain: NCTA CTAs (one per SM) of one warp; lane 0 alone runs a producer that waits on its own copy
 //   S iterations back (bounded try_wait), then arrive.expect_tx(full[s]) and one bulk copy of TILE

@@ -1,4 +1,4 @@
-// mbsim timing probe: items 2-4 of docs/HARDWARE.md "Probe plan for the next device run". Prints
+// mbsim timing probe of docs/HARDWARE.md "One-SM mechanisms (`plan.cu`, `plan2.cu`, H100)". Prints
 // one JSON object with three arrays.
 //
 // epi (item 2, the persistent epilogue on one SM): the persistent loop of lean.cu (`persistent_tma`

@@ -1,5 +1,5 @@
-// mbsim timing probe: items 2-5 of docs/HARDWARE.md "Probe plan for the next device run" (the plan
-// after the second probe-plan run; item 1 is hw/run_plan3.sh running plan.cu three times). Prints
+// mbsim timing probe: items 2-5 of docs/HARDWARE.md "Not yet measured" (item 1 is
+// hw/run_plan3.sh running plan.cu three times). Prints
 // one JSON object with three arrays. The kernel is plan2.cu's `epi` (which see) with:
 //   CW     4 or 8 consumer warps also without wgmma (ACC 0), so that 8 warps can store;
 //   MODE 3 the consumers wait and arrive but run no wgmma (warps that only follow the stages);
