@@ -154,9 +154,10 @@ export interface Timing {
   jitter: Param;
 }
 
-const F = 'shared/hw/FINDINGS.md';
-const FC = 'shared/hw/FINDINGS-cluster.md';
-const FT = 'shared/hw/FINDINGS-tensor.md';
+/** The earlier H200 measurements of docs/HARDWARE.md ("What was measured, on what"): mbarrier operations, clusters, tensor maps. */
+const F = 'docs/HARDWARE.md, earlier H200 measurements (mbarrier operations)';
+const FC = 'docs/HARDWARE.md, earlier H200 measurements (clusters)';
+const FT = 'docs/HARDWARE.md, earlier H200 measurements (tensor maps)';
 
 /** The H200 defaults. */
 export const H200: Timing = {
