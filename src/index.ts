@@ -2,8 +2,8 @@
  * The mbsim library: the one stable entry point of the `mbsim` package (`import … from 'mbsim'`).
  * docs/API.md walks through it; `npm run docs:api` generates the reference from these docstrings.
  *
- * The flow is: a kernel, written as a sketch ({@link parseSketch}) or with the TypeScript builder
- * ({@link kernel}), is instantiated with parameter values into a {@link Program}
+ * The flow is: a kernel, written as a sketch ({@link parseSketch}), with the TypeScript builder
+ * ({@link kernel}) or read from PTX ({@link parsePtx}, then {@link translatePtx} for a launch), is instantiated with parameter values into a {@link Program}
  * ({@link instantiate}), which the timed simulator ({@link simulate}) runs along one schedule and
  * the exhaustive checker ({@link check}) explores along every schedule. {@link decodeWord} and
  * {@link explainWord} read raw 64-bit mbarrier words. Everything else in the package's folders is
@@ -23,6 +23,9 @@
 export { parseSketch, formatDiagnostic, MAX_DIAGNOSTICS, SKETCH_CODES, type SketchResult, type SketchDiagnostic, type SketchCode } from './lang/index.js';
 export { kernel, KernelBuilder, ProgramBuilder, BuildError, type KernelOpts, type RoleOpts, type ArriveOpts } from './kernel/builder.js';
 export type { Kernel, Arch, SrcLoc, Op, Stmt, Expr, Per, BarrierDecl, BufferDecl, RoleDecl, ParamDecl } from './kernel/ir.js';
+// The PTX front end: PTX text (as nvcc writes it) parsed, then translated for a launch into the same kernel IR (docs/PTX.md).
+export { parsePtx, PTX_CODES, type PtxParse, type PtxDiagnostic, type PtxCode, type Module as PtxModule } from './ptx/index.js';
+export { translatePtx, type PtxLaunch, type PtxStats } from './ptxi/index.js';
 
 // The kernel instantiated with parameter values, and the machine that steps it.
 export { instantiate, KernelError, MAX_CTAS, MAX_SMEM_PER_CTA, MAX_THREADS_PER_CTA, type Program, type AgentInfo, type BarrierInfo, type BufferInfo } from './machine/program.js';

@@ -25,8 +25,8 @@ const ALLOWED: Record<string, string[]> = {
   lsp: ['model', 'kernel', 'machine', 'check', 'report', 'lang'],
   // The explorer opens PTX files (`mbsim serve FILE.ptx`) through the front end's translation.
   web: ['model', 'kernel', 'machine', 'sim', 'check', 'report', 'examples', 'lang', 'ptx', 'ptxi'],
-  // The library's entry point (src/index.ts) re-exports the public API of the core layers.
-  'index.ts': ['model', 'kernel', 'machine', 'sim', 'check', 'report', 'examples', 'lang'],
+  // The library's entry point (src/index.ts) re-exports the public API of the core layers and both front ends.
+  'index.ts': ['model', 'kernel', 'machine', 'sim', 'check', 'report', 'examples', 'lang', 'ptx', 'ptxi'],
 };
 
 function files(dir: string): string[] {
