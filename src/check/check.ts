@@ -410,13 +410,19 @@ export function scheduleOf(raw: RawHazard, parent: Int32Array, chainOff: Int32Ar
   return path;
 }
 
+/** Every key of {@link CheckOptions}: `check` refuses any other (a misspelt bound would be no bound). */
+const CHECK_OPTION_KEYS = ['maxStates', 'maxMemory', 'timeout', 'all', 'por', 'symmetry', 'ctaSymmetry', 'stableWaits', 'stableLandings', 'strict', 'workers', 'randomRuns', 'onProgress', 'onTerminal'] as const satisfies readonly (keyof CheckOptions)[];
+// Every option is listed (a new one not added above fails to compile here).
+const CHECK_KEYS_COMPLETE: Exclude<keyof CheckOptions, (typeof CHECK_OPTION_KEYS)[number]> extends never ? true : never = true;
+void CHECK_KEYS_COMPLETE;
+
 /** The most worker threads {@link check} starts (the CLI lowers `--workers` to the CPUs first). */
 export const MAX_WORKERS = 256;
 
 /** Exhaustively checks `program`: every schedule of agents and asynchronous completions. */
 export function check(program: Program, opts: CheckOptions = {}): CheckResult {
   programArg('check', program);
-  objectArg('check', 'options', opts);
+  objectArg('check', 'options', opts, true, CHECK_OPTION_KEYS);
   for (const k of ['maxStates', 'maxMemory', 'timeout', 'workers'] as const) boundOption('check', k, opts[k]);
   if (opts.workers !== undefined && (!Number.isInteger(opts.workers) || opts.workers < 1)) {
     throw new RangeError(`check: workers must be a positive integer, got ${opts.workers}`);

@@ -79,7 +79,7 @@ function ruleOf(kind: string, repo: string | undefined) {
  */
 export function checkSarif(r: CheckResult, opts: SarifOptions = {}): unknown {
   if (!isRecord(r) || !Array.isArray(r.hazards) || !Array.isArray(r.warnings) || !isRecord(r.program)) argError('checkSarif', 'result', 'a CheckResult (from check)', r);
-  objectArg('checkSarif', 'options', opts);
+  objectArg('checkSarif', 'options', opts, true, ['toolVersion', 'repositoryUrl', 'srcRoot']);
   const root = opts.srcRoot ?? (typeof process !== 'undefined' ? process.cwd() : '/');
   const all: Hazard[] = [...r.hazards, ...r.warnings];
   const kinds = [...new Set(all.map((h) => h.kind))];

@@ -121,7 +121,7 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
     throw new TypeError(`instantiate: expected a Kernel (from parseSketch or the builder), got ${kernel === null ? 'null' : Array.isArray(kernel) ? 'an array' : typeof kernel}`);
   }
   plainObjectArg('instantiate', 'overrides', overrides, 'a plain object of parameter names to integers, { S: 4 } (or left out)');
-  objectArg('instantiate', 'options', options);
+  objectArg('instantiate', 'options', options, true, ['lockstep']);
   // Null-prototype maps keyed by the kernel's names: `constructor` or `__proto__` are names like any other.
   const params: Record<string, number> = Object.create(null) as Record<string, number>;
   for (const p of kernel.params) params[p.name] = p.value;

@@ -33,10 +33,50 @@ export function isRecord(v: unknown, keys: readonly string[] = []): v is Record<
   return typeof v === 'object' && v !== null && !Array.isArray(v) && keys.every((k) => k in v);
 }
 
-/** Checks that `v` is an object (an options bag: undefined is allowed when `optional`). */
-export function objectArg(fn: string, name: string, v: unknown, optional = true): void {
+/**
+ * Checks that `v` is an object (an options bag: undefined is allowed when `optional`) and, when
+ * `keys` is given, that it names no other key: a misspelt or another function's option (`timeoutMs`
+ * to `check`, whose bound is `timeout`) would otherwise be ignored, and its bound with it.
+ */
+export function objectArg(fn: string, name: string, v: unknown, optional = true, keys?: readonly string[]): void {
   if (optional && v === undefined) return;
   if (!isRecord(v)) argError(fn, name, optional ? 'an object (or left out)' : 'an object', v);
+  if (keys) knownKeys(fn, name, v, keys);
+}
+
+/** Throws a TypeError for the first key of `v` not in `keys`, with the nearest known key as a hint. */
+export function knownKeys(fn: string, name: string, v: Record<string, unknown>, keys: readonly string[]): void {
+  for (const k of Object.keys(v)) {
+    if (keys.includes(k)) continue;
+    const near = nearest(k, keys);
+    throw new TypeError(`${fn}: ${name} has no option ${JSON.stringify(k.length > 40 ? `${k.slice(0, 40)}…` : k)}${near ? ` (did you mean ${JSON.stringify(near)}?)` : ''}; its options are ${keys.join(', ')}`);
+  }
+}
+
+/** The key of `keys` nearest to `k` (same word up to case and a unit suffix, or within 2 edits), if any. */
+function nearest(k: string, keys: readonly string[]): string | undefined {
+  const bare = (x: string) => x.toLowerCase().replace(/(ms|bytes|s)$/, '');
+  const same = keys.find((c) => bare(c) === bare(k));
+  if (same) return same;
+  let best: string | undefined;
+  let bestD = 3;
+  for (const c of keys) {
+    const d = editDistance(k.toLowerCase(), c.toLowerCase(), bestD);
+    if (d < bestD) [best, bestD] = [c, d];
+  }
+  return best;
+}
+
+/** Levenshtein distance of `a` and `b`, or `cap` once it reaches it. */
+function editDistance(a: string, b: string, cap: number): number {
+  if (Math.abs(a.length - b.length) >= cap || a.length > 64 || b.length > 64) return cap;
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return Math.min(prev[b.length]!, cap);
 }
 
 /**

@@ -24,10 +24,16 @@ export { IDLE_PER_STEP, LEDGER_EVENT_KINDS, type SimOptions, type SimResult, typ
 
 // Payload encoding: agents are 2·a (even), async op completions 2·id + 1 (odd).
 
+/** Every key of {@link SimOptions}: `simulate` refuses any other (a misspelt bound would be no bound). */
+const SIM_OPTION_KEYS = ['timing', 'seed', 'recordEvents', 'eventKinds', 'recordSpans', 'maxSteps', 'maxMemory', 'timeoutMs', 'activeSms', 'onStep'] as const satisfies readonly (keyof SimOptions)[];
+// Every option is listed (a new one not added above fails to compile here).
+const SIM_KEYS_COMPLETE: Exclude<keyof SimOptions, (typeof SIM_OPTION_KEYS)[number]> extends never ? true : never = true;
+void SIM_KEYS_COMPLETE;
+
 /** Simulates `program` and returns its timeline, events, verdict and statistics. */
 export function simulate(program: Program, opts: SimOptions = {}): SimResult {
   programArg('simulate', program);
-  objectArg('simulate', 'options', opts);
+  objectArg('simulate', 'options', opts, true, SIM_OPTION_KEYS);
   if (opts.eventKinds !== undefined && !(opts.eventKinds instanceof Set)) argError('simulate', 'eventKinds', 'a Set of event kinds', opts.eventKinds);
   const T = opts.timing ?? H200;
   validateTiming(T);

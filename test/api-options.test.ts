@@ -1,0 +1,33 @@
+import { describe, expect, test } from 'vitest';
+import { check, checkSarif, findExample, instantiate, simulate } from '../src/index.js';
+
+/** Options bags refuse keys they do not have: a misspelt bound would otherwise be no bound at all. */
+describe('unknown option keys', () => {
+  const program = instantiate(findExample('mechanism')!.build());
+
+  test('check: simulate\'s timeoutMs is refused with check\'s own name for it', () => {
+    expect(() => check(program, { timeoutMs: 10 } as never)).toThrow(TypeError);
+    expect(() => check(program, { timeoutMs: 10 } as never)).toThrow(/check: options has no option "timeoutMs" \(did you mean "timeout"\?\); its options are maxStates, maxMemory, timeout,/);
+    expect(() => check(program, { maxstates: 10 } as never)).toThrow(/did you mean "maxStates"/);
+    expect(() => check(program, { frobnicate: true } as never)).toThrow(/has no option "frobnicate"; its options are/);
+  });
+
+  test('simulate: check\'s timeout is refused with simulate\'s name for it', () => {
+    expect(() => simulate(program, { timeout: 10 } as never)).toThrow(/simulate: options has no option "timeout" \(did you mean "timeoutMs"\?\)/);
+    expect(() => simulate(program, { maxStep: 10 } as never)).toThrow(/did you mean "maxSteps"/);
+  });
+
+  test('instantiate and checkSarif: the same rule', () => {
+    expect(() => instantiate(findExample('mechanism')!.build(), {}, { lockStep: true } as never)).toThrow(/instantiate: options has no option "lockStep" \(did you mean "lockstep"\?\)/);
+    const r = check(program);
+    expect(() => checkSarif(r, { repository: 'x' } as never)).toThrow(/checkSarif: options has no option "repository"/);
+  });
+
+  test('every documented option is still taken', () => {
+    const r = check(program, { maxStates: 1000, maxMemory: 1 << 30, timeout: 10_000, all: false, por: true, symmetry: true, ctaSymmetry: true, stableWaits: true, stableLandings: true, strict: false, randomRuns: false, onProgress: () => {}, onTerminal: () => {} });
+    expect(r.verdict).toBe('ok');
+    const s = simulate(program, { seed: 1, recordEvents: true, recordSpans: true, maxSteps: 1_000_000, maxMemory: 1 << 30, timeoutMs: 10_000, onStep: () => {} });
+    expect(s.verdict).toBe('ok');
+    expect(JSON.stringify(checkSarif(r, { toolVersion: '1', srcRoot: '/' })).length).toBeGreaterThan(100);
+  });
+});
