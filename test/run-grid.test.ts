@@ -85,3 +85,18 @@ describe('mbsim run --grid / --active-sms / --omit', () => {
     }
   });
 });
+
+describe('TFLOP/s of a grid larger than the GPU', () => {
+  test('a grid past the SMs runs in waves: TFLOP/s is that of the SMs at once (2^53 - 1 CTAs: as 132)', async () => {
+    const tf = (out: string) => Number(/([\d.]+) TFLOP\/s/.exec(out)?.[1]);
+    const full = await run(['run', 'examples/pipeline.mbk', '--grid', '132']);
+    const huge = await run(['run', 'examples/pipeline.mbk', '--grid', String(2 ** 53 - 1)]);
+    const half = await run(['run', 'examples/pipeline.mbk', '--grid', '66']);
+    expect(full.code).toBe(0);
+    expect(tf(full.out)).toBeGreaterThan(0);
+    expect(tf(huge.out)).toBe(tf(full.out));
+    // 66 CTAs: half the SMs (each with more of the shared bandwidth: at least half the TFLOP/s)
+    expect(tf(half.out)).toBeLessThan(tf(full.out));
+    expect(tf(half.out)).toBeGreaterThanOrEqual(tf(full.out) / 2 - 0.1);
+  });
+});

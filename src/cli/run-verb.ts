@@ -84,7 +84,8 @@ async function planRun(target: string, o: RunOpts, io: IO, started: number): Pro
   if (o.activeSms !== undefined && o.activeSms > timing.sms.value) throw new UsageError(`--active-sms ${o.activeSms} is more than the GPU's ${timing.sms.value} SMs`);
   // --grid N: the launch has N CTAs like the simulated ones; those on the GPU at once share L2/HBM
   const activeSms = o.activeSms ?? (grid !== undefined ? Math.min(grid, timing.sms.value) : undefined);
-  const gridScale = grid !== undefined ? grid / program.ctas : activeSms !== undefined ? activeSms / program.ctas : 1;
+  // TFLOP/s of the CTAs on the GPU at once (a grid past the SMs runs in waves of them, each as long as the simulated loop)
+  const gridScale = activeSms !== undefined ? activeSms / program.ctas : 1;
   return { program, timing, omit, activeSms, gridScale };
 }
 

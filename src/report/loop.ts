@@ -29,7 +29,7 @@ export interface LoopSummary {
 
 /**
  * Summarizes the main loop of `r` (needs its events; null without events or with fewer than 4
- * iterations). `gridScale`: CTAs of the launch per simulated CTA (for TFLOP/s of a full grid).
+ * iterations). `gridScale`: CTAs on the GPU at once per simulated CTA (for TFLOP/s of a full GPU).
  * `cut` (optional) bounds the work: once its `stop()` says so the summary is null, and the events
  * not looked at are counted in `cut.omitted`.
  */
