@@ -50,6 +50,11 @@ export interface CheckOptions {
   stableLandings?: boolean;
   /** Strict warnings (cross-proxy WAR without fence.proxy.async). */
   strict?: boolean;
+  /**
+   * Internal (tests): check every incremental state hash against a full recomputation, and freeze
+   * the state parts successors share (a step that mutates one throws). Slow.
+   */
+  verifyHash?: boolean;
   /** Worker threads exploring each level together (default 1; see docs/CHECK.md, "Parallel search"). */
   workers?: number;
   /**
@@ -411,7 +416,7 @@ export function scheduleOf(raw: RawHazard, parent: Int32Array, chainOff: Int32Ar
 }
 
 /** Every key of {@link CheckOptions}: `check` refuses any other (a misspelt bound would be no bound). */
-const CHECK_OPTION_KEYS = ['maxStates', 'maxMemory', 'timeout', 'all', 'por', 'symmetry', 'ctaSymmetry', 'stableWaits', 'stableLandings', 'strict', 'workers', 'randomRuns', 'onProgress', 'onTerminal'] as const satisfies readonly (keyof CheckOptions)[];
+const CHECK_OPTION_KEYS = ['maxStates', 'maxMemory', 'timeout', 'all', 'por', 'symmetry', 'ctaSymmetry', 'stableWaits', 'stableLandings', 'strict', 'verifyHash', 'workers', 'randomRuns', 'onProgress', 'onTerminal'] as const satisfies readonly (keyof CheckOptions)[];
 // Every option is listed (a new one not added above fails to compile here).
 const CHECK_KEYS_COMPLETE: Exclude<keyof CheckOptions, (typeof CHECK_OPTION_KEYS)[number]> extends never ? true : never = true;
 void CHECK_KEYS_COMPLETE;
@@ -449,6 +454,7 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
   if (opts.stableWaits !== undefined) eo.stableWaits = opts.stableWaits;
   if (opts.stableLandings !== undefined) eo.stableLandings = opts.stableLandings;
   if (opts.strict !== undefined) eo.strict = opts.strict;
+  if (opts.verifyHash !== undefined) eo.verifyHash = opts.verifyHash;
   if (opts.workers !== undefined) eo.workers = opts.workers;
   if (opts.randomRuns !== undefined) eo.randomRuns = opts.randomRuns;
   if (opts.onProgress) eo.onProgress = opts.onProgress;
