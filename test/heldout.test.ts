@@ -10,7 +10,7 @@ const CEILINGS: Record<string, [median: number, max: number]> = {
   stream_l2: [0.005, 0.166],
   stream_hbm: [0.037, 0.071],
   mainloop_tma: [0.108, 0.108],
-  mainloop_wgmma: [0.032, 0.055],
+  mainloop_wgmma: [0.023, 0.055],
   multicast: [0.041, 0.112],
   persistent: [0.010, 0.047],
   all: [0.024, 0.166],
