@@ -115,6 +115,36 @@ describe('what is not modelled is a trap where it is executed, never a guess', (
     expect(d.loc?.line).toBe(10);
   });
 
+  it('mul.hi of 32-bit operands is the high word of the product (nvcc\'s division by a constant)', () => {
+    const body = [
+      '.shared .align 8 .b8 bar[8];',
+      'mov.u32 %r1, 192;',
+      'mul.hi.u32 %r2, %r1, -1431655765;', // 192 * 0xAAAAAAAB >> 32 = 128
+      'shr.u32 %r3, %r2, 1;', // 192 / 3 = 64
+      'mov.u32 %r4, -192;',
+      'mul.hi.s32 %r5, %r4, 1431655766;', // ⌊-192 * 1431655766 / 2^32⌋ = -65
+      'shr.u32 %r6, %r5, 31;',
+      'add.s32 %r7, %r5, %r6;', // -192 / 3 = -64
+      'setp.ne.s32 %p3, %r7, -64;',
+      '@%p3 trap;',
+      'mov.u32 %r1, %tid.x;',
+      'setp.ne.s32 %p1, %r1, 0;',
+      '@%p1 bra SKIP;',
+      'mov.u32 %r4, bar;',
+      'mbarrier.init.shared.b64 [%r4], %r3;',
+      'SKIP:',
+      'bar.sync 0;',
+      'mov.u32 %r4, bar;',
+      'mbarrier.arrive.shared.b64 _, [%r4];',
+      'W:',
+      'mbarrier.try_wait.parity.shared.b64 %p2, [%r4], 0;',
+      '@!%p2 bra W;',
+    ].join('\n');
+    const s = simulate(program(src(body), 'mulhi.ptx', {}));
+    expect(s.diagnostics).toEqual([]);
+    expect(s.verdict).toBe('ok');
+  });
+
   it('an arrive by 2 to 31 lanes of a warp counts its active lanes (lanes 0-3: one arrive of 4)', () => {
     const body = [
       '.shared .align 8 .b8 bar[8];',
