@@ -103,6 +103,21 @@ describe('cluster_multicast.ptx (2-CTA cluster: TMA multicast, mapa and a remote
   });
 });
 
+describe('kernel names', () => {
+  it('a nested, templated entry (cutlass::device_kernel<…>) is named by its unqualified name, and --kernel takes it qualified or not', () => {
+    const name = '_ZN7cutlass13device_kernelIN4cute5tupleIJiiEEEEEvNT_6ParamsE';
+    const text = (n: string) => `.version 9.0\n.target sm_90a\n.address_size 64\n.visible .entry ${n}()\n.reqntid 64, 1, 1\n{\nret;\n}\n`;
+    const r = parsePtx(text(name) + text('_Z5otheri'), 'nested.ptx');
+    if (!r.ok) throw new Error(r.diagnostic.message);
+    for (const kernel of ['device_kernel', 'cutlass::device_kernel', name]) {
+      const p = instantiate(translatePtx(r.module, { kernel }).kernel);
+      expect(p.agents.map((a) => a.name)).toEqual(['device_kernel.w0', 'device_kernel.w1']);
+    }
+    expect(() => translatePtx(r.module, {})).toThrow(/2 kernels: choose one with --kernel NAME \(_ZN7cutlass13device_kernelI\S+ \(device_kernel\), _Z5otheri \(other\)\)/);
+    expect(() => translatePtx(r.module, { kernel: 'cutlass' })).toThrow(/no kernel 'cutlass'/);
+  });
+});
+
 describe('what is not modelled is a trap where it is executed, never a guess', () => {
   const src = (body: string) => `.version 9.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n.reqntid 64, 1, 1\n{\n.reg .pred %p<4>;\n.reg .b32 %r<8>;\n${body}\nret;\n}\n`;
 
@@ -143,6 +158,38 @@ describe('what is not modelled is a trap where it is executed, never a guess', (
     const s = simulate(program(src(body), 'mulhi.ptx', {}));
     expect(s.diagnostics).toEqual([]);
     expect(s.verdict).toBe('ok');
+  });
+
+  it('shfl.sync.idx.b32 with a predicate destination (CUTLASS\'s canonical_warp_idx_sync): the source lane\'s value, the predicate 1', () => {
+    const body = (c: string) => [
+      '.shared .align 8 .b8 bar[8];',
+      'mov.u32 %r1, %tid.x;',
+      'shr.u32 %r2, %r1, 5;',
+      'mov.u32 %r3, 5;',
+      `shfl.sync.idx.b32 %r4|%p3, %r1, %r3, ${c}, -1;`, // lane 5's tid: 32 · warp + 5
+      'shl.b32 %r5, %r2, 5;',
+      'add.s32 %r5, %r5, 5;',
+      'setp.ne.s32 %p1, %r4, %r5;',
+      '@%p1 trap;',
+      '@!%p3 trap;',
+      'shfl.sync.idx.b32 %r6, %r2, 0, 31, -1;', // a uniform value: the warp index
+      'setp.ne.s32 %p1, %r6, %r2;',
+      '@%p1 trap;',
+      'setp.ne.s32 %p1, %r1, 0;',
+      '@%p1 bra SKIP;',
+      'mov.u32 %r7, bar;',
+      'mbarrier.init.shared.b64 [%r7], 64;',
+      'SKIP:',
+      'bar.sync 0;',
+      'mov.u32 %r7, bar;',
+      'mbarrier.arrive.shared.b64 _, [%r7];',
+    ].join('\n');
+    const ok = simulate(program(src(body('31')), 'shfl.ptx', {}));
+    expect([ok.verdict, ok.diagnostics]).toEqual(['ok', []]);
+    expect(check(program(src(body('31')), 'shfl.ptx', {}), { maxStates: 1000 }).verdict).toBe('ok');
+    // a width of 16 (c = 0x101f): segments of the warp, not modelled where it runs
+    const seg = simulate(program(src(body('4127')), 'shfl16.ptx', {}));
+    expect(seg.diagnostics.find((x) => x.diag.code === 'not-modelled')?.diag.message).toMatch(/clamp\/segment operand other than 31/);
   });
 
   it('an arrive by 2 to 31 lanes of a warp counts its active lanes (lanes 0-3: one arrive of 4)', () => {

@@ -93,13 +93,7 @@ export function insStmts(env: InsEnv, it: FlatIns, loc: SrcLoc, divergent: boole
       if (p) out.push(...assign(env, p, (l) => (l === 'lead' ? num(1) : bin('==', v('%lead'), num(l))), loc, divergent));
       return out;
     }
-    case 'shfl': {
-      if (m0 !== 'idx') throw new NotModelled(`${ins.opcode} (only shfl.sync.idx with a uniform source lane is modelled)`);
-      const [d] = destsOf(it);
-      const srcLane = lead(srcs[1]!);
-      const a = srcs[0]!;
-      return d ? assign(env, d, () => (env.facts.kind(it.name(a.kind === 'name' ? a.name : '')) === 'U' ? value(env, it, a, 'lead') : pick(env, it, a, srcLane)), loc, divergent, guard) : [];
-    }
+    case 'shfl': return shfl(env, it, srcs, loc, divergent, guard);
     case 'mapa': {
       // A peer CTA's shared::cluster address: the CTA-local address plus (rank + 1) · 2^24 (layout.ts CLUSTER_STRIDE).
       const [d] = destsOf(it);
@@ -119,6 +113,31 @@ export function insStmts(env: InsEnv, it: FlatIns, loc: SrcLoc, divergent: boole
 }
 
 /** Value of register operand `a` in lane `srcLane` (an expression): the sum over lanes of (lane == srcLane) · a@lane. */
+/**
+ * `shfl.sync.idx.b32 d[|p], a, b, c, membermask` (PTX ISA §9.7.8.6; also without `.sync`) with
+ * `c` = 31, the whole-warp shuffle `__shfl_sync(mask, v, lane)` writes: `d` is lane `b & 31`'s `a`
+ * (a uniform `a` is its own value), `p` (the source lane is in range) is 1. Another `c` (a width
+ * below 32: segments of the warp) is a `not-modelled` trap where it runs; the other modes
+ * (`up`, `down`, `bfly`) are not modelled.
+ */
+function shfl(env: InsEnv, it: FlatIns, srcs: Operand[], loc: SrcLoc, divergent: boolean, guard?: Expr): Stmt[] {
+  const ins = it.ins;
+  if (!ins.mods.includes('idx')) throw new NotModelled(`${ins.opcode} (only shfl.sync.idx, a whole-warp shuffle from one source lane, is modelled)`);
+  const [a, b, c] = srcs;
+  if (!a || !b || !c) throw new NotModelled(`${ins.opcode}: missing operands`);
+  const [d, p] = destsOf(it);
+  const srcLane = bin('&', value(env, it, b, 'lead'), num(31));
+  const uniform = a.kind !== 'name' || env.facts.kind(it.name(a.name)) === 'U';
+  const out: Stmt[] = [];
+  if (!(c.kind === 'int' && Number(c.value) === 31)) {
+    const trap = once({ op: 'trap', message: `${ins.opcode}: a clamp/segment operand other than 31 (a width below 32) is not modelled yet` }, loc, divergent, guard);
+    out.push({ s: 'if', cond: bin('!=', value(env, it, c, 'lead'), num(31)), then: trap, loc });
+  }
+  if (d) out.push(...assign(env, d, () => (uniform ? value(env, it, a, 'lead') : pick(env, it, a, srcLane)), loc, divergent, guard));
+  if (p) out.push(...assign(env, p, () => num(1), loc, divergent, guard));
+  return out;
+}
+
 function pick(env: ValueEnv, it: FlatIns, a: Operand, srcLane: Expr): Expr {
   const terms: Expr[] = [];
   for (let l = 0; l < LANES; l++) terms.push(bin('*', bin('==', srcLane, num(l)), value(env, it, a, l)));

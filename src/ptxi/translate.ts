@@ -158,10 +158,37 @@ export function blockDims(block: number | readonly number[]): BlockDims | string
   return [x, y, z];
 }
 
-/** `_Z9tma_wgmma14CUtensorMap_st…` → `tma_wgmma` (the Itanium name's first component), else the name. */
+/**
+ * The Itanium name's components: `_Z9tma_wgmma14CUtensorMap_st…` → [`tma_wgmma`], a nested name
+ * `_ZN7cutlass13device_kernelINS_4gemm…EEvT_` → [`cutlass`, `device_kernel`] (template arguments
+ * left out); [] when `n` is not such a name.
+ */
+function components(n: string): string[] {
+  const nested = n.startsWith('_ZN');
+  let i = nested ? 3 : n.startsWith('_Z') ? 2 : -1;
+  if (i < 0) return [];
+  if (nested) while (/[rVK]/.test(n[i] ?? '')) i++;
+  const out: string[] = [];
+  for (let m; (m = /^\d+/.exec(n.slice(i))); ) {
+    const len = Number(m[0]);
+    const id = n.slice(i + m[0].length, i + m[0].length + len);
+    if (id.length !== len) return [];
+    out.push(id);
+    i += m[0].length + len;
+    if (!nested) break;
+  }
+  return out;
+}
+
+/** The kernel's unqualified name (`tma_wgmma`, `device_kernel` of `cutlass::device_kernel<…>`), else the name. */
 function demangle(n: string): string {
-  const mm = /^_Z(\d+)/.exec(n);
-  return mm ? n.slice(mm[0].length, mm[0].length + Number(mm[1])) : n;
+  return components(n).at(-1) ?? n;
+}
+
+/** Whether `want` names entry `n`: its full name, its unqualified name, or its qualified one (`cutlass::device_kernel`). */
+function namesEntry(n: string, want: string): boolean {
+  const c = components(n);
+  return n === want || (c.length > 0 && (c.at(-1) === want || c.join('::') === want));
 }
 
 /** The `.entry` a launch names (full or demangled name; the only one when absent); throws {@link KernelError}. */
@@ -175,7 +202,7 @@ export function pickEntry(m: Module, want: string | undefined): Func {
     if (entries.length > 1) throw new KernelError(`${m.file} has ${entries.length} kernels: choose one with --kernel NAME (${names})`, loc, 'ptx-launch');
     return entries[0]!;
   }
-  const f = entries.find((e) => e.name === want) ?? entries.find((e) => demangle(e.name) === want);
+  const f = entries.find((e) => e.name === want) ?? entries.find((e) => namesEntry(e.name, want));
   if (!f) throw new KernelError(`no kernel '${want}' in ${m.file} (kernels: ${names})`, loc, 'ptx-launch');
   return f;
 }
