@@ -38,6 +38,8 @@ export interface InsEnv extends ValueEnv {
   tmem(it: FlatIns, cols?: Operand): void;
   /** The value of `o` when it is a constant (an immediate, or a register whose one definition moves one in). */
   staticInt(it: FlatIns, o: Operand | undefined): number | undefined;
+  /** The kernel parameter (PTX name) and byte offset that `ld.param [base+offset]` reads (defs.ts `paramAddress`). */
+  paramAt(it: FlatIns, base: string, offset: number): { param: string; offset: number } | undefined;
   /** The buffer a `query_cancel`'s b128 operand was loaded from (`ld.shared.b128` of the try_cancel response). */
   responseOf(it: FlatIns, o: Operand): BufRef;
   /** Whether `it` is a global access through a flag parameter (gmem.ts). */
@@ -154,12 +156,15 @@ function ld(env: InsEnv, it: FlatIns, loc: SrcLoc, divergent: boolean, guard?: E
   const src = ins.operands[1]!;
   if (ins.mods.includes('param')) {
     if (!d || src.kind !== 'address' || !src.base) return [];
-    const name = src.base;
-    return assign(env, d, () => {
-      const p = env.special(`param:${name}+${src.offset}`, 'lead');
-      if (!p) throw new NotModelled(`ld.param of ${name}`);
+    const at = env.paramAt(it, src.base, Number(src.offset));
+    if (!at) throw new NotModelled(`ld.param through ${src.base}, whose address is not a kernel parameter's plus a constant`);
+    // A vector load (`ld.param.v2.u32 {%r1, %r2}, [P+8]`) reads consecutive fields.
+    const bytes = Number(/^[bsuf](8|16|32|64)$/.exec(ins.mods.find((m) => /^[bsuf](8|16|32|64)$/.test(m)) ?? 'b32')![1]) / 8;
+    return destsOf(it).flatMap((dk, k) => assign(env, dk, () => {
+      const p = env.special(`param:${at.param}+${at.offset + k * bytes}`, 'lead');
+      if (!p) throw new NotModelled(`ld.param of ${src.base}`);
       return p;
-    }, loc, divergent, guard);
+    }, loc, divergent, guard));
   }
   if (ins.mods.some((m) => m.startsWith('shared'))) return sharedAccess(env, it, src, 'ld.shared', loc, divergent, guard);
   return [];

@@ -167,3 +167,15 @@ export function sharedDecls(syms: SharedSym[]): { barriers: BarrierDecl[]; buffe
 export function paramKey(p: Param, i: number): string[] {
   return [p.name, shortName(p.name), String(i)];
 }
+
+/**
+ * The parameter (its index) and byte offset a `--param` key names: a parameter by
+ * {@link paramKey}, or a field of a struct parameter at a byte offset, `KEY+OFF` (`param_0+640`:
+ * the 4-byte word at byte 640 of CUTLASS's `Params`); undefined when no parameter has that key.
+ */
+export function paramRef(params: readonly Param[], key: string): { index: number; offset: number } | undefined {
+  const m = /^(.+)\+(\d+)$/.exec(key);
+  const [base, offset] = m ? [m[1]!, Number(m[2])] : [key, 0];
+  const index = params.findIndex((p, i) => paramKey(p, i).includes(base));
+  return index < 0 || !Number.isSafeInteger(offset) ? undefined : { index, offset };
+}

@@ -17,12 +17,12 @@ import { analyze, destsOf, regsOf, type Facts } from './analysis.js';
 import { address, bin, num, NotModelled, Opaque, predMask, setMask, v, FULL, LANES, type Lane } from './emit.js';
 import { branchTarget, buildCfg, flatten, type Cfg, type Flat, type FlatIns } from './flat.js';
 import { insStmts, type InsEnv } from './insn.js';
-import { CLUSTER_STRIDE, layoutShared, PARAM_BASE, paramKey, sharedDecls, shortName, type SharedSym } from './layout.js';
+import { CLUSTER_STRIDE, layoutShared, PARAM_BASE, paramKey, paramRef, sharedDecls, shortName, type SharedSym } from './layout.js';
 import { globalSpin, isSpinTest } from './spin.js';
 import { neededRegs } from './needed.js';
 import { memorySpaces } from './generic.js';
 import { flagOf, flagParams, GMEM_WORDS } from './gmem.js';
-import { defsOf, descriptorRoot, setDefs, staticInt, tmemDecl, tmemOf, tokenRoot, type TmemInfo } from './defs.js';
+import { defsOf, descriptorRoot, paramAddress, setDefs, staticInt, tmemDecl, tmemOf, tokenRoot, type TmemInfo } from './defs.js';
 
 /** A launch of a PTX kernel (the host side that no PTX file carries). */
 export interface PtxLaunch {
@@ -209,19 +209,21 @@ export function pickEntry(m: Module, want: string | undefined): Func {
 
 interface ParamInfo { decl: ParamDecl; index: number }
 
-/** IR parameters of the integer parameters that have a value (`--param`), by PTX name. */
+/**
+ * IR parameters of the integer parameters that have a value (`--param`), by PTX name and byte
+ * offset (`NAME+0` a whole parameter, `NAME+640` a field of a struct parameter).
+ */
 function paramValues(f: Func, launch: PtxLaunch): Map<string, ParamInfo> {
   const out = new Map<string, ParamInfo>();
   const given = launch.params ?? {};
-  const used = new Set<string>();
-  f.params.forEach((p, i) => {
-    const key = paramKey(p, i).find((k) => Object.hasOwn(given, k));
-    if (key === undefined) return;
-    used.add(key);
-    out.set(p.name, { decl: { name: shortName(p.name), value: given[key]!, loc: { file: '', line: p.pos.line, col: p.pos.col } }, index: i });
-  });
-  for (const k of Object.keys(given)) {
-    if (!used.has(k)) throw new KernelError(`--param ${k}: kernel ${f.name} has no such parameter (${f.params.map((p, i) => `${shortName(p.name)} or ${i}`).join(', ')})`, undefined, 'ptx-launch');
+  for (const [k, value] of Object.entries(given)) {
+    const ref = paramRef(f.params, k);
+    if (!ref) throw new KernelError(`--param ${k}: kernel ${f.name} has no such parameter (${f.params.map((p, i) => `${shortName(p.name)} or ${i}`).join(', ')}; a field of a struct parameter: NAME+BYTE_OFFSET)`, undefined, 'ptx-launch');
+    const p = f.params[ref.index]!;
+    const key = `${p.name}+${ref.offset}`;
+    if (out.has(key)) continue; // one entry whichever key names it (mergeLaunch keeps the first)
+    const name = shortName(p.name) + (ref.offset || /^\.b8$/.test(p.type) ? `+${ref.offset}` : '');
+    out.set(key, { decl: { name, value, loc: { file: '', line: p.pos.line, col: p.pos.col } }, index: ref.index });
   }
   for (const k of Object.keys(launch.tensorMaps ?? {})) {
     if (!f.params.some((p, i) => paramKey(p, i).includes(k))) throw new KernelError(`--tensor-map ${k}: kernel ${f.name} has no such parameter`, undefined, 'ptx-launch');
@@ -287,11 +289,13 @@ function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<str
     special(name, lane) {
       const p = /^param:(.*)\+(-?\d+)$/.exec(name);
       if (p) {
-        const info = params.get(p[1]!);
+        const info = params.get(`${p[1]}+${p[2]}`);
         if (info) return { k: 'var', name: info.decl.name };
         const idx = f.params.findIndex((x) => x.name === p[1]);
-        if (idx >= 0 && (f.params[idx]!.type === '.u64' || f.params[idx]!.type === '.b64')) return num(PARAM_BASE + idx * 0x1000);
-        throw new NotModelled(`parameter ${shortName(p[1]!)} (index ${idx}) has no value: give --param ${shortName(p[1]!)}=VALUE`);
+        if (idx >= 0 && p[2] === '0' && (f.params[idx]!.type === '.u64' || f.params[idx]!.type === '.b64')) return num(PARAM_BASE + idx * 0x1000);
+        const short = shortName(p[1]!);
+        if (p[2] !== '0' || f.params[idx]?.type === '.b8') throw new NotModelled(`the field at byte ${p[2]} of parameter ${short} (index ${idx}) has no value: give --param ${short}+${p[2]}=VALUE`);
+        throw new NotModelled(`parameter ${short} (index ${idx}) has no value: give --param ${short}=VALUE`);
       }
       return SPECIAL[name]?.(lane);
     },
@@ -327,6 +331,7 @@ function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<str
     descRoot: (it, reg) => descriptorRoot(facts, it, reg, shared),
     tokenRoot: (it, o) => tokenRoot(facts, it, o),
     staticInt: (it, o) => staticInt(facts, it, o),
+    paramAt: (it, base, offset) => paramAddress(facts, it, base, offset, (n) => paramSyms.has(n)),
     isFlag: (it) => flagOf(it, facts, flags) !== undefined,
     gbuf(it, o) {
       const p = flagOf(it, facts, flags);
