@@ -192,6 +192,40 @@ describe('what is not modelled is a trap where it is executed, never a guess', (
     expect(seg.diagnostics.find((x) => x.diag.code === 'not-modelled')?.diag.message).toMatch(/clamp\/segment operand other than 31/);
   });
 
+  it('a path that ends in trap (an assertion) does not move a divergent branch\'s reconvergence to the kernel\'s end; isspacep tests the address windows', () => {
+    const body = [
+      '.shared .align 8 .b8 bar[8];',
+      'mov.u32 %r1, %tid.x;',
+      'mov.u32 %r3, bar;',
+      'cvt.u64.u32 %rd1, %r3;',
+      'cvta.shared.u64 %rd2, %rd1;',
+      'isspacep.shared %p3, %rd2;',
+      '@!%p3 trap;',
+      'isspacep.global %p3, %rd2;',
+      '@%p3 trap;',
+      'isspacep.local %p3, %rd2;',
+      '@%p3 trap;',
+      'setp.ne.s32 %p1, %r1, 0;',
+      '@%p1 bra SKIP;', // lane-varying: lane 0 of warp 0 initializes
+      'setp.eq.s32 %p2, %r1, 99;',
+      '@%p2 bra BAD;',
+      'mbarrier.init.shared.b64 [%r3], 64;',
+      'bra SKIP;',
+      'BAD:',
+      'trap;',
+      'SKIP:',
+      'bar.sync 0;',
+      'mbarrier.arrive.shared.b64 _, [%r3];',
+      'W:',
+      'mbarrier.try_wait.parity.shared.b64 %p2, [%r3], 0;',
+      '@!%p2 bra W;',
+    ].join('\n');
+    const text = src(body).replace('.reg .b32 %r<8>;', '.reg .b32 %r<8>;\n.reg .b64 %rd<4>;');
+    const s = simulate(program(text, 'trap-path.ptx', {}));
+    expect([s.verdict, s.diagnostics]).toEqual(['ok', []]);
+    expect(check(program(text, 'trap-path.ptx', {}), { maxStates: 1000 }).verdict).toBe('ok');
+  });
+
   it('an arrive by 2 to 31 lanes of a warp counts its active lanes (lanes 0-3: one arrive of 4)', () => {
     const body = [
       '.shared .align 8 .b8 bar[8];',

@@ -10,7 +10,9 @@ import type { Operand } from '../ptx/ast.js';
 import { destsOf, regsOf, sourcesOf } from './analysis.js';
 import { address, assign, bin, bit, counted, num, NotModelled, once, v, value, LANES, type Lane, type ValueEnv } from './emit.js';
 import type { FlatIns } from './flat.js';
-import { CLUSTER_STRIDE } from './layout.js';
+import { GLOBAL_BASE } from './generic.js';
+import { CLUSTER_STRIDE, PARAM_BASE } from './layout.js';
+import { LOCAL_BASE } from './local.js';
 import { tcgen05Stmts } from './tcgen.js';
 import { clcStmts, cpAsyncStmts, reduction, stAsyncStmts } from './asyncops.js';
 import { gmemStmts } from './gmem.js';
@@ -96,6 +98,7 @@ export function insStmts(env: InsEnv, it: FlatIns, loc: SrcLoc, divergent: boole
       return out;
     }
     case 'shfl': return shfl(env, it, srcs, loc, divergent, guard);
+    case 'isspacep': return isspacep(env, it, srcs, loc, divergent, guard);
     case 'mapa': {
       // A peer CTA's shared::cluster address: the CTA-local address plus (rank + 1) · 2^24 (layout.ts CLUSTER_STRIDE).
       const [d] = destsOf(it);
@@ -138,6 +141,30 @@ function shfl(env: InsEnv, it: FlatIns, srcs: Operand[], loc: SrcLoc, divergent:
   if (d) out.push(...assign(env, d, () => (uniform ? value(env, it, a, 'lead') : pick(env, it, a, srcLane)), loc, divergent, guard));
   if (p) out.push(...assign(env, p, () => num(1), loc, divergent, guard));
   return out;
+}
+
+/**
+ * `isspacep.SPACE p, a` (PTX ISA §9.7.9.18): whether generic address `a` falls in the window the
+ * translation gives that space (layout.ts, local.ts, generic.ts): shared::cta below 2^24, a
+ * cluster's shared memory below (cluster + 1) · 2^24, local depots from `LOCAL_BASE`, global memory
+ * (pointer parameters' values, `.global` variables) from `PARAM_BASE` outside the local window.
+ * libcu++'s `-G` code tests a barrier's address this way (`__isShared`). `.param` and `.const` are
+ * not modelled.
+ */
+function isspacep(env: InsEnv, it: FlatIns, srcs: Operand[], loc: SrcLoc, divergent: boolean, guard?: Expr): Stmt[] {
+  const space = it.ins.mods[0] ?? '';
+  const [d] = destsOf(it);
+  const a = srcs[0];
+  if (!d || !a) return [];
+  const within = (x: Expr, lo: number, hi: number) => bin('&&', bin('>=', x, num(lo)), bin('<', x, num(hi)));
+  const test: ((x: Expr) => Expr) | undefined =
+    space === 'shared' || space === 'shared::cta' ? (x) => within(x, 0, CLUSTER_STRIDE)
+    : space === 'shared::cluster' ? (x) => within(x, 0, PARAM_BASE)
+    : space === 'local' ? (x) => within(x, LOCAL_BASE, GLOBAL_BASE)
+    : space === 'global' ? (x) => bin('||', within(x, PARAM_BASE, LOCAL_BASE), bin('>=', x, num(GLOBAL_BASE)))
+    : undefined;
+  if (!test) throw new NotModelled(`${it.ins.opcode} (the ${space} window is not modelled)`);
+  return assign(env, d, (l) => test(value(env, it, a, l)), loc, divergent, guard);
 }
 
 function pick(env: ValueEnv, it: FlatIns, a: Operand, srcLane: Expr): Expr {
