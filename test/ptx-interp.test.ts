@@ -6,6 +6,7 @@ import { check } from '../src/check/index.js';
 import { instantiate } from '../src/machine/program.js';
 import { parsePtx } from '../src/ptx/index.js';
 import { translatePtx, type PtxLaunch } from '../src/ptxi/index.js';
+import { renderSummary } from '../src/report/text.js';
 import { simulate } from '../src/sim/simulate.js';
 
 const PIPE = 'test/fixtures/ptx/tma_pipeline.ptx';
@@ -115,6 +116,10 @@ describe('kernel names', () => {
     }
     expect(() => translatePtx(r.module, {})).toThrow(/2 kernels: choose one with --kernel NAME \(_ZN7cutlass13device_kernelI\S+ \(device_kernel\), _Z5otheri \(other\)\)/);
     expect(() => translatePtx(r.module, { kernel: 'cutlass' })).toThrow(/no kernel 'cutlass'/);
+    // the run's summary names every warp in full (w10 and w11 were cut to `device_kernel.w1`)
+    const summary = renderSummary(simulate(instantiate(translatePtx(r.module, { kernel: 'device_kernel', block: 384 }).kernel)));
+    expect(summary).toContain('  device_kernel.w10 issuing');
+    expect(summary).toContain('  device_kernel.w0  issuing');
   });
 });
 
