@@ -35,7 +35,7 @@ export interface PtxLaunch {
   block?: number | readonly number[];
   cluster?: number;
   grid?: number;
-  /** Integer parameter values by PTX name, `param_N` or index N. */
+  /** Integer parameter values by PTX name, `param_N` or index N; a field of a struct parameter by `KEY+BYTE_OFFSET` (`param_0+640`). */
   params?: Record<string, number>;
   /** Bytes one TMA load through the tensor-map parameter delivers (its box), by name, `param_N` or index. */
   tensorMaps?: Record<string, number>;
