@@ -158,6 +158,8 @@ describe('fields of a struct parameter: --param NAME+OFFSET', () => {
     expect(hang.out).toMatch(/error\[hang\]/);
     const missing = await cli(['check', f, '--param', '0+8=64', '--param', '0+16=1', '--format', 'short']);
     expect(missing.out).toContain(`${f}:14:1: error[not-modelled]: ld.param.v2.u32: not modelled yet: the field at byte 20 of parameter param_0 (index 0) has no value: give --param param_0+20=VALUE`);
+    const none = await cli(['check', f, '--format', 'short']);
+    expect(none.out).toContain('the field at byte 8 of parameter param_0 (index 0) has no value: give --param param_0+8=VALUE (the kernel reads 3 fields of param_0 that have none: bytes 8, 16, 20)');
   }, 60_000);
   it('a sidecar may give fields too; a bad key exits 2 naming the field form', async () => {
     const f = file();

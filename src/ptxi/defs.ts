@@ -73,6 +73,22 @@ export function paramAddress(facts: Facts, it: FlatIns, base: string, offset: nu
   return undefined;
 }
 
+/** The byte offsets at which the kernel's `ld.param` instructions read each parameter (vector elements each), ascending. */
+export function paramFieldsRead(flat: Flat, facts: Facts, isParam: (n: string) => boolean): Map<string, number[]> {
+  const out = new Map<string, Set<number>>();
+  for (const it of flat.items) {
+    if ('label' in it || it.ins.base !== 'ld' || !it.ins.mods.includes('param')) continue;
+    const src = it.ins.operands[1];
+    if (!src || src.kind !== 'address' || !src.base) continue;
+    const at = paramAddress(facts, it, src.base, Number(src.offset), isParam);
+    const t = it.ins.mods.map((m) => /^[bsuf](8|16|32|64)$/.exec(m)).find((x) => x);
+    if (!at || !t) continue;
+    const set = out.get(at.param) ?? out.set(at.param, new Set()).get(at.param)!;
+    destsOf(it).forEach((_, k) => set.add(at.offset + (k * Number(t[1])) / 8));
+  }
+  return new Map([...out].map(([k, v]) => [k, [...v].sort((a, b) => a - b)]));
+}
+
 /** Definitions by register name, filled by {@link setDefs} (the descriptor and token walks follow them back). */
 const DEFS = new WeakMap<Facts, Map<string, FlatIns[]>>();
 

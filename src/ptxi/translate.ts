@@ -17,12 +17,13 @@ import { analyze, destsOf, regsOf, type Facts } from './analysis.js';
 import { address, bin, num, NotModelled, Opaque, predMask, setMask, v, FULL, LANES, type Lane } from './emit.js';
 import { branchTarget, buildCfg, flatten, type Cfg, type Flat, type FlatIns } from './flat.js';
 import { insStmts, type InsEnv } from './insn.js';
-import { CLUSTER_STRIDE, layoutShared, PARAM_BASE, paramKey, paramRef, sharedDecls, shortName, type SharedSym } from './layout.js';
+import { CLUSTER_STRIDE, layoutShared, PARAM_BASE, paramKey, paramValues, sharedDecls, shortName, type ParamInfo, type SharedSym } from './layout.js';
 import { globalSpin, isSpinTest } from './spin.js';
 import { neededRegs } from './needed.js';
 import { memorySpaces } from './generic.js';
 import { flagOf, flagParams, GMEM_WORDS } from './gmem.js';
-import { defsOf, descriptorRoot, paramAddress, setDefs, staticInt, tmemDecl, tmemOf, tokenRoot, type TmemInfo } from './defs.js';
+import { demangle, namesEntry } from './names.js';
+import { defsOf, descriptorRoot, paramAddress, paramFieldsRead, setDefs, staticInt, tmemDecl, tmemOf, tokenRoot, type TmemInfo } from './defs.js';
 
 /** A launch of a PTX kernel (the host side that no PTX file carries). */
 export interface PtxLaunch {
@@ -102,7 +103,8 @@ export function translatePtx(m: Module, launch: PtxLaunch = {}): { kernel: Kerne
   const tmemInfo = tmemOf(flat, facts);
   const pointers = new Set(f.params.filter((p) => p.type === '.u64' || p.type === '.b64').map((p) => p.name));
   const flags = flagParams(flat, facts, pointers);
-  const env = insEnv(facts, byName, paramSyms, params, f, launch, dims, tmemInfo, flags);
+  const fields = paramFieldsRead(flat, facts, (n) => paramSyms.has(n));
+  const env = insEnv(facts, byName, paramSyms, params, f, launch, dims, tmemInfo, flags, fields);
   const body = emitBody(m, flat, cfg, facts, env, at, file);
   const { barriers, buffers } = sharedDecls(shared);
   buffers.push(...tmemDecl(tmemInfo, at(f.pos)));
@@ -158,39 +160,6 @@ export function blockDims(block: number | readonly number[]): BlockDims | string
   return [x, y, z];
 }
 
-/**
- * The Itanium name's components: `_Z9tma_wgmma14CUtensorMap_st…` → [`tma_wgmma`], a nested name
- * `_ZN7cutlass13device_kernelINS_4gemm…EEvT_` → [`cutlass`, `device_kernel`] (template arguments
- * left out); [] when `n` is not such a name.
- */
-function components(n: string): string[] {
-  const nested = n.startsWith('_ZN');
-  let i = nested ? 3 : n.startsWith('_Z') ? 2 : -1;
-  if (i < 0) return [];
-  if (nested) while (/[rVK]/.test(n[i] ?? '')) i++;
-  const out: string[] = [];
-  for (let m; (m = /^\d+/.exec(n.slice(i))); ) {
-    const len = Number(m[0]);
-    const id = n.slice(i + m[0].length, i + m[0].length + len);
-    if (id.length !== len) return [];
-    out.push(id);
-    i += m[0].length + len;
-    if (!nested) break;
-  }
-  return out;
-}
-
-/** The kernel's unqualified name (`tma_wgmma`, `device_kernel` of `cutlass::device_kernel<…>`), else the name. */
-function demangle(n: string): string {
-  return components(n).at(-1) ?? n;
-}
-
-/** Whether `want` names entry `n`: its full name, its unqualified name, or its qualified one (`cutlass::device_kernel`). */
-function namesEntry(n: string, want: string): boolean {
-  const c = components(n);
-  return n === want || (c.length > 0 && (c.at(-1) === want || c.join('::') === want));
-}
-
 /** The `.entry` a launch names (full or demangled name; the only one when absent); throws {@link KernelError}. */
 export function pickEntry(m: Module, want: string | undefined): Func {
   if (want !== undefined && typeof want !== 'string') throw new TypeError(`pickEntry: want must be a kernel name (a string) or undefined, got ${want === null ? 'null' : typeof want}`);
@@ -205,30 +174,6 @@ export function pickEntry(m: Module, want: string | undefined): Func {
   const f = entries.find((e) => e.name === want) ?? entries.find((e) => namesEntry(e.name, want));
   if (!f) throw new KernelError(`no kernel '${want}' in ${m.file} (kernels: ${names})`, loc, 'ptx-launch');
   return f;
-}
-
-interface ParamInfo { decl: ParamDecl; index: number }
-
-/**
- * IR parameters of the integer parameters that have a value (`--param`), by PTX name and byte
- * offset (`NAME+0` a whole parameter, `NAME+640` a field of a struct parameter).
- */
-function paramValues(f: Func, launch: PtxLaunch): Map<string, ParamInfo> {
-  const out = new Map<string, ParamInfo>();
-  const given = launch.params ?? {};
-  for (const [k, value] of Object.entries(given)) {
-    const ref = paramRef(f.params, k);
-    if (!ref) throw new KernelError(`--param ${k}: kernel ${f.name} has no such parameter (${f.params.map((p, i) => `${shortName(p.name)} or ${i}`).join(', ')}; a field of a struct parameter: NAME+BYTE_OFFSET)`, undefined, 'ptx-launch');
-    const p = f.params[ref.index]!;
-    const key = `${p.name}+${ref.offset}`;
-    if (out.has(key)) continue; // one entry whichever key names it (mergeLaunch keeps the first)
-    const name = shortName(p.name) + (ref.offset || /^\.b8$/.test(p.type) ? `+${ref.offset}` : '');
-    out.set(key, { decl: { name, value, loc: { file: '', line: p.pos.line, col: p.pos.col } }, index: ref.index });
-  }
-  for (const k of Object.keys(launch.tensorMaps ?? {})) {
-    if (!f.params.some((p, i) => paramKey(p, i).includes(k))) throw new KernelError(`--tensor-map ${k}: kernel ${f.name} has no such parameter`, undefined, 'ptx-launch');
-  }
-  return out;
 }
 
 /**
@@ -256,7 +201,7 @@ export function threadIndex([x, y, z]: BlockDims): Record<'%tid.x' | '%tid.y' | 
   };
 }
 
-function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<string, number>, params: Map<string, ParamInfo>, f: Func, launch: PtxLaunch, dims: BlockDims, tmemInfo: TmemInfo, flags: ReadonlySet<string>): InsEnv {
+function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<string, number>, params: Map<string, ParamInfo>, f: Func, launch: PtxLaunch, dims: BlockDims, tmemInfo: TmemInfo, flags: ReadonlySet<string>, fields: ReadonlyMap<string, number[]>): InsEnv {
   const cluster = launch.cluster ?? 1;
   const grid = launch.grid ?? 1;
   const block = dims[0] * dims[1] * dims[2];
@@ -294,7 +239,12 @@ function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<str
         const idx = f.params.findIndex((x) => x.name === p[1]);
         if (idx >= 0 && p[2] === '0' && (f.params[idx]!.type === '.u64' || f.params[idx]!.type === '.b64')) return num(PARAM_BASE + idx * 0x1000);
         const short = shortName(p[1]!);
-        if (p[2] !== '0' || f.params[idx]?.type === '.b8') throw new NotModelled(`the field at byte ${p[2]} of parameter ${short} (index ${idx}) has no value: give --param ${short}+${p[2]}=VALUE`);
+        if (p[2] !== '0' || f.params[idx]?.type === '.b8') {
+          // Every field of this parameter the kernel reads and the launch lacks, so that one run names them all.
+          const missing = (fields.get(p[1]!) ?? []).filter((o) => !params.has(`${p[1]}+${o}`));
+          const all = missing.length > 1 ? ` (the kernel reads ${missing.length} fields of ${short} that have none: bytes ${missing.slice(0, 24).join(', ')}${missing.length > 24 ? ', …' : ''})` : '';
+          throw new NotModelled(`the field at byte ${p[2]} of parameter ${short} (index ${idx}) has no value: give --param ${short}+${p[2]}=VALUE${all}`);
+        }
         throw new NotModelled(`parameter ${short} (index ${idx}) has no value: give --param ${short}=VALUE`);
       }
       return SPECIAL[name]?.(lane);
