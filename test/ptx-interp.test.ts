@@ -6,6 +6,7 @@ import { check } from '../src/check/index.js';
 import { instantiate } from '../src/machine/program.js';
 import { parsePtx } from '../src/ptx/index.js';
 import { translatePtx, type PtxLaunch } from '../src/ptxi/index.js';
+import { renderSummary } from '../src/report/text.js';
 import { simulate } from '../src/sim/simulate.js';
 
 const PIPE = 'test/fixtures/ptx/tma_pipeline.ptx';
@@ -103,6 +104,25 @@ describe('cluster_multicast.ptx (2-CTA cluster: TMA multicast, mapa and a remote
   });
 });
 
+describe('kernel names', () => {
+  it('a nested, templated entry (cutlass::device_kernel<…>) is named by its unqualified name, and --kernel takes it qualified or not', () => {
+    const name = '_ZN7cutlass13device_kernelIN4cute5tupleIJiiEEEEEvNT_6ParamsE';
+    const text = (n: string) => `.version 9.0\n.target sm_90a\n.address_size 64\n.visible .entry ${n}()\n.reqntid 64, 1, 1\n{\nret;\n}\n`;
+    const r = parsePtx(text(name) + text('_Z5otheri'), 'nested.ptx');
+    if (!r.ok) throw new Error(r.diagnostic.message);
+    for (const kernel of ['device_kernel', 'cutlass::device_kernel', name]) {
+      const p = instantiate(translatePtx(r.module, { kernel }).kernel);
+      expect(p.agents.map((a) => a.name)).toEqual(['device_kernel.w0', 'device_kernel.w1']);
+    }
+    expect(() => translatePtx(r.module, {})).toThrow(/2 kernels: choose one with --kernel NAME \(_ZN7cutlass13device_kernelI\S+ \(device_kernel\), _Z5otheri \(other\)\)/);
+    expect(() => translatePtx(r.module, { kernel: 'cutlass' })).toThrow(/no kernel 'cutlass'/);
+    // the run's summary names every warp in full (w10 and w11 were cut to `device_kernel.w1`)
+    const summary = renderSummary(simulate(instantiate(translatePtx(r.module, { kernel: 'device_kernel', block: 384 }).kernel)));
+    expect(summary).toContain('  device_kernel.w10 issuing');
+    expect(summary).toContain('  device_kernel.w0  issuing');
+  });
+});
+
 describe('what is not modelled is a trap where it is executed, never a guess', () => {
   const src = (body: string) => `.version 9.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n.reqntid 64, 1, 1\n{\n.reg .pred %p<4>;\n.reg .b32 %r<8>;\n${body}\nret;\n}\n`;
 
@@ -113,6 +133,102 @@ describe('what is not modelled is a trap where it is executed, never a guess', (
     const d = s.diagnostics.find((x) => x.diag.code === 'not-modelled')!;
     expect(d.diag.message).toMatch(/^popc\.b32: not modelled yet/);
     expect(d.loc?.line).toBe(10);
+  });
+
+  it('mul.hi of 32-bit operands is the high word of the product (nvcc\'s division by a constant)', () => {
+    const body = [
+      '.shared .align 8 .b8 bar[8];',
+      'mov.u32 %r1, 192;',
+      'mul.hi.u32 %r2, %r1, -1431655765;', // 192 * 0xAAAAAAAB >> 32 = 128
+      'shr.u32 %r3, %r2, 1;', // 192 / 3 = 64
+      'mov.u32 %r4, -192;',
+      'mul.hi.s32 %r5, %r4, 1431655766;', // ⌊-192 * 1431655766 / 2^32⌋ = -65
+      'shr.u32 %r6, %r5, 31;',
+      'add.s32 %r7, %r5, %r6;', // -192 / 3 = -64
+      'setp.ne.s32 %p3, %r7, -64;',
+      '@%p3 trap;',
+      'mov.u32 %r1, %tid.x;',
+      'setp.ne.s32 %p1, %r1, 0;',
+      '@%p1 bra SKIP;',
+      'mov.u32 %r4, bar;',
+      'mbarrier.init.shared.b64 [%r4], %r3;',
+      'SKIP:',
+      'bar.sync 0;',
+      'mov.u32 %r4, bar;',
+      'mbarrier.arrive.shared.b64 _, [%r4];',
+      'W:',
+      'mbarrier.try_wait.parity.shared.b64 %p2, [%r4], 0;',
+      '@!%p2 bra W;',
+    ].join('\n');
+    const s = simulate(program(src(body), 'mulhi.ptx', {}));
+    expect(s.diagnostics).toEqual([]);
+    expect(s.verdict).toBe('ok');
+  });
+
+  it('shfl.sync.idx.b32 with a predicate destination (CUTLASS\'s canonical_warp_idx_sync): the source lane\'s value, the predicate 1', () => {
+    const body = (c: string) => [
+      '.shared .align 8 .b8 bar[8];',
+      'mov.u32 %r1, %tid.x;',
+      'shr.u32 %r2, %r1, 5;',
+      'mov.u32 %r3, 5;',
+      `shfl.sync.idx.b32 %r4|%p3, %r1, %r3, ${c}, -1;`, // lane 5's tid: 32 · warp + 5
+      'shl.b32 %r5, %r2, 5;',
+      'add.s32 %r5, %r5, 5;',
+      'setp.ne.s32 %p1, %r4, %r5;',
+      '@%p1 trap;',
+      '@!%p3 trap;',
+      'shfl.sync.idx.b32 %r6, %r2, 0, 31, -1;', // a uniform value: the warp index
+      'setp.ne.s32 %p1, %r6, %r2;',
+      '@%p1 trap;',
+      'setp.ne.s32 %p1, %r1, 0;',
+      '@%p1 bra SKIP;',
+      'mov.u32 %r7, bar;',
+      'mbarrier.init.shared.b64 [%r7], 64;',
+      'SKIP:',
+      'bar.sync 0;',
+      'mov.u32 %r7, bar;',
+      'mbarrier.arrive.shared.b64 _, [%r7];',
+    ].join('\n');
+    const ok = simulate(program(src(body('31')), 'shfl.ptx', {}));
+    expect([ok.verdict, ok.diagnostics]).toEqual(['ok', []]);
+    expect(check(program(src(body('31')), 'shfl.ptx', {}), { maxStates: 1000 }).verdict).toBe('ok');
+    // a width of 16 (c = 0x101f): segments of the warp, not modelled where it runs
+    const seg = simulate(program(src(body('4127')), 'shfl16.ptx', {}));
+    expect(seg.diagnostics.find((x) => x.diag.code === 'not-modelled')?.diag.message).toMatch(/clamp\/segment operand other than 31/);
+  });
+
+  it('a path that ends in trap (an assertion) does not move a divergent branch\'s reconvergence to the kernel\'s end; isspacep tests the address windows', () => {
+    const body = [
+      '.shared .align 8 .b8 bar[8];',
+      'mov.u32 %r1, %tid.x;',
+      'mov.u32 %r3, bar;',
+      'cvt.u64.u32 %rd1, %r3;',
+      'cvta.shared.u64 %rd2, %rd1;',
+      'isspacep.shared %p3, %rd2;',
+      '@!%p3 trap;',
+      'isspacep.global %p3, %rd2;',
+      '@%p3 trap;',
+      'isspacep.local %p3, %rd2;',
+      '@%p3 trap;',
+      'setp.ne.s32 %p1, %r1, 0;',
+      '@%p1 bra SKIP;', // lane-varying: lane 0 of warp 0 initializes
+      'setp.eq.s32 %p2, %r1, 99;',
+      '@%p2 bra BAD;',
+      'mbarrier.init.shared.b64 [%r3], 64;',
+      'bra SKIP;',
+      'BAD:',
+      'trap;',
+      'SKIP:',
+      'bar.sync 0;',
+      'mbarrier.arrive.shared.b64 _, [%r3];',
+      'W:',
+      'mbarrier.try_wait.parity.shared.b64 %p2, [%r3], 0;',
+      '@!%p2 bra W;',
+    ].join('\n');
+    const text = src(body).replace('.reg .b32 %r<8>;', '.reg .b32 %r<8>;\n.reg .b64 %rd<4>;');
+    const s = simulate(program(text, 'trap-path.ptx', {}));
+    expect([s.verdict, s.diagnostics]).toEqual(['ok', []]);
+    expect(check(program(text, 'trap-path.ptx', {}), { maxStates: 1000 }).verdict).toBe('ok');
   });
 
   it('an arrive by 2 to 31 lanes of a warp counts its active lanes (lanes 0-3: one arrive of 4)', () => {

@@ -118,6 +118,30 @@ describe('per-thread local memory', () => {
     expect(d.hazards[0]!.message).toMatch(/the value of %r\d is not modelled/);
   });
 
+  it('accesses overlapping at different sizes (a bit-field object written as u32, copied as u64) leave only their bytes opaque: the count and lane ids stay modelled', () => {
+    const overlap = LANES.replace('__local_depot0[8]', '__local_depot0[24]').replace('\tbar.sync 0;', [
+      '\tbar.sync 0;',
+      '\tmov.u64 %rd3, 5;',
+      '\tst.u64 [%SP+8], %rd3;',
+      '\tld.u32 %r6, [%SP+8];',
+      '\tor.b32 %r6, %r6, 2;',
+      '\tst.u32 [%SP+8], %r6;',
+      '\tld.u64 %rd3, [%SP+8];',
+      '\tst.u64 [%SP+16], %rd3;',
+    ].join('\n'));
+    const m = parse(overlap, 'overlap.ptx');
+    const f = m.items.find((x) => x.kind === 'function')!;
+    if (f.kind !== 'function') throw new Error('no function');
+    const flat = localMemory(flatten(f, m), m);
+    expect([flat.local.modelled, flat.local.opaque.size]).toEqual([['__local_depot0'], 0]);
+    expect([...flat.local.overlaps]).toEqual([['__local_depot0', 'lines 30 and 31: accesses of 8 and 4 bytes at offsets 8 and 8 overlap']]);
+    // the four accesses of bytes 8-15 are left as they were; the copy to +16 is a cell (stored from an opaque load)
+    const left = flat.items.flatMap((x) => (!('label' in x) && /^(ld|st)$/.test(x.ins.base) && !x.ins.mods.includes('param') ? [x.ins.pos.line] : []));
+    expect(left).toEqual([30, 31, 33, 34]);
+    expect(check(program(overlap, 'overlap.ptx', { params: { n: 8 } }), { maxStates: 1000 }).verdict).toBe('ok');
+    expect(check(program(overlap, 'overlap.ptx', { params: { n: 9 } }), { maxStates: 1000 }).verdict).toBe('hang');
+  });
+
   it('local and .global addresses are integers of their own: a null test of either computes, and the depot stays modelled', () => {
     const nulls = LANES.replace('.visible .entry', '.global .align 4 .b8 gsym[4];\n\n.visible .entry')
       .replace('\tbar.sync 0;', '\tbar.sync 0;\n\tsetp.eq.u64 %p3, %SP, 0;\n\t@%p3 bra WAIT;\n\tmov.u64 %rd3, gsym;\n\tsetp.eq.u64 %p3, %rd3, 0;\n\t@%p3 bra WAIT;');

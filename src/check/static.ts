@@ -291,7 +291,7 @@ export function staticChecks(p: Program, gov: Governor): RawHazard[] {
         const fit = arrivers.length > 1 && arrivals % (count * arrivers.length) === 0 ? arrivals / (count * arrivers.length) : -1;
         if (fit >= 0 && observed <= fit && observed >= (data ? fit : fit - 1)) {
           const names = arrivers.slice(0, 4).map((x) => p.agents[x]!.name).join(', ') + (arrivers.length > 4 ? ', …' : '');
-          add('count-mismatch', name, `${name} expects ${count} arrival(s) per phase, but ${arrivers.length} agents arrive on it (${names}), ${arrivals} arrival(s) over the run for the ${observed} phase(s) ${p.agents[a]!.name} waits for: a phase completes as soon as ${count} of them ${count === 1 ? 'arrives' : 'arrive'}, so the phases run ahead of the waits; the count should be ${count * arrivers.length}`, [init?.loc ?? info.loc, out.arriveLocs.get(k)]);
+          add('count-mismatch', name, `${name} expects ${count} arrival(s) per phase, but ${arrivers.length} agents arrive on it (${names}), ${arrivals} arrival(s) over the run for the ${observed} phase(s) ${p.agents[a]!.name} waits for: a phase completes as soon as ${count} of them ${count === 1 ? 'arrives' : 'arrive'}, so the phases run ahead of the waits; the count should be ${fitCount(arrivals, arrivers.length, observed, data) ?? count * arrivers.length}`, [init?.loc ?? info.loc, out.arriveLocs.get(k)]);
           break;
         }
         const past = observed > phases;
@@ -368,4 +368,16 @@ function instancesObserve(p: Program, waiters: readonly number[], observedBy: (a
   let n = 0;
   for (const v of per.values()) n += v;
   return n;
+}
+
+/**
+ * The count under which `arrivals` by `arrivers` agents complete the phases the waits need — all
+ * `observed` of a data barrier; of a release barrier also the final one nobody waits for (tried
+ * first) — with every arriver arriving equally often per phase; undefined when none fits.
+ */
+function fitCount(arrivals: number, arrivers: number, observed: number, data: boolean): number | undefined {
+  for (const phases of data ? [observed] : [observed + 1, observed]) {
+    if (phases > 0 && arrivals % phases === 0 && (arrivals / phases) % arrivers === 0) return arrivals / phases;
+  }
+  return undefined;
 }

@@ -58,6 +58,14 @@ export const MAX_EXPR_DEPTH = 256;
  */
 export const MAX_FIXPOINT_VISITS = 5_000;
 
+/**
+ * Most block visits times frame slots (each visit copies and joins the whole frame) of one warp's
+ * fixpoint: a large role gives up sooner. The reference kernels' analyses take at most about
+ * 230,000 (`hw/kernels/tcgen05.ptx`); a consumer warp reading a tile at lane-varying addresses
+ * under a tile loop (976 slots) gave up only at 5,000 visits, 1-2 s per warp, in a search of 18 states.
+ */
+export const MAX_FIXPOINT_WORK = 1 << 20;
+
 /** What the analysis tells about one warp. */
 export interface WarpRelative {
   /** Equal for two warps of one role instance and CTA when they are interchangeable (see the module comment). */
@@ -218,7 +226,7 @@ function fixpoint(c: Ctx, init: VSet[]): (VSet[] | null)[] {
   };
   let visits = 0;
   while (todo.length) {
-    if (++visits > MAX_FIXPOINT_VISITS) throw new GiveUp();
+    if (++visits > MAX_FIXPOINT_VISITS || visits * c.nslots > MAX_FIXPOINT_WORK) throw new GiveUp();
     const pc0 = todo.pop()!;
     queued[pc0] = 0;
     const env = at[pc0]!.slice();

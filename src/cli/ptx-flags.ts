@@ -18,12 +18,15 @@ export interface PtxFlags {
   dynamicSmem?: number;
 }
 
-/** `NAME=INTEGER` where NAME may also be a parameter index (`2=8`). */
+/** `NAME=INTEGER` where NAME may also be a parameter index (`2=8`), and for `--param` a struct field `NAME+OFFSET` (`0+640=2`). */
 function nameValue(flag: string) {
+  const field = flag === '--param';
   return (v: string, acc: Record<string, number> = {}): Record<string, number> => {
-    const m = /^([A-Za-z_$][\w$]*|\d+)=(.*)$/.exec(v.trim());
-    if (!m) throw new UsageError(`${flag} expects NAME=INTEGER (NAME: the parameter's name, param_N or its index N), got '${echo(v)}'`);
-    const key = /^\d/.test(m[1]!) ? `_${m[1]}` : m[1]!;
+    const t = v.trim();
+    const f = field ? /^([A-Za-z_$][\w$]*|\d+)(\+\d+)=/.exec(t) : null;
+    const m = f ? [t, `${f[1]}${f[2]}`, t.slice(f[0].length)] : /^([A-Za-z_$][\w$]*|\d+)=(.*)$/.exec(t);
+    if (!m) throw new UsageError(`${flag} expects NAME=INTEGER (NAME: the parameter's name, param_N or its index N${field ? '; a field of a struct parameter: NAME+BYTE_OFFSET' : ''}), got '${echo(v)}'`);
+    const key = /^\d/.test(m[1]!) || f ? `_${m[1]!.replace('+', '_')}` : m[1]!;
     let one: Record<string, number>;
     try {
       one = parseSet(`${key}=${m[2]}`, {}, flag);
@@ -53,7 +56,7 @@ export function addPtxFlags(cmd: Command, withGrid: boolean): Command {
     .option('--kernel <NAME>', 'PTX: the .entry to run (full or demangled name; default: the only one)')
     .addOption(new Option('--block <N|X,Y[,Z]>', 'PTX: threads per CTA, or the block\'s dimensions (64,2); whole warps (default: the .reqntid / .maxntid directive)').argParser(parseBlock))
     .addOption(new Option('--cluster <N>', 'PTX: CTAs per cluster (default 1)').argParser(parsePositiveArg('--cluster')))
-    .option('--param <NAME=VALUE>', 'PTX: an integer kernel parameter, by name, param_N or index N (repeatable)', nameValue('--param'))
+    .option('--param <NAME=VALUE>', 'PTX: an integer kernel parameter, by name, param_N or index N, or a field of a struct parameter at a byte offset, NAME+OFFSET (repeatable)', nameValue('--param'))
     .option('--tensor-map <NAME=BYTES>', 'PTX: bytes one TMA load through this CUtensorMap parameter delivers (its box; repeatable)', nameValue('--tensor-map'))
     .addOption(new Option('--dynamic-smem <BYTES>', 'PTX: bytes of dynamic shared memory (the extern .shared array)').argParser(parsePositiveArg('--dynamic-smem')));
   if (withGrid) cmd.addOption(new Option('--grid <N>', 'PTX: clusters launched, all simulated (default 1)').argParser(parsePositiveArg('--grid')));

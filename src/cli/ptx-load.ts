@@ -8,7 +8,7 @@
 import type { Kernel } from '../kernel/ir.js';
 import { KernelError } from '../machine/program.js';
 import { parsePtx, type Module } from '../ptx/index.js';
-import { paramKey, pickEntry, shortName, translatePtx, type PtxLaunch } from '../ptxi/index.js';
+import { paramKey, paramRef, pickEntry, shortName, translatePtx, type PtxLaunch } from '../ptxi/index.js';
 import { UsageError } from './errors.js';
 import { formatKernelError } from './load.js';
 import type { PtxFlags } from './ptx-flags.js';
@@ -81,14 +81,20 @@ export function mergeLaunch(m: Module, f: PtxFlags, sides: Sidecar[]): PtxLaunch
     if (from && err instanceof KernelError) throw launchError(from.file, from.text, from.where.kernel!, `launch: ${err.message}`);
     return launch; // the translation reports it as for the flags
   }
-  const index = (key: string) => entry.params.findIndex((p, i) => paramKey(p, i).includes(key));
+  // A parameter's identity: its index, and a struct field's byte offset (`param_0+640`: `0+640`).
+  const index = (field: 'params' | 'tensorMaps', key: string): string | undefined => {
+    const ref = field === 'params' ? paramRef(entry.params, key) : undefined;
+    if (ref) return ref.offset || /\+\d+$/.test(key) ? `${ref.index}+${ref.offset}` : String(ref.index);
+    const i = entry.params.findIndex((p, j) => paramKey(p, j).includes(key));
+    return i < 0 ? undefined : String(i);
+  };
   const names = entry.params.map((p, i) => `${shortName(p.name)} or ${i}`).join(', ');
   for (const field of ['params', 'tensorMaps'] as const) {
-    const taken = new Set(Object.keys(launch[field]!).map(index));
+    const taken = new Set(Object.keys(launch[field]!).map((k) => index(field, k)));
     for (const s of sides) {
       for (const [key, value] of Object.entries(s.fields[field])) {
-        const i = index(key);
-        if (i < 0) throw launchError(s.file, s.text, s.where[`${field}.${key}`]!, `launch: kernel ${entry.name} has no parameter "${key}" (${names || 'it has none'})`);
+        const i = index(field, key);
+        if (i === undefined) throw launchError(s.file, s.text, s.where[`${field}.${key}`]!, `launch: kernel ${entry.name} has no parameter "${key}" (${names || 'it has none'})`);
         if (taken.has(i)) continue;
         taken.add(i);
         launch[field]![String(i)] = value;

@@ -53,8 +53,8 @@ export function aluStmts(env: ValueEnv, it: FlatIns, loc: SrcLoc, divergent: boo
     case 'mov': case 'cvta': f = (l) => val(0, l); break;
     case 'add': f = (l) => bin('+', val(0, l), val(1, l)); break;
     case 'sub': f = (l) => bin('-', val(0, l), val(1, l)); break;
-    case 'mul': f = (l) => bin('*', val(0, l), val(1, l)); break;
-    case 'mad': f = (l) => bin('+', bin('*', val(0, l), val(1, l)), val(2, l)); break;
+    case 'mul': f = ins.mods.includes('hi') ? (l) => mulHi(u(0, l), u(1, l), t) : (l) => bin('*', val(0, l), val(1, l)); break;
+    case 'mad': f = ins.mods.includes('hi') ? (l) => bin('+', mulHi(u(0, l), u(1, l), t), val(2, l)) : (l) => bin('+', bin('*', val(0, l), val(1, l)), val(2, l)); break;
     case 'div': f = (l) => bin('/', u(0, l), u(1, l)); break;
     case 'rem': f = (l) => bin('%', u(0, l), u(1, l)); break;
     case 'shl': f = (l) => bin('<<', val(0, l), val(1, l)); break;
@@ -73,6 +73,16 @@ export function aluStmts(env: ValueEnv, it: FlatIns, loc: SrcLoc, divergent: boo
     default: throw new NotModelled(ins.opcode);
   }
   return dests.flatMap((d) => assign(env, d, f, loc, divergent, guard));
+}
+
+/**
+ * The high half of the product (`mul.hi`, `mad.hi` of a 16- or 32-bit type; PTX ISA §9.7.1.3):
+ * ⌊a · b / 2^w⌋ of the operands read with the type's signedness. nvcc divides by a constant this
+ * way (`x / 3`: `mul.hi.s32 q, x, 1431655766`, a stage index of a 3-stage ring). The 64-bit forms
+ * stay opaque (analysis.ts `opaqueDef`): their products leave the exact range.
+ */
+function mulHi(a: Expr, b: Expr, t: string): Expr {
+  return bin('>>', bin('*', a, b), num(width(t)));
 }
 
 /** `cvt.D.S a`: narrowing keeps the low bits (signed: sign-extended), widening an unsigned source reads it modulo 2^32. */

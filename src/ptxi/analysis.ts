@@ -117,7 +117,7 @@ function opaqueDef(ins: Instruction, srcs: Operand[], it: FlatIns, flat: Flat): 
   if (ins.base === 'ld') return !ins.mods.includes('param') && !globalValue(ins);
   if (ins.base === 'atom') return !globalValue(ins);
   if (['wgmma', 'tcgen05', 'mul24', 'mad24', 'tex', 'suld'].includes(ins.base)) return true;
-  if (ins.base === 'mul' && ins.mods.includes('hi')) return true;
+  if ((ins.base === 'mul' || ins.base === 'mad') && ins.mods.includes('hi') && !ins.mods.some((m) => /^[su](16|32)$/.test(m))) return true;
   for (const o of srcs) {
     if (o.kind === 'float') return true;
     if (o.kind === 'int' && !Number.isSafeInteger(Number(o.value))) return true;

@@ -45,6 +45,50 @@ export function staticInt(facts: Facts, it: FlatIns, o: Operand | undefined): nu
   return undefined;
 }
 
+/**
+ * The kernel parameter and byte offset an `ld.param` address `[base+off]` reads: `base` a parameter
+ * symbol, or a register whose single-definition chain of `mov`, `cvta.param` and `add` / `sub` of
+ * an immediate leads to one (`mov.b64 %rd98, P; ld.param.u32 %r11, [%rd98+640]`: CUTLASS reads the
+ * fields of its `Params` struct this way); undefined otherwise.
+ */
+export function paramAddress(facts: Facts, it: FlatIns, base: string, offset: number, isParam: (n: string) => boolean): { param: string; offset: number } | undefined {
+  const defs = DEFS.get(facts);
+  let cur = it;
+  let name = base;
+  let off = offset;
+  for (let i = 0; i < 16; i++) {
+    if (isParam(name)) return { param: name, offset: off };
+    const d = defs?.get(cur.name(name));
+    if (!d || d.length !== 1 || d[0]!.ins.guard) return undefined;
+    const ins = d[0]!.ins;
+    const [a, b] = ins.operands.slice(1);
+    if (!a || a.kind !== 'name') return undefined;
+    if (ins.base === 'add' || ins.base === 'sub') {
+      if (!b || b.kind !== 'int') return undefined;
+      off += (ins.base === 'add' ? 1 : -1) * Number(b.value);
+    } else if (ins.base !== 'mov' && !(ins.base === 'cvta' && ins.mods.includes('param'))) return undefined;
+    cur = d[0]!;
+    name = a.name;
+  }
+  return undefined;
+}
+
+/** The byte offsets at which the kernel's `ld.param` instructions read each parameter (vector elements each), ascending. */
+export function paramFieldsRead(flat: Flat, facts: Facts, isParam: (n: string) => boolean): Map<string, number[]> {
+  const out = new Map<string, Set<number>>();
+  for (const it of flat.items) {
+    if ('label' in it || it.ins.base !== 'ld' || !it.ins.mods.includes('param')) continue;
+    const src = it.ins.operands[1];
+    if (!src || src.kind !== 'address' || !src.base) continue;
+    const at = paramAddress(facts, it, src.base, Number(src.offset), isParam);
+    const t = it.ins.mods.map((m) => /^[bsuf](8|16|32|64)$/.exec(m)).find((x) => x);
+    if (!at || !t) continue;
+    const set = out.get(at.param) ?? out.set(at.param, new Set()).get(at.param)!;
+    destsOf(it).forEach((_, k) => set.add(at.offset + (k * Number(t[1])) / 8));
+  }
+  return new Map([...out].map(([k, v]) => [k, [...v].sort((a, b) => a - b)]));
+}
+
 /** Definitions by register name, filled by {@link setDefs} (the descriptor and token walks follow them back). */
 const DEFS = new WeakMap<Facts, Map<string, FlatIns[]>>();
 

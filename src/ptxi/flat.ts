@@ -186,7 +186,7 @@ export interface Cfg {
   blocks: BlockInfo[];
   /** Block of each flat item. */
   blockOf: number[];
-  /** Immediate post-dominator of each block; -1: the exit. */
+  /** Immediate post-dominator of each block; -1: the exit (paths that end in a `trap` are left out). */
   ipdom: number[];
   /** Block that starts at each label (flat name). */
   labelBlock: Map<string, number>;
@@ -229,7 +229,9 @@ export function buildCfg(flat: Flat): Cfg {
         if (last.ins.guard) b.succ.push(next);
         return;
       }
-      if (ENDS.has(last.ins.base) && !last.ins.guard) { b.succ.push(-1); return; }
+      // A trap never reaches the kernel's end: no successor, so that the paths to it do not move
+      // a branch's reconvergence point to the exit (libcu++'s assertion paths in -G builds).
+      if (ENDS.has(last.ins.base) && !last.ins.guard) { if (last.ins.base !== 'trap') b.succ.push(-1); return; }
     }
     b.succ.push(next);
   });
@@ -253,13 +255,14 @@ function postDominators(blocks: BlockInfo[]): number[] {
         const prev: Set<number> | null = acc;
         acc = prev === null ? new Set(p) : new Set([...prev].filter((x: number) => p.has(x)));
       }
-      const next = acc ?? new Set<number>();
+      const next = acc ?? new Set(all); // a trap: post-dominated by every block (it never reaches the exit)
       next.add(b);
       if (next.size !== pdom[b]!.size) { pdom[b] = next; changed = true; }
     }
   }
   return pdom.map((set, b) => {
     const size = set.size;
+    if (size === n + 1) return -1; // every path from b traps
     for (const d of set) {
       if (d === b) continue;
       if ((d === EXIT ? 1 : pdom[d]!.size) === size - 1) return d === EXIT ? -1 : d;

@@ -10,7 +10,9 @@ import type { Operand } from '../ptx/ast.js';
 import { destsOf, regsOf, sourcesOf } from './analysis.js';
 import { address, assign, bin, bit, counted, num, NotModelled, once, v, value, LANES, type Lane, type ValueEnv } from './emit.js';
 import type { FlatIns } from './flat.js';
-import { CLUSTER_STRIDE } from './layout.js';
+import { GLOBAL_BASE } from './generic.js';
+import { CLUSTER_STRIDE, PARAM_BASE } from './layout.js';
+import { LOCAL_BASE } from './local.js';
 import { tcgen05Stmts } from './tcgen.js';
 import { clcStmts, cpAsyncStmts, reduction, stAsyncStmts } from './asyncops.js';
 import { gmemStmts } from './gmem.js';
@@ -38,6 +40,8 @@ export interface InsEnv extends ValueEnv {
   tmem(it: FlatIns, cols?: Operand): void;
   /** The value of `o` when it is a constant (an immediate, or a register whose one definition moves one in). */
   staticInt(it: FlatIns, o: Operand | undefined): number | undefined;
+  /** The kernel parameter (PTX name) and byte offset that `ld.param [base+offset]` reads (defs.ts `paramAddress`). */
+  paramAt(it: FlatIns, base: string, offset: number): { param: string; offset: number } | undefined;
   /** The buffer a `query_cancel`'s b128 operand was loaded from (`ld.shared.b128` of the try_cancel response). */
   responseOf(it: FlatIns, o: Operand): BufRef;
   /** Whether `it` is a global access through a flag parameter (gmem.ts). */
@@ -93,13 +97,8 @@ export function insStmts(env: InsEnv, it: FlatIns, loc: SrcLoc, divergent: boole
       if (p) out.push(...assign(env, p, (l) => (l === 'lead' ? num(1) : bin('==', v('%lead'), num(l))), loc, divergent));
       return out;
     }
-    case 'shfl': {
-      if (m0 !== 'idx') throw new NotModelled(`${ins.opcode} (only shfl.sync.idx with a uniform source lane is modelled)`);
-      const [d] = destsOf(it);
-      const srcLane = lead(srcs[1]!);
-      const a = srcs[0]!;
-      return d ? assign(env, d, () => (env.facts.kind(it.name(a.kind === 'name' ? a.name : '')) === 'U' ? value(env, it, a, 'lead') : pick(env, it, a, srcLane)), loc, divergent, guard) : [];
-    }
+    case 'shfl': return shfl(env, it, srcs, loc, divergent, guard);
+    case 'isspacep': return isspacep(env, it, srcs, loc, divergent, guard);
     case 'mapa': {
       // A peer CTA's shared::cluster address: the CTA-local address plus (rank + 1) · 2^24 (layout.ts CLUSTER_STRIDE).
       const [d] = destsOf(it);
@@ -119,6 +118,55 @@ export function insStmts(env: InsEnv, it: FlatIns, loc: SrcLoc, divergent: boole
 }
 
 /** Value of register operand `a` in lane `srcLane` (an expression): the sum over lanes of (lane == srcLane) · a@lane. */
+/**
+ * `shfl.sync.idx.b32 d[|p], a, b, c, membermask` (PTX ISA §9.7.8.6; also without `.sync`) with
+ * `c` = 31, the whole-warp shuffle `__shfl_sync(mask, v, lane)` writes: `d` is lane `b & 31`'s `a`
+ * (a uniform `a` is its own value), `p` (the source lane is in range) is 1. Another `c` (a width
+ * below 32: segments of the warp) is a `not-modelled` trap where it runs; the other modes
+ * (`up`, `down`, `bfly`) are not modelled.
+ */
+function shfl(env: InsEnv, it: FlatIns, srcs: Operand[], loc: SrcLoc, divergent: boolean, guard?: Expr): Stmt[] {
+  const ins = it.ins;
+  if (!ins.mods.includes('idx')) throw new NotModelled(`${ins.opcode} (only shfl.sync.idx, a whole-warp shuffle from one source lane, is modelled)`);
+  const [a, b, c] = srcs;
+  if (!a || !b || !c) throw new NotModelled(`${ins.opcode}: missing operands`);
+  const [d, p] = destsOf(it);
+  const srcLane = bin('&', value(env, it, b, 'lead'), num(31));
+  const uniform = a.kind !== 'name' || env.facts.kind(it.name(a.name)) === 'U';
+  const out: Stmt[] = [];
+  if (!(c.kind === 'int' && Number(c.value) === 31)) {
+    const trap = once({ op: 'trap', message: `${ins.opcode}: a clamp/segment operand other than 31 (a width below 32) is not modelled yet` }, loc, divergent, guard);
+    out.push({ s: 'if', cond: bin('!=', value(env, it, c, 'lead'), num(31)), then: trap, loc });
+  }
+  if (d) out.push(...assign(env, d, () => (uniform ? value(env, it, a, 'lead') : pick(env, it, a, srcLane)), loc, divergent, guard));
+  if (p) out.push(...assign(env, p, () => num(1), loc, divergent, guard));
+  return out;
+}
+
+/**
+ * `isspacep.SPACE p, a` (PTX ISA §9.7.9.18): whether generic address `a` falls in the window the
+ * translation gives that space (layout.ts, local.ts, generic.ts): shared::cta below 2^24, a
+ * cluster's shared memory below (cluster + 1) · 2^24, local depots from `LOCAL_BASE`, global memory
+ * (pointer parameters' values, `.global` variables) from `PARAM_BASE` outside the local window.
+ * libcu++'s `-G` code tests a barrier's address this way (`__isShared`). `.param` and `.const` are
+ * not modelled.
+ */
+function isspacep(env: InsEnv, it: FlatIns, srcs: Operand[], loc: SrcLoc, divergent: boolean, guard?: Expr): Stmt[] {
+  const space = it.ins.mods[0] ?? '';
+  const [d] = destsOf(it);
+  const a = srcs[0];
+  if (!d || !a) return [];
+  const within = (x: Expr, lo: number, hi: number) => bin('&&', bin('>=', x, num(lo)), bin('<', x, num(hi)));
+  const test: ((x: Expr) => Expr) | undefined =
+    space === 'shared' || space === 'shared::cta' ? (x) => within(x, 0, CLUSTER_STRIDE)
+    : space === 'shared::cluster' ? (x) => within(x, 0, PARAM_BASE)
+    : space === 'local' ? (x) => within(x, LOCAL_BASE, GLOBAL_BASE)
+    : space === 'global' ? (x) => bin('||', within(x, PARAM_BASE, LOCAL_BASE), bin('>=', x, num(GLOBAL_BASE)))
+    : undefined;
+  if (!test) throw new NotModelled(`${it.ins.opcode} (the ${space} window is not modelled)`);
+  return assign(env, d, (l) => test(value(env, it, a, l)), loc, divergent, guard);
+}
+
 function pick(env: ValueEnv, it: FlatIns, a: Operand, srcLane: Expr): Expr {
   const terms: Expr[] = [];
   for (let l = 0; l < LANES; l++) terms.push(bin('*', bin('==', srcLane, num(l)), value(env, it, a, l)));
@@ -135,12 +183,15 @@ function ld(env: InsEnv, it: FlatIns, loc: SrcLoc, divergent: boolean, guard?: E
   const src = ins.operands[1]!;
   if (ins.mods.includes('param')) {
     if (!d || src.kind !== 'address' || !src.base) return [];
-    const name = src.base;
-    return assign(env, d, () => {
-      const p = env.special(`param:${name}+${src.offset}`, 'lead');
-      if (!p) throw new NotModelled(`ld.param of ${name}`);
+    const at = env.paramAt(it, src.base, Number(src.offset));
+    if (!at) throw new NotModelled(`ld.param through ${src.base}, whose address is not a kernel parameter's plus a constant`);
+    // A vector load (`ld.param.v2.u32 {%r1, %r2}, [P+8]`) reads consecutive fields.
+    const bytes = Number(/^[bsuf](8|16|32|64)$/.exec(ins.mods.find((m) => /^[bsuf](8|16|32|64)$/.test(m)) ?? 'b32')![1]) / 8;
+    return destsOf(it).flatMap((dk, k) => assign(env, dk, () => {
+      const p = env.special(`param:${at.param}+${at.offset + k * bytes}`, 'lead');
+      if (!p) throw new NotModelled(`ld.param of ${src.base}`);
       return p;
-    }, loc, divergent, guard);
+    }, loc, divergent, guard));
   }
   if (ins.mods.some((m) => m.startsWith('shared'))) return sharedAccess(env, it, src, 'ld.shared', loc, divergent, guard);
   return [];

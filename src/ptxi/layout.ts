@@ -6,7 +6,8 @@
  * size of the 1-D bulk copies that address it (so that the stages of a ring are separate elements); parameters get addresses (a tensor map is named by its address) or
  * values (`--param`).
  */
-import type { BarrierDecl, BufferDecl, SrcLoc } from '../kernel/ir.js';
+import type { BarrierDecl, BufferDecl, ParamDecl, SrcLoc } from '../kernel/ir.js';
+import { KernelError } from '../machine/program.js';
 import type { Decl, Func, Module, Operand, Param } from '../ptx/ast.js';
 import type { Facts } from './analysis.js';
 import { destsOf, regsOf } from './analysis.js';
@@ -166,4 +167,41 @@ export function sharedDecls(syms: SharedSym[]): { barriers: BarrierDecl[]; buffe
 /** A kernel parameter by its PTX name, its `param_N` name or its index N. */
 export function paramKey(p: Param, i: number): string[] {
   return [p.name, shortName(p.name), String(i)];
+}
+
+/**
+ * The parameter (its index) and byte offset a `--param` key names: a parameter by
+ * {@link paramKey}, or a field of a struct parameter at a byte offset, `KEY+OFF` (`param_0+640`:
+ * the 4-byte word at byte 640 of CUTLASS's `Params`); undefined when no parameter has that key.
+ */
+export function paramRef(params: readonly Param[], key: string): { index: number; offset: number } | undefined {
+  const m = /^(.+)\+(\d+)$/.exec(key);
+  const [base, offset] = m ? [m[1]!, Number(m[2])] : [key, 0];
+  const index = params.findIndex((p, i) => paramKey(p, i).includes(base));
+  return index < 0 || !Number.isSafeInteger(offset) ? undefined : { index, offset };
+}
+
+/** A parameter's IR declaration (its value) and its index. */
+export interface ParamInfo { decl: ParamDecl; index: number }
+
+/**
+ * IR parameters of the integer parameters that have a value (`--param`), by PTX name and byte
+ * offset (`NAME+0` a whole parameter, `NAME+640` a field of a struct parameter).
+ */
+export function paramValues(f: Func, launch: { params?: Record<string, number>; tensorMaps?: Record<string, number> }): Map<string, ParamInfo> {
+  const out = new Map<string, ParamInfo>();
+  const given = launch.params ?? {};
+  for (const [k, value] of Object.entries(given)) {
+    const ref = paramRef(f.params, k);
+    if (!ref) throw new KernelError(`--param ${k}: kernel ${f.name} has no such parameter (${f.params.map((p, i) => `${shortName(p.name)} or ${i}`).join(', ')}; a field of a struct parameter: NAME+BYTE_OFFSET)`, undefined, 'ptx-launch');
+    const p = f.params[ref.index]!;
+    const key = `${p.name}+${ref.offset}`;
+    if (out.has(key)) continue; // one entry whichever key names it (mergeLaunch keeps the first)
+    const name = shortName(p.name) + (ref.offset || /^\.b8$/.test(p.type) ? `+${ref.offset}` : '');
+    out.set(key, { decl: { name, value, loc: { file: '', line: p.pos.line, col: p.pos.col } }, index: ref.index });
+  }
+  for (const k of Object.keys(launch.tensorMaps ?? {})) {
+    if (!f.params.some((p, i) => paramKey(p, i).includes(k))) throw new KernelError(`--tensor-map ${k}: kernel ${f.name} has no such parameter`, undefined, 'ptx-launch');
+  }
+  return out;
 }

@@ -15,9 +15,10 @@
  * integer arithmetic and comparisons of local addresses (a null test) compute; whatever they
  * compute from one counts as derived from the depot. A depot whose address escapes (stored to
  * other memory, read by an operation that is not integer arithmetic, passed to an undefined
- * function), that is accessed through an address not known statically, or whose accesses overlap
- * with different offsets or sizes, is left as it was: its loads stay opaque (a `not-modelled`
- * trap where their value is needed).
+ * function), or that is accessed through an address not known statically, is left as it was: its
+ * loads stay opaque (a `not-modelled` trap where their value is needed). Accesses that overlap with
+ * different offsets or sizes are left as they were, and so is every access sharing a byte with
+ * them; the depot's other cells stay modelled.
  */
 import type { Decl, Instruction, Module, Operand } from '../ptx/ast.js';
 import { destsOf, sourcesOf } from './analysis.js';
@@ -33,6 +34,11 @@ export interface LocalReport {
   modelled: string[];
   /** Depots left as they were, with why. */
   opaque: Map<string, string>;
+  /**
+   * Depots of which only some instructions were left as they were (accesses overlapping at
+   * different offsets or sizes, and whatever shares their bytes), with the first such overlap.
+   */
+  overlaps: Map<string, string>;
 }
 
 interface Addr { depot: string; off: number }
@@ -76,7 +82,7 @@ function depotSizes(decls: readonly Decl[], m?: Module): Map<string, number> {
  */
 export function localMemory(flat: Flat, m?: Module): Flat & { local: LocalReport } {
   const sizes = depotSizes(flat.decls, m);
-  const report: LocalReport = { modelled: [], opaque: new Map() };
+  const report: LocalReport = { modelled: [], opaque: new Map(), overlaps: new Map() };
   if (!sizes.size) return { ...flat, local: report };
   const depotOf = (flatName: string): string | undefined => (sizes.has(flatName.replace(/#\d+$/, '')) ? flatName : undefined);
   const depots = new Map<string, number>();
@@ -209,27 +215,57 @@ export function localMemory(flat: Flat, m?: Module): Flat & { local: LocalReport
       for (const d of ds) poison(d, `line ${it.ins.pos.line}: its address is read by ${it.ins.opcode}`);
     });
   });
-  // Accesses of one depot must agree byte for byte: one offset and size for every byte they share.
-  const byDepot = new Map<string, Access[]>();
-  for (const a of accesses) (byDepot.get(a.depot) ?? byDepot.set(a.depot, []).get(a.depot)!).push(a);
-  for (const [d, as] of byDepot) {
-    const size = sizes.get(d.replace(/#\d+$/, '')) ?? 0;
-    for (const a of as) {
-      if (a.off < 0 || a.off + a.bytes > size) poison(d, `line ${a.it.ins.pos.line}: ${a.it.ins.opcode} at offset ${a.off} is outside the ${size} bytes of ${d}`);
-      for (const b of as) if (a.off < b.off + b.bytes && b.off < a.off + a.bytes && (a.off !== b.off || a.bytes !== b.bytes)) poison(d, `lines ${a.it.ins.pos.line} and ${b.it.ins.pos.line}: accesses of ${a.bytes} and ${b.bytes} bytes at offsets ${a.off} and ${b.off} overlap`);
-    }
-  }
-  // Stores of an address into a depot left opaque let that address escape.
+  const conflicted = conflicts(accesses, sizes, poison, report);
+  const unmodelled = (c: Addr) => report.opaque.has(c.depot) || conflicted.has(cellKey(c));
+  // Stores of an address into a depot or cell left opaque let that address escape.
   for (let again = true; again;) {
     again = false;
     for (const [, st] of cellStores) for (const s of st) {
       const c = addrOf(s.it, s.it.ins.operands[0]);
-      if (!c || !report.opaque.has(c.depot)) continue;
+      if (!c || !unmodelled(c)) continue;
       for (const d of derivedOf(s.it, s.value)) if (!report.opaque.has(d)) { poison(d, `line ${s.it.ins.pos.line}: its address is stored into ${c.depot}, which is not modelled`); again = true; }
     }
   }
   for (const d of depots.keys()) if (!report.opaque.has(d)) report.modelled.push(d);
-  return { ...rewrite(flat, accesses, depots, report, cellStores), local: report };
+  const kept = accesses.filter((a) => !report.opaque.has(a.depot) && !conflicted.has(`#${a.index}`));
+  return { ...rewrite(flat, kept, depots, cellStores), local: report };
+}
+
+/**
+ * Accesses of one depot must agree byte for byte: one offset and size for every byte they share.
+ * Where two do not (a bit-field struct written as `u32` and copied as `u64`, as cooperative_groups'
+ * `-G` code does), the instructions touching those bytes are left as they were (their loads
+ * opaque), together with every instruction that shares a byte with one of them, and the depot's
+ * other cells stay modelled. An access outside the depot leaves the whole depot opaque (`poison`).
+ * Returns the cells (`depot+off`) and instructions (`#index`) left out; records the first overlap
+ * of each depot in `report.overlaps`.
+ */
+function conflicts(accesses: readonly Access[], sizes: ReadonlyMap<string, number>, poison: (d: string, why: string) => void, report: LocalReport): Set<string> {
+  const byDepot = new Map<string, Access[]>();
+  for (const a of accesses) (byDepot.get(a.depot) ?? byDepot.set(a.depot, []).get(a.depot)!).push(a);
+  const out = new Set<string>();
+  for (const [d, as] of byDepot) {
+    const size = sizes.get(d.replace(/#\d+$/, '')) ?? 0;
+    const bad = new Set<number>();
+    for (const a of as) {
+      if (a.off < 0 || a.off + a.bytes > size) poison(d, `line ${a.it.ins.pos.line}: ${a.it.ins.opcode} at offset ${a.off} is outside the ${size} bytes of ${d}`);
+      for (const b of as) {
+        if (!(a.off < b.off + b.bytes && b.off < a.off + a.bytes && (a.off !== b.off || a.bytes !== b.bytes))) continue;
+        if (!report.overlaps.has(d)) report.overlaps.set(d, `lines ${a.it.ins.pos.line} and ${b.it.ins.pos.line}: accesses of ${a.bytes} and ${b.bytes} bytes at offsets ${a.off} and ${b.off} overlap`);
+        bad.add(a.index);
+      }
+    }
+    // Whole instructions (a vector's every element), and whatever shares a byte with them, to a fixed point.
+    const touches = (a: Access, bytes: ReadonlySet<number>) => { for (let k = a.off; k < a.off + a.bytes; k++) if (bytes.has(k)) return true; return false; };
+    for (let grew = true; grew;) {
+      grew = false;
+      const bytes = new Set<number>();
+      for (const a of as) if (bad.has(a.index)) for (let k = a.off; k < a.off + a.bytes; k++) bytes.add(k);
+      for (const a of as) if (!bad.has(a.index) && touches(a, bytes)) { bad.add(a.index); grew = true; }
+    }
+    for (const a of as) if (bad.has(a.index)) { out.add(`#${a.index}`); out.add(`${a.depot}+${a.off}`); }
+  }
+  return out;
 }
 
 /** The names an operand mentions (registers, symbols), address bases and expression symbols included. */
@@ -252,10 +288,10 @@ function valueOperands(o: Operand | undefined): (Operand | undefined)[] {
 }
 
 /** The flat function with the resolved accesses of modelled depots as cell moves and depot symbols as addresses. */
-function rewrite(flat: Flat, accesses: Access[], depots: Map<string, number>, report: LocalReport, cellStores: Map<string, { it: FlatIns; value: Operand }[]>): Flat {
+function rewrite(flat: Flat, accesses: Access[], depots: Map<string, number>, cellStores: Map<string, { it: FlatIns; value: Operand }[]>): Flat {
   const cellTypes = new Map<string, string>();
   const byIndex = new Map<number, Access[]>();
-  for (const a of accesses) if (!report.opaque.has(a.depot)) (byIndex.get(a.index) ?? byIndex.set(a.index, []).get(a.index)!).push(a);
+  for (const a of accesses) (byIndex.get(a.index) ?? byIndex.set(a.index, []).get(a.index)!).push(a);
   const items = flat.items.map((x, i): Flat['items'] | Flat['items'][number] => {
     if ('label' in x) return x;
     const as = byIndex.get(i);

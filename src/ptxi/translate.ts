@@ -17,12 +17,13 @@ import { analyze, destsOf, regsOf, type Facts } from './analysis.js';
 import { address, bin, num, NotModelled, Opaque, predMask, setMask, v, FULL, LANES, type Lane } from './emit.js';
 import { branchTarget, buildCfg, flatten, type Cfg, type Flat, type FlatIns } from './flat.js';
 import { insStmts, type InsEnv } from './insn.js';
-import { CLUSTER_STRIDE, layoutShared, PARAM_BASE, paramKey, sharedDecls, shortName, type SharedSym } from './layout.js';
+import { CLUSTER_STRIDE, layoutShared, PARAM_BASE, paramKey, paramValues, sharedDecls, shortName, type ParamInfo, type SharedSym } from './layout.js';
 import { globalSpin, isSpinTest } from './spin.js';
 import { neededRegs } from './needed.js';
 import { memorySpaces } from './generic.js';
 import { flagOf, flagParams, GMEM_WORDS } from './gmem.js';
-import { defsOf, descriptorRoot, setDefs, staticInt, tmemDecl, tmemOf, tokenRoot, type TmemInfo } from './defs.js';
+import { demangle, namesEntry } from './names.js';
+import { defsOf, descriptorRoot, paramAddress, paramFieldsRead, setDefs, staticInt, tmemDecl, tmemOf, tokenRoot, type TmemInfo } from './defs.js';
 
 /** A launch of a PTX kernel (the host side that no PTX file carries). */
 export interface PtxLaunch {
@@ -35,7 +36,7 @@ export interface PtxLaunch {
   block?: number | readonly number[];
   cluster?: number;
   grid?: number;
-  /** Integer parameter values by PTX name, `param_N` or index N. */
+  /** Integer parameter values by PTX name, `param_N` or index N; a field of a struct parameter by `KEY+BYTE_OFFSET` (`param_0+640`). */
   params?: Record<string, number>;
   /** Bytes one TMA load through the tensor-map parameter delivers (its box), by name, `param_N` or index. */
   tensorMaps?: Record<string, number>;
@@ -102,7 +103,8 @@ export function translatePtx(m: Module, launch: PtxLaunch = {}): { kernel: Kerne
   const tmemInfo = tmemOf(flat, facts);
   const pointers = new Set(f.params.filter((p) => p.type === '.u64' || p.type === '.b64').map((p) => p.name));
   const flags = flagParams(flat, facts, pointers);
-  const env = insEnv(facts, byName, paramSyms, params, f, launch, dims, tmemInfo, flags);
+  const fields = paramFieldsRead(flat, facts, (n) => paramSyms.has(n));
+  const env = insEnv(facts, byName, paramSyms, params, f, launch, dims, tmemInfo, flags, fields);
   const body = emitBody(m, flat, cfg, facts, env, at, file);
   const { barriers, buffers } = sharedDecls(shared);
   buffers.push(...tmemDecl(tmemInfo, at(f.pos)));
@@ -158,12 +160,6 @@ export function blockDims(block: number | readonly number[]): BlockDims | string
   return [x, y, z];
 }
 
-/** `_Z9tma_wgmma14CUtensorMap_st…` → `tma_wgmma` (the Itanium name's first component), else the name. */
-function demangle(n: string): string {
-  const mm = /^_Z(\d+)/.exec(n);
-  return mm ? n.slice(mm[0].length, mm[0].length + Number(mm[1])) : n;
-}
-
 /** The `.entry` a launch names (full or demangled name; the only one when absent); throws {@link KernelError}. */
 export function pickEntry(m: Module, want: string | undefined): Func {
   if (want !== undefined && typeof want !== 'string') throw new TypeError(`pickEntry: want must be a kernel name (a string) or undefined, got ${want === null ? 'null' : typeof want}`);
@@ -175,31 +171,9 @@ export function pickEntry(m: Module, want: string | undefined): Func {
     if (entries.length > 1) throw new KernelError(`${m.file} has ${entries.length} kernels: choose one with --kernel NAME (${names})`, loc, 'ptx-launch');
     return entries[0]!;
   }
-  const f = entries.find((e) => e.name === want) ?? entries.find((e) => demangle(e.name) === want);
+  const f = entries.find((e) => e.name === want) ?? entries.find((e) => namesEntry(e.name, want));
   if (!f) throw new KernelError(`no kernel '${want}' in ${m.file} (kernels: ${names})`, loc, 'ptx-launch');
   return f;
-}
-
-interface ParamInfo { decl: ParamDecl; index: number }
-
-/** IR parameters of the integer parameters that have a value (`--param`), by PTX name. */
-function paramValues(f: Func, launch: PtxLaunch): Map<string, ParamInfo> {
-  const out = new Map<string, ParamInfo>();
-  const given = launch.params ?? {};
-  const used = new Set<string>();
-  f.params.forEach((p, i) => {
-    const key = paramKey(p, i).find((k) => Object.hasOwn(given, k));
-    if (key === undefined) return;
-    used.add(key);
-    out.set(p.name, { decl: { name: shortName(p.name), value: given[key]!, loc: { file: '', line: p.pos.line, col: p.pos.col } }, index: i });
-  });
-  for (const k of Object.keys(given)) {
-    if (!used.has(k)) throw new KernelError(`--param ${k}: kernel ${f.name} has no such parameter (${f.params.map((p, i) => `${shortName(p.name)} or ${i}`).join(', ')})`, undefined, 'ptx-launch');
-  }
-  for (const k of Object.keys(launch.tensorMaps ?? {})) {
-    if (!f.params.some((p, i) => paramKey(p, i).includes(k))) throw new KernelError(`--tensor-map ${k}: kernel ${f.name} has no such parameter`, undefined, 'ptx-launch');
-  }
-  return out;
 }
 
 /**
@@ -227,7 +201,7 @@ export function threadIndex([x, y, z]: BlockDims): Record<'%tid.x' | '%tid.y' | 
   };
 }
 
-function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<string, number>, params: Map<string, ParamInfo>, f: Func, launch: PtxLaunch, dims: BlockDims, tmemInfo: TmemInfo, flags: ReadonlySet<string>): InsEnv {
+function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<string, number>, params: Map<string, ParamInfo>, f: Func, launch: PtxLaunch, dims: BlockDims, tmemInfo: TmemInfo, flags: ReadonlySet<string>, fields: ReadonlyMap<string, number[]>): InsEnv {
   const cluster = launch.cluster ?? 1;
   const grid = launch.grid ?? 1;
   const block = dims[0] * dims[1] * dims[2];
@@ -260,11 +234,18 @@ function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<str
     special(name, lane) {
       const p = /^param:(.*)\+(-?\d+)$/.exec(name);
       if (p) {
-        const info = params.get(p[1]!);
+        const info = params.get(`${p[1]}+${p[2]}`);
         if (info) return { k: 'var', name: info.decl.name };
         const idx = f.params.findIndex((x) => x.name === p[1]);
-        if (idx >= 0 && (f.params[idx]!.type === '.u64' || f.params[idx]!.type === '.b64')) return num(PARAM_BASE + idx * 0x1000);
-        throw new NotModelled(`parameter ${shortName(p[1]!)} (index ${idx}) has no value: give --param ${shortName(p[1]!)}=VALUE`);
+        if (idx >= 0 && p[2] === '0' && (f.params[idx]!.type === '.u64' || f.params[idx]!.type === '.b64')) return num(PARAM_BASE + idx * 0x1000);
+        const short = shortName(p[1]!);
+        if (p[2] !== '0' || f.params[idx]?.type === '.b8') {
+          // Every field of this parameter the kernel reads and the launch lacks, so that one run names them all.
+          const missing = (fields.get(p[1]!) ?? []).filter((o) => !params.has(`${p[1]}+${o}`));
+          const all = missing.length > 1 ? ` (the kernel reads ${missing.length} fields of ${short} that have none: bytes ${missing.slice(0, 24).join(', ')}${missing.length > 24 ? ', …' : ''})` : '';
+          throw new NotModelled(`the field at byte ${p[2]} of parameter ${short} (index ${idx}) has no value: give --param ${short}+${p[2]}=VALUE${all}`);
+        }
+        throw new NotModelled(`parameter ${short} (index ${idx}) has no value: give --param ${short}=VALUE`);
       }
       return SPECIAL[name]?.(lane);
     },
@@ -300,6 +281,7 @@ function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<str
     descRoot: (it, reg) => descriptorRoot(facts, it, reg, shared),
     tokenRoot: (it, o) => tokenRoot(facts, it, o),
     staticInt: (it, o) => staticInt(facts, it, o),
+    paramAt: (it, base, offset) => paramAddress(facts, it, base, offset, (n) => paramSyms.has(n)),
     isFlag: (it) => flagOf(it, facts, flags) !== undefined,
     gbuf(it, o) {
       const p = flagOf(it, facts, flags);

@@ -284,10 +284,11 @@ export function renderSummary(r: SimResult, paint: Paint = PLAIN): string {
   }
   if (p.ctas > ctasShown) lines.push(paint.dim(`(${p.ctas - ctasShown} more CTAs)`));
   const agentsShown = p.agents.slice(0, 12);
+  const nameW = Math.max(16, ...agentsShown.map((a) => a.name.length)); // never cut a name (`device_kernel.w10`)
   for (const a of agentsShown) {
     const st = r.stats.stalls[a.id]!;
     const stalls = Object.entries(st).sort((x, y) => y[1] - x[1]).map(([k, n]) => `${k} ${fmt(n)}`).join(', ');
-    lines.push(`  ${pad(a.name, 16)} issuing ${pad(pct(r.stats.busy[a.id]!), 6)} stalled ${fmt(Object.values(st).reduce((x, y) => x + y, 0))} cycles${stalls ? ` (${stalls})` : ''}`);
+    lines.push(`  ${pad(a.name, nameW)} issuing ${pad(pct(r.stats.busy[a.id]!), 6)} stalled ${fmt(Object.values(st).reduce((x, y) => x + y, 0))} cycles${stalls ? ` (${stalls})` : ''}`);
   }
   if (p.agents.length > agentsShown.length) lines.push(paint.dim(`  (${p.agents.length - agentsShown.length} more agents)`));
   return lines.join('\n');
