@@ -1,0 +1,63 @@
+import { describe, expect, test } from 'vitest';
+import { check, type CheckOptions } from '../src/check/index.js';
+import { parseSketch } from '../src/lang/index.js';
+import { instantiate, type Program } from '../src/machine/program.js';
+
+/** Findings of the twelfth soak (per-warp code, asynchronous copies, the newer features). */
+
+function program(src: string): Program {
+  const r = parseSketch(src, 'soak12.mbk');
+  expect(r.diagnostics.map((d) => d.message)).toEqual([]);
+  return instantiate(r.kernel!, {});
+}
+
+/** Error kinds with their subjects, for each reduction setting. */
+function verdicts(src: string): Record<string, string[]> {
+  const p = program(src);
+  const out: Record<string, string[]> = {};
+  const modes: Record<string, CheckOptions> = { all: {}, none: { por: false, symmetry: false } };
+  for (const [name, opts] of Object.entries(modes)) {
+    const r = check(p, { all: true, randomRuns: false, ...opts });
+    out[name] = [...new Set(r.hazards.filter((h) => h.severity === 'error').map((h) => `${h.kind} ${h.subject?.name ?? ''}`))].sort();
+  }
+  return out;
+}
+
+describe('warp-dependent byte ranges at one instruction', () => {
+  const sketch = (offset: string) => `kernel r arch=sm_90a
+smem A bytes=8192
+role a warps=4:
+    st.shared A + ${offset}, 2048
+`;
+
+  test('two warps whose computed ranges name the same bytes race (not slices of one range)', () => {
+    const v = verdicts(sketch('(warp & 1) * 2048'));
+    expect(v.all).toEqual(['race A[0:2048]', 'race A[2048:4096]']);
+    expect(v.none).toEqual(v.all);
+  });
+
+  test('an element index computed from warp through a variable or a branch', () => {
+    const v = verdicts(`kernel r arch=sm_90a
+smem A[2] bytes=2048
+role a warps=4:
+    if warp < 2:
+        q = 0
+    else:
+        q = 1
+    st.shared A[q]
+`);
+    expect(v.all).toEqual(['race A[0]', 'race A[1]']);
+    expect(v.none).toEqual(v.all);
+    expect(verdicts(`kernel r arch=sm_90a
+smem A[4] bytes=2048
+role a warps=4:
+    i = warp
+    st.shared A[i]
+`)).toEqual({ all: [], none: [] });
+  });
+
+  test('disjoint warp ranges, and one warp-independent range shared as slices, stay OK', () => {
+    expect(verdicts(sketch('warp * 2048'))).toEqual({ all: [], none: [] });
+    expect(verdicts(sketch('2048'))).toEqual({ all: [], none: [] });
+  });
+});
