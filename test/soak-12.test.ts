@@ -61,3 +61,34 @@ role a warps=4:
     expect(verdicts(sketch('2048'))).toEqual({ all: [], none: [] });
   });
 });
+
+describe('Tensor Memory lanes of the warps of one role', () => {
+  const epi = (writer: number, reader: number) => `kernel t arch=sm_100a
+tmem acc bytes=65536
+role epi warps=8:
+    if warp == ${writer}:
+        tcgen05.st acc
+        tcgen05.wait::st
+    if warp == ${reader}:
+        tcgen05.ld acc
+`;
+
+  test('warps 0 and 4 reach the same lanes (warp % 4): the load races with the store', () => {
+    expect(verdicts(epi(0, 4))).toEqual({ all: ['race acc'], none: ['race acc'] });
+  });
+
+  test('warps 0 and 1 reach different lanes: no race', () => {
+    expect(verdicts(epi(0, 1))).toEqual({ all: [], none: [] });
+  });
+
+  test('five symmetric warps storing then loading: the same race with and without the reductions', () => {
+    const v = verdicts(`kernel t arch=sm_100a
+tmem acc bytes=65536
+role epi warps=5:
+    tcgen05.st acc
+    tcgen05.wait::st
+    tcgen05.ld acc
+`);
+    expect(v).toEqual({ all: ['race acc'], none: ['race acc'] });
+  });
+});

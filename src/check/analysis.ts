@@ -117,7 +117,8 @@ export interface AnalyseOptions {
  * signatures, warp-signature.ts; for a role run as written, PTX, the warps whose code specialized
  * to their index agrees, warp-relative.ts), except warp 0 where the role has one-thread operations (only
  * it runs them) and, where the role issues wgmma, except each warpgroup's leader, whose warps are
- * bound to it (they wait for its groups) and so stay within their warpgroup. A split role's warps
+ * bound to it (they wait for its groups) and so stay within their warpgroup, and, where the role
+ * loads or stores Tensor Memory, except warps of different lane quarters (`laneSiblings`). A split role's warps
  * are interchangeable only within their instance: the warps of one instance are slice siblings
  * (`sliceSiblings`: never a race at one instruction, one consumer), those of two instances are
  * not, and a group stands for every permutation of its members (docs/CHECK.md, "Warps").
@@ -136,20 +137,25 @@ function symKey(p: Program, id: number, use: 'none' | 'private' | 'other', rel: 
   // A role run as written (PTX): the warps whose code specialized to their index agrees (warp-relative.ts).
   if (f.readsWarp) k += `:${rc.decl.asWritten ? (rel(id)?.sig ?? `agent${a.id}`) : warpSignature(p, rc, a)}`;
   if (f.wgmma) k += `:g${a.warp >> 2}:${a.wgLeader === a.id ? 'G' : 'n'}`;
+  // tcgen05.ld / st: warp w reaches the TMEM lanes of w % 4 (laneSiblings), so warps 0 and 4 share
+  // lanes and warps 0 and 1 do not; in a role of more than 4 warps only warps of one lane quarter
+  // are interchangeable (with 4 or fewer every pair is lane-disjoint, whatever the permutation).
+  if (f.lanes && rc.warps > 4) k += `:q${a.warp & 3}`;
   return k;
 }
 
-const factsCache = new WeakMap<object, { readsWarp: boolean; single: boolean; wgmma: boolean }>();
+const factsCache = new WeakMap<object, { readsWarp: boolean; single: boolean; wgmma: boolean; lanes: boolean }>();
 
 /** What the symmetry of a split role's warps depends on (see {@link symKey}). */
-function roleFacts(rc: Program['roles'][number]): { readsWarp: boolean; single: boolean; wgmma: boolean } {
+function roleFacts(rc: Program['roles'][number]): { readsWarp: boolean; single: boolean; wgmma: boolean; lanes: boolean } {
   let f = factsCache.get(rc);
   if (f) return f;
-  f = { readsWarp: false, single: false, wgmma: false };
+  f = { readsWarp: false, single: false, wgmma: false, lanes: false };
   for (const ins of rc.code) {
     if (ins.i !== 'op') continue;
     if (ins.per === 'one' || SINGLE_THREAD_OPS.has(ins.op.op)) f.single = true;
     if (ins.op.op.startsWith('wgmma.')) f.wgmma = true;
+    if (ins.op.op === 'tcgen05.ld' || ins.op.op === 'tcgen05.ld.async' || ins.op.op === 'tcgen05.st') f.lanes = true;
   }
   f.readsWarp = roleReadsWarp(rc.decl);
   factsCache.set(rc, f);

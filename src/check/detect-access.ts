@@ -10,7 +10,7 @@
  */
 import type { AsyncOp, MachineState } from '../machine/machine.js';
 import type { MachineEvent } from '../machine/events.js';
-import { sliceSiblings, type OpInstr } from '../machine/program.js';
+import { laneSiblings, type OpInstr } from '../machine/program.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import { asyncDef, OPC, sameStreamOrdered } from '../machine/ops/index.js';
 import { EG, EG_ACC, EG_ELECT, EG_MB, EG_WG, kindLabel, opAccesses } from './ghosts.js';
@@ -247,7 +247,7 @@ function inflightRaces(ctx: SearchCtx, whoOf: (e: AccessEvent, newOp: AsyncOp | 
         if (newOp && newOp.agent === o.agent && sameStreamOrdered(newOp.kind, o.kind)) continue;
         // tcgen05.ld / st of two warps of one role instance: each warp reaches only its own 32 TMEM lanes.
         if ((o.kind === 'tc.ld' || o.kind === 'tc.st') && (newOp ? newOp.kind === 'tc.ld' || newOp.kind === 'tc.st' : e.agent >= 0 && p.bufferOf(e.buf).info.space === 'tmem')
-          && sliceSiblings(p, newOp ? newOp.agent : e.agent, o.agent)) continue;
+          && laneSiblings(p, newOp ? newOp.agent : e.agent, o.agent)) continue;
         const who = whoOf(e, newOp);
         const what = e.rw === 'w' ? 'writes' : 'reads';
         const other = `${kindLabel(o.kind)} issued by ${agentName(o.agent)} (line ${o.loc.line})`;

@@ -30,6 +30,16 @@ export function sliceSiblings(p: Program, a: number, b: number): boolean {
 }
 
 /**
+ * True when agents `a` and `b` are two warps of one role instance that reach different Tensor
+ * Memory lanes: warp `w` of a warpgroup (`%warpid % 4`) accesses only lanes 32·(w % 4) …
+ * 32·(w % 4) + 31 with `tcgen05.ld` / `tcgen05.st` (PTX ISA §9.7.16.2.3), so two warps whose
+ * indices differ by a multiple of 4 (warps 0 and 4 of a two-warpgroup epilogue) share their lanes.
+ */
+export function laneSiblings(p: Program, a: number, b: number): boolean {
+  return sliceSiblings(p, a, b) && (p.agents[a]!.warp - p.agents[b]!.warp) % 4 !== 0;
+}
+
+/**
  * Whether a role runs as one agent per warp: it has more than one warp, and its code reads the
  * builtin `warp` or `warpgroup` or has an operation that is not a single thread's (not `per=one`,
  * not inside `elect:`, not one of {@link SINGLE_THREAD_OPS}). A role whose every operation is one
