@@ -92,3 +92,23 @@ role epi warps=5:
     expect(v).toEqual({ all: ['race acc'], none: ['race acc'] });
   });
 });
+
+describe('a value computed from the warp, stored by several warps at one line', () => {
+  const slot = (value: string) => `kernel v arch=sm_90a
+smem slot bytes=4
+smem A[2] bytes=4096
+role w warps=2:
+    st.shared slot value=${value}
+    bar.sync 1, 64
+    t = ld.shared slot
+    ld.shared A[t]
+`;
+
+  test('value=warp: the warps store different words to one address, a race', () => {
+    expect(verdicts(slot('warp'))).toEqual({ all: ['race slot'], none: ['race slot'] });
+  });
+
+  test('a value the warps agree on keeps the slice rule', () => {
+    expect(verdicts(slot('1'))).toEqual({ all: [], none: [] });
+  });
+});

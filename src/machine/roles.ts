@@ -117,7 +117,9 @@ const ownedCache = new WeakMap<RoleDecl, { ops: Set<Op>; locs: Set<string> }>();
  * The operations of role `r` whose buffer reference depends on `warp` / `warpgroup` (see
  * `refReads`): directly, or for the element index and CTA also through a variable that depends on
  * them (assigned from such an expression, or under a condition or loop bound that does, or after
- * a `goto` whose condition does: then every variable counts). Cached per role declaration.
+ * a `goto` whose condition does: then every variable counts); and the stores of a value computed
+ * from the warp (`st.shared slot value=warp`: one 32-bit word, different per warp, so the warps
+ * store to the same address). Cached per role declaration.
  */
 export function warpOwned(r: RoleDecl): { ops: Set<Op>; locs: Set<string> } {
   const cached = ownedCache.get(r);
@@ -148,7 +150,7 @@ export function warpOwned(r: RoleDecl): { ops: Set<Op>; locs: Set<string> } {
       if (st.s === 'for') collect(st.body);
       else if (st.s === 'if') { collect(st.then); if (st.else) collect(st.else); }
       else if (st.s === 'elect') collect(st.body);
-      else if (st.s === 'op' && refReads(st.op, reads, direct)) { out.ops.add(st.op); out.locs.add(locKey(st.loc)); }
+      else if (st.s === 'op' && (refReads(st.op, reads, direct) || (st.op.op === 'st.shared' && reads(st.op.value)))) { out.ops.add(st.op); out.locs.add(locKey(st.loc)); }
     }
   };
   collect(r.body);
