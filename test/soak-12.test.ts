@@ -112,3 +112,22 @@ role w warps=2:
     expect(verdicts(slot('1'))).toEqual({ all: [], none: [] });
   });
 });
+
+describe('barrier.cluster.arrive inside elect:', () => {
+  const sketch = (arrive: string) => `kernel c arch=sm_90a cluster=2
+role r warps=1:
+${arrive}
+    barrier.cluster.wait
+`;
+
+  test('one thread of the warp arrives, the others never do: cluster-arrive-partial', () => {
+    const r = check(program(sketch('    elect:\n        barrier.cluster.arrive.aligned')), { all: true, randomRuns: false });
+    expect(r.hazards.map((h) => h.kind)).toEqual(['cluster-arrive-partial']);
+    expect(r.hazards[0]!.message).toContain('.aligned');
+  });
+
+  test('the whole warp, or a per=one role (one thread), arrives: OK', () => {
+    expect(verdicts(sketch('    barrier.cluster.arrive'))).toEqual({ all: [], none: [] });
+    expect(verdicts(sketch('    barrier.cluster.arrive').replace('warps=1:', 'warps=2 per=one:'))).toEqual({ all: [], none: [] });
+  });
+});

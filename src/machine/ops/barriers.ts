@@ -165,6 +165,13 @@ export const BARRIER_OPS: readonly OpDef[] = [
       return true;
     },
     exec(m, s, a, ins, out) {
+      const info = m.program.agents[a]!;
+      // Inside `elect:` (a role whose default is not per=one): one thread of a warp of 32 arrives,
+      // and the others never do in this round (PTX ISA §9.7.13.3).
+      if (ins.per === 'one' && m.program.roles[info.role]!.decl.per !== 'one' && info.threads > 1) {
+        return m.fault(s, a, out, diagnostic(DIAG.clusterArrivePartial,
+          `${ins.text} inside elect: only the elected thread of ${info.name} arrives; its other ${info.threads - 1} threads do not, and barrier.cluster.wait waits for every thread of the cluster that has not exited${ins.op.op === 'barrier.cluster.arrive' && ins.op.aligned ? ' (.aligned: every thread of the warp must execute it)' : ''}`), ins.loc, -1), false;
+      }
       s.agents[a]!.clusterRound++;
       { m.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'sync', t: s.now, agent: a, kind: 'cluster.arrive', id: 0, loc: ins.loc }); }
       checkCluster(m, s, m.program.agents[a]!.cluster, out);
