@@ -131,3 +131,45 @@ ${arrive}
     expect(verdicts(sketch('    barrier.cluster.arrive').replace('warps=1:', 'warps=2 per=one:'))).toEqual({ all: [], none: [] });
   });
 });
+
+describe('per-thread asynchronous copies of two warps at one instruction', () => {
+  test('cp.async A, 16 by two warps: each warp copies its own slice, no race', () => {
+    expect(verdicts(`kernel c arch=sm_90a
+smem A bytes=1024
+role r warps=2:
+    cp.async A, 16
+    cp.async.wait_all
+    bar.sync 1, 64
+    ld.shared A
+`)).toEqual({ all: [], none: [] });
+  });
+
+  test('a destination computed from the warp that two warps share: a race', () => {
+    const v = verdicts(`kernel c arch=sm_90a
+smem A bytes=1024
+role r warps=4:
+    cp.async A + (warp & 1) * 512, 512
+    cp.async.wait_all
+`);
+    expect(v.all).toEqual(['race A[0:512]', 'race A[512:1024]']);
+    expect(v.none).toEqual(v.all);
+  });
+
+  test('two lines still race, and a bulk copy (one box) of two warps too', () => {
+    expect(verdicts(`kernel c arch=sm_90a
+smem A bytes=1024
+role r warps=2:
+    cp.async A, 16
+    cp.async A, 16
+    cp.async.wait_all
+`).none).toEqual(['race A']);
+    expect(verdicts(`kernel c arch=sm_90a
+barrier full count=2
+smem A bytes=4096
+role r warps=2:
+    mbarrier.arrive.expect_tx full, 4096 per=warp
+    cp.async.bulk.tensor A, 4096, full per=warp
+    mbarrier.try_wait.parity full, 0
+`).none).toContain('race A');
+  });
+});

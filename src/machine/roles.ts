@@ -110,6 +110,14 @@ export function sliceSharedAt(p: Program, a: number, b: number, loc: SrcLoc): bo
   return !warpOwned(p.roles[p.agents[a]!.role]!.decl).locs.has(locKey(loc));
 }
 
+/**
+ * Asynchronous operations whose bytes are per thread (`cp.async DST, BYTES`: each thread copies
+ * its own BYTES; `st.async` / `red.async`: each performing thread stores its own): issued at one
+ * instruction by two warps of one instance, they write each warp's own slice, as an `st.shared`
+ * there does. Bulk copies name one box, whoever issues them, and are not in the set.
+ */
+export const PER_THREAD_ASYNC: ReadonlySet<string> = new Set(['cp.async', 'st.async']);
+
 const locKey = (l: SrcLoc): string => `${l.file ?? ''}:${l.line}:${l.col}`;
 const ownedCache = new WeakMap<RoleDecl, { ops: Set<Op>; locs: Set<string> }>();
 
@@ -179,7 +187,8 @@ function opReads(op: Op, reads: (e: Expr) => boolean): boolean {
  * two warps' disjoint ranges would look like one: those keep the slice rule).
  */
 function refReads(op: Op, reads: (e: Expr) => boolean, direct: (e: Expr) => boolean): boolean {
-  const o = op as { buf?: { index: Expr; cta?: Expr; offset?: Expr }; bytes?: Expr };
-  if (!o.buf || typeof o.buf !== 'object' || !('index' in o.buf)) return false;
-  return reads(o.buf.index) || (!!o.buf.cta && reads(o.buf.cta)) || (!!o.buf.offset && direct(o.buf.offset)) || (!!o.bytes && direct(o.bytes));
+  const refs = Object.values(op).filter((v): v is { index: Expr; cta?: Expr; offset?: Expr } => !!v && typeof v === 'object' && 'name' in v && 'index' in v);
+  if (refs.length === 0) return false;
+  const bytes = (op as { bytes?: unknown }).bytes as Expr | undefined;
+  return refs.some((r) => reads(r.index) || (!!r.cta && reads(r.cta)) || (!!r.offset && direct(r.offset))) || (!!bytes && typeof bytes === 'object' && direct(bytes));
 }
