@@ -9,7 +9,7 @@ import { relaxedUse } from './relaxed.js';
 import { exprNames } from '../kernel/expr.js';
 import type { Expr, Op, SrcLoc } from '../kernel/ir.js';
 import { roleReadsWarp, SINGLE_THREAD_OPS, type Instr, type Program } from '../machine/program.js';
-import { warpSignature } from './warp-signature.js';
+import { byLaneQuarter, warpSignature } from './warp-signature.js';
 import { MAX_KNOWN_ENTRIES, restPositions, warpRelative, type WarpRelative } from './warp-relative.js';
 import { asyncProxyOp, opDef } from '../machine/ops/index.js';
 import { ctaSymmetry, type CtaSymmetry } from './cta-symmetry.js';
@@ -117,8 +117,9 @@ export interface AnalyseOptions {
  * signatures, warp-signature.ts; for a role run as written, PTX, the warps whose code specialized
  * to their index agrees, warp-relative.ts), except warp 0 where the role has one-thread operations (only
  * it runs them) and, where the role issues wgmma, except each warpgroup's leader, whose warps are
- * bound to it (they wait for its groups) and so stay within their warpgroup, and, where the role
- * loads or stores Tensor Memory, except warps of different lane quarters (`laneSiblings`). A split role's warps
+ * bound to it (they wait for its groups) and so stay within their warpgroup (and, where the role
+ * loads or stores Tensor Memory and two warps share a lane quarter, only warps of one quarter:
+ * `byLaneQuarter`). A split role's warps
  * are interchangeable only within their instance: the warps of one instance are slice siblings
  * (`sliceSiblings`: never a race at one instruction, one consumer), those of two instances are
  * not, and a group stands for every permutation of its members (docs/CHECK.md, "Warps").
@@ -137,25 +138,20 @@ function symKey(p: Program, id: number, use: 'none' | 'private' | 'other', rel: 
   // A role run as written (PTX): the warps whose code specialized to their index agrees (warp-relative.ts).
   if (f.readsWarp) k += `:${rc.decl.asWritten ? (rel(id)?.sig ?? `agent${a.id}`) : warpSignature(p, rc, a)}`;
   if (f.wgmma) k += `:g${a.warp >> 2}:${a.wgLeader === a.id ? 'G' : 'n'}`;
-  // tcgen05.ld / st: warp w reaches the TMEM lanes of w % 4 (laneSiblings), so warps 0 and 4 share
-  // lanes and warps 0 and 1 do not; in a role of more than 4 warps only warps of one lane quarter
-  // are interchangeable (with 4 or fewer every pair is lane-disjoint, whatever the permutation).
-  if (f.lanes && rc.warps > 4) k += `:q${a.warp & 3}`;
   return k;
 }
 
-const factsCache = new WeakMap<object, { readsWarp: boolean; single: boolean; wgmma: boolean; lanes: boolean }>();
+const factsCache = new WeakMap<object, { readsWarp: boolean; single: boolean; wgmma: boolean }>();
 
 /** What the symmetry of a split role's warps depends on (see {@link symKey}). */
-function roleFacts(rc: Program['roles'][number]): { readsWarp: boolean; single: boolean; wgmma: boolean; lanes: boolean } {
+function roleFacts(rc: Program['roles'][number]): { readsWarp: boolean; single: boolean; wgmma: boolean } {
   let f = factsCache.get(rc);
   if (f) return f;
-  f = { readsWarp: false, single: false, wgmma: false, lanes: false };
+  f = { readsWarp: false, single: false, wgmma: false };
   for (const ins of rc.code) {
     if (ins.i !== 'op') continue;
     if (ins.per === 'one' || SINGLE_THREAD_OPS.has(ins.op.op)) f.single = true;
     if (ins.op.op.startsWith('wgmma.')) f.wgmma = true;
-    if (ins.op.op === 'tcgen05.ld' || ins.op.op === 'tcgen05.ld.async' || ins.op.op === 'tcgen05.st') f.lanes = true;
   }
   f.readsWarp = roleReadsWarp(rc.decl);
   factsCache.set(rc, f);
@@ -331,7 +327,7 @@ export function analyse(p: Program, opts: AnalyseOptions = {}): Analysis {
     if (!l) byKey.set(k, (l = []));
     l.push(a.id);
   }
-  for (const members of byKey.values()) {
+  for (const members of [...byKey.values()].flatMap((l) => byLaneQuarter(p, l))) {
     if (members.length < 2) continue;
     const role = p.agents[members[0]!]!.role;
     const u = useOf(role);
