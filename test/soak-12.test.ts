@@ -173,3 +173,34 @@ role r warps=2:
 `).none).toContain('race A');
   });
 });
+
+describe('a launch-control query of a buffer no response has reached', () => {
+  test('is a race on the response, not an observed failure: the first try_cancel is not clc-after-fail', () => {
+    const v = verdicts(`kernel l arch=sm_100a
+barrier got count=1
+smem resp bytes=16
+role sched warps=2:
+    if warp == 0:
+        mbarrier.arrive.expect_tx got, 16 per=one
+        clusterlaunchcontrol.try_cancel resp, got
+        mbarrier.try_wait.parity got, 0
+    else:
+        ok = clusterlaunchcontrol.query_cancel.is_canceled resp
+`);
+    expect(v).toEqual({ all: ['race resp'], none: ['race resp'] });
+  });
+
+  test('a failed response observed still forbids the next request', () => {
+    const v = verdicts(`kernel l arch=sm_100a
+barrier got count=1
+smem resp bytes=16
+role sched warps=1 per=one:
+    for i in range(0, 2):
+        mbarrier.arrive.expect_tx got, 16
+        clusterlaunchcontrol.try_cancel resp, got
+        mbarrier.try_wait.parity got, i & 1
+        ok = clusterlaunchcontrol.query_cancel.is_canceled resp
+`);
+    expect(v.all).toEqual(['clc-after-fail got']);
+  });
+});
