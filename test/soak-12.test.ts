@@ -204,3 +204,29 @@ role sched warps=1 per=one:
     expect(v.all).toEqual(['clc-after-fail got']);
   });
 });
+
+describe('barrier.cluster.wait with no arrive of its own before it', () => {
+  test('waits for its own arrival: a hang (it passed at once)', () => {
+    const v = verdicts(`kernel c arch=sm_90a cluster=2
+smem X bytes=256
+role r warps=1:
+    st.shared X
+    barrier.cluster.wait
+    ld.shared X@(1 - cta)
+    barrier.cluster.arrive
+    barrier.cluster.wait
+`);
+    expect(v).toEqual({ all: ['hang barrier.cluster'], none: ['hang barrier.cluster'] });
+  });
+
+  test('arrive, wait, then a second wait without an arrive: a hang; arrive and wait twice: OK', () => {
+    const twice = (mid: string) => `kernel c arch=sm_90a cluster=2
+role r warps=1:
+    barrier.cluster.arrive
+    barrier.cluster.wait
+${mid}    barrier.cluster.wait
+`;
+    expect(verdicts(twice('')).all).toEqual(['hang barrier.cluster']);
+    expect(verdicts(twice('    barrier.cluster.arrive.relaxed\n'))).toEqual({ all: [], none: [] });
+  });
+});

@@ -22,7 +22,7 @@ import { choiceArg, cloneState, NAMED_PER_CTA, newStepOut, stateArg, type AgentS
 import { programArg } from '../model/api-args.js';
 
 export {
-  UNINIT_WAIT_BLOCKED, PICKING, PICKED, uninitWaitPasses, newStepOut, cloneState, nextCredit, pendingAsyncGroups, NAMED_PER_CTA,
+  UNINIT_WAIT_BLOCKED, PICKING, PICKED, uninitWaitPasses, newStepOut, cloneState, nextCredit, pendingAsyncGroups, clusterArrivals, NAMED_PER_CTA,
   type Choice, type AgentStatus, type AgentState, type AsyncOp, type NamedBarrier, type MachineState, type StepOut,
 } from './state.js';
 
@@ -122,7 +122,7 @@ export class Machine implements OpCtx {
       frame[5] = rc.warps;
       frame[WARP_SLOT] = a.warp;
       frame[WARPGROUP_SLOT] = a.warp >> 2;
-      return { pc: 0, frame, status: 'run', sub: -1, tokens: null, wgGroup: 0, bulkGroup: 0, cpGroup: 0, clusterRound: 0, tcIssued: 0, tcDone: 0, wgIssued: 0, wgDone: 0, lastArrive: -1, tmemHeld: 0, tmemFreed: 0, tmemRelinquished: 0, tcLdUnwaited: 0 };
+      return { pc: 0, frame, status: 'run', sub: -1, tokens: null, wgGroup: 0, bulkGroup: 0, cpGroup: 0, clusterRound: 1, tcIssued: 0, tcDone: 0, wgIssued: 0, wgDone: 0, lastArrive: -1, tmemHeld: 0, tmemFreed: 0, tmemRelinquished: 0, tcLdUnwaited: 0 };
     });
     const s: MachineState = {
       now: 0, agents, bars,
