@@ -122,7 +122,7 @@ export class Machine implements OpCtx {
       frame[5] = rc.warps;
       frame[WARP_SLOT] = a.warp;
       frame[WARPGROUP_SLOT] = a.warp >> 2;
-      return { pc: 0, frame, status: 'run', sub: -1, tokens: null, wgGroup: 0, bulkGroup: 0, cpGroup: 0, clusterRound: 1, tcIssued: 0, tcDone: 0, wgIssued: 0, wgDone: 0, lastArrive: -1, tmemHeld: 0, tmemFreed: 0, tmemRelinquished: 0, tcLdUnwaited: 0 };
+      return { pc: 0, frame, status: 'run', sub: -1, tokens: null, wgGroup: 0, bulkGroup: 0, cpGroup: 0, clusterRound: 0, tcIssued: 0, tcDone: 0, wgIssued: 0, wgDone: 0, lastArrive: -1, tmemHeld: 0, tmemFreed: 0, tmemRelinquished: 0, tcLdUnwaited: 0 };
     });
     const s: MachineState = {
       now: 0, agents, bars,

@@ -58,10 +58,10 @@ export interface AgentState {
   /** cp.async-groups (non-bulk, PTX ISA §9.7.9.25.3.2) committed so far. */
   cpGroup: number;
   /**
-   * `barrier.cluster` rounds: 2 × the rounds this agent has arrived in, plus 1 once a
-   * `barrier.cluster.wait` has waited for its latest arrival (initially 1: no arrival to wait for).
-   * A wait with that bit set waits for the agent's own next arrival, which never comes (PTX ISA
-   * §9.7.13.3: the wait needs every non-exited thread's arrival). See {@link clusterArrivals}.
+   * `barrier.cluster` rounds: 2 × the rounds this agent has arrived in, plus 1 while its latest
+   * arrival has not been waited for by a `barrier.cluster.wait`. A wait without that bit waits for
+   * the agent's own next arrival, which never comes (PTX ISA §9.7.13.3: the wait needs every
+   * non-exited thread's arrival). See {@link clusterArrivals}.
    */
   clusterRound: number;
   /** tcgen05 operations (mma, commit) issued / completed, in order (they complete in issue order). */

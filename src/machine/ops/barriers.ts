@@ -173,7 +173,7 @@ export const BARRIER_OPS: readonly OpDef[] = [
           `${ins.text} inside elect: only the elected thread of ${info.name} arrives; its other ${info.threads - 1} threads do not, and barrier.cluster.wait waits for every thread of the cluster that has not exited${ins.op.op === 'barrier.cluster.arrive' && ins.op.aligned ? ' (.aligned: every thread of the warp must execute it)' : ''}`), ins.loc, -1), false;
       }
       const ag = s.agents[a]!;
-      ag.clusterRound = (clusterArrivals(ag) + 1) << 1;
+      ag.clusterRound = ((clusterArrivals(ag) + 1) << 1) | 1;
       { m.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'sync', t: s.now, agent: a, kind: 'cluster.arrive', id: 0, loc: ins.loc }); }
       checkCluster(m, s, m.program.agents[a]!.cluster, out);
       return true;
@@ -184,9 +184,9 @@ export const BARRIER_OPS: readonly OpDef[] = [
     op: 'barrier.cluster.wait', family: F, por: 'sync', sync: 'barrier', timing: 'barrier.cluster.wait',
     // Waits for the round of the agent's latest arrival; with no arrival since its last wait, for
     // its own next one, which never comes (a hang).
-    enabled: (m, s, a, _ins, ag) => (ag.clusterRound & 1) === 0 && s.clusterDone[m.program.agents[a]!.cluster]! >= clusterArrivals(ag),
+    enabled: (m, s, a, _ins, ag) => (ag.clusterRound & 1) === 1 && s.clusterDone[m.program.agents[a]!.cluster]! >= clusterArrivals(ag),
     exec(m, s, a, ins, out) {
-      s.agents[a]!.clusterRound |= 1;
+      s.agents[a]!.clusterRound &= ~1;
       { m.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'sync', t: s.now, agent: a, kind: 'cluster.wait', id: 0, loc: ins.loc }); }
       return true;
     },
