@@ -9,7 +9,7 @@ import { relaxedUse } from './relaxed.js';
 import { exprNames } from '../kernel/expr.js';
 import type { Expr, Op, SrcLoc } from '../kernel/ir.js';
 import { roleReadsWarp, SINGLE_THREAD_OPS, type Instr, type Program } from '../machine/program.js';
-import { warpSignature } from './warp-signature.js';
+import { byLaneQuarter, warpSignature } from './warp-signature.js';
 import { MAX_KNOWN_ENTRIES, restPositions, warpRelative, type WarpRelative } from './warp-relative.js';
 import { asyncProxyOp, opDef } from '../machine/ops/index.js';
 import { ctaSymmetry, type CtaSymmetry } from './cta-symmetry.js';
@@ -117,7 +117,9 @@ export interface AnalyseOptions {
  * signatures, warp-signature.ts; for a role run as written, PTX, the warps whose code specialized
  * to their index agrees, warp-relative.ts), except warp 0 where the role has one-thread operations (only
  * it runs them) and, where the role issues wgmma, except each warpgroup's leader, whose warps are
- * bound to it (they wait for its groups) and so stay within their warpgroup. A split role's warps
+ * bound to it (they wait for its groups) and so stay within their warpgroup (and, where the role
+ * loads or stores Tensor Memory and two warps share a lane quarter, only warps of one quarter:
+ * `byLaneQuarter`). A split role's warps
  * are interchangeable only within their instance: the warps of one instance are slice siblings
  * (`sliceSiblings`: never a race at one instruction, one consumer), those of two instances are
  * not, and a group stands for every permutation of its members (docs/CHECK.md, "Warps").
@@ -325,7 +327,7 @@ export function analyse(p: Program, opts: AnalyseOptions = {}): Analysis {
     if (!l) byKey.set(k, (l = []));
     l.push(a.id);
   }
-  for (const members of byKey.values()) {
+  for (const members of [...byKey.values()].flatMap((l) => byLaneQuarter(p, l))) {
     if (members.length < 2) continue;
     const role = p.agents[members[0]!]!.role;
     const u = useOf(role);

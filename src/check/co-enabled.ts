@@ -7,7 +7,7 @@
  */
 import type { Choice, MachineState } from '../machine/machine.js';
 import { pointAccess } from '../machine/ops/index.js';
-import { sliceSiblings, type Instr, type OpInstr, type Program } from '../machine/program.js';
+import { sliceShared, type Instr, type OpInstr, type Program } from '../machine/program.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import { clusterResident } from '../machine/values.js';
 import { keyOf, type RawHazard } from './engine.js';
@@ -49,7 +49,7 @@ export function coEnabledDetector(
       const x = acc[i]!;
       const y = acc[j]!;
       if ((x.buf !== y.buf && !p.buffersOverlap(x.buf, y.buf)) || (x.rw === 'r' && y.rw === 'r')) continue;
-      if (x.ins === y.ins && sliceSiblings(p, x.a, y.a)) continue; // each warp its own slice
+      if (x.ins === y.ins && sliceShared(p, x.a, y.a, x.ins.op)) continue; // each warp its own slice
       const w = x.rw === 'w' ? x : y;
       const o = w === x ? y : x;
       // The subject must not depend on which access is the writer: the lower key names it.

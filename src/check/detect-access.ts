@@ -10,7 +10,8 @@
  */
 import type { AsyncOp, MachineState } from '../machine/machine.js';
 import type { MachineEvent } from '../machine/events.js';
-import { sliceSiblings, type OpInstr } from '../machine/program.js';
+import { laneSiblings, sliceSharedAt, type OpInstr } from '../machine/program.js';
+import { PER_THREAD_ASYNC } from '../machine/roles.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import { asyncDef, OPC, sameStreamOrdered } from '../machine/ops/index.js';
 import { EG, EG_ACC, EG_ELECT, EG_MB, EG_WG, kindLabel, opAccesses } from './ghosts.js';
@@ -245,9 +246,12 @@ function inflightRaces(ctx: SearchCtx, whoOf: (e: AccessEvent, newOp: AsyncOp | 
       for (const x of opAccesses(o)) {
         if (!conf(x.buf, e.buf) || (x.rw === 'r' && e.rw === 'r')) continue;
         if (newOp && newOp.agent === o.agent && sameStreamOrdered(newOp.kind, o.kind)) continue;
+        // cp.async / st.async of two warps at one instruction: each warp's own slice (roles.ts PER_THREAD_ASYNC).
+        if (newOp && newOp.kind === o.kind && PER_THREAD_ASYNC.has(o.kind) && newOp.loc.line === o.loc.line && newOp.loc.col === o.loc.col
+          && newOp.loc.file === o.loc.file && sliceSharedAt(p, newOp.agent, o.agent, o.loc)) continue;
         // tcgen05.ld / st of two warps of one role instance: each warp reaches only its own 32 TMEM lanes.
         if ((o.kind === 'tc.ld' || o.kind === 'tc.st') && (newOp ? newOp.kind === 'tc.ld' || newOp.kind === 'tc.st' : e.agent >= 0 && p.bufferOf(e.buf).info.space === 'tmem')
-          && sliceSiblings(p, newOp ? newOp.agent : e.agent, o.agent)) continue;
+          && laneSiblings(p, newOp ? newOp.agent : e.agent, o.agent)) continue;
         const who = whoOf(e, newOp);
         const what = e.rw === 'w' ? 'writes' : 'reads';
         const other = `${kindLabel(o.kind)} issued by ${agentName(o.agent)} (line ${o.loc.line})`;

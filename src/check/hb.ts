@@ -28,7 +28,8 @@
  */
 import type { Op, SrcLoc } from '../kernel/ir.js';
 import type { AsyncKind, MachineEvent } from '../machine/events.js';
-import { sliceSiblings, type Program } from '../machine/program.js';
+import { laneSiblings, sliceSharedAt, type Program } from '../machine/program.js';
+import { PER_THREAD_ASYNC } from '../machine/roles.js';
 import { sameStreamOrdered } from '../machine/ops/index.js';
 
 /** One recorded access with its vector clock. */
@@ -364,9 +365,11 @@ export function happensBefore(p: Program, events: readonly MachineEvent[]): { ac
         if (x.rw === 'r' && y.rw === 'r') continue;
         if (ranged && !p.buffersOverlap(x.buf, y.buf)) continue;
         if (x.comp === y.comp) continue;
-        if (x.async < 0 && y.async < 0 && sameLoc(x.loc, y.loc) && sliceSiblings(p, x.agent, y.agent)) continue; // each warp its own slice
+        if (x.async < 0 && y.async < 0 && sameLoc(x.loc, y.loc) && sliceSharedAt(p, x.agent, y.agent, x.loc!)) continue; // each warp its own slice
         if (x.async >= 0 && y.async >= 0 && x.issuer === y.issuer && x.asyncKind && y.asyncKind && sameStreamOrdered(x.asyncKind, y.asyncKind)) continue;
-        if (laneAccess(p, x) && laneAccess(p, y) && sliceSiblings(p, x.issuer, y.issuer)) continue; // each warp its own TMEM lanes
+        if (x.async >= 0 && y.async >= 0 && x.asyncKind === y.asyncKind && PER_THREAD_ASYNC.has(x.asyncKind!) && sameLoc(x.loc, y.loc)
+          && sliceSharedAt(p, x.issuer, y.issuer, x.loc!)) continue; // each warp its own slice
+        if (laneAccess(p, x) && laneAccess(p, y) && laneSiblings(p, x.issuer, y.issuer)) continue; // each warp its own TMEM lanes
         if (x.vc[x.comp]! <= y.vc[x.comp]!) continue;
         races.push({ first: x, second: y });
       }

@@ -7,7 +7,7 @@
 import type { MachineState } from '../machine/machine.js';
 import type { Instr, OpInstr, Program } from '../machine/program.js';
 import { OPC, OPS, accessesOf, pointAccess } from '../machine/ops/index.js';
-import { sliceSiblings } from '../machine/roles.js';
+import { sliceShared } from '../machine/roles.js';
 import { frozenFixpoint } from './stable.js';
 
 const OPC_BAR_SYNC = OPC['bar.sync'];
@@ -42,7 +42,7 @@ export function stableAccess(p: Program, codes: readonly Instr[][], s: MachineSt
       if (mode === 'r' && rw === 'r') return false;
       const k = op.buf(f);
       if (k < 0) return true;
-      return p.buffersOverlap(k, key) && !(op === ins && sliceSiblings(p, a, x));
+      return p.buffersOverlap(k, key) && !(op === ins && sliceShared(p, a, x, ins.op));
     }
     return namesBytes(p, op, f, [key]);
   };

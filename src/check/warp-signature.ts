@@ -102,3 +102,20 @@ export function warpSignature(p: Program, rc: Role, a: AgentInfo): string {
   walk(rc.decl.body);
   return out.join(',');
 }
+
+/** The operations that reach a warp's own TMEM lane quarter. */
+const LANE_OPS: ReadonlySet<string> = new Set(['tcgen05.ld', 'tcgen05.ld.async', 'tcgen05.st']);
+
+/**
+ * A would-be group of warps split by TMEM lane quarter when two of them share one: warp `w`
+ * reaches the lanes of `w % 4` with tcgen05.ld / st (`laneSiblings`), so in a group holding warps 0
+ * and 4 a permutation would map a pair that shares lanes (and can race) onto one that does not.
+ * Warps of pairwise different quarters (the epilogue warps 2-5 of a 6-warp kernel) stay one group.
+ */
+export function byLaneQuarter(p: Program, members: number[]): number[][] {
+  const rc = p.roles[p.agents[members[0]!]!.role]!;
+  if (members.length < 2 || !rc.code.some((i) => i.i === 'op' && LANE_OPS.has(i.op.op))) return [members];
+  const q = members.map((id) => p.agents[id]!.warp & 3);
+  if (new Set(q).size === q.length) return [members];
+  return [0, 1, 2, 3].map((k) => members.filter((_, i) => q[i] === k)).filter((l) => l.length > 0);
+}

@@ -6,7 +6,7 @@
  */
 import { testParity, type MBarrier } from '../model/mbarrier.js';
 import type { SrcLoc } from '../kernel/ir.js';
-import { pendingAsyncGroups, type Machine, type MachineState } from './machine.js';
+import { clusterArrivals, pendingAsyncGroups, type Machine, type MachineState } from './machine.js';
 import type { OpInstr } from './program.js';
 import { remainingSignals, type Reach } from './reach.js';
 import { explainAlloc, explainPair } from './ops/index.js';
@@ -152,8 +152,11 @@ export function explainHang(
     } else if (op.op === 'barrier.cluster.wait') {
       w.kind = 'cluster';
       w.subject = `barrier.cluster${p.grid > 1 ? ` (cluster ${p.agents[a]!.cluster})` : ''}`;
-      const missing = s.agents.map((x, i) => i).filter((i) => p.agents[i]!.cluster === p.agents[a]!.cluster && s.agents[i]!.status === 'run' && s.agents[i]!.clusterRound < ag.clusterRound);
-      w.reasons.push(`barrier.cluster.wait: ${describeList(missing, describe)} ha${missing.length === 1 ? 's' : 've'} not arrived`);
+      if (!(ag.clusterRound & 1)) {
+        w.reasons.push(`barrier.cluster.wait: ${describe(a)} has not arrived (no barrier.cluster.arrive since its last wait), so it waits for its own arrival`);
+      }
+      const missing = s.agents.map((x, i) => i).filter((i) => i !== a && p.agents[i]!.cluster === p.agents[a]!.cluster && s.agents[i]!.status === 'run' && clusterArrivals(s.agents[i]!) < clusterArrivals(ag));
+      if (missing.length || ag.clusterRound & 1) w.reasons.push(`barrier.cluster.wait: ${describeList(missing, describe)} ha${missing.length === 1 ? 's' : 've'} not arrived`);
       w.signallers = missing.filter((o) => reachOf(o).cluster);
     } else if (op.op === 'cp.async.wait_group') {
       const pending = pendingAsyncGroups(s, a, 'cp.async');

@@ -22,7 +22,7 @@ import { choiceArg, cloneState, NAMED_PER_CTA, newStepOut, stateArg, type AgentS
 import { programArg } from '../model/api-args.js';
 
 export {
-  UNINIT_WAIT_BLOCKED, PICKING, PICKED, uninitWaitPasses, newStepOut, cloneState, nextCredit, pendingAsyncGroups, NAMED_PER_CTA,
+  UNINIT_WAIT_BLOCKED, PICKING, PICKED, uninitWaitPasses, newStepOut, cloneState, nextCredit, pendingAsyncGroups, clusterArrivals, NAMED_PER_CTA,
   type Choice, type AgentStatus, type AgentState, type AsyncOp, type NamedBarrier, type MachineState, type StepOut,
 } from './state.js';
 

@@ -11,7 +11,7 @@ import { evalExpr, showExpr } from '../kernel/expr.js';
 import { residentOf, splitPins, valueLayout } from './values.js';
 import type { Expr, Kernel, Op, RoleDecl, SrcLoc } from '../kernel/ir.js';
 import { compileRole } from './compile-role.js';
-export { perThreads, roleReadsWarp, roleSplits, sliceSiblings } from './roles.js';
+export { perThreads, roleReadsWarp, roleSplits, laneSiblings, sliceShared, sliceSharedAt, sliceSiblings } from './roles.js';
 import { enumerateViews, keysOverlap, markRanged, storageBytes } from './views.js';
 import { argKind, objectArg, plainObjectArg } from '../model/api-args.js';
 import type { AgentInfo, BarrierInfo, BufferInfo, InstantiateOptions, OpInstr, Program, RoleCode } from './program-types.js';

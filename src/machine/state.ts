@@ -57,7 +57,12 @@ export interface AgentState {
   bulkGroup: number;
   /** cp.async-groups (non-bulk, PTX ISA §9.7.9.25.3.2) committed so far. */
   cpGroup: number;
-  /** `barrier.cluster.arrive` rounds this agent has arrived in. */
+  /**
+   * `barrier.cluster` rounds: 2 × the rounds this agent has arrived in, plus 1 while its latest
+   * arrival has not been waited for by a `barrier.cluster.wait`. A wait without that bit waits for
+   * the agent's own next arrival, which never comes (PTX ISA §9.7.13.3: the wait needs every
+   * non-exited thread's arrival). See {@link clusterArrivals}.
+   */
   clusterRound: number;
   /** tcgen05 operations (mma, commit) issued / completed, in order (they complete in issue order). */
   tcIssued: number;
@@ -242,6 +247,9 @@ export function waitGroupNeeds(committed: number, n: number, group: number): boo
  * is trivially complete, but a pending group before it still counts it). {@link Machine.agentEnabled} decides wait_group with
  * it; reports (the checker's trace notes) use it too.
  */
+/** Rounds of the cluster barrier agent state `ag` has arrived in (see `AgentState.clusterRound`). */
+export const clusterArrivals = (ag: { clusterRound: number }): number => ag.clusterRound >> 1;
+
 export function pendingAsyncGroups(s: MachineState, a: number, kind: 'wgmma' | 'bulk.store' | 'cp.async', leader = a): number {
   const ag = s.agents[a]!;
   const committed = kind === 'wgmma' ? ag.wgGroup : kind === 'cp.async' ? ag.cpGroup : ag.bulkGroup;

@@ -91,6 +91,8 @@ export const DIAG = {
   clcAfterFail: 'clc-after-fail',
   /** `clusterlaunchcontrol.query_cancel.get_first_ctaid` of a failed response (PTX ISA §9.7.13.18). */
   clcCtaidFailed: 'clc-ctaid-failed',
+  /** `barrier.cluster.arrive` by the elected thread alone (inside `elect:`) of a warp whose other threads run on (PTX ISA §9.7.13.3). */
+  clusterArrivePartial: 'cluster-arrive-partial',
 } as const;
 
 /** One of the stable diagnostic codes in {@link DIAG}. */
@@ -301,6 +303,11 @@ export const H200_BEHAVIOUR: Record<DiagCode, { h200: string; trap: boolean; sev
   },
   'clc-ctaid-failed': {
     h200: 'undefined (PTX ISA §9.7.13.18: get_first_ctaid of a response whose request failed); not probed. The machine returns 0',
+    trap: false,
+    severity: 'error',
+  },
+  'cluster-arrive-partial': {
+    h200: 'a barrier.cluster.wait completes only when every non-exited thread of the cluster has arrived (PTX ISA §9.7.13.3): the warp\'s other threads, which did not arrive, keep every wait of the round from completing (a hang), or arrive later a second time; with .aligned every thread of the warp must execute the instruction (undefined otherwise). Not probed. The machine stops the agent',
     trap: false,
     severity: 'error',
   },

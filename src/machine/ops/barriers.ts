@@ -6,7 +6,7 @@
 import { diagnostic } from '../../model/mbarrier.js';
 import { DIAG } from '../../model/diagnostics.js';
 import type { OpInstr, Program } from '../program.js';
-import { NAMED_PER_CTA, type MachineState, type NamedBarrier, type StepOut } from '../state.js';
+import { clusterArrivals, NAMED_PER_CTA, type MachineState, type NamedBarrier, type StepOut } from '../state.js';
 import type { OpCtx, OpDef, OpK } from './types.js';
 
 /**
@@ -22,7 +22,7 @@ export function checkCluster(m: OpCtx, s: MachineState, cl: number, out: StepOut
     for (const a of members) {
       const ag = s.agents[a]!;
       if (ag.status !== 'run') continue;
-      if (ag.clusterRound < next) {
+      if (clusterArrivals(ag) < next) {
         all = false;
         break;
       }
@@ -165,7 +165,15 @@ export const BARRIER_OPS: readonly OpDef[] = [
       return true;
     },
     exec(m, s, a, ins, out) {
-      s.agents[a]!.clusterRound++;
+      const info = m.program.agents[a]!;
+      // Inside `elect:` (a role whose default is not per=one): one thread of a warp of 32 arrives,
+      // and the others never do in this round (PTX ISA §9.7.13.3).
+      if (ins.per === 'one' && m.program.roles[info.role]!.decl.per !== 'one' && info.threads > 1) {
+        return m.fault(s, a, out, diagnostic(DIAG.clusterArrivePartial,
+          `${ins.text} inside elect: only the elected thread of ${info.name} arrives; its other ${info.threads - 1} threads do not, and barrier.cluster.wait waits for every thread of the cluster that has not exited${ins.op.op === 'barrier.cluster.arrive' && ins.op.aligned ? ' (.aligned: every thread of the warp must execute it)' : ''}`), ins.loc, -1), false;
+      }
+      const ag = s.agents[a]!;
+      ag.clusterRound = ((clusterArrivals(ag) + 1) << 1) | 1;
       { m.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'sync', t: s.now, agent: a, kind: 'cluster.arrive', id: 0, loc: ins.loc }); }
       checkCluster(m, s, m.program.agents[a]!.cluster, out);
       return true;
@@ -174,8 +182,11 @@ export const BARRIER_OPS: readonly OpDef[] = [
   } satisfies OpDef<'barrier.cluster.arrive'>,
   {
     op: 'barrier.cluster.wait', family: F, por: 'sync', sync: 'barrier', timing: 'barrier.cluster.wait',
-    enabled: (m, s, a, _ins, ag) => s.clusterDone[m.program.agents[a]!.cluster]! >= ag.clusterRound,
+    // Waits for the round of the agent's latest arrival; with no arrival since its last wait, for
+    // its own next one, which never comes (a hang).
+    enabled: (m, s, a, _ins, ag) => (ag.clusterRound & 1) === 1 && s.clusterDone[m.program.agents[a]!.cluster]! >= clusterArrivals(ag),
     exec(m, s, a, ins, out) {
+      s.agents[a]!.clusterRound &= ~1;
       { m.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'sync', t: s.now, agent: a, kind: 'cluster.wait', id: 0, loc: ins.loc }); }
       return true;
     },

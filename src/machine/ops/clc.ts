@@ -13,7 +13,8 @@
  *   before the mbarrier wait that observes the complete_tx it races with the response's write.
  *
  * Undefined, reported: a try_cancel by a CTA that has observed a failed response (an
- * `is_canceled` query that returned 0): `clc-after-fail`, the agent stops; `get_first_ctaid` of a
+ * `is_canceled` query of a failed response: a query of a buffer no response has reached returns 0
+ * but observed nothing): `clc-after-fail`, the agent stops; `get_first_ctaid` of a
  * failed response: `clc-ctaid-failed` (it returns 0).
  */
 import { diagnostic } from '../../model/mbarrier.js';
@@ -62,7 +63,8 @@ export const CLC_ASYNC: AsyncDef = {
   kind: 'clc', family: F, label: 'try_cancel response', stream: null, bufAccess: { rw: 'w', proxy: 'async' },
   progress(m, s, o, out) {
     endAccesses(m, s, o, out, CLC_ASYNC);
-    s.mem[o.buf] = o.count;
+    // The cell: ctaid + 1 of a success, −1 of a failure; 0 (never written) is no response at all.
+    s.mem[o.buf] = o.count > 0 ? o.count : -1;
     return signal(m, s, out, o.bar, 'complete_tx', 1, 1, o.bytes, -1, o.id, o.loc, undefined) ? 'done' : 'trap';
   },
   touched: (o: AsyncOp) => o.bar,
@@ -104,9 +106,11 @@ export const CLC_OPS: readonly OpDef[] = [
       const op = ins.op as OpK<'clc.query'>;
       if (op.what === 'is_canceled') {
         f[ins.dest!] = answer > 0 ? 1 : 0;
-        if (answer <= 0) s.mem[p.values!.clcFailed + p.agents[a]!.cta] = 1;
+        // Only a failed response observed counts (PTX ISA §9.7.13.17); a buffer no response has
+        // reached yet (a read that races with it) holds none.
+        if (answer < 0) s.mem[p.values!.clcFailed + p.agents[a]!.cta] = 1;
       } else if (answer <= 0) {
-        m.diag(s, out, diagnostic(DIAG.clcCtaidFailed, `${ins.text}: the response in ${p.bufferName(buf)} says the request failed; get_first_ctaid of a failed response is undefined (PTX ISA §9.7.13.18)`), a, -1, -1, ins.loc, buf);
+        m.diag(s, out, diagnostic(DIAG.clcCtaidFailed, `${ins.text}: ${answer < 0 ? `the response in ${p.bufferName(buf)} says the request failed` : `${p.bufferName(buf)} holds no response yet`}; get_first_ctaid of a failed response is undefined (PTX ISA §9.7.13.18)`), a, -1, -1, ins.loc, buf);
         f[ins.dest!] = 0;
       } else f[ins.dest!] = answer - 1;
       return true;
