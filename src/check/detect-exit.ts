@@ -19,17 +19,18 @@ export function exitDetector(ctx: SearchCtx): (s: MachineState, t: MachineState,
   const inflightInto = inflightAtExit(ctx);
   const ghostsInto = ghostsAtExit(ctx);
   return (s, t, c, d, stateId) => {
-    // A CTA whose agents all stopped running with operations in flight into it.
-    const mayExit = c.kind === 'agent' && (t.agents[c.agent]!.status !== 'run' || out.issued.length > 0);
+    // A CTA whose agents have all exited with operations in flight into it. An agent stopped by an
+    // error (status trap) has not exited: on the GPU it would run on or hang, so its CTA stays.
+    const mayExit = c.kind === 'agent' && (t.agents[c.agent]!.status === 'done' || out.issued.length > 0);
     if (!mayExit) return;
     for (let cta = 0; cta < p.ctas; cta++) {
       const ags = ctaAgents[cta]!;
       if (!ags.length) continue;
       let live = false;
-      for (let i = 0; i < ags.length && !live; i++) if (t.agents[ags[i]!]!.status === 'run') live = true;
+      for (let i = 0; i < ags.length && !live; i++) if (t.agents[ags[i]!]!.status !== 'done') live = true;
       if (live) continue;
       let wasLive = false;
-      for (let i = 0; i < ags.length; i++) if (s.agents[ags[i]!]!.status === 'run') wasLive = true;
+      for (let i = 0; i < ags.length; i++) if (s.agents[ags[i]!]!.status !== 'done') wasLive = true;
       const fresh = !wasLive ? out.issued : t.inflight;
       if (!wasLive && !fresh.length) continue;
       inflightInto(cta, fresh, stateId);
