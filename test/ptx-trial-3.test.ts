@@ -3,17 +3,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { check } from '../src/check/index.js';
-import { instantiate } from '../src/machine/program.js';
-import { parsePtx } from '../src/ptx/index.js';
-import { translatePtx, type PtxLaunch } from '../src/ptxi/index.js';
+import type { PtxLaunch } from '../src/ptxi/index.js';
 import { simulate } from '../src/sim/simulate.js';
+import { TRIAL_DIR, trialProgram } from './support/ptx-trial.js';
 
-const DIR = 'test/fixtures/ptx/trial';
-function program(f: string, launch: PtxLaunch) {
-  const r = parsePtx(readFileSync(`${DIR}/${f}`, 'utf8'), f);
-  if (!r.ok) throw new Error(r.diagnostic.message);
-  return instantiate(translatePtx(r.module, launch).kernel);
-}
+const DIR = TRIAL_DIR;
+const program = trialProgram;
 const verdict = (f: string, launch: PtxLaunch) => {
   const r = check(program(f, launch), { maxStates: 50_000 });
   return { v: r.verdict, complete: r.complete, kind: r.hazards[0]?.kind, subject: r.hazards[0]?.subject?.name };
