@@ -15,6 +15,7 @@
 import { evalExpr, exprNames } from '../kernel/expr.js';
 import type { Expr, Stmt } from '../kernel/ir.js';
 import { BUILTINS, type AgentInfo, type Program } from '../machine/program.js';
+import { laneQuarter } from '../machine/roles.js';
 
 type Role = Program['roles'][number];
 
@@ -115,7 +116,7 @@ const LANE_OPS: ReadonlySet<string> = new Set(['tcgen05.ld', 'tcgen05.ld.async',
 export function byLaneQuarter(p: Program, members: number[]): number[][] {
   const rc = p.roles[p.agents[members[0]!]!.role]!;
   if (members.length < 2 || !rc.code.some((i) => i.i === 'op' && LANE_OPS.has(i.op.op))) return [members];
-  const q = members.map((id) => p.agents[id]!.warp & 3);
+  const q = members.map((id) => laneQuarter(p, id));
   if (new Set(q).size === q.length) return [members];
   return [0, 1, 2, 3].map((k) => members.filter((_, i) => q[i] === k)).filter((l) => l.length > 0);
 }

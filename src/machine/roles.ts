@@ -36,7 +36,12 @@ export function sliceSiblings(p: Program, a: number, b: number): boolean {
  * indices differ by a multiple of 4 (warps 0 and 4 of a two-warpgroup epilogue) share their lanes.
  */
 export function laneSiblings(p: Program, a: number, b: number): boolean {
-  return sliceSiblings(p, a, b) && (p.agents[a]!.warp - p.agents[b]!.warp) % 4 !== 0;
+  return sliceSiblings(p, a, b) && laneQuarter(p, a) !== laneQuarter(p, b);
+}
+
+/** The Tensor Memory lane quarter agent `a`'s warp reaches with tcgen05.ld / st: `warp % 4` (PTX ISA §9.7.16.2.3). */
+export function laneQuarter(p: Program, a: number): number {
+  return p.agents[a]!.warp & 3;
 }
 
 /**
