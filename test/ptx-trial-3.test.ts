@@ -26,11 +26,11 @@ describe('persist3.cu: persistent tile loop over a 3-stage ring (stage = it % 3,
     expect(simulate(program('persist3.ptx', L)).verdict).toBe('ok');
     expect(verdict('persist3.ptx', L)).toMatchObject({ v: 'ok', complete: true });
   }, 60_000);
-  it('finds the planted bugs: parity 1 first (race), one operand\'s bytes (tx-mismatch), half the empty count (hang)', () => {
+  it('finds the planted bugs: parity 1 first (race), one operand\'s bytes (tx-mismatch), half the empty count (race)', () => {
     expect(verdict('planted/persist3.bug1.ptx', L)).toMatchObject({ v: 'race' });
     expect(verdict('planted/persist3.bug2.ptx', L)).toMatchObject({ v: 'tx-mismatch', subject: 'full[0]' });
     const bug3 = check(program('planted/persist3.bug3.ptx', L), { maxStates: 50_000, randomRuns: false });
-    expect(bug3.verdict).toBe('hang');
+    expect(bug3.verdict).toBe('race'); // the refill overwrites a stage the other consumers still read (a hang follows in longer schedules)
     // 4 warps release each stage once per use; the producer's last release of each stage goes unwaited
     const count = bug3.warnings.find((w) => w.kind === 'count-mismatch')!;
     expect(count.message).toMatch(/^empty\[0\] expects 2 arrival\(s\) per phase, but 4 agents arrive on it .* the count should be 4$/);
