@@ -9,6 +9,7 @@ import { Command, CommanderError } from 'commander';
 import { VERB_NAMES, VERBS } from './commands.js';
 import { echo, refuseLineBreaks } from './args.js';
 import { UsageError } from './errors.js';
+import { errorDocument, wantsJson } from './error-json.js';
 import { nodeIO, usageText, type IO, type VerbContext } from './io.js';
 import { packageInfo } from './package-info.js';
 import { safeIO } from './terminal.js';
@@ -52,6 +53,7 @@ export async function main(argv: string[], given?: IO): Promise<number> {
       if (err.code === 'commander.help' && argv.length === 0) return 2;
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return 0;
       // commander already printed its one-line message
+      if (wantsJson(argv)) io.out(JSON.stringify(errorDocument(new UsageError(err.message), argv[0]!), null, 2));
       return 2;
     }
     // Timing parameters validated where they are used (not only at load) are still bad input.
@@ -61,6 +63,7 @@ export async function main(argv: string[], given?: IO): Promise<number> {
     }
     if (err instanceof UsageError) {
       io.err(usageText(err));
+      if (wantsJson(argv)) io.out(JSON.stringify(errorDocument(err, argv[0]!), null, 2));
       return err.exitCode === 3 ? 3 : 2;
     }
     throw err;
