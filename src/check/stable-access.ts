@@ -79,15 +79,24 @@ export function namesBytes(p: Program, op: OpInstr, f: number[], keys: readonly 
 export function stableProxyFence(p: Program, codes: readonly Instr[][], s: MachineState, a: number, escaped: boolean,
   dirty: (x: number) => boolean, tracked: (key: number) => boolean): boolean {
   if (escaped || p.grid !== 1) return false;
-  let held = false;
-  const begin = (x: number) => { held = dirty(x); };
-  const touch = (_x: number, op: OpInstr, f: number[]): boolean => {
-    if (op.opc === OPC_FENCE_PROXY) held = false;
+  // Per agent: whether its run holds unfenced generic accesses (kept across rounds: a run resumed
+  // in a later round goes on from where it blocked, with what it held there).
+  const held = heldFor(s.agents.length);
+  const begin = (x: number) => { held[x] = dirty(x) ? 1 : 0; };
+  const touch = (x: number, op: OpInstr, f: number[]): boolean => {
+    if (op.opc === OPC_FENCE_PROXY) held[x] = 0;
     else if (pointAccess(op.opc) !== undefined && op.buf) {
       const k = op.buf(f);
-      if (k < 0 || tracked(k)) held = true;
-    } else if (held && (OPS[op.opc]!.sync === 'release' || op.opc === OPC_BAR_SYNC)) return true;
+      if (k < 0 || tracked(k)) held[x] = 1;
+    } else if (held[x] && (OPS[op.opc]!.sync === 'release' || op.opc === OPC_BAR_SYNC)) return true;
     return false;
   };
   return frozenFixpoint(p, codes, s, a, -1, () => true, -1, touch, begin);
+}
+
+/** The per-agent flags of {@link stableProxyFence} (reused: questions do not overlap; `begin` sets each agent's before its run reads it). */
+let heldScratch = new Uint8Array(16);
+function heldFor(n: number): Uint8Array {
+  if (heldScratch.length < n) heldScratch = new Uint8Array(Math.max(n, heldScratch.length * 2));
+  return heldScratch;
 }

@@ -296,14 +296,13 @@ function fixpointWithin(p: Program, codes: readonly Instr[][], s: MachineState, 
   };
   // A run is the same up to where it blocked in every later round (the completions only grow), so
   // the runs are resumed there once what they wait for can complete, and the signals accumulate
-  // across rounds; a question that watches each run from its beginning (`begin`) runs them all
-  // again in every round instead.
-  const resume = begin === null;
+  // across rounds. A question that watches each run from its beginning (`begin`, called once per
+  // agent at its first run) keeps what it tracks per agent, so a resumed run goes on with it.
   const nA = s.agents.length;
   const conts = contsFor(nA);
   // Only the waiter's cluster (`cl`) can signal its barrier or the barriers its cluster's agents wait on.
   for (let round = 0; round < 1024; round++) {
-    if (resume && round > 0) {
+    if (round > 0) {
       if (!resumeRound(p, codes, s, a, run, conts, nA, budget)) return false;
     } else if (!firstRound(p, codes, s, a, cl, skip, run, conts, nA, budget)) return false;
     if (run.failed) return false; // signals of operations in flight alone
