@@ -97,9 +97,12 @@ export interface ExploreOptions {
   /**
    * Internal (the all-trip-counts check, check/trips.ts; sequential search only): a different
    * visited-set key for a state (called with a state and its checker data; writes the two hash
-   * words to `out`), a hook called with every state the search expands, a veto on forced steps
-   * (true: the agent's step from this state is explored, never forced), and the states the search
-   * starts from instead of the kernel's initial state (each with the schedule that reached it).
+   * words to `out`), a hook called with every state the search expands, the forced steps to
+   * report (`forcedHead`: before a forced step of an agent for which `at` holds, `seed` hears of
+   * the state it starts from, with the stored state and the forced choices that reached it;
+   * without `seed`, such a step is explored, never forced), and
+   * the states the search starts from instead of the kernel's initial state (each with the
+   * schedule that reached it).
    */
   hooks?: SearchHooks;
 }
@@ -108,7 +111,7 @@ export interface ExploreOptions {
 export interface SearchHooks {
   key?: (s: MachineState, x: Extra, out: Uint32Array) => void;
   onExpand?: (s: MachineState, x: Extra, id: number) => void;
-  vetoForced?: (s: MachineState, agent: number) => boolean;
+  forcedHead?: { at: (s: MachineState, agent: number) => boolean; seed?: (s: MachineState, x: Extra, id: number, prefix: readonly Choice[]) => void };
   roots?: { s: MachineState; x: Extra; schedule: number[] }[];
 }
 

@@ -16,7 +16,7 @@ import { NAMED_PER_CTA } from '../machine/state.js';
 import { perThreads, type Instr, type OpInstr } from '../machine/program.js';
 import { OPC } from '../machine/ops/index.js';
 import { sortByRecord, type Extra } from './codec.js';
-import { keyOf } from './engine.js';
+import { keyOf, type SearchHooks } from './engine.js';
 import { landingsCommute } from './por.js';
 import { resetQuestionBudget, stableArrive, stableExpectArrive, stableNamedArrive, stableWait } from './stable.js';
 import { stableAccess, stableProxyFence } from './stable-access.js';
@@ -53,7 +53,7 @@ export type ForcedStep = (s: MachineState, x: Extra, id: number, prefix: Choice[
  * The forced steps of search `ctx` (`stableOn`: stable waits and arrives are forced too;
  * `landingsOn`: with them, stable phase-completing landings).
  */
-export function forcedStep(ctx: SearchCtx, sx: Successors, check: TransitionCheck, stableOn: boolean, landingsOn = true, veto?: (s: MachineState, agent: number) => boolean): ForcedStep {
+export function forcedStep(ctx: SearchCtx, sx: Successors, check: TransitionCheck, stableOn: boolean, landingsOn = true, head?: SearchHooks['forcedHead']): ForcedStep {
   const { p, m, an, out } = ctx;
   const { agentCode, agentPor } = ctx.f;
   const agentOrder = canonicalOrder(ctx);
@@ -84,11 +84,14 @@ export function forcedStep(ctx: SearchCtx, sx: Successors, check: TransitionChec
         const sync = agentPor[a]![pc] === 'sync';
         if (!cheap && !sync) continue; // tried in the first pass
         if (m.gated && !m.agentEnabled(s, a)) continue; // a cluster not resident yet (machine/values.ts)
-        if (veto?.(s, a)) continue; // a step the caller explores (ExploreOptions.hooks.vetoForced)
+        const headed = head !== undefined && head.at(s, a);
+        if (headed && !head.seed) continue; // a step the caller explores (ExploreOptions.hooks.forcedHead)
         if (sync && !syncForced(s, a, ins, x, cheap)) continue;
         const c = agentChoice[a]!;
         const t = sx.succ(s, c, a);
         if (t.agents[a]!.status !== 'run' && !quietExit(s, t, a)) continue; // exits are visible
+        // A step the caller hears of before it is taken (ExploreOptions.hooks.forcedHead).
+        if (headed) head.seed!(s, x, id, prefix);
         const nx = check(s, t, c, out.events!, x, id, prefix);
         return { t, nx, c, who: a };
       }

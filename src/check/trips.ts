@@ -4,8 +4,8 @@
  *
  * 1. Before the last trip. The kernel runs with N huge, so no trip loop ends; a state identifies
  *    with the same state one period of iterations earlier (trips-shift.ts), so this search ends
- *    once the loops are in their steady state. No step that can end a trip loop is a forced step
- *    of the partial-order reduction, so every state where one may end is stored.
+ *    once the loops are in their steady state. Every state where a step may end a trip loop is a
+ *    start of the last trip: a stored one, or one a forced step of the reduction leaves from.
  * 2. The last trip. From every stored state, for each trip count n it is consistent with (every
  *    agent inside a trip loop entered its body under n, trips-loops.ts) and that can end a loop
  *    within the next steps, the kernel with N = n goes on from that state: one search per n,
@@ -16,7 +16,7 @@
  */
 import type { Kernel } from '../kernel/ir.js';
 import { Governor } from '../machine/governor.js';
-import { Machine, type MachineState } from '../machine/machine.js';
+import { Machine, type Choice, type MachineState } from '../machine/machine.js';
 import { instantiate, KernelError, type Program } from '../machine/program.js';
 import type { Expr, SrcLoc } from '../kernel/ir.js';
 import { evalExpr } from '../kernel/expr.js';
@@ -24,7 +24,7 @@ import { analyse, type Analysis } from './analysis.js';
 import { initialExtra } from './search.js';
 import { checkResultOf, scheduleOf, type CheckOptions, type CheckResult, type Hazard } from './check.js';
 import { Codec, type Extra } from './codec.js';
-import { decodeChoice, DEFAULT_BOUNDS, explore, type ExploreResult, type RawHazard } from './explore.js';
+import { decodeChoice, DEFAULT_BOUNDS, encodeChoice, explore, type ExploreResult, type RawHazard } from './explore.js';
 import { staticChecks } from './static.js';
 import { consistentWith, crossesTripHead, leastConsistent, mayEndLoop, tripLoopsOf, type TripLoop } from './trips-loops.js';
 import { learnRates, shiftPlan, type ShiftPlan } from './trips-shift.js';
@@ -124,9 +124,16 @@ export function checkAllTrips(kernel: Kernel, overrides: Record<string, number>,
   };
   // The trip counts each stored state starts the last trip with (trips-loops.ts).
   const maxStep = Math.max(1, ...loops.flat().map((l) => l.step));
-  const starts = new Map<number, { s: MachineState; x: Extra; id: number }[]>();
+  // A start: a state reached by the stored state `id` and then the forced choices `chain`.
+  const starts = new Map<number, { s: MachineState; x: Extra; id: number; chain: number[] }[]>();
   let nStarts = 0;
-  const onExpand = (s: MachineState, x: Extra, id: number) => {
+  // Starts count against --max-states (a forced chain can leave many: one per iteration it runs).
+  let tooMany = false;
+  const addStart = (s: MachineState, x: Extra, id: number, chain: number[]) => {
+    if (nStarts >= maxStates) {
+      tooMany = true;
+      return;
+    }
     const nmin = leastConsistent(at, s, loops, N0);
     if (nmin < 0) return;
     // Only where a step can end a trip loop under a consistent count does the last trip start here.
@@ -135,18 +142,32 @@ export function checkAllTrips(kernel: Kernel, overrides: Record<string, number>,
       if (!consistentWith(at(n), s, loops)) continue;
       let l = starts.get(n);
       if (!l) starts.set(n, (l = []));
-      l.push({ s, x, id });
+      l.push({ s, x, id, chain });
       nStarts++;
     }
   };
-  const vetoForced = (s: MachineState, a: number) => {
-    if (crosses[pH.agents[a]!.role]![s.agents[a]!.pc] !== 1) return false;
-    const nmin = leastConsistent(at, s, loops, N0);
-    return nmin < 0 || mayEndLoop(at(nmin), s, a, loops, crosses);
-  };
+  const onExpand = (s: MachineState, x: Extra, id: number) => addStart(s, x, id, []);
+  // A step that can end a trip loop is still forced where the reduction forces it (under the huge
+  // count it only moves its agent on into the next iteration), and the state it starts from is a
+  // start of the last trip: under a count n that step ends the loop instead, which is as local, so
+  // it commutes with the same steps (docs/CHECK.md, "Every trip count"). Without a steady state
+  // (no shift plan) a forced chain could run a free loop for its 2^40 iterations: such steps are
+  // explored instead, every state they start from stored.
+  const forcedHead = plan
+    ? {
+      at: (s: MachineState, a: number) => crosses[pH.agents[a]!.role]![s.agents[a]!.pc] === 1,
+      seed: (s: MachineState, x: Extra, id: number, prefix: readonly Choice[]) => addStart(s, x, id, prefix.map(encodeChoice)),
+    }
+    : {
+      at: (s: MachineState, a: number) => {
+        if (crosses[pH.agents[a]!.role]![s.agents[a]!.pc] !== 1) return false;
+        const nmin = leastConsistent(at, s, loops, N0);
+        return nmin < 0 || mayEndLoop(at(nmin), s, a, loops, crosses);
+      },
+    };
   const before = explore(pH, {
     ...searchOpts(opts), maxStates: Math.floor(maxStates / 2), timeoutMs: Math.max(0, Math.floor(timeout / 2) - (Date.now() - t0)),
-    hooks: { key, onExpand, vetoForced },
+    hooks: { key, onExpand, forcedHead },
   });
   const results: { n: number; r: CheckResult }[] = [];
   // The static findings that hold at every trip count sampled (the least ones, and one period on):
@@ -166,13 +187,13 @@ export function checkAllTrips(kernel: Kernel, overrides: Record<string, number>,
     }
     for (const [n, hs] of [...byN].sort((a, b) => a[0] - b[0])) results.push({ n, r: checkResultOf(at(n), { ...before, hazards: hs }, new Set(), opts, gov, t0) });
   }
-  let complete = before.complete;
+  let complete = before.complete && !tooMany;
   let states = before.states;
   let transitions = before.transitions;
   let depth = before.depth;
   let peakFrontier = before.peakFrontier;
   let memory = before.memory;
-  let stoppedBy: CheckResult['stoppedBy'] = before.stoppedBy;
+  let stoppedBy: CheckResult['stoppedBy'] = before.stoppedBy ?? (tooMany ? 'max-states' : null);
   const tripCounts: number[] = [];
   const errorFound = () => results.some((x) => x.r.hazards.length);
   if (complete || before.stoppedBy === 'hazard') {
@@ -180,7 +201,7 @@ export function checkAllTrips(kernel: Kernel, overrides: Record<string, number>,
     for (const n of [...starts.keys()].sort((a, b) => a - b)) {
       if (errorFound() && !opts.all) break;
       const anN = analyse(at(n));
-      const roots = starts.get(n)!.map(({ s, x, id }) => ({ s, x: remapExtra(x, an, anN), schedule: scheduleOf({ state: id, extra: [] } as unknown as RawHazard, before.parent, before.chainOff, before.chainData) }));
+      const roots = starts.get(n)!.map(({ s, x, id, chain }) => ({ s, x: remapExtra(x, an, anN), schedule: [...scheduleOf({ state: id, extra: [] } as unknown as RawHazard, before.parent, before.chainOff, before.chainData), ...chain] }));
       // The least counts are also checked from their own initial state (a loop they skip).
       if (n < N0 + maxStep) roots.unshift({ s: new Machine(at(n)).initial(), x: initialExtra(at(n), anN), schedule: [] });
       const left = timeout - (Date.now() - t0);
