@@ -71,13 +71,16 @@ export function fenceDetector(ctx: SearchCtx): (s: MachineState, t: MachineState
 
 /**
  * A generic access of agent `a` to a buffer the async proxy accesses is remembered (`dirty`);
- * fence.proxy.async forgets them, a release publishes them (`esc`).
+ * fence.proxy.async forgets them, a release publishes them (`esc`). Reads only under `strict`.
  */
 function genericAccess(ctx: SearchCtx): (d: FenceDraft, s: MachineState, a: number, ins: OpInstr, release: boolean) => void {
-  const { an } = ctx;
+  const { an, strict } = ctx;
   return (d, s, a, ins, release) => {
     const op = ins.op.op;
     const f = s.agents[a]!.frame;
+    // Generic reads matter only to the strict rule (an async-proxy write over them, cross-proxy
+    // WAR): without it they are not kept, so the orders of fences and releases around them are one.
+    if (op === 'ld.shared' && !strict) return;
     if (op === 'ld.shared' || op === 'st.shared') {
       const b = keyOf(ins.buf!, f);
       if (b >= 0 && an.proxyKey[b]) {

@@ -302,7 +302,7 @@ function stableChecks(ctx: SearchCtx) {
   };
   const { proxyKey } = ctx.an;
   const fence = (s: MachineState, a: number, x: Extra): boolean =>
-    stableProxyFence(p, agentCode, s, a, x.esc !== null && x.esc.length > 0, (b) => x.dirty[b] !== null && x.dirty[b]!.length > 0, (k) => proxyKey[k] === 1);
+    stableProxyFence(p, agentCode, s, a, x.esc !== null && x.esc.length > 0, (b) => x.dirty[b] !== null && x.dirty[b]!.length > 0, (k) => proxyKey[k] === 1, ctx.strict);
   return { wait, arrive, named, access, fence };
 }
 

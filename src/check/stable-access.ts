@@ -70,14 +70,15 @@ export function namesBytes(p: Program, op: OpInstr, f: number[], keys: readonly 
  * agent, run forward as for {@link stableWait} while `a` stays put, reaches a release (an operation
  * of sync class release, or `bar.sync`) while it holds generic accesses to async-proxy buffers not
  * followed by its own fence (`dirty(x)` now, or an `ld.shared` / `st.shared` of such a buffer on
- * the way, `tracked(key)`). The checker's fence rule (detect-fences.ts) clears the fencing agent's
+ * the way, `tracked(key)`; an `ld.shared` only when `reads`: the checker keeps generic reads under
+ * `strict` only). The checker's fence rule (detect-fences.ts) clears the fencing agent's
  * own unfenced accesses, read only by its own later releases and issues, and every published one,
  * of which there are none before `a` moves in any order: so the fence commutes with every step
  * the others can take until `a` moves, and taking it alone keeps every reachable hazard. Only for
  * a launch of one cluster (the published set spans the grid).
  */
 export function stableProxyFence(p: Program, codes: readonly Instr[][], s: MachineState, a: number, escaped: boolean,
-  dirty: (x: number) => boolean, tracked: (key: number) => boolean): boolean {
+  dirty: (x: number) => boolean, tracked: (key: number) => boolean, reads: boolean): boolean {
   if (escaped || p.grid !== 1) return false;
   // Per agent: whether its run holds unfenced generic accesses (kept across rounds: a run resumed
   // in a later round goes on from where it blocked, with what it held there).
@@ -86,6 +87,7 @@ export function stableProxyFence(p: Program, codes: readonly Instr[][], s: Machi
   const touch = (x: number, op: OpInstr, f: number[]): boolean => {
     if (op.opc === OPC_FENCE_PROXY) held[x] = 0;
     else if (pointAccess(op.opc) !== undefined && op.buf) {
+      if (!reads && pointAccess(op.opc) === 'r') return false;
       const k = op.buf(f);
       if (k < 0 || tracked(k)) held[x] = 1;
     } else if (held[x] && (OPS[op.opc]!.sync === 'release' || op.opc === OPC_BAR_SYNC)) return true;
