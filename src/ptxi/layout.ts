@@ -10,6 +10,7 @@
  */
 import type { BarrierDecl, BufferDecl, ParamDecl, SrcLoc } from '../kernel/ir.js';
 import { KernelError } from '../machine/program.js';
+import { NotModelled } from './emit.js';
 import type { Decl, Func, Module, Operand, Param } from '../ptx/ast.js';
 import type { Facts } from './analysis.js';
 import { destsOf, regsOf } from './analysis.js';
@@ -228,7 +229,25 @@ export function paramValues(f: Func, launch: { params?: Record<string, number>; 
     out.set(key, { decl: { name, value, loc: { file: '', line: p.pos.line, col: p.pos.col } }, index: ref.index });
   }
   for (const k of Object.keys(launch.tensorMaps ?? {})) {
-    if (!f.params.some((p, i) => paramKey(p, i).includes(k))) throw new KernelError(`--tensor-map ${k}: kernel ${f.name} has no such parameter`, undefined, 'ptx-launch');
+    if (!paramRef(f.params, k)) throw new KernelError(`--tensor-map ${k}: kernel ${f.name} has no such parameter`, undefined, 'ptx-launch');
   }
   return out;
+}
+
+/**
+ * The box bytes (`--tensor-map`) of a copy through the tensor map of parameter `param`, at byte
+ * `offset` of it when known (a `CUtensorMap` field of a struct parameter, CUTLASS's `Params`:
+ * `--tensor-map param_0+128=16384`); the whole parameter's value otherwise. Throws NotModelled
+ * naming the flag when neither is given.
+ */
+export function tensorBox(params: readonly Param[], param: string, offset: number | undefined, maps: Record<string, number>): number {
+  const i = params.findIndex((p) => p.name === param);
+  const short = shortName(param);
+  const keys = Object.keys(maps).filter((k) => /\+\d+$/.test(k));
+  const field = offset === undefined ? undefined : keys.find((k) => { const r = paramRef(params, k); return r?.index === i && r.offset === offset; });
+  if (field !== undefined) return maps[field]!;
+  const k = paramKey(params[i]!, i).find((x) => Object.hasOwn(maps, x));
+  if (k !== undefined) return maps[k]!;
+  const flag = offset ? `${short}+${offset}` : short;
+  throw new NotModelled(`the box size of tensor map ${flag} is not given: --tensor-map ${flag}=BYTES`);
 }

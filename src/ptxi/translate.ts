@@ -16,7 +16,7 @@ import { analyze, destsOf, regsOf, type Facts } from './analysis.js';
 import { address, bin, num, NotModelled, Opaque, predMask, setMask, v, FULL, LANES, type Lane } from './emit.js';
 import { branchTarget, buildCfg, flatten, type Cfg, type Flat, type FlatIns } from './flat.js';
 import { insStmts, type InsEnv } from './insn.js';
-import { layoutShared, PARAM_BASE, paramKey, paramValues, sharedDecls, shortName, type ParamInfo, type SharedSym } from './layout.js';
+import { layoutShared, PARAM_BASE, paramValues, tensorBox, sharedDecls, shortName, type ParamInfo, type SharedSym } from './layout.js';
 import { globalSpin, isSpinTest } from './spin.js';
 import { sharedRefs } from './refs.js';
 import { neededRegs } from './needed.js';
@@ -244,11 +244,7 @@ function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<str
       if (o.kind !== 'address' || !o.base) throw new NotModelled('tensor map operand');
       const cands = paramSyms.has(o.base) ? [o.base] : [...facts.prov(it.name(o.base))].filter((s) => paramSyms.has(s));
       if (cands.length !== 1) throw new NotModelled(`the tensor map of this copy is not one kernel parameter`);
-      const i = f.params.findIndex((p) => p.name === cands[0]);
-      const keys = paramKey(f.params[i]!, i);
-      const k = keys.find((x) => Object.hasOwn(launch.tensorMaps ?? {}, x));
-      if (k === undefined) throw new NotModelled(`the box size of tensor map ${shortName(cands[0]!)} is not given: --tensor-map ${shortName(cands[0]!)}=BYTES`);
-      return launch.tensorMaps![k]!;
+      return tensorBox(f.params, cands[0]!, env.paramAt(it, o.base, Number(o.offset))?.offset, launch.tensorMaps ?? {});
     },
     descRoot: (it, reg) => descriptorRoot(facts, it, reg, shared),
     tokenRoot: (it, o) => tokenRoot(facts, it, o),
