@@ -179,6 +179,7 @@ export function analyze(flat: Flat, cfg: Cfg, symbols: ReadonlySet<string>, bloc
       const k0 = defKind(it.ins, srcs, ks);
       const ldKind: Kind = it.ins.base === 'ld' || it.ins.base === 'mbarrier' ? (ks.includes('V') || ks.includes('T') ? 'V' : 'U') : k0;
       const op = opaqueDef(it.ins, srcs, it, flat) || srcs.some((o) => regsOf(o, it).some((r) => opaque.has(r)) && it.ins.base !== 'ld' && it.ins.base !== 'mbarrier' && it.ins.base !== 'shfl' && it.ins.base !== 'clusterlaunchcontrol');
+      const guardKind: Kind = it.ins.guard ? kindOf({ kind: 'name', name: it.ins.guard.pred, pos: it.ins.pos }, it) : 'U';
       const srcProv = new Set<string>();
       if (it.ins.base === 'ld' && it.ins.mods.includes('param')) {
         const a = srcs[0];
@@ -193,7 +194,9 @@ export function analyze(flat: Flat, cfg: Cfg, symbols: ReadonlySet<string>, bloc
       }
       for (const d of dests) {
         const prev = next.get(d);
-        const k1 = it.ins.base === 'ld' || it.ins.base === 'mbarrier' ? ldKind : k0;
+        // A write under a lane-varying guard (`@%px mov.s32 %r152, 1` after `elect.sync %rx|%px`,
+        // CUTLASS's elect_one_sync) leaves the other lanes' old value: it may differ between lanes.
+        const k1 = guardKind === 'U' ? (it.ins.base === 'ld' || it.ins.base === 'mbarrier' ? ldKind : k0) : 'V';
         next.set(d, forcedV.has(d) ? 'V' : prev === undefined ? k1 : join(prev, k1));
         if (op && !opaque.has(d)) { opaque.add(d); changed = true; }
         if (srcProv.size) {
