@@ -148,6 +148,17 @@ describe('hand-written mixed arrays: offsets known only at run time', () => {
 });
 
 describe('--tensor-map of a CUtensorMap field of a struct parameter (CUTLASS\'s Params)', () => {
+  it('mbsim check: a field key (NAME+OFFSET) is the box of the copies through that field, over the launch file\'s parameter', async () => {
+    const same = await cli(['check', 'test/fixtures/ptx/mixed.ptx', '--format', 'short', '--tensor-map', 'param_1+0=8192']);
+    expect(same.code).toBe(0);
+    const half = await cli(['check', 'test/fixtures/ptx/mixed.ptx', '--format', 'short', '--tensor-map', 'param_1+0=4096']);
+    expect(half.code).toBe(1);
+    expect(half.out).toMatch(/error\[hang\]/);
+    const bad = await cli(['check', 'test/fixtures/ptx/mixed.ptx', '--tensor-map', 'param_9+0=4096']);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain('--tensor-map param_9+0: kernel');
+  });
+
   const params = [{ name: 'k_param_0', type: '.b8', pos: { line: 1, col: 1 } }] as unknown as Parameters<typeof tensorBox>[0];
   it('a field\'s own box (NAME+OFFSET) wins over the parameter\'s; a missing one names the flag of the field', () => {
     expect(tensorBox(params, 'k_param_0', 384, { 'param_0+128': 16384, 'param_0+384': 8192 })).toBe(8192);
