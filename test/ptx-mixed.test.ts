@@ -34,6 +34,14 @@ describe('mixed.cu: tiles and mbarriers in one dynamic shared-memory array', () 
     const k = translate(readFileSync('test/fixtures/ptx/mixed.ptx', 'utf8'), 'mixed.ptx', L);
     expect(k.barriers.map((b) => [b.name, b.length])).toEqual([['smem+32768', { k: 'num', v: 4 }]]);
     expect(k.buffers.map((b) => [b.name, b.length, b.bytes])).toEqual([['smem', { k: 'num', v: 5 }, { k: 'num', v: 8192 }]]);
+    // 5 whole elements end past the array's 32,800 bytes; its storage is those bytes less the mbarriers' 32.
+    expect(k.buffers[0]!.storage).toEqual({ k: 'num', v: 32768 });
+  });
+
+  it('an array of exactly 227 KiB (not whole boxes) is within the per-CTA limit: its mbarriers are counted once', () => {
+    const p = fixture('mixed.ptx', { ...L, dynamicSmem: 232448 });
+    expect(p.buffers[0]!.length * p.buffers[0]!.bytes).toBe(29 * 8192);
+    expect(() => fixture('mixed.ptx', { ...L, dynamicSmem: 232456 })).toThrow(/shared memory per CTA is 232,456 bytes; a CTA can have at most 232,448/);
   });
 
   it('runs and checks OK: full[s] and empty[s] are smem+32768[s] and [2 + s], the tiles smem[0..3]; one TMA copy per tile and elected lane', () => {

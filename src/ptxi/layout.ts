@@ -186,7 +186,11 @@ export function sharedDecls(syms: SharedSym[]): { barriers: BarrierDecl[]; buffe
   for (const s of syms) {
     const length = { k: 'num' as const, v: Math.max(1, Math.ceil(s.size / s.granule)) };
     if (s.role === 'barrier') barriers.push({ name: s.ir, length, count: { k: 'num', v: 1 }, init: 'manual', loc: s.loc });
-    else buffers.push({ name: s.ir, space: 'smem', length, bytes: { k: 'num', v: s.granule }, loc: s.loc });
+    else {
+      // The bytes the array holds (less its mbarriers, declared beside it), when its whole elements end past it.
+      const storage = s.size - (s.bars ? 8 * s.bars.count : 0);
+      buffers.push({ name: s.ir, space: 'smem', length, bytes: { k: 'num', v: s.granule }, ...(storage !== length.v * s.granule ? { storage: { k: 'num' as const, v: storage } } : {}), loc: s.loc });
+    }
     if (s.bars) barriers.push({ name: s.bars.ir, length: { k: 'num', v: s.bars.count }, count: { k: 'num', v: 1 }, init: 'manual', loc: s.loc });
   }
   return { barriers, buffers };
