@@ -45,6 +45,8 @@ interface Solo {
   arriveLocs: Map<number, SrcLoc>;
   /** Instructions executed, as `role:pc`. */
   ran: Set<string>;
+  /** Barrier keys that an operation carrying tx bytes names (a copy's completion, expect_tx, complete_tx). */
+  tx: Set<number>;
 }
 
 const LIMIT = 2_000_000;
@@ -112,6 +114,7 @@ function soloUnguarded(p: Program, a: number, frame0: number[], pc0: number, out
         out.used.add(k);
         const o = op.op;
         if (o.drop) out.unknown.add(k);
+        if (o.expectTx) out.tx.add(k);
         bump(out.arrivals, k, mult * (op.ints.count ? op.ints.count(f) : 1));
         addArriver(out, k, a);
         if (!out.arriveLocs.has(k)) out.arriveLocs.set(k, op.loc);
@@ -136,7 +139,7 @@ function soloUnguarded(p: Program, a: number, frame0: number[], pc0: number, out
       }
       case 'st.async':
       case 'cp.async.bulk.shared::cluster':
-        if (k >= 0) out.used.add(k);
+        if (k >= 0) { out.used.add(k); out.tx.add(k); }
         break;
       case 'cp.async.mbarrier.arrive':
         if (k >= 0) {
@@ -147,11 +150,12 @@ function soloUnguarded(p: Program, a: number, frame0: number[], pc0: number, out
       case 'cp.async.bulk': {
         if (k < 0) break;
         out.used.add(k);
+        out.tx.add(k);
         if (op.ints.multicast) {
           const sel = maskRanks(op.ints.multicast(f), p.clusterSize);
           if (!Array.isArray(sel)) return false; // the machine stops the agent here
           const rank = Math.floor(k / p.barriersPerCta) - info.cluster * p.clusterSize;
-          for (const r of sel) out.used.add(k + (r - rank) * p.barriersPerCta);
+          for (const r of sel) { out.used.add(k + (r - rank) * p.barriersPerCta); out.tx.add(k + (r - rank) * p.barriersPerCta); }
         }
         break;
       }
@@ -165,6 +169,8 @@ function soloUnguarded(p: Program, a: number, frame0: number[], pc0: number, out
         break;
       case 'mbarrier.expect_tx':
       case 'mbarrier.complete_tx':
+        if (k >= 0) { out.used.add(k); out.tx.add(k); }
+        break;
       case 'mbarrier.inval':
       case 'mbarrier.pending_count':
         if (k >= 0) out.used.add(k);
@@ -205,7 +211,7 @@ export function staticChecks(p: Program, gov: Governor): RawHazard[] {
   const s0 = m.initial();
   const out: Solo = {
     arrivals: new Map(), arrivers: new Map(), waits: new Map(), needs: new Set(), used: new Set(), unknown: new Set(), inits: new Map(), named: new Map(),
-    waitLocs: new Map(), arriveLocs: new Map(), ran: new Set(),
+    waitLocs: new Map(), arriveLocs: new Map(), ran: new Set(), tx: new Set(),
   };
   const waitsOf: Map<number, number>[] = [];
   const firstOf: Map<number, number>[] = [];
@@ -235,6 +241,11 @@ export function staticChecks(p: Program, gov: Governor): RawHazard[] {
     const op = ins.op;
     if (op.op === 'cp.async.bulk' || op.op === 'st.async' || op.op === 'cp.async.bulk.shared::cluster' || op.op === 'mbarrier.expect_tx' || op.op === 'mbarrier.complete_tx' || (op.op === 'mbarrier.arrive' && op.expectTx)) dataArrays.add(op.bar.name);
   }
+  // Where the solo runs saw tx bytes on some barriers of an array and not on others, the others
+  // are release barriers: a PTX kernel's one shared-memory array holds its full and empty
+  // barriers side by side (CUTLASS's SharedStorage; ptxi/mixed.ts).
+  const txArrays = new Set([...out.tx].map((k) => p.barrierOf(k).info.name));
+  const carriesData = (k: number) => out.tx.has(k) || (dataArrays.has(p.barrierOf(k).info.name) && !txArrays.has(p.barrierOf(k).info.name));
   const hz: RawHazard[] = [];
   const add = (kind: string, subject: string, message: string, locs: (SrcLoc | undefined)[], details: string[] = []) =>
     hz.length < MAX_STATIC_FINDINGS && hz.push({ kind, severity: 'warning', key: `${subject}|${locs[0] ? `${locs[0].line}:${locs[0].col}` : ''}|static`, message, subject, state: 0, extra: [], details, locs: locs.filter((l): l is SrcLoc => !!l) });
@@ -268,7 +279,7 @@ export function staticChecks(p: Program, gov: Governor): RawHazard[] {
       continue;
     }
     const phases = arrivals / count;
-    const data = dataArrays.has(p.barrierOf(k).info.name);
+    const data = carriesData(k);
     const low = data ? phases : phases - 1;
     // Phases the waits observe: a first wait with parity 1 passes on the fresh barrier (the
     // producer-start idiom) and observes none. A data barrier's phases must all be waited for; a

@@ -18,9 +18,9 @@ export interface PtxFlags {
   dynamicSmem?: number;
 }
 
-/** `NAME=INTEGER` where NAME may also be a parameter index (`2=8`), and for `--param` a struct field `NAME+OFFSET` (`0+640=2`). */
+/** `NAME=INTEGER` where NAME may also be a parameter index (`2=8`) or a struct field `NAME+OFFSET` (`0+640=2`, `param_0+128=16384`). */
 function nameValue(flag: string) {
-  const field = flag === '--param';
+  const field = flag === '--param' || flag === '--tensor-map';
   return (v: string, acc: Record<string, number> = {}): Record<string, number> => {
     const t = v.trim();
     const f = field ? /^([A-Za-z_$][\w$]*|\d+)(\+\d+)=/.exec(t) : null;
@@ -57,7 +57,7 @@ export function addPtxFlags(cmd: Command, withGrid: boolean): Command {
     .addOption(new Option('--block <N|X,Y[,Z]>', 'PTX: threads per CTA, or the block\'s dimensions (64,2); whole warps (default: the .reqntid / .maxntid directive)').argParser(parseBlock))
     .addOption(new Option('--cluster <N>', 'PTX: CTAs per cluster (default 1)').argParser(parsePositiveArg('--cluster')))
     .option('--param <NAME=VALUE>', 'PTX: an integer kernel parameter, by name, param_N or index N, or a field of a struct parameter at a byte offset, NAME+OFFSET (repeatable)', nameValue('--param'))
-    .option('--tensor-map <NAME=BYTES>', 'PTX: bytes one TMA load through this CUtensorMap parameter delivers (its box; repeatable)', nameValue('--tensor-map'))
+    .option('--tensor-map <NAME=BYTES>', 'PTX: bytes one TMA load through this CUtensorMap parameter (or CUtensorMap field of a struct parameter, NAME+OFFSET) delivers (its box; repeatable)', nameValue('--tensor-map'))
     .addOption(new Option('--dynamic-smem <BYTES>', 'PTX: bytes of dynamic shared memory (the extern .shared array)').argParser(parsePositiveArg('--dynamic-smem')));
   if (withGrid) cmd.addOption(new Option('--grid <N>', 'PTX: clusters launched, all simulated (default 1)').argParser(parsePositiveArg('--grid')));
   return cmd;

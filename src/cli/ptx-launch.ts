@@ -113,8 +113,8 @@ function readSidecar(file: string, text: string, json: string, line: number, col
       const into = fields[key];
       const names = new Set<string>();
       for (const e of value.entries) {
-        const field = key === 'params' && /^(.+)\+\d+$/.exec(e.key);
-        if (!NAME.test(field ? field[1]! : e.key)) throw bad(e.keyPos, `"${e.key}" is not a parameter name, param_N or an index${key === 'params' ? ' (a field of a struct parameter: NAME+BYTE_OFFSET)' : ''}`);
+        const field = /^(.+)\+\d+$/.exec(e.key);
+        if (!NAME.test(field ? field[1]! : e.key)) throw bad(e.keyPos, `"${e.key}" is not a parameter name, param_N or an index (a field of a struct parameter: NAME+BYTE_OFFSET)`);
         if (names.has(e.key)) throw bad(e.keyPos, `"${key}" names "${e.key}" twice`);
         names.add(e.key);
         // Defined, not assigned: a key "__proto__" is a name like any other (then an unknown parameter).

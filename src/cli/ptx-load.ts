@@ -83,7 +83,7 @@ export function mergeLaunch(m: Module, f: PtxFlags, sides: Sidecar[]): PtxLaunch
   }
   // A parameter's identity: its index, and a struct field's byte offset (`param_0+640`: `0+640`).
   const index = (field: 'params' | 'tensorMaps', key: string): string | undefined => {
-    const ref = field === 'params' ? paramRef(entry.params, key) : undefined;
+    const ref = field === 'params' || /\+\d+$/.test(key) ? paramRef(entry.params, key) : undefined;
     if (ref) return ref.offset || /\+\d+$/.test(key) ? `${ref.index}+${ref.offset}` : String(ref.index);
     const i = entry.params.findIndex((p, j) => paramKey(p, j).includes(key));
     return i < 0 ? undefined : String(i);

@@ -363,6 +363,12 @@ export interface BufferDecl {
   /** CTA rank that holds the array (`cta=N`); absent: every CTA. */
   cta?: Expr;
   /**
+   * `smem` only: the bytes of shared memory the array occupies when they are not `length × bytes`
+   * (a PTX array cut into whole elements that end past it, less the mbarriers declared inside
+   * it); only the per-CTA shared-memory limit reads it.
+   */
+  storage?: Expr;
+  /**
    * `gmem` only: the value every location holds when the launch starts (the host's memset).
    * Absent: not initialized for this launch (a strong read of it is the `global-uninit` hazard).
    */

@@ -179,6 +179,7 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
     const ctaOnly = d.cta ? evalStatic(d.cta, params, `CTA of ${d.name}`, d.loc) : -1;
     if (d.cta && (ctaOnly < 0 || ctaOnly >= clusterSize)) throw new KernelError(`buffer array ${d.name} is placed in CTA ${ctaOnly}, outside the cluster of ${clusterSize} (0..${clusterSize - 1})`, d.loc, 'index-range');
     const info: BufferInfo = { name: d.name, space: d.space, length, bytes, offset: off, alloc: i, base: 0, ctaOnly, ranged: false, ...(d.init ? { init: evalStatic(d.init, sizeEnv, `init of ${d.name}`, d.loc) } : {}) };
+    if (d.storage && d.space === 'smem') info.storage = evalStatic(d.storage, sizeEnv, `storage of ${d.name}`, d.loc);
     if (d.scalar && length === 1) info.scalar = true;
     if (d.cols) {
       const cols = evalStatic(d.cols, sizeEnv, `columns of TMEM buffer ${d.name}`, d.loc);

@@ -32,6 +32,8 @@ export interface BufferPlacement {
   base: number;
   /** CTA rank that holds the array, or -1 for every CTA. */
   ctaOnly: number;
+  /** Bytes of shared memory it occupies when not `length × bytes` (ir.ts `BufferDecl.storage`). */
+  storage?: number;
   /** True when its allocation has views or aliases: references to it resolve to byte ranges. */
   ranged: boolean;
 }
@@ -259,7 +261,7 @@ export function storageBytes(bufs: BufferPlacement[], space: 'smem' | 'tmem', cl
   const perRank = new Array<number>(clusterSize).fill(0);
   bufs.forEach((b, i) => {
     if (b.space !== space || b.alloc !== i) return;
-    for (let r = 0; r < clusterSize; r++) if (b.ctaOnly < 0 || b.ctaOnly === r) perRank[r]! += b.length * b.bytes;
+    for (let r = 0; r < clusterSize; r++) if (b.ctaOnly < 0 || b.ctaOnly === r) perRank[r]! += b.storage ?? b.length * b.bytes;
   });
   return Math.max(0, ...perRank);
 }

@@ -153,6 +153,8 @@ export function analyze(flat: Flat, cfg: Cfg, symbols: ReadonlySet<string>, bloc
   };
   const divergent = new Set<number>();
   const varyingBranch = new Set<number>();
+  const defCount = new Map<string, number>();
+  for (const it of flat.items) if (!('label' in it)) for (const d of destsOf(it)) defCount.set(d, (defCount.get(d) ?? 0) + 1);
   // Blocks where each register is defined or read: a register whose every definition and use lies
   // on one side of a divergent branch is touched only by that side's lanes, which all compute the
   // same value when its sources are uniform: it stays one variable.
@@ -179,6 +181,7 @@ export function analyze(flat: Flat, cfg: Cfg, symbols: ReadonlySet<string>, bloc
       const k0 = defKind(it.ins, srcs, ks);
       const ldKind: Kind = it.ins.base === 'ld' || it.ins.base === 'mbarrier' ? (ks.includes('V') || ks.includes('T') ? 'V' : 'U') : k0;
       const op = opaqueDef(it.ins, srcs, it, flat) || srcs.some((o) => regsOf(o, it).some((r) => opaque.has(r)) && it.ins.base !== 'ld' && it.ins.base !== 'mbarrier' && it.ins.base !== 'shfl' && it.ins.base !== 'clusterlaunchcontrol');
+      const guardKind: Kind = it.ins.guard ? kindOf({ kind: 'name', name: it.ins.guard.pred, pos: it.ins.pos }, it) : 'U';
       const srcProv = new Set<string>();
       if (it.ins.base === 'ld' && it.ins.mods.includes('param')) {
         const a = srcs[0];
@@ -193,7 +196,11 @@ export function analyze(flat: Flat, cfg: Cfg, symbols: ReadonlySet<string>, bloc
       }
       for (const d of dests) {
         const prev = next.get(d);
-        const k1 = it.ins.base === 'ld' || it.ins.base === 'mbarrier' ? ldKind : k0;
+        // A write under a lane-varying guard over an earlier value (`mov.u32 %r152, 0; …
+        // @%px mov.s32 %r152, 1` after `elect.sync %rx|%px`, CUTLASS's elect_one_sync) leaves the
+        // other lanes' old value: it may differ between lanes. A register with that one definition
+        // is read as the lanes that wrote it (the others hold no defined value).
+        const k1 = guardKind === 'U' || (defCount.get(d) ?? 0) < 2 ? (it.ins.base === 'ld' || it.ins.base === 'mbarrier' ? ldKind : k0) : 'V';
         next.set(d, forcedV.has(d) ? 'V' : prev === undefined ? k1 : join(prev, k1));
         if (op && !opaque.has(d)) { opaque.add(d); changed = true; }
         if (srcProv.size) {

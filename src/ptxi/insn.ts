@@ -50,6 +50,8 @@ export interface InsEnv extends ValueEnv {
   needed?: ReadonlySet<string>;
   /** The `gmem` word a global address operand names (throws NotModelled when not through a flag parameter). */
   gbuf(it: FlatIns, o: Operand): BufRef;
+  /** An instruction's statements with the run-time checks of mixed arrays' references around their operations (mixed.ts). */
+  guardMixed?(stmts: Stmt[]): Stmt[];
 }
 
 /**

@@ -3,15 +3,19 @@
  * dynamic `extern .shared` one) gets a base address and becomes an IR barrier array (8 bytes per
  * mbarrier) when an mbarrier operation or a copy's completion operand addresses it, otherwise an
  * IR shared-memory buffer cut into elements of the tensor maps' box size, or else of the constant
- * size of the 1-D bulk copies that address it (so that the stages of a ring are separate elements); parameters get addresses (a tensor map is named by its address) or
- * values (`--param`).
+ * size of the 1-D bulk copies that address it (so that the stages of a ring are separate elements);
+ * an array that both mbarrier operations and data accesses address is mixed: its mbarriers are the
+ * byte offsets the mbarrier operations name as constants, the rest a buffer (mixed.ts). Parameters
+ * get addresses (a tensor map is named by its address) or values (`--param`).
  */
 import type { BarrierDecl, BufferDecl, ParamDecl, SrcLoc } from '../kernel/ir.js';
 import { KernelError } from '../machine/program.js';
+import { NotModelled } from './emit.js';
 import type { Decl, Func, Module, Operand, Param } from '../ptx/ast.js';
 import type { Facts } from './analysis.js';
 import { destsOf, regsOf } from './analysis.js';
 import type { Flat } from './flat.js';
+import { mixedBars, staticOffset, type MixedBars } from './mixed.js';
 
 /** A `.shared` array of the kernel as the translation lays it out. */
 export interface SharedSym {
@@ -20,9 +24,12 @@ export interface SharedSym {
   ir: string;
   base: number;
   size: number;
-  role: 'barrier' | 'buffer';
-  /** Bytes per IR element (8 for barriers). */
+  /** `mixed`: mbarriers at the offsets of {@link SharedSym.bars}, a buffer elsewhere. */
+  role: 'barrier' | 'buffer' | 'mixed';
+  /** Bytes per IR element (8 for barriers; a mixed array's buffer elements). */
   granule: number;
+  /** A mixed array's mbarriers (absent when no mbarrier operation names a constant offset of it). */
+  bars?: MixedBars;
   loc: SrcLoc;
 }
 
@@ -79,16 +86,31 @@ export function constantOf(flat: Flat, at: Flat['items'][number], o: Operand | u
 const TYPE_BYTES: Record<string, number> = { b8: 1, u8: 1, s8: 1, b16: 2, u16: 2, s16: 2, f16: 2, bf16: 2, b32: 4, u32: 4, s32: 4, f32: 4, f16x2: 4, bf16x2: 4, b64: 8, u64: 8, s64: 8, f64: 8, b128: 16 };
 
 /** Bytes one lane of an `ld` / `st` moves (its type times its vector width), from its modifiers. */
-function accessBytes(mods: readonly string[]): number | undefined {
+export function accessBytes(mods: readonly string[]): number | undefined {
   const t = mods.map((m) => TYPE_BYTES[m]).find((x) => x !== undefined);
   const vec = mods.map((m) => /^v(\d)$/.exec(m)).find((x) => x);
   return t === undefined ? undefined : t * (vec ? Number(vec[1]) : 1);
+}
+
+/** Instructions whose address operands other than an mbarrier operand access data. */
+const DATA = new Set(['ld', 'st', 'cp', 'red', 'atom', 'clusterlaunchcontrol']);
+
+/** The `.shared` arrays (and other symbols) an address operand derives from. */
+function symsOf(o: Operand & { kind: 'address' }, it: Flat['items'][number], facts: Facts): string[] {
+  if ('label' in it) return [];
+  return [...(o.base ? [o.base] : []), ...regsOf({ ...o, rest: [] }, it).flatMap((r) => [...facts.prov(r)])];
 }
 
 /** Lays out the `.shared` arrays of `f` (module-level ones included) and decides each one's role. */
 export function layoutShared(m: Module, f: Func, flat: Flat, facts: Facts, dynamicSmem: number, boxes: number[], file: string): SharedSym[] {
   const decls = [...m.items.filter((i): i is Decl => i.kind === 'decl'), ...flat.decls].filter((d) => d.space.startsWith('.shared'));
   const barrierSyms = new Set<string>();
+  /** Arrays a data access (ld / st, a copy's source or destination) addresses. */
+  const dataSyms = new Set<string>();
+  /** The constant byte offsets mbarrier operands name, by array. */
+  const barOffsets = new Map<string, number[]>();
+  const names = new Set(decls.flatMap((d) => d.names.map((n) => n.name)));
+  const isShared = (n: string) => names.has(n);
   /** Arrays an Ampere cp.async writes: cut into one warp's bytes (32 lanes × cp-size), each warp its own element. */
   const cpGranule = new Map<string, number>();
   /** Arrays a 1-D bulk copy (`cp.async.bulk`, no tensor map) of a constant size reads or writes: cut into that size. */
@@ -124,9 +146,13 @@ export function layoutShared(m: Module, f: Func, flat: Flat, facts: Facts, dynam
     else if ((ins.base === 'tcgen05' && ins.mods[0] === 'commit') || (ins.base === 'cp' && ins.mods[1] === 'mbarrier')) o = ins.operands.find((x) => x.kind === 'address');
     else if ((ins.base === 'st' || ins.base === 'red') && ins.mods[0] === 'async') o = [...ins.operands].reverse().find((x) => x.kind === 'address');
     else if (ins.base === 'clusterlaunchcontrol' && ins.mods[0] === 'try_cancel') o = ins.operands[1];
+    if (DATA.has(ins.base)) {
+      for (const a of ins.operands) if (a !== o && a.kind === 'address' && !ins.mods.includes('param')) for (const s of symsOf(a, it, facts)) dataSyms.add(s);
+    }
     if (!o || o.kind !== 'address' || !o.base) continue;
-    barrierSyms.add(o.base);
-    for (const r of regsOf({ ...o, rest: [] }, it)) for (const s of facts.prov(r)) barrierSyms.add(s);
+    for (const s of symsOf(o, it, facts)) barrierSyms.add(s);
+    const at = staticOffset(facts, it, o, isShared);
+    if (at) (barOffsets.get(at.sym) ?? barOffsets.set(at.sym, []).get(at.sym)!).push(at.offset);
   }
   const box = boxes.length ? boxes.reduce(gcd) : 0;
   const out: SharedSym[] = [];
@@ -135,16 +161,17 @@ export function layoutShared(m: Module, f: Func, flat: Flat, facts: Facts, dynam
   for (const d of decls) {
     for (const n of d.names) {
       const size = Math.max(1, declSize(d, n, dynamicSmem));
-      const role = barrierSyms.has(n.name) ? 'barrier' : 'buffer';
+      const role = barrierSyms.has(n.name) ? (dataSyms.has(n.name) ? 'mixed' : 'barrier') : 'buffer';
       let ir = shortName(n.name);
       if (used.has(ir)) ir = n.name;
       used.add(ir);
+      const bars = role === 'mixed' ? mixedBars(ir, barOffsets.get(n.name) ?? []) : undefined;
       // The first that cuts the array into more than one element: the tensor maps' box, the 1-D bulk
       // copies' size, one warp's cp.async bytes, one warp's ld/st bytes; else the whole array.
       const cuts = box > 0 ? [box, cpGranule.get(n.name)] : [bulkGranule.get(n.name), cpGranule.get(n.name), laneGranule.get(n.name)];
       const cut = cuts.find((g) => g !== undefined && size > g && (g === box || size % g === 0));
       const granule = role === 'barrier' ? 8 : cut ?? size;
-      out.push({ name: n.name, ir, base: at, size, role, granule, loc: { file, line: n.pos.line, col: n.pos.col } });
+      out.push({ name: n.name, ir, base: at, size, role, granule, ...(bars ? { bars } : {}), loc: { file, line: n.pos.line, col: n.pos.col } });
       at += Math.ceil(size / ALIGN) * ALIGN;
     }
   }
@@ -159,7 +186,12 @@ export function sharedDecls(syms: SharedSym[]): { barriers: BarrierDecl[]; buffe
   for (const s of syms) {
     const length = { k: 'num' as const, v: Math.max(1, Math.ceil(s.size / s.granule)) };
     if (s.role === 'barrier') barriers.push({ name: s.ir, length, count: { k: 'num', v: 1 }, init: 'manual', loc: s.loc });
-    else buffers.push({ name: s.ir, space: 'smem', length, bytes: { k: 'num', v: s.granule }, loc: s.loc });
+    else {
+      // The bytes the array holds (less its mbarriers, declared beside it), when its whole elements end past it.
+      const storage = s.size - (s.bars ? 8 * s.bars.count : 0);
+      buffers.push({ name: s.ir, space: 'smem', length, bytes: { k: 'num', v: s.granule }, ...(storage !== length.v * s.granule ? { storage: { k: 'num' as const, v: storage } } : {}), loc: s.loc });
+    }
+    if (s.bars) barriers.push({ name: s.bars.ir, length: { k: 'num', v: s.bars.count }, count: { k: 'num', v: 1 }, init: 'manual', loc: s.loc });
   }
   return { barriers, buffers };
 }
@@ -201,7 +233,25 @@ export function paramValues(f: Func, launch: { params?: Record<string, number>; 
     out.set(key, { decl: { name, value, loc: { file: '', line: p.pos.line, col: p.pos.col } }, index: ref.index });
   }
   for (const k of Object.keys(launch.tensorMaps ?? {})) {
-    if (!f.params.some((p, i) => paramKey(p, i).includes(k))) throw new KernelError(`--tensor-map ${k}: kernel ${f.name} has no such parameter`, undefined, 'ptx-launch');
+    if (!paramRef(f.params, k)) throw new KernelError(`--tensor-map ${k}: kernel ${f.name} has no such parameter`, undefined, 'ptx-launch');
   }
   return out;
+}
+
+/**
+ * The box bytes (`--tensor-map`) of a copy through the tensor map of parameter `param`, at byte
+ * `offset` of it when known (a `CUtensorMap` field of a struct parameter, CUTLASS's `Params`:
+ * `--tensor-map param_0+128=16384`); the whole parameter's value otherwise. Throws NotModelled
+ * naming the flag when neither is given.
+ */
+export function tensorBox(params: readonly Param[], param: string, offset: number | undefined, maps: Record<string, number>): number {
+  const i = params.findIndex((p) => p.name === param);
+  const short = shortName(param);
+  const keys = Object.keys(maps).filter((k) => /\+\d+$/.test(k));
+  const field = offset === undefined ? undefined : keys.find((k) => { const r = paramRef(params, k); return r?.index === i && r.offset === offset; });
+  if (field !== undefined) return maps[field]!;
+  const k = paramKey(params[i]!, i).find((x) => Object.hasOwn(maps, x));
+  if (k !== undefined) return maps[k]!;
+  const flag = offset ? `${short}+${offset}` : short;
+  throw new NotModelled(`the box size of tensor map ${flag} is not given: --tensor-map ${flag}=BYTES`);
 }

@@ -7,8 +7,7 @@
  * Errors in the input that make a translation impossible throw {@link KernelError} with the PTX
  * position; what is only impossible to model when executed becomes a `trap` operation there.
  */
-import type { BarRef, BufRef, Expr, Kernel, ParamDecl, SrcLoc, Stmt } from '../kernel/ir.js';
-import { showExpr } from '../kernel/expr.js';
+import type { Expr, Kernel, ParamDecl, SrcLoc, Stmt } from '../kernel/ir.js';
 import { KernelError } from '../machine/program.js';
 import type { Func, Module, Operand } from '../ptx/ast.js';
 import { cudaLocation, cudaOrigin, functions } from '../ptx/resolve.js';
@@ -17,8 +16,9 @@ import { analyze, destsOf, regsOf, type Facts } from './analysis.js';
 import { address, bin, num, NotModelled, Opaque, predMask, setMask, v, FULL, LANES, type Lane } from './emit.js';
 import { branchTarget, buildCfg, flatten, type Cfg, type Flat, type FlatIns } from './flat.js';
 import { insStmts, type InsEnv } from './insn.js';
-import { CLUSTER_STRIDE, layoutShared, PARAM_BASE, paramKey, paramValues, sharedDecls, shortName, type ParamInfo, type SharedSym } from './layout.js';
+import { layoutShared, PARAM_BASE, paramValues, tensorBox, sharedDecls, shortName, type ParamInfo, type SharedSym } from './layout.js';
 import { globalSpin, isSpinTest } from './spin.js';
+import { sharedRefs } from './refs.js';
 import { neededRegs } from './needed.js';
 import { memorySpaces } from './generic.js';
 import { flagOf, flagParams, GMEM_WORDS } from './gmem.js';
@@ -96,10 +96,10 @@ export function translatePtx(m: Module, launch: PtxLaunch = {}): { kernel: Kerne
   for (const d of [...m.items, ...flat.decls]) if (d.kind === 'decl' && d.space.startsWith('.shared')) for (const n of d.names) shared0.add(n.name);
   const facts = analyze(flat, cfg, new Set([...shared0, ...paramSyms.keys()]), dims);
   const boxes = Object.values(launch.tensorMaps ?? {});
+  setDefs(flat, facts);
   const shared = layoutShared(m, f, flat, facts, launch.dynamicSmem ?? 0, boxes, file);
   const byName = new Map(shared.map((s) => [s.name, s]));
   const params = paramValues(f, launch);
-  setDefs(flat, facts);
   const tmemInfo = tmemOf(flat, facts);
   const pointers = new Set(f.params.filter((p) => p.type === '.u64' || p.type === '.b64').map((p) => p.name));
   const flags = flagParams(flat, facts, pointers);
@@ -216,17 +216,6 @@ function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<str
     '%cluster_ctaid.y': () => num(0), '%cluster_ctaid.z': () => num(0), '%cluster_nctaid.x': () => num(cluster), '%is_explicit_cluster': () => num(cluster > 1 ? 1 : 0),
   };
   const symbol = (n: string): number | undefined => shared.get(n)?.base ?? paramSyms.get(n);
-  const where = (it: FlatIns, o: Operand, lane: Lane = 'lead'): { sym: SharedSym; addr: Expr } => {
-    if (o.kind !== 'address') throw new NotModelled(`expected an address operand`);
-    let sym = o.base ? shared.get(o.base) : undefined;
-    if (!sym && o.base) {
-      const ps = [...facts.prov(it.name(o.base))].filter((s) => shared.has(s));
-      if (ps.length > 1) throw new NotModelled(`address ${o.base} may point into ${ps.join(' or ')}`);
-      if (ps.length === 1) sym = shared.get(ps[0]!);
-    }
-    if (!sym) throw new NotModelled(`address [${o.base ?? ''}${o.offset ? `+${o.offset}` : ''}] is not derived from a .shared array`);
-    return { sym, addr: address(env, it, o, lane) };
-  };
   const env: InsEnv = {
     facts,
     pre: [],
@@ -249,34 +238,13 @@ function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<str
       }
       return SPECIAL[name]?.(lane);
     },
-    bar(it, o, lane): BarRef {
-      const { sym, addr } = where(it, o, lane);
-      if (sym.role !== 'barrier') throw new NotModelled(`${sym.ir} is used as data and as an mbarrier`);
-      if (!clusterAddressed(it)) return { name: sym.ir, index: bin('/', bin('-', addr, num(sym.base)), num(8)) };
-      return { name: sym.ir, ...clusterIndex(addr, sym.base, 8) };
-    },
-    buf(it, o, lane: Lane = 'lead'): BufRef {
-      const { sym, addr } = where(it, o, lane);
-      if (sym.role !== 'buffer') throw new NotModelled(`${it.ins.opcode} accesses the mbarrier array ${sym.ir} as data`);
-      if (clusterAddressed(it) && it.ins.base !== 'mbarrier') return { name: sym.ir, ...clusterIndex(addr, sym.base, sym.granule) };
-      const index = bin('/', bin('-', addr, num(sym.base)), num(sym.granule));
-      if (addr.k === 'num') return { name: sym.ir, index };
-      // The element goes into a variable of its own before the operation (`buf#%r35`), so that where
-      // the warp rests at the access its frame holds the element, not the address: warps whose
-      // addresses differ but name one element then keep equal records (check/warp-relative.ts).
-      const elem = `${sym.ir}#${showExpr(addr)}`;
-      if (!env.pre.some((x) => x.s === 'let' && x.name === elem)) env.pre.push({ s: 'let', name: elem, value: index, loc: { line: 0, col: 0 } });
-      return { name: sym.ir, index: v(elem) };
-    },
+    bar: (it, o, lane) => refs.bar(it, o, lane),
+    buf: (it, o, lane) => refs.buf(it, o, lane),
     tensorBytes(it, o) {
       if (o.kind !== 'address' || !o.base) throw new NotModelled('tensor map operand');
       const cands = paramSyms.has(o.base) ? [o.base] : [...facts.prov(it.name(o.base))].filter((s) => paramSyms.has(s));
       if (cands.length !== 1) throw new NotModelled(`the tensor map of this copy is not one kernel parameter`);
-      const i = f.params.findIndex((p) => p.name === cands[0]);
-      const keys = paramKey(f.params[i]!, i);
-      const k = keys.find((x) => Object.hasOwn(launch.tensorMaps ?? {}, x));
-      if (k === undefined) throw new NotModelled(`the box size of tensor map ${shortName(cands[0]!)} is not given: --tensor-map ${shortName(cands[0]!)}=BYTES`);
-      return launch.tensorMaps![k]!;
+      return tensorBox(f.params, cands[0]!, env.paramAt(it, o.base, Number(o.offset))?.offset, launch.tensorMaps ?? {});
     },
     descRoot: (it, reg) => descriptorRoot(facts, it, reg, shared),
     tokenRoot: (it, o) => tokenRoot(facts, it, o),
@@ -300,21 +268,10 @@ function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<str
       if (n > 1) throw new NotModelled(`the kernel allocates Tensor Memory at ${n} places (lines ${tmemInfo.sites.join(', ')}): which allocation a TMEM address names is not modelled`);
       if (cols && tmemInfo.cols === undefined) throw new NotModelled(`the column count of ${it.ins.opcode} is not a constant`);
     },
+    guardMixed: (ss) => refs.checks.guard(ss),
   };
+  const refs = sharedRefs(facts, shared, env);
   return env;
-}
-
-/** Whether the addresses of `it` are `shared::cluster` ones that may name a peer CTA (mapa): mbarrier, st/red.async, tcgen05.commit. */
-function clusterAddressed(it: FlatIns): boolean {
-  const b = it.ins.base;
-  return it.ins.mods.includes('shared::cluster') && (b === 'mbarrier' || ((b === 'st' || b === 'red') && it.ins.mods[0] === 'async') || (b === 'tcgen05' && it.ins.mods[0] === 'commit'));
-}
-
-/** Element and CTA of a shared::cluster address: rank = addr / 2^24 − 1, or the executing CTA below 2^24 (layout.ts CLUSTER_STRIDE). */
-function clusterIndex(addr: Expr, base: number, granule: number): { index: Expr; cta: Expr } {
-  const local = bin('&', addr, num(CLUSTER_STRIDE - 1));
-  const high = bin('>>', addr, num(24));
-  return { index: bin('/', bin('-', local, num(base)), num(granule)), cta: bin('+', bin('*', bin('==', high, num(0)), v('cta')), bin('*', bin('!=', high, num(0)), bin('-', high, num(1)))) };
 }
 
 /** Opcodes (first word) with an effect beyond their destination registers: never left out. */
@@ -356,7 +313,7 @@ function emitBody(m: Module, flat: Flat, cfg: Cfg, facts: Facts, env: InsEnv, at
         const guard = it.ins.guard ? predMask(env, it.name(it.ins.guard.pred), it.ins.guard.negated) : undefined;
         env.pre = [];
         const ss = isAlu(it) ? aluStmts(env, it, loc, divergent, guard) : insStmts(env, it, loc, divergent, guard, isSpinTest(flat, i), globalSpin(flat, i));
-        out.push(...env.pre.map((p) => ({ ...p, loc })), ...ss);
+        out.push(...env.pre.map((p) => ({ ...p, loc })), ...(env.guardMixed?.(ss) ?? ss));
       } catch (err) {
         if (!(err instanceof Opaque || err instanceof NotModelled)) throw err;
         const why = err instanceof Opaque ? err.message : `not modelled yet: ${err.message}`;
