@@ -111,8 +111,8 @@ export interface Divergence {
  */
 export const REDUCED_SHARE = 0.4;
 
-/** Result of comparing one kernel: null when it cannot be compared (rejected by instantiate, or the full search, or the reduced one beyond {@link REDUCED_SHARE}, is too big). */
-export function compare(k: Kernel, maxStates = 20_000): { full: Outcome; divergences: Divergence[] } | null {
+/** Result of comparing one kernel (every search with the options `base` too: `{ strict: false }`): null when it cannot be compared (rejected by instantiate, or the full search, or the reduced one beyond {@link REDUCED_SHARE}, is too big). */
+export function compare(k: Kernel, maxStates = 20_000, base: CheckOptions = {}): { full: Outcome; divergences: Divergence[] } | null {
   let p: Program;
   try {
     p = instantiate(k);
@@ -122,16 +122,16 @@ export function compare(k: Kernel, maxStates = 20_000): { full: Outcome; diverge
   }
   // Every reduction first: a kernel whose reduced search is already large is skipped without the
   // unreduced one, which would (almost always) pass the bound after the longest search of all.
-  const all = outcome(p, { maxStates: Math.floor(maxStates * REDUCED_SHARE), timeout: 20_000 });
+  const all = outcome(p, { ...base, maxStates: Math.floor(maxStates * REDUCED_SHARE), timeout: 20_000 });
   if (!all.complete) return null;
-  const full = outcome(p, { por: false, symmetry: false, maxStates, timeout: 20_000 });
+  const full = outcome(p, { ...base, por: false, symmetry: false, maxStates, timeout: 20_000 });
   if (!full.complete) return null;
   const divergences: Divergence[] = [];
   const groups = all.groups;
   for (const [config, opts] of Object.entries(REDUCED)) {
     // Without symmetry groups, `por` is the search `all` ran and `symmetry` the unreduced one.
     if (groups === 0 && config !== 'all') continue;
-    const red = config === 'all' ? all : outcome(p, { ...opts, timeout: 20_000 });
+    const red = config === 'all' ? all : outcome(p, { ...base, ...opts, timeout: 20_000 });
     const missing = full.hazards.filter((h) => !red.hazards.includes(h));
     const extra = red.hazards.filter((h) => !full.hazards.includes(h));
     const finalsMissing = full.finals.filter((f) => !red.finals.includes(f)).length;
