@@ -64,7 +64,7 @@ describe('mixed.cu: tiles and mbarriers in one dynamic shared-memory array', () 
 
   it('-DBUG=1: the B box of the last stage lands on the mbarriers: reported at the copy', () => {
     const r = check(fixture('planted/mixed.bug1.ptx'), { maxStates: 100_000, randomRuns: false });
-    expect(r.verdict).toBe('not-modelled');
+    expect(r.verdict).toBe('barrier-as-data');
     const h = r.hazards[0]!;
     expect(h.message).toMatch(/^cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.tile\.mbarrier::complete_tx::bytes accesses bytes of smem that overlap its mbarriers \(bytes 32768-32799\): data written over or read from an mbarrier/);
     expect(h.locations[0]!.line).toBe(174);
@@ -84,7 +84,7 @@ describe('mixed.cu: tiles and mbarriers in one dynamic shared-memory array', () 
     expect(ok.code).toBe(0);
     const bug = await cli(['check', 'test/fixtures/ptx/planted/mixed.bug1.ptx', '--format', 'short']);
     expect(bug.code).toBe(1);
-    expect(bug.out).toMatch(/mixed\.bug1\.ptx:174:2: error\[not-modelled\]: cp\.async\.bulk\.tensor.* overlap its mbarriers/);
+    expect(bug.out).toMatch(/mixed\.bug1\.ptx:174:2: error\[barrier-as-data\]: cp\.async\.bulk\.tensor.* overlap its mbarriers/);
   });
 });
 
@@ -112,6 +112,7 @@ ${body}
 }
 const run = (body: string) => simulate(instantiate(translate(kernel(body), 'k.ptx', { dynamicSmem: 256 })));
 const notModelled = (s: ReturnType<typeof run>) => s.diagnostics.find((d) => d.diag.code === 'not-modelled')?.diag.message;
+const asData = (s: ReturnType<typeof run>) => s.diagnostics.find((d) => d.diag.code === 'barrier-as-data')?.diag.message;
 
 describe('hand-written mixed arrays: offsets known only at run time', () => {
   it('no mbarrier operation names a constant offset (smem + 8 · warp): not modelled, at the mbarrier operation', () => {
@@ -148,9 +149,10 @@ describe('hand-written mixed arrays: offsets known only at run time', () => {
   it('a data access over an mbarrier\'s 8 bytes (st.shared at byte 4) is reported; one beside them is not', () => {
     const over = run(`  mbarrier.init.shared.b64 [%r3], %r4;
   st.shared.u32 [%r3+4], %r4;`);
-    expect(notModelled(over)).toMatch(/^st\.shared\.u32 accesses bytes of smem that overlap its mbarriers \(bytes 0-7\)/);
+    expect(asData(over)).toMatch(/^st\.shared\.u32 accesses bytes of smem that overlap its mbarriers \(bytes 0-7\)/);
     const beside = run(`  mbarrier.init.shared.b64 [%r3], %r4;
   st.shared.u32 [%r3+8], %r4;`);
+    expect(asData(beside)).toBeUndefined();
     expect(notModelled(beside)).toBeUndefined();
   });
 });

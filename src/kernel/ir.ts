@@ -283,7 +283,7 @@ export type Op =
   | { op: 'clc.query'; src: BufRef; what: 'is_canceled' | 'first_ctaid'; dest: string }
   | { op: 'work'; cycles: Expr }
   /** What a front end cannot model yet, executed: stops the agent with the `not-modelled` diagnostic carrying `message`. */
-  | { op: 'trap'; message: string }
+  | { op: 'trap'; message: string; /** The diagnostic (default `not-modelled`). */ code?: 'not-modelled' | 'barrier-as-data' }
   | { op: 'exit' };
 
 /** Scope of a strong global-memory operation (PTX ISA §8.5). */

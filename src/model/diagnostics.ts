@@ -49,6 +49,8 @@ export const DIAG = {
   arith: 'arith',
   /** An instruction of a front end's input (PTX) that the machine does not model yet was executed. */
   notModelled: 'not-modelled',
+  /** A data access (load, store, copy) whose bytes overlap an mbarrier of the same shared-memory array (PTX ISA §9.7.13.15). */
+  barrierAsData: 'barrier-as-data',
   /** A non-blocking `bar.arrive` landing in the generation the same agent's previous arrive joined. */
   lapping: 'lapping',
   /** `bar.sync` / `bar.arrive` with an id outside 0..15 or a thread count that is not a positive multiple of 32. */
@@ -218,6 +220,11 @@ export const H200_BEHAVIOUR: Record<DiagCode, { h200: string; trap: boolean; sev
   },
   arith: {
     h200: 'not a barrier behaviour: the kernel\'s own integer arithmetic has no exact result here (the message names the cause: a division or remainder by zero, a shift count outside 0..63, a value beyond ±(2^53 − 1) that mbsim cannot hold exactly, a loop step of 0); the machine stops the agent',
+    trap: true,
+    severity: 'error',
+  },
+  'barrier-as-data': {
+    h200: 'not probed: PTX ISA §9.7.13.15 makes any access to a valid mbarrier other than the mbarrier instructions undefined (a TMA box or a store over the barrier corrupts its phase and counts); reported for every access whose bytes overlap an mbarrier\'s, whatever the barrier\'s state (an access after mbarrier.inval is legal and reported too); the machine stops the agent',
     trap: true,
     severity: 'error',
   },

@@ -104,7 +104,7 @@ function overlaps(bars: MixedBars, off: Expr, bytes: Expr): Expr {
 const span = (bars: MixedBars) => bars.runs.map(([a, b]) => `${a}-${b - 1}`).join(', ');
 
 /** A run-time condition on a barrier or buffer reference of a mixed array, checked where its operation runs. */
-interface Check { bad: (op: Op) => Expr; message: string }
+interface Check { bad: (op: Op) => Expr; message: string; code?: 'barrier-as-data' }
 
 /**
  * The barrier and buffer references of mixed arrays made for one kernel, with the condition under
@@ -132,7 +132,7 @@ export class MixedChecks {
    */
   data(ref: BufRef, bars: MixedBars, array: string, off: Expr, bytes: number, what: string): BufRef {
     const size = (op: Op): Expr => ('bytes' in op && op.bytes && (('dst' in op && op.dst === ref) || ('src' in op && op.src === ref)) ? op.bytes : num(bytes));
-    this.checks.set(ref, { bad: (op) => overlaps(bars, off, size(op)), message: `${what} accesses bytes of ${array} that overlap its mbarriers (bytes ${span(bars)}): data written over or read from an mbarrier` });
+    this.checks.set(ref, { bad: (op) => overlaps(bars, off, size(op)), message: `${what} accesses bytes of ${array} that overlap its mbarriers (bytes ${span(bars)}): data written over or read from an mbarrier`, code: 'barrier-as-data' });
     return ref;
   }
 
@@ -146,7 +146,7 @@ export class MixedChecks {
       if (!found.length) return s;
       return found.reduce<Stmt>((inner, c) => {
         const bad = c.bad(s.op);
-        const trap: Stmt = { s: 'op', op: { op: 'trap', message: c.message }, loc: s.loc };
+        const trap: Stmt = { s: 'op', op: { op: 'trap', message: c.message, ...(c.code ? { code: c.code } : {}) }, loc: s.loc };
         if (bad.k === 'num') return bad.v ? trap : inner;
         return { s: 'if', cond: bad, then: [trap], else: [inner], loc: s.loc };
       }, s);

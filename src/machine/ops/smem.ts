@@ -6,7 +6,7 @@
  * and `exit`.
  */
 import { diagnostic } from '../../model/mbarrier.js';
-import { DIAG } from '../../model/diagnostics.js';
+import { DIAG, type DiagCode } from '../../model/diagnostics.js';
 import type { OpInstr } from '../program.js';
 import type { MachineState, StepOut } from '../state.js';
 import { checkLdWaited } from './tmem.js';
@@ -77,10 +77,12 @@ export const SMEM_OPS: readonly OpDef[] = [
     text: (op) => op.op,
   } satisfies OpDef<'exit'>,
   {
-    // A front end's "not modelled yet", executed: the agent stops with the message (never a guess).
+    // A front end's "not modelled yet" (or a rule it checks where the operation runs, `code`),
+    // executed: the agent stops with the message (never a guess).
     op: 'trap', family: F, por: 'sync', sync: 'local', timing: 'trap',
     exec(m, s, a, ins, out) {
-      m.fault(s, a, out, diagnostic(DIAG.notModelled, (ins.op as { message: string }).message), ins.loc, -1);
+      const op = ins.op as { message: string; code?: DiagCode };
+      m.fault(s, a, out, diagnostic(op.code ?? DIAG.notModelled, op.message), ins.loc, -1);
       return false;
     },
     text: (op) => `trap (${op.message})`,
