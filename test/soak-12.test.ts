@@ -148,10 +148,10 @@ role r warps=2:
     const v = verdicts(`kernel c arch=sm_90a
 smem A bytes=1024
 role r warps=4:
-    cp.async A + (warp & 1) * 512, 512
+    cp.async A + (warp & 1) * 512, 16
     cp.async.wait_all
 `);
-    expect(v.all).toEqual(['race A[0:512]', 'race A[512:1024]']);
+    expect(v.all).toEqual(['race A[0:16]', 'race A[512:528]']);
     expect(v.none).toEqual(v.all);
   });
 
