@@ -107,6 +107,32 @@ role reader warps=1 per=one cta=1:
   });
 });
 
+describe('a waiter that acquired the first release has the access ordered', () => {
+  /** The producer stores A, arrives on side (release) then on full (relaxed), with `mid` between; the consumer waits on both (`waits`, in order) and reads A. */
+  const both = (waits: string[], mid = '') => `kernel k arch=sm_90a
+barrier full count=1
+barrier side count=1
+smem A bytes=4096
+role producer warps=1 per=one:
+    st.shared A
+    mbarrier.arrive side
+${mid}    mbarrier.arrive.relaxed full
+role consumer warps=1 per=one:
+${waits.map((b) => `    mbarrier.try_wait.parity ${b}, 0\n`).join('')}    ld.shared A
+`;
+
+  test('waits on side then full, or full then side: OK (ordered through side)', () => {
+    expect(verdict(both(['side', 'full']))).toEqual([]);
+    expect(verdict(both(['full', 'side']))).toEqual([]);
+    expect(traceRaces(both(['side', 'full']))).toBe(0);
+  });
+
+  test('a second store of A after the release on side is released nowhere: a race even so', () => {
+    expect(verdict(both(['side', 'full'], '    st.shared A\n'))).toEqual(['race A']);
+    expect(traceRaces(both(['side', 'full'], '    st.shared A\n'))).toBe(1);
+  });
+});
+
 describe('a release then a relaxed arrive on the same barrier is a release pattern (PTX ISA §8.8)', () => {
   /** full counts two arrivals of the producer: a release one, then a relaxed one; `mid` between them. */
   const same = (mid: string) => `kernel k arch=sm_90a

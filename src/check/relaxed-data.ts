@@ -22,7 +22,7 @@ export function relaxedUse(p: Program): { track: boolean; needRel: boolean } {
   const slots = p.ctas * p.barriersPerCta + p.grid + (p.values ? p.values.init.length : 0);
   const codes = 2 * p.ctas * p.buffersPerCta + 1;
   // The checker data must fit in 32-bit words (codec.ts); larger kernels go untracked.
-  if (slots * 2 * (p.agents.length + 1) * codes * 4 >= 2 ** 31 || codes >= 1 << 24) return { track: false, needRel: false };
+  if ((slots + 1) * 2 * (p.agents.length + 1) * codes * 8 >= 2 ** 31 || codes >= 1 << 24) return { track: false, needRel: false };
   return { track: relaxedArrive || needRel, needRel };
 }
 
@@ -31,6 +31,8 @@ export function relaxedUse(p: Program): { track: boolean; needRel: boolean } {
 export const OWN = 0;
 export const INH = 1;
 export const REL = 2;
+/** ACQ entries: (ACQ << 28) | (publisher × C + code): the agent acquired that publisher's access of `code` through a release it observed (see {@link Work.inherit}). */
+export const ACQ = 3;
 /** Own-access tags: not covered by a release fence, covered at cta scope, covered at a wider scope. */
 export const U_NONE = 0;
 export const U_CTA = 1;
@@ -47,6 +49,13 @@ export const P_NONE = 0;
 export const P_LOCAL = 1;
 export const P_CROSS = 2;
 export const P_CTA = 3;
+/** Published by a relaxed arrive without release there, but released on another location (a waiter that acquired that release has it ordered). */
+export const P_ELSEWHERE = 4;
+/** P_LOCAL / P_CROSS of an agent that may still publish the same accesses as P_ELSEWHERE: a waiter acquiring them records it (ACQ). */
+export const P_LOCAL_K = 5;
+export const P_CROSS_K = 6;
+/** rp tags take 3 bits. */
+export const P_BITS = 8;
 
 /**
  * What a strong global operation does in the memory model (PTX ISA §8.4, §8.7-§8.8): whether it
@@ -100,10 +109,14 @@ export class Work {
   publish(a: number, slot: number, tagOf: (u: number, rel: boolean) => number): void {
     const l = this.own[a];
     if (!l) return;
+    const e = this.enc;
     for (const v of l) {
       if (ruKind(v) !== OWN) continue;
-      const tag = tagOf(ruTag(v), l.includes(this.enc.rel(slot, ruCode(v))));
-      if (tag >= 0) this.pub = withEntry(this.pub, this.enc.rp(slot, 0, a, ruCode(v), tag));
+      const code = ruCode(v);
+      let tag = tagOf(ruTag(v), l.includes(e.rel(slot, code)));
+      // Unreleased here, but released on another location: its waiters may have it ordered.
+      if (tag === P_NONE && l.some((x) => ruKind(x) === REL && e.relCode(x) === code)) tag = P_ELSEWHERE;
+      if (tag >= 0) this.pub = withEntry(this.pub, e.rp(slot, 0, a, code, tag));
     }
   }
   /** Agent `a` accesses `code`: its newest access of it, covered by no fence and released nowhere yet. */
@@ -126,7 +139,7 @@ export class Work {
     const l = this.own[a];
     if (!l) return;
     if (!keep) {
-      if (l.some((v) => ruKind(v) !== INH)) this.setOwn(a, l.filter((v) => ruKind(v) === INH));
+      if (l.some((v) => ruKind(v) === OWN || ruKind(v) === REL)) this.setOwn(a, l.filter((v) => ruKind(v) === INH || ruKind(v) === ACQ));
       return;
     }
     let next: number[] = l;
@@ -155,20 +168,40 @@ export class Work {
     keep.sort((a, b) => a - b);
     this.pub = keep.length ? keep : null;
   }
-  /** Agent `a` observes the last completed stage of `slot`: tag `P_*` → inherited tag (or -1: nothing). Returns whether a remote release's marker was there. */
+  /**
+   * Agent `a` observes the last completed stage of `slot`: tag `P_*` → inherited tag (or -1:
+   * nothing). A release it acquires (-1 for a `P_*_K` entry) is recorded as ACQ, and an access it
+   * has acquired that way is not inherited again as unreleased from a relaxed arrive on another
+   * barrier (`P_ELSEWHERE`): it is ordered, through the first release, before what follows the
+   * acquire (PTX ISA §8.9, causality order). Returns whether a remote release's marker was there.
+   */
   inherit(a: number, slot: number, tagOf: (ptag: number, publisher: number) => number): boolean {
     let marked = false;
     if (!this.pub) return marked;
     const e = this.enc;
     let l: number[] | null = this.own[a]!;
-    for (const v of this.pub) {
-      if (e.slot(v) !== slot || e.stage(v) !== 1 || e.agent(v) === a) continue; // its own accesses: program order
+    const seen = this.pub.filter((v) => e.slot(v) === slot && e.stage(v) === 1 && e.agent(v) !== a); // its own accesses: program order
+    // First the releases it acquires (an unreleased copy inherited by an earlier wait, a relaxed
+    // arrive observed first, is ordered now), then what it inherits from this phase.
+    for (const v of seen) {
+      const ptag = v % P_BITS;
+      if (e.code(v) === e.MARK || (ptag !== P_LOCAL_K && ptag !== P_CROSS_K)) continue;
+      if (tagOf(ptag === P_LOCAL_K ? P_LOCAL : P_CROSS, e.agent(v)) >= 0) continue;
+      const code = e.code(v);
+      const stale = (x: number) => ruKind(x) === INH && ruTag(x) === G_RELAXED && ruCode(x) === code;
+      if (l?.some(stale)) l = l.filter((x) => !stale(x));
+      l = withEntry(l, e.acq(e.agent(v), code));
+    }
+    for (const v of seen) {
       const code = e.code(v);
       if (code === e.MARK) {
         marked = true;
         continue;
       }
-      const tag = tagOf(v & 3, e.agent(v));
+      const ptag = v % P_BITS;
+      const pa = e.agent(v);
+      if (ptag === P_ELSEWHERE && l?.includes(e.acq(pa, code))) continue;
+      const tag = tagOf(ptag === P_ELSEWHERE ? P_NONE : ptag === P_LOCAL_K ? P_LOCAL : ptag === P_CROSS_K ? P_CROSS : ptag, pa);
       if (tag >= 0) l = withEntry(l, ru(INH, tag, code));
     }
     if (l !== this.own[a]) this.setOwn(a, l);
@@ -188,6 +221,8 @@ export interface Enc {
   /** The REL entry of `code` released on `slot`, and the code of a REL entry. */
   rel(slot: number, code: number): number;
   relCode(v: number): number;
+  /** The ACQ entry of `publisher`'s access of `code`. */
+  acq(publisher: number, code: number): number;
 }
 /** Whether `op` can publish accesses that no release covers: a `.relaxed` arrive or a weak store of a flag (PTX ISA §8.8). */
 function publishesUnreleased(op: Op): boolean {

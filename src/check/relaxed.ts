@@ -24,7 +24,8 @@
  * location only, so a later `.relaxed` arrive on another barrier publishes them unreleased, and on
  * the same barrier released (a release followed by a strong write on one location is a release
  * pattern, PTX ISA §8.8); they are forgotten at a release after which no relaxed arrive or weak
- * store can run; inherited
+ * store can run; a waiter that acquired such an access through its release (an ACQ entry, by
+ * publisher and buffer) does not inherit it again as unreleased from the other barrier; inherited
  * entries are forgotten at the agent's next `bar.sync` or `barrier.cluster.wait`; a remote arrive
  * publishes into the phase open at its issue; asynchronous units' signals (TMA complete_tx,
  * tcgen05.commit) count as releases of the barrier's own CTA.
@@ -38,7 +39,7 @@ import { kindLabel } from './ghosts.js';
 import type { Extra } from './codec.js';
 import { keyOf, type RawHazard } from './engine.js';
 import {
-  FLAG, G_RELAXED, G_SCOPE, INH, OWN, P_CROSS, P_CTA, P_LOCAL, P_NONE, Q_LOCAL, Q_WIDE, REL, U_CTA, U_NONE, U_WIDE,
+  ACQ, FLAG, G_RELAXED, G_SCOPE, INH, OWN, P_BITS, P_CROSS, P_CROSS_K, P_CTA, P_LOCAL, P_LOCAL_K, P_NONE, Q_LOCAL, Q_WIDE, REL, U_CTA, U_NONE, U_WIDE,
   flagSemantics, locKey, relaxedAhead, relaxedUse, ru, ruCode, ruKind, ruTag, withEntry, Work, type Enc,
 } from './relaxed-data.js';
 
@@ -63,15 +64,16 @@ export function relaxedDetector(
   /** rp entry: slot, stage (0 open, 1 last completed), publishing agent (A1 − 1: an asynchronous unit), code, tag. */
   const A1 = p.agents.length + 1;
   const enc: Enc = {
-    rp: (slot, stage, agent, code, tag) => (((slot * 2 + stage) * A1 + agent) * C + code) * 4 + tag,
-    code: (v) => Math.floor(v / 4) % C,
-    agent: (v) => Math.floor(Math.floor(v / 4) / C) % A1,
-    stage: (v) => Math.floor(Math.floor(Math.floor(v / 4) / C) / A1) % 2,
-    slot: (v) => Math.floor(Math.floor(Math.floor(v / 4) / C) / A1 / 2),
-    STAGE: 4 * C * A1,
+    rp: (slot, stage, agent, code, tag) => (((slot * 2 + stage) * A1 + agent) * C + code) * P_BITS + tag,
+    code: (v) => Math.floor(v / P_BITS) % C,
+    agent: (v) => Math.floor(Math.floor(v / P_BITS) / C) % A1,
+    stage: (v) => Math.floor(Math.floor(Math.floor(v / P_BITS) / C) / A1) % 2,
+    slot: (v) => Math.floor(Math.floor(Math.floor(v / P_BITS) / C) / A1 / 2),
+    STAGE: P_BITS * C * A1,
     MARK,
     rel: (slot, code) => REL * 2 ** 28 + slot * C + code,
     relCode: (v) => (v - REL * 2 ** 28) % C,
+    acq: (publisher, code) => ACQ * 2 ** 28 + publisher * C + code,
   };
   /** The release location of a named barrier (`bar.sync`, `bar.arrive`): after every slot; no relaxed arrive is ever on it. */
   const NAMED = nBars + p.grid + (p.values ? p.values.init.length : 0);
@@ -118,7 +120,7 @@ export function relaxedDetector(
       if (l) {
         const next: number[] = [];
         for (const v of l) {
-          if (ruKind(v) === REL) next.push(v);
+          if (ruKind(v) === REL || ruKind(v) === ACQ) next.push(v);
           else if (ruKind(v) === OWN) next.push(op.sem === 'acquire' ? v : ru(OWN, Math.max(ruTag(v), wide ? U_WIDE : U_CTA), ruCode(v)));
           else if (op.sem === 'release' || !((ruTag(v) & 3) === Q_LOCAL || ((ruTag(v) & 3) === Q_WIDE && wide))) next.push(v);
         }
@@ -134,16 +136,19 @@ export function relaxedDetector(
           // An earlier release arrive on this barrier covers what preceded it (a release pattern).
           w.publish(a, k, (u, rel) => (!rel && (u === U_NONE || (u === U_CTA && cross)) ? P_NONE : needRel ? (cross ? P_CROSS : P_LOCAL) : -1));
         } else {
-          if (needRel) {
-            w.publish(a, k, () => (cross ? P_CROSS : P_LOCAL));
-            if (cross) w.pub = withEntry(w.pub, rp(k, 0, a, MARK, P_CROSS));
-          }
-          w.release(a, k, keepAfter(t, a));
+          const keep = keepAfter(t, a);
+          if (needRel || keep) w.publish(a, k, () => (cross ? (keep ? P_CROSS_K : P_CROSS) : keep ? P_LOCAL_K : P_LOCAL));
+          if (needRel && cross) w.pub = withEntry(w.pub, rp(k, 0, a, MARK, P_CROSS));
+          w.release(a, k, keep);
         }
       }
     } else if (op.op === 'barrier.cluster.arrive') {
       if (op.sem === 'relaxed') w.publish(a, nBars + info.cluster, (u, rel) => (rel || u === U_WIDE ? -1 : P_NONE));
-      else w.release(a, nBars + info.cluster, keepAfter(t, a));
+      else {
+        const keep = keepAfter(t, a);
+        if (keep) w.publish(a, nBars + info.cluster, () => P_LOCAL_K);
+        w.release(a, nBars + info.cluster, keep);
+      }
     } else if (op.op === 'bar.sync') {
       if (ag.sub < 0) w.release(a, NAMED, keepAfter(t, a));
       else w.clear(a, INH);
