@@ -78,7 +78,7 @@ const KINDS = new Set([
   'scope', 'lapping', 'unused-barrier', 'exited-cta', 'async-store-target',
   'aligned-barrier',
   'tmem-unallocated', 'tmem-leak', 'tmem-alloc-after-relinquish', 'tmem-ld-unwaited', 'tmem-dealloc-inflight', 'tmem-alloc-state',
-  'clc-after-fail', 'clc-ctaid-failed', 'global-uninit', 'cluster-arrive-partial',
+  'clc-after-fail', 'clc-ctaid-failed', 'global-uninit', 'cluster-arrive-partial', 'cluster-arrive-twice',
 ]);
 
 describe('bug-pattern sketches', () => {
@@ -86,7 +86,7 @@ describe('bug-pattern sketches', () => {
   const files = readdirSync(dir).filter((f) => f.endsWith('.mbk')).sort();
   test('the memory-model sketches are present, each with its fixed twin', () => {
     expect(files.filter((f) => /^M\d/.test(f)).map((f) => f.replace('.mbk', ''))).toEqual(
-      ['M01', 'M02', 'M03', 'M04', 'M05', 'M06'].flatMap((m) => [`${m}-fixed`, m]),
+      ['M01', 'M02', 'M03', 'M04', 'M05', 'M06', 'M07', 'M08'].flatMap((m) => [`${m}-fixed`, m]),
     );
   });
   test('all 19 patterns are present, and the asynchronous-copy patterns with their fixed twins', () => {

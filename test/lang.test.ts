@@ -403,6 +403,22 @@ describe('diagnostics: one test per code, exact message and caret', () => {
       hint: work takes a non-negative number of cycles"
     `);
   });
+  test('E-cp-size: a constant cp.async size other than 4, 8 or 16', () => {
+    expect(errors(role('cp.async tile[0], 12\ncp.async tile[0], 16'))).toMatchInlineSnapshot(`
+      "t.mbk:6:23: error[E-cp-size]: cp.async copies 4, 8 or 16 bytes per thread (its cp-size, PTX ISA §9.7.9.25.3.1), not 12
+            cp.async tile[0], 12
+                              ^~
+      hint: write 4, 8 or 16: each thread copies that many bytes"
+    `);
+  });
+  test('E-wait-group: a negative constant cp.async.wait_group', () => {
+    expect(errors(role('cp.async.wait_group 0 - 1\ncp.async.wait_group 0'))).toMatchInlineSnapshot(`
+      "t.mbk:6:25: error[E-wait-group]: cp.async.wait_group N takes a non-negative integer (the most recent groups left pending, PTX ISA §9.7.9.25.3.3), not -1
+            cp.async.wait_group 0 - 1
+                                ^~~~~
+      hint: N is how many of the most recent groups may stay pending: 0 waits for all"
+    `);
+  });
   test('E-index-range: constant indices and CTA ranks', () => {
     expect(errors(role('mbarrier.arrive full[2]\nld.shared tile[-1]\nmbarrier.arrive full[0]@1'))).toMatchInlineSnapshot(`
       "t.mbk:6:26: error[E-index-range]: index 2 is out of range for barrier array full[2]

@@ -148,10 +148,10 @@ role r warps=2:
     const v = verdicts(`kernel c arch=sm_90a
 smem A bytes=1024
 role r warps=4:
-    cp.async A + (warp & 1) * 512, 512
+    cp.async A + (warp & 1) * 512, 16
     cp.async.wait_all
 `);
-    expect(v.all).toEqual(['race A[0:512]', 'race A[512:1024]']);
+    expect(v.all).toEqual(['race A[0:16]', 'race A[512:528]']);
     expect(v.none).toEqual(v.all);
   });
 
@@ -228,5 +228,25 @@ ${mid}    barrier.cluster.wait
 `;
     expect(verdicts(twice('')).all).toEqual(['hang barrier.cluster']);
     expect(verdicts(twice('    barrier.cluster.arrive.relaxed\n'))).toEqual({ all: [], none: [] });
+  });
+});
+
+describe('a second barrier.cluster.arrive before the wait of the round (PTX ISA §9.7.13.3)', () => {
+  const twice = (mid: string) => `kernel c arch=sm_90a cluster=2
+role r warps=1:
+    barrier.cluster.arrive
+${mid}    barrier.cluster.arrive
+    barrier.cluster.wait
+`;
+
+  test('arrive, arrive, wait: cluster-arrive-twice at the second arrive (the agent stops)', () => {
+    const r = check(program(twice('')), { all: true, randomRuns: false });
+    expect(r.hazards.map((h) => h.kind)).toEqual(['cluster-arrive-twice']);
+    expect(r.hazards[0]!.message).toContain('a second time without a barrier.cluster.wait');
+    expect(r.hazards[0]!.locations.map((l) => l.line)).toEqual([4]);
+  });
+
+  test('a wait between the two arrives: OK', () => {
+    expect(verdicts(twice('    barrier.cluster.wait\n'))).toEqual({ all: [], none: [] });
   });
 });

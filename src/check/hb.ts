@@ -124,10 +124,24 @@ export function happensBefore(p: Program, events: readonly MachineEvent[]): { ac
   /** Per agent: what its relaxed waits observed, not acquired until an acquire fence (local, other CTAs). */
   const pendAcq: (VC | null)[] = new Array(A).fill(null);
   const pendAcqX: (VC | null)[] = new Array(A).fill(null);
-  /** The clock a relaxed arrive of agent `a` releases to observers in another CTA (`cross`) or its own. */
-  const relaxedRelease = (a: number, cross: boolean): VC => {
+  /** Per agent and barrier (`a|bar`, `a|cN` for the cluster barrier): its clock at its last release arrive there. */
+  const relOn = new Map<string, VC>();
+  /**
+   * The clock a relaxed arrive of agent `a` on `loc` releases to observers in another CTA (`cross`)
+   * or its own: what a release fence before it ordered, and what its last release arrive on the
+   * same barrier did (a release followed by a strong write on one location, PTX ISA §8.8).
+   */
+  const relaxedRelease = (a: number, cross: boolean, loc: string): VC => {
     const f = fenceRel[a];
-    return f && (f.wide || !cross) ? f.vc : zero();
+    const v = f && (f.wide || !cross) ? f.vc.slice() : zero();
+    join(v, relOn.get(`${a}|${loc}`));
+    return v;
+  };
+  /** The clock agent `a` releases by an arrive on `loc`, relaxed or not (recorded for a later relaxed one). */
+  const arriveClock = (a: number, cross: boolean, loc: string, relaxed: boolean): VC => {
+    if (relaxed) return relaxedRelease(a, cross, loc);
+    relOn.set(`${a}|${loc}`, vc[a]!.slice());
+    return vc[a]!;
   };
   const barCtaOf = (bar: number) => Math.floor(bar / p.barriersPerCta);
   const namedAcc = new Map<string, VC>();
@@ -218,7 +232,7 @@ export function happensBefore(p: Program, events: readonly MachineEvent[]): { ac
         // A relaxed remote arrive carries only what a release fence before it ordered.
         const ro = e.kind === 'remote' ? opOf(e.loc) : undefined;
         const relaxed = ro?.op === 'mbarrier.arrive' && ro.sem === 'relaxed';
-        const v = relaxed ? relaxedRelease(e.agent, true).slice() : vc[e.agent]!.slice();
+        const v = e.kind === 'remote' ? arriveClock(e.agent, true, String(e.bar), relaxed).slice() : vc[e.agent]!.slice();
         const comp = compOf.get(e.id)!;
         v[comp] = 1;
         opVc.set(e.id, v);
@@ -253,7 +267,7 @@ export function happensBefore(p: Program, events: readonly MachineEvent[]): { ac
           agentEvent(e.agent);
           const o = e.e === 'arrive' ? opOf(e.loc) : undefined;
           const relaxed = o?.op === 'mbarrier.arrive' && o.sem === 'relaxed';
-          release(phaseAcc, `${e.bar}:${e.phase}`, relaxed ? relaxedRelease(e.agent, false) : vc[e.agent]!);
+          release(phaseAcc, `${e.bar}:${e.phase}`, e.e === 'arrive' ? arriveClock(e.agent, false, String(e.bar), relaxed) : vc[e.agent]!);
         } else if (e.async >= 0) {
           // Remote arrives come from another CTA's thread; the asynchronous units' signals count as the barrier's CTA's.
           const cross = opInfo.get(e.async)?.kind === 'remote' && barCtaOf(e.bar) !== p.agents[opInfo.get(e.async)!.agent]!.cta;
@@ -325,7 +339,7 @@ export function happensBefore(p: Program, events: readonly MachineEvent[]): { ac
           const o = opOf(e.loc);
           const relaxed = o?.op === 'barrier.cluster.arrive' && o.sem === 'relaxed';
           // A relaxed cluster arrive releases what a cluster-scope release fence before it ordered.
-          release(clusterAcc, `${p.agents[a]!.cluster}:${clusterRound[a]}`, relaxed ? relaxedRelease(a, true) : vc[a]!);
+          release(clusterAcc, `${p.agents[a]!.cluster}:${clusterRound[a]}`, arriveClock(a, true, `c${p.agents[a]!.cluster}`, relaxed));
         } else if (e.kind === 'bar.sync.done') {
           agentEvent(e.agent); // acquires the generation's arrivals (pendingNamed)
         } else if (e.kind === 'cluster.done') {

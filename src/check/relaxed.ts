@@ -19,8 +19,13 @@
  * released. Active only when the kernel has a relaxed arrive or wait or an explicit `.cta` wait, so
  * other kernels pay nothing. Conflicts are checked for the agent's own generic accesses and for
  * the accesses of the asynchronous operations it issues. Approximations (false negatives, never
- * false reports in the patterns the tests cover): only generic accesses are published; an agent's
- * accesses are forgotten at its next release of any kind; inherited
+ * false reports in the patterns the tests cover): only generic accesses are published; a release
+ * (an arrive, a release store, a named barrier) marks the agent's accesses released on that
+ * location only, so a later `.relaxed` arrive on another barrier publishes them unreleased, and on
+ * the same barrier released (a release followed by a strong write on one location is a release
+ * pattern, PTX ISA §8.8); they are forgotten at a release after which no relaxed arrive or weak
+ * store can run; a waiter that acquired such an access through its release (an ACQ entry, by
+ * publisher and buffer) does not inherit it again as unreleased from the other barrier; inherited
  * entries are forgotten at the agent's next `bar.sync` or `barrier.cluster.wait`; a remote arrive
  * publishes into the phase open at its issue; asynchronous units' signals (TMA complete_tx,
  * tcgen05.commit) count as releases of the barrier's own CTA.
@@ -33,152 +38,12 @@ import { accessesOf, pointAccess } from '../machine/ops/index.js';
 import { kindLabel } from './ghosts.js';
 import type { Extra } from './codec.js';
 import { keyOf, type RawHazard } from './engine.js';
+import {
+  ACQ, FLAG, G_RELAXED, G_SCOPE, INH, OWN, P_BITS, P_CROSS, P_CROSS_K, P_CTA, P_LOCAL, P_LOCAL_K, P_NONE, Q_LOCAL, Q_WIDE, REL, U_CTA, U_NONE, U_WIDE,
+  flagSemantics, locKey, relaxedAhead, relaxedUse, ru, ruCode, ruKind, ruTag, withEntry, Work, type Enc,
+} from './relaxed-data.js';
 
-/** What a kernel needs of the detector: `track` (anything at all), `needRel` (released accesses matter: relaxed or `.cta` waits). */
-export function relaxedUse(p: Program): { track: boolean; needRel: boolean } {
-  let relaxedArrive = false;
-  let needRel = false;
-  for (const rc of p.roles) for (const ins of rc.code) {
-    if (ins.i !== 'op') continue;
-    const op = ins.op;
-    if ((op.op === 'mbarrier.arrive' || op.op === 'barrier.cluster.arrive') && op.sem === 'relaxed') relaxedArrive = true;
-    if (op.op === 'mbarrier.wait' && (op.sem === 'relaxed' || op.scope === 'cta')) needRel = true;
-    if (flagSemantics(op)?.weak) needRel = true;
-  }
-  const slots = p.ctas * p.barriersPerCta + p.grid + (p.values ? p.values.init.length : 0);
-  const codes = 2 * p.ctas * p.buffersPerCta + 1;
-  // The checker data must fit in 32-bit words (codec.ts); larger kernels go untracked.
-  if (slots * 2 * (p.agents.length + 1) * codes * 4 >= 2 ** 31 || codes >= 1 << 24) return { track: false, needRel: false };
-  return { track: relaxedArrive || needRel, needRel };
-}
-
-// ru entries: (kind << 28) | (tag << 24) | code, code = buffer key × 2 + (write ? 1 : 0).
-const OWN = 0;
-const INH = 1;
-/** Own-access tags: not covered by a release fence, covered at cta scope, covered at a wider scope. */
-const U_NONE = 0;
-const U_CTA = 1;
-const U_WIDE = 2;
-/** Inherited tags: unordered (a relaxed arrive's), needs an acquire fence (any scope / cluster scope), unordered (a `.cta` acquire of another CTA's release). */
-const G_RELAXED = 0;
-const Q_LOCAL = 1;
-const Q_WIDE = 2;
-const G_SCOPE = 3;
-/** The same four for a global flag (a store → the loads that read its value): tags + 4. */
-const FLAG = 4;
-/** rp tags: published without release, released by the barrier's CTA, released by another CTA, released at `.cta` scope (a flag store). */
-const P_NONE = 0;
-const P_LOCAL = 1;
-const P_CROSS = 2;
-const P_CTA = 3;
-
-/**
- * What a strong global operation does in the memory model (PTX ISA §8.4, §8.7-§8.8): whether it
- * reads the location (and acquires), writes it (and releases), at which scope; `weak`: `.relaxed`
- * (it reads without acquiring or writes without releasing). Null for other operations, plain
- * `ld.global` / `st.global` included: those are data accesses, ordered by the synchronization
- * around them, never a synchronization themselves.
- */
-export function flagSemantics(op: Op): { read: boolean; write: boolean; acquire: boolean; release: boolean; cta: boolean; rmw: boolean; weak: boolean } | null {
-  let r: { read: boolean; write: boolean; acquire: boolean; release: boolean; cta: boolean; rmw: boolean };
-  switch (op.op) {
-    case 'ld.strong': case 'spin.global': r = { read: true, write: false, acquire: op.sem === 'acquire', release: false, cta: op.scope === 'cta', rmw: false }; break;
-    case 'st.strong': r = { read: false, write: true, acquire: false, release: op.sem === 'release', cta: op.scope === 'cta', rmw: false }; break;
-    case 'atom.global': r = { read: !op.red, write: true, acquire: op.sem === 'acquire' || op.sem === 'acq_rel', release: op.sem === 'release' || op.sem === 'acq_rel', cta: op.scope === 'cta', rmw: true }; break;
-    default: return null;
-  }
-  return { ...r, weak: (r.read && !r.acquire) || (r.write && !r.release) };
-}
-
-const ruKind = (v: number) => v >>> 28;
-const ruTag = (v: number) => (v >>> 24) & 15;
-const ruCode = (v: number) => v & 0xffffff;
-const ru = (kind: number, tag: number, code: number) => (kind << 28) | (tag << 24) | code;
-
-/** A sorted list with `v` (null-safe, never mutates `l`). */
-function withEntry(l: number[] | null, v: number): number[] {
-  if (l && l.includes(v)) return l;
-  const r = l ? [...l, v] : [v];
-  return r.sort((a, b) => a - b);
-}
-
-const locKey = (l?: SrcLoc) => (l ? `${l.file ?? ''}:${l.line}:${l.col}` : '-');
-
-/** The checker data one transition updates (copied on first write). */
-class Work {
-  own: (number[] | null)[];
-  pub: number[] | null;
-  constructor(readonly x: Extra, private readonly enc: Enc) {
-    this.own = x.ru;
-    this.pub = x.rp;
-  }
-  setOwn(a: number, l: number[] | null): void {
-    if (this.own === this.x.ru) this.own = this.own.slice();
-    this.own[a] = l && l.length ? l : null;
-  }
-  /** Publishes agent `a`'s own accesses into slot `slot`'s open stage, each tag mapped by `tagOf` (-1: not published). */
-  publish(a: number, slot: number, tagOf: (u: number) => number): void {
-    const l = this.own[a];
-    if (!l) return;
-    for (const v of l) {
-      if (ruKind(v) !== OWN) continue;
-      const tag = tagOf(ruTag(v));
-      if (tag >= 0) this.pub = withEntry(this.pub, this.enc.rp(slot, 0, a, ruCode(v), tag));
-    }
-  }
-  /** Drops agent `a`'s entries of kind `kind` (its own accesses at a release, the inherited ones at a full acquire). */
-  clear(a: number, kind: number): void {
-    const l = this.own[a];
-    if (l && l.some((v) => ruKind(v) === kind)) this.setOwn(a, l.filter((v) => ruKind(v) !== kind));
-  }
-  /**
-   * The open stage of `slot` becomes its last completed one; the older one is dropped, or with
-   * `merge` kept (an atomic read-modify-write continues the release sequence of the store it
-   * read, PTX ISA §8.8).
-   */
-  complete(slot: number, merge = false): void {
-    if (!this.pub) return;
-    const e = this.enc;
-    const keep: number[] = [];
-    for (const v of this.pub) {
-      if (e.slot(v) !== slot) keep.push(v);
-      else if (e.stage(v) === 0) keep.push(v + e.STAGE);
-      else if (merge && !this.pub.includes(v - e.STAGE)) keep.push(v);
-    }
-    keep.sort((a, b) => a - b);
-    this.pub = keep.length ? keep : null;
-  }
-  /** Agent `a` observes the last completed stage of `slot`: tag `P_*` → inherited tag (or -1: nothing). Returns whether a remote release's marker was there. */
-  inherit(a: number, slot: number, tagOf: (ptag: number, publisher: number) => number): boolean {
-    let marked = false;
-    if (!this.pub) return marked;
-    const e = this.enc;
-    let l: number[] | null = this.own[a]!;
-    for (const v of this.pub) {
-      if (e.slot(v) !== slot || e.stage(v) !== 1 || e.agent(v) === a) continue; // its own accesses: program order
-      const code = e.code(v);
-      if (code === e.MARK) {
-        marked = true;
-        continue;
-      }
-      const tag = tagOf(v & 3, e.agent(v));
-      if (tag >= 0) l = withEntry(l, ru(INH, tag, code));
-    }
-    if (l !== this.own[a]) this.setOwn(a, l);
-    return marked;
-  }
-}
-
-/** The rp encoding of one program (see {@link relaxedDetector}). */
-interface Enc {
-  rp(slot: number, stage: number, agent: number, code: number, tag: number): number;
-  slot(v: number): number;
-  stage(v: number): number;
-  agent(v: number): number;
-  code(v: number): number;
-  STAGE: number;
-  MARK: number;
-}
+export { flagSemantics, relaxedUse } from './relaxed-data.js';
 
 /**
  * The detector for program `p` driving machine `m`: a function from one transition (pre-state
@@ -199,14 +64,22 @@ export function relaxedDetector(
   /** rp entry: slot, stage (0 open, 1 last completed), publishing agent (A1 − 1: an asynchronous unit), code, tag. */
   const A1 = p.agents.length + 1;
   const enc: Enc = {
-    rp: (slot, stage, agent, code, tag) => (((slot * 2 + stage) * A1 + agent) * C + code) * 4 + tag,
-    code: (v) => Math.floor(v / 4) % C,
-    agent: (v) => Math.floor(Math.floor(v / 4) / C) % A1,
-    stage: (v) => Math.floor(Math.floor(Math.floor(v / 4) / C) / A1) % 2,
-    slot: (v) => Math.floor(Math.floor(Math.floor(v / 4) / C) / A1 / 2),
-    STAGE: 4 * C * A1,
+    rp: (slot, stage, agent, code, tag) => (((slot * 2 + stage) * A1 + agent) * C + code) * P_BITS + tag,
+    code: (v) => Math.floor(v / P_BITS) % C,
+    agent: (v) => Math.floor(Math.floor(v / P_BITS) / C) % A1,
+    stage: (v) => Math.floor(Math.floor(Math.floor(v / P_BITS) / C) / A1) % 2,
+    slot: (v) => Math.floor(Math.floor(Math.floor(v / P_BITS) / C) / A1 / 2),
+    STAGE: P_BITS * C * A1,
     MARK,
+    rel: (slot, code) => REL * 2 ** 28 + slot * C + code,
+    relCode: (v) => (v - REL * 2 ** 28) % C,
+    acq: (publisher, code) => ACQ * 2 ** 28 + publisher * C + code,
   };
+  /** The release location of a named barrier (`bar.sync`, `bar.arrive`): after every slot; no relaxed arrive is ever on it. */
+  const NAMED = nBars + p.grid + (p.values ? p.values.init.length : 0);
+  const ahead = relaxedAhead(p);
+  /** Whether agent `a`, at its pc in `t`, can still publish accesses unreleased (keep its released ones marked). */
+  const keepAfter = (t: MachineState, a: number) => ahead[p.agents[a]!.role]![t.agents[a]!.pc] ?? true;
   const rp = enc.rp;
 
   const barCta = (k: number) => Math.floor(k / p.barriersPerCta);
@@ -239,9 +112,7 @@ export function relaxedDetector(
           if (ruKind(v) !== INH || ruCode(v) >> 1 !== buf || (acc === 'r' && (ruCode(v) & 1) === 0)) continue;
           raceFound(stateId, a, ins.loc, ins.text, buf, ruCode(v) & 1, ruTag(v));
         }
-        const l = w.own[a];
-        const cur = l?.find((v) => ruKind(v) === OWN && ruCode(v) === code);
-        if (cur === undefined || ruTag(cur) !== U_NONE) w.setOwn(a, withEntry(cur === undefined ? l ?? null : l!.filter((v) => v !== cur), ru(OWN, U_NONE, code)));
+        w.access(a, code);
       }
     } else if (op.op === 'fence') {
       const wide = op.scope !== 'cta';
@@ -249,7 +120,8 @@ export function relaxedDetector(
       if (l) {
         const next: number[] = [];
         for (const v of l) {
-          if (ruKind(v) === OWN) next.push(op.sem === 'acquire' ? v : ru(OWN, Math.max(ruTag(v), wide ? U_WIDE : U_CTA), ruCode(v)));
+          if (ruKind(v) === REL || ruKind(v) === ACQ) next.push(v);
+          else if (ruKind(v) === OWN) next.push(op.sem === 'acquire' ? v : ru(OWN, Math.max(ruTag(v), wide ? U_WIDE : U_CTA), ruCode(v)));
           else if (op.sem === 'release' || !((ruTag(v) & 3) === Q_LOCAL || ((ruTag(v) & 3) === Q_WIDE && wide))) next.push(v);
         }
         next.sort((u, w) => u - w);
@@ -261,23 +133,27 @@ export function relaxedDetector(
         const cross = barCta(k) !== info.cta;
         if (op.sem === 'relaxed') {
           // Only what a release fence covered is released, and a cta-scope fence not to another CTA.
-          w.publish(a, k, (u) => (u === U_NONE || (u === U_CTA && cross) ? P_NONE : needRel ? (cross ? P_CROSS : P_LOCAL) : -1));
+          // An earlier release arrive on this barrier covers what preceded it (a release pattern).
+          w.publish(a, k, (u, rel) => (!rel && (u === U_NONE || (u === U_CTA && cross)) ? P_NONE : needRel ? (cross ? P_CROSS : P_LOCAL) : -1));
         } else {
-          if (needRel) {
-            w.publish(a, k, () => (cross ? P_CROSS : P_LOCAL));
-            if (cross) w.pub = withEntry(w.pub, rp(k, 0, a, MARK, P_CROSS));
-          }
-          w.clear(a, OWN);
+          const keep = keepAfter(t, a);
+          if (needRel || keep) w.publish(a, k, () => (cross ? (keep ? P_CROSS_K : P_CROSS) : keep ? P_LOCAL_K : P_LOCAL));
+          if (needRel && cross) w.pub = withEntry(w.pub, rp(k, 0, a, MARK, P_CROSS));
+          w.release(a, k, keep);
         }
       }
     } else if (op.op === 'barrier.cluster.arrive') {
-      if (op.sem === 'relaxed') w.publish(a, nBars + info.cluster, (u) => (u === U_WIDE ? -1 : P_NONE));
-      else w.clear(a, OWN);
+      if (op.sem === 'relaxed') w.publish(a, nBars + info.cluster, (u, rel) => (rel || u === U_WIDE ? -1 : P_NONE));
+      else {
+        const keep = keepAfter(t, a);
+        if (keep) w.publish(a, nBars + info.cluster, () => P_LOCAL_K);
+        w.release(a, nBars + info.cluster, keep);
+      }
     } else if (op.op === 'bar.sync') {
-      if (ag.sub < 0) w.clear(a, OWN);
+      if (ag.sub < 0) w.release(a, NAMED, keepAfter(t, a));
       else w.clear(a, INH);
     } else if (op.op === 'bar.arrive') {
-      w.clear(a, OWN);
+      w.release(a, NAMED, keepAfter(t, a));
     } else if (op.op === 'barrier.cluster.wait') {
       w.clear(a, INH);
       w.inherit(a, nBars + info.cluster, (ptag) => (ptag === P_NONE ? G_RELAXED : -1));
@@ -286,7 +162,7 @@ export function relaxedDetector(
     }
     // A strong global operation synchronizes (or not) through its location.
     const fl = flagSemantics(op);
-    if (fl) flagStep(w, s, t, a, ins.buf!, op.op === 'spin.global', fl);
+    if (fl) flagStep(w, s, t, a, ins.buf!, op.op === 'spin.global', fl, keepAfter(t, a));
     // Asynchronous operations this step issued (a TMA overwrite, MMA operand reads) start their
     // accesses here, ordered after what the issuer acquired, and no more.
     if (w.own[a]) for (const o of t.inflight) {
@@ -308,7 +184,7 @@ export function relaxedDetector(
    * another CTA's thread (PTX ISA §8.7: morally strong needs each scope to include the other).
    */
   function flagStep(w: Work, s: MachineState, t: MachineState, a: number, bufOf: (f: number[]) => number,
-    spin: boolean, fl: NonNullable<ReturnType<typeof flagSemantics>>): void {
+    spin: boolean, fl: NonNullable<ReturnType<typeof flagSemantics>>, keep: boolean): void {
     const ag = s.agents[a]!;
     if (spin && t.agents[a]!.pc === ag.pc) return; // still spinning: the failed loads observe nothing
     const key = keyOf(bufOf, ag.frame);
@@ -327,8 +203,8 @@ export function relaxedDetector(
     if (fl.write) {
       if (fl.release) {
         w.publish(a, slot, () => (fl.cta ? P_CTA : P_LOCAL));
-        w.clear(a, OWN);
-      } else w.publish(a, slot, (u) => (u === U_NONE ? P_NONE : u === U_CTA ? P_CTA : P_LOCAL));
+        w.release(a, slot, keep);
+      } else w.publish(a, slot, (u, rel) => (rel ? (fl.cta ? P_CTA : P_LOCAL) : u === U_NONE ? P_NONE : u === U_CTA ? P_CTA : P_LOCAL));
       w.complete(slot, fl.rmw);
     }
   }
@@ -412,3 +288,4 @@ export function relaxedDetector(
     return w.own === x.ru && w.pub === x.rp ? x : { ...x, ru: w.own, rp: w.pub };
   };
 }
+

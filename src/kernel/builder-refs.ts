@@ -3,7 +3,7 @@
  * (the TypeScript line that built a statement or declaration), expressions and the barrier and
  * buffer reference strings `name[index]@cta` (+ a byte offset for buffers).
  */
-import { toExpr, type ExprLike } from './expr.js';
+import { evalExpr, exprNames, toExpr, type ExprLike } from './expr.js';
 import type { BufRef, Expr, RedOp, RedType, SrcLoc } from './ir.js';
 import { RED_OPS, redTypeProblem, type RedForm } from './reduction.js';
 
@@ -115,4 +115,22 @@ export function redFields(fn: string, form: RedForm, o: { redop?: unknown; redTy
   if (problem) throw new TypeError(`${fn}: ${problem}`);
   out.redType = o.redType as RedType;
   return out;
+}
+
+/**
+ * `e`, checked against an operand rule of op-limits.ts (PTX ISA) when it is a constant: a
+ * TypeError `fn: …` when the rule rejects it. An expression of parameters is checked when the
+ * kernel is instantiated (a KernelError at the caller's line).
+ */
+export function ruled(fn: string, e: Expr, rule: (v: number) => string | null): Expr {
+  if (exprNames(e).size > 0) return e;
+  let v: number;
+  try {
+    v = evalExpr(e, () => undefined);
+  } catch {
+    return e; // a fault of the expression itself: reported where it runs
+  }
+  const why = rule(v);
+  if (why) throw new TypeError(`${fn}: ${why}`);
+  return e;
 }

@@ -5,7 +5,8 @@
  */
 import type { ExprLike } from './expr.js';
 import type { MmaShape, Op, Per, Stmt, AtomOp, MemScope, RedOp, RedType, SpinCmp } from './ir.js';
-import { argError, callerLoc, ex, pairOpt, parseBufRef, parseRef, redFields } from './builder-refs.js';
+import { argError, callerLoc, ex, pairOpt, parseBufRef, parseRef, redFields, ruled } from './builder-refs.js';
+import { cpAsyncSizeProblem, waitGroupProblem } from './op-limits.js';
 
 /** Options of an arrive. */
 export interface ArriveOpts {
@@ -250,9 +251,9 @@ export class ProgramBuilder {
     return this.push({ op: 'wgmma.wait_group', n: ex(n) });
   }
 
-  /** `cp.async` (non-bulk) of `bytes` into `dst`. */
+  /** `cp.async` (non-bulk) of `bytes` (4, 8 or 16: the cp-size of each thread, PTX ISA §9.7.9.25.3.1) into `dst`. */
   cpAsync(dst: string, bytes: ExprLike): this {
-    return this.push({ op: 'cp.async', dst: parseBufRef(dst), bytes: ex(bytes) });
+    return this.push({ op: 'cp.async', dst: parseBufRef(dst), bytes: ruled('cpAsync', ex(bytes), cpAsyncSizeProblem) });
   }
 
   /** `cp.async.mbarrier.arrive{.noinc} [bar]`. */
@@ -265,9 +266,9 @@ export class ProgramBuilder {
     return this.push({ op: 'cp.async.commit_group' });
   }
 
-  /** `cp.async.wait_group n`, or `cp.async.wait_all` when `n` is `'all'`. */
+  /** `cp.async.wait_group n` (n ≥ 0, PTX ISA §9.7.9.25.3.3), or `cp.async.wait_all` when `n` is `'all'`. */
   cpAsyncWait(n: ExprLike | 'all'): this {
-    return this.push(n === 'all' ? { op: 'cp.async.wait_group', n: ex(0), all: true } : { op: 'cp.async.wait_group', n: ex(n), all: false });
+    return this.push(n === 'all' ? { op: 'cp.async.wait_group', n: ex(0), all: true } : { op: 'cp.async.wait_group', n: ruled('cpAsyncWait', ex(n), waitGroupProblem), all: false });
   }
 
   /** `st.async` (`red.async` with `red`; `redop`, `redType`: `red.async.add.u32`, PTX ISA §9.7.13.7) of `bytes` into `dst` (`buf[0]@1`), complete_tx on `bar` in `dst`'s CTA. */
@@ -410,7 +411,10 @@ export class ProgramBuilder {
     return this.push(op);
   }
 
-  /** `clusterlaunchcontrol.try_cancel` writing its response into `resp`, complete_tx(16) on `bar`. */
+  /**
+   * `clusterlaunchcontrol.try_cancel` writing its 16-byte response into `resp` (a buffer of fewer
+   * bytes is a KernelError when the kernel is instantiated, PTX ISA §9.7.13.17), complete_tx(16) on `bar`.
+   */
   tryCancel(resp: string, bar: string, multicast = false): this {
     return this.push({ op: 'clc.try_cancel', dst: parseRef(resp), bar: parseRef(bar), multicast });
   }

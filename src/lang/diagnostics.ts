@@ -23,6 +23,10 @@ export const SKETCH_CODES = {
   missingOption: 'E-missing-option',
   initCount: 'E-init-count',
   workCycles: 'E-work-cycles',
+  /** A constant `cp.async` size other than 4, 8 or 16 bytes (PTX ISA §9.7.9.25.3.1). */
+  cpSize: 'E-cp-size',
+  /** A negative constant `cp.async.wait_group` count (PTX ISA §9.7.9.25.3.3). */
+  waitGroup: 'E-wait-group',
   indexRange: 'E-index-range',
   paramValue: 'E-param-value',
   assign: 'E-assign',

@@ -7,6 +7,7 @@ import type { CstNode, IToken } from 'chevrotain';
 import { showExpr } from '../kernel/expr.js';
 import type { BarRef, BufRef, Expr, Op, Stmt } from '../kernel/ir.js';
 import { maskRanks } from '../machine/cta-mask.js';
+import { cpAsyncSizeProblem, waitGroupProblem } from '../kernel/op-limits.js';
 import { MAX_COUNT } from '../model/mbarrier.js';
 import { didYouMean, SKETCH_CODES } from './diagnostics.js';
 import { literal } from './eval.js';
@@ -165,10 +166,28 @@ function opOptions(r: RoleLowering, spec: OpSpec, options: RawOption[], args: Op
       bad = true;
     }
   }
+  if (!constantRanges(r.c, spec, args, operands, head)) bad = true;
+  return !bad;
+}
+
+/** The constant operands of one operation against their ranges (init count, the machine's operand rules, work cycles); false when any is wrong. */
+function constantRanges(c: LowerCtx, spec: OpSpec, args: OpArgs, operands: CstNode[], head: Span): boolean {
+  let bad = false;
   if (spec.name === 'mbarrier.init' && args.v[1]) {
     const v = c.evalDefault(args.v[1] as Expr, c.sizeEnv, spanOf(operands[1]) ?? head);
     if (v !== undefined && (v < 1 || v > MAX_COUNT)) {
       c.err(SKETCH_CODES.initCount, `init count ${v} is outside [1, ${MAX_COUNT}]`, 'an mbarrier expects 1 to 2^20 - 1 arrivals per phase', spanOf(operands[1]) ?? head);
+      bad = true;
+    }
+  }
+  // The machine's operand rules (op-limits.ts) on the constants known here, at their operand.
+  const rule = spec.name === 'cp.async' ? { i: 1, code: SKETCH_CODES.cpSize, why: cpAsyncSizeProblem, hint: 'write 4, 8 or 16: each thread copies that many bytes' }
+    : spec.name === 'cp.async.wait_group' ? { i: 0, code: SKETCH_CODES.waitGroup, why: waitGroupProblem, hint: 'N is how many of the most recent groups may stay pending: 0 waits for all' } : null;
+  if (rule && args.v[rule.i]) {
+    const v = c.evalDefault(args.v[rule.i] as Expr, c.sizeEnv);
+    const why = v === undefined ? null : rule.why(v);
+    if (why) {
+      c.err(rule.code, why, rule.hint, spanOf(operands[rule.i]) ?? head);
       bad = true;
     }
   }

@@ -5,9 +5,10 @@
  * (program.ts) once per role; errors are {@link KernelError}s with the statement's location.
  */
 import { add, nonZeroStep } from '../kernel/arith.js';
-import { compileExpr, exprNames, foldExpr, showExpr, type CompiledExpr } from '../kernel/expr.js';
+import { compileExpr, evalExpr, exprNames, foldExpr, showExpr, type CompiledExpr } from '../kernel/expr.js';
 import { opText } from './optext.js';
 import { memorySpaceProblem } from './values.js';
+import { operandProblem } from '../kernel/op-limits.js';
 import type { BarRef, BufRef, Expr, Op, RoleDecl, SrcLoc, Stmt } from '../kernel/ir.js';
 import { OPC } from './ops/index.js';
 import { rangedKey, type BufferSpace } from './views.js';
@@ -40,6 +41,15 @@ export function compileRole(
     if (i >= 0) return i;
     if (name in params) return { const: params[name]! };
     throw new KernelError(`unknown name '${name}' in role ${r.name}`, loc, 'unknown-name');
+  };
+  /** The value of an expression of parameters only (null: it reads a variable, or faults: reported where it runs). */
+  const constOf = (e: Expr): number | null => {
+    for (const n of exprNames(e)) if (declared.has(n) || !(n in params)) return null;
+    try {
+      return evalExpr(e, (n) => params[n]);
+    } catch {
+      return null;
+    }
   };
   const cx = (e: Expr, loc: SrcLoc): CompiledExpr => {
     for (const n of exprNames(e)) {
@@ -122,6 +132,8 @@ export function compileRole(
     }
     const spaceWhy = memorySpaceProblem(op, (n) => bufByName.get(n)?.space);
     if (spaceWhy) throw new KernelError(spaceWhy, loc, 'memory-space');
+    const bad = operandProblem(op, constOf, (n) => bufByName.get(n)?.bytes);
+    if (bad) throw new KernelError(bad.message, loc, bad.code);
     const ints: Record<string, CompiledExpr> = {};
     const ins: OpInstr = { i: 'op', op, per: inElect ? 'one' : ('per' in op && op.per) || r.per, loc, ints, text: opText(op, scalars), opc: OPC[op.op], uid: uids.next++ };
     for (const key of ['count', 'expectTx', 'bytes', 'parity', 'n', 'id', 'threads', 'cycles', 'multicast', 'chunks', 'value', 'lo', 'hi', 'target', 'compare'] as const) {

@@ -95,6 +95,8 @@ export const DIAG = {
   clcCtaidFailed: 'clc-ctaid-failed',
   /** `barrier.cluster.arrive` by the elected thread alone (inside `elect:`) of a warp whose other threads run on (PTX ISA §9.7.13.3). */
   clusterArrivePartial: 'cluster-arrive-partial',
+  /** A second `barrier.cluster.arrive` by a thread before its `barrier.cluster.wait` of the round (PTX ISA §9.7.13.3: one arrival per thread and round). */
+  clusterArriveTwice: 'cluster-arrive-twice',
 } as const;
 
 /** One of the stable diagnostic codes in {@link DIAG}. */
@@ -315,6 +317,11 @@ export const H200_BEHAVIOUR: Record<DiagCode, { h200: string; trap: boolean; sev
   },
   'cluster-arrive-partial': {
     h200: 'a barrier.cluster.wait completes only when every non-exited thread of the cluster has arrived (PTX ISA §9.7.13.3): the warp\'s other threads, which did not arrive, keep every wait of the round from completing (a hang), or arrive later a second time; with .aligned every thread of the warp must execute the instruction (undefined otherwise). Not probed. The machine stops the agent',
+    trap: false,
+    severity: 'error',
+  },
+  'cluster-arrive-twice': {
+    h200: 'undefined (PTX ISA §9.7.13.3: each thread arrives on the cluster barrier once per round, and a barrier.cluster.wait between two arrives completes its round); not probed. The machine stops the agent instead of counting the arrival toward the next round',
     trap: false,
     severity: 'error',
   },

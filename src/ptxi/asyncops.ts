@@ -9,6 +9,7 @@
 import type { Expr, Op, RedOp, RedType, SrcLoc, Stmt } from '../kernel/ir.js';
 import { RED_OPS, RED_SECTION, redTypeProblem, type RedForm } from '../kernel/reduction.js';
 import { KernelError } from '../machine/program.js';
+import { cpAsyncSizeProblem } from '../kernel/op-limits.js';
 import type { Operand } from '../ptx/ast.js';
 import { destsOf } from './analysis.js';
 import { assign, bin, counted, num, NotModelled, once, v, value, type Lane } from './emit.js';
@@ -41,6 +42,9 @@ export function cpAsyncStmts(env: InsEnv, it: FlatIns, loc: SrcLoc, divergent: b
     // Each lane copies cp-size bytes: one copy of the warp, as many bytes as its active lanes copy.
     const dst = env.buf(it, ops[0]!);
     const size = lead(ops[2]!);
+    // cp-size is an immediate of 4, 8 or 16 (the kernel layer's rule, op-limits.ts).
+    const why = size.k === 'num' ? cpAsyncSizeProblem(size.v) : null;
+    if (why) throw new KernelError(`${ins.opcode}: ${why}`, loc, 'cp-size');
     const lanes = divergent || guard ? v('%cnt') : num(32);
     return once({ op: 'cp.async', dst, bytes: bin('*', size, lanes) }, loc, divergent, guard);
   }

@@ -173,6 +173,11 @@ export const BARRIER_OPS: readonly OpDef[] = [
           `${ins.text} inside elect: only the elected thread of ${info.name} arrives; its other ${info.threads - 1} threads do not, and barrier.cluster.wait waits for every thread of the cluster that has not exited${ins.op.op === 'barrier.cluster.arrive' && ins.op.aligned ? ' (.aligned: every thread of the warp must execute it)' : ''}`), ins.loc, -1), false;
       }
       const ag = s.agents[a]!;
+      // Arrived in this round and not waited since: one arrival per thread and round (PTX ISA §9.7.13.3).
+      if ((ag.clusterRound & 1) === 1) {
+        return m.fault(s, a, out, diagnostic(DIAG.clusterArriveTwice,
+          `${ins.text}: ${info.name} arrives on the cluster barrier a second time without a barrier.cluster.wait since its last arrive; each thread arrives once per round, and the wait completes its round`), ins.loc, -1), false;
+      }
       ag.clusterRound = ((clusterArrivals(ag) + 1) << 1) | 1;
       { m.emitted(s); if (out.events && !out.sparse) out.events.push({ e: 'sync', t: s.now, agent: a, kind: 'cluster.arrive', id: 0, loc: ins.loc }); }
       checkCluster(m, s, m.program.agents[a]!.cluster, out);

@@ -25,8 +25,9 @@ import { signal } from './mbarrier.js';
 import type { AsyncDef, OpCtx, OpDef, OpK } from './types.js';
 import { makePick, pointEvent } from './values.js';
 
-/** Bytes of a try_cancel response (complete_tx count). */
-export const CLC_RESPONSE_BYTES = 16;
+import { CLC_RESPONSE_BYTES } from '../../kernel/op-limits.js';
+
+export { CLC_RESPONSE_BYTES };
 
 const F = 'clc';
 

@@ -1,0 +1,189 @@
+import { describe, expect, test } from 'vitest';
+import { check, happensBefore } from '../src/check/index.js';
+import { parseSketch } from '../src/lang/index.js';
+import { instantiate } from '../src/machine/program.js';
+import { simulate } from '../src/sim/simulate.js';
+
+/**
+ * A release orders the accesses before it only before what synchronizes with its own location
+ * (PTX ISA §8.8, release patterns): a release arrive on one barrier followed by a `.relaxed` arrive
+ * on another releases nothing to the second one's waiters, while a release followed by a relaxed
+ * arrive on the same barrier is a release pattern. Checked by the search's detector (every
+ * reduction setting) and by the trace's vector clocks.
+ */
+function program(src: string) {
+  const parsed = parseSketch(src, 't.mbk');
+  expect(parsed.diagnostics).toEqual([]);
+  return instantiate(parsed.kernel!);
+}
+/** Error kinds with subjects, with all reductions and with none (they must agree). */
+function verdict(src: string): string[] {
+  const p = program(src);
+  const out = [true, false].map((on) => {
+    const r = check(p, { all: true, randomRuns: false, ...(on ? {} : { por: false, symmetry: false }) });
+    return [...new Set(r.hazards.map((h) => `${h.kind} ${h.subject?.name ?? ''}`.trim()))].sort();
+  });
+  expect(out[1]).toEqual(out[0]);
+  return out[0]!;
+}
+/** The races the vector clocks of one simulated trace find. */
+const traceRaces = (src: string) => happensBefore(program(src), simulate(program(src)).events ?? []).races.length;
+
+/** The producer stores A, arrives on `side` (`first`) then on `full` (`second`); the consumer waits on full and reads A. */
+const twoBarriers = (first: string, second: string, between = '') => `kernel k arch=sm_90a
+barrier full count=1
+barrier side count=1
+smem A bytes=4096
+role producer warps=1 per=one:
+    st.shared A
+    ${first}
+${between ? `    ${between}\n` : ''}    ${second}
+role watcher warps=1 per=one:
+    mbarrier.try_wait.parity side, 0
+role consumer warps=1 per=one:
+    mbarrier.try_wait.parity full, 0
+    ld.shared A
+`;
+
+describe('a release on another barrier does not release to this one', () => {
+  test('release arrive on side, relaxed arrive on full: the consumer\'s read races', () => {
+    const src = twoBarriers('mbarrier.arrive side', 'mbarrier.arrive.relaxed full');
+    expect(verdict(src)).toEqual(['race A']);
+    expect(traceRaces(src)).toBe(1);
+  });
+
+  test('its twins are OK: a release arrive on full, a release fence before the relaxed arrive, both release', () => {
+    for (const src of [
+      twoBarriers('mbarrier.arrive.relaxed side', 'mbarrier.arrive.release full'),
+      twoBarriers('mbarrier.arrive side', 'mbarrier.arrive.relaxed full', 'fence.acq_rel.cta'),
+      twoBarriers('mbarrier.arrive side', 'mbarrier.arrive full'),
+    ]) {
+      expect(verdict(src)).toEqual([]);
+      expect(traceRaces(src)).toBe(0);
+    }
+  });
+
+  test('both arrives relaxed: a race (no release anywhere)', () => {
+    expect(verdict(twoBarriers('mbarrier.arrive.relaxed side', 'mbarrier.arrive.relaxed full'))).toEqual(['race A']);
+  });
+
+  test('a named barrier\'s release does not reach full\'s waiters either', () => {
+    const src = (sync: string) => `kernel k arch=sm_90a
+barrier full count=1
+smem A bytes=4096
+role producer warps=1 per=one:
+    st.shared A
+    ${sync}
+    mbarrier.arrive.relaxed full
+role consumer warps=1 per=one:
+    mbarrier.try_wait.parity full, 0
+    ld.shared A
+`;
+    expect(verdict(src('bar.sync 1, 32'))).toEqual(['race A']);
+    expect(verdict(src('fence.acq_rel.cta'))).toEqual([]);
+  });
+
+  test('a release on side then a relaxed cluster arrive: the peer CTA\'s read after the cluster wait races', () => {
+    const src = (arrive: string) => `kernel k arch=sm_90a cluster=2
+barrier side count=1
+smem X bytes=256
+role writer warps=1 per=one cta=0:
+    st.shared X
+    mbarrier.arrive side
+    ${arrive}
+    barrier.cluster.wait
+    mbarrier.try_wait.parity side, 0
+    barrier.cluster.arrive
+    barrier.cluster.wait
+role reader warps=1 per=one cta=1:
+    barrier.cluster.arrive
+    barrier.cluster.wait
+    ld.shared X@0
+    barrier.cluster.arrive
+    barrier.cluster.wait
+`;
+    expect(verdict(src('barrier.cluster.arrive.relaxed'))).toEqual(['race X@c0']);
+    expect(verdict(src('barrier.cluster.arrive'))).toEqual([]);
+  });
+});
+
+describe('a waiter that acquired the first release has the access ordered', () => {
+  /** The producer stores A, arrives on side (release) then on full (relaxed), with `mid` between; the consumer waits on both (`waits`, in order) and reads A. */
+  const both = (waits: string[], mid = '') => `kernel k arch=sm_90a
+barrier full count=1
+barrier side count=1
+smem A bytes=4096
+role producer warps=1 per=one:
+    st.shared A
+    mbarrier.arrive side
+${mid}    mbarrier.arrive.relaxed full
+role consumer warps=1 per=one:
+${waits.map((b) => `    mbarrier.try_wait.parity ${b}, 0\n`).join('')}    ld.shared A
+`;
+
+  test('waits on side then full, or full then side: OK (ordered through side)', () => {
+    expect(verdict(both(['side', 'full']))).toEqual([]);
+    expect(verdict(both(['full', 'side']))).toEqual([]);
+    expect(traceRaces(both(['side', 'full']))).toBe(0);
+  });
+
+  test('a second store of A after the release on side is released nowhere: a race even so', () => {
+    expect(verdict(both(['side', 'full'], '    st.shared A\n'))).toEqual(['race A']);
+    expect(traceRaces(both(['side', 'full'], '    st.shared A\n'))).toBe(1);
+  });
+});
+
+describe('a release then a relaxed arrive on the same barrier is a release pattern (PTX ISA §8.8)', () => {
+  /** full counts two arrivals of the producer: a release one, then a relaxed one; `mid` between them. */
+  const same = (mid: string) => `kernel k arch=sm_90a
+barrier full count=2
+smem A bytes=4096
+smem B bytes=4096
+role producer warps=1 per=one:
+    st.shared A
+    mbarrier.arrive full
+${mid}    mbarrier.arrive.relaxed full
+role consumer warps=1 per=one:
+    mbarrier.try_wait.parity full, 0
+    ld.shared A
+    ld.shared B
+`;
+
+  test('what preceded the release arrive is released to the phase the relaxed arrive completes', () => {
+    expect(verdict(same(''))).toEqual([]);
+    expect(traceRaces(same(''))).toBe(0);
+  });
+
+  test('a store between the two arrives is not: a race on it alone', () => {
+    expect(verdict(same('    st.shared B\n'))).toEqual(['race B']);
+    expect(traceRaces(same('    st.shared B\n'))).toBe(1);
+  });
+
+  test('a store of A again between them is unreleased too (the newest access counts)', () => {
+    expect(verdict(same('    st.shared A\n'))).toEqual(['race A']);
+  });
+});
+
+describe('in a loop', () => {
+  test('each trip\'s store released on side only, published by a relaxed arrive on full: a race', () => {
+    const src = (full: string) => `kernel k arch=sm_90a
+barrier full count=1
+barrier empty count=1
+barrier side count=1
+smem A bytes=4096
+role producer warps=1 per=one:
+    for i in range(0, 2):
+        mbarrier.try_wait.parity empty, (i & 1) ^ 1
+        st.shared A
+        mbarrier.arrive side
+        ${full}
+role consumer warps=1 per=one:
+    for i in range(0, 2):
+        mbarrier.try_wait.parity full, i & 1
+        ld.shared A
+        mbarrier.arrive empty
+`;
+    expect(verdict(src('mbarrier.arrive.relaxed full'))).toEqual(['race A']);
+    expect(verdict(src('mbarrier.arrive full'))).toEqual([]);
+  });
+});
