@@ -17,6 +17,7 @@ function opReads(it: FlatIns): Operand[] {
     case 'mbarrier': case 'cp': case 'bar': case 'barrier': return sourcesOf(it);
     case 'ld': return ins.mods.some((m) => m.startsWith('shared')) ? [ins.operands[1]!] : [];
     case 'st': return ins.mods.some((m) => m.startsWith('shared')) ? [ins.operands[0]!] : [];
+    case 'stmatrix': return [ins.operands[0]!];
     case 'wgmma': return ins.mods[0] === 'wait_group' ? ins.operands : [];
     case 'tcgen05': return ins.mods[0] === 'commit' ? ins.operands : [];
     case 'red': return ins.mods[0] === 'async' ? ins.operands : [];
