@@ -7,7 +7,8 @@
  */
 import type { Kernel } from '../kernel/ir.js';
 import { KernelError } from '../machine/program.js';
-import { parsePtx, type Module } from '../ptx/index.js';
+import { functions, instructionsOf, parsePtx, PTX_CODES, type Module, type PtxDiagnostic } from '../ptx/index.js';
+import type { Block, Decl, Operand } from '../ptx/ast.js';
 import { paramKey, paramRef, pickEntry, shortName, translatePtx, type PtxLaunch } from '../ptxi/index.js';
 import { UsageError } from './errors.js';
 import { formatKernelError } from './load.js';
@@ -25,7 +26,41 @@ export { addPtxFlags, isPtx, refusePtxFlags, type PtxFlags } from './ptx-flags.j
  */
 export function loadPtxKernel(path: string, f: PtxFlags, warn?: (text: string) => void, bounds?: ParseBounds): Kernel {
   const { module, src } = loadPtxFile(path, warn, bounds);
-  return translateOrExplain(module, ptxLaunchOf(path, src, module, f));
+  const launch = ptxLaunchOf(path, src, module, f);
+  if (warn && launch.dynamicSmem === undefined) for (const d of unsizedDynamicSmem(module)) warn(formatPtxDiagnostic(d, src));
+  return translateOrExplain(module, launch);
+}
+
+/**
+ * A warning at each `extern .shared` array (`NAME[]`, the dynamic shared memory) that an instruction
+ * of the module names, for a launch without `--dynamic-smem`: no PTX file carries that size, so
+ * the array has none and the kernel's first access to it is outside it (an `index-range` trap
+ * that names no flag).
+ */
+export function unsizedDynamicSmem(m: Module): PtxDiagnostic[] {
+  const decls: { name: string; pos: { file: string; line: number; col: number } }[] = [];
+  const collect = (d: Decl) => {
+    if (d.space === '.shared' && d.linkage.includes('.extern')) for (const n of d.names) if (n.dims?.some((x) => x === null)) decls.push({ name: n.name, pos: n.pos });
+  };
+  for (const it of m.items) if (it.kind === 'decl') collect(it);
+  const walk = (b: Block) => { for (const s of b.stmts) if (s.kind === 'decl') collect(s); else if (s.kind === 'block') walk(s); };
+  const fns = functions(m);
+  for (const fn of fns) if (fn.body) walk(fn.body);
+  if (!decls.length) return [];
+  const named = new Set<string>();
+  const note = (o: Operand) => {
+    if (o.kind === 'name') named.add(o.name);
+    else if (o.kind === 'address' && o.base) named.add(o.base);
+    else if (o.kind === 'vector') o.items.forEach(note);
+    else if (o.kind === 'expr') JSON.stringify(o.expr, (_k, x: unknown) => (typeof x === 'bigint' ? String(x) : x)).replace(/"name":"([^"]+)"/g, (_all, n: string) => { named.add(n); return ''; });
+  };
+  for (const fn of fns) for (const ins of instructionsOf(fn)) ins.operands.forEach(note);
+  return decls.filter((d) => named.has(d.name)).map((d) => ({
+    code: PTX_CODES.launchWarning,
+    message: `the dynamic shared-memory array ${d.name} has no size: no PTX file carries it, and the launch gives none`,
+    hint: 'give the bytes the kernel is launched with (the launch\'s dynamic shared-memory size): --dynamic-smem BYTES, or "dynamicSmem" in the launch line or .launch.json (docs/PTX.md, "The launch")',
+    file: d.pos.file, line: d.pos.line, col: d.pos.col, endCol: d.pos.col + Math.max(1, d.name.length),
+  }));
 }
 
 /** The launch of a parsed PTX file: its sidecars (`// # launch:` in `src`, `PATH.launch.json`) under the flags. */

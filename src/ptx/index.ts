@@ -29,6 +29,8 @@ export const PTX_CODES = {
   header: 'E-ptx-header',
   /** A header value PTX allows and ptxas accepts but that means nothing (`.maxnreg 1000`): a warning. */
   headerWarning: 'W-ptx-header',
+  /** A launch that leaves out something the kernel needs and the PTX does not carry (the dynamic shared memory's size): src/cli/ptx-load.ts. */
+  launchWarning: 'W-ptx-launch',
 } as const;
 
 /** One of {@link PTX_CODES}. */

@@ -85,9 +85,15 @@ export function inlineChain(m: Module, loc: LocDirective): InlineFrame[] {
   return out;
 }
 
-/** Whether a CUDA path is a toolkit or library header (`<cuda>/include/…`, `…/cccl/…`), not the user's code. */
+/**
+ * Whether a CUDA path is a header of the toolkit (`<cuda>/include/…`, an install's
+ * `/usr/local/cuda-13.0/bin/../targets/x86_64-linux/include/…`, `…\\CUDA\\v13.0\\include\\…`, the pip wheels' `…/nvidia/cuda_runtime/include/…`), of CCCL
+ * (`…/cccl/…`) or of the system (`/usr/include/…`), not the user's code. A project's own `include/`
+ * folder is the user's code: header-only kernels (DeepGEMM's `deep_gemm/include/deep_gemm/impls/…`,
+ * CUTLASS's `include/cutlass/…`) are cited with the call sites they were inlined at.
+ */
 export function isLibraryPath(path: string): boolean {
-  return /^<cuda>\/|\/(cuda|cccl|include)\//.test(path);
+  return /^<cuda>[\\/]|[\\/]cccl[\\/]|^\/usr\/include\/|[\\/]nvidia[\\/][^\\/]+[\\/]include[\\/]|(^|[\\/])cuda(-[\d.]+)?[\\/](v?[\d.]+[\\/])?((bin[\\/]\.\.[\\/])?targets[\\/][^\\/]+[\\/])?include[\\/]/i.test(path);
 }
 
 /**

@@ -8,6 +8,7 @@ import type { Expr, SrcLoc, Stmt } from '../kernel/ir.js';
 import type { FlatIns } from './flat.js';
 import { destsOf, sourcesOf } from './analysis.js';
 import { assign, bin, num, NotModelled, select, value, type Lane, type ValueEnv } from './emit.js';
+import { high32, wideHighOf } from './widemul.js';
 
 /** Operand type of an instruction: its last modifier that names an integer type (`u32`, `s64`, `b32`, `pred`). */
 function typeOf(mods: string[]): string {
@@ -58,7 +59,12 @@ export function aluStmts(env: ValueEnv, it: FlatIns, loc: SrcLoc, divergent: boo
     case 'div': f = (l) => bin('/', u(0, l), u(1, l)); break;
     case 'rem': f = (l) => bin('%', u(0, l), u(1, l)); break;
     case 'shl': f = (l) => bin('<<', val(0, l), val(1, l)); break;
-    case 'shr': f = (l) => bin('>>', u(0, l), val(1, l)); break;
+    case 'shr': {
+      const w = wideHighOf(it);
+      // `shr.u64 q, d, s` of `mul.wide.u32 d, a, b` (s ≥ 32): the product's high half, exactly (widemul.ts).
+      f = w ? (l) => bin('>>', high32(asUnsigned(value(env, w.mul, w.a, l), 'u32'), asUnsigned(value(env, w.mul, w.b, l), 'u32')), num(w.extra)) : (l) => bin('>>', u(0, l), val(1, l));
+      break;
+    }
     case 'and': f = (l) => bin('&', val(0, l), val(1, l)); break;
     case 'or': f = (l) => bin('|', val(0, l), val(1, l)); break;
     case 'xor': f = (l) => bin('^', val(0, l), val(1, l)); break;
@@ -79,10 +85,11 @@ export function aluStmts(env: ValueEnv, it: FlatIns, loc: SrcLoc, divergent: boo
  * The high half of the product (`mul.hi`, `mad.hi` of a 16- or 32-bit type; PTX ISA §9.7.1.3):
  * ⌊a · b / 2^w⌋ of the operands read with the type's signedness. nvcc divides by a constant this
  * way (`x / 3`: `mul.hi.s32 q, x, 1431655766`, a stage index of a 3-stage ring). The 64-bit forms
- * stay opaque (analysis.ts `opaqueDef`): their products leave the exact range.
+ * stay opaque (analysis.ts `opaqueDef`): their products leave the exact range. The 32-bit form is
+ * computed from 16-bit halves (widemul.ts), so that no partial product passes 2^53.
  */
 function mulHi(a: Expr, b: Expr, t: string): Expr {
-  return bin('>>', bin('*', a, b), num(width(t)));
+  return width(t) === 32 ? high32(a, b) : bin('>>', bin('*', a, b), num(width(t)));
 }
 
 /** `cvt.D.S a`: narrowing keeps the low bits (signed: sign-extended), widening an unsigned source reads it modulo 2^32. */

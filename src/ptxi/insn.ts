@@ -5,7 +5,7 @@
  * §9.7.13.15 mbarrier, §9.7.9.25 cp.async.bulk(.tensor), §9.7.15 wgmma, §9.7.13.1 bar / barrier,
  * §9.7.13.4 fence, §9.7.13.10 elect.sync, §9.7.8.6 shfl.sync.
  */
-import type { BarRef, BufRef, Expr, MmaShape, Op, SrcLoc, Stmt } from '../kernel/ir.js';
+import type { BarRef, BufRef, Expr, MmaShape, Op, Per, SrcLoc, Stmt } from '../kernel/ir.js';
 import type { Operand } from '../ptx/ast.js';
 import { destsOf, regsOf, sourcesOf } from './analysis.js';
 import { address, assign, bin, bit, counted, num, NotModelled, once, v, value, LANES, type Lane, type ValueEnv } from './emit.js';
@@ -79,6 +79,7 @@ export function insStmts(env: InsEnv, it: FlatIns, loc: SrcLoc, divergent: boole
   switch (ins.base) {
     case 'ld': return ld(env, it, loc, divergent, guard);
     case 'st': if (ins.mods[0] === 'async') return stAsyncStmts(env, it, loc, divergent, guard); return ins.mods.includes('shared') || ins.mods.some((m) => m.startsWith('shared')) ? sharedAccess(env, it, ins.operands[0]!, 'st.shared', loc, divergent, guard) : [];
+    case 'stmatrix': return sharedAccess(env, it, ins.operands[0]!, 'st.shared', loc, divergent, guard, matrixLanes(ins.mods) - 1);
     case 'mbarrier': return mbarrier(env, it, srcs, loc, divergent, guard, spin);
     case 'fence':
       if (m0 === 'mbarrier_init') return once({ op: 'fence.mbarrier_init' }, loc, divergent, guard);
@@ -200,20 +201,30 @@ function ld(env: InsEnv, it: FlatIns, loc: SrcLoc, divergent: boolean, guard?: E
 }
 
 /**
- * A warp's `ld.shared` / `st.shared`: the buffer element of its lead lane's address and, when the
- * address varies between lanes, also lane 31's element where lane 31 is active and its element
- * differs (a warp's contiguous access spans at most two elements of one warp's bytes, layout.ts).
+ * The lanes whose addresses a `stmatrix` uses (PTX ISA §9.7.14.5.16): 8 row addresses per 8 × 8
+ * matrix, `.x1` lanes 0-7, `.x2` 0-15, `.x4` all 32.
  */
-function sharedAccess(env: InsEnv, it: FlatIns, o: Operand, op: 'ld.shared' | 'st.shared', loc: SrcLoc, divergent: boolean, guard: Expr | undefined): Stmt[] {
+function matrixLanes(mods: string[]): number {
+  return mods.includes('x1') ? 8 : mods.includes('x2') ? 16 : LANES;
+}
+
+/**
+ * A warp's `ld.shared` / `st.shared` (and `stmatrix`, a warp's store of 8 × 8 matrices through its
+ * lanes' row addresses): the buffer element of its lead lane's address and, when the address
+ * varies between lanes, also lane `lastLane`'s element (31; a `stmatrix .x2` uses lanes 0-15) where
+ * that lane is active and its element differs (a warp's contiguous access spans at most two
+ * elements of one warp's bytes, layout.ts).
+ */
+function sharedAccess(env: InsEnv, it: FlatIns, o: Operand, op: 'ld.shared' | 'st.shared', loc: SrcLoc, divergent: boolean, guard: Expr | undefined, lastLane = LANES - 1): Stmt[] {
   const first = env.buf(it, o);
   const stmts = once({ op, buf: first }, loc, divergent, guard);
   const varying = o.kind === 'address' && regsOf({ ...o, rest: [] }, it).some((r) => env.facts.kind(r) !== 'U');
   if (!varying) return stmts;
-  const last = env.buf(it, o, LANES - 1);
+  const last = env.buf(it, o, lastLane);
   if (last.index.k === 'num' && first.index.k === 'num' && last.index.v === first.index.v) return stmts;
   const differ = bin('!=', last.index, first.index);
   if (!divergent && !guard) return [...stmts, { s: 'if', cond: differ, then: [{ s: 'op', op: { op, buf: last }, loc }], loc }];
-  const active = bin('!=', bin('&', guard ? bin('&', v('%mask'), guard) : v('%mask'), num(2 ** 31)), num(0));
+  const active = bin('!=', bin('&', guard ? bin('&', v('%mask'), guard) : v('%mask'), num(2 ** lastLane)), num(0));
   return [...stmts, { s: 'if', cond: bin('&&', active, differ), then: [{ s: 'op', op: { op, buf: last }, loc }], loc }];
 }
 
@@ -345,9 +356,31 @@ function bulkStore(env: InsEnv, it: FlatIns, lead: (o: Operand) => Expr, loc: Sr
   if (g < 0 || sh < 0 || g > sh || !r.includes('bulk_group')) return null;
   const ops = it.ins.operands;
   const tensor = r[2] === 'tensor';
-  const bytes = tensor ? num(env.tensorBytes(it, ops[0]!)) : lead(ops[2]!);
   const fields = reduce ? reduction(it, tensor ? 'cp.reduce.async.bulk.tensor' : 'cp.reduce.async.bulk', loc) : {};
-  return counted((per) => (reduce ? { op: 'cp.reduce.async.bulk', tensor, src: env.buf(it, ops[1]!), bytes, ...fields, per } : { op: 'cp.async.bulk.store', src: env.buf(it, ops[1]!), bytes, per }), it.ins.opcode, loc, divergent, guard);
+  const mk = (per: Per, lane: Lane): Op => {
+    const bytes = tensor ? num(env.tensorBytes(it, ops[0]!)) : lane === 'lead' ? lead(ops[2]!) : value(env, it, ops[2]!, lane);
+    const src = env.buf(it, ops[1]!, lane === 'lead' ? undefined : lane);
+    return reduce ? { op: 'cp.reduce.async.bulk', tensor, src, bytes, ...fields, per } : { op: 'cp.async.bulk.store', src, bytes, per };
+  };
+  return eachLane(counted((per) => mk(per, 'lead'), it.ins.opcode, loc, divergent, guard), (l) => mk('warp', l), loc, guard);
+}
+
+/**
+ * An operation that each active lane issues with its own operands (a bulk store: one thread's
+ * copy of its own shared-memory source): `counted`'s statements for all 32 lanes of uniform code
+ * and for one lane, and where 2 to 31 lanes are active (its trap), one operation per active lane,
+ * `per: 'warp'` (one thread) with that lane's operands, in lane order. A TMA store of a tile's
+ * column blocks by the first lanes of a warp (`if (threadIdx.x < BLOCK_N / TMA_D_BLOCK_N)`) is one.
+ */
+function eachLane(stmts: Stmt[], mk: (lane: number) => Op, loc: SrcLoc, guard?: Expr): Stmt[] {
+  const m = guard ? bin('&', v('%mask'), guard) : v('%mask');
+  const lanes: Stmt[] = Array.from({ length: LANES }, (_, l) => ({ s: 'if', cond: bit(m, l), then: [{ s: 'op', op: mk(l), loc }], loc }) as Stmt);
+  const swap = (ss: Stmt[]): Stmt[] => ss.map((st) => {
+    if (st.s !== 'if') return st;
+    const then = st.then.length === 1 && st.then[0]!.s === 'op' && st.then[0]!.op.op === 'trap' ? lanes : swap(st.then);
+    return { ...st, then, ...(st.else ? { else: swap(st.else) } : {}) };
+  });
+  return swap(stmts);
 }
 
 function wgmma(env: InsEnv, it: FlatIns, lead: (o: Operand) => Expr, loc: SrcLoc, divergent: boolean, guard?: Expr): Stmt[] {

@@ -8,6 +8,7 @@
 import type { Operand } from '../ptx/ast.js';
 import { destsOf, regsOf, sourcesOf } from './analysis.js';
 import type { Flat, FlatIns } from './flat.js';
+import { scanWideHighs } from './widemul.js';
 
 /** Instructions whose register operands are read by the operation they become (not only by their destinations). */
 function opReads(it: FlatIns): Operand[] {
@@ -16,6 +17,7 @@ function opReads(it: FlatIns): Operand[] {
     case 'mbarrier': case 'cp': case 'bar': case 'barrier': return sourcesOf(it);
     case 'ld': return ins.mods.some((m) => m.startsWith('shared')) ? [ins.operands[1]!] : [];
     case 'st': return ins.mods.some((m) => m.startsWith('shared')) ? [ins.operands[0]!] : [];
+    case 'stmatrix': return [ins.operands[0]!];
     case 'wgmma': return ins.mods[0] === 'wait_group' ? ins.operands : [];
     case 'tcgen05': return ins.mods[0] === 'commit' ? ins.operands : [];
     case 'red': return ins.mods[0] === 'async' ? ins.operands : [];
@@ -33,6 +35,8 @@ export function neededRegs(flat: Flat, descRoots: (it: FlatIns) => string[], fla
   const defs = new Map<string, FlatIns[]>();
   const work: string[] = [];
   const add = (r: string) => { if (!need.has(r)) { need.add(r); work.push(r); } };
+  // A shr of a mul.wide.u32 product reads the product's operands, not the product (widemul.ts).
+  const fused = scanWideHighs(flat);
   for (const it of flat.items) {
     if ('label' in it) continue;
     const dests = destsOf(it);
@@ -45,7 +49,9 @@ export function neededRegs(flat: Flat, descRoots: (it: FlatIns) => string[], fla
   while (work.length) {
     const r = work.pop()!;
     for (const it of defs.get(r) ?? []) {
-      for (const o of sourcesOf(it)) for (const x of regsOf(o, it)) add(x);
+      const w = fused.get(it);
+      if (w) for (const o of [w.a, w.b]) for (const x of regsOf(o, w.mul)) add(x);
+      else for (const o of sourcesOf(it)) for (const x of regsOf(o, it)) add(x);
       if (it.ins.guard) add(it.name(it.ins.guard.pred));
       for (const d of destsOf(it)) add(d); // a dual destination (`r|p`, setp's pair) is one definition
     }
