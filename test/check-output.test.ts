@@ -31,7 +31,7 @@ describe('mbsim check output for tools', () => {
     expect(lines.filter((l) => l.includes(': warning[')).length).toBe(4);
     // One finding per (kind, subject): the two hangs on b[1] (other agents blocked) are one.
     expect(lines.filter((l) => l.includes('error[hang]: barrier b[1]:')).length).toBe(1);
-    expect(lines.at(-1)).toBe('mbsim check per_iter_barriers: HANG, 6 errors, 4 warnings; 895 states, every schedule explored');
+    expect(lines.at(-1)).toBe('mbsim check per_iter_barriers: HANG, 6 errors, 4 warnings; 367 states, every schedule explored');
   });
 
   test('--format short: a race names the wait_group whose depth is the fix, and its other lines', async () => {
