@@ -50,10 +50,9 @@ export function stableLanding(p: Program, codes: readonly Instr[][], s: MachineS
   } else if (o.kind === 'remote' && o.remote === 'arrive') {
     // The remote arrives in flight to the barrier bring the phase's last arrivals together, with
     // no bytes missing: each of them (arrivals commute) is asked about with all of them in flight.
-    if (b.tx !== 0) return false;
     let sum = 0;
     for (const y of s.inflight) if (y.bar === key && y.kind === 'remote' && y.remote === 'arrive') sum += y.count;
-    if (b.pending !== sum) return false;
+    if (b.tx !== 0 || b.pending !== sum) return b.pending > o.count && partialRemoteArrive(p, codes, s, o, ctaAgents);
   } else return false;
   const bufs = o.kind === 'tma' ? [o.buf, ...landed] : [];
   const conflicts = (k: number) => bufs.some((x) => p.buffersOverlap(x, k));
@@ -80,6 +79,30 @@ export function stableLanding(p: Program, codes: readonly Instr[][], s: MachineS
   if (!ctaAgents[cta]!.length) return false;
   const ok = inflightFixpoint(p, codes, s, asked, p.agents[o.agent]!.cluster, key,
     (f) => f.arrivals[key]! === 0 && !f.tx[key] && !f.reset[key] && !f.passed[key], touch, null, ended);
+  if (!ok) return false;
+  for (const x of ctaAgents[cta]!) if (s.agents[x]!.status === 'run' && !ends.has(x)) return true;
+  return false;
+}
+
+/**
+ * A remote arrive that does not complete the phase now (`pending` > its count), taken alone when,
+ * with it in flight, the rest of the cluster (run forward, every other operation in flight
+ * signalling) brings at most `pending` − its count arrivals to the barrier, no init or inval, and
+ * the barrier's CTA cannot finish first. Then the phase completes only once it has landed, with
+ * no arrival spilling into the next phase in any order, so it commutes with every arrival, wait
+ * and tx-count change the others make (arrivals are counts): taking it now keeps every hazard,
+ * deadlock and final state (DeepGEMM's 2-CTA kernel: 16 math warps release each stage of both
+ * CTAs, 8 of them through the cluster).
+ */
+function partialRemoteArrive(p: Program, codes: readonly Instr[][], s: MachineState, o: AsyncOp, ctaAgents: readonly (readonly number[])[]): boolean {
+  const key = o.bar;
+  const room = s.bars[key]!.pending - o.count;
+  const cta = p.barrierOf(key).cta;
+  if (!ctaAgents[cta]!.length) return false;
+  const ends = new Set<number>();
+  const ended = (x: number) => { if (p.agents[x]!.cta === cta) ends.add(x); };
+  const ok = inflightFixpoint(p, codes, s, (y) => y.id === o.id, p.agents[o.agent]!.cluster, key,
+    (f) => f.arrivals[key]! <= room && !f.reset[key], null, null, ended);
   if (!ok) return false;
   for (const x of ctaAgents[cta]!) if (s.agents[x]!.status === 'run' && !ends.has(x)) return true;
   return false;
