@@ -48,8 +48,31 @@ export const CLUSTER_STRIDE = 1 << 24;
 export function shortName(name: string): string {
   const m = /E(\d+)([A-Za-z_][A-Za-z0-9_]*)$/.exec(name);
   if (m && m[2]!.length === Number(m[1])) return m[2]!;
+  const nested = nestedLastName(name);
+  if (nested) return nested;
   const p = /_param_(\d+)$/.exec(name);
   return p ? `param_${p[1]}` : name;
+}
+
+/**
+ * The last component of a mangled namespace-scope name made of plain identifiers only,
+ * `_ZN9deep_gemm11smem_bufferE` → `smem_buffer` (Itanium C++ ABI nested-name: `N` (length
+ * identifier)+ `E`); undefined for any other name.
+ */
+function nestedLastName(name: string): string | undefined {
+  if (!name.startsWith('_ZN') || !name.endsWith('E')) return undefined;
+  let i = 3;
+  let last: string | undefined;
+  while (i < name.length - 1) {
+    const m = /^(\d+)/.exec(name.slice(i));
+    if (!m) return undefined;
+    const len = Number(m[1]);
+    const id = name.slice(i + m[1]!.length, i + m[1]!.length + len);
+    if (id.length !== len || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(id)) return undefined;
+    last = id;
+    i += m[1]!.length + len;
+  }
+  return i === name.length - 1 ? last : undefined;
 }
 
 function declSize(d: Decl, n: Decl['names'][number], dynamicSmem: number): number {
