@@ -173,3 +173,50 @@ describe('fields of a struct parameter: --param NAME+OFFSET', () => {
     expect([syntax.code, syntax.err]).toEqual([2, expect.stringContaining('a field of a struct parameter: NAME+BYTE_OFFSET')]);
   }, 60_000);
 });
+
+// Three scalar parameters: the barrier's count and two more that must add up to 3.
+const SCALARS = `.version 9.0
+.target sm_90a
+.address_size 64
+.visible .entry _Z7scalarsiii(.param .u32 _Z7scalarsiii_param_0, .param .u32 _Z7scalarsiii_param_1, .param .u32 _Z7scalarsiii_param_2)
+.reqntid 64, 1, 1
+{
+.reg .pred %p<4>;
+.reg .b32 %r<8>;
+.shared .align 8 .b8 bar[8];
+ld.param.u32 %r1, [_Z7scalarsiii_param_0];
+ld.param.u32 %r2, [_Z7scalarsiii_param_1];
+ld.param.u32 %r3, [_Z7scalarsiii_param_2];
+add.s32 %r4, %r2, %r3;
+setp.ne.s32 %p1, %r4, 3;
+@%p1 trap;
+mov.u32 %r5, %tid.x;
+setp.ne.s32 %p1, %r5, 0;
+@%p1 bra SKIP;
+mov.u32 %r6, bar;
+mbarrier.init.shared.b64 [%r6], %r1;
+SKIP:
+bar.sync 0;
+mov.u32 %r6, bar;
+mbarrier.arrive.shared.b64 _, [%r6];
+W:
+mbarrier.try_wait.parity.shared.b64 %p2, [%r6], 0;
+@!%p2 bra W;
+ret;
+}
+`;
+
+describe('scalar parameters without values', () => {
+  it('the first one read stops the kernel, and its message names every scalar parameter the kernel reads without a value', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mbsim-scalars-'));
+    const f = join(dir, 'scalars.ptx');
+    writeFileSync(f, SCALARS);
+    const none = await cli(['check', f, '--format', 'short']);
+    expect(none.out).toContain('parameter param_0 (index 0) has no value: give --param param_0=VALUE (the kernel reads 3 parameters that have none: param_0, param_1, param_2)');
+    const one = await cli(['check', f, '--param', 'param_0=64', '--param', 'param_1=1', '--format', 'short']);
+    expect(one.out).toContain('parameter param_2 (index 2) has no value: give --param param_2=VALUE');
+    expect(one.out).not.toContain('parameters that have none');
+    const ok = await cli(['check', f, '--param', 'param_0=64', '--param', 'param_1=1', '--param', 'param_2=2', '--format', 'short']);
+    expect([ok.code, ok.err]).toEqual([0, '']);
+  }, 60_000);
+});

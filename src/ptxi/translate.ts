@@ -234,7 +234,10 @@ function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<str
           const all = missing.length > 1 ? ` (the kernel reads ${missing.length} fields of ${short} that have none: bytes ${missing.slice(0, 24).join(', ')}${missing.length > 24 ? ', …' : ''})` : '';
           throw new NotModelled(`the field at byte ${p[2]} of parameter ${short} (index ${idx}) has no value: give --param ${short}+${p[2]}=VALUE${all}`);
         }
-        throw new NotModelled(`parameter ${short} (index ${idx}) has no value: give --param ${short}=VALUE`);
+        // Every scalar parameter the kernel reads and the launch lacks, so that one run names them all.
+        const unset = f.params.filter((x) => x.type !== '.b8' && x.type !== '.u64' && x.type !== '.b64' && (fields.get(x.name) ?? []).includes(0) && !params.has(`${x.name}+0`)).map((x) => shortName(x.name));
+        const others = unset.length > 1 ? ` (the kernel reads ${unset.length} parameters that have none: ${unset.join(', ')})` : '';
+        throw new NotModelled(`parameter ${short} (index ${idx}) has no value: give --param ${short}=VALUE${others}`);
       }
       return SPECIAL[name]?.(lane);
     },
