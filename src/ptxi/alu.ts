@@ -50,6 +50,7 @@ export function aluStmts(env: ValueEnv, it: FlatIns, loc: SrcLoc, divergent: boo
   const u = (i: number, lane: Lane) => asUnsigned(val(i, lane), t);
   let f: (lane: Lane) => Expr;
   const op = ins.base;
+  if (op === 'mov' && (srcs[0]?.kind === 'vector' || ins.operands[0]?.kind === 'vector')) return packStmts(env, it, dests, t, loc, divergent, guard);
   switch (op) {
     case 'mov': case 'cvta': f = (l) => val(0, l); break;
     case 'add': f = (l) => bin('+', val(0, l), val(1, l)); break;
@@ -79,6 +80,30 @@ export function aluStmts(env: ValueEnv, it: FlatIns, loc: SrcLoc, divergent: boo
     default: throw new NotModelled(ins.opcode);
   }
   return dests.flatMap((d) => assign(env, d, f, loc, divergent, guard));
+}
+
+/**
+ * `mov.bW d, {a, b, …}` packs its elements into `d`, the first the low bits; `mov.bW {a, b, …}, s`
+ * unpacks (PTX ISA §9.7.9.10 mov, "pack / unpack"): `mov.b32 %r, {%rs2, %rs3}` of 16-bit halves,
+ * `mov.b64 %rd, {%r1, %r2}` of 32-bit words. Each element is read modulo 2^(W / n); the packed value
+ * is exact while it stays within 2^53 (a larger one is an overflow fault where it is computed).
+ */
+function packStmts(env: ValueEnv, it: FlatIns, dests: string[], t: string, loc: SrcLoc, divergent: boolean, guard?: Expr): Stmt[] {
+  const [dst, src] = it.ins.operands;
+  const vec = src?.kind === 'vector' ? src : dst?.kind === 'vector' ? dst : undefined;
+  const n = vec?.kind === 'vector' ? vec.items.length : 0;
+  if (!n || !src || width(t) % n) throw new NotModelled(`${it.ins.opcode}: a vector of ${n} elements`);
+  const w = width(t) / n;
+  const mask = num(2 ** w - 1);
+  if (src.kind === 'vector') {
+    const f = (l: Lane): Expr => src.items.map((x, k) => bin('*', bin('&', value(env, it, x, l), mask), num(2 ** (w * k)))).reduce((a, b) => bin('+', a, b));
+    return assign(env, dests[0]!, f, loc, divergent, guard);
+  }
+  const items = dst!.kind === 'vector' ? dst!.items : [];
+  return items.flatMap((x, k) => {
+    if (x.kind !== 'name' || env.facts.opaque(it.name(x.name))) return [];
+    return assign(env, it.name(x.name), (l) => bin('&', bin('>>', asUnsigned(value(env, it, src, l), t), num(w * k)), mask), loc, divergent, guard);
+  });
 }
 
 /**
