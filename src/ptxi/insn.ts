@@ -5,6 +5,7 @@
  * §9.7.13.15 mbarrier, §9.7.9.25 cp.async.bulk(.tensor), §9.7.15 wgmma, §9.7.13.1 bar / barrier,
  * §9.7.13.4 fence, §9.7.13.10 elect.sync, §9.7.8.6 shfl.sync.
  */
+import type { DescRead } from './desc.js';
 import type { BarRef, BufRef, Expr, MmaShape, Op, Per, SrcLoc, Stmt } from '../kernel/ir.js';
 import type { Operand } from '../ptx/ast.js';
 import { destsOf, regsOf, sourcesOf } from './analysis.js';
@@ -28,6 +29,11 @@ export interface InsEnv extends ValueEnv {
   tensorBytes(it: FlatIns, o: Operand): number;
   /** The register holding the shared-memory address a wgmma descriptor register was built from. */
   descRoot(it: FlatIns, reg: string): string;
+  /**
+   * The buffer elements a wgmma descriptor register may read, decoded from its value (desc.ts;
+   * each under a condition when several arrays may hold it), else the element of its provenance root.
+   */
+  descReads(it: FlatIns, reg: string): DescRead[];
   /**
    * The register an arrive wrote the token operand `o` holds (through copies): the machine's
    * token variable. Throws NotModelled when it is not one warp-uniform arrive result.
@@ -394,13 +400,19 @@ function wgmma(env: InsEnv, it: FlatIns, lead: (o: Operand) => Expr, loc: SrcLoc
   const [, mm, nn, kk] = /^m(\d+)n(\d+)k(\d+)$/.exec(shapeText ?? 'm64n64k16')!;
   const shape: MmaShape = { m: Number(mm), n: Number(nn), k: Number(kk) };
   const ops = ins.operands;
-  const reads: BufRef[] = [];
-  for (const o of [ops[1], ops[2]]) {
-    if (!o || o.kind !== 'name') continue; // A from registers (the RS form): only B is read from shared memory
-    const root = env.descRoot(it, it.name(o.name));
-    reads.push(env.buf(it, { kind: 'address', base: root, offset: 0n, pos: o.pos }));
-  }
-  return once({ op: 'wgmma.mma_async', reads, shape } as Op, loc, divergent, guard);
+  const alts: DescRead[][] = [];
+  // A from registers (the RS form): only B is read from shared memory
+  for (const o of [ops[1], ops[2]]) if (o && o.kind === 'name') alts.push(env.descReads(it, it.name(o.name)));
+  const combos = alts.reduce<DescRead[][]>((acc, xs) => acc.flatMap((c) => xs.map((x) => [...c, x])), [[]]);
+  const mma = (c: DescRead[]) => once({ op: 'wgmma.mma_async', reads: c.map((x) => x.ref), shape } as Op, loc, divergent, guard);
+  if (combos.length === 1 && combos[0]!.every((x) => !x.cond)) return mma(combos[0]!);
+  // Several arrays may hold a decoded start address: the one it falls in, at run time.
+  const miss = once({ op: 'trap', message: `${ins.opcode}: a matrix descriptor's start address lies in no .shared data array` }, loc, divergent, guard);
+  return combos.reduceRight<Stmt[]>((rest, c) => {
+    const conds = c.flatMap((x) => (x.cond ? [x.cond] : []));
+    const cond = conds.reduce((a, b) => bin('&&', a, b));
+    return [{ s: 'if', cond, then: mma(c), else: rest, loc }];
+  }, miss);
 }
 
 /** A lane's bit of `mask` as a condition (used by the translator for guards). */
