@@ -95,3 +95,66 @@ describe('mov pack and unpack (PTX ISA §9.7.9.10)', () => {
     expect(runs(body, 3 * 65536 + 1)).toBe('ok');
   });
 });
+
+/** A one-warpgroup kernel whose wgmma's A descriptor is `%rd2` after `body`, B the tile's own address. */
+const WG = (body: string) => `.version 8.0
+.target sm_90a
+.address_size 64
+.shared .align 1024 .b8 tile[2048];
+.visible .entry opaque_desc()
+{
+  .reg .pred %p<4>;
+  .reg .b32 %r<16>;
+  .reg .b64 %rd<8>;
+  .reg .f32 %f<4>;
+  mov.u32 %r1, tile;
+  shr.u32 %r2, %r1, 4;
+  cvt.u64.u32 %rd1, %r2;
+  ld.shared.u64 %rd5, [%r1];
+${body}
+  wgmma.fence.sync.aligned;
+  wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%f0, %f1, %f2, %f3}, %rd2, %rd1, 1, 1, 1, 0, 0;
+  wgmma.commit_group.sync.aligned;
+  wgmma.wait_group.sync.aligned 0;
+  ret;
+}
+`;
+const wgRun = (body: string) => simulate(program(WG(body), 'opaque_desc.ptx', { kernel: 'opaque_desc', block: 128 }));
+
+describe('a descriptor whose value is opaque', () => {
+  it('follows its provenance back to the shared-memory address it was built from, as before', () => {
+    const s = wgRun('  xor.b64 %rd2, %rd1, %rd5;');
+    expect(s.verdict).toBe('ok');
+    expect(JSON.stringify(s.events ?? [])).toContain('wgmma.mma_async');
+  });
+
+  it('is a not-modelled trap at the wgmma when nothing leads back to a .shared array', () => {
+    const s = wgRun('  xor.b64 %rd2, %rd5, %rd5;');
+    expect(s.verdict).not.toBe('ok');
+    expect(JSON.stringify(s.diagnostics)).toMatch(/the shared-memory address of wgmma descriptor/);
+  });
+});
+
+describe('a decoded start address with several .shared data arrays and no provenance', () => {
+  // A's descriptor packs 16-bit halves of `other`'s address (mov.b32 {lo, hi}: no provenance to
+  // follow); the store into `other[0]` before wgmma.wait_group races with the wgmma's read only
+  // when the read is found in `other`, by the address's value.
+  const K = (store: string) => WG(`  mov.u32 %r3, other;
+  shr.u32 %r4, %r3, 4;
+  cvt.u16.u32 %rs1, %r4;
+  mov.b16 %rs2, 1;
+  mov.b32 %r5, {%rs1, %rs2};
+  cvt.u64.u32 %rd2, %r5;
+  wgmma.fence.sync.aligned;
+  wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%f0, %f1, %f2, %f3}, %rd2, %rd1, 1, 1, 1, 0, 0;
+  wgmma.commit_group.sync.aligned;
+  mov.u32 %r6, 0;
+  st.shared.u32 [${store}], %r6;`)
+    .replace('.shared .align 1024 .b8 tile[2048];', '.shared .align 1024 .b8 tile[2048];\n.shared .align 1024 .b8 other[2048];')
+    .replace('.reg .b32', '.reg .b16 %rs<4>;\n  .reg .b32');
+  const run = (store: string) => check(program(K(store), 'two.ptx', { kernel: 'opaque_desc', block: 128 }), { maxStates: 10_000, randomRuns: false });
+  it('names the array the address falls in: a store into other[0] races with A\'s read, one into tile with B\'s (its own address)', () => {
+    expect(first(run('%r3'))).toBe('race race other[0]');
+    expect(first(run('%r1+1024'))).toBe('race race tile[0]');
+  });
+});
