@@ -87,6 +87,23 @@ describe('mov pack and unpack (PTX ISA §9.7.9.10)', () => {
     expect(runs(body, 7 * 2 ** 28 + 0xffffffff)).toBe('ok');
   });
 
+  it('the words of an or.b64 with a constant beyond 2^53 (a descriptor\'s layout bits) unpack exactly', () => {
+    const pre = `  mov.u32 %r1, 4660;
+  cvt.u64.u32 %rd1, %r1;
+  or.b64 %rd2, %rd1, 4611686293305360384;
+  mov.b64 {%r3, %r4}, %rd2;`;
+    // 0x4000004000010000: low word 0x00010000, high word 0x40000040
+    expect(runs(`${pre}\n  mov.u32 %r9, %r3;`, 0x10000 + 4660)).toBe('ok');
+    expect(runs(`${pre}\n  mov.u32 %r9, %r4;`, 0x40000040)).toBe('ok');
+    const add = `  mov.u32 %r1, 4294967295;
+  cvt.u64.u32 %rd1, %r1;
+  add.s64 %rd2, %rd1, 4611686293305360385;
+  mov.b64 {%r3, %r4}, %rd2;`;
+    // add: the low word's carry goes into the high word
+    expect(runs(`${add}\n  mov.u32 %r9, %r3;`, 0x10000)).toBe('ok');
+    expect(runs(`${add}\n  mov.u32 %r9, %r4;`, 0x40000041)).toBe('ok');
+  });
+
   it('a 16-bit element is read modulo 2^16: cvt-free packing of a wider register keeps its low half', () => {
     const body = `  mov.u32 %r1, 65537;
   cvt.u16.u32 %rs1, %r1;

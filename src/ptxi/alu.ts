@@ -7,8 +7,10 @@
 import type { Expr, SrcLoc, Stmt } from '../kernel/ir.js';
 import type { FlatIns } from './flat.js';
 import { destsOf, sourcesOf } from './analysis.js';
-import { assign, bin, num, NotModelled, select, value, type Lane, type ValueEnv } from './emit.js';
+import { assign, bin, num, NotModelled, regVar, select, value, type Lane, type ValueEnv } from './emit.js';
 import { high32, wideHighOf } from './widemul.js';
+import { defsOf } from './defs.js';
+import { splitOf, splitWord } from './split.js';
 
 /** Operand type of an instruction: its last modifier that names an integer type (`u32`, `s64`, `b32`, `pred`). */
 function typeOf(mods: string[]): string {
@@ -100,9 +102,12 @@ function packStmts(env: ValueEnv, it: FlatIns, dests: string[], t: string, loc: 
     return assign(env, dests[0]!, f, loc, divergent, guard);
   }
   const items = dst!.kind === 'vector' ? dst!.items : [];
+  // An opaque 64-bit source that is an exact value combined with a constant: its words from the value's (split.ts).
+  const sp = src.kind === 'name' && env.facts.opaque(it.name(src.name)) ? splitOf(it, (r) => defsOf(env.facts, r)) : undefined;
   return items.flatMap((x, k) => {
     if (x.kind !== 'name' || env.facts.opaque(it.name(x.name))) return [];
-    return assign(env, it.name(x.name), (l) => bin('&', bin('>>', asUnsigned(value(env, it, src, l), t), num(w * k)), mask), loc, divergent, guard);
+    const word = sp && n === 2 ? (l: Lane) => splitWord(sp, regVar(env, sp.x, l), k as 0 | 1) : (l: Lane) => bin('&', bin('>>', asUnsigned(value(env, it, src, l), t), num(w * k)), mask);
+    return assign(env, it.name(x.name), word, loc, divergent, guard);
   });
 }
 
