@@ -6,11 +6,12 @@
  * descriptor, so that a 64-bit descriptor whose high word leaves the exact range (`mov.b64 %rd,
  * {%lo, %hi}`, `or.b64` of a large constant) is decoded from its low word.
  */
-import type { BufRef, Expr } from '../kernel/ir.js';
+import type { BufRef, Expr, MmaShape, Op, SrcLoc, Stmt } from '../kernel/ir.js';
 import type { Operand } from '../ptx/ast.js';
 import type { Facts } from './analysis.js';
 import { defsOf } from './defs.js';
-import { bin, num, regVar, type Lane, type ValueEnv } from './emit.js';
+import { bin, num, NotModelled, once, regVar, type Lane, type ValueEnv } from './emit.js';
+import type { InsEnv } from './insn.js';
 import type { FlatIns } from './flat.js';
 import type { SharedSym } from './layout.js';
 
@@ -90,4 +91,35 @@ export function descriptorReads(env: ValueEnv, reg: string, shared: Map<string, 
   const addr = startAddress(env, low);
   if (data.length === 1) return [{ ref: at(data[0]!, addr) }];
   return data.map((s) => ({ cond: bin('&&', bin('>=', addr, num(s.base)), bin('<', addr, num(s.base + s.size))), ref: at(s, addr) }));
+}
+
+/**
+ * `wgmma.fence / commit_group / wait_group / mma_async` (PTX ISA §9.7.15): the
+ * `mma_async`'s shared-memory reads are the elements its descriptors name ({@link DescRead}; A from
+ * registers, the RS form, reads only B), one operation per combination of the arrays they may fall in.
+ */
+export function wgmmaStmts(env: InsEnv, it: FlatIns, lead: (o: Operand) => Expr, loc: SrcLoc, divergent: boolean, guard?: Expr): Stmt[] {
+  const ins = it.ins;
+  const m0 = ins.mods[0];
+  if (m0 === 'fence') return [];
+  if (m0 === 'commit_group') return once({ op: 'wgmma.commit_group' }, loc, divergent, guard);
+  if (m0 === 'wait_group') return once({ op: 'wgmma.wait_group', n: lead(ins.operands[0]!) }, loc, divergent, guard);
+  if (m0 !== 'mma_async') throw new NotModelled(ins.opcode);
+  const shapeText = ins.mods.find((x) => /^m\d+n\d+k\d+$/.test(x));
+  const [, mm, nn, kk] = /^m(\d+)n(\d+)k(\d+)$/.exec(shapeText ?? 'm64n64k16')!;
+  const shape: MmaShape = { m: Number(mm), n: Number(nn), k: Number(kk) };
+  const ops = ins.operands;
+  const alts: DescRead[][] = [];
+  // A from registers (the RS form): only B is read from shared memory
+  for (const o of [ops[1], ops[2]]) if (o && o.kind === 'name') alts.push(env.descReads(it, it.name(o.name)));
+  const combos = alts.reduce<DescRead[][]>((acc, xs) => acc.flatMap((c) => xs.map((x) => [...c, x])), [[]]);
+  const mma = (c: DescRead[]) => once({ op: 'wgmma.mma_async', reads: c.map((x) => x.ref), shape } as Op, loc, divergent, guard);
+  if (combos.length === 1 && combos[0]!.every((x) => !x.cond)) return mma(combos[0]!);
+  // Several arrays may hold a decoded start address: the one it falls in, at run time.
+  const miss = once({ op: 'trap', message: `${ins.opcode}: a matrix descriptor's start address lies in no .shared data array` }, loc, divergent, guard);
+  return combos.reduceRight<Stmt[]>((rest, c) => {
+    const conds = c.flatMap((x) => (x.cond ? [x.cond] : []));
+    const cond = conds.reduce((a, b) => bin('&&', a, b));
+    return [{ s: 'if', cond, then: mma(c), else: rest, loc }];
+  }, miss);
 }
