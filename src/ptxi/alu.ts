@@ -7,8 +7,10 @@
 import type { Expr, SrcLoc, Stmt } from '../kernel/ir.js';
 import type { FlatIns } from './flat.js';
 import { destsOf, sourcesOf } from './analysis.js';
-import { assign, bin, num, NotModelled, select, value, type Lane, type ValueEnv } from './emit.js';
+import { assign, bin, num, NotModelled, regVar, select, value, type Lane, type ValueEnv } from './emit.js';
 import { high32, wideHighOf } from './widemul.js';
+import { defsOf } from './defs.js';
+import { splitOf, splitWord } from './split.js';
 
 /** Operand type of an instruction: its last modifier that names an integer type (`u32`, `s64`, `b32`, `pred`). */
 function typeOf(mods: string[]): string {
@@ -50,6 +52,7 @@ export function aluStmts(env: ValueEnv, it: FlatIns, loc: SrcLoc, divergent: boo
   const u = (i: number, lane: Lane) => asUnsigned(val(i, lane), t);
   let f: (lane: Lane) => Expr;
   const op = ins.base;
+  if (op === 'mov' && (srcs[0]?.kind === 'vector' || ins.operands[0]?.kind === 'vector')) return packStmts(env, it, dests, t, loc, divergent, guard);
   switch (op) {
     case 'mov': case 'cvta': f = (l) => val(0, l); break;
     case 'add': f = (l) => bin('+', val(0, l), val(1, l)); break;
@@ -79,6 +82,33 @@ export function aluStmts(env: ValueEnv, it: FlatIns, loc: SrcLoc, divergent: boo
     default: throw new NotModelled(ins.opcode);
   }
   return dests.flatMap((d) => assign(env, d, f, loc, divergent, guard));
+}
+
+/**
+ * `mov.bW d, {a, b, …}` packs its elements into `d`, the first the low bits; `mov.bW {a, b, …}, s`
+ * unpacks (PTX ISA §9.7.9.10 mov, "pack / unpack"): `mov.b32 %r, {%rs2, %rs3}` of 16-bit halves,
+ * `mov.b64 %rd, {%r1, %r2}` of 32-bit words. Each element is read modulo 2^(W / n); the packed value
+ * is exact while it stays within 2^53 (a larger one is an overflow fault where it is computed).
+ */
+function packStmts(env: ValueEnv, it: FlatIns, dests: string[], t: string, loc: SrcLoc, divergent: boolean, guard?: Expr): Stmt[] {
+  const [dst, src] = it.ins.operands;
+  const vec = src?.kind === 'vector' ? src : dst?.kind === 'vector' ? dst : undefined;
+  const n = vec?.kind === 'vector' ? vec.items.length : 0;
+  if (!n || !src || width(t) % n) throw new NotModelled(`${it.ins.opcode}: a vector of ${n} elements`);
+  const w = width(t) / n;
+  const mask = num(2 ** w - 1);
+  if (src.kind === 'vector') {
+    const f = (l: Lane): Expr => src.items.map((x, k) => bin('*', bin('&', value(env, it, x, l), mask), num(2 ** (w * k)))).reduce((a, b) => bin('+', a, b));
+    return assign(env, dests[0]!, f, loc, divergent, guard);
+  }
+  const items = dst!.kind === 'vector' ? dst!.items : [];
+  // An opaque 64-bit source that is an exact value combined with a constant: its words from the value's (split.ts).
+  const sp = src.kind === 'name' && env.facts.opaque(it.name(src.name)) ? splitOf(it, (r) => defsOf(env.facts, r)) : undefined;
+  return items.flatMap((x, k) => {
+    if (x.kind !== 'name' || env.facts.opaque(it.name(x.name))) return [];
+    const word = sp && n === 2 ? (l: Lane) => splitWord(sp, regVar(env, sp.x, l), k as 0 | 1) : (l: Lane) => bin('&', bin('>>', asUnsigned(value(env, it, src, l), t), num(w * k)), mask);
+    return assign(env, it.name(x.name), word, loc, divergent, guard);
+  });
 }
 
 /**

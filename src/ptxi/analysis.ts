@@ -14,6 +14,7 @@
  */
 import type { Instruction, Operand } from '../ptx/ast.js';
 import { regionOf, type Cfg, type Flat, type FlatIns } from './flat.js';
+import { splitOf } from './split.js';
 
 /** Lane kind of a register (see the module comment). */
 export type Kind = 'U' | 'T' | 'V';
@@ -155,6 +156,10 @@ export function analyze(flat: Flat, cfg: Cfg, symbols: ReadonlySet<string>, bloc
   const varyingBranch = new Set<number>();
   const defCount = new Map<string, number>();
   for (const it of flat.items) if (!('label' in it)) for (const d of destsOf(it)) defCount.set(d, (defCount.get(d) ?? 0) + 1);
+  const defsBy = new Map<string, FlatIns[]>();
+  for (const it of flat.items) if (!('label' in it)) for (const d of destsOf(it)) (defsBy.get(d) ?? defsBy.set(d, []).get(d)!).push(it);
+  // An unpack of an opaque `or.b64 %rd, %x, C` (a large constant C) with %x exact: its words are exact (split.ts).
+  const exactSplit = (it: FlatIns): boolean => { const sp = splitOf(it, (r) => defsBy.get(r) ?? []); return !!sp && !opaque.has(sp.x); };
   // Blocks where each register is defined or read: a register whose every definition and use lies
   // on one side of a divergent branch is touched only by that side's lanes, which all compute the
   // same value when its sources are uniform: it stays one variable.
@@ -180,7 +185,7 @@ export function analyze(flat: Flat, cfg: Cfg, symbols: ReadonlySet<string>, bloc
       const ks = srcs.map((o) => kindOf(o, it));
       const k0 = defKind(it.ins, srcs, ks);
       const ldKind: Kind = it.ins.base === 'ld' || it.ins.base === 'mbarrier' ? (ks.includes('V') || ks.includes('T') ? 'V' : 'U') : k0;
-      const op = opaqueDef(it.ins, srcs, it, flat) || srcs.some((o) => regsOf(o, it).some((r) => opaque.has(r)) && it.ins.base !== 'ld' && it.ins.base !== 'mbarrier' && it.ins.base !== 'shfl' && it.ins.base !== 'clusterlaunchcontrol');
+      const op = opaqueDef(it.ins, srcs, it, flat) || srcs.some((o) => regsOf(o, it).some((r) => opaque.has(r)) && it.ins.base !== 'ld' && it.ins.base !== 'mbarrier' && it.ins.base !== 'shfl' && it.ins.base !== 'clusterlaunchcontrol') && !exactSplit(it);
       const guardKind: Kind = it.ins.guard ? kindOf({ kind: 'name', name: it.ins.guard.pred, pos: it.ins.pos }, it) : 'U';
       const srcProv = new Set<string>();
       if (it.ins.base === 'ld' && it.ins.mods.includes('param')) {

@@ -5,7 +5,8 @@
  * §9.7.13.15 mbarrier, §9.7.9.25 cp.async.bulk(.tensor), §9.7.15 wgmma, §9.7.13.1 bar / barrier,
  * §9.7.13.4 fence, §9.7.13.10 elect.sync, §9.7.8.6 shfl.sync.
  */
-import type { BarRef, BufRef, Expr, MmaShape, Op, Per, SrcLoc, Stmt } from '../kernel/ir.js';
+import { wgmmaStmts, type DescRead } from './desc.js';
+import type { BarRef, BufRef, Expr, Op, Per, SrcLoc, Stmt } from '../kernel/ir.js';
 import type { Operand } from '../ptx/ast.js';
 import { destsOf, regsOf, sourcesOf } from './analysis.js';
 import { address, assign, bin, bit, counted, num, NotModelled, once, v, value, LANES, type Lane, type ValueEnv } from './emit.js';
@@ -28,6 +29,11 @@ export interface InsEnv extends ValueEnv {
   tensorBytes(it: FlatIns, o: Operand): number;
   /** The register holding the shared-memory address a wgmma descriptor register was built from. */
   descRoot(it: FlatIns, reg: string): string;
+  /**
+   * The buffer elements a wgmma descriptor register may read, decoded from its value (desc.ts;
+   * each under a condition when several arrays may hold it), else the element of its provenance root.
+   */
+  descReads(it: FlatIns, reg: string): DescRead[];
   /**
    * The register an arrive wrote the token operand `o` holds (through copies): the machine's
    * token variable. Throws NotModelled when it is not one warp-uniform arrive result.
@@ -88,7 +94,7 @@ export function insStmts(env: InsEnv, it: FlatIns, loc: SrcLoc, divergent: boole
     case 'membar': return once({ op: 'fence', sem: 'sc', scope: m0 === 'cta' ? 'cta' : m0 === 'sys' ? 'sys' : 'gpu' }, loc, divergent, guard);
     case 'bar': case 'barrier': return barrier(env, it, lead, loc, divergent, guard);
     case 'cp': return cp(env, it, loc, divergent, guard);
-    case 'wgmma': return wgmma(env, it, lead, loc, divergent, guard);
+    case 'wgmma': return wgmmaStmts(env, it, lead, loc, divergent, guard);
     case 'tcgen05': return tcgen05Stmts(env, it, loc, divergent, guard);
     case 'clusterlaunchcontrol': return clcStmts(env, it, loc, divergent, guard);
     case 'red': if (ins.mods[0] === 'async') return stAsyncStmts(env, it, loc, divergent, guard); throw new NotModelled(`${ins.opcode} (a global reduction through an address mbsim does not track)`);
@@ -383,25 +389,6 @@ function eachLane(stmts: Stmt[], mk: (lane: number) => Op, loc: SrcLoc, guard?: 
   return swap(stmts);
 }
 
-function wgmma(env: InsEnv, it: FlatIns, lead: (o: Operand) => Expr, loc: SrcLoc, divergent: boolean, guard?: Expr): Stmt[] {
-  const ins = it.ins;
-  const m0 = ins.mods[0];
-  if (m0 === 'fence') return [];
-  if (m0 === 'commit_group') return once({ op: 'wgmma.commit_group' }, loc, divergent, guard);
-  if (m0 === 'wait_group') return once({ op: 'wgmma.wait_group', n: lead(ins.operands[0]!) }, loc, divergent, guard);
-  if (m0 !== 'mma_async') throw new NotModelled(ins.opcode);
-  const shapeText = ins.mods.find((x) => /^m\d+n\d+k\d+$/.test(x));
-  const [, mm, nn, kk] = /^m(\d+)n(\d+)k(\d+)$/.exec(shapeText ?? 'm64n64k16')!;
-  const shape: MmaShape = { m: Number(mm), n: Number(nn), k: Number(kk) };
-  const ops = ins.operands;
-  const reads: BufRef[] = [];
-  for (const o of [ops[1], ops[2]]) {
-    if (!o || o.kind !== 'name') continue; // A from registers (the RS form): only B is read from shared memory
-    const root = env.descRoot(it, it.name(o.name));
-    reads.push(env.buf(it, { kind: 'address', base: root, offset: 0n, pos: o.pos }));
-  }
-  return once({ op: 'wgmma.mma_async', reads, shape } as Op, loc, divergent, guard);
-}
 
 /** A lane's bit of `mask` as a condition (used by the translator for guards). */
 export function laneOn(mask: Expr, l: Lane): Expr {

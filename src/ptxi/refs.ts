@@ -16,6 +16,8 @@ import { MixedChecks, staticOffset } from './mixed.js';
 export interface SharedRefs {
   bar(it: FlatIns, o: Operand, lane?: Lane): BarRef;
   buf(it: FlatIns, o: Operand, lane?: Lane): BufRef;
+  /** The buffer element of `sym` at address `addr` (a wgmma descriptor's decoded start, desc.ts), read by `it`. */
+  bufAt(it: FlatIns, sym: SharedSym, addr: Expr): BufRef;
   /** The run-time checks of mixed arrays' references, put around their operations. */
   checks: MixedChecks;
 }
@@ -52,6 +54,9 @@ export function sharedRefs(facts: Facts, shared: Map<string, SharedSym>, env: Va
     },
     buf(it, o, lane: Lane = 'lead'): BufRef {
       const { sym, addr } = where(it, o, lane);
+      return this.bufAt(it, sym, addr);
+    },
+    bufAt(it, sym, addr): BufRef {
       if (sym.role === 'barrier') throw new NotModelled(`${it.ins.opcode} accesses the mbarrier array ${sym.ir} as data`);
       const cluster = clusterAddressed(it) && it.ins.base !== 'mbarrier';
       const ref = elementRef(env, sym, addr, cluster);

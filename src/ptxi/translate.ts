@@ -7,6 +7,7 @@
  * Errors in the input that make a translation impossible throw {@link KernelError} with the PTX
  * position; what is only impossible to model when executed becomes a `trap` operation there.
  */
+import { descriptorLow, descriptorReads } from './desc.js';
 import type { Expr, Kernel, ParamDecl, SrcLoc, Stmt } from '../kernel/ir.js';
 import { KernelError } from '../machine/program.js';
 import type { Func, Module, Operand } from '../ptx/ast.js';
@@ -250,6 +251,12 @@ function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<str
       return tensorBox(f.params, cands[0]!, env.paramAt(it, o.base, Number(o.offset))?.offset, launch.tensorMaps ?? {});
     },
     descRoot: (it, reg) => descriptorRoot(facts, it, reg, shared),
+    descReads(it, reg) {
+      let root: string | undefined;
+      try { root = descriptorRoot(facts, it, reg, shared); } catch { root = undefined; }
+      const rs = descriptorReads(env, reg, shared, (sym, addr) => refs.bufAt(it, sym, addr), root);
+      return rs ?? [{ ref: env.buf(it, { kind: 'address', base: descriptorRoot(facts, it, reg, shared), offset: 0n, pos: it.ins.pos }) }];
+    },
     tokenRoot: (it, o) => tokenRoot(facts, it, o),
     staticInt: (it, o) => staticInt(facts, it, o),
     paramAt: (it, base, offset) => paramAddress(facts, it, base, offset, (n) => paramSyms.has(n)),
@@ -283,6 +290,8 @@ const EFFECTS = new Set(['ld', 'st', 'mbarrier', 'cp', 'bar', 'barrier', 'wgmma'
 function emitBody(m: Module, flat: Flat, cfg: Cfg, facts: Facts, env: InsEnv, at: (p: { line: number; col: number }) => SrcLoc, file: string): Stmt[] {
   const roots = (it: FlatIns): string[] => it.ins.operands.slice(1, 3).flatMap((o) => {
     if (o.kind !== 'name') return [];
+    const low = descriptorLow(facts, it.name(o.name));
+    if (low) return [low];
     try { return [env.descRoot(it, it.name(o.name))]; } catch { return []; }
   });
   const regs = neededRegs(flat, roots, (it) => env.isFlag(it));
