@@ -64,6 +64,8 @@ describe('input errors as JSON', () => {
     expect(wantsJson(['run', 'x', '--format', 'json'])).toBe(false);
     expect(wantsJson(['serve', 'x', '--json'])).toBe(false);
     expect(wantsJson(['check', '--', '--json'])).toBe(false);
+    expect(wantsJson(['check', 'x', '--json', '--format', 'short'])).toBe(false);
+    expect(wantsJson(['check', 'x', '--format=text', '--json'])).toBe(false);
   });
 
   it('errorDocument: exit 3 for an incomplete parse; a hint attaches to the diagnostic before it', () => {

@@ -89,7 +89,9 @@ test("docs/CHECK.md's --format short example is what the command prints (up to e
   for (const format of [['--json'], ['--format', 'short'], ['--quiet']]) {
     const bad = await cli(['check', 'no-such-file.mbk', ...format]);
     expect(bad.code).toBe(2);
-    expect(bad.out).toBe('');
+    // With --json stdout gets the error document only (docs/CHECK.md, "Input errors with --json").
+    if (format[0] === '--json') expect(JSON.parse(bad.out)).toMatchObject({ schema: 'mbsim.error/1', exitCode: 2 });
+    else expect(bad.out).toBe('');
     expect(bad.err).toMatch(/no such file: no-such-file\.mbk/);
   }
 });

@@ -59,15 +59,21 @@ export function errorDocument(err: UsageError, command: string): ErrorDocument {
 
 /**
  * Whether `argv` (the verb first) asks for JSON output: `run` or `check` with `--json`, or `check`
- * with `--format json` / `--format=json`, before a `--` that ends the options.
+ * with `--format json` / `--format=json`, before a `--` that ends the options, and no other
+ * `--format` beside it.
  */
 export function wantsJson(argv: readonly string[]): boolean {
   if (argv[0] !== 'run' && argv[0] !== 'check') return false;
+  let json = false;
   for (let i = 1; i < argv.length; i++) {
     const a = argv[i]!;
-    if (a === '--') return false;
-    if (a === '--json' || a === '--format=json') return true;
-    if (a === '--format' && argv[i + 1] === 'json' && argv[0] === 'check') return true;
+    if (a === '--') break;
+    if (a === '--json' || a === '--format=json') json = true;
+    else if (a === '--format' && argv[0] === 'check') {
+      // Another format asked for beside --json is bad input of its own: no JSON then.
+      if (argv[i + 1] !== 'json') return false;
+      json = true;
+    } else if (a.startsWith('--format=')) return false;
   }
-  return false;
+  return json;
 }
