@@ -31,6 +31,18 @@ const PIPE_RUNS = FUZZ > 0 ? Math.ceil(RUNS / 4) : 150;
 /** Generated pipelines compared without `--strict` per run of `npm test`. */
 const NONSTRICT_RUNS = FUZZ > 0 ? Math.ceil(RUNS / 4) : 100;
 
+/**
+ * A generated pipeline's divergences: the seeded run fails on the first (fast-check shrinks it); a
+ * soak (FUZZ_KERNELS) goes on, printing and collecting each in `found`.
+ */
+function noteDivergences(divergences: readonly unknown[], text: string, found: string[]): void {
+  if (!divergences.length) return;
+  const msg = `divergence: ${JSON.stringify(divergences)}\nsketch:\n${text}`;
+  if (!FUZZ) throw new Error(msg);
+  found.push(msg);
+  console.log(msg);
+}
+
 describe('reductions against the unreduced search', () => {
   test('regression kernels: every reduction finds what the full search finds', () => {
     const files = readdirSync(FIXTURES).filter((f) => f.endsWith('.json') || f.endsWith('.mbk'));
@@ -104,12 +116,7 @@ describe('reductions against the unreduced search', () => {
         if (!r) return true;
         compared++;
         if (r.full.hazards.length) withHazards++;
-        if (r.divergences.length) {
-          const msg = `divergence: ${JSON.stringify(r.divergences)}\nsketch:\n${text}`;
-          if (!FUZZ) throw new Error(msg);
-          found.push(msg);
-          console.log(msg);
-        }
+        noteDivergences(r.divergences, text, found);
         // The forced steps that need a pipeline's structure are taken: the stable landings
         // (stable-landing.ts) store fewer states than the search without them.
         const p = instantiate(kernel);
@@ -141,12 +148,7 @@ describe('reductions against the unreduced search', () => {
         if (!r) return true;
         compared++;
         if (r.full.hazards.length) withHazards++;
-        if (r.divergences.length) {
-          const msg = `divergence: ${JSON.stringify(r.divergences)}\nsketch:\n${text}`;
-          if (!FUZZ) throw new Error(msg);
-          found.push(msg);
-          console.log(msg);
-        }
+        noteDivergences(r.divergences, text, found);
         return true;
       }),
       { numRuns: NONSTRICT_RUNS, seed: SEED + 1 },

@@ -107,6 +107,26 @@ describe('a bad sidecar exits 2 at its file:line:col with a caret', () => {
   });
 });
 
+// The end of both kernels below: %r1 the barrier's count, %r4 = 3 or a trap; thread 0 initializes
+// the barrier, all 64 threads arrive and wait for its phase 0.
+const CHECK_TAIL = `setp.ne.s32 %p1, %r4, 3;
+@%p1 trap;
+mov.u32 %r5, %tid.x;
+setp.ne.s32 %p1, %r5, 0;
+@%p1 bra SKIP;
+mov.u32 %r6, bar;
+mbarrier.init.shared.b64 [%r6], %r1;
+SKIP:
+bar.sync 0;
+mov.u32 %r6, bar;
+mbarrier.arrive.shared.b64 _, [%r6];
+W:
+mbarrier.try_wait.parity.shared.b64 %p2, [%r6], 0;
+@!%p2 bra W;
+ret;
+}
+`;
+
 // A kernel whose integers are fields of one struct parameter (CUTLASS's `Params`), read through a
 // register holding the parameter's address: the barrier's count at byte 8, two more at 16 and 20.
 const STRUCT = `.version 9.0
@@ -124,23 +144,7 @@ add.s64 %rd2, %rd1, 16;
 ld.param.u32 %r1, [%rd1+8];
 ld.param.v2.u32 {%r2, %r3}, [%rd2];
 add.s32 %r4, %r2, %r3;
-setp.ne.s32 %p1, %r4, 3;
-@%p1 trap;
-mov.u32 %r5, %tid.x;
-setp.ne.s32 %p1, %r5, 0;
-@%p1 bra SKIP;
-mov.u32 %r6, bar;
-mbarrier.init.shared.b64 [%r6], %r1;
-SKIP:
-bar.sync 0;
-mov.u32 %r6, bar;
-mbarrier.arrive.shared.b64 _, [%r6];
-W:
-mbarrier.try_wait.parity.shared.b64 %p2, [%r6], 0;
-@!%p2 bra W;
-ret;
-}
-`;
+` + CHECK_TAIL;
 
 describe('fields of a struct parameter: --param NAME+OFFSET', () => {
   const file = () => {
@@ -188,23 +192,7 @@ ld.param.u32 %r1, [_Z7scalarsiii_param_0];
 ld.param.u32 %r2, [_Z7scalarsiii_param_1];
 ld.param.u32 %r3, [_Z7scalarsiii_param_2];
 add.s32 %r4, %r2, %r3;
-setp.ne.s32 %p1, %r4, 3;
-@%p1 trap;
-mov.u32 %r5, %tid.x;
-setp.ne.s32 %p1, %r5, 0;
-@%p1 bra SKIP;
-mov.u32 %r6, bar;
-mbarrier.init.shared.b64 [%r6], %r1;
-SKIP:
-bar.sync 0;
-mov.u32 %r6, bar;
-mbarrier.arrive.shared.b64 _, [%r6];
-W:
-mbarrier.try_wait.parity.shared.b64 %p2, [%r6], 0;
-@!%p2 bra W;
-ret;
-}
-`;
+` + CHECK_TAIL;
 
 describe('scalar parameters without values', () => {
   it('the first one read stops the kernel, and its message names every scalar parameter the kernel reads without a value', async () => {
