@@ -320,6 +320,12 @@ export interface ParamDecl {
   name: string;
   value: number;
   loc?: SrcLoc;
+  /**
+   * Set when the kernel was built for this value and another one cannot be set at instantiation:
+   * why (the PTX front end places a shared-memory array's mbarriers at offsets it computed from
+   * the parameter, ptxi/launch-const.ts). `instantiate` refuses an override of it with this text.
+   */
+  fixed?: string;
 }
 
 /**

@@ -132,6 +132,8 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
       throw new KernelError(`unknown parameter '${n}' (this kernel has: ${known})`, undefined, 'unknown-param');
     }
     if (!Number.isInteger(v)) throw new KernelError(`parameter ${n} must be an integer, got ${typeof v === 'number' ? v : argKind(v)}`, undefined, 'bad-param');
+    const fixed = kernel.params.find((p) => p.name === n)?.fixed;
+    if (fixed !== undefined && v !== params[n]) throw new KernelError(`parameter ${n} cannot be set to ${v} here: ${fixed}`, undefined, 'bad-param');
     params[n] = v;
   }
   for (const p of kernel.params) {

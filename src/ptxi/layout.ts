@@ -15,7 +15,7 @@ import type { Decl, Func, Module, Operand, Param } from '../ptx/ast.js';
 import type { Facts } from './analysis.js';
 import { destsOf, regsOf } from './analysis.js';
 import type { Flat } from './flat.js';
-import { mixedBars, staticOffset, type MixedBars } from './mixed.js';
+import { mixedBars, staticOffset, type ConstOf, type MixedBars } from './mixed.js';
 
 /** A `.shared` array of the kernel as the translation lays it out. */
 export interface SharedSym {
@@ -124,8 +124,11 @@ function symsOf(o: Operand & { kind: 'address' }, it: Flat['items'][number], fac
   return [...(o.base ? [o.base] : []), ...regsOf({ ...o, rest: [] }, it).flatMap((r) => [...facts.prov(r)])];
 }
 
-/** Lays out the `.shared` arrays of `f` (module-level ones included) and decides each one's role. */
-export function layoutShared(m: Module, f: Func, flat: Flat, facts: Facts, dynamicSmem: number, boxes: number[], file: string): SharedSym[] {
+/**
+ * Lays out the `.shared` arrays of `f` (module-level ones included) and decides each one's role;
+ * `constOf` says which offsets are known before running (mixed.ts `staticOffset`).
+ */
+export function layoutShared(m: Module, f: Func, flat: Flat, facts: Facts, dynamicSmem: number, boxes: number[], file: string, constOf?: ConstOf): SharedSym[] {
   const decls = [...m.items.filter((i): i is Decl => i.kind === 'decl'), ...flat.decls].filter((d) => d.space.startsWith('.shared'));
   const barrierSyms = new Set<string>();
   /** Arrays a data access (ld / st, a copy's source or destination) addresses. */
@@ -174,7 +177,7 @@ export function layoutShared(m: Module, f: Func, flat: Flat, facts: Facts, dynam
     }
     if (!o || o.kind !== 'address' || !o.base) continue;
     for (const s of symsOf(o, it, facts)) barrierSyms.add(s);
-    const at = staticOffset(facts, it, o, isShared);
+    const at = staticOffset(facts, it, o, isShared, constOf);
     if (at) (barOffsets.get(at.sym) ?? barOffsets.set(at.sym, []).get(at.sym)!).push(at.offset);
   }
   const box = boxes.length ? boxes.reduce(gcd) : 0;

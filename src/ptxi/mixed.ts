@@ -42,20 +42,30 @@ export function mixedBars(ir: string, offsets: Iterable<number>): MixedBars | un
   return { ir: `${ir}+${start}`, start, count: (slots[slots.length - 1]! - start) / 8 + 1, runs };
 }
 
+/** The value of an integer operand before the kernel runs, or undefined (defs.ts `staticInt`, launch-const.ts `launchConst`). */
+export type ConstOf = (it: FlatIns, o: Operand | undefined) => number | undefined;
+
 /**
  * The `.shared` symbol and constant byte offset an address operand names, when every definition of
  * its register leads back to one symbol through `mov`, `cvta`, `cvt`, `mapa` (the CTA-local offset)
- * and `add` / `sub` of a constant; undefined otherwise (an offset computed at run time).
+ * and `add` / `sub` of a constant; undefined otherwise (an offset computed at run time). `constOf`
+ * says which operands are constants: by default immediates and registers moved from one; with the
+ * launch's parameters (launch-const.ts), values computed from them too (DeepGEMM's mbarriers after
+ * a region sized by `shape_k`).
  */
-export function staticOffset(facts: Facts, it: FlatIns, o: Operand, isShared: (n: string) => boolean): { sym: string; offset: number } | undefined {
+export function staticOffset(facts: Facts, it: FlatIns, o: Operand, isShared: (n: string) => boolean, constOf: ConstOf = (at, x) => staticInt(facts, at, x)): { sym: string; offset: number } | undefined {
   if (o.kind !== 'address' || !o.base || o.rest?.length) return undefined;
   const off = Number(o.offset);
   if (isShared(o.base)) return { sym: o.base, offset: off };
-  const r = regOffset(facts, it, o.base, isShared, new Set(), 0);
+  const r = regOffset({ facts, isShared, constOf }, it, o.base, new Set(), 0);
   return r && { sym: r.sym, offset: r.offset + off };
 }
 
-function regOffset(facts: Facts, it: FlatIns, name: string, isShared: (n: string) => boolean, seen: Set<string>, depth: number): { sym: string; offset: number } | undefined {
+/** What the walk of {@link staticOffset} reads. */
+interface OffsetCtx { facts: Facts; isShared: (n: string) => boolean; constOf: ConstOf }
+
+function regOffset(c: OffsetCtx, it: FlatIns, name: string, seen: Set<string>, depth: number): { sym: string; offset: number } | undefined {
+  const { facts, isShared } = c;
   if (isShared(name)) return { sym: name, offset: 0 };
   const reg = it.name(name);
   if (depth > 24 || seen.has(reg)) return undefined;
@@ -64,7 +74,7 @@ function regOffset(facts: Facts, it: FlatIns, name: string, isShared: (n: string
   if (!defs.length) return undefined;
   let out: { sym: string; offset: number } | undefined;
   for (const d of defs) {
-    const r = defOffset(facts, d, isShared, seen, depth);
+    const r = defOffset(c, d, seen, depth);
     if (!r || (out && (out.sym !== r.sym || out.offset !== r.offset))) return undefined;
     out = r;
   }
@@ -73,19 +83,19 @@ function regOffset(facts: Facts, it: FlatIns, name: string, isShared: (n: string
 }
 
 /** The symbol and offset one definition computes (see {@link staticOffset}). */
-function defOffset(facts: Facts, d: FlatIns, isShared: (n: string) => boolean, seen: Set<string>, depth: number): { sym: string; offset: number } | undefined {
+function defOffset(c: OffsetCtx, d: FlatIns, seen: Set<string>, depth: number): { sym: string; offset: number } | undefined {
   const ins = d.ins;
   if (ins.guard) return undefined;
   const [a, b] = ins.operands.slice(1);
-  const from = (o: Operand | undefined) => (o?.kind === 'name' ? regOffset(facts, d, o.name, isShared, seen, depth + 1) : undefined);
+  const from = (o: Operand | undefined) => (o?.kind === 'name' ? regOffset(c, d, o.name, seen, depth + 1) : undefined);
   if (ins.base === 'mov' || ins.base === 'cvta' || ins.base === 'cvt' || ins.base === 'mapa') return from(a);
   if (ins.base !== 'add' && ins.base !== 'sub') return undefined;
-  const cb = staticInt(facts, d, b);
+  const cb = c.constOf(d, b);
   if (cb !== undefined) {
     const r = from(a);
     return r && { sym: r.sym, offset: r.offset + (ins.base === 'add' ? cb : -cb) };
   }
-  const ca = ins.base === 'add' ? staticInt(facts, d, a) : undefined;
+  const ca = ins.base === 'add' ? c.constOf(d, a) : undefined;
   const r = ca !== undefined ? from(b) : undefined;
   return r && ca !== undefined ? { sym: r.sym, offset: r.offset + ca } : undefined;
 }

@@ -10,7 +10,7 @@ import type { Facts } from './analysis.js';
 import { address, bin, num, NotModelled, v, type Lane, type ValueEnv } from './emit.js';
 import type { FlatIns } from './flat.js';
 import { accessBytes, CLUSTER_STRIDE, type SharedSym } from './layout.js';
-import { MixedChecks, staticOffset } from './mixed.js';
+import { MixedChecks, staticOffset, type ConstOf } from './mixed.js';
 
 /** The barrier and buffer references of address operands (insn.ts `InsEnv.bar` / `buf`). */
 export interface SharedRefs {
@@ -22,8 +22,11 @@ export interface SharedRefs {
   checks: MixedChecks;
 }
 
-/** {@link SharedRefs} over the laid-out arrays `shared` (by PTX name); `env` evaluates addresses and collects statements to run first. */
-export function sharedRefs(facts: Facts, shared: Map<string, SharedSym>, env: ValueEnv): SharedRefs {
+/**
+ * {@link SharedRefs} over the laid-out arrays `shared` (by PTX name); `env` evaluates addresses and
+ * collects statements to run first; `constOf` says which offsets are known before running.
+ */
+export function sharedRefs(facts: Facts, shared: Map<string, SharedSym>, env: ValueEnv, constOf?: ConstOf): SharedRefs {
   const checks = new MixedChecks();
   const where = (it: FlatIns, o: Operand, lane: Lane = 'lead'): { sym: SharedSym; addr: Expr } => {
     if (o.kind !== 'address') throw new NotModelled(`expected an address operand`);
@@ -44,7 +47,7 @@ export function sharedRefs(facts: Facts, shared: Map<string, SharedSym>, env: Va
       if (sym.role === 'mixed') {
         if (!sym.bars) throw new NotModelled(`${sym.ir} holds data and mbarriers, and no mbarrier operation names a constant byte offset of it: where its mbarriers are is not known before running`);
         // A constant offset (the analysis's, as layout.ts found the mbarriers) names its barrier directly.
-        const at = staticOffset(facts, it, o, (n) => shared.has(n));
+        const at = staticOffset(facts, it, o, (n) => shared.has(n), constOf);
         const off = at?.sym === sym.name ? num(at.offset) : bin('-', cluster ? bin('&', addr, num(CLUSTER_STRIDE - 1)) : addr, num(sym.base));
         return checks.bar(sym.bars, sym.ir, fold(off), cluster ? clusterIndex(addr, 0, 1).cta : undefined, it.ins.opcode);
       }

@@ -24,6 +24,8 @@ import { neededRegs } from './needed.js';
 import { memorySpaces } from './generic.js';
 import { flagOf, flagParams, GMEM_WORDS } from './gmem.js';
 import { demangle, namesEntry } from './names.js';
+import { launchConst, type LaunchParams } from './launch-const.js';
+import type { ConstOf } from './mixed.js';
 import { defsOf, descriptorRoot, paramAddress, paramFieldsRead, setDefs, staticInt, tmemDecl, tmemOf, tokenRoot, type TmemInfo } from './defs.js';
 
 /** A launch of a PTX kernel (the host side that no PTX file carries). */
@@ -98,14 +100,25 @@ export function translatePtx(m: Module, launch: PtxLaunch = {}): { kernel: Kerne
   const facts = analyze(flat, cfg, new Set([...shared0, ...paramSyms.keys()]), dims);
   const boxes = Object.values(launch.tensorMaps ?? {});
   setDefs(flat, facts);
-  const shared = layoutShared(m, f, flat, facts, launch.dynamicSmem ?? 0, boxes, file);
-  const byName = new Map(shared.map((s) => [s.name, s]));
   const params = paramValues(f, launch);
+  // Offsets computed from the launch's integer parameters are constants too (launch-const.ts); the
+  // parameters the layout's mbarrier offsets read are fixed: another value needs another translation.
+  const read = new Set<string>();
+  const launchParams: LaunchParams = { isParam: (n) => paramSyms.has(n), value: (p, off) => { const d = params.get(`${p}+${off}`)?.decl; if (d) read.add(`${p}+${off}`); return d?.value; } };
+  const constOf: ConstOf = (it, o) => launchConst(facts, it, o, launchParams);
+  const layoutConstOf: ConstOf = (it, o) => {
+    read.clear();
+    const c = constOf(it, o);
+    if (c !== undefined) for (const k of read) params.get(k)!.decl.fixed = `where the kernel's mbarriers sit in shared memory was computed from it (give another value with --param, which translates the kernel for it)`;
+    return c;
+  };
+  const shared = layoutShared(m, f, flat, facts, launch.dynamicSmem ?? 0, boxes, file, layoutConstOf);
+  const byName = new Map(shared.map((s) => [s.name, s]));
   const tmemInfo = tmemOf(flat, facts);
   const pointers = new Set(f.params.filter((p) => p.type === '.u64' || p.type === '.b64').map((p) => p.name));
   const flags = flagParams(flat, facts, pointers);
   const fields = paramFieldsRead(flat, facts, (n) => paramSyms.has(n));
-  const env = insEnv(facts, byName, paramSyms, params, f, launch, dims, tmemInfo, flags, fields);
+  const env = insEnv(facts, byName, paramSyms, params, f, launch, dims, tmemInfo, flags, fields, constOf);
   const body = emitBody(m, flat, cfg, facts, env, at, file);
   const { barriers, buffers } = sharedDecls(shared);
   buffers.push(...tmemDecl(tmemInfo, at(f.pos)));
@@ -202,7 +215,7 @@ export function threadIndex([x, y, z]: BlockDims): Record<'%tid.x' | '%tid.y' | 
   };
 }
 
-function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<string, number>, params: Map<string, ParamInfo>, f: Func, launch: PtxLaunch, dims: BlockDims, tmemInfo: TmemInfo, flags: ReadonlySet<string>, fields: ReadonlyMap<string, number[]>): InsEnv {
+function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<string, number>, params: Map<string, ParamInfo>, f: Func, launch: PtxLaunch, dims: BlockDims, tmemInfo: TmemInfo, flags: ReadonlySet<string>, fields: ReadonlyMap<string, number[]>, constOf: ConstOf): InsEnv {
   const cluster = launch.cluster ?? 1;
   const grid = launch.grid ?? 1;
   const block = dims[0] * dims[1] * dims[2];
@@ -280,7 +293,7 @@ function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<str
     },
     guardMixed: (ss) => refs.checks.guard(ss),
   };
-  const refs = sharedRefs(facts, shared, env);
+  const refs = sharedRefs(facts, shared, env, constOf);
   return env;
 }
 
