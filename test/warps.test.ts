@@ -108,6 +108,26 @@ ${tail}
     expect(bad.hazards[0]!.message).toMatch(/main\.w3 reads R\[0\]/);
   });
 
+  test('one thread\'s operation under a condition on the warp is the elected lane of each warp that reaches it (PTX: if (warp_idx == k && elect_one_sync()))', () => {
+    const leaders = (cond: string, count: number, body = '        elect:\n            mbarrier.arrive b') => `kernel leaders arch=sm_90a
+barrier b count=${count}
+role r warps=8:
+    ${cond}
+${body}
+    mbarrier.try_wait.parity b, 0
+`;
+    // warp 1's elected lane arrives: OK (it was warp 0's lane only, which never reaches the block: a hang)
+    expect(verdict(leaders('if warp == 1:', 1)).verdict).toBe('ok');
+    // the leaders of the two warpgroups, through a variable computed from the warp
+    expect(verdict(leaders('w = warp % 4\n    if w == 0:', 2)).verdict).toBe('ok');
+    // each of warpgroup 1's four warps
+    expect(verdict(leaders('if warpgroup == 1:', 4, '        mbarrier.arrive b per=one')).verdict).toBe('ok');
+    expect(verdict(leaders('if warp % 4 == 0:', 1)).verdict).not.toBe('ok');
+    // without a condition on the warp, one thread of the role is warp 0's elected lane
+    expect(verdict(leaders('if 1 == 1:', 1)).verdict).toBe('ok');
+    expect(verdict(leaders('if 1 == 1:', 2)).verdict).toBe('hang');
+  });
+
   test('warpgroup-collective wgmma: a release by warp 2 after its own wait_group is ordered after the MMA', () => {
     const wg = (n: number) => `kernel wg arch=sm_90a
 param K = 2

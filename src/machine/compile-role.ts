@@ -125,7 +125,13 @@ export function compileRole(
     return rangedKey(ref, info, whole, ref.offset ? cx(ref.offset, loc) : null, info.ranged && bytes ? cx(bytes, loc) : null, space, clusterSize);
   };
 
-  const emitOp = (op: Op, loc: SrcLoc, inElect: boolean) => {
+  /**
+   * `warpScoped`: the operation sits under an `if` whose condition reads `warp` or `warpgroup`
+   * (directly or through a variable computed from them): the sketch has chosen the warps that run
+   * it, so one thread's operation is the elected lane of each warp that reaches it, as PTX's
+   * `if (warp_idx == k && elect_one_sync())`, not warp 0's alone.
+   */
+  const emitOp = (op: Op, loc: SrcLoc, inElect: boolean, warpScoped: boolean) => {
     const written = 'per' in op ? op.per : undefined;
     if (inElect && written && written !== 'one') {
       throw new KernelError(`role ${r.name}: ${op.op} per=${written} inside elect: only the elected thread runs the block, so the operation would be one thread's`, loc, 'per-in-elect');
@@ -170,8 +176,9 @@ export function compileRole(
       throw new KernelError('a wait needs a phase parity or a token', loc, 'wait-operand');
     }
     // In a role that runs one agent per warp, one thread of the role is warp 0's elected lane:
-    // the other warps step over the operation (unless the role's code is run as written).
-    const guard: Instr | null = split && !r.asWritten && (ins.per === 'one' || SINGLE_THREAD_OPS.has(op.op))
+    // the other warps step over the operation (unless the role's code is run as written, or a
+    // condition on the warp chose the warps that reach it).
+    const guard: Instr | null = split && !r.asWritten && !warpScoped && (ins.per === 'one' || SINGLE_THREAD_OPS.has(op.op))
       ? { i: 'jz', e: (f) => (f[WARP_SLOT] === 0 ? 1 : 0), to: -1, loc, src: { k: 'bin', op: '==', a: { k: 'var', name: 'warp' }, b: { k: 'num', v: 0 } } }
       : null;
     if (guard) code.push(guard);
@@ -179,10 +186,14 @@ export function compileRole(
     if (guard) (guard as { to: number }).to = code.length;
   };
 
-  const walk = (stmts: Stmt[], inElect: boolean) => {
+  /** Variables whose value depends on the warp (computed from `warp`, `warpgroup` or another of them). */
+  const warpVars = new Set(['warp', 'warpgroup']);
+  const readsWarp = (e: Expr | undefined) => e !== undefined && [...exprNames(e)].some((n) => warpVars.has(n));
+  const walk = (stmts: Stmt[], inElect: boolean, warpScoped: boolean) => {
     for (const st of stmts) {
       switch (st.s) {
         case 'let': {
+          if (readsWarp(st.value)) warpVars.add(st.name);
           const e = cx(st.value, st.loc);
           code.push({ i: 'set', slot: declare(st.name, st.loc), e, loc: st.loc, src: st.value });
           break;
@@ -199,7 +210,8 @@ export function compileRole(
             ? { i: 'jz', e: (f) => { const s = nonZeroStep(step(f)); return s > 0 ? (f[v]! < to(f) ? 1 : 0) : (f[v]! > to(f) ? 1 : 0); }, to: -1, loc: st.loc, loop }
             : { i: 'jz', e: (f) => (f[v]! < to(f) ? 1 : 0), to: -1, loc: st.loc, src: { k: 'bin', op: '<', a: { k: 'var', name: st.var }, b: st.to }, loop };
           code.push(jz);
-          walk(st.body, inElect);
+          if (readsWarp(st.from) || readsWarp(st.to) || readsWarp(st.step)) warpVars.add(st.var);
+          walk(st.body, inElect, warpScoped);
           // i + 1 ≤ to: exact
           code.push(step ? { i: 'set', slot: v, e: (f) => add(f[v]!, step(f)), loc: st.loc, src: { k: 'bin', op: '+', a: { k: 'var', name: st.var }, b: st.step! } } : { i: 'set', slot: v, e: (f) => f[v]! + 1, loc: st.loc, src: { k: 'bin', op: '+', a: { k: 'var', name: st.var }, b: { k: 'num', v: 1 } } });
           code.push({ i: 'jmp', to: head });
@@ -209,21 +221,22 @@ export function compileRole(
         case 'if': {
           const jz: Instr = { i: 'jz', e: cx(st.cond, st.loc), to: -1, loc: st.loc, src: st.cond };
           code.push(jz);
-          walk(st.then, inElect);
+          const scoped = warpScoped || readsWarp(st.cond);
+          walk(st.then, inElect, scoped);
           if (st.else && st.else.length) {
             const j: Instr = { i: 'jmp', to: -1 };
             code.push(j);
             jz.to = code.length;
-            walk(st.else, inElect);
+            walk(st.else, inElect, scoped);
             j.to = code.length;
           } else jz.to = code.length;
           break;
         }
         case 'elect':
-          walk(st.body, true);
+          walk(st.body, true, warpScoped);
           break;
         case 'op':
-          emitOp(st.op, st.loc, inElect);
+          emitOp(st.op, st.loc, inElect, warpScoped);
           break;
         case 'label':
         case 'goto':
@@ -235,7 +248,7 @@ export function compileRole(
   const labels: Labels = { at: new Map(), fix: [] };
   // A role's `per` is its operations' default; an operation's own `per=` overrides it (only an
   // `elect:` block makes its body one thread's, whatever the operation says).
-  walk(r.body, false);
+  walk(r.body, false, false);
   code.push({ i: 'end' });
   resolveGotos(labels, r.name);
   return { name: r.name, decl: r, code, slots, threads, warps: r.warps, split };
