@@ -174,3 +174,36 @@ describe('memory per step', () => {
     expect(r.out).toContain('producer: exits');
   });
 });
+
+describe('a run whose only remaining work is an asynchronous operation that can never start', () => {
+  const sketch = (issuers: string) => `kernel wg arch=sm_90a
+smem A bytes=8192
+role mma warpgroups=1:
+    if ${issuers}:
+        wgmma.mma_async A shape=64x128x16
+        wgmma.commit_group
+        wgmma.wait_group 0
+`;
+  const run = (src: string) => simulate(instantiate(parseSketch(src, 'wg.mbk').kernel!));
+
+  test('one warp of a warpgroup issues a wgmma: a hang at once (not incomplete after the idle bound), naming the warps that never issued it', () => {
+    const r = run(sketch('warp == 0'));
+    expect(r.verdict).toBe('hang');
+    expect(r.stopped).toBeNull();
+    expect(r.steps).toBeLessThan(10);
+    const reasons = r.hang!.waiters.flatMap((w) => w.reasons);
+    expect(reasons).toContain('the oldest of them waits for mma.w1 (exited), mma.w2 (exited), mma.w3 (exited) of the warpgroup to issue its wgmma.mma_async (a warpgroup\'s MMA starts once all four warps issued it)');
+  });
+
+  test('all four warps issue it: ok', () => {
+    expect(run(sketch('warp < 4')).verdict).toBe('ok');
+  });
+
+  test('mbsim run: exit 1 with HANG', async () => {
+    const f = join(dir, 'wg.mbk');
+    writeFileSync(f, sketch('warp == 0'));
+    const r = await cli(['run', f]);
+    expect(r.code).toBe(1);
+    expect(r.out).toContain('HANG: nothing can make progress; 1 agent(s) blocked forever');
+  });
+});

@@ -170,6 +170,12 @@ export function explainHang(
       const n = ins.ints.n!(ag.frame);
       const inflight = s.inflight.filter((o) => o.agent === leader && o.kind === kind).length;
       w.reasons.push(`${op.op} ${n}: ${pending} committed group(s) of ${kind === 'wgmma' ? 'wgmma' : 'bulk stores'} still pending (it waits for at most ${n}), with ${inflight} operation(s) of them in flight`);
+      if (kind === 'wgmma') {
+        // A warpgroup's MMA starts once each of its four warps issued it (PTX ISA §9.7.15.5).
+        const first = s.inflight.filter((o) => o.agent === leader && o.kind === 'wgmma').reduce((x, o) => Math.min(x, o.seq), Infinity);
+        const behind = (m.wgPeers[leader] ?? []).filter((x) => s.agents[x]!.wgIssued <= first);
+        if (first < Infinity && behind.length) w.reasons.push(`the oldest of them waits for ${describeList(behind, describe)} of the warpgroup to issue its wgmma.mma_async (a warpgroup's MMA starts once all four warps issued it)`);
+      }
     } else if (op.op === 'tcgen05.alloc' || (op.op === 'tcgen05.dealloc' && op.pair)) {
       const why = op.pair ? explainPair(m, s, a, ins) : explainAlloc(m, s, a, ins);
       w.subject = `tmem${p.ctas > 1 ? `@c${p.agents[a]!.cta}` : ''}`;

@@ -214,6 +214,11 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
   let end = 0; // latest end of any issued operation
   // Pops that applied no step (bounded by maxSteps too, so a run without progress ends).
   let idle = 0;
+  // Asynchronous operations whose entry in the queue is a re-test of one that was not enabled, and
+  // those of them tested since the last step: once the queue holds nothing else and each was tested
+  // with the state unchanged, nothing can ever progress (enabledness depends on the state alone).
+  const polls = new Set<number>();
+  const pollsSeen = new Set<number>();
   const gov = new Governor({ maxMemory: opts.maxMemory ?? DEFAULT_MAX_MEMORY, ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}) }, { every: 1024 });
   gov.check(); // a bound already passed stops the run before its first step
   while (queue.size > 0) {
@@ -273,6 +278,7 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
       else stats.finishedAt[a] = t + c;
     } else {
       const id = payload >> 1;
+      polls.delete(id);
       const o = m.findAsync(s, id);
       if (!o) {
         idle++;
@@ -281,6 +287,11 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
       if (!m.asyncEnabled(s, o)) {
         idle++;
         queue.push(t + 1, payload);
+        polls.add(id);
+        pollsSeen.add(id);
+        if (queue.size === polls.size && pollsSeen.size >= polls.size && [...polls].every((x) => pollsSeen.has(x)) && s.agents.some((x) => x.status === 'run')) {
+          break; // a hang: the agents still running wait for what cannot happen
+        }
         continue;
       }
       now = t;
@@ -289,6 +300,7 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
       steps++;
       handleOut(t, o.cta);
     }
+    if (pollsSeen.size) pollsSeen.clear();
   }
 
   // The last operation's end is never popped: past 2^53 its time is not exact either.
