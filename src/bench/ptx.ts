@@ -5,10 +5,13 @@
  * in `PTX_BENCH_FILES` (colon-separated paths, e.g. PTX compiled locally from public kernels).
  * Best of 5 parses, wall and CPU. Target: a 7,000-instruction module well under a second. Then
  * the PTX front end on the GEMM kernel's PTX (hw/kernels/tma_wgmma.ptx): translation and a
- * simulation at K = 64, 4 stages (target: under a second).
+ * simulation at K = 64, 4 stages (target: under a second); then `check` of the reference kernels'
+ * PTX (hw/kernels/) at 4 stages and 8 k-iterations (2 tiles for the persistent kernel) within the
+ * default bounds (the 2-CTA multicast kernel under a 60 s bound): verdict, states, seconds.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { check } from '../check/index.js';
 import { instantiate } from '../machine/program.js';
 import { functions, instructionsOf, parsePtx } from '../ptx/index.js';
 import { translatePtx, type PtxLaunch } from '../ptxi/index.js';
@@ -60,6 +63,7 @@ export function ptxReport(): string[] {
   for (const f of (process.env.PTX_BENCH_FILES ?? '').split(':').filter(Boolean)) out.push(measure(f.split('/').pop()!, readFileSync(f, 'utf8')));
   out.push('target: a 7,000-instruction module well under a second');
   out.push(...simRows());
+  out.push(...checkRows());
   return out;
 }
 
@@ -85,4 +89,27 @@ function simRows(): string[] {
     agents = p.agents.length;
   }
   return [`${GEMM.file} K=64 S=4: translated in ${tr.toFixed(0)} ms, ${agents} warps simulated in ${sim.toFixed(0)} ms (${steps.toLocaleString('en-US')} steps); target: under 1 s`];
+}
+
+/** The reference kernels' PTX at 4 stages and 8 k-iterations: their launch line with these parameters. */
+const CHECKED: Array<{ file: string; params: Record<string, number> }> = [
+  { file: 'hw/kernels/tma_wgmma.ptx', params: { param_5: 8, param_6: 4 } },
+  { file: 'hw/kernels/persistent.ptx', params: { param_6: 8, param_7: 4, param_8: 2 } },
+  { file: 'hw/kernels/tcgen05.ptx', params: { param_4: 8, param_5: 4 } },
+  { file: 'hw/kernels/cluster_mc.ptx', params: { param_5: 8, param_6: 4 } },
+];
+
+/** `check` of each {@link CHECKED} kernel (its `// # launch:` line, the parameters above, 4 stages of shared memory). */
+function checkRows(): string[] {
+  return CHECKED.map(({ file, params }) => {
+    const text = readFileSync(file, 'utf8');
+    const launch = JSON.parse(/\/\/ # launch: (\{.*\})/.exec(text)![1]!) as PtxLaunch;
+    const m = parseOrThrow(text, file);
+    const p = instantiate(translatePtx(m, { ...launch, params: { ...launch.params, ...params }, dynamicSmem: 1024 + 4 * 32768 }).kernel);
+    const t0 = performance.now();
+    const r = check(p, { timeout: 60_000, randomRuns: false });
+    const s = (performance.now() - t0) / 1000;
+    const shown = Object.entries(params).map(([k, v]) => `${k}=${v}`).join(' ');
+    return `check ${file} ${shown}: ${r.verdict}${r.complete ? '' : ' (incomplete)'}, ${r.coverage.states.toLocaleString('en-US')} states, ${s.toFixed(1)} s`;
+  });
 }
