@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Command } from 'commander';
 import { expect, test } from 'vitest';
 import { VERB_NAMES, VERBS } from '../src/cli/commands.js';
@@ -125,4 +125,27 @@ test('check --format short prints a sketch\'s errors one line each (file:line:co
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test("a checkout's example path (README.md's `mbsim check examples/bugs/B01.mbk`) run from elsewhere names the package's copy", async () => {
+  const { noSuchFile, examplesDir } = await import('../src/cli/load.js');
+  const away = mkdtempSync(join(tmpdir(), 'mbsim-away-'));
+  try {
+    const msg = noSuchFile('examples/bugs/B01.mbk', away);
+    expect(msg.startsWith('no such file: examples/bugs/B01.mbk (the package\'s examples are in ')).toBe(true);
+    // The path it names is the package's own file, readable from where the command ran.
+    const named = /: (\S+)\)$/.exec(msg)![1]!;
+    expect(readFileSync(resolve(away, named), 'utf8')).toBe(readFileSync(join(examplesDir(), 'bugs', 'B01.mbk'), 'utf8'));
+    expect(noSuchFile('./examples/pipeline.mbk', away)).toMatch(/examples are in .*pipeline\.mbk\)$/);
+    // Nothing to point at: the plain message.
+    expect(noSuchFile('examples/bugs/B99.mbk', away)).toBe('no such file: examples/bugs/B99.mbk');
+    expect(noSuchFile('examples/../package.json', away)).toBe('no such file: examples/../package.json');
+    expect(noSuchFile('mine.mbk', away)).toBe('no such file: mine.mbk');
+  } finally {
+    rmSync(away, { recursive: true, force: true });
+  }
+  // In the CLI: the same line, exit 2.
+  const bad = await cli(['check', 'examples/bugs/B99.mbk']);
+  expect(bad.code).toBe(2);
+  expect(bad.err).toMatch(/^mbsim: error: no such file: examples\/bugs\/B99\.mbk$/m);
 });
