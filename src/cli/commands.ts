@@ -22,7 +22,7 @@ export const runCommand: Verb = (program, ctx) => {
     .option('--set <NAME=VALUE>', 'override a parameter (repeatable)', (v: string, acc?: Record<string, number>) => parseSet(v, acc))
     .option('--trace <FILE>', 'write a Chrome trace-event JSON for Perfetto')
     .option('--json', 'print everything as JSON')
-    .option('--timing <FILE>', 'JSON file overriding timing parameters')
+    .option('--timing <FILE>', 'JSON file overriding timing parameters, e.g. {"tmaLatency": 300} (names: docs/HARDWARE.md, "Timing parameters and their sources")')
     .option('--seed <N>', 'jitter asynchronous latencies with this seed (0..4294967295)', (v: string) => {
       const n = parseIntArg('--seed')(v);
       if (n < 0 || n > 0xffffffff) throw new UsageError(`--seed ${v} is outside 0..4294967295`);
