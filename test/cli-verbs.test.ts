@@ -149,3 +149,13 @@ test("a checkout's example path (README.md's `mbsim check examples/bugs/B01.mbk`
   expect(bad.code).toBe(2);
   expect(bad.err).toMatch(/^mbsim: error: no such file: examples\/bugs\/B99\.mbk$/m);
 });
+
+test('check --watch of a built-in example names its sketch to copy; of a missing file, what run and check say', async () => {
+  const ex = await cli(['check', 'pipeline', '--watch']);
+  expect(ex.code).toBe(2);
+  const { examplesDir } = await import('../src/cli/load.js');
+  expect(ex.err.trimEnd()).toBe(`mbsim: error: --watch needs a sketch file: 'pipeline' is a built-in example; copy its sketch (${join(examplesDir(), 'pipeline.mbk')}) and watch the copy`);
+  const missing = await cli(['check', 'nowhere.mbk', '--watch']);
+  expect(missing.code).toBe(2);
+  expect(missing.err.trimEnd()).toBe('mbsim: error: --watch needs a sketch file: no such file: nowhere.mbk');
+});

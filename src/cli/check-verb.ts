@@ -149,6 +149,17 @@ export async function checkVerb(target: string, o: CheckOpts, io: IO, started = 
  */
 export async function watchVerb(target: string, o: CheckOpts, io: IO, check: typeof checkVerb = checkVerb): Promise<number> {
   const why = inputProblem(target);
+  if (why === 'no such file') {
+    // A built-in example is no file to watch: name its sketch, which a copy can start from.
+    const { findExample } = await import('../examples/index.js');
+    const { examplesDir, noSuchFile } = await import('./load.js');
+    const ex = findExample(target);
+    if (ex) {
+      const { join } = await import('node:path');
+      throw new UsageError(`--watch needs a sketch file: '${echo(target)}' is a built-in example; copy its sketch (${join(examplesDir(), `${ex.name}.mbk`)}) and watch the copy`);
+    }
+    throw new UsageError(`--watch needs a sketch file: ${noSuchFile(target)}`);
+  }
   if (why) throw new UsageError(`--watch needs a sketch file: ${echo(target)}: ${why}`);
   if (o.sweep.length) throw new UsageError('--watch cannot be combined with --sweep');
   const { watchFile } = await import('./watch.js');
