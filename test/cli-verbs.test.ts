@@ -159,3 +159,11 @@ test('check --watch of a built-in example names its sketch to copy; of a missing
   expect(missing.code).toBe(2);
   expect(missing.err.trimEnd()).toBe('mbsim: error: --watch needs a sketch file: no such file: nowhere.mbk');
 });
+
+test("run's hint names the check of the same kernel: --set and a PTX file's launch flags, quoted for the shell", async () => {
+  const { checkCommand } = await import('../src/cli/run-report.js');
+  expect(checkCommand('k.mbk', { set: { N: 2, S: 3 }, grid: 4 })).toBe('mbsim check k.mbk --set N=2 --set S=3');
+  expect(checkCommand('my dir/k.ptx', { set: {}, kernel: 'gemm', block: [64, 2], cluster: 2, grid: 4, param: { param_2: 4 }, tensorMap: { param_0: 16384 }, dynamicSmem: 1024 }))
+    .toBe("mbsim check 'my dir/k.ptx' --kernel gemm --block 64,2 --cluster 2 --grid 4 --param param_2=4 --tensor-map param_0=16384 --dynamic-smem 1024");
+  expect(checkCommand("it's.mbk", { set: {} })).toBe(`mbsim check 'it'\\''s.mbk'`);
+});
