@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Command } from 'commander';
@@ -166,4 +166,17 @@ test("run's hint names the check of the same kernel: --set and a PTX file's laun
   expect(checkCommand('my dir/k.ptx', { set: {}, kernel: 'gemm', block: [64, 2], cluster: 2, grid: 4, param: { param_2: 4 }, tensorMap: { param_0: 16384 }, dynamicSmem: 1024 }))
     .toBe("mbsim check 'my dir/k.ptx' --kernel gemm --block 64,2 --cluster 2 --grid 4 --param param_2=4 --tensor-map param_0=16384 --dynamic-smem 1024");
   expect(checkCommand("it's.mbk", { set: {} })).toBe(`mbsim check 'it'\\''s.mbk'`);
+});
+
+test("the CLI's modules import no node: module dynamically (the bundle, run from V8's code cache, has no dynamic import callback: 'check pipeline --watch' was an internal error there)", () => {
+  const found: string[] = [];
+  for (const dir of ['cli', 'lsp']) {
+    const folder = join(__dirname, '..', 'src', dir);
+    for (const f of readdirSync(folder).filter((n) => n.endsWith('.ts'))) {
+      readFileSync(join(folder, f), 'utf8').split('\n').forEach((line, i) => {
+        if (/\bimport\(\s*['"]node:/.test(line) && !/typeof import\(/.test(line)) found.push(`src/${dir}/${f}:${i + 1}: ${line.trim()}`);
+      });
+    }
+  }
+  expect(found).toEqual([]);
 });
