@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Command } from 'commander';
 import { expect, test } from 'vitest';
 import { VERB_NAMES, VERBS } from '../src/cli/commands.js';
@@ -125,4 +125,58 @@ test('check --format short prints a sketch\'s errors one line each (file:line:co
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test("a checkout's example path (README.md's `mbsim check examples/bugs/B01.mbk`) run from elsewhere names the package's copy", async () => {
+  const { noSuchFile, examplesDir } = await import('../src/cli/load.js');
+  const away = mkdtempSync(join(tmpdir(), 'mbsim-away-'));
+  try {
+    const msg = noSuchFile('examples/bugs/B01.mbk', away);
+    expect(msg.startsWith('no such file: examples/bugs/B01.mbk (the package\'s examples are in ')).toBe(true);
+    // The path it names is the package's own file, readable from where the command ran.
+    const named = /: (\S+)\)$/.exec(msg)![1]!;
+    expect(readFileSync(resolve(away, named), 'utf8')).toBe(readFileSync(join(examplesDir(), 'bugs', 'B01.mbk'), 'utf8'));
+    expect(noSuchFile('./examples/pipeline.mbk', away)).toMatch(/examples are in .*pipeline\.mbk\)$/);
+    // Nothing to point at: the plain message.
+    expect(noSuchFile('examples/bugs/B99.mbk', away)).toBe('no such file: examples/bugs/B99.mbk');
+    expect(noSuchFile('examples/../package.json', away)).toBe('no such file: examples/../package.json');
+    expect(noSuchFile('mine.mbk', away)).toBe('no such file: mine.mbk');
+  } finally {
+    rmSync(away, { recursive: true, force: true });
+  }
+  // In the CLI: the same line, exit 2.
+  const bad = await cli(['check', 'examples/bugs/B99.mbk']);
+  expect(bad.code).toBe(2);
+  expect(bad.err).toMatch(/^mbsim: error: no such file: examples\/bugs\/B99\.mbk$/m);
+});
+
+test('check --watch of a built-in example names its sketch to copy; of a missing file, what run and check say', async () => {
+  const ex = await cli(['check', 'pipeline', '--watch']);
+  expect(ex.code).toBe(2);
+  const { examplesDir } = await import('../src/cli/load.js');
+  expect(ex.err.trimEnd()).toBe(`mbsim: error: --watch needs a sketch file: 'pipeline' is a built-in example; copy its sketch (${join(examplesDir(), 'pipeline.mbk')}) and watch the copy`);
+  const missing = await cli(['check', 'nowhere.mbk', '--watch']);
+  expect(missing.code).toBe(2);
+  expect(missing.err.trimEnd()).toBe('mbsim: error: --watch needs a sketch file: no such file: nowhere.mbk');
+});
+
+test("run's hint names the check of the same kernel: --set and a PTX file's launch flags, quoted for the shell", async () => {
+  const { checkCommand } = await import('../src/cli/run-report.js');
+  expect(checkCommand('k.mbk', { set: { N: 2, S: 3 }, grid: 4 })).toBe('mbsim check k.mbk --set N=2 --set S=3');
+  expect(checkCommand('my dir/k.ptx', { set: {}, kernel: 'gemm', block: [64, 2], cluster: 2, grid: 4, param: { param_2: 4 }, tensorMap: { param_0: 16384 }, dynamicSmem: 1024 }))
+    .toBe("mbsim check 'my dir/k.ptx' --kernel gemm --block 64,2 --cluster 2 --grid 4 --param param_2=4 --tensor-map param_0=16384 --dynamic-smem 1024");
+  expect(checkCommand("it's.mbk", { set: {} })).toBe(`mbsim check 'it'\\''s.mbk'`);
+});
+
+test("the CLI's modules import no node: module dynamically (the bundle, run from V8's code cache, has no dynamic import callback: 'check pipeline --watch' was an internal error there)", () => {
+  const found: string[] = [];
+  for (const dir of ['cli', 'lsp']) {
+    const folder = join(__dirname, '..', 'src', dir);
+    for (const f of readdirSync(folder).filter((n) => n.endsWith('.ts'))) {
+      readFileSync(join(folder, f), 'utf8').split('\n').forEach((line, i) => {
+        if (/\bimport\(\s*['"]node:/.test(line) && !/typeof import\(/.test(line)) found.push(`src/${dir}/${f}:${i + 1}: ${line.trim()}`);
+      });
+    }
+  }
+  expect(found).toEqual([]);
 });

@@ -53,6 +53,15 @@ describe('documents name nothing outside the repository', () => {
     expect([...new Set(missing)]).toEqual([]);
   });
 
+  test('the bug-pattern ranges the documents name (`M01`–`M08`) end at the last file of examples/bugs/', () => {
+    const bugs = readdirSync(join(repo, 'examples', 'bugs')).filter((f) => /^[A-Z]\d\d\.mbk$/.test(f));
+    const last = (letter: string) => bugs.filter((f) => f.startsWith(letter)).map((f) => f.slice(0, 3)).sort().at(-1);
+    const wrong = docs.flatMap((f) => [...text(f).matchAll(/`([A-Z])01`–`([A-Z]\d\d)`/g)]
+      .filter((m) => last(m[1]!) !== m[2])
+      .map((m) => `${f}: ${m[0]} (examples/bugs/ ends at ${last(m[1]!) ?? 'nothing'})`));
+    expect(wrong).toEqual([]);
+  });
+
   test('the documents the package ships are the ones README.md lists, and the folders it ships are named in package.json', () => {
     const pkg = JSON.parse(text('package.json')) as { files: string[] };
     for (const f of ['dist/', 'dist-web/', 'examples/', 'docs/', 'README.md']) expect(pkg.files).toContain(f);

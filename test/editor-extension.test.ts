@@ -67,8 +67,15 @@ describe('the VS Code extension folder', () => {
     writeFileSync(join(ws, 'node_modules', '.bin', 'mbsim'), '');
     const made: { args: unknown[]; started: boolean; stopped: boolean }[] = [];
     const settings: Record<string, unknown> = { path: '', checkOnChange: false, checkDelayMs: 500, checkTimeoutMs: 3000, maxStates: 1234 };
+    let changed: ((e: { affectsConfiguration: (s: string) => boolean }) => Promise<void>) | undefined;
     const fakes: Record<string, unknown> = {
-      vscode: { workspace: { getConfiguration: () => ({ get: (k: string) => settings[k] }), workspaceFolders: [{ uri: { fsPath: ws } }] } },
+      vscode: {
+        workspace: {
+          getConfiguration: () => ({ get: (k: string) => settings[k] }),
+          workspaceFolders: [{ uri: { fsPath: ws } }],
+          onDidChangeConfiguration: (f: typeof changed) => ((changed = f), { dispose: () => undefined }),
+        },
+      },
       'vscode-languageclient/node': {
         TransportKind: { stdio: 0, ipc: 1 },
         LanguageClient: class {
@@ -93,8 +100,21 @@ describe('the VS Code extension folder', () => {
       expect(client.documentSelector).toContainEqual({ scheme: 'file', language: 'mbk' });
       expect(client.initializationOptions).toEqual({ checkOnChange: false, checkDelayMs: 500, checkTimeoutMs: 3000, maxStates: 1234 });
       expect(made[0]!.started).toBe(true);
-      await ext.deactivate();
+      // A change of another extension's settings leaves the server alone; a change of mbsim's
+      // restarts it with the new settings (they were read only at activation).
+      await changed!({ affectsConfiguration: (sec) => sec === 'editor' });
+      expect(made).toHaveLength(1);
+      settings.maxStates = 99;
+      settings.path = '/opt/mbsim/bin/mbsim';
+      await changed!({ affectsConfiguration: (sec) => sec === 'mbsim' });
+      expect(made).toHaveLength(2);
       expect(made[0]!.stopped).toBe(true);
+      expect(made[1]!.started).toBe(true);
+      const [, , server2, client2] = made[1]!.args as [string, string, { run: Record<string, unknown> }, Record<string, unknown>];
+      expect(server2.run).toMatchObject({ command: '/opt/mbsim/bin/mbsim', args: ['lsp'] });
+      expect(client2.initializationOptions).toMatchObject({ maxStates: 99 });
+      await ext.deactivate();
+      expect(made[1]!.stopped).toBe(true);
     } finally {
       M._load = load;
       rmSync(ws, { recursive: true, force: true });

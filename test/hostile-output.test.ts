@@ -84,7 +84,8 @@ describe('output to a symlink, a FIFO, a device', () => {
     expect(r.code).toBe(2);
     // One document on stdout: the error's (no report, no trace).
     expect(JSON.parse(r.out)).toMatchObject({ schema: 'mbsim.error/1', command: 'run', exitCode: 2 });
-    expect(r.err).toBe('mbsim: error: --trace - is the standard output, where the report is written: give --trace a file of its own (or --quiet to print no report)');
+    // run has no --quiet: it names the standard error instead (it offered a --quiet that run refused as an unknown option).
+    expect(r.err).toBe('mbsim: error: --trace - is the standard output, where the report is written: give --trace a file of its own (or /dev/stderr)');
   });
 
   test('/dev/stdout and /proc/self/fd/1 are refused like -; /dev/stderr goes through the CLI\'s own output', async () => {

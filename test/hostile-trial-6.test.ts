@@ -221,6 +221,36 @@ describe('lsp: messages the base protocol cannot frame', () => {
     }
   });
 
+  test('a body that is not JSON: a ParseError answer (id null) and a line in the log, and the next message is answered (it was dropped without a word)', async () => {
+    const s = server();
+    s.raw('Content-Length: 5\r\n\r\n{bad}');
+    s.send({ id: 1, method: 'initialize', params: { processId: null, rootUri: null, capabilities: {} } });
+    expect((await s.answer(1)).result).toBeDefined();
+    const parseError = s.got.find((m) => m.id === null);
+    expect(parseError?.error?.code).toBe(-32700);
+    expect(parseError?.error?.message).toMatch(/^message 1: its body is not JSON \(.+\); dropped$/);
+    expect(s.got.filter((m) => m.method === 'window/logMessage').map((m) => m.params!.message)).toEqual([`mbsim: ignored ${parseError!.error!.message}`]);
+    expect(s.errors).toEqual([]);
+    s.send({ method: 'exit' });
+    expect(await s.exited).toBe(1);
+  });
+
+  test('the framing holds back a body that is not JSON and stays in step', async () => {
+    const fails: string[] = [];
+    const dropped: string[] = [];
+    const t = checkedFraming((l) => fails.push(l), (l) => dropped.push(l));
+    const good = `Content-Length: 2\r\n\r\n{}`;
+    const all = Buffer.from(`${good}Content-Length: 3\r\n\r\nnot${good}Content-Length: 0\r\n\r\n${good}`);
+    const out: Buffer[] = [];
+    t.on('data', (c: Buffer) => out.push(c));
+    for (let i = 0; i < all.length; i += 5) t.write(all.subarray(i, i + 5));
+    t.end();
+    await new Promise((r) => t.on('end', r));
+    expect(fails).toEqual([]);
+    expect(dropped.map((l) => l.split(':')[0])).toEqual(['message 2', 'message 4']);
+    expect(Buffer.concat(out).toString()).toBe(good.repeat(3));
+  });
+
   test('the framing passes well-formed messages through unchanged, split anywhere, several in one chunk', async () => {
     const fails: string[] = [];
     const t = checkedFraming((l) => fails.push(l));

@@ -19,7 +19,8 @@ function mbsimCommand(cfg) {
   return 'mbsim';
 }
 
-async function activate(context) {
+/** A client for the settings as they are now. */
+function makeClient() {
   const cfg = vscode.workspace.getConfiguration('mbsim');
   // TransportKind.stdio adds `--stdio`, which `mbsim lsp` accepts.
   const run = { command: mbsimCommand(cfg), args: ['lsp'], transport: TransportKind.stdio, options: { shell: process.platform === 'win32' } };
@@ -32,8 +33,22 @@ async function activate(context) {
       maxStates: cfg.get('maxStates'),
     },
   };
-  client = new LanguageClient('mbsim', 'mbsim', { run, debug: run }, clientOptions);
+  return new LanguageClient('mbsim', 'mbsim', { run, debug: run }, clientOptions);
+}
+
+async function activate(context) {
+  client = makeClient();
   context.subscriptions.push({ dispose: () => client && client.stop() });
+  // The server reads the settings when it starts: a change to one (mbsim.path, the bounds)
+  // restarts it with the new ones, instead of waiting for a reload of the window.
+  context.subscriptions.push(vscode.workspace.onDidChangeConfiguration(async (e) => {
+    if (!e.affectsConfiguration('mbsim')) return;
+    const old = client;
+    client = makeClient();
+    // A server that never started (a wrong mbsim.path) has nothing to stop.
+    await old.stop().catch(() => undefined);
+    await client.start();
+  }));
   await client.start();
 }
 

@@ -9,7 +9,9 @@ import { setCollector } from '../machine/governor.js';
 import { inputProblem } from './input.js';
 import { paintFor, timeLeft, usageText, type IO } from './io.js';
 import { JsonStream } from './json-stream.js';
-import { explainKernelErrors, instantiateOrExplain, loadKernel, UsageError } from './load.js';
+import { examplesDir, explainKernelErrors, instantiateOrExplain, loadKernel, noSuchFile, UsageError } from './load.js';
+import { findExample } from '../examples/index.js';
+import { join } from 'node:path';
 import { inputFiles, interruptOutputs, outputMode, refuseInput, refuseStdout, sameFile, WriteInterrupted, writeOutput } from './output.js';
 import { sarifOptions } from './package-info.js';
 import type { PtxFlags } from './ptx-flags.js';
@@ -149,6 +151,15 @@ export async function checkVerb(target: string, o: CheckOpts, io: IO, started = 
  */
 export async function watchVerb(target: string, o: CheckOpts, io: IO, check: typeof checkVerb = checkVerb): Promise<number> {
   const why = inputProblem(target);
+  if (why === 'no such file') {
+    // A built-in example is no file to watch: name its sketch, which a copy can start from. (No
+    // dynamic import of a node: module here: the bundle runs from a code cache without them.)
+    const ex = findExample(target);
+    if (ex) {
+      throw new UsageError(`--watch needs a sketch file: '${echo(target)}' is a built-in example; copy its sketch (${join(examplesDir(), `${ex.name}.mbk`)}) and watch the copy`);
+    }
+    throw new UsageError(`--watch needs a sketch file: ${noSuchFile(target)}`);
+  }
   if (why) throw new UsageError(`--watch needs a sketch file: ${echo(target)}: ${why}`);
   if (o.sweep.length) throw new UsageError('--watch cannot be combined with --sweep');
   const { watchFile } = await import('./watch.js');

@@ -22,7 +22,7 @@ export const runCommand: Verb = (program, ctx) => {
     .option('--set <NAME=VALUE>', 'override a parameter (repeatable)', (v: string, acc?: Record<string, number>) => parseSet(v, acc))
     .option('--trace <FILE>', 'write a Chrome trace-event JSON for Perfetto')
     .option('--json', 'print everything as JSON')
-    .option('--timing <FILE>', 'JSON file overriding timing parameters')
+    .option('--timing <FILE>', 'JSON file overriding timing parameters, e.g. {"tmaLatency": 300} (names: docs/HARDWARE.md, "Timing parameters and their sources")')
     .option('--seed <N>', 'jitter asynchronous latencies with this seed (0..4294967295)', (v: string) => {
       const n = parseIntArg('--seed')(v);
       if (n < 0 || n > 0xffffffff) throw new UsageError(`--seed ${v} is outside 0..4294967295`);
@@ -158,7 +158,7 @@ export const serveCommand: Verb = (program, ctx) => {
       const { inputProblem } = await import('./input.js');
       if (file !== undefined && file.trim() === '') throw new UsageError('serve needs a file name (or none, for the built-in examples)');
       const why = file === undefined ? null : inputProblem(file);
-      if (why === 'no such file') throw new UsageError(`no such file: ${echo(file!)}`);
+      if (why === 'no such file') throw new UsageError((await import('./load.js')).noSuchFile(file!));
       if (why) throw new UsageError(`${echo(file!)} is not a file (give a sketch file, .mbk, or a PTX file, .ptx; ${why.replace(/, not a regular file$/, '')})`);
       if (o.port < 0 || o.port > 65535) throw new UsageError(`--port ${o.port} is outside 0..65535`);
       // A PTX file: its launch (sidecars under the flags) is checked now as run and check do (exit

@@ -57,6 +57,21 @@ export function examplesDir(): string {
 }
 
 /**
+ * `no such file: SPEC`, and where the package's own copy is when SPEC names a file of its
+ * `examples/` folder relative to a checkout (`examples/bugs/B01.mbk`, as README.md writes the
+ * commands): in a project that installed the package that folder is `node_modules/mbsim/examples/`.
+ */
+export function noSuchFile(spec: string, cwd = process.cwd()): string {
+  const msg = `no such file: ${echo(spec)}`;
+  const m = /^(?:\.[/\\])?examples[/\\](.+)$/.exec(spec);
+  if (!m || m[1]!.split(/[/\\]/).includes('..')) return msg;
+  if (inputProblem(join(examplesDir(), m[1]!)) !== null) return msg;
+  const rel = relative(cwd, examplesDir());
+  const dir = rel.startsWith('..') || rel === '' ? examplesDir() : rel;
+  return `${msg} (the package's examples are in ${echo(dir)}/: ${echo(join(dir, m[1]!))})`;
+}
+
+/**
  * Loads an example by name or a sketch file by path. A built-in example runs from its sketch file
  * (`examples/NAME.mbk`, identical to the builder version, test/lang-examples.test.ts), so that
  * locations point at a file the user can open and edit; the builder version is the fallback.
@@ -88,7 +103,7 @@ export async function loadKernel(spec: string, ptx?: PtxFlags, ptxGrid = true, w
   // Something is there, but not a file: say what it is (a link to /dev/zero is a device).
   if (why !== 'no such file') throw new UsageError(`cannot read sketch file ${echo(spec)}: ${why}`);
   const names = EXAMPLES.map((e) => e.name).join(', ');
-  if (/\.[a-z]+$/i.test(spec)) throw new UsageError(`no such file: ${echo(spec)}`);
+  if (/\.[a-z]+$/i.test(spec)) throw new UsageError(noSuchFile(spec));
   throw new UsageError(`'${echo(spec)}' is neither a built-in example nor a file (examples: ${names}; see 'mbsim examples')`);
 }
 

@@ -403,9 +403,9 @@ export function refuseInput(path: string, inputs: readonly InputFile[]): void {
  * /proc/self/fd/1, or any path to what fd 1 is) while the verb writes its report there too: two
  * documents concatenated on one stream are neither. Throws {@link OutputError}.
  */
-export function refuseStdout(flag: string, path: string, reportOnStdout: boolean): void {
+export function refuseStdout(flag: string, path: string, reportOnStdout: boolean, instead = '--quiet to print no report'): void {
   if (!reportOnStdout || outputMode(path) !== 'stdout') return;
-  throw new OutputError(`${flag} ${echo(path)} is the standard output, where the report is written: give ${flag} a file of its own (or --quiet to print no report)`);
+  throw new OutputError(`${flag} ${echo(path)} is the standard output, where the report is written: give ${flag} a file of its own (or ${instead})`);
 }
 
 /** Where `p` leads: its real path, or a dangling link's target, or `p` resolved. */

@@ -10,6 +10,7 @@ import { UsageError } from './errors.js';
 import { echo } from './args.js';
 import { weighParse, type ParseBounds } from './parse-budget.js';
 import { alignCaret } from './terminal.js';
+import { looksLikeSketch } from './sniff.js';
 
 /**
  * Most bytes of PTX read: production kernels with debug sections are a few MiB. 16 MiB, as
@@ -30,6 +31,16 @@ export function formatPtxDiagnostic(d: PtxDiagnostic, src: string): string {
 }
 
 /**
+ * The error of a PTX file that does not parse; a sketch saved as `.ptx` (its first error is the
+ * `#` of a comment or the `kernel` line) is named as one.
+ */
+export function ptxParseError(path: string, d: PtxDiagnostic, src: string): UsageError {
+  const out = formatPtxDiagnostic(d, src);
+  if (!looksLikeSketch(src)) return new UsageError(out);
+  return new UsageError(`${out}\nhint: ${echo(path)} looks like a sketch (a 'kernel NAME' line and no PTX directive), not PTX: mbsim reads a file as PTX by its extension; save it as .mbk`);
+}
+
+/**
  * Reads and parses `path`; a read or parse error is a {@link UsageError} (exit 2), a file larger
  * than {@link PTX_MAX_BYTES} too (it was parsed cut short: a syntax error at its end). A parse that
  * would pass the command's `bounds` (--max-memory, --timeout) is an IncompleteError (exit 3, parse-budget.ts). The
@@ -40,7 +51,7 @@ export function loadPtxFile(path: string, warn: (text: string) => void = () => {
   if (truncated) throw new UsageError(`cannot read PTX file ${echo(path)}: it is larger than ${PTX_MAX_BYTES >> 20} MiB, the most mbsim reads (nvcc's PTX of a kernel is a few MiB; give the module of the kernel alone)`);
   weighParse(path, 'PTX', src.length, bounds);
   const r = parsePtx(src, path);
-  if (!r.ok) throw new UsageError(formatPtxDiagnostic(r.diagnostic, src));
+  if (!r.ok) throw ptxParseError(path, r.diagnostic, src);
   for (const w of r.warnings) warn(formatPtxDiagnostic(w, src));
   return { module: r.module, src };
 }

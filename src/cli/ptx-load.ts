@@ -13,7 +13,7 @@ import { paramKey, paramRef, pickEntry, shortName, translatePtx, type PtxLaunch 
 import { UsageError } from './errors.js';
 import { formatKernelError } from './load.js';
 import type { PtxFlags } from './ptx-flags.js';
-import { formatPtxDiagnostic, loadPtxFile } from './ptx-info.js';
+import { formatPtxDiagnostic, loadPtxFile, ptxParseError } from './ptx-info.js';
 import type { ParseBounds } from './parse-budget.js';
 import { fileLaunch, inlineLaunch, launchError, type Sidecar } from './ptx-launch.js';
 
@@ -84,7 +84,7 @@ function translateOrExplain(module: Module, launch: PtxLaunch): Kernel {
  */
 export function servedPtxLaunch(path: string, f: PtxFlags, text: string): PtxLaunch {
   const r = parsePtx(text, path);
-  if (!r.ok) throw new UsageError(formatPtxDiagnostic(r.diagnostic, text));
+  if (!r.ok) throw ptxParseError(path, r.diagnostic, text);
   const launch = ptxLaunchOf(path, text, r.module, f);
   translateOrExplain(r.module, launch);
   return launch;

@@ -14,6 +14,7 @@ import type { Timing } from '../sim/timing.js';
 import { reportReserveMs, type OutputBudget } from './budget.js';
 import { paintFor, type IO } from './io.js';
 import type { RunOpts } from './run-verb.js';
+import { isPtx } from './ptx-flags.js';
 
 /** Rows of the phase table the text report shows. */
 const PHASE_ROWS_SHOWN = 200;
@@ -160,6 +161,31 @@ function printFindings(p: RunReport, io: IO, paint: Paint, stop: () => boolean):
     }
     if (r.hang.unexplained) io.out(`  … (${r.hang.unexplained.toLocaleString('en-US')} more blocked agents, not explained: ${r.stopped ?? 'a bound stopped the explanation'})`);
     if (r.hang.cycle) io.out(`  wait-for cycle: ${r.hang.cycle.join(' → ')}`);
-    io.out(paint.dim(`  (this is one timed schedule; \`mbsim check ${p.target}\` explores every schedule and gives the shortest trace)`));
+    io.out(paint.dim(`  (this is one timed schedule; \`${checkCommand(p.target, p.o)}\` explores every schedule and gives the shortest trace)`));
   }
+}
+
+/** A word as a POSIX shell reads it back: bare when it is plain, else in single quotes. */
+function shellWord(w: string): string {
+  return /^[\w./@%+=:,-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The `mbsim check` command for the kernel a run simulated: its target with the same `--set`
+ * parameters and, for PTX, the same launch (a check without them is another kernel, or no launch
+ * at all). Run's own --grid of a sketch is its bandwidth model, which check has no use for.
+ */
+export function checkCommand(target: string, o: Pick<RunOpts, 'set' | 'kernel' | 'block' | 'cluster' | 'grid' | 'param' | 'tensorMap' | 'dynamicSmem'>): string {
+  const words = ['mbsim', 'check', target];
+  for (const [k, v] of Object.entries(o.set ?? {})) words.push('--set', `${k}=${v}`);
+  if (isPtx(target)) {
+    if (o.kernel !== undefined) words.push('--kernel', o.kernel);
+    if (o.block !== undefined) words.push('--block', Array.isArray(o.block) ? o.block.join(',') : String(o.block));
+    if (o.cluster !== undefined) words.push('--cluster', String(o.cluster));
+    if (o.grid !== undefined) words.push('--grid', String(o.grid));
+    for (const [k, v] of Object.entries(o.param ?? {})) words.push('--param', `${k}=${v}`);
+    for (const [k, v] of Object.entries(o.tensorMap ?? {})) words.push('--tensor-map', `${k}=${v}`);
+    if (o.dynamicSmem !== undefined) words.push('--dynamic-smem', String(o.dynamicSmem));
+  }
+  return words.map(shellWord).join(' ');
 }

@@ -69,7 +69,8 @@ interface RunPlan {
 
 async function planRun(target: string, o: RunOpts, io: IO, started: number): Promise<RunPlan> {
   if (o.trace !== undefined && o.trace.trim() === '') throw new UsageError('--trace needs a file name');
-  if (o.trace !== undefined) refuseStdout('--trace', o.trace, true); // the report always goes to stdout
+  // The report always goes to stdout (run has no --quiet): the trace may go to the standard error.
+  if (o.trace !== undefined) refuseStdout('--trace', o.trace, true, '/dev/stderr');
   const loaded = await loadKernel(target, o, false, io.err, { maxMemoryMb: o.maxMemory, timeoutS: o.timeout, started });
   if (o.trace !== undefined) refuseInput(o.trace, inputFiles(loaded.kernel.file, o.timing));
   // For a PTX file --grid is the launch (every cluster simulated), not the bandwidth model's CTAs.

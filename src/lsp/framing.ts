@@ -5,7 +5,9 @@
  * (`Content-Length: abc`, no header at all) left the server deaf without a word. Here every
  * header is read first: a message is at most {@link MAX_MESSAGE_BYTES}, a header at most
  * {@link MAX_HEADER_BYTES}, and a violation stops the stream with one line naming the message
- * and what is wrong with it (the server then ends with exit code 2).
+ * and what is wrong with it (the server then ends with exit code 2). A body that is not JSON
+ * (vscode-jsonrpc dropped it without a word) is held back and named to `dropped`: the framing
+ * stays in step, so the server goes on with the next message.
  */
 import { Transform, type TransformCallback } from 'node:stream';
 
@@ -33,13 +35,16 @@ function contentLength(header: string): number | string {
 }
 
 /**
- * A pass-through stream for the client's bytes: each header block is checked (and passed on once
- * whole), then its body passes unchanged. At the first violation `fail` gets one line
- * (`message N: …`) and nothing more passes.
+ * A pass-through stream for the client's bytes: each header block is checked, then passed on with
+ * its body once the body is whole and parses as JSON. At the first framing violation `fail` gets
+ * one line (`message N: …`) and nothing more passes; a body that is not JSON is left out and
+ * `dropped` gets its line (`message N: its body is not JSON: …`).
  */
-export function checkedFraming(fail: (line: string) => void): Transform {
+export function checkedFraming(fail: (line: string) => void, dropped: (line: string) => void = () => undefined): Transform {
   let header = Buffer.alloc(0);
-  let body = 0; // bytes of the current body still to pass
+  let head = Buffer.alloc(0); // the header block of the body being read
+  let parts: Buffer[] = []; // the body read so far
+  let body = 0; // bytes of the current body still to read
   let messages = 0;
   let failed = false;
   return new Transform({
@@ -48,9 +53,10 @@ export function checkedFraming(fail: (line: string) => void): Transform {
       while (!failed && at < chunk.length) {
         if (body > 0) {
           const n = Math.min(body, chunk.length - at);
-          this.push(chunk.subarray(at, at + n));
+          parts.push(chunk.subarray(at, at + n));
           body -= n;
           at += n;
+          if (body === 0) pass(this);
           continue;
         }
         header = Buffer.concat([header, chunk.subarray(at)]);
@@ -70,14 +76,29 @@ export function checkedFraming(fail: (line: string) => void): Transform {
           continue;
         }
         messages++;
-        this.push(header.subarray(0, end + END.length));
+        head = header.subarray(0, end + END.length);
+        parts = [];
         // The rest of the buffered bytes begin the body: go on with them as a chunk of their own.
         chunk = header.subarray(end + END.length);
         at = 0;
         header = Buffer.alloc(0);
         body = len;
+        if (body === 0) pass(this);
       }
       done();
     },
   });
+
+  /** Passes on the message just read, header and body, unless its body is not JSON. */
+  function pass(out: Transform): void {
+    const content = Buffer.concat(parts);
+    parts = [];
+    try {
+      JSON.parse(content.toString('utf8'));
+    } catch (err) {
+      dropped(`message ${messages}: its body is not JSON (${(err as Error).message.slice(0, 120)}); dropped`);
+      return;
+    }
+    out.push(Buffer.concat([head, content]));
+  }
 }

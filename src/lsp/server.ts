@@ -232,11 +232,18 @@ class Sketches {
 export function startLanguageServer(opts: LspOptions = {}): Promise<number> {
   let finish: (code: number) => void = () => undefined;
   // A message the base protocol cannot frame ends the server: one line, exit code 2 (framing.ts).
+  // A body that is not JSON is answered as JSON-RPC says (ParseError, id null) and logged; the
+  // server goes on with the next message.
+  const output = opts.output ?? process.stdout;
   const framed = (opts.input ?? process.stdin).pipe(checkedFraming((line) => {
     (opts.error ?? ((t: string) => process.stderr.write(`${t}\n`)))(`mbsim lsp: error: ${line}`);
     finish(2);
+  }, (line) => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: line } });
+    output.write(`Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    conn.console.error(`mbsim: ignored ${line}`);
   }));
-  const conn: Connection = createConnection(ProposedFeatures.all, framed, opts.output ?? process.stdout);
+  const conn: Connection = createConnection(ProposedFeatures.all, framed, output);
   const sk = new Sketches(conn, opts);
   conn.onInitialize((params): InitializeResult => {
     sk.configure((params.initializationOptions ?? {}) as InitOptions);
