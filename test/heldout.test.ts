@@ -9,11 +9,11 @@ const CEILINGS: Record<string, [median: number, max: number]> = {
   consumers: [0.017, 0.032],
   stream_l2: [0.005, 0.166],
   stream_hbm: [0.037, 0.071],
-  mainloop_tma: [0.108, 0.108],
-  mainloop_wgmma: [0.023, 0.055],
+  mainloop_tma: [0.011, 0.044],
+  mainloop_wgmma: [0.021, 0.054],
   multicast: [0.041, 0.112],
-  persistent: [0.010, 0.047],
-  all: [0.024, 0.166],
+  persistent: [0.010, 0.017],
+  all: [0.019, 0.166],
 };
 
 describe('held-out validation (hw/results/model.json)', () => {

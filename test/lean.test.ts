@@ -12,9 +12,9 @@ const CEILINGS: Record<string, [median: number, max: number]> = {
   stream_l2: [0.029, 0.175],
   stream_hbm: [0.037, 0.098],
   mainloop_tma: [0.021, 0.117],
-  mainloop_wgmma: [0.037, 0.201],
+  mainloop_wgmma: [0.031, 0.201],
   multicast: [0.049, 0.138],
-  persistent: [0.054, 0.224],
+  persistent: [0.039, 0.224],
   all: [0.029, 0.224],
 };
 
@@ -30,11 +30,13 @@ describe('lean pipelines (hw/results/lean.json)', () => {
     // the probe kernel's own code per iteration: a producer alone loops at 618 cycles (bulk) and
     // 855 (two tensor boxes) on the H200, of which the model's operation costs, the run-time `%` of
     // the source index (intDivMod, once for the bulk copy, twice for the boxes) and the
-    // distinct-source copy (issueCopyDistinct) are the rest
+    // distinct-source copy (issueCopyDistinct) are the rest; with the second box charged as a copy
+    // right behind another (issueCopyFollowing), the two loops' own code differs by little (the
+    // box coordinates)
     expect(code.producerBulk).toBeGreaterThan(150);
     expect(code.producerBulk).toBeLessThan(300);
-    expect(code.producerTensor).toBeGreaterThan(50);
-    expect(code.producerTensor).toBeLessThan(code.producerBulk);
+    expect(code.producerTensor).toBeGreaterThan(150);
+    expect(Math.abs(code.producerTensor - code.producerBulk)).toBeLessThan(50);
     expect(code.consumer).toBeGreaterThan(350);
   });
 

@@ -72,7 +72,7 @@ export function leanKind(c: LeanConfig): string {
 export function predictLean(c: LeanConfig, timing: Timing, code: LeanCode, iters = ITERS): GpipePrediction {
   const div = runtimeDivisions(c);
   const pg = (c.copy === 'tensor_ab' ? code.producerTensor : code.producerBulk) + c.producer_work_cycles + div.producer * timing.intDivMod.value + (c.source === 'l2_shared' ? 0 : timing.issueCopyDistinct.value) + followingWarps(c, timing);
-  return runGpipe(c, timing, { PG: Math.round(pg), CG: code.consumer + div.consumer * timing.intDivMod.value, ITERS: iters }, { epilogueBytesPerCycle: leanEpilogueBytesPerCycle(c, timing) });
+  return runGpipe(c, timing, { PG: Math.round(pg), CG: code.consumer + div.consumer * timing.intDivMod.value, ITERS: iters }, { epilogueBytesPerCycle: leanEpilogueBytesPerCycle(c, timing), producerReadsShared: false });
 }
 
 /**

@@ -66,6 +66,9 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
   const waitCause: (string | undefined)[] = new Array(program.ctas * program.barriersPerCta);
   // Agents just woken from a blocked mbarrier wait: their wait returns as part of the wake latency.
   const woken = new Uint8Array(nA);
+  // Each agent's last executed op code (-1: none yet): a copy issued right after another copy of
+  // the same thread costs issueCopyFollowing instead of a first copy's issue (src/sim/timing.ts).
+  const lastOpc = new Int16Array(nA).fill(-1);
   // Agents parked on anything else (bar.sync, cluster wait, wait_group), in the order they parked.
   const parkedOther: number[] = [];
   const stats: SimStats = {
@@ -261,11 +264,13 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
       const opc = ins.opc;
       if (woken[a] && opc === 5 /* mbarrier.wait */) c = loopOverhead;
       else if (opc === 27 /* work */) c = cost(ins, a);
+      else if (opc === 7 /* cp.async.bulk */ && lastOpc[a] === 7) c = v(T.issueCopyFollowing) * Math.min(perThreads(ins.per, program.agents[a]!), 32) + loopOverhead;
       else {
         c = costCache[ins.uid]!;
         if (c !== c) costCache[ins.uid] = c = cost(ins, a); // NaN: first time
       }
       woken[a] = 0;
+      lastOpc[a] = opc;
       now = t;
       agentChoice.agent = a;
       m.apply(s, agentChoice, out, t, true);

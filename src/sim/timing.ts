@@ -41,6 +41,13 @@ export interface Timing {
   remoteSignal: Param;
   issueBulkCopy: Param;
   issueTensorCopy: Param;
+  /**
+   * Issue cost of a copy (`cp.async.bulk`, plain or tensor) that directly follows another copy of
+   * the same thread, with no other operation between them (the second box of a GEMM stage): the
+   * first copy's issue includes the wait of the thread's next barrier operation for it
+   * (`issueBulkCopy`), which a copy right behind it shares. `loopOverhead` is added as for every copy.
+   */
+  issueCopyFollowing: Param;
   /** Fixed latency of a bulk copy from L2 (issue to last byte credited, without the waiter's wake). */
   tmaLatency: Param;
   /** Latency of a tensor-map copy minus that of a plain bulk copy (signed: negative is faster). */
@@ -76,6 +83,13 @@ export interface Timing {
   tmaL2DistinctBytesPerCycle: Param;
   /** 1: the SMs' copies read distinct L2-resident addresses (no tile shared between SMs). */
   tmaSourceL2Distinct: Param;
+  /**
+   * Percentage of `hbmBytesPerCycle` that copies whose rows are 128 bytes far apart in memory (a
+   * tensor box of 64 bf16 columns from a wide matrix) read HBM at, against contiguous copies. Like
+   * `intDivMod`, applied by a kernel description (which knows its tensor maps), not by the
+   * simulator, whose copies have a size but no layout.
+   */
+  tmaHbmStridedRowsPct: Param;
   issueBulkStore: Param;
   bulkStoreLatency: Param;
   issueMma: Param;
@@ -176,7 +190,8 @@ export const H200: Timing = {
   tmaL2DistinctHalfSms: { value: 92, source: 'fitted from pipeline data, not a micro-probe: with tmaL2DistinctBytesPerCycle on the train rows of hw/results/model.json (see there)' },
   remoteSignal: { value: 90, source: 'earlier H200 cluster measurements (docs/HARDWARE.md "What was measured, on what"): try_wait ping-pong round trips of 381 cycles with local arrives and 563 with remote arrives (default semantics) in a 2-CTA cluster: (563 - 381) / 2 = 91 one way' },
   issueBulkCopy: { value: 141, source: 'hw/results/ops.json (hw/probes/ops.cu producer_bulk4k): a producer loop of a passing try_wait (37 + loopOverhead), arrive.expect_tx (issueArrive + loopOverhead) and one bulk copy takes 247 cycles an iteration; the rest (247 - (37 + 21) - (6 + 21) - 21, loopOverhead 21) is the copy issue, including the wait of the thread\'s next barrier operation for the copy to be accepted (a copy costs 109 more than a complete_tx in the same loop)' },
-  issueTensorCopy: { value: 134, source: 'hw/results/ops.json (hw/probes/ops.cu producer_tensor16k): the same producer loop with one 16 KiB tensor-map box takes 240 cycles an iteration (240 - 58 - 27 - 21). A second box in the same iteration costs 103 more (producer_2tensor16k 343), less than this: the model charges every copy the first one\'s cost (+62 cycles for two boxes)' },
+  issueTensorCopy: { value: 134, source: 'hw/results/ops.json (hw/probes/ops.cu producer_tensor16k): the same producer loop with one 16 KiB tensor-map box takes 240 cycles an iteration (240 - 58 - 27 - 21). A second box in the same iteration costs 103 more (producer_2tensor16k 343), but that figure is the per-SM copy rate, not the issue: two 16 KiB boxes an iteration move 32 KiB, 32768 / 343 = 95.5 B/cycle (tmaBytesPerCycleSm); a second copy issued right behind the first costs issueCopyFollowing' },
+  issueCopyFollowing: { value: 27, source: 'hw/results/ops.json (hw/probes/ops.cu, H200): the producer loop with two 4 KiB bulk copies an iteration takes 294 cycles against 247 with one (8 KiB an iteration, far under the per-SM rate): a copy right behind another costs 47, of which loopOverhead 20. Checked by hw/results/glue.json (hw/probes/glue.cu ablate, H200): two 16 KiB tensor boxes cost 42-45 cycles an iteration more than one 16 KiB bulk copy in every configuration (L2 and HBM, 1 and 132 CTAs, flags 0, 2 and 31: 601.2 against 559.3, 757.8 / 715.9, 881.8 / 838.8, 609.6 / 565.0, 736.7 / 695.2), i.e. 49-52 for the second box with the first 7 cheaper than a bulk copy (issueTensorCopy against issueBulkCopy)' },
   tmaLatency: { value: 132, source: `fit (npm run calibrate) to the H200 measurements in hw/results/pipeline.json, with the producer lane woken at wakeTryWaitLane; agrees with the latency probes: ${F} §3 / docs/HARDWARE.md Latency, a 1 KiB L2 copy seen complete 386 cycles after its arrive.expect_tx began, of which the two issue instructions take 81 and the waiter's wake about 150 (wakeTryWait): about 155 of copy latency; hw/results/plan.json chain (H100, S = 1): issue to pass 382.5 cycles for 1 KiB` },
   tmaTensorExtra: { value: 15, source: `${FT}: a tensor box costs about 15 cycles more than a plain bulk copy (issue to observed completion, same bytes)` },
   tmaHbmExtra: { value: 649, source: `fit (npm run calibrate) to hw/results/pipeline.json; hw/results/plan.json chain (H100, S = 1): a copy from HBM takes 440-630 cycles longer than from L2 (1-64 KiB)` },
@@ -192,6 +207,7 @@ export const H200: Timing = {
   sms: { value: 132, source: `${F}: H200 has 132 SMs` },
   hbmBytesPerCycle: { value: 2420, source: 'fit (npm run calibrate, src/bench/calibrate.ts) to the H200 measurements in hw/results/pipeline.json' },
   tmaL2DistinctBytesPerCycle: { value: 8500, source: 'fitted from pipeline data, not a micro-probe: on the train rows of hw/results/model.json (src/bench/heldout.ts split; hw/probes/model.cu gpipe "stream", l2_distinct, 64 KiB tiles at 1-132 CTAs) while tmaLatency was 50, with tmaL2DistinctHalfSms: per-SM rate 8500 / (n - 1 + 92), i.e. 34.5 B/cycle per SM at 132 SMs (measured 34: 132 x 65536 / 1913 cycles), 57 at 33 (measured 57), 72 at 16 (measured 70-73), 92 for one SM alone (hw/results/plan.json load: 95.5). Not refitted with tmaLatency 132: the refit on the same rows (npm run heldout -- --fit-l2, fitL2Distinct) without a bound gives 9000 / (n - 1 + 104), one SM at 86.5 B/cycle, 10% under that micro-probe; bounded by it (B / n0 >= tmaBytesPerCycleSm) it stops at 8500 / (n - 1 + 88) with a worse train score than these values. The smooth form does not follow a share that stays at the per-SM limit to 8-16 SMs (lean.json: 98 B/cycle at 8 CTAs) and falls to 57 at 33' },
+  tmaHbmStridedRowsPct: { value: 93, source: 'fitted from pipeline data, not a micro-probe: the train rows of hw/results/model.json (src/bench/heldout.ts split) at 132 CTAs from HBM, 16 KiB of HBM a CTA an iteration: the two-box mainloop_tma (A box 128 rows of 128 B, 40 KiB apart: model.cu make_tmap_2d) at S = 4 runs at 1003.3 cycles, the bulk stream of 16 KiB tiles at S = 4 at 931.4: 931.4 / 1003.3 = 92.8%. The layout, not the tensor path: hw/results/pipeline.json (hw/probes/pipeline.cu, whose box is a contiguous 16 KiB, rows 256 B with a 256 B pitch) at 132 CTAs, S = 4, from HBM: a tensor box 906.8 cycles, a bulk copy 918.3. Checked on lean.json (held out; the same tensor maps): mainloop_tma 132 CTAs S = 4 / 6 992.2 / 967.4 against the 16 KiB bulk stream at S = 4 / 8 893.3 / 886.6 (90-92%)' },
   tmaSourceL2Distinct: { value: 0, source: 'choice: 0 = SMs share L2 tiles (default), 1 = every SM reads its own addresses' },
   issueBulkStore: { value: 98, source: 'hw/results/plan2_h100.json epi (hw/probes/plan2.cu, H100; one SM, so it stands for the H200): the thread that issues the persistent loop\'s 32 KiB epilogue store takes 332 cycles from the second bar.sync to after cp.async.bulk.commit_group (TMA only; 1,179 - 132 - 699 = 348 under one warpgroup of wgmma), 84 without the store (epilogue of 0 bytes; 112 with wgmma), of which the store address\'s run-time division ITERS / KT is intDivMod (150; SASS in hw/results/sass/plan2_sass.txt.gz): 332 - 84 - 150 = 98 (wgmma: 86)' },
   bulkStoreLatency: { value: 840, source: 'hw/results/ops.json (hw/probes/ops.cu epilogue): a 32 KiB bulk store shared -> global and its wait_group (read or done) take 1162 cycles; minus 32 KiB at tmaBytesPerCycleSm (321)' },
@@ -225,7 +241,7 @@ export const H200: Timing = {
   producerPerFollowingWarp: { value: 2.7, source: 'hw/results/plan.json sched (hw/probes/plan.cu, H100; one SM, so it stands for the H200): the chain producer (16 KiB copies, S = 4) runs at 299.9 cycles an iteration alone, 310.7 / 321.8 / 341.5 with warps 1-4 / 1-8 / 1-15 following its stages (all lanes wait on each stage, __syncwarp, lane 0 arrives): 2.70, 2.74, 2.77 cycles per warp. The same in the H200 pipelines: lean.json consumers 617 -> 627-635 -> 641-659 cycles with 1, 4 and 8 consumer warps, model.json 674 -> 682-686 -> 702-708' },
   stSharedBytesPerCycleWarp: { value: 16, source: 'hw/results/plan2_h100.json epi (hw/probes/plan2.cu, H100; one SM, so it stands for the H200): the 32 KiB conflict-free st.shared.v4 epilogue of the persistent TMA loop, stored by 1, 2 or 4 warps with the copies paused, takes 2053, 1090 and 573 cycles between its two bar.syncs, 65 of them the fence and bar.sync alone (no stores): 32768 / (2053 - 65) = 16.5, / (1090 - 65) = 32.0, / (573 - 65) = 64.5 B/cycle, 16 a warp (one 512-byte store every 32 cycles); with the copies landing meanwhile 2083, 1091, 589 (the TMA writes slow the stores by 0-3%), with the producer on another warp scheduler 2053. Under one warpgroup of wgmma the same stores take 2463 (1 warp) and 695 (4 warps): 13.7 a warp' },
   producerPerWgmmaWarp: { value: 2.5, source: 'hw/results/plan3_busy_h100.json wg (hw/probes/plan3.cu, H100; one SM, so it stands for the H200): the producer lane\'s own work an iteration (clock64 from its wait on empty[s] passing to its two tensor boxes issued; copies from HBM, no run-time division in its loop) is 277-289 cycles beside 8 warps that only follow the stages and 320-336 beside two warpgroups of wgmma (+40 for 8 warps: 5.0 a warp), 271-274 beside 4 following warps and 270-275 beside one warpgroup (0 a warp); 2.5 the mean. The copies\' source, the operands\' source (a fixed buffer or the stage just landed) and the producer\'s warp scheduler (warp 0 or 1) change it by under 20 cycles' },
-  producerPerWgmmaWarpDivision: { value: 14, source: 'hw/results/plan3_busy_h100.json wg (hw/probes/plan3.cu, H100; one SM, so it stands for the H200): with copies from L2 the producer\'s loop computes its box coordinate with a run-time `%` (the kernels\' `it % nt`); its own work an iteration is 443-446 cycles beside 8 or 4 following warps and 547-566 beside two warpgroups of wgmma (+110 for 8 warps: 13.8 a warp), 494 beside one warpgroup (+56 for 4 warps: 14.0 a warp), at 1 and 132 CTAs and S = 3, 4, 6' },
+  producerPerWgmmaWarpDivision: { value: 14, source: 'hw/results/plan3_busy_h100.json wg (hw/probes/plan3.cu, H100; one SM, so it stands for the H200): with copies from L2 the producer\'s loop computes its box coordinate with a run-time `%` (the kernels\' `it % nt`); its own work an iteration is 443-446 cycles beside 8 or 4 following warps and 547-566 beside two warpgroups of wgmma (+110 for 8 warps: 13.8 a warp), 494 beside one warpgroup (+56 for 4 warps: 14.0 a warp), at 1 and 132 CTAs and S = 3, 4, 6. A kernel description charges it per run-time division of the producer\'s loop (src/bench/heldout.ts followingWarps): the two-box L2 loops of hw/probes/model.cu and lean.cu run two `%`, and their producers slow by about twice as much, 29 cycles a wgmma warp beyond producerPerFollowingWarp (model.json train rows, 1 CTA: 1,165-1,169 cycles an iteration beside two warpgroups against 910 TMA only; lean.json: 855 alone, 1,067-1,112 beside two warpgroups: 24-29)' },
   jitter: { value: 0.05, source: 'choice: ±5% on asynchronous latencies with --seed' },
 };
 
@@ -268,6 +284,7 @@ export const PARAM_KINDS: Readonly<Partial<Record<keyof Timing, ParamKind>>> = {
   tmaHbmBytesPerCycleSm: 'rate',
   tmaMcastBytesPerCycleAllSms: 'rate',
   tmaQueueMaxLoadPct: 'percent',
+  tmaHbmStridedRowsPct: 'percent',
   sms: 'count',
   hbmBytesPerCycle: 'rate',
   tcgen05FlopsPerCycle: 'rate',
