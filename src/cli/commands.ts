@@ -204,7 +204,7 @@ export const lspCommand: Verb = (program, ctx) => {
       const { startLanguageServer, DEFAULT_HAZARD_BOUNDS } = await import('../lsp/index.js');
       const code = await startLanguageServer({
         bounds: {
-          timeoutMs: o.checkTimeout !== undefined ? Math.round(o.checkTimeout * 1000) : DEFAULT_HAZARD_BOUNDS.timeoutMs,
+          timeoutMs: o.checkTimeout !== undefined ? Math.max(1, Math.round(o.checkTimeout * 1000)) : DEFAULT_HAZARD_BOUNDS.timeoutMs,
           maxStates: o.maxStates ?? DEFAULT_HAZARD_BOUNDS.maxStates,
           maxMemory: o.maxMemory !== undefined ? o.maxMemory * 1024 * 1024 : DEFAULT_HAZARD_BOUNDS.maxMemory,
         },
