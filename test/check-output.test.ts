@@ -64,7 +64,11 @@ describe('mbsim check output for tools', () => {
     expect(traces(def.out)).toBe(3);
     expect(def.out).toMatch(/\(5 traces left out after the first 3: --max-traces N prints more, --json prints all\)/);
     expect(traces(none.out)).toBe(0);
-    expect(none.out).toMatch(/\(8 traces left out after the first 0/);
+    expect(none.out).toContain('(8 traces left out: --max-traces 0 prints none; --max-traces N prints N, --json prints all)');
+    expect(none.out).not.toContain('after the first 0');
+    const one = await cli('check', 'examples/bugs/B10.mbk', '--all', '--max-traces', '1');
+    expect(traces(one.out)).toBe(1);
+    expect(one.out).toContain('(7 traces left out after the first one: --max-traces N prints more, --json prints all)');
     expect(def.out.split('\n').length).toBeLessThan(all.out.split('\n').length);
     expect((await cli('check', 'pipeline', '--max-traces', 'x')).err).toBe("mbsim: error: --max-traces expects a non-negative integer, got 'x'");
   });

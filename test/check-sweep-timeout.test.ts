@@ -6,7 +6,7 @@
 import { describe, expect, test } from 'vitest';
 import { EXAMPLES } from '../src/examples/index.js';
 import { instantiate } from '../src/machine/program.js';
-import { runCheckSweepCli, sweepDeadline } from '../src/check/index.js';
+import { runCheckCli, runCheckSweepCli, sweepDeadline } from '../src/check/index.js';
 import { checkVerb, type CheckOpts } from '../src/cli/check-verb.js';
 
 const ex = EXAMPLES.find((e) => e.name === 'hopper')!;
@@ -27,6 +27,13 @@ describe('the sweep deadline', () => {
     const rows = out.join('\n').split('\n').filter((l) => /^\d+ {2}/.test(l));
     expect(rows).toEqual([2, 3, 4].map((k) => `${k}  incomplete  0       not checked: --timeout ran out`));
     expect(out.join('\n')).toContain('3 incomplete; exit 3');
+  });
+
+  test('one check with no time left: incomplete by the timeout (exit 3), not a RangeError of check()', async () => {
+    const out: string[] = [];
+    const code = await runCheckCli(build({ K: 2 }), { timeoutMs: 0, format: 'short' }, { out: (x) => out.push(x), err: () => {}, color: false });
+    expect(code).toBe(3);
+    expect(out.join('\n')).toMatch(/stopped by timeout|--timeout/);
   });
 
   test('without --timeout every combination is checked within the default bound', async () => {

@@ -322,7 +322,17 @@ describe('fences and initialization', () => {
     k.role('use', { warps: 1, per: 'one' }, (r) => r.for('i', 0, 'B', (r) => r.wait('full[0]', 'i & 1')));
     const r = run(k.build());
     expect(r.warnings.map((w) => `${w.kind} ${w.subject?.name}`).sort()).toEqual(['trip-mismatch full[0]', 'unused-barrier full[1]']);
+    expect(r.warnings.find((w) => w.kind === 'unused-barrier')!.message).toBe('full[1] is initialized but no operation ever arrives on, waits on or signals it');
     expect(r.warnings.every((w) => w.severity === 'warning' && w.trace.length === 0)).toBe(true);
+  });
+  test('unused-barrier after a trap or behind a branch not taken: the operations are never reached, not absent', async () => {
+    const { parseSketch } = await import('../src/lang/index.js');
+    const warn = (src: string) => check(instantiate(parseSketch(src, 'k.mbk').kernel!)).warnings.filter((w) => w.kind === 'unused-barrier');
+    const trap = warn('kernel k arch=sm_90a\nbarrier b[1] count=1\nrole w per=one:\n    x = 1 / 0\n    mbarrier.arrive b[0]\n    mbarrier.try_wait.parity b[0], 0\n');
+    expect(trap.map((w) => w.message)).toEqual(['b[0] is initialized but no operation that runs with these parameters arrives on, waits on or signals it (the operation on b at line 5 is never reached)']);
+    expect(trap[0]!.locations.map((l) => l.line)).toEqual([2, 5]);
+    const branch = warn('kernel k arch=sm_90a\nparam N = 0\nbarrier b[2] count=1\nrole w per=one:\n    mbarrier.arrive b[0]\n    mbarrier.try_wait.parity b[0], 0\n    if N > 0:\n        mbarrier.arrive b[1]\n        mbarrier.try_wait.parity b[1], 0\n');
+    expect(branch.map((w) => w.message)).toEqual(['b[1] is initialized but no operation that runs with these parameters arrives on, waits on or signals it (the operation on b at line 8 is never reached)']);
   });
 });
 

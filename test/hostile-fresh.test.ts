@@ -62,6 +62,28 @@ describe('the library refuses NaN where a bound or a width is expected', () => {
     expect(run).toThrow(new RangeError(`${where}: ${name} must be a number (Infinity for no bound), got ${name === 'maxMemory' ? 'the string "1000"' : 'NaN'}`));
   });
 
+  test.each([
+    ['check', 'timeout', -5, 'a positive number of milliseconds', () => check(instantiate(loop, {}), { timeout: -5 })],
+    ['check', 'timeout', 0, 'a positive number of milliseconds', () => check(instantiate(loop, {}), { timeout: 0 })],
+    ['check', 'maxStates', 0, 'a positive whole number of states', () => check(instantiate(loop, {}), { maxStates: 0 })],
+    ['check', 'maxStates', -1, 'a positive whole number of states', () => check(instantiate(loop, {}), { maxStates: -1 })],
+    ['check', 'maxStates', 1.5, 'a positive whole number of states', () => check(instantiate(loop, {}), { maxStates: 1.5 })],
+    ['check', 'maxMemory', -1, 'a positive number of bytes', () => check(instantiate(loop, {}), { maxMemory: -1 })],
+    ['simulate', 'maxSteps', -1, 'a positive whole number of steps', () => simulate(instantiate(loop, {}), { maxSteps: -1 })],
+    ['simulate', 'maxSteps', 0, 'a positive whole number of steps', () => simulate(instantiate(loop, {}), { maxSteps: 0 })],
+    ['simulate', 'timeoutMs', -1, 'a positive number of milliseconds', () => simulate(instantiate(loop, {}), { timeoutMs: -1 })],
+    ['simulate', 'maxMemory', 0, 'a positive number of bytes', () => simulate(instantiate(loop, {}), { maxMemory: 0 })],
+  ])('%s with %s %s: a RangeError naming it and the value, not a silent incomplete', (where, name, v, what, run) => {
+    expect(run).toThrow(new RangeError(`${where}: ${name} must be ${what} (Infinity for no bound), got ${v}`));
+  });
+
+  test('Infinity and positive bounds are still taken', () => {
+    expect(check(instantiate(loop, {}), { timeout: Infinity, maxStates: Infinity, maxMemory: Infinity }).verdict).toBe('ok');
+    expect(check(instantiate(loop, {}), { timeout: 60_000, maxStates: 1000, maxMemory: 2 ** 31 }).verdict).toBe('ok');
+    expect(simulate(instantiate(loop, {}), { maxSteps: Infinity, timeoutMs: 60_000, maxMemory: 2 ** 31 }).verdict).toBe('ok');
+    expect(simulate(instantiate(loop, {}), { maxSteps: 1 }).verdict).toBe('incomplete');
+  });
+
   test('renderTimeline with a width of NaN, -5 or 1e9: a RangeError naming the width', () => {
     const r = simulate(instantiate(loop, {}));
     for (const w of [NaN, -5, 1e9, 40.5]) expect(() => renderTimeline(r, w)).toThrow(new RangeError(`renderTimeline: width must be a whole number of columns from 20 to 1000, got ${w}`));

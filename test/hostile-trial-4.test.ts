@@ -65,6 +65,25 @@ describe('the hang explanation and the report of run within the bounds', () => {
     expect(FOCUS_MAX).toBe(32);
     expect(text).toContain('(the first 32 of the 40 barriers the hang waits on)');
   });
+
+  test('renderLedger: maxPhases checked (a TypeError for a string, a RangeError for -1, NaN, 1.5); one phase left out is "1 more phase"', async () => {
+    const { parseSketch } = await import('../src/lang/index.js');
+    const { instantiate } = await import('../src/machine/program.js');
+    const { simulate } = await import('../src/sim/simulate.js');
+    const { renderLedger } = await import('../src/report/text.js');
+    const { buildLedger } = await import('../src/report/ledger.js');
+    const src = 'kernel k arch=sm_90a\nbarrier b[1] count=1\nrole w per=one:\n    for i in range(0, 3):\n        mbarrier.arrive b[0]\n        mbarrier.try_wait.parity b[0], i & 1\n';
+    const p = instantiate(parseSketch(src, 'k.mbk').kernel!);
+    const ledger = buildLedger(p, simulate(p).events!);
+    expect(ledger.phases).toHaveLength(3);
+    expect(renderLedger(ledger, 2).split('\n').at(-1)).toBe('… 1 more phase (--events shows all, --json too)');
+    expect(renderLedger(ledger, 1).split('\n').at(-1)).toBe('… 2 more phases (--events shows all, --json too)');
+    expect(renderLedger(ledger, 0)).toBe('… 3 more phases (--events shows all, --json too)');
+    expect(renderLedger(ledger, Infinity)).toBe(renderLedger(ledger, 3));
+    expect(renderLedger(ledger, 3)).not.toContain('more phase');
+    for (const n of [-1, NaN, 1.5]) expect(() => renderLedger(ledger, n)).toThrow(new RangeError(`renderLedger: maxPhases must be a whole number of phases, 0 or more (Infinity for all), got ${n}`));
+    expect(() => renderLedger(ledger, 'x' as never)).toThrow(new TypeError('renderLedger: maxPhases must be a number of phases, got a string ("x")'));
+  });
 });
 
 describe('check --watch rechecks when any input changes', () => {

@@ -207,4 +207,11 @@ describe('mbsim lsp on the command line', () => {
     expect(bad.code).toBe(2);
     expect(bad.err).toMatch(/--check-timeout expects a positive number of seconds, got 'soon'/);
   });
+  test('--max-memory below what the server holds once started: exit 2, before any server starts', async () => {
+    const low = await run('lsp', '--max-memory', '1');
+    expect(low.code).toBe(2);
+    expect(low.out).toBe('');
+    expect(low.err).toMatch(/^mbsim: error: --max-memory 1 MB is below what the server holds once started \(\d+ MB\): every check would stop at once; give more \(the default is 1024\)\n?$/);
+    expect((await run('lsp', '--max-memory', '0')).err).toMatch(/--max-memory expects a positive integer, got '0'/);
+  });
 });

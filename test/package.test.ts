@@ -53,12 +53,17 @@ afterAll(() => {
 describe('the packed package', () => {
   test('ships the library, the bundled CLI, the explorer, the examples and the docs; nothing of test/ or hw/', () => {
     expect(files.filter((f) => /^(test|hw|conformance|src|scripts)\//.test(f))).toEqual([]);
-    for (const f of ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/bin/mbsim.cjs', 'dist/bin/cli.cjs', 'dist/bin/lsp.cjs', 'dist/bin/serve.cjs', 'dist/bin/check-worker.js', 'dist/bin/lsp-worker.js', 'dist-web/index.html', 'examples/pipeline.mbk', 'examples/bugs/B01.mbk', 'docs/API.md', 'docs/CHECK.md']) {
+    for (const f of ['package.json', 'README.md', 'LICENSE', 'dist/index.js', 'dist/index.d.ts', 'dist/bin/mbsim.cjs', 'dist/bin/cli.cjs', 'dist/bin/lsp.cjs', 'dist/bin/serve.cjs', 'dist/bin/check-worker.js', 'dist/bin/lsp-worker.js', 'dist-web/index.html', 'examples/pipeline.mbk', 'examples/bugs/B01.mbk', 'docs/API.md', 'docs/CHECK.md']) {
       expect(files, f).toContain(f);
     }
     expect(files.some((f) => f.endsWith('.map'))).toBe(false);
     // The command is the bundle; the unbundled CLI, the explorer's page code and the bench stay home.
     expect(files.filter((f) => /^dist\/(cli|web|bench|lsp)\//.test(f))).toEqual([]);
+    // package.json says MIT: the license text ships with it.
+    const license = readFileSync(join(repo, 'LICENSE'), 'utf8');
+    expect(license.split('\n').slice(0, 3)).toEqual(['MIT License', '', 'Copyright (c) 2026 the mbsim authors']);
+    expect(license).toContain('THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND');
+    expect((JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { license: string }).license).toBe('MIT');
   });
 
   test('installs only what the library and the bundled CLI load at run time (the explorer and the CLI are built bundles)', () => {

@@ -15,7 +15,7 @@ import { tcFenceChecks } from './tcfence.js';
 import { staticChecks } from './static.js';
 import { causeRank, staticCauseOf, staticRaceCauseOf } from './cause.js';
 import { explainFence, explainRace } from './race-report.js';
-import { objectArg, programArg } from '../model/api-args.js';
+import { objectArg, positiveBound, programArg } from '../model/api-args.js';
 import { replay } from './replay.js';
 
 export { replay } from './replay.js';
@@ -254,6 +254,9 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
   programArg('check', program);
   objectArg('check', 'options', opts, true, CHECK_OPTION_KEYS);
   for (const k of ['maxStates', 'maxMemory', 'timeout', 'workers'] as const) boundOption('check', k, opts[k]);
+  positiveBound('check', 'maxStates', opts.maxStates, 'a positive whole number of states', true);
+  positiveBound('check', 'maxMemory', opts.maxMemory, 'a positive number of bytes');
+  positiveBound('check', 'timeout', opts.timeout, 'a positive number of milliseconds');
   if (opts.workers !== undefined && (!Number.isInteger(opts.workers) || opts.workers < 1)) {
     throw new RangeError(`check: workers must be a positive integer, got ${opts.workers}`);
   }

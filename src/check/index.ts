@@ -118,7 +118,8 @@ export function exitCode(r: CheckResult): number {
 function checkOptions(opts: CheckCliOptions): CheckOptions {
   const co: CheckOptions = {};
   if (opts.maxStates !== undefined) co.maxStates = opts.maxStates;
-  if (opts.timeoutMs !== undefined) co.timeout = opts.timeoutMs;
+  // No time left (loading took it all) is the smallest bound check() takes, 1 ms: stopped at once.
+  if (opts.timeoutMs !== undefined) co.timeout = Math.max(1, opts.timeoutMs);
   if (opts.maxMemoryMb !== undefined) co.maxMemory = opts.maxMemoryMb * 1024 * 1024;
   if (opts.all) co.all = true;
   if (opts.strict) co.strict = true;

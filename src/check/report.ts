@@ -186,7 +186,12 @@ export function renderCheck(r: CheckResult, paint: CheckPaint = NO_PAINT, maxTra
     if (key !== null && full && sameAs === undefined) printed.set(key, n);
     out.push(...(full ? hazardText(h, n++, paint, sameAs) : withoutTrace(hazardText(h, n++, paint))));
   }
-  if (omitted) out.push('', paint.dim(`(${omitted} trace${omitted === 1 ? '' : 's'} left out after the first ${maxTraces}: --max-traces N prints more, --json prints all)`));
+  if (omitted) {
+    const traces = `${omitted} trace${omitted === 1 ? '' : 's'}`;
+    out.push('', paint.dim(maxTraces === 0
+      ? `(${traces} left out: --max-traces 0 prints none; --max-traces N prints N, --json prints all)`
+      : `(${traces} left out after the first ${maxTraces === 1 ? 'one' : maxTraces}: --max-traces N prints more, --json prints all)`));
+  }
   return `${out.join('\n')}\n`;
 }
 

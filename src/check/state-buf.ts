@@ -87,7 +87,7 @@ export class StateBuf {
 
 export function checkFields(what: string, obj: object, known: string[]): void {
   for (const k of Object.keys(obj)) {
-    if (!known.includes(k)) throw new Error(`checker: the machine's ${what} has a field '${k}' that src/check/codec.ts does not encode; extend the checker's encoding`);
+    if (!known.includes(k)) throw new Error(`checker: the machine's ${what} has a field '${k}' that the checker's state encoding does not encode (an mbsim bug: please report it)`);
   }
 }
 

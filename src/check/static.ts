@@ -10,7 +10,8 @@
  * - `trip-mismatch`: a waiter that waits on a barrier more times than its arrivers can complete
  *   phases (plus one, for the producer-start idiom), or fewer times than phases complete (roles
  *   that disagree about the trip count).
- * - `unused-barrier`: a barrier that is initialized but that no operation ever names.
+ * - `unused-barrier`: a barrier that is initialized but that no operation ever names (or, where an
+ *   operation on its array is never reached with these parameters, none that runs).
  * - `unreachable-arrive`: an arrive site (mbarrier.arrive, tcgen05.commit, cp.async.mbarrier.arrive)
  *   that no agent of its role ever executes.
  *
@@ -236,9 +237,18 @@ export function staticChecks(p: Program, gov: Governor): RawHazard[] {
   }
   // Barrier arrays that carry data (tx bytes): every phase of one must be waited for.
   const dataArrays = new Set<string>();
-  for (const rc of p.roles) for (const ins of rc.code) {
+  // The first operation (other than an init) on each barrier array that no solo run executed: a
+  // barrier nothing reached may still be named there (after a trap, or behind a branch these
+  // parameters never take), so the sketch is not told it has no operation on it.
+  const notRunAt = new Map<string, SrcLoc>();
+  // (A source line is reached when any of its sites is: a PTX `.func` inlined at each call.)
+  const lineOf = (l: SrcLoc) => `${l.file ?? ''}:${l.line}:${l.col}`;
+  const ranLines = new Set<string>();
+  for (const [r, rc] of p.roles.entries()) for (const [pc, ins] of rc.code.entries()) if (ins.i === 'op' && out.ran.has(`${r}:${pc}`)) ranLines.add(lineOf(ins.loc));
+  for (const [r, rc] of p.roles.entries()) for (const [pc, ins] of rc.code.entries()) {
     if (ins.i !== 'op') continue;
     const op = ins.op;
+    if ('bar' in op && op.bar && op.op !== 'mbarrier.init' && !out.ran.has(`${r}:${pc}`) && !ranLines.has(lineOf(ins.loc)) && !notRunAt.has(op.bar.name)) notRunAt.set(op.bar.name, ins.loc);
     if (op.op === 'cp.async.bulk' || op.op === 'st.async' || op.op === 'cp.async.bulk.shared::cluster' || op.op === 'mbarrier.expect_tx' || op.op === 'mbarrier.complete_tx' || (op.op === 'mbarrier.arrive' && op.expectTx)) dataArrays.add(op.bar.name);
   }
   // Where the solo runs saw tx bytes on some barriers of an array and not on others, the others
@@ -260,7 +270,10 @@ export function staticChecks(p: Program, gov: Governor): RawHazard[] {
     if (!auto && !init) continue;
     const name = p.barrierName(k);
     if (!out.used.has(k)) {
-      add('unused-barrier', name, `${name} is initialized but no operation ever arrives on, waits on or signals it`, [init?.loc ?? info.loc]);
+      const at = notRunAt.get(info.name);
+      add('unused-barrier', name, at
+        ? `${name} is initialized but no operation that runs with these parameters arrives on, waits on or signals it (the operation on ${info.name} at line ${at.line} is never reached)`
+        : `${name} is initialized but no operation ever arrives on, waits on or signals it`, [init?.loc ?? info.loc, at]);
       continue;
     }
     if (out.unknown.has(k)) continue;

@@ -202,9 +202,15 @@ export const lspCommand: Verb = (program, ctx) => {
       // Typed into a terminal, the server would wait silently for JSON-RPC: say what it is (stderr, which LSP leaves free).
       if (process.stdin.isTTY) ctx.io.err('mbsim lsp: a language server; it talks LSP (JSON-RPC) over stdin/stdout with an editor, which starts it (docs/EDITOR.md). Ctrl-C to stop.');
       const { startLanguageServer, DEFAULT_HAZARD_BOUNDS } = await import('../lsp/index.js');
+      // The rule of check's --max-memory below the resident set (every check stopped by max-memory at
+      // once), refused here: a server that can never check is a usage error, not a quiet editor.
+      const held = process.memoryUsage.rss();
+      if (o.maxMemory !== undefined && o.maxMemory * 1048576 <= held) {
+        throw new UsageError(`--max-memory ${o.maxMemory} MB is below what the server holds once started (${Math.ceil(held / 1048576)} MB): every check would stop at once; give more (the default is ${DEFAULT_HAZARD_BOUNDS.maxMemory / 1048576})`);
+      }
       const code = await startLanguageServer({
         bounds: {
-          timeoutMs: o.checkTimeout !== undefined ? Math.round(o.checkTimeout * 1000) : DEFAULT_HAZARD_BOUNDS.timeoutMs,
+          timeoutMs: o.checkTimeout !== undefined ? Math.max(1, Math.round(o.checkTimeout * 1000)) : DEFAULT_HAZARD_BOUNDS.timeoutMs,
           maxStates: o.maxStates ?? DEFAULT_HAZARD_BOUNDS.maxStates,
           maxMemory: o.maxMemory !== undefined ? o.maxMemory * 1024 * 1024 : DEFAULT_HAZARD_BOUNDS.maxMemory,
         },

@@ -112,7 +112,7 @@ function simulateRun(p: RunPlan, o: RunOpts, started: number, recorder: () => Ph
       return simulate(p.program, {
         timing: p.timing, maxSteps: o.maxSteps, maxMemory: o.maxMemory * 1048576 * share, recordEvents: needEvents, recordSpans: needSpans, ...opts,
         ...(p.activeSms !== undefined ? { activeSms: p.activeSms } : {}),
-        ...(o.timeout !== undefined ? { timeoutMs: Math.max(0, timeLeft(o.timeout, started) - reportReserveMs(o.timeout * 1000)) } : {}), ...(o.seed !== undefined ? { seed: o.seed } : {}),
+        ...(o.timeout !== undefined ? { timeoutMs: Math.max(1, timeLeft(o.timeout, started) - reportReserveMs(o.timeout * 1000)) } : {}), ...(o.seed !== undefined ? { seed: o.seed } : {}),
         ...(rec ? { onStep: rec.onStep } : {}),
       });
     } catch (err) {

@@ -127,7 +127,7 @@ class Sketches {
     };
     take('checkDelayMs', MAX_CLIENT_MS, (v) => (this.delay = v));
     take('checkTimeoutMs', MAX_CLIENT_MS, (v) => (this.bounds = { ...this.bounds, timeoutMs: v }));
-    take('maxStates', Number.MAX_SAFE_INTEGER, (v) => (this.bounds = { ...this.bounds, maxStates: Math.floor(v) }));
+    take('maxStates', Number.MAX_SAFE_INTEGER, (v) => (this.bounds = { ...this.bounds, maxStates: Math.max(1, Math.floor(v)) }));
   }
 
   /** Parses the document, publishes its diagnostics (withdrawing its hazards) and remembers its kernel and names. */

@@ -113,3 +113,15 @@ export function stringArg(fn: string, name: string, v: unknown): void {
 export function functionArg(fn: string, name: string, v: unknown): void {
   if (typeof v !== 'function') argError(fn, name, 'a function', v);
 }
+
+/**
+ * Checks the range of a bound given to a library call (a number already, not NaN: the governor's
+ * `boundOption` refuses the rest): positive, and a whole number when `whole`; Infinity is no bound.
+ * Zero or less would stop the call before it starts, and a fraction of a count means nothing, so
+ * either is a RangeError naming the option and the value, never a silent `incomplete`.
+ */
+export function positiveBound(fn: string, name: string, v: number | undefined, what: string, whole = false): void {
+  if (v === undefined || v === Infinity) return;
+  if (v > 0 && (!whole || Number.isInteger(v))) return;
+  throw new RangeError(`${fn}: ${name} must be ${what} (Infinity for no bound), got ${v}`);
+}

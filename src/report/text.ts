@@ -228,6 +228,8 @@ export const FOCUS_MAX = 32;
  */
 export function renderLedger(ledger: Ledger, maxPhases = 24, focus?: number[]): string {
   if (!isRecord(ledger) || !Array.isArray(ledger.phases) || !Array.isArray(ledger.vacuous)) argError('renderLedger', 'ledger', 'a Ledger (from buildLedger)', ledger);
+  if (typeof maxPhases !== 'number') argError('renderLedger', 'maxPhases', 'a number of phases', maxPhases);
+  if (maxPhases !== Infinity && !(Number.isInteger(maxPhases) && maxPhases >= 0)) throw new RangeError(`renderLedger: maxPhases must be a whole number of phases, 0 or more (Infinity for all), got ${maxPhases}`);
   if (focus !== undefined && !Array.isArray(focus)) argError('renderLedger', 'focus', 'an array of barrier keys', focus);
   const lines: string[] = [];
   let shown = ledger.phases.slice(0, maxPhases);
@@ -244,7 +246,7 @@ export function renderLedger(ledger: Ledger, maxPhases = 24, focus?: number[]): 
     for (const bar of bars.slice(0, FOCUS_MAX)) shown.push(...byBar.get(bar)!.slice(-3));
     if (bars.length > FOCUS_MAX) lines.push(`(the first ${FOCUS_MAX} of the ${bars.length.toLocaleString('en-US')} barriers the hang waits on)`);
     const hidden = ledger.phases.length - shown.length;
-    if (hidden > 0) lines.push(`(the last phases of the barriers the hang waits on; ${hidden} other phases with --events or --json)`);
+    if (hidden > 0) lines.push(`(the last phases of the barriers the hang waits on; ${hidden} other ${hidden === 1 ? 'phase' : 'phases'} with --events or --json)`);
   }
   for (const p of shown) {
     const done = p.completedAt === null ? 'NOT completed' : `completed at t=${fmt(p.completedAt)}`;
@@ -254,7 +256,10 @@ export function renderLedger(ledger: Ledger, maxPhases = 24, focus?: number[]): 
     if (p.txExpected || p.txCompleted) lines.push(`  tx: ${p.txExpected} B expected, ${p.txCompleted} B completed in ${p.credits.length} credit(s)`);
     if (p.waiters.length) lines.push(`  released: ${p.waiters.map((w) => `${w.who} (parity ${w.parity}) t=${fmt(w.t)}`).join('; ')}`);
   }
-  if (!focus && ledger.phases.length > shown.length) lines.push(`… ${ledger.phases.length - shown.length} more phases (--events shows all, --json too)`);
+  if (!focus && ledger.phases.length > shown.length) {
+    const more = ledger.phases.length - shown.length;
+    lines.push(`… ${more} more ${more === 1 ? 'phase' : 'phases'} (--events shows all, --json too)`);
+  }
   if (ledger.omittedEvents) lines.push(`… (the ledger was cut short: built from the run's first events, ${ledger.omittedEvents.toLocaleString('en-US')} later events left out)`);
   if (ledger.vacuous.length) {
     const byBar = new Map<string, number>();

@@ -19,7 +19,7 @@ import { OPS } from '../machine/ops/index.js';
 import { asyncScheduler } from './async-schedule.js';
 import { mulberry32, Queue } from './queue.js';
 import { IDLE_PER_STEP, type SimOptions, type SimResult, type SimStats, type SimVerdict, type Span } from './result.js';
-import { argError, objectArg, programArg } from '../model/api-args.js';
+import { argError, objectArg, positiveBound, programArg } from '../model/api-args.js';
 export { IDLE_PER_STEP, LEDGER_EVENT_KINDS, type SimOptions, type SimResult, type SimStats, type SimVerdict, type Span } from './result.js';
 
 // Payload encoding: agents are 2·a (even), async op completions 2·id + 1 (odd).
@@ -41,6 +41,9 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
   const recordEvents = opts.recordEvents ?? true;
   const recordSpans = opts.recordSpans ?? true;
   for (const k of ['maxSteps', 'maxMemory', 'timeoutMs', 'activeSms', 'seed'] as const) boundOption('simulate', k, opts[k]);
+  positiveBound('simulate', 'maxSteps', opts.maxSteps, 'a positive whole number of steps', true);
+  positiveBound('simulate', 'maxMemory', opts.maxMemory, 'a positive number of bytes');
+  positiveBound('simulate', 'timeoutMs', opts.timeoutMs, 'a positive number of milliseconds');
   const maxSteps = opts.maxSteps ?? 50_000_000;
   const rand = opts.seed !== undefined ? mulberry32(opts.seed) : null;
   const jit = (x: number) => (rand ? Math.round(x * (1 + (rand() * 2 - 1) * v(T.jitter))) : x);

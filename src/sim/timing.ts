@@ -339,7 +339,7 @@ export function timingValueError(name: string, value: unknown): string | null {
  * timing that would make simulated time infinite (a zero rate) or meaningless never runs.
  */
 export function validateTiming(t: Timing): void {
-  if (typeof t !== 'object' || t === null || Array.isArray(t)) throw new TimingError(`a timing must be an object of parameters (H200's: src/sim/timing.ts), got ${shown(t)}`);
+  if (typeof t !== 'object' || t === null || Array.isArray(t)) throw new TimingError(`a timing must be an object of parameters (H200's, each with its source: docs/HARDWARE.md, "Timing parameters and their sources"), got ${shown(t)}`);
   // A timing gives every parameter: a partial one would read undefined deep inside the run.
   const missing = Object.keys(H200).filter((k) => !Object.hasOwn(t, k));
   if (missing.length) throw new TimingError(`the timing lacks ${missing.length} of its ${Object.keys(H200).length} parameters (${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ', …' : ''}): give them all, e.g. mergeTiming(H200, { tmaLatency: 300 })`);

@@ -124,7 +124,7 @@ export function editorView(): EditorViewApi {
     setSource(src) {
       if ('builtin' in src) {
         note.hidden = false;
-        replace(note, h('p', {}, `“${src.builtin}” is a built-in kernel written with the TypeScript builder (src/examples/index.ts); it has no sketch text here.`),
+        replace(note, h('p', {}, `“${src.builtin}” is a built-in kernel written with the library’s TypeScript builder (docs/API.md); it has no sketch text here.`),
           src.twin ? (() => {
             const b = h('button', { type: 'button' }, `Open its sketch form (${src.twin})`);
             b.addEventListener('click', () => api.onOpenTwin?.(src.twin!));

@@ -317,7 +317,7 @@ export function mechanismView(): MechanismView {
 
   const el = h('section', { class: 'view mechanism', id: 'view-mechanism', 'aria-labelledby': 'mech-h' },
     h('h2', { id: 'mech-h' }, 'Barrier mechanism'),
-    h('p', { class: 'lead' }, 'One mbarrier, as the 64-bit word an H200 keeps. Click a field for its role; apply operations with the buttons. Every operation runs the model’s own function (src/model/mbarrier.ts).'),
+    h('p', { class: 'lead' }, 'One mbarrier, as the 64-bit word an H200 keeps. Click a field for its role; apply operations with the buttons. Every operation runs the model’s own function, the one the simulator and the checker run.'),
     h('div', { class: 'mech-grid' },
       h('div', {}, fromRun, word, h('p', { class: 'word-line' }, 'word: ', wordHex), explain, status, cond, waitResult, diagBox),
       h('div', {}, h('h3', {}, 'Operations'), ops, h('h3', {}, 'Log'), logList)));
