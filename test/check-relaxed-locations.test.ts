@@ -187,3 +187,90 @@ role consumer warps=1 per=one:
     expect(verdict(src('mbarrier.arrive full'))).toEqual([]);
   });
 });
+
+describe('the record of what a waiter acquired is per access, not per publisher and buffer', () => {
+  /** The producer stores A, releases it on X, stores A again and releases that on `second`, then arrives relaxed on full; the consumer waits on X then full and reads A. */
+  const again = (second: string, mid = '    mbarrier.arrive Y\n') => `kernel k arch=sm_90a
+barrier full count=1
+barrier X count=1
+barrier Y count=1
+smem A bytes=4096
+role producer warps=1 per=one:
+    st.shared A
+    mbarrier.arrive X
+    ${second}
+${mid}    mbarrier.arrive.relaxed full
+role consumer warps=1 per=one:
+    mbarrier.try_wait.parity X, 0
+    mbarrier.try_wait.parity full, 0
+    ld.shared A
+role watcher warps=1 per=one:
+    mbarrier.try_wait.parity Y, 0
+`;
+
+  test('the second store, released on Y only, races with the read ordered after X (PTX ISA §8.8)', () => {
+    const src = again('st.shared A');
+    expect(verdict(src)).toEqual(['race A']);
+    expect(traceRaces(src)).toBe(1);
+  });
+
+  test('no second store: the store the consumer acquired through X is ordered (OK)', () => {
+    const src = again('work 1');
+    expect(verdict(src)).toEqual([]);
+    expect(traceRaces(src)).toBe(0);
+  });
+
+  test('a second release on the same barrier, in a phase the consumer never observed: a race', () => {
+    const src = `kernel k arch=sm_90a
+barrier full count=1
+barrier side count=1
+barrier ack count=1
+smem A bytes=4096
+role producer warps=1 per=one:
+    st.shared A
+    mbarrier.arrive side
+    mbarrier.try_wait.parity ack, 0
+    st.shared A
+    mbarrier.arrive side
+    mbarrier.arrive.relaxed full
+role consumer warps=1 per=one:
+    mbarrier.try_wait.parity side, 0
+    mbarrier.arrive ack
+    mbarrier.try_wait.parity full, 0
+    ld.shared A
+role watcher warps=1 per=one:
+    mbarrier.try_wait.parity side, 1
+`;
+    expect(verdict(src)).toEqual(['race A']);
+    expect(traceRaces(src)).toBe(1);
+    // Waiting on side's second phase instead acquires the second store: OK.
+    expect(verdict(src.replace('mbarrier.try_wait.parity full, 0', 'mbarrier.try_wait.parity side, 1\n    mbarrier.try_wait.parity full, 0'))).toEqual([]);
+  });
+
+  test('three stores, each released on its own barrier: the consumer that acquired the second still races with the third', () => {
+    const src = `kernel k arch=sm_90a
+barrier full count=1
+barrier X count=1
+barrier Y count=1
+barrier Z count=1
+smem A bytes=4096
+role producer warps=1 per=one:
+    st.shared A
+    mbarrier.arrive X
+    st.shared A
+    mbarrier.arrive Y
+    st.shared A
+    mbarrier.arrive Z
+    mbarrier.arrive.relaxed full
+role consumer warps=1 per=one:
+    mbarrier.try_wait.parity Y, 0
+    mbarrier.try_wait.parity full, 0
+    ld.shared A
+role watcher warps=1 per=one:
+    mbarrier.try_wait.parity X, 0
+    mbarrier.try_wait.parity Z, 0
+`;
+    expect(verdict(src)).toEqual(['race A']);
+    expect(verdict(src.replace('    mbarrier.try_wait.parity Y, 0\n', '    mbarrier.try_wait.parity Z, 0\n'))).toEqual([]);
+  });
+});

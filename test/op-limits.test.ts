@@ -99,6 +99,49 @@ describe('the command line: a located error with a caret, exit code 2', () => {
   });
 });
 
+describe('a cp.async size that only the launch\'s parameters make wrong', () => {
+  const src = copy('SZ').replace('smem A', 'param SZ = 8\nsmem A');
+
+  test('instantiate rejects it with the operation\'s location (KernelError cp-size); 4, 8, 16 pass', () => {
+    const k = parseSketch(src, 't.mbk').kernel!;
+    let err: unknown;
+    try {
+      instantiate(k, { SZ: 12 });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(KernelError);
+    expect((err as KernelError).code).toBe('cp-size');
+    expect((err as KernelError).message).toBe('cp.async copies 4, 8 or 16 bytes per thread (its cp-size, PTX ISA §9.7.9.25.3.1), not 12');
+    expect([(err as KernelError).loc?.line, (err as KernelError).loc?.col]).toEqual([5, 5]);
+    for (const n of [4, 8, 16]) expect(() => instantiate(k, { SZ: n })).not.toThrow();
+  });
+
+  test('the builder\'s expression of parameters: the same error at instantiation', () => {
+    const k = kernel('k', { arch: 'sm_90a', params: { N: 4 } }).smem('A', 1, 1024, { scalar: true })
+      .role('r', { warps: 1 }, (r) => r.cpAsync('A', 'N * 2').cpAsyncCommit().cpAsyncWait(0)).build();
+    expect(() => instantiate(k)).not.toThrow();
+    expect(() => instantiate(k, { N: 3 })).toThrow(/cp\.async copies 4, 8 or 16 bytes per thread .* not 6$/);
+  });
+
+  test('the CLI: --set SZ=12 exits 2 with file:line:col and no stack trace', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mbsim-cp-size-'));
+    const f = join(dir, 'size.mbk');
+    writeFileSync(f, src);
+    const out: string[] = [];
+    const run = (args: string[]) => main(args, { out: (s) => out.push(s), err: (s) => out.push(s), color: false });
+    expect(await run(['check', f, '--set', 'SZ=16'])).toBe(0);
+    out.length = 0;
+    expect(await run(['check', f, '--set', 'SZ=12'])).toBe(2);
+    const text = out.join('\n');
+    expect(text).toContain(`${f}:5:5: error[cp-size]: cp.async copies 4, 8 or 16 bytes per thread (its cp-size, PTX ISA §9.7.9.25.3.1), not 12`);
+    expect(text).not.toMatch(/\n\s+at /);
+    out.length = 0;
+    expect(await run(['run', f, '--set', 'SZ=2'])).toBe(2);
+    expect(out.join('\n')).toContain(`${f}:5:5: error[cp-size]:`);
+  });
+});
+
 describe('the builder', () => {
   const base = () => kernel('k', { arch: 'sm_90a', params: { N: 1 } }).smem('A', 1, 1024, { scalar: true });
 

@@ -204,7 +204,8 @@ export class Codec {
       return;
     }
     this.put(g.length);
-    for (const x of g) this.put(priv && priv.includes((x & 0xffffff) >> 1) ? -2 - ((x >>> 24) * 2 + (x & 1)) : x);
+    // Only own and inherited entries name a buffer in their low bits (REL and ACQ entries name a slot or a publisher there).
+    for (const x of g) this.put(priv && x >>> 28 <= 1 && priv.includes((x & 0xffffff) >> 1) ? -2 - ((x >>> 24) * 2 + (x & 1)) : x);
   }
 
   private putPairs(g: number[] | null, priv: number[] | null): void {

@@ -22,7 +22,7 @@ export function relaxedUse(p: Program): { track: boolean; needRel: boolean } {
   const slots = p.ctas * p.barriersPerCta + p.grid + (p.values ? p.values.init.length : 0);
   const codes = 2 * p.ctas * p.buffersPerCta + 1;
   // The checker data must fit in 32-bit words (codec.ts); larger kernels go untracked.
-  if ((slots + 1) * 2 * (p.agents.length + 1) * codes * 8 >= 2 ** 31 || codes >= 1 << 24) return { track: false, needRel: false };
+  if ((slots + 1) * 2 * (p.agents.length + 1) * codes * P_BITS >= 2 ** 31 || codes >= 1 << 24) return { track: false, needRel: false };
   return { track: relaxedArrive || needRel, needRel };
 }
 
@@ -54,8 +54,16 @@ export const P_ELSEWHERE = 4;
 /** P_LOCAL / P_CROSS of an agent that may still publish the same accesses as P_ELSEWHERE: a waiter acquiring them records it (ACQ). */
 export const P_LOCAL_K = 5;
 export const P_CROSS_K = 6;
-/** rp tags take 3 bits. */
-export const P_BITS = 8;
+/** rp tags take 3 bits; above them, the age of a P_ELSEWHERE / P_*_K entry (see {@link Work.ageAccess}). */
+export const P_TAGS = 8;
+/** Ages 0 (the publisher's current access of the code) to P_AGES − 1 (that many accesses older, or more). */
+export const P_AGES = 8;
+export const P_BITS = P_TAGS * P_AGES;
+/** An rp entry's tag, and its age. */
+export const pTag = (v: number) => v % P_TAGS;
+export const pAge = (v: number) => Math.floor(v / P_TAGS) % P_AGES;
+/** The rp tags that name one access of their publisher (a waiter's ACQ entry compares their ages). */
+const AGED = (tag: number) => tag === P_ELSEWHERE || tag === P_LOCAL_K || tag === P_CROSS_K;
 
 /**
  * What a strong global operation does in the memory model (PTX ISA §8.4, §8.7-§8.8): whether it
@@ -127,6 +135,43 @@ export class Work {
     if (cur !== undefined && ruTag(cur) === U_NONE && !stale) return;
     const rest = l ? l.filter((v) => v !== cur && !(ruKind(v) === REL && this.enc.relCode(v) === code)) : null;
     this.setOwn(a, withEntry(rest, ru(OWN, U_NONE, code)));
+    this.ageAccess(a, code);
+  }
+  /**
+   * Agent `a` starts a new access of `code` (its previous one was released or fenced): every record
+   * of its earlier accesses of `code` grows one access older (saturating at P_AGES − 1), so that a
+   * waiter's ACQ entry (the access it acquired) is compared with the access a P_ELSEWHERE entry
+   * publishes, not merely with the publisher and the buffer (PTX ISA §8.8: a release orders only
+   * the accesses before it). An ACQ entry older than every entry left of that access is dropped:
+   * the entries published later are newer than it, so it can never order one of them.
+   */
+  private ageAccess(a: number, code: number): void {
+    const e = this.enc;
+    let live = -1;
+    if (this.pub) {
+      let next: number[] | null = null;
+      for (let i = 0; i < this.pub.length; i++) {
+        const v = this.pub[i]!;
+        if (e.agent(v) !== a || e.code(v) !== code || !AGED(pTag(v))) continue;
+        const age = Math.min(pAge(v) + 1, P_AGES - 1);
+        live = Math.max(live, age);
+        if (age === pAge(v)) continue;
+        next ??= this.pub.slice();
+        next[i] = v + P_TAGS;
+      }
+      if (next) this.pub = [...new Set(next)].sort((x, y) => x - y);
+    }
+    const base = e.acq(a, code, 0);
+    for (let b = 0; b < this.own.length; b++) {
+      const l = this.own[b];
+      if (!l || !l.some((v) => ruKind(v) === ACQ && e.acqBase(v) === base)) continue;
+      const next: number[] = [];
+      for (const v of l) {
+        if (ruKind(v) !== ACQ || e.acqBase(v) !== base) next.push(v);
+        else if (Math.min(e.acqAge(v) + 1, P_AGES - 1) <= live) next.push(e.acq(a, code, Math.min(e.acqAge(v) + 1, P_AGES - 1)));
+      }
+      this.setOwn(b, next.sort((x, y) => x - y));
+    }
   }
   /**
    * Agent `a` releases on slot `slot` (a release arrive, a cluster arrive, a release store of a
@@ -184,13 +229,17 @@ export class Work {
     // First the releases it acquires (an unreleased copy inherited by an earlier wait, a relaxed
     // arrive observed first, is ordered now), then what it inherits from this phase.
     for (const v of seen) {
-      const ptag = v % P_BITS;
+      const ptag = pTag(v);
       if (e.code(v) === e.MARK || (ptag !== P_LOCAL_K && ptag !== P_CROSS_K)) continue;
       if (tagOf(ptag === P_LOCAL_K ? P_LOCAL : P_CROSS, e.agent(v)) >= 0) continue;
       const code = e.code(v);
       const stale = (x: number) => ruKind(x) === INH && ruTag(x) === G_RELAXED && ruCode(x) === code;
       if (l?.some(stale)) l = l.filter((x) => !stale(x));
-      l = withEntry(l, e.acq(e.agent(v), code));
+      // The access it acquired, by its age: one ACQ entry per publisher and code, the newest.
+      const acq = e.acq(e.agent(v), code, pAge(v));
+      const base = e.acqBase(acq);
+      if (l?.some((x) => ruKind(x) === ACQ && e.acqBase(x) === base && e.acqAge(x) <= pAge(v))) continue;
+      l = withEntry(l ? l.filter((x) => !(ruKind(x) === ACQ && e.acqBase(x) === base)) : null, acq);
     }
     for (const v of seen) {
       const code = e.code(v);
@@ -198,9 +247,11 @@ export class Work {
         marked = true;
         continue;
       }
-      const ptag = v % P_BITS;
+      const ptag = pTag(v);
       const pa = e.agent(v);
-      if (ptag === P_ELSEWHERE && l?.includes(e.acq(pa, code))) continue;
+      // Ordered when it acquired this access, or a newer one of the same publisher (program order).
+      const base = e.acq(pa, code, 0);
+      if (ptag === P_ELSEWHERE && l?.some((x) => ruKind(x) === ACQ && e.acqBase(x) === base && e.acqAge(x) <= pAge(v))) continue;
       const tag = tagOf(ptag === P_ELSEWHERE ? P_NONE : ptag === P_LOCAL_K ? P_LOCAL : ptag === P_CROSS_K ? P_CROSS : ptag, pa);
       if (tag >= 0) l = withEntry(l, ru(INH, tag, code));
     }
@@ -221,8 +272,10 @@ export interface Enc {
   /** The REL entry of `code` released on `slot`, and the code of a REL entry. */
   rel(slot: number, code: number): number;
   relCode(v: number): number;
-  /** The ACQ entry of `publisher`'s access of `code`. */
-  acq(publisher: number, code: number): number;
+  /** The ACQ entry of `publisher`'s access of `code` that is `age` accesses older than its current one; an ACQ entry's age, and its entry of age 0. */
+  acq(publisher: number, code: number, age: number): number;
+  acqAge(v: number): number;
+  acqBase(v: number): number;
 }
 /** Whether `op` can publish accesses that no release covers: a `.relaxed` arrive or a weak store of a flag (PTX ISA §8.8). */
 function publishesUnreleased(op: Op): boolean {

@@ -25,7 +25,8 @@
  * the same barrier released (a release followed by a strong write on one location is a release
  * pattern, PTX ISA §8.8); they are forgotten at a release after which no relaxed arrive or weak
  * store can run; a waiter that acquired such an access through its release (an ACQ entry, by
- * publisher and buffer) does not inherit it again as unreleased from the other barrier; inherited
+ * publisher, buffer and the access's age, Work.ageAccess) does not inherit that access, or an older
+ * one, again as unreleased from the other barrier (ages saturate at 7); inherited
  * entries are forgotten at the agent's next `bar.sync` or `barrier.cluster.wait`; a remote arrive
  * publishes into the phase open at its issue; asynchronous units' signals (TMA complete_tx,
  * tcgen05.commit) count as releases of the barrier's own CTA.
@@ -73,7 +74,9 @@ export function relaxedDetector(
     MARK,
     rel: (slot, code) => REL * 2 ** 28 + slot * C + code,
     relCode: (v) => (v - REL * 2 ** 28) % C,
-    acq: (publisher, code) => ACQ * 2 ** 28 + publisher * C + code,
+    acq: (publisher, code, age) => ACQ * 2 ** 28 + (age * A1 + publisher) * C + code,
+    acqAge: (v) => Math.floor((v - ACQ * 2 ** 28) / (A1 * C)),
+    acqBase: (v) => v - Math.floor((v - ACQ * 2 ** 28) / (A1 * C)) * A1 * C,
   };
   /** The release location of a named barrier (`bar.sync`, `bar.arrive`): after every slot; no relaxed arrive is ever on it. */
   const NAMED = nBars + p.grid + (p.values ? p.values.init.length : 0);

@@ -178,7 +178,12 @@ export type Op =
   | { op: 'wgmma.mma_async'; reads: BufRef[]; shape: MmaShape }
   | { op: 'wgmma.commit_group' }
   | { op: 'wgmma.wait_group'; n: Expr }
-  | { op: 'cp.async'; dst: BufRef; bytes: Expr }
+  /**
+   * Non-bulk `cp.async` (PTX ISA §9.7.9.25.3.1): `bytes` is the cp-size each thread copies (4, 8 or
+   * 16; the sketch and the builder, checked at instantiation), or with `lanes` the cp-size times
+   * the copying lanes (the PTX translation, which checks its immediate cp-size itself).
+   */
+  | { op: 'cp.async'; dst: BufRef; bytes: Expr; lanes?: true }
   /** `per`: the threads that arrive (each once its own earlier cp.async copies landed); absent: the role's default. */
   | { op: 'cp.async.mbarrier.arrive'; bar: BarRef; noinc: boolean; per?: Per }
   // The asynchronous copy family beyond TMA loads and bulk stores (machine/ops/cpasync.ts,

@@ -30,11 +30,18 @@ export function clcResponseProblem(name: string, bytes: number): string | null {
 
 /**
  * The operand problem of `op` that instantiation can see (the values of `constOf`, null where an
- * operand is not constant; `bufBytes`: a buffer's element bytes) with its KernelError code:
- * a negative `cp.async.wait_group`, a try_cancel response buffer of fewer than 16 bytes. The size
- * of `cp.async` is checked by the front ends (the PTX translation folds the lanes into its bytes).
+ * operand is not constant; `bufBytes`: a buffer's element bytes) with its KernelError code: a
+ * `cp.async` cp-size other than 4, 8 or 16 (PTX ISA §9.7.9.25.3.1; not where the PTX translation
+ * folded the lanes into its bytes, `lanes`: it checks its immediate itself), a negative
+ * `cp.async.wait_group` (§9.7.9.25.3.3), a try_cancel response buffer of fewer than 16 bytes
+ * (§9.7.13.17). So a size that only a launch's parameters (`--set`) make wrong is rejected too.
  */
 export function operandProblem(op: Op, constOf: (e: Expr) => number | null, bufBytes: (name: string) => number | undefined): { message: string; code: string } | null {
+  if (op.op === 'cp.async' && !op.lanes) {
+    const n = constOf(op.bytes);
+    const why = n === null ? null : cpAsyncSizeProblem(n);
+    if (why) return { message: why, code: 'cp-size' };
+  }
   if (op.op === 'cp.async.wait_group' && !op.all) {
     const n = constOf(op.n);
     const why = n === null ? null : waitGroupProblem(n);

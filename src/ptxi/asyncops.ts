@@ -46,7 +46,7 @@ export function cpAsyncStmts(env: InsEnv, it: FlatIns, loc: SrcLoc, divergent: b
     const why = size.k === 'num' ? cpAsyncSizeProblem(size.v) : null;
     if (why) throw new KernelError(`${ins.opcode}: ${why}`, loc, 'cp-size');
     const lanes = divergent || guard ? v('%cnt') : num(32);
-    return once({ op: 'cp.async', dst, bytes: bin('*', size, lanes) }, loc, divergent, guard);
+    return once({ op: 'cp.async', dst, bytes: bin('*', size, lanes), lanes: true }, loc, divergent, guard);
   }
   throw new NotModelled(ins.opcode);
 }
