@@ -28,7 +28,7 @@ const KNOWN_MISSES: Record<string, string> = {};
  * consequences of their bug that their headers do not list (a hang after a race, a second stage).
  */
 const EXACT = new Set([
-  'A04', 'B01', 'B06', 'B07', 'B18', 'B28', 'M01', 'M02', 'M03', 'M04', 'M05', 'M06', 'M07', 'M08', 'M09', 'R02',
+  'A04', 'B01', 'B06', 'B07', 'B18', 'B28', 'M01', 'M02', 'M03', 'M04', 'M05', 'M06', 'M07', 'M08', 'M09', 'M10', 'R02',
   'T02', 'T03', 'T05', 'T06', 'T07', 'T08', 'T09', 'V02', 'V05', 'V06', 'V07',
 ].map((n) => `${n}.mbk`));
 

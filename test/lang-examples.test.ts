@@ -86,7 +86,7 @@ describe('bug-pattern sketches', () => {
   const files = readdirSync(dir).filter((f) => f.endsWith('.mbk')).sort();
   test('the memory-model sketches are present, each with its fixed twin', () => {
     expect(files.filter((f) => /^M\d/.test(f)).map((f) => f.replace('.mbk', ''))).toEqual(
-      ['M01', 'M02', 'M03', 'M04', 'M05', 'M06', 'M07', 'M08', 'M09'].flatMap((m) => [`${m}-fixed`, m]),
+      ['M01', 'M02', 'M03', 'M04', 'M05', 'M06', 'M07', 'M08', 'M09', 'M10'].flatMap((m) => [`${m}-fixed`, m]),
     );
   });
   test('all 19 patterns are present, and the asynchronous-copy patterns with their fixed twins', () => {

@@ -7,6 +7,7 @@
 import type { Op, SrcLoc } from '../kernel/ir.js';
 import type { Program } from '../machine/program.js';
 import type { Extra } from './codec.js';
+import { NAMED_PER_CTA } from '../machine/state.js';
 
 /** What a kernel needs of the detector: `track` (anything at all), `needRel` (released accesses matter: relaxed or `.cta` waits). */
 export function relaxedUse(p: Program): { track: boolean; needRel: boolean } {
@@ -19,11 +20,20 @@ export function relaxedUse(p: Program): { track: boolean; needRel: boolean } {
     if (op.op === 'mbarrier.wait' && (op.sem === 'relaxed' || op.scope === 'cta')) needRel = true;
     if (flagSemantics(op)?.weak) needRel = true;
   }
-  const slots = p.ctas * p.barriersPerCta + p.grid + (p.values ? p.values.init.length : 0);
+  const slots = p.ctas * p.barriersPerCta + p.grid + (p.values ? p.values.init.length : 0) + namedSlots(p);
   const codes = 2 * p.ctas * p.buffersPerCta + 1;
   // The checker data must fit in 32-bit words (codec.ts); larger kernels go untracked.
   if ((slots + 1) * 2 * (p.agents.length + 1) * codes * P_BITS >= 2 ** 31 || codes >= 1 << 24) return { track: false, needRel: false };
   return { track: relaxedArrive || needRel, needRel };
+}
+
+/**
+ * The publication slots of the named barriers (`bar.sync`, `bar.arrive`, `barrier.sync`), one per
+ * CTA and barrier id, after the release location NAMED: none when the kernel has no named barrier.
+ */
+export function namedSlots(p: Program): number {
+  const has = p.roles.some((rc) => rc.code.some((ins) => ins.i === 'op' && (ins.op.op === 'bar.sync' || ins.op.op === 'bar.arrive')));
+  return has ? p.ctas * NAMED_PER_CTA : 0;
 }
 
 // ru entries: (kind << 28) | (tag << 24) | code, code = buffer key × 2 + (write ? 1 : 0);
@@ -54,6 +64,11 @@ export const P_ELSEWHERE = 4;
 /** P_LOCAL / P_CROSS of an agent that may still publish the same accesses as P_ELSEWHERE: a waiter acquiring them records it (ACQ). */
 export const P_LOCAL_K = 5;
 export const P_CROSS_K = 6;
+/**
+ * In a named barrier's slot: an inherited entry a participant passes to the others, its inherited
+ * tag in the age bits (any other tag there: an access it passes on, see relaxed.ts `namedArrive`).
+ */
+export const P_NAMED = 7;
 /** rp tags take 3 bits; above them, the age of a P_ELSEWHERE / P_*_K entry (see {@link Work.ageAccess}). */
 export const P_TAGS = 8;
 /** Ages 0 (the publisher's current access of the code) to P_AGES − 1 (that many accesses older, or more). */

@@ -26,8 +26,12 @@
  * pattern, PTX ISA §8.8); they are forgotten at a release after which no relaxed arrive or weak
  * store can run; a waiter that acquired such an access through its release (an ACQ entry, by
  * publisher, buffer and the access's age, Work.ageAccess) does not inherit that access, or an older
- * one, again as unreleased from the other barrier (ages saturate at 7); inherited
- * entries are forgotten at the agent's next `bar.sync` or `barrier.cluster.wait`; a remote arrive
+ * one, again as unreleased from the other barrier (ages saturate at 7); a named barrier
+ * (`bar.sync`, `bar.arrive`) passes each participant's accesses that no fence or mbarrier / flag
+ * release covers, and what it inherited, to the participants leaving its `bar.sync` (the barrier
+ * orders them, PTX ISA §9.7.13.1, but is no release or acquire pattern of an mbarrier, §8.8); a
+ * generation that completes again before a participant leaves passes it nothing; inherited
+ * entries are forgotten at the agent's next `barrier.cluster.wait`; a remote arrive
  * publishes into the phase open at its issue; asynchronous units' signals (TMA complete_tx,
  * tcgen05.commit) count as releases of the barrier's own CTA.
  */
@@ -40,8 +44,8 @@ import { kindLabel } from './ghosts.js';
 import type { Extra } from './codec.js';
 import { keyOf, type RawHazard } from './engine.js';
 import {
-  ACQ, FLAG, G_RELAXED, G_SCOPE, INH, OWN, P_BITS, P_CROSS, P_CROSS_K, P_CTA, P_LOCAL, P_LOCAL_K, P_NONE, Q_LOCAL, Q_WIDE, REL, U_CTA, U_NONE, U_WIDE,
-  flagSemantics, locKey, relaxedAhead, relaxedUse, ru, ruCode, ruKind, ruTag, withEntry, Work, type Enc,
+  ACQ, FLAG, G_RELAXED, G_SCOPE, INH, OWN, P_BITS, P_CROSS, P_CROSS_K, P_CTA, P_LOCAL, P_LOCAL_K, P_NAMED, P_NONE, P_TAGS, Q_LOCAL, Q_WIDE, REL, U_CTA, U_NONE, U_WIDE,
+  flagSemantics, pAge, pTag, locKey, relaxedAhead, relaxedUse, ru, ruCode, ruKind, ruTag, withEntry, Work, type Enc,
 } from './relaxed-data.js';
 
 export { flagSemantics, relaxedUse } from './relaxed-data.js';
@@ -152,11 +156,17 @@ export function relaxedDetector(
         if (keep) w.publish(a, nBars + info.cluster, () => P_LOCAL_K);
         w.release(a, nBars + info.cluster, keep);
       }
-    } else if (op.op === 'bar.sync') {
-      if (ag.sub < 0) w.release(a, NAMED, keepAfter(t, a));
-      else w.clear(a, INH);
-    } else if (op.op === 'bar.arrive') {
-      w.release(a, NAMED, keepAfter(t, a));
+    } else if (op.op === 'bar.sync' || op.op === 'bar.arrive') {
+      const nk = m.namedKey(a, ins, ag);
+      const slot = NAMED + 1 + nk;
+      if (op.op === 'bar.sync' && ag.sub >= 0) {
+        // Its second half: the generation it arrived in completed (and is still the last one).
+        if (t.named[nk]!.gen === ag.sub + 1) namedReceive(w, a, slot, needRel || keepAfter(t, a));
+      } else {
+        namedArrive(w, a, slot);
+        w.release(a, NAMED, keepAfter(t, a));
+        if (t.named[nk]!.gen !== s.named[nk]!.gen) w.complete(slot);
+      }
     } else if (op.op === 'barrier.cluster.wait') {
       w.clear(a, INH);
       w.inherit(a, nBars + info.cluster, (ptag) => (ptag === P_NONE ? G_RELAXED : -1));
@@ -177,6 +187,44 @@ export function relaxedDetector(
     }
     return wait;
   };
+
+  /**
+   * Agent `a` arrives on a named barrier (`bar.sync`'s first half, `bar.arrive`), whose slot is
+   * `slot`: the barrier orders its accesses so far before the other participants' accesses after
+   * the barrier (PTX ISA §9.7.13.1: morally strong at CTA scope), so they enter those agents'
+   * histories, and a release (an arrive, or a release fence then a relaxed arrive) that one of them
+   * performs after the barrier publishes them too (cumulativity, §8.9); one it performs without
+   * such a release publishes them unreleased. Passed on: its accesses that no release fence covers
+   * and no release on an mbarrier, cluster barrier or flag marks (those it may have published
+   * itself; silence), and what it inherited unordered (a relaxed wait with no acquire fence yet:
+   * the barrier is no acquire pattern, §8.8, so the others are not ordered after that phase's
+   * releases either).
+   */
+  function namedArrive(w: Work, a: number, slot: number): void {
+    const l = w.own[a];
+    if (!l) return;
+    for (const v of l) {
+      const code = ruCode(v);
+      if (ruKind(v) === INH) w.pub = withEntry(w.pub, rp(slot, 0, a, code, ruTag(v) * P_TAGS + P_NAMED));
+      else if (ruKind(v) === OWN && ruTag(v) === U_NONE && !l.some((x) => ruKind(x) === REL && x !== enc.rel(NAMED, code) && enc.relCode(x) === code)) {
+        w.pub = withEntry(w.pub, rp(slot, 0, a, code, P_LOCAL));
+      }
+    }
+  }
+
+  /**
+   * Agent `a` leaves a `bar.sync` whose generation completed: the other participants' accesses it
+   * passed on become its own (with `own`: when it can still publish them), not yet covered by any
+   * release fence of its own, and what they inherited unordered it inherits.
+   */
+  function namedReceive(w: Work, a: number, slot: number, own: boolean): void {
+    if (!w.pub) return;
+    const seen = w.pub.filter((v) => enc.slot(v) === slot && enc.stage(v) === 1 && enc.agent(v) !== a);
+    if (own) for (const v of seen) if (pTag(v) !== P_NAMED) w.access(a, enc.code(v));
+    let l = w.own[a] ?? null;
+    for (const v of seen) if (pTag(v) === P_NAMED) l = withEntry(l, ru(INH, pAge(v), enc.code(v)));
+    if (l !== w.own[a]) w.setOwn(a, l);
+  }
 
   /**
    * A global operation of agent `a` on its location's slot (after the barriers and the cluster
@@ -219,10 +267,10 @@ export function relaxedDetector(
     const other = otherW ? 'write' : 'read';
     if (tag >= FLAG) return flagRace(stateId, a, loc, what, bufName, buf, other, tag - FLAG);
     const why = tag === G_RELAXED
-      ? `the ${other} of ${bufName} by another agent reached this agent's wait only through a .relaxed arrive, and no release fence before that arrive covers it: a relaxed arrive releases nothing`
+      ? `the ${other} of ${bufName} by another agent reached this agent's wait only through a .relaxed arrive, and no release fence before that arrive covers it (an access carried to the arriving warp by a bar.sync is covered only by a fence after the bar.sync): a relaxed arrive releases nothing`
       : tag === G_SCOPE
         ? `the ${other} of ${bufName} in another CTA was released to a phase this agent observed with an explicit .cta-scoped wait, which does not synchronize with another CTA's release`
-        : `this agent observed the phase that released the ${other} of ${bufName} with a .relaxed wait and no acquire fence${tag === Q_WIDE ? ' of cluster scope' : ''} (fence.acq_rel${tag === Q_WIDE ? '.cluster' : ''}) followed it: a relaxed wait acquires nothing`;
+        : `this agent (or a warp whose bar.sync it then passed) observed the phase that released the ${other} of ${bufName} with a .relaxed wait and no acquire fence${tag === Q_WIDE ? ' of cluster scope' : ''} (fence.acq_rel${tag === Q_WIDE ? '.cluster' : ''}) followed it (before that bar.sync): a relaxed wait acquires nothing`;
     const fix = tag === G_RELAXED
       ? 'fix: make the arrive .release, or put fence.acq_rel (at a scope that includes the waiter) before the relaxed arrive.'
       : tag === G_SCOPE ? 'fix: wait with .acquire.cluster (or without a scope).' : `fix: make the wait .acquire, or put fence.acq_rel.${tag === Q_WIDE ? 'cluster' : 'cta'} after it.`;
