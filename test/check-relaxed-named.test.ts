@@ -159,6 +159,20 @@ ${tail}`);
     expect(verdict(src.replace('ld.shared A', 'if warp == 0:\n            ld.shared A'))).toEqual([]);
   });
 
+  test('only the leader reads after its own acquire fence; the warps acquire the last phase themselves before reading: OK', () => {
+    // What the leader's relaxed wait passed to warps 1..3 at a bar.sync is forgotten at their next one.
+    expect(verdict(leader(`if warp == 0:
+    mbarrier.try_wait.parity.relaxed.cta full, i & 1
+bar.sync 1, 128
+if warp == 0:
+    fence.acq_rel.cta
+    ld.shared A
+    mbarrier.arrive empty per=one`).replace('param K = 2', 'param K = 1') + `    mbarrier.try_wait.parity full, 0
+    bar.sync 1, 128
+    ld.shared A
+`)).toEqual([]);
+  });
+
   test('the acquire fence before the bar.sync (or an acquire wait) orders every warp', () => {
     for (const wait of ['mbarrier.try_wait.parity.relaxed.cta full, i & 1\n    fence.acq_rel.cta', 'mbarrier.try_wait.parity full, i & 1']) {
       expect(verdict(leader(`if warp == 0:

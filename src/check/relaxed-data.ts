@@ -54,6 +54,8 @@ export const Q_WIDE = 2;
 export const G_SCOPE = 3;
 /** The same four for a global flag (a store → the loads that read its value): tags + 4. */
 export const FLAG = 4;
+/** Any of those eight + 8: received from another participant of a named barrier (relaxed.ts `namedReceive`). */
+export const PASSED = 8;
 /** rp tags: published without release, released by the barrier's CTA, released by another CTA, released at `.cta` scope (a flag store). */
 export const P_NONE = 0;
 export const P_LOCAL = 1;
@@ -248,7 +250,7 @@ export class Work {
       if (e.code(v) === e.MARK || (ptag !== P_LOCAL_K && ptag !== P_CROSS_K)) continue;
       if (tagOf(ptag === P_LOCAL_K ? P_LOCAL : P_CROSS, e.agent(v)) >= 0) continue;
       const code = e.code(v);
-      const stale = (x: number) => ruKind(x) === INH && ruTag(x) === G_RELAXED && ruCode(x) === code;
+      const stale = (x: number) => ruKind(x) === INH && ruTag(x) % PASSED === G_RELAXED && ruCode(x) === code;
       if (l?.some(stale)) l = l.filter((x) => !stale(x));
       // The access it acquired, by its age: one ACQ entry per publisher and code, the newest.
       const acq = e.acq(e.agent(v), code, pAge(v));

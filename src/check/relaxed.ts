@@ -30,7 +30,9 @@
  * (`bar.sync`, `bar.arrive`) passes each participant's accesses that no fence or mbarrier / flag
  * release covers, and what it inherited, to the participants leaving its `bar.sync` (the barrier
  * orders them, PTX ISA §9.7.13.1, but is no release or acquire pattern of an mbarrier, §8.8); a
- * generation that completes again before a participant leaves passes it nothing; inherited
+ * generation that completes again before a participant leaves passes it nothing, and the inherited
+ * entries a participant received are not passed on again and are forgotten at its next
+ * `bar.sync`; its own inherited
  * entries are forgotten at the agent's next `barrier.cluster.wait`; a remote arrive
  * publishes into the phase open at its issue; asynchronous units' signals (TMA complete_tx,
  * tcgen05.commit) count as releases of the barrier's own CTA.
@@ -45,7 +47,7 @@ import type { Extra } from './codec.js';
 import { keyOf, type RawHazard } from './engine.js';
 import {
   ACQ, FLAG, G_RELAXED, G_SCOPE, INH, OWN, P_BITS, P_CROSS, P_CROSS_K, P_CTA, P_LOCAL, P_LOCAL_K, P_NAMED, P_NONE, P_TAGS, Q_LOCAL, Q_WIDE, REL, U_CTA, U_NONE, U_WIDE,
-  flagSemantics, pAge, pTag, locKey, relaxedAhead, relaxedUse, ru, ruCode, ruKind, ruTag, withEntry, Work, type Enc,
+  flagSemantics, PASSED, pAge, pTag, locKey, relaxedAhead, relaxedUse, ru, ruCode, ruKind, ruTag, withEntry, Work, type Enc,
 } from './relaxed-data.js';
 
 export { flagSemantics, relaxedUse } from './relaxed-data.js';
@@ -161,7 +163,7 @@ export function relaxedDetector(
       const slot = NAMED + 1 + nk;
       if (op.op === 'bar.sync' && ag.sub >= 0) {
         // Its second half: the generation it arrived in completed (and is still the last one).
-        if (t.named[nk]!.gen === ag.sub + 1) namedReceive(w, a, slot, needRel || keepAfter(t, a));
+        namedReceive(w, a, slot, needRel || keepAfter(t, a), t.named[nk]!.gen === ag.sub + 1);
       } else {
         namedArrive(w, a, slot);
         w.release(a, NAMED, keepAfter(t, a));
@@ -205,24 +207,29 @@ export function relaxedDetector(
     if (!l) return;
     for (const v of l) {
       const code = ruCode(v);
-      if (ruKind(v) === INH) w.pub = withEntry(w.pub, rp(slot, 0, a, code, ruTag(v) * P_TAGS + P_NAMED));
-      else if (ruKind(v) === OWN && ruTag(v) === U_NONE && !l.some((x) => ruKind(x) === REL && x !== enc.rel(NAMED, code) && enc.relCode(x) === code)) {
+      if (ruKind(v) === INH) {
+        if (ruTag(v) < PASSED) w.pub = withEntry(w.pub, rp(slot, 0, a, code, ruTag(v) * P_TAGS + P_NAMED));
+      } else if (ruKind(v) === OWN && ruTag(v) === U_NONE && !l.some((x) => ruKind(x) === REL && x !== enc.rel(NAMED, code) && enc.relCode(x) === code)) {
         w.pub = withEntry(w.pub, rp(slot, 0, a, code, P_LOCAL));
       }
     }
   }
 
   /**
-   * Agent `a` leaves a `bar.sync` whose generation completed: the other participants' accesses it
-   * passed on become its own (with `own`: when it can still publish them), not yet covered by any
-   * release fence of its own, and what they inherited unordered it inherits.
+   * Agent `a` leaves a `bar.sync` (with `fresh`: whose generation is still the last completed): the
+   * other participants' accesses it passed on become its own (with `own`: when it can still publish
+   * them), not yet covered by any release fence of its own, and what they inherited unordered it
+   * inherits, marked {@link PASSED}: it does not pass those on again, and forgets them at its next
+   * `bar.sync` (silence; the states stay finite: no entry circulates among the participants).
    */
-  function namedReceive(w: Work, a: number, slot: number, own: boolean): void {
-    if (!w.pub) return;
+  function namedReceive(w: Work, a: number, slot: number, own: boolean, fresh: boolean): void {
+    const old = w.own[a];
+    if (old && old.some((v) => ruKind(v) === INH && ruTag(v) >= PASSED)) w.setOwn(a, old.filter((v) => !(ruKind(v) === INH && ruTag(v) >= PASSED)));
+    if (!w.pub || !fresh) return;
     const seen = w.pub.filter((v) => enc.slot(v) === slot && enc.stage(v) === 1 && enc.agent(v) !== a);
     if (own) for (const v of seen) if (pTag(v) !== P_NAMED) w.access(a, enc.code(v));
     let l = w.own[a] ?? null;
-    for (const v of seen) if (pTag(v) === P_NAMED) l = withEntry(l, ru(INH, pAge(v), enc.code(v)));
+    for (const v of seen) if (pTag(v) === P_NAMED) l = withEntry(l, ru(INH, pAge(v) + PASSED, enc.code(v)));
     if (l !== w.own[a]) w.setOwn(a, l);
   }
 
@@ -262,6 +269,7 @@ export function relaxedDetector(
 
   /** Reports a memory-model race of agent `a`'s access (or of an operation it issued) with an inherited entry of tag `tag`. */
   function raceFound(stateId: number, a: number, loc: SrcLoc, text: string, buf: number, otherW: number, tag: number, write = text.startsWith('st.')) {
+    tag %= PASSED;
     const bufName = p.bufferName(buf);
     const what = `${name(a)} ${write ? 'writes' : 'reads'} ${bufName} (${text})`;
     const other = otherW ? 'write' : 'read';
