@@ -13,7 +13,7 @@ const CEILINGS: Record<string, [median: number, max: number]> = {
   stream_hbm: [0.037, 0.098],
   mainloop_tma: [0.021, 0.117],
   mainloop_wgmma: [0.031, 0.201],
-  multicast: [0.049, 0.138],
+  multicast: [0.019, 0.138],
   persistent: [0.039, 0.224],
   all: [0.029, 0.224],
 };

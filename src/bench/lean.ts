@@ -17,7 +17,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { type Timing } from '../sim/timing.js';
-import { followingWarps, kindOf, runGpipe, runtimeDivisions, type GpipeConfig, type GpipePrediction, type HeldRow, gpipeName } from './heldout.js';
+import { GPIPE_GLUE, followingWarps, kindOf, runGpipe, runtimeDivisions, type GpipeConfig, type GpipePrediction, type HeldRow, gpipeName } from './heldout.js';
 
 /** One lean.cu configuration (fields as the probe writes them; see {@link GpipeConfig}). */
 export interface LeanConfig extends GpipeConfig {
@@ -71,7 +71,7 @@ export function leanKind(c: LeanConfig): string {
 /** Predicted cycles per iteration of `c` with the kernel's own code `code`. */
 export function predictLean(c: LeanConfig, timing: Timing, code: LeanCode, iters = ITERS): GpipePrediction {
   const div = runtimeDivisions(c);
-  const pg = (c.copy === 'tensor_ab' ? code.producerTensor : code.producerBulk) + c.producer_work_cycles + div.producer * timing.intDivMod.value + (c.source === 'l2_shared' ? 0 : timing.issueCopyDistinct.value) + followingWarps(c, timing);
+  const pg = (c.copy === 'tensor_ab' ? code.producerTensor : code.producerBulk) + c.producer_work_cycles + div.producer * timing.intDivMod.value + (c.source === 'l2_shared' ? 0 : timing.issueCopyDistinct.value) + (c.cluster > 1 ? GPIPE_GLUE.producerMulticast : 0) + followingWarps(c, timing);
   return runGpipe(c, timing, { PG: Math.round(pg), CG: code.consumer + div.consumer * timing.intDivMod.value, ITERS: iters }, { epilogueBytesPerCycle: leanEpilogueBytesPerCycle(c, timing), producerReadsShared: false });
 }
 

@@ -14,7 +14,7 @@ import { explainHang, type HangReport } from '../machine/hang.js';
 import { perThreads, type OpInstr, type Program } from '../machine/program.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import { boundOption, DEFAULT_MAX_MEMORY, Governor, type Bound } from '../machine/governor.js';
-import { H200, ISSUE_COST, validateTiming, type IssueArgs } from './timing.js';
+import { H200, ISSUE_COST, multicastExtra, validateTiming, type IssueArgs } from './timing.js';
 import { OPS } from '../machine/ops/index.js';
 import { asyncScheduler } from './async-schedule.js';
 import { mulberry32, Queue } from './queue.js';
@@ -267,7 +267,7 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
       const opc = ins.opc;
       if (woken[a] && opc === 5 /* mbarrier.wait */) c = loopOverhead;
       else if (opc === 27 /* work */) c = cost(ins, a);
-      else if (opc === 7 /* cp.async.bulk */ && lastOpc[a] === 7) c = v(T.issueCopyFollowing) * Math.min(perThreads(ins.per, program.agents[a]!), 32) + loopOverhead;
+      else if (opc === 7 /* cp.async.bulk */ && lastOpc[a] === 7) c = (v(T.issueCopyFollowing) + multicastExtra(T, ins)) * Math.min(perThreads(ins.per, program.agents[a]!), 32) + loopOverhead;
       else {
         c = costCache[ins.uid]!;
         if (c !== c) costCache[ins.uid] = c = cost(ins, a); // NaN: first time

@@ -48,6 +48,11 @@ export interface Timing {
    * (`issueBulkCopy`), which a copy right behind it shares. `loopOverhead` is added as for every copy.
    */
   issueCopyFollowing: Param;
+  /**
+   * Extra issue cost of a `.multicast::cluster` bulk copy over the same copy to one CTA (cycles),
+   * added to `issueBulkCopy` / `issueCopyFollowing`.
+   */
+  issueMulticastExtra: Param;
   /** Fixed latency of a bulk copy from L2 (issue to last byte credited, without the waiter's wake). */
   tmaLatency: Param;
   /** Latency of a tensor-map copy minus that of a plain bulk copy (signed: negative is faster). */
@@ -192,6 +197,7 @@ export const H200: Timing = {
   issueBulkCopy: { value: 141, source: 'hw/results/ops.json (hw/probes/ops.cu producer_bulk4k): a producer loop of a passing try_wait (37 + loopOverhead), arrive.expect_tx (issueArrive + loopOverhead) and one bulk copy takes 247 cycles an iteration; the rest (247 - (37 + 21) - (6 + 21) - 21, loopOverhead 21) is the copy issue, including the wait of the thread\'s next barrier operation for the copy to be accepted (a copy costs 109 more than a complete_tx in the same loop)' },
   issueTensorCopy: { value: 134, source: 'hw/results/ops.json (hw/probes/ops.cu producer_tensor16k): the same producer loop with one 16 KiB tensor-map box takes 240 cycles an iteration (240 - 58 - 27 - 21). A second box in the same iteration costs 103 more (producer_2tensor16k 343), but that figure is the per-SM copy rate, not the issue: two 16 KiB boxes an iteration move 32 KiB, 32768 / 343 = 95.5 B/cycle (tmaBytesPerCycleSm); a second copy issued right behind the first costs issueCopyFollowing' },
   issueCopyFollowing: { value: 27, source: 'hw/results/ops.json (hw/probes/ops.cu, H200): the producer loop with two 4 KiB bulk copies an iteration takes 294 cycles against 247 with one (8 KiB an iteration, far under the per-SM rate): a copy right behind another costs 47, of which loopOverhead 20. Checked by hw/results/glue.json (hw/probes/glue.cu ablate, H200): two 16 KiB tensor boxes cost 42-45 cycles an iteration more than one 16 KiB bulk copy in every configuration (L2 and HBM, 1 and 132 CTAs, flags 0, 2 and 31: 601.2 against 559.3, 757.8 / 715.9, 881.8 / 838.8, 609.6 / 565.0, 736.7 / 695.2), i.e. 49-52 for the second box with the first 7 cheaper than a bulk copy (issueTensorCopy against issueBulkCopy)' },
+  issueMulticastExtra: { value: 10, source: 'read off pipeline data (no fit): hw/results/pipeline.json (hw/probes/pipeline.cu, H200), the producer-bound loops at S = 4 with 16 KiB tiles: a 2-CTA cluster whose producers each multicast half of the tile with a compile-time mask and slice takes 468.5 cycles an iteration (2 CTAs) and 467.5 (132 CTAs) against 458.4 and 458.5 for one plain bulk copy of the whole tile' },
   tmaLatency: { value: 132, source: `fit (npm run calibrate) to the H200 measurements in hw/results/pipeline.json, with the producer lane woken at wakeTryWaitLane; agrees with the latency probes: ${F} §3 / docs/HARDWARE.md Latency, a 1 KiB L2 copy seen complete 386 cycles after its arrive.expect_tx began, of which the two issue instructions take 81 and the waiter's wake about 150 (wakeTryWait): about 155 of copy latency; hw/results/plan.json chain (H100, S = 1): issue to pass 382.5 cycles for 1 KiB` },
   tmaTensorExtra: { value: 15, source: `${FT}: a tensor box costs about 15 cycles more than a plain bulk copy (issue to observed completion, same bytes)` },
   tmaHbmExtra: { value: 649, source: `fit (npm run calibrate) to hw/results/pipeline.json; hw/results/plan.json chain (H100, S = 1): a copy from HBM takes 440-630 cycles longer than from L2 (1-64 KiB)` },
@@ -390,6 +396,11 @@ export type IssueCost = (c: IssueArgs) => number;
 
 const lo = (T: Timing) => T.loopOverhead.value;
 
+/** `issueMulticastExtra` for a `.multicast::cluster` bulk copy, else 0 (cycles). */
+export function multicastExtra(T: Timing, ins: OpInstr): number {
+  return (ins.op as { multicast?: unknown }).multicast !== undefined ? T.issueMulticastExtra.value : 0;
+}
+
 /**
  * Issue cost of every operation, keyed by its module's timing key (`OpDef.timing` in
  * `machine/ops/`): the one place the simulator reads an operation's cost from. Asynchronous
@@ -403,7 +414,7 @@ export const ISSUE_COST = {
   'mbarrier.complete_tx': ({ T }) => T.issueCompleteTx.value + lo(T),
   'mbarrier.wait': ({ T, ins }) => ((ins.op as { form: string }).form === 'test_wait' ? T.waitPassTestWait.value : T.waitPassTryWait.value) + lo(T),
   'mbarrier.pending_count': () => 2,
-  'cp.async.bulk': ({ T, ins, mult }) => ((ins.op as { tensor?: boolean }).tensor ? T.issueTensorCopy.value : T.issueBulkCopy.value) * Math.min(mult, 32) + lo(T),
+  'cp.async.bulk': ({ T, ins, mult }) => (((ins.op as { tensor?: boolean }).tensor ? T.issueTensorCopy.value : T.issueBulkCopy.value) + multicastExtra(T, ins)) * Math.min(mult, 32) + lo(T),
   'cp.async.bulk.store': ({ T }) => T.issueBulkStore.value + lo(T),
   'cp.async.bulk.commit_group': ({ T }) => T.issueWgmmaGroupOp.value,
   'cp.async.bulk.wait_group': ({ T }) => T.issueWgmmaGroupOp.value,
