@@ -152,6 +152,36 @@ function roleOffset(p: Program, r: number, param: string, loops: readonly TripLo
     }
   };
   const counterOf = (x: Expr): number => (x.k === 'var' ? rc.slots.indexOf(x.name) : -1);
+  /** A value c·t + d that does not move with K (t: an enclosing loop's counter from a value other than 0, c and d constants), or null. */
+  const tLinear = (x: Expr): { c: number; d: number } | { fail: string } | null => {
+    const k = constOf(x, p.params, param);
+    if (k !== null) return { c: 0, d: k };
+    if (x.k === 'var') {
+      const t = counterOf(x);
+      if (zeroOuter.has(t)) return { c: 0, d: 0 }; // 0 until the trip loop inside its loop ends
+      const o = outer.get(t);
+      if (!o) return null;
+      if (pcNow <= o.head || pcNow >= o.end) return { fail: `${rc.slots[t]} times ${param} outside ${rc.slots[t]}'s loop` };
+      if (tSlot >= 0 && tSlot !== t) return { fail: `two counters, ${rc.slots[tSlot]} and ${rc.slots[t]}, multiply ${param}` };
+      tSlot = t;
+      tPc = pcNow;
+      return { c: 1, d: 0 };
+    }
+    if (x.k === 'un' && x.op === '-') {
+      const a = tLinear(x.a);
+      return a && !('fail' in a) ? { c: -a.c, d: -a.d } : a;
+    }
+    if (x.k !== 'bin') return null;
+    const a = tLinear(x.a);
+    if (!a || 'fail' in a) return a;
+    const b = tLinear(x.b);
+    if (!b || 'fail' in b) return b;
+    if (x.op === '+') return { c: a.c + b.c, d: a.d + b.d };
+    if (x.op === '-') return { c: a.c - b.c, d: a.d - b.d };
+    if (x.op === '*' && a.c === 0) return { c: a.d * b.c, d: a.d * b.d };
+    if (x.op === '*' && b.c === 0) return { c: b.d * a.c, d: b.d * a.d };
+    return null;
+  };
   const binForm = (e: Expr & { k: 'bin' }): Form | { fail: string } => {
     const x = dOf(e.a);
     if ('fail' in x) return x;
@@ -170,19 +200,12 @@ function roleOffset(p: Program, r: number, param: string, loops: readonly TripLo
       case '*': {
         if (isZero(x) && cA !== null) return norm({ a: cA * y.a, b: cA * y.b, den: y.den });
         if (isZero(y) && cB !== null) return norm({ a: cB * x.a, b: cB * x.b, den: x.den });
+        // K (times a constant) times c·t + d, t an enclosing loop's counter: (c·t0 + d)·b.
         const other = isZero(x) ? e.a : e.b;
         const f = isZero(x) ? y : x;
-        const t = counterOf(other);
-        if (zeroOuter.has(t)) return ZERO;
-        const o = outer.get(t);
-        if (o && f.a === 0) {
-          if (pcNow <= o.head || pcNow >= o.end) return { fail: `${rc.slots[t]} times ${param} outside ${rc.slots[t]}'s loop` };
-          if (tSlot >= 0 && tSlot !== t) return { fail: `two counters, ${rc.slots[tSlot]} and ${rc.slots[t]}, multiply ${param}` };
-          tSlot = t;
-          tPc = pcNow;
-          return norm({ a: f.b, b: 0, den: f.den });
-        }
-        return { fail: `${param} times something other than a constant or an enclosing loop's counter` };
+        const lin = f.a === 0 ? tLinear(other) : null;
+        if (!lin || 'fail' in lin) return { fail: lin?.fail ?? `${param} times something other than a constant or an enclosing loop's counter` };
+        return norm({ a: lin.c * f.b, b: lin.d * f.b, den: f.den });
       }
       case '%':
       case '/':
