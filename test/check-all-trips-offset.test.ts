@@ -127,3 +127,61 @@ describe('every trip count, t * K with t from a value other than 0', () => {
     refused('    for t in range(1, TILES):\n        for k in range(0, K):\n            mbarrier.arrive b[t * K]\n', 'an operand of mbarrier.arrive moves with K', 10);
   }, 120_000);
 });
+
+describe('the offset rebase (trips-offset.ts) against the kernel with the real count', () => {
+  test('random schedules: the state with K = 2^40 + r moved to K = n is the state with K = n, step by step until a trip loop ends', async () => {
+    const { offsetPlan, rebase } = await import('../src/check/trips-offset.js');
+    const { tripLoopsOf } = await import('../src/check/trips-loops.js');
+    const { usesInScope } = await import('../src/check/trips-scope.js');
+    const { Machine } = await import('../src/machine/machine.js');
+    const { mulberry32 } = await import('../src/model/random.js');
+    const { HUGE_TRIPS } = await import('../src/check/trips.js');
+    const view = (s: import('../src/machine/machine.js').MachineState) => JSON.stringify({ a: s.agents.map((g) => [g.pc, g.status, [...g.frame]]), b: s.bars.map((b) => b.phase) });
+    let compared = 0;
+    let moved = 0;
+    for (const [k, set] of [[sketch(offsetRing('1')), {}], [sketch(offsetRing('S').replace('param S = 2', 'param S = 3')), {}], [kernelOf('examples/planted/pingpong-order-start.mbk'), { S: 2, EPI: 1 }]] as const) {
+      const pH0 = instantiate(k, { ...set, K: HUGE_TRIPS });
+      const loops = pH0.roles.map((rc) => tripLoopsOf(rc.code, 'K', () => 1));
+      const ends = pH0.roles.map((_, r) => {
+        if (!loops[r]!.length) return Infinity;
+        const sc = usesInScope(pH0, r, 'K', loops[r]!);
+        if ('why' in sc) throw new Error(sc.why);
+        return sc.end;
+      });
+      const plan = offsetPlan(pH0, 'K', loops, ends);
+      if ('why' in plan) throw new Error(plan.why);
+      expect(plan.P).toBeGreaterThan(1);
+      const rand = mulberry32(11);
+      for (let n = Math.max(1, plan.min); n <= 6; n++) {
+        const H = HUGE_TRIPS + ((((n - HUGE_TRIPS) % plan.P) + plan.P) % plan.P);
+        const pN = instantiate(k, { ...set, K: n });
+        const pH = instantiate(k, { ...set, K: H });
+        const mN = new Machine(pN);
+        const mH = new Machine(pH);
+        const inTrip = (s: import('../src/machine/machine.js').MachineState, a: number) => loops[pN.agents[a]!.role]!.some((l) => s.agents[a]!.pc > l.head && s.agents[a]!.pc < l.end);
+        for (let run = 0; run < 20; run++) {
+          let sN = mN.initial();
+          let sH = mH.initial();
+          for (let step = 0; step < 300; step++) {
+            const ch = mN.enabled(sN);
+            if (!ch.length) break;
+            const c = ch[Math.floor(rand() * ch.length)]!;
+            const nN = mN.step(sN, c).state;
+            const nH = mH.step(sH, c).state;
+            // A trip loop ended (or was skipped) under n: the kernels part here.
+            const a = c.kind === 'agent' ? c.agent : -1;
+            if (a >= 0 && inTrip(sH, a) && nN.agents[a]!.pc !== nH.agents[a]!.pc) break;
+            sN = nN;
+            sH = nH;
+            expect(view(rebase(plan, pN, sH, H, n)), `K = ${n}, step ${step}`).toBe(view(sN));
+            compared++;
+            if (view(sH) !== view(sN)) moved++;
+          }
+        }
+      }
+    }
+    expect(compared).toBeGreaterThan(1000);
+    // The rebase is not trivial: most compared states differ before it.
+    expect(moved).toBeGreaterThan(compared / 4);
+  }, 300_000);
+});
