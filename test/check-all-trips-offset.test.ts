@@ -105,6 +105,19 @@ describe('every trip count, t * K with t from a value other than 0', () => {
     expect(all.verdict).not.toBe('ok');
   }, 300_000);
 
+  test('a moving value compared with a constant: the counts below the least are searched directly (a race at K ≤ 2 only)', () => {
+    // The consumer writes the stage before its data has landed, for the pipeline iterations below 12 only.
+    const text = offsetRing('2 * S').replace('            mbarrier.try_wait.parity full[s], (i / S) & 1\n', '            if i < 12:\n                st.shared A[s]\n            mbarrier.try_wait.parity full[s], (i / S) & 1\n');
+    expect(text).toContain('if i < 12');
+    const { all, direct } = agrees(sketch(text), {}, 4);
+    expect(direct.map((v) => v === 'ok')).toEqual([false, false, true, true]);
+    expect(all.trips.direct).toBe(12); // K = 1 .. 12: i = 4K + k < 12 is decided alike from K = 13 on
+    expect(all.hazards[0]!.tripCount).toBeLessThanOrEqual(2);
+    const ok = checkAllTrips(sketch(text.replace('if i < 12', 'if i < 1')), {}, { param: 'K', timeout: 60_000 });
+    expect(ok.verdict).toBe('ok');
+    expect(renderCheck(ok)).toContain('K < 2 searched directly');
+  }, 300_000);
+
   test('refusals: K moving under a comparison with a counter, decreasing, outside t\'s loop, a negative t', () => {
     const refused = (body: string, why: string, line?: number) => {
       const k = sketch(`kernel r arch=sm_90a\nparam K = 4\nparam TILES = 2\nparam S = 2\nbarrier b[S] count=1\nsmem X[1] bytes=64\nrole p warps=1 per=one:\n${body}role q warps=1 per=one:\n    ld.shared X[0]\n`);
