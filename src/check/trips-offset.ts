@@ -40,6 +40,8 @@ export interface RoleOffset {
   assigned: (Set<number> | null)[];
   /** Per pc: 1 where a path from the role's start to it runs an instruction with a moving value (an agent there may have computed one). */
   touched: Uint8Array;
+  /** The pcs whose instruction computes a moving value. */
+  moving: Set<number>;
   /** Whether a value moves with K itself (not only with t * K): then it moves whatever t is. */
   direct: boolean;
 }
@@ -305,7 +307,7 @@ function roleOffset(p: Program, r: number, param: string, loops: readonly TripLo
   const assigned = mustAssigned(code, end, forms);
   if ('pc' in assigned) return used(`${rc.slots[assigned.slot]}, computed from ${param}, is assigned on some paths to here and not on others`, code[assigned.pc]);
   const t = tSlot >= 0 ? { slot: tSlot, head: outer.get(tSlot)!.head, end: outer.get(tSlot)!.end } : null;
-  return { end, t, forms, assigned: assigned.at, touched: touchedFrom(code, end, moving), direct };
+  return { end, t, forms, assigned: assigned.at, touched: touchedFrom(code, end, moving), moving, direct };
 }
 
 /**
@@ -380,13 +382,18 @@ function touchedFrom(code: readonly Instr[], end: number, moving: Set<number>): 
   return out;
 }
 
-/** Whether an agent of `s` may have computed a value that moves with K (at a pc {@link RoleOffset.touched}, with t ≠ 0 unless K moves it directly). */
-export function touchedIn(plan: OffsetPlan, p: Program, s: MachineState): boolean {
+/**
+ * Whether an agent of `s` may have computed a value that moves with K (at a pc {@link
+ * RoleOffset.touched}, with t ≠ 0 unless K moves it directly); with `next`, or computes one in its
+ * next step (at a pc of {@link RoleOffset.moving}).
+ */
+export function touchedIn(plan: OffsetPlan, p: Program, s: MachineState, next = false): boolean {
   for (let a = 0; a < s.agents.length; a++) {
     const ro = plan.roles[p.agents[a]!.role]!;
     const ag = s.agents[a]!;
     // t * K does not move where t is 0 (pingpong's first warpgroup).
-    if ((ag.pc >= ro.touched.length || ro.touched[ag.pc]) && (ro.direct || !ro.t || ag.frame[ro.t.slot] !== 0)) return true;
+    const at = ag.pc >= ro.touched.length || ro.touched[ag.pc] === 1 || (next && ro.moving.has(ag.pc));
+    if (at && (ro.direct || !ro.t || ag.frame[ro.t.slot] !== 0)) return true;
   }
   return false;
 }

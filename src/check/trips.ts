@@ -222,8 +222,10 @@ export function checkAllTrips(kernel: Kernel, overrides: Record<string, number>,
     if (before.hazards.length) {
       const byN = new Map<number, RawHazard[]>();
       for (const h of before.hazards) {
-        let n = leastTrips(pH, at, loops, scheduleOf(h, before.parent, before.chainOff, before.chainData), least, maxStep);
-        if (touched) n += ((((res - n) % P) + P) % P);
+        const end = endOf(pH, scheduleOf(h, before.parent, before.chainOff, before.chainData));
+        let n = leastTrips(at, loops, end, least, maxStep);
+        // A count of the search's residue, unless no value that moves with K was computed on the way.
+        if (P > 1 && touchedIn(off, pH, end, true)) n += ((((res - n) % P) + P) % P);
         const l = byN.get(n) ?? [];
         l.push(h);
         byN.set(n, l);
@@ -317,11 +319,16 @@ function searchOpts(opts: CheckOptions) {
   };
 }
 
-/** The least trip count from `N0` that the state at the end of `schedule` (run with the huge count) is consistent with. */
-function leastTrips(pH: Program, at: (n: number) => Program, loops: readonly (readonly TripLoop[])[], schedule: number[], N0: number, maxStep: number): number {
+/** The state at the end of `schedule`, run with program `pH`. */
+function endOf(pH: Program, schedule: number[]): MachineState {
   const m = new Machine(pH);
   let s = m.initial();
   for (const c of schedule) s = m.step(s, decodeChoice(c)).state;
+  return s;
+}
+
+/** The least trip count from `N0` that state `s` (of the kernel with a huge count) is consistent with. */
+function leastTrips(at: (n: number) => Program, loops: readonly (readonly TripLoop[])[], s: MachineState, N0: number, maxStep: number): number {
   const n = leastConsistent(at, s, loops, N0);
   return n >= 0 ? n : N0 + maxStep;
 }
