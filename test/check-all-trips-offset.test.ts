@@ -138,6 +138,9 @@ describe('every trip count, t * K with t from a value other than 0', () => {
     // A negative counter is found on the first search's states.
     refused('    for t in range(0 - 1, TILES):\n        for k in range(0, K):\n            i = t * K + k\n            mbarrier.arrive b[i % S]\n', 'negative');
     refused('    for t in range(1, TILES):\n        for k in range(0, K):\n            mbarrier.arrive b[t * K]\n', 'an operand of mbarrier.arrive moves with K', 10);
+    // A role without trip loops runs whole in the first search: its uses are placed too (they were not).
+    const loopless = sketch('kernel r arch=sm_90a\nparam K = 4\nbarrier b[2] count=1\nsmem X[1] bytes=64\nrole p warps=1 per=one:\n    for k in range(0, K):\n        st.shared X[0]\nrole q warps=1 per=one:\n    mbarrier.arrive b[K]\n');
+    expect(() => checkAllTrips(loopless, {}, { param: 'K', timeout: 20_000 })).toThrow(/role q: K is used here before its loops end \(an operand of mbarrier.arrive moves with K\)/);
   }, 120_000);
 });
 
