@@ -153,9 +153,9 @@ describe('every trip count', () => {
     expect(ok.stdout).toContain('trip counts: the verdict holds for every K ≥ 1');
     const json = await runCli(['check', 'examples/pipeline.mbk', '--set', 'TILES=1', '--all-trips', 'K', '--json']);
     expect(JSON.parse(json.stdout).trips).toMatchObject({ param: 'K', from: 1, complete: true });
-    const refused = await runCli(['check', 'examples/cutlass-pingpong.mbk', '--all-trips', 'K']);
+    const refused = await runCli(['check', 'examples/cutlass-pingpong.mbk', '--all-trips', 'TILES']);
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toMatch(/cutlass-pingpong\.mbk:\d+:\d+: error\[all-trips\]: --all-trips K: role math: K is used here/);
+    expect(refused.stderr).toMatch(/cutlass-pingpong\.mbk:\d+:\d+: error\[all-trips\]: --all-trips TILES: role math: a loop bounded by TILES before its trip loops end must start at a value of the other parameters/);
     expect(refused.stderr).toContain('^');
     const both = await runCli(['check', 'examples/pipeline.mbk', '--all-trips', 'K', '--sweep', 'S=2..3']);
     expect(both.code).toBe(2);

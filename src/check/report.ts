@@ -247,7 +247,9 @@ export function tripsText(r: CheckResult): string | null {
   const what = first !== undefined ? `first finding with ${t.param} = ${first} (its trace runs with that count)`
     : t.complete ? `the verdict holds for every ${t.param} ≥ ${t.from}`
       : `not every ${t.param} is covered (stopped by ${r.stoppedBy ?? 'a bound'})`;
-  return `trip counts: ${what}; ${steady}; ${fmt(t.statesBefore)} states before the last trip${counts}`;
+  const mod = t.modulus > 1 ? `; ${t.param} taken modulo ${t.modulus} before the last trip (one search per residue)` : '';
+  const direct = t.direct > 0 ? `; ${t.param} < ${t.from + t.direct} searched directly` : '';
+  return `trip counts: ${what}; ${steady}${mod}${direct}; ${fmt(t.statesBefore)} states before the last trip${counts}`;
 }
 
 /** `1 … 11` for consecutive integers, else the list. */

@@ -16,7 +16,8 @@ import type { ShiftPlan } from './trips-shift.js';
 
 /**
  * The state `s` with every shifted slot moved back by whole periods as far as the threshold allows
- * (all agents of roles with trip loops inside one, every shifted value still at or above T), and
+ * (all agents of roles with trip loops inside one, but those that have not reached their first
+ * trip loop yet and are left as they are; every shifted value still at or above T), and
  * the monotone counters of the machine and the checker made relative: each barrier's phase, the
  * tokens and observed phases of that barrier, moved back by the same even amount (never below 2,
  * so phase 0 and 1 stay what they are); each agent's group numbers, named-barrier generations and
@@ -26,10 +27,13 @@ export function shifted(plan: ShiftPlan, m: Machine, pH: Program, an: Analysis, 
   const agents = s.agents.map((ag) => ({ ...ag, frame: ag.frame.slice(), tokens: ag.tokens ? { ...ag.tokens } : null }));
   // Periods back: the largest k with every shifted slot of every agent still ≥ T after k periods.
   let k = Infinity;
+  // An agent that has not reached its role's first trip loop yet (pingpong's second warpgroup,
+  // waiting for the first one's mainloop) holds no counter value: it is left as it is.
+  const before = (a: number) => agents[a]!.pc < firstHead(loops[pH.agents[a]!.role]!);
   for (let a = 0; a < agents.length && k > 0; a++) {
     const ag = agents[a]!;
     const r = pH.agents[a]!.role;
-    if (!loops[r]!.length || ag.status !== 'run') continue;
+    if (!loops[r]!.length || ag.status !== 'run' || before(a)) continue;
     if (!loops[r]!.some((l) => ag.pc > l.head && ag.pc < l.end)) {
       k = 0;
       break;
@@ -40,7 +44,7 @@ export function shifted(plan: ShiftPlan, m: Machine, pH: Program, an: Analysis, 
     for (let a = 0; a < agents.length; a++) {
       const ag = agents[a]!;
       const r = pH.agents[a]!.role;
-      if (!loops[r]!.length || ag.status !== 'run') continue;
+      if (!loops[r]!.length || ag.status !== 'run' || before(a)) continue;
       for (const [slot, d] of plan.delta[r]!) ag.frame[slot] = ag.frame[slot]! - k * d;
     }
   }
@@ -105,6 +109,13 @@ export function shifted(plan: ShiftPlan, m: Machine, pH: Program, an: Analysis, 
     for (const o of own) if (o.seq >= 0) o.seq -= o.kind === 'wgmma' ? wd : tc;
   });
   return { s: { ...s, agents, bars, inflight, named: relativeNamed(m, pH, s, agents) }, x: { ...x, hist } };
+}
+
+/** The head of the first trip loop of a role's code (Infinity without one). */
+function firstHead(loops: readonly TripLoop[]): number {
+  let h = Infinity;
+  for (const l of loops) h = Math.min(h, l.head);
+  return h;
 }
 
 /**

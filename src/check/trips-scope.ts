@@ -1,13 +1,12 @@
 /**
  * Where the all-trip-counts check applies (trips.ts): the trip parameter may size nothing (no
- * barrier, buffer, count, cluster or role), and in the role code it may appear only in the bounds
- * of `for` loops and, before those loops end, as `t * N` with `t` the counter of an enclosing loop
- * that starts at 0 (zero while the trip loop inside it has not ended). Everywhere else the kernel
- * with a huge trip count would compute values that the kernel with the real one does not.
+ * barrier, buffer, count, cluster or role), and the trip loops reached before the trip loops end
+ * must never end with a huge trip count. Its other uses before the trip loops end are placed by
+ * trips-offset.ts (`t * N` with `t` an enclosing loop's counter, read modulo a period).
  */
 import type { Expr, Kernel, SrcLoc } from '../kernel/ir.js';
-import type { Instr, Program } from '../machine/program.js';
-import { mentions, operandExprs, type TripLoop } from './trips-loops.js';
+import type { Program } from '../machine/program.js';
+import { mentions, type TripLoop } from './trips-loops.js';
 import { evalExpr } from '../kernel/expr.js';
 
 /** Why the trip parameter cannot be treated as a trip count, or null. */
@@ -35,10 +34,13 @@ export function sizedBy(kernel: Kernel, param: string): OutOfScope | null {
 }
 
 /**
- * Whether every use of `param` in role `r`'s code is one the check can take (see the module
- * comment), or where the first one it cannot is. `loops`: the role's trip loops.
+ * Whether the trip loops of role `r` are ones the check can take (each reached before the trip
+ * loops end starts at a value of the other parameters and is bounded by a · N + b, a ≥ 1), or
+ * where the first one it cannot is; when they are, the end of the role's first unguarded trip loop
+ * (Infinity without one): the pcs below it are those the first search runs, whose uses of `param`
+ * trips-offset.ts places. `loops`: the role's trip loops.
  */
-export function usesInScope(p: Program, r: number, param: string, loops: readonly TripLoop[]): OutOfScope | null {
+export function usesInScope(p: Program, r: number, param: string, loops: readonly TripLoop[]): OutOfScope | { end: number } {
   const rc = p.roles[r]!;
   const code = rc.code;
   // Pcs reached only once a trip loop of the role has ended: after an unguarded trip loop that
@@ -52,40 +54,7 @@ export function usesInScope(p: Program, r: number, param: string, loops: readonl
     if (why) return { why: `role ${rc.name}: a loop bounded by ${param} before its trip loops end must ${why}`, loc: head.i === 'jz' ? head.loc : undefined };
     if (!guardedAt(l.head)) firstEnd = Math.min(firstEnd, l.end);
   }
-  // Counters of the `for` loops around the first trip loop that start at 0.
-  const zeroOuter = new Set<string>();
-  const first = loops.find((l) => l.end === firstEnd);
-  if (first) {
-    code.forEach((ins, j) => {
-      if (ins.i === 'jz' && ins.loop && j < first.head && ins.to >= first.end && ins.loop.from.k === 'num' && ins.loop.from.v === 0) zeroOuter.add(rc.slots[ins.loop.slot]!);
-    });
-  }
-  const ok = (e: Expr): boolean => {
-    if (!mentions(e, param)) return true;
-    if (e.k === 'bin' && e.op === '*') {
-      const [a, b] = [e.a, e.b];
-      if (a.k === 'var' && a.name === param && b.k === 'var' && zeroOuter.has(b.name)) return true;
-      if (b.k === 'var' && b.name === param && a.k === 'var' && zeroOuter.has(a.name)) return true;
-    }
-    if (e.k === 'bin') return ok(e.a) && ok(e.b);
-    if (e.k === 'un') return ok(e.a);
-    return false;
-  };
-  const heads = new Set(loops.map((l) => l.head));
-  for (let pc = 0; pc < code.length; pc++) {
-    if (pc >= firstEnd) break;
-    const ins: Instr = code[pc]!;
-    if (heads.has(pc)) continue;
-    // The initialisation of a trip loop's counter (just before its head).
-    if (ins.i === 'set' && heads.has(pc + 1)) continue;
-    const exprs: Expr[] = ins.i === 'set' || ins.i === 'jz' ? (ins.src ? [ins.src] : []) : ins.i === 'op' ? operandExprs(ins.op) : [];
-    for (const e of exprs) {
-      if (!ok(e)) {
-        return { why: `role ${rc.name}: ${param} is used here before its loops end (only loop bounds and t * ${param}, with t an enclosing loop's counter from 0, are)`, loc: 'loc' in ins ? ins.loc : undefined };
-      }
-    }
-  }
-  return null;
+  return { end: firstEnd };
 }
 
 /**

@@ -278,7 +278,7 @@ function weight(e: Expr, params: Record<string, number>, param: string): { abs: 
 }
 
 /** The value of `e` when it names only parameters other than `param` (and numbers), else null. */
-function constOf(e: Expr, params: Record<string, number>, param: string): number | null {
+export function constOf(e: Expr, params: Record<string, number>, param: string): number | null {
   switch (e.k) {
     case 'num':
       return e.v;

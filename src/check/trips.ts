@@ -30,6 +30,7 @@ import { consistentWith, crossesTripHead, leastConsistent, mayEndLoop, tripLoops
 import { learnRates, shiftPlan, type ShiftPlan } from './trips-shift.js';
 import { shifted } from './trips-normal.js';
 import { sizedBy, usesInScope } from './trips-scope.js';
+import { negativeT, offsetPlan, rebase, touchedIn } from './trips-offset.js';
 
 /** The huge trip count of the first search: no trip loop ends (exact integers up to 2^53). */
 export const HUGE_TRIPS = 2 ** 40;
@@ -59,6 +60,13 @@ export interface TripsInfo {
   /** The trip counts the second search ran with, and the states it started from. */
   tripCounts: number[];
   starts: number;
+  /**
+   * Before the last trip the parameter matters only modulo this (trips-offset.ts: `t * K` with `t`
+   * from a value other than 0): one first search per residue. 1 when it is only a loop bound.
+   */
+  modulus: number;
+  /** How many of the least counts (from `from` on) were searched directly from their initial state only (the residue argument holds from `from + direct` on). */
+  direct: number;
 }
 
 /** A check result with what the all-trip-counts check covered; each hazard's `tripCount` is the N its trace runs with. */
@@ -91,119 +99,173 @@ export function checkAllTrips(kernel: Kernel, overrides: Record<string, number>,
     if (!p) programs.set(n, (p = instantiate(kernel, { ...overrides, [param]: n })));
     return p;
   };
-  const pH = at(HUGE_TRIPS);
-  const loops: TripLoop[][] = pH.roles.map((rc) => tripLoopsOf(rc.code, param, (e) => evalParams(e, pH.params)));
+  const pH0 = at(HUGE_TRIPS);
+  const loops: TripLoop[][] = pH0.roles.map((rc) => tripLoopsOf(rc.code, param, (e) => evalParams(e, pH0.params)));
   if (!loops.some((l) => l.length)) throw new TripsScopeError(`--all-trips ${param}: no loop of the kernel is bounded by ${param}`);
-  for (let r = 0; r < pH.roles.length; r++) {
-    if (!loops[r]!.length) continue;
-    const bad = usesInScope(pH, r, param, loops[r]!);
-    if (bad) throw new TripsScopeError(`--all-trips ${param}: ${bad.why}`, bad.loc);
+  const ends: number[] = [];
+  for (let r = 0; r < pH0.roles.length; r++) {
+    if (!loops[r]!.length) {
+      ends.push(Infinity);
+      continue;
+    }
+    const sc = usesInScope(pH0, r, param, loops[r]!);
+    if ('why' in sc) throw new TripsScopeError(`--all-trips ${param}: ${sc.why}`, sc.loc);
+    ends.push(sc.end);
   }
+  // Where K reaches the state before the last trip (trips-offset.ts): modulo P, from `least` on.
+  const off = offsetPlan(pH0, param, loops, ends);
+  if ('why' in off) throw new TripsScopeError(`--all-trips ${param}: ${off.why}`, off.loc);
+  const P = off.P;
+  const least = Math.max(N0, off.min);
+  const residues = Array.from({ length: P }, (_, r) => r);
+  /** The huge count of residue r: 2^40 or just above, ≡ r (mod P). */
+  const hugeOf = (r: number) => HUGE_TRIPS + ((((r - HUGE_TRIPS) % P) + P) % P);
   const timeout = opts.timeout ?? DEFAULT_BOUNDS.timeoutMs;
   const maxStates = opts.maxStates ?? DEFAULT_BOUNDS.maxStates;
   const gov = new Governor({ maxMemory: opts.maxMemory ?? DEFAULT_BOUNDS.maxMemory, deadline: t0 + timeout }, { every: 64 });
-  const an = analyse(pH);
-  let noShift: TripsInfo['noShift'] = null;
-  let plan: ShiftPlan | null = null;
-  if (pH.values || an.trackRelaxed) noShift = { why: pH.values ? 'the kernel has values in memory (the steady state is not identified across them)' : 'the kernel uses relaxed or scoped memory-model operations (the steady state is not identified across them)' };
-  else {
-    const rates = learnRates(pH, loops);
-    if (!rates) noShift = { why: 'the trip loops made no progress on a sample schedule' };
-    else {
-      const sp = shiftPlan(pH, param, loops, rates);
-      if ('why' in sp) noShift = { why: sp.why, ...(sp.loc ? { line: sp.loc.line, col: sp.loc.col } : {}) };
-      else plan = sp;
-    }
-  }
-  const crosses = pH.roles.map((rc, r) => crossesTripHead(rc.code, loops[r]!));
-  const mH = new Machine(pH);
-  const codec = new Codec(pH, an, mH.initial());
-  const key = (s: MachineState, x: Extra, out: Uint32Array) => {
-    const n = shifted(plan ?? { L: 1, T: Infinity, delta: pH.roles.map(() => new Map()) }, mH, pH, an, loops, s, x);
-    codec.hash(n.s, n.x, out);
-  };
+  const crosses = pH0.roles.map((rc, r) => crossesTripHead(rc.code, loops[r]!));
   // The trip counts each stored state starts the last trip with (trips-loops.ts).
   const maxStep = Math.max(1, ...loops.flat().map((l) => l.step));
-  // A start: a state reached by the stored state `id` and then the forced choices `chain`.
-  const starts = new Map<number, { s: MachineState; x: Extra; id: number; chain: number[] }[]>();
+  // A start: a state of first search `r` reached by its stored state `id` and then the forced choices `chain`.
+  const starts = new Map<number, { s: MachineState; x: Extra; id: number; chain: number[]; r: number }[]>();
   let nStarts = 0;
   // Starts count against --max-states (a forced chain can leave many: one per iteration it runs).
   let tooMany = false;
-  const addStart = (s: MachineState, x: Extra, id: number, chain: number[]) => {
-    if (nStarts >= maxStates) {
-      tooMany = true;
-      return;
-    }
-    const nmin = leastConsistent(at, s, loops, N0);
-    if (nmin < 0) return;
-    // Only where a step can end a trip loop under a consistent count does the last trip start here.
-    if (!s.agents.some((_, a) => mayEndLoop(at(nmin), s, a, loops, crosses))) return;
-    for (let n = nmin; n < nmin + maxStep; n++) {
-      if (!consistentWith(at(n), s, loops)) continue;
-      let l = starts.get(n);
-      if (!l) starts.set(n, (l = []));
-      l.push({ s, x, id, chain });
-      nStarts++;
-    }
-  };
-  const onExpand = (s: MachineState, x: Extra, id: number) => addStart(s, x, id, []);
-  // A step that can end a trip loop is still forced where the reduction forces it (under the huge
-  // count it only moves its agent on into the next iteration), and the state it starts from is a
-  // start of the last trip: under a count n that step ends the loop instead, which is as local, so
-  // it commutes with the same steps (docs/CHECK.md, "Every trip count"). Without a steady state
-  // (no shift plan) a forced chain could run a free loop for its 2^40 iterations: such steps are
-  // explored instead, every state they start from stored.
-  const forcedHead = plan
-    ? {
-      at: (s: MachineState, a: number) => crosses[pH.agents[a]!.role]![s.agents[a]!.pc] === 1,
-      seed: (s: MachineState, x: Extra, id: number, prefix: readonly Choice[]) => addStart(s, x, id, prefix.map(encodeChoice)),
-    }
-    : {
-      at: (s: MachineState, a: number) => {
-        if (crosses[pH.agents[a]!.role]![s.agents[a]!.pc] !== 1) return false;
-        const nmin = leastConsistent(at, s, loops, N0);
-        return nmin < 0 || mayEndLoop(at(nmin), s, a, loops, crosses);
-      },
-    };
-  const before = explore(pH, {
-    ...searchOpts(opts), maxStates: Math.floor(maxStates / 2), timeoutMs: Math.max(0, Math.floor(timeout / 2) - (Date.now() - t0)),
-    hooks: { key, onExpand, forcedHead },
-  });
+  let noShift: TripsInfo['noShift'] = null;
+  let plan0: ShiftPlan | null = null;
+  const befores: { r: number; pH: Program; an: Analysis; res: ExploreResult }[] = [];
   const results: { n: number; r: CheckResult }[] = [];
+  const errorFound = () => results.some((x) => x.r.hazards.length);
+  let statesBefore = 0;
+  // Whether a state of the first search may hold a value that moves with K: until one does, the
+  // search is the same for every residue, and the first residue's stands for all.
+  let touched = false;
+  // 1. Before the last trip: one search per residue of K modulo P.
+  for (const res of residues) {
+    if (res > 0 && !touched) break;
+    const H = hugeOf(res);
+    const pH = at(H);
+    const an = analyse(pH);
+    let plan: ShiftPlan | null = null;
+    if (pH.values || an.trackRelaxed) noShift ??= { why: pH.values ? 'the kernel has values in memory (the steady state is not identified across them)' : 'the kernel uses relaxed or scoped memory-model operations (the steady state is not identified across them)' };
+    else {
+      const rates = learnRates(pH, loops);
+      if (!rates) noShift ??= { why: 'the trip loops made no progress on a sample schedule' };
+      else {
+        const sp = shiftPlan(pH, param, loops, rates);
+        if ('why' in sp) noShift ??= { why: sp.why, ...(sp.loc ? { line: sp.loc.line, col: sp.loc.col } : {}) };
+        else plan = sp;
+      }
+    }
+    if (res === 0) plan0 = plan;
+    const mH = new Machine(pH);
+    const codec = new Codec(pH, an, mH.initial());
+    const hasT = off.roles.some((ro) => ro.t);
+    const key = (s: MachineState, x: Extra, out: Uint32Array) => {
+      if (P > 1 && !touched && touchedIn(off, pH, s)) touched = true;
+      if (hasT) {
+        const a = negativeT(off, pH, s);
+        if (a >= 0) {
+          const ro = off.roles[pH.agents[a]!.role]!;
+          throw new TripsScopeError(`--all-trips ${param}: role ${pH.roles[pH.agents[a]!.role]!.name}: ${pH.roles[pH.agents[a]!.role]!.slots[ro.t!.slot]} multiplies ${param} and is negative in agent ${a} (a value that decreases with ${param})`);
+        }
+      }
+      const n = shifted(plan ?? { L: 1, T: Infinity, delta: pH.roles.map(() => new Map()) }, mH, pH, an, loops, s, x);
+      codec.hash(n.s, n.x, out);
+    };
+    const addStart = (s: MachineState, x: Extra, id: number, chain: number[]) => {
+      if (nStarts >= maxStates) {
+        tooMany = true;
+        return;
+      }
+      const nmin = leastConsistent(at, s, loops, least);
+      if (nmin < 0) return;
+      // Only where a step can end a trip loop under a consistent count does the last trip start here.
+      if (!s.agents.some((_, a) => mayEndLoop(at(nmin), s, a, loops, crosses))) return;
+      for (let n = nmin; n < nmin + maxStep; n++) {
+        if (!consistentWith(at(n), s, loops)) continue; // the residue is matched once it is known whether it matters
+        let l = starts.get(n);
+        if (!l) starts.set(n, (l = []));
+        l.push({ s, x, id, chain, r: res });
+        nStarts++;
+      }
+    };
+    const onExpand = (s: MachineState, x: Extra, id: number) => addStart(s, x, id, []);
+    // A step that can end a trip loop is still forced where the reduction forces it (under the huge
+    // count it only moves its agent on into the next iteration), and the state it starts from is a
+    // start of the last trip: under a count n that step ends the loop instead, which is as local, so
+    // it commutes with the same steps (docs/CHECK.md, "Every trip count"). Without a steady state
+    // (no shift plan) a forced chain could run a free loop for its 2^40 iterations: such steps are
+    // explored instead, every state they start from stored.
+    const forcedHead = plan
+      ? {
+        at: (s: MachineState, a: number) => crosses[pH.agents[a]!.role]![s.agents[a]!.pc] === 1,
+        seed: (s: MachineState, x: Extra, id: number, prefix: readonly Choice[]) => addStart(s, x, id, prefix.map(encodeChoice)),
+      }
+      : {
+        at: (s: MachineState, a: number) => {
+          if (crosses[pH.agents[a]!.role]![s.agents[a]!.pc] !== 1) return false;
+          const nmin = leastConsistent(at, s, loops, least);
+          return nmin < 0 || mayEndLoop(at(nmin), s, a, loops, crosses);
+        },
+      };
+    // The residues share half of the bounds.
+    const left = P - befores.length;
+    const before = explore(pH, {
+      ...searchOpts(opts), maxStates: Math.max(1, Math.floor((Math.floor(maxStates / 2) - statesBefore) / left)),
+      timeoutMs: Math.max(0, Math.floor((Math.floor(timeout / 2) - (Date.now() - t0)) / left)),
+      hooks: { key, onExpand, forcedHead },
+    });
+    befores.push({ r: res, pH, an, res: before });
+    statesBefore += before.states;
+    // Findings before the last trip: each runs with the least trip count of its residue its final state is consistent with.
+    if (before.hazards.length) {
+      const byN = new Map<number, RawHazard[]>();
+      for (const h of before.hazards) {
+        const end = endOf(pH, scheduleOf(h, before.parent, before.chainOff, before.chainData));
+        let n = leastTrips(at, loops, end, least, maxStep);
+        // A count of the search's residue, unless no value that moves with K was computed on the way.
+        if (P > 1 && touchedIn(off, pH, end, true)) n += ((((res - n) % P) + P) % P);
+        const l = byN.get(n) ?? [];
+        l.push(h);
+        byN.set(n, l);
+      }
+      for (const [n, hs] of [...byN].sort((a, b) => a[0] - b[0])) results.push({ n, r: checkResultOf(at(n), { ...before, hazards: hs }, new Set(), opts, gov, t0) });
+    }
+    if (before.stoppedBy !== null) break;
+  }
+  const plan = plan0;
   // The static findings that hold at every trip count sampled (the least ones, and one period on):
   // a finding of one count only (an arrive that a single iteration never reaches) is not the kernel's.
   const sample = [...new Set([N0, N0 + 1, N0 + (plan?.L ?? 2), N0 + (plan?.L ?? 2) + 1])];
   const staticKey = (h: RawHazard) => `${h.kind}|${h.subject ?? ''}|${h.locs.map((l) => `${l.line}:${l.col}`).join(',')}`;
   const perCount = sample.map((n) => staticChecks(at(n), gov));
   const staticRaw = new Set<RawHazard>(perCount[0]!.filter((h) => perCount.every((l) => l.some((g) => staticKey(g) === staticKey(h)))));
-  // Findings before the last trip: each runs with the least trip count its final state is consistent with.
-  if (before.hazards.length) {
-    const byN = new Map<number, RawHazard[]>();
-    for (const h of before.hazards) {
-      const n = leastTrips(pH, at, loops, scheduleOf(h, before.parent, before.chainOff, before.chainData), N0, maxStep);
-      const l = byN.get(n) ?? [];
-      l.push(h);
-      byN.set(n, l);
-    }
-    for (const [n, hs] of [...byN].sort((a, b) => a[0] - b[0])) results.push({ n, r: checkResultOf(at(n), { ...before, hazards: hs }, new Set(), opts, gov, t0) });
-  }
-  let complete = before.complete && !tooMany;
-  let states = before.states;
-  let transitions = before.transitions;
-  let depth = before.depth;
-  let peakFrontier = before.peakFrontier;
-  let memory = before.memory;
-  let stoppedBy: CheckResult['stoppedBy'] = before.stoppedBy ?? (tooMany ? 'max-states' : null);
+  const first = befores[0]!.res;
+  const lastBefore = befores[befores.length - 1]!.res;
+  let complete = (befores.length === P || !touched) && befores.every((b) => b.res.complete) && !tooMany;
+  // Each count starts from the states of its own residue (of any, when no value moved with K).
+  if (touched) for (const [n, l] of starts) starts.set(n, l.filter((x) => (n - x.r) % P === 0));
+  nStarts = [...starts.values()].reduce((a, l) => a + l.length, 0);
+  let states = statesBefore;
+  let transitions = befores.reduce((a, b) => a + b.res.transitions, 0);
+  let depth = Math.max(...befores.map((b) => b.res.depth));
+  let peakFrontier = Math.max(...befores.map((b) => b.res.peakFrontier));
+  let memory = Math.max(...befores.map((b) => b.res.memory));
+  let stoppedBy: CheckResult['stoppedBy'] = lastBefore.stoppedBy ?? (tooMany ? 'max-states' : null);
   const tripCounts: number[] = [];
-  const errorFound = () => results.some((x) => x.r.hazards.length);
-  if (complete || before.stoppedBy === 'hazard') {
-    for (let n = N0; n < N0 + maxStep; n++) if (!starts.has(n)) starts.set(n, []);
+  // 2. The last trip. The counts below `least` are searched directly, from their initial state only.
+  if (complete || lastBefore.stoppedBy === 'hazard') {
+    for (let n = N0; n < least + maxStep; n++) if (!starts.has(n)) starts.set(n, []);
     for (const n of [...starts.keys()].sort((a, b) => a - b)) {
       if (errorFound() && !opts.all) break;
       const anN = analyse(at(n));
-      const roots = starts.get(n)!.map(({ s, x, id, chain }) => ({ s, x: remapExtra(x, an, anN), schedule: [...scheduleOf({ state: id, extra: [] } as unknown as RawHazard, before.parent, before.chainOff, before.chainData), ...chain] }));
+      const roots = starts.get(n)!.map(({ s, x, id, chain, r }) => {
+        const b = befores.find((q) => q.r === r)!;
+        return { s: rebase(off, at(n), s, hugeOf(r), n), x: remapExtra(x, b.an, anN), schedule: [...scheduleOf({ state: id, extra: [] } as unknown as RawHazard, b.res.parent, b.res.chainOff, b.res.chainData), ...chain] };
+      });
       // The least counts are also checked from their own initial state (a loop they skip).
-      if (n < N0 + maxStep) roots.unshift({ s: new Machine(at(n)).initial(), x: initialExtra(at(n), anN), schedule: [] });
+      if (n < least + maxStep) roots.unshift({ s: new Machine(at(n)).initial(), x: initialExtra(at(n), anN), schedule: [] });
       const left = timeout - (Date.now() - t0);
       if (left <= 0 || states >= maxStates) {
         complete = false;
@@ -226,10 +288,10 @@ export function checkAllTrips(kernel: Kernel, overrides: Record<string, number>,
     }
   }
   if (errorFound() && stoppedBy === null) stoppedBy = 'hazard';
-  const base = checkResultOf(at(N0), { ...before, hazards: [] }, staticRaw, opts, gov, t0);
+  const base = checkResultOf(at(N0), { ...first, hazards: [] }, staticRaw, opts, gov, t0);
   return merge(base, results, {
     param, from: N0, complete: complete && !errorFound(), noShift, period: plan?.L ?? null, threshold: plan?.T ?? null,
-    statesBefore: before.states, tripCounts, starts: nStarts,
+    statesBefore, tripCounts, starts: nStarts, modulus: touched ? P : 1, direct: least - N0,
   }, { complete, stoppedBy, states, transitions, depth, peakFrontier, memory, elapsedMs: Date.now() - t0 });
 }
 
@@ -257,11 +319,16 @@ function searchOpts(opts: CheckOptions) {
   };
 }
 
-/** The least trip count from `N0` that the state at the end of `schedule` (run with the huge count) is consistent with. */
-function leastTrips(pH: Program, at: (n: number) => Program, loops: readonly (readonly TripLoop[])[], schedule: number[], N0: number, maxStep: number): number {
+/** The state at the end of `schedule`, run with program `pH`. */
+function endOf(pH: Program, schedule: number[]): MachineState {
   const m = new Machine(pH);
   let s = m.initial();
   for (const c of schedule) s = m.step(s, decodeChoice(c)).state;
+  return s;
+}
+
+/** The least trip count from `N0` that state `s` (of the kernel with a huge count) is consistent with. */
+function leastTrips(at: (n: number) => Program, loops: readonly (readonly TripLoop[])[], s: MachineState, N0: number, maxStep: number): number {
   const n = leastConsistent(at, s, loops, N0);
   return n >= 0 ? n : N0 + maxStep;
 }
