@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { check, checkSarif, findExample, instantiate, simulate } from '../src/index.js';
+import { check, checkSarif, findExample, instantiate, parsePtx, parseSketch, simulate } from '../src/index.js';
 
 /** Options bags refuse keys they do not have: a misspelt bound would otherwise be no bound at all. */
 describe('unknown option keys', () => {
@@ -29,5 +29,26 @@ describe('unknown option keys', () => {
     const s = simulate(program, { seed: 1, recordEvents: true, recordSpans: true, maxSteps: 1_000_000, maxMemory: 1 << 30, timeoutMs: 10_000, onStep: () => {} });
     expect(s.verdict).toBe('ok');
     expect(JSON.stringify(checkSarif(r, { toolVersion: '1', srcRoot: '/' })).length).toBeGreaterThan(100);
+  });
+});
+
+/** The two front ends' parsers: a mistake in the text is a diagnostic, a non-string argument a TypeError (docs/API.md "Errors"). */
+describe('parseSketch and parsePtx: API misuse throws, text never does', () => {
+  test('a source that is not a string is a TypeError naming the argument, for both', () => {
+    expect(() => parseSketch(5 as never, 'k.mbk')).toThrow(new TypeError('parseSketch: source must be a string, got a number (5)'));
+    expect(() => parsePtx(3 as never, 'k.ptx')).toThrow(new TypeError('parsePtx: src must be a string, got a number (3)'));
+    expect(() => parseSketch(null as never, 'k.mbk')).toThrow(new TypeError('parseSketch: source must be a string, got null'));
+    expect(() => parsePtx([] as never, 'k.ptx')).toThrow(new TypeError('parsePtx: src must be a string, got an array'));
+    expect(() => parseSketch('kernel k arch=sm_90a\n', 7 as never)).toThrow(new TypeError('parseSketch: file must be a string, got a number (7)'));
+    expect(() => parsePtx('.version 8.0\n', 7 as never)).toThrow(new TypeError('parsePtx: file must be a string, got a number (7)'));
+  });
+
+  test('a syntax error in a string is a located diagnostic, for both', () => {
+    const s = parseSketch('kernel k arch=sm_90a\nparam = 3\nrole r warps=1 per=one:\n    work 1\n', 'k.mbk');
+    expect(s.kernel).toBeUndefined();
+    expect(s.diagnostics).toEqual([expect.objectContaining({ code: 'E-syntax', file: 'k.mbk', line: 2, col: 7 })]);
+    const p = parsePtx('.version 8.0\n.target sm_90a\n.entry k( {\n', 'k.ptx');
+    expect(p.ok).toBe(false);
+    expect(p.ok ? null : p.diagnostic).toMatchObject({ code: 'E-ptx-syntax', file: 'k.ptx', line: 3, col: 11 });
   });
 });

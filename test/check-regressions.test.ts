@@ -287,6 +287,65 @@ role consumer warps=1 per=one:
     expect(race.race!.fix).toMatch(/^a wait on the right barrier: the write by TMA \(from producer\) \(line 8\) completes on full\[0\], but consumer waited on other\[0\]/);
     expect(race.race!.release).toContain('that phase was completed by mbarrier.arrive other[0] of producer (line 6)');
   });
+  test('a reader that never waited on full (its wait removed from examples/pipeline.mbk): the fix names full[0] and the read, not the parity of its other wait', () => {
+    const src = readFileSync(join(__dirname, '..', 'examples', 'pipeline.mbk'), 'utf8');
+    const cut = src.replace('            mbarrier.try_wait.parity full[s], (i / S) & 1\n', '');
+    expect(cut).not.toBe(src);
+    const r = check(instantiate(parseSketch(cut, 'pipeline.mbk').kernel!, { K: 2, TILES: 1, S: 2 }));
+    const race = r.hazards.find((h) => h.kind === 'race')!;
+    expect(race.race!.fix).toBe("a wait on the right barrier: the write by TMA (from producer) (line 27) completes on full[0], but mma waited on acc_empty[0] (line 32) and never on full[0] before the read by tcgen05.mma (from mma) (line 36): wait on full[0] for the phase that write completes before line 36. (read by tcgen05.mma (from mma) (line 36) against write by TMA (from producer) (line 27))");
+    expect(race.details).toContain(`fix: ${race.race!.fix}`);
+  });
+  test('a consumer whose only wait before its read is the fresh empty barrier: the fix is a wait on full[0], not that wait\'s parity', () => {
+    const src = `kernel nowait arch=sm_90a
+barrier full[1] count=1
+barrier empty[1] count=1
+smem A[1] bytes=1024
+role producer warps=1 per=one:
+    mbarrier.try_wait.parity empty[0], 1
+    mbarrier.arrive.expect_tx full[0], 1024
+    cp.async.bulk.tensor A[0], 1024, full[0]
+role consumer warps=1 per=one:
+    mbarrier.try_wait.parity empty[0], 1
+    ld.shared A[0]
+    mbarrier.arrive empty[0]
+`;
+    const race = check(instantiate(parseSketch(src, 'n.mbk').kernel!)).hazards.find((h) => h.kind === 'race')!;
+    expect(race.race!.fix).toBe('a wait on the right barrier: the write by TMA (from producer) (line 8) completes on full[0], but consumer waited on empty[0] (line 10) and never on full[0] before the read by consumer (line 11): wait on full[0] for the phase that write completes before line 11. (read by consumer (line 11) against write by TMA (from producer) (line 8))');
+  });
+  test('a generic write handed on by an arrive on full, read after a wait on empty only: the fix names full and the arrive', () => {
+    const src = `kernel gen arch=sm_90a
+barrier full[1] count=1
+barrier empty[1] count=1
+smem A[1] bytes=1024
+role producer warps=1 per=one:
+    mbarrier.try_wait.parity empty[0], 1
+    st.shared A[0]
+    mbarrier.arrive full[0]
+role consumer warps=1 per=one:
+    mbarrier.try_wait.parity empty[0], 1
+    ld.shared A[0]
+    mbarrier.arrive empty[0]
+    mbarrier.try_wait.parity full[0], 0
+`;
+    const race = check(instantiate(parseSketch(src, 'g.mbk').kernel!)).hazards.find((h) => h.kind === 'race')!;
+    expect(race.race!.fix).toBe("a wait on the right barrier: the write by producer (line 7) is handed on by producer's arrive on full (line 8), but consumer waited on empty[0] (line 10) and never on full before the read by consumer (line 11): wait on full for the phase that arrive completes before line 11. (read by consumer (line 11) against write by producer (line 7))");
+  });
+  test('a wait on full with the fresh-barrier parity: the fix stays the wait\'s parity', () => {
+    const src = `kernel wrongparity arch=sm_90a
+barrier full[1] count=1
+smem A[1] bytes=1024
+role producer warps=1 per=one:
+    mbarrier.arrive.expect_tx full[0], 1024
+    cp.async.bulk.tensor A[0], 1024, full[0]
+role consumer warps=1 per=one:
+    mbarrier.try_wait.parity full[0], 1
+    ld.shared A[0]
+    mbarrier.try_wait.parity full[0], 0
+`;
+    const race = check(instantiate(parseSketch(src, 'p.mbk').kernel!)).hazards.find((h) => h.kind === 'race')!;
+    expect(race.race!.fix).toBe("the wait's parity: consumer's wait on full[0] (line 8) passed on the fresh barrier (parity 1 in phase 0) before any phase completed, so nothing orders it after the write by TMA (from producer) (line 6): wait with the parity of a phase completed after that access (parity 0 for the first). (read by consumer (line 9) against write by TMA (from producer) (line 6))");
+  });
   test('the strict cross-proxy race (B24) names the hand-off that let the copy go and where the proxy fence goes', () => {
     const src = readFileSync(join(__dirname, '..', 'examples', 'bugs', 'B24.mbk'), 'utf8');
     const r = check(instantiate(parseSketch(src, 'B24.mbk').kernel!), { strict: true });
@@ -306,7 +365,7 @@ role consumer warps=1 per=one:
     expect(all.hazards.map((h) => h.kind)).toEqual(['race', 'hang', 'race', 'inflight-at-exit']);
   });
   test('a TMA overwrite of a buffer a consumer read ranks after other errors (a symptom, not the cause)', async () => {
-    const { causeRank } = await import('../src/check/cause.js');
+    const { causeRank } = await import('../src/check/cause-static.js');
     expect(causeRank({ kind: 'race', race: { first: 'read by consumer (line 20)', second: 'write by TMA (from producer) (line 12)' } })).toBe(1);
     expect(causeRank({ kind: 'race', race: { first: 'write by TMA (from producer) (line 12)', second: 'read by consumer (line 20)' } })).toBe(0);
     expect(causeRank({ kind: 'hang' })).toBe(0);

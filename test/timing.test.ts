@@ -45,4 +45,12 @@ describe('H200 timing calibration (hw/results/pipeline.json)', () => {
       else expect(row, k).not.toContain('**fitted**');
     }
   });
+
+  test('the parameters\' sources cite data and docs a user has, not the benches\' source files; the docs sections they name exist', () => {
+    const headings = new Set(readFileSync('docs/HARDWARE.md', 'utf8').split('\n').filter((l) => l.startsWith('#')).map((l) => l.replace(/^#+\s*/, '')));
+    for (const [k, p] of Object.entries(H200)) {
+      expect(p.source, k).not.toMatch(/\bsrc\//);
+      for (const m of p.source.matchAll(/docs\/HARDWARE\.md "([^"]+)"/g)) expect(headings.has(m[1]!), `${k}: ${m[1]}`).toBe(true);
+    }
+  });
 });

@@ -3,7 +3,8 @@
  * with `--fit`, refits the gpipe kernel's glue on the train rows first and prints it; with `--fit-l2`,
  * the distinct-address L2 share before that (train rows too).
  */
-import { fitGlue, fitL2Distinct, gpipeRows, GPIPE_GLUE, loadGpipe, summarize } from './heldout.js';
+import { gpipeRows, GPIPE_GLUE, loadGpipe, summarize } from './heldout.js';
+import { fitGlue, fitL2Distinct } from './heldout-fit.js';
 import { H200, mergeTiming } from '../sim/timing.js';
 
 const configs = loadGpipe();

@@ -1,16 +1,15 @@
 /**
- * Root causes for the checker's reports: the release that let the later side of a race go and the
- * fix that applies, the static finding that explains a hang, and the order in which hazards are
- * reported (a cause before the symptoms the same bug leads to).
+ * Root causes for the checker's races: the release that let the later side of a race go and the
+ * fix that applies (the static finding behind a hazard and the report order: cause-static.ts).
  *
  * Everything here reads what the checker already has: the replayed events of a hazard's trace
- * (`replay`), the vector-clock race (`hb.ts`) and the static warnings (`static.ts`). No machine rule
- * is re-implemented: phases, passes and completions are the machine's events.
+ * (`replay`), the vector-clock race (`hb.ts`) and the roles' compiled code. No machine rule is
+ * re-implemented: phases, passes and completions are the machine's events.
  */
 import type { SrcLoc } from '../kernel/ir.js';
 import type { MachineEvent } from '../machine/events.js';
 import type { OpInstr, Program } from '../machine/program.js';
-import type { HbRace } from './hb.js';
+import type { HbAccess, HbRace } from './hb.js';
 
 /** The release that let the later access of a race go, and the fix that applies. */
 export interface RaceCause {
@@ -167,6 +166,65 @@ function clusterReleaseFix(p: Program, who: Name, issuer: number, buf: number, b
   return `arrival count across the cluster: the ${yName} lands in ${p.bufferName(buf)} (CTA ${bufCta}), but ${who(issuer, -1)} was let go by ${name}, whose phase completed on CTA ${barCta}'s arrivals alone: nothing from CTA ${bufCta}'s readers of ${p.bufferName(buf)} releases it. Count the releases of every CTA the copy writes on ${name} (count ${count} × the destination CTAs)${remoteArrives ? ` (CTA ${bufCta}'s arrivals on it come, but the phase completes before them)` : ` and have each CTA's consumers arrive on it (a remote mbarrier.arrive.release.cluster on the issuer's barrier, @c${barCta} here)`}`;
 }
 
+/** The barriers whose phases order what follows an access (see {@link signalsOf}). */
+interface Signals {
+  /** Their names, as reports write them (an array's name alone when the element is not known). */
+  names: string[];
+  /** Whether barrier key `k` is one of them. */
+  has: (k: number) => boolean;
+  /** The arrive that hands a generic access on, when that is what signals. */
+  arrive?: SrcLoc;
+}
+
+/**
+ * The barriers whose phases order access `y` after access `x`: the one `x`'s asynchronous op
+ * signals on completion; for a generic write that another role's access `y` reads (a hand-off),
+ * those `x`'s agent arrives on after it in the trace, else the barrier array of the first
+ * `mbarrier.arrive` after it in its role's code; null when none is known (peers of one role order
+ * their accesses through other barriers' chains: no one barrier to name).
+ */
+function signalsOf(p: Program, events: readonly MachineEvent[], x: HbAccess, y: HbAccess): Signals | null {
+  if (x.signals >= 0) return { names: [p.barrierName(x.signals)], has: (k) => k === x.signals };
+  if (x.async >= 0 || x.agent < 0 || x.rw !== 'w' || y.rw !== 'r' || y.agent < 0 || p.agents[y.agent]!.role === p.agents[x.agent]!.role) return null;
+  const keys = new Map<number, SrcLoc | undefined>();
+  for (let i = x.at + 1; i < events.length; i++) {
+    const e = events[i]!;
+    if (e.e === 'arrive' && e.agent === x.agent && e.async < 0 && !keys.has(e.bar)) keys.set(e.bar, e.loc);
+  }
+  if (keys.size) return { names: [...keys.keys()].map((k) => p.barrierName(k)), has: (k) => keys.has(k), arrive: [...keys.values()][0] };
+  const code = p.roles[p.agents[x.agent]!.role]!.code;
+  const at = x.loc ? code.findIndex((ins) => ins.i === 'op' && ins.loc.line === x.loc!.line && ins.loc.col === x.loc!.col) : -1;
+  if (at < 0) return null;
+  for (const ins of code.slice(at + 1)) {
+    if (ins.i !== 'op' || ins.op.op !== 'mbarrier.arrive') continue;
+    const name = ins.op.bar.name;
+    return { names: [name], has: (k) => p.barrierOf(k).info.name === name, arrive: ins.loc };
+  }
+  return null;
+}
+
+/** Whether agent `a` passed a wait on a barrier of `sig` before event `upTo`. */
+function waitedOn(events: readonly MachineEvent[], a: number, sig: Signals, upTo: number): boolean {
+  for (let i = 0; i < upTo && i < events.length; i++) {
+    const e = events[i]!;
+    if (e.e === 'wait' && e.pass && e.agent === a && sig.has(e.bar)) return true;
+  }
+  return false;
+}
+
+/**
+ * The fix of a race whose later side (`y`, by or issued by agent `later`) waited on none of the
+ * barriers `sig` whose phases the earlier access `x` completes or is handed on by: a wait on one of
+ * them before `y`'s line. `wait` is `later`'s last passing wait before `y` (on another barrier), if any.
+ */
+function unwaitedFix(p: Program, who: Name, later: number, sig: Signals, x: HbAccess, xName: string, y: HbAccess, yName: string, wait: Extract<MachineEvent, { e: 'wait' }> | null): string {
+  const on = sig.names.length === 1 ? sig.names[0]! : `any of ${sig.names.join(', ')}`;
+  const how = x.signals >= 0 ? `completes on ${sig.names[0]}` : `is handed on by ${who(x.agent, -1)}'s arrive on ${sig.names.join(' and ')}${line(sig.arrive)}`;
+  const waited = wait ? `waited on ${p.barrierName(wait.bar)}${line(wait.loc)} and never on ${on}` : `waited on no barrier`;
+  const phase = x.signals >= 0 ? `the phase that ${x.rw === 'w' ? 'write' : 'read'} completes` : 'the phase that arrive completes';
+  return `a wait on the right barrier: the ${xName} ${how}, but ${who(later, -1)} ${waited} before the ${yName}: wait on ${sig.names[0]} for ${phase} before ${y.loc ? `line ${y.loc.line}` : 'that access'}`;
+}
+
 /**
  * Explains race `race` of a trace whose events are `events`: the release that let the later access
  * go and the fix. `who` names agents and async ops as the report does.
@@ -195,12 +253,12 @@ export function raceCause(p: Program, events: readonly MachineEvent[], race: HbR
       const wg = lastGroupWait(events, xa, y.at);
       return { release: null, bars: [], fix: groupFix(events, xa, y.at, true, buf, who), ...(wg?.loc ? { fixLoc: wg.loc } : {}) };
     }
-    const bar = x.signals >= 0 ? p.barrierName(x.signals) : null;
+    const sig = signalsOf(p, events, x, y);
     return {
       release: null,
       bars: [],
-      fix: bar
-        ? `a wait on the right barrier: ${who(later, -1)} accesses ${buf} without waiting on ${bar}, on which the ${xName} completes; wait for that phase first`
+      fix: sig
+        ? unwaitedFix(p, who, later, sig, x, xName, y, yName, null)
         : `a wait: nothing ${who(later, -1)} waits on before its access orders it after the ${xName}`,
     };
   }
@@ -214,6 +272,9 @@ export function raceCause(p: Program, events: readonly MachineEvent[], race: HbR
   const relAsync = rel.async;
   const issuedAt = (id: number) => events.findIndex((e) => e.e === 'async' && e.id === id);
   const issuerRel = x.async >= 0 ? releaseOf(p, events, asyncLoc, who, x.issuer, issuedAt(x.async)) : null;
+  // The barriers whose phases would order the later side after the earlier one, when it waited on none of them.
+  const sig = signalsOf(p, events, x, y);
+  const unwaited = sig && !waitedOn(events, later, sig, y.at) ? sig : null;
   // Which fix applies.
   let fix: string;
   let fixLoc: SrcLoc | undefined;
@@ -222,10 +283,12 @@ export function raceCause(p: Program, events: readonly MachineEvent[], race: HbR
     const upTo = y.agent === xa.agent ? y.at : done;
     fix = groupFix(events, xa, upTo, y.agent === xa.agent, buf, who);
     fixLoc = lastGroupWait(events, xa, upTo)?.loc;
-  } else if (observed < 0) {
+  } else if (observed < 0 && !unwaited) {
     fix = `the wait's parity: ${who(later, -1)}'s wait on ${bar}${line(wait.loc)} passed on the fresh barrier (parity 1 in phase 0) before any phase completed, so nothing orders it after the ${xName}: wait with the parity of a phase completed after that access (parity 0 for the first)`;
   } else if (y.async >= 0 && clusterRelease(p, events, x.buf, wait.bar, observed, done)) {
     fix = clusterReleaseFix(p, who, later, x.buf, wait.bar, yName, arrivesRemotely(p, p.barrierOf(wait.bar).info.name), countOf(wait.bar));
+  } else if (unwaited && (x.signals >= 0 || observed < 0)) {
+    fix = unwaitedFix(p, who, later, unwaited, x, xName, y, yName, wait);
   } else if (x.async >= 0 && x.signals >= 0 && x.signals !== wait.bar) {
     fix = `a wait on the right barrier: the ${xName} completes on ${p.barrierName(x.signals)}, but ${who(later, -1)} waited on ${bar}`;
   } else if (x.async >= 0 && x.signals === wait.bar && issuedAt(x.async) > done && issuerRel && issuerRel.agent >= 0 && issuerRel.async < 0 && issuerRel.agent !== later) {
@@ -292,69 +355,4 @@ export function proxyRaceCause(p: Program, events: readonly MachineEvent[], issu
     out.fixLoc = rel.wait.loc;
   }
   return out;
-}
-
-/**
- * The static finding that explains a race: a count or trip-count mismatch on a barrier whose phase
- * released the later side (`bars`), or on a named barrier the trace synchronized on (`named`:
- * `bar.sync ID` names, with `@cN` in clusters). Arrivals that do not add up to a barrier's count
- * let a phase complete (or a named barrier's generation finish) before every side is done, which
- * is what the race then shows; null when none applies.
- */
-export function staticRaceCauseOf<T extends { kind: string; subject: { name: string } | null }>(bars: readonly string[], named: readonly string[], statics: readonly T[]): T | null {
-  for (const b of bars) {
-    for (const kind of ['count-mismatch', 'trip-mismatch']) {
-      const hit = statics.find((w) => w.kind === kind && w.subject && names(w.subject.name, b));
-      if (hit) return hit;
-    }
-  }
-  for (const n of named) {
-    const hit = statics.find((w) => w.kind === 'count-mismatch' && w.subject && (w.subject.name === n || w.subject.name === n.replace(/@c\d+$/, '')));
-    if (hit) return hit;
-  }
-  return null;
-}
-
-/** Kinds of static findings that can explain a hang. */
-const EXPLAINS_HANG = new Set(['unreachable-arrive', 'trip-mismatch', 'count-mismatch']);
-
-/** Barrier names a hang's details say its waiters wait on (`waits for phase N of NAME`), first waiter first. */
-function hangBarriers(details: readonly string[]): string[] {
-  const out: string[] = [];
-  for (const d of details) for (const m of d.matchAll(/waits for phase \d+ of (\S+) \(parity/g)) out.push(m[1]!);
-  return out;
-}
-
-/** Whether static finding subject `s` (a barrier `full[0]`, or an array `full` for an arrive site) names barrier `name`. */
-function names(s: string, name: string): boolean {
-  const bare = name.replace(/@c\d+$/, '');
-  return s === name || s === bare || name.startsWith(`${s}[`);
-}
-
-/**
- * The static finding (an arrive never executed, trip counts that differ between roles, arrivals
- * that do not add up to the count) that explains a hang whose waiters wait on `subject` or the
- * barriers its `details` name, or null.
- */
-export function staticCauseOf<T extends { kind: string; subject: { name: string } | null }>(subject: string | null, details: readonly string[], statics: readonly T[]): T | null {
-  const bars = [...(subject ? [subject] : []), ...hangBarriers(details)];
-  for (const b of bars) {
-    for (const kind of ['unreachable-arrive', 'trip-mismatch', 'count-mismatch']) {
-      const hit = statics.find((w) => w.kind === kind && EXPLAINS_HANG.has(w.kind) && w.subject && names(w.subject.name, b));
-      if (hit) return hit;
-    }
-  }
-  return null;
-}
-
-/**
- * Rank of a hazard in the report (lower first; ties by trace length): a race in which an async copy
- * overwrites a buffer that a generic access read (the producer refilling a stage it was not given
- * back) is usually the symptom of an earlier consumer-side bug, so it comes after the other errors
- * when the report holds a race of rank 0 (the consumer-side race); without one the overwrite race
- * is the bug's own and keeps its place by trace length (check.ts).
- */
-export function causeRank(h: { kind: string; race?: { first: string; second: string } }): number {
-  if (h.kind === 'race' && h.race && /^write by TMA/.test(h.race.second) && /^read by /.test(h.race.first)) return 1;
-  return 0;
 }

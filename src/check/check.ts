@@ -13,7 +13,7 @@ import { buildLedger, type Ledger } from '../report/ledger.js';
 import { DEFAULT_BOUNDS, explore, type ExploreOptions, type ExploreResult, type Progress, type RawHazard } from './explore.js';
 import { tcFenceChecks } from './tcfence.js';
 import { staticChecks } from './static.js';
-import { causeRank, staticCauseOf, staticRaceCauseOf } from './cause.js';
+import { causeRank, staticCauseOf, staticRaceCauseOf } from './cause-static.js';
 import { explainFence, explainRace } from './race-report.js';
 import { objectArg, positiveBound, programArg } from '../model/api-args.js';
 import { replay } from './replay.js';

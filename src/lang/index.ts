@@ -19,6 +19,7 @@
  */
 import type { Kernel } from '../kernel/ir.js';
 import { instantiate, KernelError } from '../machine/program.js';
+import { stringArg } from '../model/api-args.js';
 import { SKETCH_CODES, type SketchDiagnostic } from './diagnostics.js';
 import { lex } from './lexer.js';
 import { LIMITS, StopLowering } from './limits.js';
@@ -40,12 +41,15 @@ export interface SketchResult {
 
 /**
  * Parses and checks a sketch. Returns the kernel only when there are no diagnostics; the checks
- * include instantiating the kernel with its default parameters.
+ * include instantiating the kernel with its default parameters. Whatever the text, a mistake in it
+ * is a diagnostic, never an exception; a `source` or `file` that is not a string (API misuse, as
+ * for `parsePtx`) is a TypeError naming the argument.
  */
 export function parseSketch(source: string, file: string): SketchResult {
+  stringArg('parseSketch', 'source', source);
+  stringArg('parseSketch', 'file', file);
   const diagnostics: SketchDiagnostic[] = [];
   try {
-    if (typeof source !== 'string') source = String(source);
     // A UTF-8 byte-order mark is not part of the text (editors on Windows add one).
     if (source.charCodeAt(0) === 0xfeff) source = source.slice(1);
     const lx = lex(source, file);

@@ -55,12 +55,25 @@ export interface PtxDiagnostic {
 export type PtxParse = { ok: true; module: Module; warnings: PtxDiagnostic[] } | { ok: false; diagnostic: PtxDiagnostic };
 
 /**
+ * What `v` is, in words, for a TypeError's message ("null", "an array", "a number (3)"): the
+ * wording of the library's other argument checks (model/api-args.ts, which this layer may not import).
+ */
+function argKind(v: unknown): string {
+  if (v === null || v === undefined) return String(v);
+  if (Array.isArray(v)) return 'an array';
+  if (typeof v === 'number') return `a number (${v})`;
+  return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
+}
+
+/**
  * Parses PTX source text. `file` names the input in positions and diagnostics. Returns the module,
- * or the first lexical or syntax error with its position and what was expected; never throws.
+ * or the first lexical or syntax error with its position and what was expected: whatever the text,
+ * never throws. A `src` or `file` that is not a string (API misuse, as for `parseSketch`) is a
+ * TypeError naming the argument.
  */
 export function parsePtx(src: string, file = '<ptx>'): PtxParse {
-  if (typeof src !== 'string') throw new TypeError(`parsePtx: src must be a string, got ${src === null ? 'null' : Array.isArray(src) ? 'an array' : typeof src}`);
-  if (typeof file !== 'string') throw new TypeError(`parsePtx: file must be a string, got ${file === null ? 'null' : typeof file}`);
+  if (typeof src !== 'string') throw new TypeError(`parsePtx: src must be a string, got ${argKind(src)}`);
+  if (typeof file !== 'string') throw new TypeError(`parsePtx: file must be a string, got ${argKind(file)}`);
   const t = lex(src);
   if (!('count' in t)) return { ok: false, diagnostic: { code: PTX_CODES.lex, hint: '', file, ...t } };
   try {

@@ -7,20 +7,18 @@
  * Errors in the input that make a translation impossible throw {@link KernelError} with the PTX
  * position; what is only impossible to model when executed becomes a `trap` operation there.
  */
-import { descriptorLow, descriptorReads } from './desc.js';
-import type { Expr, Kernel, ParamDecl, SrcLoc, Stmt } from '../kernel/ir.js';
+import { descriptorReads } from './desc.js';
+import type { Expr, Kernel, SrcLoc, Stmt } from '../kernel/ir.js';
 import { KernelError } from '../machine/program.js';
-import type { Func, Module, Operand } from '../ptx/ast.js';
-import { cudaLocation, cudaOrigin, functions } from '../ptx/resolve.js';
-import { aluStmts, isAlu } from './alu.js';
-import { analyze, destsOf, regsOf, type Facts } from './analysis.js';
-import { address, bin, num, NotModelled, Opaque, predMask, setMask, v, FULL, LANES, type Lane } from './emit.js';
-import { branchTarget, buildCfg, flatten, type Cfg, type Flat, type FlatIns } from './flat.js';
-import { insStmts, type InsEnv } from './insn.js';
+import type { Func, Module } from '../ptx/ast.js';
+import { functions } from '../ptx/resolve.js';
+import { analyze, destsOf, type Facts } from './analysis.js';
+import { address, bin, num, NotModelled, v, type Lane } from './emit.js';
+import { buildCfg, flatten } from './flat.js';
+import type { InsEnv } from './insn.js';
+import { emitBody } from './body.js';
 import { layoutShared, PARAM_BASE, paramValues, tensorBox, sharedDecls, shortName, type ParamInfo, type SharedSym } from './layout.js';
-import { globalSpin, isSpinTest } from './spin.js';
 import { sharedRefs } from './refs.js';
-import { neededRegs } from './needed.js';
 import { memorySpaces } from './generic.js';
 import { flagOf, flagParams, GMEM_WORDS } from './gmem.js';
 import { demangle, namesEntry } from './names.js';
@@ -295,112 +293,4 @@ function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<str
   };
   const refs = sharedRefs(facts, shared, env, constOf);
   return env;
-}
-
-/** Opcodes (first word) with an effect beyond their destination registers: never left out. */
-const EFFECTS = new Set(['ld', 'st', 'mbarrier', 'cp', 'bar', 'barrier', 'wgmma', 'tcgen05', 'fence', 'membar', 'atom', 'red', 'call', 'ret', 'exit', 'trap', 'brkpt', 'clusterlaunchcontrol', 'multimem', 'mapa']);
-
-function emitBody(m: Module, flat: Flat, cfg: Cfg, facts: Facts, env: InsEnv, at: (p: { line: number; col: number }) => SrcLoc, file: string): Stmt[] {
-  const roots = (it: FlatIns): string[] => it.ins.operands.slice(1, 3).flatMap((o) => {
-    if (o.kind !== 'name') return [];
-    const low = descriptorLow(facts, it.name(o.name));
-    if (low) return [low];
-    try { return [env.descRoot(it, it.name(o.name))]; } catch { return []; }
-  });
-  const regs = neededRegs(flat, roots, (it) => env.isFlag(it));
-  env.needed = regs;
-  const loc0: SrcLoc = { file, line: 1, col: 1 };
-  const out: Stmt[] = [];
-  for (const r of regs) {
-    if (facts.opaque(r) || !flat.regType(r)) continue;
-    out.push({ s: 'let', name: r, value: num(0), loc: loc0 });
-    if (facts.kind(r) !== 'U') for (let l = 0; l < LANES; l++) out.push({ s: 'let', name: `${r}@${l}`, value: num(0), loc: loc0 });
-  }
-  for (const b of facts.varyingBranch) for (const x of ['div', 'pend', 'save', 'T']) out.push({ s: 'let', name: `%${x}#${b}`, value: num(0), loc: loc0 });
-  out.push({ s: 'let', name: '%lanes', value: num(0), loc: loc0 });
-  out.push(...setMask(num(FULL), loc0));
-  const sitesAt = new Map<number, number[]>();
-  for (const b of facts.varyingBranch) { const j = cfg.ipdom[b]!; if (j >= 0) (sitesAt.get(j) ?? sitesAt.set(j, []).get(j)!).push(b); }
-  const blockLabel = (b: number) => `B${b}`;
-  cfg.blocks.forEach((blk, bi) => {
-    out.push({ s: 'label', name: blockLabel(bi), loc: loc0 });
-    for (const b of (sitesAt.get(bi) ?? []).sort((x, y) => y - x)) out.push(...reconverge(b, bi, loc0));
-    const divergent = facts.divergent.has(bi);
-    for (let i = blk.from; i < blk.to; i++) {
-      const it = flat.items[i]!;
-      if ('label' in it) continue;
-      const dests = destsOf(it);
-      // A definition nothing modelled reads (floating point, global addresses) is left out, whatever its opcode.
-      if (dests.length && dests.every((d) => !regs.has(d) || facts.opaque(d)) && !EFFECTS.has(it.ins.base)) continue;
-      const loc = withCuda(m, it, at(it.ins.pos));
-      if (it.ins.base === 'bra') { out.push(...branch(env, cfg, it, bi, loc, facts.varyingBranch.has(bi))); continue; }
-      try {
-        const guard = it.ins.guard ? predMask(env, it.name(it.ins.guard.pred), it.ins.guard.negated) : undefined;
-        env.pre = [];
-        const ss = isAlu(it) ? aluStmts(env, it, loc, divergent, guard) : insStmts(env, it, loc, divergent, guard, isSpinTest(flat, i), globalSpin(flat, i));
-        out.push(...env.pre.map((p) => ({ ...p, loc })), ...(env.guardMixed?.(ss) ?? ss));
-      } catch (err) {
-        if (!(err instanceof Opaque || err instanceof NotModelled)) throw err;
-        const why = err instanceof Opaque ? err.message : `not modelled yet: ${err.message}`;
-        out.push({ s: 'op', op: { op: 'trap', message: `${it.ins.opcode}: ${why}` }, loc });
-      }
-    }
-  });
-  return out;
-}
-
-/** The PTX location with the CUDA line of its `.loc` (-lineinfo) and its inlined-at call sites as `origin` (ptx/inlined.ts). */
-function withCuda(m: Module, it: FlatIns, loc: SrcLoc): SrcLoc {
-  const origin = cudaOrigin(cudaLocation(m, it.ins));
-  return origin ? { ...loc, origin } : loc;
-}
-
-/** A branch at the end of block `bi`: a goto, or the divergence protocol of a lane-varying predicate (docs/PTX.md). */
-function branch(env: InsEnv, cfg: Cfg, it: FlatIns, bi: number, loc: SrcLoc, varying: boolean): Stmt[] {
-  const target = branchTarget(it)!;
-  const tb = cfg.labelBlock.get(target);
-  if (tb === undefined) return [{ s: 'op', op: { op: 'trap', message: `bra ${target}: no such label` }, loc }];
-  const to = `B${tb}`;
-  const g = it.ins.guard;
-  if (!g) return [{ s: 'goto', label: to, loc }];
-  const p = it.name(g.pred);
-  if (env.facts.opaque(p)) return [{ s: 'op', op: { op: 'trap', message: `${it.ins.opcode}: ${new Opaque(p).message}` }, loc }];
-  if (!varying) return [{ s: 'goto', label: to, cond: g.negated ? bin('==', v(p), num(0)) : bin('!=', v(p), num(0)), loc }];
-  const T = `%T#${bi}`;
-  const fall = `B${bi + 1}`;
-  const out: Stmt[] = [
-    { s: 'let', name: T, value: bin('&', v('%mask'), predMask(env, p, g.negated)), loc },
-    { s: 'goto', label: to, cond: bin('==', v(T), v('%mask')), loc },
-    { s: 'goto', label: fall, cond: bin('==', v(T), num(0)), loc },
-  ];
-  if (cfg.ipdom[bi]! < 0) {
-    out.push({ s: 'op', op: { op: 'trap', message: `${it.ins.opcode}: the lanes of a warp diverge here and their paths never meet again before the kernel ends: not modelled yet` }, loc });
-    return out;
-  }
-  out.push(
-    { s: 'if', cond: bin('==', v(`%div#${bi}`), num(0)), then: [{ s: 'let', name: `%save#${bi}`, value: v('%mask'), loc }], loc },
-    { s: 'let', name: `%div#${bi}`, value: num(1), loc },
-    { s: 'let', name: `%pend#${bi}`, value: bin('|', v(`%pend#${bi}`), bin('&', v('%mask'), { k: 'un', op: '~', a: v(T) })), loc },
-    ...setMask(v(T), loc),
-    { s: 'goto', label: to, loc },
-  );
-  return out;
-}
-
-/** Reconvergence of branch site `b` at its immediate post-dominator: run the pending lanes, then restore the mask. */
-function reconverge(b: number, j: number, loc: SrcLoc): Stmt[] {
-  const skip = `R${b}@${j}.skip`;
-  const pend = `R${b}@${j}.pend`;
-  return [
-    { s: 'goto', label: skip, cond: bin('==', v(`%div#${b}`), num(0)), loc },
-    { s: 'goto', label: pend, cond: bin('!=', v(`%pend#${b}`), num(0)), loc },
-    ...setMask(v(`%save#${b}`), loc),
-    { s: 'let', name: `%div#${b}`, value: num(0), loc },
-    { s: 'goto', label: skip, loc },
-    { s: 'label', name: pend, loc },
-    ...setMask(v(`%pend#${b}`), loc),
-    { s: 'let', name: `%pend#${b}`, value: num(0), loc },
-    { s: 'goto', label: `B${b + 1}`, loc },
-    { s: 'label', name: skip, loc },
-  ];
 }

@@ -1,0 +1,70 @@
+/**
+ * The static findings behind the checker's hazards (a count or trip-count mismatch behind a race,
+ * an arrive never executed behind a hang) and the order in which hazards are reported (a cause
+ * before the symptoms the same bug leads to). Race causes from the trace: cause.ts.
+ */
+
+/**
+ * The static finding that explains a race: a count or trip-count mismatch on a barrier whose phase
+ * released the later side (`bars`), or on a named barrier the trace synchronized on (`named`:
+ * `bar.sync ID` names, with `@cN` in clusters). Arrivals that do not add up to a barrier's count
+ * let a phase complete (or a named barrier's generation finish) before every side is done, which
+ * is what the race then shows; null when none applies.
+ */
+export function staticRaceCauseOf<T extends { kind: string; subject: { name: string } | null }>(bars: readonly string[], named: readonly string[], statics: readonly T[]): T | null {
+  for (const b of bars) {
+    for (const kind of ['count-mismatch', 'trip-mismatch']) {
+      const hit = statics.find((w) => w.kind === kind && w.subject && names(w.subject.name, b));
+      if (hit) return hit;
+    }
+  }
+  for (const n of named) {
+    const hit = statics.find((w) => w.kind === 'count-mismatch' && w.subject && (w.subject.name === n || w.subject.name === n.replace(/@c\d+$/, '')));
+    if (hit) return hit;
+  }
+  return null;
+}
+
+/** Kinds of static findings that can explain a hang. */
+const EXPLAINS_HANG = new Set(['unreachable-arrive', 'trip-mismatch', 'count-mismatch']);
+
+/** Barrier names a hang's details say its waiters wait on (`waits for phase N of NAME`), first waiter first. */
+function hangBarriers(details: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const d of details) for (const m of d.matchAll(/waits for phase \d+ of (\S+) \(parity/g)) out.push(m[1]!);
+  return out;
+}
+
+/** Whether static finding subject `s` (a barrier `full[0]`, or an array `full` for an arrive site) names barrier `name`. */
+function names(s: string, name: string): boolean {
+  const bare = name.replace(/@c\d+$/, '');
+  return s === name || s === bare || name.startsWith(`${s}[`);
+}
+
+/**
+ * The static finding (an arrive never executed, trip counts that differ between roles, arrivals
+ * that do not add up to the count) that explains a hang whose waiters wait on `subject` or the
+ * barriers its `details` name, or null.
+ */
+export function staticCauseOf<T extends { kind: string; subject: { name: string } | null }>(subject: string | null, details: readonly string[], statics: readonly T[]): T | null {
+  const bars = [...(subject ? [subject] : []), ...hangBarriers(details)];
+  for (const b of bars) {
+    for (const kind of ['unreachable-arrive', 'trip-mismatch', 'count-mismatch']) {
+      const hit = statics.find((w) => w.kind === kind && EXPLAINS_HANG.has(w.kind) && w.subject && names(w.subject.name, b));
+      if (hit) return hit;
+    }
+  }
+  return null;
+}
+
+/**
+ * Rank of a hazard in the report (lower first; ties by trace length): a race in which an async copy
+ * overwrites a buffer that a generic access read (the producer refilling a stage it was not given
+ * back) is usually the symptom of an earlier consumer-side bug, so it comes after the other errors
+ * when the report holds a race of rank 0 (the consumer-side race); without one the overwrite race
+ * is the bug's own and keeps its place by trace length (check.ts).
+ */
+export function causeRank(h: { kind: string; race?: { first: string; second: string } }): number {
+  if (h.kind === 'race' && h.race && /^write by TMA/.test(h.race.second) && /^read by /.test(h.race.first)) return 1;
+  return 0;
+}
