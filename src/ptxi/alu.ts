@@ -28,9 +28,12 @@ function asUnsigned(e: Expr, t: string): Expr {
   return unsigned(t) && width(t) <= 32 ? bin('&', e, num(2 ** width(t) - 1)) : e;
 }
 
-/** The low `w` bits of `e` read in two's complement: −2^(w−1) … 2^(w−1) − 1. */
-function signExtend(e: Expr, w: number): Expr {
-  return bin('-', bin('&', bin('+', e, num(2 ** (w - 1))), num(2 ** w - 1)), num(2 ** (w - 1)));
+/**
+ * The low `w` bits of `e` read in two's complement (−2^(w−1) … 2^(w−1) − 1):
+ * e − ⌊(e + 2^(w−1)) / 2^w⌋ · 2^w, with the machine's fast operators (no `&` past 32 bits).
+ */
+function asSigned(e: Expr, w: number): Expr {
+  return bin('-', e, bin('*', bin('>>', bin('+', e, num(2 ** (w - 1))), num(w)), num(2 ** w)));
 }
 
 /**
@@ -43,7 +46,7 @@ function asType(e: Expr, t: string): Expr {
   if (unsigned(t) || t === 'pred' || width(t) > 32) return asUnsigned(e, t);
   const w = width(t);
   if (e.k === 'num' && e.v >= -(2 ** (w - 1)) && e.v < 2 ** (w - 1)) return e;
-  return signExtend(e, w);
+  return asSigned(e, w);
 }
 
 /**
@@ -54,7 +57,7 @@ function asType(e: Expr, t: string): Expr {
 function shiftCount(c: Expr, t: string): Expr {
   const max = Math.min(width(t), 63);
   if (c.k === 'num') return c.v >= 0 && c.v <= max ? c : num(max);
-  const n = bin('&', c, num(0xffffffff));
+  const n = bin('-', c, bin('*', bin('>>', c, num(32)), num(2 ** 32))); // c modulo 2^32, with fast operators
   return select(bin('>', n, num(max)), num(max), n);
 }
 
@@ -189,7 +192,7 @@ function cvt(mods: string[], val: (i: number, l: Lane) => Expr): (l: Lane) => Ex
     if (width(d) < width(s) || (width(d) === width(s) && width(d) < 64)) {
       const w = width(d);
       const low = bin('&', a, num(2 ** w - 1));
-      return d.startsWith('s') ? signExtend(low, w) : low;
+      return d.startsWith('s') ? bin('-', bin('&', bin('+', low, num(2 ** (w - 1))), num(2 ** w - 1)), num(2 ** (w - 1))) : low;
     }
     return asType(a, s);
   };
