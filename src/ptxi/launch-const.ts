@@ -45,6 +45,7 @@ interface Walk { facts: Facts; param: LaunchParams; memo: Map<string, number | n
  * definition that can reach it computes one value from immediates and launch parameters
  * (`param`); undefined otherwise (a thread index, a loaded value, a guarded or conflicting
  * definition, a form not listed above, arithmetic the machine would refuse: an {@link EvalFault}).
+ * Each definition's value is its PTX ISA semantics (§9.7.1, §9.7.4, §9.7.9) as alu.ts `aluExpr` states them.
  */
 export function launchConst(facts: Facts, it: FlatIns, o: Operand | undefined, param: LaunchParams): number | undefined {
   return operandValue({ facts, param, memo: new Map() }, it, o, 0);
