@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { check } from '../src/check/index.js';
+import { evalExpr } from '../src/kernel/expr.js';
 import { main } from '../src/cli/main.js';
 import { instantiate, KernelError } from '../src/machine/program.js';
 import { parsePtx } from '../src/ptx/index.js';
@@ -94,6 +95,7 @@ function kernel(off: string): string {
 .visible .entry k(.param .u32 k_param_0)
 .reqntid 32
 {
+  .reg .b16 %rs<4>;
   .reg .b32 %r<16>;
   .reg .b64 %rd<8>;
   .reg .pred %p<4>;
@@ -159,5 +161,69 @@ describe('launch-constant offsets: the arithmetic followed', () => {
     expect(bars(`  setp.eq.u32 %p1, %r5, 0;
   mov.u32 %r6, 8;
   @%p1 mov.u32 %r6, 16;`, 0)).toEqual([]);
+  });
+});
+
+// Where the evaluation once had arithmetic of its own (bits of the instruction's type), the value
+// now is the IR's: what the translated kernel computes at run time (ptxi/alu.ts `aluExpr`), so the
+// layout's offset is the value the run computes (`ir`: the kernel's statements evaluated). The IR
+// itself reads operands as PTX does where a result depends on more than their low bits.
+describe('launch-constant offsets: the value is the IR expression of the instruction', () => {
+  /** `%r6` as the translated kernel computes it: its straight-line `let` statements evaluated in order. */
+  const ir = (off: string, p0: number): number | undefined => {
+    const k = translate(kernel(off), 'k.ptx', { dynamicSmem: 4096, params: { param_0: p0 } });
+    const vals = new Map<string, number>([['param_0', p0]]);
+    for (const st of k.roles[0]!.body) {
+      if (st.s !== 'let') continue;
+      try {
+        vals.set(st.name, evalExpr(st.value, (n) => vals.get(n)));
+      } catch {
+        vals.delete(st.name);
+      }
+    }
+    return vals.get('%r6');
+  };
+
+  it('a negative offset is negative (sub.s32 0 - 8 is −8, not 2^32 − 8): before the array, so no mbarrier array', () => {
+    expect(bars('  sub.s32 %r6, %r5, 8;', 0)).toEqual([]);
+    expect(bars('  sub.s32 %r6, %r5, 8;', 16)).toEqual(['smem+8']);
+    expect(ir('  sub.s32 %r6, %r5, 8;', 0)).toBe(-8);
+  });
+
+  it('a signed operation reads a wrapped sum in two\'s complement (add.s32 past 2^31 − 1, then shr.s32 is −1)', () => {
+    const off = `  add.s32 %r9, %r5, 1;
+  shr.s32 %r10, %r9, 31;
+  and.b32 %r6, %r10, 24;`;
+    expect(bars(off, 2147483647)).toEqual(['smem+24']);
+    expect(ir(off, 2147483647)).toBe(24);
+    expect(bars(off, 5)).toEqual(['smem+0']);
+  });
+
+  it('mul.wide.u32 reads its operands modulo 2^32 (0 − 1 is 2^32 − 1): the high word of (2^32 − 1) · 8 + 8 is 8', () => {
+    const off = `  sub.u32 %r9, %r5, 1;
+  mul.wide.u32 %rd1, %r9, 8;
+  add.s64 %rd3, %rd1, 8;
+  shr.u64 %rd2, %rd3, 32;
+  cvt.u32.u64 %r10, %rd2;
+  shl.b32 %r6, %r10, 3;`;
+    expect(bars(off, 0)).toEqual(['smem+64']);
+    expect(ir(off, 0)).toBe(64);
+  });
+
+  it('a 16-bit shift reads its .u32 count whole and clamps it to 16 (65539: 0, not a shift by 3)', () => {
+    const off = `  cvt.u16.u32 %rs1, %r5;
+  shl.b16 %rs2, %rs1, %r5;
+  cvt.u32.u16 %r9, %rs2;
+  add.s32 %r6, %r9, 64;`;
+    expect(bars(off, 65539)).toEqual(['smem+64']);
+    expect(bars(off, 3)).toEqual(['smem+88']);
+    expect(ir(off, 65539)).toBe(64);
+  });
+
+  it('a shift count past 63 clamps (shr.u32 by 100 is 0), as PTX clamps counts past the width', () => {
+    const off = `  shr.u32 %r9, %r5, %r5;
+  add.s32 %r6, %r9, 32;`;
+    expect(bars(off, 100)).toEqual(['smem+32']);
+    expect(ir(off, 100)).toBe(32);
   });
 });

@@ -1,10 +1,13 @@
 /**
  * Integer and predicate ALU instructions of PTX (PTX ISA §9.7.1 integer arithmetic, §9.7.3
  * comparison and selection, §9.7.4 logic and shift, §9.7.5 data movement and conversion) as IR
- * expressions per lane. Values are exact integers; the unsigned forms read their 32-bit operands
- * modulo 2^32 where the result depends on it (`shr`, `div`, `rem`, comparisons, `cvt` widening).
+ * expressions per lane. Values are exact integers, congruent to the register's bits modulo 2^w;
+ * where a result depends on more than those bits (`shr`, `div`, `rem`, `min`, `max`, `abs`,
+ * `mul.hi` / `.wide`, comparisons, `cvt` widening) an operand of a type of at most 32 bits is read
+ * as the type reads its bits (modulo 2^w unsigned, two's complement signed). Shift counts clamp.
  */
 import type { Expr, SrcLoc, Stmt } from '../kernel/ir.js';
+import type { Operand } from '../ptx/ast.js';
 import type { FlatIns } from './flat.js';
 import { destsOf, sourcesOf } from './analysis.js';
 import { assign, bin, num, NotModelled, regVar, select, value, type Lane, type ValueEnv } from './emit.js';
@@ -20,9 +23,42 @@ function typeOf(mods: string[]): string {
 
 const unsigned = (t: string) => t.startsWith('u') || t.startsWith('b');
 const width = (t: string) => (t === 'pred' ? 1 : Number(t.slice(1)));
-/** `e` modulo 2^32 when `t` is a 32-bit (or narrower) unsigned type. */
+/** `e` modulo 2^w when `t` is an unsigned type of w ≤ 32 bits. */
 function asUnsigned(e: Expr, t: string): Expr {
-  return unsigned(t) && width(t) <= 32 ? bin('&', e, num(0xffffffff)) : e;
+  return unsigned(t) && width(t) <= 32 ? bin('&', e, num(2 ** width(t) - 1)) : e;
+}
+
+/**
+ * The low `w` bits of `e` read in two's complement (−2^(w−1) … 2^(w−1) − 1):
+ * e − ⌊(e + 2^(w−1)) / 2^w⌋ · 2^w, with the machine's fast operators (no `&` past 32 bits).
+ */
+function asSigned(e: Expr, w: number): Expr {
+  return bin('-', e, bin('*', bin('>>', bin('+', e, num(2 ** (w - 1))), num(w)), num(2 ** w)));
+}
+
+/**
+ * `e` read as a value of type `t` where a result depends on more than its bits modulo 2^w (PTX ISA
+ * §5.2.1 fundamental types): a register's value is exact, congruent to its bits modulo 2^w, so an
+ * unsigned type of w ≤ 32 bits reads it modulo 2^w and a signed one in two's complement (an
+ * immediate already in range as it is); a 64-bit value as it is.
+ */
+function asType(e: Expr, t: string): Expr {
+  if (unsigned(t) || t === 'pred' || width(t) > 32) return asUnsigned(e, t);
+  const w = width(t);
+  if (e.k === 'num' && e.v >= -(2 ** (w - 1)) && e.v < 2 ** (w - 1)) return e;
+  return asSigned(e, w);
+}
+
+/**
+ * A shift count (PTX ISA §9.7.4 `shl`, `shr`: a `.u32` operand; "shift amounts greater
+ * than the register width N are clamped to N"), clamped to min(N, 63): the largest count the
+ * machine's shifts take, which gives the same result as N for every value it represents exactly.
+ */
+function shiftCount(c: Expr, t: string): Expr {
+  const max = Math.min(width(t), 63);
+  if (c.k === 'num') return c.v >= 0 && c.v <= max ? c : num(max);
+  const n = bin('-', c, bin('*', bin('>>', c, num(32)), num(2 ** 32))); // c modulo 2^32, with fast operators
+  return select(bin('>', n, num(max)), num(max), n);
 }
 
 const CMP: Record<string, Extract<Expr, { k: 'bin' }>['op']> = { eq: '==', ne: '!=', lt: '<', lo: '<', le: '<=', ls: '<=', gt: '>', hi: '>', ge: '>=', hs: '>=' };
@@ -44,44 +80,69 @@ export function aluStmts(env: ValueEnv, it: FlatIns, loc: SrcLoc, divergent: boo
   const srcs = sourcesOf(it);
   if (!dests.length || dests.every((d) => env.facts.opaque(d))) return [];
   const t = typeOf(ins.mods);
-  const val = (i: number, lane: Lane): Expr => {
-    const o = srcs[i];
-    if (!o) throw new NotModelled(`${ins.opcode}: missing operand ${i + 1}`);
-    return value(env, it, o, lane);
-  };
-  const u = (i: number, lane: Lane) => asUnsigned(val(i, lane), t);
-  let f: (lane: Lane) => Expr;
+  if (ins.base === 'mov' && (srcs[0]?.kind === 'vector' || ins.operands[0]?.kind === 'vector')) return packStmts(env, it, dests, t, loc, divergent, guard);
+  if (ins.base === 'setp') return setp(env, it, dests, t, (i, l) => operand(it, srcs, i, l, (at, o, lane) => value(env, at, o, lane)), loc, divergent, guard);
+  const f = aluExpr(it, (at, o, lane) => value(env, at, o, lane));
+  return dests.flatMap((d) => assign(env, d, f, loc, divergent, guard));
+}
+
+/** Reads source operand `o` of instruction `at` in `lane` as an IR expression (emit.ts `value` when translating). */
+export type OperandReader = (at: FlatIns, o: Operand, lane: Lane) => Expr;
+
+/** Source operand `i` of `it` through `read`; `NotModelled` when the instruction lacks it. */
+function operand(it: FlatIns, srcs: Operand[], i: number, lane: Lane, read: OperandReader): Expr {
+  const o = srcs[i];
+  if (!o) throw new NotModelled(`${it.ins.opcode}: missing operand ${i + 1}`);
+  return read(it, o, lane);
+}
+
+/**
+ * The value per lane that ALU instruction `it` assigns its destination, as an IR expression over
+ * the source operands `read` gives: PTX ISA §9.7.1 integer arithmetic (`add`, `sub`, `mul`, `mad`,
+ * `div`, `rem`, `abs`, `neg`, `min`, `max`), §9.7.3 `selp`, §9.7.4 logic and shift (`and`, `or`,
+ * `xor`, `not`, `shl`, `shr`), §9.7.9 `mov`, `cvt` and `cvta`. The one statement of these rules:
+ * the translation assigns it (aluStmts), launch-const.ts evaluates it with a launch's values.
+ * `setp` and a vector `mov` have statements of their own; they and any other form throw `NotModelled`.
+ */
+export function aluExpr(it: FlatIns, read: OperandReader): (lane: Lane) => Expr {
+  const ins = it.ins;
+  const srcs = sourcesOf(it);
+  const t = typeOf(ins.mods);
+  const val = (i: number, lane: Lane): Expr => operand(it, srcs, i, lane, read);
+  const u = (i: number, lane: Lane) => asType(val(i, lane), t);
   const op = ins.base;
-  if (op === 'mov' && (srcs[0]?.kind === 'vector' || ins.operands[0]?.kind === 'vector')) return packStmts(env, it, dests, t, loc, divergent, guard);
+  if (op === 'mov' && (srcs[0]?.kind === 'vector' || ins.operands[0]?.kind === 'vector')) throw new NotModelled(`${ins.opcode} of a vector`);
   switch (op) {
-    case 'mov': case 'cvta': f = (l) => val(0, l); break;
-    case 'add': f = (l) => bin('+', val(0, l), val(1, l)); break;
-    case 'sub': f = (l) => bin('-', val(0, l), val(1, l)); break;
-    case 'mul': f = ins.mods.includes('hi') ? (l) => mulHi(u(0, l), u(1, l), t) : (l) => bin('*', val(0, l), val(1, l)); break;
-    case 'mad': f = ins.mods.includes('hi') ? (l) => bin('+', mulHi(u(0, l), u(1, l), t), val(2, l)) : (l) => bin('+', bin('*', val(0, l), val(1, l)), val(2, l)); break;
-    case 'div': f = (l) => bin('/', u(0, l), u(1, l)); break;
-    case 'rem': f = (l) => bin('%', u(0, l), u(1, l)); break;
-    case 'shl': f = (l) => bin('<<', val(0, l), val(1, l)); break;
+    case 'mov': case 'cvta': return (l) => val(0, l);
+    case 'add': return (l) => bin('+', val(0, l), val(1, l));
+    case 'sub': return (l) => bin('-', val(0, l), val(1, l));
+    case 'mul': case 'mad': {
+      // `.lo` keeps the product's low bits (any representative will do); `.hi` and `.wide` read the operands with their type.
+      const hi = ins.mods.includes('hi');
+      const x = ins.mods.includes('wide') || hi ? u : val;
+      const p = hi ? (l: Lane) => mulHi(u(0, l), u(1, l), t) : (l: Lane) => bin('*', x(0, l), x(1, l));
+      return op === 'mul' ? p : (l) => bin('+', p(l), val(2, l));
+    }
+    case 'div': return (l) => bin('/', u(0, l), u(1, l));
+    case 'rem': return (l) => bin('%', u(0, l), u(1, l));
+    case 'shl': return (l) => bin('<<', val(0, l), shiftCount(val(1, l), t));
     case 'shr': {
       const w = wideHighOf(it);
       // `shr.u64 q, d, s` of `mul.wide.u32 d, a, b` (s ≥ 32): the product's high half, exactly (widemul.ts).
-      f = w ? (l) => bin('>>', high32(asUnsigned(value(env, w.mul, w.a, l), 'u32'), asUnsigned(value(env, w.mul, w.b, l), 'u32')), num(w.extra)) : (l) => bin('>>', u(0, l), val(1, l));
-      break;
+      return w ? (l) => bin('>>', high32(asUnsigned(read(w.mul, w.a, l), 'u32'), asUnsigned(read(w.mul, w.b, l), 'u32')), num(w.extra)) : (l) => bin('>>', u(0, l), shiftCount(val(1, l), t));
     }
-    case 'and': f = (l) => bin('&', val(0, l), val(1, l)); break;
-    case 'or': f = (l) => bin('|', val(0, l), val(1, l)); break;
-    case 'xor': f = (l) => bin('^', val(0, l), val(1, l)); break;
-    case 'not': f = t === 'pred' ? (l) => bin('==', val(0, l), num(0)) : (l) => ({ k: 'un', op: '~', a: val(0, l) }); break;
-    case 'neg': f = (l) => ({ k: 'un', op: '-', a: val(0, l) }); break;
-    case 'abs': f = (l) => select(bin('<', val(0, l), num(0)), { k: 'un', op: '-', a: val(0, l) }, val(0, l)); break;
-    case 'min': f = (l) => select(bin('<', u(0, l), u(1, l)), u(0, l), u(1, l)); break;
-    case 'max': f = (l) => select(bin('>', u(0, l), u(1, l)), u(0, l), u(1, l)); break;
-    case 'selp': f = (l) => select(bin('!=', val(2, l), num(0)), val(0, l), val(1, l)); break;
-    case 'cvt': f = cvt(ins.mods, val); break;
-    case 'setp': return setp(env, it, dests, t, val, loc, divergent, guard);
+    case 'and': return (l) => bin('&', val(0, l), val(1, l));
+    case 'or': return (l) => bin('|', val(0, l), val(1, l));
+    case 'xor': return (l) => bin('^', val(0, l), val(1, l));
+    case 'not': return t === 'pred' ? (l) => bin('==', val(0, l), num(0)) : (l) => ({ k: 'un', op: '~', a: val(0, l) });
+    case 'neg': return (l) => ({ k: 'un', op: '-', a: val(0, l) });
+    case 'abs': return (l) => select(bin('<', u(0, l), num(0)), { k: 'un', op: '-', a: u(0, l) }, u(0, l));
+    case 'min': return (l) => select(bin('<', u(0, l), u(1, l)), u(0, l), u(1, l));
+    case 'max': return (l) => select(bin('>', u(0, l), u(1, l)), u(0, l), u(1, l));
+    case 'selp': return (l) => select(bin('!=', val(2, l), num(0)), val(0, l), val(1, l));
+    case 'cvt': return cvt(ins.mods, val);
     default: throw new NotModelled(ins.opcode);
   }
-  return dests.flatMap((d) => assign(env, d, f, loc, divergent, guard));
 }
 
 /**
@@ -133,7 +194,7 @@ function cvt(mods: string[], val: (i: number, l: Lane) => Expr): (l: Lane) => Ex
       const low = bin('&', a, num(2 ** w - 1));
       return d.startsWith('s') ? bin('-', bin('&', bin('+', low, num(2 ** (w - 1))), num(2 ** w - 1)), num(2 ** (w - 1))) : low;
     }
-    return unsigned(s) ? asUnsigned(a, s) : a;
+    return asType(a, s);
   };
 }
 
@@ -143,7 +204,7 @@ function setp(env: ValueEnv, it: FlatIns, dests: string[], t: string, val: (i: n
   if (!rel) throw new NotModelled(`${it.ins.opcode} (comparison ${mods[0]})`);
   const boolOp = mods[1] === 'and' || mods[1] === 'or' || mods[1] === 'xor' ? mods[1] : undefined;
   const cmp = (l: Lane): Expr => {
-    const c = bin(rel, asUnsigned(val(0, l), t), asUnsigned(val(1, l), t));
+    const c = bin(rel, asType(val(0, l), t), asType(val(1, l), t));
     if (!boolOp) return c;
     const q = val(2, l);
     return boolOp === 'and' ? bin('&&', c, q) : boolOp === 'or' ? bin('||', c, q) : bin('!=', c, bin('!=', q, num(0)));

@@ -5,15 +5,22 @@
  * its mbarriers sit at a byte offset computed at run time from a parameter; with the launch's
  * values that offset is a number before the kernel runs (mixed.ts).
  *
- * Arithmetic follows PTX ISA §9.7.1 (integer arithmetic: `add`, `sub`, `mul.lo` / `.wide` / `.hi`,
- * `mad.lo`, `div`, `rem`, `min`, `max`, `neg`, `abs`), §9.7.4 (`and`, `or`, `xor`, `not`, `shl`,
- * `shr`: arithmetic for signed types, logical otherwise; shift amounts past the width clamp) and
- * §9.7.9.21 (`cvt` between integer types: truncation, zero or sign extension). Values are the bits
- * of the instruction's type, as a register holds them; a signed type reads them in two's complement.
+ * The forms followed: `ld.param`, PTX ISA §9.7.1 integer arithmetic (`add`, `sub`, `mul.lo` /
+ * `.wide` / `.hi`, `mad.lo`, `div`, `rem`, `min`, `max`, `neg`, `abs`), §9.7.4 logic and shift
+ * (`and`, `or`, `xor`, `not`, `shl`, `shr`) and §9.7.9 `mov` and `cvt` between integer types. Their
+ * semantics are not restated here: a definition's value is the value of the IR expression alu.ts
+ * makes of the instruction (what the translated kernel computes at run time), evaluated by the
+ * machine's arithmetic (kernel/expr.ts `evalExpr`) with the values of its sources. So a value is the
+ * exact integer the run computes (`sub.u32` of 0 and 8 is −8, an offset before the array), and an
+ * evaluation the machine would refuse (beyond ±(2^53 − 1), a shift count outside 0..63) has none.
  */
+import { EvalFault, evalExpr } from '../kernel/expr.js';
+import type { Expr } from '../kernel/ir.js';
 import type { Operand } from '../ptx/ast.js';
+import { aluExpr } from './alu.js';
 import { destsOf, type Facts } from './analysis.js';
 import { defsOf, paramAddress } from './defs.js';
+import { NotModelled, num } from './emit.js';
 import type { FlatIns } from './flat.js';
 
 /** The launch's integer parameters. */
@@ -24,54 +31,38 @@ export interface LaunchParams {
   value(param: string, offset: number): number | undefined;
 }
 
-/** The integer type a modifier names (`u32`, `s64`, `b16`), or undefined. */
-function intType(m: string): { signed: boolean; bits: number } | undefined {
-  const t = /^([usb])(8|16|32|64)$/.exec(m);
-  return t ? { signed: t[1] === 's', bits: Number(t[2]) } : undefined;
-}
-
-/** The instruction's types in modifier order (`cvt.u64.u32`: destination, then source). */
-function typesOf(mods: readonly string[]): Array<{ signed: boolean; bits: number }> {
-  return mods.flatMap((m) => intType(m) ?? []);
-}
-
-const mask = (bits: number) => (1n << BigInt(bits)) - 1n;
-/** `v` as the `bits`-bit register holds it (bits, unsigned). */
-const wrap = (v: bigint, bits: number) => v & mask(bits);
-/** The register bits `v` read as a `bits`-bit value of the given signedness. */
-const read = (v: bigint, bits: number, signed: boolean) => {
-  const u = wrap(v, bits);
-  return signed && u >> BigInt(bits - 1) ? u - (1n << BigInt(bits)) : u;
-};
-
 /** Limits of one evaluation: definition chains longer than this are not followed. */
 const MAX_DEPTH = 48;
+
+/** A source that has no launch value: the evaluation stops with undefined. */
+class NotConst extends Error {}
+
+/** What one evaluation reads: values known so far by register (null: none, or being computed). */
+interface Walk { facts: Facts; param: LaunchParams; memo: Map<string, number | null> }
 
 /**
  * The value operand `o` of instruction `it` holds whenever `it` runs, as a number, when every
  * definition that can reach it computes one value from immediates and launch parameters
  * (`param`); undefined otherwise (a thread index, a loaded value, a guarded or conflicting
- * definition, a form not listed above). A value outside ±(2^53 − 1) is undefined.
+ * definition, a form not listed above, arithmetic the machine would refuse: an {@link EvalFault}).
+ * Each definition's value is its PTX ISA semantics (§9.7.1, §9.7.4, §9.7.9) as alu.ts `aluExpr` states them.
  */
 export function launchConst(facts: Facts, it: FlatIns, o: Operand | undefined, param: LaunchParams): number | undefined {
-  const v = operandValue(facts, it, o, param, new Map(), 0);
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  return Number.isSafeInteger(n) ? n : undefined;
+  return operandValue({ facts, param, memo: new Map() }, it, o, 0);
 }
 
-/** The operand's value as bits of at most 64 (an immediate exactly as written), or undefined. */
-function operandValue(facts: Facts, it: FlatIns, o: Operand | undefined, param: LaunchParams, memo: Map<string, bigint | null>, depth: number): bigint | undefined {
+/** The operand's value, or undefined. */
+function operandValue(w: Walk, it: FlatIns, o: Operand | undefined, depth: number): number | undefined {
   if (!o) return undefined;
-  if (o.kind === 'int') return o.value;
+  if (o.kind === 'int') return exact(o.value);
   if (o.kind !== 'name' || depth > MAX_DEPTH) return undefined;
   const reg = it.name(o.name);
-  if (memo.has(reg)) return memo.get(reg) ?? undefined;
-  memo.set(reg, null); // a definition that depends on itself (a loop) has no launch value
-  const defs = defsOf(facts, reg);
-  let out: bigint | undefined;
+  if (w.memo.has(reg)) return w.memo.get(reg) ?? undefined;
+  w.memo.set(reg, null); // a definition that depends on itself (a loop) has no launch value
+  const defs = defsOf(w.facts, reg);
+  let out: number | undefined;
   for (const d of defs) {
-    const v = d.ins.guard ? undefined : defValue(facts, d, reg, param, memo, depth + 1);
+    const v = d.ins.guard ? undefined : defValue(w, d, reg, depth + 1);
     if (v === undefined || (out !== undefined && out !== v)) {
       out = undefined;
       break;
@@ -79,75 +70,64 @@ function operandValue(facts: Facts, it: FlatIns, o: Operand | undefined, param: 
     out = v;
   }
   if (!defs.length) out = undefined;
-  memo.set(reg, out ?? null);
+  w.memo.set(reg, out ?? null);
   return out;
 }
 
-/** The value definition `d` gives its destination `reg`. */
-function defValue(facts: Facts, d: FlatIns, reg: string, param: LaunchParams, memo: Map<string, bigint | null>, depth: number): bigint | undefined {
+const exact = (v: bigint): number | undefined => (Number.isSafeInteger(Number(v)) ? Number(v) : undefined);
+
+/**
+ * The value definition `d` gives its destination `reg`: an `ld.param` the parameter's value (what
+ * the translation's parameter variable holds), an ALU form listed above the value of alu.ts's
+ * expression for it.
+ */
+function defValue(w: Walk, d: FlatIns, reg: string, depth: number): number | undefined {
   const ins = d.ins;
-  if (destsOf(d).length !== 1 || destsOf(d)[0] !== reg) return undefined;
-  const types = typesOf(ins.mods);
-  const t = types[0];
-  if (!t) return undefined;
-  const srcs = ins.operands.slice(1);
-  const val = (i: number) => operandValue(facts, d, srcs[i], param, memo, depth);
-  if (ins.base === 'ld') return ins.mods.includes('param') ? paramLoad(facts, d, srcs[0], t, param) : undefined;
-  if (ins.base === 'cvt') {
-    const from = types[1];
-    const a = val(0);
-    if (!from || a === undefined || ins.mods.some((m) => m.startsWith('r') || m === 'sat')) return undefined;
-    return wrap(read(a, from.bits, from.signed), t.bits);
+  if (destsOf(d).length !== 1 || destsOf(d)[0] !== reg || !ins.mods.some((m) => /^[usb](8|16|32|64)$/.test(m))) return undefined;
+  if (ins.base === 'ld') return ins.mods.includes('param') ? paramLoad(w, d, ins.operands[1]) : undefined;
+  if (!followed(ins.base, ins.mods, ins.operands.length - 1)) return undefined;
+  // alu.ts's expression over the sources, each source a variable of its register (or its immediate).
+  const vars = new Map<string, number>();
+  const read = (at: FlatIns, o: Operand): Expr => {
+    if (o.kind === 'int') return num(exact(o.value) ?? notConst());
+    if (o.kind !== 'name') return notConst();
+    const r = at.name(o.name);
+    const v = operandValue(w, at, o, depth) ?? notConst();
+    vars.set(r, v);
+    return { k: 'var', name: r };
+  };
+  try {
+    return evalExpr(aluExpr(d, read)('lead'), (n) => vars.get(n));
+  } catch (err) {
+    if (err instanceof NotConst || err instanceof EvalFault || err instanceof NotModelled) return undefined;
+    throw err;
   }
-  const args: bigint[] = [];
-  for (let i = 0; i < srcs.length; i++) {
-    const a = val(i);
-    if (a === undefined) return undefined;
-    args.push(a);
+}
+
+const notConst = (): never => {
+  throw new NotConst();
+};
+
+/**
+ * The forms followed (module comment): `cvt` between integer types without saturation or
+ * rounding, `add` / `sub` without `.sat` / `.cc`, `mul.lo` / `.wide` / `.hi`, `mad.lo` without `.cc`,
+ * the one-source `mov`, `neg`, `abs`, `not`, and the other listed operations.
+ */
+function followed(op: string, mods: readonly string[], sources: number): boolean {
+  switch (op) {
+    case 'cvt': return !mods.some((m) => m.startsWith('r') || m === 'sat') && mods.filter((m) => /^[usb](8|16|32|64)$/.test(m)).length === 2;
+    case 'add': case 'sub': return !mods.includes('sat') && !mods.includes('cc');
+    case 'mul': return mods.includes('lo') || mods.includes('wide') || mods.includes('hi');
+    case 'mad': return mods.includes('lo') && !mods.includes('cc');
+    case 'mov': case 'neg': case 'abs': case 'not': return sources === 1;
+    case 'div': case 'rem': case 'min': case 'max': case 'and': case 'or': case 'xor': case 'shl': case 'shr': return true;
+    default: return false;
   }
-  const wide = ins.mods.includes('wide');
-  const r = alu(ins.base, ins.mods, args.map((a) => read(a, t.bits, t.signed)), t, wide);
-  return r === undefined ? undefined : wrap(r, wide ? 2 * t.bits : t.bits);
 }
 
 /** An `ld.param` of a whole scalar parameter or a struct field the launch gives (`--param`). */
-function paramLoad(facts: Facts, d: FlatIns, a: Operand | undefined, t: { signed: boolean; bits: number }, param: LaunchParams): bigint | undefined {
+function paramLoad(w: Walk, d: FlatIns, a: Operand | undefined): number | undefined {
   if (a?.kind !== 'address' || !a.base || a.rest?.length) return undefined;
-  const at = paramAddress(facts, d, a.base, Number(a.offset), (n) => param.isParam(n));
-  const v = at ? param.value(at.param, at.offset) : undefined;
-  return v === undefined ? undefined : wrap(BigInt(v), t.bits);
-}
-
-/** One ALU operation on operands read with the instruction's type; undefined for a form not computed. */
-function alu(op: string, mods: readonly string[], a: bigint[], t: { signed: boolean; bits: number }, wide: boolean): bigint | undefined {
-  const [x, y, z] = a;
-  const shift = (n: bigint | undefined) => (n === undefined ? undefined : n < 0n || n > BigInt(t.bits) ? BigInt(t.bits) : n);
-  switch (op) {
-    case 'mov': return a.length === 1 ? x : undefined;
-    case 'add': return x !== undefined && y !== undefined && !mods.includes('sat') && !mods.includes('cc') ? x + y : undefined;
-    case 'sub': return x !== undefined && y !== undefined && !mods.includes('sat') && !mods.includes('cc') ? x - y : undefined;
-    case 'mul':
-      if (x === undefined || y === undefined) return undefined;
-      if (mods.includes('hi')) return (x * y) >> BigInt(t.bits);
-      return mods.includes('lo') || wide ? x * y : undefined;
-    case 'mad':
-      return x !== undefined && y !== undefined && z !== undefined && mods.includes('lo') && !mods.includes('cc') ? x * y + z : undefined;
-    case 'div': return x !== undefined && y ? x / y : undefined; // BigInt division truncates toward zero, as PTX's
-    case 'rem': return x !== undefined && y ? x % y : undefined;
-    case 'min': return x !== undefined && y !== undefined ? (x < y ? x : y) : undefined;
-    case 'max': return x !== undefined && y !== undefined ? (x > y ? x : y) : undefined;
-    case 'neg': return x !== undefined && a.length === 1 ? -x : undefined;
-    case 'abs': return x !== undefined && a.length === 1 ? (x < 0n ? -x : x) : undefined;
-    case 'and': return x !== undefined && y !== undefined ? x & y : undefined;
-    case 'or': return x !== undefined && y !== undefined ? x | y : undefined;
-    case 'xor': return x !== undefined && y !== undefined ? x ^ y : undefined;
-    case 'not': return x !== undefined && a.length === 1 ? ~x : undefined;
-    case 'shl': { const s = shift(y); return x !== undefined && s !== undefined ? x << s : undefined; }
-    case 'shr': {
-      const s = shift(y);
-      if (x === undefined || s === undefined) return undefined;
-      return x >> s; // x was read signed for .s types (arithmetic shift), unsigned otherwise (logical)
-    }
-    default: return undefined;
-  }
+  const at = paramAddress(w.facts, d, a.base, Number(a.offset), (n) => w.param.isParam(n));
+  return at ? w.param.value(at.param, at.offset) : undefined;
 }
