@@ -20,7 +20,9 @@
  * - symmetry groups of warps (analysis.ts) map onto groups.
  * Kernels with values or global memory, `resident=` below the grid, arrays pinned to one CTA
  * (`cta=N`), `.cta_group::2` MMAs or the memory-model detector's bookkeeping (relaxed arrives and
- * waits) get no CTA symmetry: their reason is {@link CtaSymmetry.reason}.
+ * waits) get no CTA symmetry: their reason is {@link CtaSymmetry.reason}. Roles run as written
+ * (PTX), whose warps read the rank into registers, are checked on their warp-relative analyses
+ * instead (cta-relative.ts), with the same program conditions and maps.
  */
 import { evalExpr, exprNames } from '../kernel/expr.js';
 import type { BufRef, Expr, Stmt } from '../kernel/ir.js';

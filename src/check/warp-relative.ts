@@ -41,11 +41,13 @@
  * fixpoints are unique, and the signature is written in code order.
  */
 import { foldExpr } from '../kernel/expr.js';
+import { exprDepth, opExprs, opOperands } from './op-operands.js';
 import type { Expr } from '../kernel/ir.js';
 import { BUILTINS, type AgentInfo, type Instr, type OpInstr, type Program, type RoleCode } from '../machine/program.js';
 import { decide, evalSet, form, formTable, GiveUp, substitute, toSet, type FormTable, type Sym, type VSet } from './warp-values.js';
 
 export { MAX_NODES, MAX_SET, MAX_TABLE } from './warp-values.js';
+export { exprDepth, opExprs, opOperands, type OperandKind } from './op-operands.js';
 
 /** Expressions nested deeper than this leave the role unanalysed (its warps get no relative symmetry). */
 export const MAX_EXPR_DEPTH = 256;
@@ -104,49 +106,6 @@ export function restPositions(rc: RoleCode): number {
   let n = 0;
   for (const ins of rc.code) if (ins.i === 'op' || ins.i === 'end') n++;
   return n;
-}
-
-const isExpr = (e: unknown): e is Expr => {
-  const k = (e as { k?: unknown } | null | undefined)?.k;
-  return k === 'num' || k === 'var' || k === 'bin' || k === 'un';
-};
-
-/** Nesting depth of `e` (a number or variable is 1), computed without recursion. */
-export function exprDepth(e: Expr): number {
-  return foldExpr(e, () => 1, (_x, a, b) => 1 + Math.max(a, b ?? 0));
-}
-
-/** What an operand of an operation selects: a CTA rank (a reference's `@cta`), a multicast CTA mask, or neither (null). */
-export type OperandKind = 'cta' | 'mask' | null;
-
-/**
- * The expressions an operation reads (its operands, references' indices, CTAs and offsets), in field
- * order, without recursion, each with what it selects ({@link OperandKind}: the `cta` of a
- * barrier or buffer reference, the operation's `multicast` mask).
- */
-export function opOperands(op: object): [Expr, OperandKind][] {
-  const out: [Expr, OperandKind][] = [];
-  const todo: [unknown, OperandKind][] = [[op, null]];
-  while (todo.length) {
-    const [v, kind] = todo.pop()!;
-    if (!v || typeof v !== 'object') continue;
-    if (isExpr(v)) out.push([v, kind]);
-    else if (Array.isArray(v)) for (let i = v.length - 1; i >= 0; i--) todo.push([v[i], null]);
-    else {
-      const isRef = typeof (v as { name?: unknown }).name === 'string' && isExpr((v as { index?: unknown }).index);
-      const xs = Object.entries(v);
-      for (let i = xs.length - 1; i >= 0; i--) {
-        const [k, x] = xs[i]!;
-        todo.push([x, isRef && k === 'cta' ? 'cta' : v === op && k === 'multicast' ? 'mask' : null]);
-      }
-    }
-  }
-  return out;
-}
-
-/** The expressions an operation reads (its operands, references' indices, CTAs and offsets), in field order, without recursion. */
-export function opExprs(op: object): Expr[] {
-  return opOperands(op).map(([e]) => e);
 }
 
 /**
