@@ -13,6 +13,7 @@ import { byLaneQuarter, warpSignature } from './warp-signature.js';
 import { MAX_KNOWN_ENTRIES, restPositions, warpRelative, type WarpRelative } from './warp-relative.js';
 import { asyncProxyOp, opDef } from '../machine/ops/index.js';
 import { ctaSymmetry, type CtaSymmetry } from './cta-symmetry.js';
+import { ptxCtaSymmetry } from './cta-relative.js';
 import { BoundReached, type Governor } from '../machine/governor.js';
 
 /**
@@ -60,7 +61,8 @@ export interface Analysis {
    * rests, the frame slots its record hash and stored encoding read (`live`) and the values of the
    * others there (`known`: they follow from its position and warp); per `jz`, the edges its warp
    * can take (`taken`, for settled.ts); null for every other agent, and for all of them under CTA
-   * symmetry (the whole frame is hashed and stored).
+   * symmetry found by the sketch check (the whole frame is hashed and stored; CTA symmetry found on
+   * these analyses, cta-relative.ts, keeps them).
    */
   rel: (Pick<WarpRelative, 'live' | 'known' | 'taken'> | null)[];
   /** True when any role uses named barriers (the encoding includes them only then). */
@@ -413,12 +415,21 @@ export function analyse(p: Program, opts: AnalyseOptions = {}): Analysis {
     locs, locIndex, waitSlots, histLen, histBase, histCount, dataBarriers, directTx, por, groups, groupOf, rel, usesNamed, frameLen,
     proxyKey, trackProxy, tmemManaged, manualSlot, manualCount, commitOnly, trackRelaxed: relaxedUse(p).track, cta: { perms: [], reason: 'off' },
   };
-  // A CTA permutation's image records would need each image agent's known slots: not combined (yet).
+  // CTA symmetry: for PTX, on the warps' analyses (cta-relative.ts), composed with their groups and
+  // kept slots (an image record keeps its slots and takes its image agent's known ones); else, or
+  // where that finds none and no warp group formed, the sketch check (the whole frame is hashed then).
   if (opts.ctaSymmetry !== false) {
-    an.cta = relGroups ? { perms: [], reason: 'warp-relative symmetry (PTX) is on' } : ctaSymmetry(p, an, () => {
+    const bound = () => {
       if (gov && gov.check() !== null) throw new BoundReached(gov.stoppedBy!);
-    });
+    };
+    const ptx = ptxCtaSymmetry(p, an, rel, bound);
+    if (ptx && ptx.perms.length) an.cta = ptx;
+    else if (relGroups) an.cta = ptx ?? { perms: [], reason: 'warp-relative symmetry (PTX) is on' };
+    else {
+      const sketch = ctaSymmetry(p, an, bound);
+      an.cta = sketch.perms.length || !ptx ? sketch : ptx;
+      if (an.cta.perms.length) an.rel = rel.map(() => null);
+    }
   }
-  if (an.cta.perms.length) an.rel = rel.map(() => null);
   return an;
 }

@@ -20,7 +20,9 @@
  * - symmetry groups of warps (analysis.ts) map onto groups.
  * Kernels with values or global memory, `resident=` below the grid, arrays pinned to one CTA
  * (`cta=N`), `.cta_group::2` MMAs or the memory-model detector's bookkeeping (relaxed arrives and
- * waits) get no CTA symmetry: their reason is {@link CtaSymmetry.reason}.
+ * waits) get no CTA symmetry: their reason is {@link CtaSymmetry.reason}. Roles run as written
+ * (PTX), whose warps read the rank into registers, are checked on their warp-relative analyses
+ * instead (cta-relative.ts), with the same program conditions and maps.
  */
 import { evalExpr, exprNames } from '../kernel/expr.js';
 import type { BufRef, Expr, Stmt } from '../kernel/ir.js';
@@ -105,7 +107,7 @@ function sigma(j: number, k: number, rank: readonly number[]): number {
 }
 
 /** Why `p` can have no CTA symmetry at all, or null. */
-function programReason(p: Program, an: Analysis): string | null {
+export function programReason(p: Program, an: Analysis): string | null {
   if (p.values) return 'the kernel uses values or global memory (cells are per CTA)';
   if (p.resident < p.grid) return 'resident= is below the grid';
   if (an.trackRelaxed) return 'relaxed arrives or waits (the memory-model detector keeps per-CTA records)';
@@ -116,7 +118,7 @@ function programReason(p: Program, an: Analysis): string | null {
 }
 
 /** The agent map of π, or a reason: the agent of the same cluster, role, instance and warp at rank π(r). */
-function agentMap(p: Program, rank: readonly number[]): Int32Array | string {
+export function agentMap(p: Program, rank: readonly number[]): Int32Array | string {
   const at = new Map<string, number>();
   const key = (a: AgentInfo, r: number) => `${a.cluster}:${r}:${a.role}:${a.instance}:${a.warp}`;
   for (const a of p.agents) at.set(key(a, a.rank), a.id);
@@ -266,7 +268,7 @@ function checkCode(p: Program, perm: Int32Array, rank: readonly number[]): Map<s
 }
 
 /** The barrier and buffer key maps of π (σ on the arrays in `blocks`). */
-function keyMaps(p: Program, rank: readonly number[], blocks: Map<string, number>): { bar: Int32Array; buf: Int32Array; cta: Int32Array } {
+export function keyMaps(p: Program, rank: readonly number[], blocks: Map<string, number>): { bar: Int32Array; buf: Int32Array; cta: Int32Array } {
   const C = p.clusterSize;
   const cta = new Int32Array(p.ctas);
   for (let c = 0; c < p.ctas; c++) cta[c] = Math.floor(c / C) * C + rank[c % C]!;
@@ -284,7 +286,7 @@ function keyMaps(p: Program, rank: readonly number[], blocks: Map<string, number
 }
 
 /** Whether π maps every symmetry group of warps onto a group, with its private buffers. */
-function groupsMap(an: Analysis, agent: Int32Array, buf: Int32Array): boolean {
+export function groupsMap(an: Analysis, agent: Int32Array, buf: Int32Array): boolean {
   const byFirst = new Map<number, number>();
   an.groups.forEach((g, gi) => g.agents.forEach((a) => byFirst.set(a, gi)));
   for (const g of an.groups) {

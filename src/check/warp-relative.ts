@@ -41,11 +41,13 @@
  * fixpoints are unique, and the signature is written in code order.
  */
 import { foldExpr } from '../kernel/expr.js';
+import { exprDepth, opExprs, opOperands } from './op-operands.js';
 import type { Expr } from '../kernel/ir.js';
 import { BUILTINS, type AgentInfo, type Instr, type OpInstr, type Program, type RoleCode } from '../machine/program.js';
-import { decide, evalSet, form, GiveUp, substitute, toSet, type Sym, type VSet } from './warp-values.js';
+import { decide, evalSet, form, formTable, GiveUp, substitute, toSet, type FormTable, type Sym, type VSet } from './warp-values.js';
 
 export { MAX_NODES, MAX_SET, MAX_TABLE } from './warp-values.js';
+export { exprDepth, opExprs, opOperands, type OperandKind } from './op-operands.js';
 
 /** Expressions nested deeper than this leave the role unanalysed (its warps get no relative symmetry). */
 export const MAX_EXPR_DEPTH = 256;
@@ -86,6 +88,14 @@ export interface WarpRelative {
   dead: (Int32Array | undefined)[];
   /** Per pc of a `jz` the warp reaches: bit 0 when it can fall through, bit 1 when it can jump (0 elsewhere). */
   taken: Uint8Array;
+  /**
+   * {@link sig} with the form of every operand that selects a CTA (a reference's `@cta`, a
+   * multicast mask) replaced by `§i`, its index in {@link sels}: CTA symmetry (cta-relative.ts)
+   * compares these as they are and the selectors through the CTA permutation.
+   */
+  ctaSig: string;
+  /** The CTA-selecting operands' values in code order: a known value or a table; `table` null where the form is text. */
+  sels: { kind: 'cta' | 'mask'; table: FormTable | null }[];
 }
 
 /** Most known-slot entries (rest positions × slots, summed over the agents) warp-relative symmetry tabulates for one program. */
@@ -96,30 +106,6 @@ export function restPositions(rc: RoleCode): number {
   let n = 0;
   for (const ins of rc.code) if (ins.i === 'op' || ins.i === 'end') n++;
   return n;
-}
-
-const isExpr = (e: unknown): e is Expr => {
-  const k = (e as { k?: unknown } | null | undefined)?.k;
-  return k === 'num' || k === 'var' || k === 'bin' || k === 'un';
-};
-
-/** Nesting depth of `e` (a number or variable is 1), computed without recursion. */
-export function exprDepth(e: Expr): number {
-  return foldExpr(e, () => 1, (_x, a, b) => 1 + Math.max(a, b ?? 0));
-}
-
-/** The expressions an operation reads (its operands, references' indices, CTAs and offsets), in field order, without recursion. */
-export function opExprs(op: object): Expr[] {
-  const out: Expr[] = [];
-  const todo: unknown[] = [op];
-  while (todo.length) {
-    const v = todo.pop();
-    if (!v || typeof v !== 'object') continue;
-    if (isExpr(v)) out.push(v);
-    else if (Array.isArray(v)) for (let i = v.length - 1; i >= 0; i--) todo.push(v[i]);
-    else { const xs = Object.values(v); for (let i = xs.length - 1; i >= 0; i--) todo.push(xs[i]); }
-  }
-  return out;
 }
 
 /**
@@ -304,6 +290,9 @@ function analyseWarp(p: Program, rc: RoleCode, a: AgentInfo): WarpRelative {
   const known: (number[] | undefined)[] = new Array(c.code.length);
   const dead: (Int32Array | undefined)[] = new Array(c.code.length);
   const taken = new Uint8Array(c.code.length);
+  const sels: WarpRelative['sels'] = [];
+  /** Lines of the signature whose CTA-selecting operands ctaSig writes as `§i`. */
+  const ctaLines = new Map<number, string>();
   const n = c.nslots;
   for (let pc0 = 0; pc0 < c.code.length; pc0++) {
     const entry = at[pc0];
@@ -350,7 +339,10 @@ function analyseWarp(p: Program, rc: RoleCode, a: AgentInfo): WarpRelative {
         sym[ins.slot] = s && s.length === 1 ? s[0]! : v;
       } else if (ins.i === 'op' || ins.i === 'end') {
         const own = ins.i === 'op' ? [ins.dest, ins.token].filter((x): x is number => x !== undefined) : [];
-        const ops = ins.i === 'op' ? opExprs((ins as OpInstr).op).map((e) => form(substitute(e, sym, c.slotOf, c.params), sets)).join(',') : '';
+        const operands = ins.i === 'op' ? opOperands((ins as OpInstr).op).map(([e, kind]) => [substitute(e, sym, c.slotOf, c.params), kind] as const) : [];
+        const forms = operands.map(([v]) => form(v, sets));
+        const ops = forms.join(',');
+        const opsC = operands.some(([, kind]) => kind) ? operands.map(([v, kind], i) => (kind ? `§${sels.push({ kind, table: formTable(v, sets) }) - 1}` : forms[i]!)).join(',') : ops;
         const kept: number[] = [];
         const gone: number[] = [];
         const kn: number[] = new Array(n);
@@ -361,7 +353,9 @@ function analyseWarp(p: Program, rc: RoleCode, a: AgentInfo): WarpRelative {
           else if (has(liveIn[pc]!, j) || isOwn) { kept.push(j); kn[j] = NaN; }
           else { gone.push(j); kn[j] = 0; }
         }
-        out.push(`${pc}!${ops}@${kept.join('.')}:${changed(kept)}`);
+        const tail = `@${kept.join('.')}:${changed(kept)}`;
+        if (opsC !== ops) ctaLines.set(out.length, `${pc}!${opsC}${tail}`);
+        out.push(`${pc}!${ops}${tail}`);
         live[pc] = Int32Array.from(kept);
         dead[pc] = Int32Array.from(gone);
         known[pc] = kn;
@@ -388,7 +382,8 @@ function analyseWarp(p: Program, rc: RoleCode, a: AgentInfo): WarpRelative {
       }
     }
   }
-  return { sig: out.join('\n'), live, known, dead, taken };
+  const ctaSig = ctaLines.size ? out.map((l, i) => ctaLines.get(i) ?? l).join('\n') : out.join('\n');
+  return { sig: out.join('\n'), live, known, dead, taken, ctaSig, sels };
 }
 
 /**

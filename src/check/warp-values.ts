@@ -163,33 +163,46 @@ function evalAt(e: Expr, at: ReadonlyMap<string, number>): number | 'F' {
   });
 }
 
-/**
- * The form of symbolic value `v` (see the module comment): `#n` when known, a table over its free
- * values' sets (`sets`), else its text. `values` false: a table tells only which rows fault.
- */
-export function form(v: Sym, sets: ReadonlyMap<string, VSet>, values = true): string {
-  if (typeof v === 'number') return values ? `#${v}` : 'K';
+/** The values of a form: a known value (`head` empty, one value), or a table over the free values' sets (`head` names them and their sets). */
+export interface FormTable {
+  head: string;
+  /** One value per row ('F': the machine's evaluation faults). */
+  vals: (number | 'F')[];
+}
+
+/** The table of symbolic value `v` over its free values' sets (`sets`), or null when it has more than {@link MAX_TABLE} rows or reads an unknown name. */
+export function formTable(v: Sym, sets: ReadonlyMap<string, VSet>): FormTable | null {
+  if (typeof v === 'number') return { head: '', vals: [v] };
   const ns = names(v);
   if (ns.some((n) => n.startsWith('†'))) throw new GiveUp('a dead slot is read');
   let rows = 1;
   const domain: [string, number[]][] = [];
   for (const n of ns) {
     const s = n.startsWith('$') ? sets.get(n) : null;
-    if (!s) { rows = Infinity; break; }
+    if (!s) return null;
     domain.push([n, s]);
     rows *= s.length;
   }
-  if (rows > MAX_TABLE) return text(v);
+  if (rows > MAX_TABLE) return null;
   const at = new Map<string, number>();
-  const out: string[] = [];
+  const vals: (number | 'F')[] = [];
   const idx = new Array<number>(domain.length).fill(0);
   for (let r = 0; r < rows; r++) {
     domain.forEach(([n, s], i) => at.set(n, s[idx[i]!]!));
-    const x = evalAt(v, at);
-    out.push(values ? String(x) : x === 'F' ? 'F' : '.');
+    vals.push(evalAt(v, at));
     for (let i = domain.length - 1; i >= 0; i--) { if (++idx[i]! < domain[i]![1].length) break; idx[i] = 0; }
   }
-  const head = domain.map(([n, s]) => `${n}:${s.join('.')}`).join(';');
-  if (!values && !out.includes('F')) return `t`;
-  return `T[${head}]=${out.join(',')}`;
+  return { head: domain.map(([n, s]) => `${n}:${s.join('.')}`).join(';'), vals };
+}
+
+/**
+ * The form of symbolic value `v` (see the module comment): `#n` when known, a table over its free
+ * values' sets (`sets`), else its text. `values` false: a table tells only which rows fault.
+ */
+export function form(v: Sym, sets: ReadonlyMap<string, VSet>, values = true): string {
+  if (typeof v === 'number') return values ? `#${v}` : 'K';
+  const t = formTable(v, sets);
+  if (!t) return text(v);
+  if (!values && !t.vals.includes('F')) return `t`;
+  return `T[${t.head}]=${t.vals.map((x) => (values ? String(x) : x === 'F' ? 'F' : '.')).join(',')}`;
 }
