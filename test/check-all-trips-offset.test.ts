@@ -144,9 +144,10 @@ describe('every trip count, t * K with t from a value other than 0', () => {
   }, 120_000);
 });
 
-describe('the offset rebase (trips-offset.ts) against the kernel with the real count', () => {
+describe('the offset rebase (trips-rebase.ts) against the kernel with the real count', () => {
   test('random schedules: the state with K = 2^40 + r moved to K = n is the state with K = n, step by step until a trip loop ends', async () => {
-    const { offsetPlan, rebase } = await import('../src/check/trips-offset.js');
+    const { offsetPlan } = await import('../src/check/trips-offset.js');
+    const { rebase } = await import('../src/check/trips-rebase.js');
     const { tripLoopsOf } = await import('../src/check/trips-loops.js');
     const { usesInScope } = await import('../src/check/trips-scope.js');
     const { Machine } = await import('../src/machine/machine.js');

@@ -30,7 +30,8 @@ import { consistentWith, crossesTripHead, leastConsistent, mayEndLoop, tripLoops
 import { learnRates, shiftPlan, type ShiftPlan } from './trips-shift.js';
 import { shifted } from './trips-normal.js';
 import { sizedBy, usesInScope } from './trips-scope.js';
-import { negativeT, offsetPlan, rebase, touchedIn } from './trips-offset.js';
+import { offsetPlan } from './trips-offset.js';
+import { negativeT, rebase, touchedIn } from './trips-rebase.js';
 
 /** The huge trip count of the first search: no trip loop ends (exact integers up to 2^53). */
 export const HUGE_TRIPS = 2 ** 40;
