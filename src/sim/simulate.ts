@@ -313,6 +313,14 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
 
   // The last operation's end is never popped: past 2^53 its time is not exact either.
   const cycles = Math.max(now, end);
+  // Agents still parked at the end (a hang, or a stop) stalled from their park to the end.
+  for (let a = 0; a < nA; a++) {
+    if (parkedOn[a] === -2 || !(cycles > parkedAt[a]!)) continue;
+    const st = stats.stalls[a]!;
+    const cause = parkCause[a]!;
+    st[cause] = (st[cause] ?? 0) + (cycles - parkedAt[a]!);
+    if (spans) spans.push({ lane: laneOf(a), t0: parkedAt[a]!, t1: cycles, kind: 'stall', label: cause });
+  }
   if (!(cycles <= MAX_TIME)) throw new SimTimeError(`simulated time reached ${cycles} cycles (beyond 2^53, or not a number) after ${steps.toLocaleString('en-US')} steps: the timing parameters make the run too long to time exactly; use smaller latencies, or fewer iterations (--set)`);
   let verdict: SimVerdict = 'ok';
   let hang: HangReport | null = null;
