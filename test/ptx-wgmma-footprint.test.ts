@@ -213,4 +213,15 @@ describe('a planted bug found only with the footprint', () => {
     expect(elementsAt(reads[0]!, lets, base, base + 8192)[1]).toEqual(['smem[1]', 'smem[2]']);
     expect(verdict(FOOT(true, 128, hi))).toBe('race race smem[2]');
   }, 120_000);
+  it('the layout bits are followed through an unpack, a stage added to the low word and a repack (CUTLASS), and a shfl.sync broadcast', () => {
+    // stride byte offset 2048: m64n64k16's B spans 7 · 2048 + 1024 bytes, both halves (the fallback, 64 rows of 128 bytes, the first only)
+    const fb = wgmmas(kernel(FOOT(true, 64, 'or.b64 \t%rd11, %rd5, %rd6;'), 'foot.ptx', FL));
+    expect(elementsAt(fb.reads[0]!, fb.lets, baseOf(fb.lets, 'smem'), baseOf(fb.lets, 'smem') + 8192)[1]).toEqual(['smem[1]']);
+    const hi = 'or.b64 \t%rd7, %rd5, 4611686568183267328;\n\tmov.b64 \t{%r40, %r41}, %rd7;\n\tadd.s32 \t%r42, %r40, 0;\n\tshfl.sync.idx.b32 \t%r43, %r41, 0, 31, -1;\n\tmov.b64 \t%rd11, {%r42, %r43};';
+    const { reads, lets } = wgmmas(kernel(FOOT(true, 64, hi), 'foot.ptx', FL));
+    const base = baseOf(lets, 'smem');
+    expect(elementsAt(reads[0]!, lets, base, base + 8192)[1]).toEqual(['smem[1]', 'smem[2]']);
+    expect(verdict(FOOT(true, 64, hi))).toBe('race race smem[2]');
+    expect(verdict(FOOT(false, 64, hi))).toBe('ok');
+  }, 120_000);
 });

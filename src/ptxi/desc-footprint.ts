@@ -44,36 +44,52 @@ function addKnown(a: Known, b: Known): Known {
  * definition's, when several: their common bits); a register on a cycle of definitions, one
  * loaded or computed otherwise, has none known.
  */
-export function knownBits(facts: Facts, reg: string, seen: Set<string> = new Set()): Known {
-  if (seen.has(reg) || seen.size > 64) return UNKNOWN;
+export function knownBits(facts: Facts, reg: string, walk: Walk = { seen: new Set(), memo: new Map(), steps: 0 }): Known {
+  const done = walk.memo.get(reg);
+  if (done) return done;
+  if (walk.seen.has(reg) || ++walk.steps > 4096) return UNKNOWN;
   const ds = defsOf(facts, reg);
   if (!ds.length) return UNKNOWN;
-  seen.add(reg);
+  walk.seen.add(reg);
   try {
-    return ds.map((d) => defKnown(facts, d, seen)).reduce(join);
+    const k = ds.map((d) => defKnown(facts, d, reg, walk)).reduce(join);
+    walk.memo.set(reg, k);
+    return k;
   } finally {
-    seen.delete(reg);
+    walk.seen.delete(reg);
   }
 }
 
-function operandKnown(facts: Facts, it: FlatIns, o: Operand | undefined, seen: Set<string>): Known {
+/** A {@link knownBits} walk: the registers on its path (a cycle knows nothing), results so far, steps taken (at most 4096). */
+interface Walk { seen: Set<string>; memo: Map<string, Known>; steps: number }
+
+function operandKnown(facts: Facts, it: FlatIns, o: Operand | undefined, walk: Walk): Known {
   if (!o) return UNKNOWN;
   if (o.kind === 'int') return exact(BigInt(o.value));
   if (o.kind !== 'name' || /^%[a-z_]+(\.[xyz])?$/.test(o.name)) return UNKNOWN;
-  return knownBits(facts, it.name(o.name), seen);
+  return knownBits(facts, it.name(o.name), walk);
 }
 
 /** The known bits of the value `it` writes to its first destination. */
-function defKnown(facts: Facts, it: FlatIns, seen: Set<string>): Known {
+function defKnown(facts: Facts, it: FlatIns, reg: string, walk: Walk): Known {
   const ins = it.ins;
   const w = widths(ins.mods)[0] ?? 64;
   const [, a, b] = ins.operands;
-  const src = (o: Operand | undefined) => operandKnown(facts, it, o, seen);
+  const src = (o: Operand | undefined) => operandKnown(facts, it, o, walk);
   const sized = (k: Known) => zext(k, w);
   if (ins.guard) return UNKNOWN; // a guarded definition may leave the old value (joined elsewhere)
   switch (ins.base) {
     case 'mov': {
-      if (ins.operands.length !== 2 || ins.operands[0]?.kind === 'vector') return UNKNOWN;
+      const dst = ins.operands[0];
+      if (ins.operands.length !== 2) return UNKNOWN;
+      if (dst?.kind === 'vector') {
+        // an unpack `mov.b64 {%lo, %hi}, %rd`: item i is bits part·i .. of the source
+        const i = dst.items.findIndex((x) => x.kind === 'name' && it.name(x.name) === reg);
+        const part = w / dst.items.length;
+        if (i < 0 || a?.kind !== 'name') return UNKNOWN;
+        const x = src(a), sh = BigInt(part * i);
+        return zext({ zero: x.zero >> sh, one: x.one >> sh }, part);
+      }
       if (a?.kind === 'vector') {
         const part = w / a.items.length;
         return a.items.reduce<Known>((acc, x, i) => {
