@@ -101,6 +101,13 @@ describe('the translated wgmma reads every element its tile covers', () => {
       }
     }
   });
+  it('wgmma.ptx: A (64 x 16 bf16, 128-byte swizzle) is clamped to its 2 KiB array; B, MN-major (imm-trans-b 1), takes the larger role of LBO / SBO', () => {
+    const { reads, lets } = wgmmas(kernel(readFileSync('test/fixtures/ptx/wgmma.ptx', 'utf8'), 'wgmma.ptx', { block: 128 }));
+    const [a, b] = elementsAt(reads[0]!, lets, baseOf(lets, 'A'), baseOf(lets, 'B'));
+    // 64-byte elements: A's 8 KiB footprint is the whole array; B's (1024 + 16) + 7 · 128 + 128 bytes, rounded up to 128
+    expect(a).toEqual(Array.from({ length: 32 }, (_, i) => `A[${i}]`));
+    expect(b).toEqual(Array.from({ length: 2176 / 64 }, (_, i) => `B[${i}]`));
+  });
   it('desc_stage.ptx: m64n8k16 reads A stage s (8 KiB) and 1 KiB of B stage s', () => {
     const L = JSON.parse(readFileSync('test/fixtures/ptx/desc_stage.ptx.launch.json', 'utf8')) as PtxLaunch;
     const { reads, lets } = wgmmas(kernel(readFileSync('test/fixtures/ptx/desc_stage.ptx', 'utf8'), 'desc_stage.ptx', L));

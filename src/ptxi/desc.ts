@@ -100,6 +100,9 @@ export function descriptorReads(env: ValueEnv, reg: string, shared: Map<string, 
   return data.map((s) => ({ cond: bin('&&', bin('>=', addr, num(s.base)), bin('<', addr, num(s.base + s.size))), ...read(s) }));
 }
 
+/** The most elements one operand's read names (first, last and those after the first): an array of small elements keeps the MMA's read list bounded. */
+const MAX_REFS = 64;
+
 /** `min(a, b)` as an expression. */
 const min = (a: Expr, b: Expr): Expr => (a.k === 'num' && b.k === 'num' ? num(Math.min(a.v, b.v)) : bin('-', a, bin('*', bin('>', a, b), bin('-', a, b))));
 
@@ -108,7 +111,8 @@ const min = (a: Expr, b: Expr): Expr => (a.k === 'num' && b.k === 'num' ? num(Ma
  * ISA §9.7.15.5.1; `fp` from desc-footprint.ts: `start − start mod align` up to `roundUp(start +
  * extent, align)`), clamped to the array's end: the first and last element through `at` (each
  * checked as `at` checks one), those between as the first's index plus i, at most the last's
- * (duplicates name one element twice, which the MMA's reads allow).
+ * (duplicates name one element twice, which the MMA's reads allow); at most {@link MAX_REFS}, the
+ * first 63 and the last, when the operand spans more elements.
  */
 export function footprintRefs(s: SharedSym, start: Expr, fp: { align: number; extent: number }, at: (sym: SharedSym, addr: Expr) => BufRef): BufRef[] {
   const A = fp.align;
@@ -116,12 +120,12 @@ export function footprintRefs(s: SharedSym, start: Expr, fp: { align: number; ex
   const end = bin('*', bin('/', bin('+', start, num(fp.extent + A - 1)), num(A)), num(A));
   const first = at(s, begin);
   const longest = Math.ceil((fp.extent + A - 16) / A) * A; // start is 16-byte aligned: start mod A ≤ A − 16
-  const n = Math.min(Math.floor((longest - 1) / s.granule) + 2, Math.ceil(s.size / s.granule));
+  const n = Math.min(Math.floor((longest - 1) / s.granule) + 2, Math.ceil(s.size / s.granule), MAX_REFS);
   if (n <= 1) return [first];
   const last = at(s, min(bin('-', end, num(1)), num(s.base + s.size - 1)));
   if (first.index.k === 'num' && last.index.k === 'num') {
     const [i0, i1] = [first.index.v, last.index.v];
-    return [first, ...Array.from({ length: Math.max(0, i1 - i0 - 1) }, (_, i) => ({ ...first, index: num(i0 + 1 + i) })), ...(i1 > i0 ? [last] : [])];
+    return [first, ...Array.from({ length: Math.min(MAX_REFS - 2, Math.max(0, i1 - i0 - 1)) }, (_, i) => ({ ...first, index: num(i0 + 1 + i) })), ...(i1 > i0 ? [last] : [])];
   }
   const mid = Array.from({ length: n - 2 }, (_, i) => ({ ...first, index: min(bin('+', first.index, num(i + 1)), last.index) }));
   return [first, ...mid, last];
