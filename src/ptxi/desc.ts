@@ -14,12 +14,17 @@ import { bin, num, NotModelled, once, regVar, type Lane, type ValueEnv } from '.
 import type { InsEnv } from './insn.js';
 import type { FlatIns } from './flat.js';
 import type { SharedSym } from './layout.js';
+import { descriptorLayout, fallbackFootprint, footprint, type OperandShape } from './desc-footprint.js';
 
 /** The start-address field's mask (14 bits of 16-byte units). */
 const FIELD = 0x3fff;
 
-/** A buffer element a descriptor may name, under `cond` (its address falls in that array) when several arrays may hold it. */
-export interface DescRead { cond?: Expr; ref: BufRef }
+/**
+ * A buffer element a descriptor may name, under `cond` (its address falls in that array) when
+ * several arrays may hold it; `refs`, when the start address is decoded from the value: every
+ * element the operand of shape `op` covers ({@link footprintRefs}).
+ */
+export interface DescRead { cond?: Expr; ref: BufRef; refs?: (op: OperandShape) => BufRef[] }
 
 /** Whether an immediate operand leaves the low 14 bits of the other operand of `op` as they are. */
 function keepsField(op: string, o: Operand | undefined): boolean {
@@ -89,8 +94,67 @@ export function descriptorReads(env: ValueEnv, reg: string, shared: Map<string, 
   const data = from.length === 1 ? [shared.get(from[0]!)!] : [...shared.values()].filter((s) => s.role !== 'barrier');
   if (!data.length) return undefined;
   const addr = startAddress(env, low);
-  if (data.length === 1) return [{ ref: at(data[0]!, addr) }];
-  return data.map((s) => ({ cond: bin('&&', bin('>=', addr, num(s.base)), bin('<', addr, num(s.base + s.size))), ref: at(s, addr) }));
+  const layout = descriptorLayout(env.facts, reg);
+  const read = (s: SharedSym): DescRead => ({ ref: at(s, addr), refs: (op) => footprintRefs(s, addr, footprint(layout, op) ?? fallbackFootprint(op), at) });
+  if (data.length === 1) return [read(data[0]!)];
+  return data.map((s) => ({ cond: bin('&&', bin('>=', addr, num(s.base)), bin('<', addr, num(s.base + s.size))), ...read(s) }));
+}
+
+/** The most elements one operand's read names (first, last and those after the first): an array of small elements keeps the MMA's read list bounded. */
+const MAX_REFS = 64;
+
+/** `min(a, b)` as an expression. */
+const min = (a: Expr, b: Expr): Expr => (a.k === 'num' && b.k === 'num' ? num(Math.min(a.v, b.v)) : bin('-', a, bin('*', bin('>', a, b), bin('-', a, b))));
+
+/**
+ * The elements of data array `s` that the bytes an operand starting at `start` reads overlap (PTX
+ * ISA §9.7.15.5.1; `fp` from desc-footprint.ts: `start − start mod align` up to `roundUp(start +
+ * extent, align)`), clamped to the array's end: the first and last element through `at` (each
+ * checked as `at` checks one), those between as the first's index plus i, at most the last's
+ * (duplicates name one element twice, which the MMA's reads allow); at most {@link MAX_REFS}, the
+ * first 63 and the last, when the operand spans more elements.
+ */
+export function footprintRefs(s: SharedSym, start: Expr, fp: { align: number; extent: number }, at: (sym: SharedSym, addr: Expr) => BufRef): BufRef[] {
+  const A = fp.align;
+  const begin = A > 16 ? bin('-', start, bin('%', start, num(A))) : start;
+  const end = bin('*', bin('/', bin('+', start, num(fp.extent + A - 1)), num(A)), num(A));
+  const first = at(s, begin);
+  const longest = Math.ceil((fp.extent + A - 16) / A) * A; // start is 16-byte aligned: start mod A ≤ A − 16
+  const n = Math.min(Math.floor((longest - 1) / s.granule) + 2, Math.ceil(s.size / s.granule), MAX_REFS);
+  if (n <= 1) return [first];
+  const last = at(s, min(bin('-', end, num(1)), num(s.base + s.size - 1)));
+  if (first.index.k === 'num' && last.index.k === 'num') {
+    const [i0, i1] = [first.index.v, last.index.v];
+    return [first, ...Array.from({ length: Math.min(MAX_REFS - 2, Math.max(0, i1 - i0 - 1)) }, (_, i) => ({ ...first, index: num(i0 + 1 + i) })), ...(i1 > i0 ? [last] : [])];
+  }
+  const mid = Array.from({ length: n - 2 }, (_, i) => ({ ...first, index: min(bin('+', first.index, num(i + 1)), last.index) }));
+  return [first, ...mid, last];
+}
+
+/** Bits of one element of a wgmma type (§9.7.15.5: .f16/.bf16 16, .tf32 32, .e4m3/.e5m2/.s8/.u8 8, .b1 1). */
+const TYPE_BITS: Record<string, number> = { f16: 16, bf16: 16, tf32: 32, e4m3: 8, e5m2: 8, s8: 8, u8: 8, b1: 1 };
+
+/**
+ * The operand shapes of a `wgmma.mma_async` (PTX ISA §9.7.15.5): A has m rows, B n, both k of their
+ * type (`.dtype.atype.btype` after the shape); `imm-trans-a` / `imm-trans-b` (the .f16 / .bf16
+ * forms only) of 1 make the operand MN-major, 0 K-major; a transpose operand that is not an
+ * immediate leaves it open (both layouts' larger footprint).
+ */
+export function operandShapes(ins: FlatIns['ins'], shape: MmaShape): { a: OperandShape; b: OperandShape } {
+  const si = ins.mods.findIndex((x) => /^m\d+n\d+k\d+$/.test(x));
+  const [at, bt] = [ins.mods[si + 2], ins.mods[si + 3]];
+  const bits = (t: string | undefined) => TYPE_BITS[t ?? ''] ?? 16;
+  const ops = ins.operands;
+  const rs = ops[1]?.kind === 'vector'; // A from registers
+  const trans = (i: number): boolean | undefined => {
+    if (at !== 'f16' && at !== 'bf16') return false;
+    const o = ops[i];
+    return o?.kind === 'int' ? o.value !== 0n : undefined;
+  };
+  return {
+    a: { rows: shape.m, k: shape.k, bits: bits(at), mnMajor: trans(6) },
+    b: { rows: shape.n, k: shape.k, bits: bits(bt), mnMajor: trans(rs ? 6 : 7) },
+  };
 }
 
 /**
@@ -109,16 +173,17 @@ export function wgmmaStmts(env: InsEnv, it: FlatIns, lead: (o: Operand) => Expr,
   const [, mm, nn, kk] = /^m(\d+)n(\d+)k(\d+)$/.exec(shapeText ?? 'm64n64k16')!;
   const shape: MmaShape = { m: Number(mm), n: Number(nn), k: Number(kk) };
   const ops = ins.operands;
-  const alts: DescRead[][] = [];
+  const alts: [DescRead, OperandShape][][] = [];
+  const sh = operandShapes(ins, shape);
   // A from registers (the RS form): only B is read from shared memory
-  for (const o of [ops[1], ops[2]]) if (o && o.kind === 'name') alts.push(env.descReads(it, it.name(o.name)));
-  const combos = alts.reduce<DescRead[][]>((acc, xs) => acc.flatMap((c) => xs.map((x) => [...c, x])), [[]]);
-  const mma = (c: DescRead[]) => once({ op: 'wgmma.mma_async', reads: c.map((x) => x.ref), shape } as Op, loc, divergent, guard);
-  if (combos.length === 1 && combos[0]!.every((x) => !x.cond)) return mma(combos[0]!);
+  for (const [o, os] of [[ops[1], sh.a], [ops[2], sh.b]] as const) if (o && o.kind === 'name') alts.push(env.descReads(it, it.name(o.name)).map((x) => [x, os]));
+  const combos = alts.reduce<[DescRead, OperandShape][][]>((acc, xs) => acc.flatMap((c) => xs.map((x) => [...c, x])), [[]]);
+  const mma = (c: [DescRead, OperandShape][]) => once({ op: 'wgmma.mma_async', reads: c.flatMap(([x, os]) => (x.refs ? x.refs(os) : [x.ref])), shape } as Op, loc, divergent, guard);
+  if (combos.length === 1 && combos[0]!.every(([x]) => !x.cond)) return mma(combos[0]!);
   // Several arrays may hold a decoded start address: the one it falls in, at run time.
   const miss = once({ op: 'trap', message: `${ins.opcode}: a matrix descriptor's start address lies in no .shared data array` }, loc, divergent, guard);
   return combos.reduceRight<Stmt[]>((rest, c) => {
-    const conds = c.flatMap((x) => (x.cond ? [x.cond] : []));
+    const conds = c.flatMap(([x]) => (x.cond ? [x.cond] : []));
     const cond = conds.reduce((a, b) => bin('&&', a, b));
     return [{ s: 'if', cond, then: mma(c), else: rest, loc }];
   }, miss);
