@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { check, checkSarif, findExample, instantiate, parsePtx, parseSketch, simulate } from '../src/index.js';
 
@@ -21,6 +23,22 @@ describe('unknown option keys', () => {
     expect(() => instantiate(findExample('mechanism')!.build(), {}, { lockStep: true } as never)).toThrow(/instantiate: options has no option "lockStep" \(did you mean "lockstep"\?\)/);
     const r = check(program);
     expect(() => checkSarif(r, { repository: 'x' } as never)).toThrow(/checkSarif: options has no option "repository"/);
+  });
+
+  test('every option check and simulate take (as their errors list them) is documented in docs/API.md, with its default', () => {
+    const api = readFileSync(join(__dirname, '..', 'docs', 'API.md'), 'utf8');
+    const listed = (f: () => unknown): string[] => {
+      try {
+        f();
+      } catch (e) {
+        return /its options are (.*)$/.exec((e as Error).message)![1]!.split(', ');
+      }
+      throw new Error('no error');
+    };
+    const opts = [...listed(() => check(program, { zz: 1 } as never)), ...listed(() => simulate(program, { zz: 1 } as never))];
+    expect(opts).toEqual(expect.arrayContaining(['stableWaits', 'stableLandings', 'verifyHash', 'onTerminal', 'maxSteps']));
+    expect(opts.filter((o) => !new RegExp(`\\b${o}\\b`).test(api))).toEqual([]);
+    for (const o of ['stableWaits', 'stableLandings', 'verifyHash', 'onTerminal']) expect(api).toMatch(new RegExp(`^- \`${o}\` \\(default `, 'm'));
   });
 
   test('every documented option is still taken', () => {
