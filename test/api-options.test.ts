@@ -39,6 +39,9 @@ describe('unknown option keys', () => {
     expect(opts).toEqual(expect.arrayContaining(['stableWaits', 'stableLandings', 'verifyHash', 'onTerminal', 'maxSteps']));
     expect(opts.filter((o) => !new RegExp(`\\b${o}\\b`).test(api))).toEqual([]);
     for (const o of ['stableWaits', 'stableLandings', 'verifyHash', 'onTerminal']) expect(api).toMatch(new RegExp(`^- \`${o}\` \\(default `, 'm'));
+    // The two defaults of maxSteps, and why they differ.
+    expect(api).toMatch(/maxSteps \(default 50,000,000; `mbsim run --max-steps` defaults to 500,000/);
+    expect(api).toMatch(/`--max-steps` defaults to 500,000, so a spinning kernel/);
   });
 
   test('explainWord: text of up to 8 hex digits is a token, 9 to 16 a word; a number or bigint is always the word (docs/API.md)', () => {
