@@ -32,8 +32,10 @@ export const passedAtOnce = (r: PhaseRow): boolean => r.phase === 0;
 
 /**
  * Runs `program` and records, for agent `role` (first agent of that role), each passing parity
- * wait on barrier array `barrier` and the value of variable `phaseVar` right after it.
- * Throws a RangeError naming the argument if the role, barrier array or variable does not exist.
+ * wait on barrier array `barrier` and the value of variable `phaseVar` right after it: the variable
+ * holding the phase parity those waits wait for (`phase_tma` in the phase-tracking example).
+ * Throws a RangeError naming the argument if the role, barrier array or variable does not exist
+ * (for a variable: naming those the role's waits on `barrier` read as their parity).
  */
 export function phaseTable(program: Program, role = 'consumer', barrier = 'tma_bar', phaseVar = 'phase_tma'): PhaseRow[] {
   const rec = phaseRecorder(program, role, barrier, phaseVar);
