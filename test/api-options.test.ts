@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { check, checkSarif, findExample, instantiate, parsePtx, parseSketch, simulate } from '../src/index.js';
+import { check, checkSarif, explainWord, findExample, instantiate, parsePtx, parseSketch, simulate } from '../src/index.js';
 
 /** Options bags refuse keys they do not have: a misspelt bound would otherwise be no bound at all. */
 describe('unknown option keys', () => {
@@ -21,6 +23,37 @@ describe('unknown option keys', () => {
     expect(() => instantiate(findExample('mechanism')!.build(), {}, { lockStep: true } as never)).toThrow(/instantiate: options has no option "lockStep" \(did you mean "lockstep"\?\)/);
     const r = check(program);
     expect(() => checkSarif(r, { repository: 'x' } as never)).toThrow(/checkSarif: options has no option "repository"/);
+  });
+
+  test('every option check and simulate take (as their errors list them) is documented in docs/API.md, with its default', () => {
+    const api = readFileSync(join(__dirname, '..', 'docs', 'API.md'), 'utf8');
+    const listed = (f: () => unknown): string[] => {
+      try {
+        f();
+      } catch (e) {
+        return /its options are (.*)$/.exec((e as Error).message)![1]!.split(', ');
+      }
+      throw new Error('no error');
+    };
+    const opts = [...listed(() => check(program, { zz: 1 } as never)), ...listed(() => simulate(program, { zz: 1 } as never))];
+    expect(opts).toEqual(expect.arrayContaining(['stableWaits', 'stableLandings', 'verifyHash', 'onTerminal', 'maxSteps']));
+    expect(opts.filter((o) => !new RegExp(`\\b${o}\\b`).test(api))).toEqual([]);
+    for (const o of ['stableWaits', 'stableLandings', 'verifyHash', 'onTerminal']) expect(api).toMatch(new RegExp(`^- \`${o}\` \\(default `, 'm'));
+    // The two defaults of maxSteps, and why they differ.
+    expect(api).toMatch(/maxSteps \(default 50,000,000; `mbsim run --max-steps` defaults to 500,000/);
+    expect(api).toMatch(/`--max-steps` defaults to 500,000, so a spinning kernel/);
+  });
+
+  test('explainWord: text of up to 8 hex digits is a token, 9 to 16 a word; a number or bigint is always the word (docs/API.md)', () => {
+    expect(explainWord('7fffd800').kind).toBe('token');
+    expect(explainWord('0x7fffd800').kind).toBe('token');
+    expect(explainWord('00007fffd800').kind).toBe('word');
+    expect(explainWord(0x7fffd800).kind).toBe('word');
+    expect(explainWord(0x7fffd800n).kind).toBe('word');
+    expect(explainWord(0x7fffd800).input).toBe('0x000000007fffd800');
+    const api = readFileSync(join(__dirname, '..', 'docs', 'API.md'), 'utf8');
+    expect(api).toContain("assert.equal(explainWord('7fffd800').kind, 'token');");
+    expect(api).toContain("assert.equal(explainWord(0x7fffd800).kind, 'word');");
   });
 
   test('every documented option is still taken', () => {

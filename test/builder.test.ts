@@ -96,6 +96,25 @@ describe('tcgen05.mma.cta_group::2: mma(..., { pair: true })', () => {
     expect(err).toBeInstanceOf(KernelError);
     expect((err as KernelError).message).toMatch(/^tcgen05\.mma\.cta_group::2 runs on a CTA pair: the cluster has 3 CTAs, it needs an even number/);
   });
+  test('an init count outside [1, 2^20 - 1] (a literal or a parameter) is a KernelError at the barrier, init-count', () => {
+    const body = (k: KernelBuilder) => k.role('w', { warps: 1, per: 'one' }, (r) => r.arrive('b')).build();
+    for (const count of [0, -1, 2 ** 20]) {
+      let err: unknown;
+      try {
+        instantiate(body(kernel('k', { arch: 'sm_90a' }).barrier('b', { count })));
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(KernelError);
+      expect((err as KernelError).code).toBe('init-count');
+      expect((err as KernelError).message).toBe(`init count of barrier b is ${count}; an mbarrier expects 1 to 1,048,575 (2^20 - 1) arrivals per phase (PTX ISA mbarrier.init)`);
+      expect((err as KernelError).loc?.file).toMatch(/builder\.test\.ts$/);
+    }
+    expect(instantiate(body(kernel('k', { arch: 'sm_90a' }).barrier('b', { count: 2 ** 20 - 1 }))).barriers[0]!.count).toBe(2 ** 20 - 1);
+    const byParam = body(kernel('k', { arch: 'sm_90a', params: { C: 1 } }).barrier('b', { count: 'C' }));
+    expect(() => instantiate(byParam, { C: 0 })).toThrow(/^init count of barrier b is C = 0; an mbarrier expects 1 to 1,048,575/);
+    expect(instantiate(byParam, { C: 3 }).barriers[0]!.count).toBe(3);
+  });
   test('wrong arguments are a TypeError naming the method and the argument', () => {
     const r = (body: (r: Parameters<Parameters<KernelBuilder['role']>[2]>[0]) => unknown) => () => kernel('k', { arch: 'sm_100a' }).role('w', { warps: 1 }, body);
     const shape = { m: 128, n: 128, k: 64 };

@@ -127,6 +127,24 @@ test('check --format short prints a sketch\'s errors one line each (file:line:co
   }
 });
 
+test('a parameter that makes an init count 0, negative or past 2^20 - 1 (--set C=0) is refused like the literal: file:line:col, caret, exit 2', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mbsim-count-'));
+  try {
+    const file = join(dir, 'c.mbk');
+    writeFileSync(file, 'kernel k\nparam C = 1\nbarrier b count=C\nrole p warps=1 per=one:\n    mbarrier.arrive b\n');
+    for (const v of ['0', '-1', '1048576']) {
+      const r = await cli(['check', file, '--set', `C=${v}`]);
+      expect(r.code).toBe(2);
+      expect(r.out).toBe('');
+      expect(r.err).toContain(`${file}:3:1: error[init-count]: init count of barrier b is C = ${v}; an mbarrier expects 1 to 1,048,575 (2^20 - 1) arrivals per phase`);
+      expect(r.err).toMatch(/\n {2}barrier b count=C\n {2}\^~+/);
+    }
+    expect((await cli(['check', file, '--set', 'C=1'])).code).toBe(0);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, 60_000);
+
 test("a checkout's example path (README.md's `mbsim check examples/bugs/B01.mbk`) run from elsewhere names the package's copy", async () => {
   const { noSuchFile, examplesDir } = await import('../src/cli/load.js');
   const away = mkdtempSync(join(tmpdir(), 'mbsim-away-'));

@@ -61,7 +61,7 @@ describe('the library\'s last plain errors name the function and the argument', 
     const cases: [() => unknown, string][] = [
       [() => M.phaseTable(p, 'nope'), "phaseTable: role 'nope' is no role of the program (its roles: p)"],
       [() => M.phaseTable(p, 'p', 'zz'), "phaseTable: barrier 'zz' is no barrier array of the program (its barriers: b)"],
-      [() => M.phaseTable(p, 'p', 'b', 'q'), "phaseTable: phaseVar 'q' is no variable of role 'p' (its variables: warp, warpgroup)"],
+      [() => M.phaseTable(p, 'p', 'b', 'q'), "phaseTable: phaseVar 'q' is no variable of role 'p': its waits on b read no variable as their parity (its variables: warp, warpgroup)"],
     ];
     for (const [f, msg] of cases) {
       const e = thrown(f);

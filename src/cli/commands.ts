@@ -36,7 +36,7 @@ export const runCommand: Verb = (program, ctx) => {
     .option('--omit <FIELDS>', 'with --json: leave out these fields (comma-separated: events, spans, ledger)')
     .option('--timeout <SECONDS>', 'stop the simulation after this many seconds (verdict incomplete, exit 3; default none)', parseSecondsArg('--timeout'))
     .addOption(new Option('--max-memory <MB>', 'stop the simulation before the process holds this much memory (verdict incomplete, exit 3)').default(2048).argParser(parsePositiveArg('--max-memory')))
-    .option('--phase-table <ROLE:BARRIER:VAR>', 'print the phase-tracking table for a role\'s waits on a barrier array');
+    .option('--phase-table <ROLE:BARRIER:VAR>', 'print the phase-tracking table of ROLE\'s parity waits on barrier array BARRIER; VAR is the role\'s variable holding the phase parity those waits wait for, not the loop index (the phase-tracking example: consumer:tma_bar:phase_tma)');
   addPtxFlags(cmd, false)
     .action(async (target: string, o: RunOpts) => {
       o.set ??= {};

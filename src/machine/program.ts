@@ -14,6 +14,7 @@ import { compileRole } from './compile-role.js';
 export { perThreads, roleReadsWarp, roleSplits, laneSiblings, sliceShared, sliceSharedAt, sliceSiblings } from './roles.js';
 import { enumerateViews, keysOverlap, markRanged, storageBytes } from './views.js';
 import { argKind, objectArg, plainObjectArg } from '../model/api-args.js';
+import { MAX_COUNT } from '../model/mbarrier.js';
 import type { AgentInfo, BarrierInfo, BufferInfo, InstantiateOptions, OpInstr, Program, RoleCode } from './program-types.js';
 export type { BarrierInfo, BufferInfo, KeyFn, OpInstr, Instr, RoleCode, AgentInfo, InstantiateOptions, Program } from './program-types.js';
 
@@ -160,6 +161,11 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
     const length = evalStatic(d.length, sizeEnv, `length of barrier array ${d.name}`, d.loc);
     const count = evalStatic(d.count, sizeEnv, `init count of ${d.name}`, d.loc);
     if (length < 1) throw new KernelError(`barrier array ${d.name} has length ${sizeText(d.length, length)}; it needs at least 1`, d.loc, 'size');
+    // The bounds of a literal count in a sketch (E-init-count, lang/lower.ts) and of mbarrier.init
+    // (PTX ISA §9.7.13.15.9: 1 .. 2^20 − 1; docs/SEMANTICS.md): a parameter may not make it wrong either.
+    if (count < 1 || count > MAX_COUNT) {
+      throw new KernelError(`init count of barrier ${d.name} is ${sizeText(d.count, count)}; an mbarrier expects 1 to ${MAX_COUNT.toLocaleString('en-US')} (2^20 - 1) arrivals per phase (PTX ISA mbarrier.init)`, d.loc, 'init-count');
+    }
     const ctaOnly = d.cta ? evalStatic(d.cta, params, `CTA of ${d.name}`, d.loc) : -1;
     const info: BarrierInfo = { name: d.name, decl, length, count, init: d.init, ctaOnly, offset: off };
     if (d.scalar && length === 1) info.scalar = true;

@@ -5,7 +5,8 @@
  */
 import type { MachineEvent } from '../machine/events.js';
 import type { MachineState } from '../machine/machine.js';
-import type { Program } from '../machine/program.js';
+import type { Program, RoleCode } from '../machine/program.js';
+import type { Expr } from '../kernel/ir.js';
 import { simulate } from '../sim/simulate.js';
 import { argError, isRecord, programArg, stringArg } from '../model/api-args.js';
 
@@ -31,8 +32,10 @@ export const passedAtOnce = (r: PhaseRow): boolean => r.phase === 0;
 
 /**
  * Runs `program` and records, for agent `role` (first agent of that role), each passing parity
- * wait on barrier array `barrier` and the value of variable `phaseVar` right after it.
- * Throws a RangeError naming the argument if the role, barrier array or variable does not exist.
+ * wait on barrier array `barrier` and the value of variable `phaseVar` right after it: the variable
+ * holding the phase parity those waits wait for (`phase_tma` in the phase-tracking example).
+ * Throws a RangeError naming the argument if the role, barrier array or variable does not exist
+ * (for a variable: naming those the role's waits on `barrier` read as their parity).
  */
 export function phaseTable(program: Program, role = 'consumer', barrier = 'tma_bar', phaseVar = 'phase_tma'): PhaseRow[] {
   const rec = phaseRecorder(program, role, barrier, phaseVar);
@@ -62,7 +65,7 @@ export function phaseRecorder(program: Program, role: string, barrier: string, p
   if (!program.barriers.some((b) => b.name === barrier)) throw new RangeError(`phaseTable: barrier '${cut(barrier)}' is no barrier array of the program (its barriers: ${program.barriers.map((b) => b.name).join(', ')})`);
   const slots = program.roles[agent.role]!.slots;
   const slot = slots.indexOf(phaseVar);
-  if (slot < 0) throw new RangeError(`phaseTable: phaseVar '${cut(phaseVar)}' is no variable of role '${cut(role)}' (its variables: ${slots.slice(6).join(', ') || 'none'})`);
+  if (slot < 0) throw new RangeError(`phaseTable: phaseVar '${cut(phaseVar)}' is no variable of role '${cut(role)}': ${parityHint(program.roles[agent.role]!, barrier, slots)}`);
   const rows: PhaseRow[] = [];
   const onStep = (s: MachineState, events: readonly MachineEvent[]) => {
     for (const e of events) {
@@ -74,6 +77,39 @@ export function phaseRecorder(program: Program, role: string, barrier: string, p
     }
   };
   return { onStep, rows };
+}
+
+/** Names a message lists at most; the rest are counted. */
+const MAX_LISTED = 12;
+
+/** `names` joined, at most {@link MAX_LISTED} of them, then how many more. */
+function listed(names: readonly string[]): string {
+  const shown = names.slice(0, MAX_LISTED).join(', ');
+  return names.length > MAX_LISTED ? `${shown} and ${(names.length - MAX_LISTED).toLocaleString('en-US')} more` : shown;
+}
+
+/** The variable names an expression reads, in order, each once. */
+function varsOf(e: Expr | undefined, out: string[]): string[] {
+  if (!e) return out;
+  if (e.k === 'var') { if (!out.includes(e.name)) out.push(e.name); }
+  else if (e.k === 'bin') { varsOf(e.a, out); varsOf(e.b, out); }
+  else if (e.k === 'un') varsOf(e.a, out);
+  return out;
+}
+
+/**
+ * What a wrong `phaseVar` could have been: the role's variables that its parity waits on
+ * `barrier` read as their parity (the phase variable is one of them), else a few of its variables.
+ */
+function parityHint(code: RoleCode, barrier: string, slots: readonly string[]): string {
+  const used: string[] = [];
+  for (const ins of code.code) {
+    if (ins.i === 'op' && ins.op.op === 'mbarrier.wait' && ins.op.bar.name === barrier) varsOf(ins.op.parity, used);
+  }
+  const vars = used.filter((v) => slots.includes(v));
+  if (vars.length) return `the phase variable holds the parity its waits on ${cut(barrier)} wait for, and those waits read ${listed(vars)}`;
+  const own = slots.slice(6);
+  return `its waits on ${cut(barrier)} read no variable as their parity (its variables: ${own.length ? listed(own) : 'none'})`;
 }
 
 /** The table as text, with the seed's column names (`phaseVar` names the last column). */
