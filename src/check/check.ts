@@ -138,7 +138,9 @@ export interface Hazard {
   /**
    * The root cause when a static finding already explains this hazard (a hang on a barrier whose
    * arrive is never executed, whose roles disagree about the trip count, or whose arrivals do not
-   * add up to its count): that finding's kind, message and locations, reported first.
+   * add up to its count): that finding's kind, message and locations, reported first. Also
+   * `start-parity` (not static): a hang whose waiter in the wait-for cycle waits with parity 0 on a
+   * fresh barrier that only the cycle's other agents complete (the producer-start parity).
    */
   cause?: { kind: string; message: string; locations: SrcLoc[] };
   /**
@@ -339,12 +341,25 @@ export function checkResultOf(program: Program, r: ExploreResult, staticRaw: Rea
   // A hang, or an operation left in flight at exit, that a static finding explains leads with that
   // finding (trip counts that differ leave copies unwaited at exit as often as they hang).
   const statics = warnings.filter((w) => w.static);
+  // A hang whose waiter in the wait-for cycle waits with parity 0 on a fresh barrier that others
+  // can still arrive on (hang.ts's producer-start hint) is explained by that parity: an arrive
+  // never executed does not explain it (the waiter's arrivers are there), so the parity leads.
+  const parityCauses: { locs: string; cause: NonNullable<Hazard['cause']> }[] = [];
+  const locsKey = (ls: readonly SrcLoc[]) => ls.map((l) => `${l.file ?? ''}:${l.line}:${l.col}`).sort().join(',');
+  for (const h of hazards) {
+    if (h.kind !== 'hang') continue;
+    const pc = startParityCause(h);
+    if (pc) parityCauses.push({ locs: locsKey(h.locations), cause: pc });
+  }
   for (const h of hazards) {
     if (h.kind !== 'hang' && h.kind !== 'cycle' && h.kind !== 'inflight-at-exit') continue;
+    const pc = h.kind === 'hang' ? startParityCause(h) : h.kind === 'cycle' ? parityCauses.find((x) => x.locs === locsKey(h.locations) || h.locations.every((l) => x.locs.includes(`${l.file ?? ''}:${l.line}:${l.col}`)))?.cause ?? null : null;
     const c = staticCauseOf(h.subject?.name ?? null, h.details, statics);
-    if (c) {
+    if (c && !(pc && c.kind === 'unreachable-arrive')) {
       h.cause = { kind: c.kind, message: c.message, locations: c.locations };
       h.details = [`root cause (static ${c.kind}): ${c.message}`, ...h.details];
+    } else if (pc) {
+      h.cause = pc;
     }
   }
   // A race that a count or trip-count mismatch explains leads with it (the fix is the count).
@@ -436,4 +451,29 @@ function mergeSites(list: Hazard[], variants: WeakMap<Hazard, string>): void {
     also.locations.sort((a, b) => a.line - b.line || a.col - b.col);
   }
   list.length = w;
+}
+
+/** The hint hang.ts gives a waiter in a wait-for cycle that waits with parity 0 on a fresh barrier. */
+const START_PARITY_HINT = 'hint: parity 0 on a barrier still in phase 0';
+
+/**
+ * The cause of hang `h` when one of its waiters carries the producer-start parity hint (hang.ts):
+ * it waits with parity 0 for the first completion of a barrier that only agents of the cycle can
+ * complete; null when none does.
+ */
+function startParityCause(h: Hazard): NonNullable<Hazard['cause']> | null {
+  const waiters = h.details.filter((d) => / blocked in .* \(line \d+\): /.test(d));
+  for (const [i, d] of waiters.entries()) {
+    if (!d.includes(START_PARITY_HINT)) continue;
+    const m = /^(\S+) blocked in .* \(line (\d+)\): waits for phase \d+ of (\S+) \(parity 0\)/.exec(d);
+    if (!m) continue;
+    const line = Number(m[2]);
+    const loc = h.locations[i]?.line === line ? h.locations[i]! : h.locations.find((l) => l.line === line);
+    return {
+      kind: 'start-parity',
+      message: `${m[1]} waits on ${m[3]} with parity 0 while the barrier is still in its phase 0, so it waits for the barrier's first completion, which the agents it waits for cannot give before it passes; a wait meaning "the buffer is free" at the start (a producer on an empty barrier) uses parity 1, which passes on a fresh barrier (start the producer's phase bit at 1)`,
+      locations: loc ? [loc] : [],
+    };
+  }
+  return null;
 }

@@ -108,7 +108,7 @@ export function checkSarif(r: CheckResult, opts: SarifOptions = {}): unknown {
         ruleId: h.kind,
         ruleIndex: kinds.indexOf(h.kind),
         level: h.severity === 'error' ? 'error' : 'warning',
-        message: { text: h.cause ? `${h.message} (root cause, static ${h.cause.kind}: ${h.cause.message})` : h.race ? `${h.message} (fix: ${h.race.fix})` : h.message },
+        message: { text: h.cause ? `${h.message} (root cause, ${h.cause.kind === 'start-parity' ? '' : 'static '}${h.cause.kind}: ${h.cause.message})` : h.race ? `${h.message} (fix: ${h.race.fix})` : h.message },
         locations: (h.locations.length ? h.locations : h.trace.slice(-1).flatMap((s) => (s.loc ? [s.loc] : []))).slice(0, 1).map(physical),
         relatedLocations: [...h.locations.slice(1), ...(h.also?.locations ?? [])].map((l, i) => ({ id: i + 1, ...physical(l) })),
         codeFlows: h.trace.length ? [{

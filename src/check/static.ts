@@ -152,6 +152,20 @@ export function staticChecks(p: Program, gov: Governor): RawHazard[] {
   }
   // Arrive sites that no agent of their role ever reaches.
   const roles = new Set(p.agents.map((a) => a.role));
+  // Source statements (a PTX instruction's CUDA line from -lineinfo, `SrcLoc.origin`; else the
+  // site's own line and column) whose arrive on a barrier array some agent executed: an arrive
+  // site of the same statement and array that never runs is a compiler's copy of it (nvcc's copy of
+  // an unrolled loop body for the leftover trips, a `.func` inlined at another call), not a
+  // forgotten arrive, and is not reported.
+  const stmtOf = (l: SrcLoc) => l.origin ?? `${l.file ?? ''}:${l.line}:${l.col}`;
+  const ranArrive = new Set<string>();
+  for (const [r, rc] of p.roles.entries()) {
+    rc.code.forEach((ins, pc) => {
+      if (ins.i !== 'op' || !out.ran.has(`${r}:${pc}`)) return;
+      const o = ins.op;
+      if (o.op === 'mbarrier.arrive' || o.op === 'tcgen05.commit' || o.op === 'cp.async.mbarrier.arrive') ranArrive.add(`${o.bar.name}|${stmtOf(ins.loc)}`);
+    });
+  }
   for (const r of roles) {
     const rc = p.roles[r]!;
     // One source line may be several sites (a PTX `.func` inlined at each of its calls): the line
@@ -165,7 +179,11 @@ export function staticChecks(p: Program, gov: Governor): RawHazard[] {
       if (ins.i !== 'op' || out.ran.has(`${r}:${pc}`) || ranAt.has(at(ins.loc))) return;
       const o = ins.op;
       if (o.op !== 'mbarrier.arrive' && o.op !== 'tcgen05.commit' && o.op !== 'cp.async.mbarrier.arrive') return;
-      add('unreachable-arrive', o.bar.name, `${ins.text} in ${rc.name} (line ${ins.loc.line}) is never executed with these parameters: its barrier never receives that arrival`, [ins.loc]);
+      if (ranArrive.has(`${o.bar.name}|${stmtOf(ins.loc)}`)) return;
+      // A PTX site names its barrier by register arithmetic (`full[(%r110 - 9216) / 8]`): the
+      // message names the operation, the array and the CUDA line it was compiled from instead.
+      const what = ins.loc.origin ? `${o.op}${o.op === 'mbarrier.arrive' && o.expectTx ? '.expect_tx' : ''} on ${o.bar.name} (${ins.loc.origin})` : ins.text;
+      add('unreachable-arrive', o.bar.name, `${what} in ${rc.name} (line ${ins.loc.line}) is never executed with these parameters: its barrier never receives that arrival`, [ins.loc]);
     });
   }
   // Named barriers: threads taking part in each generation vs the count.

@@ -144,7 +144,9 @@ export function checkView(d: CheckDefaults): CheckView {
     // A hang (or race) that a static finding explains says so first.
     const cause = hz.cause
       ? h('div', { class: 'hz-cause', role: 'note' },
-        h('p', {}, h('strong', {}, 'Cause: a static finding. '), `The checker's ${hz.cause.kind} check explains this ${hz.kind}: ${hz.cause.message}`),
+        hz.cause.kind === 'start-parity'
+          ? h('p', {}, h('strong', {}, 'Cause: the wait\'s parity. '), hz.cause.message)
+          : h('p', {}, h('strong', {}, 'Cause: a static finding. '), `The checker's ${hz.cause.kind} check explains this ${hz.kind}: ${hz.cause.message}`),
         causeLines.length ? h('ul', { class: 'hz-locs', 'aria-label': 'lines of the cause' }, ...causeLines.map((l) => h('li', {}, h('code', {}, locText(l))))) : '')
       : '';
     return h('li', { class: `hazard sev-${hz.severity}${hz.static ? ' static' : ''}`, 'data-index': index },
