@@ -1,7 +1,8 @@
 /**
  * Every finding of `mbsim check` names its place: the text report an `at file:line:col` line (with
  * the CUDA line of a PTX kernel compiled with -lineinfo), `--format short` a
- * `file:line:col: error[kind]:` line and a `file.cu:L: note: CUDA source of …` line after it.
+ * `file:line:col: error[kind]:` line and a `file.cu:L: note: CUDA source of …` line after it; and
+ * the coverage line says what its depth counts when a trace is longer.
  */
 import { describe, expect, test } from 'vitest';
 import { main } from '../src/cli/main.js';
@@ -42,4 +43,9 @@ describe('finding locations', () => {
     expect(lines.filter((l) => / note: CUDA source of /.test(l)).length).toBe(lines.length - 1 - lines.filter((l) => / note: /.test(l)).length);
   });
 
+  test('the coverage line says the depth counts schedule choices when a trace is longer (B20: depth 1, 4 steps)', async () => {
+    const r = await cli(['check', 'examples/bugs/B20.mbk']);
+    expect(r.out).toMatch(/depth 1 \(schedule choices; a trace also shows the forced steps between them\)/);
+    expect(r.out).toMatch(/shortest trace \(4 steps\)/);
+  });
 });

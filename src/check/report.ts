@@ -130,6 +130,16 @@ function hazardText(h: Hazard, n: number, paint: CheckPaint, sameAs?: number, ke
 }
 
 /**
+ * What the depth counts, when a trace of the report is longer than it: the search's depth is the
+ * number of schedule choices, and a trace also shows the steps no choice was made for (an agent
+ * the only one able to move, replayed forced steps).
+ */
+function depthNote(r: CheckResult): string {
+  const longest = Math.max(0, ...r.hazards.filter((h) => !h.randomRun).map((h) => h.trace.length));
+  return longest > r.coverage.depth ? ' (schedule choices; a trace also shows the forced steps between them)' : '';
+}
+
+/**
  * A finding's location as `file:line:col`, then its CUDA line in parentheses when the kernel is
  * PTX compiled with -lineinfo (`ring.ptx:343:5 (ring.cu:52)`). A location without a file (a sketch
  * built in code) is written against the kernel's file when there is one.
@@ -175,7 +185,7 @@ export function renderCheck(r: CheckResult, paint: CheckPaint = NO_PAINT, maxTra
     : r.stoppedBy === 'hazard' && r.hazards.some((h) => h.randomRun) ? `stopped when a random run beside the search (${fmt(c.randomRuns.runs)} run${c.randomRuns.runs === 1 ? '' : 's'}, ${fmt(c.randomRuns.steps)} steps) found an error the search had not reached`
       : r.stoppedBy === 'hazard' ? 'stopped after the depth of the first error (shortest traces); --all explores everything'
       : `stopped by ${r.stoppedBy}: coverage is partial`;
-  out.push(paint.dim(`${fmt(c.states)} states, ${fmt(c.transitions)} transitions, depth ${c.depth}, ${(c.elapsedMs / 1000).toFixed(2)} s, ~${bytesText(c.memoryBytes)}; ${how}; partial-order reduction ${c.por ? 'on' : 'off'}, symmetry: ${sym}`));
+  out.push(paint.dim(`${fmt(c.states)} states, ${fmt(c.transitions)} transitions, depth ${c.depth}${depthNote(r)}, ${(c.elapsedMs / 1000).toFixed(2)} s, ~${bytesText(c.memoryBytes)}; ${how}; partial-order reduction ${c.por ? 'on' : 'off'}, symmetry: ${sym}`));
   const tt = tripsText(r);
   if (tt) out.push(tt);
   if (!r.complete && r.stoppedBy !== 'hazard') {
