@@ -172,6 +172,6 @@ role r warps=1 per=one:
     mbarrier.try_wait.parity b[0], 2
 `;
     const hang = run(src).hazards.find((h) => h.kind === 'hang')!;
-    expect(hang.details.join('\n')).toContain('its parity operand is 2, not 0 or 1: only bit 0 is used (FINDINGS.md P1), so it waits on parity 0');
+    expect(hang.details.join('\n')).toContain('its parity operand is 2, not 0 or 1: only bit 0 is used (docs/HARDWARE.md, Conformance vectors), so it waits on parity 0');
   });
 });

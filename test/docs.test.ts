@@ -69,6 +69,31 @@ describe('documents name nothing outside the repository', () => {
     expect(listed).toEqual(docs.filter((d) => d.startsWith('docs/')).sort());
   });
 
+  test('no source file names FINDINGS or a Markdown file that is not in the repository', () => {
+    const walk = (d: string): string[] => readdirSync(join(repo, d)).flatMap((f) => {
+      const p = `${d}/${f}`;
+      return statSync(join(repo, p)).isDirectory() ? walk(p) : /\.(ts|tsx|js|mjs|cjs|html|css)$/.test(f) ? [p] : [];
+    });
+    const src = walk('src');
+    expect(src.length).toBeGreaterThan(50);
+    expect(hits(src, /FINDINGS(-\w+)?\.md|FINDINGS-tensor|FINDINGS [A-Z]{1,2}\d|ptx-semantics\.md|bug-patterns\.md/)).toEqual([]);
+    // Every `x.md` path a source file names exists (README.md and docs/*.md, or a folder's README).
+    const missing = src.flatMap((f) => [...text(f).matchAll(/(?<![\w./-])((?:[\w-]+\/)*[\w-]+\.md)\b/g)]
+      .map((m) => m[1]!)
+      .filter((p) => !existsSync(join(repo, p)) && !existsSync(join(repo, 'docs', p)))
+      .map((p) => `${f}: ${p}`));
+    expect([...new Set(missing)]).toEqual([]);
+  });
+
+  test('the document sections the model\'s notes cite (docs/HARDWARE.md, <heading>) exist', () => {
+    const heads = (f: string) => new Set([...text(f).matchAll(/^#+ (.*)$/gm)].map((m) => m[1]!.trim()));
+    const known = { 'docs/HARDWARE.md': heads('docs/HARDWARE.md'), 'docs/SEMANTICS.md': heads('docs/SEMANTICS.md') } as Record<string, Set<string>>;
+    const files = ['src/model/mbarrier.ts', 'src/model/diagnostics.ts', 'src/model/encoding.ts', 'src/machine/hang.ts', 'src/machine/ops/bulk.ts', 'src/machine/state.ts'];
+    const cited = files.flatMap((f) => [...text(f).matchAll(/(docs\/(?:HARDWARE|SEMANTICS)\.md), ([A-Z][\w -]*[\w])/g)].map((m) => [f, m[1]!, m[2]!] as const));
+    expect(cited.length).toBeGreaterThan(10);
+    expect(cited.filter(([, d, h]) => !known[d]!.has(h)).map(([f, d, h]) => `${f}: ${d}, ${h}`)).toEqual([]);
+  });
+
   test('mbsim decode cites the repository\'s documents', () => {
     const decode = text('src/report/decode.ts');
     expect(decode).not.toMatch(/FINDINGS|\.\.\/shared/);

@@ -2,6 +2,7 @@
  * Renderings of a {@link CheckResult}: the terminal report, the `--json` document (schema
  * `mbsim.check/1`, documented in docs/CHECK.md) and SARIF 2.1.0 for code-review tools.
  */
+import type { SrcLoc } from '../kernel/ir.js';
 import type { Ledger } from '../report/ledger.js';
 import { locText, PLAIN, type Paint } from '../report/text.js';
 import type { CheckResult, GroupNote, Hazard } from './check.js';
@@ -74,7 +75,7 @@ function alsoText(h: Hazard): string | null {
  * One finding's lines. `sameAs`: the number of an earlier finding whose trace (the same schedule)
  * is already printed: the trace is referred to instead of printed again (a hang and its wait-for cycle).
  */
-function hazardText(h: Hazard, n: number, paint: CheckPaint, sameAs?: number): string[] {
+function hazardText(h: Hazard, n: number, paint: CheckPaint, sameAs?: number, kernelFile?: string): string[] {
   const out: string[] = [];
   const sev = h.severity === 'error' ? paint.red(h.kind.toUpperCase()) : paint.yellow(`warning ${h.kind}`);
   out.push(`${paint.bold(`${n}.`)} ${sev}${h.subject ? ` on ${h.subject.type} ${paint.bold(h.subject.name)}` : ''}`);
@@ -89,15 +90,16 @@ function hazardText(h: Hazard, n: number, paint: CheckPaint, sameAs?: number): s
   for (const d of h.details) if (!(h.cause && d.startsWith('root cause (static'))) out.push(`   - ${d}`);
   const also = alsoText(h);
   if (h.static) {
-    for (const l of h.locations) out.push(`   ${paint.dim(`at ${locText(l)}`)}`);
+    for (const l of h.locations) out.push(`   ${paint.dim(`at ${findingLocText(l, kernelFile)}`)}`);
     if (also) out.push(`   ${paint.dim(also)}`);
     out.push(`   ${paint.dim('(static check over the agents\' solo runs: no schedule)')}`);
     return out;
   }
-  // Where it happened, unless the trace's last step already shows that line.
-  const last = h.trace[h.trace.length - 1]?.loc;
-  const first = h.locations[0];
-  if (first && !(last && last.line === first.line && last.file === first.file)) out.push(`   ${paint.dim(`at ${[...new Set(h.locations.map(locText))].join(', ')}`)}`);
+  // Where it happened (file:line:col, and the CUDA line of a PTX kernel with -lineinfo): the
+  // finding's locations, else the last step of its trace that has one, else the kernel's file.
+  const locs = h.locations.length ? h.locations : [...h.trace].reverse().filter((s) => s.loc).slice(0, 1).map((s) => s.loc!);
+  const at = locs.length ? [...new Set(locs.map((l) => findingLocText(l, kernelFile)))].join(', ') : kernelFile ? locText({ file: kernelFile, line: 1 }) : '';
+  if (at) out.push(`   ${paint.dim(`at ${at}`)}`);
   if (also) out.push(`   ${paint.dim(also)}`);
   if (h.untraced) {
     const why = h.untracedBy === 'max-memory' ? 'it would pass the memory bound; raise --max-memory MB to build it' : 'the time bound ran out after the search; raise --timeout SECONDS to build it';
@@ -125,6 +127,28 @@ function hazardText(h: Hazard, n: number, paint: CheckPaint, sameAs?: number): s
     for (const l of ll) out.push(`     ${l}`);
   }
   return out;
+}
+
+/**
+ * What the depth counts, when a trace of the report is longer than it: the search's depth is the
+ * number of schedule choices, and a trace also shows the steps no choice was made for (an agent
+ * the only one able to move, replayed forced steps).
+ */
+function depthNote(r: CheckResult): string {
+  const longest = Math.max(0, ...r.hazards.filter((h) => !h.randomRun).map((h) => h.trace.length));
+  return longest > r.coverage.depth ? ' (schedule choices; a trace also shows the forced steps between them)' : '';
+}
+
+/**
+ * A finding's location as `file:line:col`, then its CUDA line in parentheses when the kernel is
+ * PTX compiled with -lineinfo (`ring.ptx:343:5 (ring.cu:52)`). A location without a file (a sketch
+ * built in code) is written against the kernel's file when there is one.
+ */
+export function findingLocText(l: SrcLoc, kernelFile?: string): string {
+  const file = l.file ?? kernelFile;
+  if (!file) return locText(l);
+  const t = locText({ file, line: l.line });
+  return `${t}${l.line >= 1 && l.col >= 1 ? `:${l.col}` : ''}${l.origin ? ` (${l.origin})` : ''}`;
 }
 
 /** The heading of a finding's trace: the shortest, or a random run's (docs/CHECK.md, "Random runs"). */
@@ -161,7 +185,7 @@ export function renderCheck(r: CheckResult, paint: CheckPaint = NO_PAINT, maxTra
     : r.stoppedBy === 'hazard' && r.hazards.some((h) => h.randomRun) ? `stopped when a random run beside the search (${fmt(c.randomRuns.runs)} run${c.randomRuns.runs === 1 ? '' : 's'}, ${fmt(c.randomRuns.steps)} steps) found an error the search had not reached`
       : r.stoppedBy === 'hazard' ? 'stopped after the depth of the first error (shortest traces); --all explores everything'
       : `stopped by ${r.stoppedBy}: coverage is partial`;
-  out.push(paint.dim(`${fmt(c.states)} states, ${fmt(c.transitions)} transitions, depth ${c.depth}, ${(c.elapsedMs / 1000).toFixed(2)} s, ~${bytesText(c.memoryBytes)}; ${how}; partial-order reduction ${c.por ? 'on' : 'off'}, symmetry: ${sym}`));
+  out.push(paint.dim(`${fmt(c.states)} states, ${fmt(c.transitions)} transitions, depth ${c.depth}${depthNote(r)}, ${(c.elapsedMs / 1000).toFixed(2)} s, ~${bytesText(c.memoryBytes)}; ${how}; partial-order reduction ${c.por ? 'on' : 'off'}, symmetry: ${sym}`));
   const tt = tripsText(r);
   if (tt) out.push(tt);
   if (!r.complete && r.stoppedBy !== 'hazard') {
@@ -184,7 +208,7 @@ export function renderCheck(r: CheckResult, paint: CheckPaint = NO_PAINT, maxTra
     if (!h.static && sameAs === undefined && full) traced++;
     if (!full) omitted++;
     if (key !== null && full && sameAs === undefined) printed.set(key, n);
-    out.push(...(full ? hazardText(h, n++, paint, sameAs) : withoutTrace(hazardText(h, n++, paint))));
+    out.push(...(full ? hazardText(h, n++, paint, sameAs, p.kernel.file) : withoutTrace(hazardText(h, n++, paint, undefined, p.kernel.file))));
   }
   if (omitted) {
     const traces = `${omitted} trace${omitted === 1 ? '' : 's'}`;

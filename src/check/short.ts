@@ -7,16 +7,23 @@
  * examples/bugs/B24.mbk:9:5: warning[missing-fence]: buffer tile: …
  * ```
  *
- * then one summary line (verdict, counts, states). A finding without a source location is written
+ * then one summary line (verdict, counts, states). A finding of a PTX kernel compiled with
+ * -lineinfo is followed by a note at its CUDA line (`ring.cu:52: note: CUDA source of ring.ptx:343`).
+ * A finding without a source location is written
  * against the kernel's file (line 1, column 1), or the kernel's name when it has no file.
  */
 import type { SrcLoc } from '../kernel/ir.js';
 import type { CheckResult, Hazard } from './check.js';
 import type { TripsResult } from './trips.js';
 
+/** A finding's location: its first, else the last step of its trace that has one. */
+function locOf(h: Hazard): SrcLoc | undefined {
+  return h.locations[0] ?? [...h.trace].reverse().find((s) => s.loc)?.loc;
+}
+
 /** `file:line:col` of a finding: its first location, else the last step of its trace that has one. */
 function whereOf(h: Hazard, r: CheckResult): string {
-  const loc: SrcLoc | undefined = h.locations[0] ?? [...h.trace].reverse().find((s) => s.loc)?.loc;
+  const loc = locOf(h);
   const file = loc?.file ?? r.program.kernel.file ?? r.program.kernel.name;
   if (!loc || loc.line < 1) return `${file}:1:1`;
   return `${file}:${loc.line}:${Math.max(1, loc.col)}`;
@@ -63,7 +70,16 @@ const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
 
 /** The short report: the findings' lines (errors first) and a summary line. */
 export function renderShort(r: CheckResult): string {
-  const lines = [...r.hazards, ...r.warnings].map((h) => shortLine(h, r));
+  // A PTX kernel compiled with -lineinfo: each finding's CUDA line follows as a note of its own,
+  // located at that line (`ring.cu:52: note: CUDA source of ring.ptx:343`), as compilers print notes.
+  const lines = [...r.hazards, ...r.warnings].flatMap((h) => {
+    const origin = locOf(h)?.origin;
+    if (!origin) return [shortLine(h, r)];
+    // `ring.cu:24, inlined at ring.cu:53`: the note is located at the first, the rest follows it.
+    const m = /^(.*?:\d+)(?:, (.*))?$/s.exec(origin);
+    const at = m ? m[1]! : origin;
+    return [shortLine(h, r), `${at}: note: CUDA source of ${whereOf(h, r).replace(/:\d+$/, '')}${m?.[2] ? ` (${m[2]})` : ''}`];
+  });
   const how = r.complete ? 'every schedule explored' : r.stoppedBy === 'hazard' ? (r.hazards.some((h) => h.randomRun) ? 'found by a random run beside the search' : 'stopped at the first error\'s depth') : `stopped by ${r.stoppedBy}: coverage is partial`;
   // The all-trip-counts check (trips.ts): which counts the verdict covers, or the finding's.
   const t = 'trips' in r ? (r as TripsResult).trips : null;

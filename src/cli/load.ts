@@ -8,7 +8,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EXAMPLES, findExample } from '../examples/index.js';
 import type { Kernel } from '../kernel/ir.js';
-import { caretExcerpt, excerptColumn, lineAt } from '../lang/diagnostics.js';
+import { caretExcerpt, didYouMean, excerptColumn, lineAt } from '../lang/diagnostics.js';
 import { instantiate, KernelError, type Program } from '../machine/program.js';
 import { UsageError } from './errors.js';
 import { alignCaret } from './terminal.js';
@@ -104,7 +104,8 @@ export async function loadKernel(spec: string, ptx?: PtxFlags, ptxGrid = true, w
   if (why !== 'no such file') throw new UsageError(`cannot read sketch file ${echo(spec)}: ${why}`);
   const names = EXAMPLES.map((e) => e.name).join(', ');
   if (/\.[a-z]+$/i.test(spec)) throw new UsageError(noSuchFile(spec));
-  throw new UsageError(`'${echo(spec)}' is neither a built-in example nor a file (examples: ${names}; see 'mbsim examples')`);
+  const near = /^[\w-]+$/.test(spec) ? didYouMean(spec, EXAMPLES.map((e) => e.name)) : undefined;
+  throw new UsageError(`'${echo(spec)}' is neither a built-in example nor a file (${near ? `did you mean ${near}? ` : ''}examples: ${names}; see 'mbsim examples')`);
 }
 
 /**

@@ -367,8 +367,8 @@ export type InputFile = readonly [path: string | undefined, what: string];
  * The input files of a command on `kernelFile`: the kernel, the `.launch.json` beside a PTX
  * kernel, and the `--timing` file, each named for {@link refuseInput}.
  */
-export function inputFiles(kernelFile: string | undefined, timing?: string): InputFile[] {
-  const out: InputFile[] = [[kernelFile, 'the kernel file being checked']];
+export function inputFiles(kernelFile: string | undefined, timing?: string, verb: 'checked' | 'run' = 'checked'): InputFile[] {
+  const out: InputFile[] = [[kernelFile, `the kernel file being ${verb}`]];
   if (kernelFile !== undefined && /\.ptx$/i.test(kernelFile)) out.push([`${kernelFile}.launch.json`, 'the launch file of the kernel']);
   if (timing !== undefined) out.push([timing, 'the --timing file']);
   return out;

@@ -72,7 +72,7 @@ async function planRun(target: string, o: RunOpts, io: IO, started: number): Pro
   // The report always goes to stdout (run has no --quiet): the trace may go to the standard error.
   if (o.trace !== undefined) refuseStdout('--trace', o.trace, true, '/dev/stderr');
   const loaded = await loadKernel(target, o, false, io.err, { maxMemoryMb: o.maxMemory, timeoutS: o.timeout, started });
-  if (o.trace !== undefined) refuseInput(o.trace, inputFiles(loaded.kernel.file, o.timing));
+  if (o.trace !== undefined) refuseInput(o.trace, inputFiles(loaded.kernel.file, o.timing, 'run'));
   // For a PTX file --grid is the launch (every cluster simulated), not the bandwidth model's CTAs.
   const grid = isPtx(target) ? undefined : o.grid;
   const program = instantiateOrExplain(loaded.kernel, o.set, loaded.origin);

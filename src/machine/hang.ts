@@ -229,7 +229,7 @@ function mbarrierWait(c: Ctx, a: number, w: BlockedWaiter, ins: OpInstr): void {
     const par = raw & 1;
     w.parity = par;
     w.reasons.push(`waits for phase ${b.phase} of ${barName} (parity ${par}) to complete`);
-    if (op.token === undefined && raw !== 0 && raw !== 1) w.reasons.push(`its parity operand is ${raw}, not 0 or 1: only bit 0 is used (FINDINGS.md P1), so it waits on parity ${par}`);
+    if (op.token === undefined && raw !== 0 && raw !== 1) w.reasons.push(`its parity operand is ${raw}, not 0 or 1: only bit 0 is used (docs/HARDWARE.md, Conformance vectors), so it waits on parity ${par}`);
     // Who could still signal this barrier (this key, in this CTA): running agents whose remaining
     // code arrives on it or moves its tx-count, and operations in flight.
     const reach = (o: number) => reachOf(o);

@@ -223,7 +223,7 @@ export const NAMED_PER_CTA = 16;
 /**
  * Bytes the next partial credit of an in-flight TMA copy carries: the rest when it is the last
  * credit, else an equal share rounded down to 16 bytes (the H200 credits a copy's bytes in 16-byte
- * units, FINDINGS-tensor.md TT5). The one definition the machine and the checker use.
+ * units, docs/HARDWARE.md, Conformance vectors). The one definition the machine and the checker use.
  */
 export function nextCredit(o: Pick<AsyncOp, 'left' | 'chunks'>): number {
   return o.chunks <= 1 ? o.left : Math.max(16, Math.floor(o.left / o.chunks / 16) * 16);

@@ -117,7 +117,7 @@ export interface Diagnostic {
   message: string;
   /** What an H200 does in this case, and the observation or spec section it comes from. */
   h200: string;
-  /** True when the H200 traps the kernel here (FINDINGS.md O1–O4, T8). */
+  /** True when the H200 traps the kernel here (docs/HARDWARE.md, Conformance vectors). */
   trap: boolean;
   /** The barrier's state before the operation: phase, pending, expected, tx-count (bytes). */
   state?: { phase: number; pending: number; expected: number; tx: number; status: string };
@@ -126,42 +126,42 @@ export interface Diagnostic {
 /** What the H200 does for each code, with its source, and whether it traps. */
 export const H200_BEHAVIOUR: Record<DiagCode, { h200: string; trap: boolean; severity: Severity }> = {
   'over-arrival': {
-    h200: 'the kernel traps (unspecified launch failure); the phase is never silently advanced (FINDINGS.md O1)',
+    h200: 'the kernel traps (unspecified launch failure); the phase is never silently advanced (docs/HARDWARE.md, Conformance vectors)',
     trap: true,
     severity: 'error',
   },
   'tx-range': {
-    h200: 'accumulated tx up to +2^20 and down to −(2^20 − 1) is accepted; beyond that, or one expect_tx operand ≥ 2^20, the kernel traps (FINDINGS.md T8)',
+    h200: 'accumulated tx up to +2^20 and down to −(2^20 − 1) is accepted; beyond that, or one expect_tx operand ≥ 2^20, the kernel traps (docs/HARDWARE.md, Conformance vectors)',
     trap: true,
     severity: 'error',
   },
   uninitialized: {
-    h200: 'an arrive on a never-initialized word traps the kernel (FINDINGS.md O4); expect_tx and copies on one were not probed: the machine stops the agent (waits: uninitialized-wait)',
+    h200: 'an arrive on a never-initialized word traps the kernel (docs/HARDWARE.md, Conformance vectors); expect_tx and copies on one were not probed: the machine stops the agent (waits: uninitialized-wait)',
     trap: true,
     severity: 'error',
   },
   invalidated: {
-    h200: 'undefined (PTX ISA §9.7.13.15.10); the word written back by inval is not a valid barrier, so treated like an uninitialized one: traps (FINDINGS.md O4, M1)',
+    h200: 'undefined (PTX ISA §9.7.13.15.10); the word written back by inval is not a valid barrier, so treated like an uninitialized one: traps (docs/HARDWARE.md, Conformance vectors)',
     trap: true,
     severity: 'error',
   },
   reinit: {
-    h200: 'not observed; init is a plain SYNCS.EXCH of a fresh word, so the state is overwritten and in-flight signals are lost (FINDINGS.md §1, inferred)',
+    h200: 'not observed; init is a plain SYNCS.EXCH of a fresh word, so the state is overwritten and in-flight signals are lost (docs/HARDWARE.md, Encoding, inferred)',
     trap: false,
     severity: 'error',
   },
   'count-range': {
-    h200: 'init(0) starts with the phase bit set, pending 0 and tx −1, so parity(0) passes and the first arrive traps; init(2^20) leaves a zero word and the first arrive traps; arrive(count=0) arrives nothing but runs the completion check (FINDINGS.md O3, A4; conformance vectors init_count0_ub, arrive_drop_to_zero_probe_completes_phase)',
+    h200: 'init(0) starts with the phase bit set, pending 0 and tx −1, so parity(0) passes and the first arrive traps; init(2^20) leaves a zero word and the first arrive traps; arrive(count=0) arrives nothing but runs the completion check (docs/HARDWARE.md, Conformance vectors; conformance vectors init_count0_ub, arrive_drop_to_zero_probe_completes_phase)',
     trap: false,
     severity: 'error',
   },
   'nocomplete-completes': {
-    h200: 'the phase simply completes, no trap (FINDINGS.md A3)',
+    h200: 'the phase simply completes, no trap (docs/HARDWARE.md, Conformance vectors)',
     trap: false,
     severity: 'error',
   },
   'expect-tx-completes': {
-    h200: 'the phase completes (FINDINGS.md T2); the PTX ISA lists only arrive-on and complete-tx as completion triggers (§9.7.13.15.5.1)',
+    h200: 'the phase completes (docs/HARDWARE.md, Conformance vectors); the PTX ISA lists only arrive-on and complete-tx as completion triggers (§9.7.13.15.5.1)',
     trap: false,
     severity: 'warning',
   },
@@ -171,22 +171,22 @@ export const H200_BEHAVIOUR: Record<DiagCode, { h200: string; trap: boolean; sev
     severity: 'error',
   },
   'foreign-token': {
-    h200: 'only the token\'s phase parity (bit 63) is compared against this barrier\'s phase (FINDINGS.md P3)',
+    h200: 'only the token\'s phase parity (bit 63) is compared against this barrier\'s phase (docs/HARDWARE.md, Conformance vectors)',
     trap: false,
     severity: 'warning',
   },
   'stale-token': {
-    h200: 'only the parity is compared: a token from phase p−2 reads as the current phase (false), p−3 as complete (FINDINGS.md P3)',
+    h200: 'only the parity is compared: a token from phase p−2 reads as the current phase (false), p−3 as complete (docs/HARDWARE.md, Conformance vectors)',
     trap: false,
     severity: 'error',
   },
   'drop-to-zero': {
-    h200: 'the completing drop completes the phase; the next phase has 0 pending but never completes on its own, and the next arrive traps (FINDINGS.md O2)',
+    h200: 'the completing drop completes the phase; the next phase has 0 pending but never completes on its own, and the next arrive traps (docs/HARDWARE.md, Conformance vectors)',
     trap: false,
     severity: 'error',
   },
   'pending-count-token': {
-    h200: 'pending_count is a pure bit extraction of the token: it returns the pending count before the arrive (FINDINGS.md P4)',
+    h200: 'pending_count is a pure bit extraction of the token: it returns the pending count before the arrive (docs/HARDWARE.md, Encoding)',
     trap: false,
     severity: 'warning',
   },
@@ -196,7 +196,7 @@ export const H200_BEHAVIOUR: Record<DiagCode, { h200: string; trap: boolean; sev
     severity: 'error',
   },
   'arrival-spill': {
-    h200: 'each thread\'s arrive is separate: the first ones complete the phase and the rest count toward the next phase (FINDINGS.md A1, O1)',
+    h200: 'each thread\'s arrive is separate: the first ones complete the phase and the rest count toward the next phase (docs/HARDWARE.md, Conformance vectors)',
     trap: false,
     severity: 'warning',
   },
@@ -206,7 +206,7 @@ export const H200_BEHAVIOUR: Record<DiagCode, { h200: string; trap: boolean; sev
     severity: 'error',
   },
   'bulk-size': {
-    h200: 'undefined (PTX ISA §9.7.9.25.4.1: size must be a multiple of 16); a misaligned tensor-copy coordinate faults with cudaErrorIllegalInstruction (FINDINGS-tensor.md TT6)',
+    h200: 'undefined (PTX ISA §9.7.9.25.4.1: size must be a multiple of 16); a misaligned tensor-copy coordinate faults with cudaErrorIllegalInstruction (docs/HARDWARE.md, Conformance vectors)',
     trap: true,
     severity: 'error',
   },
@@ -326,7 +326,7 @@ export const H200_BEHAVIOUR: Record<DiagCode, { h200: string; trap: boolean; sev
     severity: 'error',
   },
   'parity-operand': {
-    h200: 'only bit 0 of the operand is used (FINDINGS.md P1; newer PTX text says the same)',
+    h200: 'only bit 0 of the operand is used (docs/HARDWARE.md, Conformance vectors; newer PTX text says the same)',
     trap: false,
     severity: 'warning',
   },

@@ -8,7 +8,7 @@
  * ```
  *
  * The live word sits in the SYNCS unit; shared memory holds it only after `mbarrier.inval` or an
- * eviction (FINDINGS.md §0), so a word read from shared memory of a live barrier can be stale.
+ * eviction (docs/HARDWARE.md, Encoding), so a word read from shared memory of a live barrier can be stale.
  * Bits 42 and 0 were never seen set; their meaning is unknown.
  */
 import type { MBarrier, Token } from './mbarrier.js';
@@ -24,7 +24,7 @@ export interface DecodedWord {
   pending: number;
   /**
    * What `mbarrier.pending_count` returns for a token with this upper half: `2^20 − field`, a pure
-   * bit extraction, so a pending field of 0 gives 2^20 = 1048576 (FINDINGS.md P4).
+   * bit extraction, so a pending field of 0 gives 2^20 = 1048576 (docs/HARDWARE.md, Encoding).
    */
   pendingCount: number;
   expected: number;
@@ -34,7 +34,7 @@ export interface DecodedWord {
   unknownBits: number;
 }
 
-/** The 64-bit word of a valid barrier, as `mbarrier.inval` writes it back (FINDINGS.md §1). */
+/** The 64-bit word of a valid barrier, as `mbarrier.inval` writes it back (docs/HARDWARE.md, Encoding). */
 export function encodeWord(b: MBarrier): bigint {
   if (!isRecord(b) || !(['phase', 'pending', 'expected', 'tx'] as const).every((k) => Number.isSafeInteger(b[k]))) argError('encodeWord', 'barrier', 'an MBarrier ({ phase, pending, expected, tx }: integers)', b);
   const ph = BigInt(b.phase & 1);
@@ -45,9 +45,9 @@ export function encodeWord(b: MBarrier): bigint {
 }
 
 /**
- * Decodes a 64-bit word (FINDINGS.md §1). An expected field of 0 means 2^20 (0 mod 2^20). A pending
+ * Decodes a 64-bit word (docs/HARDWARE.md, Encoding). An expected field of 0 means 2^20 (0 mod 2^20). A pending
  * field of 0 is 0 arrivals left as barrier state (`pending`), and 2^20 as `mbarrier.pending_count`
- * reads it (`pendingCount`, FINDINGS.md P4).
+ * reads it (`pendingCount`, docs/HARDWARE.md, Encoding).
  */
 export function decodeWord(word: bigint): DecodedWord {
   if (typeof word !== 'bigint') throw new TypeError(`decodeWord: expected a bigint, got ${word === null ? 'null' : typeof word}`);
@@ -66,7 +66,7 @@ export function decodeWord(word: bigint): DecodedWord {
 }
 
 /**
- * The upper 32 bits a `mbarrier.arrive` returns as its token (FINDINGS.md §1, Tokens): the word's
+ * The upper 32 bits a `mbarrier.arrive` returns as its token (docs/HARDWARE.md, Encoding): the word's
  * upper half before the arrive — phase parity, pending-before, and tx bits 41:32 (2 KiB units).
  */
 export function tokenWord(t: Token): number {
@@ -76,7 +76,7 @@ export function tokenWord(t: Token): number {
 
 /**
  * Decodes the upper 32 bits of a token: parity, pending-before, what `mbarrier.pending_count`
- * returns for it (2^20 for a pending field of 0, FINDINGS.md P4), and tx to 2 KiB granularity.
+ * returns for it (2^20 for a pending field of 0, docs/HARDWARE.md, Encoding), and tx to 2 KiB granularity.
  */
 export function decodeToken(upper: number): { phaseParity: 0 | 1; pendingBefore: number; pendingCount: number; txApprox: number } {
   if (typeof upper !== 'number' || !Number.isInteger(upper)) argError('decodeToken', 'upper', 'an integer (the token\'s upper 32 bits)', upper);

@@ -19,9 +19,9 @@ import { DIAG, H200_BEHAVIOUR, type DiagCode, type Diagnostic } from './diagnost
 export const MAX_COUNT = (1 << 20) - 1;
 /** Largest tx-count in the PTX range: 2^20 − 1 bytes (PTX ISA §9.7.13.15.2). */
 export const TX_MAX_SPEC = (1 << 20) - 1;
-/** Largest tx-count the H200 accepts without trapping: +2^20 (FINDINGS.md T8). */
+/** Largest tx-count the H200 accepts without trapping: +2^20 (docs/HARDWARE.md, Conformance vectors). */
 export const TX_MAX_H200 = 1 << 20;
-/** Smallest tx-count, spec and H200 alike: −(2^20 − 1) (FINDINGS.md T8). */
+/** Smallest tx-count, spec and H200 alike: −(2^20 − 1) (docs/HARDWARE.md, Conformance vectors). */
 export const TX_MIN = -((1 << 20) - 1);
 
 /** Returned by an operation after which the H200 traps the kernel. */
@@ -33,7 +33,7 @@ export type BarrierStatus = 'uninit' | 'valid' | 'inval';
 /**
  * An mbarrier's state.
  * - `phase`: the current phase number, unbounded (0, 1, 2 …); its parity (`phase & 1`) is what
- *   parity waits observe (bit 63 of the word, FINDINGS.md §1).
+ *   parity waits observe (bit 63 of the word, docs/HARDWARE.md, Encoding).
  * - `pending`: arrivals still needed for the current phase, 0 … 2^20 − 1.
  * - `expected`: the arrival count that re-arms `pending` at each phase completion, 1 … 2^20 − 1.
  * - `tx`: the signed tx-count in bytes still outstanding for the current phase (negative when
@@ -49,7 +49,7 @@ export interface MBarrier {
 
 /**
  * The result an arrive returns (the `state` operand of `mbarrier.arrive`): on the H200 the upper
- * 32 bits of the word before the arrive (FINDINGS.md §1, Tokens). The model keeps the absolute phase
+ * 32 bits of the word before the arrive (docs/HARDWARE.md, Encoding). The model keeps the absolute phase
  * too, so that a stale token can be diagnosed, and which barrier produced it.
  */
 export interface Token {
@@ -117,7 +117,7 @@ function requireValid(b: MBarrier, op: string, diags?: Diagnostic[]): boolean {
 
 /**
  * `mbarrier.init [b], count` (PTX ISA §9.7.13.15.9): phase 0, pending = expected = count, tx 0.
- * `count` must lie in [1, 2^20 − 1]; outside it the H200 behaves as FINDINGS.md O3 describes
+ * `count` must lie in [1, 2^20 − 1]; outside it the H200 behaves as docs/HARDWARE.md, Conformance vectors, describes
  * (init(0): phase bit already set, pending 0; the model reproduces that). Re-init of a valid barrier
  * is reported (`reinit`) and overwrites the state, as the H200's SYNCS.EXCH does.
  */
@@ -128,7 +128,7 @@ export function init(b: MBarrier, count: number, diags?: Diagnostic[]): number {
     b.status = 'valid';
     b.tx = 0;
     if (count === 0) {
-      // H200 (conformance init_count0_ub; FINDINGS.md O3): (2^20)<<11 overflows into bit 63 and
+      // H200 (conformance init_count0_ub; docs/HARDWARE.md, Conformance vectors): (2^20)<<11 overflows into bit 63 and
       // (2^20)<<1 into the tx field: phase parity 1, pending 0, expected field 0, tx-count −1.
       b.phase = 1;
       b.pending = 0;
@@ -163,7 +163,7 @@ function addTx(b: MBarrier, delta: number, op: string, diags?: Diagnostic[]): bo
     if (diags) {
       const d = diagnostic(DIAG.txRange, `${op} takes the tx-count to ${next} bytes, outside ±${TX_MAX_SPEC}`, b);
       d.trap = trap;
-      if (!trap) d.h200 = `+2^20 exactly is accepted by the H200 without a trap (FINDINGS.md T8); the PTX range ends at 2^20 − 1`;
+      if (!trap) d.h200 = `+2^20 exactly is accepted by the H200 without a trap (docs/HARDWARE.md, Conformance vectors); the PTX range ends at 2^20 − 1`;
       diags.push(d);
     }
     if (trap) return false;
@@ -175,7 +175,7 @@ function addTx(b: MBarrier, delta: number, op: string, diags?: Diagnostic[]): bo
 /**
  * `mbarrier.expect_tx [b], bytes` (PTX ISA §9.7.13.15.11): tx-count += bytes, no arrival.
  * On the H200 an expect_tx that brings a negative tx-count back to 0 with pending 0 completes the
- * phase (FINDINGS.md T2); the spec does not list it as a trigger, so it is reported as
+ * phase (docs/HARDWARE.md, Conformance vectors); the spec does not list it as a trigger, so it is reported as
  * `expect-tx-completes` (warning).
  */
 export function expectTx(b: MBarrier, bytes: number, diags?: Diagnostic[]): number {
@@ -214,7 +214,7 @@ export interface ArriveOptions {
 /**
  * One arrive instruction (`mbarrier.arrive`, `.expect_tx`, `.noComplete`, `arrive_drop`) with
  * `count` arrivals applied atomically (PTX ISA §9.7.13.15.13/.14). `count > pending` is an
- * over-arrival: the H200 traps (FINDINGS.md O1), so this returns {@link TRAP}. `token`, if given,
+ * over-arrival: the H200 traps (docs/HARDWARE.md, Conformance vectors), so this returns {@link TRAP}. `token`, if given,
  * receives the state before the arrive.
  */
 export function arrive(b: MBarrier, count: number, opts: ArriveOptions = {}, diags?: Diagnostic[], token?: Token): number {
@@ -270,7 +270,7 @@ export function arrive(b: MBarrier, count: number, opts: ArriveOptions = {}, dia
  * summed count, conformance vector arrive_threads_spill_3_lanes_on_pending_2; separate warps make
  * separate arrives, arrive_warps_*). Unlike one arrive of `n × count`, arrivals past the phase
  * boundary land in the next phase (reported as `arrival-spill`); an arrive whose count exceeds
- * pending traps (FINDINGS.md O1).
+ * pending traps (docs/HARDWARE.md, Conformance vectors).
  */
 export function arriveEach(b: MBarrier, n: number, count: number, opts: ArriveOptions = {}, diags?: Diagnostic[]): number {
   if (n === 1) return arrive(b, count, opts, diags);
@@ -315,7 +315,7 @@ export function cpAsyncArriveIssue(b: MBarrier, noinc: boolean, diags?: Diagnost
 }
 
 /**
- * `test_wait.parity` / `try_wait.parity` truth value (PTX ISA §9.7.13.15.16, FINDINGS.md P1):
+ * `test_wait.parity` / `try_wait.parity` truth value (PTX ISA §9.7.13.15.16, docs/HARDWARE.md, Conformance vectors):
  * true iff the current phase parity differs from `parityOperand & 1` — the phase with that parity is
  * the immediately preceding, completed one. A fresh barrier passes parity 1 at once.
  */
@@ -325,7 +325,7 @@ export function testParity(b: MBarrier, parityOperand: number): boolean {
 
 /**
  * Token `test_wait` / `try_wait` truth value. The H200 compares only the token's parity bit
- * (FINDINGS.md P3), so a token two phases old aliases the current phase. `barrierId` is the barrier
+ * (docs/HARDWARE.md, Conformance vectors), so a token two phases old aliases the current phase. `barrierId` is the barrier
  * waited on; a token from another barrier or two or more phases old is reported.
  */
 export function testToken(b: MBarrier, barrierId: number, token: Token, diags?: Diagnostic[]): boolean {
@@ -336,7 +336,7 @@ export function testToken(b: MBarrier, barrierId: number, token: Token, diags?: 
 
 /**
  * `mbarrier.pending_count` (PTX ISA §9.7.13.15.17): the pending count captured before the arrive
- * that produced `token` (FINDINGS.md P4). Only defined for `.noComplete` tokens. The H200 extracts
+ * that produced `token` (docs/HARDWARE.md, Encoding). Only defined for `.noComplete` tokens. The H200 extracts
  * `2^20 − bits[62:43]` of the token, so a token taken with no arrival pending (its field is 0)
  * reads 2^20 = 1048576, not 0.
  */

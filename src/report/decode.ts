@@ -70,7 +70,10 @@ export function explainWord(text: string | number | bigint): Decoded {
   if (d.tx > 0) out.push(`${isWord ? d.tx : 'up to ' + d.tx} bytes`);
   if (d.tx < 0) out.push(`an expect_tx of ${-d.tx} bytes (tx-count is negative)`);
   lines.push(`  outstanding: ${out.length ? out.join(' and ') : 'nothing — but a phase completes the moment pending and tx-count both reach 0, so a word never rests here unless expected is 0 (after arrive_drop to zero) or it was init(0)'}`);
-  if (d.unknownBits) lines.push(`  bits 42 / 0 are set (0x${d.unknownBits.toString(16)}): never seen on an H200; the meaning is unknown`);
+  if (d.unknownBits) {
+    const set = [...(d.unknownBits & 2 ? [42] : []), ...(d.unknownBits & 1 ? [0] : [])];
+    lines.push(`  ${set.length > 1 ? 'bits 42 and 0 are' : `bit ${set[0]} is`} set: never seen set on an H200; the meaning is unknown`);
+  }
   if (isWord) {
     lines.push('  note: on Hopper the live state sits in the SYNCS unit; the shared-memory copy is written back only by');
     lines.push('        mbarrier.inval or an eviction, so a word read from a live barrier can be stale (docs/HARDWARE.md, Encoding)');

@@ -143,7 +143,7 @@ export const BULK_OPS: readonly OpDef[] = [
 export const TMA_ASYNC: AsyncDef = {
   kind: 'tma', family: F, label: 'TMA copy', stream: null, bufAccess: { rw: 'w', proxy: 'async' },
   progress(m, s, o, out) {
-    // One partial credit; the H200 credits a copy's bytes in 16-byte units, grouped differently on each run (FINDINGS-tensor.md TT5).
+    // One partial credit; the H200 credits a copy's bytes in 16-byte units, grouped differently on each run (docs/HARDWARE.md, Conformance vectors).
     const chunk = nextCredit(o);
     o.left -= chunk;
     o.chunks--;
