@@ -214,3 +214,24 @@ describe('scalar parameters without values', () => {
     expect([ok.code, ok.err]).toEqual([0, '']);
   }, 60_000);
 });
+
+describe('--set and --sweep of a PTX parameter without --param (docs/PTX.md)', () => {
+  it('is the launch value: the kernel is translated with it, and each sweep point overrides it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mbsim-setparam-'));
+    const f = join(dir, 'scalars.ptx');
+    writeFileSync(f, SCALARS);
+    const set = await cli(['check', f, '--set', 'param_0=64', '--set', 'param_1=1', '--set', 'param_2=2', '--format', 'short']);
+    expect([set.code, set.err]).toEqual([0, '']);
+    const mixed = await cli(['check', f, '--param', 'param_0=64', '--set', 'param_1=1', '--set', 'param_2=2', '--format', 'short']);
+    expect([mixed.code, mixed.err]).toEqual([0, '']);
+    const sweep = await cli(['check', f, '--set', 'param_0=64', '--set', 'param_1=1', '--sweep', 'param_2=1..3', '--format', 'short']);
+    expect(sweep.err).toBe('');
+    expect(sweep.code).toBe(1); // param_2=2 passes; 1 and 3 leave the barrier short
+    expect(sweep.out).toMatch(/^2 +ok/m);
+    const run = await cli(['run', f, '--set', 'param_0=64', '--set', 'param_1=1', '--set', 'param_2=2']);
+    expect([run.code, run.err]).toEqual([0, '']);
+    const unknown = await cli(['check', f, '--set', 'param_9=1']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toMatch(/unknown parameter 'param_9'/);
+  }, 60_000);
+});
