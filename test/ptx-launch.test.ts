@@ -235,3 +235,29 @@ describe('--set and --sweep of a PTX parameter without --param (docs/PTX.md)', (
     expect(unknown.err).toMatch(/unknown parameter 'param_9'/);
   }, 60_000);
 });
+
+describe('an instruction mbsim does not know at all (a typo ptxas rejects)', () => {
+  it('info and check warn at its place; a run that reaches it says mbsim does not know it, with no claim about the H200', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mbsim-typo-'));
+    const f = join(dir, 'typo.ptx');
+    writeFileSync(f, SCALARS.replace('mbarrier.try_wait.parity', 'mbarrier.try_wiat.parity'));
+    const warning = `${f}:26:1: warning[W-ptx-unknown]: unknown instruction 'mbarrier.try_wiat.parity.shared.b64': mbsim does not know 'mbarrier.try_wiat'`;
+    const info = await cli(['info', f]);
+    expect(info.code).toBe(0);
+    expect(info.err).toContain(warning);
+    const params = ['--param', 'param_0=64', '--param', 'param_1=1', '--param', 'param_2=2'];
+    const run = await cli(['run', f, ...params]);
+    expect(run.err).toContain(warning);
+    expect(run.code).toBe(1);
+    expect(run.out).toContain("mbarrier.try_wiat.parity.shared.b64: unknown instruction: mbsim does not know 'mbarrier.try_wiat'");
+    const trap = run.out.split('\n').find((l) => l.startsWith('TRAP'))!;
+    expect(trap).toContain('mbsim stops the agent here: it does not model this instruction');
+    expect(trap).not.toContain('H200');
+    const check = await cli(['check', f, ...params, '--format', 'short']);
+    expect(check.err).toContain(warning);
+    expect(check.out).toContain(`${f}:26:1: error[not-modelled]: mbarrier.try_wiat.parity.shared.b64: unknown instruction`);
+    // A known instruction is no warning.
+    writeFileSync(f, SCALARS);
+    expect((await cli(['info', f])).err).toBe('');
+  }, 60_000);
+});
