@@ -8,6 +8,7 @@ import { main } from '../src/cli/main.js';
 import { mergeLaunch } from '../src/cli/ptx-load.js';
 import { inlineLaunch } from '../src/cli/ptx-launch.js';
 import { parsePtx } from '../src/ptx/index.js';
+import { translatePtx } from '../src/ptxi/index.js';
 
 async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
   const out: string[] = [];
@@ -260,4 +261,31 @@ describe('an instruction mbsim does not know at all (a typo ptxas rejects)', () 
     writeFileSync(f, SCALARS);
     expect((await cli(['info', f])).err).toBe('');
   }, 60_000);
+});
+
+describe('translatePtx checks its launch options (docs/API.md); the CLI its --tensor-map', () => {
+  const m = () => {
+    const r = parsePtx(SCALARS, 'scalars.ptx');
+    if (!r.ok) throw new Error('parse');
+    return r.module;
+  };
+  it('an unknown key is a TypeError naming the nearest option; cluster/grid 0 and a box of 0 or less are RangeErrors naming the option', () => {
+    expect(() => translatePtx(m(), { blok: 64 } as never)).toThrow(new TypeError("translatePtx: unknown launch option 'blok' (did you mean 'block'?); the options are kernel, block, cluster, grid, params, tensorMaps, dynamicSmem"));
+    expect(() => translatePtx(m(), { cluster: 0 })).toThrow(new RangeError('translatePtx: launch.cluster must be at least 1, got 0'));
+    expect(() => translatePtx(m(), { grid: 0 })).toThrow(new RangeError('translatePtx: launch.grid must be at least 1, got 0'));
+    expect(() => translatePtx(m(), { tensorMaps: { param_0: -1 } })).toThrow(new RangeError('translatePtx: launch.tensorMaps.param_0 must be a positive byte count (the box), got -1'));
+    // The library names its option, not a CLI flag.
+    expect(() => translatePtx(m(), { params: { nope: 1 } })).toThrow(/^launch\.params\.nope: kernel _Z7scalarsiii has no such parameter/);
+  });
+  it('--tensor-map with a box of 0 or less exits 2; an unknown --param still names the flag', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mbsim-tmap-'));
+    const f = join(dir, 'scalars.ptx');
+    writeFileSync(f, SCALARS);
+    for (const v of ['-1', '0']) {
+      const r = await cli(['check', f, '--tensor-map', `param_0=${v}`]);
+      expect([r.code, r.err]).toEqual([2, expect.stringContaining(`--tensor-map param_0: the box is a positive byte count, got ${v}`)]);
+    }
+    const r = await cli(['check', f, '--param', 'nope=1']);
+    expect([r.code, r.err]).toEqual([2, expect.stringContaining('--param nope: kernel _Z7scalarsiii has no such parameter')]);
+  });
 });

@@ -43,6 +43,7 @@ function nameValue(flag: string) {
       throw err;
     }
     if (Object.hasOwn(acc, m[1]!)) throw new UsageError(`${flag} ${m[1]} is given twice`);
+    if (flag === '--tensor-map' && !(one[key]! >= 1)) throw new UsageError(`${flag} ${m[1]}: the box is a positive byte count, got ${one[key]!}`);
     // Defined, not assigned: `__proto__` is a name like any other (an unknown parameter), not the prototype.
     Object.defineProperty(acc, m[1]!, { value: one[key]!, enumerable: true, writable: true, configurable: true });
     return acc;

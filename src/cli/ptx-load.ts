@@ -105,7 +105,11 @@ function translateOrExplain(module: Module, launch: PtxLaunch): Kernel {
   try {
     return translatePtx(module, launch).kernel;
   } catch (err) {
-    if (err instanceof KernelError) throw new UsageError(err.loc ? formatKernelError(err) : `mbsim: error: ${err.message}`);
+    if (err instanceof KernelError) {
+      // The library names its option (launch.params.NAME); the CLI names the flag that gave it.
+      const m = err.message.replace(/^launch\.params\./, '--param ').replace(/^launch\.tensorMaps\./, '--tensor-map ');
+      throw new UsageError(err.loc ? formatKernelError(err) : `mbsim: error: ${m}`);
+    }
     throw err;
   }
 }
