@@ -289,3 +289,13 @@ describe('translatePtx checks its launch options (docs/API.md); the CLI its --te
     expect([r.code, r.err]).toEqual([2, expect.stringContaining('--param nope: kernel _Z7scalarsiii has no such parameter')]);
   });
 });
+
+describe('--kernel naming no kernel of the file', () => {
+  it('is one line listing the kernels, with no place or caret in the file', async () => {
+    const f = withLine(null);
+    const r = await cli(['check', f, '--kernel', 'nope']);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/^mbsim: error: no kernel 'nope' in \S+ \(kernels: .*tma_pipeline.*\)\n?$/);
+    expect(r.err).not.toContain(':1:1');
+  });
+});

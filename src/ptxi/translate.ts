@@ -185,7 +185,8 @@ export function blockDims(block: number | readonly number[]): BlockDims | string
 export function pickEntry(m: Module, want: string | undefined): Func {
   if (want !== undefined && typeof want !== 'string') throw new TypeError(`pickEntry: want must be a kernel name (a string) or undefined, got ${want === null ? 'null' : typeof want}`);
   const entries = functions(m).filter((f) => f.entry && f.body);
-  const loc = { file: m.file, line: 1, col: 1 };
+  // Not located: no line of the file is the choice (a caret at 1:1 would point at its first comment).
+  const loc = undefined;
   if (!entries.length) throw new KernelError(`${m.file} has no .entry with a body`, loc, 'ptx-launch');
   const names = entries.map((e) => `${e.name} (${demangle(e.name)})`).join(', ');
   if (want === undefined) {
