@@ -8,6 +8,7 @@ import { main } from '../src/cli/main.js';
 import { mergeLaunch } from '../src/cli/ptx-load.js';
 import { inlineLaunch } from '../src/cli/ptx-launch.js';
 import { parsePtx } from '../src/ptx/index.js';
+import { translatePtx } from '../src/ptxi/index.js';
 
 async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
   const out: string[] = [];
@@ -161,9 +162,12 @@ describe('fields of a struct parameter: --param NAME+OFFSET', () => {
     expect(hang.code).toBe(1);
     expect(hang.out).toMatch(/error\[hang\]/);
     const missing = await cli(['check', f, '--param', '0+8=64', '--param', '0+16=1', '--format', 'short']);
-    expect(missing.out).toContain(`${f}:14:1: error[not-modelled]: ld.param.v2.u32: not modelled yet: the field at byte 20 of parameter param_0 (index 0) has no value: give --param param_0+20=VALUE`);
+    // A value the kernel cannot run without is the input's error (exit 2, one line), not a finding.
+    expect([missing.code, missing.out]).toEqual([2, '']);
+    expect(missing.err).toBe(`${f}:14:1: error: the field at byte 20 of kernel parameter param_0 has no value, and a branch, an address or a count of the kernel depends on it here: give --param param_0+20=VALUE`);
     const none = await cli(['check', f, '--format', 'short']);
-    expect(none.out).toContain('the field at byte 8 of parameter param_0 (index 0) has no value: give --param param_0+8=VALUE (the kernel reads 3 fields of param_0 that have none: bytes 8, 16, 20)');
+    expect([none.code, none.out]).toEqual([2, '']);
+    expect(none.err).toContain('the fields at bytes 8, 16, 20 of kernel parameter param_0 have no value, and a branch, an address or a count of the kernel depends on them here: give --param param_0+8=VALUE --param param_0+16=VALUE --param param_0+20=VALUE');
   }, 60_000);
   it('a sidecar may give fields too; a bad key exits 2 naming the field form', async () => {
     const f = file();
@@ -200,11 +204,98 @@ describe('scalar parameters without values', () => {
     const f = join(dir, 'scalars.ptx');
     writeFileSync(f, SCALARS);
     const none = await cli(['check', f, '--format', 'short']);
-    expect(none.out).toContain('parameter param_0 (index 0) has no value: give --param param_0=VALUE (the kernel reads 3 parameters that have none: param_0, param_1, param_2)');
+    expect([none.code, none.out]).toEqual([2, '']);
+    expect(none.err).toBe(`${f}:10:1: error: kernel parameters param_0, param_1, param_2 have no value, and a branch, an address or a count of the kernel depends on them here: give --param param_0=VALUE --param param_1=VALUE --param param_2=VALUE`);
     const one = await cli(['check', f, '--param', 'param_0=64', '--param', 'param_1=1', '--format', 'short']);
-    expect(one.out).toContain('parameter param_2 (index 2) has no value: give --param param_2=VALUE');
-    expect(one.out).not.toContain('parameters that have none');
+    expect([one.code, one.out]).toEqual([2, '']);
+    expect(one.err).toContain(':12:1: error: kernel parameter param_2 has no value, and a branch, an address or a count of the kernel depends on it here: give --param param_2=VALUE');
+    const run = await cli(['run', f, '--param', 'param_0=64', '--param', 'param_1=1']);
+    expect([run.code, run.out, run.err]).toEqual([2, '', one.err]);
     const ok = await cli(['check', f, '--param', 'param_0=64', '--param', 'param_1=1', '--param', 'param_2=2', '--format', 'short']);
     expect([ok.code, ok.err]).toEqual([0, '']);
   }, 60_000);
+});
+
+describe('--set and --sweep of a PTX parameter without --param (docs/PTX.md)', () => {
+  it('is the launch value: the kernel is translated with it, and each sweep point overrides it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mbsim-setparam-'));
+    const f = join(dir, 'scalars.ptx');
+    writeFileSync(f, SCALARS);
+    const set = await cli(['check', f, '--set', 'param_0=64', '--set', 'param_1=1', '--set', 'param_2=2', '--format', 'short']);
+    expect([set.code, set.err]).toEqual([0, '']);
+    const mixed = await cli(['check', f, '--param', 'param_0=64', '--set', 'param_1=1', '--set', 'param_2=2', '--format', 'short']);
+    expect([mixed.code, mixed.err]).toEqual([0, '']);
+    const sweep = await cli(['check', f, '--set', 'param_0=64', '--set', 'param_1=1', '--sweep', 'param_2=1..3', '--format', 'short']);
+    expect(sweep.err).toBe('');
+    expect(sweep.code).toBe(1); // param_2=2 passes; 1 and 3 leave the barrier short
+    expect(sweep.out).toMatch(/^2 +ok/m);
+    const run = await cli(['run', f, '--set', 'param_0=64', '--set', 'param_1=1', '--set', 'param_2=2']);
+    expect([run.code, run.err]).toEqual([0, '']);
+    const unknown = await cli(['check', f, '--set', 'param_9=1']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toMatch(/unknown parameter 'param_9'/);
+  }, 60_000);
+});
+
+describe('an instruction mbsim does not know at all (a typo ptxas rejects)', () => {
+  it('info and check warn at its place; a run that reaches it says mbsim does not know it, with no claim about the H200', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mbsim-typo-'));
+    const f = join(dir, 'typo.ptx');
+    writeFileSync(f, SCALARS.replace('mbarrier.try_wait.parity', 'mbarrier.try_wiat.parity'));
+    const warning = `${f}:26:1: warning[W-ptx-unknown]: unknown instruction 'mbarrier.try_wiat.parity.shared.b64': mbsim does not know 'mbarrier.try_wiat'`;
+    const info = await cli(['info', f]);
+    expect(info.code).toBe(0);
+    expect(info.err).toContain(warning);
+    const params = ['--param', 'param_0=64', '--param', 'param_1=1', '--param', 'param_2=2'];
+    const run = await cli(['run', f, ...params]);
+    expect(run.err).toContain(warning);
+    expect(run.code).toBe(1);
+    expect(run.out).toContain("mbarrier.try_wiat.parity.shared.b64: unknown instruction: mbsim does not know 'mbarrier.try_wiat'");
+    const trap = run.out.split('\n').find((l) => l.startsWith('TRAP'))!;
+    expect(trap).toContain('mbsim stops the agent here: it does not model this instruction');
+    expect(trap).not.toContain('H200');
+    const check = await cli(['check', f, ...params, '--format', 'short']);
+    expect(check.err).toContain(warning);
+    expect(check.out).toContain(`${f}:26:1: error[not-modelled]: mbarrier.try_wiat.parity.shared.b64: unknown instruction`);
+    // A known instruction is no warning.
+    writeFileSync(f, SCALARS);
+    expect((await cli(['info', f])).err).toBe('');
+  }, 60_000);
+});
+
+describe('translatePtx checks its launch options (docs/API.md); the CLI its --tensor-map', () => {
+  const m = () => {
+    const r = parsePtx(SCALARS, 'scalars.ptx');
+    if (!r.ok) throw new Error('parse');
+    return r.module;
+  };
+  it('an unknown key is a TypeError naming the nearest option; cluster/grid 0 and a box of 0 or less are RangeErrors naming the option', () => {
+    expect(() => translatePtx(m(), { blok: 64 } as never)).toThrow(new TypeError("translatePtx: unknown launch option 'blok' (did you mean 'block'?); the options are kernel, block, cluster, grid, params, tensorMaps, dynamicSmem"));
+    expect(() => translatePtx(m(), { cluster: 0 })).toThrow(new RangeError('translatePtx: launch.cluster must be at least 1, got 0'));
+    expect(() => translatePtx(m(), { grid: 0 })).toThrow(new RangeError('translatePtx: launch.grid must be at least 1, got 0'));
+    expect(() => translatePtx(m(), { tensorMaps: { param_0: -1 } })).toThrow(new RangeError('translatePtx: launch.tensorMaps.param_0 must be a positive byte count (the box), got -1'));
+    // The library names its option, not a CLI flag.
+    expect(() => translatePtx(m(), { params: { nope: 1 } })).toThrow(/^launch\.params\.nope: kernel _Z7scalarsiii has no such parameter/);
+  });
+  it('--tensor-map with a box of 0 or less exits 2; an unknown --param still names the flag', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mbsim-tmap-'));
+    const f = join(dir, 'scalars.ptx');
+    writeFileSync(f, SCALARS);
+    for (const v of ['-1', '0']) {
+      const r = await cli(['check', f, '--tensor-map', `param_0=${v}`]);
+      expect([r.code, r.err]).toEqual([2, expect.stringContaining(`--tensor-map param_0: the box is a positive byte count, got ${v}`)]);
+    }
+    const r = await cli(['check', f, '--param', 'nope=1']);
+    expect([r.code, r.err]).toEqual([2, expect.stringContaining('--param nope: kernel _Z7scalarsiii has no such parameter')]);
+  });
+});
+
+describe('--kernel naming no kernel of the file', () => {
+  it('is one line listing the kernels, with no place or caret in the file', async () => {
+    const f = withLine(null);
+    const r = await cli(['check', f, '--kernel', 'nope']);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/^mbsim: error: no kernel 'nope' in \S+ \(kernels: .*tma_pipeline.*\)\n?$/);
+    expect(r.err).not.toContain(':1:1');
+  });
 });

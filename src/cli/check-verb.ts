@@ -135,6 +135,7 @@ export async function checkVerb(target: string, o: CheckOpts, io: IO, started = 
     return runCheckSweepCli(loaded.kernel.name, ranges, (params) => instantiateOrExplain(loaded.kernel, { ...o.set, ...params }, loaded.origin), opts, cio);
   }
   const prog = instantiateOrExplain(loaded.kernel, o.set, loaded.origin);
+  (await import('./missing-param.js')).refuseMissingParams(prog);
   if (o.allTrips !== undefined) {
     const param = o.allTrips;
     const { checkAllTrips } = await import('../check/index.js');

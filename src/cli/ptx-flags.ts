@@ -16,6 +16,13 @@ export interface PtxFlags {
   param?: Record<string, number>;
   tensorMap?: Record<string, number>;
   dynamicSmem?: number;
+  /**
+   * `--set NAME=V` / `--sweep NAME=A..B` of the verb: a PTX parameter they name that the launch
+   * gives no value is translated with V (A), the launch's value, so that `--set param_N=V` needs no
+   * `--param` first (docs/PTX.md).
+   */
+  set?: Record<string, number>;
+  sweep?: string[];
 }
 
 /** `NAME=INTEGER` where NAME may also be a parameter index (`2=8`) or a struct field `NAME+OFFSET` (`0+640=2`, `param_0+128=16384`). */
@@ -36,6 +43,7 @@ function nameValue(flag: string) {
       throw err;
     }
     if (Object.hasOwn(acc, m[1]!)) throw new UsageError(`${flag} ${m[1]} is given twice`);
+    if (flag === '--tensor-map' && !(one[key]! >= 1)) throw new UsageError(`${flag} ${m[1]}: the box is a positive byte count, got ${one[key]!}`);
     // Defined, not assigned: `__proto__` is a name like any other (an unknown parameter), not the prototype.
     Object.defineProperty(acc, m[1]!, { value: one[key]!, enumerable: true, writable: true, configurable: true });
     return acc;

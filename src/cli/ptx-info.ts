@@ -4,7 +4,8 @@
  * sketch's (file:line:col, the source line, a caret, what was expected) and exits 2.
  */
 import { caretExcerpt, excerptColumn, lineAt } from '../lang/diagnostics.js';
-import { functionIndex, functions, instructionsOf, parsePtx, type Func, type Module, type Param, type PtxDiagnostic } from '../ptx/index.js';
+import { unknownMnemonic } from '../ptxi/mnemonics.js';
+import { functionIndex, functions, instructionsOf, parsePtx, PTX_CODES, type Func, type Module, type Param, type PtxDiagnostic } from '../ptx/index.js';
 import { readInput } from './input.js';
 import { UsageError } from './errors.js';
 import { echo } from './args.js';
@@ -53,6 +54,14 @@ export function loadPtxFile(path: string, warn: (text: string) => void = () => {
   const r = parsePtx(src, path);
   if (!r.ok) throw ptxParseError(path, r.diagnostic, src);
   for (const w of r.warnings) warn(formatPtxDiagnostic(w, src));
+  for (const fn of functions(r.module)) {
+    for (const ins of instructionsOf(fn)) {
+      const u = unknownMnemonic(ins);
+      if (u === undefined) continue;
+      const col = ins.opcodeCol ?? ins.pos.col;
+      warn(formatPtxDiagnostic({ code: PTX_CODES.unknownWarning, message: `unknown instruction '${ins.opcode}': mbsim does not know '${u}' (a typo? ptxas would likely reject it); a run that reaches it stops there`, hint: u.startsWith('mbarrier') ? 'the mbarrier operations are init, inval, arrive, arrive_drop, expect_tx, complete_tx, test_wait, try_wait and pending_count' : 'check the spelling against the PTX ISA', file: ins.pos.file, line: ins.pos.line, col, endCol: col + ins.opcode.length }, src));
+    }
+  }
   return { module: r.module, src };
 }
 

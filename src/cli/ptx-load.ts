@@ -10,6 +10,7 @@ import { KernelError } from '../machine/program.js';
 import { functions, instructionsOf, parsePtx, PTX_CODES, type Module, type PtxDiagnostic } from '../ptx/index.js';
 import type { Block, Decl, Operand } from '../ptx/ast.js';
 import { paramKey, paramRef, pickEntry, shortName, translatePtx, type PtxLaunch } from '../ptxi/index.js';
+import { parseSweep } from '../check/sweep.js';
 import { UsageError } from './errors.js';
 import { formatKernelError } from './load.js';
 import type { PtxFlags } from './ptx-flags.js';
@@ -27,6 +28,7 @@ export { addPtxFlags, isPtx, refusePtxFlags, type PtxFlags } from './ptx-flags.j
 export function loadPtxKernel(path: string, f: PtxFlags, warn?: (text: string) => void, bounds?: ParseBounds): Kernel {
   const { module, src } = loadPtxFile(path, warn, bounds);
   const launch = ptxLaunchOf(path, src, module, f);
+  launchValuesOfSets(module, launch, f);
   if (warn && launch.dynamicSmem === undefined) for (const d of unsizedDynamicSmem(module)) warn(formatPtxDiagnostic(d, src));
   return translateOrExplain(module, launch);
 }
@@ -63,6 +65,37 @@ export function unsizedDynamicSmem(m: Module): PtxDiagnostic[] {
   }));
 }
 
+/**
+ * A kernel parameter that `--set` or `--sweep` names by its IR name (`param_N`) and the launch
+ * gives no value (`--param`, a sidecar): the set value (the sweep's first) becomes its launch value,
+ * so that the translation gives it an IR parameter the set (each sweep point) then overrides.
+ */
+function launchValuesOfSets(module: Module, launch: PtxLaunch, f: PtxFlags): void {
+  const sets: [string, number][] = Object.entries(f.set ?? {});
+  for (const spec of f.sweep ?? []) {
+    try {
+      const r = parseSweep(spec);
+      sets.push([r.name, r.from]);
+    } catch {
+      // reported by the verb
+    }
+  }
+  if (!sets.length) return;
+  let entry;
+  try {
+    entry = pickEntry(module, launch.kernel);
+  } catch {
+    return; // the translation reports it
+  }
+  const params = (launch.params ??= {});
+  for (const [k, value] of sets) {
+    const ref = paramRef(entry.params, k);
+    if (!ref || ref.offset || shortName(entry.params[ref.index]!.name) !== k || /^\.b8$/.test(entry.params[ref.index]!.type)) continue;
+    const given = Object.keys(params).some((x) => { const r = paramRef(entry.params, x); return r?.index === ref.index && r.offset === 0; });
+    if (!given) Object.defineProperty(params, k, { value, enumerable: true, writable: true, configurable: true });
+  }
+}
+
 /** The launch of a parsed PTX file: its sidecars (`// # launch:` in `src`, `PATH.launch.json`) under the flags. */
 function ptxLaunchOf(path: string, src: string, module: Module, f: PtxFlags): PtxLaunch {
   return mergeLaunch(module, f, [fileLaunch(path), inlineLaunch(path, src)].filter((x): x is Sidecar => x !== null));
@@ -72,7 +105,11 @@ function translateOrExplain(module: Module, launch: PtxLaunch): Kernel {
   try {
     return translatePtx(module, launch).kernel;
   } catch (err) {
-    if (err instanceof KernelError) throw new UsageError(err.loc ? formatKernelError(err) : `mbsim: error: ${err.message}`);
+    if (err instanceof KernelError) {
+      // The library names its option (launch.params.NAME); the CLI names the flag that gave it.
+      const m = err.message.replace(/^launch\.params\./, '--param ').replace(/^launch\.tensorMaps\./, '--tensor-map ');
+      throw new UsageError(err.loc ? formatKernelError(err) : `mbsim: error: ${m}`);
+    }
     throw err;
   }
 }

@@ -145,7 +145,7 @@ function printFindings(p: RunReport, io: IO, paint: Paint, stop: () => boolean):
     io.out(`${d.diag.severity === 'error' ? paint.red('error') : paint.yellow('warning')}[${d.diag.code}] ${where}${who}: ${d.diag.message}\n  H200: ${d.diag.h200}`);
   }
   if (r.verdict === 'trap' && r.final.trapped) {
-    io.out(`\n${paint.red(paint.bold('TRAP'))}: [${r.final.trapped.code}] ${r.final.trapped.message}; the H200 stops the kernel here (sticky unspecified launch failure)`);
+    io.out(`\n${paint.red(paint.bold('TRAP'))}: [${r.final.trapped.code}] ${r.final.trapped.message}; ${r.final.trapped.code === 'not-modelled' ? 'mbsim stops the agent here: it does not model this instruction (not a hardware behaviour)' : 'the H200 stops the kernel here (sticky unspecified launch failure)'}`);
   }
   if (r.hang) {
     io.out(`\n${paint.red(paint.bold('HANG'))}: nothing can make progress; ${r.hang.waiters.length} agent(s) blocked forever`);

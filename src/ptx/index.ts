@@ -31,6 +31,8 @@ export const PTX_CODES = {
   headerWarning: 'W-ptx-header',
   /** A launch that leaves out something the kernel needs and the PTX does not carry (the dynamic shared memory's size): src/cli/ptx-load.ts. */
   launchWarning: 'W-ptx-launch',
+  /** An instruction whose mnemonic mbsim does not recognize at all (a typo ptxas rejects: `mbarrier.try_wiat`): src/ptxi/mnemonics.ts. */
+  unknownWarning: 'W-ptx-unknown',
 } as const;
 
 /** One of {@link PTX_CODES}. */

@@ -251,7 +251,7 @@ export function paramValues(f: Func, launch: { params?: Record<string, number>; 
   const given = launch.params ?? {};
   for (const [k, value] of Object.entries(given)) {
     const ref = paramRef(f.params, k);
-    if (!ref) throw new KernelError(`--param ${k}: kernel ${f.name} has no such parameter (${f.params.map((p, i) => `${shortName(p.name)} or ${i}`).join(', ')}; a field of a struct parameter: NAME+BYTE_OFFSET)`, undefined, 'ptx-launch');
+    if (!ref) throw new KernelError(`launch.params.${k}: kernel ${f.name} has no such parameter (${f.params.map((p, i) => `${shortName(p.name)} or ${i}`).join(', ')}; a field of a struct parameter: NAME+BYTE_OFFSET)`, undefined, 'ptx-launch');
     const p = f.params[ref.index]!;
     const key = `${p.name}+${ref.offset}`;
     if (out.has(key)) continue; // one entry whichever key names it (mergeLaunch keeps the first)
@@ -259,7 +259,7 @@ export function paramValues(f: Func, launch: { params?: Record<string, number>; 
     out.set(key, { decl: { name, value, loc: { file: '', line: p.pos.line, col: p.pos.col } }, index: ref.index });
   }
   for (const k of Object.keys(launch.tensorMaps ?? {})) {
-    if (!paramRef(f.params, k)) throw new KernelError(`--tensor-map ${k}: kernel ${f.name} has no such parameter`, undefined, 'ptx-launch');
+    if (!paramRef(f.params, k)) throw new KernelError(`launch.tensorMaps.${k}: kernel ${f.name} has no such parameter`, undefined, 'ptx-launch');
   }
   return out;
 }

@@ -7,6 +7,7 @@
  * Errors in the input that make a translation impossible throw {@link KernelError} with the PTX
  * position; what is only impossible to model when executed becomes a `trap` operation there.
  */
+import { didYouMean } from '../lang/diagnostics.js';
 import { descriptorReads } from './desc.js';
 import type { Expr, Kernel, SrcLoc, Stmt } from '../kernel/ir.js';
 import { KernelError } from '../machine/program.js';
@@ -60,10 +61,17 @@ export function translatePtx(m: Module, launch: PtxLaunch = {}): { kernel: Kerne
   const kind = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v);
   if (typeof m !== 'object' || m === null || !Array.isArray((m as Partial<Module>).items)) throw new TypeError(`translatePtx: module must be a PTX Module (parsePtx(...).module), got ${kind(m)}`);
   if (typeof launch !== 'object' || launch === null || Array.isArray(launch)) throw new TypeError(`translatePtx: launch must be an object ({ kernel, block, cluster, grid, params, tensorMaps, dynamicSmem }), got ${kind(launch)}`);
+  const OPTIONS = ['kernel', 'block', 'cluster', 'grid', 'params', 'tensorMaps', 'dynamicSmem'];
+  for (const k of Object.keys(launch)) {
+    if (OPTIONS.includes(k)) continue;
+    const near = didYouMean(k.replace(/[-_]/g, ''), OPTIONS) ?? (/^param/i.test(k) ? 'params' : /^tensor/i.test(k) ? 'tensorMaps' : undefined);
+    throw new TypeError(`translatePtx: unknown launch option '${k.slice(0, 40)}'${near ? ` (did you mean '${near}'?)` : ''}; the options are ${OPTIONS.join(', ')}`);
+  }
   if (launch.kernel !== undefined && typeof launch.kernel !== 'string') throw new TypeError(`translatePtx: launch.kernel must be a string, got ${kind(launch.kernel)}`);
   for (const k of ['cluster', 'grid', 'dynamicSmem'] as const) {
     const v = launch[k];
     if (v !== undefined && (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0)) throw new RangeError(`translatePtx: launch.${k} must be a whole number, got ${typeof v === 'number' ? v : kind(v)}`);
+    if (k !== 'dynamicSmem' && v === 0) throw new RangeError(`translatePtx: launch.${k} must be at least 1, got 0`);
   }
   // The block: a thread count or its 1 to 3 dimensions (the shape itself is checked with the directives below).
   const b: unknown = launch.block;
@@ -76,6 +84,7 @@ export function translatePtx(m: Module, launch: PtxLaunch = {}): { kernel: Kerne
     if (v === undefined) continue;
     if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new TypeError(`translatePtx: launch.${k} must be an object of names to integers, got ${kind(v)}`);
     for (const [n, x] of Object.entries(v)) if (typeof x !== 'number' || !Number.isSafeInteger(x)) throw new RangeError(`translatePtx: launch.${k}.${n.slice(0, 40)} must be an integer, got ${typeof x === 'number' ? x : kind(x)}`);
+    if (k === 'tensorMaps') for (const [n, x] of Object.entries(v)) if (x < 1) throw new RangeError(`translatePtx: launch.tensorMaps.${n.slice(0, 40)} must be a positive byte count (the box), got ${x}`);
   }
   const f = pickEntry(m, launch.kernel);
   const file = m.file;
@@ -176,7 +185,8 @@ export function blockDims(block: number | readonly number[]): BlockDims | string
 export function pickEntry(m: Module, want: string | undefined): Func {
   if (want !== undefined && typeof want !== 'string') throw new TypeError(`pickEntry: want must be a kernel name (a string) or undefined, got ${want === null ? 'null' : typeof want}`);
   const entries = functions(m).filter((f) => f.entry && f.body);
-  const loc = { file: m.file, line: 1, col: 1 };
+  // Not located: no line of the file is the choice (a caret at 1:1 would point at its first comment).
+  const loc = undefined;
   if (!entries.length) throw new KernelError(`${m.file} has no .entry with a body`, loc, 'ptx-launch');
   const names = entries.map((e) => `${e.name} (${demangle(e.name)})`).join(', ');
   if (want === undefined) {
