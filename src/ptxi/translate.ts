@@ -7,7 +7,7 @@
  * Errors in the input that make a translation impossible throw {@link KernelError} with the PTX
  * position; what is only impossible to model when executed becomes a `trap` operation there.
  */
-import { didYouMean } from '../lang/diagnostics.js';
+import { didYouMean } from '../kernel/nearest.js';
 import { descriptorReads } from './desc.js';
 import type { Expr, Kernel, SrcLoc, Stmt } from '../kernel/ir.js';
 import { KernelError } from '../machine/program.js';
