@@ -18,7 +18,7 @@ import { main } from '../src/cli/main.js';
 const RUNS = Number(process.env.MBSIM_HOSTILE_RUNS ?? 100);
 const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 /** A stack frame, Node's internals, or an Error class name: internal text that must not reach users. */
-const INTERNAL = /^\s+at \S.*[(:]\d+:\d+\)?$|node:internal|file:\/\/|\b(?:Type|Range|Reference|Syntax|Eval|URI|Aggregate)?Error:/m;
+const INTERNAL = /^\s+at (?:\S+ \()?\S*\.(?:[cm]?js|ts):\d+:\d+\)?$|^\s+at \S+ \(\S*:\d+:\d+\)$|node:internal|file:\/\/|\b(?:Type|Range|Reference|Syntax|Eval|URI|Aggregate)?Error:/m;
 
 const S = mkdtempSync(join(tmpdir(), 'mbsim-hostile-'));
 const P = {

@@ -105,7 +105,7 @@ describe('reports of hazards inside inlined helpers', () => {
     const r = await cli(['check', BUG1, '--param', 'param_2=3']);
     expect(r.code).toBe(1);
     expect(r.out).toContain('HANG on barrier empty[0]');
-    expect(r.out).toContain(`at ${BUG1}:192 (inlined.cuh:19, inlined at inlined.cuh:24, inlined at inlined.cu:19), ${BUG1}:117 (inlined.cuh:19, inlined at inlined.cuh:35, inlined at inlined.cu:22)`);
+    expect(r.out).toContain(`at ${BUG1}:192:2 (inlined.cuh:19, inlined at inlined.cuh:24, inlined at inlined.cu:19), ${BUG1}:117:2 (inlined.cuh:19, inlined at inlined.cuh:35, inlined at inlined.cu:22)`);
   });
 
   it('JSON: the race\'s locations and trace steps carry the chain as their origin', async () => {
