@@ -187,9 +187,12 @@ export function explainHang(
   const rank = (w: BlockedWaiter) => (w.bytesMissing ? 0 : w.signallers.length === 0 ? 1 : 2);
   waiters.sort((x, y) => rank(x) - rank(y));
   const cycle = findCycle(waiters, p.agents.map((x) => x.name));
-  // Hint at the producer-start parity only for a waiter that is part of the wait-for cycle.
+  // Hint at the producer-start parity only for a waiter that is part of the wait-for cycle, and only
+  // when no waiter of the cycle is stuck on bytes (a tx-count credited past 0, or bytes nobody can
+  // deliver): that is a cause of its own, whatever the parity.
+  const stuckOnBytes = waiters.some((w) => cycle?.includes(w.name) && (w.bytesMissing || (w.state?.tx ?? 0) < 0));
   for (const w of waiters) {
-    if (startHint.has(w.agent) && cycle?.includes(w.name)) {
+    if (startHint.has(w.agent) && cycle?.includes(w.name) && !stuckOnBytes) {
       w.reasons.push('hint: parity 0 on a barrier still in phase 0 waits for its first completion; a wait that means "the buffer is free" at the start (a producer on an empty barrier) uses parity 1, which passes on a fresh barrier');
     }
   }
@@ -285,8 +288,10 @@ function mbarrierWait(c: Ctx, a: number, w: BlockedWaiter, ins: OpInstr): void {
     // A barrier that never receives bytes hands a buffer back (an "empty" barrier): waiting on its
     // first completion with parity 0 at the start is the classic producer-start bug.
     const getsBytes = s.agents.some((_, o) => touchesTx(o, key));
-    // Only when the parity is what is wrong: the other parity passes now.
-    if (b.phase === 0 && par === 0 && b.status === 'valid' && testParity(b, par ^ 1) && !getsBytes && arrivers.length > 0 && !passedBefore?.(a, key)) startHint.add(a);
+    // Only when the parity is what is wrong: the other parity passes now, and nobody has arrived in
+    // phase 0 yet (an arrival there means the releasers run, and the waiter waits for the phase they
+    // are completing: a release count short of the barrier's count, not the start parity).
+    if (b.phase === 0 && par === 0 && b.status === 'valid' && b.pending === b.expected && testParity(b, par ^ 1) && !getsBytes && arrivers.length > 0 && !passedBefore?.(a, key)) startHint.add(a);
 }
 
 function findCycle(waiters: BlockedWaiter[], names: string[]): string[] | null {

@@ -14,9 +14,13 @@
  * result being true is the same behaviour with no failed tests to explore. The loop may jump back
  * to a label before the test through a backoff with no effect (libcu++'s `cuda::barrier::wait`:
  * a retry counter, `%globaltimer`, `nanosleep`, branches that stay inside it): after the blocking
- * wait the back edge is never taken, and the backoff, run only on entry, changes nothing.
+ * wait the back edge is never taken, and the backoff, run only on entry, changes nothing. The
+ * backoff may also sit after the test (an optimized libcu++ `wait_parity`: `@fail bra B; bra.uni
+ * DONE; B: setp.lt retries, 16; @p bra R; mov %globaltimer; …; nanosleep; bra.uni L; R: …`):
+ * {@link retries}.
  */
 import type { Operand } from '../ptx/ast.js';
+import { destsOf, regsOf, sourcesOf } from './analysis.js';
 import { branchTarget, type Flat, type FlatIns } from './flat.js';
 
 const nameOf = (it: FlatIns, o: Operand | undefined): string | undefined => (o && o.kind === 'name' ? it.name(o.name) : undefined);
@@ -41,7 +45,7 @@ function nvccSpin(flat: Flat, i: number, it: FlatIns): boolean {
   const P = nameOf(it, it.ins.operands[0]);
   const ins = (k: number): FlatIns | undefined => { const x = flat.items[i + k]; return x && !('label' in x) ? x : undefined; };
   const loops = (b: FlatIns | undefined, pred: string | undefined, negated: boolean) =>
-    !!b && !!pred && b.ins.base === 'bra' && !!b.ins.guard && b.ins.guard.negated === negated && b.name(b.ins.guard.pred) === pred && (labels.has(branchTarget(b) ?? '') || backoff(flat, branchTarget(b), i));
+    !!b && !!pred && b.ins.base === 'bra' && !!b.ins.guard && b.ins.guard.negated === negated && b.name(b.ins.guard.pred) === pred && (labels.has(branchTarget(b) ?? '') || backoff(flat, branchTarget(b), i) || retries(flat, branchTarget(b), labels, i));
   if (loops(ins(1), P, true)) return true;
   // `L: try_wait P; @P bra DONE; bra L;`
   const out = ins(1);
@@ -137,6 +141,49 @@ function backoff(flat: Flat, to: string | undefined, i: number): boolean {
     if ('label' in x) continue;
     if (!BACKOFF.has(x.ins.base)) return false;
     if (x.ins.base === 'bra' && !inside.has(branchTarget(x) ?? '')) return false;
+  }
+  return true;
+}
+
+/**
+ * Whether the code from label `to` (after the test `i`) is a backoff that only retries: every path
+ * from it, both sides of each branch whatever its predicate (a clock, a retry counter), runs
+ * effect-free instructions only and comes back to one of the loop's `labels` (before the test);
+ * and no register it writes is read outside it and the loop's own code from `labels` to the test.
+ * Then the failed test's side never changes what the kernel does after the loop, and the blocking
+ * wait is exact. Up to 400 items are followed.
+ */
+function retries(flat: Flat, to: string | undefined, labels: ReadonlySet<string>, i: number): boolean {
+  const items = flat.items;
+  const at = (label: string | undefined) => (label === undefined ? -1 : items.findIndex((x) => 'label' in x && x.label === label));
+  const start = at(to);
+  if (start <= i) return false;
+  const region = new Set<number>();
+  const stack = [start];
+  while (stack.length) {
+    const k = stack.pop()!;
+    if (k < 0 || k >= items.length) return false;
+    const x = items[k]!;
+    if ('label' in x && labels.has(x.label)) continue;
+    if (region.has(k)) continue;
+    region.add(k);
+    if (region.size > 400) return false;
+    if ('label' in x) { stack.push(k + 1); continue; }
+    if (!BACKOFF.has(x.ins.base) && x.ins.base !== 'cvta') return false;
+    if (x.ins.base !== 'bra') { stack.push(k + 1); continue; }
+    stack.push(at(branchTarget(x)));
+    if (x.ins.guard) stack.push(k + 1);
+  }
+  // The loop's own code: from its first label to the test's branches.
+  let first = i;
+  for (let j = i - 1; j >= 0; j--) { const x = items[j]!; if ('label' in x && labels.has(x.label)) first = j; }
+  const written = new Set<string>();
+  for (const k of region) { const x = items[k]!; if (!('label' in x)) for (const d of destsOf(x)) written.add(d); }
+  for (let k = 0; k < items.length; k++) {
+    const x = items[k]!;
+    if (region.has(k) || (k >= first && k <= i + 3) || 'label' in x) continue;
+    const reads = [...sourcesOf(x).flatMap((o) => regsOf(o, x)), ...(x.ins.guard ? [x.name(x.ins.guard.pred)] : [])];
+    if (reads.some((r) => written.has(r))) return false;
   }
   return true;
 }
