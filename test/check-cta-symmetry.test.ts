@@ -77,12 +77,12 @@ describe('cluster-mc and its planted twins', () => {
     const p = load('examples/kernels/cluster-mc.mbk', SMALL);
     // verifyHash: every incremental record and barrier sum (the images' included) against a full rehash.
     const v = explore(p, { verifyHash: true });
-    expect([v.complete, v.states]).toEqual([true, 1098]);
+    expect([v.complete, v.states]).toEqual([true, 142]);
     const on = check(p, {});
     const off = check(p, { ctaSymmetry: false });
     expect([on.verdict, on.complete, off.verdict, off.complete]).toEqual(['ok', true, 'ok', true]);
-    expect(on.coverage.states).toBe(1098);
-    expect(off.coverage.states).toBe(2111);
+    expect(on.coverage.states).toBe(142);
+    expect(off.coverage.states).toBe(263);
   });
 
   test.each(['cluster-mc-empty-factor', 'cluster-mc-no-exit-sync', 'cluster-mc-no-init-sync'])('%s: the same verdict and hazard kinds with and without', (name) => {

@@ -119,11 +119,14 @@ describe('CTA symmetry on PTX (cta-relative.ts)', () => {
     const an = analyse(program(cm, launch));
     expect(an.cta.perms).toEqual([]);
     expect(an.cta.reason).toMatch(/cluster_mc warp 0 of CTA 0 and cluster_mc warp 0 of CTA 1 run differently/);
-    const expected: Record<string, string> = { bug1: 'race', bug2: 'inflight-at-exit', bug3: 'missing-init-fence' };
-    for (const [bug, verdict] of Object.entries(expected)) {
+    // bug1 (the empty count without the multicast factor): each round's 4 arrivals complete two
+    // phases, so a stage is rewritten while read (race) or a parity wait misses its phase (hang);
+    // which of the two real outcomes a bounded search meets first depends on its random runs.
+    const expected: Record<string, string[]> = { bug1: ['race', 'hang'], bug2: ['inflight-at-exit'], bug3: ['missing-init-fence'] };
+    for (const [bug, verdicts] of Object.entries(expected)) {
       const src = readFileSync(`hw/kernels/cluster_mc.${bug}.ptx`, 'utf8');
       const r = check(program(src, JSON.parse(/\/\/ # launch: (.*)/.exec(src)![1]!)), { timeout: 60_000 });
-      expect(r.verdict, bug).toBe(verdict);
+      expect(verdicts, bug).toContain(r.verdict);
     }
   }, 240_000);
 });

@@ -6,7 +6,8 @@
  * - an agent's `local` or `issue` step that does not end the agent; a sync step only when it
  *   commutes with everything: a stable wait, arrive or named-barrier arrival (stable.ts), an
  *   enabled wait_group, the second step of a completed bar.sync, an arrive on another CTA's
- *   barrier (it only starts a remote signal), a settled read of a PTX warp (settled.ts);
+ *   barrier (it only starts a remote signal), an enabled `barrier.cluster.arrive` or
+ *   `barrier.cluster.wait`, a settled read of a PTX warp (settled.ts);
  * - in-flight operations by issuer, in issue order: a tcgen05.mma completion, a TMA landing that
  *   cannot complete its phase, a commit that cannot complete its commit-only phase (the last two
  *   stay visible as ghosts), a stable landing that completes its phase (stable-landing.ts).
@@ -237,6 +238,15 @@ function stableSync(ctx: SearchCtx, stableOn: boolean): (s: MachineState, a: num
       if (!stableOn || multiWarp[a]) return false;
       if (ins.opc === OPC_BAR_SYNC && ag.sub >= 0) return m.agentEnabled(s, a);
       return !cheap && stable.named(s, a, ins, ag.frame);
+    }
+    if (ins.opc === OPC_CLUSTER_ARRIVE || ins.opc === OPC_CLUSTER_WAIT) {
+      // A cluster-barrier arrive (PTX ISA §9.7.13.3) commutes with every other agent's step: only
+      // the agent's own remote signals in flight disable it, no other step reads its arrival before
+      // the round completes, and the round cannot complete without it (exits and the others'
+      // arrives only add up to the same completion). An enabled wait stays enabled (a completed
+      // round stays complete) and moves only its agent. (Not for an agent of several warps in
+      // lockstep: its ghosts retire at its waits, see EG.)
+      return stableOn && !multiWarp[a] && m.agentEnabled(s, a);
     }
     if (ins.opc !== OPC_ARRIVE) return false;
     const key = keyOf(ins.bar!, ag.frame);
