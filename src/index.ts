@@ -51,7 +51,7 @@ export { buildLedger, type Ledger, type LedgerPhase, type LedgerArrival, type Le
 export { renderTimeline, renderEventLog, renderLedger, renderSummary } from './report/text.js';
 export { buildTrace } from './report/trace.js';
 export { explainWord, DecodeError, type Decoded } from './report/decode.js';
-export { phaseTable, renderPhaseTable } from './report/phases.js';
+export { phaseTable, renderPhaseTable, mergePhaseRows, type PhaseRow, type PhaseLine, type MergedPhaseRows, type PhaseTableOptions } from './report/phases.js';
 
 // The built-in example kernels.
 export { EXAMPLES, findExample, type Example } from './examples/index.js';
