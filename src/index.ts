@@ -44,7 +44,7 @@ export { H200, mergeTiming, TimingError, type Timing } from './sim/timing.js';
 // Every schedule.
 export { check, replay, type CheckOptions, type CheckResult, type Hazard, type TraceStep, type BarrierSnapshot } from './check/check.js';
 export { checkJson, checkSarif, renderCheck } from './check/report.js';
-export { HAZARD_TEXT } from './check/kinds.js';
+export { HAZARD_TEXT, HAZARD_FIX } from './check/kinds.js';
 
 // Reports over a run's events.
 export { buildLedger, type Ledger, type LedgerPhase, type LedgerArrival, type LedgerWait, type ReportCut } from './report/ledger.js';
