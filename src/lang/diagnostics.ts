@@ -160,7 +160,7 @@ function clip(text: string): string {
  * hint: ...
  * ```
  *
- * The source line is cut around the caret when it is long ({@link caretExcerpt}).
+ * The source line is cut around the caret when it is long (`caretExcerpt`).
  */
 export function formatDiagnostic(d: SketchDiagnostic, source: string): string {
   if (!isRecord(d, ['file', 'line', 'col', 'code', 'message'])) argError('formatDiagnostic', 'diagnostic', 'a SketchDiagnostic (from parseSketch)', d);
