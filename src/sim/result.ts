@@ -11,7 +11,7 @@ import type { Diagnostic } from '../model/diagnostics.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import type { Timing } from './timing.js';
 
-/** Options of {@link simulate}. */
+/** Options of `simulate` (./simulate.ts). */
 export interface SimOptions {
   timing?: Timing;
   /** Seed for latency jitter; absent: no jitter. */
