@@ -44,14 +44,14 @@ export { H200, mergeTiming, TimingError, type Timing } from './sim/timing.js';
 // Every schedule.
 export { check, replay, type CheckOptions, type CheckResult, type Hazard, type TraceStep, type BarrierSnapshot } from './check/check.js';
 export { checkJson, checkSarif, renderCheck } from './check/report.js';
-export { HAZARD_TEXT } from './check/kinds.js';
+export { HAZARD_TEXT, HAZARD_FIX } from './check/kinds.js';
 
 // Reports over a run's events.
 export { buildLedger, type Ledger, type LedgerPhase, type LedgerArrival, type LedgerWait, type ReportCut } from './report/ledger.js';
 export { renderTimeline, renderEventLog, renderLedger, renderSummary } from './report/text.js';
 export { buildTrace } from './report/trace.js';
 export { explainWord, DecodeError, type Decoded } from './report/decode.js';
-export { phaseTable, renderPhaseTable } from './report/phases.js';
+export { phaseTable, renderPhaseTable, mergePhaseRows, type PhaseRow, type PhaseLine, type MergedPhaseRows, type PhaseTableOptions } from './report/phases.js';
 
 // The built-in example kernels.
 export { EXAMPLES, findExample, type Example } from './examples/index.js';

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, test } from 'vitest';
 import { check } from '../src/check/check.js';
-import { artifactLocation, checkSarif, repositoryWebUrl } from '../src/check/sarif.js';
-import { HAZARD_TEXT } from '../src/check/kinds.js';
+import { artifactLocation, checkSarif, repositoryWebUrl, ruleHelp } from '../src/check/sarif.js';
+import { HAZARD_FIX, HAZARD_TEXT } from '../src/check/kinds.js';
 import { main } from '../src/cli/main.js';
 import { parseSketch } from '../src/lang/index.js';
 import { instantiate } from '../src/machine/program.js';
@@ -114,14 +114,45 @@ describe('SARIF', () => {
     const bare = (checkSarif(result()) as Log).runs[0]!.tool.driver;
     expect(bare.informationUri).toBeUndefined();
     expect(bare.rules[0]!.helpUri).toBeUndefined();
-    expect(bare.rules[0]!.help.text).toBe(`${HAZARD_TEXT.hang} See docs/CHECK.md, section Hazards, row \`hang\`.`);
+    expect(bare.rules[0]!.help.text).toBe(`${HAZARD_TEXT.hang}\n\nFix: ${HAZARD_FIX.hang}`);
     const withRepo = (checkSarif(result(), { repositoryUrl: 'https://github.com/o/mbsim' }) as Log).runs[0]!.tool.driver;
     expect(withRepo.informationUri).toBe('https://github.com/o/mbsim');
     expect(withRepo.rules[0]!.helpUri).toBe('https://github.com/o/mbsim/blob/main/docs/CHECK.md#hazards');
+    expect(withRepo.rules[0]!.help.text).toBe(`${HAZARD_TEXT.hang}\n\nFix: ${HAZARD_FIX.hang}\n\nMore: https://github.com/o/mbsim/blob/main/docs/CHECK.md#hazards (row hang)`);
+    const withHome = (checkSarif(result(), { homepageUrl: 'https://mbsim.example.org', repositoryUrl: 'https://github.com/o/mbsim' }) as Log).runs[0]!.tool.driver;
+    expect(withHome.informationUri).toBe('https://mbsim.example.org');
+    expect(withHome.rules[0]!.helpUri).toBe('https://github.com/o/mbsim/blob/main/docs/CHECK.md#hazards');
     expect(repositoryWebUrl({ type: 'git', url: 'git+https://github.com/o/mbsim.git' })).toBe('https://github.com/o/mbsim');
     expect(repositoryWebUrl('github:o/mbsim')).toBe('https://github.com/o/mbsim');
     expect(repositoryWebUrl('git@github.com:o/mbsim.git')).toBe('https://github.com/o/mbsim');
     expect(repositoryWebUrl(undefined)).toBeUndefined();
+  });
+
+  test('the rules are whole without a link: fullDescription and help (text, markdown) say what the hazard means and how to fix it', async () => {
+    type Rule = { id: string; helpUri?: string; fullDescription: { text: string }; help: { text: string; markdown: string } };
+    // The CLI's log (package.json names no repository nor home page): no URI anywhere in a rule.
+    const dir = mkdtempSync(join(tmpdir(), 'mbsim-sarif-'));
+    const file = join(dir, 'b01.sarif');
+    await main(['check', 'examples/bugs/B01.mbk', '--sarif', file], { out: () => {}, err: () => {}, color: false });
+    const r = JSON.parse(readFileSync(file, 'utf8')) as { runs: { tool: { driver: { informationUri?: string; rules: Rule[] } } }[] };
+    rmSync(dir, { recursive: true, force: true });
+    const driver = r.runs[0]!.tool.driver;
+    expect(driver.informationUri).toBeUndefined();
+    expect(driver.rules.map((x) => x.id)).toEqual(['hang', 'count-mismatch']);
+    const [hang, count] = driver.rules as [Rule, Rule];
+    expect(hang.helpUri).toBeUndefined();
+    expect(hang.fullDescription.text).toBe(`${HAZARD_TEXT.hang} Fix: ${HAZARD_FIX.hang}`);
+    expect(count.help.text).toBe("A barrier's arrivals do not add up to whole phases of its expected count.\n\nFix: Make the expected count equal to the arrivals each phase receives (the threads or warps that arrive, times the count of each arrive); a named barrier's thread count equal to the threads that use its id.");
+    expect(count.help.markdown).toBe("**`count-mismatch`**: A barrier's arrivals do not add up to whole phases of its expected count.\n\n**Fix:** Make the expected count equal to the arrivals each phase receives (the threads or warps that arrive, times the count of each arrive); a named barrier's thread count equal to the threads that use its id.");
+    expect(ruleHelp('race').fix).toContain('\'released by\' and \'fix\' lines');
+    for (const rule of driver.rules) expect(`${rule.help.text}${rule.help.markdown}${rule.fullDescription.text}`).not.toMatch(/https?:|docs\//);
+  }, 60_000);
+
+  test('every kind has its fix; a model code\'s rule says what the H200 does', () => {
+    expect(Object.keys(HAZARD_TEXT).filter((k) => !HAZARD_FIX[k])).toEqual([]);
+    const over = ruleHelp('over-arrival');
+    expect(over.meaning).toBe("A barrier or memory operation the PTX ISA leaves undefined, or a rule the machine enforces (model diagnostic over-arrival); the finding's message says which operation and the barrier's state before it. On the H200: the kernel traps (unspecified launch failure); the phase is never silently advanced (docs/HARDWARE.md, Conformance vectors).");
+    expect(over.fix).toMatch(/^Change the operation the finding points at/);
   });
 
   test('every kind with a sentence has a row in docs/CHECK.md\'s hazard table (the rules\' help points there)', () => {

@@ -257,6 +257,17 @@ describe('hang reports that lead with the cause', () => {
 });
 
 describe('race reports name the release and the fix', () => {
+  /**
+   * The race `check` reports first in a sketch (parsed with no diagnostic, instantiated with
+   * `params`): the harness of the fix-text tests, which then read its `race.fix`.
+   */
+  const firstRace = (src: string, file: string, params: Record<string, number> = {}) => {
+    const parsed = parseSketch(src, file);
+    expect(parsed.diagnostics).toEqual([]);
+    const race = check(instantiate(parsed.kernel!, params)).hazards.find((h) => h.kind === 'race');
+    expect(race?.race).toBeDefined();
+    return race!;
+  };
   test('B15: the arrive after wgmma.wait_group 1 released the stage; the fix is the wait_group depth', async () => {
     const src = readFileSync(join(__dirname, '..', 'examples', 'bugs', 'B15.mbk'), 'utf8');
     const r = check(instantiate(parseSketch(src, 'B15.mbk').kernel!));
@@ -282,8 +293,7 @@ role consumer warps=1 per=one:
     ld.shared A[0]
     mbarrier.try_wait.parity full[0], 0
 `;
-    const r = check(instantiate(parseSketch(src, 'w.mbk').kernel!));
-    const race = r.hazards.find((h) => h.kind === 'race')!;
+    const race = firstRace(src, 'w.mbk');
     expect(race.race!.fix).toMatch(/^a wait on the right barrier: the write by TMA \(from producer\) \(line 8\) completes on full\[0\], but consumer waited on other\[0\]/);
     expect(race.race!.release).toContain('that phase was completed by mbarrier.arrive other[0] of producer (line 6)');
   });
@@ -291,8 +301,7 @@ role consumer warps=1 per=one:
     const src = readFileSync(join(__dirname, '..', 'examples', 'pipeline.mbk'), 'utf8');
     const cut = src.replace('            mbarrier.try_wait.parity full[s], (i / S) & 1\n', '');
     expect(cut).not.toBe(src);
-    const r = check(instantiate(parseSketch(cut, 'pipeline.mbk').kernel!, { K: 2, TILES: 1, S: 2 }));
-    const race = r.hazards.find((h) => h.kind === 'race')!;
+    const race = firstRace(cut, 'pipeline.mbk', { K: 2, TILES: 1, S: 2 });
     expect(race.race!.fix).toBe("a wait on the right barrier: the write by TMA (from producer) (line 27) completes on full[0], but mma waited on acc_empty[0] (line 32) and never on full[0] before the read by tcgen05.mma (from mma) (line 36): wait on full[0] for the phase that write completes before line 36. (read by tcgen05.mma (from mma) (line 36) against write by TMA (from producer) (line 27))");
     expect(race.details).toContain(`fix: ${race.race!.fix}`);
   });
@@ -310,7 +319,7 @@ role consumer warps=1 per=one:
     ld.shared A[0]
     mbarrier.arrive empty[0]
 `;
-    const race = check(instantiate(parseSketch(src, 'n.mbk').kernel!)).hazards.find((h) => h.kind === 'race')!;
+    const race = firstRace(src, 'n.mbk');
     expect(race.race!.fix).toBe('a wait on the right barrier: the write by TMA (from producer) (line 8) completes on full[0], but consumer waited on empty[0] (line 10) and never on full[0] before the read by consumer (line 11): wait on full[0] for the phase that write completes before line 11. (read by consumer (line 11) against write by TMA (from producer) (line 8))');
   });
   test('a generic write handed on by an arrive on full, read after a wait on empty only: the fix names full and the arrive', () => {
@@ -328,7 +337,7 @@ role consumer warps=1 per=one:
     mbarrier.arrive empty[0]
     mbarrier.try_wait.parity full[0], 0
 `;
-    const race = check(instantiate(parseSketch(src, 'g.mbk').kernel!)).hazards.find((h) => h.kind === 'race')!;
+    const race = firstRace(src, 'g.mbk');
     expect(race.race!.fix).toBe("a wait on the right barrier: the write by producer (line 7) is handed on by producer's arrive on full (line 8), but consumer waited on empty[0] (line 10) and never on full before the read by consumer (line 11): wait on full for the phase that arrive completes before line 11. (read by consumer (line 11) against write by producer (line 7))");
   });
   test('a wait on full with the fresh-barrier parity: the fix stays the wait\'s parity', () => {
@@ -343,7 +352,7 @@ role consumer warps=1 per=one:
     ld.shared A[0]
     mbarrier.try_wait.parity full[0], 0
 `;
-    const race = check(instantiate(parseSketch(src, 'p.mbk').kernel!)).hazards.find((h) => h.kind === 'race')!;
+    const race = firstRace(src, 'p.mbk');
     expect(race.race!.fix).toBe("the wait's parity: consumer's wait on full[0] (line 8) passed on the fresh barrier (parity 1 in phase 0) before any phase completed, so nothing orders it after the write by TMA (from producer) (line 6): wait with the parity of a phase completed after that access (parity 0 for the first). (read by consumer (line 9) against write by TMA (from producer) (line 6))");
   });
   test('the strict cross-proxy race (B24) names the hand-off that let the copy go and where the proxy fence goes', () => {

@@ -26,18 +26,18 @@ describe('finding locations', () => {
 
   test('text report of a -lineinfo PTX kernel: the race and the warnings give the PTX and the CUDA line', async () => {
     const r = await cli(['check', ...RING]);
-    expect(r.out).toMatch(/1\. RACE[^]*?\n   at test\/cli\/fixtures\/ring_parity\.ptx:118:2 \(ring_parity\.cu:54\)/);
+    expect(r.out).toMatch(/1\. RACE[^]*?\n   at test\/cli\/fixtures\/ring_parity\.ptx:118:2 \(ring\.cu:71\)/);
     // Every numbered finding has an `at` line.
     const findings = r.out.split(/\n(?=\d+\. )/).slice(1);
     expect(findings.length).toBeGreaterThan(1);
-    for (const f of findings) expect(f).toMatch(/\n   at test\/cli\/fixtures\/ring_parity\.ptx:\d+:\d+ \(ring_parity\.cu:\d+/);
+    for (const f of findings) expect(f).toMatch(/\n   at test\/cli\/fixtures\/ring_parity\.ptx:\d+:\d+ \(ring\.cu:\d+/);
   });
 
   test('--format short: each finding of a -lineinfo PTX kernel is followed by a note located at its CUDA line', async () => {
     const r = await cli(['check', ...RING, '--format', 'short']);
     const lines = r.out.trim().split('\n');
     expect(lines[0]).toMatch(/^test\/cli\/fixtures\/ring_parity\.ptx:118:2: error\[race\]: /);
-    expect(lines[1]).toBe('ring_parity.cu:54: note: CUDA source of test/cli/fixtures/ring_parity.ptx:118');
+    expect(lines[1]).toBe('ring.cu:71: note: CUDA source of test/cli/fixtures/ring_parity.ptx:118');
     // Every line but the summary is `file:line[:col]: severity…` (grep and editors read it).
     for (const l of lines.slice(0, -1)) expect(l).toMatch(/^[^\s:]+:\d+(:\d+)?: (error|warning|note)[[:]/);
     expect(lines.filter((l) => / note: CUDA source of /.test(l)).length).toBe(lines.length - 1 - lines.filter((l) => / note: /.test(l)).length);

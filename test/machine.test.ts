@@ -59,7 +59,7 @@ describe("seed phase-tracking table (golden)", () => {
     const rows = phaseTable(instantiate(phaseTracking(), { S: 3, N: 9 }));
     expect(rows).toHaveLength(9);
     rows.forEach((r, i) => {
-      expect(r).toEqual({ iteration: i, stage: i % 3, parityWaited: Math.floor(i / 3) & 1, parityAfter: (Math.floor(i / 3) & 1) ^ 1, phaseVar: Math.floor((i + 1) / 3) & 1, phase: Math.floor(i / 3) + 1 });
+      expect(r).toEqual({ agent: 'consumer', iteration: i, stage: i % 3, parityWaited: Math.floor(i / 3) & 1, parityAfter: (Math.floor(i / 3) & 1) ^ 1, phaseVar: Math.floor((i + 1) / 3) & 1, phase: Math.floor(i / 3) + 1 });
     });
   });
 });

@@ -1,7 +1,7 @@
 // nvcc's copies of an unrolled loop body (the leftover trips) hold copies of its arrives that never
 // run with some trip counts: not an `unreachable-arrive` while an arrive of the same CUDA line on
 // the same barrier array runs, and never the cause named for a hang they do not explain (a
-// producer's start parity: `start-parity`). Fixtures: a user trial's ring.cu / ring_ppar.cu.
+// producer's start parity: `start-parity`). Fixtures: a user trial's ring.cu, built as ring.ptx and (-DPRODUCER_START_PARITY=0) ring_ppar.ptx.
 import { describe, expect, it } from 'vitest';
 import { main } from '../src/cli/main.js';
 

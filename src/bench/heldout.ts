@@ -103,7 +103,7 @@ export function followingWarps(c: GpipeConfig, timing: Timing): number {
 }
 
 /**
- * Fitted on the train rows only (`npm run heldout -- --fit`, {@link fitGlue}) under the current
+ * Fitted on the train rows only (`npm run heldout -- --fit`, `fitGlue` of src/bench/heldout-fit.ts) under the current
  * timing (`issueCopyFollowing`, `issueMulticastExtra`, the per-division wgmma charge
  * ({@link followingWarps}), `tmaHbmStridedRowsPct` and the producer's hold for the epilogue's stores
  * ({@link gpipeKernel})): docs/HARDWARE.md "Held-out validation".

@@ -7,14 +7,14 @@ import type { MachineState } from '../machine/machine.js';
 /**
  * Copy of `s` for a step whose actor (the agent, or the issuer of the asynchronous operation) is
  * `who`: `apply` mutates only the actor's agent record (an async step: only the stream counters of
- * a tcgen05 / wgmma issuer, never the frame), the barrier `bar` (from {@link Machine.barTouched}:
+ * a tcgen05 / wgmma issuer, never the frame), the barrier `bar` (from `Machine.barTouched` (src/machine/machine.ts):
  * a key, -1 for none, -2 for all), named barriers (bar.sync / bar.arrive, only when the program
  * uses them), cluster rounds (agent steps only, and only when `cluster`: some role executes
  * barrier.cluster.arrive, else no round ever completes), the in-flight list (push, removal) and the
  * progressing operation itself (`opIdx`, or -1 for an agent step; only a TMA copy changes in
  * place). Everything else is
  * shared with `s`, which is never mutated after it was reached (the `verifyHash` option of
- * {@link explore} freezes the shared parts, so a missed copy throws in the tests).
+ * `explore` (./explore.ts) freezes the shared parts, so a missed copy throws in the tests).
  */
 export function cloneFor(s: MachineState, who: number, opIdx: number, named: boolean, bar = -2, cluster = true): MachineState {
   let agents = s.agents;

@@ -76,7 +76,7 @@ export function fmix(h: number): number {
 
 /**
  * Two independent 32-bit lanes over sc[from, to) continuing from (h1, h2); result in H (finalized
- * by the callers: {@link Codec.record} results enter {@link Codec.combine}'s murmur mixes, which
+ * by the callers: `Codec.record` results enter `Codec.combine`'s murmur mixes, which
  * ends in murmur3's finalizer). One multiply per word and lane: lane 1 multiplies then folds the
  * high bits down, lane 2 adds, rotates and multiplies with another odd constant, so each word moves
  * every later bit of both lanes and the two lanes never agree on a collision by construction.

@@ -21,7 +21,7 @@ export { checkAllTrips, TripsScopeError, HUGE_TRIPS, type TripsOptions, type Tri
 export type { CheckProgressBar } from './progress-bar.js';
 import type { CheckProgressBar } from './progress-bar.js';
 export { staticChecks } from './static.js';
-export { HAZARD_TEXT } from './kinds.js';
+export { HAZARD_TEXT, HAZARD_FIX } from './kinds.js';
 export { MAX_SWEEP_POINTS, parseSweep, sweepCombinations, type SweepRange } from './sweep.js';
 
 /** Options the CLI passes to {@link runCheckCli}. */

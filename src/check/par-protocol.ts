@@ -149,7 +149,7 @@ export interface JobMsg {
   type: 'job';
   kernel: Kernel;
   params: Record<string, number>;
-  /** The program's {@link InstantiateOptions.lockstep}. */
+  /** The program's `lockstep` (src/machine/program.ts `InstantiateOptions`). */
   lockstep: boolean;
   opts: Omit<ExploreOptions, 'onProgress' | 'workers'>;
   hash0: [number, number];

@@ -1,6 +1,6 @@
 /**
  * The parallel exhaustive search (`workers` > 1): the same breadth-first search as
- * {@link explore}, each level expanded by N worker threads together.
+ * `explore` (./explore.ts), each level expanded by N worker threads together.
  *
  * - Every worker instantiates the kernel itself (a Program holds closures, so the Kernel IR and its
  *   parameters travel, not the Program), with its own Machine, analysis and Codec: all three are
@@ -119,7 +119,7 @@ import(workerData.entry).then((m) => m.workerMain(workerData), (e) => {
 
 // ---------------------------------------------------------------- the coordinator
 
-/** {@link explore} with `opts.workers` worker threads (see the file comment). */
+/** `explore` (./explore.ts) with `opts.workers` worker threads (see the file comment). */
 export function exploreParallel(program: Program, opts: ExploreOptions): ExploreResult {
   const t0 = Date.now();
   const n = Math.max(2, Math.floor(opts.workers ?? 2));

@@ -192,7 +192,7 @@ export class Work {
   }
   /**
    * Agent `a` releases on slot `slot` (a release arrive, a cluster arrive, a release store of a
-   * flag; {@link NAMED} for a named barrier): its accesses so far are ordered before what
+   * flag; the slot `NAMED` of ./relaxed.ts for a named barrier): its accesses so far are ordered before what
    * synchronizes with that location, and only that. With `keep` (a relaxed arrive or store may
    * follow), each stays, marked released on `slot`; without, they are forgotten (nothing that could
    * publish them unreleased remains).
@@ -277,7 +277,7 @@ export class Work {
   }
 }
 
-/** The rp encoding of one program (see {@link relaxedDetector}). */
+/** The rp encoding of one program (see `relaxedDetector` of ./relaxed.ts). */
 export interface Enc {
   rp(slot: number, stage: number, agent: number, code: number, tag: number): number;
   slot(v: number): number;

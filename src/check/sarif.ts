@@ -3,12 +3,14 @@
  * SARIF viewers). Locations are relative to the source root, `%SRCROOT%` (the directory the check
  * ran in unless `srcRoot` says otherwise), which `originalUriBaseIds` maps to an absolute
  * `file://` URI; a file outside that root keeps an absolute `file://` URI. One rule per finding
- * kind, with the kind's sentence (src/check/kinds.ts) as description and help, and a link to its
- * row of docs/CHECK.md's hazard table when the package names its repository.
+ * kind whose description and help say what the hazard means and how it is fixed (src/check/kinds.ts
+ * `HAZARD_TEXT`, `HAZARD_FIX`), whole without any link; the tool's `informationUri` and each rule's
+ * `helpUri` (docs/CHECK.md's hazard table) are added when the package names its home page or repository.
  */
 import type { SrcLoc } from '../kernel/ir.js';
 import type { CheckResult, Hazard } from './check.js';
-import { HAZARD_TEXT } from './kinds.js';
+import { HAZARD_FIX, HAZARD_TEXT } from './kinds.js';
+import { H200_BEHAVIOUR } from '../model/diagnostics.js';
 import { addCudaLocations, type SarifLog } from './sarif-cuda.js';
 import { argError, isRecord, objectArg } from '../model/api-args.js';
 
@@ -22,6 +24,11 @@ export interface SarifOptions {
    * there. Absent: both are omitted, never invented.
    */
   repositoryUrl?: string;
+  /**
+   * The project's home page (package.json `homepage`): the tool's `informationUri` when given (else
+   * the repository's address). Absent with no repository: omitted.
+   */
+  homepageUrl?: string;
   /** Absolute directory `%SRCROOT%` stands for (default `process.cwd()`). */
   srcRoot?: string;
 }
@@ -56,18 +63,38 @@ function helpUri(repo: string): string {
   return `${repo}/blob/main/docs/CHECK.md#hazards`;
 }
 
+/** A rule's meaning and fix: the kind's sentences (src/check/kinds.ts), or a model code's H200 behaviour. */
+export function ruleHelp(kind: string): { meaning: string; fix: string } {
+  const meaning = HAZARD_TEXT[kind];
+  if (meaning) return { meaning, fix: HAZARD_FIX[kind] ?? 'The finding\'s message and trace say which operations meet; change the protocol so the schedule cannot occur.' };
+  const h200 = (H200_BEHAVIOUR as Record<string, { h200: string } | undefined>)[kind]?.h200;
+  return {
+    meaning: `A barrier or memory operation the PTX ISA leaves undefined, or a rule the machine enforces (model diagnostic ${kind}); the finding's message says which operation and the barrier's state before it.${h200 ? ` On the H200: ${h200}.` : ''}`,
+    fix: 'Change the operation the finding points at (or the code that reaches it) so that this case cannot occur in any schedule: the trace shows the steps that lead there.',
+  };
+}
+
+/** Markdown's special characters in plain text, escaped (the help's sentences use few). */
+const mdEscape = (t: string) => t.replace(/([\\`*_[\]<>])/g, '\\$1');
+
+/**
+ * The rule of a finding kind, self-contained: `fullDescription` and `help` (text and markdown)
+ * say what the hazard means and how it is fixed, so a code-scanning tool shows them with no link
+ * to follow; `helpUri` (docs/CHECK.md's hazard table) only when the package names its repository.
+ */
 function ruleOf(kind: string, repo: string | undefined) {
-  const text = HAZARD_TEXT[kind] ?? `A barrier operation the PTX ISA leaves undefined (model diagnostic ${kind}); the finding's message says what the H200 does.`;
+  const { meaning, fix } = ruleHelp(kind);
+  const doc = repo ? helpUri(repo) : undefined;
   return {
     id: kind,
     name: kind,
-    shortDescription: { text },
-    fullDescription: { text },
+    shortDescription: { text: meaning },
+    fullDescription: { text: `${meaning} Fix: ${fix}` },
     help: {
-      text: `${text} See docs/CHECK.md, section Hazards, row \`${kind}\`.`,
-      markdown: `${text}\n\nSee [docs/CHECK.md, Hazards](${repo ? helpUri(repo) : 'docs/CHECK.md'}), row \`${kind}\`.`,
+      text: `${meaning}\n\nFix: ${fix}${doc ? `\n\nMore: ${doc} (row ${kind})` : ''}`,
+      markdown: `**\`${kind}\`**: ${mdEscape(meaning)}\n\n**Fix:** ${mdEscape(fix)}${doc ? `\n\nMore: [docs/CHECK.md, Hazards](${doc}), row \`${kind}\`.` : ''}`,
     },
-    ...(repo ? { helpUri: helpUri(repo) } : {}),
+    ...(doc ? { helpUri: doc } : {}),
   };
 }
 
@@ -79,7 +106,7 @@ function ruleOf(kind: string, repo: string | undefined) {
  */
 export function checkSarif(r: CheckResult, opts: SarifOptions = {}): unknown {
   if (!isRecord(r) || !Array.isArray(r.hazards) || !Array.isArray(r.warnings) || !isRecord(r.program)) argError('checkSarif', 'result', 'a CheckResult (from check)', r);
-  objectArg('checkSarif', 'options', opts, true, ['toolVersion', 'repositoryUrl', 'srcRoot']);
+  objectArg('checkSarif', 'options', opts, true, ['toolVersion', 'repositoryUrl', 'homepageUrl', 'srcRoot']);
   const root = opts.srcRoot ?? (typeof process !== 'undefined' ? process.cwd() : '/');
   const all: Hazard[] = [...r.hazards, ...r.warnings];
   const kinds = [...new Set(all.map((h) => h.kind))];
@@ -99,7 +126,7 @@ export function checkSarif(r: CheckResult, opts: SarifOptions = {}): unknown {
         driver: {
           name: 'mbsim check',
           ...(opts.toolVersion ? { version: opts.toolVersion } : {}),
-          ...(opts.repositoryUrl ? { informationUri: opts.repositoryUrl } : {}),
+          ...(opts.homepageUrl ?? opts.repositoryUrl ? { informationUri: opts.homepageUrl ?? opts.repositoryUrl } : {}),
           rules: kinds.map((k) => ruleOf(k, opts.repositoryUrl)),
         },
       },

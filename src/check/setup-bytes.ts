@@ -3,7 +3,7 @@
  * encoding and the record hashes. For the largest launches this is a large share of any memory
  * bound (a PTX kernel of 66 CTAs × 1024 threads: some 150 MB of typed arrays, in about 2 s on a
  * loaded machine), and the codec that allocates it consults no governor; the check asks for it
- * first ({@link explore}), so that a launch whose setup cannot fit stops by `max-memory` before
+ * first (`explore`, ./explore.ts), so that a launch whose setup cannot fit stops by `max-memory` before
  * the analysis instead of passing the bound.
  */
 import type { Program } from '../machine/program.js';

@@ -17,7 +17,7 @@ const OPC_FENCE_PROXY = OPC['fence.proxy.async'];
  * Stable accesses: agent `a`'s next operation is a generic access (`ld.shared` / `st.shared`,
  * mode `rw`) of shared-memory buffer key `key` in its own CTA, no operation in flight accesses
  * bytes it overlaps in a conflicting mode (one of the two writes), and no other agent, run forward
- * as for {@link stableWait} while `a` stays put, reaches an operation that accesses those bytes:
+ * as for `stableWait` (./stable.ts) while `a` stays put, reaches an operation that accesses those bytes:
  * a generic access in a conflicting mode (except a slice sibling's at the same instruction: each
  * warp its own slice, never a race), or any operation that issues an asynchronous access or reads
  * through the async proxy (whose order against a generic access decides the proxy findings).
@@ -67,7 +67,7 @@ export function namesBytes(p: Program, op: OpInstr, f: number[], keys: readonly 
 /**
  * Stable proxy fences: agent `a`'s next operation is `fence.proxy.async`, no generic access is
  * published without a fence now (`escaped` is false: the checker's `esc` set is empty), and no other
- * agent, run forward as for {@link stableWait} while `a` stays put, reaches a release (an operation
+ * agent, run forward as for `stableWait` (./stable.ts) while `a` stays put, reaches a release (an operation
  * of sync class release, or `bar.sync`) while it holds generic accesses to async-proxy buffers not
  * followed by its own fence (`dirty(x)` now, or an `ld.shared` / `st.shared` of such a buffer on
  * the way, `tracked(key)`; an `ld.shared` only when `reads`: the checker keeps generic reads under

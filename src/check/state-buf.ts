@@ -56,7 +56,7 @@ export class StateBuf {
   len = 0;
   offs: number[] = [];
   ids: number[] = [];
-  /** Each state's agent record hashes (see {@link Codec.record}), when the encoder was given them; `rhLen` per state. */
+  /** Each state's agent record hashes (see `Codec.record` of ./codec.ts), when the encoder was given them; `rhLen` per state. */
   rh = new Int32Array(0);
   rhLen = 0;
   /** Called with the bytes of a larger array before the buffer grows (it may throw to refuse). */

@@ -9,9 +9,9 @@ import type { MachineState } from '../machine/machine.js';
 import type { OffsetPlan } from './trips-offset.js';
 
 /**
- * Whether an agent of `s` may have computed a value that moves with K (at a pc {@link
- * RoleOffset.touched}, with t ≠ 0 unless K moves it directly); with `next`, or computes one in its
- * next step (at a pc of {@link RoleOffset.moving}).
+ * Whether an agent of `s` may have computed a value that moves with K (at a pc `RoleOffset.touched`
+ * of ./trips-offset.ts, with t ≠ 0 unless K moves it directly); with `next`, or computes one in its
+ * next step (at a pc of `RoleOffset.moving`).
  */
 export function touchedIn(plan: OffsetPlan, p: Program, s: MachineState, next = false): boolean {
   for (let a = 0; a < s.agents.length; a++) {

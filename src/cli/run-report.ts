@@ -7,7 +7,7 @@ import type { Program } from '../machine/program.js';
 import type { MachineEvent } from '../machine/events.js';
 import type { Ledger } from '../report/ledger.js';
 import { renderLoopSummary, type LoopSummary } from '../report/loop.js';
-import { renderPhaseTable, type PhaseRow } from '../report/phases.js';
+import { mergePhaseRows, renderPhaseTable, type PhaseRow } from '../report/phases.js';
 import { locText, renderEventLog, renderLedger, renderSummary, renderTimeline, type Paint } from '../report/text.js';
 import type { SimResult } from '../sim/simulate.js';
 import type { Timing } from '../sim/timing.js';
@@ -35,6 +35,8 @@ export interface RunReport {
   table: PhaseRow[] | null;
   /** The phase variable the table's column is named after. */
   ptVar: string;
+  /** The agents (warps) of the table's role, by id. */
+  ptWarps: string[];
   activeSms: number | undefined;
   omit: Set<string>;
   budget: OutputBudget;
@@ -117,8 +119,9 @@ export function printRunText(p: RunReport, io: IO): string | null {
   if (p.table) {
     io.out(`\n${paint.bold('phase tracking')}`);
     // A long run has a row per iteration: the text shows the first ones (--json has every row).
-    io.out(renderPhaseTable(p.table.length > PHASE_ROWS_SHOWN ? p.table.slice(0, PHASE_ROWS_SHOWN) : p.table, p.ptVar));
-    if (p.table.length > PHASE_ROWS_SHOWN) io.out(paint.dim(`… ${(p.table.length - PHASE_ROWS_SHOWN).toLocaleString('en-US')} more rows (--json has every row)`));
+    const lines = mergePhaseRows(p.table, p.ptWarps).lines.length;
+    io.out(renderPhaseTable(p.table, p.ptVar, { warps: p.ptWarps, maxLines: PHASE_ROWS_SHOWN }));
+    if (lines > PHASE_ROWS_SHOWN) io.out(paint.dim(`… ${(lines - PHASE_ROWS_SHOWN).toLocaleString('en-US')} more rows (--json has every row)`));
   }
   io.out(`\n${paint.bold('summary')}`);
   io.out(renderSummary(r, paint));

@@ -131,10 +131,10 @@ function simulateRun(p: RunPlan, o: RunOpts, started: number, recorder: () => Ph
  * The recorder of the phase-tracking table `--phase-table` (or the example's own) asks for, with
  * its variable's name: `make` gives a new one for each simulation (null: no table).
  */
-function phaseTableFor(target: string, program: Program, spec: string | undefined): { make: () => PhaseRecorder | null; variable: string; empty: string } {
+function phaseTableFor(target: string, program: Program, spec: string | undefined): { make: () => PhaseRecorder | null; variable: string; warps: string[]; empty: string } {
   const ex = findExample(target);
   const ptSpec = spec ?? (ex?.phaseTable ? `${ex.phaseTable.role}:${ex.phaseTable.barrier}:${ex.phaseTable.variable}` : undefined);
-  if (ptSpec === undefined) return { make: () => null, variable: 'phase_tma', empty: '' };
+  if (ptSpec === undefined) return { make: () => null, variable: 'phase_tma', warps: [], empty: '' };
   const parts = ptSpec.split(':');
   const [role, barrier, variable] = parts;
   if (parts.length !== 3 || !role || !barrier || !variable) throw new UsageError(`--phase-table expects ROLE:BARRIER:VARIABLE, got '${echo(ptSpec)}'`);
@@ -146,8 +146,8 @@ function phaseTableFor(target: string, program: Program, spec: string | undefine
       throw new UsageError(`--phase-table: ${(err as Error).message.replace(/^phaseTable: /, '')}`);
     }
   };
-  make(); // the role, barrier and variable checked before the simulation
-  return { make, variable, empty: `--phase-table: role '${echo(role)}' never passed a parity wait on barrier array '${echo(barrier)}'` };
+  const { warps } = make(); // the role, barrier and variable checked before the simulation
+  return { make, variable, warps, empty: `--phase-table: role '${echo(role)}' never passed a parity wait on barrier array '${echo(barrier)}'` };
 }
 
 /** One `mbsim run` of `target`; returns the exit code. */
@@ -176,7 +176,7 @@ export async function runVerb(target: string, o: RunOpts, io: IO, started: numbe
   }
   // A report cut by a bound (the trace, the hang's explanation, the text) is incomplete: exit 3.
   const code = traceCut || cut || r.hang?.unexplained ? 3 : r.verdict === 'ok' ? 0 : r.verdict === 'incomplete' ? 3 : 1;
-  const report: RunReport = { target, o, program, timing, r, events, ledger, loop, table: rows, ptVar: pt.variable, cut, activeSms: plan.activeSms, omit: plan.omit, budget, share, traceCut };
+  const report: RunReport = { target, o, program, timing, r, events, ledger, loop, table: rows, ptVar: pt.variable, ptWarps: pt.warps, cut, activeSms: plan.activeSms, omit: plan.omit, budget, share, traceCut };
   if (o.json) return (await writeRunJson(report, io)) ? 3 : code;
   return printRunText(report, io) ? 3 : code;
 }

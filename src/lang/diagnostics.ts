@@ -31,7 +31,7 @@ export const SKETCH_CODES = {
   paramValue: 'E-param-value',
   assign: 'E-assign',
   arch: 'E-arch',
-  /** A {@link KernelError} from `instantiate()` with default parameters: `E-kernel-<its code>`. */
+  /** A `KernelError` (src/machine/program.ts) from `instantiate()` with default parameters: `E-kernel-<its code>`. */
   kernel: 'E-kernel',
   internal: 'E-internal',
   /** An integer literal or constant expression without an exact value (beyond ±(2^53 − 1), division by zero, …). */
@@ -160,7 +160,7 @@ function clip(text: string): string {
  * hint: ...
  * ```
  *
- * The source line is cut around the caret when it is long ({@link caretExcerpt}).
+ * The source line is cut around the caret when it is long (`caretExcerpt`).
  */
 export function formatDiagnostic(d: SketchDiagnostic, source: string): string {
   if (!isRecord(d, ['file', 'line', 'col', 'code', 'message'])) argError('formatDiagnostic', 'diagnostic', 'a SketchDiagnostic (from parseSketch)', d);

@@ -18,7 +18,7 @@ export type { Span } from './cst.js';
 
 /**
  * Lowers a parsed sketch. Pushes diagnostics; returns the kernel (possibly with errors reported).
- * Throws {@link StopLowering} when a diagnostic would exceed the limit on errors per file.
+ * Throws `StopLowering` (./limits.ts) when a diagnostic would exceed the limit on errors per file.
  */
 export function lower(
   cst: CstNode, file: string, diags: SketchDiagnostic[], syntaxErrors: boolean, lineEnd: Map<number, number> = new Map(),

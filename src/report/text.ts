@@ -53,7 +53,7 @@ export const TIMELINE_WIDTH_MAX = 1000;
 /**
  * Timeline lanes: one row per agent (█ issuing, · stalled), per TMA engine and tensor core
  * (number of operations in flight, ▓ for one), and per barrier (its phase parity over time).
- * `width` is a whole number of columns from 20 to {@link TIMELINE_WIDTH_MAX} (else a RangeError).
+ * `width` is a whole number of columns from 20 to 1,000 (`TIMELINE_WIDTH_MAX`) (else a RangeError).
  */
 export function renderTimeline(r: SimResult, width = 96, paint: Paint = PLAIN, stop?: () => boolean): string {
   simResultArg('renderTimeline', r);

@@ -11,7 +11,7 @@ import type { Diagnostic } from '../model/diagnostics.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import type { Timing } from './timing.js';
 
-/** Options of {@link simulate}. */
+/** Options of `simulate` (./simulate.ts). */
 export interface SimOptions {
   timing?: Timing;
   /** Seed for latency jitter; absent: no jitter. */
@@ -20,7 +20,8 @@ export interface SimOptions {
   recordEvents?: boolean;
   /**
    * Keep only events of these kinds (all are still counted in `eventCount`); default all. A ledger
-   * needs {@link LEDGER_EVENT_KINDS} only, a third of the events of a typical run.
+   * needs only the kinds of `LEDGER_EVENT_KINDS` (arrive, expect_tx, complete_tx, phase, wait,
+   * async, diag), a third of the events of a typical run.
    */
   eventKinds?: ReadonlySet<EventKind>;
   /** Keep per-lane spans (needed for timelines and traces). Default true. */
@@ -28,13 +29,13 @@ export interface SimOptions {
   /**
    * Stop after this many steps (a spinning kernel never ends). Default 50,000,000. Wake-ups that
    * apply no step (an asynchronous completion not yet enabled, re-queued a cycle later) are
-   * bounded by {@link IDLE_PER_STEP} times as many, so a run without progress stops too.
+   * bounded by `IDLE_PER_STEP` (64) times as many, so a run without progress stops too.
    */
   maxSteps?: number;
   /**
    * Stop (verdict `incomplete`) before the process's memory passes this many bytes (its resident
    * set, src/machine/governor.ts; in a browser an estimate of the recorded events and spans).
-   * Default 2 GiB ({@link DEFAULT_MAX_MEMORY}, as `check` and the CLI); Infinity: no bound.
+   * Default 2 GiB (`DEFAULT_MAX_MEMORY` of src/machine/governor.ts, as `check` and the CLI); Infinity: no bound.
    */
   maxMemory?: number;
   /** Stop (verdict `incomplete`) after this many wall-clock milliseconds. Default: no bound. */

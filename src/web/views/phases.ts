@@ -137,16 +137,20 @@ export function phasesView(S0: number, N0: number): PhasesView {
     const chapter = mode === 'chapter';
     const bar = chapter ? 'tma_bar' : choice.barrier;
     const v = chapter ? 'phase_tma' : choice.variable;
-    replace(headRow, ...[...SEED_HEAD.slice(0, 4), `${v} after iteration`].map((c) => h('th', { scope: 'col' }, c)));
+    // Several warps that differ somewhere: a warp column (`all` where they agree).
+    const perWarp = new Set(rows.map((r) => r.warp)).size > 1;
+    const head = [...SEED_HEAD.slice(0, 4), `${v} after iteration`];
+    if (perWarp) head.splice(1, 0, 'warp');
+    replace(headRow, ...head.map((c) => h('th', { scope: 'col' }, c)));
     sel = Math.min(sel, Math.max(0, rows.length - 1));
     range.max = String(Math.max(0, rows.length - 1));
-    replace(tbody, ...rows.map((r) => {
+    replace(tbody, ...rows.map((r, line) => {
       const once = passedAtOnce(r);
-      const tr = h('tr', { 'data-iter': r.iteration, class: once ? 'at-once' : '' },
-        ...[r.iteration, r.stage, r.parityWaited].map((x) => h('td', {}, String(x))),
+      const tr = h('tr', { 'data-iter': line, class: once ? 'at-once' : '' },
+        ...[r.iteration, ...(perWarp ? [r.warp] : []), r.stage, r.parityWaited].map((x) => h('td', {}, String(x))),
         once ? h('td', { class: 'at-once', title: `parity ${r.parityWaited} names the phase before phase 0, which never ran: the wait does not block` }, `passed at once (no phase completed; the barrier is still in phase 0)`) : h('td', {}, String(r.parityAfter)),
         h('td', {}, String(r.phaseVar)));
-      tr.addEventListener('click', () => select(r.iteration));
+      tr.addEventListener('click', () => select(line));
       return tr;
     }));
     if (chapter) {
@@ -170,6 +174,16 @@ export function phasesView(S0: number, N0: number): PhasesView {
       return;
     }
     select(sel, bar, v);
+  };
+
+  /** Iterations the rows cover (a line per warp where warps differ: more lines than iterations). */
+  const iterations = () => (rows.length ? Math.max(...rows.map((r) => r.iteration)) + 1 : 0);
+  /** What the kernel note says of a role of several warps. */
+  const warpNote = () => {
+    const warps = new Set(rows.map((r) => r.warp));
+    if (rows.length && warps.size === 1 && warps.has('all')) return ' Every warp of the role that passes these waits agrees: each row stands for all of them.';
+    if (warps.size > 1) return " The role's warps differ: a row per warp where their values differ, one row marked 'all' where they agree.";
+    return '';
   };
 
   const compute = () => {
@@ -197,7 +211,7 @@ export function phasesView(S0: number, N0: number): PhasesView {
       if (g !== gen) return;
       rows = r;
       err.hidden = true;
-      setText(kernelNote, `Tracking ${choice.role}'s passing waits on ${choice.barrier}[·] and its variable ${choice.variable}, in the simulation of ${kernel!.program.kernel.name}: ${rows.length} iteration${rows.length === 1 ? '' : 's'}.`);
+      setText(kernelNote, `Tracking ${choice.role}'s passing waits on ${choice.barrier}[·] and its variable ${choice.variable}, in the simulation of ${kernel!.program.kernel.name}: ${iterations()} iteration${iterations() === 1 ? '' : 's'}.${warpNote()}`);
       render();
     }).catch((e: unknown) => {
       if (e instanceof Dropped || g !== gen) return;
@@ -269,7 +283,9 @@ export function phasesView(S0: number, N0: number): PhasesView {
     range.value = String(sel);
     prev.disabled = sel === 0;
     next.disabled = sel === rows.length - 1;
-    setText(iterLabel, `iteration ${sel} (of ${rows.length}: 0–${rows.length - 1})`);
+    const r = rows[sel]!;
+    const n = iterations();
+    setText(iterLabel, `iteration ${r.iteration}${new Set(rows.map((x) => x.warp)).size > 1 ? `, ${r.warp === 'all' ? 'all warps' : r.warp}` : ''} (of ${n}: 0–${n - 1})`);
     for (const tr of Array.from(tbody.children)) {
       const on = Number((tr as HTMLElement).dataset.iter) === sel;
       tr.classList.toggle('selected', on);
@@ -278,8 +294,7 @@ export function phasesView(S0: number, N0: number): PhasesView {
     // Each stage's barrier parity after iteration `sel`: the last completion of that stage so far.
     const S = mode === 'chapter' ? view_S() : Math.max(1, ...rows.map((x) => x.stage + 1), kernel?.program.barriers.find((b) => b.name === barName)?.length ?? 1);
     const parity = Array.from({ length: S }, () => 0);
-    for (const r of rows.slice(0, sel + 1)) parity[r.stage] = r.parityAfter;
-    const r = rows[sel]!;
+    for (const x of rows.slice(0, sel + 1)) parity[x.stage] = x.parityAfter;
     const W = Math.max(300, S * 104 + 40), H = 150;
     const once = passedAtOnce(r);
     diagram.setAttribute('viewBox', `0 0 ${W} ${H}`);
@@ -304,13 +319,15 @@ export function phasesView(S0: number, N0: number): PhasesView {
     kids.push(s('text', { x: 20, y: 136, class: 'svg-big' }, `${varName} = ${r.phaseVar}`));
     replace(diagram, ...kids);
     const flip = r.stage === S - 1;
-    const prevVar = sel > 0 ? rows[sel - 1]!.phaseVar : null;
+    // The same warp's line before (a line of every warp counts for each).
+    const before = rows.slice(0, sel).reverse().find((x) => x.warp === r.warp || x.warp === 'all' || r.warp === 'all');
+    const prevVar = before ? before.phaseVar : null;
     if (mode === 'chapter') setText(explain, `Iteration ${sel} waits for phase parity ${r.parityWaited} of stage ${r.stage}. When that phase completes, tma_bar[${r.stage}] advances to parity ${r.parityAfter}. ${flip ? `Stage ${r.stage} is the last one, so this round over the ${S} stages ends here and phase_tma flips to ${r.phaseVar}.` : `More stages follow in this round over the ring, so phase_tma keeps the value ${r.phaseVar}.`}`);
     else {
       const what = once
         ? `${barName}[${r.stage}] is still in phase 0 (parity 0): no phase has completed, and parity ${r.parityWaited} names the phase before it, which never ran, so the wait passes at once and the barrier does not advance.`
         : `When that phase completes, ${barName}[${r.stage}] advances to parity ${r.parityAfter} (phase ${r.phase}).`;
-      setText(explain, `Iteration ${sel} of ${choice.role} waits for phase parity ${r.parityWaited} of ${barName}[${r.stage}]. ${what} ${varName} is ${r.phaseVar} right after the wait${prevVar !== null && prevVar !== r.phaseVar ? ` (it was ${prevVar})` : ''}.`);
+      setText(explain, `Iteration ${r.iteration} of ${r.warp === 'all' ? `every warp of ${choice.role}` : r.warp} waits for phase parity ${r.parityWaited} of ${barName}[${r.stage}]. ${what} ${varName} is ${r.phaseVar} right after the wait${prevVar !== null && prevVar !== r.phaseVar ? ` (it was ${prevVar})` : ''}.`);
     }
   };
 

@@ -2,7 +2,7 @@
 /**
  * One frame of the timeline: the rows that are vertically visible (painted by timeline-paint.ts),
  * their labels, the lane names, the ruler (cycles, or trace steps for a replayed counterexample)
- * and the cursor. Every text is drawn at {@link FONT_PX} px or more.
+ * and the cursor. Every text is drawn at `FONT_PX` (12) px or more (timeline-paint.ts).
  */
 import type { BarrierLane, RunModel } from '../model.js';
 import { fmt } from '../dom.js';
