@@ -10,7 +10,8 @@
  * diagnostics).
  */
 import type { IToken } from 'chevrotain';
-import { Assign, Ident, KwBarrier, KwFor, KwGmem, KwKernel, KwParam, KwRole, KwSmem, KwTmem, lex, Mnemonic, Newline, StringLit } from '../lang/lexer.js';
+import { lex } from '../lang/lexer.js';
+import { Assign, Ident, KwBarrier, KwFor, KwGmem, KwKernel, KwParam, KwRole, KwSmem, KwTmem, Mnemonic, Newline, StringLit } from '../lang/tokens.js';
 
 /** What a declared name is. */
 export type SymbolKind = 'param' | 'barrier' | 'smem' | 'tmem' | 'gmem' | 'role' | 'kernel' | 'variable';
