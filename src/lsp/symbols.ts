@@ -3,8 +3,9 @@
  * and hover. Built from the sketch language's own lexer (`src/lang/lexer.ts`; its token types in
  * `src/lang/tokens.ts`), line by line, so it works on a sketch with errors too: a declaration is a
  * top-level line starting with `param`, `barrier`, `smem`, `tmem`, `role` or `kernel`; a variable
- * is declared by its role's first assignment to it or by a `for` (docs/LANGUAGE.md, sections 3 and 4). Parameters, barriers and
- * buffers share one namespace, roles have their own, variables belong to their role.
+ * is declared by its role's first assignment to it or by a `for` (docs/LANGUAGE.md, sections 3 and
+ * 4). Parameters, barriers and buffers share one namespace, roles have their own, variables belong
+ * to their role.
  *
  * Lines and columns are 1-based; `endCol` is one past the last character (as in the sketch
  * diagnostics).
