@@ -4,7 +4,8 @@ import { parseSketch } from '../src/lang/index.js';
 import { instantiate } from '../src/machine/program.js';
 import { kernel } from '../src/kernel/builder.js';
 import { simulate } from '../src/sim/simulate.js';
-import { H200, ISSUE_COST } from '../src/sim/timing.js';
+import { H200 } from '../src/sim/timing.js';
+import { ISSUE_COST } from '../src/sim/issue-cost.js';
 
 /**
  * The memory model of the coordination operations (PTX ISA §8.8, §9.7.13.3, §9.7.13.4,

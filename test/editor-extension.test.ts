@@ -11,7 +11,7 @@ import Module, { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { ALL_TOKENS } from '../src/lang/lexer.js';
+import { ALL_TOKENS } from '../src/lang/tokens.js';
 
 const DIR = join(__dirname, '..', 'editors', 'vscode');
 const json = (f: string) => JSON.parse(readFileSync(join(DIR, f), 'utf8'));

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { accessesOf, ASYNC_DEFS, asyncDef, OPC, OPS, opDef, syncClass } from '../src/machine/ops/index.js';
 import type { AsyncOp } from '../src/machine/state.js';
-import { ISSUE_COST } from '../src/sim/timing.js';
+import { ISSUE_COST } from '../src/sim/issue-cost.js';
 
 /** The operation table: one module entry per mnemonic, each with a timing entry. */
 describe('operation modules', () => {

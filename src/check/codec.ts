@@ -15,210 +15,34 @@
  * instead of being silently ignored.
  */
 import type { AgentState, AsyncOp, MachineState, NamedBarrier } from '../machine/machine.js';
-import { BUILTINS, WARP_SLOT, WARPGROUP_SLOT, type Program } from '../machine/program.js';
-import type { SrcLoc } from '../kernel/ir.js';
+import { BUILTINS, type Program } from '../machine/program.js';
 import type { Analysis } from './analysis.js';
 import { barHash, H, mix1, mix2, mixRange, sortByRecord } from './hash-mix.js';
 import { imageLists, imageTail } from './cta-permute.js';
-import type { CtaPerm } from './cta-symmetry.js';
-import { BSTATUS, decodeState, kindIx, putWide, REMOTE_IX, WIDE } from './state-decode.js';
-import { AGENT_FIELDS, checkFields, OP_FIELDS, STATE_FIELDS, StateBuf, type Extra } from './state-buf.js';
+import { decodeState } from './state-decode.js';
+import { AGENT_FIELDS, checkFields, STATE_FIELDS, StateBuf, type Extra } from './state-buf.js';
+import { RecordWords } from './record-words.js';
 
 export { StateBuf, type Extra } from './state-buf.js';
 
-
-export class Codec {
-  private scratch = new Int32Array(4096);
-  private n = 0;
-  private opChecked = false;
+/**
+ * The checker's encodings of one program's states: {@link encode} / {@link decode} (concrete), and
+ * the canonical hash from per-agent record hashes ({@link record}, {@link records}, {@link barSum},
+ * {@link combine}; {@link hash} from scratch). The record words come from {@link RecordWords}.
+ */
+export class Codec extends RecordWords {
   /** The frozen named-barrier array of programs without named barriers (state-decode.ts). */
   private readonly idle: { named: NamedBarrier[] | null } = { named: null };
-  /** The location index {@link putOp} looked up last (ops of one instruction share their location). */
-  private lastLoc: SrcLoc | null = null;
-  private lastLocIx = -1;
-  /** CTA symmetry (cta-symmetry.ts) is on: reads and commit targets are hashed as sets. */
-  private readonly sets: boolean;
   /** Scratch for the hash of a CTA permutation's image ({@link combine}). */
   private imageOut = new Uint32Array(2);
-  /** While an image record is written: the permutation that renames keys, and the image agent's frame (builtins). */
-  private ren: CtaPerm | null = null;
-  private renOwn: number[] | null = null;
   /** Each agent's builtins (the first frame slots; constant for the whole run). */
   private readonly builtins: number[][];
 
-  constructor(readonly p: Program, readonly an: Analysis, initial: MachineState) {
-    this.sets = an.cta.perms.length > 0;
+  constructor(readonly p: Program, an: Analysis, initial: MachineState) {
+    super(an);
     this.builtins = initial.agents.map((a) => a.frame.slice(0, BUILTINS.length));
     checkFields('state', initial, STATE_FIELDS);
     for (const a of initial.agents) checkFields('agent state', a, AGENT_FIELDS);
-  }
-
-  private put(x: number): void {
-    if (this.n >= this.scratch.length) {
-      const d = new Int32Array(this.scratch.length * 2);
-      d.set(this.scratch);
-      this.scratch = d;
-    }
-    this.scratch[this.n++] = x;
-  }
-
-  private room(k: number): Int32Array {
-    if (this.n + k > this.scratch.length) {
-      let size = this.scratch.length * 2;
-      while (size < this.n + k) size *= 2;
-      const d = new Int32Array(size);
-      d.set(this.scratch.subarray(0, this.n));
-      this.scratch = d;
-    }
-    return this.scratch;
-  }
-
-  /** The memory cells of values (machine/values.ts), each one word or WIDE and two (nothing for a program without values). */
-  private putMem(mem: readonly number[]): void {
-    if (!mem.length) return;
-    const sc = this.room(3 * mem.length);
-    let n = this.n;
-    for (let j = 0; j < mem.length; j++) n = putWide(sc, n, mem[j]!);
-    this.n = n;
-  }
-
-  /**
-   * Writes agent record `ag`; `sym`: a member of a symmetry group (builtins left out); `live`: its
-   * live slots per pc (Analysis.rel): only those frame slots of its pc are written (the others are
-   * known from the pc and the warp, warp-relative.ts; {@link decode} restores them).
-   */
-  private putAgent(ag: AgentState, sym: boolean, live: readonly (Int32Array | undefined)[] | null): void {
-    const f = ag.frame;
-    const sc = this.room(18 + 3 * f.length);
-    let n = this.n;
-    sc[n++] = ag.pc;
-    sc[n++] = ag.status === 'run' ? 0 : ag.status === 'done' ? 1 : 2;
-    sc[n++] = ag.sub;
-    sc[n++] = ag.wgGroup;
-    sc[n++] = ag.bulkGroup;
-    sc[n++] = ag.cpGroup;
-    sc[n++] = ag.clusterRound;
-    sc[n++] = ag.tcIssued;
-    sc[n++] = ag.tcDone;
-    sc[n++] = ag.wgIssued;
-    sc[n++] = ag.wgDone;
-    sc[n++] = ag.lastArrive;
-    sc[n++] = ag.tmemHeld;
-    sc[n++] = ag.tmemFreed;
-    sc[n++] = ag.tmemRelinquished;
-    sc[n++] = ag.tcLdUnwaited;
-    sc[n++] = f.length;
-    // Frame values are exact up to ±(2^53 − 1). Members of a symmetry group differ only in the
-    // builtins `instance`, `warp` and `warpgroup`, which their code does not read (analysis.ts).
-    // A CTA permutation's image (this.ren) carries its image agent's builtins (this.renOwn).
-    const own = this.renOwn;
-    const lv = live ? live[ag.pc] : undefined;
-    if (lv) {
-      for (let j = 0; j < lv.length; j++) n = putWide(sc, n, f[lv[j]!]!);
-    } else for (let j = 0; j < f.length; j++) n = putWide(sc, n, sym && (j === 1 || j === WARP_SLOT || j === WARPGROUP_SLOT) ? 0 : own && j < own.length ? own[j]! : f[j]!);
-    if (!ag.tokens) {
-      sc[n++] = -1;
-      this.n = n;
-      return;
-    }
-    this.n = n;
-    const ks = Object.keys(ag.tokens);
-    this.put(ks.length);
-    for (const k of ks) {
-      const t = ag.tokens[Number(k)]!;
-      this.put(Number(k));
-      this.put(this.ren ? this.ren.bar[t.barrier] ?? t.barrier : t.barrier);
-      this.put(t.phase);
-      this.put(t.pendingBefore);
-      this.put(t.txBefore);
-      this.put(t.noComplete ? 1 : 0);
-    }
-  }
-
-  private putOp(o: AsyncOp, withId: boolean, priv: number[] | null): void {
-    if (!this.opChecked) {
-      checkFields('in-flight operation', o, OP_FIELDS);
-      this.opChecked = true;
-    }
-    const sc = this.room(24 + (o.reads ? o.reads.length : 0) + (o.targets ? o.targets.length : 0));
-    let n = this.n;
-    if (withId) {
-      sc[n++] = o.id;
-      sc[n++] = o.agent;
-      sc[n++] = o.issued;
-    }
-    sc[n++] = kindIx(o.kind);
-    const ren = withId ? null : this.ren;
-    const buf = ren && o.buf >= 0 ? ren.buf[o.buf]! : o.buf;
-    sc[n++] = priv && priv.includes(buf) ? -2 : buf;
-    sc[n++] = ren && o.cta >= 0 ? ren.cta[o.cta]! : o.cta;
-    sc[n++] = ren && o.bar >= 0 ? ren.bar[o.bar]! : o.bar;
-    n = putWide(sc, n, o.bytes); // a copy's size is an exact integer, possibly beyond int32
-    n = putWide(sc, n, o.left);
-    sc[n++] = o.chunks;
-    sc[n++] = o.group;
-    sc[n++] = o.count;
-    sc[n++] = o.seq;
-    sc[n++] = o.remote === null ? 0 : REMOTE_IX.get(o.remote)!;
-    if (o.loc !== this.lastLoc) {
-      this.lastLoc = o.loc;
-      this.lastLocIx = this.an.locIndex.get(o.loc) ?? -1;
-    }
-    sc[n++] = this.lastLocIx;
-    const reads = o.reads;
-    // Under CTA symmetry a permutation reorders an operation's reads (σ of cta-symmetry.ts): the
-    // record hash takes them, and a commit's targets, as sets (the concrete encoding keeps the order).
-    const asSet = this.sets && !withId;
-    if (reads) {
-      sc[n++] = reads.length;
-      const at = n;
-      for (let j = 0; j < reads.length; j++) {
-        const r = ren && reads[j]! >= 0 ? ren.buf[reads[j]!]! : reads[j]!;
-        sc[n++] = priv && priv.includes(r) ? -2 : r;
-      }
-      if (asSet) sc.subarray(at, n).sort();
-    } else sc[n++] = -1;
-    const targets = o.targets;
-    if (targets) {
-      sc[n++] = targets.length;
-      const at = n;
-      for (let j = 0; j < targets.length; j++) sc[n++] = ren ? ren.bar[targets[j]!]! : targets[j]!;
-      if (asSet) sc.subarray(at, n).sort();
-    } else sc[n++] = -1;
-    this.n = n;
-  }
-
-  private putGhosts(g: number[] | null, priv: number[] | null): void {
-    if (!g) {
-      this.put(0);
-      return;
-    }
-    this.put(g.length);
-    for (const x of g) this.put(priv && priv.includes(x >> 1) ? -2 - (x & 1) : x);
-  }
-
-  /** A list of the memory-model detector: its entries' low 24 bits are buffer key × 2 + write (check/relaxed.ts); private buffers abstracted. */
-  private putRelaxed(g: number[] | null, priv: number[] | null): void {
-    if (!g) {
-      this.put(0);
-      return;
-    }
-    this.put(g.length);
-    // Only own and inherited entries name a buffer in their low bits (REL and ACQ entries name a slot or a publisher there).
-    for (const x of g) this.put(priv && x >>> 28 <= 1 && priv.includes((x & 0xffffff) >> 1) ? -2 - ((x >>> 24) * 2 + (x & 1)) : x);
-  }
-
-  private putPairs(g: number[] | null, priv: number[] | null): void {
-    if (!g) {
-      this.put(0);
-      return;
-    }
-    this.put(g.length);
-    for (let i = 0; i < g.length; i += 2) {
-      this.put(g[i]!);
-      const x = g[i + 1]!;
-      this.put(priv && priv.includes(x >> 1) ? -2 - (x & 1) : x);
-    }
   }
 
   /**

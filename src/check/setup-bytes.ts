@@ -9,7 +9,7 @@
 import type { Program } from '../machine/program.js';
 import { Machine } from '../machine/machine.js';
 
-/** Int32 words the codec writes per agent besides its frame (src/check/codec.ts `putAgent`). */
+/** Int32 words the codec writes per agent besides its frame (src/check/record-words.ts `putAgent`). */
 const AGENT_WORDS = 18;
 /** Int32 words per barrier and per named barrier. */
 const BARRIER_WORDS = 5;

@@ -24,10 +24,12 @@ import { SKETCH_CODES, type SketchDiagnostic } from './diagnostics.js';
 import { lex } from './lexer.js';
 import { LIMITS, StopLowering } from './limits.js';
 import { lower } from './lower.js';
-import { parseTokens, splitHint } from './parser.js';
+import { parseTokens } from './parser.js';
+import { splitHint } from './parse-messages.js';
 
 export { formatDiagnostic, SKETCH_CODES, type SketchCode, type SketchDiagnostic } from './diagnostics.js';
-export { OPS, ALIASES, findOp, parseArriveQualifiers, parseQualifiers, type Qualified } from './ops.js';
+export { OPS } from './ops.js';
+export { ALIASES, findOp, parseArriveQualifiers, parseQualifiers, type Qualified } from './ops-spelling.js';
 export { LIMITS } from './limits.js';
 
 /** At most this many diagnostics are reported per file (then one more says that the check stopped). */

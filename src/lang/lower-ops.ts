@@ -13,7 +13,8 @@ import { didYouMean, SKETCH_CODES } from './diagnostics.js';
 import { literal } from './eval.js';
 import { type RawOption, type SExpr, type Span, exprOf, hasBad, join, node, nodes, optionOf, spanOf, tokSpan } from './cst.js';
 import type { LowerCtx, RoleLowering } from './lower-context.js';
-import { findOp, parseQualifiers, MNEMONICS, type OpArgs, type OperandKind, type OpOptionKey, type OpSpec } from './ops.js';
+import type { OpArgs, OperandKind, OpOptionKey, OpSpec } from './ops.js';
+import { findOp, parseQualifiers, MNEMONICS } from './ops-spelling.js';
 
 /**
  * One operation statement `[dest =] mnemonic operands options`: the mnemonic and its qualifiers, the

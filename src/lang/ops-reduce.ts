@@ -7,7 +7,8 @@
  */
 import { RED_OPS, RED_SECTION, redTypeProblem, type RedForm } from '../kernel/reduction.js';
 import type { RedOp } from '../kernel/ir.js';
-import type { OpSpec, Qualified } from './ops.js';
+import type { OpSpec } from './ops.js';
+import type { Qualified } from './ops-spelling.js';
 
 const REDOPS: readonly string[] = RED_OPS;
 

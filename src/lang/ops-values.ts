@@ -6,7 +6,8 @@
  * to them with the fields they set.
  */
 import type { AtomOp, BarRef, BufRef, Expr, MemScope, Op, SpinCmp } from '../kernel/ir.js';
-import type { OpSpec, Qualified } from './ops.js';
+import type { OpSpec } from './ops.js';
+import type { Qualified } from './ops-spelling.js';
 
 const bufA = (v: unknown) => v as BufRef;
 const intA = (v: unknown) => v as Expr;

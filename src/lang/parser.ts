@@ -3,85 +3,20 @@
  * written out in docs/LANGUAGE.md; operations are parsed generically (mnemonic, operands,
  * `key=value` options) and checked against the operation table in `ops.ts` when lowering.
  */
-import { CstParser, LLkLookaheadStrategy, type CstNode, type ILookaheadStrategy, type IOrAlt, type IParserErrorMessageProvider, type IToken, type TokenType } from 'chevrotain';
+import { CstParser, LLkLookaheadStrategy, type CstNode, type ILookaheadStrategy, type IOrAlt, type IToken } from 'chevrotain';
 import {
-  ALL_TOKENS, Assign, At, BinOp, Colon, Comma, Dedent, describeToken, Ident,
-  Indent, Int, KwBarrier, KwElect, KwElif, KwElse, KwFor, KwIf, KwIn, KwKernel, KwParam, KwPass, KwRange, KwRole,
-  KwSmem, KwTmem, KwGmem, KwChoose, LBracket, LParen, Mnemonic, Newline, PrefixOp, RBracket, RParen, Shape,
+  ALL_TOKENS, Assign, At, BinOp, Colon, Comma, Dedent, Ident, Indent, Int, KwBarrier, KwElect,
+  KwElif, KwElse, KwFor, KwIf, KwIn, KwKernel, KwParam, KwPass, KwRange, KwRole, KwSmem, KwTmem,
+  KwGmem, KwChoose, LBracket, LParen, Mnemonic, Newline, PrefixOp, RBracket, RParen, Shape,
   StringLit,
-} from './lexer.js';
+} from './tokens.js';
 import { FrozenGrammarParser } from './frozen-parser.js';
 import { GRAMMAR } from './grammar-data.js';
 import { LIMITS } from './limits.js';
+import { errorMessageProvider } from './parse-messages.js';
 
-const LABELS: Record<string, string> = {
-  Newline: 'the end of the line', Indent: 'an indented block', Dedent: 'the end of the block', Ident: 'a name',
-  Int: 'an integer', Mnemonic: 'an operation', StringLit: 'a string', Shape: 'a shape such as 128x128x64',
-  Assign: "'='", Colon: "':'", Comma: "','", LParen: "'('", RParen: "')'", LBracket: "'['", RBracket: "']'", At: "'@'",
-  KwIn: "'in'", KwRange: "'range'",
-};
-
-function label(t: TokenType): string {
-  return LABELS[t.name] ?? `'${t.name.replace(/^Kw/, '').toLowerCase()}'`;
-}
-
-const RULE_WHAT: Record<string, string> = {
-  topItem: 'a declaration (kernel, param, barrier, smem, tmem, gmem, role)',
-  stmt: 'a statement',
-  simpleStmt: 'a statement',
-  primary: 'an expression',
-  unaryExpr: 'an expression',
-  optValue: 'a value',
-  opArg: 'an operand',
-  assignValue: 'an expression or an operation',
-  bufferDecl: "'smem', 'tmem' or 'gmem'",
-};
-
-const RULE_HINT: Record<string, string> = {
-  topItem: 'a sketch is a list of declarations; operations belong inside a role block',
-  stmt: 'statements are assignments, operations (PTX mnemonics), for, if/else, elect and pass',
-  simpleStmt: 'statements are assignments, operations (PTX mnemonics), for, if/else, elect and pass',
-  primary: 'expressions are integers, names, name[index] references and C operators with parentheses',
-  unaryExpr: 'expressions are integers, names, name[index] references and C operators with parentheses',
-  forStmt: 'loops are written: for i in range(a, b[, step]):',
-  chooseStmt: 'a choice is written: choose t in range(a, b)',
-  opOption: 'options are written key=value, e.g. shape=128x128x64 or multicast=3',
-  roleDecl: 'roles are written: role NAME warps=N [threads=N] [per=thread|warp|one] [instances=E] [where=E]:',
-};
-
-function elseHint(t: IToken | undefined): string | undefined {
-  if (t?.tokenType === KwElse || t?.tokenType === KwElif) return `'${t.image}' must follow an 'if' block, at the indentation of its 'if'`;
-  return undefined;
-}
-
-/** Syntax-error messages carry their hint after a NUL character; `splitHint` separates them. */
-const errorMessageProvider: IParserErrorMessageProvider = {
-  buildMismatchTokenMessage({ expected, actual, ruleName }) {
-    let hint = RULE_HINT[ruleName] ?? '';
-    if (expected === Colon) hint = "block headers (role, for, if, elif, else, elect) end with ':'";
-    else if (expected === Newline) hint = 'one statement per line; separate operands with commas';
-    else if (expected === RParen || expected === RBracket) hint = 'check that every bracket is closed';
-    return `expected ${label(expected)} but found ${describeToken(actual)}\0${elseHint(actual) ?? hint}`;
-  },
-  buildNotAllInputParsedMessage({ firstRedundant }) {
-    return `expected ${RULE_WHAT.topItem} but found ${describeToken(firstRedundant)}\0${elseHint(firstRedundant) ?? RULE_HINT.topItem}`;
-  },
-  buildNoViableAltMessage({ actual, ruleName }) {
-    const what = RULE_WHAT[ruleName];
-    const found = describeToken(actual[0]);
-    return `${what ? `expected ${what} but found` : 'unexpected'} ${found}\0${elseHint(actual[0]) ?? RULE_HINT[ruleName] ?? ''}`;
-  },
-  buildEarlyExitMessage({ actual, ruleName }) {
-    const what = RULE_WHAT[ruleName];
-    return `${what ? `expected ${what} but found` : 'unexpected'} ${describeToken(actual[0])}\0${elseHint(actual[0]) ?? RULE_HINT[ruleName] ?? ''}`;
-  },
-};
-
-/** Splits a message built by the error message provider into message and hint. */
-export function splitHint(msg: string): { message: string; hint: string } {
-  const i = msg.indexOf('\0');
-  return i < 0 ? { message: msg, hint: '' } : { message: msg.slice(0, i), hint: msg.slice(i + 1) };
-}
+/** A rule of the grammar by name, for `SUBRULE` (the rules are methods Chevrotain adds). */
+type RuleRef = (name: string) => (idx?: number) => CstNode;
 
 /** Thrown once the parser has saved {@link LIMITS}.errors syntax errors: the rest is not parsed. */
 class TooManyErrors extends Error {}
@@ -148,9 +83,18 @@ export class SketchParser extends FrozenGrammarParser {
       recoveryEnabled: true, maxLookahead: 2, ...(eagerLookahead ? {} : { lookaheadStrategy: lazyLookahead(2) }),
       errorMessageProvider, nodeLocationTracking: 'none', skipValidations: true,
     });
-    const $ = this as unknown as Record<string, () => CstNode> & SketchParser;
-    const r = (name: string) => ($ as unknown as Record<string, (idx?: number) => CstNode>)[name]!;
+    const $ = this as unknown as Record<string, (idx?: number) => CstNode>;
+    const r: RuleRef = (name) => $[name]!;
+    this.declRules(r);
+    this.blockRules(r);
+    this.branchRules(r);
+    this.opRules(r);
+    this.exprRules(r);
+    this.analyse(reference ? undefined : GRAMMAR, ALL_TOKENS);
+  }
 
+  /** The declarations: file, kernel, param, barrier and buffer arrays, roles and their options. */
+  private declRules(r: RuleRef): void {
     this.RULE('file', () => {
       this.MANY(() => this.SUBRULE(r('topItem')));
     });
@@ -218,6 +162,10 @@ export class SketchParser extends FrozenGrammarParser {
         { ALT: () => this.SUBRULE(r('expr')) },
       ]);
     });
+  }
+
+  /** Blocks, statements, loops and choices. */
+  private blockRules(r: RuleRef): void {
     this.RULE('block', () => {
       this.CONSUME(Indent);
       this.MANY(() => this.SUBRULE(r('stmt')));
@@ -268,6 +216,10 @@ export class SketchParser extends FrozenGrammarParser {
       this.CONSUME(RParen);
       this.CONSUME(Newline);
     });
+  }
+
+  /** if / elif / else, elect and pass. */
+  private branchRules(r: RuleRef): void {
     this.RULE('ifStmt', () => {
       this.CONSUME(KwIf);
       this.SUBRULE(r('expr'));
@@ -300,6 +252,10 @@ export class SketchParser extends FrozenGrammarParser {
       this.CONSUME(KwPass);
       this.CONSUME(Newline);
     });
+  }
+
+  /** Simple statements: assignments and operations with their operands and options. */
+  private opRules(r: RuleRef): void {
     this.RULE('simpleStmt', () => {
       this.OR([
         {
@@ -370,6 +326,10 @@ export class SketchParser extends FrozenGrammarParser {
 
     // A flat chain `operand (op operand)*`: the precedence levels (docs/LANGUAGE.md §2) are applied
     // when lowering, with a loop, so that neither the parser nor the lowering recurses per level.
+  }
+
+  /** Expressions: binary operators, unary operators, primaries. */
+  private exprRules(r: RuleRef): void {
     this.RULE('expr', () => {
       this.SUBRULE(r('unaryExpr'), { LABEL: 'operand' });
       this.MANY(() => {
@@ -410,7 +370,6 @@ export class SketchParser extends FrozenGrammarParser {
         },
       ]);
     });
-    this.analyse(reference ? undefined : GRAMMAR, ALL_TOKENS);
   }
 }
 

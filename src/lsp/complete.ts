@@ -11,7 +11,8 @@
  * Each item replaces the whole word under the cursor (an operation's dots included).
  */
 import type { CompletionItem, CompletionItemKind, Position } from 'vscode-languageserver';
-import { MNEMONICS, OPS } from '../lang/ops.js';
+import { OPS } from '../lang/ops.js';
+import { MNEMONICS } from '../lang/ops-spelling.js';
 import { opHover } from './features.js';
 import type { SymbolIndex } from './symbols.js';
 

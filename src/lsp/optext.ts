@@ -4,7 +4,8 @@
  * and the PTX ISA section (version 9.1) the rule comes from. The same facts, longer, are in
  * docs/LANGUAGE.md (section 7) and docs/SEMANTICS.md.
  */
-import { findOp, parseQualifiers, type OpSpec } from '../lang/ops.js';
+import type { OpSpec } from '../lang/ops.js';
+import { findOp, parseQualifiers } from '../lang/ops-spelling.js';
 
 /** The PTX meaning of one operation. */
 export interface OpText {

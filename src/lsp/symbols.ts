@@ -1,16 +1,18 @@
 /**
  * The names of a sketch and where they are declared, for the language server's go-to-definition
- * and hover. Built from the sketch language's own lexer (`src/lang/lexer.ts`), line by line, so it
- * works on a sketch with errors too: a declaration is a top-level line starting with `param`,
- * `barrier`, `smem`, `tmem`, `role` or `kernel`; a variable is declared by its role's first
- * assignment to it or by a `for` (docs/LANGUAGE.md, sections 3 and 4). Parameters, barriers and
- * buffers share one namespace, roles have their own, variables belong to their role.
+ * and hover. Built from the sketch language's own lexer (`src/lang/lexer.ts`; its token types in
+ * `src/lang/tokens.ts`), line by line, so it works on a sketch with errors too: a declaration is a
+ * top-level line starting with `param`, `barrier`, `smem`, `tmem`, `role` or `kernel`; a variable
+ * is declared by its role's first assignment to it or by a `for` (docs/LANGUAGE.md, sections 3 and
+ * 4). Parameters, barriers and buffers share one namespace, roles have their own, variables belong
+ * to their role.
  *
  * Lines and columns are 1-based; `endCol` is one past the last character (as in the sketch
  * diagnostics).
  */
 import type { IToken } from 'chevrotain';
-import { Assign, Ident, KwBarrier, KwFor, KwGmem, KwKernel, KwParam, KwRole, KwSmem, KwTmem, lex, Mnemonic, Newline, StringLit } from '../lang/lexer.js';
+import { lex } from '../lang/lexer.js';
+import { Assign, Ident, KwBarrier, KwFor, KwGmem, KwKernel, KwParam, KwRole, KwSmem, KwTmem, Mnemonic, Newline, StringLit } from '../lang/tokens.js';
 
 /** What a declared name is. */
 export type SymbolKind = 'param' | 'barrier' | 'smem' | 'tmem' | 'gmem' | 'role' | 'kernel' | 'variable';

@@ -6,12 +6,15 @@
  * checker's runs and the counterexample replay `replay.ts`.
  */
 import { h, replace, setText, fmt } from './dom.js';
-import { cancelSimulation, Dropped, simulateIn } from './engine.js';
-import { asyncNames, eventLoc, instantiateKernel, unpackModel, type RunModel } from './model.js';
-import { decodeView, encodeView, launchOf, MAX_PTX, MAX_SKETCH, type SourceRef, type Tab, type ViewState } from './share.js';
-import type { PtxLaunch } from '../ptxi/index.js';
+import { cancelSimulation } from './engine.js';
+import { asyncNames, instantiateKernel, type RunModel } from './model.js';
+import { decodeView, encodeView, type SourceRef, type Tab, type ViewState } from './share.js';
+import { simulateRun } from './sim-run.js';
+import { markCursorLine } from './cursor-line.js';
+import { openServedFile, sourceSummary } from './source-info.js';
+import { paramInputs } from './param-inputs.js';
 import { LEAD_SIM, LEAD_TRACE, layoutPage, tabBar } from './layout.js';
-import { EXAMPLES, isExample, isFile, leadComment, load, SKETCH_FILES, sketchTwin, type Loaded } from './sources.js';
+import { isExample, isFile, load, SKETCH_FILES, sketchTwin, type Loaded } from './sources.js';
 import { inspectorView } from './inspector.js';
 import { figuresNav } from './kernel-menu.js';
 import { headerView } from './header.js';
@@ -142,18 +145,6 @@ function sourceLine(loc: { line: number; file?: string } | undefined): string | 
   return lines[loc.line - 1] ?? null;
 }
 
-/** A launch as one line: `block 128, params param_2=4`. */
-function launchText(l: PtxLaunch): string {
-  const parts: string[] = [];
-  if (l.kernel !== undefined) parts.push(`kernel ${l.kernel}`);
-  for (const k of ['block', 'cluster', 'grid', 'dynamicSmem'] as const) if (l[k] !== undefined) parts.push(`${k} ${String(l[k])}`);
-  for (const k of ['params', 'tensorMaps'] as const) {
-    const e = Object.entries(l[k] ?? {});
-    if (e.length) parts.push(`${k} ${e.map(([n, x]) => `${n}=${x}`).join(' ')}`);
-  }
-  return parts.join(', ') || 'the defaults';
-}
-
 /** The text of the sketch `mbsim serve FILE` opened (the summary names it so until it is edited). */
 let servedText: string | undefined;
 
@@ -164,12 +155,8 @@ function setSource(src: SourceRef, params: Record<string, number>, opts: { fromE
   lines = loaded.text !== undefined ? loaded.text.split(/\r\n|\r|\n/) : [];
   const key = src.kind === 'example' ? `ex:${src.name}` : src.kind === 'file' ? `file:${src.path}` : 'sketch:';
   exampleSel.value = key;
-  const ex = src.kind === 'example' ? EXAMPLES.find((e) => e.name === src.name) : undefined;
-  const file = src.kind === 'file' ? SKETCH_FILES.find((f) => f.path === src.path) : undefined;
-  const firstComment = leadComment(loaded.text ?? '');
   setText(sketchOpt, src.kind === 'sketch' ? `sketch: ${src.name}` : src.kind === 'ptx' ? `PTX: ${src.name}` : 'edited sketch');
-  setText(summary, ex ? `${ex.summary} (built-in, written with the TypeScript builder)` : file ? file.summary : src.kind === 'sketch' ? `${src.name} (${src.text === servedText ? 'the file mbsim serve opened' : 'edited or shared sketch'})${firstComment ? `: ${firstComment}` : ''}`
-    : src.kind === 'ptx' ? `${src.name} (PTX, translated for its launch: ${launchText(src.launch)})` : '');
+  setText(summary, sourceSummary(src, loaded.text, servedText));
   if (!opts.fromEditor) {
     if (src.kind === 'example') editor.setSource({ builtin: src.name, ...(sketchTwin(src.name) ? { twin: sketchTwin(src.name)!.path } : {}) });
     else editor.setSource({ text: loaded.text ?? '', file: loaded.file, ...(src.kind === 'ptx' ? { launch: src.launch } : {}) });
@@ -179,21 +166,7 @@ function setSource(src: SourceRef, params: Record<string, number>, opts: { fromE
 }
 
 function renderParams(): void {
-  replace(paramBox);
-  const k = loaded?.kernel;
-  if (!k) return;
-  for (const p of k.params) {
-    const v = state.params[p.name] ?? p.value;
-    const inp = h('input', { type: 'number', value: v, step: 1, 'aria-label': `parameter ${p.name}`, class: 'num', 'data-param': p.name });
-    inp.addEventListener('change', () => {
-      const n = Number(inp.value);
-      if (!Number.isSafeInteger(n)) return;
-      if (n === p.value) delete state.params[p.name];
-      else state.params[p.name] = n;
-      rerun(-1);
-    });
-    paramBox.appendChild(h('label', {}, `${p.name} `, inp));
-  }
+  paramInputs(paramBox, loaded?.kernel, state.params, () => rerun(-1));
   showParams();
 }
 
@@ -235,38 +208,19 @@ function rerun(ev: number): void {
   document.body.dataset.busy = '1';
   setText(verdict, 'simulating…');
   verdict.className = 'verdict busy';
-  const t0 = performance.now();
-  let seen = 0;
-  const busy = (on: boolean) => {
-    simProgress.hidden = !on;
-    simCancel.hidden = !on;
-    if (!on) setText(simProgress, '');
-  };
-  simulateIn(state.source, state.params, (p) => {
-    if (gen !== runGen) return;
-    seen = p.events;
-    busy(true);
-    setText(simProgress, `${fmt(p.events)} events · t = ${fmt(p.cycles)} cycles · ${(p.elapsedMs / 1000).toFixed(1)} s`);
-  }).then((packed) => {
-    if (gen !== runGen) return;
-    busy(false);
-    const m = unpackModel(packed, program);
-    m.simMs = performance.now() - t0;
-    showSim(m, ev);
-    phases.setKernel({ src: state.source, params: { ...state.params }, program });
-    done();
-  }).catch((err: unknown) => {
-    if (gen !== runGen) return;
-    if (err instanceof Dropped && err.message === 'cancelled') {
-      busy(false);
-      noRun('cancelled', 'bad', h('p', { class: 'error', id: 'sim-cancelled' },
-        `The simulation was cancelled after ${fmt(seen)} events (${((performance.now() - t0) / 1000).toFixed(1)} s). Lower a parameter or pick another kernel to simulate again.`));
-      return done();
-    }
-    if (err instanceof Dropped) return;
-    busy(false);
-    noRun('error', 'bad', h('p', { class: 'error' }, String((err as Error)?.message ?? err)));
-    done();
+  simulateRun(state.source, state.params, program, {
+    current: () => gen === runGen,
+    progress: simProgress,
+    cancel: simCancel,
+    done: (m) => {
+      showSim(m, ev);
+      phases.setKernel({ src: state.source, params: { ...state.params }, program });
+      done();
+    },
+    failed: (head, body) => {
+      noRun(head, 'bad', body);
+      done();
+    },
   });
 }
 
@@ -347,17 +301,7 @@ function inspect(ev: number): void {
   lastInspected = ev;
   inspector.show(model, ev, names, sourceLine);
   // The editor highlights the line of the event at the cursor (or of the replay's step).
-  const e = ev >= 0 ? model.events[ev] : undefined;
-  const loc = e ? eventLoc(e) : undefined;
-  const stepLoc = inReplay ? replay!.hazard.trace[timeline.curStep - 1]?.loc : undefined;
-  const mark = inReplay ? stepLoc : loc;
-  const lineOk = (l: { line: number; file?: string } | undefined) => !!l && l.line > 0 && (l.file === undefined || l.file === loaded?.file);
-  const hang = inReplay && timeline.curStep === replay!.hazard.trace.length ? model?.sim.hang : null;
-  if (hang && hang.waiters.some((w) => lineOk(w.loc))) {
-    // The end of a hang: what matters is where the agents are stuck, not the last step.
-    const ws = hang.waiters.filter((w) => lineOk(w.loc));
-    editor.markLine(ws.map((w) => w.loc.line), `where ${ws.map((w) => w.name).join(', ')} ${ws.length > 1 ? 'are' : 'is'} blocked forever (the last step of the counterexample)`);
-  } else editor.markLine(lineOk(mark) ? mark!.line : 0, inReplay ? `step ${timeline.curStep} of the counterexample` : `the event at the timeline cursor (event ${ev + 1})`);
+  markCursorLine(editor, model, ev, inReplay ? { hazard: replay!.hazard, step: timeline.curStep } : null, loaded?.file);
 }
 timeline.onCursor = (ev) => inspect(ev);
 
@@ -426,21 +370,11 @@ window.addEventListener('hashchange', () => {
 
 applyHash(location.hash);
 
-// `mbsim serve FILE`: the server offers the file as mbsim-file.json and says so in the page's
-// <meta name="mbsim-file">; a plain static server has neither, and the page asks for nothing.
-if (!location.hash && document.querySelector('meta[name="mbsim-file"]')) {
-  fetch('mbsim-file.json', { cache: 'no-store' }).then(async (r) => {
-    if (!r.ok) return;
-    const j = (await r.json()) as unknown;
-    const o = j as { name?: unknown; text?: unknown; launch?: unknown };
-    // A PTX file comes with the launch its sidecar and the flags of `mbsim serve` gave.
-    const launch = o?.launch === undefined ? null : launchOf(o.launch);
-    if (typeof o?.text !== 'string' || o.text.length > (launch ? MAX_PTX : MAX_SKETCH)) return;
-    const name = typeof o.name === 'string' && /^[A-Za-z0-9_.\- ]{1,120}$/.test(o.name) ? o.name : launch ? 'file.ptx' : 'file.mbk';
-    if (!launch) servedText = o.text;
-    setSource(launch ? { kind: 'ptx', name, text: o.text, launch } : { kind: 'sketch', name, text: o.text }, {});
-  }).catch(() => undefined);
-}
+// `mbsim serve FILE`: the file it opened (served.ts).
+openServedFile((src, sketchText) => {
+  if (sketchText !== undefined) servedText = sketchText;
+  setSource(src, {});
+});
 
 /** Hooks for the browser tests and the frame-rate benchmark. */
 (window as unknown as { __mbsim: unknown }).__mbsim = {

@@ -7,12 +7,14 @@
  * shift-wheel. Drawing touches only the visible window: each lane is searched by binary search
  * over its sorted spans and sub-pixel spans are merged, so 100,000 events stay fast.
  */
-import type { RunModel, BarrierLane, SpanLane } from '../model.js';
+import type { RunModel, BarrierLane } from '../model.js';
 import { barrierEvents, firstGE, lastLE } from '../model.js';
-import { fmt, h, replace, setText } from '../dom.js';
+import { fmt, h, setText } from '../dom.js';
 import { drawFrame } from './timeline-frame.js';
-import { hoverLines, stripH, type Row, type WarpGroup } from './timeline-hover.js';
-import { COUNT_H, LabelFitter, LABEL_W, newBufs, ROW_H, RULER_H, SUB_H } from './timeline-paint.js';
+import type { Row, WarpGroup } from './timeline-hover.js';
+import { LabelFitter, LABEL_W, newBufs } from './timeline-paint.js';
+import { laneInfo, layoutRows, warpGroups, type LaneInfo } from './timeline-rows.js';
+import { bindTimelineInput, timelineKey, timelineToolbar } from './timeline-controls.js';
 
 export interface TimelineView {
   el: HTMLElement;
@@ -37,7 +39,7 @@ export interface TimelineView {
   /** Whether each barrier has a row for its pending arrival count and tx-count (null: automatic). */
   showCounts(on: boolean | null): void;
   /** The rows as laid out (for tests): label, kind, and for a role row whether its warps are shown. */
-  readonly lanes: { label: string; kind: 'role' | 'warp' | 'agent' | 'unit' | 'barrier' | 'counts'; open?: boolean; y: number; h: number }[];
+  readonly lanes: LaneInfo[];
   /** Expands (true) or collapses (false) the role row named `name` (e.g. `consumer@c0`), or every role row (`name` null). */
   showWarps(name: string | null, open: boolean): void;
   /** Draws now (synchronously); returns the milliseconds it took. */
@@ -49,488 +51,334 @@ export interface TimelineView {
   key(e: KeyboardEvent): boolean;
 }
 
+/** A new timeline (no run until {@link TimelineView.setModel}). */
 export function timelineView(): TimelineView {
-  let m: RunModel | null = null;
-  let srcLine: (loc: { line: number } | undefined) => string | null = () => null;
-  let rows: Row[] = [];
-  let contentH = RULER_H;
-  let v0 = 0, v1 = 1; // visible time window
-  let cursorT = 0, cursorEv = -1;
-  let playing = false;
-  let lastPlay = 0;
-  let raf = 0;
-  let W = 800, H = 400, dpr = 1;
-  // Rectangles to fill, batched per colour (fillRect per rectangle; one fillStyle per colour).
-  const bufs = newBufs();
-  const fitter = new LabelFitter();
-  let rectCount = 0;
-  let countsPref: boolean | null = null;
+  return new Timeline();
+}
+
+/**
+ * The timeline's state (run, rows, visible window, cursor, playback) and drawing; its toolbar and
+ * input live in timeline-controls.ts, its rows in timeline-rows.ts. Times are in cycles, positions
+ * in CSS pixels.
+ */
+export class Timeline implements TimelineView {
+  /** The run shown (null: none). */
+  m: RunModel | null = null;
+  /** The source line of a location, for the tooltip. */
+  srcLine: (loc: { line: number } | undefined) => string | null = () => null;
+  /** The rows as laid out (timeline-rows.ts). */
+  rows: Row[] = [];
+  /** The visible time window. */
+  v0 = 0;
+  v1 = 1;
+  private cursorT = 0;
+  private cursorEv = -1;
+  private playing = false;
+  private lastPlay = 0;
+  private raf = 0;
+  /** Canvas width and height in CSS pixels, and the device pixel ratio. */
+  W = 800;
+  private H = 400;
+  private dpr = 1;
+  /** Rectangles to fill, batched per colour (fillRect per rectangle; one fillStyle per colour). */
+  private readonly bufs = newBufs();
+  private readonly fitter = new LabelFitter();
+  private rectCount = 0;
+  private countsPref: boolean | null = null;
   /** Largest |tx-count| of each barrier lane (the scale of its count row). */
-  const txMax = new WeakMap<BarrierLane, number>();
-  const countsOn = () => (countsPref ?? (!!m && m.barLanes.length <= 6));
+  private readonly txMax = new WeakMap<BarrierLane, number>();
   /** The role rows of the current run: a role instance whose several warps are agents of their own, by key. */
-  let groups = new Map<string, WarpGroup>();
+  private groups = new Map<string, WarpGroup>();
   /** The role row of each agent lane in one (by lane id). */
-  let groupOf = new Map<string, WarpGroup>();
-
-  const canvas = h('canvas', { class: 'tl-canvas', tabindex: '0', role: 'application', 'aria-label': 'timeline: arrow keys step through events, shift+arrow 10 events, +/- zoom (or the wheel while focused, or Ctrl+wheel), space play/pause, Home/End', 'aria-describedby': 'tl-readout' });
-  const spacer = h('div', { class: 'tl-spacer' }, canvas);
-  const scroller = h('div', { class: 'tl-scroll' }, spacer);
-  const tip = h('div', { class: 'tl-tip', role: 'tooltip', hidden: true });
-  const wrap = h('div', { class: 'tl-wrap' }, scroller, tip);
-  const readout = h('output', { class: 'tl-readout', id: 'tl-readout', 'aria-live': 'off' });
-  const btn = (label: string, aria: string, fn: () => void) => {
-    const b = h('button', { type: 'button', 'aria-label': aria, title: aria }, label);
-    b.addEventListener('click', fn);
-    return b;
-  };
-  const playBtn = btn('▶ play', 'play', () => view.togglePlay());
+  private groupOf = new Map<string, WarpGroup>();
   /** Stepping visits only barrier events (arrivals, expect_tx, complete_tx, phase completions, waits). */
-  let barOnly = false;
-  let barEvs: Int32Array = new Int32Array(0);
-  const barBox = h('input', { type: 'checkbox', id: 'tl-bar-only' });
-  barBox.addEventListener('change', () => {
-    barOnly = barBox.checked;
-    // Back to the canvas, so ← → step in the new mode at once.
-    canvas.focus({ preventScroll: true });
-    request();
-  });
-  const warpsBox = h('input', { type: 'checkbox', id: 'tl-warps' });
-  warpsBox.addEventListener('change', () => view.showWarps(null, warpsBox.checked));
-  const countsBox = h('input', { type: 'checkbox', id: 'tl-counts' });
-  countsBox.addEventListener('change', () => view.showCounts(countsBox.checked));
-  const scrub = h('input', { type: 'range', min: 0, max: 1000, value: 0, 'aria-label': 'scrub timeline', class: 'tl-scrub' });
-  const toolbar = h('div', { class: 'tl-toolbar', role: 'toolbar', 'aria-label': 'timeline controls' },
-    btn('|◀', 'first event', () => view.setEvent(-1, true)),
-    btn('◀ prev', 'previous event', () => view.step(-1)),
-    playBtn,
-    btn('next ▶', 'next event', () => view.step(1)),
-    btn('▶|', 'last event', () => {
-      if (m?.trace) setStep(m.trace.steps);
-      else if (m) view.setEvent(m.events.length - 1, true);
-    }),
-    btn('zoom +', 'zoom in', () => view.zoom(2)),
-    btn('zoom −', 'zoom out', () => view.zoom(0.5)),
-    btn('fit', 'zoom to fit', () => view.fit()),
-    scrub, readout, h('label', { class: 'tl-counts', title: 'a row under each barrier: its pending arrival count and tx-count over time' }, countsBox, ' pending & tx rows'),
-    h('label', { class: 'tl-counts', title: '← → and the prev/next buttons step only through barrier events: arrivals, expect_tx, complete_tx, phase completions and waits' }, barBox, ' barrier events only'),
-    h('label', { class: 'tl-counts', title: 'a lane for every warp of a role of several warps (click a role\'s name on the timeline to expand or collapse that role alone)' }, warpsBox, ' every warp'));
-  const el = h('div', { class: 'timeline' }, toolbar, wrap);
+  barOnly = false;
+  private barEvs: Int32Array = new Int32Array(0);
+  onCursor?: (ev: number, t: number) => void;
 
-  const plotW = () => Math.max(10, W - LABEL_W);
-  const xOf = (t: number) => LABEL_W + ((t - v0) / (v1 - v0)) * plotW();
-  const tOf = (x: number) => v0 + ((x - LABEL_W) / plotW()) * (v1 - v0);
+  readonly el: HTMLElement;
+  readonly canvas: HTMLCanvasElement;
+  private readonly spacer: HTMLElement;
+  readonly scroller: HTMLElement;
+  readonly tip: HTMLElement;
+  readonly wrap: HTMLElement;
+  readonly scrub: HTMLInputElement;
+  private readonly tb: ReturnType<typeof timelineToolbar>;
 
-  const layout = () => {
-    rows = [];
-    let y = RULER_H;
-    if (m) {
-      for (const l of m.spanLanes) {
-        const g = groupOf.get(l.id);
-        if (g) {
-          if (g.lanes[0] !== l) continue;
-          const n = g.lanes.length;
-          const hh = Math.max(ROW_H, n * stripH(n) + 4);
-          rows.push({ y, h: hh, group: g, label: `${g.open ? '▾' : '▸'} ${g.name} · ${n} warps` });
-          y += hh;
-          if (g.open) {
-            for (const w of g.lanes) {
-              rows.push({ y, h: ROW_H, span: w, label: w.label, indent: true });
-              y += ROW_H;
-            }
-          }
-          continue;
-        }
-        const hh = l.group === 'unit' ? Math.max(ROW_H, l.subRows * SUB_H + 6) : ROW_H;
-        rows.push({ y, h: hh, span: l, label: l.label });
-        y += hh;
-      }
-      const counts = countsOn();
-      for (const b of m.barLanes) {
-        rows.push({ y, h: ROW_H, bar: b, label: b.label });
-        y += ROW_H;
-        if (counts) {
-          rows.push({ y, h: COUNT_H, counts: b, label: `${b.label} pending · tx` });
-          y += COUNT_H;
-        }
-      }
-    }
-    contentH = y + 4;
-    const vals = [...groups.values()];
+  constructor() {
+    this.canvas = h('canvas', { class: 'tl-canvas', tabindex: '0', role: 'application', 'aria-label': 'timeline: arrow keys step through events, shift+arrow 10 events, +/- zoom (or the wheel while focused, or Ctrl+wheel), space play/pause, Home/End', 'aria-describedby': 'tl-readout' });
+    this.spacer = h('div', { class: 'tl-spacer' }, this.canvas);
+    this.scroller = h('div', { class: 'tl-scroll' }, this.spacer);
+    this.tip = h('div', { class: 'tl-tip', role: 'tooltip', hidden: true });
+    this.wrap = h('div', { class: 'tl-wrap' }, this.scroller, this.tip);
+    this.tb = timelineToolbar(this);
+    this.scrub = this.tb.scrub;
+    this.el = h('div', { class: 'timeline' }, this.tb.toolbar, this.wrap);
+    bindTimelineInput(this);
+  }
+
+  private countsOn(): boolean {
+    return this.countsPref ?? (!!this.m && this.m.barLanes.length <= 6);
+  }
+  /** Width of the plot (right of the labels). */
+  plotW(): number {
+    return Math.max(10, this.W - LABEL_W);
+  }
+  private xOf(t: number): number {
+    return LABEL_W + ((t - this.v0) / (this.v1 - this.v0)) * this.plotW();
+  }
+  /** The time at canvas x. */
+  tOf(x: number): number {
+    return this.v0 + ((x - LABEL_W) / this.plotW()) * (this.v1 - this.v0);
+  }
+
+  private layout(): void {
+    const { rows, contentH } = layoutRows(this.m, this.groupOf, this.countsOn());
+    this.rows = rows;
+    const warpsBox = this.tb.warpsBox;
+    const vals = [...this.groups.values()];
     warpsBox.checked = vals.length > 0 && vals.every((g) => g.open);
     warpsBox.indeterminate = vals.some((g) => g.open) && !warpsBox.checked;
     warpsBox.disabled = vals.length === 0;
     const viewH = Math.min(contentH, 540);
-    spacer.style.height = `${contentH}px`;
-    scroller.style.height = `${viewH}px`;
-    resize(viewH);
-  };
+    this.spacer.style.height = `${contentH}px`;
+    this.scroller.style.height = `${viewH}px`;
+    this.resize(viewH);
+  }
 
-  const resize = (viewH?: number) => {
-    dpr = window.devicePixelRatio || 1;
-    W = Math.max(300, Math.floor(scroller.clientWidth || wrap.clientWidth || 900));
-    H = viewH ?? H;
+  /** Sizes the canvas to the scroller's width and `viewH` (or the current height). */
+  resize(viewH?: number): void {
+    const { canvas } = this;
+    this.dpr = window.devicePixelRatio || 1;
+    this.W = Math.max(300, Math.floor(this.scroller.clientWidth || this.wrap.clientWidth || 900));
+    this.H = viewH ?? this.H;
     // Setting a canvas's size clears it: only when it changes, and then draw again.
-    const cw = Math.floor(W * dpr), ch = Math.floor(H * dpr);
+    const cw = Math.floor(this.W * this.dpr), ch = Math.floor(this.H * this.dpr);
     if (canvas.width !== cw || canvas.height !== ch) {
       canvas.width = cw;
       canvas.height = ch;
-      request();
+      this.request();
     }
-    canvas.style.width = `${W}px`;
-    canvas.style.height = `${H}px`;
-  };
-
-  const clampView = () => {
-    if (!m) return;
-    const span = Math.min(Math.max(v1 - v0, 8), m.end * 1.05 + 10);
-    const lo = -m.end * 0.02, hi = m.end * 1.03;
-    v0 = Math.min(Math.max(v0, lo), hi - span);
-    v1 = v0 + span;
-  };
-
-  function draw(): void {
-    const c = canvas.getContext('2d');
-    if (!c) return;
-    rectCount = drawFrame(c, { m, rows, v0, v1, W, H, dpr, vy: scroller.scrollTop, cursorT, bufs, fitter, txMax });
+    canvas.style.width = `${this.W}px`;
+    canvas.style.height = `${this.H}px`;
   }
 
-  const request = () => {
-    if (!raf) raf = requestAnimationFrame(frame);
-  };
-  const frame = (now: number) => {
-    raf = 0;
-    if (playing && m) {
-      const dt = lastPlay ? Math.min(100, now - lastPlay) : 16;
-      lastPlay = now;
-      const t = cursorT + ((v1 - v0) / 5000) * dt;
+  /** Keeps the visible window within the run (a little margin) and at least 8 cycles wide. */
+  clampView(): void {
+    const m = this.m;
+    if (!m) return;
+    const span = Math.min(Math.max(this.v1 - this.v0, 8), m.end * 1.05 + 10);
+    const lo = -m.end * 0.02, hi = m.end * 1.03;
+    this.v0 = Math.min(Math.max(this.v0, lo), hi - span);
+    this.v1 = this.v0 + span;
+  }
+
+  private draw(): void {
+    const c = this.canvas.getContext('2d');
+    if (!c) return;
+    const { m, rows, v0, v1, W, H, dpr, cursorT, bufs, fitter, txMax } = this;
+    this.rectCount = drawFrame(c, { m, rows, v0, v1, W, H, dpr, vy: this.scroller.scrollTop, cursorT, bufs, fitter, txMax });
+  }
+
+  /** Draws at the next animation frame. */
+  request(): void {
+    if (!this.raf) this.raf = requestAnimationFrame(this.frame);
+  }
+  private readonly frame = (now: number): void => {
+    this.raf = 0;
+    const m = this.m;
+    if (this.playing && m) {
+      const dt = this.lastPlay ? Math.min(100, now - this.lastPlay) : 16;
+      this.lastPlay = now;
+      const t = this.cursorT + ((this.v1 - this.v0) / 5000) * dt;
       if (t >= m.end) {
-        setTimeInternal(m.end);
-        setPlaying(false);
-      } else setTimeInternal(t);
-      follow();
-      request();
+        this.setTimeInternal(m.end);
+        this.setPlaying(false);
+      } else this.setTimeInternal(t);
+      this.follow();
+      this.request();
     }
-    draw();
-    updateReadout();
-    view.onCursor?.(cursorEv, cursorT);
+    this.draw();
+    this.updateReadout();
+    this.onCursor?.(this.cursorEv, this.cursorT);
   };
 
-  const updateReadout = () => {
+  private updateReadout(): void {
+    const { m, cursorEv, cursorT, barEvs } = this;
+    const readout = this.tb.readout;
     if (!m) return setText(readout, '');
-    if (m.trace) setText(readout, `step ${stepOfCursor()} of ${m.trace.steps} · event ${fmt(cursorEv + 1)} of ${fmt(m.events.length)}`);
-    else if (barOnly) {
+    if (m.trace) setText(readout, `step ${this.stepOfCursor()} of ${m.trace.steps} · event ${fmt(cursorEv + 1)} of ${fmt(m.events.length)}`);
+    else if (this.barOnly) {
       const j = lastLE(barEvs, cursorEv);
       const on = j >= 0 && barEvs[j] === cursorEv;
       setText(readout, `t = ${fmt(cursorT)} cycles · barrier event ${on ? fmt(j + 1) : '–'} of ${fmt(barEvs.length)} · event ${fmt(cursorEv + 1)} of ${fmt(m.events.length)}`);
     } else setText(readout, `t = ${fmt(cursorT)} cycles · event ${fmt(cursorEv + 1)} of ${fmt(m.events.length)}`);
-    scrub.value = String(Math.round((cursorT / m.end) * 1000));
-  };
+    this.scrub.value = String(Math.round((cursorT / m.end) * 1000));
+  }
 
-  const setPlaying = (p: boolean) => {
-    playing = p;
-    lastPlay = 0;
+  /** Starts or stops playback (and shows it on the play button). */
+  setPlaying(p: boolean): void {
+    const playBtn = this.tb.playBtn;
+    this.playing = p;
+    this.lastPlay = 0;
     setText(playBtn, p ? '⏸ pause' : '▶ play');
     playBtn.setAttribute('aria-label', p ? 'pause' : 'play');
     playBtn.setAttribute('aria-pressed', String(p));
-    if (p) request();
-  };
+    if (p) this.request();
+  }
 
-  const follow = () => {
-    const span = v1 - v0;
-    if (cursorT < v0 || cursorT > v1) {
-      v0 = cursorT - span * 0.3;
-      v1 = v0 + span;
-      clampView();
-    } else if (playing && cursorT > v0 + span * 0.85) {
-      v0 = cursorT - span * 0.3;
-      v1 = v0 + span;
-      clampView();
+  /** Moves the window to show the cursor (and, while playing, ahead of it). */
+  follow(): void {
+    const span = this.v1 - this.v0;
+    const t = this.cursorT;
+    if (t < this.v0 || t > this.v1 || (this.playing && t > this.v0 + span * 0.85)) {
+      this.v0 = t - span * 0.3;
+      this.v1 = this.v0 + span;
+      this.clampView();
     }
-  };
+  }
 
   /** The trace step the cursor is on (0: before the first). */
-  const stepOfCursor = () => (m?.trace && cursorEv >= 0 ? m.trace.stepOf[cursorEv]! : 0);
-  const setStep = (k: number) => {
-    const tr = m!.trace!;
+  private stepOfCursor(): number {
+    const m = this.m;
+    return m?.trace && this.cursorEv >= 0 ? m.trace.stepOf[this.cursorEv]! : 0;
+  }
+  private goStep(k: number): void {
+    const tr = this.m!.trace!;
     k = Math.max(0, Math.min(tr.steps, k));
     // A step that emitted no event keeps the cursor on the previous event, but at the step's time.
-    cursorEv = k === 0 ? -1 : tr.stepEnd[k]!;
-    cursorT = k === 0 ? 0 : k - 0.5;
-    follow();
-    request();
-  };
-
-  const setTimeInternal = (t: number) => {
-    if (!m) return;
-    cursorT = Math.max(0, Math.min(m.end, t));
-    cursorEv = lastLE(m.evT, cursorT);
-  };
-
-  const view: TimelineView = {
-    el,
-    get ev() {
-      return cursorEv;
-    },
-    get time() {
-      return cursorT;
-    },
-    get rects() {
-      return rectCount;
-    },
-    get window(): [number, number] {
-      return [v0, v1];
-    },
-    get curStep() {
-      return stepOfCursor();
-    },
-    setStep(k) {
-      if (m?.trace) setStep(k);
-    },
-    showCounts(on) {
-      countsPref = on;
-      countsBox.checked = countsOn();
-      layout();
-      request();
-    },
-    get lanes() {
-      return rows.map((r) => ({
-        label: r.group ? r.group.name : r.label,
-        kind: r.group ? 'role' as const : r.indent ? 'warp' as const : r.span ? (r.span.group === 'unit' ? 'unit' as const : 'agent' as const) : r.bar ? 'barrier' as const : 'counts' as const,
-        ...(r.group ? { open: r.group.open } : {}),
-        y: r.y,
-        h: r.h,
-      }));
-    },
-    showWarps(name, open) {
-      for (const g of groups.values()) if (name === null || g.name === name) g.open = open;
-      layout();
-      request();
-    },
-    setModel(model, sl) {
-      m = model;
-      groups = model ? warpGroups(model) : new Map();
-      groupOf = new Map();
-      for (const g of groups.values()) for (const l of g.lanes) groupOf.set(l.id, g);
-      barEvs = model ? barrierEvents(model) : new Int32Array(0);
-      srcLine = sl;
-      countsBox.checked = countsOn();
-      setPlaying(false);
-      cursorEv = -1;
-      cursorT = 0;
-      v0 = 0;
-      v1 = model ? model.end * 1.02 : 1;
-      layout();
-      request();
-    },
-    setEvent(ev, doFollow = true) {
-      if (!m) return;
-      cursorEv = Math.max(-1, Math.min(m.events.length - 1, ev));
-      cursorT = cursorEv >= 0 ? m.evT[cursorEv]! : 0;
-      if (doFollow) follow();
-      request();
-    },
-    setTime(t) {
-      setTimeInternal(t);
-      request();
-    },
-    step(d) {
-      setPlaying(false);
-      if (m?.trace) setStep(stepOfCursor() + d);
-      else if (m && barOnly) {
-        // The |d|-th barrier event after (or before) the cursor; before the first one: −1.
-        const n = barEvs.length;
-        let j = d > 0 ? firstGE(barEvs, cursorEv + 1) + d - 1 : lastLE(barEvs, cursorEv - 1) + d + 1;
-        j = Math.max(-1, Math.min(n - 1, j));
-        view.setEvent(j < 0 ? -1 : barEvs[j]!, true);
-      } else view.setEvent(cursorEv + d, true);
-    },
-    togglePlay() {
-      if (!m) return;
-      if (!playing && cursorT >= m.end) view.setEvent(-1, true);
-      setPlaying(!playing);
-    },
-    zoom(f, atX) {
-      if (!m) return;
-      const cx = atX ?? xOf(cursorT);
-      const pivot = cx >= LABEL_W && cx <= W ? tOf(cx) : (v0 + v1) / 2;
-      const span = (v1 - v0) / f;
-      v0 = pivot - (pivot - v0) / f;
-      v1 = v0 + span;
-      clampView();
-      request();
-    },
-    fit() {
-      if (!m) return;
-      v0 = 0;
-      v1 = m.end * 1.02;
-      request();
-    },
-    renderNow() {
-      const t = performance.now();
-      if (raf) {
-        cancelAnimationFrame(raf);
-        raf = 0;
-      }
-      draw();
-      updateReadout();
-      view.onCursor?.(cursorEv, cursorT);
-      return performance.now() - t;
-    },
-    focus() {
-      canvas.focus({ preventScroll: true });
-    },
-    key(e) {
-      if (!m) return false;
-      const k = e.key;
-      if (k === 'ArrowRight') view.step(e.shiftKey ? 10 : 1);
-      else if (k === 'ArrowLeft') view.step(e.shiftKey ? -10 : -1);
-      else if (k === 'Home') view.setEvent(-1, true);
-      else if (k === 'End') {
-        if (m.trace) setStep(m.trace.steps);
-        else view.setEvent(m.events.length - 1, true);
-      }
-      else if (k === '+' || k === '=') view.zoom(1.5);
-      else if (k === '-' || k === '_') view.zoom(1 / 1.5);
-      else if (k === ' ' || k === 'k') view.togglePlay();
-      else if (k === 'f') view.fit();
-      else return false;
-      e.preventDefault();
-      return true;
-    },
-  };
-
-  // Interaction.
-  canvas.addEventListener('keydown', (e) => view.key(e));
-  scrub.addEventListener('input', () => {
-    if (!m) return;
-    setPlaying(false);
-    setTimeInternal((Number(scrub.value) / 1000) * m.end);
-    follow();
-    request();
-  });
-  let drag: { mode: 'scrub' | 'pan' | 'maybe'; x0: number; v0: number; v1: number } | null = null;
-  const localXY = (e: MouseEvent) => {
-    const r = canvas.getBoundingClientRect();
-    return { x: e.clientX - r.left, y: e.clientY - r.top };
-  };
-  canvas.addEventListener('pointerdown', (e) => {
-    if (!m) return;
-    canvas.focus();
-    const { x, y } = localXY(e);
-    if (x < LABEL_W) {
-      // A click on a role's name expands or collapses its warps.
-      const row = y >= RULER_H ? rows.find((r) => y + scroller.scrollTop >= r.y && y + scroller.scrollTop < r.y + r.h) : undefined;
-      if (row?.group) view.showWarps(row.group.name, !row.group.open);
-      return;
-    }
-    canvas.setPointerCapture(e.pointerId);
-    setPlaying(false);
-    drag = { mode: y < RULER_H ? 'scrub' : 'maybe', x0: x, v0, v1 };
-    if (drag.mode === 'scrub') {
-      setTimeInternal(tOf(x));
-      request();
-    }
-  });
-  canvas.addEventListener('pointermove', (e) => {
-    const { x, y } = localXY(e);
-    if (drag && m) {
-      if (drag.mode === 'scrub') {
-        setTimeInternal(tOf(Math.max(LABEL_W, Math.min(W, x))));
-        request();
-      } else {
-        if (drag.mode === 'maybe' && Math.abs(x - drag.x0) > 3) drag.mode = 'pan';
-        if (drag.mode === 'pan') {
-          const dt = ((x - drag.x0) / plotW()) * (drag.v1 - drag.v0);
-          v0 = drag.v0 - dt;
-          v1 = drag.v1 - dt;
-          clampView();
-          request();
-        }
-      }
-      tip.hidden = true;
-      return;
-    }
-    hover(x, y);
-  });
-  canvas.addEventListener('pointerup', (e) => {
-    if (drag?.mode === 'maybe' && m) {
-      setTimeInternal(tOf(localXY(e).x));
-      request();
-    }
-    drag = null;
-  });
-  canvas.addEventListener('pointerleave', () => {
-    tip.hidden = true;
-  });
-  // The wheel zooms (and a horizontal wheel pans) only while the canvas has the focus (a click on it
-  // gives it) or with Ctrl / ⌘ / Alt held; otherwise it scrolls the page as usual. Shift+wheel
-  // scrolls the lanes.
-  canvas.addEventListener('wheel', (e) => {
-    if (!m) return;
-    if (e.shiftKey && !e.ctrlKey) return; // native vertical scroll of the lanes
-    const mine = document.activeElement === canvas || e.ctrlKey || e.metaKey || e.altKey;
-    if (!mine) return;
-    e.preventDefault();
-    if (Math.abs(e.deltaX) > Math.abs(e.deltaY)) {
-      const dt = (e.deltaX / plotW()) * (v1 - v0);
-      v0 += dt;
-      v1 += dt;
-      clampView();
-    } else view.zoom(Math.exp(-e.deltaY * 0.002), localXY(e).x);
-    request();
-  }, { passive: false });
-  scroller.addEventListener('scroll', () => request());
-  new ResizeObserver(() => resize()).observe(scroller);
-
-  function hover(x: number, y: number): void {
-    const vy = scroller.scrollTop;
-    const row = m && x >= LABEL_W && y >= RULER_H ? rows.find((r) => y + vy >= r.y && y + vy < r.y + r.h) : undefined;
-    const lines = m && row ? hoverLines(m, row, tOf(x), y + vy - row.y, (4 / plotW()) * (v1 - v0), srcLine) : null;
-    if (!lines || lines.length === 0) {
-      tip.hidden = true;
-      return;
-    }
-    replace(tip, ...lines.map((l) => h('div', { class: l.cls ?? '' }, l.text)));
-    tip.hidden = false;
-    const wr = wrap.getBoundingClientRect();
-    const cr = canvas.getBoundingClientRect();
-    const left = Math.min(cr.left - wr.left + x + 14, wr.width - 360);
-    tip.style.left = `${Math.max(0, left)}px`;
-    tip.style.top = `${cr.top - wr.top + y + 16}px`;
+    this.cursorEv = k === 0 ? -1 : tr.stepEnd[k]!;
+    this.cursorT = k === 0 ? 0 : k - 0.5;
+    this.follow();
+    this.request();
   }
 
-  return view;
-}
-
-/**
- * The role rows of run `m`: each role instance of a CTA whose warps are agents of their own (two or
- * more lanes). A role row starts expanded when its warps' lanes differ (their spans are not the
- * same), collapsed when the warps did the same thing at the same times.
- */
-function warpGroups(m: RunModel): Map<string, WarpGroup> {
-  const byKey = new Map<string, SpanLane[]>();
-  for (const l of m.spanLanes) {
-    if (l.group !== 'agent' || l.agent < 0) continue;
-    const a = m.program.agents[l.agent];
-    if (!a) continue;
-    const key = `${a.role}|${a.instance}|${a.cta}`;
-    let g = byKey.get(key);
-    if (!g) byKey.set(key, (g = []));
-    g.push(l);
+  /** Moves the cursor to time `t` (clamped to the run) and the last event at or before it. */
+  setTimeInternal(t: number): void {
+    const m = this.m;
+    if (!m) return;
+    this.cursorT = Math.max(0, Math.min(m.end, t));
+    this.cursorEv = lastLE(m.evT, this.cursorT);
   }
-  const out = new Map<string, WarpGroup>();
-  for (const [key, lanes] of byKey) {
-    if (lanes.length < 2) continue;
-    const name = lanes[0]!.label.replace(/\.w\d+(?=@|$)/, '');
-    out.set(key, { key, name, lanes, open: lanes.some((l) => !sameSpans(l, lanes[0]!)) });
-  }
-  return out;
-}
 
-/** Whether two lanes have the same spans (kinds and times). */
-function sameSpans(a: SpanLane, b: SpanLane): boolean {
-  if (a.n !== b.n) return false;
-  for (let i = 0; i < a.n; i++) if (a.t0[i] !== b.t0[i] || a.t1[i] !== b.t1[i] || a.kind[i] !== b.kind[i]) return false;
-  return true;
+  /** Moves the cursor to the last event (the last trace step of a replay). */
+  toEnd(): void {
+    const m = this.m;
+    if (m?.trace) this.goStep(m.trace.steps);
+    else if (m) this.setEvent(m.events.length - 1, true);
+  }
+
+  get ev(): number {
+    return this.cursorEv;
+  }
+  get time(): number {
+    return this.cursorT;
+  }
+  get rects(): number {
+    return this.rectCount;
+  }
+  get window(): [number, number] {
+    return [this.v0, this.v1];
+  }
+  get curStep(): number {
+    return this.stepOfCursor();
+  }
+  setStep(k: number): void {
+    if (this.m?.trace) this.goStep(k);
+  }
+  showCounts(on: boolean | null): void {
+    this.countsPref = on;
+    this.tb.countsBox.checked = this.countsOn();
+    this.layout();
+    this.request();
+  }
+  get lanes(): LaneInfo[] {
+    return laneInfo(this.rows);
+  }
+  showWarps(name: string | null, open: boolean): void {
+    for (const g of this.groups.values()) if (name === null || g.name === name) g.open = open;
+    this.layout();
+    this.request();
+  }
+  setModel(model: RunModel | null, sl: (loc: { line: number } | undefined) => string | null): void {
+    this.m = model;
+    this.groups = model ? warpGroups(model) : new Map();
+    this.groupOf = new Map();
+    for (const g of this.groups.values()) for (const l of g.lanes) this.groupOf.set(l.id, g);
+    this.barEvs = model ? barrierEvents(model) : new Int32Array(0);
+    this.srcLine = sl;
+    this.tb.countsBox.checked = this.countsOn();
+    this.setPlaying(false);
+    this.cursorEv = -1;
+    this.cursorT = 0;
+    this.v0 = 0;
+    this.v1 = model ? model.end * 1.02 : 1;
+    this.layout();
+    this.request();
+  }
+  setEvent(ev: number, doFollow = true): void {
+    const m = this.m;
+    if (!m) return;
+    this.cursorEv = Math.max(-1, Math.min(m.events.length - 1, ev));
+    this.cursorT = this.cursorEv >= 0 ? m.evT[this.cursorEv]! : 0;
+    if (doFollow) this.follow();
+    this.request();
+  }
+  setTime(t: number): void {
+    this.setTimeInternal(t);
+    this.request();
+  }
+  step(d: number): void {
+    const m = this.m;
+    this.setPlaying(false);
+    if (m?.trace) this.goStep(this.stepOfCursor() + d);
+    else if (m && this.barOnly) {
+      // The |d|-th barrier event after (or before) the cursor; before the first one: −1.
+      const barEvs = this.barEvs;
+      const n = barEvs.length;
+      let j = d > 0 ? firstGE(barEvs, this.cursorEv + 1) + d - 1 : lastLE(barEvs, this.cursorEv - 1) + d + 1;
+      j = Math.max(-1, Math.min(n - 1, j));
+      this.setEvent(j < 0 ? -1 : barEvs[j]!, true);
+    } else this.setEvent(this.cursorEv + d, true);
+  }
+  togglePlay(): void {
+    const m = this.m;
+    if (!m) return;
+    if (!this.playing && this.cursorT >= m.end) this.setEvent(-1, true);
+    this.setPlaying(!this.playing);
+  }
+  zoom(f: number, atX?: number): void {
+    if (!this.m) return;
+    const cx = atX ?? this.xOf(this.cursorT);
+    const pivot = cx >= LABEL_W && cx <= this.W ? this.tOf(cx) : (this.v0 + this.v1) / 2;
+    const span = (this.v1 - this.v0) / f;
+    this.v0 = pivot - (pivot - this.v0) / f;
+    this.v1 = this.v0 + span;
+    this.clampView();
+    this.request();
+  }
+  fit(): void {
+    const m = this.m;
+    if (!m) return;
+    this.v0 = 0;
+    this.v1 = m.end * 1.02;
+    this.request();
+  }
+  renderNow(): number {
+    const t = performance.now();
+    if (this.raf) {
+      cancelAnimationFrame(this.raf);
+      this.raf = 0;
+    }
+    this.draw();
+    this.updateReadout();
+    this.onCursor?.(this.cursorEv, this.cursorT);
+    return performance.now() - t;
+  }
+  focus(): void {
+    this.canvas.focus({ preventScroll: true });
+  }
+  key(e: KeyboardEvent): boolean {
+    return timelineKey(this, e);
+  }
 }
