@@ -15,6 +15,7 @@ import { instantiate } from '../src/machine/program.js';
 import type { Program } from '../src/machine/program.js';
 import { parsePtx } from '../src/ptx/index.js';
 import { translatePtx, type PtxLaunch } from '../src/ptxi/index.js';
+import { trialProgram } from './support/ptx-trial.js';
 
 const TMA: PtxLaunch = { kernel: 'tma_span', block: 64, tensorMaps: { param_0: 16384, param_1: 8192 } };
 const STORE: PtxLaunch = { kernel: 'bulk_store_span', block: 32 };
@@ -95,6 +96,16 @@ describe('tma_span.cu: a 16 KiB bulk store out of an array of 8 KiB elements', (
     const h = r.hazards[0]!;
     expect(h.subject?.name).toBe('buf[1]');
     expect(h.message).toContain('while the bulk store issued by bulk_store_span (line 169) is still reading buf[0..1], whose bytes overlap it');
+  });
+});
+
+describe('proxy.cu (trial): a 2 KiB bulk store out of a tile of 128-byte elements (one warp\'s st.shared bytes)', () => {
+  it('without fence.proxy.async: a missing fence on the whole tile, stage[0..15]; the fix names the last generic write of any of its elements (was stage[0] and the issuer\'s own write)', () => {
+    const r = check(trialProgram('planted/proxy.bug1.ptx', { params: { param_1: 2 } }), { maxStates: 100_000, randomRuns: false });
+    expect(r.verdict).toBe('missing-fence');
+    const h = r.hazards[0]!;
+    expect(h.subject?.name).toBe('stage[0..15]');
+    expect(h.details[0]).toBe('fix: fence.proxy.async after proxy.w3\'s generic write of stage[15] (line 255), before bar.sync 0 (line 257), the release that lets proxy.w0 issue the async-proxy operation');
   });
 });
 
