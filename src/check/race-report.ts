@@ -70,7 +70,8 @@ function applyCause(h: Hazard, rc: RaceCause, after: string[]): void {
 
 /**
  * Adds where the fence goes to `h`, a `missing-fence` error whose trace replays to `events`: the
- * last generic write to the subject buffer before the async-proxy operation was issued, and the
+ * last generic write to bytes of the subject buffer (an element a spanning copy covers, a range of
+ * it) before the async-proxy operation was issued, and the
  * first synchronizing step of the writer after it (a named-barrier, cluster-barrier or mbarrier
  * release) that let the issuer go: `fence.proxy.async` goes between the two (PTX ISA §8.6). When the
  * writer issues the operation itself, the fence goes between its write and the issue. Leaves `h`
@@ -88,6 +89,7 @@ export function explainFence(program: Program, h: Hazard, events: MachineEvent[]
   }
   if (issue < 0) return;
   const issuer = (events[issue] as Extract<MachineEvent, { e: 'async' }>).agent;
+  const key = (events[issue] as Extract<MachineEvent, { e: 'async' }>).buf;
   /** Whether the writer of access event `i` executed fence.proxy.async after it, before the issue. */
   const fencedAfter = (i: number): boolean => {
     const a = (events[i] as Extract<MachineEvent, { e: 'access' }>).agent;
@@ -102,7 +104,7 @@ export function explainFence(program: Program, h: Hazard, events: MachineEvent[]
   const lastWrite = (others: boolean): number => {
     for (let i = issue - 1; i >= 0; i--) {
       const e = events[i]!;
-      if (e.e === 'access' && e.proxy === 'generic' && e.rw === 'w' && e.agent >= 0 && e.loc && (!others || e.agent !== issuer) && program.bufferName(e.buf) === subject && !fencedAfter(i)) return i;
+      if (e.e === 'access' && e.proxy === 'generic' && e.rw === 'w' && e.agent >= 0 && e.loc && (!others || e.agent !== issuer) && program.buffersOverlap(e.buf, key) && !fencedAfter(i)) return i;
     }
     return -1;
   };
@@ -118,9 +120,10 @@ export function explainFence(program: Program, h: Hazard, events: MachineEvent[]
     }
   }
   const at = (l: SrcLoc) => ` (line ${l.line})`;
+  const written = program.bufferName(w.buf);
   const fix = release
-    ? `fence.proxy.async after ${who(w.agent, -1)}'s generic write of ${subject}${at(w.loc!)}, before ${release.text}${at(release.loc)}, the release that lets ${who(issuer, -1)} issue the async-proxy operation`
-    : `fence.proxy.async between ${who(w.agent, -1)}'s generic write of ${subject}${at(w.loc!)} and its async-proxy operation`;
+    ? `fence.proxy.async after ${who(w.agent, -1)}'s generic write of ${written}${at(w.loc!)}, before ${release.text}${at(release.loc)}, the release that lets ${who(issuer, -1)} issue the async-proxy operation`
+    : `fence.proxy.async between ${who(w.agent, -1)}'s generic write of ${written}${at(w.loc!)} and its async-proxy operation`;
   h.details = [`fix: ${fix}`, ...h.details];
   const fixLoc = release ? release.loc : w.loc!;
   h.sites = { ...(h.sites ?? {}), fix: fixLoc };

@@ -168,7 +168,10 @@ export interface Program {
   agents: AgentInfo[];
   /** Display name of a barrier key, such as `full[1]` or `full[1]@c1`. */
   barrierName(key: number): string;
-  /** Display name of a buffer key. */
+  /**
+   * Display name of a buffer key: an element `tile[1]`, a range inside one `tile[1][0:64]` (bytes
+   * from the element's start), a range of whole elements `tile[0..1]` (a span, views.ts).
+   */
   bufferName(key: number): string;
   /** Decl index and element index of a barrier key. */
   barrierOf(key: number): { info: BarrierInfo; index: number; cta: number };

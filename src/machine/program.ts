@@ -205,7 +205,7 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
     off += length;
   });
   placeAliases(kernel, buffers, sizeEnv);
-  markRanged(kernel, buffers);
+  markRanged(kernel, buffers, params, clusterSize, grid);
   const elementsPerCta = off;
   const barByName = new Map(barriers.map((b) => [b.name, b]));
   const bufByName = new Map(buffers.map((b) => [b.name, b]));
@@ -313,7 +313,10 @@ export function instantiate(kernel: Kernel, overrides: Record<string, number> = 
       const { info, index, cta } = bufferOf(key);
       const o = key - cta * buffersPerCta;
       const v = o >= elementsPerCta ? bufferSpace.views[o - elementsPerCta]! : null;
-      return `${info.scalar ? info.name : `${info.name}[${index}]`}${v ? `[${v.off}:${v.off + v.len}]` : ''}${info.space === 'gmem' ? '' : ctaTag(cta)}`;
+      // A range of whole elements (a span, views.ts): `tile[0..1]`; any other range: its bytes from the element's start.
+      const whole = v !== null && v.off === 0 && v.len % info.bytes === 0 && !info.scalar;
+      const el = whole ? `${info.name}[${index}..${index + v.len / info.bytes - 1}]` : info.scalar ? info.name : `${info.name}[${index}]`;
+      return `${el}${v && !whole ? `[${v.off}:${v.off + v.len}]` : ''}${info.space === 'gmem' ? '' : ctaTag(cta)}`;
     },
   };
 }

@@ -14,6 +14,16 @@
  * path). A range the enumeration cannot fix before the run (its offset reads a local variable, or a
  * loop variable whose bounds are computed) is taken as its whole element: conflicts are then
  * over-reported, never missed.
+ *
+ * Shared memory is one contiguous byte space (PTX ISA §9.7.9.25.5.1, `cp.async.bulk.tensor`: the
+ * box is written contiguously into shared memory from the destination address; §9.7.9.25.4.1 for
+ * the bulk copies' `size` bytes): a range of a shared-memory array that runs past the end of its
+ * element covers the next elements of the same allocation (a 16 KiB TMA box landing in an array
+ * cut into 8 KiB elements writes two of them). Such an allocation *spans*: its ranges are views
+ * whose bytes cross element boundaries, and it has one more key, the whole allocation, which a
+ * spanning range the enumeration did not fix resolves to (over-reported, never missed). A range
+ * that runs past the end of its allocation is out of range, as one past its element is in tensor
+ * and global memory.
  */
 import { evalExpr, exprNames } from '../kernel/expr.js';
 import type { BufRef, Expr, Kernel, Op, RoleDecl, Stmt } from '../kernel/ir.js';
@@ -36,6 +46,8 @@ export interface BufferPlacement {
   storage?: number;
   /** True when its allocation has views or aliases: references to it resolve to byte ranges. */
   ranged: boolean;
+  /** True when a range of its allocation may run past the end of its element (shared memory only): see the module comment. */
+  spans?: boolean;
 }
 
 /** A byte range of one element that some reference names (a view key). */
@@ -61,6 +73,11 @@ export interface BufferSpace {
   overlap: Uint8Array | null;
   /** View key (CTA-local) of (element key, offset, length), by {@link viewId}. */
   viewKey: Map<number, number>;
+  /**
+   * Per spanning allocation (by the index of the array that owns it): its bytes (elements × bytes
+   * per element) and the CTA-local key of the whole allocation.
+   */
+  spans: Map<number, { end: number; whole: number }>;
 }
 
 /** One more than the most bytes of an element that view ids encode (a CTA's tensor memory, 256 KiB, is the largest). */
@@ -130,19 +147,31 @@ function walkOps(stmts: Stmt[], f: (op: Op, loops: Loops) => void, params: Recor
 
 /**
  * Marks the allocations that need byte ranges (an alias views them, or a reference names an
- * offset into one of their arrays) in `bufs` (mutated: `ranged`).
+ * offset into one of their arrays) in `bufs` (mutated: `ranged`), and the shared-memory ones that
+ * span (mutated: `spans`, and `ranged`): a reference's offset plus its operation's byte count may
+ * run past the end of its element, over the values of the parameters, the per-agent builtins and
+ * the loop variables of constant bounds (a count or offset that reads anything else may: spans).
  */
-export function markRanged(kernel: Kernel, bufs: BufferPlacement[]): void {
+export function markRanged(kernel: Kernel, bufs: BufferPlacement[], params: Record<string, number> = {}, clusterSize = 1, grid = 1): void {
   const byName = new Map(bufs.map((b, i) => [b.name, i]));
   const need = new Set<number>();
+  const spans = new Set<number>();
   bufs.forEach((b, i) => { if (b.alloc !== i) need.add(b.alloc); });
-  for (const r of kernel.roles) walkOps(r.body, (op) => {
-    for (const { ref } of opBufRefs(op)) {
+  for (const r of kernel.roles) walkOps(r.body, (op, loops) => {
+    for (const { ref, bytes } of opBufRefs(op)) {
       const i = byName.get(ref.name);
-      if (ref.offset && i !== undefined) need.add(bufs[i]!.alloc);
+      if (i === undefined) continue;
+      const b = bufs[i]!;
+      if (ref.offset) need.add(b.alloc);
+      if (!bytes || b.space !== 'smem' || bufs[b.alloc]!.length * bufs[b.alloc]!.bytes <= b.bytes) continue;
+      const vals = staticValues([ref.offset ?? { k: 'num', v: 0 }, bytes], r, params, clusterSize, grid, loops);
+      if (!vals || vals.some(([o, l]) => o! + l! > b.bytes)) spans.add(b.alloc);
     }
-  });
-  for (const b of bufs) b.ranged = need.has(b.alloc);
+  }, params);
+  for (const b of bufs) {
+    b.ranged = need.has(b.alloc) || spans.has(b.alloc);
+    if (spans.has(b.alloc)) b.spans = true;
+  }
 }
 
 /**
@@ -208,9 +237,12 @@ export function enumerateViews(kernel: Kernel, bufs: BufferPlacement[], elements
       if (!vals) continue;
       // A computed index (a stage variable): every element.
       const idx = staticValues([ref.index], r, params, clusterSize, grid, loops) ?? Array.from({ length: b.length }, (_, i) => [i]);
+      const end = b.spans ? bufs[b.alloc]!.length * bufs[b.alloc]!.bytes : 0;
       for (const [index] of idx) for (const [off, l] of vals) {
         const len = bytes ? l! : b.bytes - off!;
-        if (index! < 0 || index! >= b.length || off! < 0 || len < 1 || off! + len > b.bytes || (off === 0 && len === b.bytes)) continue;
+        if (index! < 0 || index! >= b.length || off! < 0 || len < 1 || (off === 0 && len === b.bytes)) continue;
+        // Past its element: a span inside its allocation (module comment), else out of range.
+        if (off! + len > b.bytes && (!b.spans || off! >= b.bytes || b.base + index! * b.bytes + off! + len > end)) continue;
         const id = viewId(b.offset + index!, off!, len);
         if (viewKey.has(id)) continue;
         viewKey.set(id, elements + views.length);
@@ -218,6 +250,13 @@ export function enumerateViews(kernel: Kernel, bufs: BufferPlacement[], elements
       }
     }
   }, params);
+  // The whole allocation of each spanning one: the key of a spanning range not enumerated above.
+  const spans = new Map<number, { end: number; whole: number }>();
+  bufs.forEach((b, i) => {
+    if (!b.spans || b.alloc !== i) return;
+    spans.set(i, { end: b.length * b.bytes, whole: elements + views.length });
+    views.push({ buffer: i, index: 0, off: 0, len: b.length * b.bytes });
+  });
   const perCta = elements + views.length;
   const alloc = new Int32Array(perCta);
   const lo = new Int32Array(perCta);
@@ -240,7 +279,7 @@ export function enumerateViews(kernel: Kernel, bufs: BufferPlacement[], elements
       if (alloc[x] === alloc[y] && lo[x]! < lo[y]! + len[y]! && lo[y]! < lo[x]! + len[x]!) overlap[x * perCta + y] = 1;
     }
   }
-  return { perCta, views, alloc, lo, len, overlap, viewKey };
+  return { perCta, views, alloc, lo, len, overlap, viewKey, spans };
 }
 
 /**
@@ -273,8 +312,10 @@ export type BufKeyFn = ((frame: number[]) => number) & { describe?: (frame: numb
  * The key function of a reference to array `b` that is placed in one CTA or lies in a ranged
  * allocation: `whole` resolves the element (or -1); then the CTA must hold the array (a peer's
  * copy needs `@CTA`), and the range — `off` bytes in (0 when null), `len` bytes (the rest of the
- * element when null) — must lie inside the element. The range's view key when it has one
- * ({@link enumerateViews}); its element's key when it covers the element or is unknown.
+ * element when null) — must lie inside the element, or, in a spanning allocation, start inside it
+ * and end inside the allocation. The range's view key when it has one ({@link enumerateViews});
+ * its element's key when it covers the element or is unknown; a spanning range without a view:
+ * the whole allocation's key.
  */
 export function rangedKey(ref: BufRef, b: BufferPlacement & { scalar?: boolean }, whole: BufKeyFn, off: ((f: number[]) => number) | null, len: ((f: number[]) => number) | null, space: BufferSpace, clusterSize: number): BufKeyFn {
   const perCta = space.perCta;
@@ -289,7 +330,13 @@ export function rangedKey(ref: BufRef, b: BufferPlacement & { scalar?: boolean }
     if (b.ctaOnly >= 0 && cta % clusterSize !== b.ctaOnly) return -1;
     if (!b.ranged) return k;
     const [o, l] = range(f);
-    if (o < 0 || l < 1 || o + l > b.bytes) return -1;
+    if (o < 0 || l < 1) return -1;
+    if (o + l > b.bytes) {
+      const sp = b.spans ? space.spans.get(b.alloc) : undefined;
+      if (!sp || o >= b.bytes || b.base + (k - cta * perCta - b.offset) * b.bytes + o + l > sp.end) return -1;
+      const v = space.viewKey.get(viewId(k - cta * perCta, o, l));
+      return cta * perCta + (v ?? sp.whole);
+    }
     if (o === 0 && l === b.bytes) return k;
     const v = space.viewKey.get(viewId(k - cta * perCta, o, l));
     return v === undefined ? k : cta * perCta + v;
@@ -305,6 +352,11 @@ export function rangedKey(ref: BufRef, b: BufferPlacement & { scalar?: boolean }
         : `${b.name} exists only in CTA ${b.ctaOnly} (declared cta=${b.ctaOnly}); CTA ${cta % clusterSize} reaches it only through distributed shared memory: write ${name}@${b.ctaOnly}`;
     }
     const [o, l] = range(f);
+    const sp = b.spans ? space.spans.get(b.alloc) : undefined;
+    if (sp && o >= 0 && o < b.bytes && l >= 1) {
+      const left = sp.end - b.base - (k - cta * perCta - b.offset) * b.bytes;
+      return `bytes ${o} to ${o + l - 1} (offset ${o}, ${l} bytes) of ${name} run past the end of its shared memory, which holds ${left} bytes from the start of ${name} (0 to ${left - 1})`;
+    }
     return `bytes ${o} to ${o + l - 1} (offset ${o}, ${l} bytes) are outside ${name}, which has ${b.bytes} bytes (0 to ${b.bytes - 1})`;
   };
   return fn;
