@@ -9,6 +9,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { Op, Stmt } from '../src/kernel/ir.js';
 import { parsePtx } from '../src/ptx/index.js';
 import { translatePtx } from '../src/ptxi/index.js';
+import { instantiate } from '../src/machine/program.js';
 import * as missingParam from '../src/cli/missing-param.js';
 
 // Every call of the simulator, counted: the check of a kernel with a missing parameter runs none.
@@ -58,6 +59,46 @@ ret;
 }
 `;
 
+// The same kernel with param_2 read after a lane-varying branch and a bar.sync: no run reaches it
+// without running, so the check's search and the run's simulation decide.
+const LATE = `.version 9.0
+.target sm_90a
+.address_size 64
+.visible .entry _Z7scalarsiii(.param .u32 _Z7scalarsiii_param_0, .param .u32 _Z7scalarsiii_param_1, .param .u32 _Z7scalarsiii_param_2)
+.reqntid 64, 1, 1
+{
+.reg .pred %p<4>;
+.reg .b32 %r<8>;
+.shared .align 8 .b8 bar[8];
+ld.param.u32 %r1, [_Z7scalarsiii_param_0];
+ld.param.u32 %r2, [_Z7scalarsiii_param_1];
+mov.u32 %r5, %tid.x;
+setp.ne.s32 %p1, %r5, 0;
+@%p1 bra SKIP;
+mov.u32 %r6, bar;
+mbarrier.init.shared.b64 [%r6], %r1;
+SKIP:
+bar.sync 0;
+ld.param.u32 %r3, [_Z7scalarsiii_param_2];
+add.s32 %r4, %r2, %r3;
+setp.ne.s32 %p1, %r4, 3;
+@%p1 trap;
+mov.u32 %r6, bar;
+mbarrier.arrive.shared.b64 _, [%r6];
+W:
+mbarrier.try_wait.parity.shared.b64 %p2, [%r6], 0;
+@!%p2 bra W;
+ret;
+}
+`;
+
+/** The module of PTX `text`; a parse error throws. */
+function mod(text: string) {
+  const r = parsePtx(text);
+  if (!r.ok) throw new Error(r.diagnostic.message);
+  return r.module;
+}
+
 /** The traps of a statement list (then / else branches included), with their lines. */
 function traps(ss: Stmt[]): { line: number; op: Extract<Op, { op: 'trap' }> }[] {
   return ss.flatMap((s) => {
@@ -67,48 +108,61 @@ function traps(ss: Stmt[]): { line: number; op: Extract<Op, { op: 'trap' }> }[] 
   });
 }
 
-function scalarsFile(): string {
+function scalarsFile(text = SCALARS): string {
   const f = join(mkdtempSync(join(tmpdir(), 'mbsim-missing-')), 'scalars.ptx');
-  writeFileSync(f, SCALARS);
+  writeFileSync(f, text);
   return f;
 }
+const lateLine = (f: string) => `${f}:19:1: error: kernel parameter param_2 has no value, and a branch, an address or a count of the kernel depends on it here: give --param param_2=VALUE`;
 
 describe('the translator puts the missing parameters on the trap (missingParams)', () => {
   it('names every scalar parameter without a value at the first read, only the missing one once the others are given; other traps have none', () => {
-    const none = traps(translatePtx(parsePtx(SCALARS).module).kernel.roles[0]!.body);
+    const none = traps(translatePtx(mod(SCALARS)).kernel.roles[0]!.body);
     const missing = none.filter((t) => t.op.missingParams);
     expect(missing.map((t) => [t.line, t.op.missingParams])).toEqual([[10, ['param_0', 'param_1', 'param_2']], [11, ['param_0', 'param_1', 'param_2']], [12, ['param_0', 'param_1', 'param_2']]]);
-    const some = traps(translatePtx(parsePtx(SCALARS).module, { params: { param_0: 64, param_1: 1 } }).kernel.roles[0]!.body);
+    const some = traps(translatePtx(mod(SCALARS), { params: { param_0: 64, param_1: 1 } }).kernel.roles[0]!.body);
     expect(some.filter((t) => t.op.missingParams).map((t) => [t.line, t.op.missingParams])).toEqual([[12, ['param_2']]]);
     // The kernel's own `@%p1 trap` (line 15) is a trap without missing parameters.
     expect(some.filter((t) => !t.op.missingParams).map((t) => t.line)).toEqual([15]);
-    const all = traps(translatePtx(parsePtx(SCALARS).module, { params: { param_0: 64, param_1: 1, param_2: 2 } }).kernel.roles[0]!.body);
+    const all = traps(translatePtx(mod(SCALARS), { params: { param_0: 64, param_1: 1, param_2: 2 } }).kernel.roles[0]!.body);
     expect(all.some((t) => t.op.missingParams)).toBe(false);
   });
   it('missing-param.ts parses no message and simulates nothing: it reads the field', () => {
-    expect(Object.keys(missingParam).sort()).toEqual(['checkMissingParams', 'missingParamError', 'missingParamsAt', 'runMissingParams']);
+    expect(Object.keys(missingParam).sort()).toEqual(['checkMissingParams', 'missingParamError', 'missingParamsAt', 'runMissingParams', 'staticMissingParams']);
     expect(missingParam.missingParamError(['param_0+8', 'param_0+16'], { file: 'k.ptx', line: 3, col: 1 }, 'k').message)
       .toBe('k.ptx:3:1: error: the fields at bytes 8, 16 of kernel parameter param_0 have no value, and a branch, an address or a count of the kernel depends on them here: give --param param_0+8=VALUE --param param_0+16=VALUE');
   });
 });
 
 describe('check and run decide the missing parameter from their own result', () => {
-  it('check: exit 2 with the one located line, and no simulation before the search', async () => {
+  const given = ['--param', 'param_0=64', '--param', 'param_1=1'];
+  it('a trap every agent meets first (ld.param at the top) is decided from the compiled code alone; one behind a branch is not', () => {
+    const prog = (text: string) => instantiate(translatePtx(mod(text), { params: { param_0: 64, param_1: 1 } }).kernel, {});
+    expect(missingParam.staticMissingParams(prog(SCALARS))?.message).toBe('<ptx>:12:1: error: kernel parameter param_2 has no value, and a branch, an address or a count of the kernel depends on it here: give --param param_2=VALUE');
+    expect(missingParam.staticMissingParams(prog(LATE))).toBeNull();
+  });
+  it('check: exit 2 with the one located line, and no simulation before the search (at the top: no search either)', async () => {
     const f = scalarsFile();
     sims.n = 0;
-    const one = await cli(['check', f, '--param', 'param_0=64', '--param', 'param_1=1']);
+    const one = await cli(['check', f, ...given]);
     expect([one.code, one.out]).toEqual([2, '']);
     expect(one.err).toBe(`${f}:12:1: error: kernel parameter param_2 has no value, and a branch, an address or a count of the kernel depends on it here: give --param param_2=VALUE`);
+    const late = scalarsFile(LATE);
+    const two = await cli(['check', late, ...given]);
+    expect([two.code, two.out, two.err]).toEqual([2, '', lateLine(late)]);
     expect(sims.n).toBe(0);
   }, 60_000);
   it('run: exit 2 with the same line, after exactly one simulation (its own)', async () => {
-    const f = scalarsFile();
+    const f = scalarsFile(LATE);
     sims.n = 0;
     // --json: no second simulation for the event log of a short run; the error is the JSON document.
-    const run = await cli(['run', f, '--param', 'param_0=64', '--param', 'param_1=1', '--json']);
+    const run = await cli(['run', f, ...given, '--json']);
     expect(run.code).toBe(2);
     const doc = JSON.parse(run.out) as { schema: string; exitCode: number; message: string };
-    expect([doc.schema, doc.exitCode, doc.message]).toEqual(['mbsim.error/1', 2, `${f}:12:1: error: kernel parameter param_2 has no value, and a branch, an address or a count of the kernel depends on it here: give --param param_2=VALUE`]);
+    expect([doc.schema, doc.exitCode, doc.message]).toEqual(['mbsim.error/1', 2, lateLine(f)]);
+    expect(sims.n).toBe(1);
+    const top = await cli(['run', scalarsFile(), ...given, '--json']);
+    expect(top.code).toBe(2);
     expect(sims.n).toBe(1);
   }, 60_000);
   it('a trap of the kernel itself is still a finding (exit 1), not a missing parameter', async () => {
@@ -121,10 +175,14 @@ describe('check and run decide the missing parameter from their own result', () 
 
 describe('--sweep with a parameter without a value', () => {
   it('every combination is bad input with the missing-parameter line (exit 2), not a not-modelled finding', async () => {
-    const f = scalarsFile();
+    const top = scalarsFile();
+    const atTop = await cli(['check', top, '--param', 'param_0=64', '--sweep', 'param_1=1..2']);
+    expect(atTop.code).toBe(2);
+    expect(atTop.out).toContain(`1        bad-input  0       ${top}:12:1: error: kernel parameter param_2 has no value`);
+    const f = scalarsFile(LATE);
     const r = await cli(['check', f, '--param', 'param_0=64', '--sweep', 'param_1=1..2']);
     expect(r.code).toBe(2);
-    const line = `${f}:12:1: error: kernel parameter param_2 has no value, and a branch, an address or a count of the kernel depends on it here: give --param param_2=VALUE`;
+    const line = lateLine(f);
     const rows = r.out.split('\n').filter((l) => /^[12] +\S+ +\d+ /.test(l));
     expect(rows).toHaveLength(2);
     for (const row of rows) expect(row).toMatch(new RegExp(`^[12] +bad-input +\\d+ +${line.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`));

@@ -16,7 +16,7 @@ import { inputFiles, interruptOutputs, outputMode, refuseInput, refuseStdout, sa
 import { sarifOptions } from './package-info.js';
 import type { PtxFlags } from './ptx-flags.js';
 import type { CheckResult } from '../check/check.js';
-import { checkMissingParams } from './missing-param.js';
+import { checkMissingParams, staticMissingParams } from './missing-param.js';
 
 /** The most `--sweep` ranges one check takes (a kernel has fewer parameters than this). */
 const MAX_SWEEP_RANGES = 64;
@@ -136,9 +136,17 @@ export async function checkVerb(target: string, o: CheckOpts, io: IO, started = 
     if (unknown !== undefined) instantiateOrExplain(loaded.kernel, { ...o.set, [unknown]: 0 }, loaded.origin);
     // A combination whose check reaches a parameter without a value is bad input: its row says which (exit 2).
     const badInput = (r: CheckResult) => checkMissingParams(r)?.message ?? null;
-    return runCheckSweepCli(loaded.kernel.name, ranges, (params) => instantiateOrExplain(loaded.kernel, { ...o.set, ...params }, loaded.origin), opts, cio, badInput);
+    const build = (params: Record<string, number>) => {
+      const p = instantiateOrExplain(loaded.kernel, { ...o.set, ...params }, loaded.origin);
+      const atStart = staticMissingParams(p);
+      if (atStart) throw atStart;
+      return p;
+    };
+    return runCheckSweepCli(loaded.kernel.name, ranges, build, opts, cio, badInput);
   }
   const prog = instantiateOrExplain(loaded.kernel, o.set, loaded.origin);
+  const atStart = staticMissingParams(prog);
+  if (atStart) throw atStart;
   // A check that reaches a parameter without a value is the input's error (exit 2, one line), decided from its own result.
   const refuse = (r: CheckResult): CheckResult => {
     const err = checkMissingParams(r);

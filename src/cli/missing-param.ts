@@ -50,6 +50,30 @@ export function missingParamError(names: string[], loc: SrcLoc | undefined, kern
 }
 
 /**
+ * The input error when an agent reaches a missing-parameter trap whatever the schedule: the trap
+ * is the first operation of a role's code from its start, through assignments and unconditional
+ * jumps only (nvcc's `ld.param` at an entry's top). Decided from the compiled code, running
+ * nothing; null when no trap is reached that way (the check or the run then decides).
+ */
+export function staticMissingParams(program: Program): UsageError | null {
+  for (const rc of program.roles) {
+    const seen = new Set<number>();
+    let pc = 0;
+    while (pc < rc.code.length && !seen.has(pc)) {
+      seen.add(pc);
+      const ins = rc.code[pc]!;
+      if (ins.i === 'set') pc++;
+      else if (ins.i === 'jmp') pc = ins.to;
+      else {
+        if (ins.i === 'op' && ins.op.op === 'trap' && ins.op.missingParams) return missingParamError(ins.op.missingParams, ins.loc, program.kernel.name);
+        break;
+      }
+    }
+  }
+  return null;
+}
+
+/**
  * The input error when a finding of check result `r` is a missing-parameter trap that a schedule
  * reached (its `not-modelled` diagnostic at the trap), else null.
  */

@@ -15,7 +15,7 @@ import { echo } from './args.js';
 import { fifoWait, outputBudget, reportReserveMs } from './budget.js';
 import { loadTiming } from './timing-file.js';
 import { timeLeft, type IO } from './io.js';
-import { runMissingParams } from './missing-param.js';
+import { runMissingParams, staticMissingParams } from './missing-param.js';
 import { instantiateOrExplain, loadKernel, UsageError } from './load.js';
 import { isPtx, type PtxFlags } from './ptx-flags.js';
 import { inputFiles, refuseInput, refuseStdout, writeOutput } from './output.js';
@@ -77,6 +77,8 @@ async function planRun(target: string, o: RunOpts, io: IO, started: number): Pro
   // For a PTX file --grid is the launch (every cluster simulated), not the bandwidth model's CTAs.
   const grid = isPtx(target) ? undefined : o.grid;
   const program = instantiateOrExplain(loaded.kernel, o.set, loaded.origin);
+  const atStart = staticMissingParams(program);
+  if (atStart) throw atStart;
   const timing = loadTiming(o.timing);
   const omit = parseOmit(o.omit);
   if (omit.size && !o.json) throw new UsageError('--omit applies to --json output');
