@@ -3,7 +3,8 @@
  * a `trap` carrying the parameters' names (`missingParams`, ptxi/translate.ts) where the value is
  * needed. When the check or the run reaches it, the kernel cannot run with this input: that is the
  * user's input error (exit 2, one line naming the parameters and the flag), not a finding about the
- * kernel. The decision is read from the check's or the run's own result: nothing runs twice.
+ * kernel. A trap every agent meets first (straight-line code from its role's start) is decided from
+ * the compiled code; any other from the check's or the run's own result: nothing runs twice.
  */
 import type { CheckResult } from '../check/check.js';
 import type { SrcLoc } from '../kernel/ir.js';
@@ -14,7 +15,7 @@ import { UsageError } from './errors.js';
 /** The trap instructions of `program` that stand for parameters without a value (typed walk over the compiled roles). */
 function missingTraps(program: Program): OpInstr[] {
   const out: OpInstr[] = [];
-  for (const rc of program.roles) for (const ins of rc.code) if (ins.i === 'op' && ins.op.op === 'trap' && ins.op.missingParams) out.push(ins);
+  for (const rc of program.roles) for (const ins of rc.code) if (ins.i === 'op' && ins.op.op === 'trap' && ins.op.missingParams?.length) out.push(ins);
   return out;
 }
 
@@ -65,7 +66,7 @@ export function staticMissingParams(program: Program): UsageError | null {
       if (ins.i === 'set') pc++;
       else if (ins.i === 'jmp') pc = ins.to;
       else {
-        if (ins.i === 'op' && ins.op.op === 'trap' && ins.op.missingParams) return missingParamError(ins.op.missingParams, ins.loc, program.kernel.name);
+        if (ins.i === 'op' && ins.op.op === 'trap' && ins.op.missingParams?.length) return missingParamError(ins.op.missingParams, ins.loc, program.kernel.name);
         break;
       }
     }
@@ -89,7 +90,7 @@ export function checkMissingParams(r: CheckResult): UsageError | null {
 
 /** The input error when simulation `r` of `program` stopped at a missing-parameter trap, else null. */
 export function runMissingParams(program: Program, r: SimResult): UsageError | null {
-  if (r.verdict !== 'trap' || !r.final.trapped) return null;
+  if (!r.final.trapped) return null;
   const d = r.diagnostics.find((x) => x.diag === r.final.trapped) ?? r.diagnostics.find((x) => x.diag.message === r.final.trapped!.message);
   const names = d ? missingParamsAt(program, d.loc, d.diag.message) : null;
   return names ? missingParamError(names, d!.loc, program.kernel.name) : null;
