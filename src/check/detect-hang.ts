@@ -43,7 +43,7 @@ export function hangDetector(ctx: SearchCtx): (s: MachineState, id: number, x: E
       const start = inCycle.find((w) => w.subject) ?? inCycle[0];
       sink.report({
         kind: 'cycle', severity: 'error', key: hr.cycle.slice().sort().join(','),
-        message: `wait-for cycle: ${hr.cycle.join(' → ')}: ${inCycle.map((w) => `${w.name} waits in ${w.op}${w.barName ? ` on ${w.barName}` : ''}`).join('; ')}, and each signal it waits for comes only from the next agent in the cycle`,
+        message: `wait-for cycle: ${hr.cycle.join(' → ')}: ${inCycle.map((w) => `${w.name} waits in ${w.op}${w.barName && !w.source ? ` on ${w.barName}` : ''}`).join('; ')}, and each signal it waits for comes only from the next agent in the cycle`,
         subject: start?.subject ?? null, state: id, extra: [], details: [], locs: inCycle.map((w) => w.loc),
       });
     }

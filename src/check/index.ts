@@ -284,10 +284,14 @@ export function sweepDeadline(opts: Pick<CheckCliOptions, 'timeoutMs'>, now: num
  * combination, or throws (bad input for that combination: the row says why, exit code 2).
  * While it runs, a progress bar labelled with the combination is drawn on `io.progress` when that
  * is a terminal and not `json`; it is cleared before the table.
+ * `badInput`, when given, says of a combination's check result whether it shows bad input rather
+ * than a finding (a PTX kernel parameter without a value that a schedule reached: src/cli/missing-param.ts):
+ * its one-line message, and the row is `bad-input` (exit code 2) with it; null: a finding as usual.
  * Exit code: the worst row, hazard (1) before bad input (2) before incomplete (3) before ok (0).
  */
 export async function runCheckSweepCli(
   kernelName: string, ranges: SweepRange[], build: (params: Record<string, number>) => Program, opts: CheckCliOptions, io: CheckIO,
+  badInput?: (r: CheckResult) => string | null,
 ): Promise<number> {
   const combos = sweepCombinations(ranges);
   const co = checkOptions(opts);
@@ -316,6 +320,11 @@ export async function runCheckSweepCli(
       bar?.start(`${ranges.map((x) => `${x.name}=${params[x.name]}`).join(' ')} (${i + 1}/${combos.length})`);
       const r = check(prog, co);
       bar?.finish(r);
+      const bad = badInput?.(r);
+      if (bad) {
+        rows.push({ params, verdict: 'bad-input', code: 2, states: r.coverage.states, ms: r.coverage.elapsedMs, what: bad.split('\n')[0]! });
+        continue;
+      }
       const h = r.hazards[0];
       const what = h ? `${h.subject ? `${h.subject.name}: ` : ''}${h.message}` : r.verdict === 'incomplete' ? `stopped by ${r.stoppedBy}` : r.warnings.length ? `${r.warnings.length} warning(s): ${[...new Set(r.warnings.map((w) => w.kind))].join(', ')}` : '';
       rows.push({ params, verdict: r.verdict, code: exitCode(r), states: r.coverage.states, ms: r.coverage.elapsedMs, what, result: r });

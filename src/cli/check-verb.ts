@@ -15,6 +15,8 @@ import { join } from 'node:path';
 import { inputFiles, interruptOutputs, outputMode, refuseInput, refuseStdout, sameFile, WriteInterrupted, writeOutput } from './output.js';
 import { sarifOptions } from './package-info.js';
 import type { PtxFlags } from './ptx-flags.js';
+import type { CheckResult } from '../check/check.js';
+import { checkMissingParams, staticMissingParams } from './missing-param.js';
 
 /** The most `--sweep` ranges one check takes (a kernel has fewer parameters than this). */
 const MAX_SWEEP_RANGES = 64;
@@ -132,16 +134,32 @@ export async function checkVerb(target: string, o: CheckOpts, io: IO, started = 
     // An unknown name is bad input for every combination: report it once.
     const unknown = names.find((n) => !loaded.kernel.params.some((d) => d.name === n));
     if (unknown !== undefined) instantiateOrExplain(loaded.kernel, { ...o.set, [unknown]: 0 }, loaded.origin);
-    return runCheckSweepCli(loaded.kernel.name, ranges, (params) => instantiateOrExplain(loaded.kernel, { ...o.set, ...params }, loaded.origin), opts, cio);
+    // A combination whose check reaches a parameter without a value is bad input: its row says which (exit 2).
+    const badInput = (r: CheckResult) => checkMissingParams(r)?.message ?? null;
+    const build = (params: Record<string, number>) => {
+      const p = instantiateOrExplain(loaded.kernel, { ...o.set, ...params }, loaded.origin);
+      const atStart = staticMissingParams(p);
+      if (atStart) throw atStart;
+      return p;
+    };
+    return runCheckSweepCli(loaded.kernel.name, ranges, build, opts, cio, badInput);
   }
   const prog = instantiateOrExplain(loaded.kernel, o.set, loaded.origin);
-  (await import('./missing-param.js')).refuseMissingParams(prog);
+  const atStart = staticMissingParams(prog);
+  if (atStart) throw atStart;
+  // A check that reaches a parameter without a value is the input's error (exit 2, one line), decided from its own result.
+  const refuse = (r: CheckResult): CheckResult => {
+    const err = checkMissingParams(r);
+    if (err) throw err;
+    return r;
+  };
   if (o.allTrips !== undefined) {
     const param = o.allTrips;
     const { checkAllTrips } = await import('../check/index.js');
-    return runCheckCli(prog, opts, cio, (co) => explainKernelErrors(loaded.kernel, loaded.origin, () => checkAllTrips(loaded.kernel, o.set, { ...co, param })));
+    return runCheckCli(prog, opts, cio, (co) => refuse(explainKernelErrors(loaded.kernel, loaded.origin, () => checkAllTrips(loaded.kernel, o.set, { ...co, param }))));
   }
-  return runCheckCli(prog, opts, cio);
+  const { check } = await import('../check/index.js');
+  return runCheckCli(prog, opts, cio, (co) => refuse(check(prog, co)));
 }
 
 /**

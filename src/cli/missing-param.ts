@@ -1,51 +1,97 @@
 /**
  * A PTX kernel that reads a parameter the launch gives no value (`--param`): the translation leaves
- * a trap where the value is needed (ptxi/translate.ts). When one schedule of the kernel reaches it,
- * the kernel cannot run with this input: that is the user's input error (exit 2, one line naming
- * the parameters and the flag), not a finding about the kernel.
+ * a `trap` carrying the parameters' names (`missingParams`, ptxi/translate.ts) where the value is
+ * needed. When the check or the run reaches it, the kernel cannot run with this input: that is the
+ * user's input error (exit 2, one line naming the parameters and the flag), not a finding about the
+ * kernel. A trap every agent meets first (straight-line code from its role's start) is decided from
+ * the compiled code; any other from the check's or the run's own result: nothing runs twice.
  */
-import type { Program } from '../machine/program.js';
-import { simulate } from '../sim/simulate.js';
+import type { CheckResult } from '../check/check.js';
+import type { SrcLoc } from '../kernel/ir.js';
+import type { OpInstr, Program } from '../machine/program.js';
+import type { SimResult } from '../sim/result.js';
 import { UsageError } from './errors.js';
 
-/** The trap message of a parameter (or parameter field) without a value (ptxi/translate.ts). */
-const MISSING = /has no value: give --param ([^\s=]+)=VALUE/;
-
-/** True when `x` (a kernel's IR) holds a trap whose message is a missing parameter's. */
-function hasMissingTrap(x: unknown, seen: Set<object> = new Set()): boolean {
-  if (typeof x !== 'object' || x === null || seen.has(x)) return false;
-  seen.add(x);
-  const o = x as Record<string, unknown>;
-  if (o.op === 'trap' && typeof o.message === 'string') return MISSING.test(o.message);
-  const vals = Array.isArray(x) ? x : x instanceof Map ? [...x.values()] : Object.values(o);
-  return vals.some((v) => hasMissingTrap(v, seen));
+/** The trap instructions of `program` that stand for parameters without a value (typed walk over the compiled roles). */
+function missingTraps(program: Program): OpInstr[] {
+  const out: OpInstr[] = [];
+  for (const rc of program.roles) for (const ins of rc.code) if (ins.i === 'op' && ins.op.op === 'trap' && ins.op.missingParams?.length) out.push(ins);
+  return out;
 }
 
-/** The parameter names a missing-parameter trap message names, in its order. */
-export function missingNames(message: string): string[] {
-  const m = MISSING.exec(message);
-  if (!m) return [];
-  const many = /the kernel reads \d+ parameters that have none: ([^)]*)\)/.exec(message);
-  if (many) return many[1]!.split(', ');
-  const fields = /the kernel reads \d+ fields of (\S+) that have none: bytes ([\d, ]+)\)/.exec(message);
-  if (fields) return fields[2]!.split(', ').map((b) => `${fields[1]!}+${b}`);
-  return [m[1]!];
+const sameLoc = (a: SrcLoc | undefined, b: SrcLoc): boolean => !!a && a.line === b.line && a.col === b.col && (a.file ?? '') === (b.file ?? '');
+
+/**
+ * The parameter names of the missing-parameter trap that stopped an agent at `loc` with `message`
+ * (its diagnostic's), or null when that stop is no such trap.
+ */
+export function missingParamsAt(program: Program, loc: SrcLoc | undefined, message: string): string[] | null {
+  for (const ins of missingTraps(program)) {
+    const op = ins.op as Extract<OpInstr['op'], { op: 'trap' }>;
+    if (op.message === message && sameLoc(loc, ins.loc)) return op.missingParams!;
+  }
+  return null;
 }
 
 /**
- * Throws a {@link UsageError} when a run of `program` stops at a parameter without a value: the
- * place it is first needed, the parameters and the flag that gives them.
+ * The input error for parameters `names` first needed at `loc`: one located line naming them
+ * (`param_2`, or `param_0+20`, the field at byte 20 of a struct parameter) and the flags that give them.
  */
-export function refuseMissingParams(program: Program): void {
-  if (!hasMissingTrap(program.kernel)) return;
-  const r = simulate(program, { maxSteps: 100_000, timeoutMs: 5_000 });
-  const d = r.diagnostics.find((x) => MISSING.test(x.diag.message));
-  if (!d) return;
-  const names = missingNames(d.diag.message);
-  const field = /the field at byte (\d+) of parameter/.exec(d.diag.message);
+export function missingParamError(names: string[], loc: SrcLoc | undefined, kernelName: string): UsageError {
   const base = names[0]!.replace(/\+\d+$/, '');
-  const what = field ? (names.length > 1 ? `the fields at bytes ${names.map((n) => n.slice(base.length + 1)).join(', ')} of kernel parameter ${base}` : `the field at byte ${field[1]} of kernel parameter ${base}`) : names.length > 1 ? `kernel parameters ${names.join(', ')}` : `kernel parameter ${names[0]!}`;
-  const at = d.loc ? `${d.loc.file ?? program.kernel.name}:${d.loc.line}:${d.loc.col}: ` : '';
+  const fields = names[0]!.includes('+');
+  const offsets = names.map((n) => n.slice(base.length + 1));
+  const many = names.length > 1;
+  const what = fields
+    ? (many ? `the fields at bytes ${offsets.join(', ')} of kernel parameter ${base}` : `the field at byte ${offsets[0]!} of kernel parameter ${base}`)
+    : many ? `kernel parameters ${names.join(', ')}` : `kernel parameter ${names[0]!}`;
+  const at = loc ? `${loc.file ?? kernelName}:${loc.line}:${loc.col}: ` : '';
   const give = names.map((n) => `--param ${n}=VALUE`).join(' ');
-  throw new UsageError(`${at}error: ${what} ${names.length > 1 ? 'have' : 'has'} no value, and a branch, an address or a count of the kernel depends on ${names.length > 1 ? 'them' : 'it'} here: give ${give}`);
+  return new UsageError(`${at}error: ${what} ${many ? 'have' : 'has'} no value, and a branch, an address or a count of the kernel depends on ${many ? 'them' : 'it'} here: give ${give}`);
+}
+
+/**
+ * The input error when an agent reaches a missing-parameter trap whatever the schedule: the trap
+ * is the first operation of a role's code from its start, through assignments and unconditional
+ * jumps only (nvcc's `ld.param` at an entry's top). Decided from the compiled code, running
+ * nothing; null when no trap is reached that way (the check or the run then decides).
+ */
+export function staticMissingParams(program: Program): UsageError | null {
+  for (const rc of program.roles) {
+    const seen = new Set<number>();
+    let pc = 0;
+    while (pc < rc.code.length && !seen.has(pc)) {
+      seen.add(pc);
+      const ins = rc.code[pc]!;
+      if (ins.i === 'set') pc++;
+      else if (ins.i === 'jmp') pc = ins.to;
+      else {
+        if (ins.i === 'op' && ins.op.op === 'trap' && ins.op.missingParams?.length) return missingParamError(ins.op.missingParams, ins.loc, program.kernel.name);
+        break;
+      }
+    }
+  }
+  return null;
+}
+
+/**
+ * The input error when a finding of check result `r` is a missing-parameter trap that a schedule
+ * reached (its `not-modelled` diagnostic at the trap), else null.
+ */
+export function checkMissingParams(r: CheckResult): UsageError | null {
+  if (!missingTraps(r.program).length) return null;
+  for (const h of [...r.hazards, ...r.warnings]) {
+    if (h.kind !== 'not-modelled') continue;
+    const names = missingParamsAt(r.program, h.locations[0], h.message);
+    if (names) return missingParamError(names, h.locations[0], r.program.kernel.name);
+  }
+  return null;
+}
+
+/** The input error when simulation `r` of `program` stopped at a missing-parameter trap, else null. */
+export function runMissingParams(program: Program, r: SimResult): UsageError | null {
+  if (!r.final.trapped) return null;
+  const d = r.diagnostics.find((x) => x.diag === r.final.trapped) ?? r.diagnostics.find((x) => x.diag.message === r.final.trapped!.message);
+  const names = d ? missingParamsAt(program, d.loc, d.diag.message) : null;
+  return names ? missingParamError(names, d!.loc, program.kernel.name) : null;
 }

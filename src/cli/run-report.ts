@@ -159,6 +159,8 @@ function printFindings(p: RunReport, io: IO, paint: Paint, stop: () => boolean):
         break;
       }
       io.out(`  ${w.name} blocked in ${w.op} (${locText(w.loc)})`);
+      // The operands as written (a PTX kernel's registers), once, beside the values they resolve to.
+      if (w.source) io.out(`    PTX: ${w.source}`);
       if (w.state) io.out(`    ${w.barName}: phase ${w.state.phase}, pending ${w.state.pending}/${w.state.expected}, tx ${w.state.tx}`);
       for (const reason of w.reasons) io.out(`    - ${reason}`);
     }

@@ -15,7 +15,7 @@ import { echo } from './args.js';
 import { fifoWait, outputBudget, reportReserveMs } from './budget.js';
 import { loadTiming } from './timing-file.js';
 import { timeLeft, type IO } from './io.js';
-import { refuseMissingParams } from './missing-param.js';
+import { runMissingParams, staticMissingParams } from './missing-param.js';
 import { instantiateOrExplain, loadKernel, UsageError } from './load.js';
 import { isPtx, type PtxFlags } from './ptx-flags.js';
 import { inputFiles, refuseInput, refuseStdout, writeOutput } from './output.js';
@@ -77,7 +77,8 @@ async function planRun(target: string, o: RunOpts, io: IO, started: number): Pro
   // For a PTX file --grid is the launch (every cluster simulated), not the bandwidth model's CTAs.
   const grid = isPtx(target) ? undefined : o.grid;
   const program = instantiateOrExplain(loaded.kernel, o.set, loaded.origin);
-  refuseMissingParams(program);
+  const atStart = staticMissingParams(program);
+  if (atStart) throw atStart;
   const timing = loadTiming(o.timing);
   const omit = parseOmit(o.omit);
   if (omit.size && !o.json) throw new UsageError('--omit applies to --json output');
@@ -156,6 +157,9 @@ export async function runVerb(target: string, o: RunOpts, io: IO, started: numbe
   const { program, timing } = plan;
   const pt = phaseTableFor(target, program, o.phaseTable);
   const { r, share, rows } = simulateRun(plan, o, started, pt.make);
+  // A run that stopped at a parameter without a value is the input's error (exit 2, one line), not a trap to report.
+  const missing = runMissingParams(program, r);
+  if (missing) throw missing;
   const events = r.events ?? [];
   if (rows && rows.length === 0 && r.verdict !== 'incomplete') throw new UsageError(pt.empty);
   // The report is built from the records within the time the simulation left (src/cli/budget.ts).

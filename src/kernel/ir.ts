@@ -288,7 +288,16 @@ export type Op =
   | { op: 'clc.query'; src: BufRef; what: 'is_canceled' | 'first_ctaid'; dest: string }
   | { op: 'work'; cycles: Expr }
   /** What a front end cannot model yet, executed: stops the agent with the `not-modelled` diagnostic carrying `message`. */
-  | { op: 'trap'; message: string; /** The diagnostic (default `not-modelled`). */ code?: 'not-modelled' | 'barrier-as-data' }
+  | {
+      op: 'trap'; message: string; /** The diagnostic (default `not-modelled`). */ code?: 'not-modelled' | 'barrier-as-data';
+      /**
+       * The kernel parameters the launch gives no value that this trap stands for (the PTX front
+       * end: the instruction reads them, `param_2`, or the field at byte 20 of a struct parameter,
+       * `param_0+20`); a driver that reaches it reports the missing input (`--param`), not a
+       * finding about the kernel. Absent for every other trap.
+       */
+      missingParams?: string[];
+    }
   | { op: 'exit' };
 
 /** Scope of a strong global-memory operation (PTX ISA §8.5). */
@@ -439,4 +448,10 @@ export interface Kernel {
   file?: string;
   /** Where the kernel is declared (the `kernel` line of a sketch). */
   loc?: SrcLoc;
+  /**
+   * True when the operands of the kernel's operations are a front end's register variables (the
+   * PTX front end: `empty[(%r12 - 10240) / 8], %r11`), whose text says nothing without their
+   * values: explanations of a state (machine/hang.ts) name the barrier and parity they resolve to.
+   */
+  registerOperands?: boolean;
 }

@@ -5,7 +5,7 @@
  * Used by the simulator (verdict `hang`) and the checker alike.
  */
 import { testParity, type MBarrier } from '../model/mbarrier.js';
-import type { SrcLoc } from '../kernel/ir.js';
+import type { Kernel, SrcLoc } from '../kernel/ir.js';
 import { clusterArrivals, pendingAsyncGroups, type Machine, type MachineState } from './machine.js';
 import type { OpInstr } from './program.js';
 import { remainingSignals, type Reach } from './reach.js';
@@ -16,8 +16,14 @@ import { explainValueWait } from './values.js';
 export interface BlockedWaiter {
   agent: number;
   name: string;
-  /** The operation it is blocked in, as source-like text. */
+  /**
+   * The operation it is blocked in, as source-like text; for a kernel whose operands are a front
+   * end's registers ({@link Kernel.registerOperands}: PTX), an mbarrier wait names the barrier and
+   * the parity (or token phase) it waits with in this state: `mbarrier.try_wait.parity empty[2], parity 1`.
+   */
   op: string;
+  /** The operation's text as written (`empty[(%r12 - 10240) / 8], %r11`) when {@link op} names resolved values instead. */
+  source?: string;
   loc: SrcLoc;
   kind: 'mbarrier' | 'bar.sync' | 'cluster' | 'wgmma' | 'bulk' | 'other';
   /** Barrier key and name (mbarrier waits). */
@@ -88,7 +94,7 @@ export function explainHang(
     if (ag.status === 'done') return `${p.agents[a]!.name} (exited)`;
     if (ag.status === 'trap') return `${p.agents[a]!.name} (stopped)`;
     const ins = m.nextOp(s, a);
-    return ins ? `${p.agents[a]!.name} (blocked in ${ins.text}, line ${ins.loc.line})` : p.agents[a]!.name;
+    return ins ? `${p.agents[a]!.name} (blocked in ${blockedText(p, s, a, ins)}, line ${ins.loc.line})` : p.agents[a]!.name;
   };
   const reaches = new Map<number, Reach>();
   const reachOf = (o: number): Reach => {
@@ -131,7 +137,9 @@ export function explainHang(
     }
     const ins = m.nextOp(s, a);
     if (!ins) continue;
-    const w: BlockedWaiter = { agent: a, name: p.agents[a]!.name, op: ins.text, loc: ins.loc, kind: 'other', reasons: [], signallers: [], subject: null, bytesMissing: false };
+    const text = blockedText(p, s, a, ins);
+    const w: BlockedWaiter = { agent: a, name: p.agents[a]!.name, op: text, loc: ins.loc, kind: 'other', reasons: [], signallers: [], subject: null, bytesMissing: false };
+    if (text !== ins.text) w.source = ins.text;
     const op = ins.op;
     if (explainValueWait(m, s, a, w, describe)) {
       // a cluster not resident yet, or a spin loop on a global location (values.ts)
@@ -197,6 +205,23 @@ export function explainHang(
     }
   }
   return unexplained ? { waiters, cycle, unexplained } : { waiters, cycle };
+}
+
+/**
+ * The text of `ins`, the operation agent `a` rests on in `s`. In a kernel whose operands are a
+ * front end's registers (`Kernel.registerOperands`), whose text (`empty[(%r12 - 10240) / 8], %r11`)
+ * says nothing without their values, an mbarrier wait is named by its mnemonic, the barrier its
+ * operands resolve to and the parity (bit 0 of the operand, PTX ISA §9.7.13.15.16) or the phase of
+ * its token; every other operation (and a barrier address out of range) keeps its source-like text.
+ */
+export function blockedText(p: Machine['program'], s: MachineState, a: number, ins: OpInstr): string {
+  if (!p.kernel.registerOperands || ins.op.op !== 'mbarrier.wait') return ins.text;
+  const ag = s.agents[a]!;
+  const key = ins.bar!(ag.frame);
+  if (key < 0 || key >= s.bars.length) return ins.text;
+  const mnemonic = ins.text.split(' ')[0]!;
+  const what = ins.op.token !== undefined ? `token of phase ${ag.tokens?.[ins.token!]?.phase ?? 0}` : `parity ${ins.ints.parity!(ag.frame) & 1}`;
+  return `${mnemonic} ${p.barrierName(key)}, ${what}`;
 }
 
 /** What {@link mbarrierWait} needs of {@link explainHang}'s state. */

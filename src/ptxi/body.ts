@@ -10,7 +10,7 @@ import { cudaLocation, cudaOrigin } from '../ptx/resolve.js';
 import { aluStmts, isAlu } from './alu.js';
 import { destsOf, type Facts } from './analysis.js';
 import { unknownMnemonic } from './mnemonics.js';
-import { bin, num, NotModelled, Opaque, predMask, setMask, v, FULL, LANES } from './emit.js';
+import { bin, MissingParam, num, NotModelled, Opaque, predMask, setMask, v, FULL, LANES } from './emit.js';
 import { branchTarget, type Cfg, type Flat, type FlatIns } from './flat.js';
 import { insStmts, type InsEnv } from './insn.js';
 import { globalSpin, isSpinTest } from './spin.js';
@@ -68,7 +68,7 @@ export function emitBody(m: Module, flat: Flat, cfg: Cfg, facts: Facts, env: Ins
         const unknown = unknownMnemonic(it.ins);
         // An instruction mbsim does not know at all (a typo ptxas rejects): said so, with no claim about the hardware.
         const why = unknown !== undefined ? `unknown instruction: mbsim does not know '${unknown}' (not a PTX instruction it recognizes; ptxas would likely reject it)` : err instanceof Opaque ? err.message : `not modelled yet: ${err.message}`;
-        out.push({ s: 'op', op: { op: 'trap', message: `${it.ins.opcode}: ${why}` }, loc });
+        out.push({ s: 'op', op: { op: 'trap', message: `${it.ins.opcode}: ${why}`, ...(err instanceof MissingParam ? { missingParams: err.names } : {}) }, loc });
       }
     }
   });

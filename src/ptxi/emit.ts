@@ -33,6 +33,18 @@ export class Opaque extends Error {
 /** An instruction or form the translation does not model (a trap when executed). */
 export class NotModelled extends Error {}
 
+/**
+ * A kernel parameter (or a field of a struct parameter) the instruction reads and the launch gives
+ * no value (`--param`): a trap when executed, carrying `names` (`param_2`, or `param_0+20` for the
+ * field at byte 20), every parameter or field of its kind the kernel reads without one, so that
+ * one run names them all.
+ */
+export class MissingParam extends NotModelled {
+  constructor(message: string, readonly names: string[]) {
+    super(message);
+  }
+}
+
 /** `lane`: a lane number, or 'lead' for the value the active lanes share (the lowest active lane's). */
 export type Lane = number | 'lead';
 

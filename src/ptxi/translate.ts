@@ -14,7 +14,7 @@ import { KernelError } from '../machine/program.js';
 import type { Func, Module } from '../ptx/ast.js';
 import { functions } from '../ptx/resolve.js';
 import { analyze, destsOf, type Facts } from './analysis.js';
-import { address, bin, num, NotModelled, v, type Lane } from './emit.js';
+import { address, bin, MissingParam, num, NotModelled, v, type Lane } from './emit.js';
 import { buildCfg, flatten } from './flat.js';
 import type { InsEnv } from './insn.js';
 import { emitBody } from './body.js';
@@ -137,7 +137,7 @@ export function translatePtx(m: Module, launch: PtxLaunch = {}): { kernel: Kerne
     cluster: num(cluster), grid: num(launch.grid ?? 1),
     barriers, buffers,
     roles: [{ name, warps: block / 32, threads: block, per: 'warp', asWritten: true, body, loc: at(f.pos) }],
-    file, loc: at(f.pos),
+    file, loc: at(f.pos), registerOperands: true,
   };
   const varying = new Set<string>();
   for (const it of flat.items) if (!('label' in it)) for (const d of destsOf(it)) if (facts.kind(d) !== 'U' && !facts.opaque(d)) varying.add(d);
@@ -254,12 +254,12 @@ function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<str
           // Every field of this parameter the kernel reads and the launch lacks, so that one run names them all.
           const missing = (fields.get(p[1]!) ?? []).filter((o) => !params.has(`${p[1]}+${o}`));
           const all = missing.length > 1 ? ` (the kernel reads ${missing.length} fields of ${short} that have none: bytes ${missing.slice(0, 24).join(', ')}${missing.length > 24 ? ', …' : ''})` : '';
-          throw new NotModelled(`the field at byte ${p[2]} of parameter ${short} (index ${idx}) has no value: give --param ${short}+${p[2]}=VALUE${all}`);
+          throw new MissingParam(`the field at byte ${p[2]} of parameter ${short} (index ${idx}) has no value: give --param ${short}+${p[2]}=VALUE${all}`, missing.length > 1 ? missing.map((o) => `${short}+${o}`) : [`${short}+${p[2]}`]);
         }
         // Every scalar parameter the kernel reads and the launch lacks, so that one run names them all.
         const unset = f.params.filter((x) => x.type !== '.b8' && x.type !== '.u64' && x.type !== '.b64' && (fields.get(x.name) ?? []).includes(0) && !params.has(`${x.name}+0`)).map((x) => shortName(x.name));
         const others = unset.length > 1 ? ` (the kernel reads ${unset.length} parameters that have none: ${unset.join(', ')})` : '';
-        throw new NotModelled(`parameter ${short} (index ${idx}) has no value: give --param ${short}=VALUE${others}`);
+        throw new MissingParam(`parameter ${short} (index ${idx}) has no value: give --param ${short}=VALUE${others}`, unset.length > 1 ? unset : [short]);
       }
       return SPECIAL[name]?.(lane);
     },
