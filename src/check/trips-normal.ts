@@ -50,6 +50,7 @@ export function shifted(plan: ShiftPlan, m: Machine, pH: Program, an: Analysis, 
   }
   const bars = s.bars.map((b) => ({ ...b }));
   const hist = x.hist.slice();
+  if (monotonePhases(pH)) clampStale(an, bars, hist);
   // Each barrier: the least phase anything still refers to.
   const least = bars.map((b) => b.phase);
   agents.forEach((ag) => {
@@ -109,6 +110,46 @@ export function shifted(plan: ShiftPlan, m: Machine, pH: Program, an: Analysis, 
     for (const o of own) if (o.seq >= 0) o.seq -= o.kind === 'wgmma' ? wd : tc;
   });
   return { s: { ...s, agents, bars, inflight, named: relativeNamed(m, pH, s, agents) }, x: { ...x, hist } };
+}
+
+/**
+ * How far behind its barrier's phase a waiter's last observed phase may fall before every rule
+ * that reads it gives the same answer (detect-waits.ts; machine/hang.ts reads it for a message only).
+ * A later wait on that barrier observes O ≥ phase − 2 (its parity names one of the last two
+ * phases, and phases only grow), so with an entry o ≤ phase − STALE_BEHIND: the waiter's own next
+ * pass is two or more phases past its intent o + 1, never a re-observation (O ≠ o); another
+ * consumer's skip test (o ≥ O − 1) fails; and the stale-at-end test (phase > o + 1) holds.
+ */
+export const STALE_BEHIND = 5;
+
+/**
+ * Moves every history entry (detect-waits.ts: (observed + 1) << 13 | pc << 1 | stale) that lies
+ * STALE_BEHIND or more phases behind its valid barrier's phase up to exactly that far behind: a
+ * waiter that stopped waiting on a barrier (FlashAttention-3's second warpgroup, ordered by named
+ * barriers, waits on the K / V barriers only at a tile's first and last block) would otherwise hold
+ * the barrier's relative phase (below) at the phase it last observed, and the phase would grow
+ * with every period. The pc and stale bits stay; `hist` is changed in place.
+ */
+function clampStale(an: Analysis, bars: readonly MachineState['bars'][number][], hist: number[]): void {
+  an.waitSlots.forEach((m) => m.forEach((slot, bar) => {
+    const v = hist[slot]!;
+    const b = bars[bar]!;
+    if (v < 0 || b.status !== 'valid') return;
+    const floor = b.phase - STALE_BEHIND;
+    if ((v >> 13) - 1 < floor) hist[slot] = ((floor + 1) << 13) | (v & 0x1fff);
+  }));
+}
+
+const monotone = new WeakMap<Program, boolean>();
+
+/** Whether no operation of `p` initializes or invalidates an mbarrier (so every barrier's phase only grows). */
+function monotonePhases(p: Program): boolean {
+  let v = monotone.get(p);
+  if (v === undefined) {
+    v = !p.roles.some((rc) => rc.code.some((ins) => ins.i === 'op' && (ins.op.op === 'mbarrier.init' || ins.op.op === 'mbarrier.inval')));
+    monotone.set(p, v);
+  }
+  return v;
 }
 
 /** The head of the first trip loop of a role's code (Infinity without one). */

@@ -304,14 +304,19 @@ export function constOf(e: Expr, params: Record<string, number>, param: string):
   }
 }
 
-/** Adds the moduli a period must be a multiple of: m of `x % m`, 2d of `x / d`, m + 1 of `x & m`. */
+/**
+ * Adds the moduli a period must be a multiple of: m of `x % m`, 2d of `x / d`, m + 1 of `x & m`,
+ * where x is not a constant (a byte count such as `TILE / 2` moves with no counter, and its divisor
+ * would only lengthen the period: FA3's halves of a V stage made it 12 iterations at S = 3, not 6).
+ * A shifted dividend whose divisor the period misses is still refused by {@link binShift}.
+ */
 function collectModuli(e: Expr, params: Record<string, number>, out: Set<number>): void {
   if (e.k === 'un') return collectModuli(e.a, params, out);
   if (e.k !== 'bin') return;
   collectModuli(e.a, params, out);
   collectModuli(e.b, params, out);
   const c = constOf(e.b, params, '');
-  if (c === null || c <= 0 || c > 1 << 12) return;
+  if (c === null || c <= 0 || c > 1 << 12 || constOf(e.a, params, '') !== null) return;
   if (e.op === '%') out.add(c);
   else if (e.op === '/') out.add(2 * c);
   else if (e.op === '&' && isPow2(c + 1)) out.add(c + 1);
