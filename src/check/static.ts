@@ -7,9 +7,9 @@
  * - `count-mismatch`: an mbarrier whose arrivals over the whole run are not a multiple of its
  *   count (the last phase can never complete), or that no one ever arrives on while a wait needs a
  *   phase; a named barrier whose participating threads per generation differ from its count.
- *   Also one whose arrivals per round differ from its count: every arriver arrives as many times
+ *   Also one whose arrivals per round fall short of its count: every arriver arrives as many times
  *   as a waiter waits on it, so each arrives once per round between consecutive waits, and the
- *   arrivals of a round do not add up to the count (whatever the trip count).
+ *   arrivals of a round are fewer than the count (whatever the trip count).
  * - `trip-mismatch`: a waiter that waits on a barrier more times than its arrivers can complete
  *   phases (plus one, for the producer-start idiom), or fewer times than phases complete (roles
  *   that disagree about the trip count).
@@ -222,9 +222,9 @@ export function staticChecks(p: Program, gov: Governor): RawHazard[] {
  * or null: some waiter (among `waiters`, with `waitsOf` per agent) waits on `k` two or more times,
  * each arriver on `k` executes exactly as many arrive operations as it waits (one per round, the
  * round being the span between the waiter's consecutive waits, as in a full/empty ring), and the
- * arrivals of one round (all of them over the waits) differ from `count`: the phases then do not
- * follow the rounds (fewer arrivals: a phase completes every few rounds, and the waiter hangs;
- * more: phases complete before every arriver is done). Arrival counts of the solo runs (an
+ * arrivals of one round (all of them over the waits) are fewer than `count`: a phase then completes
+ * only every few rounds, and the waiter's waits outrun the phases (a hang, whatever the trip count;
+ * more arrivals than the count are the trip-count rule's). Arrival counts of the solo runs (an
  * `mbarrier.arrive`'s count operand included, PTX ISA §9.7.13.15.13).
  */
 function perRound(p: Program, out: Solo, waitsOf: readonly Map<number, number>[], waiters: readonly number[], k: number, count: number): string | null {
@@ -235,14 +235,13 @@ function perRound(p: Program, out: Solo, waitsOf: readonly Map<number, number>[]
     const w = waitsOf[a]!.get(k) ?? 0;
     if (w < 2 || arrivals % w !== 0 || [...ops.values()].some((n) => n !== w)) continue;
     const each = arrivals / w;
-    if (each === count) return null;
+    // More arrivals than the count per round: the phases run ahead of the waits, which the
+    // trip-count rule below reports with the count that fits.
+    if (each >= count) return null;
     const arrivers = [...ops.keys()];
     const names = arrivers.slice(0, 4).map((x) => p.agents[x]!.name).join(', ') + (arrivers.length > 4 ? ', …' : '');
     const name = p.barrierName(k);
-    const what = each < count
-      ? `a phase completes only once ${count} arrive, so the phases fall behind the rounds and ${p.agents[a]!.name}'s waits outrun them`
-      : `a phase completes before every arriver of the round is done`;
-    return `each round brings ${each} arrival(s) on ${name}; the count is ${count}: ${names} ${arrivers.length === 1 ? 'arrives' : 'arrive'} ${w} time(s), once per round between ${p.agents[a]!.name}'s ${w} waits on it; ${what}: make the count ${each}, or the arrivals per round ${count}`;
+    return `each round brings ${each} arrival(s) on ${name}; the count is ${count}: ${names} ${arrivers.length === 1 ? 'arrives' : 'arrive'} ${w} time(s), once per round between ${p.agents[a]!.name}'s ${w} waits on it; a phase completes only once ${count} arrive, so the phases fall behind the rounds and ${p.agents[a]!.name}'s waits outrun them: make the count ${each}, or the arrivals per round ${count}`;
   }
   return null;
 }
