@@ -179,14 +179,14 @@ export function checkResultOf(program: Program, r: ExploreResult, staticRaw: Rea
     const rb = raceBars.get(h);
     if (!rb || h.cause) continue;
     const c = staticRaceCauseOf(rb.bars, rb.named, statics);
-    // A trip-mismatch behind a race whose later side's wait passed on the fresh barrier is one
-    // wait too few observing phases: the wait's start parity, which the trace shows (the race's
-    // own fix), not the trip counts. The vacuous-wait finding on that barrier is the cause.
+    // A race whose later side's wait passed on the fresh barrier (parity 1, no phase completed:
+    // the race's own fix is the wait's parity) is that parity's, even where a static trip-mismatch
+    // counts the waiter's observed phases short: its vacuous first wait is the phase it misses
+    // (an inverted start parity), not trip counts that differ. The vacuous-wait finding on that
+    // barrier, when the search made one, is the cause; the parity fix stays.
     if (c && c.kind === 'trip-mismatch' && h.race?.fix.startsWith(PARITY_FIX)) {
       const vw = warnings.find((w) => w.kind === 'vacuous-wait' && w.subject && rb.bars.includes(w.subject.name));
-      if (vw) {
-        h.cause = { kind: vw.kind, message: vw.message, locations: vw.locations };
-      }
+      if (vw) h.cause = { kind: vw.kind, message: vw.message, locations: vw.locations };
       continue;
     }
     if (c) {
