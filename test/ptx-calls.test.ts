@@ -54,7 +54,7 @@ describe('noinline.cu: a TMA ring whose producer and consumer steps are __noinli
     expect(c.out).toContain('read by noinline.w1 (line 180)');
     expect(c.out).toContain('noinline.bug1.ptx:180 (noinline.cu:35)');
     // The fix is where the release goes, not the count (the count, 96 from mbarrier.init, is right).
-    expect(r.hazards[0]!.race!.fix).toMatch(/^move the release after the access: noinline\.w1 arrives on empty\[0\] \(line 175\) before its read of buf\[0\] \(line 180\)/);
+    expect(r.hazards[0]!.race!.fix).toMatch(/^move the release after the access: noinline\.w1 arrives on empty\[0\] \(line 175, from noinline\.cu:34\) before its read of buf\[0\] \(line 180, from noinline\.cu:35\)/);
   });
 });
 

@@ -25,6 +25,13 @@ export function staticRaceCauseOf<T extends { kind: string; subject: { name: str
   return null;
 }
 
+/**
+ * Causes that come from the search, not from the static checks: `start-parity` (a hang's waiter
+ * with parity 0 on a fresh barrier) and `vacuous-wait` (a race whose wait passed on the fresh
+ * barrier with parity 1): both are the wait's parity.
+ */
+export const PARITY_CAUSES: ReadonlySet<string> = new Set(['start-parity', 'vacuous-wait']);
+
 /** Kinds of static findings that can explain a hang. */
 const EXPLAINS_HANG = new Set(['unreachable-arrive', 'trip-mismatch', 'count-mismatch']);
 

@@ -32,7 +32,15 @@ export interface RaceCause {
 
 type Name = (agent: number, async: number) => string;
 
+/**
+ * How the fix of a race whose later side's wait passed on the fresh barrier (parity 1 in phase 0,
+ * before any phase completed) begins: the wait's parity is the fix.
+ */
+export const PARITY_FIX = "the wait's parity";
+
 const line = (l?: SrcLoc) => (l ? ` (line ${l.line})` : '');
+/** ` (line N)`, with the source line it was compiled from when known (a PTX line's CUDA line: ` (line N, from f.cu:L)`). */
+const lineFrom = (l?: SrcLoc) => (l ? ` (line ${l.line}${l.origin ? `, from ${l.origin}` : ''})` : '');
 
 /** The op text of the instruction at `loc` of agent `a`'s role, if any. */
 function opAt(p: Program, a: number, loc?: SrcLoc): string | null {
@@ -284,23 +292,25 @@ export function raceCause(p: Program, events: readonly MachineEvent[], race: HbR
     fix = groupFix(events, xa, upTo, y.agent === xa.agent, buf, who);
     fixLoc = lastGroupWait(events, xa, upTo)?.loc;
   } else if (observed < 0 && !unwaited) {
-    fix = `the wait's parity: ${who(later, -1)}'s wait on ${bar}${line(wait.loc)} passed on the fresh barrier (parity 1 in phase 0) before any phase completed, so nothing orders it after the ${xName}: wait with the parity of a phase completed after that access (parity 0 for the first)`;
+    fix = `${PARITY_FIX}: ${who(later, -1)}'s wait on ${bar}${line(wait.loc)} passed on the fresh barrier (parity 1 in phase 0) before any phase completed, so nothing orders it after the ${xName}: wait with the parity of a phase completed after that access (parity 0 for the first)`;
   } else if (y.async >= 0 && clusterRelease(p, events, x.buf, wait.bar, observed, done)) {
     fix = clusterReleaseFix(p, who, later, x.buf, wait.bar, yName, arrivesRemotely(p, p.barrierOf(wait.bar).info.name), countOf(wait.bar));
   } else if (unwaited && (x.signals >= 0 || observed < 0)) {
     fix = unwaitedFix(p, who, later, unwaited, x, xName, y, yName, wait);
   } else if (x.async >= 0 && x.signals >= 0 && x.signals !== wait.bar) {
     fix = `a wait on the right barrier: the ${xName} completes on ${p.barrierName(x.signals)}, but ${who(later, -1)} waited on ${bar}`;
-  } else if (x.async >= 0 && x.signals === wait.bar && issuedAt(x.async) > done && issuerRel && issuerRel.agent >= 0 && issuerRel.async < 0 && issuerRel.agent !== later) {
-    // The copy's issuer was let go by another agent's release while this side still used the buffer.
+  } else if (x.async >= 0 && x.signals === wait.bar && issuedAt(x.async) > done && issuerRel && issuerRel.agent >= 0 && issuerRel.async < 0 && (issuerRel.agent !== later || ownEarlyArrive(events, later, issuerRel.wait.bar, issuerRel.done))) {
+    // The copy's issuer was let go by a release (another agent's, or this side's own: one consumer
+    // alone, or lane 0 of the reading warp) while this side still used the buffer.
     relText = issuerRel.text;
     relLoc = issuerRel.loc;
     relWait = issuerRel.wait;
     // This side's own arrive counted toward the phase that let the issuer go, before its access:
     // the release comes too early, the count may be right.
     const own = ownEarlyArrive(events, later, issuerRel.wait.bar, issuerRel.done);
+    if (own?.loc) fixLoc = own.loc;
     fix = own
-      ? `move the release after the access: ${who(later, -1)} arrives on ${issuerRel.bar}${line(own.loc)} before its ${y.rw === 'w' ? 'write' : 'read'} of ${buf}${line(y.loc)}, and that arrival counted toward the phase that let ${who(x.issuer, -1)} refill ${buf}`
+      ? `move the release after the access: ${who(later, -1)} arrives on ${issuerRel.bar}${lineFrom(own.loc)} before its ${y.rw === 'w' ? 'write' : 'read'} of ${buf}${lineFrom(y.loc)}, and that arrival counted toward the phase that let ${who(x.issuer, -1)} refill ${buf}`
       : `arrival count: ${who(x.issuer, -1)} was released by ${who(issuerRel.agent, -1)}'s arrive on ${issuerRel.bar}${line(issuerRel.loc)} while ${who(later, -1)} still used ${buf}: the count of ${issuerRel.bar} (${countOf(issuerRel.wait.bar)}) is smaller than the agents that must release ${buf}`;
   } else if (x.async >= 0 && x.signals === wait.bar && issuedAt(x.async) > done) {
     fix = `the wait's phase: ${who(later, -1)}'s wait on ${bar}${line(wait.loc)} observed phase ${observed}, which had completed before the ${xName} was even issued: the parity it computes is stale (a phase counter off by whole phases, or restarted)`;

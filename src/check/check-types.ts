@@ -130,7 +130,10 @@ export interface Hazard {
    * arrive is never executed, whose roles disagree about the trip count, or whose arrivals do not
    * add up to its count): that finding's kind, message and locations, reported first. Also
    * `start-parity` (not static): a hang whose waiter in the wait-for cycle waits with parity 0 on a
-   * fresh barrier that only the cycle's other agents complete (the producer-start parity).
+   * fresh barrier that only the cycle's other agents complete (the producer-start parity), and
+   * `vacuous-wait` (not static): a race whose later side's wait passed on the fresh barrier with
+   * parity 1 where a static trip-mismatch counts one wait too few observing phases (that finding's
+   * message and locations: the wait's start parity, not the trip counts).
    */
   cause?: { kind: string; message: string; locations: SrcLoc[] };
   /**

@@ -13,6 +13,7 @@ import { DEFAULT_BOUNDS, explore, type ExploreOptions, type ExploreResult, type 
 import { tcFenceChecks } from './tcfence.js';
 import { staticChecks } from './static.js';
 import { causeRank, staticCauseOf, staticRaceCauseOf } from './cause-static.js';
+import { PARITY_FIX } from './cause.js';
 import { explainFence, explainRace } from './race-report.js';
 import { objectArg, positiveBound, programArg } from '../model/api-args.js';
 import { replay } from './replay.js';
@@ -178,6 +179,16 @@ export function checkResultOf(program: Program, r: ExploreResult, staticRaw: Rea
     const rb = raceBars.get(h);
     if (!rb || h.cause) continue;
     const c = staticRaceCauseOf(rb.bars, rb.named, statics);
+    // A race whose later side's wait passed on the fresh barrier (parity 1, no phase completed:
+    // the race's own fix is the wait's parity) is that parity's, even where a static trip-mismatch
+    // counts the waiter's observed phases short: its vacuous first wait is the phase it misses
+    // (an inverted start parity), not trip counts that differ. The vacuous-wait finding on that
+    // barrier, when the search made one, is the cause; the parity fix stays.
+    if (c && c.kind === 'trip-mismatch' && h.race?.fix.startsWith(PARITY_FIX)) {
+      const vw = warnings.find((w) => w.kind === 'vacuous-wait' && w.subject && rb.bars.includes(w.subject.name));
+      if (vw) h.cause = { kind: vw.kind, message: vw.message, locations: vw.locations };
+      continue;
+    }
     if (c) {
       h.cause = { kind: c.kind, message: c.message, locations: c.locations };
       // The count is the fix; a schedule-based guess other than the count is about the symptom.

@@ -16,6 +16,8 @@ export interface Solo {
   arrivals: Map<number, number>;
   /** The agents that arrive on each barrier key. */
   arrivers: Map<number, Set<number>>;
+  /** Arrive operations per barrier key and arriving agent (an operation may bring several arrivals). */
+  arriveOpsBy: Map<number, Map<number, number>>;
   /** Waits per barrier key; parity-0 waits separately. */
   waits: Map<number, number>;
   /** Barrier keys that a wait with parity 0 names (it needs a phase to complete). */
@@ -44,12 +46,15 @@ function addArriver(out: Solo, k: number, a: number): void {
   let set = out.arrivers.get(k);
   if (!set) out.arrivers.set(k, (set = new Set()));
   set.add(a);
+  let by = out.arriveOpsBy.get(k);
+  if (!by) out.arriveOpsBy.set(k, (by = new Map()));
+  by.set(a, (by.get(a) ?? 0) + 1);
 }
 
 /** An empty {@link Solo} record for the solo runs to fill. */
 export function emptySolo(): Solo {
   return {
-    arrivals: new Map(), arrivers: new Map(), waits: new Map(), needs: new Set(), used: new Set(), unknown: new Set(), inits: new Map(), named: new Map(),
+    arrivals: new Map(), arrivers: new Map(), arriveOpsBy: new Map(), waits: new Map(), needs: new Set(), used: new Set(), unknown: new Set(), inits: new Map(), named: new Map(),
     waitLocs: new Map(), arriveLocs: new Map(), ran: new Set(), tx: new Set(),
   };
 }

@@ -7,6 +7,9 @@
  * - `count-mismatch`: an mbarrier whose arrivals over the whole run are not a multiple of its
  *   count (the last phase can never complete), or that no one ever arrives on while a wait needs a
  *   phase; a named barrier whose participating threads per generation differ from its count.
+ *   Also one whose arrivals per round fall short of its count: every arriver arrives as many times
+ *   as a waiter waits on it, so each arrives once per round between consecutive waits, and the
+ *   arrivals of a round are fewer than the count (whatever the trip count).
  * - `trip-mismatch`: a waiter that waits on a barrier more times than its arrivers can complete
  *   phases (plus one, for the producer-start idiom), or fewer times than phases complete (roles
  *   that disagree about the trip count).
@@ -24,7 +27,7 @@ import type { Program } from '../machine/program.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import type { RawHazard } from './engine.js';
 import type { Governor } from '../machine/governor.js';
-import { emptySolo, solo } from './solo.js';
+import { emptySolo, solo, type Solo } from './solo.js';
 
 /** The most static findings one check reports (each distinct barrier of a CTA may have one). */
 export const MAX_STATIC_FINDINGS = 20_000;
@@ -111,6 +114,11 @@ export function staticChecks(p: Program, gov: Governor): RawHazard[] {
         const bytes = dataArrays.has(info.name) ? ' (expect_tx and copies only change its tx-count)' : '';
         add('count-mismatch', name, `${name} expects ${count} arrival(s) per phase, but no operation ever arrives on it${bytes}, so a wait for its phase 0 can never pass`, [out.waitLocs.get(k), init?.loc ?? info.loc]);
       }
+      continue;
+    }
+    const round = perRound(p, out, waitsOf, waitersOf.get(k) ?? [], k, count);
+    if (round) {
+      add('count-mismatch', name, round, [init?.loc ?? info.loc, out.arriveLocs.get(k)]);
       continue;
     }
     if (arrivals % count !== 0) {
@@ -207,6 +215,35 @@ export function staticChecks(p: Program, gov: Governor): RawHazard[] {
     add('count-mismatch', namedBarrierSubject(p, id, Math.floor(nk / 16)), `named barrier ${id} has ${threads} participating threads per use (${parts}) but count ${count}`, [e.loc]);
   }
   return hz;
+}
+
+/**
+ * The message of a per-round count mismatch on barrier key `k` (expected `count` arrivals per phase),
+ * or null: some waiter (among `waiters`, with `waitsOf` per agent) waits on `k` two or more times,
+ * each arriver on `k` executes exactly as many arrive operations as it waits (one per round, the
+ * round being the span between the waiter's consecutive waits, as in a full/empty ring), and the
+ * arrivals of one round (all of them over the waits) are fewer than `count`: a phase then completes
+ * only every few rounds, and the waiter's waits outrun the phases (a hang, whatever the trip count;
+ * more arrivals than the count are the trip-count rule's). Arrival counts of the solo runs (an
+ * `mbarrier.arrive`'s count operand included, PTX ISA §9.7.13.15.13).
+ */
+function perRound(p: Program, out: Solo, waitsOf: readonly Map<number, number>[], waiters: readonly number[], k: number, count: number): string | null {
+  const ops = out.arriveOpsBy.get(k);
+  const arrivals = out.arrivals.get(k) ?? 0;
+  if (!ops || !ops.size || arrivals === 0) return null;
+  for (const a of waiters) {
+    const w = waitsOf[a]!.get(k) ?? 0;
+    if (w < 2 || arrivals % w !== 0 || [...ops.values()].some((n) => n !== w)) continue;
+    const each = arrivals / w;
+    // More arrivals than the count per round: the phases run ahead of the waits, which the
+    // trip-count rule below reports with the count that fits.
+    if (each >= count) return null;
+    const arrivers = [...ops.keys()];
+    const names = arrivers.slice(0, 4).map((x) => p.agents[x]!.name).join(', ') + (arrivers.length > 4 ? ', …' : '');
+    const name = p.barrierName(k);
+    return `each round brings ${each} arrival(s) on ${name}; the count is ${count}: ${names} ${arrivers.length === 1 ? 'arrives' : 'arrive'} ${w} time(s), once per round between ${p.agents[a]!.name}'s ${w} waits on it; a phase completes only once ${count} arrive, so the phases fall behind the rounds and ${p.agents[a]!.name}'s waits outrun them: make the count ${each}, or the arrivals per round ${count}`;
+  }
+  return null;
 }
 
 /** The subject of a finding about named barrier `id` of CTA `cta`: `bar.sync ID`, with `@cN` in a cluster. */
