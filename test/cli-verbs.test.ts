@@ -40,6 +40,24 @@ test('a verb prints the same help and usage errors whether it is named first or 
   expect((await cli(['--help'])).out).toMatch(/^ {2}lsp /m);
 });
 
+test('an unknown option: a close option of the verb, the verb\'s name for a common bound, or the verbs that have it', async () => {
+  const hint = async (argv: string[]) => {
+    const r = await cli(argv);
+    expect(r.code).toBe(2);
+    return r.err.trimEnd();
+  };
+  // commander offered --omit for run --format; run has no close option, check has --format.
+  expect(await hint(['run', 'mechanism', '--format', 'short'])).toBe("mbsim: error: unknown option '--format'\n(--format is an option of check, not of run)");
+  expect(await hint(['run', 'mechanism', '--max-seconds', '3'])).toBe("mbsim: error: unknown option '--max-seconds'\n(Did you mean --timeout?)");
+  expect(await hint(['check', 'mechanism', '--time-limit=3'])).toBe("mbsim: error: unknown option '--time-limit=3'\n(Did you mean --timeout?)");
+  expect(await hint(['check', 'mechanism', '--max-mem', '64'])).toBe("mbsim: error: unknown option '--max-mem'\n(Did you mean --max-memory?)");
+  expect(await hint(['check', 'mechanism', '--max-state', '9'])).toBe("mbsim: error: unknown option '--max-state'\n(Did you mean --max-states?)");
+  expect(await hint(['check', 'mechanism', '--events'])).toBe("mbsim: error: unknown option '--events'\n(--events is an option of run, not of check)");
+  expect(await hint(['run', 'mechanism', '--bogus'])).toBe("mbsim: error: unknown option '--bogus'");
+  // An alias whose target the verb lacks is not offered (decode has no --timeout).
+  expect(await hint(['decode', '0', '--max-seconds', '3'])).toBe("mbsim: error: unknown option '--max-seconds'");
+});
+
 test('help shows no internal default of a repeatable flag; the flags still collect their values', async () => {
   for (const verb of ['run', 'check', 'serve']) {
     const help = (await cli([verb, '--help'])).out;
