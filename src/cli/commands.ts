@@ -165,8 +165,14 @@ export const serveCommand: Verb = (program, ctx) => {
       // 2 at file:line:col), and again whenever the page asks for the file.
       const ptx = file !== undefined && isPtx(file);
       const ptxLoad = ptx ? await import('./ptx-load.js') : null;
-      if (ptxLoad) ptxLoad.loadPtxKernel(file!, o);
-      else refusePtxFlags(o, true);
+      if (ptxLoad) {
+        // A parameter the kernel needs from its start and the launch does not give is refused as
+        // check and run refuse it (exit 2, one line naming the flag), before the server listens.
+        const kernel = ptxLoad.loadPtxKernel(file!, o);
+        const [{ instantiateOrExplain }, { staticMissingParams }] = await Promise.all([import('./load.js'), import('./missing-param.js')]);
+        const missing = staticMissingParams(instantiateOrExplain(kernel, {}, file!));
+        if (missing) throw missing;
+      } else refusePtxFlags(o, true);
       const { startServer } = await import('../web/server/serve.js');
       let server: Awaited<ReturnType<typeof startServer>>;
       try {
