@@ -110,7 +110,7 @@ test("docs/CHECK.md's --format short example is what the command prints (up to e
     // With --json stdout gets the error document only (docs/CHECK.md, "Input errors with --json").
     if (format[0] === '--json') expect(JSON.parse(bad.out)).toMatchObject({ schema: 'mbsim.error/1', exitCode: 2 });
     else expect(bad.out).toBe('');
-    expect(bad.err).toMatch(/no such file: no-such-file\.mbk/);
+    expect(bad.err).toMatch(/^mbsim: error: cannot read sketch file no-such-file\.mbk: no such file$/m);
   }
 });
 
@@ -168,22 +168,23 @@ test("a checkout's example path (README.md's `mbsim check examples/bugs/B01.mbk`
   const away = mkdtempSync(join(tmpdir(), 'mbsim-away-'));
   try {
     const msg = noSuchFile('examples/bugs/B01.mbk', away);
-    expect(msg.startsWith('no such file: examples/bugs/B01.mbk (the package\'s examples are in ')).toBe(true);
+    expect(msg.startsWith('cannot read sketch file examples/bugs/B01.mbk: no such file (the package\'s examples are in ')).toBe(true);
     // The path it names is the package's own file, readable from where the command ran.
     const named = /: (\S+)\)$/.exec(msg)![1]!;
     expect(readFileSync(resolve(away, named), 'utf8')).toBe(readFileSync(join(examplesDir(), 'bugs', 'B01.mbk'), 'utf8'));
     expect(noSuchFile('./examples/pipeline.mbk', away)).toMatch(/examples are in .*pipeline\.mbk\)$/);
     // Nothing to point at: the plain message.
-    expect(noSuchFile('examples/bugs/B99.mbk', away)).toBe('no such file: examples/bugs/B99.mbk');
-    expect(noSuchFile('examples/../package.json', away)).toBe('no such file: examples/../package.json');
-    expect(noSuchFile('mine.mbk', away)).toBe('no such file: mine.mbk');
+    expect(noSuchFile('examples/bugs/B99.mbk', away)).toBe('cannot read sketch file examples/bugs/B99.mbk: no such file');
+    expect(noSuchFile('examples/../package.json', away)).toBe('cannot read sketch file examples/../package.json: no such file');
+    expect(noSuchFile('mine.mbk', away)).toBe('cannot read sketch file mine.mbk: no such file');
+    expect(noSuchFile('k.ptx', away, 'PTX file')).toBe('cannot read PTX file k.ptx: no such file');
   } finally {
     rmSync(away, { recursive: true, force: true });
   }
   // In the CLI: the same line, exit 2.
   const bad = await cli(['check', 'examples/bugs/B99.mbk']);
   expect(bad.code).toBe(2);
-  expect(bad.err).toMatch(/^mbsim: error: no such file: examples\/bugs\/B99\.mbk$/m);
+  expect(bad.err).toMatch(/^mbsim: error: cannot read sketch file examples\/bugs\/B99\.mbk: no such file$/m);
 });
 
 test('check --watch of a built-in example names its sketch to copy; of a missing file, what run and check say', async () => {
@@ -193,7 +194,26 @@ test('check --watch of a built-in example names its sketch to copy; of a missing
   expect(ex.err.trimEnd()).toBe(`mbsim: error: --watch needs a sketch file: 'pipeline' is a built-in example; copy its sketch (${join(examplesDir(), 'pipeline.mbk')}) and watch the copy`);
   const missing = await cli(['check', 'nowhere.mbk', '--watch']);
   expect(missing.code).toBe(2);
-  expect(missing.err.trimEnd()).toBe('mbsim: error: --watch needs a sketch file: no such file: nowhere.mbk');
+  expect(missing.err.trimEnd()).toBe('mbsim: error: cannot read sketch file nowhere.mbk: no such file');
+});
+
+test('a missing input file: one wording for every verb and kind of file (sketch, PTX, timing), exit 2', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mbsim-missing-'));
+  const cases: [string[], string][] = [
+    [['run', join(dir, 'm.mbk')], `cannot read sketch file ${join(dir, 'm.mbk')}: no such file`],
+    [['check', join(dir, 'm.mbk')], `cannot read sketch file ${join(dir, 'm.mbk')}: no such file`],
+    [['info', join(dir, 'm.mbk')], `cannot read sketch file ${join(dir, 'm.mbk')}: no such file`],
+    [['serve', join(dir, 'm.mbk'), '--port', '0'], `cannot read sketch file ${join(dir, 'm.mbk')}: no such file`],
+    [['run', join(dir, 'm.ptx')], `cannot read PTX file ${join(dir, 'm.ptx')}: no such file`],
+    [['check', join(dir, 'm.ptx')], `cannot read PTX file ${join(dir, 'm.ptx')}: no such file`],
+    [['info', join(dir, 'm.ptx')], `cannot read PTX file ${join(dir, 'm.ptx')}: no such file`],
+    [['serve', join(dir, 'm.ptx'), '--port', '0'], `cannot read PTX file ${join(dir, 'm.ptx')}: no such file`],
+    [['run', 'mechanism', '--timing', join(dir, 't.json')], `cannot read timing file ${join(dir, 't.json')}: no such file`],
+  ];
+  for (const [argv, want] of cases) {
+    const r = await cli(argv);
+    expect([argv[0], r.code, r.err.trimEnd()]).toEqual([argv[0], 2, `mbsim: error: ${want}`]);
+  }
 });
 
 test("run's hint names the check of the same kernel: --set and a PTX file's launch flags, quoted for the shell", async () => {

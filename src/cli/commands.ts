@@ -158,7 +158,7 @@ export const serveCommand: Verb = (program, ctx) => {
       const { inputProblem } = await import('./input.js');
       if (file !== undefined && file.trim() === '') throw new UsageError('serve needs a file name (or none, for the built-in examples)');
       const why = file === undefined ? null : inputProblem(file);
-      if (why === 'no such file') throw new UsageError((await import('./load.js')).noSuchFile(file!));
+      if (why === 'no such file') throw new UsageError((await import('./load.js')).noSuchFile(file!, process.cwd(), isPtx(file!) ? 'PTX file' : 'sketch file'));
       if (why) throw new UsageError(`${echo(file!)} is not a file (give a sketch file, .mbk, or a PTX file, .ptx; ${why.replace(/, not a regular file$/, '')})`);
       if (o.port < 0 || o.port > 65535) throw new UsageError(`--port ${o.port} is outside 0..65535`);
       // A PTX file: its launch (sidecars under the flags) is checked now as run and check do (exit
