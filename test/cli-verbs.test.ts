@@ -197,6 +197,14 @@ test('check --watch of a built-in example names its sketch to copy; of a missing
   expect(missing.err.trimEnd()).toBe('mbsim: error: cannot read sketch file nowhere.mbk: no such file');
 });
 
+test('info takes a PTX file or a sketch, and its usage lines say so', async () => {
+  expect((await cli(['info', '--help'])).out).toMatch(/^Usage: mbsim info \[options\] <file\.ptx\|file\.mbk>$/m);
+  expect((await cli(['--help'])).out).toMatch(/^ {2}info <file\.ptx\|file\.mbk> +list a PTX module's kernels/m);
+  const sketch = await cli(['info', 'examples/pipeline.mbk']);
+  expect([sketch.code, sketch.err]).toEqual([0, '']);
+  expect(sketch.out).toMatch(/^examples/pipeline.mbk: sketch, kernel 'pipeline'/);
+});
+
 test('a missing input file: one wording for every verb and kind of file (sketch, PTX, timing), exit 2', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'mbsim-missing-'));
   const cases: [string[], string][] = [

@@ -129,8 +129,8 @@ async function sketchText(path: string): Promise<boolean> {
 export const infoCommand: Verb = (program, { io }) => {
   program
     .command('info')
-    .description("list a PTX module's kernels and functions: parameters, header directives, instruction counts (or what a sketch declares)")
-    .argument('<file.ptx>', 'PTX as nvcc -ptx writes it, or a sketch (.mbk)')
+    .description("list a PTX module's kernels and functions (parameters, header directives, instruction counts) or what a sketch declares")
+    .argument('<file.ptx|file.mbk>', 'PTX as nvcc -ptx writes it, or a sketch')
     .action(async (path: string) => {
       if (path.trim() === '') throw new UsageError('info needs a file name');
       // A sketch is recognised (by its extension, or a `kernel` line and no PTX directive) and listed as one.
