@@ -202,7 +202,7 @@ test('info takes a PTX file or a sketch, and its usage lines say so', async () =
   expect((await cli(['--help'])).out).toMatch(/^ {2}info <file\.ptx\|file\.mbk> +list a PTX module's kernels/m);
   const sketch = await cli(['info', 'examples/pipeline.mbk']);
   expect([sketch.code, sketch.err]).toEqual([0, '']);
-  expect(sketch.out).toMatch(/^examples/pipeline.mbk: sketch, kernel 'pipeline'/);
+  expect(sketch.out).toMatch(/^examples\/pipeline\.mbk: sketch, kernel 'pipeline'/);
 });
 
 test('a missing input file: one wording for every verb and kind of file (sketch, PTX, timing), exit 2', async () => {
