@@ -322,6 +322,8 @@ describe('a block the kernel\'s .maxntid / .reqntid rules out (PTX ISA, performa
     expect(r.code).toBe(2);
     expect(r.err).toContain(`${f}:23:1: error[ptx-launch]: .reqntid 64 requires blocks of 64 threads, and the launch's block is 32 (give --block 64, or no --block)`);
     expect((await cli(['check', f, '--block', '64,1,1', '--param', 'param_2=4', '--quiet'])).code).toBe(0);
-    expect(() => translatePtx((parsePtx(readFileSync(f, 'utf8'), f) as { module: never }).module, { block: [32, 2], params: { param_2: 4 } })).toThrow(/\.reqntid 64 requires blocks of 64 threads, and the launch's block is 32,2/);
+    const parsed = parsePtx(readFileSync(f, 'utf8'), f);
+    if (!parsed.ok) throw new Error('parse');
+    expect(() => translatePtx(parsed.module, { block: [32, 2], params: { param_2: 4 } })).toThrow(/\.reqntid 64 requires blocks of 64 threads, and the launch's block is 32,2/);
   });
 });
