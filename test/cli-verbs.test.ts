@@ -40,6 +40,24 @@ test('a verb prints the same help and usage errors whether it is named first or 
   expect((await cli(['--help'])).out).toMatch(/^ {2}lsp /m);
 });
 
+test('an unknown option: a close option of the verb, the verb\'s name for a common bound, or the verbs that have it', async () => {
+  const hint = async (argv: string[]) => {
+    const r = await cli(argv);
+    expect(r.code).toBe(2);
+    return r.err.trimEnd();
+  };
+  // commander offered --omit for run --format; run has no close option, check has --format.
+  expect(await hint(['run', 'mechanism', '--format', 'short'])).toBe("mbsim: error: unknown option '--format'\n(--format is an option of check, not of run)");
+  expect(await hint(['run', 'mechanism', '--max-seconds', '3'])).toBe("mbsim: error: unknown option '--max-seconds'\n(Did you mean --timeout?)");
+  expect(await hint(['check', 'mechanism', '--time-limit=3'])).toBe("mbsim: error: unknown option '--time-limit=3'\n(Did you mean --timeout?)");
+  expect(await hint(['check', 'mechanism', '--max-mem', '64'])).toBe("mbsim: error: unknown option '--max-mem'\n(Did you mean --max-memory?)");
+  expect(await hint(['check', 'mechanism', '--max-state', '9'])).toBe("mbsim: error: unknown option '--max-state'\n(Did you mean --max-states?)");
+  expect(await hint(['check', 'mechanism', '--events'])).toBe("mbsim: error: unknown option '--events'\n(--events is an option of run, not of check)");
+  expect(await hint(['run', 'mechanism', '--bogus'])).toBe("mbsim: error: unknown option '--bogus'");
+  // An alias whose target the verb lacks is not offered (decode has no --timeout).
+  expect(await hint(['decode', '0', '--max-seconds', '3'])).toBe("mbsim: error: unknown option '--max-seconds'");
+});
+
 test('help shows no internal default of a repeatable flag; the flags still collect their values', async () => {
   for (const verb of ['run', 'check', 'serve']) {
     const help = (await cli([verb, '--help'])).out;
@@ -92,7 +110,7 @@ test("docs/CHECK.md's --format short example is what the command prints (up to e
     // With --json stdout gets the error document only (docs/CHECK.md, "Input errors with --json").
     if (format[0] === '--json') expect(JSON.parse(bad.out)).toMatchObject({ schema: 'mbsim.error/1', exitCode: 2 });
     else expect(bad.out).toBe('');
-    expect(bad.err).toMatch(/no such file: no-such-file\.mbk/);
+    expect(bad.err).toMatch(/^mbsim: error: cannot read sketch file no-such-file\.mbk: no such file$/m);
   }
 });
 
@@ -150,22 +168,23 @@ test("a checkout's example path (README.md's `mbsim check examples/bugs/B01.mbk`
   const away = mkdtempSync(join(tmpdir(), 'mbsim-away-'));
   try {
     const msg = noSuchFile('examples/bugs/B01.mbk', away);
-    expect(msg.startsWith('no such file: examples/bugs/B01.mbk (the package\'s examples are in ')).toBe(true);
+    expect(msg.startsWith('cannot read sketch file examples/bugs/B01.mbk: no such file (the package\'s examples are in ')).toBe(true);
     // The path it names is the package's own file, readable from where the command ran.
     const named = /: (\S+)\)$/.exec(msg)![1]!;
     expect(readFileSync(resolve(away, named), 'utf8')).toBe(readFileSync(join(examplesDir(), 'bugs', 'B01.mbk'), 'utf8'));
     expect(noSuchFile('./examples/pipeline.mbk', away)).toMatch(/examples are in .*pipeline\.mbk\)$/);
     // Nothing to point at: the plain message.
-    expect(noSuchFile('examples/bugs/B99.mbk', away)).toBe('no such file: examples/bugs/B99.mbk');
-    expect(noSuchFile('examples/../package.json', away)).toBe('no such file: examples/../package.json');
-    expect(noSuchFile('mine.mbk', away)).toBe('no such file: mine.mbk');
+    expect(noSuchFile('examples/bugs/B99.mbk', away)).toBe('cannot read sketch file examples/bugs/B99.mbk: no such file');
+    expect(noSuchFile('examples/../package.json', away)).toBe('cannot read sketch file examples/../package.json: no such file');
+    expect(noSuchFile('mine.mbk', away)).toBe('cannot read sketch file mine.mbk: no such file');
+    expect(noSuchFile('k.ptx', away, 'PTX file')).toBe('cannot read PTX file k.ptx: no such file');
   } finally {
     rmSync(away, { recursive: true, force: true });
   }
   // In the CLI: the same line, exit 2.
   const bad = await cli(['check', 'examples/bugs/B99.mbk']);
   expect(bad.code).toBe(2);
-  expect(bad.err).toMatch(/^mbsim: error: no such file: examples\/bugs\/B99\.mbk$/m);
+  expect(bad.err).toMatch(/^mbsim: error: cannot read sketch file examples\/bugs\/B99\.mbk: no such file$/m);
 });
 
 test('check --watch of a built-in example names its sketch to copy; of a missing file, what run and check say', async () => {
@@ -175,7 +194,34 @@ test('check --watch of a built-in example names its sketch to copy; of a missing
   expect(ex.err.trimEnd()).toBe(`mbsim: error: --watch needs a sketch file: 'pipeline' is a built-in example; copy its sketch (${join(examplesDir(), 'pipeline.mbk')}) and watch the copy`);
   const missing = await cli(['check', 'nowhere.mbk', '--watch']);
   expect(missing.code).toBe(2);
-  expect(missing.err.trimEnd()).toBe('mbsim: error: --watch needs a sketch file: no such file: nowhere.mbk');
+  expect(missing.err.trimEnd()).toBe('mbsim: error: cannot read sketch file nowhere.mbk: no such file');
+});
+
+test('info takes a PTX file or a sketch, and its usage lines say so', async () => {
+  expect((await cli(['info', '--help'])).out).toMatch(/^Usage: mbsim info \[options\] <file\.ptx\|file\.mbk>$/m);
+  expect((await cli(['--help'])).out).toMatch(/^ {2}info <file\.ptx\|file\.mbk> +list a PTX module's kernels/m);
+  const sketch = await cli(['info', 'examples/pipeline.mbk']);
+  expect([sketch.code, sketch.err]).toEqual([0, '']);
+  expect(sketch.out).toMatch(/^examples\/pipeline\.mbk: sketch, kernel 'pipeline'/);
+});
+
+test('a missing input file: one wording for every verb and kind of file (sketch, PTX, timing), exit 2', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mbsim-missing-'));
+  const cases: [string[], string][] = [
+    [['run', join(dir, 'm.mbk')], `cannot read sketch file ${join(dir, 'm.mbk')}: no such file`],
+    [['check', join(dir, 'm.mbk')], `cannot read sketch file ${join(dir, 'm.mbk')}: no such file`],
+    [['info', join(dir, 'm.mbk')], `cannot read sketch file ${join(dir, 'm.mbk')}: no such file`],
+    [['serve', join(dir, 'm.mbk'), '--port', '0'], `cannot read sketch file ${join(dir, 'm.mbk')}: no such file`],
+    [['run', join(dir, 'm.ptx')], `cannot read PTX file ${join(dir, 'm.ptx')}: no such file`],
+    [['check', join(dir, 'm.ptx')], `cannot read PTX file ${join(dir, 'm.ptx')}: no such file`],
+    [['info', join(dir, 'm.ptx')], `cannot read PTX file ${join(dir, 'm.ptx')}: no such file`],
+    [['serve', join(dir, 'm.ptx'), '--port', '0'], `cannot read PTX file ${join(dir, 'm.ptx')}: no such file`],
+    [['run', 'mechanism', '--timing', join(dir, 't.json')], `cannot read timing file ${join(dir, 't.json')}: no such file`],
+  ];
+  for (const [argv, want] of cases) {
+    const r = await cli(argv);
+    expect([argv[0], r.code, r.err.trimEnd()]).toEqual([argv[0], 2, `mbsim: error: ${want}`]);
+  }
 });
 
 test("run's hint names the check of the same kernel: --set and a PTX file's launch flags, quoted for the shell", async () => {

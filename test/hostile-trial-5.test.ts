@@ -134,8 +134,10 @@ describe('PTX launches the header or the file make impossible', () => {
       expect(r.err).toContain('(give --block N to launch another size)');
       expect(r.err).not.toContain('--block 4294967296');
     }
-    // --block given: the directive is not used, the launch runs.
-    expect((await cli(['check', file('reqntid2.ptx', PTX.replace(/^\)$/m, ')\n.reqntid 4294967296')), ...LAUNCH, '--block', '128', '--quiet'])).code).toBe(0);
+    // --block given: the launch must still have the block the directive requires.
+    const given = await cli(['check', file('reqntid2.ptx', PTX.replace(/^\)$/m, ')\n.reqntid 4294967296')), ...LAUNCH, '--block', '128', '--quiet']);
+    expect(given.code).toBe(2);
+    expect(given.err).toContain('reqntid2.ptx:34:1: error[ptx-launch]: .reqntid 4294967296 requires blocks of 4294967296 threads, and the launch\'s block is 128');
   });
 
   test('__proto__ in --param, --tensor-map or a sidecar\'s params: an unknown parameter (it was dropped silently and the check ran)', async () => {

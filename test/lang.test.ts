@@ -180,6 +180,13 @@ describe('diagnostics: one test per code, exact message and caret', () => {
       'hint: mbsim computes exactly with integers up to ±(2^53 − 1) = ±9007199254740991',
     ].join('\n'));
   });
+  test('a parameter whose default is refused is still declared: its uses are no knock-on unknown name', () => {
+    const src = 'kernel k\nparam N = 99999999999999999999\nparam M = 9007199254740991 + 1\nbarrier b[N] count=M\nrole p:\n    for i in range(N):\n        mbarrier.arrive b[0]\n';
+    const diags = parseSketch(src, 't.mbk').diagnostics;
+    expect(diags.map((d) => [d.code, d.line])).toEqual([['E-arith', 2], ['E-arith', 3]]);
+    // An undeclared name is still one.
+    expect(parseSketch(src.replace('range(N)', 'range(Q)'), 't.mbk').diagnostics.map((d) => d.code)).toEqual(['E-arith', 'E-arith', 'E-unknown-name']);
+  });
   test('E-missing-kernel', () => {
     expect(errors('param S = 2\nrole p warps=1:\n    exit\n')).toMatchInlineSnapshot(`
       "t.mbk:1:1: error[E-missing-kernel]: the sketch has no kernel declaration

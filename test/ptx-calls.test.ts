@@ -166,6 +166,6 @@ describe('symbol expressions', () => {
   it('an operand `sym+8` (an expression with integer leaves) translates (forms.ptx k_cluster)', () => {
     const r = parsePtx(readFileSync('test/fixtures/ptx/forms.ptx', 'utf8'), 'forms.ptx');
     if (!r.ok) throw new Error('parse');
-    expect(() => translatePtx(r.module, { kernel: 'k_cluster', block: 32 })).not.toThrow();
+    expect(() => translatePtx(r.module, { kernel: 'k_cluster', block: 128 })).not.toThrow();
   });
 });

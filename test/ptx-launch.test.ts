@@ -299,3 +299,31 @@ describe('--kernel naming no kernel of the file', () => {
     expect(r.err).not.toContain(':1:1');
   });
 });
+
+describe('a block the kernel\'s .maxntid / .reqntid rules out (PTX ISA, performance-tuning directives)', () => {
+  const ring = (directive: string) => {
+    const dir = mkdtempSync(join(tmpdir(), 'mbsim-ntid-'));
+    const f = join(dir, 'ring.ptx');
+    writeFileSync(f, readFileSync('test/fixtures/ptx/ring.ptx', 'utf8').replace('.maxntid 64, 1, 1', directive));
+    return f;
+  };
+  it('--block past .maxntid (the product of its extents) is refused at the directive, exit 2, with a caret; within it runs', async () => {
+    const f = ring('.maxntid 64, 1, 1');
+    const r = await cli(['check', f, '--block', '128', '--param', 'param_2=4']);
+    expect([r.code, r.out]).toEqual([2, '']);
+    expect(r.err).toBe(`${f}:23:1: error[ptx-launch]: .maxntid 64, 1, 1 allows at most 64 threads in a CTA, and the launch's block has 128 (give --block 64 or fewer, or no --block)\n  .maxntid 64, 1, 1\n  ^`);
+    const two = await cli(['check', ring('.maxntid 32, 2, 1'), '--block', '32,3', '--param', 'param_2=4']);
+    expect(two.err).toContain(".maxntid 32, 2, 1 allows at most 64 threads in a CTA, and the launch's block 32,3 has 96");
+    expect((await cli(['check', f, '--block', '64', '--param', 'param_2=4', '--quiet'])).code).toBe(0);
+  });
+  it('--block other than .reqntid\'s dimensions is refused at the directive; the same dimensions run', async () => {
+    const f = ring('.reqntid 64');
+    const r = await cli(['check', f, '--block', '32', '--param', 'param_2=4']);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`${f}:23:1: error[ptx-launch]: .reqntid 64 requires blocks of 64 threads, and the launch's block is 32 (give --block 64, or no --block)`);
+    expect((await cli(['check', f, '--block', '64,1,1', '--param', 'param_2=4', '--quiet'])).code).toBe(0);
+    const parsed = parsePtx(readFileSync(f, 'utf8'), f);
+    if (!parsed.ok) throw new Error('parse');
+    expect(() => translatePtx(parsed.module, { block: [32, 2], params: { param_2: 4 } })).toThrow(/\.reqntid 64 requires blocks of 64 threads, and the launch's block is 32,2/);
+  });
+});

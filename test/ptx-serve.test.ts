@@ -179,6 +179,15 @@ describe('mbsim serve FILE.ptx: bad input exits 2 as for run and check', () => {
     expect(k.err).toContain('--block is a launch flag of PTX files');
   });
 
+  it('a parameter the kernel needs from its start and the launch lacks: exit 2 before listening, the same line as check', async () => {
+    const f = copy('test/fixtures/ptx/ring.ptx', 'noparam.ptx', false);
+    const r = await cli(['serve', f, '--block', '64', '--port', '0']);
+    const c = await cli(['check', f, '--block', '64']);
+    expect([r.code, r.out]).toEqual([2, '']);
+    expect(r.err).toMatch(/noparam\.ptx:\d+:\d+: error: kernel parameter param_2 has no value, and a branch, an address or a count of the kernel depends on it here: give --param param_2=VALUE/);
+    expect(r.err).toBe(c.err);
+  });
+
   it('a PTX parse error: file:line:col', async () => {
     const f = join(dir, 'broken.ptx');
     writeFileSync(f, '.version 8.5\n.target sm_90a\n.address_size 64\n.visible .entry k( { ret; }\n');

@@ -77,6 +77,18 @@ describe('mbsim run --grid / --active-sms / --omit', () => {
     expect(text.out).toMatch(/bound: /);
   });
 
+  test('--grid past CUDA\'s largest grid (gridDim.x ≤ 2^31 − 1) is refused, naming the bound and why; 2^31 − 1 and 132 run', async () => {
+    for (const g of ['99999999999999', String(2 ** 31)]) {
+      const r = await run(['run', 'mechanism', '--grid', g]);
+      expect([r.code, r.out]).toEqual([2, '']);
+      expect(r.err).toBe(`mbsim: error: --grid ${g} is more than 2,147,483,647 CTAs, the largest grid CUDA launches along x (gridDim.x ≤ 2^31 − 1); the bandwidth model uses only the CTAs on the GPU at once (--grid 132 fills its SMs)`);
+    }
+    for (const g of [String(2 ** 31 - 1), '132']) {
+      const r = await run(['run', 'mechanism', '--grid', g, '--json', '--omit', 'events,spans,ledger']);
+      expect([r.code, JSON.parse(r.out).grid, JSON.parse(r.out).activeSms]).toEqual([0, Number(g), 132]);
+    }
+  });
+
   test('bad values are usage errors (exit 2)', async () => {
     for (const args of [['--omit', 'foo', '--json'], ['--omit', 'events'], ['--grid', '0'], ['--active-sms', '500'], ['--grid', '4', '--active-sms', '4']]) {
       const r = await run(['run', 'pipeline', ...args]);
@@ -87,10 +99,10 @@ describe('mbsim run --grid / --active-sms / --omit', () => {
 });
 
 describe('TFLOP/s of a grid larger than the GPU', () => {
-  test('a grid past the SMs runs in waves: TFLOP/s is that of the SMs at once (2^53 - 1 CTAs: as 132)', async () => {
+  test('a grid past the SMs runs in waves: TFLOP/s is that of the SMs at once (2^31 - 1 CTAs, the largest grid: as 132)', async () => {
     const tf = (out: string) => Number(/([\d.]+) TFLOP\/s/.exec(out)?.[1]);
     const full = await run(['run', 'examples/pipeline.mbk', '--grid', '132']);
-    const huge = await run(['run', 'examples/pipeline.mbk', '--grid', String(2 ** 53 - 1)]);
+    const huge = await run(['run', 'examples/pipeline.mbk', '--grid', String(2 ** 31 - 1)]);
     const half = await run(['run', 'examples/pipeline.mbk', '--grid', '66']);
     expect(full.code).toBe(0);
     expect(tf(full.out)).toBeGreaterThan(0);

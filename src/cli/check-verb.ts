@@ -177,7 +177,7 @@ export async function watchVerb(target: string, o: CheckOpts, io: IO, check: typ
     if (ex) {
       throw new UsageError(`--watch needs a sketch file: '${echo(target)}' is a built-in example; copy its sketch (${join(examplesDir(), `${ex.name}.mbk`)}) and watch the copy`);
     }
-    throw new UsageError(`--watch needs a sketch file: ${noSuchFile(target)}`);
+    throw new UsageError(noSuchFile(target));
   }
   if (why) throw new UsageError(`--watch needs a sketch file: ${echo(target)}: ${why}`);
   if (o.sweep.length) throw new UsageError('--watch cannot be combined with --sweep');

@@ -129,8 +129,8 @@ async function sketchText(path: string): Promise<boolean> {
 export const infoCommand: Verb = (program, { io }) => {
   program
     .command('info')
-    .description("list a PTX module's kernels and functions: parameters, header directives, instruction counts (or what a sketch declares)")
-    .argument('<file.ptx>', 'PTX as nvcc -ptx writes it, or a sketch (.mbk)')
+    .description("list a PTX module's kernels and functions (parameters, header directives, instruction counts) or what a sketch declares")
+    .argument('<file.ptx|file.mbk>', 'PTX as nvcc -ptx writes it, or a sketch')
     .action(async (path: string) => {
       if (path.trim() === '') throw new UsageError('info needs a file name');
       // A sketch is recognised (by its extension, or a `kernel` line and no PTX directive) and listed as one.
@@ -158,15 +158,21 @@ export const serveCommand: Verb = (program, ctx) => {
       const { inputProblem } = await import('./input.js');
       if (file !== undefined && file.trim() === '') throw new UsageError('serve needs a file name (or none, for the built-in examples)');
       const why = file === undefined ? null : inputProblem(file);
-      if (why === 'no such file') throw new UsageError((await import('./load.js')).noSuchFile(file!));
+      if (why === 'no such file') throw new UsageError((await import('./load.js')).noSuchFile(file!, process.cwd(), isPtx(file!) ? 'PTX file' : 'sketch file'));
       if (why) throw new UsageError(`${echo(file!)} is not a file (give a sketch file, .mbk, or a PTX file, .ptx; ${why.replace(/, not a regular file$/, '')})`);
       if (o.port < 0 || o.port > 65535) throw new UsageError(`--port ${o.port} is outside 0..65535`);
       // A PTX file: its launch (sidecars under the flags) is checked now as run and check do (exit
       // 2 at file:line:col), and again whenever the page asks for the file.
       const ptx = file !== undefined && isPtx(file);
       const ptxLoad = ptx ? await import('./ptx-load.js') : null;
-      if (ptxLoad) ptxLoad.loadPtxKernel(file!, o);
-      else refusePtxFlags(o, true);
+      if (ptxLoad) {
+        // A parameter the kernel needs from its start and the launch does not give is refused as
+        // check and run refuse it (exit 2, one line naming the flag), before the server listens.
+        const kernel = ptxLoad.loadPtxKernel(file!, o);
+        const [{ instantiateOrExplain }, { staticMissingParams }] = await Promise.all([import('./load.js'), import('./missing-param.js')]);
+        const missing = staticMissingParams(instantiateOrExplain(kernel, {}, file!));
+        if (missing) throw missing;
+      } else refusePtxFlags(o, true);
       const { startServer } = await import('../web/server/serve.js');
       let server: Awaited<ReturnType<typeof startServer>>;
       try {

@@ -57,12 +57,13 @@ export function examplesDir(): string {
 }
 
 /**
- * `no such file: SPEC`, and where the package's own copy is when SPEC names a file of its
- * `examples/` folder relative to a checkout (`examples/bugs/B01.mbk`, as README.md writes the
- * commands): in a project that installed the package that folder is `node_modules/mbsim/examples/`.
+ * `cannot read WHAT SPEC: no such file` (the wording of every input file's read failure, `input.ts`),
+ * and where the package's own copy is when SPEC names a file of its `examples/` folder relative to
+ * a checkout (`examples/bugs/B01.mbk`, as README.md writes the commands): in a project that
+ * installed the package that folder is `node_modules/mbsim/examples/`.
  */
-export function noSuchFile(spec: string, cwd = process.cwd()): string {
-  const msg = `no such file: ${echo(spec)}`;
+export function noSuchFile(spec: string, cwd = process.cwd(), what = 'sketch file'): string {
+  const msg = `cannot read ${what} ${echo(spec)}: no such file`;
   const m = /^(?:\.[/\\])?examples[/\\](.+)$/.exec(spec);
   if (!m || m[1]!.split(/[/\\]/).includes('..')) return msg;
   if (inputProblem(join(examplesDir(), m[1]!)) !== null) return msg;

@@ -5,7 +5,7 @@
  * Exit codes: 0 ok, 1 a hazard was found (hang, trap, undefined behaviour), 2 bad input,
  * 3 incomplete (a bound stopped the work).
  */
-import { Command, CommanderError } from 'commander';
+import { CommanderError } from 'commander';
 import { VERB_NAMES, VERBS } from './commands.js';
 import { echo, refuseLineBreaks } from './args.js';
 import { UsageError } from './errors.js';
@@ -13,6 +13,7 @@ import { errorDocument, wantsJson } from './error-json.js';
 import { nodeIO, usageText, type IO, type VerbContext } from './io.js';
 import { packageInfo } from './package-info.js';
 import { safeIO } from './terminal.js';
+import { MbsimCommand } from './unknown-option.js';
 
 export type { IO } from './io.js';
 
@@ -23,8 +24,12 @@ export async function main(argv: string[], given?: IO): Promise<number> {
   // When this is the process's CLI (no IO given), --timeout counts from the process's start
   // (`process.uptime()`: `performance.timeOrigin` would load perf_hooks, ~2 ms of every start).
   const started = given ? Date.now() : Date.now() - Math.max(0, process.uptime() * 1000);
-  const program = new Command();
   let code = 0;
+  const ctx: VerbContext = { io, started, exit: (c) => (code = c) };
+  // An unknown option's hint looks at every verb's options (registered then, on a scratch program).
+  const program = new MbsimCommand(undefined, (scratch) => {
+    for (const verb of VERBS) verb(scratch, ctx);
+  });
   program
     .name('mbsim')
     .description('Simulate, check and show the mbarrier synchronization protocol of Hopper and Blackwell kernels.')
@@ -32,7 +37,6 @@ export async function main(argv: string[], given?: IO): Promise<number> {
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s), outputError: (s, write) => write(`mbsim: ${s}`) })
     .showSuggestionAfterError(true);
-  const ctx: VerbContext = { io, started, exit: (c) => (code = c) };
   // A run names its verb first: only that verb is registered (its options are all this run parses;
   // registering the others is ~3 ms of every start). Anything else first (`--help`, `help`, a
   // mistyped verb) registers them all, for the full usage and commander's suggestions.

@@ -26,6 +26,14 @@ const RUN_MEMORY_SHARE = 0.5;
 /** The share when a `--trace` or the `--events` log is built too (each about as large again as the records). */
 const RUN_MEMORY_SHARE_TRACED = 0.3;
 
+/**
+ * The most CTAs `run --grid` takes for a sketch or an example: CUDA's limit of a launch's
+ * `gridDim.x`, 2^31 − 1 (CUDA C++ Programming Guide, "Compute Capabilities", maximum x-dimension
+ * of a grid). The bandwidth model shares L2/HBM among at most the GPU's SMs, so a larger grid would
+ * change nothing but the number echoed back.
+ */
+export const MAX_GRID_CTAS = 2 ** 31 - 1;
+
 /** The options of `mbsim run` as commander parses them. */
 export interface RunOpts extends PtxFlags {
   set: Record<string, number>;
@@ -84,6 +92,7 @@ async function planRun(target: string, o: RunOpts, io: IO, started: number): Pro
   if (omit.size && !o.json) throw new UsageError('--omit applies to --json output');
   if (o.width < 20 || o.width > 1000) throw new UsageError(`--width ${o.width} is outside 20..1000`);
   if (grid !== undefined && o.activeSms !== undefined) throw new UsageError('give --grid or --active-sms, not both');
+  if (grid !== undefined && grid > MAX_GRID_CTAS) throw new UsageError(`--grid ${grid} is more than ${MAX_GRID_CTAS.toLocaleString('en-US')} CTAs, the largest grid CUDA launches along x (gridDim.x ≤ 2^31 − 1); the bandwidth model uses only the CTAs on the GPU at once (--grid ${timing.sms.value} fills its SMs)`);
   if (grid !== undefined && grid < program.ctas) throw new UsageError(`--grid ${grid} is smaller than the ${program.ctas} CTA(s) the kernel simulates`);
   if (o.activeSms !== undefined && o.activeSms > timing.sms.value) throw new UsageError(`--active-sms ${o.activeSms} is more than the GPU's ${timing.sms.value} SMs`);
   // --grid N: the launch has N CTAs like the simulated ones; those on the GPU at once share L2/HBM

@@ -70,6 +70,8 @@ function paramDecls(lc: LowerCtx, paramNodes: CstNode[]): ParamDecl[] {
     if (!id) continue;
     const span = lc.headOf(n) ?? tokSpan(id);
     if (!lc.claim(id.image, tokSpan(id), 'parameter')) continue;
+    // Declared even when its default is refused below: its uses are no knock-on 'unknown name'.
+    lc.paramNames.add(id.image);
     const se = exprOf(node(n, 'expr'));
     if (hasBad(se)) continue;
     const e = lc.plainExpr(se);
@@ -85,7 +87,6 @@ function paramDecls(lc: LowerCtx, paramNodes: CstNode[]): ParamDecl[] {
     }
     params.push({ name: id.image, value: v, loc: lc.loc(span) });
     lc.paramValues[id.image] = v;
-    lc.paramNames.add(id.image);
   }
   return params;
 }

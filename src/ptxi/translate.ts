@@ -97,6 +97,7 @@ export function translatePtx(m: Module, launch: PtxLaunch = {}): { kernel: Kerne
   // A block from the PTX's own directive is reported there, under its name (not as --block).
   if (typeof dims === 'string') throw new KernelError(directive ? `${directive.name} ${dims.slice('--block '.length)} (give --block N to launch another size)` : dims, at(directive?.pos ?? f.pos), 'ptx-launch');
   const block = dims[0] * dims[1] * dims[2];
+  checkBlock(f, dims, at);
   const cluster = clusterOf(f, launch.cluster, at);
   const flat = memorySpaces(flatten(f, m), m);
   const cfg = buildCfg(flat);
@@ -160,6 +161,25 @@ function clusterOf(f: Func, given: number | undefined, at: (p: { line: number; c
   const max = rank?.args[0];
   if (rank && max !== undefined && n > max) throw new KernelError(`.maxclusterrank ${max} allows at most ${max} CTA${max > 1 ? 's' : ''} in a cluster, and the launch has ${n} (--cluster ${n})`, at(rank.pos), 'ptx-launch');
   return n;
+}
+
+/**
+ * A launch's block checked against the kernel's thread-count directives (PTX ISA "Performance-Tuning
+ * Directives"): `.maxntid nx, ny, nz` bounds the threads of a CTA by the product of its extents, and
+ * `.reqntid nx, ny, nz` requires exactly those dimensions (missing ones are 1). A block the directive
+ * rules out could never launch; it is a {@link KernelError} at the directive.
+ */
+function checkBlock(f: Func, dims: BlockDims, at: (p: { line: number; col: number }) => SrcLoc): void {
+  // Trailing extents of 1 dropped (128,1,1 reads as 128), the way --block is written.
+  const text = (ds: readonly number[]) => ds.slice(0, ds[2] !== 1 ? 3 : ds[1] !== 1 ? 2 : 1).join(',');
+  const n = dims[0] * dims[1] * dims[2];
+  const max = f.directives.find((d) => d.name === '.maxntid');
+  const most = max?.args.length ? max.args.reduce((a, b) => a * b, 1) : undefined;
+  if (max && most !== undefined && n > most) throw new KernelError(`.maxntid ${max.args.join(', ')} allows at most ${most} threads in a CTA, and the launch's block${dims[1] === 1 && dims[2] === 1 ? '' : ` ${text(dims)}`} has ${n} (give --block ${most} or fewer, or no --block)`, at(max.pos), 'ptx-launch');
+  const req = f.directives.find((d) => d.name === '.reqntid');
+  if (!req?.args.length) return;
+  const want = [req.args[0]!, req.args[1] ?? 1, req.args[2] ?? 1];
+  if (want.some((w, i) => w !== dims[i])) throw new KernelError(`.reqntid ${req.args.join(', ')} requires blocks of ${text(want)} threads, and the launch's block is ${text(dims)} (give --block ${text(want)}, or no --block)`, at(req.pos), 'ptx-launch');
 }
 
 /** The block's dimensions `[x, y, z]`. */
