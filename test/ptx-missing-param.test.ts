@@ -204,7 +204,7 @@ describe('a PTX hang names the resolved barrier and parity, not the registers', 
     expect(hang).toContain('no agent or asynchronous unit can make progress: ring.w0 in mbarrier.try_wait.parity empty[0], parity 0; ring.w1 in mbarrier.try_wait.parity full[0], parity 0');
     expect(hang).toContain('- ring.w0 blocked in mbarrier.try_wait.parity empty[0], parity 0 (line 326): waits for phase 0 of empty[0] (parity 0) to complete');
     expect(hang).toContain('agents that can still arrive on empty[0]: ring.w1 (blocked in mbarrier.try_wait.parity full[0], parity 0, line 112)');
-    expect(hang).toContain('at test/fixtures/ptx/ring_ppar.ptx:326:1 (ring_ppar.cu:24, inlined at ring_ppar.cu:44)');
+    expect(hang).toContain('at test/fixtures/ptx/ring_ppar.ptx:326:1 (ring.cu:41, inlined at ring.cu:61)');
     expect(hang).not.toContain('%r');
     const cycle = r.out.slice(r.out.indexOf('2. CYCLE'));
     expect(cycle).toContain('ring.w0 waits in mbarrier.try_wait.parity empty[0], parity 0; ring.w1 waits in mbarrier.try_wait.parity full[0], parity 0, and each signal');
@@ -213,7 +213,7 @@ describe('a PTX hang names the resolved barrier and parity, not the registers', 
     const r = await cli(['run', ...args]);
     expect(r.code).toBe(1);
     const hang = r.out.slice(r.out.indexOf('HANG:'));
-    expect(hang).toContain('  ring.w0 blocked in mbarrier.try_wait.parity empty[0], parity 0 (test/fixtures/ptx/ring_ppar.ptx:326 (ring_ppar.cu:24, inlined at ring_ppar.cu:44))\n    PTX: mbarrier.try_wait.parity empty[(%r76 - 10240) / 8], %r75\n');
+    expect(hang).toContain('  ring.w0 blocked in mbarrier.try_wait.parity empty[0], parity 0 (test/fixtures/ptx/ring_ppar.ptx:326 (ring.cu:41, inlined at ring.cu:61))\n    PTX: mbarrier.try_wait.parity empty[(%r76 - 10240) / 8], %r75\n');
     expect(hang).toContain('  ring.w1 blocked in mbarrier.try_wait.parity full[0], parity 0 (test/fixtures/ptx/ring_ppar.ptx:112');
     // Registers appear only on the two PTX lines.
     expect(hang.split('\n').filter((l) => l.includes('%r'))).toEqual([
