@@ -245,8 +245,9 @@ function stableSync(ctx: SearchCtx, stableOn: boolean): (s: MachineState, a: num
       // the round completes, and the round cannot complete without it (exits and the others'
       // arrives only add up to the same completion). An enabled wait stays enabled (a completed
       // round stays complete) and moves only its agent. (Not for an agent of several warps in
-      // lockstep: its ghosts retire at its waits, see EG.)
-      return stableOn && !multiWarp[a] && m.agentEnabled(s, a);
+      // lockstep: its ghosts retire at its waits, see EG; nor where relaxed.ts orders accesses by
+      // its own release and acquire records.)
+      return stableOn && !multiWarp[a] && !ctx.an.trackRelaxed && m.agentEnabled(s, a);
     }
     if (ins.opc !== OPC_ARRIVE) return false;
     const key = keyOf(ins.bar!, ag.frame);
