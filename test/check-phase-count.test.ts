@@ -22,6 +22,7 @@ import { lastObserved, lastPc, lastStale, setPass } from '../src/check/wait-hist
 import { check } from '../src/check/check.js';
 import { NO_PAINT, renderCheck } from '../src/check/report.js';
 import { main } from '../src/cli/main.js';
+import { renderPhaseTable } from '../src/report/phases.js';
 
 const LOOP = `kernel k arch=sm_90a
 param N = 4
@@ -151,6 +152,13 @@ role p warps=1 per=one:
     const none = renderCheck(r2, NO_PAINT, 0);
     expect(none).not.toContain('shortest trace (');
     expect(none).toContain('--max-traces 0 prints none');
+  });
+
+  test('renderPhaseTable prints 150000 rows', () => {
+    const rows = Array.from({ length: 150_000 }, (_, i) => ({ agent: 'p', iteration: i, stage: 0, parityWaited: i & 1, parityAfter: (i + 1) & 1, phaseVar: i + 1, phase: i + 1 }));
+    const lines = renderPhaseTable(rows).split('\n');
+    expect(lines.length).toBe(150_001);
+    expect(lines[150_000]).toMatch(/^149999 +0 +1 +0 +150000$/);
   });
 
   test('the CLI prints the report of a 140000-step trace (exit 1, no internal error)', async () => {
