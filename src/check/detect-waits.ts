@@ -141,8 +141,8 @@ function otherConsumers(ctx: SearchCtx): (a: number, bar: number, observed: numb
       othersCache.set(ck, others);
     }
     for (let i = 0; i < others.length; i++) {
-      const hv = h[slotOf(others[i]!, bar)]!;
-      if (hv !== -2 && (hv >> 13) - 1 >= observed - 1) return true;
+      const o = lastObserved(h, slotOf(others[i]!, bar));
+      if (o !== null && o >= observed - 1) return true;
     }
     return false;
   };
