@@ -4,7 +4,7 @@
  * reported a false phase-alias past 2^18 phases), and the text report prints a trace of more steps
  * than one call takes arguments (it once ended in `Maximum call stack size exceeded`).
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -126,6 +126,35 @@ describe('phase-alias detector at large phase numbers', () => {
     const r = pass(last, last - 2, 0); // observes phase 2^19 - 4, due for 2^19 + 1
     expect(r.hazards.map((h) => h.kind)).toEqual(['phase-alias']);
     expect(r.hazards[0]!.message).toContain(`on phase ${last - 4}, 5 phases behind the phase ${last + 1}`);
+  });
+});
+
+describe('skipping consumers at large phase numbers', () => {
+  const SKIP = readFileSync(join(__dirname, 'fixtures', 'skip', 'one-role-k6.mbk'), 'utf8');
+
+  /** c[1]'s wait on full[1] observing phase `observed` (never passed before), with c[0]'s last observation `other`. */
+  function skipPass(other: number | null, observed: number) {
+    const p = instantiate(parseSketch(SKIP, 'skip.mbk').kernel!);
+    const an = analyse(p);
+    const m = new Machine(p);
+    const sink = new HazardSink(false);
+    const ctx = { p, m, an, f: searchFacts(p, an), strict: false, sink, fedBy: new Map(), tmaGhost: -1, commitGhost: -1 } as unknown as SearchCtx;
+    const s = m.initial();
+    const c0 = p.agents.findIndex((g) => g.instance === 0 && p.roles[g.role]!.name === 'c');
+    const c1 = p.agents.findIndex((g) => g.instance === 1 && p.roles[g.role]!.name === 'c');
+    const full1 = 1; // full[0], full[1], empty[0], empty[1]
+    const x = initialExtra(p, an);
+    if (other !== null) setPass(x.hist, an.waitSlots[c0]!.get(full1)!, other, 0, false);
+    const d: ExtraDraft = { x, hist: x.hist, ghosts: x.ghosts, tghosts: x.tghosts, cghosts: x.cghosts, pcm: x.pcm };
+    waitDetector(ctx).wait({ e: 'wait', agent: c1, bar: full1, pass: true, phase: observed + 1, parity: (observed & 1) as 0 | 1, loc: { line: 29, col: 5 } } as never, s, s, d, 1);
+    return [...sink.hazards.values()].map((h) => h.kind);
+  }
+
+  test('phases another consumer observed are skipped at 2^40; unobserved ones are a phase-alias', () => {
+    const big = 2 ** 40;
+    expect(skipPass(big + 1, big + 2)).toEqual([]);
+    expect(skipPass(big - 3, big + 2)).toEqual(['phase-alias']);
+    expect(skipPass(null, big + 2)).toEqual(['phase-alias']);
   });
 });
 
