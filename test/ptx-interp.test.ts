@@ -117,7 +117,10 @@ describe('kernel names', () => {
     expect(() => translatePtx(r.module, {})).toThrow(/2 kernels: choose one with --kernel NAME \(_ZN7cutlass13device_kernelI\S+ \(device_kernel\), _Z5otheri \(other\)\)/);
     expect(() => translatePtx(r.module, { kernel: 'cutlass' })).toThrow(/no kernel 'cutlass'/);
     // the run's summary names every warp in full (w10 and w11 were cut to `device_kernel.w1`)
-    const summary = renderSummary(simulate(instantiate(translatePtx(r.module, { kernel: 'device_kernel', block: 384 }).kernel)));
+    // (a block of 384 threads: the entry's .reqntid says so, since --block may not contradict it)
+    const r384 = parsePtx(text(name).replace('.reqntid 64, 1, 1', '.reqntid 384, 1, 1'), 'nested384.ptx');
+    if (!r384.ok) throw new Error(r384.diagnostic.message);
+    const summary = renderSummary(simulate(instantiate(translatePtx(r384.module, { kernel: 'device_kernel' }).kernel)));
     expect(summary).toContain('  device_kernel.w10 issuing');
     expect(summary).toContain('  device_kernel.w0  issuing');
   });

@@ -74,9 +74,10 @@ function alsoText(h: Hazard): string | null {
 /**
  * One finding's lines. `sameAs`: the number of an earlier finding whose trace (the same schedule)
  * is already printed: the trace is referred to instead of printed again (a hang and its wait-for cycle).
+ * The lines are appended to `out` (returned); without `withTrace`, only those up to the trace (header,
+ * message, details, location).
  */
-function hazardText(h: Hazard, n: number, paint: CheckPaint, sameAs?: number, kernelFile?: string): string[] {
-  const out: string[] = [];
+function hazardText(h: Hazard, n: number, paint: CheckPaint, sameAs: number | undefined, kernelFile: string | undefined, out: string[], withTrace: boolean): string[] {
   const sev = h.severity === 'error' ? paint.red(h.kind.toUpperCase()) : paint.yellow(`warning ${h.kind}`);
   out.push(`${paint.bold(`${n}.`)} ${sev}${h.subject ? ` on ${h.subject.type} ${paint.bold(h.subject.name)}` : ''}`);
   // The root cause first: the static finding that explains it, then the message and details
@@ -106,6 +107,7 @@ function hazardText(h: Hazard, n: number, paint: CheckPaint, sameAs?: number, ke
     out.push(`   ${paint.dim(`(trace of ${h.schedule.length} step${h.schedule.length === 1 ? '' : 's'} not built: ${why})`)}`);
     return out;
   }
+  if (!withTrace) return out;
   const title = traceTitle(h);
   if (sameAs !== undefined) {
     out.push(`   ${paint.bold(title)} the trace of ${sameAs} above (the same schedule)`);
@@ -113,7 +115,11 @@ function hazardText(h: Hazard, n: number, paint: CheckPaint, sameAs?: number, ke
   }
   out.push(`   ${paint.bold(title)}`);
   if (!h.trace.length) out.push('     (the initial state)');
-  const actorW = Math.min(36, Math.max(8, ...h.trace.map((s) => s.actor.length)));
+  // A loop, not Math.max(...trace): a trace can have hundreds of thousands of steps, more
+  // arguments than one call takes.
+  let actorW = 8;
+  for (const s of h.trace) if (s.actor.length > actorW) actorW = s.actor.length;
+  actorW = Math.min(36, actorW);
   for (const s of h.trace) {
     const bars = s.barriers.map((b) => `${b.name}: ph ${b.phase} pend ${b.pending}/${b.expected} tx ${b.tx}`).join('; ');
     out.push(`   ${pad(String(s.n), 4)}${pad(s.actor, actorW)}  ${s.op}${s.loc ? paint.dim(`  (${locText(s.loc)})`) : ''}`);
@@ -135,7 +141,8 @@ function hazardText(h: Hazard, n: number, paint: CheckPaint, sameAs?: number, ke
  * the only one able to move, replayed forced steps).
  */
 function depthNote(r: CheckResult): string {
-  const longest = Math.max(0, ...r.hazards.filter((h) => !h.randomRun).map((h) => h.trace.length));
+  let longest = 0;
+  for (const h of r.hazards) if (!h.randomRun && h.trace.length > longest) longest = h.trace.length;
   return longest > r.coverage.depth ? ' (schedule choices; a trace also shows the forced steps between them)' : '';
 }
 
@@ -155,12 +162,6 @@ export function findingLocText(l: SrcLoc, kernelFile?: string): string {
 function traceTitle(h: Hazard): string {
   const n = `${h.trace.length} step${h.trace.length === 1 ? '' : 's'}`;
   return h.randomRun ? `trace of a random run (${n}; a shorter one may exist):` : `shortest trace (${n}):`;
-}
-
-/** A finding's lines up to its trace (header, message, details, location). */
-function withoutTrace(lines: string[]): string[] {
-  const cut = lines.findIndex((l) => l.includes('shortest trace (') || l.includes('trace of a random run ('));
-  return cut < 0 ? lines : lines.slice(0, cut);
 }
 
 /**
@@ -208,7 +209,8 @@ export function renderCheck(r: CheckResult, paint: CheckPaint = NO_PAINT, maxTra
     if (!h.static && sameAs === undefined && full) traced++;
     if (!full) omitted++;
     if (key !== null && full && sameAs === undefined) printed.set(key, n);
-    out.push(...(full ? hazardText(h, n++, paint, sameAs, p.kernel.file) : withoutTrace(hazardText(h, n++, paint, undefined, p.kernel.file))));
+    // Appended in place (no out.push(...lines): a long trace has more lines than one call takes arguments).
+    hazardText(h, n++, paint, full ? sameAs : undefined, p.kernel.file, out, full);
   }
   if (omitted) {
     const traces = `${omitted} trace${omitted === 1 ? '' : 's'}`;

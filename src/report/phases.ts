@@ -232,7 +232,9 @@ export function renderPhaseTable(rows: PhaseRow[], phaseVar = 'phase_tma', opts:
   const head = ['iteration', ...(perWarp ? ['warp'] : []), 'stage', 'phase parity waited on', 'barrier parity after completion', `${phaseVar} after iteration`];
   const shown = opts.maxLines !== undefined ? m.lines.slice(0, opts.maxLines) : m.lines;
   const body = shown.map((r) => [r.iteration, ...(perWarp ? [r.warp] : []), r.stage, r.parityWaited, r.parityAfter, r.phaseVar].map(String));
-  const w = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
+  // Column widths by a loop (no Math.max(...body): a long run has more rows than one call takes arguments).
+  const w = head.map((h) => h.length);
+  for (const b of body) for (let i = 0; i < w.length; i++) if (b[i]!.length > w[i]!) w[i] = b[i]!.length;
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(w[i]!)).join('  ').trimEnd();
   return [...header, line(head), ...body.map(line)].join('\n');
 }
