@@ -66,13 +66,13 @@ describe('an inverted consumer parity: the cause is the wait\'s parity, with one
       }
     });
   }
-  it('from PTX (ring2_bug1.cu:57): the fix is the wait\'s parity at the wait\'s PTX line', () => {
+  it('from PTX (ring2.cu:59, -DBUG=1): the fix is the wait\'s parity at the wait\'s PTX line', () => {
     const r = ptx('planted/ring2.bug1.ptx');
     expect(r.verdict).toBe('race');
     const h = r.hazards[0]!;
     expect(h.race!.fix).toMatch(/^the wait's parity: ring2\.w1's wait on full\[0\] \(line 118\) passed on the fresh barrier/);
     expect(h.cause?.kind).toBe('vacuous-wait');
-    expect(h.cause?.locations.map((l) => l.origin)).toEqual(['ring2_bug1.cu:26, inlined at ring2_bug1.cu:57']);
+    expect(h.cause?.locations.map((l) => l.origin)).toEqual(['ring2.cu:27, inlined at ring2.cu:59']);
   });
 });
 
@@ -83,11 +83,11 @@ describe('a release before the read: the fix moves the early arrive, from a sket
     expect(h.race!.fix).toMatch(/^move the release after the access: consumer arrives on empty\[0\] \(line 21\) before its read of tile\[0\] \(line 22\)/);
     expect(h.sites?.fix?.line).toBe(21);
   });
-  it('from PTX (lane 0 arrives before the warp reads, ring2_bug4.cu:58): the fix names the arrive\'s PTX line and its CUDA line', () => {
+  it('from PTX (lane 0 arrives before the warp reads, ring2.cu:64, -DBUG=4): the fix names the arrive\'s PTX line and its CUDA line', () => {
     const r = ptx('planted/ring2.bug4.ptx');
     expect(r.verdict).toBe('race');
     const h = r.hazards.find((x) => x.kind === 'race')!;
-    expect(h.race!.fix).toMatch(/^move the release after the access: ring2\.w1 arrives on empty\[0\] \(line 135, from ring2_bug4\.cu:17, inlined at ring2_bug4\.cu:58\) before its read of tile\[0\] \(line 145, from ring2_bug4\.cu:59\)/);
+    expect(h.race!.fix).toMatch(/^move the release after the access: ring2\.w1 arrives on empty\[0\] \(line 135, from ring2\.cu:18, inlined at ring2\.cu:64\) before its read of tile\[0\] \(line 145, from ring2\.cu:66\)/);
     expect(h.race!.fix).not.toContain('stale');
     expect(h.sites?.fix?.line).toBe(135);
     expect(h.locations.map((l) => l.line)).toContain(135);
