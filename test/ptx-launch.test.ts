@@ -9,6 +9,7 @@ import { mergeLaunch } from '../src/cli/ptx-load.js';
 import { inlineLaunch } from '../src/cli/ptx-launch.js';
 import { parsePtx } from '../src/ptx/index.js';
 import { translatePtx } from '../src/ptxi/index.js';
+import { CHECK_TAIL, SCALARS } from './support/ptx-scalars.js';
 
 async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
   const out: string[] = [];
@@ -108,25 +109,6 @@ describe('a bad sidecar exits 2 at its file:line:col with a caret', () => {
   });
 });
 
-// The end of both kernels below: %r1 the barrier's count, %r4 = 3 or a trap; thread 0 initializes
-// the barrier, all 64 threads arrive and wait for its phase 0.
-const CHECK_TAIL = `setp.ne.s32 %p1, %r4, 3;
-@%p1 trap;
-mov.u32 %r5, %tid.x;
-setp.ne.s32 %p1, %r5, 0;
-@%p1 bra SKIP;
-mov.u32 %r6, bar;
-mbarrier.init.shared.b64 [%r6], %r1;
-SKIP:
-bar.sync 0;
-mov.u32 %r6, bar;
-mbarrier.arrive.shared.b64 _, [%r6];
-W:
-mbarrier.try_wait.parity.shared.b64 %p2, [%r6], 0;
-@!%p2 bra W;
-ret;
-}
-`;
 
 // A kernel whose integers are fields of one struct parameter (CUTLASS's `Params`), read through a
 // register holding the parameter's address: the barrier's count at byte 8, two more at 16 and 20.
@@ -182,21 +164,6 @@ describe('fields of a struct parameter: --param NAME+OFFSET', () => {
   }, 60_000);
 });
 
-// Three scalar parameters: the barrier's count and two more that must add up to 3.
-const SCALARS = `.version 9.0
-.target sm_90a
-.address_size 64
-.visible .entry _Z7scalarsiii(.param .u32 _Z7scalarsiii_param_0, .param .u32 _Z7scalarsiii_param_1, .param .u32 _Z7scalarsiii_param_2)
-.reqntid 64, 1, 1
-{
-.reg .pred %p<4>;
-.reg .b32 %r<8>;
-.shared .align 8 .b8 bar[8];
-ld.param.u32 %r1, [_Z7scalarsiii_param_0];
-ld.param.u32 %r2, [_Z7scalarsiii_param_1];
-ld.param.u32 %r3, [_Z7scalarsiii_param_2];
-add.s32 %r4, %r2, %r3;
-` + CHECK_TAIL;
 
 describe('scalar parameters without values', () => {
   it('the first one read stops the kernel, and its message names every scalar parameter the kernel reads without a value', async () => {
