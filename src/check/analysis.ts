@@ -15,6 +15,7 @@ import { asyncProxyOp, opDef } from '../machine/ops/index.js';
 import { ctaSymmetry, type CtaSymmetry } from './cta-symmetry.js';
 import { ptxCtaSymmetry } from './cta-relative.js';
 import { BoundReached, type Governor } from '../machine/governor.js';
+import { HIST_WORDS } from './wait-hist.js';
 
 /**
  * Partial-order class of an instruction:
@@ -39,12 +40,13 @@ export interface Analysis {
   /** Every operation's source location, by index (in-flight operations store the index). */
   locs: SrcLoc[];
   locIndex: Map<SrcLoc, number>;
-  /** Per agent: barrier keys it may wait on, and the slot of each in the history array. */
+  /** Per agent: barrier keys it may wait on, and the slot of each in the history array (its first word, wait-hist.ts). */
   waitSlots: Map<number, number>[];
-  /** Total history length (sum over agents). */
+  /** Total history length in words (sum over agents). */
   histLen: number;
-  /** First history slot of each agent (its slots are contiguous). */
+  /** First history word of each agent (its slots are contiguous). */
   histBase: number[];
+  /** History words of each agent ({@link HIST_WORDS} per slot). */
   histCount: number[];
   /** Barrier array names that receive transaction bytes (targets of TMA, expect_tx, complete_tx). */
   dataBarriers: Set<string>;
@@ -284,7 +286,7 @@ export function analyse(p: Program, opts: AnalyseOptions = {}): Analysis {
     por.push(cls);
     waitArrays.push(waits);
   }
-  // History slots: one per (agent, barrier key of its CTA it may wait on).
+  // History slots: one per (agent, barrier key of its CTA it may wait on), HIST_WORDS words each (wait-hist.ts).
   const waitSlots: Map<number, number>[] = [];
   const histBase: number[] = [];
   const histCount: number[] = [];
@@ -294,10 +296,10 @@ export function analyse(p: Program, opts: AnalyseOptions = {}): Analysis {
     histBase.push(histLen);
     for (const info of p.barriers) {
       if (!waitArrays[a.role]!.has(info.name)) continue;
-      for (let i = 0; i < info.length; i++) m.set(a.cta * p.barriersPerCta + info.offset + i, histLen++);
+      for (let i = 0; i < info.length; i++, histLen += HIST_WORDS) m.set(a.cta * p.barriersPerCta + info.offset + i, histLen);
       tick();
     }
-    histCount.push(m.size);
+    histCount.push(HIST_WORDS * m.size);
     waitSlots.push(m);
   }
   // Symmetry groups.

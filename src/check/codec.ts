@@ -22,6 +22,7 @@ import { imageLists, imageTail } from './cta-permute.js';
 import { decodeState } from './state-decode.js';
 import { AGENT_FIELDS, checkFields, STATE_FIELDS, StateBuf, type Extra } from './state-buf.js';
 import { RecordWords } from './record-words.js';
+import { putWide } from './state-decode.js';
 
 export { StateBuf, type Extra } from './state-buf.js';
 
@@ -54,12 +55,12 @@ export class Codec extends RecordWords {
     for (let a = 0; a < s.agents.length; a++) this.putAgent(s.agents[a]!, false, this.an.rel[a]?.live ?? null);
     {
       const bars = s.bars;
-      const sc = this.room(5 * bars.length);
+      const sc = this.room(7 * bars.length);
       let n = this.n;
       for (let j = 0; j < bars.length; j++) {
         const b = bars[j]!;
         sc[n++] = b.status === 'uninit' ? 0 : b.status === 'valid' ? 1 : 2; // BSTATUS
-        sc[n++] = b.phase;
+        n = putWide(sc, n, b.phase); // phases are unbounded exact integers
         sc[n++] = b.pending;
         sc[n++] = b.expected;
         sc[n++] = b.tx;
@@ -78,7 +79,13 @@ export class Codec extends RecordWords {
     this.put(s.nextId);
     this.put(s.inflight.length);
     for (const o of s.inflight) this.putOp(o, true, null);
-    for (let i = 0; i < x.hist.length; i++) this.put(x.hist[i]!);
+    {
+      // Observed phases are exact at any count (wait-hist.ts): wide words beyond int32.
+      const sc = this.room(3 * x.hist.length);
+      let n = this.n;
+      for (let i = 0; i < x.hist.length; i++) n = putWide(sc, n, x.hist[i]!);
+      this.n = n;
+    }
     for (const g of x.ghosts) this.putGhosts(g, null);
     this.putGhosts(x.tghosts, null);
     if (this.an.trackProxy) {
@@ -176,8 +183,10 @@ export class Codec extends RecordWords {
     const priv = sym ? this.priv(a) : null;
     this.putAgent(ag, sym, an.rel[a]?.live ?? null);
     const hc = an.histCount[a]!;
-    const sc = this.room(hc);
-    for (let j = 0; j < hc; j++) sc[this.n++] = hist[base + j]!;
+    const sc = this.room(3 * hc);
+    let n = this.n;
+    for (let j = 0; j < hc; j++) n = putWide(sc, n, hist[base + j]!);
+    this.n = n;
     this.putGhosts(ghosts, priv);
     if (an.trackProxy) this.putGhosts(dirty, priv);
     if (an.commitOnly) {

@@ -10,6 +10,7 @@ import type { Extra } from './codec.js';
 import { copySites, txSites } from './por.js';
 import type { SearchCtx } from './search-ctx.js';
 import { locKey } from './search-facts.js';
+import { lastObserved } from './wait-hist.js';
 
 /** The hang detector of search `ctx`: the terminal state `s` (stored as `id`, checker data `x`). */
 export function hangDetector(ctx: SearchCtx): (s: MachineState, id: number, x: Extra) => void {
@@ -18,11 +19,10 @@ export function hangDetector(ctx: SearchCtx): (s: MachineState, id: number, x: E
   return (s, id, x) => {
     const hr = explainHang(m, s, (a, bar) => {
       const slot = an.waitSlots[a]!.get(bar);
-      return slot !== undefined && x.hist[slot] !== -2;
+      return slot !== undefined && lastObserved(x.hist, slot) !== null;
     }, (a, bar) => {
       const slot = an.waitSlots[a]!.get(bar);
-      const v = slot === undefined ? -2 : x.hist[slot]!;
-      return v === -2 ? null : (v >> 13) - 1;
+      return slot === undefined ? null : lastObserved(x.hist, slot);
     });
     // In the key (agents in index order), a member of a symmetry group stands for its group, so
     // hangs that differ only by which interchangeable warps or instances are blocked are one.

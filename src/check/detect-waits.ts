@@ -5,8 +5,8 @@
  * transition that passes it; and, at the end of an execution, a stale re-observation whose
  * barrier went on to complete the next phase.
  *
- * History value: -2 (never passed), else ((observed + 1) << 13) | (pc << 1) | stale, where stale
- * marks a pass of the same wait instruction that re-observed the phase it saw last.
+ * History: two words per slot (wait-hist.ts), the observed phase and the wait's position, exact
+ * at any phase count.
  */
 import type { Choice, MachineState } from '../machine/machine.js';
 import type { MachineEvent } from '../machine/events.js';
@@ -16,6 +16,7 @@ import type { Extra } from './codec.js';
 import type { ExtraDraft, SearchCtx } from './search-ctx.js';
 import { locKey } from './search-facts.js';
 import { LAZY } from './search-hazards.js';
+import { lastObserved, lastPc, lastStale, samePass, setPass } from './wait-hist.js';
 
 /** The wait detector of one search. */
 export interface WaitDetector {
@@ -41,11 +42,10 @@ export function waitDetector(ctx: SearchCtx): WaitDetector {
     const slot = slotOf(e.agent, e.bar);
     if (slot < 0) return;
     const observed = e.phase - 1 - ((e.phase - 1 - e.parity) & 1);
-    const hv = d.hist[slot]!;
-    const last = hv === -2 ? -2 : (hv >> 13) - 1;
-    const pc = s.agents[e.agent]!.pc & 0xfff;
-    const stale = hv !== -2 && observed === last && ((hv >> 1) & 0xfff) === pc;
-    const intent = last === -2 ? 0 : last + 1;
+    const last = lastObserved(d.hist, slot);
+    const pc = s.agents[e.agent]!.pc;
+    const stale = last !== null && observed === last && lastPc(d.hist, slot) === pc;
+    const intent = last === null ? 0 : last + 1;
     if (observed < 0) {
       const bname = p.barrierName(e.bar);
       const info = p.barrierOf(e.bar).info;
@@ -69,21 +69,19 @@ export function waitDetector(ctx: SearchCtx): WaitDetector {
       const b = t.bars[e.bar]!;
       if (b.status === 'valid' && (b.pending < b.expected || b.tx !== 0)) sink.error(staleAlias(e.agent, e.bar, observed, e.parity, e.loc, stateId, LAZY, false));
     }
-    const hvNew = ((observed + 1) << 13) | (pc << 1) | (stale ? 1 : 0);
-    if (d.hist[slot] !== hvNew) {
+    if (!samePass(d.hist, slot, observed, pc, stale)) {
       if (d.hist === d.x.hist) d.hist = d.hist.slice();
-      d.hist[slot] = hvNew;
+      setPass(d.hist, slot, observed, pc, stale);
     }
   };
 
   const staleAtEnd: WaitDetector['staleAtEnd'] = (s, x, id) => {
     for (let a = 0; a < p.agents.length; a++) {
       for (const [bar, slot] of an.waitSlots[a]!) {
-        const v = x.hist[slot]!;
-        if (v === -2 || !(v & 1)) continue;
-        const observed = (v >> 13) - 1;
+        const observed = lastObserved(x.hist, slot);
+        if (observed === null || !lastStale(x.hist, slot)) continue;
         if (s.bars[bar]!.phase <= observed + 1) continue;
-        const ins = insAt(a, (v >> 1) & 0xfff);
+        const ins = insAt(a, lastPc(x.hist, slot));
         if (!ins || ins.i !== 'op') continue;
         sink.error(staleAlias(a, bar, observed, observed & 1, ins.loc, id, [], true));
       }
@@ -143,8 +141,8 @@ function otherConsumers(ctx: SearchCtx): (a: number, bar: number, observed: numb
       othersCache.set(ck, others);
     }
     for (let i = 0; i < others.length; i++) {
-      const hv = h[slotOf(others[i]!, bar)]!;
-      if (hv !== -2 && (hv >> 13) - 1 >= observed - 1) return true;
+      const o = lastObserved(h, slotOf(others[i]!, bar));
+      if (o !== null && o >= observed - 1) return true;
     }
     return false;
   };

@@ -55,6 +55,12 @@ export function barHash(j: number, b: MBarrier): void {
   h2 = mix2(h2, st);
   h1 = mix1(h1, b.phase);
   h2 = mix2(h2, b.phase);
+  if (b.phase > 0x7fffffff) {
+    // Phases are unbounded: the high word too, so phases 2^32 apart do not hash alike.
+    const hi = Math.floor(b.phase / 2 ** 32);
+    h1 = mix1(h1, hi);
+    h2 = mix2(h2, hi);
+  }
   h1 = mix1(h1, b.pending);
   h2 = mix2(h2, b.pending);
   h1 = mix1(h1, b.expected);

@@ -111,7 +111,8 @@ export class RecordWords {
       const t = ag.tokens[Number(k)]!;
       this.put(Number(k));
       this.put(this.ren ? this.ren.bar[t.barrier] ?? t.barrier : t.barrier);
-      this.put(t.phase);
+      const sc = this.room(3);
+      this.n = putWide(sc, this.n, t.phase);
       this.put(t.pendingBefore);
       this.put(t.txBefore);
       this.put(t.noComplete ? 1 : 0);

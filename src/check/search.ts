@@ -27,6 +27,7 @@ import { Postponed } from './postpone.js';
 import { Successors } from './successor.js';
 import { expander, type Expander } from './expand.js';
 import { StateTree } from './state-tree.js';
+import { freshHist } from './wait-hist.js';
 
 /** The parts of one search, built by {@link setup}. */
 interface Parts {
@@ -158,7 +159,7 @@ function setup(program: Program, opts: ExploreOptions, par: ParHooks | null, gov
 /** The checker data of the initial state: nothing observed, no ghosts, nothing published. */
 export function initialExtra(p: Program, an: Analysis): Extra {
   return {
-    hist: new Array<number>(an.histLen).fill(-2), ghosts: new Array(p.agents.length).fill(null), tghosts: null,
+    hist: freshHist(an.histLen), ghosts: new Array(p.agents.length).fill(null), tghosts: null,
     dirty: new Array(p.agents.length).fill(null), esc: null, pub: new Array<number>(an.manualCount).fill(0),
     cghosts: new Array(p.agents.length).fill(null), pcm: new Array<number[] | null>(p.agents.length).fill(null),
     ru: new Array(p.agents.length).fill(null), rp: null,

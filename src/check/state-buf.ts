@@ -9,7 +9,7 @@ export const OP_FIELDS = ['id', 'kind', 'agent', 'cta', 'bar', 'buf', 'reads', '
 
 /** The checker's data that travels with a state. */
 export interface Extra {
-  /** Last phase observed by each (agent, barrier) waiter slot; −2 = never passed. */
+  /** Per (agent, barrier) waiter slot, the last phase its wait observed and where (two words, check/wait-hist.ts). */
   hist: number[];
   /** Per agent: ghost accesses (buffer key × 2 + (write ? 1 : 0)) of completed, not yet committed tcgen05.mma; null when none. */
   ghosts: (number[] | null)[];

@@ -123,14 +123,28 @@ export function decodeState(p: Program, an: Analysis, idle: { named: NamedBarrie
       tokens = {};
       for (let j = 0; j < nt; j++) {
         const slot = d[k++]!;
-        tokens[slot] = { barrier: d[k++]!, phase: d[k++]!, pendingBefore: d[k++]!, txBefore: d[k++]!, noComplete: d[k++]! === 1 };
+        const barrier = d[k++]!;
+        let phase = d[k++]!;
+        if (phase === WIDE) {
+          phase = wideAt(d, k);
+          k += 2;
+        }
+        tokens[slot] = { barrier, phase, pendingBefore: d[k++]!, txBefore: d[k++]!, noComplete: d[k++]! === 1 };
       }
     }
     agents[a] = { pc, frame, status, sub, tokens, wgGroup, bulkGroup, cpGroup, clusterRound, tcIssued, tcDone, wgIssued, wgDone, lastArrive, tmemHeld, tmemFreed, tmemRelinquished, tcLdUnwaited };
   }
   const nb = p.ctas * p.barriersPerCta;
   const bars = new Array(nb);
-  for (let j = 0; j < nb; j++) bars[j] = { status: BSTATUS[d[k++]!]!, phase: d[k++]!, pending: d[k++]!, expected: d[k++]!, tx: d[k++]! };
+  for (let j = 0; j < nb; j++) {
+    const status = BSTATUS[d[k++]!]!;
+    let phase = d[k++]!;
+    if (phase === WIDE) {
+      phase = wideAt(d, k);
+      k += 2;
+    }
+    bars[j] = { status, phase, pending: d[k++]!, expected: d[k++]!, tx: d[k++]! };
+  }
   let named: NamedBarrier[];
   if (an.usesNamed) {
     named = new Array(p.ctas * 16);
@@ -193,7 +207,14 @@ export function decodeState(p: Program, an: Analysis, idle: { named: NamedBarrie
     inflight[j] = { id, kind, agent, cta, bar, buf: bufk, reads, bytes, left, chunks, group, count, remote, targets, issued, seq, loc: an.locs[li] ?? { line: 0, col: 0 } };
   }
   const hist: number[] = [];
-  for (let j = 0; j < an.histLen; j++) hist.push(d[k++]!);
+  for (let j = 0; j < an.histLen; j++) {
+    const w = d[k++]!;
+    if (w !== WIDE) hist.push(w);
+    else {
+      hist.push(wideAt(d, k));
+      k += 2;
+    }
+  }
   const ghosts: (number[] | null)[] = new Array(p.agents.length);
   for (let a = 0; a < p.agents.length; a++) {
     const ng = d[k++]!;

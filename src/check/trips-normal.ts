@@ -13,6 +13,7 @@ import type { Extra } from './state-buf.js';
 import type { Analysis } from './analysis.js';
 import type { TripLoop } from './trips-loops.js';
 import type { ShiftPlan } from './trips-shift.js';
+import { lastObserved, moveObserved } from './wait-hist.js';
 
 /**
  * The state `s` with every shifted slot moved back by whole periods as far as the threshold allows
@@ -56,9 +57,10 @@ export function shifted(plan: ShiftPlan, m: Machine, pH: Program, an: Analysis, 
   agents.forEach((ag) => {
     if (ag.tokens) for (const t of Object.values(ag.tokens)) least[t.barrier] = Math.min(least[t.barrier]!, t.phase);
   });
-  // A history entry (detect-waits.ts) is (observed phase + 1) << 13 | pc << 1 | stale, or −2.
+  // A history slot (wait-hist.ts): the observed phase, or never passed.
   an.waitSlots.forEach((m) => m.forEach((slot, bar) => {
-    if (hist[slot]! >= 0) least[bar] = Math.min(least[bar]!, (hist[slot]! >> 13) - 1);
+    const o = lastObserved(hist, slot);
+    if (o !== null) least[bar] = Math.min(least[bar]!, o);
   }));
   const base = least.map((v) => (v >= 4 ? 2 * Math.floor((v - 2) / 2) : 0));
   bars.forEach((b, i) => (b.phase -= base[i]!));
@@ -71,8 +73,8 @@ export function shifted(plan: ShiftPlan, m: Machine, pH: Program, an: Analysis, 
     }
   });
   an.waitSlots.forEach((m) => m.forEach((slot, bar) => {
-    const v = hist[slot]!;
-    if (v >= 0) hist[slot] = (((v >> 13) - base[bar]!) << 13) | (v & 0x1fff);
+    const o = lastObserved(hist, slot);
+    if (o !== null) moveObserved(hist, slot, o - base[bar]!);
   }));
   const inflight = s.inflight.map((o) => ({ ...o }));
   // Group numbers, relative to the least one still referred to: wgmma groups per warpgroup (a
@@ -123,7 +125,7 @@ export function shifted(plan: ShiftPlan, m: Machine, pH: Program, an: Analysis, 
 export const STALE_BEHIND = 5;
 
 /**
- * Moves every history entry (detect-waits.ts: (observed + 1) << 13 | pc << 1 | stale) that lies
+ * Moves every history entry (wait-hist.ts: the observed phase, the wait's pc and stale bit) that lies
  * STALE_BEHIND or more phases behind its valid barrier's phase up to exactly that far behind: a
  * waiter that stopped waiting on a barrier (FlashAttention-3's second warpgroup, ordered by named
  * barriers, waits on the K / V barriers only at a tile's first and last block) would otherwise hold
@@ -132,11 +134,11 @@ export const STALE_BEHIND = 5;
  */
 function clampStale(an: Analysis, bars: readonly MachineState['bars'][number][], hist: number[]): void {
   an.waitSlots.forEach((m) => m.forEach((slot, bar) => {
-    const v = hist[slot]!;
+    const o = lastObserved(hist, slot);
     const b = bars[bar]!;
-    if (v < 0 || b.status !== 'valid') return;
+    if (o === null || b.status !== 'valid') return;
     const floor = b.phase - STALE_BEHIND;
-    if ((v >> 13) - 1 < floor) hist[slot] = ((floor + 1) << 13) | (v & 0x1fff);
+    if (o < floor) moveObserved(hist, slot, floor);
   }));
 }
 

@@ -32,6 +32,7 @@ import { shifted } from './trips-normal.js';
 import { sizedBy, usesInScope } from './trips-scope.js';
 import { offsetPlan } from './trips-offset.js';
 import { negativeT, rebase, touchedIn } from './trips-rebase.js';
+import { freshHist, HIST_WORDS } from './wait-hist.js';
 
 /** The huge trip count of the first search: no trip loop ends (exact integers up to 2^53). */
 export const HUGE_TRIPS = 2 ** 40;
@@ -302,10 +303,10 @@ export function checkAllTrips(kernel: Kernel, overrides: Record<string, number>,
  * iterations than stages waits on fewer barriers).
  */
 function remapExtra(x: Extra, from: Analysis, to: Analysis): Extra {
-  const hist = new Array<number>(to.histLen).fill(-2);
+  const hist = freshHist(to.histLen);
   to.waitSlots.forEach((m, a) => m.forEach((slot, bar) => {
     const old = from.waitSlots[a]?.get(bar);
-    if (old !== undefined) hist[slot] = x.hist[old]!;
+    if (old !== undefined) for (let w = 0; w < HIST_WORDS; w++) hist[slot + w] = x.hist[old + w]!;
   }));
   return { ...x, hist };
 }
