@@ -18,7 +18,7 @@ import { searchFacts } from '../src/check/search-facts.js';
 import { HazardSink } from '../src/check/search-hazards.js';
 import { waitDetector } from '../src/check/detect-waits.js';
 import type { SearchCtx, ExtraDraft } from '../src/check/search-ctx.js';
-import { lastObserved, lastPc, lastStale, setPass } from '../src/check/wait-hist.js';
+import { getHistSlot, lastObserved, lastPc, lastStale, NEVER, putHistSlot, setPass } from '../src/check/wait-hist.js';
 import { check } from '../src/check/check.js';
 import { NO_PAINT, renderCheck } from '../src/check/report.js';
 import { main } from '../src/cli/main.js';
@@ -56,6 +56,29 @@ describe('waiter history and encoding at large phase numbers', () => {
       expect(lastStale(h, 0)).toBe(true);
     }
     expect(lastObserved([-2, 0], 0)).toBe(null);
+  });
+
+  test('a history slot is one word while it fits the packed form, exact words beyond, and reads back', () => {
+    const cases: [number, number, number][] = [
+      // [phase word, position word, encoded words]
+      [NEVER, 0, 1], [0, 0, 1], [5, 2 * 7 + 1, 1], [2 ** 18 - 1, 2 ** 13 - 1, 1],
+      [2 ** 18, 0, 3], [3, 2 ** 13, 3], [2 ** 31, 9, 5], [2 ** 40 + 3, 2 * 5000, 5], [NEVER, 4, 3],
+    ];
+    const seen = new Set<string>();
+    for (const [ph, pos, words] of cases) {
+      const sc = new Int32Array(8);
+      const n = putHistSlot(sc, 0, [ph, pos], 0);
+      expect(n).toBe(words);
+      const back: number[] = [];
+      expect(getHistSlot(sc, 0, back)).toBe(n);
+      expect(back).toEqual([ph, pos]);
+      seen.add([...sc.subarray(0, n)].join(','));
+    }
+    expect(seen.size).toBe(cases.length); // injective on these
+    // The packed word is the former int32 packing, so record hashes of small histories are unchanged.
+    const sc = new Int32Array(8);
+    putHistSlot(sc, 0, [12, 2 * 40 + 1], 0);
+    expect(sc[0]).toBe((12 << 13) | (40 << 1) | 1);
   });
 
   test('a state with phases past int32 encodes, decodes and hashes exactly', () => {

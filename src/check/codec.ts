@@ -23,6 +23,7 @@ import { decodeState } from './state-decode.js';
 import { AGENT_FIELDS, checkFields, STATE_FIELDS, StateBuf, type Extra } from './state-buf.js';
 import { RecordWords } from './record-words.js';
 import { putWide } from './state-decode.js';
+import { HIST_WORDS, putHistSlot } from './wait-hist.js';
 
 export { StateBuf, type Extra } from './state-buf.js';
 
@@ -81,9 +82,9 @@ export class Codec extends RecordWords {
     for (const o of s.inflight) this.putOp(o, true, null);
     {
       // Observed phases are exact at any count (wait-hist.ts): wide words beyond int32.
-      const sc = this.room(3 * x.hist.length);
+      const sc = this.room(4 * x.hist.length);
       let n = this.n;
-      for (let i = 0; i < x.hist.length; i++) n = putWide(sc, n, x.hist[i]!);
+      for (let i = 0; i < x.hist.length; i += HIST_WORDS) n = putHistSlot(sc, n, x.hist, i);
       this.n = n;
     }
     for (const g of x.ghosts) this.putGhosts(g, null);
@@ -183,9 +184,9 @@ export class Codec extends RecordWords {
     const priv = sym ? this.priv(a) : null;
     this.putAgent(ag, sym, an.rel[a]?.live ?? null);
     const hc = an.histCount[a]!;
-    const sc = this.room(3 * hc);
+    const sc = this.room(4 * hc);
     let n = this.n;
-    for (let j = 0; j < hc; j++) n = putWide(sc, n, hist[base + j]!);
+    for (let j = 0; j < hc; j += HIST_WORDS) n = putHistSlot(sc, n, hist, base + j);
     this.n = n;
     this.putGhosts(ghosts, priv);
     if (an.trackProxy) this.putGhosts(dirty, priv);

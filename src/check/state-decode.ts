@@ -9,6 +9,8 @@ import type { AgentState, AsyncOp, MachineState, NamedBarrier } from '../machine
 import type { Program } from '../machine/program.js';
 import type { Analysis } from './analysis.js';
 import type { Extra, StateBuf } from './state-buf.js';
+import { getWide, WIDE, wideAt } from './wide-words.js';
+import { getHistSlot, HIST_WORDS } from './wait-hist.js';
 
 export const KINDS: AsyncKind[] = ['tma', 'bulk.store', 'tc.mma', 'tc.commit', 'wgmma', 'cp.async', 'cpa.arrive', 'remote', 'tc.ld', 'tc.st', 'tc.cp', 'tc.shift', 'st.async', 'dsmem', 'pick', 'clc'];
 export function kindIx(k: AsyncKind): number {
@@ -34,29 +36,7 @@ export function kindIx(k: AsyncKind): number {
 export const REMOTES: AsyncOp['remote'][] = [null, 'arrive', 'arrive.expect_tx', 'arrive_drop', 'expect_tx', 'complete_tx'];
 export const REMOTE_IX = new Map(REMOTES.map((k, i) => [k, i]));
 export const STATUS = ['run', 'done', 'trap'] as const;
-/** Marks a value that takes three words (marker, high and low 32 bits): one outside int32. */
-export const WIDE = -0x80000000;
-
-/**
- * Writes `v` (an exact integer, |v| ≤ 2^53 − 1: frame values, copy sizes) at `sc[n]`: one word, or
- * {@link WIDE} and two more beyond int32. Returns the next index.
- */
-export function putWide(sc: Int32Array, n: number, v: number): number {
-  if ((v | 0) === v && v !== WIDE) {
-    sc[n] = v;
-    return n + 1;
-  }
-  const hi = Math.floor(v / 2 ** 32);
-  sc[n] = WIDE;
-  sc[n + 1] = hi;
-  sc[n + 2] = v - hi * 2 ** 32;
-  return n + 3;
-}
-
-/** The value {@link putWide} wrote at the marker word `w` whose next words are `d[k]`, `d[k + 1]`. */
-export function wideAt(d: Int32Array, k: number): number {
-  return d[k]! * 2 ** 32 + (d[k + 1]! >>> 0);
-}
+export { getWide, putWide, WIDE, wideAt } from './wide-words.js';
 export const BSTATUS = ['uninit', 'valid', 'inval'] as const;
 
 /**
@@ -207,14 +187,7 @@ export function decodeState(p: Program, an: Analysis, idle: { named: NamedBarrie
     inflight[j] = { id, kind, agent, cta, bar, buf: bufk, reads, bytes, left, chunks, group, count, remote, targets, issued, seq, loc: an.locs[li] ?? { line: 0, col: 0 } };
   }
   const hist: number[] = [];
-  for (let j = 0; j < an.histLen; j++) {
-    const w = d[k++]!;
-    if (w !== WIDE) hist.push(w);
-    else {
-      hist.push(wideAt(d, k));
-      k += 2;
-    }
-  }
+  for (let j = 0; j < an.histLen; j += HIST_WORDS) k = getHistSlot(d, k, hist);
   const ghosts: (number[] | null)[] = new Array(p.agents.length);
   for (let a = 0; a < p.agents.length; a++) {
     const ng = d[k++]!;
