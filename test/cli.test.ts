@@ -58,7 +58,8 @@ describe('mbsim run', () => {
     writeFileSync(bad, JSON.stringify({ tmaLatncy: 1 }));
     const r = await run(['run', 'mechanism', '--timing', bad]);
     expect(r.code).toBe(2);
-    expect(r.err).toBe(`mbsim: error: ${bad}: unknown timing parameter 'tmaLatncy' (did you mean tmaLatency?)`);
+    // Located at the key, with a caret, as every other input error.
+    expect(r.err).toBe(`${bad}:1:2: error: unknown timing parameter 'tmaLatncy' (did you mean tmaLatency?)\n  {"tmaLatncy":1}\n   ^~~~~~~~~~~`);
     writeFileSync(bad, '{');
     expect((await run(['run', 'mechanism', '--timing', bad])).code).toBe(2);
     expect(existsSync(good)).toBe(true);

@@ -11,7 +11,7 @@ import { parsePtx } from '../src/ptx/index.js';
 import { translatePtx } from '../src/ptxi/index.js';
 import { instantiate } from '../src/machine/program.js';
 import * as missingParam from '../src/cli/missing-param.js';
-import { SCALARS } from './support/ptx-scalars.js';
+import { LATE, SCALARS } from './support/ptx-scalars.js';
 
 // Every call of the simulator, counted: the check of a kernel with a missing parameter runs none.
 const sims = vi.hoisted(() => ({ n: 0 }));
@@ -27,39 +27,6 @@ async function cli(args: string[]): Promise<{ code: number; out: string; err: st
   const code = await main(args, { out: (s) => out.push(s), err: (s) => err.push(s), color: false });
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
-
-// SCALARS (test/support/ptx-scalars.ts) with param_2 read after a lane-varying branch and a bar.sync: no run reaches it
-// without running, so the check's search and the run's simulation decide.
-const LATE = `.version 9.0
-.target sm_90a
-.address_size 64
-.visible .entry _Z7scalarsiii(.param .u32 _Z7scalarsiii_param_0, .param .u32 _Z7scalarsiii_param_1, .param .u32 _Z7scalarsiii_param_2)
-.reqntid 64, 1, 1
-{
-.reg .pred %p<4>;
-.reg .b32 %r<8>;
-.shared .align 8 .b8 bar[8];
-ld.param.u32 %r1, [_Z7scalarsiii_param_0];
-ld.param.u32 %r2, [_Z7scalarsiii_param_1];
-mov.u32 %r5, %tid.x;
-setp.ne.s32 %p1, %r5, 0;
-@%p1 bra SKIP;
-mov.u32 %r6, bar;
-mbarrier.init.shared.b64 [%r6], %r1;
-SKIP:
-bar.sync 0;
-ld.param.u32 %r3, [_Z7scalarsiii_param_2];
-add.s32 %r4, %r2, %r3;
-setp.ne.s32 %p1, %r4, 3;
-@%p1 trap;
-mov.u32 %r6, bar;
-mbarrier.arrive.shared.b64 _, [%r6];
-W:
-mbarrier.try_wait.parity.shared.b64 %p2, [%r6], 0;
-@!%p2 bra W;
-ret;
-}
-`;
 
 /** The module of PTX `text`; a parse error throws. */
 function mod(text: string) {

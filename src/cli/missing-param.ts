@@ -8,30 +8,12 @@
  */
 import type { CheckResult } from '../check/check.js';
 import type { SrcLoc } from '../kernel/ir.js';
-import type { OpInstr, Program } from '../machine/program.js';
+import { missingParamTraps as missingTraps, missingParamsAt } from '../machine/missing-params.js';
+import type { Program } from '../machine/program.js';
 import type { SimResult } from '../sim/result.js';
 import { UsageError } from './errors.js';
 
-/** The trap instructions of `program` that stand for parameters without a value (typed walk over the compiled roles). */
-function missingTraps(program: Program): OpInstr[] {
-  const out: OpInstr[] = [];
-  for (const rc of program.roles) for (const ins of rc.code) if (ins.i === 'op' && ins.op.op === 'trap' && ins.op.missingParams?.length) out.push(ins);
-  return out;
-}
-
-const sameLoc = (a: SrcLoc | undefined, b: SrcLoc): boolean => !!a && a.line === b.line && a.col === b.col && (a.file ?? '') === (b.file ?? '');
-
-/**
- * The parameter names of the missing-parameter trap that stopped an agent at `loc` with `message`
- * (its diagnostic's), or null when that stop is no such trap.
- */
-export function missingParamsAt(program: Program, loc: SrcLoc | undefined, message: string): string[] | null {
-  for (const ins of missingTraps(program)) {
-    const op = ins.op as Extract<OpInstr['op'], { op: 'trap' }>;
-    if (op.message === message && sameLoc(loc, ins.loc)) return op.missingParams!;
-  }
-  return null;
-}
+export { missingParamsAt };
 
 /**
  * The input error for parameters `names` first needed at `loc`: one located line naming them

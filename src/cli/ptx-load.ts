@@ -30,7 +30,43 @@ export function loadPtxKernel(path: string, f: PtxFlags, warn?: (text: string) =
   const launch = ptxLaunchOf(path, src, module, f);
   launchValuesOfSets(module, launch, f);
   if (warn && launch.dynamicSmem === undefined) for (const d of unsizedDynamicSmem(module)) warn(formatPtxDiagnostic(d, src));
+  if (warn) for (const d of unfitParams(module, launch)) warn(formatPtxDiagnostic(d, src));
   return translateOrExplain(module, launch);
+}
+
+/** Bits of the integer parameter types a launch value is checked against (`.b8` struct parameters are not). */
+const PARAM_BITS: Record<string, number> = { '.u8': 8, '.s8': 8, '.u16': 16, '.s16': 16, '.b16': 16, '.u32': 32, '.s32': 32, '.b32': 32 };
+
+/**
+ * A warning at the declaration of each whole integer parameter whose launch value (`--param`, a
+ * sidecar) does not fit its declared width: CUDA's launch passes the C type's bits, and the
+ * kernel's `ld.param` of that width keeps only the low bits (`--param param_2=4294967298` of an
+ * `int`, `.u32`, runs as 2). Accepted as either signedness: `-1` of a `.u32` is the bits of an `int`'s -1.
+ */
+export function unfitParams(module: Module, launch: PtxLaunch): PtxDiagnostic[] {
+  let entry;
+  try {
+    entry = pickEntry(module, launch.kernel);
+  } catch {
+    return []; // the translation reports it
+  }
+  const out: PtxDiagnostic[] = [];
+  for (const [k, value] of Object.entries(launch.params ?? {})) {
+    const ref = paramRef(entry.params, k);
+    const p = ref && !ref.offset ? entry.params[ref.index]! : undefined;
+    const bits = p && !p.dims ? PARAM_BITS[p.type] : undefined;
+    if (!p || bits === undefined) continue;
+    const span = 2 ** bits;
+    if (value >= -(span / 2) && value < span) continue;
+    const low = ((value % span) + span) % span;
+    out.push({
+      code: PTX_CODES.launchWarning,
+      message: `${shortName(p.name)} = ${value} does not fit the ${bits}-bit parameter (${p.type}, ${-(span / 2)} .. ${span - 1}): the kernel's ${bits}-bit load reads its low ${bits} bits, ${low}`,
+      hint: `give the value the kernel is launched with, within ${bits} bits`,
+      file: p.pos.file, line: p.pos.line, col: p.pos.col, endCol: p.pos.col + Math.max(1, p.name.length),
+    });
+  }
+  return out;
 }
 
 /**

@@ -7,7 +7,7 @@ import { echo } from './args.js';
 import { UsageError } from './errors.js';
 import { readInput } from './input.js';
 import { duplicateKey } from './json-keys.js';
-import { JsonPosError, parseJsonPos } from './json-pos.js';
+import { JsonPosError, parseJsonPos, type JsonNode, type JsonPos } from './json-pos.js';
 import { caretExcerpt, excerptColumn, lineAt } from '../lang/diagnostics.js';
 import { alignCaret } from './terminal.js';
 
@@ -16,7 +16,9 @@ export const TIMING_FILE_MAX = 1 << 20;
 
 /**
  * The timing of `--timing FILE` (H200's without one): a JSON object of parameter names to numbers
- * (or `{ "value": number }`), each within its kind's physical range (src/sim/timing.ts).
+ * (or `{ "value": number }`), each within its kind's physical range (src/sim/timing.ts). A
+ * rejected file is a UsageError at the entry's line:col with a caret (the value out of range, the
+ * unknown name, the key given twice, the JSON syntax error).
  */
 export function loadTiming(path: string | undefined): Timing {
   if (path === undefined) return H200;
@@ -32,28 +34,62 @@ export function loadTiming(path: string | undefined): Timing {
     try {
       parseJsonPos(text);
     } catch (e) {
-      if (e instanceof JsonPosError) throw atPos(echo(path), text, e, `not valid JSON: ${e.message}`);
+      if (e instanceof JsonPosError) throw atPos(echo(path), text, e.pos, `not valid JSON: ${e.message}`);
     }
     throw new UsageError(`${echo(path)}: not valid JSON: ${echo((err as Error).message)}`);
   }
   const dup = duplicateKey(text);
-  if (dup) throw new UsageError(`${echo(path)}:${dup.line}:${dup.col}: "${echo(dup.key)}" is given twice (first on line ${dup.firstLine}); give each setting once`);
+  if (dup) {
+    const pos = { line: dup.line, col: dup.col, endCol: dup.col + JSON.stringify(dup.key).length };
+    throw atPos(echo(path), text, pos, `"${echo(dup.key)}" is given twice (first on line ${dup.firstLine}); give each setting once`);
+  }
   try {
-    // The names a file may set are H200's own keys (not `toString` or `__proto__`).
-    return mergeTiming(Object.assign(Object.create(null) as Timing, H200), json);
+    return mergeTiming(h200Copy(), json);
   } catch (err) {
-    if (err instanceof TimingError) throw new UsageError(`${echo(path)}: ${err.message}`);
-    throw err;
+    if (!(err instanceof TimingError)) throw err;
+    const pos = errorPos(text, json);
+    throw pos ? atPos(echo(path), text, pos, err.message) : new UsageError(`${echo(path)}: ${err.message}`);
   }
 }
 
+/** H200's timing as a record without a prototype: the names a file may set are H200's own keys (not `toString` or `__proto__`). */
+const h200Copy = (): Timing => Object.assign(Object.create(null) as Timing, H200);
+
+/**
+ * Where the timing file's first rejected entry is: the key of an unknown parameter, the value of a
+ * known one that `mergeTiming` refuses (each entry merged alone, in the file's order); undefined
+ * when the file is no object or no single entry is refused.
+ */
+function errorPos(text: string, json: unknown): JsonPos | undefined {
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) return undefined;
+  let root: JsonNode;
+  try {
+    root = parseJsonPos(text);
+  } catch {
+    return undefined;
+  }
+  if (root.kind !== 'object') return undefined;
+  for (const e of root.entries) {
+    try {
+      mergeTiming(h200Copy(), { [e.key]: (json as Record<string, unknown>)[e.key] });
+    } catch (err) {
+      if (!(err instanceof TimingError)) throw err;
+      if (!Object.hasOwn(H200, e.key)) return e.keyPos;
+      // An object or array may span lines: the caret marks its first character.
+      const v = e.value;
+      return v.kind === 'object' || v.kind === 'array' ? { line: v.line, col: v.col, endCol: v.col + 1 } : { line: v.line, col: v.col, endCol: v.endCol };
+    }
+  }
+  return undefined;
+}
+
 /** `file:line:col: error: message` with the line and a caret under the position. */
-function atPos(file: string, text: string, e: JsonPosError, message: string): UsageError {
-  let out = `${file}:${e.pos.line}:${e.pos.col}: error: ${message}`;
-  const src = lineAt(text, e.pos.line);
+function atPos(file: string, text: string, pos: JsonPos, message: string): UsageError {
+  let out = `${file}:${pos.line}:${pos.col}: error: ${message}`;
+  const src = lineAt(text, pos.line);
   if (src !== undefined) {
-    const [shown, caret] = caretExcerpt(src, e.pos.col, e.pos.endCol);
-    out = alignCaret(`${out}\n  ${shown}\n  ${caret}`, shown, excerptColumn(src, e.pos.col));
+    const [shown, caret] = caretExcerpt(src, pos.col, pos.endCol);
+    out = alignCaret(`${out}\n  ${shown}\n  ${caret}`, shown, excerptColumn(src, pos.col));
   }
   return new UsageError(out);
 }

@@ -19,6 +19,8 @@ import { inspectorView } from './inspector.js';
 import { figuresNav } from './kernel-menu.js';
 import { headerView } from './header.js';
 import { runInfoParts } from './run-info.js';
+import { missingParamNote, missingParamStop, missingParamVerdict } from './missing-param-note.js';
+import type { Diagnostic } from '../model/diagnostics.js';
 import { checkAndReplay } from './replay.js';
 import { checkView } from './views/check.js';
 import { editorView } from './views/editor.js';
@@ -33,6 +35,8 @@ let loaded: Loaded | null = null;
 let model: RunModel | null = null;
 /** The simulation of the current kernel. */
 let simModel: RunModel | null = null;
+/** The simulation's stop at a served PTX kernel's missing parameter, with its note (null: none). */
+let simStop: { diag: Diagnostic; note: HTMLElement } | null = null;
 let runGen = 0;
 let names = new Map<number, string>();
 let lines: string[] = [];
@@ -175,6 +179,7 @@ function noRun(head: string, cls: string, ...body: (HTMLElement | string)[]): vo
   verdict.className = `verdict ${cls}`;
   replace(runInfo, ...body);
   model = simModel = null;
+  simStop = null;
   timeline.setModel(null, sourceLine);
   ring.setModel(null);
   phases.setKernel(null);
@@ -226,9 +231,12 @@ function rerun(ev: number): void {
 
 function showSim(m: RunModel, ev: number): void {
   simModel = m;
+  const src = state.source;
+  const stop = src.kind === 'ptx' && m.sim.verdict === 'trap' ? missingParamStop(m.program, m.sim.diagnostics) : null;
+  simStop = stop && src.kind === 'ptx' ? { diag: stop.diag, note: missingParamNote(stop, src.name, (values) => giveLaunchParams(src, values)) } : null;
   showModel(m);
   const sim = m.sim;
-  setText(verdict, `${sim.verdict} · ${fmt(sim.cycles)} cycles · ${fmt(m.events.length)} events`);
+  setText(verdict, stop ? `${missingParamVerdict(stop)} · stopped at line ${stop.loc.line}` : `${sim.verdict} · ${fmt(sim.cycles)} cycles · ${fmt(m.events.length)} events`);
   verdict.className = `verdict ${sim.verdict === 'ok' ? 'good' : 'bad'}`;
   timeline.setEvent(ev, true);
   if (state.tab === 'timeline') timeline.fit();
@@ -262,7 +270,12 @@ const cr = checkAndReplay({
 function renderRunInfo(): void {
   if (!model) return;
   const replay = cr.replay;
-  replace(runInfo, ...runInfoParts(model, replay && model.trace ? { index: replay.index, hazard: replay.hazard } : null, () => cr.exitReplay(), jumpToTime));
+  replace(runInfo, ...runInfoParts(model, replay && model.trace ? { index: replay.index, hazard: replay.hazard } : null, () => cr.exitReplay(), jumpToTime, model === simModel ? simStop : null));
+}
+
+/** Re-opens PTX source `src` with `values` added to its launch's parameters (the missing-parameter note's inputs). */
+function giveLaunchParams(src: Extract<SourceRef, { kind: 'ptx' }>, values: Record<string, number>): void {
+  setSource({ ...src, launch: { ...src.launch, params: { ...(src.launch.params ?? {}), ...values } } }, state.params);
 }
 
 function jumpToTime(t: number): void {

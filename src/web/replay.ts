@@ -5,6 +5,7 @@
  * machine (trace-model.ts) as the model every view shows, stepped from the header, the Check tab
  * or the keyboard. The page (main.ts) lends what it owns through {@link ReplayHost}.
  */
+import { missingParamCheckVerdict } from './missing-param-note.js';
 import type { Hazard } from '../check/check.js';
 import type { Kernel } from '../kernel/ir.js';
 import { setText } from './dom.js';
@@ -86,7 +87,9 @@ export function checkAndReplay(
       if (checkRun !== run) return;
       checkRun = null;
       checkResult = r;
-      check.result(r);
+      const k = host.kernel();
+      const inst = k && host.source().kind === 'ptx' ? instantiateKernel(k, host.params()) : null;
+      check.result(r, inst?.program ? missingParamCheckVerdict(inst.program, [...r.hazards, ...r.warnings]) : null);
     }).catch((err: unknown) => {
       if (checkRun !== run) return;
       checkRun = null;

@@ -1,16 +1,19 @@
 /**
  * `mbsim serve FILE.ptx` in a real browser (Chromium through playwright-core): the page opens the
  * served PTX with its launch, simulates it (timeline: one lane per warp), shows the PTX in the
- * editor, and its checker finds the planted twin's hang with the PTX line.
+ * editor, and its checker finds the planted twin's hang with the PTX line. A kernel that reads a
+ * parameter without a value behind a branch (the server starts) shows the missing parameter as
+ * missing input, with an input that re-translates the kernel with the value.
  */
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { servedPtxLaunch } from '../../src/cli/ptx-load.js';
 import { startServer, type RunningServer } from '../../src/web/server/serve.js';
-import { buildApp, CHROMIUM } from './harness.js';
+import { LATE } from '../support/ptx-scalars.js';
+import { buildApp, CHROMIUM, SHOTS } from './harness.js';
 
 const haveChromium = existsSync(CHROMIUM);
 if (process.env.CI && !haveChromium) throw new Error(`Chromium not found at ${CHROMIUM}`);
@@ -62,6 +65,42 @@ describe.skipIf(!haveChromium)('the explorer on a served PTX file', () => {
     await page.getByRole('button', { name: 'run checker' }).click();
     await expect.poll(() => page.locator('#check-verdict').textContent(), { timeout: 60_000 }).toMatch(/^Verdict: hang/);
     expect(await page.locator('#hazards li.hazard').first().textContent()).toMatch(/line \d+:\s+mbarrier\.try_wait\.parity/);
+    expect(errors).toEqual([]);
+  }, 180_000);
+
+  test('a parameter read behind a branch without a value: the page names it, the line and the flag, and a value given there runs the kernel', async () => {
+    const errors: string[] = [];
+    const f = join(dir, 'late.ptx');
+    writeFileSync(f, LATE);
+    const s = await startServer({ root, port: 0, file: f, ptxLaunch: (text) => servedPtxLaunch(f, { param: { param_0: 64, param_1: 1 } }, text) });
+    servers.push(s);
+    const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+    page.on('pageerror', (e) => errors.push(String(e)));
+    await page.goto(s.url);
+    await page.waitForSelector('body[data-ready="1"]');
+    await expect.poll(() => page.locator('#verdict').textContent(), { timeout: 30_000 }).toBe('needs param_2 · stopped at line 19');
+    const note = page.locator('#missing-param');
+    expect(await note.locator('.missing-head').textContent()).toBe('Kernel parameter param_2 has no value.');
+    expect(await note.textContent()).toContain('The kernel reads it at line 19, and a branch, an address or a count depends on it there');
+    expect(await note.locator('code').textContent()).toBe('mbsim serve late.ptx --param param_2=VALUE');
+    // The trap's generic diagnostic ("not modelled yet", "H200: not a hardware behaviour") is not repeated beside the note.
+    expect(await page.locator('#run-info').textContent()).not.toContain('not modelled');
+    mkdirSync(SHOTS, { recursive: true });
+    await page.screenshot({ path: join(SHOTS, 'ptx-missing-param.png') });
+
+    await page.click('#tab-check');
+    await page.getByRole('button', { name: 'run checker' }).click();
+    await expect.poll(() => page.locator('#check-verdict').textContent(), { timeout: 60_000 })
+      .toBe('No verdict: kernel parameter param_2 has no value, and a schedule reaches the read at line 19. Give it a value (the Timeline tab\'s note, or mbsim serve --param param_2=VALUE) and check again.');
+
+    await page.click('#tab-timeline');
+    await note.getByRole('button', { name: 'translate with these values' }).click();
+    expect(await note.locator('.error').textContent()).toBe(' param_2: give an integer');
+    await note.getByLabel('value of param_2').fill('2');
+    await note.getByRole('button', { name: 'translate with these values' }).click();
+    await expect.poll(() => page.locator('#verdict').textContent(), { timeout: 30_000 }).toMatch(/^ok · /);
+    expect(await page.locator('#ex-summary').textContent()).toBe('late.ptx (PTX, translated for its launch: params param_0=64 param_1=1 param_2=2)');
+    expect(await page.locator('#missing-param').count()).toBe(0);
     expect(errors).toEqual([]);
   }, 180_000);
 });

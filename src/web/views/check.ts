@@ -49,7 +49,8 @@ export interface CheckView {
   progress(p: Progress): void;
   cancelled(): void;
   failed(message: string): void;
-  result(r: PackedCheck): void;
+  /** Shows result `r`; `missing`: the verdict line for a missing-parameter stop of a served PTX kernel, in place of the verdict's. */
+  result(r: PackedCheck, missing?: string | null): void;
   /** Shows hazard `index`'s trace (null: none). */
   showTrace(index: number | null): void;
   /** Marks step k (0: before the first) of the shown trace and shows its detail. */
@@ -209,7 +210,7 @@ export function checkView(d: CheckDefaults): CheckView {
       setText(verdict, `The checker could not run: ${message}`);
       verdict.className = 'check-verdict v-bad';
     },
-    result(r) {
+    result(r, missing) {
       runBtn.disabled = false;
       cancelBtn.disabled = true;
       bar.hidden = true;
@@ -221,6 +222,7 @@ export function checkView(d: CheckDefaults): CheckView {
         : v === 'incomplete' ? `Verdict: incomplete — the search stopped (${r.stoppedBy}) before exploring every schedule; no error found so far.`
           : `Verdict: ${v} — ${r.hazards.length} error hazard${r.hazards.length > 1 ? 's' : ''}${r.stoppedBy !== 'hazard' ? '' : r.hazards.some((h) => h.randomRun) ? ', found by a random run beside the search (a shorter trace may exist)' : ' at the shortest depth'}.`);
       verdict.className = `check-verdict ${v === 'ok' ? 'v-good' : v === 'incomplete' ? 'v-incomplete' : 'v-bad'}`;
+      if (missing) setText(verdict, missing);
       const sym = c.symmetry.length ? `; symmetric agents: ${c.symmetry.map((x) => `${x.agents}× ${x.role}`).join(', ')}` : '';
       setText(coverage, `${r.complete ? 'Every schedule explored' : r.stoppedBy === 'hazard' ? 'Stopped at the depth of the first error' : `Stopped by ${r.stoppedBy}`}: ${fmt(c.states)} distinct states, ${fmt(c.terminalStates)} terminal, peak frontier ${fmt(c.peakFrontier)}; partial-order reduction ${c.por ? 'on' : 'off'}${sym}.`);
       replace(list, ...r.hazards.map((hz, i) => hazardItem(hz, i)));
