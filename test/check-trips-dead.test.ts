@@ -10,6 +10,9 @@ import { checkAllTrips, HUGE_TRIPS } from '../src/check/trips.js';
 import { WaitReach } from '../src/check/trips-dead.js';
 import { tripLoopsOf } from '../src/check/trips-loops.js';
 import { learnRates, shiftPlan, type ShiftPlan } from '../src/check/trips-shift.js';
+import { shifted } from '../src/check/trips-normal.js';
+import { analyse } from '../src/check/analysis.js';
+import { initialExtra } from '../src/check/search.js';
 import { evalExpr } from '../src/kernel/expr.js';
 import { parseSketch } from '../src/lang/index.js';
 import { Machine, type MachineState } from '../src/machine/machine.js';
@@ -28,7 +31,7 @@ function setup(set: Record<string, number>) {
   const math = pH.roles.findIndex((rc) => rc.name === 'math');
   const inLoop = (st: MachineState) => st.agents.every((ag, a) => pH.agents[a]!.role !== math || loops[math]!.some((l) => ag.pc > l.head && ag.pc < l.end && ag.frame[l.slot]! >= 3));
   for (let n = 0; n < 5000 && !inLoop(s); n++) s = m.step(s, m.enabled(s)[0]!).state;
-  return { pH, reach, s, math, inLoop: inLoop(s) };
+  return { pH, reach, s, math, inLoop: inLoop(s), m, loops, plan };
 }
 const keysOf = (pH: Program, name: string) => {
   const b = pH.barriers.find((x) => x.name === name)!;
@@ -55,6 +58,38 @@ describe('waits an agent may still reach, under every trip count', () => {
     const a = pH.agents.find((x) => x.role === math && x.instance === 1)!.id;
     expect(keysOf(pH, 'full_k').map((k) => reach.neverWaits(s, a, k))).toEqual([false, false, false]);
     expect(reach.neverWaits(s, a, keysOf(pH, 'bq')[0]!)).toBe(false);
+  });
+
+  test('the key forgets the second warpgroup\'s entry on full_k[0] only where no skip of the first can lean on it', () => {
+    const { pH, reach, s, math, m, loops, plan, inLoop } = setup({ S: 1 });
+    expect(inLoop).toBe(true);
+    const an = analyse(pH);
+    const key = keysOf(pH, 'full_k')[0]!;
+    const P = s.bars[key]!.phase;
+    expect(P).toBeGreaterThanOrEqual(3);
+    const wg = (g: number) => pH.agents.filter((a) => a.role === math && a.instance === g).map((a) => a.id);
+    const entry = (o: number) => ((o + 1) << 13) | (1 << 1);
+    /** The history slot of the second warpgroup's first warp after the key, with g = 1 at `o1`, g = 0 at `o0` (null: never passed). */
+    const after = (o1: number, o0: number | null) => {
+      const x = initialExtra(pH, an);
+      const hist = x.hist.slice();
+      for (const a of wg(1)) hist[an.waitSlots[a]!.get(key)!] = entry(o1);
+      for (const a of wg(0)) hist[an.waitSlots[a]!.get(key)!] = o0 === null ? -2 : entry(o0);
+      return shifted(plan, m, pH, an, loops, s, { ...x, hist }, reach).x.hist[an.waitSlots[wg(1)[0]!]!.get(key)!]!;
+    };
+    // Inert: at most one past what the first warpgroup observed.
+    expect(after(P - 2, P - 2)).toBe(-2);
+    expect(after(P - 3, P - 2)).toBe(-2);
+    // A first warpgroup that never passed (due to observe phase 0) could skip to P - 1 and lean on an entry at P - 2.
+    expect(after(P - 2, null)).not.toBe(-2);
+    // Far behind (o <= P - 4): forgotten whatever the others observed.
+    if (P >= 4) expect(after(P - 4, null)).toBe(-2);
+    // Without the reach, nothing is forgotten.
+    const x = initialExtra(pH, an);
+    const hist = x.hist.slice();
+    for (const a of wg(1)) hist[an.waitSlots[a]!.get(key)!] = entry(P - 2);
+    for (const a of wg(0)) hist[an.waitSlots[a]!.get(key)!] = entry(P - 2);
+    expect(shifted(plan, m, pH, an, loops, s, { ...x, hist }).x.hist[an.waitSlots[wg(1)[0]!]!.get(key)!]).not.toBe(-2);
   });
 
   test('FA3 (S=1) for every NB: fewer states before the last trip than the 336 of the clamp alone, same verdict', () => {
