@@ -13,7 +13,8 @@ import type { Extra } from './state-buf.js';
 import type { Analysis } from './analysis.js';
 import type { TripLoop } from './trips-loops.js';
 import type { ShiftPlan } from './trips-shift.js';
-import { lastObserved, moveObserved } from './wait-hist.js';
+import { forgetPass, lastObserved, lastStale, moveObserved } from './wait-hist.js';
+import type { WaitReach } from './trips-dead.js';
 
 /**
  * The state `s` with every shifted slot moved back by whole periods as far as the threshold allows
@@ -22,9 +23,11 @@ import { lastObserved, moveObserved } from './wait-hist.js';
  * the monotone counters of the machine and the checker made relative: each barrier's phase, the
  * tokens and observed phases of that barrier, moved back by the same even amount (never below 2,
  * so phase 0 and 1 stay what they are); each agent's group numbers, named-barrier generations and
- * cluster rounds relative to their least. A copy: `s` and `x` are not changed.
+ * cluster rounds relative to their least. With `reach`, a waiter's last observed phase on a barrier
+ * it never waits on again, and that no other waiter's skip can lean on, is forgotten first
+ * ({@link forgetDead}). A copy: `s` and `x` are not changed.
  */
-export function shifted(plan: ShiftPlan, m: Machine, pH: Program, an: Analysis, loops: readonly (readonly TripLoop[])[], s: MachineState, x: Extra): { s: MachineState; x: Extra } {
+export function shifted(plan: ShiftPlan, m: Machine, pH: Program, an: Analysis, loops: readonly (readonly TripLoop[])[], s: MachineState, x: Extra, reach?: WaitReach): { s: MachineState; x: Extra } {
   const agents = s.agents.map((ag) => ({ ...ag, frame: ag.frame.slice(), tokens: ag.tokens ? { ...ag.tokens } : null }));
   // Periods back: the largest k with every shifted slot of every agent still ≥ T after k periods.
   let k = Infinity;
@@ -51,7 +54,10 @@ export function shifted(plan: ShiftPlan, m: Machine, pH: Program, an: Analysis, 
   }
   const bars = s.bars.map((b) => ({ ...b }));
   const hist = x.hist.slice();
-  if (monotonePhases(pH)) clampStale(an, bars, hist);
+  if (monotonePhases(pH)) {
+    if (reach) forgetDead(reach, an, s, hist);
+    clampStale(an, bars, hist);
+  }
   // Each barrier: the least phase anything still refers to.
   const least = bars.map((b) => b.phase);
   agents.forEach((ag) => {
@@ -140,6 +146,53 @@ function clampStale(an: Analysis, bars: readonly MachineState['bars'][number][],
     const floor = b.phase - STALE_BEHIND;
     if (o < floor) moveObserved(hist, slot, floor);
   }));
+}
+
+/**
+ * Sets to never passed every history entry (wait-hist.ts) that no rule can read any more:
+ * its agent never waits on the barrier again (`reach`, trips-dead.ts), so its own passes never
+ * compare with it; it has no stale bit, so the stale-at-end test skips it; and no other waiter's
+ * skip can be excused by it. A skip of waiter c observes O ≥ last(c) + 3 (last −1 for a waiter that
+ * never passed) and O ≥ P − 2 (P: the barrier's phase now; with phases only growing, a parity names
+ * one of the last two), and every later pass of c sets last(c) ≥ P − 2; so an entry o with
+ * o ≤ P − 4, or with o ≤ min(last(c), P − 2) + 1 for every other waiter c of the barrier, never
+ * meets the excuse's o ≥ O − 1. Such an entry would hold its barrier's relative phase (below) at the
+ * phase it observed until it fell {@link STALE_BEHIND} behind: FlashAttention-3's second warpgroup
+ * at S stages, for 5·S blocks. Decided on the entries of `hist` as given, then changed in place.
+ */
+function forgetDead(reach: WaitReach, an: Analysis, s: MachineState, hist: number[]): void {
+  const byBar = waitersOf(an);
+  const drop: number[] = [];
+  an.waitSlots.forEach((m, a) => m.forEach((slot, bar) => {
+    const o = lastObserved(hist, slot);
+    const b = s.bars[bar]!;
+    if (o === null || lastStale(hist, slot) || b.status !== 'valid') return;
+    if (o > b.phase - 4) {
+      for (const [c, sc] of byBar.get(bar)!) {
+        if (c === a) continue;
+        if (o > Math.min(lastObserved(hist, sc) ?? -1, b.phase - 2) + 1) return;
+      }
+    }
+    if (reach.neverWaits(s, a, bar)) drop.push(slot);
+  }));
+  for (const slot of drop) forgetPass(hist, slot);
+}
+
+const waiters = new WeakMap<Analysis, Map<number, [number, number][]>>();
+
+/** Per barrier key: every (agent, history slot) that may wait on it. */
+function waitersOf(an: Analysis): Map<number, [number, number][]> {
+  let w = waiters.get(an);
+  if (!w) {
+    w = new Map();
+    an.waitSlots.forEach((m, a) => m.forEach((slot, bar) => {
+      let l = w!.get(bar);
+      if (!l) w!.set(bar, (l = []));
+      l.push([a, slot]);
+    }));
+    waiters.set(an, w);
+  }
+  return w;
 }
 
 const monotone = new WeakMap<Program, boolean>();

@@ -29,6 +29,7 @@ import { staticChecks } from './static.js';
 import { consistentWith, crossesTripHead, leastConsistent, mayEndLoop, tripLoopsOf, type TripLoop } from './trips-loops.js';
 import { learnRates, shiftPlan, type ShiftPlan } from './trips-shift.js';
 import { shifted } from './trips-normal.js';
+import { WaitReach } from './trips-dead.js';
 import { sizedBy, usesInScope } from './trips-scope.js';
 import { offsetPlan } from './trips-offset.js';
 import { negativeT, rebase, touchedIn } from './trips-rebase.js';
@@ -163,6 +164,8 @@ export function checkAllTrips(kernel: Kernel, overrides: Record<string, number>,
     const mH = new Machine(pH);
     const codec = new Codec(pH, an, mH.initial());
     const hasT = off.roles.some((ro) => ro.t);
+    const plain: ShiftPlan = { L: 1, T: Infinity, delta: pH.roles.map(() => new Map()) };
+    const reach = new WaitReach(pH, param, loops, plan ?? plain);
     const key = (s: MachineState, x: Extra, out: Uint32Array) => {
       if (P > 1 && !touched && touchedIn(off, pH, s)) touched = true;
       if (hasT) {
@@ -172,7 +175,7 @@ export function checkAllTrips(kernel: Kernel, overrides: Record<string, number>,
           throw new TripsScopeError(`--all-trips ${param}: role ${pH.roles[pH.agents[a]!.role]!.name}: ${pH.roles[pH.agents[a]!.role]!.slots[ro.t!.slot]} multiplies ${param} and is negative in agent ${a} (a value that decreases with ${param})`);
         }
       }
-      const n = shifted(plan ?? { L: 1, T: Infinity, delta: pH.roles.map(() => new Map()) }, mH, pH, an, loops, s, x);
+      const n = shifted(plan ?? plain, mH, pH, an, loops, s, x, reach);
       codec.hash(n.s, n.x, out);
     };
     const addStart = (s: MachineState, x: Extra, id: number, chain: number[]) => {

@@ -54,6 +54,12 @@ export function samePass(hist: readonly number[], slot: number, observed: number
   return hist[slot] === observed + 1 && hist[slot + 1] === pc * 2 + (stale ? 1 : 0);
 }
 
+/** Resets slot `slot` of `hist` to never passed (in place). */
+export function forgetPass(hist: number[], slot: number): void {
+  hist[slot] = NEVER;
+  hist[slot + 1] = 0;
+}
+
 /** Phase words (observed + 1) below this, with positions below {@link PACK_POS}, pack into one encoding word. */
 const PACK_PHASE = 2 ** 18;
 /** Position words (pc × 2 + stale) below this pack into one encoding word. */
