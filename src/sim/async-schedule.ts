@@ -51,8 +51,7 @@ export function asyncScheduler(
   // A·n + B, a rate that falls per SM as SMs are added long before the L2 is saturated; and at most
   // tmaL2DistinctBytesPerCycle / n, the GPU-wide cap, reached at about 100 SMs.
   const distinct = v(T.tmaSourceL2Distinct) !== 0;
-  const sharedL2 = v(T.tmaBytesPerCycleAllSms) * v(T.sms);
-  const l2Cap = sharedL2;
+  const l2Cap = v(T.tmaBytesPerCycleAllSms) * v(T.sms);
   const distinctShare = (n: number) => {
     if (!distinct) return Infinity;
     const m = Math.max(1, n);
