@@ -8,13 +8,15 @@ For each file (the card is the file's `gpu` field): per-SM and GPU-wide read rat
 the distinct-L2 and HBM streams at every CTA count, from the rows whose loop is bound by the shared
 bandwidth (longer than both the producer's issue-bound loop and one tile at the per-SM rate), and
 
-- a least-squares fit of the model's distinct-L2 share, per-SM rate = B / (n - 1 + n0)
-  (`tmaL2DistinctBytesPerCycle` = B, `tmaL2DistinctHalfSms` = n0; linear in 1 / rate), on those rows;
+- a fit of the model's distinct-L2 share, per-SM rate = min(A + B / n, cap / n)
+  (`tmaL2DistinctBytesPerCycleSm` = A, `tmaL2DistinctSharedBytesPerCycle` = B,
+  `tmaL2DistinctBytesPerCycle` = cap): the cap is the GPU-wide rate at the largest CTA count, A and B
+  a least-squares line of the rate over 1 / n on the rows of smaller CTA counts;
 - the GPU-wide HBM rate at the largest CTA count (`hbmBytesPerCycle`).
 
 The model's column is the share alone: the model also adds the load-dependent queueing latency
-(`tmaQueueLatency`), so its simulated rates are lower (34.5 B/cycle per SM at 132 SMs against the
-share's 38.1); compare with `npm run heldout` after changing the parameters.
+(`tmaQueueLatencyL2Distinct`), which lowers the rates of shallow pipelines; compare with `npm run
+heldout` after changing the parameters.
 
 It prints; it does not write src/sim/timing.ts. Only a file whose `gpu` names an H200 gives figures
 for the H200 model (docs/HARDWARE.md, "H100 figures and the H200": the H100's shared L2 and HBM differ).
@@ -24,7 +26,8 @@ import statistics
 import sys
 
 PER_SM = 96.0  # tmaBytesPerCycleSm: one SM's receive limit (plan.json chain, 1-16 CTAs)
-MODEL = {'tmaL2DistinctBytesPerCycle': 8500, 'tmaL2DistinctHalfSms': 92, 'hbmBytesPerCycle': 2420}
+MODEL = {'tmaL2DistinctBytesPerCycleSm': 49, 'tmaL2DistinctSharedBytesPerCycle': 452, 'tmaL2DistinctBytesPerCycle': 4700,
+         'hbmBytesPerCycle': 2420}
 
 
 def bound_rows(rows, source):
@@ -40,17 +43,23 @@ def bound_rows(rows, source):
     return out
 
 
-def fit_share(bound):
-    """Least squares of 1 / rate = (n - 1) / B + n0 / B over the rows (n, rate)."""
-    xs = [n - 1 for n, *_, rate in bound]
-    ys = [1 / rate for *_, rate in bound]
-    if len(set(xs)) < 2:
+def share(a, b, cap, n):
+    """Per-SM rate of n SMs reading distinct addresses: min(own limit, A + B / n, cap / n)."""
+    return min(PER_SM, a + b / n, cap / n)
+
+
+def fit_share(by_n):
+    """(A, B, cap): cap from the largest CTA count, A + B / n by least squares over the others' medians."""
+    ns = sorted(by_n)
+    if len(ns) < 3:
         return None
+    top = ns[-1]
+    cap = top * statistics.median(by_n[top])
+    xs = [1 / n for n in ns[:-1]]
+    ys = [statistics.median(by_n[n]) for n in ns[:-1]]
     mx, my = statistics.fmean(xs), statistics.fmean(ys)
     slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
-    icpt = my - slope * mx
-    b = 1 / slope
-    return b, icpt * b
+    return my - slope * mx, slope, cap
 
 
 def main(paths):
@@ -69,14 +78,15 @@ def main(paths):
                 print(f'    {n:4d} CTAs: per SM {min(rs):6.1f}-{max(rs):6.1f} (median {statistics.median(rs):6.1f}), '
                       f'GPU-wide {n * statistics.median(rs):7.0f} B/cycle  ({len(rs)} rows)')
             if source == 'l2_distinct':
-                f = fit_share(bound)
+                f = fit_share(by_n)
                 if f:
-                    b, n0 = f
-                    print(f'    fit B / (n - 1 + n0): B = {b:.0f}, n0 = {n0:.1f}  (model: {MODEL["tmaL2DistinctBytesPerCycle"]}, '
-                          f'{MODEL["tmaL2DistinctHalfSms"]})')
+                    a, b, cap = f
+                    m = MODEL
+                    print(f'    fit min(A + B / n, cap / n): A = {a:.1f}, B = {b:.0f}, cap = {cap:.0f}  (model: '
+                          f'{m["tmaL2DistinctBytesPerCycleSm"]}, {m["tmaL2DistinctSharedBytesPerCycle"]}, {m["tmaL2DistinctBytesPerCycle"]})')
                     for n in sorted(by_n):
-                        print(f'      {n:4d} CTAs: fit {min(PER_SM, b / (n - 1 + n0)):6.1f}, model '
-                              f'{min(PER_SM, MODEL["tmaL2DistinctBytesPerCycle"] / (n - 1 + MODEL["tmaL2DistinctHalfSms"])):6.1f} (share before queueing), '
+                        mod = share(m['tmaL2DistinctBytesPerCycleSm'], m['tmaL2DistinctSharedBytesPerCycle'], m['tmaL2DistinctBytesPerCycle'], n)
+                        print(f'      {n:4d} CTAs: fit {share(a, b, cap, n):6.1f}, model {mod:6.1f} (share before queueing), '
                               f'measured {statistics.median(by_n[n]):6.1f}')
             elif by_n:
                 n = max(by_n)

@@ -9,13 +9,13 @@ import { H200 } from '../src/sim/timing.js';
 const CEILINGS: Record<string, [median: number, max: number]> = {
   consumers: [0.008, 0.085],
   waits: [0.01, 0.033],
-  stream_l2: [0.029, 0.175],
-  stream_hbm: [0.037, 0.098],
-  mainloop_tma: [0.021, 0.117],
+  stream_l2: [0.029, 0.134],
+  stream_hbm: [0.041, 0.108],
+  mainloop_tma: [0.027, 0.081],
   mainloop_wgmma: [0.031, 0.201],
   multicast: [0.019, 0.138],
-  persistent: [0.039, 0.224],
-  all: [0.029, 0.224],
+  persistent: [0.045, 0.166],
+  all: [0.029, 0.201],
 };
 
 describe('lean pipelines (hw/results/lean.json)', () => {

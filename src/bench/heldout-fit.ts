@@ -46,39 +46,62 @@ export function fitGlue(configs: GpipeConfig[], timing: Timing, log: (s: string)
   return best;
 }
 
+/** The distinct-address L2 share's three parameters (src/sim/timing.ts, bytes per cycle). */
+export interface L2DistinctFit {
+  /** `tmaL2DistinctBytesPerCycleSm` (A): the part of an SM's rate it keeps however many SMs read. */
+  perSm: number;
+  /** `tmaL2DistinctSharedBytesPerCycle` (B): the part the n reading SMs share (each gets A + B / n). */
+  shared: number;
+  /** `tmaL2DistinctBytesPerCycle`: the GPU-wide cap of all SMs' distinct-address reads. */
+  cap: number;
+  /** `tmaQueueLatencyL2Distinct` (cycles): the q of the load-dependent latency q·ρ/(1−ρ) of distinct L2 reads. */
+  queue: number;
+}
+
+/** `timing` with the distinct-address L2 share of `f`. */
+export function withL2Distinct(timing: Timing, f: L2DistinctFit): Timing {
+  return mergeTiming(timing, { tmaL2DistinctBytesPerCycleSm: f.perSm, tmaL2DistinctSharedBytesPerCycle: f.shared, tmaL2DistinctBytesPerCycle: f.cap, tmaQueueLatencyL2Distinct: f.queue });
+}
+
 /**
- * Fits the distinct-address L2 share (`tmaL2DistinctBytesPerCycle` B, `tmaL2DistinctHalfSms` n0:
- * B / (n − 1 + n0) bytes per cycle per SM) on the train rows that read distinct L2 addresses, by
- * coordinate descent from `timing`'s values (steps of 250 B/cycle and 4 SMs) on the score of
- * {@link fitGlue}, keeping B / n0 (one SM alone) at least `tmaBytesPerCycleSm`; returns the two values.
+ * Fits the distinct-address L2 share (min(A + B / n, cap / n) bytes per cycle per SM of n reading
+ * SMs: {@link L2DistinctFit}) on the train rows whose copies read distinct addresses (`l2_distinct`,
+ * and `hbm`, which the kernel descriptions read through the same share: heldout.ts `sourceTiming`),
+ * by coordinate descent from `timing`'s values (steps of 4, then 1 B/cycle for A, 32 then 8 for B,
+ * 100 then 25 for the cap, 32 then 8 cycles for the queue's q) on the score of {@link fitGlue}; A + B (one SM alone) stays at least
+ * `tmaBytesPerCycleSm`.
  */
-export function fitL2Distinct(configs: GpipeConfig[], timing: Timing, glue: GpipeGlue = GPIPE_GLUE, log: (s: string) => void = () => {}): { bytesPerCycle: number; halfSms: number } {
+export function fitL2Distinct(configs: GpipeConfig[], timing: Timing, glue: GpipeGlue = GPIPE_GLUE, log: (s: string) => void = () => {}): L2DistinctFit {
   const held = isHeldOut(configs);
-  const train = configs.filter((c, i) => !held[i] && c.source === 'l2_distinct');
-  const score = (b: number, n0: number) => {
-    const t = mergeTiming(timing, { tmaL2DistinctBytesPerCycle: b, tmaL2DistinctHalfSms: n0 });
+  const train = configs.filter((c, i) => !held[i] && c.source !== 'l2_shared');
+  const score = (f: L2DistinctFit) => {
+    const t = withL2Distinct(timing, f);
     const e = train.map((c) => predictGpipe(c, t, glue, 200).cycles / c.mean_cycles_per_iter - 1);
     const max = Math.max(...e.map(Math.abs));
     return e.reduce((a, x) => a + x * x, 0) / e.length + 0.1 * max * max;
   };
   // A lone SM reads distinct addresses at its own limit (hw/results/plan.json load: 95.5 B/cycle
-  // at 1-16 CTAs; lean.json: 98 at 8): the share B / n0 of one SM may not fall below it.
+  // at 1-16 CTAs; lean.json: 98 at 8): the share of one SM, A + B, may not fall below it.
   const sm = timing.tmaBytesPerCycleSm.value;
-  const ok = (b: number, n0: number) => b > 0 && n0 > 0 && b / n0 >= sm;
-  let [b, n0] = [timing.tmaL2DistinctBytesPerCycle.value, timing.tmaL2DistinctHalfSms.value];
-  if (!ok(b, n0)) n0 = Math.floor(b / sm);
-  let bs = score(b, n0);
-  for (let moved = true; moved; ) {
-    moved = false;
-    for (const [db, dn] of [[250, 0], [-250, 0], [0, 4], [0, -4], [250, 4], [-250, -4]] as const) {
-      if (!ok(b + db, n0 + dn)) continue;
-      const sc = score(b + db, n0 + dn);
-      if (sc < bs) {
-        [b, n0, bs, moved] = [b + db, n0 + dn, sc, true];
-        log(`l2 distinct ${b} / (n - 1 + ${n0}) score ${sc.toFixed(5)}`);
-        break;
-      }
+  const ok = (f: L2DistinctFit) => f.perSm > 0 && f.shared > 0 && f.cap > 0 && f.queue >= 0 && f.perSm + f.shared >= sm;
+  let best: L2DistinctFit = { perSm: timing.tmaL2DistinctBytesPerCycleSm.value, shared: timing.tmaL2DistinctSharedBytesPerCycle.value, cap: timing.tmaL2DistinctBytesPerCycle.value, queue: timing.tmaQueueLatencyL2Distinct.value };
+  let bs = score(best);
+  for (const k of [4, 1]) {
+    const steps: Partial<L2DistinctFit>[] = [{ perSm: k }, { shared: 8 * k }, { cap: 25 * k }, { queue: 8 * k }];
+    for (let moved = true; moved; ) {
+      moved = false;
+      for (const st of steps)
+        for (const sign of [1, -1]) {
+          const f = { ...best };
+          for (const key of Object.keys(st) as (keyof L2DistinctFit)[]) f[key] += sign * st[key]!;
+          if (!ok(f)) continue;
+          const sc = score(f);
+          if (sc < bs) {
+            [best, bs, moved] = [f, sc, true];
+            log(`l2 distinct ${JSON.stringify(f)} score ${sc.toFixed(5)}`);
+          }
+        }
     }
   }
-  return { bytesPerCycle: b, halfSms: n0 };
+  return best;
 }

@@ -4,16 +4,16 @@
  * the distinct-address L2 share before that (train rows too).
  */
 import { gpipeRows, GPIPE_GLUE, loadGpipe, summarize } from './heldout.js';
-import { fitGlue, fitL2Distinct } from './heldout-fit.js';
-import { H200, mergeTiming } from '../sim/timing.js';
+import { fitGlue, fitL2Distinct, withL2Distinct } from './heldout-fit.js';
+import { H200 } from '../sim/timing.js';
 
 const configs = loadGpipe();
 // --fit-l2: the distinct-L2 share first (on the train rows, with the current glue), then --fit the glue under it
 let timing = H200;
 if (process.argv.includes('--fit-l2')) {
   const l2 = fitL2Distinct(configs, H200, GPIPE_GLUE, (s) => console.log(s));
-  console.log(`tmaL2DistinctBytesPerCycle ${l2.bytesPerCycle}, tmaL2DistinctHalfSms ${l2.halfSms}`);
-  timing = mergeTiming(H200, { tmaL2DistinctBytesPerCycle: l2.bytesPerCycle, tmaL2DistinctHalfSms: l2.halfSms });
+  console.log(`tmaL2DistinctBytesPerCycleSm ${l2.perSm}, tmaL2DistinctSharedBytesPerCycle ${l2.shared}, tmaL2DistinctBytesPerCycle ${l2.cap}, tmaQueueLatencyL2Distinct ${l2.queue}`);
+  timing = withL2Distinct(H200, l2);
 }
 const glue = process.argv.includes('--fit') ? fitGlue(configs, timing, (s) => console.log(s)) : GPIPE_GLUE;
 const rows = gpipeRows(configs, timing, glue);

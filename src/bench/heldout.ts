@@ -6,7 +6,7 @@
  * The split (fixed in code before any error was computed, {@link isHeldOut}):
  * - the timing defaults of `src/sim/timing.ts` are fitted to `hw/results/pipeline.json`
  *   (`npm run calibrate`), except the distinct-address L2 sharing (`tmaL2DistinctBytesPerCycle`,
- *   `tmaL2DistinctHalfSms`) and the HBM rate of strided tensor rows (`tmaHbmStridedRowsPct`), fitted
+ *   `tmaL2DistinctBytesPerCycleSm`, `tmaL2DistinctSharedBytesPerCycle`, `tmaQueueLatencyL2Distinct`) and the HBM rate of strided tensor rows (`tmaHbmStridedRowsPct`), fitted
  *   on the train rows of model.json;
  * - the gpipe kernel's own per-iteration code (its producer glue by source and consumer glue, a
  *   property of the kernel like PROBE_GLUE in calibrate.ts: hw/results/armwait.json times the same

@@ -46,14 +46,17 @@ export function asyncScheduler(
   const hbm = v(T.tmaSourceHbm) !== 0;
   const smBw = hbm ? Math.min(v(T.tmaBytesPerCycleSm), v(T.tmaHbmBytesPerCycleSm)) : v(T.tmaBytesPerCycleSm);
   // Every SM streaming its own addresses (tmaSourceL2Distinct) reaches less of L2 than SMs sharing
-  // tiles: an SM reading while n − 1 others also read gets tmaL2DistinctBytesPerCycle / (n − 1 + n0)
-  // (n0 = tmaL2DistinctHalfSms): the share falls smoothly as SMs are added (queueing at the L2
-  // slices), not only at a cap. With n0 = 0, tmaL2DistinctBytesPerCycle is a hard GPU-wide cap.
+  // tiles. Of n SMs reading at once each gets A + B / n bytes per cycle (A =
+  // tmaL2DistinctBytesPerCycleSm, B = tmaL2DistinctSharedBytesPerCycle): their reads add up to
+  // A·n + B, a rate that falls per SM as SMs are added long before the L2 is saturated; and at most
+  // tmaL2DistinctBytesPerCycle / n, the GPU-wide cap, reached at about 100 SMs.
   const distinct = v(T.tmaSourceL2Distinct) !== 0;
-  const n0 = v(T.tmaL2DistinctHalfSms);
-  const sharedL2 = v(T.tmaBytesPerCycleAllSms) * v(T.sms);
-  const l2Cap = distinct && n0 === 0 ? Math.min(sharedL2, v(T.tmaL2DistinctBytesPerCycle)) : sharedL2;
-  const distinctShare = (n: number) => (distinct && n0 > 0 ? v(T.tmaL2DistinctBytesPerCycle) / (Math.max(0, n - 1) + n0) : Infinity);
+  const l2Cap = v(T.tmaBytesPerCycleAllSms) * v(T.sms);
+  const distinctShare = (n: number) => {
+    if (!distinct) return Infinity;
+    const m = Math.max(1, n);
+    return Math.min(v(T.tmaL2DistinctBytesPerCycleSm) + v(T.tmaL2DistinctSharedBytesPerCycle) / m, v(T.tmaL2DistinctBytesPerCycle) / m);
+  };
   const srcCap = Math.min(hbm ? Math.min(l2Cap, v(T.hbmBytesPerCycle)) : l2Cap, distinctShare(activeSms) * activeSms);
   // The queue that delays copies under load is at the shared L2 (HBM): its load is measured against
   // what the whole GPU can read from it (every SM reading), not against the launch's share: a lone
@@ -71,7 +74,7 @@ export function asyncScheduler(
   const mcastBw = (dests: number) => Math.min(v(T.tmaBytesPerCycleSm), (v(T.tmaMcastBytesPerCycleAllSms) * v(T.sms) * (dests / 2)) / activeSms);
   // Load-dependent latency: queueing delay q·ρ/(1−ρ) at the shared L2/HBM, ρ = activeSms × this SM's
   // recent read rate / the shared capacity, capped at tmaQueueMaxLoadPct.
-  const qLat = hbm ? v(T.tmaQueueLatencyHbm) : v(T.tmaQueueLatency);
+  const qLat = hbm ? v(T.tmaQueueLatencyHbm) : distinct ? v(T.tmaQueueLatencyL2Distinct) : v(T.tmaQueueLatency);
   const win = Math.max(1, v(T.tmaLoadWindow));
   const rhoMax = Math.min(0.99, v(T.tmaQueueMaxLoadPct) / 100);
   const baseLat = v(T.tmaLatency) + (hbm ? v(T.tmaHbmExtra) : 0);

@@ -32,8 +32,13 @@ export interface Timing {
   wakeTestWait: Param;
   /** A single `try_wait` returns false after this long if the phase does not complete. */
   tryWaitTimeout: Param;
-  /** Distinct-address L2 reads: the n0 of `tmaL2DistinctBytesPerCycle` / (n − 1 + n0), a number of SMs ≥ 0 (0: hard cap). */
-  tmaL2DistinctHalfSms: Param;
+  /**
+   * Distinct-address L2 reads: the part of an SM's rate that the n reading SMs share, bytes per
+   * cycle: each gets `tmaL2DistinctBytesPerCycleSm` + this / n (see `tmaL2DistinctBytesPerCycle`).
+   */
+  tmaL2DistinctSharedBytesPerCycle: Param;
+  /** Distinct-address L2 reads: the part of an SM's rate it keeps however many SMs read, bytes per cycle. */
+  tmaL2DistinctBytesPerCycleSm: Param;
   /** Extra latency of a signal into another CTA (remote arrive / expect_tx / complete_tx), one way. */
   remoteSignal: Param;
   issueBulkCopy: Param;
@@ -69,6 +74,8 @@ export interface Timing {
   /** Load-dependent copy latency: q in q·ρ/(1−ρ), ρ the shared L2 (or HBM) utilization. */
   tmaQueueLatency: Param;
   tmaQueueLatencyHbm: Param;
+  /** The q of copies reading distinct L2 addresses (`tmaSourceL2Distinct` without `tmaSourceHbm`), ρ against `tmaL2DistinctBytesPerCycle`. */
+  tmaQueueLatencyL2Distinct: Param;
   /** ρ is capped at this percentage (beyond it the bandwidth shares, not the queue, set the time). */
   tmaQueueMaxLoadPct: Param;
   /** Averaging window (cycles) of an SM's copy read rate (for ρ) and read duty (for its share of the shared bandwidth). */
@@ -78,9 +85,11 @@ export interface Timing {
   /** GPU-wide HBM bandwidth in bytes per cycle (copies from HBM share it across active SMs). */
   hbmBytesPerCycle: Param;
   /**
-   * Distinct-address L2 reads (use with `tmaSourceL2Distinct`): an SM reading while n − 1 others
-   * read gets this / (n − 1 + `tmaL2DistinctHalfSms`) bytes per cycle (queueing at the L2 slices: the
-   * share falls smoothly with load). With `tmaL2DistinctHalfSms` 0 it is instead a hard GPU-wide cap.
+   * Distinct-address L2 reads (use with `tmaSourceL2Distinct`): the GPU-wide cap, bytes per cycle of
+   * all SMs together. An SM reading while n − 1 others read gets min(`tmaL2DistinctBytesPerCycleSm`
+   * + `tmaL2DistinctSharedBytesPerCycle` / n, this / n) bytes per cycle (and at most its own limit):
+   * the n SMs' reads add up to A·n + B below the cap (the per-SM rate falls as SMs are added, long
+   * before the L2 is saturated), then to the cap.
    */
   tmaL2DistinctBytesPerCycle: Param;
   /** 1: the SMs' copies read distinct L2-resident addresses (no tile shared between SMs). */
@@ -189,7 +198,8 @@ export const H200: Timing = {
   wakeTryWaitLane: { value: 61, source: 'hw/results/pipeline.json traced runs (hw/probes/pipeline.cu, H200): from the consumer\'s clock64 after its arrive on empty[s] to the producer lane\'s clock64 after its try_wait on empty[s] passes, 55 cycles in every traced row (1 CTA; S = 1, 2, 4; W = 0 and 500; every consumer wait mode); in the model the first clock comes issueArrive + loopOverhead after the arrive, the second loopOverhead after the wake: 55 + issueArrive = 61. A lone polling thread (the other lanes of its warp gone) is woken far sooner than a warp whose 32 lanes poll (wakeTryWait)' },
   wakeTestWait: { value: 268, source: `fit (npm run calibrate; docs/HARDWARE.md "Timing model fit") to the H200 measurements in hw/results/pipeline.json` },
   tryWaitTimeout: { value: 7833, source: `${F} §3/P2: incomplete try_wait returns false after 7833 cycles` },
-  tmaL2DistinctHalfSms: { value: 92, source: 'fitted from pipeline data, not a micro-probe: with tmaL2DistinctBytesPerCycle on the train rows of hw/results/model.json (see there)' },
+  tmaL2DistinctSharedBytesPerCycle: { value: 436, source: 'fitted from pipeline data, not a micro-probe: with tmaL2DistinctBytesPerCycleSm and tmaL2DistinctBytesPerCycle on the train rows of hw/results/model.json (see tmaL2DistinctBytesPerCycle)' },
+  tmaL2DistinctBytesPerCycleSm: { value: 46, source: 'fitted from pipeline data, not a micro-probe: with tmaL2DistinctSharedBytesPerCycle and tmaL2DistinctBytesPerCycle on the train rows of hw/results/model.json (see tmaL2DistinctBytesPerCycle)' },
   remoteSignal: { value: 90, source: 'earlier H200 cluster measurements (docs/HARDWARE.md "What was measured, on what"): try_wait ping-pong round trips of 381 cycles with local arrives and 563 with remote arrives (default semantics) in a 2-CTA cluster: (563 - 381) / 2 = 91 one way' },
   issueBulkCopy: { value: 141, source: 'hw/results/ops.json (hw/probes/ops.cu producer_bulk4k): a producer loop of a passing try_wait (37 + loopOverhead), arrive.expect_tx (issueArrive + loopOverhead) and one bulk copy takes 247 cycles an iteration; the rest (247 - (37 + 21) - (6 + 21) - 21, loopOverhead 21) is the copy issue, including the wait of the thread\'s next barrier operation for the copy to be accepted (a copy costs 109 more than a complete_tx in the same loop)' },
   issueTensorCopy: { value: 134, source: 'hw/results/ops.json (hw/probes/ops.cu producer_tensor16k): the same producer loop with one 16 KiB tensor-map box takes 240 cycles an iteration (240 - 58 - 27 - 21). A second box in the same iteration costs 103 more (producer_2tensor16k 343), but that figure is the per-SM copy rate, not the issue: two 16 KiB boxes an iteration move 32 KiB, 32768 / 343 = 95.5 B/cycle (tmaBytesPerCycleSm); a second copy issued right behind the first costs issueCopyFollowing' },
@@ -204,12 +214,13 @@ export const H200: Timing = {
   tmaHbmBytesPerCycleSm: { value: 108, source: 'hw/results/pipeline.json (H200): one CTA streaming 64 KiB tiles from HBM at S = 3 reads 108 B/cycle (65536 / 605.9 cycles), faster than from L2; hw/results/plan.json (H100) chain at S = 3: 89.9, a lower bound (three copies in flight do not cover the HBM latency). The per-SM receive limit tmaBytesPerCycleSm binds first' },
   tmaMcastBytesPerCycleAllSms: { value: 60, source: 'fit (npm run calibrate; docs/HARDWARE.md "Timing model fit") to the H200 measurements in hw/results/pipeline.json' },
   tmaQueueLatency: { value: 65, source: 'fit (npm run calibrate) to hw/results/pipeline.json, with the producer lane woken at wakeTryWaitLane' },
+  tmaQueueLatencyL2Distinct: { value: 1, source: 'fitted from pipeline data, not a micro-probe: with the distinct-address L2 share on the train rows of hw/results/model.json (see tmaL2DistinctBytesPerCycle)' },
   tmaQueueLatencyHbm: { value: 135, source: 'fit (npm run calibrate) to hw/results/pipeline.json, with the producer lane woken at wakeTryWaitLane' },
   tmaQueueMaxLoadPct: { value: 89, source: 'fit (npm run calibrate; docs/HARDWARE.md "Timing model fit") to the H200 measurements in hw/results/pipeline.json' },
   tmaLoadWindow: { value: 4000, source: 'choice: read rate averaged over about 4,000 cycles (2 µs)' },
   sms: { value: 132, source: `${F}: H200 has 132 SMs` },
   hbmBytesPerCycle: { value: 2420, source: 'fit (npm run calibrate; docs/HARDWARE.md "Timing model fit") to the H200 measurements in hw/results/pipeline.json' },
-  tmaL2DistinctBytesPerCycle: { value: 8500, source: 'fitted from pipeline data, not a micro-probe: on the train rows of hw/results/model.json (the split of docs/HARDWARE.md "Held-out validation"; hw/probes/model.cu gpipe "stream", l2_distinct, 64 KiB tiles at 1-132 CTAs) while tmaLatency was 50, with tmaL2DistinctHalfSms: per-SM rate 8500 / (n - 1 + 92), i.e. 34.5 B/cycle per SM at 132 SMs (measured 34: 132 x 65536 / 1913 cycles), 57 at 33 (measured 57), 72 at 16 (measured 70-73), 92 for one SM alone (hw/results/plan.json load: 95.5). Not refitted with tmaLatency 132: the refit on the same rows (npm run heldout -- --fit-l2, fitL2Distinct) without a bound gives 9000 / (n - 1 + 104), one SM at 86.5 B/cycle, 10% under that micro-probe; bounded by it (B / n0 >= tmaBytesPerCycleSm) it stops at 8500 / (n - 1 + 88) with a worse train score than these values. The smooth form does not follow a share that stays at the per-SM limit to 8-16 SMs (lean.json: 98 B/cycle at 8 CTAs) and falls to 57 at 33' },
+  tmaL2DistinctBytesPerCycle: { value: 4625, source: 'fitted from pipeline data, not a micro-probe: with tmaL2DistinctBytesPerCycleSm (46), tmaL2DistinctSharedBytesPerCycle (436) and tmaQueueLatencyL2Distinct (1) on the train rows of hw/results/model.json that read distinct addresses (l2_distinct and hbm: the split of docs/HARDWARE.md "Held-out validation"; npm run heldout -- --fit-l2, fitL2Distinct). The per-SM rate of n SMs reading distinct addresses is min(96, 46 + 436 / n, 4625 / n): 96 at 1-8 SMs (lean.json and model.json stream 64 KiB S=3: 98 at 8 CTAs, 91-98 at 1), 73 at 16 (measured 70-73), 59 at 33 (57-58), 53 at 66 (46-52), 47 at 99 (42-50), 35 at 132 (34-36): the SMs\' reads add up to 46 n + 436 B/cycle until the GPU-wide 4625 (reached at about 99 SMs; 35 B/cycle per SM at 132, measured 34.3-35.1 with 64 KiB tiles). The former form 8500 / (n - 1 + 92) could not keep the per-SM limit to 8 SMs and fall to 57 at 33 (lean.json 8 CTAs S=3 +14.6%, 33 CTAs -17.5%). Its load-dependent latency fitted to about nothing (tmaQueueLatencyL2Distinct): the share carries the load' },
   tmaHbmStridedRowsPct: { value: 93, source: 'fitted from pipeline data, not a micro-probe: the train rows of hw/results/model.json (the split of docs/HARDWARE.md "Held-out validation") at 132 CTAs from HBM, 16 KiB of HBM a CTA an iteration: the two-box mainloop_tma (A box 128 rows of 128 B, 40 KiB apart: model.cu make_tmap_2d) at S = 4 runs at 1003.3 cycles, the bulk stream of 16 KiB tiles at S = 4 at 931.4: 931.4 / 1003.3 = 92.8%. The layout, not the tensor path: hw/results/pipeline.json (hw/probes/pipeline.cu, whose box is a contiguous 16 KiB, rows 256 B with a 256 B pitch) at 132 CTAs, S = 4, from HBM: a tensor box 906.8 cycles, a bulk copy 918.3. Checked on lean.json (held out; the same tensor maps): mainloop_tma 132 CTAs S = 4 / 6 992.2 / 967.4 against the 16 KiB bulk stream at S = 4 / 8 893.3 / 886.6 (90-92%)' },
   tmaSourceL2Distinct: { value: 0, source: 'choice: 0 = SMs share L2 tiles (default), 1 = every SM reads its own addresses' },
   issueBulkStore: { value: 98, source: 'hw/results/plan2_h100.json epi (hw/probes/plan2.cu, H100; one SM, so it stands for the H200): the thread that issues the persistent loop\'s 32 KiB epilogue store takes 332 cycles from the second bar.sync to after cp.async.bulk.commit_group (TMA only; 1,179 - 132 - 699 = 348 under one warpgroup of wgmma), 84 without the store (epilogue of 0 bytes; 112 with wgmma), of which the store address\'s run-time division ITERS / KT is intDivMod (150; SASS in hw/results/sass/plan2_sass.txt.gz): 332 - 84 - 150 = 98 (wgmma: 86)' },
@@ -283,6 +294,8 @@ export const PARAM_KINDS: Readonly<Partial<Record<keyof Timing, ParamKind>>> = {
   tmaSourceHbm: 'flag',
   tmaBytesPerCycleSm: 'rate',
   tmaL2DistinctBytesPerCycle: 'rate',
+  tmaL2DistinctSharedBytesPerCycle: 'rate',
+  tmaL2DistinctBytesPerCycleSm: 'rate',
   tmaBytesPerCycleAllSms: 'rate',
   tmaHbmBytesPerCycleSm: 'rate',
   tmaMcastBytesPerCycleAllSms: 'rate',
