@@ -29,6 +29,8 @@ export function hangDetector(ctx: SearchCtx): (s: MachineState, id: number, x: E
     const waiters = [...hr.waiters].sort((u, v) => u.agent - v.agent);
     const blocked = hr.waiters.map((w) => `${w.name} in ${w.op}`).join('; ');
     const first = hr.waiters[0];
+    // The first waiter (in the report's order) that the producer-start parity explains: the cause check.ts names.
+    const sp = hr.waiters.find((w) => w.startParity && w.barName !== undefined);
     const symId = (a: number) => (an.groupOf[a]! >= 0 ? `g${an.groupOf[a]}` : String(a));
     sink.error({
       kind: 'hang', severity: 'error', key: [...new Set(waiters.map((w) => `${symId(w.agent)}:${locKey(w.loc)}`))].sort().join(','),
@@ -36,6 +38,7 @@ export function hangDetector(ctx: SearchCtx): (s: MachineState, id: number, x: E
       subject: first?.subject ?? null, state: id, extra: [],
       details: [...hr.waiters.map((w) => `${w.name} blocked in ${w.op} (line ${w.loc.line}): ${w.reasons.join('; ')}`), ...(hr.cycle ? [`wait-for cycle: ${hr.cycle.join(' → ')}`] : [])],
       locs: hr.waiters.map((w) => w.loc),
+      ...(sp ? { startParity: { waiter: sp.name, barrier: sp.barName!, loc: sp.loc } } : {}),
     });
     if (hr.cycle) {
       // The hang is a wait-for cycle: each agent waits for a signal that only the next can give.

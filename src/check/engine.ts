@@ -196,6 +196,13 @@ export interface RawHazard {
   locs: SrcLoc[];
   /** Found by a random run (ExploreOptions.randomRuns): its trace is a counterexample, not necessarily the shortest. */
   random?: boolean;
+  /**
+   * A hang whose waiter in the wait-for cycle waits with parity 0 for the first completion of a
+   * fresh barrier (machine/hang.ts, `BlockedWaiter.startParity`): the first such waiter (agent
+   * name), the barrier it waits on (hazard subject form, `empty[0]@c1`) and where it waits. Plain
+   * data: it travels with the hazard from a parallel search's workers.
+   */
+  startParity?: { waiter: string; barrier: string; loc: SrcLoc };
 }
 
 /** What the search produced. */
