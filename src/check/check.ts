@@ -116,8 +116,8 @@ export function checkResultOf(program: Program, r: ExploreResult, staticRaw: Rea
   const raceBars: RaceBars = new Map();
   /** Each finding's detector variant ({@link variantOf}), for merging sites. */
   const variants = new WeakMap<Hazard, string>();
-  /** Each hang's producer-start parity fact ({@link RawHazard.startParity}), for its cause. */
-  const startParities = new WeakMap<Hazard, NonNullable<RawHazard['startParity']>>();
+  /** Each finding's raw hazard: the hang facts its cause is decided from ({@link RawHazard.startParity}, {@link RawHazard.waitBarriers}). */
+  const raws = new WeakMap<Hazard, RawHazard>();
   const warnings: Hazard[] = [];
   // The bounds cover the traces too: past one, findings after the first keep their schedule only.
   let traced = 0;
@@ -136,7 +136,7 @@ export function checkResultOf(program: Program, r: ExploreResult, staticRaw: Rea
     const by = schedule.length ? untracedBy(gov, program, schedule.length, traced, () => (machine ??= new Machine(program))) : null;
     if (by) {
       const u: Hazard = { ...base, trace: [], ledger: (noLedger ??= buildLedger(program, [])), untraced: true, untracedBy: by };
-      if (raw.startParity) startParities.set(u, raw.startParity);
+      raws.set(u, raw);
       (raw.severity === 'error' ? hazards : warnings).push(u);
       continue;
     }
@@ -145,7 +145,7 @@ export function checkResultOf(program: Program, r: ExploreResult, staticRaw: Rea
     const rp = schedule.length ? replay(program, schedule, (machine ??= new Machine(program))) : { steps: [], events: [] };
     const h: Hazard = { ...base, trace: rp.steps, ledger: schedule.length ? buildLedger(program, rp.events) : (noLedger ??= buildLedger(program, [])) };
     variants.set(h, variantOf(raw.key));
-    if (raw.startParity) startParities.set(h, raw.startParity);
+    raws.set(h, raw);
     if (staticRaw.has(raw)) h.static = true;
     if (raw.kind === 'race') explainRace(program, raw, h, rp.events, raceBars, 'final' in rp ? (k) => rp.final.bars[k]!.expected : undefined);
     else if (raw.kind === 'missing-fence' && raw.severity === 'error') explainFence(program, h, rp.events);
@@ -164,13 +164,13 @@ export function checkResultOf(program: Program, r: ExploreResult, staticRaw: Rea
   const locsKey = (ls: readonly SrcLoc[]) => ls.map((l) => `${l.file ?? ''}:${l.line}:${l.col}`).sort().join(',');
   for (const h of hazards) {
     if (h.kind !== 'hang') continue;
-    const pc = startParityCause(startParities.get(h));
+    const pc = startParityCause(raws.get(h)?.startParity);
     if (pc) parityCauses.push({ locs: locsKey(h.locations), cause: pc });
   }
   for (const h of hazards) {
     if (h.kind !== 'hang' && h.kind !== 'cycle' && h.kind !== 'inflight-at-exit') continue;
-    const pc = h.kind === 'hang' ? startParityCause(startParities.get(h)) : h.kind === 'cycle' ? parityCauses.find((x) => x.locs === locsKey(h.locations) || h.locations.every((l) => x.locs.includes(`${l.file ?? ''}:${l.line}:${l.col}`)))?.cause ?? null : null;
-    const c = staticCauseOf(h.subject?.name ?? null, h.details, statics);
+    const pc = h.kind === 'hang' ? startParityCause(raws.get(h)?.startParity) : h.kind === 'cycle' ? parityCauses.find((x) => x.locs === locsKey(h.locations) || h.locations.every((l) => x.locs.includes(`${l.file ?? ''}:${l.line}:${l.col}`)))?.cause ?? null : null;
+    const c = staticCauseOf(h.subject?.name ?? null, raws.get(h)?.waitBarriers ?? [], statics);
     if (c && !(pc && c.kind === 'unreachable-arrive')) {
       h.cause = { kind: c.kind, message: c.message, locations: c.locations };
       h.details = [`root cause (static ${c.kind}): ${c.message}`, ...h.details];

@@ -38,6 +38,7 @@ export function hangDetector(ctx: SearchCtx): (s: MachineState, id: number, x: E
       subject: first?.subject ?? null, state: id, extra: [],
       details: [...hr.waiters.map((w) => `${w.name} blocked in ${w.op} (line ${w.loc.line}): ${w.reasons.join('; ')}`), ...(hr.cycle ? [`wait-for cycle: ${hr.cycle.join(' → ')}`] : [])],
       locs: hr.waiters.map((w) => w.loc),
+      waitBarriers: hr.waiters.flatMap((w) => (w.barName !== undefined ? [w.barName] : [])),
       ...(sp ? { startParity: { waiter: sp.name, barrier: sp.barName!, loc: sp.loc } } : {}),
     });
     if (hr.cycle) {

@@ -203,6 +203,12 @@ export interface RawHazard {
    * data: it travels with the hazard from a parallel search's workers.
    */
   startParity?: { waiter: string; barrier: string; loc: SrcLoc };
+  /**
+   * A hang: the barriers its mbarrier waiters wait on (hazard subject form), in the order of its
+   * waiters (machine/hang.ts: root causes first), for the static finding that explains it
+   * (cause-static.ts `staticCauseOf`).
+   */
+  waitBarriers?: string[];
 }
 
 /** What the search produced. */
