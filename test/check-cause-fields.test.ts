@@ -1,6 +1,7 @@
 // The facts the checker's cause rules read are structured fields, never the report's text: a hang's
 // producer-start parity (machine/hang.ts decides it, the raw hazard carries it, also out of a
 // parallel search's workers) and a race fix's family (check/cause.ts `fixKind`).
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { check } from '../src/check/check.js';
 import { checkResultOf } from '../src/check/check.js';
@@ -170,5 +171,23 @@ describe('the barriers a hang\'s waiters wait on travel as a field of the raw ha
     const lost = checkResultOf(p, bare, statics, {}, gov(), Date.now()).hazards.find((h) => h.kind === 'hang')!;
     expect(lost.details.join('\n')).toContain('waits for phase 0 of empty[0]');
     expect(lost.cause).toBeUndefined();
+  });
+});
+
+describe('a memory-model race\'s fix is the detector\'s, carried as a field', () => {
+  const bug = (name: string) => {
+    const parsed = parseSketch(readFileSync(`examples/bugs/${name}.mbk`, 'utf8'), `${name}.mbk`);
+    return check(instantiate(parsed.kernel!)).hazards.find((h) => h.kind === 'race')!;
+  };
+  it('a relaxed arrive (M03): the fix makes the arrive .release, one fix line', () => {
+    const h = bug('M03');
+    expect(h.race!.fix).toBe('make the arrive .release, or put fence.acq_rel (at a scope that includes the waiter) before the relaxed arrive.');
+    expect(h.details.filter((d) => d.startsWith('fix: '))).toEqual([`fix: ${h.race!.fix}`]);
+  });
+  it('a relaxed global flag (V06): the flag\'s fix, not a schedule\'s guess of a missing wait, one fix line', () => {
+    const h = bug('V06');
+    expect(h.race!.fix).toBe('store the flag with st.release (or atom/red .release), or put fence.acq_rel.gpu before the relaxed store.');
+    expect(h.details.filter((d) => d.startsWith('fix: '))).toEqual([`fix: ${h.race!.fix}`]);
+    expect(h.race!.explanation).toMatch(/^the write by split@c1 \(line 15\) and the read by split@c0 \(line 20\) are ordered in time but not by happens-before: /);
   });
 });

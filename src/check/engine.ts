@@ -209,6 +209,12 @@ export interface RawHazard {
    * (cause-static.ts `staticCauseOf`).
    */
   waitBarriers?: string[];
+  /**
+   * A race whose fix its detector names (the memory-model races of check/relaxed.ts: relaxed
+   * arrives and waits, `.cta`-scoped acquires, relaxed global flags), also its `fix: ` detail: the
+   * race's report takes it over the fix the trace's schedule suggests (race-report.ts).
+   */
+  fix?: string;
 }
 
 /** What the search produced. */

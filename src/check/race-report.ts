@@ -43,13 +43,13 @@ export function explainRace(program: Program, raw: RawHazard, h: Hazard, events:
   else if (x.async >= 0) explanation = `the ${desc(x)} is asynchronous; no completion it signals (commit, wait_group) is observed before the ${desc(race.second)}`;
   else explanation = `no release by ${who(x.agent, -1)} after its access is acquired (through a wait, bar.sync or cluster barrier) before the ${desc(race.second)}`;
   const rc = raceCause(program, events, race, who, countOf);
-  // Memory-model races (check/relaxed.ts): ordered in time, not in memory; the detector names the fix.
-  const relaxedFix = raw.key.includes('|relaxed') ? raw.details.find((d) => d.startsWith('fix: ')) : undefined;
-  if (relaxedFix) {
+  // Memory-model races (check/relaxed.ts): ordered in time, not in memory; the detector names the
+  // fix (RawHazard.fix), which replaces its detail line.
+  if (raw.fix !== undefined) {
     explanation = `the ${desc(x)} and the ${desc(race.second)} are ordered in time but not by happens-before: ${raw.message.slice(raw.message.indexOf(', but ') + 6)}`;
-    rc.fix = relaxedFix.slice(5);
+    rc.fix = raw.fix;
     rc.fixKind = 'relaxed';
-    h.details = h.details.filter((d) => d !== relaxedFix);
+    h.details = h.details.filter((d) => d !== `fix: ${raw.fix}`);
   }
   const named = new Set<string>();
   for (const e of events) {

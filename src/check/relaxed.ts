@@ -303,12 +303,12 @@ export function relaxedDetector(
         ? `the ${other} of ${bufName} in another CTA was released to a phase this agent observed with an explicit .cta-scoped wait, which does not synchronize with another CTA's release`
         : `this agent (or a warp whose bar.sync it then passed) observed the phase that released the ${other} of ${bufName} with a .relaxed wait and no acquire fence${tag === Q_WIDE ? ' of cluster scope' : ''} (fence.acq_rel${tag === Q_WIDE ? '.cluster' : ''}) followed it (before that bar.sync): a relaxed wait acquires nothing`;
     const fix = tag === G_RELAXED
-      ? 'fix: make the arrive .release, or put fence.acq_rel (at a scope that includes the waiter) before the relaxed arrive.'
-      : tag === G_SCOPE ? 'fix: wait with .acquire.cluster (or without a scope).' : `fix: make the wait .acquire, or put fence.acq_rel.${tag === Q_WIDE ? 'cluster' : 'cta'} after it.`;
+      ? 'make the arrive .release, or put fence.acq_rel (at a scope that includes the waiter) before the relaxed arrive.'
+      : tag === G_SCOPE ? 'wait with .acquire.cluster (or without a scope).' : `make the wait .acquire, or put fence.acq_rel.${tag === Q_WIDE ? 'cluster' : 'cta'} after it.`;
     report({
       kind: 'race', severity: 'error', key: `${p.bufferOf(buf).info.name}|${locKey(loc)}|relaxed${tag}`,
       message: `${what}, but ${why}`,
-      subject: bufName, state: stateId, extra, details: ['PTX ISA §8.8 (release and acquire patterns), §9.7.13.3, §9.7.13.4, §9.7.13.15.16.', fix],
+      subject: bufName, state: stateId, extra, details: ['PTX ISA §8.8 (release and acquire patterns), §9.7.13.3, §9.7.13.4, §9.7.13.15.16.', `fix: ${fix}`], fix,
       locs: [loc, ...(tag === G_RELAXED ? relaxedArrives : tag === G_SCOPE ? ctaWaits : relaxedWaits)],
     });
   }
@@ -321,12 +321,12 @@ export function relaxedDetector(
         ? `the ${other} of ${bufName} in another CTA reached this agent through a global flag stored or loaded at .cta scope, which does not synchronize threads of two CTAs`
         : `this agent read the global flag that released the ${other} of ${bufName} with a .relaxed load and no acquire fence${tag === Q_WIDE ? ' of .gpu scope' : ''} followed it: a relaxed load acquires nothing`;
     const fix = tag === G_RELAXED
-      ? 'fix: store the flag with st.release (or atom/red .release), or put fence.acq_rel.gpu before the relaxed store.'
-      : tag === G_SCOPE ? 'fix: use .gpu (or .cluster within a cluster) scope on both the store and the load of the flag.' : 'fix: load the flag with ld.acquire (or spin.acquire), or put fence.acq_rel.gpu after the relaxed load.';
+      ? 'store the flag with st.release (or atom/red .release), or put fence.acq_rel.gpu before the relaxed store.'
+      : tag === G_SCOPE ? 'use .gpu (or .cluster within a cluster) scope on both the store and the load of the flag.' : 'load the flag with ld.acquire (or spin.acquire), or put fence.acq_rel.gpu after the relaxed load.';
     report({
       kind: 'race', severity: 'error', key: `${p.bufferOf(buf).info.name}|${locKey(loc)}|flag${tag}`,
       message: `${what}, but ${why}`,
-      subject: bufName, state: stateId, extra, details: ['PTX ISA §8.7 (morally strong), §8.8 (release and acquire patterns), §9.7.9.8, §9.7.9.11, §9.7.13.5.', fix],
+      subject: bufName, state: stateId, extra, details: ['PTX ISA §8.7 (morally strong), §8.8 (release and acquire patterns), §9.7.9.8, §9.7.9.11, §9.7.13.5.', `fix: ${fix}`], fix,
       locs: [loc, ...flagSites],
     });
   }
