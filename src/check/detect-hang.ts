@@ -5,7 +5,7 @@
  * of 0 (`tx-mismatch`, late).
  */
 import type { MachineState } from '../machine/machine.js';
-import { explainHang } from '../machine/hang.js';
+import { explainHang, type BlockedWaiter } from '../machine/hang.js';
 import type { Extra } from './codec.js';
 import { copySites, txSites } from './por.js';
 import type { SearchCtx } from './search-ctx.js';
@@ -16,6 +16,7 @@ export function hangDetector(ctx: SearchCtx): (s: MachineState, id: number, x: E
   const { m, an, sink } = ctx;
   const txLate = txMismatchLate(ctx);
   return (s, id, x) => {
+    const hinted: BlockedWaiter[] = [];
     const hr = explainHang(m, s, (a, bar) => {
       const slot = an.waitSlots[a]!.get(bar);
       return slot !== undefined && x.hist[slot] !== -2;
@@ -23,14 +24,14 @@ export function hangDetector(ctx: SearchCtx): (s: MachineState, id: number, x: E
       const slot = an.waitSlots[a]!.get(bar);
       const v = slot === undefined ? -2 : x.hist[slot]!;
       return v === -2 ? null : (v >> 13) - 1;
-    });
+    }, undefined, (w) => hinted.push(w));
     // In the key (agents in index order), a member of a symmetry group stands for its group, so
     // hangs that differ only by which interchangeable warps or instances are blocked are one.
     const waiters = [...hr.waiters].sort((u, v) => u.agent - v.agent);
     const blocked = hr.waiters.map((w) => `${w.name} in ${w.op}`).join('; ');
     const first = hr.waiters[0];
     // The first waiter (in the report's order) that the producer-start parity explains: the cause check.ts names.
-    const sp = hr.waiters.find((w) => w.startParity && w.barName !== undefined);
+    const sp = hinted.find((w) => w.barName !== undefined);
     const symId = (a: number) => (an.groupOf[a]! >= 0 ? `g${an.groupOf[a]}` : String(a));
     sink.error({
       kind: 'hang', severity: 'error', key: [...new Set(waiters.map((w) => `${symId(w.agent)}:${locKey(w.loc)}`))].sort().join(','),

@@ -42,12 +42,6 @@ export interface BlockedWaiter {
   subject: string | null;
   /** True when its barrier expects bytes that neither a copy in flight nor any running agent can deliver. */
   bytesMissing: boolean;
-  /**
-   * True when it got the producer-start parity hint (its last reason): a waiter of the wait-for
-   * cycle that waits with parity 0 for the first completion of a fresh barrier that others can
-   * still arrive on and no byte count holds up. The checker names this parity as the hang's cause.
-   */
-  startParity?: true;
 }
 
 /** What is blocked and why. */
@@ -87,10 +81,14 @@ const WHOLE = new WeakMap<object, Map<number, Reach>>();
  * barrier before: the producer-start parity hint is given only for a first wait.
  * `lastObserved(agent, barKey)`, when known, is the last phase of that barrier the agent's waits
  * observed (null: none): a waiter that phases completed without is said to be that many behind.
+ * `onStartParity`, when given, is told each waiter that gets the producer-start parity hint (its
+ * last reason), in the report's order: a waiter of the wait-for cycle that waits with parity 0 for
+ * the first completion of a fresh barrier that others can still arrive on and no byte count holds
+ * up (the checker names that parity as the hang's cause; the report's data stays as it was).
  */
 export function explainHang(
   m: Machine, s: MachineState, passedBefore?: (agent: number, bar: number) => boolean, lastObserved?: (agent: number, bar: number) => number | null,
-  stop?: () => boolean,
+  stop?: () => boolean, onStartParity?: (w: BlockedWaiter) => void,
 ): HangReport {
   const p = m.program;
   const waiters: BlockedWaiter[] = [];
@@ -207,7 +205,7 @@ export function explainHang(
   const stuckOnBytes = waiters.some((w) => cycle?.includes(w.name) && (w.bytesMissing || (w.state?.tx ?? 0) < 0));
   for (const w of waiters) {
     if (startHint.has(w.agent) && cycle?.includes(w.name) && !stuckOnBytes) {
-      w.startParity = true;
+      onStartParity?.(w);
       w.reasons.push('hint: parity 0 on a barrier still in phase 0 waits for its first completion; a wait that means "the buffer is free" at the start (a producer on an empty barrier) uses parity 1, which passes on a fresh barrier');
     }
   }
