@@ -35,13 +35,6 @@ export const PARITY_CAUSES: ReadonlySet<string> = new Set(['start-parity', 'vacu
 /** Kinds of static findings that can explain a hang. */
 const EXPLAINS_HANG = new Set(['unreachable-arrive', 'trip-mismatch', 'count-mismatch']);
 
-/** Barrier names a hang's details say its waiters wait on (`waits for phase N of NAME`), first waiter first. */
-function hangBarriers(details: readonly string[]): string[] {
-  const out: string[] = [];
-  for (const d of details) for (const m of d.matchAll(/waits for phase \d+ of (\S+) \(parity/g)) out.push(m[1]!);
-  return out;
-}
-
 /** Whether static finding subject `s` (a barrier `full[0]`, or an array `full` for an arrive site) names barrier `name`. */
 function names(s: string, name: string): boolean {
   const bare = name.replace(/@c\d+$/, '');
@@ -50,11 +43,11 @@ function names(s: string, name: string): boolean {
 
 /**
  * The static finding (an arrive never executed, trip counts that differ between roles, arrivals
- * that do not add up to the count) that explains a hang whose waiters wait on `subject` or the
- * barriers its `details` name, or null.
+ * that do not add up to the count) that explains a hang whose waiters wait on `subject` or on
+ * `waitBarriers` (its raw hazard's, first waiter first), or null.
  */
-export function staticCauseOf<T extends { kind: string; subject: { name: string } | null }>(subject: string | null, details: readonly string[], statics: readonly T[]): T | null {
-  const bars = [...(subject ? [subject] : []), ...hangBarriers(details)];
+export function staticCauseOf<T extends { kind: string; subject: { name: string } | null }>(subject: string | null, waitBarriers: readonly string[], statics: readonly T[]): T | null {
+  const bars = [...(subject ? [subject] : []), ...waitBarriers];
   for (const b of bars) {
     for (const kind of ['unreachable-arrive', 'trip-mismatch', 'count-mismatch']) {
       const hit = statics.find((w) => w.kind === kind && EXPLAINS_HANG.has(w.kind) && w.subject && names(w.subject.name, b));

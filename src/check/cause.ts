@@ -17,6 +17,8 @@ export interface RaceCause {
   release: string | null;
   /** Which fix applies: arrival count, wait_group depth, a wait on the right barrier, a fence, … */
   fix: string;
+  /** The family of {@link fix}, for rules that depend on it (check.ts): the text is for people. */
+  fixKind: RaceFixKind;
   /** Source location of the release (the arrive or commit), when there is one. */
   loc?: SrcLoc;
   /** Source location of the wait that observed the release (the later side's, or its copy issuer's), when there is one. */
@@ -33,10 +35,21 @@ export interface RaceCause {
 type Name = (agent: number, async: number) => string;
 
 /**
- * How the fix of a race whose later side's wait passed on the fresh barrier (parity 1 in phase 0,
- * before any phase completed) begins: the wait's parity is the fix.
+ * The families of a race's fix ({@link RaceCause.fix}): `proxy-fence` (fence.proxy.async, PTX ISA
+ * §8.6), `group-depth` (a wait_group that leaves the group in flight), `wait` (no wait at all),
+ * `right-barrier` (a wait on the barrier the earlier access completes or hands on), `parity` (the
+ * later side's wait passed on the fresh barrier: its parity), `count` (arrival count or expect_tx,
+ * within a CTA or across the cluster), `release-order` (a release issued before the access it
+ * should follow), `phase` (the wait observed a stale phase), `commit` (an MMA no commit covers),
+ * `relaxed` (the memory model's fix, named by check/relaxed.ts).
  */
-export const PARITY_FIX = "the wait's parity";
+export type RaceFixKind = 'proxy-fence' | 'group-depth' | 'wait' | 'right-barrier' | 'parity' | 'count' | 'release-order' | 'phase' | 'commit' | 'relaxed';
+
+/**
+ * How the fix of a race whose later side's wait passed on the fresh barrier (parity 1 in phase 0,
+ * before any phase completed) begins: the wait's parity is the fix (`fixKind` `parity`).
+ */
+const PARITY_FIX = "the wait's parity";
 
 const line = (l?: SrcLoc) => (l ? ` (line ${l.line})` : '');
 /** ` (line N)`, with the source line it was compiled from when known (a PTX line's CUDA line: ` (line N, from f.cu:L)`). */
@@ -252,19 +265,20 @@ export function raceCause(p: Program, events: readonly MachineEvent[], race: HbR
     // The fence goes before the release that let the async side's issuer go (when the trace has one).
     const rel = wait ? releaseOf(p, events, asyncLoc, who, later, y.at) : null;
     const fixLoc = rel && rel.agent === x.agent && rel.async < 0 ? rel.loc : undefined;
-    return { release: null, bars: [], fix: `a fence: the generic write${line(x.loc)} must be followed by fence.proxy.async before the release that hands ${buf} to the async proxy${fixLoc ? line(fixLoc) : ''}`, ...(fixLoc ? { fixLoc } : {}) };
+    return { release: null, bars: [], fixKind: 'proxy-fence', fix: `a fence: the generic write${line(x.loc)} must be followed by fence.proxy.async before the release that hands ${buf} to the async proxy${fixLoc ? line(fixLoc) : ''}`, ...(fixLoc ? { fixLoc } : {}) };
   }
   if (!wait) {
     // The issuer itself touching the buffer again: its wait_group depth.
     const xa = x.async >= 0 ? asyncLoc.get(x.async) : undefined;
     if (xa && GROUP_KINDS.has(xa.kind) && y.agent === xa.agent) {
       const wg = lastGroupWait(events, xa, y.at);
-      return { release: null, bars: [], fix: groupFix(events, xa, y.at, true, buf, who), ...(wg?.loc ? { fixLoc: wg.loc } : {}) };
+      return { release: null, bars: [], fixKind: 'group-depth', fix: groupFix(events, xa, y.at, true, buf, who), ...(wg?.loc ? { fixLoc: wg.loc } : {}) };
     }
     const sig = signalsOf(p, events, x, y);
     return {
       release: null,
       bars: [],
+      fixKind: sig ? 'right-barrier' : 'wait',
       fix: sig
         ? unwaitedFix(p, who, later, sig, x, xName, y, yName, null)
         : `a wait: nothing ${who(later, -1)} waits on before its access orders it after the ${xName}`,
@@ -285,20 +299,26 @@ export function raceCause(p: Program, events: readonly MachineEvent[], race: HbR
   const unwaited = sig && !waitedOn(events, later, sig, y.at) ? sig : null;
   // Which fix applies.
   let fix: string;
+  let fixKind: RaceFixKind;
   let fixLoc: SrcLoc | undefined;
   const xa = x.async >= 0 ? asyncLoc.get(x.async) : undefined;
   if (xa && GROUP_KINDS.has(xa.kind) && (y.agent === xa.agent || relAgent === xa.agent)) {
     const upTo = y.agent === xa.agent ? y.at : done;
     fix = groupFix(events, xa, upTo, y.agent === xa.agent, buf, who);
+    fixKind = 'group-depth';
     fixLoc = lastGroupWait(events, xa, upTo)?.loc;
   } else if (observed < 0 && !unwaited) {
     fix = `${PARITY_FIX}: ${who(later, -1)}'s wait on ${bar}${line(wait.loc)} passed on the fresh barrier (parity 1 in phase 0) before any phase completed, so nothing orders it after the ${xName}: wait with the parity of a phase completed after that access (parity 0 for the first)`;
+    fixKind = 'parity';
   } else if (y.async >= 0 && clusterRelease(p, events, x.buf, wait.bar, observed, done)) {
     fix = clusterReleaseFix(p, who, later, x.buf, wait.bar, yName, arrivesRemotely(p, p.barrierOf(wait.bar).info.name), countOf(wait.bar));
+    fixKind = 'count';
   } else if (unwaited && (x.signals >= 0 || observed < 0)) {
     fix = unwaitedFix(p, who, later, unwaited, x, xName, y, yName, wait);
+    fixKind = 'right-barrier';
   } else if (x.async >= 0 && x.signals >= 0 && x.signals !== wait.bar) {
     fix = `a wait on the right barrier: the ${xName} completes on ${p.barrierName(x.signals)}, but ${who(later, -1)} waited on ${bar}`;
+    fixKind = 'right-barrier';
   } else if (x.async >= 0 && x.signals === wait.bar && issuedAt(x.async) > done && issuerRel && issuerRel.agent >= 0 && issuerRel.async < 0 && (issuerRel.agent !== later || ownEarlyArrive(events, later, issuerRel.wait.bar, issuerRel.done))) {
     // The copy's issuer was let go by a release (another agent's, or this side's own: one consumer
     // alone, or lane 0 of the reading warp) while this side still used the buffer.
@@ -309,24 +329,31 @@ export function raceCause(p: Program, events: readonly MachineEvent[], race: HbR
     // the release comes too early, the count may be right.
     const own = ownEarlyArrive(events, later, issuerRel.wait.bar, issuerRel.done);
     if (own?.loc) fixLoc = own.loc;
+    fixKind = own ? 'release-order' : 'count';
     fix = own
       ? `move the release after the access: ${who(later, -1)} arrives on ${issuerRel.bar}${lineFrom(own.loc)} before its ${y.rw === 'w' ? 'write' : 'read'} of ${buf}${lineFrom(y.loc)}, and that arrival counted toward the phase that let ${who(x.issuer, -1)} refill ${buf}`
       : `arrival count: ${who(x.issuer, -1)} was released by ${who(issuerRel.agent, -1)}'s arrive on ${issuerRel.bar}${line(issuerRel.loc)} while ${who(later, -1)} still used ${buf}: the count of ${issuerRel.bar} (${countOf(issuerRel.wait.bar)}) is smaller than the agents that must release ${buf}`;
   } else if (x.async >= 0 && x.signals === wait.bar && issuedAt(x.async) > done) {
     fix = `the wait's phase: ${who(later, -1)}'s wait on ${bar}${line(wait.loc)} observed phase ${observed}, which had completed before the ${xName} was even issued: the parity it computes is stale (a phase counter off by whole phases, or restarted)`;
+    fixKind = 'phase';
   } else if (x.async >= 0 && x.signals === wait.bar) {
     fix = `arrival count / expect_tx: phase ${observed} of ${bar} completed before the ${xName} landed: its arrivals (count ${countOf(wait.bar)}) and the bytes expected were all in without this copy's bytes; expect every copy's bytes (arrive.expect_tx with the sum, before the copies can land), or raise the count`;
+    fixKind = 'count';
   } else if (x.async >= 0 && xa?.kind === 'tc.mma') {
     fix = `a commit after the last MMA: the tcgen05.mma${line(xa.loc)} reading ${buf} is not covered by the tcgen05.commit that released ${who(later, -1)}`;
+    fixKind = 'commit';
   } else if (x.async < 0 && x.agent >= 0 && relAgent >= 0 && relAgent !== x.agent && relAsync < 0) {
     fix = `arrival count: ${bar} completed phase ${observed} on ${who(relAgent, -1)}'s arrive without one from ${who(x.agent, -1)}, whose ${x.rw === 'w' ? 'write' : 'read'}${line(x.loc)} was not done: the count of ${bar} (${countOf(wait.bar)}) is smaller than the arrivals that must release ${buf}`;
+    fixKind = 'count';
   } else if (x.async < 0 && x.agent >= 0 && relAgent === x.agent && relLoc && x.loc && relLoc.line < x.loc.line) {
     fix = `move the release after the access: ${who(x.agent, -1)} arrives on ${bar}${line(relLoc)} before its ${x.rw === 'w' ? 'write' : 'read'} of ${buf}${line(x.loc)}`;
+    fixKind = 'release-order';
   } else {
     fix = `a wait on the right barrier: nothing that ${who(later, -1)} waits on is released after the ${xName}`;
+    fixKind = 'right-barrier';
   }
   const bars = [bar, ...(issuerRel ? [issuerRel.bar] : [])];
-  const out: RaceCause = { release: relText, bars, fix: `${fix}. (${yName} against ${xName})` };
+  const out: RaceCause = { release: relText, bars, fix: `${fix}. (${yName} against ${xName})`, fixKind };
   if (relLoc) out.loc = relLoc;
   if (relWait.loc) out.waitLoc = relWait.loc;
   if (fixLoc) out.fixLoc = fixLoc;
@@ -352,11 +379,12 @@ export function proxyRaceCause(p: Program, events: readonly MachineEvent[], issu
   const issuer = (events[at] as Extract<MachineEvent, { e: 'async' }>).agent;
   const rel = releaseOf(p, events, asyncLoc, who, issuer, at);
   if (!rel || rel.done < 0) {
-    return { release: null, bars: [], fix: `a proxy fence: fence.proxy.async between the generic accesses and the copy${line(issueLoc)}` };
+    return { release: null, bars: [], fixKind: 'proxy-fence', fix: `a proxy fence: fence.proxy.async between the generic accesses and the copy${line(issueLoc)}` };
   }
   const out: RaceCause = {
     release: rel.text,
     bars: [rel.bar],
+    fixKind: 'proxy-fence',
     fix: `a proxy fence: fence.proxy.async by the threads that accessed the buffer, before their release${line(rel.loc)}, or by ${who(issuer, -1)} after its wait on ${rel.bar}${line(rel.wait.loc)} and before the copy${line(issueLoc)}; the mbarrier hand-off alone orders only the generic proxy`,
   };
   if (rel.loc) out.loc = rel.loc;

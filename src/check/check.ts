@@ -13,8 +13,7 @@ import { DEFAULT_BOUNDS, explore, type ExploreOptions, type ExploreResult, type 
 import { tcFenceChecks } from './tcfence.js';
 import { staticChecks } from './static.js';
 import { causeRank, staticCauseOf, staticRaceCauseOf } from './cause-static.js';
-import { PARITY_FIX } from './cause.js';
-import { explainFence, explainRace } from './race-report.js';
+import { explainFence, explainRace, type RaceBars } from './race-report.js';
 import { objectArg, positiveBound, programArg } from '../model/api-args.js';
 import { replay } from './replay.js';
 
@@ -114,9 +113,11 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
 export function checkResultOf(program: Program, r: ExploreResult, staticRaw: ReadonlySet<RawHazard>, opts: CheckOptions, gov: Governor, t0: number): CheckResult {
   const hazards: Hazard[] = [];
   // Per race: the barriers that released its later side and the named barriers of its trace (static causes).
-  const raceBars = new Map<Hazard, { bars: string[]; named: string[] }>();
+  const raceBars: RaceBars = new Map();
   /** Each finding's detector variant ({@link variantOf}), for merging sites. */
   const variants = new WeakMap<Hazard, string>();
+  /** Each finding's raw hazard: the hang facts its cause is decided from ({@link RawHazard.startParity}, {@link RawHazard.waitBarriers}). */
+  const raws = new WeakMap<Hazard, RawHazard>();
   const warnings: Hazard[] = [];
   // The bounds cover the traces too: past one, findings after the first keep their schedule only.
   let traced = 0;
@@ -134,7 +135,9 @@ export function checkResultOf(program: Program, r: ExploreResult, staticRaw: Rea
     };
     const by = schedule.length ? untracedBy(gov, program, schedule.length, traced, () => (machine ??= new Machine(program))) : null;
     if (by) {
-      (raw.severity === 'error' ? hazards : warnings).push({ ...base, trace: [], ledger: (noLedger ??= buildLedger(program, [])), untraced: true, untracedBy: by });
+      const u: Hazard = { ...base, trace: [], ledger: (noLedger ??= buildLedger(program, [])), untraced: true, untracedBy: by };
+      raws.set(u, raw);
+      (raw.severity === 'error' ? hazards : warnings).push(u);
       continue;
     }
     if (schedule.length) traced++;
@@ -142,6 +145,7 @@ export function checkResultOf(program: Program, r: ExploreResult, staticRaw: Rea
     const rp = schedule.length ? replay(program, schedule, (machine ??= new Machine(program))) : { steps: [], events: [] };
     const h: Hazard = { ...base, trace: rp.steps, ledger: schedule.length ? buildLedger(program, rp.events) : (noLedger ??= buildLedger(program, [])) };
     variants.set(h, variantOf(raw.key));
+    raws.set(h, raw);
     if (staticRaw.has(raw)) h.static = true;
     if (raw.kind === 'race') explainRace(program, raw, h, rp.events, raceBars, 'final' in rp ? (k) => rp.final.bars[k]!.expected : undefined);
     else if (raw.kind === 'missing-fence' && raw.severity === 'error') explainFence(program, h, rp.events);
@@ -160,13 +164,13 @@ export function checkResultOf(program: Program, r: ExploreResult, staticRaw: Rea
   const locsKey = (ls: readonly SrcLoc[]) => ls.map((l) => `${l.file ?? ''}:${l.line}:${l.col}`).sort().join(',');
   for (const h of hazards) {
     if (h.kind !== 'hang') continue;
-    const pc = startParityCause(h);
+    const pc = startParityCause(raws.get(h)?.startParity);
     if (pc) parityCauses.push({ locs: locsKey(h.locations), cause: pc });
   }
   for (const h of hazards) {
     if (h.kind !== 'hang' && h.kind !== 'cycle' && h.kind !== 'inflight-at-exit') continue;
-    const pc = h.kind === 'hang' ? startParityCause(h) : h.kind === 'cycle' ? parityCauses.find((x) => x.locs === locsKey(h.locations) || h.locations.every((l) => x.locs.includes(`${l.file ?? ''}:${l.line}:${l.col}`)))?.cause ?? null : null;
-    const c = staticCauseOf(h.subject?.name ?? null, h.details, statics);
+    const pc = h.kind === 'hang' ? startParityCause(raws.get(h)?.startParity) : h.kind === 'cycle' ? parityCauses.find((x) => x.locs === locsKey(h.locations) || h.locations.every((l) => x.locs.includes(`${l.file ?? ''}:${l.line}:${l.col}`)))?.cause ?? null : null;
+    const c = staticCauseOf(h.subject?.name ?? null, raws.get(h)?.waitBarriers ?? [], statics);
     if (c && !(pc && c.kind === 'unreachable-arrive')) {
       h.cause = { kind: c.kind, message: c.message, locations: c.locations };
       h.details = [`root cause (static ${c.kind}): ${c.message}`, ...h.details];
@@ -184,7 +188,7 @@ export function checkResultOf(program: Program, r: ExploreResult, staticRaw: Rea
     // counts the waiter's observed phases short: its vacuous first wait is the phase it misses
     // (an inverted start parity), not trip counts that differ. The vacuous-wait finding on that
     // barrier, when the search made one, is the cause; the parity fix stays.
-    if (c && c.kind === 'trip-mismatch' && h.race?.fix.startsWith(PARITY_FIX)) {
+    if (c && c.kind === 'trip-mismatch' && h.race && rb.fixKind === 'parity') {
       const vw = warnings.find((w) => w.kind === 'vacuous-wait' && w.subject && rb.bars.includes(w.subject.name));
       if (vw) h.cause = { kind: vw.kind, message: vw.message, locations: vw.locations };
       continue;
@@ -192,7 +196,7 @@ export function checkResultOf(program: Program, r: ExploreResult, staticRaw: Rea
     if (c) {
       h.cause = { kind: c.kind, message: c.message, locations: c.locations };
       // The count is the fix; a schedule-based guess other than the count is about the symptom.
-      if (h.race && !h.race.fix.startsWith('arrival count')) {
+      if (h.race && rb.fixKind !== 'count') {
         const fix = `arrival count: ${c.kind === 'trip-mismatch' ? 'the arrivals on the barrier and the waits for it disagree about the number of phases' : 'the arrivals per phase do not add up to the count'} (the cause above); this race is what happens once a phase completes early`;
         h.details = h.details.map((d) => (d.startsWith('fix: ') ? `fix: ${fix}` : d));
         h.race = { ...h.race, fix };
@@ -275,27 +279,16 @@ function mergeSites(list: Hazard[], variants: WeakMap<Hazard, string>): void {
   list.length = w;
 }
 
-/** The hint hang.ts gives a waiter in a wait-for cycle that waits with parity 0 on a fresh barrier. */
-const START_PARITY_HINT = 'hint: parity 0 on a barrier still in phase 0';
-
 /**
- * The cause of hang `h` when one of its waiters carries the producer-start parity hint (hang.ts):
- * it waits with parity 0 for the first completion of a barrier that only agents of the cycle can
- * complete; null when none does.
+ * The cause of a hang from its producer-start parity fact `sp` (machine/hang.ts decides it, the
+ * hang detector carries it on the raw hazard): the waiter waits with parity 0 for the first
+ * completion of a barrier that only agents of the cycle can complete; null without the fact.
  */
-function startParityCause(h: Hazard): NonNullable<Hazard['cause']> | null {
-  const waiters = h.details.filter((d) => / blocked in .* \(line \d+\): /.test(d));
-  for (const [i, d] of waiters.entries()) {
-    if (!d.includes(START_PARITY_HINT)) continue;
-    const m = /^(\S+) blocked in .* \(line (\d+)\): waits for phase \d+ of (\S+) \(parity 0\)/.exec(d);
-    if (!m) continue;
-    const line = Number(m[2]);
-    const loc = h.locations[i]?.line === line ? h.locations[i]! : h.locations.find((l) => l.line === line);
-    return {
-      kind: 'start-parity',
-      message: `${m[1]} waits on ${m[3]} with parity 0 while the barrier is still in its phase 0, so it waits for the barrier's first completion, which the agents it waits for cannot give before it passes; a wait meaning "the buffer is free" at the start (a producer on an empty barrier) uses parity 1, which passes on a fresh barrier (start the producer's phase bit at 1)`,
-      locations: loc ? [loc] : [],
-    };
-  }
-  return null;
+function startParityCause(sp: RawHazard['startParity']): NonNullable<Hazard['cause']> | null {
+  if (!sp) return null;
+  return {
+    kind: 'start-parity',
+    message: `${sp.waiter} waits on ${sp.barrier} with parity 0 while the barrier is still in its phase 0, so it waits for the barrier's first completion, which the agents it waits for cannot give before it passes; a wait meaning "the buffer is free" at the start (a producer on an empty barrier) uses parity 1, which passes on a fresh barrier (start the producer's phase bit at 1)`,
+    locations: [sp.loc],
+  };
 }

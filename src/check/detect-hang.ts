@@ -5,7 +5,7 @@
  * of 0 (`tx-mismatch`, late).
  */
 import type { MachineState } from '../machine/machine.js';
-import { explainHang } from '../machine/hang.js';
+import { explainHang, type BlockedWaiter } from '../machine/hang.js';
 import type { Extra } from './codec.js';
 import { copySites, txSites } from './por.js';
 import type { SearchCtx } from './search-ctx.js';
@@ -17,18 +17,21 @@ export function hangDetector(ctx: SearchCtx): (s: MachineState, id: number, x: E
   const { m, an, sink } = ctx;
   const txLate = txMismatchLate(ctx);
   return (s, id, x) => {
+    const hinted: BlockedWaiter[] = [];
     const hr = explainHang(m, s, (a, bar) => {
       const slot = an.waitSlots[a]!.get(bar);
       return slot !== undefined && lastObserved(x.hist, slot) !== null;
     }, (a, bar) => {
       const slot = an.waitSlots[a]!.get(bar);
       return slot === undefined ? null : lastObserved(x.hist, slot);
-    });
+    }, undefined, (w) => hinted.push(w));
     // In the key (agents in index order), a member of a symmetry group stands for its group, so
     // hangs that differ only by which interchangeable warps or instances are blocked are one.
     const waiters = [...hr.waiters].sort((u, v) => u.agent - v.agent);
     const blocked = hr.waiters.map((w) => `${w.name} in ${w.op}`).join('; ');
     const first = hr.waiters[0];
+    // The first waiter (in the report's order) that the producer-start parity explains: the cause check.ts names.
+    const sp = hinted.find((w) => w.barName !== undefined);
     const symId = (a: number) => (an.groupOf[a]! >= 0 ? `g${an.groupOf[a]}` : String(a));
     sink.error({
       kind: 'hang', severity: 'error', key: [...new Set(waiters.map((w) => `${symId(w.agent)}:${locKey(w.loc)}`))].sort().join(','),
@@ -36,6 +39,8 @@ export function hangDetector(ctx: SearchCtx): (s: MachineState, id: number, x: E
       subject: first?.subject ?? null, state: id, extra: [],
       details: [...hr.waiters.map((w) => `${w.name} blocked in ${w.op} (line ${w.loc.line}): ${w.reasons.join('; ')}`), ...(hr.cycle ? [`wait-for cycle: ${hr.cycle.join(' → ')}`] : [])],
       locs: hr.waiters.map((w) => w.loc),
+      waitBarriers: hr.waiters.flatMap((w) => (w.barName !== undefined ? [w.barName] : [])),
+      ...(sp ? { startParity: { waiter: sp.name, barrier: sp.barName!, loc: sp.loc } } : {}),
     });
     if (hr.cycle) {
       // The hang is a wait-for cycle: each agent waits for a signal that only the next can give.

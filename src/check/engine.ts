@@ -196,6 +196,25 @@ export interface RawHazard {
   locs: SrcLoc[];
   /** Found by a random run (ExploreOptions.randomRuns): its trace is a counterexample, not necessarily the shortest. */
   random?: boolean;
+  /**
+   * A hang whose waiter in the wait-for cycle waits with parity 0 for the first completion of a
+   * fresh barrier (machine/hang.ts, `BlockedWaiter.startParity`): the first such waiter (agent
+   * name), the barrier it waits on (hazard subject form, `empty[0]@c1`) and where it waits. Plain
+   * data: it travels with the hazard from a parallel search's workers.
+   */
+  startParity?: { waiter: string; barrier: string; loc: SrcLoc };
+  /**
+   * A hang: the barriers its mbarrier waiters wait on (hazard subject form), in the order of its
+   * waiters (machine/hang.ts: root causes first), for the static finding that explains it
+   * (cause-static.ts `staticCauseOf`).
+   */
+  waitBarriers?: string[];
+  /**
+   * A race whose fix its detector names (the memory-model races of check/relaxed.ts: relaxed
+   * arrives and waits, `.cta`-scoped acquires, relaxed global flags), also its `fix: ` detail: the
+   * race's report takes it over the fix the trace's schedule suggests (race-report.ts).
+   */
+  fix?: string;
 }
 
 /** What the search produced. */

@@ -14,8 +14,8 @@ import { proxyRaceCause, raceCause, type RaceCause } from './cause.js';
 import type { OpName, SrcLoc } from '../kernel/ir.js';
 import { syncClass } from '../machine/ops/index.js';
 
-/** The barriers whose phases let a race's later side go, and the named barriers of its trace. */
-export type RaceBars = Map<Hazard, { bars: string[]; named: string[] }>;
+/** The barriers whose phases let a race's later side go, the named barriers of its trace, and its fix's family ({@link RaceCause.fixKind}). */
+export type RaceBars = Map<Hazard, { bars: string[]; named: string[]; fixKind: RaceCause['fixKind'] }>;
 
 /**
  * Adds the race explanation to `h` (the report of `raw`, a `race`, whose trace replays to `events`):
@@ -32,7 +32,7 @@ export function explainRace(program: Program, raw: RawHazard, h: Hazard, events:
     // The strict cross-proxy race: ordered by happens-before, unordered across the proxies.
     const rc = raw.key.endsWith('|proxy') ? proxyRaceCause(program, events, raw.locs[0], who) : null;
     if (!rc) return;
-    raceBars.set(h, { bars: rc.bars, named: [] });
+    raceBars.set(h, { bars: rc.bars, named: [], fixKind: rc.fixKind });
     applyCause(h, rc, []);
     return;
   }
@@ -43,12 +43,13 @@ export function explainRace(program: Program, raw: RawHazard, h: Hazard, events:
   else if (x.async >= 0) explanation = `the ${desc(x)} is asynchronous; no completion it signals (commit, wait_group) is observed before the ${desc(race.second)}`;
   else explanation = `no release by ${who(x.agent, -1)} after its access is acquired (through a wait, bar.sync or cluster barrier) before the ${desc(race.second)}`;
   const rc = raceCause(program, events, race, who, countOf);
-  // Memory-model races (check/relaxed.ts): ordered in time, not in memory; the detector names the fix.
-  const relaxedFix = raw.key.includes('|relaxed') ? raw.details.find((d) => d.startsWith('fix: ')) : undefined;
-  if (relaxedFix) {
+  // Memory-model races (check/relaxed.ts): ordered in time, not in memory; the detector names the
+  // fix (RawHazard.fix), which replaces its detail line.
+  if (raw.fix !== undefined) {
     explanation = `the ${desc(x)} and the ${desc(race.second)} are ordered in time but not by happens-before: ${raw.message.slice(raw.message.indexOf(', but ') + 6)}`;
-    rc.fix = relaxedFix.slice(5);
-    h.details = h.details.filter((d) => d !== relaxedFix);
+    rc.fix = raw.fix;
+    rc.fixKind = 'relaxed';
+    h.details = h.details.filter((d) => d !== `fix: ${raw.fix}`);
   }
   const named = new Set<string>();
   for (const e of events) {
@@ -56,7 +57,7 @@ export function explainRace(program: Program, raw: RawHazard, h: Hazard, events:
       named.add(namedBarrierSubject(program, e.id, program.agents[e.agent]!.cta));
     }
   }
-  raceBars.set(h, { bars: rc.bars, named: [...named] });
+  raceBars.set(h, { bars: rc.bars, named: [...named], fixKind: rc.fixKind });
   h.race = { first: desc(x), second: desc(race.second), explanation, release: rc.release, fix: rc.fix };
   applyCause(h, rc, [`happens-before (vector clocks over the trace): ${explanation}`]);
 }

@@ -9,22 +9,54 @@ import type { Program } from '../machine/program.js';
 import type { Extra } from './codec.js';
 import { NAMED_PER_CTA } from '../machine/state.js';
 
-/** What a kernel needs of the detector: `track` (anything at all), `needRel` (released accesses matter: relaxed or `.cta` waits). */
-export function relaxedUse(p: Program): { track: boolean; needRel: boolean } {
+/**
+ * What a kernel needs of the detector: `track` (anything at all), `needRel` (released accesses
+ * matter: relaxed or `.cta` waits). `refused`: the kernel has relaxed or `.cta`-scoped operations
+ * but its records do not fit ({@link relaxedSize}): nothing is tracked, and the check reports
+ * that it gives no verdict on them (check/relaxed.ts `relaxedRefusal`); `site` is the first such
+ * operation (null when there is none).
+ */
+export function relaxedUse(p: Program): { track: boolean; needRel: boolean; refused: boolean; site: SrcLoc | null } {
   let relaxedArrive = false;
   let needRel = false;
+  let site: SrcLoc | null = null;
   for (const rc of p.roles) for (const ins of rc.code) {
     if (ins.i !== 'op') continue;
     const op = ins.op;
-    if ((op.op === 'mbarrier.arrive' || op.op === 'barrier.cluster.arrive') && op.sem === 'relaxed') relaxedArrive = true;
-    if (op.op === 'mbarrier.wait' && (op.sem === 'relaxed' || op.scope === 'cta')) needRel = true;
-    if (flagSemantics(op)?.weak) needRel = true;
+    const arrive = (op.op === 'mbarrier.arrive' || op.op === 'barrier.cluster.arrive') && op.sem === 'relaxed';
+    const rel = (op.op === 'mbarrier.wait' && (op.sem === 'relaxed' || op.scope === 'cta')) || flagSemantics(op)?.weak === true;
+    if (arrive) relaxedArrive = true;
+    if (rel) needRel = true;
+    if ((arrive || rel) && (!site || ins.loc.line < site.line || (ins.loc.line === site.line && ins.loc.col < site.col))) site = ins.loc;
   }
+  if (!relaxedSize(p).fits) return { track: false, needRel: false, refused: relaxedArrive || needRel, site };
+  return { track: relaxedArrive || needRel, needRel, refused: false, site };
+}
+
+/**
+ * The largest value plus one that a word of the checker data holds: the words are stored as int32
+ * (codec.ts, state-decode.ts), so every entry must stay at most 2^31 − 1.
+ */
+export const RELAXED_WORD_LIMIT = 2 ** 31;
+
+/**
+ * The sizes of the detector's records for `p`: `slots` publication slots (every barrier key, one
+ * per cluster round, one per memory cell of values, the named-barrier release location and one per
+ * CTA and named-barrier id when the kernel uses named barriers: slot indices 0 .. `slots`),
+ * `agents` publishers (and one more: an asynchronous unit), `codes` access codes (buffer key × 2 +
+ * write, and the remote-release marker), and `words`, one more than the largest rp entry,
+ * (`slots` + 1) × 2 stages × (`agents` + 1) × `codes` × {@link P_BITS} tags and ages (relaxed.ts
+ * `enc.rp`). `fits`: `words` ≤ {@link RELAXED_WORD_LIMIT} and `codes` fits the 24 code bits of an
+ * ru entry (then the REL and ACQ entries, below 2^28 after their kind, fit too). `words` is
+ * computed in doubles: exact up to 2^53 and, past that, rounded upwards of 2^31 all the same, so
+ * `fits` is exact at every size.
+ */
+export function relaxedSize(p: Program): { slots: number; agents: number; codes: number; words: number; fits: boolean } {
   const slots = p.ctas * p.barriersPerCta + p.grid + (p.values ? p.values.init.length : 0) + namedSlots(p);
   const codes = 2 * p.ctas * p.buffersPerCta + 1;
-  // The checker data must fit in 32-bit words (codec.ts); larger kernels go untracked.
-  if ((slots + 1) * 2 * (p.agents.length + 1) * codes * P_BITS >= 2 ** 31 || codes >= 1 << 24) return { track: false, needRel: false };
-  return { track: relaxedArrive || needRel, needRel };
+  const agents = p.agents.length;
+  const words = (slots + 1) * 2 * (agents + 1) * codes * P_BITS;
+  return { slots, agents, codes, words, fits: words <= RELAXED_WORD_LIMIT && codes <= 1 << 24 };
 }
 
 /**

@@ -47,10 +47,33 @@ import type { Extra } from './codec.js';
 import { keyOf, type RawHazard } from './engine.js';
 import {
   ACQ, FLAG, G_RELAXED, G_SCOPE, INH, OWN, P_BITS, P_CROSS, P_CROSS_K, P_CTA, P_LOCAL, P_LOCAL_K, P_NAMED, P_NONE, P_TAGS, Q_LOCAL, Q_WIDE, REL, U_CTA, U_NONE, U_WIDE,
-  flagSemantics, PASSED, pAge, pTag, locKey, relaxedAhead, relaxedUse, ru, ruCode, ruKind, ruTag, withEntry, Work, type Enc,
+  flagSemantics, PASSED, pAge, pTag, locKey, relaxedAhead, relaxedSize, relaxedUse, ru, ruCode, ruKind, ruTag, withEntry, Work, type Enc,
 } from './relaxed-data.js';
 
 export { flagSemantics, relaxedUse } from './relaxed-data.js';
+
+/**
+ * The check's refusal to judge the memory model of `p`, an error finding (`not-modelled`, at the
+ * kernel's first relaxed or `.cta`-scoped operation), when the kernel has such operations and the
+ * detector's records do not fit the checker's 32-bit words (relaxed-data.ts `relaxedSize`); null
+ * otherwise. The search then runs without the detector: a race that only the memory model shows
+ * would go unreported, so the verdict says that the check could not look for it.
+ */
+export function relaxedRefusal(p: Program): RawHazard | null {
+  const use = relaxedUse(p);
+  if (!use.refused) return null;
+  const z = relaxedSize(p);
+  const n = (x: number) => x.toLocaleString('en-US');
+  return {
+    kind: 'not-modelled', severity: 'error', key: 'relaxed|size', subject: null, state: 0, extra: [],
+    message: `the memory-model detector cannot track this launch: its records need ${n(z.slots + 1)} publication slots × 2 stages × ${n(z.agents + 1)} publishers × ${n(z.codes)} access codes × ${P_BITS} tags (${z.words > Number.MAX_SAFE_INTEGER ? 'more than 2^53' : n(z.words)} values) in 32-bit words that hold at most 2^31, so the relaxed and .cta-scoped operations of this kernel are not checked and the check gives no verdict on them`,
+    details: [
+      'the other hazards are searched for as usual; a race that only the memory model shows (PTX ISA §8.8: a relaxed arrive or wait, a .cta-scoped acquire of another CTA\'s release, a relaxed global flag) is not looked for',
+      'fewer CTAs, warps, barriers, buffer elements or global memory cells bring the records under the bound',
+    ],
+    locs: use.site ? [use.site] : [],
+  };
+}
 
 /**
  * The detector for program `p` driving machine `m`: a function from one transition (pre-state
@@ -280,12 +303,12 @@ export function relaxedDetector(
         ? `the ${other} of ${bufName} in another CTA was released to a phase this agent observed with an explicit .cta-scoped wait, which does not synchronize with another CTA's release`
         : `this agent (or a warp whose bar.sync it then passed) observed the phase that released the ${other} of ${bufName} with a .relaxed wait and no acquire fence${tag === Q_WIDE ? ' of cluster scope' : ''} (fence.acq_rel${tag === Q_WIDE ? '.cluster' : ''}) followed it (before that bar.sync): a relaxed wait acquires nothing`;
     const fix = tag === G_RELAXED
-      ? 'fix: make the arrive .release, or put fence.acq_rel (at a scope that includes the waiter) before the relaxed arrive.'
-      : tag === G_SCOPE ? 'fix: wait with .acquire.cluster (or without a scope).' : `fix: make the wait .acquire, or put fence.acq_rel.${tag === Q_WIDE ? 'cluster' : 'cta'} after it.`;
+      ? 'make the arrive .release, or put fence.acq_rel (at a scope that includes the waiter) before the relaxed arrive.'
+      : tag === G_SCOPE ? 'wait with .acquire.cluster (or without a scope).' : `make the wait .acquire, or put fence.acq_rel.${tag === Q_WIDE ? 'cluster' : 'cta'} after it.`;
     report({
       kind: 'race', severity: 'error', key: `${p.bufferOf(buf).info.name}|${locKey(loc)}|relaxed${tag}`,
       message: `${what}, but ${why}`,
-      subject: bufName, state: stateId, extra, details: ['PTX ISA §8.8 (release and acquire patterns), §9.7.13.3, §9.7.13.4, §9.7.13.15.16.', fix],
+      subject: bufName, state: stateId, extra, details: ['PTX ISA §8.8 (release and acquire patterns), §9.7.13.3, §9.7.13.4, §9.7.13.15.16.', `fix: ${fix}`], fix,
       locs: [loc, ...(tag === G_RELAXED ? relaxedArrives : tag === G_SCOPE ? ctaWaits : relaxedWaits)],
     });
   }
@@ -298,12 +321,12 @@ export function relaxedDetector(
         ? `the ${other} of ${bufName} in another CTA reached this agent through a global flag stored or loaded at .cta scope, which does not synchronize threads of two CTAs`
         : `this agent read the global flag that released the ${other} of ${bufName} with a .relaxed load and no acquire fence${tag === Q_WIDE ? ' of .gpu scope' : ''} followed it: a relaxed load acquires nothing`;
     const fix = tag === G_RELAXED
-      ? 'fix: store the flag with st.release (or atom/red .release), or put fence.acq_rel.gpu before the relaxed store.'
-      : tag === G_SCOPE ? 'fix: use .gpu (or .cluster within a cluster) scope on both the store and the load of the flag.' : 'fix: load the flag with ld.acquire (or spin.acquire), or put fence.acq_rel.gpu after the relaxed load.';
+      ? 'store the flag with st.release (or atom/red .release), or put fence.acq_rel.gpu before the relaxed store.'
+      : tag === G_SCOPE ? 'use .gpu (or .cluster within a cluster) scope on both the store and the load of the flag.' : 'load the flag with ld.acquire (or spin.acquire), or put fence.acq_rel.gpu after the relaxed load.';
     report({
       kind: 'race', severity: 'error', key: `${p.bufferOf(buf).info.name}|${locKey(loc)}|flag${tag}`,
       message: `${what}, but ${why}`,
-      subject: bufName, state: stateId, extra, details: ['PTX ISA §8.7 (morally strong), §8.8 (release and acquire patterns), §9.7.9.8, §9.7.9.11, §9.7.13.5.', fix],
+      subject: bufName, state: stateId, extra, details: ['PTX ISA §8.7 (morally strong), §8.8 (release and acquire patterns), §9.7.9.8, §9.7.9.11, §9.7.13.5.', `fix: ${fix}`], fix,
       locs: [loc, ...flagSites],
     });
   }

@@ -93,7 +93,8 @@ function hazardText(h: Hazard, n: number, paint: CheckPaint, sameAs: number | un
   if (h.static) {
     for (const l of h.locations) out.push(`   ${paint.dim(`at ${findingLocText(l, kernelFile)}`)}`);
     if (also) out.push(`   ${paint.dim(also)}`);
-    out.push(`   ${paint.dim('(static check over the agents\' solo runs: no schedule)')}`);
+    // A static not-modelled error is the check's refusal of the launch's size (check/relaxed.ts), no solo run's.
+    out.push(`   ${paint.dim(h.kind === 'not-modelled' ? '(static check of the launch\'s sizes: no schedule)' : '(static check over the agents\' solo runs: no schedule)')}`);
     return out;
   }
   // Where it happened (file:line:col, and the CUDA line of a PTX kernel with -lineinfo): the

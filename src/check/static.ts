@@ -28,9 +28,21 @@ import type { SrcLoc } from '../kernel/ir.js';
 import type { RawHazard } from './engine.js';
 import type { Governor } from '../machine/governor.js';
 import { emptySolo, solo, type Solo } from './solo.js';
+import { relaxedRefusal } from './relaxed.js';
 
 /** The most static findings one check reports (each distinct barrier of a CTA may have one). */
 export const MAX_STATIC_FINDINGS = 20_000;
+
+/**
+ * The static findings of `p`: the check's refusal to judge the memory model of a launch too large
+ * for the detector's records (an error, check/relaxed.ts `relaxedRefusal`), whatever the solo runs
+ * give, then the static warnings ({@link soloWarnings}).
+ */
+export function staticChecks(p: Program, gov: Governor): RawHazard[] {
+  const refused = relaxedRefusal(p);
+  const found = soloWarnings(p, gov);
+  return refused ? [refused, ...found] : found;
+}
 
 /**
  * The static warnings of `p` (see the file comment), at most {@link MAX_STATIC_FINDINGS} (a
@@ -38,7 +50,7 @@ export const MAX_STATIC_FINDINGS = 20_000;
  * times); empty when the solo runs are not conclusive or `gov` (the check's governor: its time and
  * memory bounds) stopped before they finished.
  */
-export function staticChecks(p: Program, gov: Governor): RawHazard[] {
+function soloWarnings(p: Program, gov: Governor): RawHazard[] {
   const m = new Machine(p);
   if (!gov.allow(m.stateBytes())) return [];
   const s0 = m.initial();

@@ -415,7 +415,9 @@ export interface RoleDecl {
    * Every warp issues the operations its code reaches, the one-thread ones included
    * (`mbarrier.init` / `inval`, `tcgen05.mma` / `commit` / `cp` / `shift`): the code itself chose
    * the issuing warp and lane (the PTX front end). Absent: in a role that runs one agent per warp
-   * those are warp 0's, the other warps step over them.
+   * those are warp 0's, the other warps step over them. Its operands are then the front end's
+   * registers (`empty[(%r12 - 10240) / 8], %r11`), whose text says nothing without their values:
+   * explanations of a state (machine/hang.ts) name the barrier and parity they resolve to.
    */
   asWritten?: boolean;
   body: Stmt[];
@@ -448,10 +450,4 @@ export interface Kernel {
   file?: string;
   /** Where the kernel is declared (the `kernel` line of a sketch). */
   loc?: SrcLoc;
-  /**
-   * True when the operands of the kernel's operations are a front end's register variables (the
-   * PTX front end: `empty[(%r12 - 10240) / 8], %r11`), whose text says nothing without their
-   * values: explanations of a state (machine/hang.ts) name the barrier and parity they resolve to.
-   */
-  registerOperands?: boolean;
 }

@@ -5,7 +5,7 @@
  * Used by the simulator (verdict `hang`) and the checker alike.
  */
 import { testParity, type MBarrier } from '../model/mbarrier.js';
-import type { Kernel, SrcLoc } from '../kernel/ir.js';
+import type { RoleDecl, SrcLoc } from '../kernel/ir.js';
 import { clusterArrivals, pendingAsyncGroups, type Machine, type MachineState } from './machine.js';
 import type { OpInstr } from './program.js';
 import { remainingSignals, type Reach } from './reach.js';
@@ -17,9 +17,9 @@ export interface BlockedWaiter {
   agent: number;
   name: string;
   /**
-   * The operation it is blocked in, as source-like text; for a kernel whose operands are a front
-   * end's registers ({@link Kernel.registerOperands}: PTX), an mbarrier wait names the barrier and
-   * the parity (or token phase) it waits with in this state: `mbarrier.try_wait.parity empty[2], parity 1`.
+   * The operation it is blocked in, as source-like text; in a role run as written, whose operands
+   * are a front end's registers ({@link RoleDecl.asWritten}: PTX), an mbarrier wait names the barrier
+   * and the parity (or token phase) it waits with in this state: `mbarrier.try_wait.parity empty[2], parity 1`.
    */
   op: string;
   /** The operation's text as written (`empty[(%r12 - 10240) / 8], %r11`) when {@link op} names resolved values instead. */
@@ -81,10 +81,14 @@ const WHOLE = new WeakMap<object, Map<number, Reach>>();
  * barrier before: the producer-start parity hint is given only for a first wait.
  * `lastObserved(agent, barKey)`, when known, is the last phase of that barrier the agent's waits
  * observed (null: none): a waiter that phases completed without is said to be that many behind.
+ * `onStartParity`, when given, is told each waiter that gets the producer-start parity hint (its
+ * last reason), in the report's order: a waiter of the wait-for cycle that waits with parity 0 for
+ * the first completion of a fresh barrier that others can still arrive on and no byte count holds
+ * up (the checker names that parity as the hang's cause; the report's data stays as it was).
  */
 export function explainHang(
   m: Machine, s: MachineState, passedBefore?: (agent: number, bar: number) => boolean, lastObserved?: (agent: number, bar: number) => number | null,
-  stop?: () => boolean,
+  stop?: () => boolean, onStartParity?: (w: BlockedWaiter) => void,
 ): HangReport {
   const p = m.program;
   const waiters: BlockedWaiter[] = [];
@@ -201,6 +205,7 @@ export function explainHang(
   const stuckOnBytes = waiters.some((w) => cycle?.includes(w.name) && (w.bytesMissing || (w.state?.tx ?? 0) < 0));
   for (const w of waiters) {
     if (startHint.has(w.agent) && cycle?.includes(w.name) && !stuckOnBytes) {
+      onStartParity?.(w);
       w.reasons.push('hint: parity 0 on a barrier still in phase 0 waits for its first completion; a wait that means "the buffer is free" at the start (a producer on an empty barrier) uses parity 1, which passes on a fresh barrier');
     }
   }
@@ -208,14 +213,14 @@ export function explainHang(
 }
 
 /**
- * The text of `ins`, the operation agent `a` rests on in `s`. In a kernel whose operands are a
- * front end's registers (`Kernel.registerOperands`), whose text (`empty[(%r12 - 10240) / 8], %r11`)
- * says nothing without their values, an mbarrier wait is named by its mnemonic, the barrier its
+ * The text of `ins`, the operation agent `a` rests on in `s`. In a role run as written
+ * (`RoleDecl.asWritten`: a front end's instructions, PTX, whose operands are its registers), whose
+ * text (`empty[(%r12 - 10240) / 8], %r11`) says nothing without their values, an mbarrier wait is named by its mnemonic, the barrier its
  * operands resolve to and the parity (bit 0 of the operand, PTX ISA §9.7.13.15.16) or the phase of
  * its token; every other operation (and a barrier address out of range) keeps its source-like text.
  */
 export function blockedText(p: Machine['program'], s: MachineState, a: number, ins: OpInstr): string {
-  if (!p.kernel.registerOperands || ins.op.op !== 'mbarrier.wait') return ins.text;
+  if (ins.op.op !== 'mbarrier.wait' || !p.roles[p.agents[a]!.role]!.decl.asWritten) return ins.text;
   const ag = s.agents[a]!;
   const key = ins.bar!(ag.frame);
   if (key < 0 || key >= s.bars.length) return ins.text;

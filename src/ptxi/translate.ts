@@ -138,7 +138,7 @@ export function translatePtx(m: Module, launch: PtxLaunch = {}): { kernel: Kerne
     cluster: num(cluster), grid: num(launch.grid ?? 1),
     barriers, buffers,
     roles: [{ name, warps: block / 32, threads: block, per: 'warp', asWritten: true, body, loc: at(f.pos) }],
-    file, loc: at(f.pos), registerOperands: true,
+    file, loc: at(f.pos),
   };
   const varying = new Set<string>();
   for (const it of flat.items) if (!('label' in it)) for (const d of destsOf(it)) if (facts.kind(d) !== 'U' && !facts.opaque(d)) varying.add(d);
