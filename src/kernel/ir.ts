@@ -451,7 +451,9 @@ export interface Kernel {
   /**
    * True when the operands of the kernel's operations are a front end's register variables (the
    * PTX front end: `empty[(%r12 - 10240) / 8], %r11`), whose text says nothing without their
-   * values: explanations of a state (machine/hang.ts) name the barrier and parity they resolve to.
+   * values: every step's text (machine/step-text.ts: hang explanations, counterexample traces,
+   * timeline labels) writes each operand as its value there (barrier and buffer element, parity,
+   * bytes, count).
    */
   registerOperands?: boolean;
 }
