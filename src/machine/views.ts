@@ -13,7 +13,8 @@
  * ranges or aliases has no overlap table, and a key conflicts only with itself (the checker's fast
  * path). A range the enumeration cannot fix before the run (its offset reads a local variable, or a
  * loop variable whose bounds are computed) is taken as its whole element: conflicts are then
- * over-reported, never missed.
+ * over-reported, never missed; unless a front end proved the offset a multiple of some bytes
+ * (`BufRef.offsetStep`, PTX's address alignment), when each multiple inside the element is a view.
  *
  * Shared memory is one contiguous byte space (PTX ISA §9.7.9.25.5.1, `cp.async.bulk.tensor`: the
  * box is written contiguously into shared memory from the destination address; §9.7.9.25.4.1 for
