@@ -7,6 +7,7 @@
 import { asyncDef } from '../machine/ops/index.js';
 import { Machine, type Choice, type MachineState, newStepOut, nextCredit, pendingAsyncGroups } from '../machine/machine.js';
 import type { MachineEvent } from '../machine/events.js';
+import { registerOperands, stepText } from '../machine/step-text.js';
 import type { OpInstr, Program } from '../machine/program.js';
 import { tryInt, type CompiledExpr } from '../kernel/expr.js';
 import { actorNamer } from '../report/ledger.js';
@@ -40,8 +41,10 @@ export function replay(program: Program, schedule: readonly number[], machine?: 
       const ins = m.nextOp(s, c.agent);
       actor = program.agents[c.agent]!.name;
       const ag = s.agents[c.agent]!;
-      op = ins ? (ins.op.op === 'bar.sync' && ag.sub >= 0 ? `${ins.text} (generation complete, released)` : ins.text) : '(exit)';
-      if (ins) {
+      // A kernel of registers (PTX) is written with its operands' values (stepText); a sketch as written, its values after it.
+      const text = ins ? stepText(program, s, c.agent, ins) : '';
+      op = ins ? (ins.op.op === 'bar.sync' && ag.sub >= 0 ? `${text} (generation complete, released)` : text) : '(exit)';
+      if (ins && !registerOperands(program, c.agent)) {
         // Resolved operands, so a reader need not evaluate the expressions.
         const res = resolvedOperands(program, ins, ag.frame);
         if (res.length) op += `  [${res.join(', ')}]`;

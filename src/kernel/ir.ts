@@ -55,6 +55,13 @@ export interface BufRef {
   cta?: Expr;
   /** Byte offset into the element; absent: 0. */
   offset?: Expr;
+  /**
+   * A front end's proof that `offset` is always a multiple of this many bytes (the PTX front end's
+   * address alignment, ptxi/align.ts): when the offset is computed at run time, the machine
+   * enumerates a view at each multiple inside the element (machine/views.ts), so that the range is
+   * the access's own bytes rather than its whole element.
+   */
+  offsetStep?: number;
 }
 
 /** How many threads of the executing agent perform an operation. */

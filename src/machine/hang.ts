@@ -9,6 +9,7 @@ import type { RoleDecl, SrcLoc } from '../kernel/ir.js';
 import { clusterArrivals, pendingAsyncGroups, type Machine, type MachineState } from './machine.js';
 import type { OpInstr } from './program.js';
 import { remainingSignals, type Reach } from './reach.js';
+import { stepText } from './step-text.js';
 import { explainAlloc, explainPair } from './ops/index.js';
 import { explainValueWait } from './values.js';
 
@@ -213,20 +214,15 @@ export function explainHang(
 }
 
 /**
- * The text of `ins`, the operation agent `a` rests on in `s`. In a role run as written
- * (`RoleDecl.asWritten`: a front end's instructions, PTX, whose operands are its registers), whose
- * text (`empty[(%r12 - 10240) / 8], %r11`) says nothing without their values, an mbarrier wait is named by its mnemonic, the barrier its
- * operands resolve to and the parity (bit 0 of the operand, PTX ISA §9.7.13.15.16) or the phase of
- * its token; every other operation (and a barrier address out of range) keeps its source-like text.
+ * The text of `ins`, the operation agent `a` rests on in `s`: {@link stepText}, the one rendering
+ * that traces share. In a role run as written
+ * (`RoleDecl.asWritten`: a front end's instructions, PTX, whose operands are its registers), whose text (`empty[(%r12 - 10240) / 8], %r11`) says nothing without
+ * their values, every operand is its value there: an mbarrier wait is named by its mnemonic, the
+ * barrier its operands resolve to and the parity (bit 0 of the operand, PTX ISA §9.7.13.15.16) or
+ * the phase of its token; an operand out of range keeps its source-like text.
  */
 export function blockedText(p: Machine['program'], s: MachineState, a: number, ins: OpInstr): string {
-  if (ins.op.op !== 'mbarrier.wait' || !p.roles[p.agents[a]!.role]!.decl.asWritten) return ins.text;
-  const ag = s.agents[a]!;
-  const key = ins.bar!(ag.frame);
-  if (key < 0 || key >= s.bars.length) return ins.text;
-  const mnemonic = ins.text.split(' ')[0]!;
-  const what = ins.op.token !== undefined ? `token of phase ${ag.tokens?.[ins.token!]?.phase ?? 0}` : `parity ${ins.ints.parity!(ag.frame) & 1}`;
-  return `${mnemonic} ${p.barrierName(key)}, ${what}`;
+  return stepText(p, s, a, ins);
 }
 
 /** What {@link mbarrierWait} needs of {@link explainHang}'s state. */

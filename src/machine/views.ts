@@ -13,7 +13,8 @@
  * ranges or aliases has no overlap table, and a key conflicts only with itself (the checker's fast
  * path). A range the enumeration cannot fix before the run (its offset reads a local variable, or a
  * loop variable whose bounds are computed) is taken as its whole element: conflicts are then
- * over-reported, never missed.
+ * over-reported, never missed; unless a front end proved the offset a multiple of some bytes
+ * (`BufRef.offsetStep`, PTX's address alignment), when each multiple inside the element is a view.
  *
  * Shared memory is one contiguous byte space (PTX ISA §9.7.9.25.5.1, `cp.async.bulk.tensor`: the
  * box is written contiguously into shared memory from the destination address; §9.7.9.25.4.1 for
@@ -164,7 +165,7 @@ export function markRanged(kernel: Kernel, bufs: BufferPlacement[], params: Reco
       const b = bufs[i]!;
       if (ref.offset) need.add(b.alloc);
       if (!bytes || b.space !== 'smem' || bufs[b.alloc]!.length * bufs[b.alloc]!.bytes <= b.bytes) continue;
-      const vals = staticValues([ref.offset ?? { k: 'num', v: 0 }, bytes], r, params, clusterSize, grid, loops);
+      const vals = rangeValues(ref, bytes, b.bytes, r, params, clusterSize, grid, loops);
       if (!vals || vals.some(([o, l]) => o! + l! > b.bytes)) spans.add(b.alloc);
     }
   }, params);
@@ -219,6 +220,27 @@ function staticValues(exprs: Expr[], r: RoleDecl, params: Record<string, number>
   return out;
 }
 
+/** Most offsets of one element a reference's `offsetStep` makes the enumeration try. */
+const MAX_STEPS = 64;
+
+/**
+ * The (offset, byte count) pairs reference `ref` of an operation moving `bytes` (absent: the rest
+ * of the element; then pairs of the offset alone) may name in an element of `elemBytes`: every
+ * value over the parameters, builtins and loop variables ({@link staticValues}); for an offset
+ * computed at run time, every multiple of the front end's `offsetStep` inside the element (at most
+ * {@link MAX_STEPS}) with the static byte counts; null when neither is known.
+ */
+function rangeValues(ref: BufRef, bytes: Expr | undefined, elemBytes: number, r: RoleDecl, params: Record<string, number>, clusterSize: number, grid: number, loops: Loops): number[][] | null {
+  const vals = staticValues([ref.offset ?? { k: 'num', v: 0 }, ...(bytes ? [bytes] : [])], r, params, clusterSize, grid, loops);
+  const step = ref.offsetStep;
+  if (vals || !ref.offset || step === undefined || !Number.isSafeInteger(step) || step < 1 || elemBytes / step > MAX_STEPS) return vals;
+  const lens = bytes ? staticValues([bytes], r, params, clusterSize, grid, loops) : [[]];
+  if (!lens) return null;
+  const out: number[][] = [];
+  for (let o = 0; o < elemBytes; o += step) for (const l of lens) out.push([o, ...l]);
+  return out;
+}
+
 /**
  * The CTA-local key space of `bufs` (placed, `ranged` marked): one view per distinct in-range
  * (element, offset, length) that some reference of `kernel` names in a ranged allocation, and the
@@ -233,7 +255,7 @@ export function enumerateViews(kernel: Kernel, bufs: BufferPlacement[], elements
       const bi = byName.get(ref.name);
       if (bi === undefined || !bufs[bi]!.ranged) continue;
       const b = bufs[bi]!;
-      const vals = staticValues([ref.offset ?? { k: 'num', v: 0 }, ...(bytes ? [bytes] : [])], r, params, clusterSize, grid, loops);
+      const vals = rangeValues(ref, bytes, b.bytes, r, params, clusterSize, grid, loops);
       if (!vals) continue;
       // A computed index (a stage variable): every element.
       const idx = staticValues([ref.index], r, params, clusterSize, grid, loops) ?? Array.from({ length: b.length }, (_, i) => [i]);

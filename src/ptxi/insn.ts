@@ -12,7 +12,7 @@ import { destsOf, regsOf, sourcesOf } from './analysis.js';
 import { address, assign, bin, bit, counted, num, NotModelled, once, v, value, LANES, type Lane, type ValueEnv } from './emit.js';
 import type { FlatIns } from './flat.js';
 import { GLOBAL_BASE } from './generic.js';
-import { CLUSTER_STRIDE, PARAM_BASE } from './layout.js';
+import { accessBytes, CLUSTER_STRIDE, PARAM_BASE } from './layout.js';
 import { LOCAL_BASE } from './local.js';
 import { tcgen05Stmts } from './tcgen.js';
 import { clcStmts, cpAsyncStmts, reduction, stAsyncStmts } from './asyncops.js';
@@ -25,6 +25,8 @@ export interface InsEnv extends ValueEnv {
   bar(it: FlatIns, o: Operand, lane?: Lane): BarRef;
   /** The buffer element an address operand names. */
   buf(it: FlatIns, o: Operand, lane?: Lane): BufRef;
+  /** The buffer element an address operand names with the byte offset inside it (refs.ts `SharedRefs.range`). */
+  range(it: FlatIns, o: Operand, lane?: Lane): BufRef;
   /** Bytes one `cp.async.bulk.tensor` through tensor-map operand `o` delivers. */
   tensorBytes(it: FlatIns, o: Operand): number;
   /** The register holding the shared-memory address a wgmma descriptor register was built from. */
@@ -222,9 +224,13 @@ function matrixLanes(mods: string[]): number {
  * elements of one warp's bytes, layout.ts).
  */
 function sharedAccess(env: InsEnv, it: FlatIns, o: Operand, op: 'ld.shared' | 'st.shared', loc: SrcLoc, divergent: boolean, guard: Expr | undefined, lastLane = LANES - 1): Stmt[] {
+  const varying = o.kind === 'address' && regsOf({ ...o, rest: [] }, it).some((r) => env.facts.kind(r) !== 'U');
+  // One address for the warp (`ld.shared.u32` of a value every lane reads): its own bytes, from
+  // their offset in the element; lanes of different addresses: their elements, whole.
+  const size = varying || it.ins.base === 'stmatrix' ? undefined : accessBytes(it.ins.mods);
+  if (size !== undefined) return once({ op, buf: env.range(it, o), bytes: num(size) }, loc, divergent, guard);
   const first = env.buf(it, o);
   const stmts = once({ op, buf: first }, loc, divergent, guard);
-  const varying = o.kind === 'address' && regsOf({ ...o, rest: [] }, it).some((r) => env.facts.kind(r) !== 'U');
   if (!varying) return stmts;
   const last = env.buf(it, o, lastLane);
   if (last.index.k === 'num' && first.index.k === 'num' && last.index.v === first.index.v) return stmts;
@@ -341,9 +347,12 @@ function cp(env: InsEnv, it: FlatIns, loc: SrcLoc, divergent: boolean, guard?: E
   const multicast = m.some((x) => x.startsWith('multicast')) ? { multicast: lead(ops[3]!) } : {};
   if (m[2] === 'tensor') {
     const bytes = env.tensorBytes(it, ops[1]!);
-    return counted((per) => ({ op: 'cp.async.bulk', tensor: true, dst: env.buf(it, ops[0]!), bytes: num(bytes), bar: env.bar(it, ops[2]!), ...multicast, per }), what, loc, divergent, guard);
+    return counted((per) => ({ op: 'cp.async.bulk', tensor: true, dst: env.range(it, ops[0]!), bytes: num(bytes), bar: env.bar(it, ops[2]!), ...multicast, per }), what, loc, divergent, guard);
   }
-  return counted((per) => ({ op: 'cp.async.bulk', tensor: false, dst: env.buf(it, ops[0]!), bytes: lead(ops[2]!), bar: env.bar(it, ops[3]!), ...multicast, per }), what, loc, divergent, guard);
+  // A size known before running is a number, so that the machine enumerates the copy's byte range (views.ts).
+  const size = env.staticInt(it, ops[2]);
+  const bytes = size !== undefined ? num(size) : lead(ops[2]!);
+  return counted((per) => ({ op: 'cp.async.bulk', tensor: false, dst: env.range(it, ops[0]!), bytes, bar: env.bar(it, ops[3]!), ...multicast, per }), what, loc, divergent, guard);
 }
 
 /**
@@ -365,7 +374,7 @@ function bulkStore(env: InsEnv, it: FlatIns, lead: (o: Operand) => Expr, loc: Sr
   const fields = reduce ? reduction(it, tensor ? 'cp.reduce.async.bulk.tensor' : 'cp.reduce.async.bulk', loc) : {};
   const mk = (per: Per, lane: Lane): Op => {
     const bytes = tensor ? num(env.tensorBytes(it, ops[0]!)) : lane === 'lead' ? lead(ops[2]!) : value(env, it, ops[2]!, lane);
-    const src = env.buf(it, ops[1]!, lane === 'lead' ? undefined : lane);
+    const src = env.range(it, ops[1]!, lane === 'lead' ? undefined : lane);
     return reduce ? { op: 'cp.reduce.async.bulk', tensor, src, bytes, ...fields, per } : { op: 'cp.async.bulk.store', src, bytes, per };
   };
   return eachLane(counted((per) => mk(per, 'lead'), it.ins.opcode, loc, divergent, guard), (l) => mk('warp', l), loc, guard);

@@ -11,13 +11,21 @@ import { address, bin, num, NotModelled, v, type Lane, type ValueEnv } from './e
 import type { FlatIns } from './flat.js';
 import { accessBytes, CLUSTER_STRIDE, type SharedSym } from './layout.js';
 import { MixedChecks, staticOffset, type ConstOf } from './mixed.js';
+import { withinElement } from './align.js';
 
 /** The barrier and buffer references of address operands (insn.ts `InsEnv.bar` / `buf`). */
 export interface SharedRefs {
   bar(it: FlatIns, o: Operand, lane?: Lane): BarRef;
   buf(it: FlatIns, o: Operand, lane?: Lane): BufRef;
+  /**
+   * The byte range an access of one address starts at (a copy's source or destination, a warp's
+   * load or store of one address): {@link buf}'s element with the byte offset inside it
+   * (`BufRef.offset`, and `offsetStep` when it is computed at run time), so that the machine sees
+   * the bytes from there (views.ts) rather than from the element's start.
+   */
+  range(it: FlatIns, o: Operand, lane?: Lane): BufRef;
   /** The buffer element of `sym` at address `addr` (a wgmma descriptor's decoded start, desc.ts), read by `it`. */
-  bufAt(it: FlatIns, sym: SharedSym, addr: Expr): BufRef;
+  bufAt(it: FlatIns, sym: SharedSym, addr: Expr, within?: { offset: number } | { step: number }): BufRef;
   /** The run-time checks of mixed arrays' references, put around their operations. */
   checks: MixedChecks;
 }
@@ -59,10 +67,16 @@ export function sharedRefs(facts: Facts, shared: Map<string, SharedSym>, env: Va
       const { sym, addr } = where(it, o, lane);
       return this.bufAt(it, sym, addr);
     },
-    bufAt(it, sym, addr): BufRef {
+    range(it, o, lane: Lane = 'lead'): BufRef {
+      const { sym, addr } = where(it, o, lane);
+      const cluster = clusterAddressed(it) && it.ins.base !== 'mbarrier';
+      if (sym.role === 'barrier' || cluster || sym.granule >= sym.size) return this.bufAt(it, sym, addr);
+      return this.bufAt(it, sym, addr, withinElement(facts, it, o, sym.name, sym.granule, (n) => shared.has(n), constOf));
+    },
+    bufAt(it, sym, addr, within?: Within): BufRef {
       if (sym.role === 'barrier') throw new NotModelled(`${it.ins.opcode} accesses the mbarrier array ${sym.ir} as data`);
       const cluster = clusterAddressed(it) && it.ins.base !== 'mbarrier';
-      const ref = elementRef(env, sym, addr, cluster);
+      const ref = elementRef(env, sym, addr, cluster, within);
       if (sym.role !== 'mixed' || !sym.bars) return ref;
       const local = cluster ? bin('&', addr, num(CLUSTER_STRIDE - 1)) : addr;
       const bytes = it.ins.base === 'ld' || it.ins.base === 'st' ? accessBytes(it.ins.mods) ?? 1 : 1;
@@ -71,17 +85,44 @@ export function sharedRefs(facts: Facts, shared: Map<string, SharedSym>, env: Va
   };
 }
 
-/** The buffer element of address `addr` in buffer (or mixed) array `sym`. */
-function elementRef(env: ValueEnv, sym: SharedSym, addr: Expr, cluster: boolean): BufRef {
+/** Where an address lies inside its element (align.ts {@link withinElement}). */
+type Within = { offset: number } | { step: number };
+
+/**
+ * The most byte offsets inside one element a reference computed at run time may name for the
+ * machine to enumerate them as views (views.ts); past it the offset is left out: the access is
+ * taken from its element's start, as before offsets were known.
+ */
+const MAX_OFFSETS = 64;
+
+/**
+ * The buffer element of address `addr` in buffer (or mixed) array `sym`; with `within`, the byte
+ * offset inside it too (a constant, or a variable set before the operation with the multiple of
+ * bytes it always is).
+ */
+function elementRef(env: ValueEnv, sym: SharedSym, addr: Expr, cluster: boolean, within?: Within): BufRef {
   if (cluster) return { name: sym.ir, ...clusterIndex(addr, sym.base, sym.granule) };
   const index = bin('/', bin('-', addr, num(sym.base)), num(sym.granule));
-  if (addr.k === 'num') return { name: sym.ir, index };
+  const off = within ? offsetRef(env, sym, addr, within) : {};
+  if (addr.k === 'num') return { name: sym.ir, index, ...off };
   // The element goes into a variable of its own before the operation (`buf#%r35`), so that where
   // the warp rests at the access its frame holds the element, not the address: warps whose
   // addresses differ but name one element then keep equal records (check/warp-relative.ts).
   const elem = `${sym.ir}#${showExpr(addr)}`;
   if (!env.pre.some((x) => x.s === 'let' && x.name === elem)) env.pre.push({ s: 'let', name: elem, value: index, loc: { line: 0, col: 0 } });
-  return { name: sym.ir, index: v(elem) };
+  return { name: sym.ir, index: v(elem), ...off };
+}
+
+/** The `offset` (and `offsetStep`) fields of a reference at `addr` in `sym`, by `within`; none when it is always 0. */
+function offsetRef(env: ValueEnv, sym: SharedSym, addr: Expr, within: Within): Pick<BufRef, 'offset' | 'offsetStep'> {
+  if ('offset' in within) return within.offset ? { offset: num(within.offset) } : {};
+  if (within.step >= sym.granule || sym.granule / within.step > MAX_OFFSETS) return {};
+  const value = bin('%', bin('-', addr, num(sym.base)), num(sym.granule));
+  if (addr.k === 'num') return { offset: fold(value) };
+  // In a variable of its own, as the element (warps with equal offsets keep equal records).
+  const name = `${sym.ir}+#${showExpr(addr)}`;
+  if (!env.pre.some((x) => x.s === 'let' && x.name === name)) env.pre.push({ s: 'let', name, value, loc: { line: 0, col: 0 } });
+  return { offset: v(name), offsetStep: within.step };
 }
 
 /** `e` as a number when it reads no variable. */

@@ -285,6 +285,7 @@ function insEnv(facts: Facts, shared: Map<string, SharedSym>, paramSyms: Map<str
     },
     bar: (it, o, lane) => refs.bar(it, o, lane),
     buf: (it, o, lane) => refs.buf(it, o, lane),
+    range: (it, o, lane) => refs.range(it, o, lane),
     tensorBytes(it, o) {
       if (o.kind !== 'address' || !o.base) throw new NotModelled('tensor map operand');
       const cands = paramSyms.has(o.base) ? [o.base] : [...facts.prov(it.name(o.base))].filter((s) => paramSyms.has(s));

@@ -18,6 +18,7 @@ import { H200, validateTiming } from './timing.js';
 import { ISSUE_COST, multicastExtra, type IssueArgs } from './issue-cost.js';
 import { OPS } from '../machine/ops/index.js';
 import { asyncScheduler } from './async-schedule.js';
+import { stepText } from '../machine/step-text.js';
 import { mulberry32, Queue } from './queue.js';
 import { IDLE_PER_STEP, type SimOptions, type SimResult, type SimStats, type SimVerdict, type Span } from './result.js';
 import { argError, objectArg, positiveBound, programArg } from '../model/api-args.js';
@@ -277,11 +278,13 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
       lastOpc[a] = opc;
       now = t;
       agentChoice.agent = a;
+      // The label is the operation with its operands as they are before it runs (a kernel of registers: their values).
+      const label = spans ? stepText(program, s, a, ins) : '';
       m.apply(s, agentChoice, out, t, true);
       steps++;
       stats.busy[a]! += c;
       if (t + c > end) end = t + c;
-      if (spans && (c > 0 || opc !== 28 /* exit */)) spans.push({ lane: laneOf(a), t0: t, t1: t + c, kind: 'op', label: ins.text, loc: ins.loc });
+      if (spans && (c > 0 || opc !== 28 /* exit */)) spans.push({ lane: laneOf(a), t0: t, t1: t + c, kind: 'op', label, loc: ins.loc });
       handleOut(t, program.agents[a]!.cta);
       if (ag.status === 'run') pushAgent(a, t + c);
       else stats.finishedAt[a] = t + c;

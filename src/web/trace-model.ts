@@ -5,6 +5,7 @@
 import type { MachineEvent } from '../machine/events.js';
 import { Machine } from '../machine/machine.js';
 import { explainHang } from '../machine/hang.js';
+import { stepText } from '../machine/step-text.js';
 import type { Program } from '../machine/program.js';
 import type { Span } from '../sim/simulate.js';
 import { decodeChoice } from '../check/explore.js';
@@ -66,7 +67,7 @@ export function traceModel(program: Program, schedule: readonly number[], labels
       if (blocked && blockedSince[a]! < 0) {
         blockedSince[a] = t;
         const ins = m.nextOp(s, a);
-        blockedOn[a] = ins ? `blocked: ${ins.text}` : 'blocked';
+        blockedOn[a] = ins ? `blocked: ${stepText(program, s, a, ins)}` : 'blocked';
       } else if (!blocked && blockedSince[a]! >= 0) {
         spans.push({ lane: String(a), t0: blockedSince[a]!, t1: t, kind: 'stall', label: blockedOn[a]! });
         blockedSince[a] = -1;
@@ -79,6 +80,7 @@ export function traceModel(program: Program, schedule: readonly number[], labels
     const c = decodeChoice(code);
     const before = s;
     const ins = c.kind === 'agent' ? m.nextOp(before, c.agent) : null;
+    const text = ins && c.kind === 'agent' ? stepText(program, before, c.agent, ins) : undefined;
     const landing = c.kind === 'async' ? asyncOpen.get(c.id) : undefined;
     const r = m.step(before, c, n - 0.5);
     s = r.state;
@@ -102,7 +104,7 @@ export function traceModel(program: Program, schedule: readonly number[], labels
     if (r.events.length) recordStep(r.events, base, s.bars, grows, mark, touched, at);
     const lab = labels[i];
     if (c.kind === 'agent') {
-      spans.push({ lane: String(c.agent), t0: n - 1, t1: n, kind: 'op', label: `${n}. ${ins ? ins.text : lab?.op ?? 'exit'}`, ...(ins?.loc ? { loc: ins.loc } : {}) });
+      spans.push({ lane: String(c.agent), t0: n - 1, t1: n, kind: 'op', label: `${n}. ${text ?? lab?.op ?? 'exit'}`, ...(ins?.loc ? { loc: ins.loc } : {}) });
     } else {
       const o = landing;
       if (o) {
