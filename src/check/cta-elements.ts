@@ -18,6 +18,9 @@
  * element; an element σ fixes, named with an unknown range, must have every view that starts in it
  * fixed by the key map (below).
  *
+ * Only shared-memory arrays get a σ (Tensor Memory elements are allocation slots the agents' records
+ * name), and only arrays with storage of their own (no alias views them).
+ *
  * The buffer keys then move by the byte permutation τ that σ induces on each allocation (element x's
  * bytes onto element σ(x)'s): key k goes to the key whose byte range is τ of k's (views.ts: elements,
  * byte-range views, the whole allocation of a spanning one); a key whose image is not contiguous, or
@@ -154,6 +157,8 @@ export function elementPerm(p: Program, pairs: Map<number, Map<number, number>>)
     const img = new Set(m.values());
     if (img.size !== m.size || [...img].some((v) => !m.has(v))) return `the elements of ${info.name} the CTAs name do not form a permutation`;
     if (info.alloc !== buf || p.buffers.some((b, i) => i !== buf && b.alloc === info.alloc)) return `${info.name} shares its storage with another array`;
+    // Tensor Memory elements are allocation slots whose holders the agents' records name: not renamed.
+    if (info.space !== 'smem') return `${info.name} is not shared memory (only shared-memory elements are exchanged with the CTAs)`;
     const s = Int32Array.from({ length: info.length }, (_, j) => j);
     for (const [u, v] of m) s[u] = v;
     sigma.set(buf, s);
