@@ -8,15 +8,18 @@
  * analysis of warp-relative.ts: for a rotation π of the ranks, agent a (CTA r, warp w) and its
  * image b (CTA π(r), warp w, same role and instance) must have
  * - equal signatures except at the operands that select a CTA (a barrier or buffer reference's
- *   `@cta`, a multicast mask: `WarpRelative.ctaSig`), so the same branches, the same values of
- *   every other operand (barrier and buffer indices, counts, bytes, parities), the same kept slots
- *   at every rest and the same forms of what changes in them;
+ *   `@cta`, a multicast mask) or a buffer element (a buffer reference's index: `WarpRelative.ctaSig`),
+ *   so the same branches, the same values of every other operand (barrier indices, counts, bytes,
+ *   parities), the same kept slots at every rest and the same forms of what changes in them;
+ * - at each buffer reference, the elements a names mapped through σ equal b's (cta-elements.ts);
  * - at each CTA-selecting operand, a's values mapped through π equal b's, row by row over the same
  *   free values' sets: a rank v in 0 .. C−1 becomes π(v) (another value stays, and faults alike), a
  *   mask's 16 bits have bit r moved to π(r) (the higher bits stay); a selector whose form is text
  *   (not a known value or a table) refuses π.
- * Barrier and buffer keys map CTA-wise only (no σ on elements: an index that differs between the
- * CTAs refuses π). With the program conditions of cta-symmetry.ts (no values, full residency, no
+ * Barrier keys map CTA-wise only (a barrier index that differs between the CTAs refuses π); buffer
+ * keys map CTA-wise composed with σ, the permutation of buffer elements read off the element
+ * indices that differ between a and b (a CTA's own part of a multicast buffer) and checked on every
+ * operation (cta-elements.ts); σ is the identity when no index differs. With the program conditions of cta-symmetry.ts (no values, full residency, no
  * pinned arrays, no CTA pairs, no relaxed bookkeeping) and the warp groups mapping onto groups,
  * this is the sketch rule with the rank known per warp: from a record of a at a position and its
  * image at b (the same kept slots, each agent's own known slots) both walk the same instructions,
@@ -28,6 +31,7 @@
 import type { AgentInfo, Program } from '../machine/program.js';
 import { ctaMask16 } from '../machine/cta-mask.js';
 import type { Analysis } from './analysis.js';
+import { collectPairs, elemOps, elementKeyMap, elementPerm, opsFollow, reachableKeys, type ElemOp } from './cta-elements.js';
 import { agentMap, groupsMap, keyMaps, programReason, type CtaPerm, type CtaSymmetry } from './cta-symmetry.js';
 import type { WarpRelative } from './warp-relative.js';
 
@@ -60,6 +64,9 @@ function agentReason(a: AgentInfo, b: AgentInfo, ra: WarpRelative, rb: WarpRelat
   for (let i = 0; i < ra.sels.length; i++) {
     const x = ra.sels[i]!;
     const y = rb.sels[i]!;
+    if (x.kind !== y.kind) return `${where(a)} and ${where(b)} run differently, other than in the CTAs they name`;
+    // Buffer elements are compared through the element permutation (cta-elements.ts).
+    if (x.kind === 'elem') continue;
     const what = x.kind === 'cta' ? 'the CTA of a barrier or buffer' : 'a multicast mask';
     if (!x.table || !y.table) return `${where(a)}: ${what} is not a function of its rank the analysis can tabulate`;
     if (x.kind !== y.kind || x.table.head !== y.table.head || x.table.vals.length !== y.table.vals.length) return `${where(a)}: ${what} depends on values that differ between the CTAs`;
@@ -68,6 +75,32 @@ function agentReason(a: AgentInfo, b: AgentInfo, ra: WarpRelative, rb: WarpRelat
     }
   }
   return null;
+}
+
+/**
+ * The CTA-local buffer key map of the element permutation paired with the agent map `agent`
+ * (cta-elements.ts): σ read off every agent's buffer references and their images', then checked on
+ * every operation; the identity when no element differs. A reason when the elements do not follow.
+ */
+function elementMaps(p: Program, agent: Int32Array, rel: readonly (WarpRelative | null)[]): Int32Array | string {
+  const ops: ElemOp[][] = [];
+  const pairs = new Map<number, Map<number, number>>();
+  for (const a of p.agents) {
+    const o = elemOps(p, p.roles[a.role]!, rel[a.id]!);
+    if (typeof o === 'string') return `${where(a)}: ${o}`;
+    ops[a.id] = o;
+    const bad = collectPairs(p, o, rel[a.id]!, rel[agent[a.id]!]!, pairs);
+    if (bad) return `${where(a)}: ${bad}`;
+  }
+  const sigma = elementPerm(p, pairs);
+  if (typeof sigma === 'string') return sigma;
+  const km = elementKeyMap(p, sigma, reachableKeys(p, ops, rel, sigma));
+  if (typeof km === 'string') return km;
+  for (const a of p.agents) {
+    const bad = opsFollow(p, ops[a.id]!, rel[a.id]!, rel[agent[a.id]!]!, sigma, km.fixedStart);
+    if (bad) return `${where(a)}: ${bad}`;
+  }
+  return km.local;
 }
 
 /**
@@ -96,7 +129,11 @@ export function ptxCtaSymmetry(p: Program, an: Analysis, rel: readonly (WarpRela
       if (bad) break;
     }
     if (bad) { reason ??= bad; continue; }
+    const buf = elementMaps(p, agent, rel);
+    if (typeof buf === 'string') { reason ??= buf; continue; }
     const maps = keyMaps(p, rank, new Map());
+    const per = p.buffersPerCta;
+    for (let k = 0; k < maps.buf.length; k++) maps.buf[k] = maps.cta[Math.floor(k / per)]! * per + buf[k % per]!;
     if (!groupsMap(an, agent, maps.buf)) { reason ??= 'the warp symmetry groups of two CTAs differ'; continue; }
     perms.push({ rank, agent, ...maps });
   }

@@ -16,28 +16,35 @@ export function exprDepth(e: Expr): number {
   return foldExpr(e, () => 1, (_x, a, b) => 1 + Math.max(a, b ?? 0));
 }
 
-/** What an operand of an operation selects: a CTA rank (a reference's `@cta`), a multicast CTA mask, or neither (null). */
-export type OperandKind = 'cta' | 'mask' | null;
+/**
+ * What an operand of an operation selects: a CTA rank (a reference's `@cta`), a multicast CTA mask,
+ * a buffer element (the `index` of a buffer reference: every reference but an operation's `bar`),
+ * or neither (null).
+ */
+export type OperandKind = 'cta' | 'mask' | 'elem' | null;
 
 /**
  * The expressions an operation reads (its operands, references' indices, CTAs and offsets), in field
  * order, without recursion, each with what it selects ({@link OperandKind}: the `cta` of a
- * barrier or buffer reference, the operation's `multicast` mask).
+ * barrier or buffer reference, the operation's `multicast` mask, the `index` of a buffer reference;
+ * the barrier reference is the operation's `bar`, kernel/ir.ts).
  */
 export function opOperands(op: object): [Expr, OperandKind][] {
   const out: [Expr, OperandKind][] = [];
-  const todo: [unknown, OperandKind][] = [[op, null]];
+  /** Value, its kind, and whether it lies under the operation's `bar` (a barrier reference). */
+  const todo: [unknown, OperandKind, boolean][] = [[op, null, false]];
   while (todo.length) {
-    const [v, kind] = todo.pop()!;
+    const [v, kind, bar] = todo.pop()!;
     if (!v || typeof v !== 'object') continue;
     if (isExpr(v)) out.push([v, kind]);
-    else if (Array.isArray(v)) for (let i = v.length - 1; i >= 0; i--) todo.push([v[i], null]);
+    else if (Array.isArray(v)) for (let i = v.length - 1; i >= 0; i--) todo.push([v[i], null, bar]);
     else {
       const isRef = typeof (v as { name?: unknown }).name === 'string' && isExpr((v as { index?: unknown }).index);
       const xs = Object.entries(v);
       for (let i = xs.length - 1; i >= 0; i--) {
         const [k, x] = xs[i]!;
-        todo.push([x, isRef && k === 'cta' ? 'cta' : v === op && k === 'multicast' ? 'mask' : null]);
+        const under = bar || (v === op && k === 'bar');
+        todo.push([x, isRef && k === 'cta' ? 'cta' : isRef && !bar && k === 'index' ? 'elem' : v === op && k === 'multicast' ? 'mask' : null, under]);
       }
     }
   }

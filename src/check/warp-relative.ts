@@ -40,7 +40,7 @@
  * size (the main thread and the parallel workers form the same groups). Deterministic: the
  * fixpoints are unique, and the signature is written in code order.
  */
-import { exprDepth, opExprs, opOperands } from './op-operands.js';
+import { exprDepth, opExprs, opOperands, type OperandKind } from './op-operands.js';
 import type { Expr } from '../kernel/ir.js';
 import { BUILTINS, type AgentInfo, type OpInstr, type Program, type RoleCode } from '../machine/program.js';
 import { decide, evalSet, form, formTable, GiveUp, substitute, type FormTable, type Sym, type VSet } from './warp-values.js';
@@ -75,12 +75,13 @@ export interface WarpRelative {
   taken: Uint8Array;
   /**
    * {@link sig} with the form of every operand that selects a CTA (a reference's `@cta`, a
-   * multicast mask) replaced by `§i`, its index in {@link sels}: CTA symmetry (cta-relative.ts)
-   * compares these as they are and the selectors through the CTA permutation.
+   * multicast mask) or a buffer element (a buffer reference's index) replaced by `§i`, its index in
+   * {@link sels}: CTA symmetry (cta-relative.ts) compares these as they are and the selectors
+   * through the CTA permutation (and the permutation of buffer elements paired with it).
    */
   ctaSig: string;
-  /** The CTA-selecting operands' values in code order: a known value or a table; `table` null where the form is text. */
-  sels: { kind: 'cta' | 'mask'; table: FormTable | null }[];
+  /** The selecting operands' values in code order: a known value or a table (`table` null where the form is text), and the form. */
+  sels: { kind: Exclude<OperandKind, null>; table: FormTable | null; form: string }[];
 }
 
 /** Most known-slot entries (rest positions × slots, summed over the agents) warp-relative symmetry tabulates for one program. */
@@ -186,7 +187,7 @@ function analyseWarp(p: Program, rc: RoleCode, a: AgentInfo): WarpRelative {
         const operands = ins.i === 'op' ? opOperands((ins as OpInstr).op).map(([e, kind]) => [substitute(e, sym, c.slotOf, c.params), kind] as const) : [];
         const forms = operands.map(([v]) => form(v, sets));
         const ops = forms.join(',');
-        const opsC = operands.some(([, kind]) => kind) ? operands.map(([v, kind], i) => (kind ? `§${sels.push({ kind, table: formTable(v, sets) }) - 1}` : forms[i]!)).join(',') : ops;
+        const opsC = operands.some(([, kind]) => kind) ? operands.map(([v, kind], i) => (kind ? `§${sels.push({ kind, table: formTable(v, sets), form: forms[i]! }) - 1}` : forms[i]!)).join(',') : ops;
         const kept: number[] = [];
         const gone: number[] = [];
         const kn: number[] = new Array(n);
