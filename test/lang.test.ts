@@ -49,6 +49,28 @@ describe('diagnostics: one test per code, exact message and caret', () => {
       hint: one statement per line; separate operands with commas"
     `);
   });
+  test('E-bad-char: a non-ASCII letter in a name is one error at that letter, naming it by code point', () => {
+    expect(errors(`${HEAD}role cönsümer warps=1 per=one:\n    exit\n`)).toMatchInlineSnapshot(`
+      "t.mbk:5:7: error[E-bad-char]: U+00F6 'ö' is not allowed in a name ('cönsümer')
+        role cönsümer warps=1 per=one:
+              ^
+      hint: a name is ASCII letters, digits and _, and starts with a letter or _; did you mean 'consumer'?"
+    `);
+    expect(errors(`${HEAD}barrier fülł[1] count=1\nrole p warps=1:\n    mbarrier.arrive fülł[0]\n`)).toMatchInlineSnapshot(`
+      "t.mbk:5:10: error[E-bad-char]: U+00FC 'ü' is not allowed in a name ('fülł')
+        barrier fülł[1] count=1
+                 ^
+      hint: a name is ASCII letters, digits and _, and starts with a letter or _"
+    `);
+    // A combining accent after an ASCII letter belongs to the name too.
+    expect(parseSketch(`${HEAD}role pe\u0301 warps=1:\n    exit\n`, 't.mbk').diagnostics.map((d) => [d.code, d.line, d.col, d.message]))
+      .toEqual([['E-bad-char', 5, 8, "U+0301 '\u0301' is not allowed in a name ('pe\u0301')"]]);
+  });
+  test('unicode in comments and strings is accepted', () => {
+    const k = kernelOf(`# ünïcode — ✓ 名前\nkernel k arch=sm_90a description="naïve ✓ 名前"\nbarrier full[1] count=1  # fülł\nrole p warps=1:\n    exit  # ö\n`);
+    expect(k.description).toBe('naïve ✓ 名前');
+    expect(k.roles.map((r) => r.name)).toEqual(['p']);
+  });
   test('E-bad-char: unterminated string', () => {
     expect(errors('kernel k description="abc\nrole p:\n    exit\n')).toMatchInlineSnapshot(`
       "t.mbk:1:22: error[E-bad-char]: unterminated string

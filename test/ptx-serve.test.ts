@@ -197,3 +197,28 @@ describe('mbsim serve FILE.ptx: bad input exits 2 as for run and check', () => {
     expect(r.err).toBe((await cli(['check', f, '--block', '32'])).err);
   });
 });
+
+describe('mbsim serve: a sketch with errors is served, a PTX file with a syntax error is refused (docs/EXPLORER.md)', () => {
+  it('the sketch reaches the server (here: a port in use), the PTX file stops at its located error; --help says so', async () => {
+    const busy = await serve(good);
+    const sk = join(dir, 'broken.mbk');
+    writeFileSync(sk, 'kernel k arch=sm_90a\nrole p per=one:\n    mbarrier.arrive b[0] $\n');
+    const s = await cli(['serve', sk, '--port', String(busy.port)]);
+    expect(s.code).toBe(2);
+    expect(s.err).not.toContain('broken.mbk:');
+    expect(s.err).toMatch(/port \d+ is in use|the explorer is not built/);
+    // The served sketch's text comes back as it is, errors and all: the page shows them.
+    const sketchSrv = await startServer({ root, port: 0, file: sk });
+    servers.push(sketchSrv);
+    const r = await get(sketchSrv, '/mbsim-file.json');
+    expect([r.status, JSON.parse(r.body).text]).toEqual([200, readFileSync(sk, 'utf8')]);
+    const px = join(dir, 'broken2.ptx');
+    writeFileSync(px, '.version 8.5\n.target sm_90a\n.address_size 64\n.visible .entry k( { ret; }\n');
+    const p = await cli(['serve', px, '--port', String(busy.port), '--block', '32']);
+    expect(p.code).toBe(2);
+    expect(p.err).toMatch(/broken2\.ptx:4:\d+: error/);
+    const help = await cli(['serve', '--help']);
+    expect(help.out).toContain('A sketch is served even with errors');
+    expect(help.out).toContain('a PTX syntax error is refused with exit 2 at file:line:col');
+  });
+});

@@ -154,6 +154,11 @@ export const serveCommand: Verb = (program, ctx) => {
     .addOption(new Option('--port <N>', 'port to listen on').default(5177).argParser(parseIntArg('--port')));
   addPtxFlags(cmd, true);
   cmd
+    .addHelpText('after', `
+A sketch is served even with errors: the page shows them at their lines and you fix them in its editor.
+A PTX file must parse and its launch must hold first (mbsim resolves the launch against the parsed module,
+as run and check do): a PTX syntax error is refused with exit 2 at file:line:col; once served, the PTX
+text can be edited in the page too.`)
     .action(async (file: string | undefined, o: { port: number } & PtxFlags) => {
       const { inputProblem } = await import('./input.js');
       if (file !== undefined && file.trim() === '') throw new UsageError('serve needs a file name (or none, for the built-in examples)');

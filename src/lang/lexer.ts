@@ -40,6 +40,31 @@ function codePoints(s: string): string {
   return ` (${cs.map((c) => `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`).join(' ')})`;
 }
 
+/**
+ * The error for a non-ASCII character at `offset` that belongs to a name (a letter or digit of
+ * another script, or a mark on a name's character, e.g. `ö` of `cönsümer`), else undefined: the
+ * name, the character by code point, what a name may contain, and the ASCII spelling when taking
+ * the accents off gives a valid name. `width`: the character's length in UTF-16 columns.
+ */
+function nameCharError(source: string, offset: number): { message: string; hint: string; width: number } | undefined {
+  const ch = String.fromCodePoint(source.codePointAt(offset)!);
+  const before = source.slice(Math.max(0, offset - 1), offset);
+  const isName = /[\p{L}\p{N}]/u.test(ch) || (/\p{M}/u.test(ch) && /[A-Za-z0-9_]/.test(before));
+  if (!isName || ch.charCodeAt(0) < 0x80) return undefined;
+  const lineStart = Math.max(source.lastIndexOf('\n', offset - 1), source.lastIndexOf('\r', offset - 1)) + 1;
+  const left = /[\p{L}\p{N}\p{M}_]*$/u.exec(source.slice(lineStart, offset))![0];
+  const right = /^[\p{L}\p{N}\p{M}_]*/u.exec(source.slice(offset, offset + 200))![0];
+  const name = left + right;
+  const cp = `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+  const ascii = name.normalize('NFD').replace(/\p{M}/gu, '');
+  const suggest = /^[A-Za-z_][A-Za-z0-9_]*$/.test(ascii) ? `; did you mean '${ascii}'?` : '';
+  return {
+    message: `${cp} '${ch}' is not allowed in a name ('${name}')`,
+    hint: `a name is ASCII letters, digits and _, and starts with a letter or _${suggest}`,
+    width: ch.length,
+  };
+}
+
 /** Result of lexing: the token stream for the parser and the lexical/layout diagnostics. */
 export interface LexResult {
   tokens: IToken[];
@@ -115,6 +140,12 @@ export function lex(source: string, file: string): LexResult {
   const res = tokenizeBounded(source);
   for (const e of res.errors) {
     if (diagnostics.length > LIMITS.errors) break;
+    const named = nameCharError(source, e.offset);
+    if (named) {
+      // One error: the rest of the name would be lexed as other names and options, each an error.
+      diag(SKETCH_CODES.badChar, named.message, named.hint, e.line ?? 1, e.column ?? 1, (e.column ?? 1) + named.width);
+      return { tokens: [], diagnostics, end: endPosition(source), lineEnd: new Map(), fatal: true };
+    }
     const ch = source.slice(e.offset, e.offset + e.length);
     const shown = ch.length > 12 ? `${ch.slice(0, 12)}…` : ch;
     diag(

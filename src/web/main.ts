@@ -3,14 +3,15 @@
  * The mbsim explorer: the seed chapter's four figures made live for any kernel, computed in the
  * browser by the real model, machine and simulator. This module wires the views, the examples menu,
  * parameters and the share link (URL hash) together; the page's structure is `layout.ts`, the
- * checker's runs and the counterexample replay `replay.ts`.
+ * checker's runs and the counterexample replay `replay.ts`, what follows the timeline's cursor
+ * `cursor-follow.ts`.
  */
 import { h, replace, setText, fmt } from './dom.js';
 import { cancelSimulation } from './engine.js';
 import { asyncNames, instantiateKernel, type RunModel } from './model.js';
 import { decodeView, encodeView, type SourceRef, type Tab, type ViewState } from './share.js';
 import { simulateRun } from './sim-run.js';
-import { markCursorLine } from './cursor-line.js';
+import { cursorFollower } from './cursor-follow.js';
 import { openServedFile, sourceSummary } from './source-info.js';
 import { paramInputs } from './param-inputs.js';
 import { LEAD_SIM, LEAD_TRACE, layoutPage, tabBar } from './layout.js';
@@ -247,7 +248,7 @@ function showSim(m: RunModel, ev: number): void {
 function showModel(m: RunModel): void {
   model = m;
   names = asyncNames(m);
-  lastInspected = -2;
+  follower.reset();
   renderRunInfo();
   setText(tlLead, m.trace ? LEAD_TRACE : LEAD_SIM);
   timeline.setModel(m, sourceLine);
@@ -287,36 +288,19 @@ function jumpToTime(t: number): void {
   timeline.setEvent(i, true);
 }
 
-let lastInspected = -2;
-let inspectedModel: RunModel | null = null;
-let lastStep = -1;
-function inspect(ev: number): void {
-  ring.update(ev);
-  const replay = cr.replay;
-  const inReplay = !!replay && model === replay.model;
-  if (inReplay) {
-    ring2.update(ev);
-    const k = timeline.curStep;
-    if (k !== lastStep || ev !== lastInspected) {
-      lastStep = k;
-      cr.showStep(k);
-    }
-  } else {
-    lastStep = -1;
-    if (ev !== state.ev) {
-      state.ev = ev;
-      saveHash();
-    }
-  }
-  // In a replay the editor's line depends on the step too (a step may emit no event).
-  if (!model || (ev === lastInspected && inspectedModel === model && !inReplay)) return;
-  inspectedModel = model;
-  lastInspected = ev;
-  inspector.show(model, ev, names, sourceLine);
-  // The editor highlights the line of the event at the cursor (or of the replay's step).
-  markCursorLine(editor, model, ev, inReplay ? { hazard: replay!.hazard, step: timeline.curStep } : null, loaded?.file);
-}
-timeline.onCursor = (ev) => inspect(ev);
+// ---- what follows the timeline's cursor (cursor-follow.ts)
+const follower = cursorFollower({
+  model: () => model,
+  file: () => loaded?.file,
+  ev: () => state.ev,
+  setEv: (ev) => {
+    state.ev = ev;
+    saveHash();
+  },
+  names: () => names,
+  sourceLine,
+}, { ring, ring2, timeline, inspector, editor, cr: () => cr });
+timeline.onCursor = (ev) => follower.inspect(ev);
 
 exampleSel.addEventListener('change', () => {
   const v = exampleSel.value;
