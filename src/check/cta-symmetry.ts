@@ -17,7 +17,7 @@
  *   the array's elements that moves sub-block r of each block of C·k elements to sub-block π(r);
  *   then every other reference to that array must name a σ-closed set of elements in one operation
  *   (a wgmma reading both halves `B[2 * s]`, `B[2 * s + 1]`), since its image names σ of them.
- * - symmetry groups of warps (analysis.ts) map onto groups.
+ * - symmetry groups of warps (sym-groups.ts) map onto groups.
  * Kernels with values or global memory, `resident=` below the grid, arrays pinned to one CTA
  * (`cta=N`), `.cta_group::2` MMAs or the memory-model detector's bookkeeping (relaxed arrives and
  * waits) get no CTA symmetry: their reason is {@link CtaSymmetry.reason}. Roles run as written

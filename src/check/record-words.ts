@@ -92,7 +92,7 @@ export class RecordWords {
     sc[n++] = ag.tcLdUnwaited;
     sc[n++] = f.length;
     // Frame values are exact up to ±(2^53 − 1). Members of a symmetry group differ only in the
-    // builtins `instance`, `warp` and `warpgroup`, which their code does not read (analysis.ts).
+    // builtins `instance`, `warp` and `warpgroup`, which their code does not read (sym-groups.ts).
     // A CTA permutation's image (this.ren) carries its image agent's builtins (this.renOwn).
     const own = this.renOwn;
     const lv = live ? live[ag.pc] : undefined;
