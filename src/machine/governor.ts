@@ -101,12 +101,6 @@ export function setCollector(collect: (() => void) | null): void {
  */
 export const SAMPLE_MS = 20;
 /**
- * A resident-set read may take at most this share of the time between reads: after a read that
- * took `d` ms the next is due {@link SAMPLE_MS} or `d / RSS_SHARE` ms later, whichever is longer.
- * On a loaded 2-core machine a read took 6 ms (302 reads were 1.9 s of a 14.7 s check).
- */
-export const RSS_SHARE = 0.01;
-/**
  * {@link Governor.allow} decides on the last reading while the memory in use plus the request stays
  * below this share of the bound, and reads the resident set afresh above it.
  */
@@ -150,8 +144,6 @@ export class Governor {
   private lastCheck: number;
   private ticks = 0;
   private lastSample = -Infinity;
-  /** Milliseconds between resident-set reads now ({@link SAMPLE_MS}, longer when reads are slow). */
-  private sampleMs = SAMPLE_MS;
   /** The last resident-set reading (null: unmeasurable here). */
   private lastRss: number | null = null;
   private readonly collect: ((rss: number, deadline: number) => boolean) | null;
@@ -178,14 +170,13 @@ export class Governor {
   }
 
   /**
-   * Bytes in use now: the resident set when measurable (re-read at most every {@link SAMPLE_MS} ms,
-   * or less often when a read is slow ({@link RSS_SHARE}), unless `fresh`), else the estimate. `t`: the clock just read by the caller (one read per check).
+   * Bytes in use now: the resident set when measurable (re-read at most every {@link SAMPLE_MS} ms
+   * unless `fresh`), else the estimate. `t`: the clock just read by the caller (one read per check).
    */
   memory(fresh = false, t = this.now()): number {
-    if (fresh || t - this.lastSample >= this.sampleMs) {
+    if (fresh || t - this.lastSample >= SAMPLE_MS) {
       this.lastSample = t;
       this.lastRss = this.rss();
-      this.sampleMs = Math.max(SAMPLE_MS, (this.now() - t) / RSS_SHARE);
       const r = this.lastRss;
       // Past COLLECT_AT of the bound, once per COLLECT_STEP of growth: what is held, not garbage
       // (unless the collection would outlast the deadline: then the reading stands).
