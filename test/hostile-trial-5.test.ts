@@ -377,13 +377,22 @@ describe('messages a new user meets with the wrong file', () => {
     // An error at the accent itself points at the character it is drawn on.
     expect(caretExcerpt(line, 6, 7)[1]).toBe('    ^');
     expect(caretExcerpt('\u4e2d\u6587 $', 4, 5)[1]).toBe('     ^');
-    const r = await cli(['check', file('accent.mbk', SRC.replace('mbarrier.arrive b[0]', 'mbarrier.arrive b[0] e\u0301 $'))]);
+    // The accent inside a string (a name with one is an error at the accent itself, below).
+    const r = await cli(['check', file('accent.mbk', SRC.replace('arch=sm_90a', 'arch=sm_90a description="e\u0301" $'))]);
     expect(r.code).toBe(2);
     const rows = r.err.split('\n');
     const at = rows.findIndex((x) => x.includes('unexpected character "$"'));
+    expect(at).toBeGreaterThanOrEqual(0);
     const shown = rows[at + 1]!;
     const caret = rows[at + 2]!;
     // The caret's column in the terminal is the `$`'s: the accent takes no column of its own.
     expect(displayPad(shown.slice(0, shown.indexOf('$'))).length).toBe(caret.indexOf('^'));
+    // In a name, the error is at the accent, and the caret sits on the letter it is drawn on.
+    const n = await cli(['check', file('accent-name.mbk', SRC.replace('mbarrier.arrive b[0]', 'mbarrier.arrive b[0] e\u0301 $'))]);
+    expect(n.code).toBe(2);
+    const nrows = n.err.split('\n');
+    const nat = nrows.findIndex((x) => x.includes("U+0301") && x.includes('is not allowed in a name'));
+    expect(nat).toBeGreaterThanOrEqual(0);
+    expect(displayPad(nrows[nat + 1]!.slice(0, nrows[nat + 1]!.indexOf('e\u0301'))).length).toBe(nrows[nat + 2]!.indexOf('^'));
   });
 });
