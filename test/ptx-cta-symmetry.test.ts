@@ -113,25 +113,24 @@ describe('CTA symmetry on PTX (cta-relative.ts)', () => {
     }
   }, 180_000);
 
-  it('cluster_mc.ptx: the swap found with its element permutation (each CTA\'s half of B), half the states, the same verdict', () => {
+  it('cluster_mc.ptx: no swap while its copies land at run-time offsets inside dsmem\'s elements (a view crosses into B\'s halves), the same verdict', () => {
     const cm = readFileSync('hw/kernels/cluster_mc.ptx', 'utf8');
     const launch: PtxLaunch = JSON.parse(/\/\/ # launch: (.*)/.exec(cm)![1]!);
     const p = program(cm, launch);
     const an = analyse(p);
-    expect(an.cta.perms.map((q) => q.rank)).toEqual([[1, 0]]);
     // dsmem: A's two 8 KiB halves (elements 0, 1), B's halves (2: copied by rank 0, 3: by rank 1),
-    // the tail; then the 16 KiB views starting at elements 0 to 3 and the whole allocation.
-    const q = an.cta.perms[0]!;
-    const per = p.buffersPerCta;
-    expect(p.bufferSpace.views.map((v) => [v.index, v.len])).toEqual([[0, 16384], [1, 16384], [2, 16384], [3, 16384], [0, 40960]]);
-    expect([...q.buf.slice(0, per)].map((k) => k - per)).toEqual([0, 1, 3, 2, 4, 5, 6, 7, 8, 9]);
+    // the tail. The copies' destinations are `dsmem + %r161` with an offset known only to be a
+    // multiple of 1,024 inside its element, so the 16 KiB view starting 1 KiB into element 0
+    // (ending inside element 2) may be named; exchanging elements 2 and 3 maps it onto no range.
+    expect(an.cta.perms).toEqual([]);
+    expect(an.cta.reason ?? '').toMatch(/dsmem\[0\]\[1024:17408\]@c0 has no counterpart once the CTAs' elements of dsmem are exchanged/);
     const r = check(p, { timeout: 120_000 });
     expect(r.verdict).toBe('ok');
     expect(r.complete).toBe(true);
-    expect(r.coverage.states).toBe(131_344);
+    expect(r.coverage.states).toBe(262_169);
   }, 240_000);
 
-  it('cluster_mc.ptx twins: bugs still found under the swap', () => {
+  it('cluster_mc.ptx twins: bugs still found', () => {
     // bug1 (the empty count without the multicast factor): each round's 4 arrivals complete two
     // phases, so a stage is rewritten while read (race) or a parity wait misses its phase (hang);
     // which of the two real outcomes a bounded search meets first depends on its random runs.
@@ -139,7 +138,6 @@ describe('CTA symmetry on PTX (cta-relative.ts)', () => {
     for (const [bug, verdicts] of Object.entries(expected)) {
       const src = readFileSync(`hw/kernels/cluster_mc.${bug}.ptx`, 'utf8');
       const p = program(src, JSON.parse(/\/\/ # launch: (.*)/.exec(src)![1]!));
-      expect(analyse(p).cta.perms.map((q) => q.rank), bug).toEqual([[1, 0]]);
       // bug1 is met by the random runs beside the search: 30-50 s on a loaded machine either way.
       const r = check(p, { timeout: 150_000 });
       expect(verdicts, bug).toContain(r.verdict);
