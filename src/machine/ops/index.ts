@@ -5,7 +5,7 @@
  * takes each operation's issue cost by its {@link OpDef.timing} key; the checker asks
  * {@link accessesOf} and {@link syncClass} instead of switching on mnemonics.
  *
- * Adding an operation: its IR form (`kernel/ir.ts`), one {@link OpDef} in its family's module here,
+ * Adding an operation: its IR form (`kernel/ir-ops.ts`), one {@link OpDef} in its family's module here,
  * its code in {@link OPC}, its timing entry (`sim/timing.ts`), and tests.
  */
 import type { OpName } from '../../kernel/ir.js';
