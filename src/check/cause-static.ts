@@ -62,9 +62,9 @@ export function staticCauseOf<T extends { kind: string; subject: { name: string 
  * overwrites a buffer that a generic access read (the producer refilling a stage it was not given
  * back) is usually the symptom of an earlier consumer-side bug, so it comes after the other errors
  * when the report holds a race of rank 0 (the consumer-side race); without one the overwrite race
- * is the bug's own and keeps its place by trace length (check.ts).
+ * is the bug's own and keeps its place by trace length (check.ts). `overwrite`: the race's
+ * `RaceBars` entry says so (check/race-report.ts, from the trace's events, not its text).
  */
-export function causeRank(h: { kind: string; race?: { first: string; second: string } }): number {
-  if (h.kind === 'race' && h.race && /^write by TMA/.test(h.race.second) && /^read by /.test(h.race.first)) return 1;
-  return 0;
+export function causeRank(h: { kind: string }, overwrite: boolean | undefined): number {
+  return h.kind === 'race' && overwrite === true ? 1 : 0;
 }

@@ -213,8 +213,9 @@ export function checkResultOf(program: Program, r: ExploreResult, staticRaw: Rea
     || (a.locations[0]?.line ?? 0) - (b.locations[0]?.line ?? 0) || (a.locations[0]?.col ?? 0) - (b.locations[0]?.col ?? 0);
   // An overwrite race is a symptom only beside a race on the consumer side (causeRank); alone it is
   // the bug's own race, ordered by its trace like any other error.
-  const demote = hazards.some((h) => h.kind === 'race' && causeRank(h) === 0);
-  const rank = (h: Hazard) => (demote ? causeRank(h) : 0);
+  const overwrite = (h: Hazard) => raceBars.get(h)?.overwrite;
+  const demote = hazards.some((h) => h.kind === 'race' && causeRank(h, overwrite(h)) === 0);
+  const rank = (h: Hazard) => (demote ? causeRank(h, overwrite(h)) : 0);
   hazards.sort((a, b) => rank(a) - rank(b) || byLen(a, b) || tie(a, b));
   warnings.sort((a, b) => byLen(a, b) || tie(a, b));
   mergeSites(hazards, variants);

@@ -14,8 +14,13 @@ import { proxyRaceCause, raceCause, type RaceCause } from './cause.js';
 import type { OpName, SrcLoc } from '../kernel/ir.js';
 import { syncClass } from '../machine/ops/index.js';
 
-/** The barriers whose phases let a race's later side go, the named barriers of its trace, and its fix's family ({@link RaceCause.fixKind}). */
-export type RaceBars = Map<Hazard, { bars: string[]; named: string[]; fixKind: RaceCause['fixKind'] }>;
+/**
+ * The barriers whose phases let a race's later side go, the named barriers of its trace, its fix's
+ * family ({@link RaceCause.fixKind}), and `overwrite`: the race is a TMA copy writing bytes that a
+ * read touched before (the producer refilling a stage it was not given back; ranked by
+ * causeRank, check/cause-static.ts).
+ */
+export type RaceBars = Map<Hazard, { bars: string[]; named: string[]; fixKind: RaceCause['fixKind']; overwrite: boolean }>;
 
 /**
  * Adds the race explanation to `h` (the report of `raw`, a `race`, whose trace replays to `events`):
@@ -32,7 +37,7 @@ export function explainRace(program: Program, raw: RawHazard, h: Hazard, events:
     // The strict cross-proxy race: ordered by happens-before, unordered across the proxies.
     const rc = raw.key.endsWith('|proxy') ? proxyRaceCause(program, events, raw.locs[0], who) : null;
     if (!rc) return;
-    raceBars.set(h, { bars: rc.bars, named: [], fixKind: rc.fixKind });
+    raceBars.set(h, { bars: rc.bars, named: [], fixKind: rc.fixKind, overwrite: false });
     applyCause(h, rc, []);
     return;
   }
@@ -57,7 +62,9 @@ export function explainRace(program: Program, raw: RawHazard, h: Hazard, events:
       named.add(namedBarrierSubject(program, e.id, program.agents[e.agent]!.cta));
     }
   }
-  raceBars.set(h, { bars: rc.bars, named: [...named], fixKind: rc.fixKind });
+  const tmaWrite = race.second.rw === 'w' && race.second.async >= 0
+    && events.some((e) => e.e === 'async' && e.id === race.second.async && e.kind === 'tma');
+  raceBars.set(h, { bars: rc.bars, named: [...named], fixKind: rc.fixKind, overwrite: tmaWrite && x.rw === 'r' });
   h.race = { first: desc(x), second: desc(race.second), explanation, release: rc.release, fix: rc.fix };
   applyCause(h, rc, [`happens-before (vector clocks over the trace): ${explanation}`]);
 }
