@@ -189,5 +189,7 @@ describe('a memory-model race\'s fix is the detector\'s, carried as a field', ()
     expect(h.race!.fix).toBe('store the flag with st.release (or atom/red .release), or put fence.acq_rel.gpu before the relaxed store.');
     expect(h.details.filter((d) => d.startsWith('fix: '))).toEqual([`fix: ${h.race!.fix}`]);
     expect(h.race!.explanation).toMatch(/^the write by split@c1 \(line 15\) and the read by split@c0 \(line 20\) are ordered in time but not by happens-before: /);
+    // The reason travels as its own field: the explanation ends with it whatever the message's wording.
+    expect(h.race!.explanation).toMatch(/happens-before: the write of \S+ by another agent reached this agent only through a global store that releases nothing/);
   });
 });

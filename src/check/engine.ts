@@ -215,6 +215,12 @@ export interface RawHazard {
    * race's report takes it over the fix the trace's schedule suggests (race-report.ts).
    */
   fix?: string;
+  /**
+   * With `fix`: why the two accesses are unordered though one happened after the other (the
+   * relaxed arrive, the `.cta`-scoped wait, the relaxed flag), the end of `message`; the race's
+   * happens-before explanation quotes it.
+   */
+  reason?: string;
 }
 
 /** What the search produced. */

@@ -51,7 +51,7 @@ export function explainRace(program: Program, raw: RawHazard, h: Hazard, events:
   // Memory-model races (check/relaxed.ts): ordered in time, not in memory; the detector names the
   // fix (RawHazard.fix), which replaces its detail line.
   if (raw.fix !== undefined) {
-    explanation = `the ${desc(x)} and the ${desc(race.second)} are ordered in time but not by happens-before: ${raw.message.slice(raw.message.indexOf(', but ') + 6)}`;
+    explanation = `the ${desc(x)} and the ${desc(race.second)} are ordered in time but not by happens-before: ${raw.reason ?? raw.message}`;
     rc.fix = raw.fix;
     rc.fixKind = 'relaxed';
     h.details = h.details.filter((d) => d !== `fix: ${raw.fix}`);

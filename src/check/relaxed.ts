@@ -307,7 +307,7 @@ export function relaxedDetector(
       : tag === G_SCOPE ? 'wait with .acquire.cluster (or without a scope).' : `make the wait .acquire, or put fence.acq_rel.${tag === Q_WIDE ? 'cluster' : 'cta'} after it.`;
     report({
       kind: 'race', severity: 'error', key: `${p.bufferOf(buf).info.name}|${locKey(loc)}|relaxed${tag}`,
-      message: `${what}, but ${why}`,
+      message: `${what}, but ${why}`, reason: why,
       subject: bufName, state: stateId, extra, details: ['PTX ISA §8.8 (release and acquire patterns), §9.7.13.3, §9.7.13.4, §9.7.13.15.16.', `fix: ${fix}`], fix,
       locs: [loc, ...(tag === G_RELAXED ? relaxedArrives : tag === G_SCOPE ? ctaWaits : relaxedWaits)],
     });
@@ -325,7 +325,7 @@ export function relaxedDetector(
       : tag === G_SCOPE ? 'use .gpu (or .cluster within a cluster) scope on both the store and the load of the flag.' : 'load the flag with ld.acquire (or spin.acquire), or put fence.acq_rel.gpu after the relaxed load.';
     report({
       kind: 'race', severity: 'error', key: `${p.bufferOf(buf).info.name}|${locKey(loc)}|flag${tag}`,
-      message: `${what}, but ${why}`,
+      message: `${what}, but ${why}`, reason: why,
       subject: bufName, state: stateId, extra, details: ['PTX ISA §8.7 (morally strong), §8.8 (release and acquire patterns), §9.7.9.8, §9.7.9.11, §9.7.13.5.', `fix: ${fix}`], fix,
       locs: [loc, ...flagSites],
     });
