@@ -91,8 +91,9 @@ describe('CUTLASS SM90 cooperative GEMM', () => {
   ])('checks clean: %o', (set) => {
     const r = run('examples/cutlass-cooperative.mbk', set);
     expect([r.verdict, r.complete, r.hazards]).toEqual(['ok', true, []]);
-    // The releases to other CTAs (C > 1) never run in a 1-CTA cluster: the static check says so.
-    expect(r.warnings.map((w) => `${w.kind} ${w.locations[0]!.line}`)).toEqual(['unreachable-arrive 71', 'unreachable-arrive 78']);
+    // The releases to other CTAs never run in a 1-CTA cluster: `if C > 1` leaves them out, a
+    // specialization on a parameter, not a forgotten arrive (no unreachable-arrive warning).
+    expect(r.warnings.map((w) => `${w.kind} ${w.locations[0]!.line}`)).toEqual([]);
   }, 600_000);
 
   test('an empty barrier one warpgroup short: a race on a mainloop stage', () => {

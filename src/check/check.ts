@@ -204,6 +204,12 @@ export function checkResultOf(program: Program, r: ExploreResult, staticRaw: Rea
       h.details = [`root cause (static ${c.kind}): ${c.message}`, ...h.details];
     }
   }
+  // An arrive that a branch on parameters leaves out is a specialization, not a finding, unless
+  // it is what a hang or race of this check comes from (static.ts, param-branches.ts).
+  // Every left-out arrive on a barrier that one of them is the cause for stays.
+  const causes = new Set(hazards.map((h) => h.cause?.message));
+  const causeBars = new Set(warnings.filter((w) => causes.has(w.message)).map((w) => w.subject?.name));
+  for (let i = warnings.length - 1; i >= 0; i--) if (raws.get(warnings[i]!)?.specialized && !causeBars.has(warnings[i]!.subject?.name)) warnings.splice(i, 1);
   // Causes before the symptoms the same bug leads to, then shortest first.
   // Ties by kind, subject and first location: the verdict must not depend on the order in which
   // a search (one worker or several) met hazards with traces of equal length.

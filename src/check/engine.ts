@@ -221,6 +221,11 @@ export interface RawHazard {
    * happens-before explanation quotes it.
    */
   reason?: string;
+  /**
+   * A static `unreachable-arrive` whose site a branch on kernel parameters alone leaves out (a
+   * specialization, check/param-branches.ts): reported only where it is the cause of a hang.
+   */
+  specialized?: boolean;
 }
 
 /** What the search produced. */

@@ -22,6 +22,7 @@
  * when any agent's control flow depends on a wait result (`try_wait` with a destination,
  * `pending_count`) or when an agent does not finish within a step bound.
  */
+import { paramExcluded } from './param-branches.js';
 import { Machine } from '../machine/machine.js';
 import type { Program } from '../machine/program.js';
 import type { SrcLoc } from '../kernel/ir.js';
@@ -186,6 +187,7 @@ function soloWarnings(p: Program, gov: Governor): RawHazard[] {
       if (o.op === 'mbarrier.arrive' || o.op === 'tcgen05.commit' || o.op === 'cp.async.mbarrier.arrive') ranArrive.add(`${o.bar.name}|${stmtOf(ins.loc)}`);
     });
   }
+  const excluded = paramExcluded(p.kernel, p.params);
   for (const r of roles) {
     const rc = p.roles[r]!;
     // One source line may be several sites (a PTX `.func` inlined at each of its calls): the line
@@ -203,7 +205,10 @@ function soloWarnings(p: Program, gov: Governor): RawHazard[] {
       // A PTX site names its barrier by register arithmetic (`full[(%r110 - 9216) / 8]`): the
       // message names the operation, the array and the CUDA line it was compiled from instead.
       const what = ins.loc.origin ? `${o.op}${o.op === 'mbarrier.arrive' && o.expectTx ? '.expect_tx' : ''} on ${o.bar.name} (${ins.loc.origin})` : ins.text;
-      add('unreachable-arrive', o.bar.name, `${what} in ${rc.name} (line ${ins.loc.line}) is never executed with these parameters: its barrier never receives that arrival`, [ins.loc]);
+      const branch = excluded.get(at(ins.loc));
+      const why = branch ? ` (the branch \`if ${branch.cond}\` at line ${branch.loc.line} leaves it out)` : '';
+      const pushed = add('unreachable-arrive', o.bar.name, `${what} in ${rc.name} (line ${ins.loc.line}) is never executed with these parameters${why}: its barrier never receives that arrival`, [ins.loc]);
+      if (branch && pushed) hz[hz.length - 1]!.specialized = true;
     });
   }
   // Named barriers: threads taking part in each generation vs the count.
