@@ -8,9 +8,9 @@
  */
 import type { SrcLoc } from '../kernel/ir.js';
 import type { MachineEvent } from '../machine/events.js';
-import type { OpInstr, Program } from '../machine/program.js';
-import { registerOperands } from '../machine/step-text.js';
+import type { Program } from '../machine/program.js';
 import type { TraceStep } from './check-types.js';
+import { opTextAt } from './cause-optext.js';
 import type { HbAccess, HbRace } from './hb.js';
 
 /** The release that let the later access of a race go, and the fix that applies. */
@@ -59,27 +59,6 @@ const PARITY_FIX = "the wait's parity";
 const line = (l?: SrcLoc) => (l ? ` (line ${l.line})` : '');
 /** ` (line N)`, with the source line it was compiled from when known (a PTX line's CUDA line: ` (line N, from f.cu:L)`). */
 const lineFrom = (l?: SrcLoc) => (l ? ` (line ${l.line}${l.origin ? `, from ${l.origin}` : ''})` : '');
-
-/** The op text of the instruction at `loc` of agent `a`'s role, if any. */
-function opAt(p: Program, a: number, loc?: SrcLoc): string | null {
-  if (!loc || a < 0) return null;
-  const ins = p.roles[p.agents[a]!.role]!.code.find((x) => x.i === 'op' && x.loc.line === loc.line && x.loc.col === loc.col) as OpInstr | undefined;
-  return ins ? ins.text : null;
-}
-
-/**
- * The text of the operation agent `a` performed at step `t` (its events' time in a replay) at `loc`:
- * for a kernel of registers (PTX), the trace step's text, its operands' values in that state
- * (machine/step-text.ts, as every trace, hang line and timeline label writes it); else, or without
- * the step, the instruction's text ({@link opAt}).
- */
-function opTextAt(p: Program, steps: readonly TraceStep[] | undefined, a: number, t: number, loc?: SrcLoc): string | null {
-  if (steps && a >= 0 && registerOperands(p, a)) {
-    const st = steps.find((x) => x.n === t && x.kind === 'agent');
-    if (st && (!loc || (st.loc?.line === loc.line && st.loc.col === loc.col))) return st.op;
-  }
-  return opAt(p, a, loc);
-}
 
 interface Release {
   wait: Extract<MachineEvent, { e: 'wait' }>;
