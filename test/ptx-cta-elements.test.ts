@@ -11,12 +11,12 @@ import type { CtaPerm } from '../src/check/cta-symmetry.js';
 import { instantiate, type Program } from '../src/machine/program.js';
 import { parsePtx } from '../src/ptx/index.js';
 import { translatePtx } from '../src/ptxi/index.js';
-import { clusterPtx, type ClusterGen } from './support/ptx-cluster-gen.js';
+import { boxBytes, clusterPtx, type ClusterGen } from './support/ptx-cluster-gen.js';
 
 function program(g: ClusterGen): Program {
   const r = parsePtx(clusterPtx(g), 'gen.ptx');
   if (!r.ok) throw new Error(r.diagnostic.message);
-  return instantiate(translatePtx(r.module, { block: 64, cluster: 2, tensorMaps: { param_0: 1024 } }).kernel);
+  return instantiate(translatePtx(r.module, { block: 64, cluster: 2, tensorMaps: { param_0: boxBytes(g) } }).kernel);
 }
 
 /**
@@ -56,6 +56,8 @@ const anyArb: fc.Arbitrary<ClusterGen> = fc.record({
   wait: fc.boolean(),
   exitSync: fc.boolean(),
   rank1Only: fc.constantFrom(false, false, true),
+  wide: fc.boolean(),
+  off: fc.constantFrom<ClusterGen['off']>(undefined, 'pad', 'padPlus', 'rank'),
 });
 
 /** Choices that follow the swap: the copy into element c0 + rank, reads of the own, the peer's or the untouched element. */
@@ -66,8 +68,11 @@ const symArb: fc.Arbitrary<ClusterGen> = fc.record({
   reads: fc.array(fc.constantFrom('own', 'peer', 'untouched'), { minLength: 1, maxLength: 2 }),
   wait: fc.boolean(),
   exitSync: fc.boolean(),
-}).map(({ c0, reads, ...rest }) => ({
+  // 2 KiB elements with the copy at the alignment pad's run-time offset (0): still the swap.
+  off: fc.constantFrom<ClusterGen['off']>(undefined, 'pad', 'pad'),
+}).map(({ c0, reads, off, ...rest }) => ({
   ...rest,
+  ...(off ? { wide: true, off } : {}),
   dstC: c0,
   dstK: 1,
   reads: reads.map((r) => (r === 'own' ? { c: c0, k: 1 } : r === 'peer' ? { c: c0 + 1, k: -1 } : { c: (c0 + 2) % 3, k: 0 })),
@@ -75,6 +80,22 @@ const symArb: fc.Arbitrary<ClusterGen> = fc.record({
 }));
 
 const genArb = fc.oneof({ arbitrary: symArb, weight: 2 }, { arbitrary: anyArb, weight: 1 });
+
+/** 2 KiB elements, the copy at a run-time offset inside its element (each of the three), the rest as in the symmetric choices. */
+const offArb: fc.Arbitrary<ClusterGen> = fc.tuple(symArb, fc.constantFrom<NonNullable<ClusterGen['off']>>('pad', 'padPlus', 'rank')).map(([g, off]) => ({ ...g, wide: true, off }));
+
+/** The oracle on one kernel: hazards with CTA symmetry on, off and unreduced agree; whether a permutation was found, and the hazards. */
+function oracle(g: ClusterGen): { perms: number; hazards: number; fewer: boolean } {
+  const p = program(g);
+  const perms = analyse(p).cta.perms;
+  const on = hazards(p, { maxStates: 20_000, timeout: 30_000 }, perms);
+  const off = hazards(p, { ctaSymmetry: false, maxStates: 20_000, timeout: 30_000 }, []);
+  const none = hazards(p, { por: false, symmetry: false, maxStates: 40_000, timeout: 30_000 }, []);
+  expect(on.complete && off.complete && none.complete, JSON.stringify(g)).toBe(true);
+  expect(on.hazards, JSON.stringify(g)).toEqual(off.hazards);
+  expect(on.hazards, JSON.stringify(g)).toEqual(none.hazards);
+  return { perms: perms.length, hazards: on.hazards.length, fewer: on.states < off.states };
+}
 
 describe('CTA symmetry with rank-indexed buffer elements (cta-elements.ts)', () => {
   it('each CTA copies into and reads its own element: the swap with σ = (0 1), fewer states, the same hazards', () => {
@@ -90,6 +111,36 @@ describe('CTA symmetry with rank-indexed buffer elements (cta-elements.ts)', () 
     expect(on.hazards).toEqual(off.hazards);
     expect(on.states).toBeLessThan(off.states);
   }, 60_000);
+
+  it('a copy at a run-time offset inside its element: the views it can name are bounded by the offset\'s known values', () => {
+    const W: ClusterGen = { ...BASE, wide: true };
+    // The alignment pad: the front end knows the offset only as a multiple of 1,024, so views 1 KiB
+    // into each element exist (running into the next one); the warp analysis knows it is 0.
+    const p = program({ ...W, off: 'pad' });
+    expect(p.bufferSpace.views.filter((v) => v.off === 1024 && v.len === 2048).map((v) => v.index)).toEqual([0, 1]);
+    const an = analyse(p);
+    expect(an.cta.perms.map((q) => q.rank)).toEqual([[1, 0]]);
+    expect([0, 1, 2].map((j) => an.cta.perms[0]!.buf[j]! - p.buffersPerCta)).toEqual([1, 0, 2]);
+    const on = hazards(p, {}, an.cta.perms);
+    const off = hazards(p, { ctaSymmetry: false }, []);
+    const none = hazards(p, { por: false, symmetry: false }, []);
+    expect(on.complete && off.complete && none.complete).toBe(true);
+    expect(on.hazards).toEqual(off.hazards);
+    expect(on.hazards).toEqual(none.hazards);
+    expect(on.states).toBeLessThan(off.states);
+    const cases: [string, ClusterGen, RegExp][] = [
+      // 1 KiB past the pad: CTA 0's box covers the second half of tile[0] and the first of tile[1],
+      // whose image under the swap is two pieces (no key).
+      ['the pad plus 1,024', { ...W, off: 'padPlus' }, /tile\[0\]\[1024:3072\]@c0 has no counterpart once the CTAs' elements of tile are exchanged/],
+      // An offset that depends on the rank: the CTAs' copies land at different places in their elements.
+      ['the pad plus 1,024 · rank', { ...W, off: 'rank' }, /a byte offset inside a buffer element differs/],
+    ];
+    for (const [name, g, reason] of cases) {
+      const q = analyse(program(g));
+      expect(q.cta.perms, name).toEqual([]);
+      expect(q.cta.reason ?? '', name).toMatch(reason);
+    }
+  }, 120_000);
 
   it('elements that do not follow the swap: no permutation, with the reason', () => {
     const cases: [string, ClusterGen, RegExp][] = [
@@ -112,18 +163,11 @@ describe('CTA symmetry with rank-indexed buffer elements (cta-elements.ts)', () 
     let found = 0;
     fc.assert(
       fc.property(genArb, (g) => {
-        const p = program(g);
-        const perms = analyse(p).cta.perms;
-        const on = hazards(p, { maxStates: 20_000, timeout: 30_000 }, perms);
-        const off = hazards(p, { ctaSymmetry: false, maxStates: 20_000, timeout: 30_000 }, []);
-        const none = hazards(p, { por: false, symmetry: false, maxStates: 40_000, timeout: 30_000 }, []);
-        expect(on.complete && off.complete && none.complete, JSON.stringify(g)).toBe(true);
-        expect(on.hazards, JSON.stringify(g)).toEqual(off.hazards);
-        expect(on.hazards, JSON.stringify(g)).toEqual(none.hazards);
-        if (perms.length) {
+        const o = oracle(g);
+        if (o.perms) {
           permuted++;
-          expect(on.states, JSON.stringify(g)).toBeLessThan(off.states);
-          if (on.hazards.length) found++;
+          expect(o.fewer, JSON.stringify(g)).toBe(true);
+          if (o.hazards) found++;
         }
       }),
       { numRuns: 30, seed: 20261207 },
@@ -131,5 +175,25 @@ describe('CTA symmetry with rank-indexed buffer elements (cta-elements.ts)', () 
     // The generator reaches the reduction, with and without hazards.
     expect(permuted).toBeGreaterThanOrEqual(5);
     expect(found).toBeGreaterThanOrEqual(1);
+  }, 600_000);
+
+  it('generated kernels with copies at run-time offsets inside 2 KiB elements: the same agreement', () => {
+    const seen = { permuted: 0, refused: 0, found: 0 };
+    fc.assert(
+      fc.property(offArb, (g) => {
+        const o = oracle(g);
+        if (o.perms) {
+          seen.permuted++;
+          expect(o.fewer, JSON.stringify(g)).toBe(true);
+          if (o.hazards) seen.found++;
+        } else seen.refused++;
+        // The pad (0 at run time) keeps the swap wherever the elements follow it.
+        if (g.off === 'rank') expect(o.perms, JSON.stringify(g)).toBe(0);
+      }),
+      { numRuns: 12, seed: 20261208 },
+    );
+    expect(seen.permuted).toBeGreaterThanOrEqual(2);
+    expect(seen.refused).toBeGreaterThanOrEqual(2);
+    expect(seen.found).toBeGreaterThanOrEqual(1);
   }, 600_000);
 });

@@ -113,22 +113,26 @@ describe('CTA symmetry on PTX (cta-relative.ts)', () => {
     }
   }, 180_000);
 
-  it('cluster_mc.ptx: no swap while its copies land at run-time offsets inside dsmem\'s elements (a view crosses into B\'s halves), the same verdict', () => {
+  it('cluster_mc.ptx: the swap with σ exchanging B\'s halves, its copies\' run-time offsets bounded by their known values, the same verdict', () => {
     const cm = readFileSync('hw/kernels/cluster_mc.ptx', 'utf8');
     const launch: PtxLaunch = JSON.parse(/\/\/ # launch: (.*)/.exec(cm)![1]!);
     const p = program(cm, launch);
-    const an = analyse(p);
     // dsmem: A's two 8 KiB halves (elements 0, 1), B's halves (2: copied by rank 0, 3: by rank 1),
-    // the tail. The copies' destinations are `dsmem + %r161` with an offset known only to be a
-    // multiple of 1,024 inside its element, so the 16 KiB view starting 1 KiB into element 0
-    // (ending inside element 2) may be named; exchanging elements 2 and 3 maps it onto no range.
-    expect(an.cta.perms).toEqual([]);
-    expect(an.cta.reason ?? '').toMatch(/dsmem\[0\]\[1024:17408\]@c0 has no counterpart once the CTAs' elements of dsmem are exchanged/);
-    const r = check(p, { timeout: 120_000 });
+    // the tail. The copies' destinations are `dsmem + %r161` with an offset the front end knows only
+    // as a multiple of 1,024 inside its element, so views such as the 16 KiB one starting 1 KiB into
+    // element 0 (ending inside element 2) are enumerated; the warp analysis knows the offset is 0
+    // (the alignment pad of an aligned array), so no copy names them and they constrain nothing.
+    expect(p.bufferSpace.views.some((v) => v.index === 0 && v.off === 1024 && v.len === 16384)).toBe(true);
+    const an = analyse(p);
+    expect(an.cta.reason).toBeNull();
+    expect(an.cta.perms.map((q) => q.rank)).toEqual([[1, 0]]);
+    const q = an.cta.perms[0]!;
+    expect([0, 1, 2, 3, 4].map((j) => q.buf[j]! - p.buffersPerCta)).toEqual([0, 1, 3, 2, 4]);
+    const r = check(p, { timeout: 280_000 });
     expect(r.verdict).toBe('ok');
     expect(r.complete).toBe(true);
-    expect(r.coverage.states).toBe(262_169);
-  }, 240_000);
+    expect(r.coverage.states).toBe(131_344);
+  }, 300_000);
 
   it('cluster_mc.ptx twins: bugs still found', () => {
     // bug1 (the empty count without the multicast factor): each round's 4 arrivals complete two

@@ -22,6 +22,20 @@ function fixture(f: string, launch: PtxLaunch) {
 const MIXED: PtxLaunch = { kernel: 'mixed', block: 96, params: { param_3: 4 }, tensorMaps: { param_0: 8192, param_1: 8192 }, dynamicSmem: 32800 };
 
 describe('PTX trace steps name resolved operands', () => {
+  it('desc_stage.early_release (a consumer releases its stage before its wgmma has read it): the race\'s "released by" line writes the arrive with its operands\' values', () => {
+    const f = 'planted/desc_stage.early_release.ptx';
+    const p = fixture(f, JSON.parse(readFileSync(`test/fixtures/ptx/${f}.launch.json`, 'utf8')) as PtxLaunch);
+    const r = check(p, { randomRuns: false });
+    const race = r.hazards.find((h) => h.kind === 'race')!;
+    const rel = race.details.find((d) => d.startsWith('released by: '))!;
+    expect(rel).toContain('that phase was completed by mbarrier.arrive empty[0], count 1 of desc_stage.w3 (line 122)');
+    expect(rel).not.toMatch(/%r|#/);
+    // The instruction's own text names its registers: the line is the step's text, as the trace's.
+    const arrive = p.roles.flatMap((rc) => rc.code).find((x) => x.i === 'op' && x.loc.line === 122 && x.op.op === 'mbarrier.arrive');
+    expect(arrive && arrive.i === 'op' ? arrive.text : '').toMatch(/%r63/);
+    expect(race.trace.map((s) => s.op)).toContain('mbarrier.arrive empty[0], count 1');
+  }, 60_000);
+
   it('mixed.bug2 (a consumer reads before its wait): the race trace has no register, and names the barrier, bytes and tile', () => {
     const p = fixture('planted/mixed.bug2.ptx', MIXED);
     const r = check(p, { maxStates: 100_000, randomRuns: false });

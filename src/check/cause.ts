@@ -8,7 +8,9 @@
  */
 import type { SrcLoc } from '../kernel/ir.js';
 import type { MachineEvent } from '../machine/events.js';
-import type { OpInstr, Program } from '../machine/program.js';
+import type { Program } from '../machine/program.js';
+import type { TraceStep } from './check-types.js';
+import { opTextAt } from './cause-optext.js';
 import type { HbAccess, HbRace } from './hb.js';
 
 /** The release that let the later access of a race go, and the fix that applies. */
@@ -34,6 +36,9 @@ export interface RaceCause {
 
 type Name = (agent: number, async: number) => string;
 
+/** Per asynchronous operation of a trace: its issue's location, kind, issuer and step (`t`). */
+type AsyncLocs = Map<number, { loc?: SrcLoc; kind: string; agent: number; t: number }>;
+
 /**
  * The families of a race's fix ({@link RaceCause.fix}): `proxy-fence` (fence.proxy.async, PTX ISA
  * §8.6), `group-depth` (a wait_group that leaves the group in flight), `wait` (no wait at all),
@@ -54,13 +59,6 @@ const PARITY_FIX = "the wait's parity";
 const line = (l?: SrcLoc) => (l ? ` (line ${l.line})` : '');
 /** ` (line N)`, with the source line it was compiled from when known (a PTX line's CUDA line: ` (line N, from f.cu:L)`). */
 const lineFrom = (l?: SrcLoc) => (l ? ` (line ${l.line}${l.origin ? `, from ${l.origin}` : ''})` : '');
-
-/** The op text of the instruction at `loc` of agent `a`'s role, if any. */
-function opAt(p: Program, a: number, loc?: SrcLoc): string | null {
-  if (!loc || a < 0) return null;
-  const ins = p.roles[p.agents[a]!.role]!.code.find((x) => x.i === 'op' && x.loc.line === loc.line && x.loc.col === loc.col) as OpInstr | undefined;
-  return ins ? ins.text : null;
-}
 
 interface Release {
   wait: Extract<MachineEvent, { e: 'wait' }>;
@@ -103,7 +101,7 @@ function lastGroupWait(events: readonly MachineEvent[], xa: { kind: string; agen
   return wg;
 }
 
-function releaseOf(p: Program, events: readonly MachineEvent[], asyncLoc: Map<number, { loc?: SrcLoc; kind: string; agent: number }>, who: Name, a: number, upTo: number): Release | null {
+function releaseOf(p: Program, events: readonly MachineEvent[], asyncLoc: AsyncLocs, who: Name, a: number, upTo: number, steps?: readonly TraceStep[]): Release | null {
   let wait: Extract<MachineEvent, { e: 'wait' }> | null = null;
   for (let i = 0; i < upTo && i < events.length; i++) {
     const e = events[i]!;
@@ -122,16 +120,18 @@ function releaseOf(p: Program, events: readonly MachineEvent[], asyncLoc: Map<nu
     if (ph.async >= 0) {
       const o = asyncLoc.get(ph.async);
       if (o?.loc) r.loc = o.loc;
-      opText = o ? opAt(p, o.agent, o.loc) : null;
+      opText = o ? opTextAt(p, steps, o.agent, o.t, o.loc) : null;
     } else {
+      let t = -1;
       for (let i = done - 1; i >= 0; i--) {
         const e = events[i]!;
         if ((e.e === 'arrive' || e.e === 'complete_tx' || e.e === 'expect_tx') && e.bar === ph.bar && e.agent === ph.agent && e.async < 0) {
           if (e.loc) r.loc = e.loc;
+          t = e.t;
           break;
         }
       }
-      opText = opAt(p, ph.agent, r.loc);
+      opText = opTextAt(p, steps, ph.agent, t, r.loc);
     }
     r.text = `${who(a, -1)} went on after its wait on ${bar}${line(wait.loc)}, which observed phase ${observed}; that phase was completed by ${opText ? `${opText} of ` : ''}${who(ph.agent, ph.async)}${line(r.loc)}`;
   } else if (observed < 0) {
@@ -248,22 +248,23 @@ function unwaitedFix(p: Program, who: Name, later: number, sig: Signals, x: HbAc
 
 /**
  * Explains race `race` of a trace whose events are `events`: the release that let the later access
- * go and the fix. `who` names agents and async ops as the report does.
+ * go and the fix. `who` names agents and async ops as the report does; `steps`, the trace's
+ * numbered steps (replay.ts), give a PTX release its operands' values ({@link opTextAt}).
  */
-export function raceCause(p: Program, events: readonly MachineEvent[], race: HbRace, who: Name, countOf: (bar: number) => number = (k) => p.barrierOf(k).info.count): RaceCause {
+export function raceCause(p: Program, events: readonly MachineEvent[], race: HbRace, who: Name, countOf: (bar: number) => number = (k) => p.barrierOf(k).info.count, steps?: readonly TraceStep[]): RaceCause {
   const x = race.first;
   const y = race.second;
   const later = y.agent >= 0 ? y.agent : y.issuer;
-  const asyncLoc = new Map<number, { loc?: SrcLoc; kind: string; agent: number }>();
-  for (const e of events) if (e.e === 'async') asyncLoc.set(e.id, { loc: e.loc, kind: e.kind, agent: e.agent });
-  const wait = releaseOf(p, events, asyncLoc, who, later, y.at)?.wait ?? null;
+  const asyncLoc: AsyncLocs = new Map();
+  for (const e of events) if (e.e === 'async') asyncLoc.set(e.id, { loc: e.loc, kind: e.kind, agent: e.agent, t: e.t });
+  const wait = releaseOf(p, events, asyncLoc, who, later, y.at, steps)?.wait ?? null;
   const xName = `${x.rw === 'w' ? 'write' : 'read'} by ${who(x.agent, x.async)}${line(x.loc)}`;
   const yName = `${y.rw === 'w' ? 'write' : 'read'} by ${who(y.agent, y.async)}${line(y.loc)}`;
   const buf = p.bufferName(x.buf);
   // A cross-proxy pair is ordered only with a proxy fence.
   if (x.proxy !== y.proxy && x.async < 0 && x.rw === 'w') {
     // The fence goes before the release that let the async side's issuer go (when the trace has one).
-    const rel = wait ? releaseOf(p, events, asyncLoc, who, later, y.at) : null;
+    const rel = wait ? releaseOf(p, events, asyncLoc, who, later, y.at, steps) : null;
     const fixLoc = rel && rel.agent === x.agent && rel.async < 0 ? rel.loc : undefined;
     return { release: null, bars: [], fixKind: 'proxy-fence', fix: `a fence: the generic write${line(x.loc)} must be followed by fence.proxy.async before the release that hands ${buf} to the async proxy${fixLoc ? line(fixLoc) : ''}`, ...(fixLoc ? { fixLoc } : {}) };
   }
@@ -285,7 +286,7 @@ export function raceCause(p: Program, events: readonly MachineEvent[], race: HbR
     };
   }
   const bar = p.barrierName(wait.bar);
-  const rel = releaseOf(p, events, asyncLoc, who, later, y.at)!;
+  const rel = releaseOf(p, events, asyncLoc, who, later, y.at, steps)!;
   const { observed, done } = rel;
   let relText = rel.text;
   let relLoc = rel.loc;
@@ -293,7 +294,7 @@ export function raceCause(p: Program, events: readonly MachineEvent[], race: HbR
   const relAgent = rel.agent;
   const relAsync = rel.async;
   const issuedAt = (id: number) => events.findIndex((e) => e.e === 'async' && e.id === id);
-  const issuerRel = x.async >= 0 ? releaseOf(p, events, asyncLoc, who, x.issuer, issuedAt(x.async)) : null;
+  const issuerRel = x.async >= 0 ? releaseOf(p, events, asyncLoc, who, x.issuer, issuedAt(x.async), steps) : null;
   // The barriers whose phases would order the later side after the earlier one, when it waited on none of them.
   const sig = signalsOf(p, events, x, y);
   const unwaited = sig && !waitedOn(events, later, sig, y.at) ? sig : null;
@@ -365,11 +366,12 @@ export function raceCause(p: Program, events: readonly MachineEvent[], race: HbR
  * async-proxy write into it (a TMA copy issued at `issueLoc`) ordered after them only by an mbarrier
  * hand-off. The release is the one that let the copy's issuer go (the phase its last wait before the
  * issue observed); the fix is a `fence.proxy.async` on that chain, and `fixLoc` is the issuer's wait
- * (the fence goes after it, before the copy). Null when the trace holds no such issue.
+ * (the fence goes after it, before the copy). Null when the trace holds no such issue. `steps`: as
+ * for {@link raceCause}.
  */
-export function proxyRaceCause(p: Program, events: readonly MachineEvent[], issueLoc: SrcLoc | undefined, who: Name): RaceCause | null {
-  const asyncLoc = new Map<number, { loc?: SrcLoc; kind: string; agent: number }>();
-  for (const e of events) if (e.e === 'async') asyncLoc.set(e.id, { loc: e.loc, kind: e.kind, agent: e.agent });
+export function proxyRaceCause(p: Program, events: readonly MachineEvent[], issueLoc: SrcLoc | undefined, who: Name, steps?: readonly TraceStep[]): RaceCause | null {
+  const asyncLoc: AsyncLocs = new Map();
+  for (const e of events) if (e.e === 'async') asyncLoc.set(e.id, { loc: e.loc, kind: e.kind, agent: e.agent, t: e.t });
   let at = -1;
   for (let i = events.length - 1; i >= 0 && at < 0; i--) {
     const e = events[i]!;
@@ -377,7 +379,7 @@ export function proxyRaceCause(p: Program, events: readonly MachineEvent[], issu
   }
   if (at < 0) return null;
   const issuer = (events[at] as Extract<MachineEvent, { e: 'async' }>).agent;
-  const rel = releaseOf(p, events, asyncLoc, who, issuer, at);
+  const rel = releaseOf(p, events, asyncLoc, who, issuer, at, steps);
   if (!rel || rel.done < 0) {
     return { release: null, bars: [], fixKind: 'proxy-fence', fix: `a proxy fence: fence.proxy.async between the generic accesses and the copy${line(issueLoc)}` };
   }

@@ -13,10 +13,17 @@
  * must form a permutation of each array's elements ({@link elementPerm}). Then every operation of
  * every pair (a, b) must name, row by row, σ of a's elements as b's ({@link opsFollow}): per
  * operation the set of (field, array, element, byte range) compared, so a wgmma reading both halves
- * of B in either order matches. An element σ moves must be named with a byte range known from the
- * operation alone (no offset or a constant one, a constant byte count or none) that lies inside the
- * element; an element σ fixes, named with an unknown range, must have every view that starts in it
- * fixed by the key map (below).
+ * of B in either order matches. Where a reference's byte range is known row by row (its offset a
+ * value or a table of the warp analysis, the operand of kind `off`, and its byte count a constant or
+ * the rest of the element), the key it resolves to (views.ts `localRangeKey`) is compared instead:
+ * a's key mapped by the key map (below) must be b's. Otherwise (an offset the analysis cannot
+ * tabulate) an element σ moves refuses σ, and an element σ fixes must have every view that starts
+ * in it fixed by the key map.
+ *
+ * Only the keys the references can name constrain the key map: with the offsets' values known, a
+ * view that the enumeration of views.ts made for an offset known only as a multiple of some bytes
+ * (`BufRef.offsetStep`) but that no row names (a 16 KiB view 1 KiB into `dsmem[0]` of `cluster_mc`,
+ * whose offset is always 0) is no constraint ({@link reachableKeys}).
  *
  * Only shared-memory arrays get a σ (Tensor Memory elements are allocation slots the agents' records
  * name), and only arrays with storage of their own (no alias views them).
@@ -31,23 +38,25 @@
  */
 import type { BufRef, Expr, Op } from '../kernel/ir.js';
 import type { OpInstr, Program, RoleCode } from '../machine/program.js';
-import { opBufRefs, viewId } from '../machine/views.js';
+import { localRangeKey, opBufRefs } from '../machine/views.js';
 import { opOperands } from './op-operands.js';
 import type { WarpRelative } from './warp-relative.js';
 
 /** σ: per array index of `Program.buffers` whose elements move, the image of each element (a permutation of 0 … length − 1). */
 export type ElemPerm = Map<number, Int32Array>;
 
-/** One buffer reference of an operation as a selecting operand: its array, sel index and the byte range when constant. */
+/** One buffer reference of an operation as a selecting operand: its array, the sel indices of its element and offset, and its byte count. */
 interface ElemRef {
   /** Index of the array in `Program.buffers`. */
   buf: number;
-  /** Index into `WarpRelative.sels`. */
+  /** Index into `WarpRelative.sels` of its element (kind `elem`). */
   sel: number;
+  /** Index into `WarpRelative.sels` of its byte offset inside the element (kind `off`); null when it has none (0). */
+  offSel: number | null;
   /** The operation's field that holds the reference (`dst`, `src`, `reads`, …): references of one field are compared as a set. */
   field: string;
-  /** Byte offset and length inside the element when both are constants (a length past the element spans), else null. */
-  range: { off: number; len: number } | null;
+  /** Its byte count: a constant (past the element: it spans), `rest` (the rest of the element), or null when computed. */
+  bytes: number | 'rest' | null;
 }
 
 /** The operations with buffer references, each as its pc and references, in code order. */
@@ -56,7 +65,7 @@ export interface ElemOp {
   refs: ElemRef[];
 }
 
-const num = (e: Expr | undefined): number | null => (e === undefined ? 0 : e.k === 'num' ? e.v : null);
+const num = (e: Expr): number | null => (e.k === 'num' ? e.v : null);
 
 /**
  * The operations of `rel`'s signature with buffer-element operands: each `§i` of an operation line
@@ -84,11 +93,15 @@ export function elemOps(p: Program, rc: RoleCode, rel: WarpRelative): ElemOp[] |
       const ref: BufRef | undefined = br?.ref;
       const buf = ref ? byName.get(ref.name) : undefined;
       if (!ref || buf === undefined) return `instruction ${pc}: a buffer index names no buffer array`;
-      const off = num(ref.offset);
-      const info = p.buffers[buf]!;
-      const len = br!.bytes === undefined ? (off === null ? null : info.bytes - off) : num(br!.bytes);
+      let offSel: number | null = null;
+      if (ref.offset) {
+        const j = kinded.findIndex(([x, k]) => k === 'off' && x === ref.offset);
+        if (j < 0) return `instruction ${pc}: a buffer offset is not among its operands`;
+        offSel = idx[j]!;
+      }
+      const bytes = br!.bytes === undefined ? 'rest' : num(br!.bytes);
       const field = Object.entries(op).find(([, x]) => x === ref || (Array.isArray(x) && x.includes(ref)))?.[0] ?? '';
-      refs.push({ buf, sel: idx[i]!, field, range: off !== null && len !== null ? { off, len } : null });
+      refs.push({ buf, sel: idx[i]!, offSel, field, bytes });
     }
     if (refs.length) out.push({ pc, refs });
   }
@@ -112,16 +125,49 @@ function rowOf(r: number, all: [string, number][], own: [string, number][]): num
 /** Most rows of one operation's combined free values compared. */
 const MAX_ROWS = 1 << 12;
 
-/** The rows of one operation's references (a and b share heads): per row, each reference's element or 'F'; null when too many rows. */
-function opRows(refs: ElemRef[], rel: WarpRelative): (number | 'F')[][] | null {
+/**
+ * The rows of the sels `cols` of one analysis over their combined free values (a and b share heads):
+ * per row, each column's value or 'F'; null when a column has no table or the rows are too many.
+ */
+function selRows(cols: readonly number[], rel: WarpRelative): (number | 'F')[][] | null {
   const all: [string, number][] = [];
-  const doms = refs.map((r) => domain(rel.sels[r.sel]!.table!.head));
-  for (const d of doms) for (const x of d) if (!all.some(([n]) => n === x[0])) all.push(x);
+  const doms: [string, number][][] = [];
+  for (const c of cols) {
+    const t = rel.sels[c]!.table;
+    if (!t) return null;
+    const d = domain(t.head);
+    doms.push(d);
+    for (const x of d) if (!all.some(([n]) => n === x[0])) all.push(x);
+  }
   const rows = all.reduce((n, [, s]) => n * s, 1);
   if (rows > MAX_ROWS) return null;
   const out: (number | 'F')[][] = [];
-  for (let r = 0; r < rows; r++) out.push(refs.map((ref, i) => rel.sels[ref.sel]!.table!.vals[rowOf(r, all, doms[i]!)]!));
+  for (let r = 0; r < rows; r++) out.push(cols.map((c, i) => rel.sels[c]!.table!.vals[rowOf(r, all, doms[i]!)]!));
   return out;
+}
+
+/** Whether `ref`'s byte range is known row by row in `rel`: a byte count known and an offset that is absent or tabulated. */
+const rangeKnown = (ref: ElemRef, rel: WarpRelative): boolean => ref.bytes !== null && (ref.offSel === null || rel.sels[ref.offSel]!.table !== null);
+
+/**
+ * The CTA-local key that `ref` names in a row where its element is `u` and its offset `o` (views.ts
+ * `localRangeKey`), or -1 when the machine faults there.
+ */
+function rowKey(p: Program, ref: ElemRef, u: number | 'F', o: number | 'F'): number {
+  if (u === 'F' || o === 'F') return -1;
+  const info = p.buffers[ref.buf]!;
+  const len = ref.bytes === 'rest' ? info.bytes - o : ref.bytes!;
+  return localRangeKey(info, u, o, len, p.bufferSpace);
+}
+
+/** Per reference of `refs`, its element's column and its offset's column (-1: no offset) among `cols`; the offsets only where `known`. */
+function refColumns(refs: readonly ElemRef[], known: readonly boolean[]): { cols: number[]; at: [number, number][] } {
+  const cols: number[] = [];
+  const at = refs.map((r, i): [number, number] => {
+    const e = cols.push(r.sel) - 1;
+    return [e, r.offSel !== null && known[i] ? cols.push(r.offSel) - 1 : -1];
+  });
+  return { cols, at };
 }
 
 /**
@@ -168,8 +214,9 @@ export function elementPerm(p: Program, pairs: Map<number, Map<number, number>>)
 
 /**
  * The CTA-local keys of σ's arrays that some operation can name (`ops` per agent, its analysis in
- * `rel`): per row the key of the element and range, as views.ts `rangedKey` resolves it; for a
- * range not known, the element, every view that starts in it and the whole allocation.
+ * `rel`): for a reference whose byte range is known row by row, the key of each row's element and
+ * range, as views.ts `localRangeKey` resolves it; for a range not known, the element, every view
+ * that starts in it and the whole allocation.
  */
 export function reachableKeys(p: Program, ops: readonly ElemOp[][], rel: readonly (WarpRelative | null)[], sigma: ElemPerm): Set<number> {
   const sp = p.bufferSpace;
@@ -180,23 +227,25 @@ export function reachableKeys(p: Program, ops: readonly ElemOp[][], rel: readonl
     (startsIn.get(key) ?? startsIn.set(key, []).get(key)!).push(sp.perCta - sp.views.length + j);
   });
   ops.forEach((list, a) => {
+    const ra = rel[a]!;
     for (const op of list) for (const r of op.refs) {
       if (!sigma.has(r.buf)) continue;
       const info = p.buffers[r.buf]!;
-      const whole = sp.spans.get(info.alloc)?.whole;
-      for (const u of rel[a]!.sels[r.sel]!.table?.vals ?? []) {
-        if (u === 'F' || u < 0 || u >= info.length) continue;
-        const el = info.offset + u;
-        if (!r.range) {
-          out.add(el);
-          for (const k of startsIn.get(`${r.buf}:${u}`) ?? []) out.add(k);
-          if (whole !== undefined) out.add(whole);
-          continue;
+      const known = rangeKnown(r, ra);
+      const rows = known ? selRows(r.offSel === null ? [r.sel] : [r.sel, r.offSel], ra) : null;
+      if (rows) {
+        for (const [u, o] of rows) {
+          const k = rowKey(p, r, u!, o ?? 0);
+          if (k >= 0) out.add(k);
         }
-        const { off, len } = r.range;
-        const view = sp.viewKey.get(viewId(el, off, len));
-        if (off + len > info.bytes) out.add(view ?? whole ?? el);
-        else out.add(off === 0 && len === info.bytes ? el : view ?? el);
+        continue;
+      }
+      const whole = sp.spans.get(info.alloc)?.whole;
+      for (const u of ra.sels[r.sel]!.table?.vals ?? []) {
+        if (u === 'F' || u < 0 || u >= info.length) continue;
+        out.add(info.offset + u);
+        for (const k of startsIn.get(`${r.buf}:${u}`) ?? []) out.add(k);
+        if (whole !== undefined) out.add(whole);
       }
     }
   });
@@ -267,9 +316,9 @@ export function elementKeyMap(p: Program, sigma: ElemPerm, reach: ReadonlySet<nu
 
 /**
  * Whether every operation of a (`ops`, analysis `ra`) names, row by row, σ of its elements as b's
- * (`rb`): a reason, or null (see the module comment).
+ * (`rb`): a reason, or null (see the module comment). `local` is the CTA-local key map of σ.
  */
-export function opsFollow(p: Program, ops: ElemOp[], ra: WarpRelative, rb: WarpRelative, sigma: ElemPerm, fixedStart: Map<number, Uint8Array>): string | null {
+export function opsFollow(p: Program, ops: ElemOp[], ra: WarpRelative, rb: WarpRelative, sigma: ElemPerm, local: Int32Array, fixedStart: Map<number, Uint8Array>): string | null {
   for (const op of ops) {
     const moved = op.refs.some((r) => sigma.has(r.buf));
     if (!moved) {
@@ -279,8 +328,11 @@ export function opsFollow(p: Program, ops: ElemOp[], ra: WarpRelative, rb: WarpR
     }
     const bad = op.refs.find((r) => !ra.sels[r.sel]!.table || !rb.sels[r.sel]!.table || ra.sels[r.sel]!.table!.head !== rb.sels[r.sel]!.table!.head);
     if (bad) return `the element of ${p.buffers[bad.buf]!.name} named at instruction ${op.pc} is not a function of the rank the analysis can tabulate`;
-    const rowsA = opRows(op.refs, ra);
-    const rowsB = opRows(op.refs, rb);
+    // The offsets' forms are equal in a and b (cta-relative.ts), so are their tables.
+    const known = op.refs.map((r) => rangeKnown(r, ra) && rangeKnown(r, rb));
+    const { cols, at } = refColumns(op.refs, known);
+    const rowsA = selRows(cols, ra);
+    const rowsB = selRows(cols, rb);
     if (!rowsA || !rowsB) return `instruction ${op.pc} names elements over too many values to compare`;
     for (let j = 0; j < rowsA.length; j++) {
       const mine: string[] = [];
@@ -289,19 +341,27 @@ export function opsFollow(p: Program, ops: ElemOp[], ra: WarpRelative, rb: WarpR
         const r = op.refs[i]!;
         const info = p.buffers[r.buf]!;
         const s = sigma.get(r.buf);
-        const u = rowsA[j]![i]!;
-        const v = rowsB[j]![i]!;
-        const rng = r.range ? `${r.range.off}+${r.range.len}` : '?';
+        const [ce, co] = at[i]!;
+        const u = rowsA[j]![ce]!;
+        const v = rowsB[j]![ce]!;
         const inRange = (x: number | 'F'): x is number => x !== 'F' && x >= 0 && x < info.length;
+        if (known[i]) {
+          // The key each names: a's through the key map must be b's (a fault names its element: it must stay).
+          const ka = rowKey(p, r, u, co < 0 ? 0 : rowsA[j]![co]!);
+          const kb = rowKey(p, r, v, co < 0 ? 0 : rowsB[j]![co]!);
+          if (ka < 0 && s && inRange(u) && s[u] !== u) return `instruction ${op.pc} names ${info.name}[${u}], which the CTAs exchange, with a byte range outside it`;
+          mine.push(`${r.field}:${ka < 0 ? `F${u}` : local[ka]!}`);
+          theirs.push(`${r.field}:${kb < 0 ? `F${v}` : kb}`);
+          continue;
+        }
         let img: number | 'F' = u;
         if (s && inRange(u)) {
           img = s[u]!;
-          const inside = r.range !== null && r.range.off >= 0 && r.range.off + r.range.len <= info.bytes;
-          if (img !== u && !inside) return `instruction ${op.pc} names ${info.name}[${u}], which the CTAs exchange, with a byte range not known to lie inside it`;
-          if (img === u && !inside && !fixedStart.get(r.buf)![u]) return `instruction ${op.pc} names ${info.name}[${u}] with a byte range that may reach elements the CTAs exchange`;
+          if (img !== u) return `instruction ${op.pc} names ${info.name}[${u}], which the CTAs exchange, with a byte range not known`;
+          if (!fixedStart.get(r.buf)![u]) return `instruction ${op.pc} names ${info.name}[${u}] with a byte range that may reach elements the CTAs exchange`;
         }
-        mine.push(`${r.field}:${r.buf}:${img}:${rng}`);
-        theirs.push(`${r.field}:${r.buf}:${v}:${rng}`);
+        mine.push(`${r.field}:${r.buf}:${img}:?`);
+        theirs.push(`${r.field}:${r.buf}:${v}:?`);
       }
       // As sets: a field names its keys as a set (a wgmma's footprint lists an element once per piece).
       if ([...new Set(mine)].sort().join() !== [...new Set(theirs)].sort().join()) return `instruction ${op.pc} does not name the elements the CTA permutation maps its image's onto`;

@@ -8,7 +8,9 @@
  * analysis of warp-relative.ts: for a rotation π of the ranks, agent a (CTA r, warp w) and its
  * image b (CTA π(r), warp w, same role and instance) must have
  * - equal signatures except at the operands that select a CTA (a barrier or buffer reference's
- *   `@cta`, a multicast mask) or a buffer element (a buffer reference's index: `WarpRelative.ctaSig`),
+ *   `@cta`, a multicast mask) or a buffer element (a buffer reference's index: `WarpRelative.ctaSig`;
+ *   a reference's byte offset inside its element is compared as it is, and its values bound the
+ *   byte ranges the references name, cta-elements.ts),
  *   so the same branches, the same values of every other operand (barrier indices, counts, bytes,
  *   parities), the same kept slots at every rest and the same forms of what changes in them;
  * - at each buffer reference, the elements a names mapped through σ equal b's (cta-elements.ts);
@@ -65,8 +67,13 @@ function agentReason(a: AgentInfo, b: AgentInfo, ra: WarpRelative, rb: WarpRelat
     const x = ra.sels[i]!;
     const y = rb.sels[i]!;
     if (x.kind !== y.kind) return `${where(a)} and ${where(b)} run differently, other than in the CTAs they name`;
-    // Buffer elements are compared through the element permutation (cta-elements.ts).
+    // Buffer elements are compared through the element permutation (cta-elements.ts); a byte offset
+    // inside an element is the same in a and its image (σ moves whole elements).
     if (x.kind === 'elem') continue;
+    if (x.kind === 'off') {
+      if (x.form !== y.form) return `${where(a)} and ${where(b)} run differently (a byte offset inside a buffer element differs), other than in the CTAs they name`;
+      continue;
+    }
     const what = x.kind === 'cta' ? 'the CTA of a barrier or buffer' : 'a multicast mask';
     if (!x.table || !y.table) return `${where(a)}: ${what} is not a function of its rank the analysis can tabulate`;
     if (x.kind !== y.kind || x.table.head !== y.table.head || x.table.vals.length !== y.table.vals.length) return `${where(a)}: ${what} depends on values that differ between the CTAs`;
@@ -97,7 +104,7 @@ function elementMaps(p: Program, agent: Int32Array, rel: readonly (WarpRelative 
   const km = elementKeyMap(p, sigma, reachableKeys(p, ops, rel, sigma));
   if (typeof km === 'string') return km;
   for (const a of p.agents) {
-    const bad = opsFollow(p, ops[a.id]!, rel[a.id]!, rel[agent[a.id]!]!, sigma, km.fixedStart);
+    const bad = opsFollow(p, ops[a.id]!, rel[a.id]!, rel[agent[a.id]!]!, sigma, km.local, km.fixedStart);
     if (bad) return `${where(a)}: ${bad}`;
   }
   return km.local;

@@ -19,14 +19,15 @@ export function exprDepth(e: Expr): number {
 /**
  * What an operand of an operation selects: a CTA rank (a reference's `@cta`), a multicast CTA mask,
  * a buffer element (the `index` of a buffer reference: every reference but an operation's `bar`),
+ * a byte offset inside that element (the `offset` of a buffer reference, ir.ts `BufRef.offset`),
  * or neither (null).
  */
-export type OperandKind = 'cta' | 'mask' | 'elem' | null;
+export type OperandKind = 'cta' | 'mask' | 'elem' | 'off' | null;
 
 /**
  * The expressions an operation reads (its operands, references' indices, CTAs and offsets), in field
  * order, without recursion, each with what it selects ({@link OperandKind}: the `cta` of a
- * barrier or buffer reference, the operation's `multicast` mask, the `index` of a buffer reference;
+ * barrier or buffer reference, the operation's `multicast` mask, the `index` and `offset` of a buffer reference;
  * the barrier reference is the operation's `bar`, kernel/ir.ts).
  */
 export function opOperands(op: object): [Expr, OperandKind][] {
@@ -44,7 +45,8 @@ export function opOperands(op: object): [Expr, OperandKind][] {
       for (let i = xs.length - 1; i >= 0; i--) {
         const [k, x] = xs[i]!;
         const under = bar || (v === op && k === 'bar');
-        todo.push([x, isRef && k === 'cta' ? 'cta' : isRef && !bar && k === 'index' ? 'elem' : v === op && k === 'multicast' ? 'mask' : null, under]);
+        const kind: OperandKind = isRef && k === 'cta' ? 'cta' : isRef && !bar && k === 'index' ? 'elem' : isRef && !bar && k === 'offset' ? 'off' : v === op && k === 'multicast' ? 'mask' : null;
+        todo.push([x, kind, under]);
       }
     }
   }

@@ -35,7 +35,7 @@ export function explainRace(program: Program, raw: RawHazard, h: Hazard, events:
   const race = happensBefore(program, events).races.filter((x) => program.bufferName(x.first.buf) === raw.subject || program.bufferName(x.second.buf) === raw.subject).pop();
   if (!race) {
     // The strict cross-proxy race: ordered by happens-before, unordered across the proxies.
-    const rc = raw.key.endsWith('|proxy') ? proxyRaceCause(program, events, raw.locs[0], who) : null;
+    const rc = raw.key.endsWith('|proxy') ? proxyRaceCause(program, events, raw.locs[0], who, h.trace) : null;
     if (!rc) return;
     raceBars.set(h, { bars: rc.bars, named: [], fixKind: rc.fixKind, overwrite: false });
     applyCause(h, rc, []);
@@ -47,7 +47,7 @@ export function explainRace(program: Program, raw: RawHazard, h: Hazard, events:
   if (x.async >= 0 && x.signals >= 0) explanation = `nothing orders the ${desc(race.second)} after the completion of the ${desc(x)}: no wait observing a phase of ${program.barrierName(x.signals)} completed by that copy precedes it`;
   else if (x.async >= 0) explanation = `the ${desc(x)} is asynchronous; no completion it signals (commit, wait_group) is observed before the ${desc(race.second)}`;
   else explanation = `no release by ${who(x.agent, -1)} after its access is acquired (through a wait, bar.sync or cluster barrier) before the ${desc(race.second)}`;
-  const rc = raceCause(program, events, race, who, countOf);
+  const rc = raceCause(program, events, race, who, countOf, h.trace);
   // Memory-model races (check/relaxed.ts): ordered in time, not in memory; the detector names the
   // fix (RawHazard.fix), which replaces its detail line.
   if (raw.fix !== undefined) {

@@ -75,9 +75,11 @@ export interface WarpRelative {
   taken: Uint8Array;
   /**
    * {@link sig} with the form of every operand that selects a CTA (a reference's `@cta`, a
-   * multicast mask) or a buffer element (a buffer reference's index) replaced by `§i`, its index in
-   * {@link sels}: CTA symmetry (cta-relative.ts) compares these as they are and the selectors
-   * through the CTA permutation (and the permutation of buffer elements paired with it).
+   * multicast mask), a buffer element (a buffer reference's index) or a byte offset inside it (a
+   * buffer reference's offset) replaced by `§i`, its index in {@link sels}: CTA symmetry
+   * (cta-relative.ts) compares these as they are and the selectors through the CTA permutation
+   * (and the permutation of buffer elements paired with it); the offsets as they are, their tables
+   * bounding the byte ranges the references name (cta-elements.ts).
    */
   ctaSig: string;
   /** The selecting operands' values in code order: a known value or a table (`table` null where the form is text), and the form. */

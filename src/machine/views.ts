@@ -327,6 +327,28 @@ export function storageBytes(bufs: BufferPlacement[], space: 'smem' | 'tmem', cl
   return Math.max(0, ...perRank);
 }
 
+/**
+ * The CTA-local key that the range `o` bytes into element `u` of array `b`, `l` bytes long, resolves
+ * to, or -1 when it is out of range (the rule of {@link rangedKey}, shared with the checker's CTA
+ * symmetry, check/cta-elements.ts): an array without ranges, its element; a range inside the
+ * element, its view, or the element when it covers it or has no view; a range running past the
+ * element in a spanning allocation (it must start inside the element and end inside the
+ * allocation), its view, else the whole allocation.
+ */
+export function localRangeKey(b: BufferPlacement, u: number, o: number, l: number, space: BufferSpace): number {
+  if (u < 0 || u >= b.length) return -1;
+  const el = b.offset + u;
+  if (!b.ranged) return el;
+  if (o < 0 || l < 1) return -1;
+  if (o + l > b.bytes) {
+    const sp = b.spans ? space.spans.get(b.alloc) : undefined;
+    if (!sp || o >= b.bytes || b.base + u * b.bytes + o + l > sp.end) return -1;
+    return space.viewKey.get(viewId(el, o, l)) ?? sp.whole;
+  }
+  if (o === 0 && l === b.bytes) return el;
+  return space.viewKey.get(viewId(el, o, l)) ?? el;
+}
+
 /** A key function of a buffer reference: the flat key, or -1 when out of range (with `describe`, why). */
 export type BufKeyFn = ((frame: number[]) => number) & { describe?: (frame: number[]) => string };
 
@@ -352,16 +374,8 @@ export function rangedKey(ref: BufRef, b: BufferPlacement & { scalar?: boolean }
     if (b.ctaOnly >= 0 && cta % clusterSize !== b.ctaOnly) return -1;
     if (!b.ranged) return k;
     const [o, l] = range(f);
-    if (o < 0 || l < 1) return -1;
-    if (o + l > b.bytes) {
-      const sp = b.spans ? space.spans.get(b.alloc) : undefined;
-      if (!sp || o >= b.bytes || b.base + (k - cta * perCta - b.offset) * b.bytes + o + l > sp.end) return -1;
-      const v = space.viewKey.get(viewId(k - cta * perCta, o, l));
-      return cta * perCta + (v ?? sp.whole);
-    }
-    if (o === 0 && l === b.bytes) return k;
-    const v = space.viewKey.get(viewId(k - cta * perCta, o, l));
-    return v === undefined ? k : cta * perCta + v;
+    const v = localRangeKey(b, k - cta * perCta - b.offset, o, l, space);
+    return v < 0 ? -1 : cta * perCta + v;
   };
   fn.describe = (f) => {
     const k = whole(f);

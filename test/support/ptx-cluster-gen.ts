@@ -4,7 +4,10 @@
  * barrier, a release cluster barrier publishes it, then thread 0 expects bytes and issues one TMA
  * copy of a 1 KiB box into element `c + k·rank` of the 3-element tile (multicast to a mask), every
  * lane waits for the phase (or not), reads elements of the tile, and the CTAs meet at a cluster
- * barrier before the exit (or not).
+ * barrier before the exit (or not). A `wide` kernel has 2 KiB elements and boxes, and its copy may
+ * land at a run-time offset inside its element that the front end knows only as a multiple of
+ * 1,024 (`off`: the 1 KiB alignment pad of cluster_mc.cu, 0 at run time; the pad plus 1,024, which
+ * runs into the next element; the pad plus `1024 · rank`, an offset that differs between the CTAs).
  */
 
 /** The choices of one generated kernel. */
@@ -24,10 +27,31 @@ export interface ClusterGen {
   exitSync: boolean;
   /** A rank-dependent change of rank 1 only: its copy goes to element `dstC + 2` (a bug in one CTA). */
   rank1Only: boolean;
+  /** 2 KiB elements and a 2 KiB box (expect counted in 1 KiB boxes: doubled); absent: 1 KiB. */
+  wide?: boolean;
+  /** With `wide`: the copy's run-time offset inside its element (see the module comment); absent: none. */
+  off?: 'pad' | 'padPlus' | 'rank';
 }
 
-/** The PTX text of `g` (launch: block 64, cluster 2, tensor map param_0 of 1024 bytes). */
+/** The tensor map box (bytes) of `g`: the launch's `tensorMaps.param_0`. */
+export const boxBytes = (g: ClusterGen): number => (g.wide ? 2048 : 1024);
+
+/** The PTX text of `g` (launch: block 64, cluster 2, tensor map param_0 of {@link boxBytes} bytes). */
 export function clusterPtx(g: ClusterGen): string {
+  const shift = g.wide ? 11 : 10;
+  // Fresh registers: the front end's alignment walk takes the least over every definition of a name.
+  const last = g.off === 'padPlus' ? '%r22' : g.off === 'rank' ? '%r24' : '%r19';
+  const off = !g.wide || !g.off ? '' : [
+    // The alignment pad: ((tile + 1023) & -1024) - tile, a multiple of 1,024 (0: tile is aligned).
+    '\tmov.u32 \t%r16, tile;',
+    '\tadd.s32 \t%r17, %r16, 1023;',
+    '\tand.b32 \t%r18, %r17, -1024;',
+    '\tsub.s32 \t%r19, %r18, %r16;',
+    ...(g.off === 'padPlus' ? ['\tadd.s32 \t%r22, %r19, 1024;'] : []),
+    ...(g.off === 'rank' ? ['\tshl.b32 \t%r23, %r3, 10;', '\tadd.s32 \t%r24, %r19, %r23;'] : []),
+    `\tadd.s32 \t%r26, %r10, ${last};`,
+  ].join('\n');
+  const dstReg = off ? '%r26' : '%r10';
   const mask = typeof g.mask === 'number'
     ? `\tmov.u16 \t%rs1, ${g.mask};`
     : `\t${g.mask === 'own' ? 'mov.u32 \t%r20, %r3;' : 'xor.b32 \t%r20, %r3, 1;'}\n\tshl.b32 \t%r21, 1, %r20;\n\tcvt.u16.u32 \t%rs1, %r21;`;
@@ -37,7 +61,7 @@ export function clusterPtx(g: ClusterGen): string {
   const reads = g.reads.map((r, i) => [
     `\tmul.lo.s32 \t%r${30 + i}, %r3, ${r.k};`,
     `\tadd.s32 \t%r${30 + i}, %r${30 + i}, ${r.c};`,
-    `\tshl.b32 \t%r${30 + i}, %r${30 + i}, 10;`,
+    `\tshl.b32 \t%r${30 + i}, %r${30 + i}, ${shift};`,
     `\tadd.s32 \t%r${30 + i}, %r25, %r${30 + i};`,
     `\tld.shared.f32 \t%f${1 + i}, [%r${30 + i}];`,
   ].join('\n')).join('\n');
@@ -58,7 +82,7 @@ export function clusterPtx(g: ClusterGen): string {
 \t.reg .f32 \t%f<8>;
 \t.reg .b32 \t%r<40>;
 \t.reg .b64 \t%rd<8>;
-\t.shared .align 1024 .b8 tile[3072];
+\t.shared .align 1024 .b8 tile[${3 * boxBytes(g)}];
 \t.shared .align 8 .u64 full;
 
 \tmov.b64 \t%rd1, gen_param_0;
@@ -75,16 +99,16 @@ $L__BB0_2:
 \tbarrier.cluster.wait.aligned;
 \t@%p1 bra \t$L__BB0_5;
 \tmov.u32 \t%r8, full;
-\tmov.u32 \t%r9, ${g.expect};
+\tmov.u32 \t%r9, ${(g.expect * boxBytes(g)) / 1024};
 \tmbarrier.arrive.expect_tx.shared::cta.b64 _, [%r8], %r9;
 \tcvta.param.u64 \t%rd3, %rd1;
 \tmov.u32 \t%r10, tile;
 ${dst}
-\tshl.b32 \t%r12, %r11, 10;
+\tshl.b32 \t%r12, %r11, ${shift};
 \tadd.s32 \t%r10, %r10, %r12;
-\tmov.u32 \t%r13, 0;
+${off ? `${off}\n` : ''}\tmov.u32 \t%r13, 0;
 ${mask}
-\tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%r10], [%rd3, {%r13, %r13}], [%r8], %rs1;
+\tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [${dstReg}], [%rd3, {%r13, %r13}], [%r8], %rs1;
 $L__BB0_5:
 ${g.wait ? `\tmov.u32 \t%r15, 0;
 \tmov.u32 \t%r14, full;
