@@ -636,7 +636,7 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
     expect(mismatched).toEqual([]);
     // Label in name (WCAG 2.5.3): the buttons a user says by their text answer to that text.
     expect(await page.locator('#check-run').getAttribute('aria-label')).toBeNull();
-    expect(await page.getByRole('button', { name: 'Check every schedule', exact: true }).count()).toBe(1);
+    expect(await page.getByRole('button', { name: 'Check every schedule', exact: true, includeHidden: true }).count()).toBe(1);
     expect(await page.getByRole('button', { name: 'Copy link', exact: true }).count()).toBe(1);
   });
 
