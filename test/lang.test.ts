@@ -66,6 +66,19 @@ describe('diagnostics: one test per code, exact message and caret', () => {
     expect(parseSketch(`${HEAD}role pe\u0301 warps=1:\n    exit\n`, 't.mbk').diagnostics.map((d) => [d.code, d.line, d.col, d.message]))
       .toEqual([['E-bad-char', 5, 8, "U+0301 '\u0301' is not allowed in a name ('pe\u0301')"]]);
   });
+  test('E-bad-char: a binary file (a NUL character) is one error at its first NUL, not one per run of bytes', () => {
+    // The first bytes of an ELF executable, then more lines of binary.
+    const elf = '\u007fELF\u0002\u0001\u0001\u0000\u0000\u0000\u0003>\n\u0000@\u0000\u001f\r\nkernel k\n';
+    const r = parseSketch(elf, 'a.out.mbk');
+    expect(r.kernel).toBeUndefined();
+    expect(r.diagnostics.map((d) => [d.code, d.line, d.col, d.endCol, d.message])).toEqual([
+      ['E-bad-char', 1, 8, 9, 'a NUL character (U+0000): this is a binary file, not the text of a sketch'],
+    ]);
+    expect(r.diagnostics[0]!.hint).toContain('UTF-8 text file');
+    // Its position counts CRLF and CR line breaks as one each.
+    expect(parseSketch(`${HEAD}\r\n# a\rrole p warps=1:\r\n    ex\u0000it\n`, 't.mbk').diagnostics.map((d) => [d.line, d.col]))
+      .toEqual([[HEAD.split('\n').length + 3, 7]]);
+  });
   test('unicode in comments and strings is accepted', () => {
     const k = kernelOf(`# ünïcode — ✓ 名前\nkernel k arch=sm_90a description="naïve ✓ 名前"\nbarrier full[1] count=1  # fülł\nrole p warps=1:\n    exit  # ö\n`);
     expect(k.description).toBe('naïve ✓ 名前');

@@ -124,6 +124,27 @@ function endPosition(source: string): { line: number; col: number; offset: numbe
   return { line: lines.length, col: lines[lines.length - 1]!.length + 1, offset: source.length };
 }
 
+/**
+ * The first NUL character (U+0000) of `source` as one diagnostic's fields, or undefined. A text
+ * file never holds one: a file that does is binary (an executable, an object file, a cubin), and
+ * lexing it would print a screen of unexpected characters instead of saying so once.
+ */
+export function nulCharacter(source: string): Omit<SketchDiagnostic, 'code' | 'file'> | undefined {
+  const at = source.indexOf('\0');
+  if (at < 0) return undefined;
+  const before = source.slice(0, at);
+  const breaks = before.match(/\r\n|\r|\n/g)?.length ?? 0;
+  const lineStart = Math.max(before.lastIndexOf('\n'), before.lastIndexOf('\r')) + 1;
+  const col = at - lineStart + 1;
+  return {
+    message: 'a NUL character (U+0000): this is a binary file, not the text of a sketch',
+    hint: 'a sketch is a UTF-8 text file (docs/LANGUAGE.md); PTX (nvcc -ptx output) is read from a file named *.ptx',
+    line: breaks + 1,
+    col,
+    endCol: col + 1,
+  };
+}
+
 /** Lexes `source` and applies the layout rules. Never throws. */
 export function lex(source: string, file: string): LexResult {
   const diagnostics: SketchDiagnostic[] = [];
@@ -135,6 +156,11 @@ export function lex(source: string, file: string): LexResult {
     diagnostics.push({ code: SKETCH_CODES.limit, message: h.message, hint: h.hint, file, line: h.line, col: h.col, endCol: h.endCol });
     return { tokens: [], diagnostics, end: { line: h.line, col: h.col, offset: 0 }, lineEnd: new Map(), fatal: true };
   };
+  const binary = nulCharacter(source);
+  if (binary) {
+    diagnostics.push({ code: SKETCH_CODES.badChar, file, ...binary });
+    return { tokens: [], diagnostics, end: { line: binary.line, col: binary.col, offset: 0 }, lineEnd: new Map(), fatal: true };
+  }
   const size = checkSize(source);
   if (size) return fatal(size);
   const res = tokenizeBounded(source);

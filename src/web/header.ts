@@ -28,7 +28,7 @@ export function headerView(a: HeaderActions) {
   const simProgress = h('span', { class: 'sim-progress', id: 'sim-progress', role: 'status', hidden: true });
   const simCancel = h('button', { type: 'button', id: 'sim-cancel', hidden: true }, 'Cancel simulation');
   simCancel.addEventListener('click', () => a.cancelSimulation());
-  const shareBtn = h('button', { type: 'button', 'aria-label': 'copy share link' }, 'Copy link');
+  const shareBtn = h('button', { type: 'button', title: 'copy a link that carries the kernel, its parameters and the tab' }, 'Copy link');
   const shareOut = h('input', { type: 'text', readonly: true, class: 'share-out', 'aria-label': 'share link', hidden: true });
   const warnBox = h('div', { class: 'warnings', role: 'status', hidden: true });
   const replayText = h('span', { class: 'replay-text', id: 'replay-text' });

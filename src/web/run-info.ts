@@ -3,12 +3,14 @@
  * The Timeline tab's summary of the run: the verdict with cycles, events and agents (or, in a
  * counterexample replay, which hazard and how many steps), the simulator's diagnostics (each with
  * a button that moves the cursor to it and what an H200 does) and a hang's blocked waiters with
- * their reasons and wait-for cycle. A run that stopped at a served PTX kernel's missing parameter
- * shows that note (missing-param-note.ts) in place of the trap's diagnostic.
+ * their reasons and wait-for cycle (waiters blocked the same way are one entry, hang-groups.ts).
+ * A run that stopped at a served PTX kernel's missing parameter shows that note
+ * (missing-param-note.ts) in place of the trap's diagnostic.
  */
 import type { Hazard } from '../check/check.js';
 import type { Diagnostic } from '../model/diagnostics.js';
 import { fmt, h } from './dom.js';
+import { waiterGroups } from './hang-groups.js';
 import type { RunModel } from './model.js';
 
 /**
@@ -38,7 +40,7 @@ export function runInfoParts(m: RunModel, replay: { index: number; hazard: Hazar
   }
   if (sim.hang) {
     const ul = h('ul', { class: 'hang', 'aria-label': 'hang report' });
-    for (const w of sim.hang.waiters) ul.appendChild(h('li', {}, `${w.name} blocked in ${w.op} (line ${w.loc.line})`, ...w.reasons.map((r) => h('div', { class: 'reason' }, r))));
+    for (const g of waiterGroups(sim.hang.waiters)) ul.appendChild(h('li', {}, `${g.label} blocked in ${g.op} (line ${g.line})`, ...g.reasons.map((r) => h('div', { class: 'reason' }, r))));
     parts.push(h('div', {}, h('p', { class: 'hang-head' }, 'Hang: nothing can progress.'), ul, sim.hang.cycle ? h('p', {}, `wait-for cycle: ${sim.hang.cycle.join(' → ')}`) : ''));
   }
   return parts;

@@ -234,7 +234,7 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
     for (let i = 0; i < 12; i++) await page.keyboard.press('ArrowRight');
     await expect.poll(() => readout(page)).toMatch(/event 12 of/);
     const before = await readout(page);
-    await page.getByRole('button', { name: 'copy share link' }).click();
+    await page.getByRole('button', { name: 'Copy link' }).click();
     const link = await page.locator('.share-out').inputValue();
     expect(link).toContain('ex=hopper');
     expect(link).toContain('set=S%3D3');
@@ -304,9 +304,9 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
   test('a counterexample trace shows the pending async groups of a wait_group step (B15)', async () => {
     await pick(page, 'file:examples/bugs/B15.mbk');
     await page.click('#tab-check');
-    await page.getByRole('button', { name: 'run checker' }).click();
+    await page.getByRole('button', { name: 'Check every schedule' }).click();
     await expect.poll(() => page.locator('#check-verdict').textContent(), { timeout: 20_000 }).toMatch(/^Verdict: race/);
-    await page.locator('#hazards li.hazard').first().getByRole('button', { name: /^replay race counterexample 1/ }).click();
+    await page.locator('#hazards li.hazard').first().getByRole('button', { name: /^Replay \(\d+ steps?\): race counterexample 1$/ }).click();
     await expect.poll(() => page.locator('#trace').textContent()).toContain('pending wgmma groups of consumer.w0: 1 (≤ 1: wait_group 1 passes)');
     await page.click('#tab-sketch');
   });
@@ -314,14 +314,14 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
   test('the checker finds B01’s hang in a worker; replaying it drives every view, by keyboard', async () => {
     await pick(page, 'file:examples/bugs/B01.mbk');
     await page.click('#tab-check');
-    await page.getByRole('button', { name: 'run checker' }).click();
+    await page.getByRole('button', { name: 'Check every schedule' }).click();
     await expect.poll(() => page.locator('#check-verdict').textContent(), { timeout: 20_000 }).toMatch(/^Verdict: hang/);
     const hz = page.locator('#hazards li.hazard').first();
     expect(await hz.locator('.hz-kind').textContent()).toBe('hang');
     expect(await hz.locator('.hz-subject').textContent()).toBe(' barrier full[0]');
     expect(await hz.textContent()).toContain('line 24:  mbarrier.try_wait.parity full[0], 0');
     expect(await page.locator('#check-progress').textContent()).toMatch(/states, .* transitions/);
-    await hz.getByRole('button', { name: /^replay hang counterexample 1/ }).click();
+    await hz.getByRole('button', { name: /^Replay \(\d+ steps?\): hang counterexample 1$/ }).click();
     // The numbered trace: the initial state, then each step of the shortest schedule.
     const steps = page.locator('#trace li');
     const n = (await steps.count()) - 1;
@@ -385,9 +385,9 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
     await page.getByLabel('parameter K').press('Enter');
     await settled(page);
     await page.click('#tab-check');
-    await page.getByRole('button', { name: 'run checker' }).click();
+    await page.getByRole('button', { name: 'Check every schedule' }).click();
     await expect.poll(() => page.locator('#check-progress').textContent(), { timeout: 10_000 }).toMatch(/^[\d,]+ states · [\d,]+ states\/s · depth \d+ · frontier [\d,]+/);
-    expect(await page.getByRole('button', { name: 'run checker' }).isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Check every schedule' }).isDisabled()).toBe(true);
     // The page's thread is free while the worker searches: a round trip and a mechanism operation.
     const t0 = Date.now();
     await page.evaluate(() => new Promise((r) => requestAnimationFrame(r)));
@@ -398,10 +398,10 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
     expect(await page.locator('[data-field="pending"] .field-val').textContent()).toBe('1');
     await page.click('#tab-check');
     await shot(page, 'check-progress');
-    await page.getByRole('button', { name: 'cancel check' }).click();
+    await page.getByRole('button', { name: 'Cancel the check' }).click();
     await expect.poll(() => page.locator('#check-verdict').textContent()).toBe('Cancelled: no verdict.');
     expect(await page.locator('#check-progress').textContent()).toMatch(/cancelled after/);
-    expect(await page.getByRole('button', { name: 'run checker' }).isDisabled()).toBe(false);
+    expect(await page.getByRole('button', { name: 'Check every schedule' }).isDisabled()).toBe(false);
     expect(H.errors).toEqual([]);
   });
 
@@ -634,6 +634,10 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
     const mismatched = await page.evaluate(() => Array.from(document.querySelectorAll('nav.figures button, .ops button'))
       .filter((b) => b.getAttribute('aria-label') !== null).map((b) => b.textContent));
     expect(mismatched).toEqual([]);
+    // Label in name (WCAG 2.5.3): the buttons a user says by their text answer to that text.
+    expect(await page.locator('#check-run').getAttribute('aria-label')).toBeNull();
+    expect(await page.getByRole('button', { name: 'Check every schedule', exact: true, includeHidden: true }).count()).toBe(1);
+    expect(await page.getByRole('button', { name: 'Copy link', exact: true }).count()).toBe(1);
   });
 
   test('mbsim serve FILE: the server offers the file and the app opens it', async () => {

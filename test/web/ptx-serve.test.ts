@@ -62,7 +62,7 @@ describe.skipIf(!haveChromium)('the explorer on a served PTX file', () => {
     await page.waitForSelector('body[data-ready="1"]');
     await expect.poll(() => page.locator('#ex-summary').textContent(), { timeout: 30_000 }).toMatch(/planted\.ptx/);
     await page.click('#tab-check');
-    await page.getByRole('button', { name: 'run checker' }).click();
+    await page.getByRole('button', { name: 'Check every schedule' }).click();
     await expect.poll(() => page.locator('#check-verdict').textContent(), { timeout: 60_000 }).toMatch(/^Verdict: hang/);
     expect(await page.locator('#hazards li.hazard').first().textContent()).toMatch(/line \d+:\s+mbarrier\.try_wait\.parity/);
     expect(errors).toEqual([]);
@@ -89,7 +89,7 @@ describe.skipIf(!haveChromium)('the explorer on a served PTX file', () => {
     await page.screenshot({ path: join(SHOTS, 'ptx-missing-param.png') });
 
     await page.click('#tab-check');
-    await page.getByRole('button', { name: 'run checker' }).click();
+    await page.getByRole('button', { name: 'Check every schedule' }).click();
     await expect.poll(() => page.locator('#check-verdict').textContent(), { timeout: 60_000 })
       .toBe('No verdict: kernel parameter param_2 has no value, and a schedule reaches the read at line 19. Give it a value (the Timeline tab\'s note, or mbsim serve --param param_2=VALUE) and check again.');
 

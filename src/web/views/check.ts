@@ -65,8 +65,9 @@ export function checkView(d: CheckDefaults): CheckView {
   let step = 0;
   let t0 = 0;
 
-  const runBtn = h('button', { type: 'button', class: 'primary', id: 'check-run', 'aria-label': 'run checker' }, 'Check every schedule');
-  const cancelBtn = h('button', { type: 'button', id: 'check-cancel', 'aria-label': 'cancel check', disabled: true }, 'Cancel');
+  // Named by its visible text (WCAG 2.5.3, label in name): a voice-control user says what they see.
+  const runBtn = h('button', { type: 'button', class: 'primary', id: 'check-run' }, 'Check every schedule');
+  const cancelBtn = h('button', { type: 'button', id: 'check-cancel', 'aria-label': 'Cancel the check', disabled: true }, 'Cancel');
   const maxIn = h('input', { type: 'number', min: 1000, max: 50_000_000, step: 1000, value: d.maxStates, class: 'num wide', 'aria-label': 'maximum states' });
   const toIn = h('input', { type: 'number', min: 1, max: 3600, step: 1, value: d.timeoutS, class: 'num', 'aria-label': 'time limit in seconds' });
   const bar = h('progress', { class: 'check-bar', 'aria-label': 'check progress', hidden: true });
@@ -137,7 +138,7 @@ export function checkView(d: CheckDefaults): CheckView {
     if (hz.static || hz.trace.length === 0) {
       action = h('span', { class: 'hz-static', title: 'found from the kernel’s code alone, without running a schedule' }, 'static finding: no schedule to replay');
     } else {
-      const replayBtn = h('button', { type: 'button', class: 'replay', 'aria-label': `replay ${hz.kind} counterexample ${index + 1} (${hz.trace.length} steps)` }, `Replay (${hz.trace.length} step${hz.trace.length === 1 ? '' : 's'})`);
+      const replayBtn = h('button', { type: 'button', class: 'replay', 'aria-label': `Replay (${hz.trace.length} step${hz.trace.length === 1 ? '' : 's'}): ${hz.kind} counterexample ${index + 1}` }, `Replay (${hz.trace.length} step${hz.trace.length === 1 ? '' : 's'})`);
       replayBtn.addEventListener('click', () => view.onReplay?.(index));
       action = replayBtn;
     }
