@@ -24,7 +24,7 @@ describe('mbsim check output for tools', () => {
     expect(r.code).toBe(1);
     const lines = r.out.trimEnd().split('\n');
     // The hang's line carries its static root cause.
-    expect(lines[0]).toBe('examples/bugs/B10.mbk:20:9: error[hang]: barrier b[1]: no agent or asynchronous unit can make progress: r.w0 in mbarrier.try_wait.parity b[s], s & 1; r.w1 in mbarrier.try_wait.parity b[s], s & 1; r.w2 in mbarrier.try_wait.parity b[s], s & 1; r.w3 in mbarrier.try_wait.parity b[s], s & 1'
+    expect(lines[0]).toBe('examples/bugs/B10.mbk:20:9: error[hang]: barrier b[1]: no agent or asynchronous unit can make progress: r.w0–w3 (4 agents) in mbarrier.try_wait.parity b[s], s & 1'
       + '; cause (trip-mismatch at lines 18 and 20): r.w0 waits on b[1] 1 time(s) (the first on the fresh barrier), observing 0 phase(s), but the arrivals on it (1, count 1) complete 1 phase(s): the roles disagree about the number of trips');
     expect(lines[1]).toMatch(/^examples\/bugs\/B10\.mbk:21:9: error\[race\]: buffer X\[1\]: r\.w0 reads X\[1\] while the TMA copy/);
     expect(lines.slice(0, -1).every((l) => /^examples\/bugs\/B10\.mbk:\d+:\d+: (error|warning)\[[a-z-]+\]: /.test(l))).toBe(true);

@@ -4,6 +4,7 @@
  * wait-for cycle among them (`cycle`), and a blocked wait whose phase can never reach a tx-count
  * of 0 (`tx-mismatch`, late).
  */
+import { waiterGroups } from '../report/hang-groups.js';
 import type { MachineState } from '../machine/machine.js';
 import { explainHang, type BlockedWaiter } from '../machine/hang.js';
 import type { Extra } from './codec.js';
@@ -28,7 +29,9 @@ export function hangDetector(ctx: SearchCtx): (s: MachineState, id: number, x: E
     // In the key (agents in index order), a member of a symmetry group stands for its group, so
     // hangs that differ only by which interchangeable warps or instances are blocked are one.
     const waiters = [...hr.waiters].sort((u, v) => u.agent - v.agent);
-    const blocked = hr.waiters.map((w) => `${w.name} in ${w.op}`).join('; ');
+    // Waiters blocked the same way (the warps of a warpgroup in one wait) are one entry.
+    const groups = waiterGroups(hr.waiters);
+    const blocked = groups.map((g) => `${g.label} in ${g.op}`).join('; ');
     const first = hr.waiters[0];
     // The first waiter (in the report's order) that the producer-start parity explains: the cause check.ts names.
     const sp = hinted.find((w) => w.barName !== undefined);
@@ -37,7 +40,7 @@ export function hangDetector(ctx: SearchCtx): (s: MachineState, id: number, x: E
       kind: 'hang', severity: 'error', key: [...new Set(waiters.map((w) => `${symId(w.agent)}:${locKey(w.loc)}`))].sort().join(','),
       message: `no agent or asynchronous unit can make progress: ${blocked}`,
       subject: first?.subject ?? null, state: id, extra: [],
-      details: [...hr.waiters.map((w) => `${w.name} blocked in ${w.op} (line ${w.loc.line}): ${w.reasons.join('; ')}`), ...(hr.cycle ? [`wait-for cycle: ${hr.cycle.join(' → ')}`] : [])],
+      details: [...groups.map((g) => `${g.label} blocked in ${g.op} (line ${g.line}): ${g.reasons.join('; ')}`), ...(hr.cycle ? [`wait-for cycle: ${hr.cycle.join(' → ')}`] : [])],
       locs: hr.waiters.map((w) => w.loc),
       waitBarriers: hr.waiters.flatMap((w) => (w.barName !== undefined ? [w.barName] : [])),
       ...(sp ? { startParity: { waiter: sp.name, barrier: sp.barName!, loc: sp.loc } } : {}),

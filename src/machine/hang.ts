@@ -10,6 +10,7 @@ import { clusterArrivals, pendingAsyncGroups, type Machine, type MachineState } 
 import type { OpInstr } from './program.js';
 import { remainingSignals, type Reach } from './reach.js';
 import { stepText } from './step-text.js';
+import { warpRuns } from './warp-runs.js';
 import { explainAlloc, explainPair } from './ops/index.js';
 import { explainValueWait } from './values.js';
 
@@ -66,9 +67,24 @@ function nameList(shown: string[], total = shown.length): string {
   return total <= NAMES_MAX ? head : `${head}, … and ${(total - NAMES_MAX).toLocaleString('en-US')} more`;
 }
 
-/** The names (`describe`) of agents `as`, at most {@link NAMES_MAX} of them described. */
-function describeList(as: number[], describe: (a: number) => string): string {
-  return nameList(as.slice(0, NAMES_MAX).map(describe), as.length);
+/**
+ * The names (`describe`) of agents `as`, at most {@link NAMES_MAX} of them described; agents whose
+ * descriptions agree but for the name (the warps of a warpgroup blocked in one wait) are one entry,
+ * their names as warp ranges (`mma[0].w0–w3 (blocked in …, line 19)`, machine/warp-runs.ts).
+ */
+function describeList(as: number[], describe: (a: number) => string, nameOf: (a: number) => string): string {
+  const groups = new Map<string, string[]>();
+  for (const a of as.slice(0, NAMES_MAX)) {
+    const name = nameOf(a);
+    const text = describe(a);
+    const rest = text.startsWith(name) ? text.slice(name.length) : `\u0000${text}`;
+    const g = groups.get(rest);
+    if (g) g.push(name);
+    else groups.set(rest, [name]);
+  }
+  const shown = [...groups].map(([rest, names]) => (rest.startsWith('\u0000') ? rest.slice(1) : `${warpRuns(names).join(', ')}${rest}`));
+  const left = as.length - Math.min(as.length, NAMES_MAX);
+  return left > 0 ? `${shown.join(', ')}, … and ${left.toLocaleString('en-US')} more` : shown.join(', ');
 }
 
 /** What each agent's whole code signals (from its first instruction), per program: it does not depend on the state. */
@@ -94,6 +110,7 @@ export function explainHang(
   const p = m.program;
   const waiters: BlockedWaiter[] = [];
   const startHint = new Set<number>();
+  const nameOf = (a: number): string => p.agents[a]!.name;
   const describe = (a: number): string => {
     const ag = s.agents[a]!;
     if (ag.status === 'done') return `${p.agents[a]!.name} (exited)`;
@@ -160,7 +177,7 @@ export function explainHang(
         const named = reachOf(o).named;
         if (named === null || named.has(id)) w.signallers.push(o);
       }
-      const who = w.signallers.length ? `; agents that can still join it: ${describeList(w.signallers, describe)}` : '; no running agent of the CTA can still join it';
+      const who = w.signallers.length ? `; agents that can still join it: ${describeList(w.signallers, describe, nameOf)}` : '; no running agent of the CTA can still join it';
       w.reasons.push(`named barrier ${id}: ${nb.arrived} of ${nb.count} threads have arrived in generation ${nb.gen}${who}`);
     } else if (op.op === 'barrier.cluster.wait') {
       w.kind = 'cluster';
@@ -169,7 +186,7 @@ export function explainHang(
         w.reasons.push(`barrier.cluster.wait: ${describe(a)} has not arrived (no barrier.cluster.arrive since its last wait), so it waits for its own arrival`);
       }
       const missing = s.agents.map((x, i) => i).filter((i) => i !== a && p.agents[i]!.cluster === p.agents[a]!.cluster && s.agents[i]!.status === 'run' && clusterArrivals(s.agents[i]!) < clusterArrivals(ag));
-      if (missing.length || ag.clusterRound & 1) w.reasons.push(`barrier.cluster.wait: ${describeList(missing, describe)} ha${missing.length === 1 ? 's' : 've'} not arrived`);
+      if (missing.length || ag.clusterRound & 1) w.reasons.push(`barrier.cluster.wait: ${describeList(missing, describe, nameOf)} ha${missing.length === 1 ? 's' : 've'} not arrived`);
       w.signallers = missing.filter((o) => reachOf(o).cluster);
     } else if (op.op === 'cp.async.wait_group') {
       const pending = pendingAsyncGroups(s, a, 'cp.async');
@@ -187,7 +204,7 @@ export function explainHang(
         // A warpgroup's MMA starts once each of its four warps issued it (PTX ISA §9.7.15.5).
         const first = s.inflight.filter((o) => o.agent === leader && o.kind === 'wgmma').reduce((x, o) => Math.min(x, o.seq), Infinity);
         const behind = (m.wgPeers[leader] ?? []).filter((x) => s.agents[x]!.wgIssued <= first);
-        if (first < Infinity && behind.length) w.reasons.push(`the oldest of them waits for ${describeList(behind, describe)} of the warpgroup to issue its wgmma.mma_async (a warpgroup's MMA starts once all four warps issued it)`);
+        if (first < Infinity && behind.length) w.reasons.push(`the oldest of them waits for ${describeList(behind, describe, nameOf)} of the warpgroup to issue its wgmma.mma_async (a warpgroup's MMA starts once all four warps issued it)`);
       }
     } else if (op.op === 'tcgen05.alloc' || (op.op === 'tcgen05.dealloc' && op.pair)) {
       const why = op.pair ? explainPair(m, s, a, ins) : explainAlloc(m, s, a, ins);
@@ -244,6 +261,7 @@ interface Ctx {
 /** Explains waiter `w` (agent `a`) blocked in the mbarrier wait `ins`: its barrier, what is missing, who can still give it. */
 function mbarrierWait(c: Ctx, a: number, w: BlockedWaiter, ins: OpInstr): void {
   const { p, s, describe, reachOf, wholeOf, codeSignals, anyArrives, touchesTx, startHint, passedBefore, lastObserved } = c;
+  const nameOf = (x: number): string => p.agents[x]!.name;
   const ag = s.agents[a]!;
   const op = ins.op as Extract<OpInstr['op'], { op: 'mbarrier.wait' }>;
     const key = ins.bar!(ag.frame);
@@ -285,8 +303,8 @@ function mbarrierWait(c: Ctx, a: number, w: BlockedWaiter, ins: OpInstr): void {
     }
     if (b.pending > 0) {
       let who: string;
-      if (arrivers.length) who = `; agents that can still arrive on ${barName}: ${describeList(arrivers, describe)}`;
-      else if (exited.length) who = `; no running agent's remaining code arrives on ${barName} (the agents that arrive on it have finished: ${describeList(exited, describe)})`;
+      if (arrivers.length) who = `; agents that can still arrive on ${barName}: ${describeList(arrivers, describe, nameOf)}`;
+      else if (exited.length) who = `; no running agent's remaining code arrives on ${barName} (the agents that arrive on it have finished: ${describeList(exited, describe, nameOf)})`;
       else if (anyArrives(key)) who = `; no running agent's remaining code arrives on ${barName}: every arrive on it is behind the agents that run it`;
       else {
         const movers = s.agents.map((_, o) => o).filter((o) => wholeOf(o).credit.has(key) || wholeOf(o).expect.has(key));
@@ -295,7 +313,7 @@ function mbarrierWait(c: Ctx, a: number, w: BlockedWaiter, ins: OpInstr): void {
       w.reasons.push(`${b.pending} of ${b.expected} arrivals are missing${who}${asyncArrives.length ? `; ${asyncArrives.length} asynchronous arrive(s) still in flight` : ''}`);
     }
     if (b.tx > 0) {
-      const senders = crediters.length ? `; agents that can still send bytes to it: ${describeList(crediters, describe)}` : '; no running agent\'s remaining code delivers more bytes to it than it expects';
+      const senders = crediters.length ? `; agents that can still send bytes to it: ${describeList(crediters, describe, nameOf)}` : '; no running agent\'s remaining code delivers more bytes to it than it expects';
       if (bytesInFlight === 0) w.reasons.push(`${b.tx} bytes were expected (expect_tx) but no copy in flight will deliver them${senders}`);
       else if (bytesInFlight < b.tx) w.reasons.push(`${b.tx} bytes are expected but copies in flight deliver only ${bytesInFlight}${senders}`);
       else w.reasons.push(`${b.tx} bytes are expected and ${bytesInFlight} are in flight`);

@@ -10,6 +10,7 @@ import type { MachineState } from '../machine/machine.js';
 import type { Program, RoleCode } from '../machine/program.js';
 import type { Expr } from '../kernel/ir.js';
 import { simulate } from '../sim/simulate.js';
+import { warpRuns } from '../machine/warp-runs.js';
 import { argError, isRecord, programArg, stringArg } from '../model/api-args.js';
 
 /** One row of the table: one passing parity wait of one agent (warp). */
@@ -154,18 +155,7 @@ const sameRow = (a: PhaseRow, b: PhaseRow): boolean =>
  * as a range, `math[0].w0–w3`; other names as they are, separated by commas (past 12 parts, counted).
  */
 export function warpLabel(names: readonly string[]): string {
-  const out: string[] = [];
-  let i = 0;
-  while (i < names.length) {
-    const m = /^(.*\.w)(\d+)$/.exec(names[i]!);
-    let j = i + 1;
-    if (m) {
-      while (j < names.length && names[j] === `${m[1]}${Number(m[2]) + (j - i)}`) j++;
-    }
-    out.push(m && j - i > 1 ? `${names[i]}–w${Number(m[2]) + (j - i - 1)}` : names[i]!);
-    i = m && j - i > 1 ? j : i + 1;
-  }
-  return listed(out);
+  return listed(warpRuns(names));
 }
 
 /**

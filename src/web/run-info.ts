@@ -10,7 +10,7 @@
 import type { Hazard } from '../check/check.js';
 import type { Diagnostic } from '../model/diagnostics.js';
 import { fmt, h } from './dom.js';
-import { waiterGroups } from './hang-groups.js';
+import { waiterGroups } from '../report/hang-groups.js';
 import type { RunModel } from './model.js';
 
 /**

@@ -5,7 +5,7 @@
  * the fold. The reasons come from the machine's hang analysis (`src/machine/hang.ts`), unchanged.
  */
 import type { BlockedWaiter } from '../machine/hang.js';
-import { warpLabel } from '../report/phases.js';
+import { runsLabel } from '../machine/warp-runs.js';
 
 /** Waiters blocked the same way. */
 export interface WaiterGroup {
@@ -31,7 +31,7 @@ export function waiterGroups(waiters: readonly BlockedWaiter[]): WaiterGroup[] {
     else groups.set(key, { names: [w.name], w });
   }
   return [...groups.values()].map(({ names, w }) => ({
-    label: names.length > 1 ? `${warpLabel(names)} (${names.length} agents)` : names[0]!,
+    label: names.length > 1 ? `${runsLabel(names)} (${names.length} agents)` : names[0]!,
     count: names.length,
     op: w.op,
     line: w.loc.line,

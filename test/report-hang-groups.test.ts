@@ -1,13 +1,13 @@
 /**
- * The Timeline tab's hang list (src/web/hang-groups.ts): waiters blocked the same way (the warps of
+ * The Timeline tab's hang list (src/report/hang-groups.ts): waiters blocked the same way (the warps of
  * two consumer warpgroups on one full barrier) are one entry naming them as warp ranges; waiters
  * blocked elsewhere or for other reasons stay apart, in the order of the hang report.
  */
 import { describe, expect, test } from 'vitest';
-import { parseSketch } from '../../src/lang/index.js';
-import { instantiate } from '../../src/machine/program.js';
-import { simulate } from '../../src/sim/simulate.js';
-import { waiterGroups } from '../../src/web/hang-groups.js';
+import { parseSketch } from '../src/lang/index.js';
+import { instantiate } from '../src/machine/program.js';
+import { simulate } from '../src/sim/simulate.js';
+import { waiterGroups } from '../src/report/hang-groups.js';
 
 /** Two consumer warpgroups on a 3-stage ring whose expect_tx asks 1024 bytes more than the copies bring. */
 const SKETCH = `kernel ring arch=sm_90a
