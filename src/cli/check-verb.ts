@@ -158,8 +158,12 @@ export async function checkVerb(target: string, o: CheckOpts, io: IO, started = 
     const { checkAllTrips } = await import('../check/index.js');
     return runCheckCli(prog, opts, cio, (co) => refuse(explainKernelErrors(loaded.kernel, loaded.origin, () => checkAllTrips(loaded.kernel, o.set, { ...co, param }))));
   }
-  const { check } = await import('../check/index.js');
-  return runCheckCli(prog, opts, cio, (co) => refuse(check(prog, co)));
+  const { check, searchBounds } = await import('../check/index.js');
+  const run = (co: Parameters<typeof check>[1]) => refuse(check(prog, co));
+  if (!io.signals) return runCheckCli(prog, opts, cio, run);
+  // Ctrl-C stops the search with what it explored (the check moves to a thread when it runs long).
+  const { checkInterruptible } = await import('./check-thread.js');
+  return checkInterruptible(prog, opts, cio, run, runCheckCli, searchBounds(opts).timeoutMs);
 }
 
 /**
