@@ -173,23 +173,19 @@ function drainThread(w: Worker, io: CheckIO): Promise<number> {
 const HANDOFF = Symbol('handoff');
 
 /**
- * `mbsim check` of `program` that SIGINT and SIGTERM stop with the partial result (see the file
- * comment): `run` is the check itself (on this thread, for the first try), `runCli` the CLI's
- * report of it ({@link runCheckCli}); `timeoutMs`: the whole check's time (the CLI's default
- * when `opts.timeoutMs` is absent). Returns the exit code: the check's, or 130 / 143 once a
- * signal came ({@link signalExitCode}); an output file whose write a signal stopped is left as it
- * was (its message printed on `io.err`).
+ * Runs `command` (a `mbsim check`) listening for SIGINT and SIGTERM ({@link listenInterrupt}) from
+ * its start, the loading of the kernel included. Returns its exit code, or 130 / 143 once a signal
+ * came ({@link signalExitCode}); an output file whose write a signal stopped is left as it was,
+ * its message printed with `err`.
  */
-export async function checkInterruptible(
-  program: Program, opts: CheckCliOptions, io: CheckIO, run: (co: CheckOptions) => CheckResult, runCli: typeof runCheckCli, timeoutMs: number,
-): Promise<number> {
+export async function withInterrupt(err: (s: string) => void, command: (it: Interrupt) => Promise<number>): Promise<number> {
   const it = listenInterrupt();
   try {
-    const code = await firstTryThenThread(program, opts, io, run, runCli, timeoutMs, it);
+    const code = await command(it);
     return it.signal ? signalExitCode(it.signal) : code;
-  } catch (err) {
-    if (it.signal === null || !(err instanceof WriteInterrupted)) throw err;
-    io.err(`mbsim: ${err.message}`);
+  } catch (e) {
+    if (it.signal === null || !(e instanceof WriteInterrupted)) throw e;
+    err(`mbsim: ${e.message}`);
     return signalExitCode(it.signal);
   } finally {
     it.release();
@@ -197,21 +193,26 @@ export async function checkInterruptible(
 }
 
 /**
- * The check on this thread for {@link PROBE_MS} at most (all of it when its time is not much
- * more, or hand-made bounds end it first); if that try stopped at its own time bound, the check
- * again in a worker thread with the time left. A signal during the try: its result is reported,
- * interrupted. With `workers` > 1 the worker thread runs it from the start.
+ * `mbsim check` of `program` that the interrupt `it` stops with the partial result (see the file
+ * comment): the check on this thread for {@link PROBE_MS} at most (all of it when its time is not
+ * much more, or other bounds end it first); if that try stopped at its own time bound, the check
+ * again in a worker thread with the time left. `run` is the check itself, `runCli` the CLI's
+ * report of it ({@link runCheckCli}); `timeoutMs`: the whole check's time (the CLI's default when
+ * `opts.timeoutMs` is absent). With `workers` > 1 the worker thread runs it from the start.
+ * Returns the check's exit code ({@link withInterrupt} makes it 130 / 143 after a signal).
  */
-async function firstTryThenThread(
+export async function checkInterruptible(
   program: Program, opts: CheckCliOptions, io: CheckIO, run: (co: CheckOptions) => CheckResult, runCli: typeof runCheckCli, timeoutMs: number, it: Interrupt,
 ): Promise<number> {
   const t0 = Date.now();
+  // A signal that came while the kernel was loaded: the check stops at once.
+  await turnLoop();
   if ((opts.workers ?? 1) <= 1) {
-    if (timeoutMs <= 2 * PROBE_MS) return runCli(program, opts, io, run);
+    if (timeoutMs <= 2 * PROBE_MS) return runCli(program, opts, io, (co) => run({ ...co, stop: it.flag }));
     let tried: CheckResult | null = null;
     try {
       return await runCli(program, opts, io, (co) => {
-        const r = run({ ...co, timeout: PROBE_MS });
+        const r = run({ ...co, timeout: PROBE_MS, stop: it.flag });
         if (r.stoppedBy !== 'timeout') return r;
         tried = r;
         throw HANDOFF;
