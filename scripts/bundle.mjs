@@ -11,8 +11,9 @@
  * - `mbsim.cjs`: the executable (package.json's `bin`, src/cli/bundle-bin.ts), which loads `cli.cjs`
  *   with the bundle's build id, a hash of its text. CommonJS as well: Node starts a CommonJS main
  *   module without setting up its ES module loader (~2 ms).
- * - `check-worker.js` (the entry of the parallel search's worker threads) and `lsp-worker.js` (the
- *   entry of the language server's check thread), ES modules, and the chunks they share.
+ * - `check-worker.js` (the entry of the parallel search's worker threads), `lsp-worker.js` (the
+ *   entry of the language server's check thread) and `check-thread.js` (the thread of a long
+ *   `mbsim check`, which Ctrl-C stops: src/cli/check-thread.ts), ES modules, and the chunks they share.
  * Dependencies are bundled too.
  *
  * Run by `npm run build` after `tsc`; `node scripts/bundle.mjs` alone rebuilds the bundle.
@@ -33,7 +34,7 @@ const outdir = resolve(process.argv[2] ?? `${root}dist/bin`);
 const minify = { minifyWhitespace: true, minifySyntax: true, minifyIdentifiers: true, legalComments: 'none' };
 
 rmSync(outdir, { recursive: true, force: true });
-await build({ ...nodeBundle(root, { 'check-worker': 'src/check/worker-entry.ts', 'lsp-worker': 'src/lsp/worker-entry.ts' }, outdir), ...minify });
+await build({ ...nodeBundle(root, { 'check-worker': 'src/check/worker-entry.ts', 'lsp-worker': 'src/lsp/worker-entry.ts', 'check-thread': 'src/cli/check-thread-worker.ts' }, outdir), ...minify });
 await build({ ...commonJsBundle(root, 'src/cli/start.ts', `${outdir}/cli.cjs`, [splitVerbs(root)]), ...minify });
 for (const [entry, out] of Object.entries(VERB_FILES)) await build({ ...commonJsBundle(root, entry, `${outdir}/${out}`), ...minify });
 const cli = readFileSync(`${outdir}/cli.cjs`);

@@ -53,8 +53,30 @@ export interface CheckOptions {
    */
   randomRuns?: ExploreOptions['randomRuns'];
   onProgress?: (p: Progress) => void;
+  /**
+   * A request to stop the running check: the search stops at its next bound check (about every
+   * 10 ms) with verdict `incomplete` and `stoppedBy: 'interrupt'`, as a timeout stops it (what was
+   * explored so far, the traces of the findings so far). An `AbortSignal` (its `aborted`, e.g. set
+   * from `onProgress`), or an `Int32Array` whose element 0 another thread sets to non-zero with
+   * `Atomics.store` (over a SharedArrayBuffer: `check` is synchronous, so only another thread, or a
+   * callback such as `onProgress`, can raise it while it runs). Checked again by each parallel worker.
+   */
+  stop?: StopRequest;
   /** Called with every terminal state the search expands (see {@link ExploreOptions.onTerminal}). */
   onTerminal?: (s: MachineState) => void;
+}
+
+/**
+ * How a caller asks a running {@link check} to stop ({@link CheckOptions.stop}): an object with an
+ * `aborted` flag (an `AbortSignal`), or an `Int32Array` (shared between threads) whose element 0
+ * is non-zero once the stop is asked for.
+ */
+export type StopRequest = { readonly aborted: boolean } | Int32Array;
+
+/** Whether `s` asks for the stop now (false without one). */
+export function stopRequested(s: StopRequest | undefined): boolean {
+  if (s === undefined) return false;
+  return s instanceof Int32Array ? Atomics.load(s, 0) !== 0 : s.aborted === true;
 }
 
 /** The state of one barrier after a trace step. */
@@ -160,7 +182,7 @@ export interface Hazard {
    */
   untraced?: boolean;
   /** The bound that kept the trace from being built (with {@link untraced}). */
-  untracedBy?: 'timeout' | 'max-memory';
+  untracedBy?: 'timeout' | 'max-memory' | 'interrupt';
   /**
    * True when a random run beside the search found this hazard (CheckOptions.randomRuns): the
    * trace is a real schedule that reaches it, not necessarily the shortest one.
@@ -176,7 +198,8 @@ export interface CheckResult {
   program: Program;
   verdict: Verdict;
   complete: boolean;
-  stoppedBy: 'max-states' | 'max-memory' | 'timeout' | 'hazard' | null;
+  /** Why the search stopped short of every schedule; `interrupt`: {@link CheckOptions.stop}. */
+  stoppedBy: 'max-states' | 'max-memory' | 'timeout' | 'interrupt' | 'hazard' | null;
   hazards: Hazard[];
   warnings: Hazard[];
   coverage: {

@@ -18,8 +18,9 @@ import { objectArg, positiveBound, programArg } from '../model/api-args.js';
 import { replay } from './replay.js';
 
 export { replay } from './replay.js';
-export type { BarrierSnapshot, CheckOptions, CheckResult, GroupNote, Hazard, TraceStep, Verdict } from './check-types.js';
-import type { CheckOptions, CheckResult, Hazard } from './check-types.js';
+export type { BarrierSnapshot, CheckOptions, CheckResult, GroupNote, Hazard, StopRequest, TraceStep, Verdict } from './check-types.js';
+export { stopRequested } from './check-types.js';
+import { stopRequested, type CheckOptions, type CheckResult, type Hazard } from './check-types.js';
 
 
 /**
@@ -27,10 +28,10 @@ import type { CheckOptions, CheckResult, Hazard } from './check-types.js';
  * the time bound every finding after the first (`traced` of them built so far); the memory bound
  * when a replay (a whole state of the launch, `machine().stateBytes()`) would pass it.
  */
-function untracedBy(gov: Governor, program: Program, steps: number, traced: number, machine: () => Machine): 'timeout' | 'max-memory' | null {
+function untracedBy(gov: Governor, program: Program, steps: number, traced: number, machine: () => Machine): 'timeout' | 'max-memory' | 'interrupt' | null {
   const stop = gov.check();
   if (stop === 'max-memory') return 'max-memory';
-  if (stop !== null && traced > 0) return 'timeout';
+  if (stop !== null && traced > 0) return stop === 'interrupt' ? 'interrupt' : 'timeout';
   const bytes = machine().stateBytes() + steps * 2048;
   // Stopped by another bound the governor says no to everything: the memory is asked directly.
   if (stop !== null) return gov.memory(true) + bytes > gov.maxMemory ? 'max-memory' : null;
@@ -54,7 +55,7 @@ export function scheduleOf(raw: RawHazard, parent: Int32Array, chainOff: Int32Ar
 }
 
 /** Every key of {@link CheckOptions}: `check` refuses any other (a misspelt bound would be no bound). */
-const CHECK_OPTION_KEYS = ['maxStates', 'maxMemory', 'timeout', 'all', 'por', 'symmetry', 'ctaSymmetry', 'stableWaits', 'stableLandings', 'strict', 'verifyHash', 'workers', 'randomRuns', 'onProgress', 'onTerminal'] as const satisfies readonly (keyof CheckOptions)[];
+const CHECK_OPTION_KEYS = ['maxStates', 'maxMemory', 'timeout', 'all', 'por', 'symmetry', 'ctaSymmetry', 'stableWaits', 'stableLandings', 'strict', 'verifyHash', 'workers', 'randomRuns', 'onProgress', 'onTerminal', 'stop'] as const satisfies readonly (keyof CheckOptions)[];
 // Every option is listed (a new one not added above fails to compile here).
 const CHECK_KEYS_COMPLETE: Exclude<keyof CheckOptions, (typeof CHECK_OPTION_KEYS)[number]> extends never ? true : never = true;
 void CHECK_KEYS_COMPLETE;
@@ -80,7 +81,14 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
   // The timeout covers the whole check: the static checks run first, the search gets the rest.
   const t0 = Date.now();
   // One governor for the whole check: the static checks, the search's setup and search, the traces.
-  const gov = new Governor({ maxMemory: opts.maxMemory ?? DEFAULT_BOUNDS.maxMemory, deadline: t0 + (opts.timeout ?? DEFAULT_BOUNDS.timeoutMs) }, { every: 64 });
+  const stop = opts.stop;
+  if (stop !== undefined && !(stop instanceof Int32Array) && (typeof stop !== 'object' || stop === null || !('aborted' in stop))) {
+    throw new TypeError('check: stop must be an AbortSignal (an object with `aborted`) or an Int32Array');
+  }
+  const gov = new Governor({
+    maxMemory: opts.maxMemory ?? DEFAULT_BOUNDS.maxMemory, deadline: t0 + (opts.timeout ?? DEFAULT_BOUNDS.timeoutMs),
+    ...(stop !== undefined ? { interrupt: () => stopRequested(stop) } : {}),
+  }, { every: 64 });
   const staticRaw = new Set(staticChecks(program, gov));
   // The tcgen05 fence rule (tcfence.ts): warnings under --strict only (CUTLASS omits the fences).
   if (opts.strict) for (const h of tcFenceChecks(program)) staticRaw.add(h);

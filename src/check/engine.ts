@@ -235,7 +235,7 @@ export interface ExploreResult {
   analysis: Analysis | null;
   hazards: RawHazard[];
   complete: boolean;
-  stoppedBy: 'max-states' | 'max-memory' | 'timeout' | 'hazard' | null;
+  stoppedBy: 'max-states' | 'max-memory' | 'timeout' | 'interrupt' | 'hazard' | null;
   states: number;
   transitions: number;
   depth: number;

@@ -36,9 +36,9 @@ export const C = {
   /** Per worker: bumped after a message is posted to it. */
   MAIL: 16,
 } as const;
-export const STOPS: ExploreResult['stoppedBy'][] = [null, 'max-states', 'max-memory', 'timeout'];
+export const STOPS: ExploreResult['stoppedBy'][] = [null, 'max-states', 'max-memory', 'timeout', 'interrupt'];
 /** The governor's bound of a STOP code, and the code of a bound. */
-export const BOUNDS: (Bound | null)[] = [null, 'max-steps', 'max-memory', 'timeout'];
+export const BOUNDS: (Bound | null)[] = [null, 'max-steps', 'max-memory', 'timeout', 'interrupt'];
 export const codeOf = (b: Bound) => BOUNDS.indexOf(b);
 /** Insertions a worker makes before it adds them to the shared size. */
 const FLUSH = 256;

@@ -136,7 +136,8 @@ export function exploreParallel(program: Program, opts: ExploreOptions): Explore
   if (!pl) return search(program, { ...wopts, timeoutMs: 0 }, null) as ExploreResult;
   const { ctl, ports } = pl;
   for (let i = 0; i < C.READY; i++) Atomics.store(ctl, i, 0);
-  const gov = new Governor({ maxMemory, deadline }, {
+  // The caller's interrupt (check's `stop`) stops the coordinator, which stops the workers (the STOP slot).
+  const gov = new Governor({ maxMemory, deadline, ...(opts.governor?.interrupt ? { interrupt: opts.governor.interrupt } : {}) }, {
     linked: () => BOUNDS[Atomics.load(ctl, C.STOP)] ?? null,
     onStop: (b) => stopWith(ctl, codeOf(b)),
   });

@@ -104,7 +104,9 @@ function hazardText(h: Hazard, n: number, paint: CheckPaint, sameAs: number | un
   if (at) out.push(`   ${paint.dim(`at ${at}`)}`);
   if (also) out.push(`   ${paint.dim(also)}`);
   if (h.untraced) {
-    const why = h.untracedBy === 'max-memory' ? 'it would pass the memory bound; raise --max-memory MB to build it' : 'the time bound ran out after the search; raise --timeout SECONDS to build it';
+    const why = h.untracedBy === 'max-memory' ? 'it would pass the memory bound; raise --max-memory MB to build it'
+      : h.untracedBy === 'interrupt' ? 'the check was interrupted before it was built'
+        : 'the time bound ran out after the search; raise --timeout SECONDS to build it';
     out.push(`   ${paint.dim(`(trace of ${h.schedule.length} step${h.schedule.length === 1 ? '' : 's'} not built: ${why})`)}`);
     return out;
   }
@@ -186,11 +188,12 @@ export function renderCheck(r: CheckResult, paint: CheckPaint = NO_PAINT, maxTra
   const how = r.complete ? 'every schedule explored'
     : r.stoppedBy === 'hazard' && r.hazards.some((h) => h.randomRun) ? `stopped when a random run beside the search (${fmt(c.randomRuns.runs)} run${c.randomRuns.runs === 1 ? '' : 's'}, ${fmt(c.randomRuns.steps)} steps) found an error the search had not reached`
       : r.stoppedBy === 'hazard' ? 'stopped after the depth of the first error (shortest traces); --all explores everything'
-      : `stopped by ${r.stoppedBy}: coverage is partial`;
+      : r.stoppedBy === 'interrupt' ? 'interrupted: coverage is partial'
+        : `stopped by ${r.stoppedBy}: coverage is partial`;
   out.push(paint.dim(`${fmt(c.states)} states, ${fmt(c.transitions)} transitions, depth ${c.depth}${depthNote(r)}, ${(c.elapsedMs / 1000).toFixed(2)} s, ~${bytesText(c.memoryBytes)}; ${how}; partial-order reduction ${c.por ? 'on' : 'off'}, symmetry: ${sym}`));
   const tt = tripsText(r);
   if (tt) out.push(tt);
-  if (!r.complete && r.stoppedBy !== 'hazard') {
+  if (!r.complete && r.stoppedBy !== 'hazard' && r.stoppedBy !== 'interrupt') {
     const bound = r.stoppedBy === 'timeout' ? '--timeout SECONDS' : r.stoppedBy === 'max-memory' ? '--max-memory MB' : '--max-states N';
     out.push(paint.dim(`to finish: raise ${bound}, or check smaller parameters (--set: fewer iterations, stages or CTAs; --sweep shows how the states grow)`));
   }

@@ -167,6 +167,7 @@ export function checkSarif(r: CheckResult, opts: SarifOptions = {}): unknown {
 
 /** Why a search that stopped at a bound is incomplete, and what to do (the SARIF notification). */
 function incompleteText(r: CheckResult): string {
+  if (r.stoppedBy === 'interrupt') return `the search is incomplete: interrupted after ${r.coverage.states.toLocaleString('en-US')} states; schedules beyond them were not explored`;
   const bound = r.stoppedBy === 'timeout' ? '--timeout' : r.stoppedBy === 'max-memory' ? '--max-memory' : '--max-states';
   return `the search is incomplete: stopped by ${bound} after ${r.coverage.states.toLocaleString('en-US')} states; schedules beyond it were not explored (raise ${bound} or check smaller parameters)`;
 }

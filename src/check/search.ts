@@ -67,7 +67,9 @@ export function search(program: Program, opts: ExploreOptions, par: ParHooks | n
 export function stoppedInSetup(e: BoundReached, gov: Governor, t0: number): ExploreResult {
   return {
     machine: null, analysis: null, hazards: [], complete: false, stoppedBy: stopOf(e.bound), states: 0, transitions: 0, depth: 0, peakFrontier: 0,
-    memory: Math.max(gov.peak, gov.memory()), elapsedMs: Date.now() - t0, parent: new Int32Array(1), chainOff: new Int32Array(1), chainData: new Int32Array(1),
+    // No state stored: the static findings' schedules (state 0, the initial state) end at the root (parent -1),
+    // which an array of zeros made a cycle (scheduleOf looped, growing its chains until the heap ran out).
+    memory: Math.max(gov.peak, gov.memory()), elapsedMs: Date.now() - t0, parent: Int32Array.of(-1), chainOff: new Int32Array(1), chainData: new Int32Array(1),
     terminalOk: 0, intermediates: 0,
   };
 }

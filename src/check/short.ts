@@ -80,7 +80,7 @@ export function renderShort(r: CheckResult): string {
     const at = m ? m[1]! : origin;
     return [shortLine(h, r), `${at}: note: CUDA source of ${whereOf(h, r).replace(/:\d+$/, '')}${m?.[2] ? ` (${m[2]})` : ''}`];
   });
-  const how = r.complete ? 'every schedule explored' : r.stoppedBy === 'hazard' ? (r.hazards.some((h) => h.randomRun) ? 'found by a random run beside the search' : 'stopped at the first error\'s depth') : `stopped by ${r.stoppedBy}: coverage is partial`;
+  const how = r.complete ? 'every schedule explored' : r.stoppedBy === 'hazard' ? (r.hazards.some((h) => h.randomRun) ? 'found by a random run beside the search' : 'stopped at the first error\'s depth') : r.stoppedBy === 'interrupt' ? 'interrupted: coverage is partial' : `stopped by ${r.stoppedBy}: coverage is partial`;
   // The all-trip-counts check (trips.ts): which counts the verdict covers, or the finding's.
   const t = 'trips' in r ? (r as TripsResult).trips : null;
   const first = (r as TripsResult).hazards[0]?.tripCount;

@@ -17,6 +17,7 @@ import { sarifOptions } from './package-info.js';
 import type { PtxFlags } from './ptx-flags.js';
 import type { CheckResult } from '../check/check.js';
 import { checkMissingParams, staticMissingParams } from './missing-param.js';
+import type { Interrupt } from './check-thread.js';
 
 /** The most `--sweep` ranges one check takes (a kernel has fewer parameters than this). */
 const MAX_SWEEP_RANGES = 64;
@@ -84,8 +85,19 @@ function checkOptions(o: CheckOpts, io: IO, started: number) {
   };
 }
 
-/** One `mbsim check` (or `--sweep`) of `target`; returns the exit code. */
+/**
+ * One `mbsim check` (or `--sweep`) of `target`; returns the exit code. With the process's IO
+ * (`io.signals`), SIGINT and SIGTERM stop one check's search with its partial result, exit code
+ * 130 / 143 (src/cli/check-thread.ts); a sweep and `--all-trips` leave the signals alone.
+ */
 export async function checkVerb(target: string, o: CheckOpts, io: IO, started = Date.now()): Promise<number> {
+  if (!io.signals || o.sweep.length || o.allTrips !== undefined) return checkOne(target, o, io, started, null);
+  const { withInterrupt } = await import('./check-thread.js');
+  return withInterrupt(io.err, (it) => checkOne(target, o, io, started, it));
+}
+
+/** {@link checkVerb}; `it`: the interrupt that stops its search, or null. */
+async function checkOne(target: string, o: CheckOpts, io: IO, started: number, it: Interrupt | null): Promise<number> {
   if (o.quiet && (o.json || o.format !== 'text')) throw new UsageError('--quiet prints nothing; it cannot be combined with --json or --format');
   if (o.json && o.format === 'short') throw new UsageError('--json and --format short ask for two formats of the report: give one (--format json is --json)');
   // The check's governor collects garbage before it reads memory near --max-memory (the analysis
@@ -158,8 +170,12 @@ export async function checkVerb(target: string, o: CheckOpts, io: IO, started = 
     const { checkAllTrips } = await import('../check/index.js');
     return runCheckCli(prog, opts, cio, (co) => refuse(explainKernelErrors(loaded.kernel, loaded.origin, () => checkAllTrips(loaded.kernel, o.set, { ...co, param }))));
   }
-  const { check } = await import('../check/index.js');
-  return runCheckCli(prog, opts, cio, (co) => refuse(check(prog, co)));
+  const { check, searchBounds } = await import('../check/index.js');
+  const run = (co: Parameters<typeof check>[1]) => refuse(check(prog, co));
+  if (!it) return runCheckCli(prog, opts, cio, run);
+  // Ctrl-C stops the search with what it explored (the check moves to a thread when it runs long).
+  const { checkInterruptible } = await import('./check-thread.js');
+  return checkInterruptible(prog, opts, cio, run, runCheckCli, searchBounds(opts).timeoutMs, it);
 }
 
 /**
@@ -188,7 +204,8 @@ export async function watchVerb(target: string, o: CheckOpts, io: IO, check: typ
     inputs: inputFiles(target).flatMap(([f]) => (f !== undefined && f !== target ? [f] : [])),
     // Ctrl-C: the output file being written (or about to be) is left as it was.
     onStop: interruptOutputs,
-    check: () => check(target, o, io).catch((err: unknown) => {
+    // The watch handles the signals itself (above): each check leaves them alone.
+    check: () => check(target, o, { ...io, signals: false }).catch((err: unknown) => {
       if (err instanceof WriteInterrupted) return null;
       if (!(err instanceof UsageError)) throw err;
       io.err(usageText(err));

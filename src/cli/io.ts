@@ -22,6 +22,12 @@ export interface IO {
    * a large `--json` document in memory at once). Absent: `out` never queues.
    */
   drain?: () => Promise<void>;
+  /**
+   * True for the process's own IO: `check` listens for SIGINT and SIGTERM and stops the search
+   * with the partial result (src/cli/check-thread.ts). Absent (tests' IO): the process's signals
+   * are left alone.
+   */
+  signals?: boolean;
 }
 
 /** Bytes stdout may hold queued before {@link IO.drain} waits for it to be written. */
@@ -37,6 +43,7 @@ export function nodeIO(): IO {
     // A terminal that cannot move the cursor gets no bar.
     ...(process.env.TERM === 'dumb' ? {} : { progress: process.stderr }),
     drain: () => drainStream(process.stdout, STDOUT_QUEUE_MAX),
+    signals: true,
   };
 }
 

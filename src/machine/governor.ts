@@ -9,6 +9,8 @@
  *   instead of allocating.
  * - Time: a deadline in ms since the epoch (`Date.now()`), shared as a number between threads.
  * - Steps: a count the caller adds to with {@link Governor.step}.
+ * - Interrupt: the caller's request to stop (`Limits.interrupt`, e.g. a flag a signal handler on
+ *   another thread sets in a SharedArrayBuffer), polled with the clock.
  *
  * {@link Governor.tick} is cheap (an increment and a compare) and meant for hot loops; every
  * `every` ticks it reads the clock, and it adapts `every` (halving or doubling it, up to the value
@@ -17,8 +19,11 @@
  * share one stop: each polls it and reports its own stop through `onStop`.
  */
 
-/** A bound that stopped an operation, named as its CLI flag without the dashes. */
-export type Bound = 'max-memory' | 'timeout' | 'max-steps';
+/**
+ * A bound that stopped an operation, named as its CLI flag without the dashes; `interrupt`: the
+ * caller asked it to stop (`Limits.interrupt`; the CLI on SIGINT or SIGTERM).
+ */
+export type Bound = 'max-memory' | 'timeout' | 'max-steps' | 'interrupt';
 
 /** The bounds of one operation; an absent one does not apply. */
 export interface Limits {
@@ -30,6 +35,12 @@ export interface Limits {
   deadline?: number;
   /** Steps (whatever the caller counts with {@link Governor.step}). */
   maxSteps?: number;
+  /**
+   * The caller's stop request, polled with the clock (every {@link CHECK_MS} ms or so, and by
+   * every {@link Governor.check}): once it returns true the operation stops with `interrupt`.
+   * It must be cheap and must not throw (e.g. `() => Atomics.load(flag, 0) !== 0`).
+   */
+  interrupt?: () => boolean;
 }
 
 /** Hooks of a governor (tests, threads). */
@@ -128,6 +139,8 @@ export class Governor {
   readonly deadline: number;
   readonly maxSteps: number;
   readonly t0: number;
+  /** The caller's stop request ({@link Limits.interrupt}), or null. */
+  readonly interrupt: (() => boolean) | null;
   /** The bound that stopped the operation, or null while it may go on. */
   stoppedBy: Bound | null = null;
   steps = 0;
@@ -162,6 +175,7 @@ export class Governor {
     this.maxMemory = limits.maxMemory ?? Infinity;
     this.deadline = limits.deadline ?? (limits.timeoutMs !== undefined ? this.t0 + limits.timeoutMs : Infinity);
     this.maxSteps = limits.maxSteps ?? Infinity;
+    this.interrupt = limits.interrupt ?? null;
   }
 
   /** Milliseconds since the governor was created. */
@@ -212,10 +226,11 @@ export class Governor {
     return this.check();
   }
 
-  /** Checks every bound now (the clock; memory if due; the linked stop). Returns the bound once stopped. */
+  /** Checks every bound now (the clock; memory if due; the linked stop; the interrupt). Returns the bound once stopped. */
   check(): Bound | null {
     if (this.stoppedBy !== null) return this.stoppedBy;
     if (this.steps >= this.maxSteps) return this.stop('max-steps');
+    if (this.interrupt?.()) return this.stop('interrupt');
     if (this.linked) {
       const l = this.linked();
       if (l !== null) {
