@@ -127,38 +127,50 @@ function roleHalf(pH: Program, r: number, param: string, loops: readonly TripLoo
       }
     }
   }
-  const heads = new Set(loops.map((l) => l.head));
+  const skip = (slot: number) => counters.has(slot) || pinned.has(slot);
+  if (!usesHold(code, new Set(loops.map((l) => l.head)), firstHead, skip, delta, hOf, guarded, flipNames, fixedNames)) return null;
+  for (const [slot, d] of full) if (delta.get(slot) !== d / 2) return null;
+  for (const slot of delta.keys()) if (!full.has(slot)) return null;
+  return delta;
+}
+
+/**
+ * Whether every use of a moving value in `code` is one the half shift leaves alike (docs/CHECK.md,
+ * "Half a period"): assignments move their slot by its `delta` (none under an `if`), conditions other
+ * than the trip-loop heads `heads` and operands do not move, a flipping parity is only a wait's
+ * parity operand; each parity wait from `firstHead` on adds its barrier array to `flipNames` or
+ * `fixedNames`. `skip`: slots not checked (trip-loop counters, pinned counters).
+ */
+function usesHold(code: readonly Instr[], heads: ReadonlySet<number>, firstHead: number, skip: (slot: number) => boolean, delta: ReadonlyMap<number, number>, hOf: (e: Expr) => H, guarded: (pc: number) => boolean, flipNames: Set<string>, fixedNames: Set<string>): boolean {
   for (let pc = 0; pc < code.length; pc++) {
     const ins: Instr = code[pc]!;
     if (ins.i === 'set') {
-      if (counters.has(ins.slot) || pinned.has(ins.slot)) continue;
-      if (!ins.src) return null;
+      if (skip(ins.slot)) continue;
+      if (!ins.src) return false;
       const h = hOf(ins.src);
-      if (!h || h.f || h.d !== (delta.get(ins.slot) ?? 0)) return null;
-      if (h.d !== 0 && guarded(pc)) return null;
+      if (!h || h.f || h.d !== (delta.get(ins.slot) ?? 0)) return false;
+      if (h.d !== 0 && guarded(pc)) return false;
     } else if (ins.i === 'jz' && !heads.has(pc)) {
-      if (!ins.src) return null;
+      if (!ins.src) return false;
       const h = hOf(ins.src);
-      if (!h || h.f || h.d !== 0) return null;
+      if (!h || h.f || h.d !== 0) return false;
     } else if (ins.i === 'op') {
       const op = ins.op as { op: string; bar?: { name: string }; parity?: Expr };
       const parity = op.op === 'mbarrier.wait' ? op.parity : undefined;
       for (const e of operandExprs(ins.op)) {
         const h = hOf(e);
-        if (!h) return null;
+        if (!h) return false;
         if (e === parity) {
-          if (h.d !== 0) return null;
+          if (h.d !== 0) return false;
           // A wait before the first trip loop is never met again by a state the key moves.
           if (pc < firstHead) continue;
           (h.f ? flipNames : fixedNames).add(op.bar!.name);
-        } else if (h.f || h.d !== 0) return null;
+        } else if (h.f || h.d !== 0) return false;
       }
-      if (ins.dest !== undefined && delta.has(ins.dest)) return null;
+      if (ins.dest !== undefined && delta.has(ins.dest)) return false;
     }
   }
-  for (const [slot, d] of full) if (delta.get(slot) !== d / 2) return null;
-  for (const slot of delta.keys()) if (!full.has(slot)) return null;
-  return delta;
+  return true;
 }
 
 /** The half shift of a binary expression (null: not provable). */
@@ -231,6 +243,7 @@ function readsName(x: Instr, name: string, slot: number): boolean {
   return exprs.some((e) => mentionsName(e, name));
 }
 
+/** Whether expression `e` names `name`. */
 function mentionsName(e: Expr, name: string): boolean {
   if (e.k === 'var') return e.name === name;
   if (e.k === 'un') return mentionsName(e.a, name);

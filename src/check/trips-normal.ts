@@ -26,7 +26,12 @@ import type { WaitReach } from './trips-dead.js';
  * so phase 0 and 1 stay what they are); each agent's group numbers, named-barrier generations and
  * cluster rounds relative to their least. With `reach`, a waiter's last observed phase on a barrier
  * it never waits on again, and that no other waiter's skip can lean on, is forgotten first
- * ({@link forgetDead}). A copy: `s` and `x` are not changed.
+ * ({@link forgetDead}). With `half` (trips-half.ts), the slots move back by half periods instead,
+ * and an odd number of them moves every flipped barrier one phase back too ({@link halfFlip}: its
+ * waits' parities flip with the counters), taken only where each flipped barrier's least referred
+ * phase is 3 or more (so it stays at 2 or more) and no agent waits before its first trip loop.
+ * Two states with one key have the same futures for every trip count (docs/CHECK.md, "Half a
+ * period"). A copy: `s` and `x` are not changed.
  */
 export function shifted(plan: ShiftPlan, m: Machine, pH: Program, an: Analysis, loops: readonly (readonly TripLoop[])[], s: MachineState, x: Extra, reach?: WaitReach, half?: HalfPlan | null): { s: MachineState; x: Extra } {
   const agents = s.agents.map((ag) => ({ ...ag, frame: ag.frame.slice(), tokens: ag.tokens ? { ...ag.tokens } : null }));
@@ -103,9 +108,18 @@ export function shifted(plan: ShiftPlan, m: Machine, pH: Program, an: Analysis, 
     const o = lastObserved(hist, slot);
     if (o !== null) moveObserved(hist, slot, o - base[bar]!);
   }));
+  const inflight = relativeGroups(pH, s, agents);
+  return { s: { ...s, agents, bars, inflight, named: relativeNamed(m, pH, s, agents) }, x: { ...x, hist } };
+}
+
+/**
+ * The in-flight operations of `s` with the group numbers made relative (`agents`' counters are
+ * changed in place): each relative to the least one still referred to, wgmma groups per
+ * warpgroup (a warp's wait_group compares its count with its leader's), bulk and cp.async groups
+ * per agent; in-order stream positions relative to the next one to complete.
+ */
+function relativeGroups(pH: Program, s: MachineState, agents: MachineState['agents']): MachineState['inflight'] {
   const inflight = s.inflight.map((o) => ({ ...o }));
-  // Group numbers, relative to the least one still referred to: wgmma groups per warpgroup (a
-  // warp's wait_group compares its count with its leader's), bulk and cp.async groups per agent.
   const wgBase = new Map<number, number>();
   agents.forEach((ag, a) => {
     const l = pH.agents[a]!.wgLeader;
@@ -138,7 +152,7 @@ export function shifted(plan: ShiftPlan, m: Machine, pH: Program, an: Analysis, 
     if (pH.agents[a]!.wgLeader === a) ag.wgDone = 0;
     for (const o of own) if (o.seq >= 0) o.seq -= o.kind === 'wgmma' ? wd : tc;
   });
-  return { s: { ...s, agents, bars, inflight, named: relativeNamed(m, pH, s, agents) }, x: { ...x, hist } };
+  return inflight;
 }
 
 /**
