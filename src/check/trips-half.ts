@@ -219,7 +219,7 @@ function binHalf(e: Expr & { k: 'bin' }, hOf: (e: Expr) => H, cOf: (e: Expr) => 
 
 /**
  * Counters of `for` loops that run at most once with constant bounds (FA3's tile loop with
- * TILES = 1), read only inside their body: each is its start value there.
+ * TILES = 1), read only inside their body and assigned only by the loop: each is its start value there.
  */
 function pinnedSlots(pH: Program, code: readonly Instr[], slots: readonly string[], param: string): Map<number, number> {
   const out = new Map<number, number>();
@@ -231,7 +231,9 @@ function pinnedSlots(pH: Program, code: readonly Instr[], slots: readonly string
     if (from === null || to === null || step === null || step <= 0 || to - from > step) return;
     const name = slots[ins.loop.slot]!;
     const readOutside = code.some((x, pc) => (pc < h || pc >= ins.to) && x.i !== 'jmp' && x.i !== 'end' && readsName(x, name, ins.loop!.slot));
-    if (!readOutside) out.set(ins.loop.slot, from);
+    // Set by its loop's start and step only (no other loop of that name, no assignment in the body).
+    const sets = code.filter((x) => x.i === 'set' && x.slot === ins.loop!.slot).length;
+    if (!readOutside && sets === 2) out.set(ins.loop.slot, from);
   });
   return out;
 }
