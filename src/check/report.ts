@@ -272,7 +272,7 @@ export function tripsText(r: CheckResult): string | null {
   if (!('trips' in r)) return null;
   const t = (r as TripsResult).trips;
   const first = (r as TripsResult).hazards[0]?.tripCount;
-  const steady = t.period !== null ? `steady state identified: period ${t.period} iterations from ${t.threshold} on` : `steady state not identified: ${t.noShift?.why ?? 'unknown'}${t.noShift?.line ? ` (line ${t.noShift.line})` : ''}`;
+  const steady = t.period !== null ? `steady state identified: period ${t.period} iterations from ${t.threshold} on${t.halfPeriod ? ' (states half a period apart identified with their stage barriers one phase apart)' : ''}` : `steady state not identified: ${t.noShift?.why ?? 'unknown'}${t.noShift?.line ? ` (line ${t.noShift.line})` : ''}`;
   const counts = t.tripCounts.length ? `; the last trip searched with ${t.param} = ${rangeText(t.tripCounts)} from ${fmt(t.starts)} states` : '';
   const what = first !== undefined ? `first finding with ${t.param} = ${first} (its trace runs with that count)`
     : t.complete ? `the verdict holds for every ${t.param} ≥ ${t.from}`

@@ -13,6 +13,7 @@ import type { Extra } from './state-buf.js';
 import type { Analysis } from './analysis.js';
 import type { TripLoop } from './trips-loops.js';
 import type { ShiftPlan } from './trips-shift.js';
+import type { HalfPlan } from './trips-half.js';
 import { forgetPass, lastObserved, lastStale, moveObserved } from './wait-hist.js';
 import type { WaitReach } from './trips-dead.js';
 
@@ -25,33 +26,38 @@ import type { WaitReach } from './trips-dead.js';
  * so phase 0 and 1 stay what they are); each agent's group numbers, named-barrier generations and
  * cluster rounds relative to their least. With `reach`, a waiter's last observed phase on a barrier
  * it never waits on again, and that no other waiter's skip can lean on, is forgotten first
- * ({@link forgetDead}). A copy: `s` and `x` are not changed.
+ * ({@link forgetDead}). With `half` (trips-half.ts), the slots move back by half periods instead,
+ * and an odd number of them moves every flipped barrier one phase back too ({@link halfFlip}: its
+ * waits' parities flip with the counters), taken only where each flipped barrier's least referred
+ * phase is 3 or more (so it stays at 2 or more) and no agent waits before its first trip loop.
+ * Two states with one key have the same futures for every trip count (docs/CHECK.md, "Half a
+ * period"). A copy: `s` and `x` are not changed.
  */
-export function shifted(plan: ShiftPlan, m: Machine, pH: Program, an: Analysis, loops: readonly (readonly TripLoop[])[], s: MachineState, x: Extra, reach?: WaitReach): { s: MachineState; x: Extra } {
+export function shifted(plan: ShiftPlan, m: Machine, pH: Program, an: Analysis, loops: readonly (readonly TripLoop[])[], s: MachineState, x: Extra, reach?: WaitReach, half?: HalfPlan | null): { s: MachineState; x: Extra } {
   const agents = s.agents.map((ag) => ({ ...ag, frame: ag.frame.slice(), tokens: ag.tokens ? { ...ag.tokens } : null }));
-  // Periods back: the largest k with every shifted slot of every agent still ≥ T after k periods.
+  // Half periods back (whole periods without a half plan): the largest k with every shifted slot
+  // of every agent still ≥ T after k of them.
+  const step = half ? half.delta : plan.delta;
   let k = Infinity;
   // An agent that has not reached its role's first trip loop yet (pingpong's second warpgroup,
   // waiting for the first one's mainloop) holds no counter value: it is left as it is.
   const before = (a: number) => agents[a]!.pc < firstHead(loops[pH.agents[a]!.role]!);
+  let anyBefore = false;
   for (let a = 0; a < agents.length && k > 0; a++) {
     const ag = agents[a]!;
     const r = pH.agents[a]!.role;
-    if (!loops[r]!.length || ag.status !== 'run' || before(a)) continue;
+    if (!loops[r]!.length || ag.status !== 'run') continue;
+    if (before(a)) {
+      anyBefore = true;
+      continue;
+    }
     if (!loops[r]!.some((l) => ag.pc > l.head && ag.pc < l.end)) {
       k = 0;
       break;
     }
-    for (const [slot, d] of plan.delta[r]!) k = Math.min(k, Math.floor((ag.frame[slot]! - plan.T) / d));
+    for (const [slot, d] of step[r]!) k = Math.min(k, Math.floor((ag.frame[slot]! - plan.T) / d));
   }
-  if (k > 0 && Number.isFinite(k)) {
-    for (let a = 0; a < agents.length; a++) {
-      const ag = agents[a]!;
-      const r = pH.agents[a]!.role;
-      if (!loops[r]!.length || ag.status !== 'run' || before(a)) continue;
-      for (const [slot, d] of plan.delta[r]!) ag.frame[slot] = ag.frame[slot]! - k * d;
-    }
-  }
+  if (!Number.isFinite(k)) k = 0;
   const bars = s.bars.map((b) => ({ ...b }));
   const hist = x.hist.slice();
   if (monotonePhases(pH)) {
@@ -59,15 +65,35 @@ export function shifted(plan: ShiftPlan, m: Machine, pH: Program, an: Analysis, 
     clampStale(an, bars, hist);
   }
   // Each barrier: the least phase anything still refers to.
-  const least = bars.map((b) => b.phase);
-  agents.forEach((ag) => {
-    if (ag.tokens) for (const t of Object.values(ag.tokens)) least[t.barrier] = Math.min(least[t.barrier]!, t.phase);
-  });
-  // A history slot (wait-hist.ts): the observed phase, or never passed.
-  an.waitSlots.forEach((m) => m.forEach((slot, bar) => {
-    const o = lastObserved(hist, slot);
-    if (o !== null) least[bar] = Math.min(least[bar]!, o);
-  }));
+  const leastOf = () => {
+    const least = bars.map((b) => b.phase);
+    agents.forEach((ag) => {
+      if (ag.tokens) for (const t of Object.values(ag.tokens)) least[t.barrier] = Math.min(least[t.barrier]!, t.phase);
+    });
+    // A history slot (wait-hist.ts): the observed phase, or never passed.
+    an.waitSlots.forEach((m) => m.forEach((slot, bar) => {
+      const o = lastObserved(hist, slot);
+      if (o !== null) least[bar] = Math.min(least[bar]!, o);
+    }));
+    return least;
+  };
+  let least = leastOf();
+  // An odd number of half periods moves each flipped barrier's phase back by one (halfFlip), which
+  // must leave it at 2 or more; and no agent may wait before its first trip loop (its waits' parities
+  // were not proved to flip).
+  if (half && k % 2 === 1 && (anyBefore || [...half.flip].some((b) => least[b]! < 3))) k--;
+  if (k > 0) {
+    for (let a = 0; a < agents.length; a++) {
+      const ag = agents[a]!;
+      const r = pH.agents[a]!.role;
+      if (!loops[r]!.length || ag.status !== 'run' || before(a)) continue;
+      for (const [slot, d] of step[r]!) ag.frame[slot] = ag.frame[slot]! - k * d;
+    }
+  }
+  if (half && k % 2 === 1) {
+    halfFlip(half.flip, an, bars, agents, hist);
+    least = leastOf();
+  }
   const base = least.map((v) => (v >= 4 ? 2 * Math.floor((v - 2) / 2) : 0));
   bars.forEach((b, i) => (b.phase -= base[i]!));
   agents.forEach((ag) => {
@@ -82,9 +108,18 @@ export function shifted(plan: ShiftPlan, m: Machine, pH: Program, an: Analysis, 
     const o = lastObserved(hist, slot);
     if (o !== null) moveObserved(hist, slot, o - base[bar]!);
   }));
+  const inflight = relativeGroups(pH, s, agents);
+  return { s: { ...s, agents, bars, inflight, named: relativeNamed(m, pH, s, agents) }, x: { ...x, hist } };
+}
+
+/**
+ * The in-flight operations of `s` with the group numbers made relative (`agents`' counters are
+ * changed in place): each relative to the least one still referred to, wgmma groups per
+ * warpgroup (a warp's wait_group compares its count with its leader's), bulk and cp.async groups
+ * per agent; in-order stream positions relative to the next one to complete.
+ */
+function relativeGroups(pH: Program, s: MachineState, agents: MachineState['agents']): MachineState['inflight'] {
   const inflight = s.inflight.map((o) => ({ ...o }));
-  // Group numbers, relative to the least one still referred to: wgmma groups per warpgroup (a
-  // warp's wait_group compares its count with its leader's), bulk and cp.async groups per agent.
   const wgBase = new Map<number, number>();
   agents.forEach((ag, a) => {
     const l = pH.agents[a]!.wgLeader;
@@ -117,7 +152,28 @@ export function shifted(plan: ShiftPlan, m: Machine, pH: Program, an: Analysis, 
     if (pH.agents[a]!.wgLeader === a) ag.wgDone = 0;
     for (const o of own) if (o.seq >= 0) o.seq -= o.kind === 'wgmma' ? wd : tc;
   });
-  return { s: { ...s, agents, bars, inflight, named: relativeNamed(m, pH, s, agents) }, x: { ...x, hist } };
+  return inflight;
+}
+
+/**
+ * Moves every barrier of `flip` one phase back, with the tokens and observed phases that refer to
+ * it (trips-half.ts: the half of a period that goes with it flips every parity these barriers are
+ * waited on with). `bars`, `agents` (tokens and their frame slots) and `hist` are changed in place.
+ */
+function halfFlip(flip: ReadonlySet<number>, an: Analysis, bars: MachineState['bars'][number][], agents: MachineState['agents'], hist: number[]): void {
+  for (const b of flip) bars[b]!.phase -= 1;
+  agents.forEach((ag) => {
+    if (!ag.tokens) return;
+    for (const [slot, t] of Object.entries(ag.tokens)) {
+      if (!flip.has(t.barrier)) continue;
+      ag.tokens[Number(slot)] = { ...t, phase: t.phase - 1 };
+      ag.frame[Number(slot)] = t.phase - 1;
+    }
+  });
+  an.waitSlots.forEach((m) => m.forEach((slot, bar) => {
+    const o = lastObserved(hist, slot);
+    if (o !== null && flip.has(bar)) moveObserved(hist, slot, o - 1);
+  }));
 }
 
 /**

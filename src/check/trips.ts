@@ -29,6 +29,7 @@ import { staticChecks } from './static.js';
 import { consistentWith, crossesTripHead, leastConsistent, mayEndLoop, tripLoopsOf, type TripLoop } from './trips-loops.js';
 import { learnRates, shiftPlan, type ShiftPlan } from './trips-shift.js';
 import { shifted } from './trips-normal.js';
+import { halfPlan, type HalfPlan } from './trips-half.js';
 import { WaitReach } from './trips-dead.js';
 import { sizedBy, usesInScope } from './trips-scope.js';
 import { offsetPlan } from './trips-offset.js';
@@ -57,6 +58,8 @@ export interface TripsInfo {
   noShift: { why: string; line?: number; col?: number } | null;
   /** The period (iterations of the slowest trip loop) and threshold of the steady state, when identified. */
   period: number | null;
+  /** Whether states half a period apart are identified too, with the barriers whose waits' parities that flips (trips-half.ts). */
+  halfPeriod: boolean;
   threshold: number | null;
   /** States of the first search (before the last trip). */
   statesBefore: number;
@@ -136,6 +139,7 @@ export function checkAllTrips(kernel: Kernel, overrides: Record<string, number>,
   let tooMany = false;
   let noShift: TripsInfo['noShift'] = null;
   let plan0: ShiftPlan | null = null;
+  let half0: HalfPlan | null = null;
   const befores: { r: number; pH: Program; an: Analysis; res: ExploreResult }[] = [];
   const results: { n: number; r: CheckResult }[] = [];
   const errorFound = () => results.some((x) => x.r.hazards.length);
@@ -150,6 +154,7 @@ export function checkAllTrips(kernel: Kernel, overrides: Record<string, number>,
     const pH = at(H);
     const an = analyse(pH);
     let plan: ShiftPlan | null = null;
+    let half: HalfPlan | null = null;
     if (pH.values || an.trackRelaxed) noShift ??= { why: pH.values ? 'the kernel has values in memory (the steady state is not identified across them)' : 'the kernel uses relaxed or scoped memory-model operations (the steady state is not identified across them)' };
     else {
       const rates = learnRates(pH, loops);
@@ -157,10 +162,17 @@ export function checkAllTrips(kernel: Kernel, overrides: Record<string, number>,
       else {
         const sp = shiftPlan(pH, param, loops, rates);
         if ('why' in sp) noShift ??= { why: sp.why, ...(sp.loc ? { line: sp.loc.line, col: sp.loc.col } : {}) };
-        else plan = sp;
+        else {
+          plan = sp;
+          // Half a period with the parities it flips (trips-half.ts), where K matters for nothing but loop bounds.
+          if (P === 1) half = halfPlan(pH, param, loops, rates, sp);
+        }
       }
     }
-    if (res === 0) plan0 = plan;
+    if (res === 0) {
+      plan0 = plan;
+      half0 = half;
+    }
     const mH = new Machine(pH);
     const codec = new Codec(pH, an, mH.initial());
     const hasT = off.roles.some((ro) => ro.t);
@@ -175,7 +187,7 @@ export function checkAllTrips(kernel: Kernel, overrides: Record<string, number>,
           throw new TripsScopeError(`--all-trips ${param}: role ${pH.roles[pH.agents[a]!.role]!.name}: ${pH.roles[pH.agents[a]!.role]!.slots[ro.t!.slot]} multiplies ${param} and is negative in agent ${a} (a value that decreases with ${param})`);
         }
       }
-      const n = shifted(plan ?? plain, mH, pH, an, loops, s, x, reach);
+      const n = shifted(plan ?? plain, mH, pH, an, loops, s, x, reach, half);
       codec.hash(n.s, n.x, out);
     };
     const addStart = (s: MachineState, x: Extra, id: number, chain: number[]) => {
@@ -295,7 +307,7 @@ export function checkAllTrips(kernel: Kernel, overrides: Record<string, number>,
   if (errorFound() && stoppedBy === null) stoppedBy = 'hazard';
   const base = checkResultOf(at(N0), { ...first, hazards: [] }, staticRaw, opts, gov, t0);
   return merge(base, results, {
-    param, from: N0, complete: complete && !errorFound(), noShift, period: plan?.L ?? null, threshold: plan?.T ?? null,
+    param, from: N0, complete: complete && !errorFound(), noShift, period: plan?.L ?? null, halfPeriod: half0 !== null, threshold: plan?.T ?? null,
     statesBefore, tripCounts, starts: nStarts, modulus: touched ? P : 1, direct: least - N0,
   }, { complete, stoppedBy, states, transitions, depth, peakFrontier, memory, elapsedMs: Date.now() - t0 });
 }
