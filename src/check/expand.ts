@@ -10,6 +10,7 @@ import type { Codec, Extra, StateBuf } from './codec.js';
 import { stopOf, type ExploreResult, type HashSet } from './engine.js';
 import type { ForcedStep } from './forced.js';
 import type { Postponed } from './postpone.js';
+import { interchangeableLandings } from './landing-order.js';
 import type { SearchCtx } from './search-ctx.js';
 import type { Successors } from './successor.js';
 import type { TransitionCheck } from './transition.js';
@@ -89,6 +90,9 @@ export function expander(dep: ExpandDeps): Expander {
   const rhSucc = new Int32Array(codec.rhLength());
   const skip = new Uint8Array(p.agents.length);
   const closeAndStore = chainCloser(dep, st);
+  /** Remote arrives in flight whose landings are interchangeable with an earlier one (landing-order.ts): not explored. */
+  const sameLanding = dep.usePor ? interchangeableLandings(ctx) : null;
+  let twin = new Uint8Array(16);
   /** Symmetry: of interchangeable agents whose records are equal, only the first is expanded (`skip`). */
   const markSymmetric = () => {
     // The others' successors are permutations of its successors, which hash to the same states.
@@ -127,6 +131,8 @@ export function expander(dep: ExpandDeps): Expander {
     // Postponed landings: marked first, taken after the other steps only where one conflicts.
     const post = dep.postponed;
     const nPost = dep.usePor && s.inflight.length && ch.length > 1 ? post.mark(s, ch) : 0;
+    if (twin.length < ch.length) twin = new Uint8Array(2 * ch.length);
+    const nTwin = sameLanding && s.inflight.length > 1 ? sameLanding(s, ch, twin) : 0;
     const step = (c: Choice) => {
       if (st.abortBy) return; // a bound stopped the search: the remaining successors are not computed
       const who = sx.actorOf(s, c);
@@ -145,8 +151,8 @@ export function expander(dep: ExpandDeps): Expander {
       sx.rehash(s, t, x, nx, who, rh);
       closeAndStore(t, nx, rh, id, [c], next);
     };
-    for (let i = 0; i < ch.length; i++) if (!nPost || post.bar[i]! < 0) step(ch[i]!);
-    if (nPost) for (let i = 0; i < ch.length; i++) if (post.bar[i]! >= 0 && post.hit[i]) step(ch[i]!);
+    for (let i = 0; i < ch.length; i++) if ((!nPost || post.bar[i]! < 0) && !(nTwin && twin[i])) step(ch[i]!);
+    if (nPost) for (let i = 0; i < ch.length; i++) if (post.bar[i]! >= 0 && post.hit[i] && !(nTwin && twin[i])) step(ch[i]!);
   };
   const dive = (s: MachineState, x: Extra, id: number, rand: () => number, maxSteps: number): number => {
     const sink = ctx.sink;

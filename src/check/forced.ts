@@ -14,7 +14,7 @@
  */
 import { nextCredit, type AsyncOp, type Choice, type MachineState } from '../machine/machine.js';
 import { NAMED_PER_CTA } from '../machine/state.js';
-import { perThreads, type Instr, type OpInstr } from '../machine/program.js';
+import { perThreads, type OpInstr } from '../machine/program.js';
 import { OPC } from '../machine/ops/index.js';
 import { sortByRecord, type Extra } from './codec.js';
 import { keyOf, type SearchHooks } from './engine.js';
@@ -24,6 +24,7 @@ import { stableAccess, stableProxyFence } from './stable-access.js';
 import { stableLanding } from './stable-landing.js';
 import { stableGroupOp } from './stable-group.js';
 import { settledReads } from './settled.js';
+import { clusterReachOf } from './landing-order.js';
 import type { SearchCtx } from './search-ctx.js';
 import type { Successors } from './successor.js';
 import type { TransitionCheck } from './transition.js';
@@ -145,13 +146,7 @@ function exitCommutes(ctx: SearchCtx): (s: MachineState, t: MachineState, a: num
   const { p, an } = ctx;
   const { multiWarp, agentCode } = ctx.f;
   if (an.tmemManaged) return () => false;
-  const byRole = new Map<Instr[], Uint8Array>();
-  const reach = p.agents.map((info) => {
-    const code = agentCode[info.id]!;
-    let r = byRole.get(code);
-    if (!r) byRole.set(code, (r = reachesClusterBarrier(code)));
-    return r;
-  });
+  const reach = clusterReachOf(agentCode);
   const { m } = ctx;
   return (s, t, a) => {
     if (t.trapped || t.agents[a]!.status !== 'done' || multiWarp[a]) return false;
@@ -161,25 +156,6 @@ function exitCommutes(ctx: SearchCtx): (s: MachineState, t: MachineState, a: num
     }
     return true;
   };
-}
-
-/** Per pc of `code`: 1 when a cluster-barrier operation can be executed from there on (a backward fixpoint). */
-function reachesClusterBarrier(code: readonly Instr[]): Uint8Array {
-  const at = new Uint8Array(code.length + 1);
-  code.forEach((ins, pc) => { if (ins.i === 'op' && (ins.opc === OPC_CLUSTER_ARRIVE || ins.opc === OPC_CLUSTER_WAIT)) at[pc] = 1; });
-  for (let changed = true; changed;) {
-    changed = false;
-    for (let pc = code.length - 1; pc >= 0; pc--) {
-      if (at[pc]) continue;
-      const ins = code[pc]!;
-      const succ = ins.i === 'end' ? [] : ins.i === 'jmp' ? [ins.to] : ins.i === 'jz' ? [pc + 1, ins.to] : [pc + 1];
-      if (succ.some((q) => at[q])) {
-        at[pc] = 1;
-        changed = true;
-      }
-    }
-  }
-  return at;
 }
 
 /**

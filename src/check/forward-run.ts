@@ -62,6 +62,12 @@ export interface Forward {
    * group blocks.
    */
   wgHeld?: AsyncOp | null;
+  /**
+   * A remote arrive that agent `x` issues at `pc` onto barrier `key` with `count` arrivals and whose
+   * landing the question holds back with the one it asks about (stable-landing.ts: an arrive alike
+   * it, landing-order.ts): true when not signalled.
+   */
+  held?: ((x: number, op: OpInstr, pc: number, key: number, count: number) => boolean) | null;
 }
 
 /**
@@ -224,7 +230,7 @@ export function runForward(p: Program, code: readonly Instr[], s: MachineState, 
             if (!Array.isArray(sel)) break;
             const from = Math.floor(key / p.barriersPerCta) % p.clusterSize;
             for (const r of sel) signal(key + (r - from) * p.barriersPerCta, count, bytes, false, raise, deliver);
-          } else signal(key, count, bytes, op.opc <= 1, raise, deliver);
+          } else if (!(op.opc === 2 && run.held && run.held(x, op, pc, key, count))) signal(key, count, bytes, op.opc <= 1, raise, deliver);
           break;
         }
         case 14: // wgmma.mma_async

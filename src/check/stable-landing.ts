@@ -31,6 +31,7 @@ import type { Instr, OpInstr, Program } from '../machine/program.js';
 import { accessesOf, pointAccess } from '../machine/ops/index.js';
 import { inflightFixpoint } from './stable.js';
 import { namesBytes } from './stable-access.js';
+import { alike, clusterReachOf, sameLoc, twinable } from './landing-order.js';
 
 /**
  * True when the landing `o` in `s` (a TMA copy's, or a remote arrive's) completes its barrier's
@@ -93,6 +94,14 @@ export function stableLanding(p: Program, codes: readonly Instr[][], s: MachineS
  * and tx-count change the others make (arrivals are counts): taking it now keeps every hazard,
  * deadlock and final state (DeepGEMM's 2-CTA kernel: 16 math warps release each stage of both
  * CTAs, 8 of them through the cluster).
+ *
+ * The arrives alike it (landing-order.ts: the same instruction of the same CTA's agents, onto the
+ * same barrier with the same count, their issuers past every cluster barrier), in flight or issued
+ * by the runs, stay in flight with it and bring nothing: a schedule that lands one of them before
+ * it is, step for step, a schedule that lands it there instead (the two landings are
+ * interchangeable), so only the schedules that land none of them before it need to commute with
+ * it (docs/CHECK.md, "Interchangeable remote arrives"). An issuer that runs a stage ahead and
+ * arrives again from the same instruction therefore does not count against the room.
  */
 function partialRemoteArrive(p: Program, codes: readonly Instr[][], s: MachineState, o: AsyncOp, ctaAgents: readonly (readonly number[])[]): boolean {
   const key = o.bar;
@@ -101,8 +110,15 @@ function partialRemoteArrive(p: Program, codes: readonly Instr[][], s: MachineSt
   if (!ctaAgents[cta]!.length) return false;
   const ends = new Set<number>();
   const ended = (x: number) => { if (p.agents[x]!.cta === cta) ends.add(x); };
-  const ok = inflightFixpoint(p, codes, s, (y) => y.id === o.id, p.agents[o.agent]!.cluster, key,
-    (f) => f.arrivals[key]! <= room && !f.reset[key], null, null, ended);
+  const reach = clusterReachOf(codes);
+  const twins = twinable(s, o, reach);
+  const from = p.agents[o.agent]!.cta;
+  const skip = twins ? (y: AsyncOp) => y.id === o.id || (twinable(s, y, reach) && alike(p, o, y)) : (y: AsyncOp) => y.id === o.id;
+  const held = twins
+    ? (x: number, op: OpInstr, pc: number, k: number, count: number) => k === key && count === o.count && p.agents[x]!.cta === from && sameLoc(op.loc, o.loc) && !reach[x]![pc]
+    : null;
+  const ok = inflightFixpoint(p, codes, s, skip, p.agents[o.agent]!.cluster, key,
+    (f) => f.arrivals[key]! <= room && !f.reset[key], null, null, ended, null, held);
   if (!ok) return false;
   for (const x of ctaAgents[cta]!) if (s.agents[x]!.status === 'run' && !ends.has(x)) return true;
   return false;

@@ -206,15 +206,16 @@ export function resetQuestionBudget(): void {
  * (stable-landing.ts, stable-group.ts): no agent stays put, the agents of cluster `cl` run
  * forward, and every operation in flight signals except those `skip` names (the ones asked
  * about). `ended(x)` hears of each agent whose run reaches its end. `wgHeld`: a wgmma or bulk
- * store that stays in flight (the wait_groups that need it block).
+ * store that stays in flight (the wait_groups that need it block). `held`: the remote arrives the
+ * runs issue whose landings stay in flight too (not signalled).
  */
 export function inflightFixpoint(p: Program, codes: readonly Instr[][], s: MachineState, skip: (o: AsyncOp) => boolean, cl: number, bar: number, ok: (f: Frozen) => boolean,
-  touch: Forward['touch'], begin: Forward['begin'], ended: ((x: number) => void) | null, wgHeld: AsyncOp | null = null): boolean {
+  touch: Forward['touch'], begin: Forward['begin'], ended: ((x: number) => void) | null, wgHeld: AsyncOp | null = null, held: Forward['held'] = null): boolean {
   if (shared.left <= 0) return false;
   const budget = { left: Math.min(TOTAL_BUDGET, shared.left) };
   const start = budget.left;
   try {
-    return fixpointWithin(p, codes, s, -1, cl, skip, bar, ok, -1, touch, begin, ended, budget, wgHeld);
+    return fixpointWithin(p, codes, s, -1, cl, skip, bar, ok, -1, touch, begin, ended, budget, wgHeld, held);
   } finally {
     shared.left -= start - Math.max(0, budget.left);
   }
@@ -226,7 +227,7 @@ export function inflightFixpoint(p: Program, codes: readonly Instr[][], s: Machi
  * flight signal, except those `skip` names (null: none).
  */
 function fixpointWithin(p: Program, codes: readonly Instr[][], s: MachineState, a: number, cl: number, skip: ((o: AsyncOp) => boolean) | null, bar: number, ok: (f: Frozen) => boolean, named: number,
-  touch: Forward['touch'], begin: Forward['begin'], ended: ((x: number) => void) | null, budget: { left: number }, wgHeld: AsyncOp | null = null): boolean {
+  touch: Forward['touch'], begin: Forward['begin'], ended: ((x: number) => void) | null, budget: { left: number }, wgHeld: AsyncOp | null = null, held: Forward['held'] = null): boolean {
   const n = s.bars.length;
   const nn = s.named.length;
   const sc = scratchFor(n, nn);
@@ -272,7 +273,7 @@ function fixpointWithin(p: Program, codes: readonly Instr[][], s: MachineState, 
     const count = nb.arrived > 0 ? nb.count : need[key]!;
     return f.named[key]! > 0 && nb.arrived + f.named[key]! >= count;
   };
-  const run: Forward = { gated, comps, namedGated, signal, pass, arriveNamed, budget, failed: false, touch, begin, ended, wgHeld };
+  const run: Forward = { gated, comps, namedGated, signal, pass, arriveNamed, budget, failed: false, touch, begin, ended, wgHeld, held };
   // A phase can complete when the arrivals it still misses can all come, and, when it misses
   // only bytes, when some copy or complete_tx can still bring them (tx-counts are not bounded
   // here: more bytes than missing only over-approximates). An init or inval changes it anyway.
