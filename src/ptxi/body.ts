@@ -90,7 +90,7 @@ function branch(env: InsEnv, cfg: Cfg, it: FlatIns, bi: number, loc: SrcLoc, var
   const g = it.ins.guard;
   if (!g) return [{ s: 'goto', label: to, loc }];
   const p = it.name(g.pred);
-  if (env.facts.opaque(p)) return [{ s: 'op', op: { op: 'trap', message: `${it.ins.opcode}: ${new Opaque(p).message}` }, loc }];
+  if (env.facts.opaque(p)) return [{ s: 'op', op: { op: 'trap', message: `${it.ins.opcode}: ${new Opaque(p, env.facts.opaqueCause?.(p)).message}` }, loc }];
   if (!varying) return [{ s: 'goto', label: to, cond: g.negated ? bin('==', v(p), num(0)) : bin('!=', v(p), num(0)), loc }];
   const T = `%T#${bi}`;
   const fall = `B${bi + 1}`;
