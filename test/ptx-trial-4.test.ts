@@ -10,6 +10,7 @@ import { check } from '../src/check/index.js';
 import { instantiate } from '../src/machine/program.js';
 import { opsOf } from '../src/machine/values.js';
 import { parsePtx } from '../src/ptx/index.js';
+import type { Stmt } from '../src/kernel/ir.js';
 import { translatePtx, type PtxLaunch } from '../src/ptxi/index.js';
 import { simulate } from '../src/sim/simulate.js';
 
@@ -162,5 +163,24 @@ describe('a token wait whose token joins two arrive paths (an unoptimized libcu+
     expect(ops.find((o) => o.op === 'trap')).toMatchObject({
       message: 'mbarrier.test_wait.shared.b64: not modelled yet: the token %rd3 does not come from an mbarrier.arrive: %rd3 has 2 definitions (line 17, line 21), the paths of a join (mbsim follows its single-definition copies back to the arrive that returned it)',
     });
+  });
+});
+
+describe('-G: a cuda::ptx wrapper kept as a .func cites the user\'s call site, not the toolkit header', () => {
+  it('sleepy_debug.ptx: the mbarrier.init and the bulk copy name sleepy.cu lines', () => {
+    const r = parsePtx(readFileSync(`${DIR}/sleepy_debug.ptx`, 'utf8'), 'sleepy_debug.ptx');
+    if (!r.ok) throw new Error(r.diagnostic.message);
+    const origins = new Map<string, Set<string>>();
+    const walk = (ss: readonly Stmt[]): void => {
+      for (const s of ss) {
+        if (s.s === 'op') (origins.get(s.op.op) ?? origins.set(s.op.op, new Set()).get(s.op.op)!).add(s.loc.origin ?? '');
+        else if (s.s === 'for' || s.s === 'elect') walk(s.body);
+        else if (s.s === 'if') { walk(s.then); if (s.else) walk(s.else); }
+      }
+    };
+    for (const role of translatePtx(r.module, { params: { param_2: 3 } }).kernel.roles) walk(role.body);
+    expect([...origins.get('mbarrier.init')!]).toEqual(['sleepy.cu:51', 'sleepy.cu:52']);
+    expect([...origins.get('cp.async.bulk')!]).toEqual(['sleepy.cu:32']);
+    expect([...origins.get('mbarrier.wait')!]).toEqual(['sleepy.cu:23']);
   });
 });

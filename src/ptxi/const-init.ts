@@ -112,7 +112,7 @@ export function initializedLoads(flat: Flat, m?: Module): Flat {
     const value = readInt(vars.get(a.sym)!, a.off, Number(t.slice(1)) / 8, t.startsWith('s'));
     if (value === undefined) return it;
     touched = true;
-    return { ins: { ...it.ins, opcode: `mov.${t}`, base: 'mov', mods: [t], operands: [dst, { kind: 'int' as const, value: BigInt(value), text: String(value), pos: src.pos }] }, name: it.name };
+    return { ...it, ins: { ...it.ins, opcode: `mov.${t}`, base: 'mov', mods: [t], operands: [dst, { kind: 'int' as const, value: BigInt(value), text: String(value), pos: src.pos }] } };
   });
   return touched ? { ...flat, items } : flat;
 }

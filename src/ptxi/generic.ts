@@ -71,7 +71,7 @@ export function genericShared(flat: Flat, m?: Module): Flat {
     const mods = [...it.ins.mods];
     const space = viaMapa.has(it.name(a.base)) ? 'shared::cluster' : 'shared';
     mods.splice(mods[0] === 'weak' || mods[0] === 'volatile' || mods[0] === 'relaxed' || mods[0] === 'acquire' || mods[0] === 'release' ? 1 : 0, 0, space);
-    return { ins: { ...it.ins, mods, opcode: [it.ins.base, ...mods].join('.') }, name: it.name };
+    return { ...it, ins: { ...it.ins, mods, opcode: [it.ins.base, ...mods].join('.') } };
   });
   return touched ? { ...flat, items } : flat;
 }
@@ -116,7 +116,7 @@ function globalAddresses(flat: Flat, m?: Module): Flat {
       const a = o.kind === 'name' ? addr.get(it.name(o.name)) : undefined;
       return a === undefined ? o : { kind: 'int', value: BigInt(a), text: String(a), pos: o.pos };
     });
-    return { ins: { ...it.ins, operands }, name: it.name };
+    return { ...it, ins: { ...it.ins, operands } };
   });
   return touched ? { ...flat, items } : flat;
 }
