@@ -13,6 +13,7 @@
  * - divergent regions: the blocks between a branch on a `V` predicate and its reconvergence point.
  */
 import type { Instruction, Operand } from '../ptx/ast.js';
+import { printInstruction } from '../ptx/printer.js';
 import { regionOf, type Cfg, type Flat, type FlatIns } from './flat.js';
 import { splitOf } from './split.js';
 
@@ -23,6 +24,13 @@ export type Kind = 'U' | 'T' | 'V';
 export interface Facts {
   kind(reg: string): Kind;
   opaque(reg: string): boolean;
+  /**
+   * Why an opaque register has no modelled value: the instruction its value comes from (followed
+   * back through the definitions that only passed an opaque source on) and what that instruction
+   * produces, as `ld.shared.u32 %r7, [%r37] at line 132 (shared-memory data)`; undefined for a
+   * register that is not opaque.
+   */
+  opaqueCause?(reg: string): string | undefined;
   /** Symbols the register's value derives from (address provenance). */
   prov(reg: string): ReadonlySet<string>;
   /** Blocks inside a divergent region: their code runs under a dynamic active mask. */
@@ -112,6 +120,27 @@ export function globalValue(ins: Instruction): boolean {
   return ins.base === 'atom' || ins.mods.some((m) => m === 'acquire' || m === 'relaxed' || m === 'volatile');
 }
 
+/**
+ * What a definition by `ins` that is opaque whatever its sources produces (the words of
+ * {@link Facts.opaqueCause}): floating point, memory data by state space, tensor data, a clock, or
+ * an integer past the exact range.
+ */
+function opaqueWhat(ins: Instruction, srcs: Operand[]): string {
+  if (ins.mods.some((m) => FLOAT_TYPE.test(m))) return 'floating point';
+  if (ins.base === 'ld' || ins.base === 'atom') {
+    if (ins.mods.some((m) => m.startsWith('shared'))) return 'shared-memory data: the values of ld.shared are not modelled';
+    if (ins.mods.includes('local')) return 'local-memory data at an address not known statically';
+    if (ins.mods.includes('const')) return 'constant-memory data';
+    if (ins.base === 'atom') return 'an atomic not through a pointer parameter, or not of a 32- or 64-bit integer';
+    if (!ins.mods.includes('global')) return 'memory data through a generic address';
+    return 'global-memory data: only atom and strong (.acquire, .relaxed, .volatile) integer loads through a pointer parameter are modelled';
+  }
+  if (['wgmma', 'tcgen05', 'tex', 'suld'].includes(ins.base)) return 'tensor or texture data';
+  for (const o of srcs) if (o.kind === 'name' && OPAQUE_SPECIAL.test(o.name)) return `the special register ${o.name}`;
+  if (srcs.some((o) => o.kind === 'float')) return 'floating point';
+  return 'an integer beyond ±2^53';
+}
+
 /** Whether a definition by `ins` is opaque whatever its sources (floating point, memory data, clocks). */
 function opaqueDef(ins: Instruction, srcs: Operand[], it: FlatIns, flat: Flat): boolean {
   if (ins.mods.some((m) => FLOAT_TYPE.test(m))) return !(ins.base === 'mov' || ins.base === 'cvt') || ins.mods.filter((m) => FLOAT_TYPE.test(m)).length > 0;
@@ -128,16 +157,32 @@ function opaqueDef(ins: Instruction, srcs: Operand[], it: FlatIns, flat: Flat): 
   return false;
 }
 
+/**
+ * {@link Facts.opaqueCause} of `reg`: the chain of `cause` followed back to the instruction that is
+ * opaque by itself (at most 10,000 links: the chain of a loop's register may come round).
+ */
+function describeCause(cause: ReadonlyMap<string, { it: FlatIns; from?: string }>, reg: string): string | undefined {
+  let c = cause.get(reg);
+  if (!c) return undefined;
+  const seen = new Set<string>([reg]);
+  while (c.from !== undefined && !seen.has(c.from) && cause.has(c.from)) { seen.add(c.from); c = cause.get(c.from)!; }
+  const ins = c.it.ins;
+  const what = c.from === undefined ? opaqueWhat(ins, ins.operands) : 'a value computed from itself';
+  return `${printInstruction(ins).replace(/;$/, '')} at line ${ins.pos.line} (${what})`;
+}
+
 /** Computes the {@link Facts} of `flat` over `cfg`; `symbols`: names that are addresses (shared arrays, parameters). */
 export function analyze(flat: Flat, cfg: Cfg, symbols: ReadonlySet<string>, block: readonly [number, number, number] = [1024, 1, 1]): Facts {
   const tidKind = threadKinds(block);
   const kind = new Map<string, Kind>();
   const opaque = new Set<string>();
+  // Each opaque register's defining instruction and, when it only passed an opaque source on, that source.
+  const cause = new Map<string, { it: FlatIns; from?: string }>();
   const prov = new Map<string, Set<string>>();
   const forcedV = new Set<string>();
   for (const it of flat.items) {
     if ('label' in it) continue;
-    for (const d of destsOf(it)) if (FLOAT_TYPE.test((flat.regType(d) ?? '').slice(1))) opaque.add(d);
+    for (const d of destsOf(it)) if (FLOAT_TYPE.test((flat.regType(d) ?? '').slice(1))) { opaque.add(d); cause.set(d, { it }); }
   }
   const kindOf = (o: Operand, it: FlatIns): Kind => {
     if (o.kind === 'name') {
@@ -185,7 +230,9 @@ export function analyze(flat: Flat, cfg: Cfg, symbols: ReadonlySet<string>, bloc
       const ks = srcs.map((o) => kindOf(o, it));
       const k0 = defKind(it.ins, srcs, ks);
       const ldKind: Kind = it.ins.base === 'ld' || it.ins.base === 'mbarrier' ? (ks.includes('V') || ks.includes('T') ? 'V' : 'U') : k0;
-      const op = opaqueDef(it.ins, srcs, it, flat) || srcs.some((o) => regsOf(o, it).some((r) => opaque.has(r)) && it.ins.base !== 'ld' && it.ins.base !== 'mbarrier' && it.ins.base !== 'shfl' && it.ins.base !== 'clusterlaunchcontrol') && !exactSplit(it);
+      const self = opaqueDef(it.ins, srcs, it, flat);
+      const from = self ? undefined : srcs.flatMap((o) => regsOf(o, it)).find((r) => opaque.has(r));
+      const op = self || from !== undefined && it.ins.base !== 'ld' && it.ins.base !== 'mbarrier' && it.ins.base !== 'shfl' && it.ins.base !== 'clusterlaunchcontrol' && !exactSplit(it);
       const guardKind: Kind = it.ins.guard ? kindOf({ kind: 'name', name: it.ins.guard.pred, pos: it.ins.pos }, it) : 'U';
       const srcProv = new Set<string>();
       if (it.ins.base === 'ld' && it.ins.mods.includes('param')) {
@@ -207,7 +254,7 @@ export function analyze(flat: Flat, cfg: Cfg, symbols: ReadonlySet<string>, bloc
         // is read as the lanes that wrote it (the others hold no defined value).
         const k1 = guardKind === 'U' || (defCount.get(d) ?? 0) < 2 ? (it.ins.base === 'ld' || it.ins.base === 'mbarrier' ? ldKind : k0) : 'V';
         next.set(d, forcedV.has(d) ? 'V' : prev === undefined ? k1 : join(prev, k1));
-        if (op && !opaque.has(d)) { opaque.add(d); changed = true; }
+        if (op && !opaque.has(d)) { opaque.add(d); cause.set(d, from !== undefined ? { it, from } : { it }); changed = true; }
         if (srcProv.size) {
           const p = prov.get(d) ?? new Set<string>();
           const n = p.size;
@@ -223,6 +270,7 @@ export function analyze(flat: Flat, cfg: Cfg, symbols: ReadonlySet<string>, bloc
   return {
     kind: (r) => kind.get(r) ?? 'U',
     opaque: (r) => opaque.has(r),
+    opaqueCause: (r) => describeCause(cause, r),
     prov: (r) => prov.get(r) ?? new Set(),
     divergent,
     varyingBranch,

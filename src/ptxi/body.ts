@@ -6,7 +6,8 @@
 import { descriptorLow } from './desc.js';
 import type { SrcLoc, Stmt } from '../kernel/ir.js';
 import type { Module } from '../ptx/ast.js';
-import { cudaLocation, cudaOrigin } from '../ptx/resolve.js';
+import { isLibraryPath } from '../ptx/inlined.js';
+import { cudaLocation, cudaOrigin, type CudaLocation } from '../ptx/resolve.js';
 import { aluStmts, isAlu } from './alu.js';
 import { destsOf, type Facts } from './analysis.js';
 import { unknownMnemonic } from './mnemonics.js';
@@ -75,10 +76,28 @@ export function emitBody(m: Module, flat: Flat, cfg: Cfg, facts: Facts, env: Ins
   return out;
 }
 
-/** The PTX location with the CUDA line of its `.loc` (-lineinfo) and its inlined-at call sites as `origin` (ptx/inlined.ts). */
+/**
+ * The PTX location with the CUDA line of its `.loc` (-lineinfo) and its inlined-at call sites as
+ * `origin` (ptx/inlined.ts). An instruction of a library function kept as a `.func` (`-G`: every
+ * `cuda::ptx` wrapper is one, called with `call.uni`) whose `.loc` names only the toolkit's or
+ * CCCL's headers cites the innermost call site in the user's code instead, as inlined code does.
+ */
 function withCuda(m: Module, it: FlatIns, loc: SrcLoc): SrcLoc {
-  const origin = cudaOrigin(cudaLocation(m, it.ins));
+  let c = cudaLocation(m, it.ins);
+  if (it.calls && (!c || libraryOnly(c))) {
+    for (const site of it.calls) {
+      const s = cudaLocation(m, site);
+      if (s && !libraryOnly(s)) { c = s; break; }
+    }
+  }
+  const origin = cudaOrigin(c);
   return origin ? { ...loc, origin } : loc;
+}
+
+/** Whether every frame of a CUDA location (and the call sites it was inlined at) is a library header's. */
+function libraryOnly(c: CudaLocation): boolean {
+  for (let f: CudaLocation | undefined = c; f; f = f.inlinedAt) if (!isLibraryPath(f.path)) return false;
+  return true;
 }
 
 /** A branch at the end of block `bi`: a goto, or the divergence protocol of a lane-varying predicate (docs/PTX.md). */
@@ -90,7 +109,7 @@ function branch(env: InsEnv, cfg: Cfg, it: FlatIns, bi: number, loc: SrcLoc, var
   const g = it.ins.guard;
   if (!g) return [{ s: 'goto', label: to, loc }];
   const p = it.name(g.pred);
-  if (env.facts.opaque(p)) return [{ s: 'op', op: { op: 'trap', message: `${it.ins.opcode}: ${new Opaque(p).message}` }, loc }];
+  if (env.facts.opaque(p)) return [{ s: 'op', op: { op: 'trap', message: `${it.ins.opcode}: ${new Opaque(p, env.facts.opaqueCause?.(p)).message}` }, loc }];
   if (!varying) return [{ s: 'goto', label: to, cond: g.negated ? bin('==', v(p), num(0)) : bin('!=', v(p), num(0)), loc }];
   const T = `%T#${bi}`;
   const fall = `B${bi + 1}`;

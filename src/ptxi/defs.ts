@@ -5,6 +5,7 @@
  */
 import type { BufferDecl, SrcLoc } from '../kernel/ir.js';
 import type { Operand } from '../ptx/ast.js';
+import { printInstruction } from '../ptx/printer.js';
 import { destsOf, type Facts } from './analysis.js';
 import { num, NotModelled } from './emit.js';
 import type { Flat, FlatIns } from './flat.js';
@@ -130,10 +131,16 @@ export function tokenRoot(facts: Facts, it: FlatIns, o: Operand): string {
       return r;
     }
     const src = d.length === 1 && (d[0]!.ins.base === 'mov' || d[0]!.ins.base === 'cvt') ? d[0]!.ins.operands[1] : undefined;
-    if (!src || src.kind !== 'name') break;
+    if (!src || src.kind !== 'name') {
+      // Where the chain of copies ends, said with the instruction(s) there.
+      const at = d.length === 0 ? `${r} has no definition` : d.length > 1
+        ? `${r} has ${d.length} definitions (${d.map((x) => `line ${x.ins.pos.line}`).join(', ')}), the paths of a join`
+        : `${r} comes from ${printInstruction(d[0]!.ins).replace(/;$/, '')} at line ${d[0]!.ins.pos.line}`;
+      throw new NotModelled(`the token ${it.name(o.name)} does not come from an mbarrier.arrive: ${r === it.name(o.name) ? '' : 'a copy of it, '}${at} (mbsim follows its single-definition copies back to the arrive that returned it)`);
+    }
     r = d[0]!.name(src.name);
   }
-  throw new NotModelled(`the token ${it.name(o.name)} does not come from an mbarrier.arrive (mbsim follows its copies back to the arrive that returned it)`);
+  throw new NotModelled(`the token ${it.name(o.name)} does not come from an mbarrier.arrive (mbsim follows its copies back to the arrive that returned it, at most 16 copies)`);
 }
 
 /** The instructions that define register `reg` (empty when none or before {@link setDefs}). */

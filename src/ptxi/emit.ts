@@ -25,8 +25,9 @@ export const select = (c: Expr, a: Expr, b: Expr): Expr => bin('+', b, bin('*', 
 
 /** A value the translation does not compute reached a place that needs it. */
 export class Opaque extends Error {
-  constructor(readonly reg: string) {
-    super(`the value of ${reg} is not modelled (floating point, tensor or global-memory data, a clock, or an integer beyond ±2^53)`);
+  /** `cause`: where the value comes from ({@link Facts.opaqueCause}), when known. */
+  constructor(readonly reg: string, cause?: string) {
+    super(`the value of ${reg} is not modelled (${cause ? `it comes from ${cause}` : 'floating point, tensor or global-memory data, a clock, or an integer beyond ±2^53'})`);
   }
 }
 
@@ -65,7 +66,7 @@ export interface ValueEnv {
 
 /** The variable of register `reg` in `lane`. */
 export function regVar(env: ValueEnv, reg: string, lane: Lane): Expr {
-  if (env.facts.opaque(reg)) throw new Opaque(reg);
+  if (env.facts.opaque(reg)) throw new Opaque(reg, env.facts.opaqueCause?.(reg));
   if (env.facts.kind(reg) === 'U') return v(reg);
   if (lane !== 'lead') return v(`${reg}@${lane}`);
   if (!env.pre.some((s) => s.s === 'let' && s.name === reg)) {
@@ -128,7 +129,7 @@ export function setMask(e: Expr, loc: SrcLoc): Stmt[] {
 
 /** The lanes of `pred` as a mask (bit l set where lane l's predicate is true; `neg`: where false). */
 export function predMask(env: ValueEnv, pred: string, neg: boolean): Expr {
-  if (env.facts.opaque(pred)) throw new Opaque(pred);
+  if (env.facts.opaque(pred)) throw new Opaque(pred, env.facts.opaqueCause?.(pred));
   if (env.facts.kind(pred) === 'U') {
     const p = v(pred);
     return bin('*', neg ? bin('==', p, num(0)) : bin('!=', p, num(0)), num(FULL));

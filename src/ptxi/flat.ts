@@ -16,6 +16,8 @@ export interface FlatIns {
   ins: Instruction;
   /** Register / label name as written → name in the flat function (scope-local names renamed). */
   name(n: string): string;
+  /** The `call` instructions an inlined callee's instruction was reached through, innermost first (absent in the kernel's own body). */
+  calls?: readonly Instruction[];
 }
 
 /** A flat function: items in text order and the declared type of every register. */
@@ -85,7 +87,8 @@ export function flatten(f: Func, module?: Module): Flat {
       return [{ ins, name: (n: string) => (n === slot ? n : name(n)) }];
     });
   };
-  const walk = (b: Block, outer: (n: string) => string, depth: number, stack: readonly string[]): void => {
+  const walk = (b: Block, outer: (n: string) => string, depth: number, stack: readonly string[], sites: readonly Instruction[] = []): void => {
+    const at = (x: FlatIns): FlatIns => (sites.length ? { ...x, calls: sites } : x);
     const k = scopes++;
     const local = new Map<string, string>();
     const localRanges = new Map<string, { n: number; type: string }>();
@@ -129,14 +132,14 @@ export function flatten(f: Func, module?: Module): Flat {
       else if (st.kind === 'instr') {
         const callee = st.base === 'call' ? st.operands.find((o) => o.kind === 'name') : undefined;
         const g = callee && callee.kind === 'name' ? bodies.get(callee.name) : undefined;
-        if (g) inline(st, g, name, depth, stack);
-        else if (stack.length && st.base === 'ret') push({ ins: { ...st, opcode: 'bra.uni', base: 'bra', mods: ['uni'], operands: [{ kind: 'name', name: RETURN, pos: st.pos }] }, name });
-        else for (const it of paramMoves(st, name) ?? [{ ins: st, name }]) push(it);
-      } else if (st.kind === 'block') walk(st, name, depth + 1, stack);
+        if (g) inline(st, g, name, depth, stack, sites);
+        else if (stack.length && st.base === 'ret') push(at({ ins: { ...st, opcode: 'bra.uni', base: 'bra', mods: ['uni'], operands: [{ kind: 'name', name: RETURN, pos: st.pos }] }, name }));
+        else for (const it of paramMoves(st, name) ?? [{ ins: st, name }]) push(at(it));
+      } else if (st.kind === 'block') walk(st, name, depth + 1, stack, sites);
     }
   };
   /** Inlines the call `st` of `g` (see {@link flatten}). */
-  const inline = (st: Instruction, g: Func, name: (n: string) => string, depth: number, stack: readonly string[]): void => {
+  const inline = (st: Instruction, g: Func, name: (n: string) => string, depth: number, stack: readonly string[], sites: readonly Instruction[]): void => {
     const at = { file, line: st.pos.line, col: st.pos.col };
     if (stack.includes(g.name)) throw new KernelError(`call ${g.name}: a recursive call (${[...stack, g.name].join(' → ')}): mbsim inlines .func calls, recursion is not modelled`, at, 'ptx-call');
     if (stack.length >= MAX_INLINE_DEPTH) throw new KernelError(`call ${g.name}: calls nested more than ${MAX_INLINE_DEPTH} deep (${[...stack, g.name].join(' → ')}): not modelled`, at, 'ptx-call');
@@ -158,9 +161,9 @@ export function flatten(f: Func, module?: Module): Flat {
     bind(g.params, args, 'arguments');
     const k = scopes;
     const end = `${RETURN}#${k}`;
-    if (st.guard) push({ ins: { ...st, guard: { ...st.guard, negated: !st.guard.negated }, opcode: 'bra.uni', base: 'bra', mods: ['uni'], operands: [{ kind: 'name', name: end, pos: st.pos }] }, name: (n) => (n === end ? n : name(n)) });
+    if (st.guard) push({ ins: { ...st, guard: { ...st.guard, negated: !st.guard.negated }, opcode: 'bra.uni', base: 'bra', mods: ['uni'], operands: [{ kind: 'name', name: end, pos: st.pos }] }, name: (n) => (n === end ? n : name(n)), ...(sites.length ? { calls: sites } : {}) });
     // The callee sees module-level names, its formals as the call's .param variables, and `ret` as the end label.
-    walk(g.body!, (n) => (n === RETURN ? end : formal.get(n) ?? n), depth + 1, [...stack, g.name]);
+    walk(g.body!, (n) => (n === RETURN ? end : formal.get(n) ?? n), depth + 1, [...stack, g.name], [st, ...sites]);
     items.push({ label: end });
   };
   if (f.body) walk(f.body, (n) => n, 0, []);

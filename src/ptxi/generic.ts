@@ -5,11 +5,15 @@
  * address derives from exactly one `.shared` array (through `mov`, `cvta`, `cvt`, `add`, `sub`,
  * `and`, `mad`, as the analysis's provenance) and from nothing else is that array's shared access:
  * it gets the `.shared` state space, so that it is translated (and cut into elements) like the
- * `ld.shared` / `st.shared` nvcc writes at -O3. Everything else stays as it was.
+ * `ld.shared` / `st.shared` nvcc writes at -O3. One whose address went through `mapa` (a peer
+ * CTA's shared memory, cooperative_groups' `cluster.map_shared_rank`: `cvta.shared.u64`, `mapa.u64`,
+ * then a generic `st.u32`) gets `.shared::cluster` instead: distributed shared memory, whose CTA
+ * the address names (PTX ISA §9.7.9.19 mapa). Everything else stays as it was.
  */
 import type { Decl, Module, Operand } from '../ptx/ast.js';
 import { destsOf, sourcesOf } from './analysis.js';
 import type { Flat, FlatIns } from './flat.js';
+import { initializedLoads } from './const-init.js';
 import { localMemory } from './local.js';
 
 const PROPAGATE = new Set(['mov', 'cvta', 'cvt', 'add', 'sub', 'and', 'mad']);
@@ -23,6 +27,8 @@ export function genericShared(flat: Flat, m?: Module): Flat {
   const isShared = (n: string) => shared.has(n.replace(/#\d+$/, ''));
   // The .shared arrays each register's value derives from; '?' for another symbol (a parameter).
   const prov = new Map<string, Set<string>>();
+  // Registers whose address went through a `mapa` (a shared::cluster address).
+  const viaMapa = new Set<string>();
   const srcSyms = (it: FlatIns, o: Operand): string[] => {
     if (o.kind === 'name') {
       const n = it.name(o.name);
@@ -42,9 +48,11 @@ export function genericShared(flat: Flat, m?: Module): Flat {
       if (!dests.length) continue;
       // Address arithmetic carries its sources' symbols; a loaded parameter is another symbol's
       // address; any other result (an index, a loaded value) derives from none.
-      const srcs = PROPAGATE.has(it.ins.base) ? sourcesOf(it).flatMap((o) => srcSyms(it, o)) : it.ins.base === 'ld' && it.ins.mods.includes('param') ? ['?'] : [];
+      const srcs = PROPAGATE.has(it.ins.base) || it.ins.base === 'mapa' ? sourcesOf(it).flatMap((o) => srcSyms(it, o)) : it.ins.base === 'ld' && it.ins.mods.includes('param') ? ['?'] : [];
       if (!srcs.length) continue;
+      const mapa = it.ins.base === 'mapa' || (PROPAGATE.has(it.ins.base) && sourcesOf(it).some((o) => o.kind === 'name' && viaMapa.has(it.name(o.name))));
       for (const d of dests) {
+        if (mapa && !viaMapa.has(d)) { viaMapa.add(d); changed = true; }
         const p = prov.get(d) ?? new Set<string>();
         const n = p.size;
         for (const s of srcs) p.add(s);
@@ -61,8 +69,9 @@ export function genericShared(flat: Flat, m?: Module): Flat {
     if (syms.size !== 1 || syms.has('?')) return it;
     touched = true;
     const mods = [...it.ins.mods];
-    mods.splice(mods[0] === 'weak' || mods[0] === 'volatile' || mods[0] === 'relaxed' || mods[0] === 'acquire' || mods[0] === 'release' ? 1 : 0, 0, 'shared');
-    return { ins: { ...it.ins, mods, opcode: [it.ins.base, ...mods].join('.') }, name: it.name };
+    const space = viaMapa.has(it.name(a.base)) ? 'shared::cluster' : 'shared';
+    mods.splice(mods[0] === 'weak' || mods[0] === 'volatile' || mods[0] === 'relaxed' || mods[0] === 'acquire' || mods[0] === 'release' ? 1 : 0, 0, space);
+    return { ...it, ins: { ...it.ins, mods, opcode: [it.ins.base, ...mods].join('.') } };
   });
   return touched ? { ...flat, items } : flat;
 }
@@ -70,10 +79,11 @@ export function genericShared(flat: Flat, m?: Module): Flat {
 /**
  * The state spaces of a flat kernel's memory accesses resolved before its analysis: local memory
  * as per-thread cells ({@link localMemory}), then generic accesses of shared arrays as shared
- * ones ({@link genericShared}).
+ * ones ({@link genericShared}), then loads of initialized module variables as their values
+ * ({@link initializedLoads}).
  */
 export function memorySpaces(flat: Flat, m?: Module): Flat {
-  return globalAddresses(genericShared(localMemory(flat, m), m), m);
+  return globalAddresses(initializedLoads(genericShared(localMemory(flat, m), m), m), m);
 }
 
 /** Address of the module's first `.global` / `.const` variable; the others follow, 256-aligned. */
@@ -106,7 +116,7 @@ function globalAddresses(flat: Flat, m?: Module): Flat {
       const a = o.kind === 'name' ? addr.get(it.name(o.name)) : undefined;
       return a === undefined ? o : { kind: 'int', value: BigInt(a), text: String(a), pos: o.pos };
     });
-    return { ins: { ...it.ins, operands }, name: it.name };
+    return { ...it, ins: { ...it.ins, operands } };
   });
   return touched ? { ...flat, items } : flat;
 }

@@ -113,6 +113,9 @@ export function insStmts(env: InsEnv, it: FlatIns, loc: SrcLoc, divergent: boole
     case 'mapa': {
       // A peer CTA's shared::cluster address: the CTA-local address plus (rank + 1) · 2^24 (layout.ts CLUSTER_STRIDE).
       const [d] = destsOf(it);
+      // A peer address nothing modelled reads (a generic store left out of the model) is left out
+      // too: its source may be a register the translation does not compute.
+      if (d && env.needed && !env.needed.has(d)) return [];
       return d ? assign(env, d, (l) => bin('+', value(env, it, srcs[0]!, l), bin('*', bin('+', value(env, it, srcs[1]!, l), num(1)), num(CLUSTER_STRIDE))), loc, divergent, guard) : [];
     }
     case 'activemask': return assign(env, destsOf(it)[0]!, () => v('%mask'), loc, divergent, guard);

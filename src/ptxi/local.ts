@@ -314,7 +314,7 @@ function rewrite(flat: Flat, accesses: Access[], depots: Map<string, number>, ce
       } else if (val.kind === 'name' && Number((flat.regType(x.name(val.name)) ?? '').replace(/^\.[a-z]+/, '') || 0) > a.bytes * 8) op = `cvt.${a.type}.${a.type}`;
       const [base, ...mods] = op.split('.');
       const ins: Instruction = { ...x.ins, opcode: op, base: base!, mods, operands: load ? [val, cellOp] : [cellOp, val] };
-      return [{ ins, name }];
+      return [{ ...x, ins, name }];
     });
   });
   const flatItems = items.flatMap((x) => (Array.isArray(x) ? x : [x]));
@@ -330,5 +330,5 @@ function withDepotAddresses(it: FlatIns, depots: Map<string, number>): FlatIns {
     const a = depots.get(it.name(x.name));
     return a === undefined ? x : { kind: 'int', value: BigInt(a), text: String(a), pos: x.pos };
   });
-  return { ins: { ...it.ins, operands }, name: it.name };
+  return { ...it, ins: { ...it.ins, operands } };
 }

@@ -16,7 +16,7 @@ function opReads(it: FlatIns): Operand[] {
   switch (ins.base) {
     case 'mbarrier': case 'cp': case 'bar': case 'barrier': return sourcesOf(it);
     case 'ld': return ins.mods.some((m) => m.startsWith('shared')) ? [ins.operands[1]!] : [];
-    case 'st': return ins.mods.some((m) => m.startsWith('shared')) ? [ins.operands[0]!] : [];
+    case 'st': return ins.mods[0] === 'async' ? sourcesOf(it) : ins.mods.some((m) => m.startsWith('shared')) ? [ins.operands[0]!] : []; // st.async: its address and its mbarrier's
     case 'stmatrix': return [ins.operands[0]!];
     case 'wgmma': return ins.mods[0] === 'wait_group' ? ins.operands : [];
     case 'tcgen05': return ins.mods[0] === 'commit' ? ins.operands : [];

@@ -130,10 +130,14 @@ function fold(e: Expr): Expr {
   return exprNames(e).size ? e : num(evalExpr(e, () => undefined));
 }
 
-/** Whether the addresses of `it` are `shared::cluster` ones that may name a peer CTA (mapa): mbarrier, st/red.async, tcgen05.commit. */
+/**
+ * Whether the addresses of `it` are `shared::cluster` ones that may name a peer CTA (mapa): mbarrier,
+ * st/red.async, tcgen05.commit, and `ld` / `st` of `.shared::cluster` (distributed shared memory,
+ * PTX ISA §9.7.9.8 / §9.7.9.11; generic ones through a `mapa` address get it in generic.ts).
+ */
 export function clusterAddressed(it: FlatIns): boolean {
   const b = it.ins.base;
-  return it.ins.mods.includes('shared::cluster') && (b === 'mbarrier' || ((b === 'st' || b === 'red') && it.ins.mods[0] === 'async') || (b === 'tcgen05' && it.ins.mods[0] === 'commit'));
+  return it.ins.mods.includes('shared::cluster') && (b === 'mbarrier' || b === 'ld' || b === 'st' || (b === 'red' && it.ins.mods[0] === 'async') || (b === 'tcgen05' && it.ins.mods[0] === 'commit'));
 }
 
 /** Element and CTA of a shared::cluster address: rank = addr / 2^24 − 1, or the executing CTA below 2^24 (layout.ts CLUSTER_STRIDE). */
