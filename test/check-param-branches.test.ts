@@ -58,3 +58,15 @@ describe('arrives that a branch on parameters leaves out', () => {
     expect(r.hazards[0]!.cause?.kind).toBe('unreachable-arrive');
   });
 });
+
+describe('a hang that an expect_tx byte count explains', () => {
+  test('names the tx-mismatch of its barrier as its cause (kind, message, the expect_tx line)', () => {
+    const src = ring('C == 1', 'C > 1').replace('mbarrier.arrive.expect_tx full[0], 1024', 'mbarrier.arrive.expect_tx full[0], 2048');
+    const r = check(instantiate(kernelOf(src)));
+    expect(r.verdict).toBe('hang');
+    const tx = r.hazards.find((h) => h.kind === 'tx-mismatch')!;
+    expect(tx.subject?.name).toBe('full[0]');
+    expect(r.hazards[0]!.cause).toEqual({ kind: 'tx-mismatch', message: tx.message, locations: tx.locations });
+    expect(r.hazards[0]!.cause!.locations.map((l) => l.line)).toContain(10);
+  });
+});

@@ -186,6 +186,15 @@ export function checkResultOf(program: Program, r: ExploreResult, staticRaw: Rea
       h.cause = pc;
     }
   }
+  // A hang on a barrier whose expect_tx asks bytes no copy delivers (a tx-mismatch of this check on
+  // a barrier the hang waits on) leads with that finding when nothing static explains it.
+  for (const h of hazards) {
+    if (h.kind !== 'hang' || h.cause) continue;
+    const bars = raws.get(h)?.waitBarriers ?? [];
+    const tx = hazards.find((x) => x.kind === 'tx-mismatch' && x.subject && bars.includes(x.subject.name));
+    if (!tx) continue;
+    h.cause = { kind: 'tx-mismatch', message: tx.message, locations: tx.locations };
+  }
   // A race that a count or trip-count mismatch explains leads with it (the fix is the count).
   for (const h of hazards) {
     const rb = raceBars.get(h);

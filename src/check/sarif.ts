@@ -10,7 +10,7 @@
 import type { SrcLoc } from '../kernel/ir.js';
 import type { CheckResult, Hazard } from './check.js';
 import { HAZARD_FIX, HAZARD_TEXT } from './kinds.js';
-import { PARITY_CAUSES } from './cause-static.js';
+import { SEARCH_CAUSES } from './cause-static.js';
 import { H200_BEHAVIOUR } from '../model/diagnostics.js';
 import { addCudaLocations, type SarifLog } from './sarif-cuda.js';
 import { argError, isRecord, objectArg } from '../model/api-args.js';
@@ -136,7 +136,7 @@ export function checkSarif(r: CheckResult, opts: SarifOptions = {}): unknown {
         ruleId: h.kind,
         ruleIndex: kinds.indexOf(h.kind),
         level: h.severity === 'error' ? 'error' : 'warning',
-        message: { text: h.cause ? `${h.message} (root cause, ${PARITY_CAUSES.has(h.cause.kind) ? '' : 'static '}${h.cause.kind}: ${h.cause.message})` : h.race ? `${h.message} (fix: ${h.race.fix})` : h.message },
+        message: { text: h.cause ? `${h.message} (root cause, ${SEARCH_CAUSES.has(h.cause.kind) ? '' : 'static '}${h.cause.kind}: ${h.cause.message})` : h.race ? `${h.message} (fix: ${h.race.fix})` : h.message },
         locations: (h.locations.length ? h.locations : h.trace.slice(-1).flatMap((s) => (s.loc ? [s.loc] : []))).slice(0, 1).map(physical),
         relatedLocations: [...h.locations.slice(1), ...(h.also?.locations ?? [])].map((l, i) => ({ id: i + 1, ...physical(l) })),
         codeFlows: h.trace.length ? [{

@@ -180,11 +180,16 @@ function soloWarnings(p: Program, gov: Governor): RawHazard[] {
   // forgotten arrive, and is not reported.
   const stmtOf = (l: SrcLoc) => l.origin ?? `${l.file ?? ''}:${l.line}:${l.col}`;
   const ranArrive = new Set<string>();
+  // Roles (by index) with an arrive site on a barrier array that some agent executed.
+  const roleArrives = new Set<string>();
   for (const [r, rc] of p.roles.entries()) {
     rc.code.forEach((ins, pc) => {
       if (ins.i !== 'op' || !out.ran.has(`${r}:${pc}`)) return;
       const o = ins.op;
-      if (o.op === 'mbarrier.arrive' || o.op === 'tcgen05.commit' || o.op === 'cp.async.mbarrier.arrive') ranArrive.add(`${o.bar.name}|${stmtOf(ins.loc)}`);
+      if (o.op === 'mbarrier.arrive' || o.op === 'tcgen05.commit' || o.op === 'cp.async.mbarrier.arrive') {
+        ranArrive.add(`${o.bar.name}|${stmtOf(ins.loc)}`);
+        roleArrives.add(`${r}|${o.bar.name}`);
+      }
     });
   }
   const excluded = paramExcluded(p.kernel, p.params);
@@ -206,6 +211,8 @@ function soloWarnings(p: Program, gov: Governor): RawHazard[] {
       // message names the operation, the array and the CUDA line it was compiled from instead.
       const what = ins.loc.origin ? `${o.op}${o.op === 'mbarrier.arrive' && o.expectTx ? '.expect_tx' : ''} on ${o.bar.name} (${ins.loc.origin})` : ins.text;
       const branch = excluded.get(at(ins.loc));
+      // A specialization whose role arrives on the same array in the branch taken is no finding at all.
+      if (branch && roleArrives.has(`${r}|${o.bar.name}`)) return;
       const why = branch ? ` (the branch \`if ${branch.cond}\` at line ${branch.loc.line} leaves it out)` : '';
       const pushed = add('unreachable-arrive', o.bar.name, `${what} in ${rc.name} (line ${ins.loc.line}) is never executed with these parameters${why}: its barrier never receives that arrival`, [ins.loc]);
       if (branch && pushed) hz[hz.length - 1]!.specialized = true;

@@ -12,7 +12,7 @@ import type { Diagnostic, DiagnosticRelatedInformation } from 'vscode-languagese
 import type { Kernel, SrcLoc } from '../kernel/ir.js';
 import { check, type CheckResult, type Hazard } from '../check/check.js';
 import { instantiate, KernelError } from '../machine/program.js';
-import { PARITY_CAUSES } from '../check/cause-static.js';
+import { SEARCH_CAUSES } from '../check/cause-static.js';
 import { locationOf, rangeOf, SEVERITY } from './features.js';
 
 /** Bounds of one check the server runs (each passed to the search's governor). */
@@ -50,7 +50,7 @@ function related(uri: string, h: Hazard, primary: SrcLoc | undefined): Diagnosti
       : `related site of this ${h.kind}`;
   for (const l of h.locations.slice(1)) add(l, others);
   if (h.also) for (const l of h.also.locations) add(l, `this ${h.kind} is also reached here (another schedule)`);
-  if (h.cause) for (const l of h.cause.locations) add(l, `root cause (${PARITY_CAUSES.has(h.cause.kind) ? '' : 'static '}${h.cause.kind}): ${h.cause.message}`);
+  if (h.cause) for (const l of h.cause.locations) add(l, `root cause (${SEARCH_CAUSES.has(h.cause.kind) ? '' : 'static '}${h.cause.kind}): ${h.cause.message}`);
   return out;
 }
 
@@ -59,7 +59,7 @@ export function hazardDiagnostic(uri: string, h: Hazard, fallback: SrcLoc): Diag
   const primary = h.locations[0] ?? [...h.trace].reverse().find((s) => s.loc)?.loc;
   const subject = h.subject ? `${h.subject.type} ${h.subject.name}: ` : '';
   const lines = [`${subject}${h.message}`];
-  if (h.cause) lines.push(`root cause (${PARITY_CAUSES.has(h.cause.kind) ? '' : 'static '}${h.cause.kind}): ${h.cause.message}`);
+  if (h.cause) lines.push(`root cause (${SEARCH_CAUSES.has(h.cause.kind) ? '' : 'static '}${h.cause.kind}): ${h.cause.message}`);
   if (h.race?.fix) lines.push(`fix: ${h.race.fix}`);
   if (h.schedule.length) lines.push(`shortest schedule: ${h.trace.length} steps (mbsim check prints it)`);
   const d: Diagnostic = {

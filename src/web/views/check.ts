@@ -10,7 +10,7 @@ import type { Progress } from '../../check/explore.js';
 import type { Hazard } from '../../check/check.js';
 import { groupNoteText } from '../../check/report.js';
 import { HAZARD_TEXT } from '../../check/kinds.js';
-import { PARITY_CAUSES } from '../../check/cause-static.js';
+import { SEARCH_CAUSES } from '../../check/cause-static.js';
 import type { PackedCheck } from '../engine-protocol.js';
 import { fmt, h, replace, setText } from '../dom.js';
 
@@ -147,7 +147,9 @@ export function checkView(d: CheckDefaults): CheckView {
     // A hang (or race) that a static finding explains says so first.
     const cause = hz.cause
       ? h('div', { class: 'hz-cause', role: 'note' },
-        PARITY_CAUSES.has(hz.cause.kind)
+        hz.cause.kind === 'tx-mismatch'
+          ? h('p', {}, h('strong', {}, 'Cause: the byte count. '), hz.cause.message)
+          : SEARCH_CAUSES.has(hz.cause.kind)
           ? h('p', {}, h('strong', {}, 'Cause: the wait\'s parity. '), hz.cause.message)
           : h('p', {}, h('strong', {}, 'Cause: a static finding. '), `The checker's ${hz.cause.kind} check explains this ${hz.kind}: ${hz.cause.message}`),
         causeLines.length ? h('ul', { class: 'hz-locs', 'aria-label': 'lines of the cause' }, ...causeLines.map((l) => h('li', {}, h('code', {}, locText(l))))) : '')
