@@ -195,7 +195,11 @@ export function renderCheck(r: CheckResult, paint: CheckPaint = NO_PAINT, maxTra
   if (tt) out.push(tt);
   if (!r.complete && r.stoppedBy !== 'hazard' && r.stoppedBy !== 'interrupt') {
     const bound = r.stoppedBy === 'timeout' ? '--timeout SECONDS' : r.stoppedBy === 'max-memory' ? '--max-memory MB' : '--max-states N';
-    out.push(paint.dim(`to finish: raise ${bound}, or check smaller parameters (--set: fewer iterations, stages or CTAs; --sweep shows how the states grow)`));
+    // A PTX kernel's sizes are its launch's (--param values, --cluster), not sketch parameters.
+    const ptx = p.kernel.roles.some((x) => x.asWritten === true);
+    out.push(paint.dim(ptx
+      ? `to finish: raise ${bound}, or check a smaller launch (--param: fewer iterations or stages; --cluster: fewer CTAs)`
+      : `to finish: raise ${bound}, or check smaller parameters (--set: fewer iterations, stages or CTAs; --sweep shows how the states grow)`));
   }
   if (!r.hazards.length && !r.warnings.length) {
     out.push(v === 'ok' ? 'No hang, race, phase alias, tx mismatch or undefined barrier operation in any schedule.' : 'No hazard found in the part explored.');

@@ -233,7 +233,7 @@ export function simulate(program: Program, opts: SimOptions = {}): SimResult {
     if (steps >= maxSteps || idle >= IDLE_PER_STEP * maxSteps) {
       stoppedBy = 'max-steps';
       stopped = steps >= maxSteps
-        ? `stopped after ${maxSteps.toLocaleString('en-US')} steps (a very long kernel, or a polling loop that never ends; raise the limit with --max-steps, or shrink the kernel's parameters with --set)`
+        ? `stopped after ${maxSteps.toLocaleString('en-US')} step${maxSteps === 1 ? '' : 's'} (a very long kernel, or a polling loop that never ends; raise the limit with --max-steps, or shrink the kernel's parameters with --set)`
         : `stopped after ${(IDLE_PER_STEP * maxSteps).toLocaleString('en-US')} wake-ups that made no progress (at cycle ${now}, after ${steps.toLocaleString('en-US')} steps): an asynchronous operation that never becomes enabled; raise --max-steps only if it does later`;
       break;
     }
