@@ -192,7 +192,7 @@ role mma warpgroups=1:
     expect(r.stopped).toBeNull();
     expect(r.steps).toBeLessThan(10);
     const reasons = r.hang!.waiters.flatMap((w) => w.reasons);
-    expect(reasons).toContain('the oldest of them waits for mma.w1 (exited), mma.w2 (exited), mma.w3 (exited) of the warpgroup to issue its wgmma.mma_async (a warpgroup\'s MMA starts once all four warps issued it)');
+    expect(reasons).toContain('the oldest of them waits for mma.w1–w3 (exited) of the warpgroup to issue its wgmma.mma_async (a warpgroup\'s MMA starts once all four warps issued it)');
   });
 
   test('all four warps issue it: ok', () => {
