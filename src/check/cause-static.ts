@@ -29,9 +29,10 @@ export function staticRaceCauseOf<T extends { kind: string; subject: { name: str
  * Causes that come from the search, not from the static checks: `start-parity` (a hang's waiter
  * with parity 0 on a fresh barrier) and `vacuous-wait` (a race whose wait passed on the fresh
  * barrier with parity 1), both the wait's parity; `tx-mismatch` (a hang on a phase whose
- * expect_tx asks bytes that no copy delivers: the byte count).
+ * expect_tx asks bytes that no copy delivers: the byte count); `skipped-phase` (a hang's waiter whose
+ * parity skips a completed phase that no waiter observed: the parity did not advance).
  */
-export const SEARCH_CAUSES: ReadonlySet<string> = new Set(['start-parity', 'vacuous-wait', 'tx-mismatch']);
+export const SEARCH_CAUSES: ReadonlySet<string> = new Set(['start-parity', 'vacuous-wait', 'tx-mismatch', 'skipped-phase']);
 
 /** Kinds of static findings that can explain a hang. */
 const EXPLAINS_HANG = new Set(['unreachable-arrive', 'trip-mismatch', 'count-mismatch']);

@@ -195,6 +195,13 @@ export function checkResultOf(program: Program, r: ExploreResult, staticRaw: Rea
     if (!tx) continue;
     h.cause = { kind: 'tx-mismatch', message: tx.message, locations: tx.locations };
   }
+  // A hang whose waiter skips a completed phase nobody observed (its parity did not advance) leads
+  // with that wait when nothing else explains it.
+  for (const h of hazards) {
+    if (h.kind !== 'hang' || h.cause) continue;
+    const sk = skippedPhaseCause(raws.get(h)?.skippedPhase);
+    if (sk) h.cause = sk;
+  }
   // A race that a count or trip-count mismatch explains leads with it (the fix is the count).
   for (const h of hazards) {
     const rb = raceBars.get(h);
@@ -301,6 +308,21 @@ function mergeSites(list: Hazard[], variants: WeakMap<Hazard, string>): void {
     also.locations.sort((a, b) => a.line - b.line || a.col - b.col);
   }
   list.length = w;
+}
+
+/**
+ * The cause of a hang from its skipped-phase fact `sk` (machine/hang.ts `BlockedWaiter.skipped`):
+ * the waiter's parity names a phase past the next one, which completed with no waiter observing
+ * it; null without the fact.
+ */
+function skippedPhaseCause(sk: RawHazard['skippedPhase']): NonNullable<Hazard['cause']> | null {
+  if (!sk) return null;
+  const next = sk.observed + 1;
+  return {
+    kind: 'skipped-phase',
+    message: `${sk.waiter}'s wait on ${sk.barrier} passed for phase ${sk.observed}, then waits with parity ${sk.parity}, which names phase ${sk.phase}: phase ${next} completed and no wait observed it. The parity did not advance from one use of the barrier to the next (in a ring of S stages it flips every S iterations of the loop that counts every use, e.g. ((i / S) & 1) with i counting across tiles); parity ${next & 1} would have waited for phase ${next}`,
+    locations: [sk.loc],
+  };
 }
 
 /**

@@ -35,6 +35,7 @@ export function hangDetector(ctx: SearchCtx): (s: MachineState, id: number, x: E
     const first = hr.waiters[0];
     // The first waiter (in the report's order) that the producer-start parity explains: the cause check.ts names.
     const sp = hinted.find((w) => w.barName !== undefined);
+    const sk = hr.waiters.find((w) => w.skipped && w.barName !== undefined);
     const symId = (a: number) => (an.groupOf[a]! >= 0 ? `g${an.groupOf[a]}` : String(a));
     sink.error({
       kind: 'hang', severity: 'error', key: [...new Set(waiters.map((w) => `${symId(w.agent)}:${locKey(w.loc)}`))].sort().join(','),
@@ -44,6 +45,7 @@ export function hangDetector(ctx: SearchCtx): (s: MachineState, id: number, x: E
       locs: hr.waiters.map((w) => w.loc),
       waitBarriers: hr.waiters.flatMap((w) => (w.barName !== undefined ? [w.barName] : [])),
       ...(sp ? { startParity: { waiter: sp.name, barrier: sp.barName!, loc: sp.loc } } : {}),
+      ...(sk ? { skippedPhase: { waiter: sk.name, barrier: sk.barName!, loc: sk.loc, observed: sk.skipped!.observed, phase: sk.skipped!.phase, parity: sk.parity ?? 0 } } : {}),
     });
     if (hr.cycle) {
       // The hang is a wait-for cycle: each agent waits for a signal that only the next can give.

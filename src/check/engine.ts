@@ -204,6 +204,12 @@ export interface RawHazard {
    */
   startParity?: { waiter: string; barrier: string; loc: SrcLoc };
   /**
+   * A hang whose mbarrier waiter skips a completed phase no waiter observed (machine/hang.ts
+   * `BlockedWaiter.skipped`): the first such waiter, its barrier (subject form), where it waits,
+   * the phase its waits last observed and the phase it waits for. Plain data, as {@link startParity}.
+   */
+  skippedPhase?: { waiter: string; barrier: string; loc: SrcLoc; observed: number; phase: number; parity: number };
+  /**
    * A hang: the barriers its mbarrier waiters wait on (hazard subject form), in the order of its
    * waiters (machine/hang.ts: root causes first), for the static finding that explains it
    * (cause-static.ts `staticCauseOf`).

@@ -186,7 +186,7 @@ export function renderCheck(r: CheckResult, paint: CheckPaint = NO_PAINT, maxTra
   const c = r.coverage;
   const sym = (!c.symmetryOn ? 'off' : c.symmetry.length ? symmetryText(p, c.symmetry) : 'none') + (c.symmetryOn ? ctaSymmetryText(p.clusterSize, c.ctaSymmetry) : '');
   const how = r.complete ? 'every schedule explored'
-    : r.stoppedBy === 'hazard' && r.hazards.some((h) => h.randomRun) ? `stopped when a random run beside the search (${fmt(c.randomRuns.runs)} run${c.randomRuns.runs === 1 ? '' : 's'}, ${fmt(c.randomRuns.steps)} steps) found an error the search had not reached`
+    : r.stoppedBy === 'hazard' && r.hazards.some((h) => h.randomRun) ? `stopped when ${c.randomRuns.runs <= 1 ? 'a random run' : `one of ${fmt(c.randomRuns.runs)} random runs`} beside the search found an error the search had not reached (its trace: from the start, through the searched state the run began in)`
       : r.stoppedBy === 'hazard' ? 'stopped after the depth of the first error (shortest traces); --all explores everything'
       : r.stoppedBy === 'interrupt' ? 'interrupted: coverage is partial'
         : `stopped by ${r.stoppedBy}: coverage is partial`;

@@ -125,7 +125,10 @@ function soloWarnings(p: Program, gov: Governor): RawHazard[] {
     if (arrivals === 0) {
       if (out.needs.has(k)) {
         const bytes = dataArrays.has(info.name) ? ' (expect_tx and copies only change its tx-count)' : '';
-        add('count-mismatch', name, `${name} expects ${count} arrival(s) per phase, but no operation ever arrives on it${bytes}, so a wait for its phase 0 can never pass`, [out.waitLocs.get(k), init?.loc ?? info.loc]);
+        // Arrives on other barriers of the same array that run: the site that never names this one.
+        const sibling = arriveSiteOn(p, out, info.name);
+        const also = sibling ? `; the arrive on ${info.name} at line ${sibling.line} runs but never names ${name} with these parameters (its index, or a branch around it, leaves it out)` : '';
+        add('count-mismatch', name, `${name} expects ${count} arrival(s) per phase, but no operation ever arrives on it${bytes}, so a wait for its phase 0 can never pass${also}`, [out.waitLocs.get(k), sibling ?? init?.loc ?? info.loc, ...(sibling ? [init?.loc ?? info.loc] : [])]);
       }
       continue;
     }
@@ -308,5 +311,14 @@ function fitCount(arrivals: number, arrivers: number, observed: number, data: bo
   for (const phases of data ? [observed] : [observed + 1, observed]) {
     if (phases > 0 && arrivals % phases === 0 && (arrivals / phases) % arrivers === 0) return arrivals / phases;
   }
+  return undefined;
+}
+
+/**
+ * Where an arrive on another barrier of array `array` ran in the solo runs (its first such site),
+ * or undefined: the site whose index skips a barrier of the array that nothing arrives on.
+ */
+function arriveSiteOn(p: Program, out: Solo, array: string): SrcLoc | undefined {
+  for (const [k, loc] of out.arriveLocs) if (p.barrierOf(k).info.name === array) return loc;
   return undefined;
 }

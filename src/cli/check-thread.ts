@@ -217,7 +217,10 @@ export async function checkInterruptible(
     let tried: CheckResult | null = null;
     try {
       return await runCli(program, opts, io, (co) => {
-        const r = run({ ...co, timeout: PROBE_MS, stop: it.flag });
+        // The random runs start when the whole check's bound says (a fifth of it), not a fifth of the try's.
+        const rr = co.randomRuns ?? true;
+        const randomRuns = rr === false || (rr !== true && (rr.afterMs !== undefined || rr.from !== undefined)) ? rr : { ...(rr === true ? {} : rr), afterMs: timeoutMs / 5 };
+        const r = run({ ...co, timeout: PROBE_MS, stop: it.flag, randomRuns });
         if (r.stoppedBy !== 'timeout') return r;
         tried = r;
         throw HANDOFF;

@@ -44,6 +44,13 @@ export interface BlockedWaiter {
   subject: string | null;
   /** True when its barrier expects bytes that neither a copy in flight nor any running agent can deliver. */
   bytesMissing: boolean;
+  /**
+   * An mbarrier waiter whose parity skips a completed phase that no waiter observed: its waits last
+   * observed phase `observed`, phase `observed + 1` completed and no agent's wait has observed it
+   * or a later one, and it now waits for phase `phase` (the parity it computes did not advance).
+   * Known only when the driver gives each agent's last observed phase (the checker's history).
+   */
+  skipped?: { observed: number; phase: number };
 }
 
 /** What is blocked and why. */
@@ -324,6 +331,13 @@ function mbarrierWait(c: Ctx, a: number, w: BlockedWaiter, ins: OpInstr): void {
     if (lastObserved && b.status === 'valid') {
       const last = lastObserved(a, key);
       const missed = b.phase - 1 - (last ?? -1);
+      // One phase completed without it, and no waiter has observed that phase or a later one:
+      // nobody consumed it (a consumer that skips phases another consumer takes is no finding).
+      const nobodySaw = (ph: number) => s.agents.every((_, o) => (lastObserved(o, key) ?? -1) < ph);
+      if (missed === 1 && last !== null && nobodySaw(last + 1)) {
+        w.skipped = { observed: last, phase: b.phase };
+        w.reasons.splice(1, 0, `its waits last observed phase ${last} of ${barName}; phase ${last + 1} then completed and no wait observed it, and parity ${par} names phase ${b.phase}: the wait skips phase ${last + 1} (the parity it computes did not advance from its previous wait on ${barName})`);
+      }
       if (missed >= 2) {
         w.reasons.splice(1, 0, `${w.name} is ${missed} phases behind: ${last === null ? 'its waits observed no phase of' : `its waits last observed phase ${last} of`} ${barName}, and phases ${(last ?? -1) + 1}..${b.phase - 1} completed without it, so parity ${par} now names phase ${b.phase} instead of the phase it meant (the phase or parity it computes is off by whole phases, or the signaller runs ahead unchecked)`);
       }
