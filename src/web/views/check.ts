@@ -226,8 +226,7 @@ export function checkView(d: CheckDefaults): CheckView {
           : `Verdict: ${v} — ${r.hazards.length} error hazard${r.hazards.length > 1 ? 's' : ''}${r.stoppedBy !== 'hazard' ? '' : r.hazards.some((h) => h.randomRun) ? ', found by a random run beside the search (a shorter trace may exist)' : ' at the shortest depth'}.`);
       verdict.className = `check-verdict ${v === 'ok' ? 'v-good' : v === 'incomplete' ? 'v-incomplete' : 'v-bad'}`;
       if (missing) setText(verdict, missing);
-      const sym = c.symmetry.length ? `; symmetric agents: ${c.symmetry.map((x) => `${x.agents}× ${x.role}`).join(', ')}` : '';
-      setText(coverage, `${r.complete ? 'Every schedule explored' : r.stoppedBy === 'hazard' ? 'Stopped at the depth of the first error' : `Stopped by ${r.stoppedBy}`}: ${fmt(c.states)} distinct states, ${fmt(c.terminalStates)} terminal, peak frontier ${fmt(c.peakFrontier)}; partial-order reduction ${c.por ? 'on' : 'off'}${sym}.`);
+      setText(coverage, `${r.complete ? 'Every schedule explored' : r.stoppedBy === 'hazard' ? 'Stopped at the depth of the first error' : `Stopped by ${r.stoppedBy}`}: ${fmt(c.states)} distinct states, ${fmt(c.terminalStates)} terminal, peak frontier ${fmt(c.peakFrontier)}; partial-order reduction ${c.por ? 'on' : 'off'}; symmetry: ${r.symmetryText}.`);
       replace(list, ...r.hazards.map((hz, i) => hazardItem(hz, i)));
       warnBox.hidden = r.warnings.length === 0;
       setText(warnSum, `${r.warnings.length} warning${r.warnings.length === 1 ? '' : 's'}`);
