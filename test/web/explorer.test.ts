@@ -339,7 +339,7 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
     expect(await page.locator('#step-bars tr.hot').first().textContent()).toBe('full[0]phase 0 (parity 0) · pending 1 of 1 · tx-count 4096 B');
     await page.keyboard.press('End');
     await expect.poll(() => page.locator('#trace-readout').textContent()).toBe(`step ${n} of ${n}`);
-    expect(await page.locator('#step-blocked').textContent()).toMatch(/consumer\.w0 is blocked in mbarrier\.try_wait\.parity full\[0\], 0 \(line 24\)/);
+    expect(await page.locator('#step-blocked').textContent()).toMatch(/consumer\.w0–w3 \(4 agents\) are blocked in mbarrier\.try_wait\.parity full\[0\], 0 \(line 24\)/);
     expect(await page.locator('#replay-text').textContent()).toContain(`step ${n} of ${n}`);
     expect(await page.locator('#replay-ring-list').textContent()).toContain('stage 0');
     await shot(page, 'check-B01-replay');

@@ -3,7 +3,8 @@
  * themselves, the timeline's toolbar and legend rows stay on one line each at 1400 px, every text
  * of the tabs' figures (HTML, and SVG after its scaling) is 12 px or more; and the Check tab speaks
  * as `mbsim check` does: the same default state bound and time limit, the same words for the
- * reductions by symmetry (src/check/report.ts `symmetrySummary`).
+ * reductions by symmetry (src/check/report.ts `symmetrySummary`); a replayed hang's ring keeps its
+ * labels' size and names its blocked warps once.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -102,6 +103,22 @@ describe.skipIf(!haveChromium)('the explorer\'s text fits; the Check tab speaks 
     const coverage = (await page.locator('#check-coverage').textContent()) ?? '';
     expect(coverage).toContain(`; symmetry: ${cli}.`);
     expect(coverage).not.toMatch(/×/);
+    await page.close();
+  }, 120_000);
+
+  test('1400×900: a replayed hang\'s ring keeps 12 px labels; its blocked warps are one entry', async () => {
+    const page = await H.browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.goto(H.server.url);
+    await page.waitForSelector('body[data-ready="1"]');
+    await pick(page, 'file:examples/bugs/B01.mbk');
+    await page.click('#tab-check');
+    await page.click('#check-run');
+    await expect.poll(() => page.locator('#check-verdict').textContent(), { timeout: 60_000 }).toMatch(/^Verdict: hang/);
+    await page.locator('button.replay').first().click();
+    await page.click('button[aria-label="last step"]');
+    await expect.poll(() => page.locator('#step-blocked li').allTextContents()).toEqual([expect.stringMatching(/^consumer\.w0–w3 \(4 agents\) are blocked in mbarrier\.try_wait\.parity full\[0\], 0 \(line 24\): /)]);
+    expect(await page.locator('#replay-ring-list').textContent()).toContain('stage 0');
+    expect(await smallTexts(page)).toEqual([]);
     await page.close();
   }, 120_000);
 });

@@ -110,8 +110,9 @@ export function checkView(d: CheckDefaults): CheckView {
       h('div', { class: 'step-detail', 'aria-label': 'at this step' },
         h('h4', {}, 'At this step'), detHead, detNotes, detSrc, detBlocked,
         h('table', { class: 'bar-table', id: 'step-bars', 'aria-label': 'barrier states at this step' },
-          h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'barrier'), h('th', { scope: 'col' }, 'state after this step'))), detBars),
-        ringSlot)));
+          h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'barrier'), h('th', { scope: 'col' }, 'state after this step'))), detBars))),
+    // The ring below both columns: its figures keep their drawing's size (labels of 12 px or more).
+    ringSlot);
 
   const el = h('section', { class: 'view check', id: 'view-check', 'aria-labelledby': 'check-h' },
     h('h2', { id: 'check-h' }, 'Check every schedule'),
