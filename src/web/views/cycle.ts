@@ -63,8 +63,11 @@ export function cycleView(idp: string): CycleView {
   });
   /** A node's hover text: an SVG `<title>`, its first child. */
   const setTitle = (g: SVGGElement, text: string) => {
-    let t = g.querySelector('title');
-    if (!t) g.prepend(t = s('title', {}));
+    let t: SVGTitleElement | null = g.querySelector<SVGTitleElement>('title');
+    if (!t) {
+      t = s('title', {});
+      g.prepend(t);
+    }
     setText(t, text);
   };
   const prodN = box(10, 125, 120, 'c-producer');
