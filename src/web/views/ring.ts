@@ -21,7 +21,7 @@ const HOLDER_TEXT: Record<Holder, string> = { producer: 'free: producer', tma: '
 /** Inside a stage's circle: short enough to fit. */
 const HOLDER_SHORT: Record<Holder, string> = { producer: 'free', tma: 'TMA filling', consumer: 'ready' };
 /** The node radius the texts are laid out for (nodes are scaled to fit the ring). */
-const NODE_R = 60;
+const NODE_R = 64;
 
 export function ringView(idp = 'ring'): RingView {
   let m: RunModel | null = null;
@@ -83,11 +83,12 @@ export function ringView(idp = 'ring'): RingView {
     cycle.setPair(p, cycleIndex(m, idx));
     const S = p.stages;
     const one = S === 1;
-    const R = one ? 0 : Math.min(152, 118 + S * 6);
+    // Room between the nodes for the handoffs' text in the middle.
+    const R = one ? 0 : Math.min(160, 130 + S * 6);
     // Nodes shrink (the texts with them) when the ring is crowded.
     const r = one ? NODE_R : Math.min(NODE_R, 0.44 * 2 * R * Math.sin(Math.PI / S));
-    const cx = 240, cy = one ? 80 : 230;
-    const hgt = one ? 240 : 460;
+    const cx = 240, cy = one ? 80 : 240;
+    const hgt = one ? 240 : 480;
     geo = { cx, cy, R, r };
     svg.setAttribute('viewBox', `0 0 480 ${hgt}`);
     svg.setAttribute('height', String(hgt));
@@ -108,10 +109,10 @@ export function ringView(idp = 'ring'): RingView {
       const x = cx + R * Math.cos(a), y = cy + R * Math.sin(a);
       const g = s('g', { class: 'stage', transform: `translate(${x.toFixed(1)},${y.toFixed(1)}) scale(${(r / NODE_R).toFixed(3)})` });
       const circle = s('circle', { r: NODE_R, class: 'stage-node h-producer' });
-      const holder = s('text', { y: -8, 'text-anchor': 'middle', class: 'svg-small' });
-      const fullT = s('text', { y: 10, 'text-anchor': 'middle', class: 'svg-tiny' });
-      const emptyT = s('text', { y: 26, 'text-anchor': 'middle', class: 'svg-tiny' });
-      g.append(circle, s('text', { y: -26, 'text-anchor': 'middle', class: 'svg-small strong' }, `stage ${st}`), holder, fullT, emptyT);
+      const holder = s('text', { y: -9, 'text-anchor': 'middle', class: 'svg-small' });
+      const fullT = s('text', { y: 8, 'text-anchor': 'middle', class: 'svg-tiny' });
+      const emptyT = s('text', { y: 24, 'text-anchor': 'middle', class: 'svg-tiny' });
+      g.append(circle, s('text', { y: -27, 'text-anchor': 'middle', class: 'svg-small strong' }, `stage ${st}`), holder, fullT, emptyT);
       svg.appendChild(g);
       nodes.push({ g, circle, holder, full: fullT, empty: emptyT, x, y, a });
     }
