@@ -61,13 +61,17 @@ function roles(m: RunModel, full: string): Pick<RingPair, 'producer' | 'consumer
   }
   const rolesOf = (set: Set<number>) => [...new Set([...set].sort((x, y) => x - y).map((a) => agents[a]!.roleName))];
   const prod = rolesOf(arrives), cons = rolesOf(waits);
-  const both = new Set(prod.filter((r) => cons.includes(r)));
+  // A role is told apart by warp when some of its agents only arrive and others only wait.
+  const onlyIn = (x: Set<number>, y: Set<number>) => new Set([...x].filter((a) => !y.has(a)).map((a) => agents[a]!.roleName));
+  const onlyArrive = onlyIn(arrives, waits), onlyWait = onlyIn(waits, arrives);
+  const both = new Set(prod.filter((r) => cons.includes(r) && onlyArrive.has(r) && onlyWait.has(r)));
   const agentSide = agents.map((a, i): 'producer' | 'consumer' | null => {
     if (both.has(a.roleName)) return arrives.has(i) ? 'producer' : waits.has(i) ? 'consumer' : null;
     return prod.includes(a.roleName) ? 'producer' : cons.includes(a.roleName) ? 'consumer' : null;
   });
+  // A split role's warps by name, in one CTA's words (every CTA runs the same code).
   const names = (rs: string[], side: 'producer' | 'consumer') => rs.flatMap((r) => (both.has(r)
-    ? warpRuns(agents.flatMap((a, i) => (a.roleName === r && agentSide[i] === side ? [a.name] : [])))
+    ? warpRuns([...new Set(agents.flatMap((a, i) => (a.roleName === r && agentSide[i] === side ? [a.name.replace(/@c\d+$/, '')] : [])))])
     : [r])).join(', ');
   return { producer: names(prod, 'producer') || 'producer', consumer: names(cons, 'consumer') || 'consumer', agentSide };
 }
