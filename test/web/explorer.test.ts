@@ -97,7 +97,7 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
     for (const ex of ['mechanism', 'phase-tracking', 'pipeline', 'hopper', 'cluster']) expect(verdicts[`ex:${ex}`]).toMatch(/^ok/);
     expect(Object.values(verdicts).some((t) => t.startsWith('hang'))).toBe(true);
     expect(H.errors).toEqual([]);
-  });
+  }, 300_000); // every kernel of the menu (over a hundred), each simulated in the worker
 
   test('the timeline scrubs, plays, zooms; hovering a span shows its source line and barrier state', async () => {
     await pick(page, 'file:examples/mechanism.mbk');
