@@ -81,6 +81,10 @@ describe.skipIf(!haveChromium)('the explorer\'s text fits; the Check tab speaks 
           await page.click(`#tab-${tab}`);
           expect(await smallTexts(page), `${ex} ${tab}`).toEqual([]);
         }
+        // The phase-tracking figure's badge inside its stage's box, a margin on each side.
+        await page.click('#tab-phases');
+        const [badge, boxW] = await page.locator('#waited-badge').evaluate((t) => [(t as SVGTextElement).getBBox().width, (t.parentNode as SVGElement).querySelector<SVGRectElement>('rect.current')!.getBBox().width]);
+        expect(badge!, ex).toBeLessThan(boxW! - 6);
       }
       await page.close();
     }, 180_000);
