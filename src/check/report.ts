@@ -184,7 +184,7 @@ export function renderCheck(r: CheckResult, paint: CheckPaint = NO_PAINT, maxTra
   const vt = v === 'ok' ? paint.green('OK') : v === 'incomplete' ? paint.yellow('INCOMPLETE') : paint.red(v.toUpperCase());
   out.push(`verdict: ${vt}`);
   const c = r.coverage;
-  const sym = (!c.symmetryOn ? 'off' : c.symmetry.length ? symmetryText(p, c.symmetry) : 'none') + (c.symmetryOn ? ctaSymmetryText(p.clusterSize, c.ctaSymmetry) : '');
+  const sym = symmetrySummary(r);
   const how = r.complete ? 'every schedule explored'
     : r.stoppedBy === 'hazard' && r.hazards.some((h) => h.randomRun) ? `stopped when ${c.randomRuns.runs <= 1 ? 'a random run' : `one of ${fmt(c.randomRuns.runs)} random runs`} beside the search found an error the search had not reached (its trace: from the start, through the searched state the run began in)`
       : r.stoppedBy === 'hazard' ? 'stopped after the depth of the first error (shortest traces); --all explores everything'
@@ -304,6 +304,18 @@ function ctaSymmetryText(clusterSize: number, cs: CheckResult['coverage']['ctaSy
   if (clusterSize < 2) return '';
   if (cs.permutations.length) return `; CTAs: ${clusterSize} interchangeable (${clusterSize === 2 ? 'rank swap' : `${cs.permutations.length} rank rotation${cs.permutations.length === 1 ? '' : 's'}`})`;
   return cs.reason === 'off' ? '; CTAs: off' : `; CTAs: not interchangeable (${cs.reason})`;
+}
+
+/**
+ * The reductions by symmetry of a check, as the summary line words them (after `symmetry: `):
+ * `off`, `none`, the groups of interchangeable agents (`2 groups of 3 interchangeable math warps`)
+ * and the CTA symmetry (`; CTAs: 2 interchangeable (rank swap)`). One text for the CLI and the
+ * explorer.
+ */
+export function symmetrySummary(r: CheckResult): string {
+  const c = r.coverage;
+  const p = r.program;
+  return (!c.symmetryOn ? 'off' : c.symmetry.length ? symmetryText(p, c.symmetry) : 'none') + (c.symmetryOn ? ctaSymmetryText(p.clusterSize, c.ctaSymmetry) : '');
 }
 
 /**

@@ -41,11 +41,11 @@ export function cycleIndex(m: RunModel, r: RingIndex): CycleIndex {
   r.emptyKeys.forEach((k, s) => {
     if (k >= 0) stageOfEmpty.set(k, s);
   });
-  const prod = new Set(r.pair.producerRoles), cons = new Set(r.pair.consumerRoles);
   const sideOf = (agent: number): 'P' | 'C' | null => {
     const a = agent >= 0 ? m.program.agents[agent] : undefined;
     if (!a || a.cta !== r.cta) return null;
-    return prod.has(a.roleName) ? 'P' : cons.has(a.roleName) ? 'C' : null;
+    const side = r.pair.agentSide[agent];
+    return side === 'producer' ? 'P' : side === 'consumer' ? 'C' : null;
   };
   const out: CycleIndex = { ev: [], steps: [] };
   const add = (ev: number, stage: number, arrow: CycleArrow, what: string) => {

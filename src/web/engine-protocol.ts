@@ -4,6 +4,7 @@
  */
 import { check, type CheckResult } from '../check/check.js';
 import type { Progress } from '../check/explore.js';
+import { symmetrySummary } from '../check/report.js';
 import { phaseRows, type PhaseRowX } from './phase-rows.js';
 import { instantiateKernel, packModel, type PackedModel } from './model.js';
 import { buildModel, type SimProgress } from './sim-model.js';
@@ -23,8 +24,17 @@ export type WorkerRequest =
   | { type: 'check'; id: number; src: SourceRef; params: Record<string, number>; bounds: CheckBounds }
   | { type: 'phases'; id: number; src: SourceRef; params: Record<string, number>; role: string; barrier: string; variable: string };
 
-/** A check result as plain data (the program stays behind). */
-export type PackedCheck = Omit<CheckResult, 'program'>;
+/**
+ * A check result as plain data (the program stays behind), with what the summary needs of the
+ * program: the reductions by symmetry in the CLI's words (src/check/report.ts `symmetrySummary`).
+ */
+export type PackedCheck = Omit<CheckResult, 'program'> & { symmetryText: string };
+
+/** `r` as plain data for the page. */
+export function packCheck(r: CheckResult): PackedCheck {
+  const { program: _p, ...rest } = r;
+  return { ...rest, symmetryText: symmetrySummary(r) };
+}
 
 export type WorkerReply =
   | { type: 'sim'; id: number; model: PackedModel }
@@ -53,8 +63,7 @@ export function handle(req: WorkerRequest, reply: (m: WorkerReply) => void): voi
         maxStates: req.bounds.maxStates, timeout: req.bounds.timeoutMs, maxMemory: req.bounds.maxMemory,
         onProgress: (progress) => reply({ type: 'progress', id: req.id, progress }),
       });
-      const { program: _p, ...rest } = r;
-      reply({ type: 'check', id: req.id, result: rest });
+      reply({ type: 'check', id: req.id, result: packCheck(r) });
     } else {
       reply({ type: 'phases', id: req.id, rows: phaseRows(program(req.src, req.params), req.role, req.barrier, req.variable) });
     }

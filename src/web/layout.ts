@@ -5,6 +5,7 @@
  * caller (main.ts): the tab bar reports a selection and a click that hands the keys to a panel.
  */
 import { h, replace } from './dom.js';
+import { legendKey as key, legendRow } from './legend.js';
 import { TABS, type Tab } from './share.js';
 
 const TAB_LABEL: Record<Tab, string> = { mechanism: 'Barrier mechanism', phases: 'Phase tracking', timeline: 'Timeline & full/empty', check: 'Check', sketch: 'Sketch' };
@@ -44,14 +45,16 @@ export function tabBar(select: (t: Tab) => void, focus: (t: Tab) => void): { tab
   return { tabList, tabBtns };
 }
 
-/** The colour legend of the timeline. */
+/**
+ * The colour legend of the timeline, in two rows: the agents' and units' lanes, then the barriers'
+ * rows. Each row wraps between entries, never inside one.
+ */
 function legend(): HTMLElement {
-  return h('p', { class: 'legend' },
-    h('span', { class: 'sw k-op' }), ' issuing ', h('span', { class: 'sw k-stall' }), ' stalled ', h('span', { class: 'sw k-tma' }), ' TMA copy ',
-    h('span', { class: 'sw k-mma' }), ' MMA ', h('span', { class: 'sw k-store' }), ' bulk store ', h('span', { class: 'sw k-signal' }), ' remote signal ',
-    h('span', { class: 'sw k-blocked' }), ' blocked forever (hang) ',
-    h('span', { class: 'sw p0' }), ' barrier parity 0 ', h('span', { class: 'sw p1' }), ' parity 1 ', h('span', { class: 'sw k-done' }), ' phase completed ',
-    h('span', { class: 'sw k-pend' }), ' pending arrivals ', h('span', { class: 'sw k-txc' }), ' tx-count (a phase completes when both are 0)');
+  return h('div', { class: 'legend tl-legend' },
+    legendRow('lanes:', key('k-op', 'issuing'), key('k-stall', 'stalled'), key('k-tma', 'TMA copy'), key('k-mma', 'MMA'), key('k-store', 'bulk store'),
+      key('k-signal', 'remote signal'), key('k-blocked', 'blocked forever (hang)')),
+    legendRow('barriers:', key('p0', 'parity 0'), key('p1', 'parity 1'), key('k-done', 'phase completed'),
+      key('k-pend', 'pending arrivals'), key('k-txc', 'tx-count (a phase completes when both are 0)')));
 }
 
 /** The views' elements the page is made of. */

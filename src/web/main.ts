@@ -22,6 +22,7 @@ import { headerView } from './header.js';
 import { runInfoParts } from './run-info.js';
 import { missingParamNote, missingParamStop, missingParamVerdict } from './missing-param-note.js';
 import type { Diagnostic } from '../model/diagnostics.js';
+import { DEFAULT_BOUNDS } from '../check/engine.js';
 import { checkAndReplay } from './replay.js';
 import { checkView } from './views/check.js';
 import { editorView } from './views/editor.js';
@@ -49,7 +50,8 @@ const timeline = timelineView();
 const ring = ringView();
 const editor = editorView();
 const phases = phasesView(2, 4);
-const check = checkView({ maxStates: 2_000_000, timeoutS: 60 });
+// The CLI's bounds (`mbsim check` without --max-states / --timeout).
+const check = checkView({ maxStates: DEFAULT_BOUNDS.maxStates, timeoutS: DEFAULT_BOUNDS.timeoutMs / 1000 });
 const ring2 = ringView('replay-ring');
 check.ringSlot.appendChild(ring2.el);
 check.lineText = (line) => (lines.length ? lines[line - 1] ?? null : null);

@@ -1,11 +1,12 @@
 /**
  * What every view shows at step `k` of a replayed counterexample: the step's detail for the Check
  * tab (the step, its notes and source line, each barrier's state after it, and at the last step
- * of a hang who is blocked and why), the replay bar's headline, and the barrier the mechanism view
+ * of a hang who is blocked and why, waiters blocked the same way as one entry), the replay bar's headline, and the barrier the mechanism view
  * shows (the hazard's barrier, else the one the step touched, else the last one shown). Pure.
  */
 import type { Hazard } from '../check/check.js';
 import type { MBarrier } from '../model/mbarrier.js';
+import { waiterGroups } from '../report/hang-groups.js';
 import { barStateAt, type BarState, type RunModel } from './model.js';
 import type { StepDetail } from './views/check.js';
 
@@ -23,7 +24,7 @@ export function replayStep(tm: RunModel, hz: Hazard, index: number, k: number, l
   const line = t?.loc?.line ?? 0;
   const src = line > 0 ? lines[line - 1] : undefined;
   const blocked = k === hz.trace.length && tm.sim.hang
-    ? tm.sim.hang.waiters.map((w) => `${w.name} is blocked in ${w.op}${w.loc.line ? ` (line ${w.loc.line})` : ''}: ${w.reasons.join(' ')}`)
+    ? waiterGroups(tm.sim.hang.waiters).map((g) => `${g.label} ${g.count > 1 ? 'are' : 'is'} blocked in ${g.op}${g.line ? ` (line ${g.line})` : ''}: ${g.reasons.join(' ')}`)
     : [];
   const detail: StepDetail = {
     head: t ? `${t.n}. ${t.actor}: ${t.op}` : 'Before the first step: every barrier as initialized.',

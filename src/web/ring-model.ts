@@ -6,16 +6,21 @@
  */
 import type { RunModel } from './model.js';
 import { barStateAt, firstGE, lastLE } from './model.js';
+import { warpRuns } from '../machine/warp-runs.js';
 
 export interface RingPair {
   full: string;
   empty: string | null;
   stages: number;
-  /** Roles that arrive on `full` (producers) and wait on it (consumers), joined with ", ". */
+  /**
+   * Roles that arrive on `full` (producers) and wait on it (consumers), joined with ", "; a role
+   * on both sides (one role whose warps specialize by index, as a PTX kernel's) is named by its
+   * warps on each side (`k.w0`, `k.w1–w3`).
+   */
   producer: string;
   consumer: string;
-  producerRoles: string[];
-  consumerRoles: string[];
+  /** Each agent's side, by agent index (null: neither). */
+  agentSide: ('producer' | 'consumer' | null)[];
 }
 
 /** Guesses the full/empty arrays of a kernel: by name first, else the first two arrays of equal length. */
@@ -39,20 +44,36 @@ export function detectPair(m: RunModel): RingPair | null {
   return { full: full.name, empty: empty?.name ?? null, stages: full.length, ...roles(m, full.name) };
 }
 
-function roles(m: RunModel, full: string): { producer: string; consumer: string; producerRoles: string[]; consumerRoles: string[] } {
-  const prod = new Set<string>(), cons = new Set<string>();
+/**
+ * Who arrives on `full` (the producers) and who waits on it (the consumers), from the run's
+ * events: by role, or by warp for a role on both sides.
+ */
+function roles(m: RunModel, full: string): Pick<RingPair, 'producer' | 'consumer' | 'agentSide'> {
+  const agents = m.program.agents;
+  const arrives = new Set<number>(), waits = new Set<number>();
   const asyncIssuer = new Map<number, number>();
   for (const e of m.events) {
     if (e.e === 'async') asyncIssuer.set(e.id, e.agent);
     if (e.e !== 'arrive' && e.e !== 'wait') continue;
     if (m.program.barrierOf(e.bar).info.name !== full) continue;
     const a = e.agent >= 0 ? e.agent : e.e === 'arrive' ? asyncIssuer.get(e.async) ?? -1 : -1;
-    if (a < 0) continue;
-    const role = m.program.agents[a]!.roleName;
-    if (e.e === 'wait') cons.add(role);
-    else prod.add(role);
+    if (a >= 0) (e.e === 'wait' ? waits : arrives).add(a);
   }
-  return { producer: [...prod].join(', ') || 'producer', consumer: [...cons].join(', ') || 'consumer', producerRoles: [...prod], consumerRoles: [...cons] };
+  const rolesOf = (set: Set<number>) => [...new Set([...set].sort((x, y) => x - y).map((a) => agents[a]!.roleName))];
+  const prod = rolesOf(arrives), cons = rolesOf(waits);
+  // A role is told apart by warp when some of its agents only arrive and others only wait.
+  const onlyIn = (x: Set<number>, y: Set<number>) => new Set([...x].filter((a) => !y.has(a)).map((a) => agents[a]!.roleName));
+  const onlyArrive = onlyIn(arrives, waits), onlyWait = onlyIn(waits, arrives);
+  const both = new Set(prod.filter((r) => cons.includes(r) && onlyArrive.has(r) && onlyWait.has(r)));
+  const agentSide = agents.map((a, i): 'producer' | 'consumer' | null => {
+    if (both.has(a.roleName)) return arrives.has(i) ? 'producer' : waits.has(i) ? 'consumer' : null;
+    return prod.includes(a.roleName) ? 'producer' : cons.includes(a.roleName) ? 'consumer' : null;
+  });
+  // A split role's warps by name, in one CTA's words (every CTA runs the same code).
+  const names = (rs: string[], side: 'producer' | 'consumer') => rs.flatMap((r) => (both.has(r)
+    ? warpRuns([...new Set(agents.flatMap((a, i) => (a.roleName === r && agentSide[i] === side ? [a.name.replace(/@c\d+$/, '')] : [])))])
+    : [r])).join(', ');
+  return { producer: names(prod, 'producer') || 'producer', consumer: names(cons, 'consumer') || 'consumer', agentSide };
 }
 
 /** Who holds a stage's buffer. */
@@ -116,13 +137,12 @@ export function ringIndex(m: RunModel, pair: RingPair, cta: number): RingIndex {
   const stageOfEmpty = new Map(emptyKeys.filter((k) => k >= 0).map((k, s) => [k, s]));
   const issue: number[][] = fullKeys.map(() => []), done: number[][] = fullKeys.map(() => []);
   const open = new Map<number, { s: number; j: number }>();
-  const prodRoles = new Set(pair.producerRoles), consRoles = new Set(pair.consumerRoles);
   let places = { producer: { ev: [] as number[], at: [] as RolePlace[] }, consumer: { ev: [] as number[], at: [] as RolePlace[] } };
   const handoffs: Handoff[] = [];
   const side = (agent: number): 'producer' | 'consumer' | null => {
     const a = agent >= 0 ? p.agents[agent] : undefined;
     if (!a || a.cta !== cta) return null;
-    return prodRoles.has(a.roleName) ? 'producer' : consRoles.has(a.roleName) ? 'consumer' : null;
+    return pair.agentSide[agent] ?? null;
   };
   const place = (who: 'producer' | 'consumer' | null, i: number, stage: number, what: string, blocked = false) => {
     if (!who) return;

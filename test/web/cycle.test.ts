@@ -1,6 +1,7 @@
 /**
  * In Node: blocked waits become events where they begin (src/web/wait-starts.ts), and one stage's
- * full/empty cycle files each run event under its handoff (src/web/cycle-model.ts).
+ * full/empty cycle files each run event under its handoff (src/web/cycle-model.ts); a kernel of one
+ * role whose warps specialize by index has its producer and consumer warps told apart.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,6 +13,10 @@ import { cycleAt, cycleIndex } from '../../src/web/cycle-model.js';
 import { barrierEvents, barStateAt } from '../../src/web/model.js';
 import { buildModel } from '../../src/web/sim-model.js';
 import { detectPair, ringIndex } from '../../src/web/ring-model.js';
+import { clip } from '../../src/web/views/cycle.js';
+import { parsePtx } from '../../src/ptx/index.js';
+import { translatePtx } from '../../src/ptxi/index.js';
+import { servedPtxLaunch } from '../../src/cli/ptx-load.js';
 
 const REPO = join(__dirname, '..', '..');
 const program = (file: string, params: Record<string, number> = {}) => {
@@ -76,4 +81,24 @@ describe('one stage\'s full/empty cycle', () => {
     const c = cycleIndex(m, ringIndex(m, detectPair(m)!, 0));
     expect(c.steps.map((x) => [x.ev, x.arrow])).toEqual([[1, 0], [11, 0], [14, 0], [15, 1], [17, 1]]);
   });
+
+  test('a PTX kernel of one role: the ring names the producer and consumer warps, and places both', () => {
+    const file = join(REPO, 'examples/ptx/tma_pipeline.ptx');
+    const text = readFileSync(file, 'utf8');
+    const r = parsePtx(text, file);
+    if (!r.ok) throw new Error('tma_pipeline.ptx does not parse');
+    const m = buildModel(instantiate(translatePtx(r.module, servedPtxLaunch(file, {}, text)).kernel));
+    const pair = detectPair(m)!;
+    expect([pair.full, pair.empty, pair.producer, pair.consumer]).toEqual(['full', 'empty', 'tma_pipeline.w0', 'tma_pipeline.w1–w3']);
+    expect(pair.agentSide).toEqual(['producer', 'consumer', 'consumer', 'consumer']);
+    const idx = ringIndex(m, pair, 0);
+    expect(idx.places.producer.at.length).toBeGreaterThan(0);
+    expect(idx.places.consumer.at.length).toBeGreaterThan(0);
+    // The consumers' arrivals on empty are the cycle's fourth arrow.
+    expect(cycleIndex(m, idx).steps.some((x) => x.arrow === 3)).toBe(true);
+    // The figure's boxes cut the role's name, not the warps.
+    expect([clip(pair.producer, 15), clip(pair.consumer, 15)]).toEqual(['tma_pipeline.w0', 'tma_pipe….w1–w3']);
+    expect(clip('a_very_long_role_name', 15)).toBe('a_very_long_ro…');
+  });
 });
+

@@ -97,7 +97,7 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
     for (const ex of ['mechanism', 'phase-tracking', 'pipeline', 'hopper', 'cluster']) expect(verdicts[`ex:${ex}`]).toMatch(/^ok/);
     expect(Object.values(verdicts).some((t) => t.startsWith('hang'))).toBe(true);
     expect(H.errors).toEqual([]);
-  });
+  }, 300_000); // every kernel of the menu (over a hundred), each simulated in the worker
 
   test('the timeline scrubs, plays, zooms; hovering a span shows its source line and barrier state', async () => {
     await pick(page, 'file:examples/mechanism.mbk');
@@ -339,7 +339,7 @@ describe.skipIf(!haveChromium)('explorer in Chromium', () => {
     expect(await page.locator('#step-bars tr.hot').first().textContent()).toBe('full[0]phase 0 (parity 0) · pending 1 of 1 · tx-count 4096 B');
     await page.keyboard.press('End');
     await expect.poll(() => page.locator('#trace-readout').textContent()).toBe(`step ${n} of ${n}`);
-    expect(await page.locator('#step-blocked').textContent()).toMatch(/consumer\.w0 is blocked in mbarrier\.try_wait\.parity full\[0\], 0 \(line 24\)/);
+    expect(await page.locator('#step-blocked').textContent()).toMatch(/consumer\.w0–w3 \(4 agents\) are blocked in mbarrier\.try_wait\.parity full\[0\], 0 \(line 24\)/);
     expect(await page.locator('#replay-text').textContent()).toContain(`step ${n} of ${n}`);
     expect(await page.locator('#replay-ring-list').textContent()).toContain('stage 0');
     await shot(page, 'check-B01-replay');

@@ -110,8 +110,9 @@ export function checkView(d: CheckDefaults): CheckView {
       h('div', { class: 'step-detail', 'aria-label': 'at this step' },
         h('h4', {}, 'At this step'), detHead, detNotes, detSrc, detBlocked,
         h('table', { class: 'bar-table', id: 'step-bars', 'aria-label': 'barrier states at this step' },
-          h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'barrier'), h('th', { scope: 'col' }, 'state after this step'))), detBars),
-        ringSlot)));
+          h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'barrier'), h('th', { scope: 'col' }, 'state after this step'))), detBars))),
+    // The ring below both columns: its figures keep their drawing's size (labels of 12 px or more).
+    ringSlot);
 
   const el = h('section', { class: 'view check', id: 'view-check', 'aria-labelledby': 'check-h' },
     h('h2', { id: 'check-h' }, 'Check every schedule'),
@@ -226,8 +227,7 @@ export function checkView(d: CheckDefaults): CheckView {
           : `Verdict: ${v} — ${r.hazards.length} error hazard${r.hazards.length > 1 ? 's' : ''}${r.stoppedBy !== 'hazard' ? '' : r.hazards.some((h) => h.randomRun) ? ', found by a random run beside the search (a shorter trace may exist)' : ' at the shortest depth'}.`);
       verdict.className = `check-verdict ${v === 'ok' ? 'v-good' : v === 'incomplete' ? 'v-incomplete' : 'v-bad'}`;
       if (missing) setText(verdict, missing);
-      const sym = c.symmetry.length ? `; symmetric agents: ${c.symmetry.map((x) => `${x.agents}× ${x.role}`).join(', ')}` : '';
-      setText(coverage, `${r.complete ? 'Every schedule explored' : r.stoppedBy === 'hazard' ? 'Stopped at the depth of the first error' : `Stopped by ${r.stoppedBy}`}: ${fmt(c.states)} distinct states, ${fmt(c.terminalStates)} terminal, peak frontier ${fmt(c.peakFrontier)}; partial-order reduction ${c.por ? 'on' : 'off'}${sym}.`);
+      setText(coverage, `${r.complete ? 'Every schedule explored' : r.stoppedBy === 'hazard' ? 'Stopped at the depth of the first error' : `Stopped by ${r.stoppedBy}`}: ${fmt(c.states)} distinct states, ${fmt(c.terminalStates)} terminal, peak frontier ${fmt(c.peakFrontier)}; partial-order reduction ${c.por ? 'on' : 'off'}; symmetry: ${r.symmetryText}.`);
       replace(list, ...r.hazards.map((hz, i) => hazardItem(hz, i)));
       warnBox.hidden = r.warnings.length === 0;
       setText(warnSum, `${r.warnings.length} warning${r.warnings.length === 1 ? '' : 's'}`);

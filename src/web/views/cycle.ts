@@ -23,7 +23,16 @@ const ARROWS: { d: string; lx: number; ly: number; anchor: string; text: [string
   { d: 'M 164 250 Q 80 245 70 169', lx: 8, ly: 262, anchor: 'start', text: ['phase completes:', 'producer’s wait passes'] },
 ];
 
-const clip = (t: string, n: number) => (t.length > n ? `${t.slice(0, n - 1)}…` : t);
+/**
+ * `t` in at most `n` characters, an ellipsis where it was cut. A name ending in warps (`k.w1–w3`)
+ * keeps them: the role's name is cut instead (`tma_pi….w1–w3`), so the warps stay told apart.
+ */
+export const clip = (t: string, n: number): string => {
+  if (t.length <= n) return t;
+  const w = /\.w\d+(?:–w\d+)?$/.exec(t);
+  if (w && !t.includes(',') && w[0].length + 2 <= n) return `${t.slice(0, n - w[0].length - 1)}…${w[0]}`;
+  return `${t.slice(0, n - 1)}…`;
+};
 
 /** Builds the figure; `idp` prefixes its element ids. */
 export function cycleView(idp: string): CycleView {
@@ -52,6 +61,15 @@ export function cycleView(idp: string): CycleView {
     svg.append(p, l);
     return { p, l };
   });
+  /** A node's hover text: an SVG `<title>`, its first child. */
+  const setTitle = (g: SVGGElement, text: string) => {
+    let t: SVGTitleElement | null = g.querySelector<SVGTitleElement>('title');
+    if (!t) {
+      t = s('title', {});
+      g.prepend(t);
+    }
+    setText(t, text);
+  };
   const prodN = box(10, 125, 120, 'c-producer');
   const consN = box(310, 125, 120, 'c-consumer');
   const fullN = box(164, 20, 112, 'c-full');
@@ -77,6 +95,9 @@ export function cycleView(idp: string): CycleView {
       names = { full: p.full, empty: p.empty };
       setText(prodN.t, clip(p.producer, 15));
       setText(consN.t, clip(p.consumer, 15));
+      // The whole names on hover.
+      setTitle(prodN.g, `producer: ${p.producer}`);
+      setTitle(consN.g, `consumer: ${p.consumer}`);
       emptyN.g.classList.toggle('absent', !p.empty);
       paths[2]!.p.classList.toggle('absent', !p.empty);
       paths[3]!.p.classList.toggle('absent', !p.empty);

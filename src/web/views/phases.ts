@@ -295,25 +295,26 @@ export function phasesView(S0: number, N0: number): PhasesView {
     const S = mode === 'chapter' ? view_S() : Math.max(1, ...rows.map((x) => x.stage + 1), kernel?.program.barriers.find((b) => b.name === barName)?.length ?? 1);
     const parity = Array.from({ length: S }, () => 0);
     for (const x of rows.slice(0, sel + 1)) parity[x.stage] = x.parityAfter;
-    const W = Math.max(300, S * 104 + 40), H = 150;
+    // Boxes 104 wide, 116 apart: their 12 px texts fit inside.
+    const W = Math.max(300, S * 116 + 40), H = 150;
     const once = passedAtOnce(r);
     diagram.setAttribute('viewBox', `0 0 ${W} ${H}`);
     diagram.setAttribute('width', String(W));
     diagram.setAttribute('height', String(H));
     const kids: SVGElement[] = [];
     for (let st = 0; st < S; st++) {
-      const x = 20 + st * 104;
+      const x = 20 + st * 116;
       const cur = st === r.stage;
       // The current stage shows the parity its wait named (the badge sits on it) and, below, what
       // the barrier's parity is after the wait; the other stages show their parity after the iteration.
       const shown = cur ? r.parityWaited : parity[st]!;
-      kids.push(s('rect', { x, y: 20, width: 92, height: 60, rx: 8, class: `stage-box p${shown}${cur ? ' current' : ''}` }));
-      kids.push(s('text', { x: x + 46, y: 16, 'text-anchor': 'middle', class: 'svg-small' }, `${barName}[${st}]`));
-      kids.push(s('text', { x: x + 46, y: 48, 'text-anchor': 'middle', class: 'svg-big' }, `parity ${shown}`));
+      kids.push(s('rect', { x, y: 20, width: 104, height: 60, rx: 8, class: `stage-box p${shown}${cur ? ' current' : ''}` }));
+      kids.push(s('text', { x: x + 52, y: 16, 'text-anchor': 'middle', class: 'svg-small' }, `${barName}[${st}]`));
+      kids.push(s('text', { x: x + 52, y: 48, 'text-anchor': 'middle', class: 'svg-big' }, `parity ${shown}`));
       if (cur) {
-        kids.push(s('text', { x: x + 46, y: 68, 'text-anchor': 'middle', class: 'svg-small', id: 'waited-badge' }, 'waited on now'));
-        kids.push(s('text', { x: x + 46, y: 96, 'text-anchor': 'middle', class: 'svg-small' }, once ? 'passed at once' : `→ parity ${r.parityAfter}`));
-        kids.push(s('text', { x: x + 46, y: 110, 'text-anchor': 'middle', class: 'svg-tiny' }, once ? '(still phase 0)' : 'after completion'));
+        kids.push(s('text', { x: x + 52, y: 68, 'text-anchor': 'middle', class: 'svg-small', id: 'waited-badge' }, 'waited on now'));
+        kids.push(s('text', { x: x + 52, y: 96, 'text-anchor': 'middle', class: 'svg-small' }, once ? 'passed at once' : `→ parity ${r.parityAfter}`));
+        kids.push(s('text', { x: x + 52, y: 110, 'text-anchor': 'middle', class: 'svg-tiny' }, once ? '(still phase 0)' : 'after completion'));
       }
     }
     kids.push(s('text', { x: 20, y: 136, class: 'svg-big' }, `${varName} = ${r.phaseVar}`));

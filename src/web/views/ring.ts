@@ -9,6 +9,7 @@ import { detectPair, lastHandoff, placesAt, ringIndex, stagesAt, type Holder, ty
 import { h, replace, s, setText } from '../dom.js';
 import { cycleIndex } from '../cycle-model.js';
 import { cycleView } from './cycle.js';
+import { legendKey as key, legendRow } from '../legend.js';
 
 export interface RingView {
   el: HTMLElement;
@@ -20,7 +21,7 @@ const HOLDER_TEXT: Record<Holder, string> = { producer: 'free: producer', tma: '
 /** Inside a stage's circle: short enough to fit. */
 const HOLDER_SHORT: Record<Holder, string> = { producer: 'free', tma: 'TMA filling', consumer: 'ready' };
 /** The node radius the texts are laid out for (nodes are scaled to fit the ring). */
-const NODE_R = 50;
+const NODE_R = 64;
 
 export function ringView(idp = 'ring'): RingView {
   let m: RunModel | null = null;
@@ -41,10 +42,11 @@ export function ringView(idp = 'ring'): RingView {
   const list = h('ul', { class: 'ring-list', id: `${idp}-list`, 'aria-label': idp === 'ring' ? 'stages' : 'stages in the replay' });
   const phaseKey = h('span', {});
   const legend = h('div', { class: 'legend ring-legend' },
-    h('p', {}, h('span', { class: 'sw h-producer' }), ' free: the producer may refill it ',
-      h('span', { class: 'sw h-tma' }), ' TMA filling: a copy into it is in flight ',
-      h('span', { class: 'sw h-consumer' }), ' ready: the consumer holds it'),
-    h('p', {}, h('span', { class: 'badge b-producer' }, 'P'), ' where the producer is now ', h('span', { class: 'badge b-consumer' }, 'C'), ' where the consumer is now (red dashed outline: blocked in a wait)'),
+    legendRow(null, key('h-producer', 'free: the producer may refill it'),
+      key('h-tma', 'TMA filling: a copy into it is in flight'),
+      key('h-consumer', 'ready: the consumer holds it')),
+    legendRow(null, key(h('span', { class: 'badge b-producer' }, 'P'), 'where the producer is now'),
+      key(h('span', { class: 'badge b-consumer' }, 'C'), 'where the consumer is now (red dashed outline: blocked in a wait)')),
     h('p', {}, phaseKey));
   const cycle = cycleView(idp);
   const el = h('section', { class: 'ring-view', 'aria-labelledby': `${idp}-h` },
@@ -81,11 +83,12 @@ export function ringView(idp = 'ring'): RingView {
     cycle.setPair(p, cycleIndex(m, idx));
     const S = p.stages;
     const one = S === 1;
-    const R = one ? 0 : Math.min(152, 118 + S * 6);
+    // Room between the nodes for the handoffs' text in the middle.
+    const R = one ? 0 : Math.min(160, 130 + S * 6);
     // Nodes shrink (the texts with them) when the ring is crowded.
     const r = one ? NODE_R : Math.min(NODE_R, 0.44 * 2 * R * Math.sin(Math.PI / S));
-    const cx = 240, cy = one ? 80 : 230;
-    const hgt = one ? 240 : 460;
+    const cx = 240, cy = one ? 80 : 240;
+    const hgt = one ? 240 : 480;
     geo = { cx, cy, R, r };
     svg.setAttribute('viewBox', `0 0 480 ${hgt}`);
     svg.setAttribute('height', String(hgt));
@@ -99,17 +102,17 @@ export function ringView(idp = 'ring'): RingView {
       p.empty ? `${p.consumer} → ${p.producer}` : 'the buffer is never returned',
     ];
     lines.forEach((t, i) => {
-      svg.appendChild(s('text', { x: tx, y: ty + i * 14 + (i >= 2 ? 8 : 0), 'text-anchor': 'middle', class: i % 2 ? 'svg-small handoff-arrow' : 'svg-tiny muted' }, t));
+      svg.appendChild(s('text', { x: tx, y: ty + i * 16 + (i >= 2 ? 8 : 0), 'text-anchor': 'middle', class: i % 2 ? 'svg-small handoff-arrow' : 'svg-tiny muted' }, t));
     });
     for (let st = 0; st < S; st++) {
       const a = -Math.PI / 2 + (2 * Math.PI * st) / S;
       const x = cx + R * Math.cos(a), y = cy + R * Math.sin(a);
       const g = s('g', { class: 'stage', transform: `translate(${x.toFixed(1)},${y.toFixed(1)}) scale(${(r / NODE_R).toFixed(3)})` });
       const circle = s('circle', { r: NODE_R, class: 'stage-node h-producer' });
-      const holder = s('text', { y: -4, 'text-anchor': 'middle', class: 'svg-small' });
-      const fullT = s('text', { y: 13, 'text-anchor': 'middle', class: 'svg-tiny' });
-      const emptyT = s('text', { y: 26, 'text-anchor': 'middle', class: 'svg-tiny' });
-      g.append(circle, s('text', { y: -21, 'text-anchor': 'middle', class: 'svg-small strong' }, `stage ${st}`), holder, fullT, emptyT);
+      const holder = s('text', { y: -9, 'text-anchor': 'middle', class: 'svg-small' });
+      const fullT = s('text', { y: 8, 'text-anchor': 'middle', class: 'svg-tiny' });
+      const emptyT = s('text', { y: 24, 'text-anchor': 'middle', class: 'svg-tiny' });
+      g.append(circle, s('text', { y: -27, 'text-anchor': 'middle', class: 'svg-small strong' }, `stage ${st}`), holder, fullT, emptyT);
       svg.appendChild(g);
       nodes.push({ g, circle, holder, full: fullT, empty: emptyT, x, y, a });
     }
