@@ -16,6 +16,7 @@ import type { ShiftPlan } from './trips-shift.js';
 import type { HalfPlan } from './trips-half.js';
 import { forgetPass, lastObserved, lastStale, moveObserved } from './wait-hist.js';
 import type { WaitReach } from './trips-dead.js';
+import { baseOf, flipKeeps, NEAR_MARK, nearNever } from './trips-never.js';
 
 /**
  * The state `s` with every shifted slot moved back by whole periods as far as the threshold allows
@@ -60,12 +61,15 @@ export function shifted(plan: ShiftPlan, m: Machine, pH: Program, an: Analysis, 
   if (!Number.isFinite(k)) k = 0;
   const bars = s.bars.map((b) => ({ ...b }));
   const hist = x.hist.slice();
-  if (monotonePhases(pH)) {
+  const mono = monotonePhases(pH);
+  if (mono) {
     if (reach) forgetDead(reach, an, s, hist);
     clampStale(an, bars, hist);
   }
-  // Each barrier: the least phase anything still refers to.
-  const leastOf = () => {
+  // Waiters that never passed and whose first pass reads the barrier's phase absolutely (trips-never.ts).
+  const near = (back: (bar: number) => number) => (mono ? nearNever(pH, an, s, bars, hist, back, reach) : []);
+  // Each barrier: the least phase anything still refers to (a near waiter refers to phase −1).
+  const leastOf = (nearSlots: readonly { bar: number }[]) => {
     const least = bars.map((b) => b.phase);
     agents.forEach((ag) => {
       if (ag.tokens) for (const t of Object.values(ag.tokens)) least[t.barrier] = Math.min(least[t.barrier]!, t.phase);
@@ -75,13 +79,15 @@ export function shifted(plan: ShiftPlan, m: Machine, pH: Program, an: Analysis, 
       const o = lastObserved(hist, slot);
       if (o !== null) least[bar] = Math.min(least[bar]!, o);
     }));
+    for (const { bar } of nearSlots) least[bar] = Math.min(least[bar]!, -1);
     return least;
   };
-  let least = leastOf();
+  let nearNow = near(() => 0);
+  let least = leastOf(nearNow);
   // An odd number of half periods moves each flipped barrier's phase back by one (halfFlip), which
-  // must leave it at 2 or more; and no agent may wait before its first trip loop (its waits' parities
-  // were not proved to flip).
-  if (half && k % 2 === 1 && (anyBefore || [...half.flip].some((b) => least[b]! < 3))) k--;
+  // must leave the rules that read phases absolutely answering alike (flipKeeps); and no agent may
+  // wait before its first trip loop (its waits' parities were not proved to flip).
+  if (half && k % 2 === 1 && (anyBefore || !flipKeeps(half.flip, mono, bars, least, near))) k--;
   if (k > 0) {
     for (let a = 0; a < agents.length; a++) {
       const ag = agents[a]!;
@@ -92,9 +98,10 @@ export function shifted(plan: ShiftPlan, m: Machine, pH: Program, an: Analysis, 
   }
   if (half && k % 2 === 1) {
     halfFlip(half.flip, an, bars, agents, hist);
-    least = leastOf();
+    nearNow = near(() => 0);
+    least = leastOf(nearNow);
   }
-  const base = least.map((v) => (v >= 4 ? 2 * Math.floor((v - 2) / 2) : 0));
+  const base = least.map((v, i) => baseOf(mono, v, bars[i]!.phase));
   bars.forEach((b, i) => (b.phase -= base[i]!));
   agents.forEach((ag) => {
     if (!ag.tokens) return;
@@ -108,6 +115,9 @@ export function shifted(plan: ShiftPlan, m: Machine, pH: Program, an: Analysis, 
     const o = lastObserved(hist, slot);
     if (o !== null) moveObserved(hist, slot, o - base[bar]!);
   }));
+  // A near waiter is told apart from one that never passed and is not near (its barrier's phase is
+  // absolute: base 0, above).
+  for (const { slot } of nearNow) hist[slot] = NEAR_MARK;
   const inflight = relativeGroups(pH, s, agents);
   return { s: { ...s, agents, bars, inflight, named: relativeNamed(m, pH, s, agents) }, x: { ...x, hist } };
 }
