@@ -6,7 +6,8 @@
  * whose second consumer waits on `full` only after the loop (its history refers to phase 0 for the
  * whole loop): as another instance of the first consumer's role (its skip is excused) or as a role
  * of its own (its first pass aliases from K = 2S + 1), releasing the stages itself or not (empty
- * counts 2 and 1), loops from block 0 or 1, and the planted hand-over before the first consumer's
+ * counts 2 and 1), loops from block 0 or 1 and counted from block 0 or 2S (every counter past the
+ * steady state's threshold from the first block on), and the planted hand-over before the first consumer's
  * wait (a race from its first block).
  */
 import { describe, expect, test } from 'vitest';
@@ -32,6 +33,8 @@ export interface FloorRing {
 /** The sketch text of ring `g`. */
 export function floorRing(g: FloorRing): string {
   const wait = 'mbarrier.try_wait.parity full[k % S], (k / S) & 1';
+  const o = g.origin;
+  const loop = `for k in range(${o + g.from}, K + ${o}):`;
   const block = (lines: string[], ind: string) => lines.map((l) => `${ind}${l}\n`).join('');
   const head = `kernel floor arch=sm_90a
 param S = ${g.S}
@@ -40,7 +43,7 @@ barrier full[S] count=1
 barrier empty[S] count=${g.releases ? 2 : 1}
 smem A[S] bytes=1024
 role producer warps=1 per=one:
-    for k in range(0, K):
+    for k in range(${o}, K + ${o}):
         mbarrier.try_wait.parity empty[k % S], ((k / S) & 1) ^ 1
         mbarrier.arrive.expect_tx full[k % S], 1024
         cp.async.bulk.tensor A[k % S], 1024, full[k % S]
@@ -50,14 +53,15 @@ role producer warps=1 per=one:
   const turn = 'bar.arrive 1, 64';
   const c0 = [...(g.early ? [turn, wait] : [wait, turn]), 'ld.shared A[k % S]', 'bar.sync 2, 64', 'mbarrier.arrive empty[k % S]'];
   const c1 = ['bar.sync 1, 64', 'ld.shared A[k % S]', 'bar.arrive 2, 64', ...(g.releases ? ['mbarrier.arrive empty[k % S]'] : [])];
-  const after = 'mbarrier.try_wait.parity full[(K - 1) % S], ((K - 1) / S) & 1\nld.shared A[(K - 1) % S]';
+  const last = o ? `K + ${o - 1}` : 'K - 1';
+  const after = `mbarrier.try_wait.parity full[(${last}) % S], ((${last}) / S) & 1\nld.shared A[(${last}) % S]`;
   if (g.late === 'role') {
-    return `${head}role c0 warps=1 per=one:\n${before(true, '    ')}    for k in range(${g.from}, K):\n${block(c0, '        ')}`
-      + `role c1 warps=1 per=one:\n${before(g.releases, '    ')}    for k in range(${g.from}, K):\n${block(c1, '        ')}${block(after.split('\n'), '    ')}`;
+    return `${head}role c0 warps=1 per=one:\n${before(true, '    ')}    ${loop}\n${block(c0, '        ')}`
+      + `role c1 warps=1 per=one:\n${before(g.releases, '    ')}    ${loop}\n${block(c1, '        ')}${block(after.split('\n'), '    ')}`;
   }
   const releaseFirst = g.from === 1 && !g.releases ? '    if g == 0:\n        mbarrier.arrive empty[0]\n' : '';
   return `${head}role c warps=1 per=one instances=2:\n    g = instance\n${before(g.releases, '    ')}${releaseFirst}`
-    + `    for k in range(${g.from}, K):\n        if g == 0:\n${block(c0, '            ')}        else:\n${block(c1, '            ')}`
+    + `    ${loop}\n        if g == 0:\n${block(c0, '            ')}        else:\n${block(c1, '            ')}`
     + `    if g == 1:\n${block(after.split('\n'), '        ')}`;
 }
 
@@ -84,9 +88,10 @@ function rings(S: number): FloorRing[] {
   const out: FloorRing[] = [];
   for (const late of ['instance', 'role'] as const) {
     for (const releases of [true, false]) {
-      for (const from of [0, 1] as const) out.push({ S, late, releases, from, early: false });
+      for (const from of [0, 1] as const) out.push({ S, late, releases, from, early: false, origin: 0 });
+      out.push({ S, late, releases, from: 0, early: false, origin: 2 * S });
     }
-    out.push({ S, late, releases: true, from: 0, early: true });
+    out.push({ S, late, releases: true, from: 0, early: true, origin: 0 });
   }
   return out;
 }
@@ -94,7 +99,7 @@ function rings(S: number): FloorRing[] {
 describe('every trip count, phases 0 and 1 keyed relative', () => {
   for (const S of [1, 2]) {
     for (const g of rings(S)) {
-      const name = `${g.late === 'role' ? 'late waiter of its own role' : 'late waiter instance'}, ${g.releases ? 'both release' : 'one releases'}, from block ${g.from}${g.early ? ', hand-over before the wait' : ''}, S=${S}`;
+      const name = `${g.late === 'role' ? 'late waiter of its own role' : 'late waiter instance'}, ${g.releases ? 'both release' : 'one releases'}, from block ${g.from}${g.origin ? ` counted from ${g.origin}` : ''}${g.early ? ', hand-over before the wait' : ''}, S=${S}`;
       test(`${name}: the verdict for every K agrees with the direct checks of K = 1 .. 2S + 3`, () => {
         const k = sketch(floorRing(g));
         const all = checkAllTrips(k, {}, { param: 'K', timeout: 120_000 });
