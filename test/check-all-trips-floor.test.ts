@@ -28,6 +28,17 @@ export interface FloorRing {
   from: 0 | 1;
   /** The first consumer hands the turn over before its wait (a race from its first block). */
   early: boolean;
+  /**
+   * The block index the loops count from (0 or 2S: the same stages and parities, and every counter
+   * past the threshold of the steady state from the first block on, so states match from there).
+   */
+  origin: number;
+  /**
+   * The late consumer waits after the loop on `tick` instead of `full`: a barrier the producer
+   * arrives on once a block with count 2 (a phase every two blocks), waited on nowhere else. Its
+   * pass observes phase K / 2 − 1, an alias from K = 6 whatever S, and no other consumer excuses it.
+   */
+  tick: boolean;
 }
 
 /** The sketch text of ring `g`. */

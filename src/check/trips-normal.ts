@@ -3,8 +3,8 @@
  * loop counters moved back by whole periods (the plan of trips-shift.ts) and the monotone counters
  * of the machine and the checker (phases, tokens and observed phases, group numbers, in-order
  * streams, named-barrier generations) kept only relative to each other. Every rule that reads
- * them compares two of them or reads a parity (and phases 0 and 1 stay what they are), so two
- * states with one key behave alike.
+ * them compares two of them or reads a parity, but for phase 0 and a first pass due to observe
+ * phase 0, which the key keeps (trips-never.ts), so two states with one key behave alike.
  */
 import type { Program } from '../machine/program.js';
 import type { Machine, MachineState } from '../machine/machine.js';
@@ -23,14 +23,16 @@ import { baseOf, flipKeeps, NEAR_MARK, nearNever } from './trips-never.js';
  * (all agents of roles with trip loops inside one, but those that have not reached their first
  * trip loop yet and are left as they are; every shifted value still at or above T), and
  * the monotone counters of the machine and the checker made relative: each barrier's phase, the
- * tokens and observed phases of that barrier, moved back by the same even amount (never below 2,
- * so phase 0 and 1 stay what they are); each agent's group numbers, named-barrier generations and
+ * tokens and observed phases of that barrier, moved back by the same even amount (trips-never.ts
+ * `baseOf`: the least referred phase down to 0 or 1, the barrier's own phase kept at 1 or more once
+ * it completed one, and kept absolute while a waiter that never passed is near (`nearNever`), that
+ * waiter's slot then marked); each agent's group numbers, named-barrier generations and
  * cluster rounds relative to their least. With `reach`, a waiter's last observed phase on a barrier
  * it never waits on again, and that no other waiter's skip can lean on, is forgotten first
  * ({@link forgetDead}). With `half` (trips-half.ts), the slots move back by half periods instead,
  * and an odd number of them moves every flipped barrier one phase back too ({@link halfFlip}: its
- * waits' parities flip with the counters), taken only where each flipped barrier's least referred
- * phase is 3 or more (so it stays at 2 or more) and no agent waits before its first trip loop.
+ * waits' parities flip with the counters), taken only where that keeps every absolute reading of a
+ * phase (trips-never.ts `flipKeeps`) and no agent waits before its first trip loop.
  * Two states with one key have the same futures for every trip count (docs/CHECK.md, "Half a
  * period"). A copy: `s` and `x` are not changed.
  */
@@ -101,7 +103,20 @@ export function shifted(plan: ShiftPlan, m: Machine, pH: Program, an: Analysis, 
     nearNow = near(() => 0);
     least = leastOf(nearNow);
   }
-  const base = least.map((v, i) => baseOf(mono, v, bars[i]!.phase));
+  movePhases(an, least.map((v, i) => baseOf(mono, v, bars[i]!.phase)), bars, agents, hist);
+  // A near waiter is told apart from one that never passed and is not near (its barrier's phase is
+  // absolute: base 0, baseOf).
+  for (const { slot } of nearNow) hist[slot] = NEAR_MARK;
+  const inflight = relativeGroups(pH, s, agents);
+  return { s: { ...s, agents, bars, inflight, named: relativeNamed(m, pH, s, agents) }, x: { ...x, hist } };
+}
+
+/**
+ * Moves each barrier's phase back by `base` (per barrier key), with the tokens (and their frame
+ * slots) and the observed phases of `hist` that refer to it. `bars`, `agents` and `hist` are changed
+ * in place.
+ */
+function movePhases(an: Analysis, base: readonly number[], bars: MachineState['bars'][number][], agents: MachineState['agents'], hist: number[]): void {
   bars.forEach((b, i) => (b.phase -= base[i]!));
   agents.forEach((ag) => {
     if (!ag.tokens) return;
@@ -115,11 +130,6 @@ export function shifted(plan: ShiftPlan, m: Machine, pH: Program, an: Analysis, 
     const o = lastObserved(hist, slot);
     if (o !== null) moveObserved(hist, slot, o - base[bar]!);
   }));
-  // A near waiter is told apart from one that never passed and is not near (its barrier's phase is
-  // absolute: base 0, above).
-  for (const { slot } of nearNow) hist[slot] = NEAR_MARK;
-  const inflight = relativeGroups(pH, s, agents);
-  return { s: { ...s, agents, bars, inflight, named: relativeNamed(m, pH, s, agents) }, x: { ...x, hist } };
 }
 
 /**
