@@ -3,8 +3,8 @@
  * loop counters moved back by whole periods (the plan of trips-shift.ts) and the monotone counters
  * of the machine and the checker (phases, tokens and observed phases, group numbers, in-order
  * streams, named-barrier generations) kept only relative to each other. Every rule that reads
- * them compares two of them or reads a parity (and phases 0 and 1 stay what they are), so two
- * states with one key behave alike.
+ * them compares two of them or reads a parity, but for phase 0 and a first pass due to observe
+ * phase 0, which the key keeps (trips-never.ts), so two states with one key behave alike.
  */
 import type { Program } from '../machine/program.js';
 import type { Machine, MachineState } from '../machine/machine.js';
@@ -16,20 +16,23 @@ import type { ShiftPlan } from './trips-shift.js';
 import type { HalfPlan } from './trips-half.js';
 import { forgetPass, lastObserved, lastStale, moveObserved } from './wait-hist.js';
 import type { WaitReach } from './trips-dead.js';
+import { baseOf, flipKeeps, NEAR_MARK, nearNever } from './trips-never.js';
 
 /**
  * The state `s` with every shifted slot moved back by whole periods as far as the threshold allows
  * (all agents of roles with trip loops inside one, but those that have not reached their first
  * trip loop yet and are left as they are; every shifted value still at or above T), and
  * the monotone counters of the machine and the checker made relative: each barrier's phase, the
- * tokens and observed phases of that barrier, moved back by the same even amount (never below 2,
- * so phase 0 and 1 stay what they are); each agent's group numbers, named-barrier generations and
+ * tokens and observed phases of that barrier, moved back by the same even amount (trips-never.ts
+ * `baseOf`: the least referred phase down to 0 or 1, the barrier's own phase kept at 1 or more once
+ * it completed one, and kept absolute while a waiter that never passed is near (`nearNever`), that
+ * waiter's slot then marked); each agent's group numbers, named-barrier generations and
  * cluster rounds relative to their least. With `reach`, a waiter's last observed phase on a barrier
  * it never waits on again, and that no other waiter's skip can lean on, is forgotten first
  * ({@link forgetDead}). With `half` (trips-half.ts), the slots move back by half periods instead,
  * and an odd number of them moves every flipped barrier one phase back too ({@link halfFlip}: its
- * waits' parities flip with the counters), taken only where each flipped barrier's least referred
- * phase is 3 or more (so it stays at 2 or more) and no agent waits before its first trip loop.
+ * waits' parities flip with the counters), taken only where that keeps every absolute reading of a
+ * phase (trips-never.ts `flipKeeps`) and no agent waits before its first trip loop.
  * Two states with one key have the same futures for every trip count (docs/CHECK.md, "Half a
  * period"). A copy: `s` and `x` are not changed.
  */
@@ -60,12 +63,15 @@ export function shifted(plan: ShiftPlan, m: Machine, pH: Program, an: Analysis, 
   if (!Number.isFinite(k)) k = 0;
   const bars = s.bars.map((b) => ({ ...b }));
   const hist = x.hist.slice();
-  if (monotonePhases(pH)) {
+  const mono = monotonePhases(pH);
+  if (mono) {
     if (reach) forgetDead(reach, an, s, hist);
     clampStale(an, bars, hist);
   }
-  // Each barrier: the least phase anything still refers to.
-  const leastOf = () => {
+  // Waiters that never passed and whose first pass reads the barrier's phase absolutely (trips-never.ts).
+  const near = (back: (bar: number) => number) => (mono ? nearNever(pH, an, s, bars, hist, back, reach) : []);
+  // Each barrier: the least phase anything still refers to (a near waiter refers to phase −1).
+  const leastOf = (nearSlots: readonly { bar: number }[]) => {
     const least = bars.map((b) => b.phase);
     agents.forEach((ag) => {
       if (ag.tokens) for (const t of Object.values(ag.tokens)) least[t.barrier] = Math.min(least[t.barrier]!, t.phase);
@@ -75,13 +81,15 @@ export function shifted(plan: ShiftPlan, m: Machine, pH: Program, an: Analysis, 
       const o = lastObserved(hist, slot);
       if (o !== null) least[bar] = Math.min(least[bar]!, o);
     }));
+    for (const { bar } of nearSlots) least[bar] = Math.min(least[bar]!, -1);
     return least;
   };
-  let least = leastOf();
+  let nearNow = near(() => 0);
+  let least = leastOf(nearNow);
   // An odd number of half periods moves each flipped barrier's phase back by one (halfFlip), which
-  // must leave it at 2 or more; and no agent may wait before its first trip loop (its waits' parities
-  // were not proved to flip).
-  if (half && k % 2 === 1 && (anyBefore || [...half.flip].some((b) => least[b]! < 3))) k--;
+  // must leave the rules that read phases absolutely answering alike (flipKeeps); and no agent may
+  // wait before its first trip loop (its waits' parities were not proved to flip).
+  if (half && k % 2 === 1 && (anyBefore || !flipKeeps(half.flip, mono, bars, least, near))) k--;
   if (k > 0) {
     for (let a = 0; a < agents.length; a++) {
       const ag = agents[a]!;
@@ -92,9 +100,23 @@ export function shifted(plan: ShiftPlan, m: Machine, pH: Program, an: Analysis, 
   }
   if (half && k % 2 === 1) {
     halfFlip(half.flip, an, bars, agents, hist);
-    least = leastOf();
+    nearNow = near(() => 0);
+    least = leastOf(nearNow);
   }
-  const base = least.map((v) => (v >= 4 ? 2 * Math.floor((v - 2) / 2) : 0));
+  movePhases(an, least.map((v, i) => baseOf(mono, v, bars[i]!.phase)), bars, agents, hist);
+  // A near waiter is told apart from one that never passed and is not near (its barrier's phase is
+  // absolute: base 0, baseOf).
+  for (const { slot } of nearNow) hist[slot] = NEAR_MARK;
+  const inflight = relativeGroups(pH, s, agents);
+  return { s: { ...s, agents, bars, inflight, named: relativeNamed(m, pH, s, agents) }, x: { ...x, hist } };
+}
+
+/**
+ * Moves each barrier's phase back by `base` (per barrier key), with the tokens (and their frame
+ * slots) and the observed phases of `hist` that refer to it. `bars`, `agents` and `hist` are changed
+ * in place.
+ */
+function movePhases(an: Analysis, base: readonly number[], bars: MachineState['bars'][number][], agents: MachineState['agents'], hist: number[]): void {
   bars.forEach((b, i) => (b.phase -= base[i]!));
   agents.forEach((ag) => {
     if (!ag.tokens) return;
@@ -108,8 +130,6 @@ export function shifted(plan: ShiftPlan, m: Machine, pH: Program, an: Analysis, 
     const o = lastObserved(hist, slot);
     if (o !== null) moveObserved(hist, slot, o - base[bar]!);
   }));
-  const inflight = relativeGroups(pH, s, agents);
-  return { s: { ...s, agents, bars, inflight, named: relativeNamed(m, pH, s, agents) }, x: { ...x, hist } };
 }
 
 /**
