@@ -8,7 +8,9 @@
  *   when a warp spans rows of the block, `%laneid`, `elect.sync`, loads through lane-varying addresses, anything defined inside a
  *   divergent region);
  * - opacity: a value mbsim does not compute (floating point, tensor data, global memory, clocks,
- *   integers beyond ±2^53): its definitions are not translated and a use that needs it traps;
+ *   integers beyond ±2^53, shared memory other than a value array's, smem-values.ts): its
+ *   definitions are not translated and a use that needs it traps; a value array's load is opaque
+ *   when one of the array's stores stores an opaque value;
  * - provenance: the symbols (`.shared` arrays, parameters) an address register is derived from;
  * - divergent regions: the blocks between a branch on a `V` predicate and its reconvergence point.
  */
@@ -270,7 +272,7 @@ export function analyze(flat: Flat, cfg: Cfg, symbols: ReadonlySet<string>, bloc
     if (markRegions(flat, cfg, kind, sideLocal, { divergent, varyingBranch, forcedV })) changed = true;
     if (!changed) break;
   }
-  return {
+  const facts: Facts = {
     kind: (r) => kind.get(r) ?? 'U',
     opaque: (r) => opaque.has(r),
     opaqueCause: (r) => describeCause(cause, r, values),
@@ -278,6 +280,20 @@ export function analyze(flat: Flat, cfg: Cfg, symbols: ReadonlySet<string>, bloc
     divergent,
     varyingBranch,
   };
+  CAUSES.set(facts, cause);
+  return facts;
+}
+
+/** The opacity causes of each {@link analyze} result. */
+const CAUSES = new WeakMap<Facts, ReadonlyMap<string, { it: FlatIns; from?: string }>>();
+
+/**
+ * `facts` whose {@link Facts.opaqueCause} names why a shared array's loads are not values
+ * (smem-values.ts `whyOf`), for a kernel without value arrays (whose facts need no second analysis).
+ */
+export function withSharedWhy(facts: Facts, values: ValueArrays): Facts {
+  const cause = CAUSES.get(facts);
+  return cause ? { ...facts, opaqueCause: (r) => describeCause(cause, r, values) } : facts;
 }
 
 /**

@@ -216,7 +216,8 @@ function matrixLanes(mods: string[]): number {
  * lanes' row addresses): the buffer element of its lead lane's address and, when the address
  * varies between lanes, also lane `lastLane`'s element (31; a `stmatrix .x2` uses lanes 0-15) where
  * that lane is active and its element differs (a warp's contiguous access spans at most two
- * elements of one warp's bytes, layout.ts).
+ * elements of one warp's bytes, layout.ts). A value array's scalar load or store carries its
+ * integer value (smem-value-ops.ts).
  */
 function sharedAccess(env: InsEnv, it: FlatIns, o: Operand, op: 'ld.shared' | 'st.shared', loc: SrcLoc, divergent: boolean, guard: Expr | undefined, lastLane = LANES - 1): Stmt[] {
   const carried = it.ins.base === 'stmatrix' ? undefined : valueAccessStmts(env, it, loc, divergent, guard);

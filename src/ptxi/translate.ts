@@ -13,7 +13,7 @@ import type { Expr, Kernel, SrcLoc, Stmt } from '../kernel/ir.js';
 import { KernelError } from '../machine/program.js';
 import type { Func, Module } from '../ptx/ast.js';
 import { functions } from '../ptx/resolve.js';
-import { analyze, destsOf, type Facts } from './analysis.js';
+import { analyze, destsOf, withSharedWhy, type Facts } from './analysis.js';
 import { address, bin, MissingParam, num, NotModelled, v, type Lane } from './emit.js';
 import { buildCfg, flatten } from './flat.js';
 import type { InsEnv } from './insn.js';
@@ -112,7 +112,7 @@ export function translatePtx(m: Module, launch: PtxLaunch = {}): { kernel: Kerne
   // their stores wrote, so the facts are computed again with them (lane kinds and provenance do
   // not depend on them: only opacity does).
   const values = valueArrays(flat, facts0, sharedSizes(m, flat, launch.dynamicSmem ?? 0));
-  const facts = values.bytes.size || values.why.size ? analyze(flat, cfg, symbols, dims, values) : facts0;
+  const facts = values.bytes.size ? analyze(flat, cfg, symbols, dims, values) : values.why.size ? withSharedWhy(facts0, values) : facts0;
   const boxes = Object.values(launch.tensorMaps ?? {});
   setDefs(flat, facts);
   const params = paramValues(f, launch);
