@@ -65,6 +65,21 @@ describe('scalar integer values through a small shared array', () => {
   });
 });
 
+describe('a load whose destination differs between lanes', () => {
+  it('a load in divergent code into a register the other lanes set otherwise: each active lane gets the value', () => {
+    const text = kernel('.shared .align 4 .b8 next[4];', [
+      'mov.u32 %r2, %laneid;', 'st.shared.u32 [next], 9;', 'bar.warp.sync -1;', 'setp.lt.u32 %p2, %r2, 4;', '@%p2 bra A;',
+      'mov.u32 %r1, 9;', 'bra.uni J;', 'A:', 'ld.shared.u32 %r1, [next];', 'J:', ...expectLoaded('', 9).slice(1),
+    ]);
+    const ops = translate(text).roles.flatMap((x) => opsOf(x.body));
+    expect(ops.find((o) => o.op === 'ld.shared')).toMatchObject({ dest: '%smem' });
+    expect(run(text).verdict).toBe('ok');
+    // The same with the value 8 stored: lanes 0-3 load 8 and trap.
+    const bad = run(text.replace('st.shared.u32 [next], 9;', 'st.shared.u32 [next], 8;'));
+    expect({ v: bad.verdict, m: bad.hazards[0]!.message, line: bad.hazards[0]!.locations[0]!.line }).toEqual({ v: 'not-modelled', m: 'trap: the kernel traps here', line: 23 });
+  });
+});
+
 describe('what is not carried: a located not-modelled, never a guess', () => {
   it('lanes storing different values to one address: a trap at the store', () => {
     const r = run(kernel('.shared .align 4 .b8 next[4];', ['mov.u32 %r2, %laneid;', 'st.shared.u32 [next], %r2;', 'bar.warp.sync -1;', ...expectLoaded('ld.shared.u32 %r1, [next];', 0)]));
