@@ -118,6 +118,15 @@ describe('schedring.cu: a tile scheduler through a shared ring next[2] (one prod
     expect(first('planted/schedring.bug1.ptx', L)).toMatchObject({ v: 'race', subject: 'next[0]', at: ['215 (schedring.cu:47)', '105 (schedring.cu:62)'] });
     expect(first('planted/schedring.bug2.ptx', L)).toMatchObject({ v: 'hang', complete: true, subject: 'full[0]', at: ['112 (schedring.cu:21, inlined at schedring.cu:65)', '112 (schedring.cu:21, inlined at schedring.cu:65)'] });
   }, 120_000);
+  it('the reductions agree with the unreduced search on the values passed through next[s] (verdicts of the kernel and its twins)', () => {
+    const plain = { maxStates: 200_000, randomRuns: false as const, por: false, symmetry: false, stableWaits: false, stableLandings: false };
+    for (const f of ['schedring.ptx', 'planted/schedring.bug1.ptx', 'planted/schedring.bug2.ptx']) {
+      const reduced = check(program(f, L), { maxStates: 50_000, randomRuns: false });
+      const full = check(program(f, L), plain);
+      expect([f, full.verdict, full.hazards.map((h) => h.subject?.name)]).toEqual([f, reduced.verdict, reduced.hazards.map((h) => h.subject?.name)]);
+      expect(full.coverage.states).toBeGreaterThanOrEqual(reduced.coverage.states);
+    }
+  }, 300_000);
 });
 
 describe('sleepy.cu: __noinline__ stage functions (call.uni), a nanosleep backoff around mbarrier.test_wait', () => {
