@@ -38,6 +38,10 @@ export function valueAccessStmts(env: InsEnv, it: FlatIns, loc: SrcLoc, divergen
   const ins = it.ins;
   const load = ins.base === 'ld';
   const o = ins.operands[load ? 1 : 0]!;
+  const [d] = load ? destsOf(it) : [];
+  if (load && (d === undefined || env.facts.opaque(d) || (env.needed && !env.needed.has(d)))) return undefined;
+  const src = ins.operands[1]!;
+  if (!load && (!readByValue(env, arr) || (src.kind === 'name' && env.facts.opaque(it.name(src.name))))) return undefined;
   const name = shortName(arr);
   const misaligned = bin('!=', bin('%', bin('-', address(env, it, o, 'lead'), num(env.symbol(arr)!)), num(w)), num(0));
   const trap = (message: string): Stmt => ({ s: 'op', op: { op: 'trap', message: `${ins.opcode}: ${message}` }, loc });
@@ -49,9 +53,7 @@ export function valueAccessStmts(env: InsEnv, it: FlatIns, loc: SrcLoc, divergen
     else: then, loc,
   }];
   const buf = env.buf(it, o);
-  if (load) {
-    const [d] = destsOf(it);
-    if (d === undefined || env.facts.opaque(d) || (env.needed && !env.needed.has(d))) return undefined;
+  if (d !== undefined) {
     const signed = ins.mods.some((m) => /^s(8|16)$/.test(m));
     // The low 8w bits sign-extended: x − ⌊(x + 2^(8w−1)) / 2^(8w)⌋ · 2^(8w).
     const ext = (x: Expr): Expr => (signed ? bin('-', x, bin('*', bin('>>', bin('+', x, num(2 ** (8 * w - 1))), num(8 * w)), num(2 ** (8 * w)))) : x);
@@ -66,9 +68,6 @@ export function valueAccessStmts(env: InsEnv, it: FlatIns, loc: SrcLoc, divergen
       { s: 'let', name: TMP, value: num(0), loc },
     ]);
   }
-  if (!readByValue(env, arr)) return undefined;
-  const src = ins.operands[1]!;
-  if (src.kind === 'name' && env.facts.opaque(it.name(src.name))) return undefined;
   const lead = value(env, it, src, 'lead');
   const stored = w < 4 ? bin('&', lead, num(2 ** (8 * w) - 1)) : lead;
   const op = once({ op: 'st.shared', buf, value: stored }, loc, divergent, guard);
