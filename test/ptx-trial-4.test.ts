@@ -2,7 +2,7 @@
 // fixtures do not use (test/fixtures/ptx/trial4, built by its build.sh with nvcc 13 at -O3
 // -lineinfo, one at -G): libcu++'s cuda::memcpy_async with arrive/wait(token), named barriers for a
 // ring's empty side, cooperative_groups' DSMEM stores through map_shared_rank, a work-stealing
-// atomicAdd scheduler, __noinline__ stage functions with a nanosleep backoff. The committed PTX is
+// atomicAdd scheduler and a tile scheduler whose indices pass through a shared ring, __noinline__ stage functions with a nanosleep backoff. The committed PTX is
 // read; nvcc never runs here.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -88,17 +88,45 @@ describe('cgcluster.cu: cooperative_groups map_shared_rank (generic stores into 
 
 describe('steal.cu: a persistent loop whose next tile is atomicAdd on a global counter, passed on through shared memory', () => {
   const L: PtxLaunch = { params: { param_3: 3 } };
-  it('stops where the tile index read back from shared memory reaches a branch, naming the ld.shared it comes from', () => {
+  it('checks OK: the tile index the producer stores in next[s] is the value the consumer loads and breaks on', () => {
+    const text = readFileSync(`${DIR}/steal.ptx`, 'utf8');
+    expect(text).toMatch(/st\.shared\.u32 \t\[%r67\], %r64;/);
+    expect(text).toMatch(/ld\.shared\.u32 \t%r7, \[%r37\];/);
+    const ops = program('steal.ptx', L).kernel.roles.flatMap((r) => opsOf(r.body));
+    expect(ops.filter((o) => o.op === 'ld.shared' && o.dest !== undefined).map((o) => o.op === 'ld.shared' && o.dest)).toEqual(['%r7']);
+    expect(ops.some((o) => o.op === 'st.shared' && o.value !== undefined)).toBe(true);
     const r = run('steal.ptx', L);
-    expect(r.verdict).toBe('not-modelled');
-    expect(r.hazards[0]!.message).toMatch(/^bra: the value of %p4 is not modelled \(it comes from ld\.shared\.u32 %r7, \[%r37\] at line 132 \(shared-memory data: the values of ld\.shared are not modelled\)\)$/);
-    expect(r.hazards[0]!.locations[0]).toMatchObject({ line: 135, origin: 'steal.cu:69' });
-  });
-  it('finds the planted byte count before that: 4 bytes fewer expected than the copy delivers (a hang, tx-count -4)', () => {
+    expect({ v: r.verdict, complete: r.complete, states: r.coverage.states }).toEqual({ v: 'ok', complete: true, states: 99 });
+    expect(simulate(program('steal.ptx', L)).verdict).toBe('ok');
+    // No tile at all: the first value the consumer reads is the sentinel.
+    expect(run('steal.ptx', { params: { param_3: 0 } }).verdict).toBe('ok');
+  }, 60_000);
+  it('finds the planted bugs: 4 bytes fewer expected than the copy delivers (a hang, tx-count -4); the first stage never released (a hang)', () => {
     const r = run('planted/steal.bug1.ptx', L);
     expect(r.verdict).toBe('hang');
     expect(r.hazards[0]!.details.join('\n')).toMatch(/4 more bytes were credited by complete_tx than expected \(tx-count -4\)/);
+    expect(first('planted/steal.bug2.ptx', L)).toMatchObject({ v: 'hang', complete: true, subject: 'empty[0]', at: ['246 (steal.cu:21, inlined at steal.cu:43)', '122 (steal.cu:21, inlined at steal.cu:67)'] });
   }, 60_000);
+});
+
+describe('schedring.cu: a tile scheduler through a shared ring next[2] (one producer lane, two consumer warps that break on the sentinel -1)', () => {
+  const L: PtxLaunch = { params: { param_2: 3 } };
+  it('checks OK and runs; reading next[s] before the wait races; a sentinel never written hangs', () => {
+    expect(first('schedring.ptx', L)).toMatchObject({ v: 'ok', complete: true });
+    expect(run('schedring.ptx', L).coverage.states).toBe(328);
+    expect(simulate(program('schedring.ptx', L)).verdict).toBe('ok');
+    expect(first('planted/schedring.bug1.ptx', L)).toMatchObject({ v: 'race', subject: 'next[0]', at: ['215 (schedring.cu:47)', '105 (schedring.cu:62)'] });
+    expect(first('planted/schedring.bug2.ptx', L)).toMatchObject({ v: 'hang', complete: true, subject: 'full[0]', at: ['112 (schedring.cu:21, inlined at schedring.cu:65)', '112 (schedring.cu:21, inlined at schedring.cu:65)'] });
+  }, 120_000);
+  it('the reductions agree with the unreduced search on the values passed through next[s] (verdicts of the kernel and its twins)', () => {
+    const plain = { maxStates: 200_000, randomRuns: false as const, por: false, symmetry: false, stableWaits: false, stableLandings: false };
+    for (const f of ['schedring.ptx', 'planted/schedring.bug1.ptx', 'planted/schedring.bug2.ptx']) {
+      const reduced = check(program(f, L), { maxStates: 50_000, randomRuns: false });
+      const full = check(program(f, L), plain);
+      expect([f, full.verdict, full.hazards.map((h) => h.subject?.name)]).toEqual([f, reduced.verdict, reduced.hazards.map((h) => h.subject?.name)]);
+      expect(full.coverage.states).toBeGreaterThanOrEqual(reduced.coverage.states);
+    }
+  }, 300_000);
 });
 
 describe('sleepy.cu: __noinline__ stage functions (call.uni), a nanosleep backoff around mbarrier.test_wait', () => {

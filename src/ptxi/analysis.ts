@@ -8,7 +8,9 @@
  *   when a warp spans rows of the block, `%laneid`, `elect.sync`, loads through lane-varying addresses, anything defined inside a
  *   divergent region);
  * - opacity: a value mbsim does not compute (floating point, tensor data, global memory, clocks,
- *   integers beyond ±2^53): its definitions are not translated and a use that needs it traps;
+ *   integers beyond ±2^53, shared memory other than a value array's, smem-values.ts): its
+ *   definitions are not translated and a use that needs it traps; a value array's load is opaque
+ *   when one of the array's stores stores an opaque value;
  * - provenance: the symbols (`.shared` arrays, parameters) an address register is derived from;
  * - divergent regions: the blocks between a branch on a `V` predicate and its reconvergence point.
  */
@@ -16,6 +18,7 @@ import type { Instruction, Operand } from '../ptx/ast.js';
 import { printInstruction } from '../ptx/printer.js';
 import { regionOf, type Cfg, type Flat, type FlatIns } from './flat.js';
 import { splitOf } from './split.js';
+import type { ValueArrays } from './smem-values.js';
 
 /** Lane kind of a register (see the module comment). */
 export type Kind = 'U' | 'T' | 'V';
@@ -125,10 +128,10 @@ export function globalValue(ins: Instruction): boolean {
  * {@link Facts.opaqueCause}): floating point, memory data by state space, tensor data, a clock, or
  * an integer past the exact range.
  */
-function opaqueWhat(ins: Instruction, srcs: Operand[]): string {
+function opaqueWhat(ins: Instruction, srcs: Operand[], sharedWhy?: string): string {
   if (ins.mods.some((m) => FLOAT_TYPE.test(m))) return 'floating point';
   if (ins.base === 'ld' || ins.base === 'atom') {
-    if (ins.mods.some((m) => m.startsWith('shared'))) return 'shared-memory data: the values of ld.shared are not modelled';
+    if (ins.mods.some((m) => m.startsWith('shared'))) return `shared-memory data: ${sharedWhy ?? 'the values of ld.shared are modelled for scalar integer loads at a warp-uniform address of a small integer array'}`;
     if (ins.mods.includes('local')) return 'local-memory data at an address not known statically';
     if (ins.mods.includes('const')) return 'constant-memory data';
     if (ins.base === 'atom') return 'an atomic not through a pointer parameter, or not of a 32- or 64-bit integer';
@@ -161,18 +164,18 @@ function opaqueDef(ins: Instruction, srcs: Operand[], it: FlatIns, flat: Flat): 
  * {@link Facts.opaqueCause} of `reg`: the chain of `cause` followed back to the instruction that is
  * opaque by itself (at most 10,000 links: the chain of a loop's register may come round).
  */
-function describeCause(cause: ReadonlyMap<string, { it: FlatIns; from?: string }>, reg: string): string | undefined {
+function describeCause(cause: ReadonlyMap<string, { it: FlatIns; from?: string }>, reg: string, values?: ValueArrays): string | undefined {
   let c = cause.get(reg);
   if (!c) return undefined;
   const seen = new Set<string>([reg]);
   while (c.from !== undefined && !seen.has(c.from) && cause.has(c.from)) { seen.add(c.from); c = cause.get(c.from)!; }
   const ins = c.it.ins;
-  const what = c.from === undefined ? opaqueWhat(ins, ins.operands) : 'a value computed from itself';
+  const what = c.from === undefined ? opaqueWhat(ins, ins.operands, values?.whyOf(c.it)) : 'a value computed from itself';
   return `${printInstruction(ins).replace(/;$/, '')} at line ${ins.pos.line} (${what})`;
 }
 
 /** Computes the {@link Facts} of `flat` over `cfg`; `symbols`: names that are addresses (shared arrays, parameters). */
-export function analyze(flat: Flat, cfg: Cfg, symbols: ReadonlySet<string>, block: readonly [number, number, number] = [1024, 1, 1]): Facts {
+export function analyze(flat: Flat, cfg: Cfg, symbols: ReadonlySet<string>, block: readonly [number, number, number] = [1024, 1, 1], values?: ValueArrays): Facts {
   const tidKind = threadKinds(block);
   const kind = new Map<string, Kind>();
   const opaque = new Set<string>();
@@ -230,9 +233,11 @@ export function analyze(flat: Flat, cfg: Cfg, symbols: ReadonlySet<string>, bloc
       const ks = srcs.map((o) => kindOf(o, it));
       const k0 = defKind(it.ins, srcs, ks);
       const ldKind: Kind = it.ins.base === 'ld' || it.ins.base === 'mbarrier' ? (ks.includes('V') || ks.includes('T') ? 'V' : 'U') : k0;
-      const self = opaqueDef(it.ins, srcs, it, flat);
-      const from = self ? undefined : srcs.flatMap((o) => regsOf(o, it)).find((r) => opaque.has(r));
-      const op = self || from !== undefined && it.ins.base !== 'ld' && it.ins.base !== 'mbarrier' && it.ins.base !== 'shfl' && it.ins.base !== 'clusterlaunchcontrol' && !exactSplit(it);
+      // A load of a value array (smem-values.ts) reads what its stores wrote: opaque when one of them stores an opaque value.
+      const vload = it.ins.base === 'ld' ? values?.arrayOf(it) : undefined;
+      const self = vload === undefined && opaqueDef(it.ins, srcs, it, flat);
+      const from = self ? undefined : vload !== undefined ? (values!.stores.get(vload) ?? []).flatMap((x) => regsOf(x.o, x.it)).find((r) => opaque.has(r)) : srcs.flatMap((o) => regsOf(o, it)).find((r) => opaque.has(r));
+      const op = self || from !== undefined && (vload !== undefined || it.ins.base !== 'ld' && it.ins.base !== 'mbarrier' && it.ins.base !== 'shfl' && it.ins.base !== 'clusterlaunchcontrol' && !exactSplit(it));
       const guardKind: Kind = it.ins.guard ? kindOf({ kind: 'name', name: it.ins.guard.pred, pos: it.ins.pos }, it) : 'U';
       const srcProv = new Set<string>();
       if (it.ins.base === 'ld' && it.ins.mods.includes('param')) {
@@ -267,14 +272,28 @@ export function analyze(flat: Flat, cfg: Cfg, symbols: ReadonlySet<string>, bloc
     if (markRegions(flat, cfg, kind, sideLocal, { divergent, varyingBranch, forcedV })) changed = true;
     if (!changed) break;
   }
-  return {
+  const facts: Facts = {
     kind: (r) => kind.get(r) ?? 'U',
     opaque: (r) => opaque.has(r),
-    opaqueCause: (r) => describeCause(cause, r),
+    opaqueCause: (r) => describeCause(cause, r, values),
     prov: (r) => prov.get(r) ?? new Set(),
     divergent,
     varyingBranch,
   };
+  CAUSES.set(facts, cause);
+  return facts;
+}
+
+/** The opacity causes of each {@link analyze} result. */
+const CAUSES = new WeakMap<Facts, ReadonlyMap<string, { it: FlatIns; from?: string }>>();
+
+/**
+ * `facts` whose {@link Facts.opaqueCause} names why a shared array's loads are not values
+ * (smem-values.ts `whyOf`), for a kernel without value arrays (whose facts need no second analysis).
+ */
+export function withSharedWhy(facts: Facts, values: ValueArrays): Facts {
+  const cause = CAUSES.get(facts);
+  return cause ? { ...facts, opaqueCause: (r) => describeCause(cause, r, values) } : facts;
 }
 
 /**

@@ -32,7 +32,7 @@ export function emitBody(m: Module, flat: Flat, cfg: Cfg, facts: Facts, env: Ins
     if (low) return [low];
     try { return [env.descRoot(it, it.name(o.name))]; } catch { return []; }
   });
-  const regs = neededRegs(flat, roots, (it) => env.isFlag(it));
+  const regs = neededRegs(flat, roots, (it) => env.isFlag(it), env.values);
   env.needed = regs;
   const loc0: SrcLoc = { file, line: 1, col: 1 };
   const out: Stmt[] = [];

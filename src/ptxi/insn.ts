@@ -19,6 +19,8 @@ import { clcStmts, cpAsyncStmts, reduction, stAsyncStmts } from './asyncops.js';
 import { gmemStmts } from './gmem.js';
 import type { GlobalSpin } from './spin.js';
 import { mbarrierStmts } from './insn-mbarrier.js';
+import { valueAccessStmts } from './smem-value-ops.js';
+import type { ValueArrays } from './smem-values.js';
 
 /** What the instruction translation asks of the kernel being built. */
 export interface InsEnv extends ValueEnv {
@@ -59,6 +61,8 @@ export interface InsEnv extends ValueEnv {
   needed?: ReadonlySet<string>;
   /** The `gmem` word a global address operand names (throws NotModelled when not through a flag parameter). */
   gbuf(it: FlatIns, o: Operand): BufRef;
+  /** The arrays whose integer values shared memory carries (smem-values.ts). */
+  values?: ValueArrays;
   /** An instruction's statements with the run-time checks of mixed arrays' references around their operations (mixed.ts). */
   guardMixed?(stmts: Stmt[]): Stmt[];
 }
@@ -212,9 +216,12 @@ function matrixLanes(mods: string[]): number {
  * lanes' row addresses): the buffer element of its lead lane's address and, when the address
  * varies between lanes, also lane `lastLane`'s element (31; a `stmatrix .x2` uses lanes 0-15) where
  * that lane is active and its element differs (a warp's contiguous access spans at most two
- * elements of one warp's bytes, layout.ts).
+ * elements of one warp's bytes, layout.ts). A value array's scalar load or store carries its
+ * integer value (smem-value-ops.ts).
  */
 function sharedAccess(env: InsEnv, it: FlatIns, o: Operand, op: 'ld.shared' | 'st.shared', loc: SrcLoc, divergent: boolean, guard: Expr | undefined, lastLane = LANES - 1): Stmt[] {
+  const carried = it.ins.base === 'stmatrix' ? undefined : valueAccessStmts(env, it, loc, divergent, guard);
+  if (carried) return carried;
   const varying = o.kind === 'address' && regsOf({ ...o, rest: [] }, it).some((r) => env.facts.kind(r) !== 'U');
   // One address for the warp (`ld.shared.u32` of a value every lane reads): its own bytes, from
   // their offset in the element; lanes of different addresses: their elements, whole.

@@ -115,6 +115,18 @@ export function accessBytes(mods: readonly string[]): number | undefined {
   return t === undefined ? undefined : t * (vec ? Number(vec[1]) : 1);
 }
 
+/** The `.shared` declarations of `f` (module-level ones included). */
+function sharedDeclsOf(m: Module, flat: Flat): Decl[] {
+  return [...m.items.filter((i): i is Decl => i.kind === 'decl'), ...flat.decls].filter((d) => d.space.startsWith('.shared'));
+}
+
+/** Bytes of each `.shared` array of the kernel by PTX name (the dynamic one: `dynamicSmem`). */
+export function sharedSizes(m: Module, flat: Flat, dynamicSmem: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const d of sharedDeclsOf(m, flat)) for (const n of d.names) out.set(n.name, Math.max(1, declSize(d, n, dynamicSmem)));
+  return out;
+}
+
 /** Instructions whose address operands other than an mbarrier operand access data. */
 const DATA = new Set(['ld', 'st', 'cp', 'red', 'atom', 'clusterlaunchcontrol']);
 
@@ -128,8 +140,8 @@ function symsOf(o: Operand & { kind: 'address' }, it: Flat['items'][number], fac
  * Lays out the `.shared` arrays of `f` (module-level ones included) and decides each one's role;
  * `constOf` says which offsets are known before running (mixed.ts `staticOffset`).
  */
-export function layoutShared(m: Module, f: Func, flat: Flat, facts: Facts, dynamicSmem: number, boxes: number[], file: string, constOf?: ConstOf): SharedSym[] {
-  const decls = [...m.items.filter((i): i is Decl => i.kind === 'decl'), ...flat.decls].filter((d) => d.space.startsWith('.shared'));
+export function layoutShared(m: Module, f: Func, flat: Flat, facts: Facts, dynamicSmem: number, boxes: number[], file: string, constOf?: ConstOf, valueBytes?: ReadonlyMap<string, number>): SharedSym[] {
+  const decls = sharedDeclsOf(m, flat);
   const barrierSyms = new Set<string>();
   /** Arrays a data access (ld / st, a copy's source or destination) addresses. */
   const dataSyms = new Set<string>();
@@ -196,7 +208,8 @@ export function layoutShared(m: Module, f: Func, flat: Flat, facts: Facts, dynam
       // copies' size, one warp's cp.async bytes, one warp's ld/st bytes; else the whole array.
       const cuts = box > 0 ? [box, cpGranule.get(n.name)] : [bulkGranule.get(n.name), cpGranule.get(n.name), laneGranule.get(n.name)];
       const cut = cuts.find((g) => g !== undefined && size > g && (g === box || size % g === 0));
-      const granule = role === 'barrier' ? 8 : cut ?? size;
+      // A value array (smem-values.ts): one element, and one value cell, per scalar access.
+      const granule = role === 'barrier' ? 8 : valueBytes?.get(n.name) ?? cut ?? size;
       out.push({ name: n.name, ir, base: at, size, role, granule, ...(bars ? { bars } : {}), loc: { file, line: n.pos.line, col: n.pos.col } });
       at += Math.ceil(size / ALIGN) * ALIGN;
     }

@@ -1,6 +1,6 @@
 /**
  * The registers whose values the translation must compute: those that reach, through any chain of
- * definitions, a branch predicate or an operand of a modelled operation (a barrier or buffer
+ * definitions (a value array's load: through its stores, smem-values.ts), a branch predicate or an operand of a modelled operation (a barrier or buffer
  * address, a count, a parity, a wgmma descriptor's shared-memory address). Everything else
  * (floating point, the addresses of global stores, timing) is left out of the warp's frame, which
  * keeps the states small and their number down (no dead value tells two states apart).
@@ -8,6 +8,7 @@
 import type { Operand } from '../ptx/ast.js';
 import { destsOf, regsOf, sourcesOf } from './analysis.js';
 import type { Flat, FlatIns } from './flat.js';
+import type { ValueArrays } from './smem-values.js';
 import { scanWideHighs } from './widemul.js';
 
 /** Instructions whose register operands are read by the operation they become (not only by their destinations). */
@@ -30,7 +31,7 @@ function opReads(it: FlatIns): Operand[] {
  * The needed registers of `flat` (flat names). `descRoots(it)`: the registers a wgmma.mma_async
  * reads shared memory through (its descriptors' address roots).
  */
-export function neededRegs(flat: Flat, descRoots: (it: FlatIns) => string[], flag: (it: FlatIns) => boolean = () => false): Set<string> {
+export function neededRegs(flat: Flat, descRoots: (it: FlatIns) => string[], flag: (it: FlatIns) => boolean = () => false, values?: ValueArrays): Set<string> {
   const need = new Set<string>();
   const defs = new Map<string, FlatIns[]>();
   const work: string[] = [];
@@ -53,6 +54,9 @@ export function neededRegs(flat: Flat, descRoots: (it: FlatIns) => string[], fla
       if (w) for (const o of [w.a, w.b]) for (const x of regsOf(o, w.mul)) add(x);
       else for (const o of sourcesOf(it)) for (const x of regsOf(o, it)) add(x);
       if (it.ins.guard) add(it.name(it.ins.guard.pred));
+      // A load of a value array reads what the array's stores wrote (smem-values.ts).
+      const arr = it.ins.base === 'ld' ? values?.arrayOf(it) : undefined;
+      if (arr !== undefined) for (const x of values!.stores.get(arr) ?? []) for (const y of regsOf(x.o, x.it)) add(y);
       for (const d of destsOf(it)) add(d); // a dual destination (`r|p`, setp's pair) is one definition
     }
   }

@@ -13,12 +13,13 @@ import type { Expr, Kernel, SrcLoc, Stmt } from '../kernel/ir.js';
 import { KernelError } from '../machine/program.js';
 import type { Func, Module } from '../ptx/ast.js';
 import { functions } from '../ptx/resolve.js';
-import { analyze, destsOf, type Facts } from './analysis.js';
+import { analyze, destsOf, withSharedWhy, type Facts } from './analysis.js';
 import { address, bin, MissingParam, num, NotModelled, v, type Lane } from './emit.js';
 import { buildCfg, flatten } from './flat.js';
 import type { InsEnv } from './insn.js';
 import { emitBody } from './body.js';
-import { layoutShared, PARAM_BASE, paramValues, tensorBox, sharedDecls, shortName, type ParamInfo, type SharedSym } from './layout.js';
+import { valueArrays } from './smem-values.js';
+import { layoutShared, sharedSizes, PARAM_BASE, paramValues, tensorBox, sharedDecls, shortName, type ParamInfo, type SharedSym } from './layout.js';
 import { sharedRefs } from './refs.js';
 import { memorySpaces } from './generic.js';
 import { flagOf, flagParams, GMEM_WORDS } from './gmem.js';
@@ -105,7 +106,13 @@ export function translatePtx(m: Module, launch: PtxLaunch = {}): { kernel: Kerne
   f.params.forEach((p, i) => paramSyms.set(p.name, PARAM_BASE + i * 0x1000));
   const shared0 = new Set<string>();
   for (const d of [...m.items, ...flat.decls]) if (d.kind === 'decl' && d.space.startsWith('.shared')) for (const n of d.names) shared0.add(n.name);
-  const facts = analyze(flat, cfg, new Set([...shared0, ...paramSyms.keys()]), dims);
+  const symbols = new Set([...shared0, ...paramSyms.keys()]);
+  const facts0 = analyze(flat, cfg, symbols, dims);
+  // The arrays whose integer values the machine carries (smem-values.ts); their loads read what
+  // their stores wrote, so the facts are computed again with them (lane kinds and provenance do
+  // not depend on them: only opacity does).
+  const values = valueArrays(flat, facts0, sharedSizes(m, flat, launch.dynamicSmem ?? 0));
+  const facts = values.bytes.size ? analyze(flat, cfg, symbols, dims, values) : values.why.size ? withSharedWhy(facts0, values) : facts0;
   const boxes = Object.values(launch.tensorMaps ?? {});
   setDefs(flat, facts);
   const params = paramValues(f, launch);
@@ -120,13 +127,14 @@ export function translatePtx(m: Module, launch: PtxLaunch = {}): { kernel: Kerne
     if (c !== undefined) for (const k of read) params.get(k)!.decl.fixed = `where the kernel's mbarriers sit in shared memory was computed from it (give another value with --param, which translates the kernel for it)`;
     return c;
   };
-  const shared = layoutShared(m, f, flat, facts, launch.dynamicSmem ?? 0, boxes, file, layoutConstOf);
+  const shared = layoutShared(m, f, flat, facts, launch.dynamicSmem ?? 0, boxes, file, layoutConstOf, values.bytes);
   const byName = new Map(shared.map((s) => [s.name, s]));
   const tmemInfo = tmemOf(flat, facts);
   const pointers = new Set(f.params.filter((p) => p.type === '.u64' || p.type === '.b64').map((p) => p.name));
   const flags = flagParams(flat, facts, pointers);
   const fields = paramFieldsRead(flat, facts, (n) => paramSyms.has(n));
   const env = insEnv(facts, byName, paramSyms, params, f, launch, dims, tmemInfo, flags, fields, constOf);
+  env.values = values;
   const body = emitBody(m, flat, cfg, facts, env, at, file);
   const { barriers, buffers } = sharedDecls(shared);
   buffers.push(...tmemDecl(tmemInfo, at(f.pos)));
