@@ -17,6 +17,8 @@ export interface WaiterGroup {
   op: string;
   /** Its 1-based source line. */
   line: number;
+  /** The source line it was compiled from, when known (a PTX line's CUDA line: `k.cu:37`). */
+  origin?: string;
   /** Why the wait cannot complete (the same sentences for every waiter of the group). */
   reasons: string[];
 }
@@ -35,6 +37,7 @@ export function waiterGroups(waiters: readonly BlockedWaiter[]): WaiterGroup[] {
     count: names.length,
     op: w.op,
     line: w.loc.line,
+    ...(w.loc.origin ? { origin: w.loc.origin } : {}),
     reasons: w.reasons,
   }));
 }

@@ -24,7 +24,7 @@ export function replayStep(tm: RunModel, hz: Hazard, index: number, k: number, l
   const line = t?.loc?.line ?? 0;
   const src = line > 0 ? lines[line - 1] : undefined;
   const blocked = k === hz.trace.length && tm.sim.hang
-    ? waiterGroups(tm.sim.hang.waiters).map((g) => `${g.label} ${g.count > 1 ? 'are' : 'is'} blocked in ${g.op}${g.line ? ` (line ${g.line})` : ''}: ${g.reasons.join(' ')}`)
+    ? waiterGroups(tm.sim.hang.waiters).map((g) => `${g.label} ${g.count > 1 ? 'are' : 'is'} blocked in ${g.op}${g.line ? ` (line ${g.line}${g.origin ? `, ${g.origin}` : ''})` : ''}: ${g.reasons.join(' ')}`)
     : [];
   const detail: StepDetail = {
     head: t ? `${t.n}. ${t.actor}: ${t.op}` : 'Before the first step: every barrier as initialized.',

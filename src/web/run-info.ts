@@ -34,13 +34,13 @@ export function runInfoParts(m: RunModel, replay: { index: number; hazard: Hazar
     for (const d of diags.slice(0, 12)) {
       const b = h('button', { type: 'button', class: 'link', title: 'move the cursor here' }, `t=${fmt(d.t)}`);
       b.addEventListener('click', () => onJump(d.t));
-      ul.appendChild(h('li', { class: `sev-${d.diag.severity}` }, b, ` ${d.diag.severity} [${d.diag.code}] ${d.diag.message}`, d.loc ? ` (line ${d.loc.line})` : '', h('br', {}), h('span', { class: 'h200' }, `H200: ${d.diag.h200}`)));
+      ul.appendChild(h('li', { class: `sev-${d.diag.severity}` }, b, ` ${d.diag.severity} [${d.diag.code}] ${d.diag.message}`, d.loc ? ` (line ${d.loc.line}${d.loc.origin ? `, ${d.loc.origin}` : ''})` : '', h('br', {}), h('span', { class: 'h200' }, `H200: ${d.diag.h200}`)));
     }
     parts.push(ul);
   }
   if (sim.hang) {
     const ul = h('ul', { class: 'hang', 'aria-label': 'hang report' });
-    for (const g of waiterGroups(sim.hang.waiters)) ul.appendChild(h('li', {}, `${g.label} blocked in ${g.op} (line ${g.line})`, ...g.reasons.map((r) => h('div', { class: 'reason' }, r))));
+    for (const g of waiterGroups(sim.hang.waiters)) ul.appendChild(h('li', {}, `${g.label} blocked in ${g.op} (line ${g.line}${g.origin ? `, ${g.origin}` : ''})`, ...g.reasons.map((r) => h('div', { class: 'reason' }, r))));
     parts.push(h('div', {}, h('p', { class: 'hang-head' }, 'Hang: nothing can progress.'), ul, sim.hang.cycle ? h('p', {}, `wait-for cycle: ${sim.hang.cycle.join(' → ')}`) : ''));
   }
   return parts;

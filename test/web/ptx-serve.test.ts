@@ -56,6 +56,7 @@ describe.skipIf(!haveChromium)('the explorer on a served PTX file', () => {
     await page.click('#tab-sketch');
     await expect.poll(() => page.locator('#editor-status').textContent(), { timeout: 10_000 }).toBe('✓ translates: kernel tma_pipeline');
     expect(await page.locator('.cm-content').textContent()).toContain('.entry');
+    expect(await page.locator('#view-sketch .lead').textContent()).toMatch(/^The PTX of the kernel \(docs\/PTX\.md\)/);
 
     const bug = await serve('test/fixtures/ptx/planted/tma_pipeline.expect_tx.ptx', 'planted.ptx');
     await page.goto(bug.url);
@@ -64,7 +65,7 @@ describe.skipIf(!haveChromium)('the explorer on a served PTX file', () => {
     await page.click('#tab-check');
     await page.getByRole('button', { name: 'Check every schedule' }).click();
     await expect.poll(() => page.locator('#check-verdict').textContent(), { timeout: 60_000 }).toMatch(/^Verdict: hang/);
-    expect(await page.locator('#hazards li.hazard').first().textContent()).toMatch(/line \d+:\s+mbarrier\.try_wait\.parity/);
+    expect(await page.locator('#hazards li.hazard').first().textContent()).toMatch(/line \d+ \(tma_pipeline\.cu:\d+[^)]*\):\s+mbarrier\.try_wait\.parity/);
     expect(errors).toEqual([]);
   }, 180_000);
 

@@ -128,9 +128,16 @@ export function checkView(d: CheckDefaults): CheckView {
   runBtn.addEventListener('click', () => view.onRun?.(intOf(maxIn, 1000, 50_000_000, d.maxStates), intOf(toIn, 1, 3600, d.timeoutS) * 1000));
   cancelBtn.addEventListener('click', () => view.onCancel?.());
 
-  const locText = (line: number) => {
-    const t = view.lineText(line);
-    return `line ${line}${t !== null ? `:  ${t.trim()}` : ''}`;
+  // A PTX line names the CUDA line it was compiled from (`-lineinfo`), as the CLI's report does.
+  const locText = (l: { line: number; origin?: string }) => {
+    const t = view.lineText(l.line);
+    return `line ${l.line}${l.origin ? ` (${l.origin})` : ''}${t !== null ? `:  ${t.trim()}` : ''}`;
+  };
+  /** The distinct lines of `locs` (each with the first CUDA line met for it), in order. */
+  const distinct = (locs: readonly { line: number; origin?: string }[]) => {
+    const by = new Map<number, { line: number; origin?: string }>();
+    for (const l of locs) if (l.line > 0 && !by.has(l.line)) by.set(l.line, l);
+    return [...by.values()];
   };
 
   const hazardItem = (hz: Hazard, index: number) => {
@@ -143,8 +150,8 @@ export function checkView(d: CheckDefaults): CheckView {
       replayBtn.addEventListener('click', () => view.onReplay?.(index));
       action = replayBtn;
     }
-    const lines = [...new Set(hz.locations.map((l) => l.line).filter((l) => l > 0))];
-    const causeLines = hz.cause ? [...new Set(hz.cause.locations.map((l) => l.line).filter((l) => l > 0))] : [];
+    const lines = distinct(hz.locations);
+    const causeLines = hz.cause ? distinct(hz.cause.locations) : [];
     // A hang (or race) that a static finding explains says so first.
     const cause = hz.cause
       ? h('div', { class: 'hz-cause', role: 'note' },
@@ -247,7 +254,7 @@ export function checkView(d: CheckDefaults): CheckView {
       replace(traceList, before, ...hz.trace.map((t) => {
         const li = h('li', { role: 'option', 'data-step': t.n, 'aria-selected': 'false' },
           h('span', { class: 'st-n' }, `${t.n}.`), ' ', h('span', { class: `st-actor ${t.kind}` }, t.actor), ': ', h('code', {}, t.op),
-          t.loc && t.loc.line > 0 ? h('span', { class: 'st-line' }, ` (line ${t.loc.line})`) : '',
+          t.loc && t.loc.line > 0 ? h('span', { class: 'st-line' }, ` (line ${t.loc.line}${t.loc.origin ? `, ${t.loc.origin}` : ''})`) : '',
           t.notes.length || t.groups ? h('div', { class: 'st-notes' }, [...t.notes, ...(t.groups ? [groupNoteText(t.groups)] : [])].join('; ')) : '');
         li.addEventListener('click', () => view.onStep?.(t.n));
         return li;

@@ -116,10 +116,13 @@ export function editorView(): EditorViewApi {
     }),
   });
 
+  const SKETCH_LEAD = 'Edit the kernel in the sketch language (docs/LANGUAGE.md). Diagnostics appear as you type; when the sketch parses, every view is recomputed and the link carries it.';
+  const PTX_LEAD = 'The PTX of the kernel (docs/PTX.md), run with the launch it was served with. Edit it here: diagnostics appear as you type, and when it parses and translates, every view is recomputed. Lines the views name are PTX lines, each with its CUDA line when the PTX carries -lineinfo.';
+  const lead = h('p', { class: 'lead' }, SKETCH_LEAD);
   const api: EditorViewApi = {
     el: h('section', { class: 'view sketch', id: 'view-sketch', 'aria-labelledby': 'sketch-h' },
       h('h2', { id: 'sketch-h' }, 'Sketch'),
-      h('p', { class: 'lead' }, 'Edit the kernel in the sketch language (docs/LANGUAGE.md). Diagnostics appear as you type; when the sketch parses, every view is recomputed and the link carries it.'),
+      lead,
       note, markInfo, host, status, diagList),
     setSource(src) {
       if ('builtin' in src) {
@@ -137,6 +140,7 @@ export function editorView(): EditorViewApi {
       host.hidden = false;
       file = src.file;
       launch = src.launch;
+      setText(lead, launch ? PTX_LEAD : SKETCH_LEAD);
       if (cm.state.doc.toString() === src.text) return;
       programmatic = true;
       cm.dispatch({ changes: { from: 0, to: cm.state.doc.length, insert: src.text } });
