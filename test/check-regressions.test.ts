@@ -196,7 +196,7 @@ describe('wait-for analysis by barrier key and remaining code', () => {
     expect(hang.subject?.name).toBe('go[0]@c0');
     // The static finding that explains it comes first.
     expect(hang.cause?.kind).toBe('count-mismatch');
-    expect(hang.details[0]).toBe('root cause (static count-mismatch): go[0]@c0 expects 1 arrival(s) per phase, but no operation ever arrives on it, so a wait for its phase 0 can never pass');
+    expect(hang.details[0]).toBe('root cause (static count-mismatch): go[0]@c0 expects 1 arrival(s) per phase, but no operation ever arrives on it, so a wait for its phase 0 can never pass; the arrive on go at line 11 runs but never names go[0]@c0 with these parameters (its index, or a branch around it, leaves it out)');
     expect(hang.details[1]).toContain('no agent arrives on go[0]@c0 anywhere in the kernel');
     expect(hang.details[2]).toContain('agents that can still arrive on go[0]@c1: main@c0 (blocked in');
     expect(hang.details.join('\n')).not.toContain('wait-for cycle');

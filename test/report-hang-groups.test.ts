@@ -60,3 +60,12 @@ describe('hang list groups', () => {
     ]);
   });
 });
+
+describe('warp runs in a cluster', () => {
+  test('consecutive warps of one CTA fold with their CTA kept; runs stop at a CTA change', async () => {
+    const { warpRuns } = await import('../src/machine/warp-runs.js');
+    expect(warpRuns(['consumer.w0@c0', 'consumer.w1@c0', 'consumer.w2@c0', 'consumer.w0@c1', 'consumer.w1@c1', 'producer@c0']))
+      .toEqual(['consumer.w0–w2@c0', 'consumer.w0–w1@c1', 'producer@c0']);
+    expect(warpRuns(['mma[0].w0', 'mma[0].w1', 'mma[1].w0'])).toEqual(['mma[0].w0–w1', 'mma[1].w0']);
+  });
+});
