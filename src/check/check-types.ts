@@ -38,6 +38,11 @@ export interface CheckOptions {
    * with and without them.
    */
   stableLandings?: boolean;
+  /**
+   * Arrivals on counting barriers taken alone across a phase boundary (default true; only with
+   * `stableWaits`; docs/CHECK.md, "Arrivals across a phase boundary"). Off only to compare.
+   */
+  countingArrivals?: boolean;
   /** Strict warnings (cross-proxy WAR without fence.proxy.async). */
   strict?: boolean;
   /**

@@ -59,6 +59,8 @@ export interface ExploreOptions {
   stableWaits?: boolean;
   /** Stable phase-completing TMA landings as forced steps (default true; only with `stableWaits`). */
   stableLandings?: boolean;
+  /** Arrivals on counting barriers as forced steps (check-types.ts `CheckOptions.countingArrivals`). */
+  countingArrivals?: boolean;
   /** Symmetry reduction (default true). */
   symmetry?: boolean;
   /** Symmetry between the CTAs of a cluster (default true; only with `symmetry`; check/cta-symmetry.ts). */

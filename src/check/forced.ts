@@ -25,6 +25,7 @@ import { stableLanding } from './stable-landing.js';
 import { stableGroupOp } from './stable-group.js';
 import { settledReads } from './settled.js';
 import { clusterReachOf } from './landing-order.js';
+import { countingArrive, countingLanding, countingUnits } from './counting-arrive.js';
 import type { SearchCtx } from './search-ctx.js';
 import type { Successors } from './successor.js';
 import type { TransitionCheck } from './transition.js';
@@ -53,15 +54,16 @@ export type ForcedStep = (s: MachineState, x: Extra, id: number, prefix: Choice[
 
 /**
  * The forced steps of search `ctx` (`stableOn`: stable waits and arrives are forced too;
- * `landingsOn`: with them, stable phase-completing landings).
+ * `landingsOn`: with them, stable phase-completing landings; `countingOn`: with them, arrivals on
+ * counting barriers across a phase boundary, counting-arrive.ts).
  */
-export function forcedStep(ctx: SearchCtx, sx: Successors, check: TransitionCheck, stableOn: boolean, landingsOn = true, head?: SearchHooks['forcedHead']): ForcedStep {
+export function forcedStep(ctx: SearchCtx, sx: Successors, check: TransitionCheck, stableOn: boolean, landingsOn = true, head?: SearchHooks['forcedHead'], countingOn = true): ForcedStep {
   const { p, m, an, out } = ctx;
   const { agentCode, agentPor } = ctx.f;
   const agentOrder = canonicalOrder(ctx);
-  const syncForced = stableSync(ctx, stableOn);
+  const syncForced = stableSync(ctx, stableOn, countingOn);
   const quietExit = stableOn ? exitCommutes(ctx) : () => false;
-  const asyncForced = forcedLanding(ctx, stableOn && landingsOn && !p.values && !an.trackRelaxed);
+  const asyncForced = forcedLanding(ctx, stableOn && landingsOn && !p.values && !an.trackRelaxed, countingOn);
   /** Shared choice objects of the forced steps: agent a; async op id (small ids). */
   const agentChoice: Choice[] = p.agents.map((_, a) => Object.freeze({ kind: 'agent' as const, agent: a }));
   const asyncChoice: Choice[] = [];
@@ -183,9 +185,10 @@ function canonicalOrder(ctx: SearchCtx): (rh: Int32Array | null) => Int32Array {
 /**
  * Whether the sync step `ins` of agent `a` in `s` is forced: a sync step, except an arrive on
  * another CTA's barrier (it only starts a remote signal) and a stable wait (stable.ts: it passes,
- * and nothing reaches its barrier before it moves), is explored in every order.
+ * and nothing reaches its barrier before it moves), is explored in every order. `countingOn`: a
+ * local arrive on a counting barrier may be taken alone across a phase boundary (counting-arrive.ts).
  */
-function stableSync(ctx: SearchCtx, stableOn: boolean): (s: MachineState, a: number, ins: OpInstr, x: Extra, cheap: boolean) => boolean {
+function stableSync(ctx: SearchCtx, stableOn: boolean, countingOn: boolean): (s: MachineState, a: number, ins: OpInstr, x: Extra, cheap: boolean) => boolean {
   const { p, m } = ctx;
   const { multiWarp, barCta } = ctx.f;
   const stable = stableChecks(ctx);
@@ -193,6 +196,7 @@ function stableSync(ctx: SearchCtx, stableOn: boolean): (s: MachineState, a: num
   // Stable generic accesses (stable.ts): not in kernels with memory values (a write can steer a
   // reader) or with relaxed arrives tracked (relaxed.ts orders accesses by its own records).
   const accessOn = stableOn && !p.values && !ctx.an.trackRelaxed;
+  const counting = countingUnitsOf(ctx, stableOn && countingOn);
   return (s, a, ins, x, cheap) => {
     const ag = s.agents[a]!;
     if (ins.opc === OPC_FENCE_PROXY) return !cheap && accessOn && !multiWarp[a] && stable.fence(s, a, x);
@@ -231,7 +235,12 @@ function stableSync(ctx: SearchCtx, stableOn: boolean): (s: MachineState, a: num
     // A local arrive is forced when it is stable (stable.ts: the phase still needs it after
     // everything the others can bring first).
     if (barCta(key) !== p.agents[a]!.cta) return true;
-    return !cheap && stableOn && !multiWarp[a] && stable.arrive(s, a, ins, key, ag.frame);
+    if (cheap || !stableOn || multiWarp[a]) return false;
+    if (stable.arrive(s, a, ins, key, ag.frame)) return true;
+    // On a counting barrier, across a phase boundary too (counting-arrive.ts), when the arrive
+    // publishes no unfenced access.
+    const u = counting ? counting[key]! : 0;
+    return u > 0 && !x.dirty[a]?.length && stable.counting(s, a, ins, key, ag.frame, u);
   };
 }
 
@@ -287,19 +296,31 @@ function stableChecks(ctx: SearchCtx) {
     if (key < 0 || p.bufferOf(key).cta !== p.agents[a]!.cta || p.bufferOf(key).info.space !== 'smem') return false;
     return stableAccess(p, agentCode, s, a, ins, key, ins.opc === OPC_LD_SHARED ? 'r' : 'w');
   };
+  const counting = (s: MachineState, a: number, ins: OpInstr, key: number, f: number[], u: number): boolean => {
+    const op = ins.op as Extract<OpInstr['op'], { op: 'mbarrier.arrive' }>;
+    if (op.drop || op.noComplete || op.token !== undefined || op.expectTx) return false;
+    let count: number;
+    try {
+      count = (ins.ints.count ? ins.ints.count(f) : 1) * m.arriveLanes(ins, p.agents[a]!);
+    } catch {
+      return false;
+    }
+    return m.arriveInstrs(ins, p.agents[a]!) === 1 && countingArrive(p, agentCode, s, a, key, count, u);
+  };
   const { proxyKey } = ctx.an;
   const fence = (s: MachineState, a: number, x: Extra): boolean =>
     stableProxyFence(p, agentCode, s, a, x.esc !== null && x.esc.length > 0, (b) => x.dirty[b] !== null && x.dirty[b]!.length > 0, (k) => proxyKey[k] === 1, ctx.strict);
-  return { wait, arrive, named, access, fence };
+  return { wait, arrive, named, access, fence, counting };
 }
 
 /**
  * Whether the completion of in-flight operation `o` in `s` (checker data `x`) is a forced step; a
  * TMA landing that cannot complete its phase or a commit taken so is noted in the context
  * (`tmaGhost`, `commitGhost`): it becomes a ghost. `landingsOn`: a landing that completes its
- * phase is forced when it is stable (stable-landing.ts).
+ * phase is forced when it is stable (stable-landing.ts); `countingOn`: with it, a remote arrive's
+ * landing on a counting barrier across a phase boundary (counting-arrive.ts).
  */
-function forcedLanding(ctx: SearchCtx, landingsOn: boolean): (s: MachineState, o: AsyncOp, x: Extra) => boolean {
+function forcedLanding(ctx: SearchCtx, landingsOn: boolean, countingOn: boolean): (s: MachineState, o: AsyncOp, x: Extra) => boolean {
   const { p, an } = ctx;
   const { directTxKey, commitOnlyKey, agentCode, ctaAgents, multiWarp } = ctx.f;
   /** The buffers of the copies that landed early on barrier `key` (its TMA ghosts in `x`). */
@@ -309,6 +330,7 @@ function forcedLanding(ctx: SearchCtx, landingsOn: boolean): (s: MachineState, o
     if (tg) for (let i = 0; i < tg.length; i += 2) if (tg[i] === key) l.push(tg[i + 1]!);
     return l;
   };
+  const counting = countingUnitsOf(ctx, landingsOn && countingOn);
   return (s, o, x) => {
     const fl = s.inflight;
     const ags = s.agents;
@@ -331,7 +353,12 @@ function forcedLanding(ctx: SearchCtx, landingsOn: boolean): (s: MachineState, o
       ctx.tmaGhost = o.id;
       return true;
     }
-    if (o.kind === 'remote') return landingsOn && o.remote === 'arrive' && stableLanding(p, agentCode, s, o, ctaAgents, []);
+    if (o.kind === 'remote') {
+      if (!landingsOn || o.remote !== 'arrive') return false;
+      if (stableLanding(p, agentCode, s, o, ctaAgents, [])) return true;
+      const u = counting && o.bar >= 0 ? counting[o.bar]! : 0;
+      return u > 0 && countingLanding(p, agentCode, s, o, ctaAgents, u);
+    }
     if (o.kind === 'tc.commit') {
       // A commit arriving on a commit-only barrier without completing its phase (see docs/CHECK.md).
       if (o.seq !== ags[o.agent]!.tcDone) return false; // not enabled: tcgen05 ops complete in issue order
@@ -349,4 +376,14 @@ function forcedLanding(ctx: SearchCtx, landingsOn: boolean): (s: MachineState, o
     }
     return false;
   };
+}
+
+/**
+ * The counting barriers' units of search `ctx` (counting-arrive.ts), or null where the rule is off
+ * (`on` false, kernels with memory values or relaxed arrives tracked).
+ */
+function countingUnitsOf(ctx: SearchCtx, on: boolean): Int32Array | null {
+  if (!on || ctx.p.values || ctx.an.trackRelaxed) return null;
+  const u = countingUnits(ctx.p, ctx.m);
+  return u.some((v) => v > 0) ? u : null;
 }

@@ -38,7 +38,11 @@ export interface Forward {
   /** Named barriers whose current generation cannot complete while A stays put. */
   namedGated: Uint8Array;
   signal: Signal;
-  pass: (key: number) => void;
+  /**
+   * A wait on barrier `key` that the run passes, relying on `relied` completions of it (0: it
+   * passes on the barrier's current phase, the parity of the phase before).
+   */
+  pass: (key: number, relied: number) => void;
   /** `threads` arrive on named barrier `key`, whose instruction names `count` threads. */
   arriveNamed: (key: number, threads: number, count: number) => void;
   budget: { left: number };
@@ -187,12 +191,16 @@ export function runForward(p: Program, code: readonly Instr[], s: MachineState, 
             // The completions of this barrier the run has relied on so far: a wait for the parity
             // the barrier will have after them needs one more, within what the others can bring.
             const u = used.get(key) ?? 0;
+            let relied = u;
             if (((bk.phase + u) & 1) === (op.ints.parity(f) & 1)) {
               if (u + 1 > run.comps[key]!) return block(key, u + 1, -1, pc); // blocked while A stays
               used.set(key, u + 1);
+              relied = u + 1;
             }
+            pass(key, relied);
+            break;
           }
-          pass(key);
+          pass(key, 0);
           break;
         }
         case 6: // mbarrier.pending_count: a value the run cannot know

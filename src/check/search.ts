@@ -144,7 +144,7 @@ function setup(program: Program, opts: ExploreOptions, par: ParHooks | null, gov
     ctx, codec, visited, gov, sx, check, staleAtEnd, verifyHash,
     usePor: opts.por !== false,
     useSym: opts.symmetry !== false,
-    forced: forcedStep(ctx, sx, check, opts.stableWaits !== false, opts.stableLandings !== false, hooks?.forcedHead),
+    forced: forcedStep(ctx, sx, check, opts.stableWaits !== false, opts.stableLandings !== false, hooks?.forcedHead, opts.countingArrivals !== false),
     key: hooks?.key,
     postponed: new Postponed(ctx, opts.stableWaits !== false && opts.stableLandings !== false),
     coEnabled: coEnabledDetector(p, ctx.f.agentCode, (h) => sink.error(h)),

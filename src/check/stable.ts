@@ -125,6 +125,11 @@ export interface Frozen {
   reset: Uint8Array;
   /** A wait on the barrier that some other agent passes. */
   passed: Uint8Array;
+  /**
+   * A wait on the barrier that some other agent passes on its current phase (relying on no
+   * completion of it: the parity of the phase before).
+   */
+  passedNow: Uint8Array;
   /** Threads arriving on each named barrier (key cta × 16 + id). */
   named: Float64Array;
   /** Per named barrier: the thread count the others' arrivals name (0: none), or -1 when they name several. */
@@ -160,7 +165,7 @@ function scratchFor(n: number, nn: number): Scratch {
     const cnn = Math.max(nn, scratch?.namedGated.length ?? 0, 16);
     scratch = {
       gated: new Uint8Array(cn), comps: new Float64Array(cn), namedGated: new Uint8Array(cnn), need: new Float64Array(cnn), raiseMin: new Float64Array(cn),
-      f: { arrivals: new Float64Array(cn), tx: new Uint8Array(cn), reset: new Uint8Array(cn), passed: new Uint8Array(cn), named: new Float64Array(cnn), namedCount: new Float64Array(cnn), txUp: new Uint8Array(cn), delivered: new Float64Array(cn) },
+      f: { arrivals: new Float64Array(cn), tx: new Uint8Array(cn), reset: new Uint8Array(cn), passed: new Uint8Array(cn), passedNow: new Uint8Array(cn), named: new Float64Array(cnn), namedCount: new Float64Array(cnn), txUp: new Uint8Array(cn), delivered: new Float64Array(cn) },
     };
   }
   return scratch;
@@ -254,8 +259,11 @@ function fixpointWithin(p: Program, codes: readonly Instr[][], s: MachineState, 
     if (init) reset[key] = 1;
     if (!ok(f)) run.failed = true;
   };
-  const pass = (key: number) => {
-    if (key >= 0 && key < n) passed[key] = 1;
+  const pass = (key: number, relied: number) => {
+    if (key >= 0 && key < n) {
+      passed[key] = 1;
+      if (relied === 0) f.passedNow[key] = 1;
+    }
     if (!ok(f)) run.failed = true;
   };
   const arriveNamed = (key: number, threads: number, count: number) => {
@@ -351,6 +359,7 @@ function firstRound(p: Program, codes: readonly Instr[][], s: MachineState, a: n
   tx.fill(0, 0, n);
   reset.fill(0, 0, n);
   passed.fill(0, 0, n);
+  f.passedNow.fill(0, 0, n);
   f.named.fill(0, 0, nn);
   f.namedCount.fill(0, 0, nn);
   need.fill(Infinity, 0, nn);
