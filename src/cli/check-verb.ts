@@ -3,7 +3,8 @@
  * ranges, or the same file again on every save (`--watch`, src/cli/watch.ts). Exit codes: 0 ok,
  * 1 hazard, 2 bad input, 3 incomplete.
  */
-import { echo, workerCount } from './args.js';
+import { echo, refuseMemoryBelowFootprint, workerCount } from './args.js';
+import { DEFAULT_MAX_MEMORY_MB } from './parse-budget.js';
 import { fifoWait, fullCollection } from './budget.js';
 import { setCollector } from '../machine/governor.js';
 import { inputProblem } from './input.js';
@@ -108,6 +109,7 @@ async function checkOne(target: string, o: CheckOpts, io: IO, started: number, i
     throw o.format === 'short' && err instanceof UsageError && err.brief !== undefined ? new UsageError(err.brief) : err;
   });
   checkOutputs(o, loaded.kernel.file);
+  refuseMemoryBelowFootprint(o.maxMemory, process.memoryUsage.rss(), 1, 'the check', DEFAULT_MAX_MEMORY_MB);
   const { runCheckCli, runCheckSweepCli, parseSweep } = await import('../check/index.js');
   const opts = checkOptions(o, io, started);
   const cio = {
