@@ -4,7 +4,7 @@
  * of a hang's cause, Ctrl-C during `--sweep` and `--all-trips`.
  */
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
@@ -121,5 +121,54 @@ describe('a binary file\'s echoed line: one escape form, the caret under its col
     expect(rows[0]).toMatch(/bin\.ptx:1:1: error\[E-ptx-lex\]: unexpected character '\\u007f' \(U\+007F\)$/);
     expect(rows[1]).toBe('  \\u007fELF\\u0002\\u0001\\u0001\\u0000\\u0000\\u0003\\u0000\\ufffda\\u0000');
     expect(rows[2]).toBe('  ^');
+  });
+});
+
+describe('--json: a timing file\'s and a PTX launch value\'s errors carry a stable code', () => {
+  const codeOf = (r: { out: string }): string | undefined => (JSON.parse(r.out) as { diagnostics: { code?: string }[] }).diagnostics[0]!.code;
+  test.each([
+    ['{"bogus": 1}', 'E-timing-unknown'],
+    ['{', 'E-timing-json'],
+    ['{"tmaLatency": 1,\n "tmaLatency": 2}', 'E-timing-duplicate'],
+    ['{"tmaLatency": -3}', 'E-timing-value'],
+    ['{"clockMHz": {"x": 1}}', 'E-timing-value'],
+  ])('--timing %j: %s, in the text too', (text, code) => {
+    const t = file(`timing-${code}.json`, text);
+    const r = mbsim('run', 'examples/pipeline.mbk', '--timing', t, '--json');
+    expect(r.code).toBe(2);
+    expect(codeOf(r)).toBe(code);
+    expect(r.err.split('\n')[0]).toContain(`: error[${code}]: `);
+  });
+  const ptx = 'examples/ptx/tma_pipeline.ptx';
+  test.each([
+    [['--param', 'nope=3'], 'E-ptx-param'],
+    [['--tensor-map', 'nope=3'], 'E-ptx-param'],
+    [['--param', 'param_2=x'], 'E-ptx-param-value'],
+    [['--tensor-map', 'param_0=0'], 'E-ptx-param-value'],
+  ])('%j: %s', (flags, code) => {
+    const r = mbsim('check', ptx, ...flags, '--json');
+    expect(r.code).toBe(2);
+    expect(codeOf(r)).toBe(code);
+  });
+  test('a parameter the kernel needs without a value: E-ptx-param-missing at its first use', () => {
+    // The file without its launch sidecar: no value for param_2.
+    const bare = file('bare.ptx', readFileSync(join(root, ptx), 'utf8'));
+    const r = mbsim('check', bare, '--kernel', 'tma_pipeline', '--block', '128', '--tensor-map', 'param_0=16384', '--json');
+    expect(r.code).toBe(2);
+    const d = (JSON.parse(r.out) as { diagnostics: { code?: string; line?: number; message: string }[] }).diagnostics[0]!;
+    expect(d).toMatchObject({ code: 'E-ptx-param-missing', line: 49 });
+    expect(d.message).toMatch(/^kernel parameter param_2 has no value/);
+  });
+});
+
+describe('a PTX hang\'s cause line names the CUDA lines, as its `at` lines do', () => {
+  test('tma_pipeline.expect_tx.ptx (-lineinfo): text and --format short', () => {
+    const ptx = 'examples/ptx/tma_pipeline.expect_tx.ptx';
+    const text = mbsim('check', ptx);
+    expect(text.code).toBe(1);
+    expect(text.out).toContain('   cause (tx-mismatch at lines 147 (tma_pipeline.cu:37) and 199 (tma_pipeline.cu:16, inlined at tma_pipeline.cu:47)): phase 0 of full[0] expects 1024 more bytes');
+    expect(text.out).toContain(`${ptx}:147:2 (tma_pipeline.cu:37)`);
+    const short = mbsim('check', ptx, '--format', 'short');
+    expect(short.out).toContain('; cause (tx-mismatch at lines 147 (tma_pipeline.cu:37) and 199 (tma_pipeline.cu:16, inlined at tma_pipeline.cu:47)): ');
   });
 });

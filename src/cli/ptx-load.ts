@@ -13,7 +13,7 @@ import { paramKey, paramRef, pickEntry, shortName, translatePtx, type PtxLaunch 
 import { parseSweep } from '../check/sweep.js';
 import { UsageError } from './errors.js';
 import { formatKernelError } from './load.js';
-import type { PtxFlags } from './ptx-flags.js';
+import { PARAM_CODES, type PtxFlags } from './ptx-flags.js';
 import { formatPtxDiagnostic, loadPtxFile, ptxParseError } from './ptx-info.js';
 import type { ParseBounds } from './parse-budget.js';
 import { fileLaunch, inlineLaunch, launchError, type Sidecar } from './ptx-launch.js';
@@ -164,7 +164,8 @@ function translateOrExplain(module: Module, launch: PtxLaunch): Kernel {
     if (err instanceof KernelError) {
       // The library names its option (launch.params.NAME); the CLI names the flag that gave it.
       const m = err.message.replace(/^launch\.params\./, '--param ').replace(/^launch\.tensorMaps\./, '--tensor-map ');
-      throw new UsageError(err.loc ? formatKernelError(err) : `mbsim: error: ${m}`);
+      if (err.loc) throw new UsageError(formatKernelError(err));
+      throw new UsageError(`mbsim: error: ${m}`).withCode(m !== err.message ? PARAM_CODES.name : `E-${err.code}`);
     }
     throw err;
   }
