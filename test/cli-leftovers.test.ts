@@ -172,3 +172,30 @@ describe('a PTX hang\'s cause line names the CUDA lines, as its `at` lines do', 
     expect(short.out).toContain('; cause (tx-mismatch at lines 147 (tma_pipeline.cu:37) and 199 (tma_pipeline.cu:16, inlined at tma_pipeline.cu:47)): ');
   });
 });
+
+describe('Ctrl-C during --sweep: the rows finished, the rest not checked, exit 130', () => {
+  test('SIGINT after the first rows of pipeline.mbk S=1..40', async () => {
+    const { spawn } = await import('node:child_process');
+    const ended = await new Promise<{ code: number | null; out: string }>((done) => {
+      const p = spawn(process.execPath, [bin, 'check', 'examples/pipeline.mbk', '--sweep', 'S=1..40', '--timeout', '600'], { cwd: root, env: { ...process.env, NO_COLOR: '1', MBSIM_CACHE_DIR: join(pkg, 'cache') } });
+      let out = '';
+      p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      p.stderr.on('data', () => {});
+      // Each row takes a fraction of a second to seconds: the signal comes while rows remain.
+      const timer = setTimeout(() => p.kill('SIGINT'), 4000);
+      p.on('close', (code) => {
+        clearTimeout(timer);
+        done({ code, out });
+      });
+    });
+    expect(ended.code).toBe(130);
+    const rows = ended.out.split('\n').filter((l) => /^\d+ {2}/.test(l));
+    expect(rows).toHaveLength(40);
+    const done = rows.filter((l) => !l.includes('not checked: interrupted'));
+    expect(done.length).toBeGreaterThanOrEqual(1);
+    expect(done.length).toBeLessThan(40);
+    expect(done.every((l) => /^\d+\s+ok\s/.test(l))).toBe(true);
+    expect(rows.slice(done.length).every((l) => /incomplete\s+0\s+not checked: interrupted$/.test(l))).toBe(true);
+    expect(ended.out).toContain(`${done.length} ok, ${40 - done.length} incomplete; interrupted\n`);
+  });
+});
