@@ -174,28 +174,31 @@ describe('a PTX hang\'s cause line names the CUDA lines, as its `at` lines do', 
 });
 
 describe('Ctrl-C during --sweep: the rows finished, the rest not checked, exit 130', () => {
-  test('SIGINT after the first rows of pipeline.mbk S=1..40', async () => {
+  test('SIGINT after the first rows of pipeline.mbk K=1..60 at CTAS=2', async () => {
     const { spawn } = await import('node:child_process');
     const ended = await new Promise<{ code: number | null; out: string }>((done) => {
-      const p = spawn(process.execPath, [bin, 'check', 'examples/pipeline.mbk', '--sweep', 'S=1..40', '--timeout', '600'], { cwd: root, env: { ...process.env, NO_COLOR: '1', MBSIM_CACHE_DIR: join(pkg, 'cache') } });
+      const p = spawn(process.execPath, [bin, 'check', 'examples/pipeline.mbk', '--sweep', 'K=1..60', '--set', 'CTAS=2', '--timeout', '600'], { cwd: root, env: { ...process.env, NO_COLOR: '1', MBSIM_CACHE_DIR: join(pkg, 'cache') } });
       let out = '';
       p.stdout.on('data', (d: Buffer) => (out += d.toString()));
       p.stderr.on('data', () => {});
-      // Each row takes a fraction of a second to seconds: the signal comes while rows remain.
-      const timer = setTimeout(() => p.kill('SIGINT'), 4000);
+      // Node's start takes seconds on a loaded machine (a signal before it ends the process at once);
+      // row K takes about K / 6 s (the 60 rows, minutes): the signal comes while rows remain.
+      const timer = setTimeout(() => p.kill('SIGINT'), 10_000);
+      const guard = setTimeout(() => p.kill('SIGKILL'), 200_000);
       p.on('close', (code) => {
         clearTimeout(timer);
+        clearTimeout(guard);
         done({ code, out });
       });
     });
     expect(ended.code).toBe(130);
     const rows = ended.out.split('\n').filter((l) => /^\d+ {2}/.test(l));
-    expect(rows).toHaveLength(40);
+    expect(rows).toHaveLength(60);
     const done = rows.filter((l) => !l.includes('not checked: interrupted'));
     expect(done.length).toBeGreaterThanOrEqual(1);
-    expect(done.length).toBeLessThan(40);
+    expect(done.length).toBeLessThan(60);
     expect(done.every((l) => /^\d+\s+ok\s/.test(l))).toBe(true);
     expect(rows.slice(done.length).every((l) => /incomplete\s+0\s+not checked: interrupted$/.test(l))).toBe(true);
-    expect(ended.out).toContain(`${done.length} ok, ${40 - done.length} incomplete; interrupted\n`);
+    expect(ended.out).toContain(`${done.length} ok, ${60 - done.length} incomplete; interrupted\n`);
   });
 });
