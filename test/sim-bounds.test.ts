@@ -87,7 +87,7 @@ describe('timing parameters are validated by kind', () => {
     const t0 = Date.now();
     const r = await cli(['run', 'mechanism', '--timing', f]);
     expect(r.code).toBe(2);
-    expect(r.err).toMatch(new RegExp(`^${f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:1:\\d+: error: timing parameter '${name}' must be `));
+    expect(r.err).toMatch(new RegExp(`^${f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:1:\\d+: error\\[E-timing-value\\]: timing parameter '${name}' must be `));
     expect(r.out).toBe('');
     expect(Date.now() - t0).toBeLessThan(5000);
   });
