@@ -59,7 +59,7 @@ describe('mbsim run', () => {
     const r = await run(['run', 'mechanism', '--timing', bad]);
     expect(r.code).toBe(2);
     // Located at the key, with a caret, as every other input error.
-    expect(r.err).toBe(`${bad}:1:2: error: unknown timing parameter 'tmaLatncy' (did you mean tmaLatency?)\n  {"tmaLatncy":1}\n   ^~~~~~~~~~~`);
+    expect(r.err).toBe(`${bad}:1:2: error[E-timing-unknown]: unknown timing parameter 'tmaLatncy' (did you mean tmaLatency?)\n  {"tmaLatncy":1}\n   ^~~~~~~~~~~`);
     writeFileSync(bad, '{');
     expect((await run(['run', 'mechanism', '--timing', bad])).code).toBe(2);
     expect(existsSync(good)).toBe(true);

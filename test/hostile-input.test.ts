@@ -74,7 +74,7 @@ describe('--timing keys are the timing parameters\' own names', () => {
       writeFileSync(f, json!);
       const r = await cli(['run', 'mechanism', '--timing', f]);
       expect(r.code, json).toBe(2);
-      expect(r.err.split('\n')[0]).toBe(`${f}:1:2: error: unknown timing parameter '${name}'`);
+      expect(r.err.split('\n')[0]).toBe(`${f}:1:2: error[E-timing-unknown]: unknown timing parameter '${name}'`);
     }
   });
 });

@@ -48,13 +48,13 @@ writeFileSync(badLine, `kernel k arch=sm_90a\n\nbarrier b[1] count=1\n\nrole r w
 describe('terminalText', () => {
   test('escapes C0 (but \\n and \\t), DEL, C1 and bidi controls; keeps other text', () => {
     expect(terminalText(`a${ESC}[2J${BEL}\tb\nc\r${RLO}d\u007f\u0085\u2066\u200f\u061c é 中`))
-      .toBe('a\\x1b[2J\\x07\tb\nc\\x0d\\u202ed\\u007f\\u0085\\u2066\\u200f\\u061c é 中');
+      .toBe('a\\u001b[2J\\u0007\tb\nc\\u000d\\u202ed\\u007f\\u0085\\u2066\\u200f\\u061c é 中');
   });
 
   test('the CLI\'s colors become SGR; a forged marker does not', () => {
     expect(terminalText(markPaint.bold(`x${markPaint.red('y')}`))).toBe(`${ESC}[1mx${ESC}[31my${ESC}[39m${ESC}[22m`);
     expect(terminalText(markPaint.bold(markPaint.dim('z')))).toBe(`${ESC}[1m${ESC}[2mz${ESC}[22m${ESC}[1m${ESC}[22m`);
-    expect(terminalText('\u00000000000000000000031m')).toBe('\\x000000000000000000031m');
+    expect(terminalText('\u00000000000000000000031m')).toBe('\\u00000000000000000000031m');
     expect(escapeControls(markPaint.red('r'))).not.toMatch(RAW);
   });
 
@@ -70,7 +70,7 @@ describe('every path of the CLI', () => {
   test('run: the description and the hang report are escaped', async () => {
     const r = await cli(['run', hostile]);
     expect(r.code).toBe(1);
-    expect(r.out).toContain('clear\\x1b[2J bell\\x07 \\u202ereversed c1\\u009b31m');
+    expect(r.out).toContain('clear\\u001b[2J bell\\u0007 \\u202ereversed c1\\u009b31m');
     expect(r.out).not.toMatch(RAW);
     expect(r.err).not.toMatch(RAW);
   });
@@ -78,7 +78,7 @@ describe('every path of the CLI', () => {
   test('run with colors: the CLI\'s SGR colors survive, the sketch\'s escapes do not', async () => {
     const r = await cli(['run', hostile], true);
     expect(r.out).toContain(`${ESC}[1mmbsim run ${hostile}${ESC}[22m`);
-    expect(r.out).toContain('clear\\x1b[2J');
+    expect(r.out).toContain('clear\\u001b[2J');
     // Every ESC left is one of the CLI's own SGR sequences.
     expect(r.out.replace(/\u001b\[\d{1,2}m/g, '')).not.toMatch(RAW);
   });
@@ -92,7 +92,7 @@ describe('every path of the CLI', () => {
     expect(JSON.parse(j.out).verdict).toBe('hang');
     const s = await cli(['check', hostile, '--sweep', `X${ESC}=1..2`]);
     expect(s.code).toBe(2);
-    expect(s.err).toContain('X\\x1b=1..2');
+    expect(s.err).toContain('X\\u001b=1..2');
     expect(s.err).not.toMatch(RAW);
   });
 
@@ -100,7 +100,7 @@ describe('every path of the CLI', () => {
     for (const verb of ['run', 'check']) {
       const r = await cli([verb, badName]);
       expect(r.code).toBe(2);
-      expect(r.err).toContain(`kernel evil\\x1b]0;pwned\\x07\\u202e arch=sm_90a`);
+      expect(r.err).toContain(`kernel evil\\u001b]0;pwned\\u0007\\u202e arch=sm_90a`);
       expect(r.err).not.toMatch(RAW);
       // Each caret still points at its column, the escapes before it counted at their printed width.
       const rows = r.err.split('\n');
@@ -111,7 +111,7 @@ describe('every path of the CLI', () => {
         return [[m[2], rows[i + 1]!.slice(caretCol)] as const];
       });
       expect(checked).toContainEqual(['E-syntax', expect.stringMatching(/^\]0;pwned/)]);
-      expect(checked).toContainEqual(['E-bad-char', expect.stringMatching(/^\\x07/)]);
+      expect(checked).toContainEqual(['E-bad-char', expect.stringMatching(/^\\u0007/)]);
     }
   });
 
@@ -120,7 +120,7 @@ describe('every path of the CLI', () => {
       const r = await cli([verb, badLine]);
       expect(r.code).toBe(2);
       expect(r.err).toContain('nothere');
-      expect(r.err).toContain('# \\x1b[2J\\x07\\u202e');
+      expect(r.err).toContain('# \\u001b[2J\\u0007\\u202e');
       expect(r.err).not.toMatch(RAW);
     }
   });
@@ -136,7 +136,7 @@ describe('every path of the CLI', () => {
     for (const args of cases) {
       const r = await cli(args);
       expect(r.code, args.join(' ')).toBe(2);
-      expect(r.err).toMatch(/\\x1b|\\u202e/);
+      expect(r.err).toMatch(/\\u001b|\\u202e/);
       expect(r.err).not.toMatch(RAW);
       expect(r.out).not.toMatch(RAW);
     }

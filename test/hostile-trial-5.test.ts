@@ -180,9 +180,9 @@ describe('flags and files a new user gets wrong', () => {
 
   test('--timing with a JSON syntax error: file:line:col and a caret (it said "at position 18")', async () => {
     const cases: [string, string, string][] = [
-      ['{"clockMHz": 1980,}', ':1:19: error: not valid JSON: expected a key in double quotes, got \'}\'', '{"clockMHz": 1980,}'],
-      ['{\n  "clockMHz": 1980\n  "tmaLatency": 3\n}', ':3:3: error: not valid JSON: expected \',\' or \'}\'', '"tmaLatency": 3'],
-      ['{"clockMHz": 1980} {"x":1}', ':1:20: error: not valid JSON: unexpected \'{\' after the JSON value', '{"clockMHz": 1980} {"x":1}'],
+      ['{"clockMHz": 1980,}', ':1:19: error[E-timing-json]: not valid JSON: expected a key in double quotes, got \'}\'', '{"clockMHz": 1980,}'],
+      ['{\n  "clockMHz": 1980\n  "tmaLatency": 3\n}', ':3:3: error[E-timing-json]: not valid JSON: expected \',\' or \'}\'', '"tmaLatency": 3'],
+      ['{"clockMHz": 1980} {"x":1}', ':1:20: error[E-timing-json]: not valid JSON: unexpected \'{\' after the JSON value', '{"clockMHz": 1980} {"x":1}'],
     ];
     for (const [text, msg, line] of cases) {
       const f = file('timing.json', text);

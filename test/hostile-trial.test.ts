@@ -217,9 +217,9 @@ describe('smaller cases', () => {
     writeFileSync(join(dir, 'obj.json'), '{"tmaLatency": {"cycles": 700}}');
     const r = await cli(['run', 'mechanism', '--timing', join(dir, 'obj.json')]);
     expect(r.code).toBe(2);
-    expect(r.err).toBe(`${join(dir, 'obj.json')}:1:16: error: timing parameter 'tmaLatency' must be a number or { "value": number }, got an object without "value"\n  {"tmaLatency": {"cycles": 700}}\n                 ^`);
+    expect(r.err).toBe(`${join(dir, 'obj.json')}:1:16: error[E-timing-value]: timing parameter 'tmaLatency' must be a number or { "value": number }, got an object without "value"\n  {"tmaLatency": {"cycles": 700}}\n                 ^`);
     writeFileSync(join(dir, 'clock.json'), '{"clockMHz": 1e-300}');
-    expect((await cli(['run', 'mechanism', '--timing', join(dir, 'clock.json')])).err).toMatch(/:1:14: error: timing parameter 'clockMHz' must be a clock in MHz from 1 to 100,000, got 1e-300\n  \{"clockMHz": 1e-300\}\n {15}\^~{5}$/);
+    expect((await cli(['run', 'mechanism', '--timing', join(dir, 'clock.json')])).err).toMatch(/:1:14: error\[E-timing-value\]: timing parameter 'clockMHz' must be a clock in MHz from 1 to 100,000, got 1e-300\n  \{"clockMHz": 1e-300\}\n {15}\^~{5}$/);
   });
 
   test('a kernel path that is a link to /dev/zero, a FIFO or a directory says what it is', async () => {

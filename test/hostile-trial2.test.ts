@@ -256,11 +256,11 @@ describe('--timing JSON: a setting given twice is refused at its line and column
     writeFileSync(f, '{\n  "issueArrive": 10,\n  "issueArrive": 20\n}\n');
     const r = await cli(['run', 'mechanism', '--timing', f]);
     expect([r.code, r.out]).toEqual([2, '']);
-    expect(r.err).toBe(`${f}:3:3: error: "issueArrive" is given twice (first on line 2); give each setting once\n    "issueArrive": 20\n    ^~~~~~~~~~~~~`);
+    expect(r.err).toBe(`${f}:3:3: error[E-timing-duplicate]: "issueArrive" is given twice (first on line 2); give each setting once\n    "issueArrive": 20\n    ^~~~~~~~~~~~~`);
     // A value out of range is located at the value, on its own line of a multi-line file.
     writeFileSync(f, '{\n  "issueArrive": 10,\n  "tmaLatency": -3\n}\n');
     const v = await cli(['run', 'mechanism', '--timing', f]);
     expect([v.code, v.out]).toEqual([2, '']);
-    expect(v.err).toBe(`${f}:3:17: error: timing parameter 'tmaLatency' must be a number of cycles from 0 to 1e+9, got -3\n    "tmaLatency": -3\n                  ^~`);
+    expect(v.err).toBe(`${f}:3:17: error[E-timing-value]: timing parameter 'tmaLatency' must be a number of cycles from 0 to 1e+9, got -3\n    "tmaLatency": -3\n                  ^~`);
   });
 });

@@ -87,7 +87,7 @@ describe('timing parameters are validated by kind', () => {
     const t0 = Date.now();
     const r = await cli(['run', 'mechanism', '--timing', f]);
     expect(r.code).toBe(2);
-    expect(r.err).toMatch(new RegExp(`^${f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:1:\\d+: error: timing parameter '${name}' must be `));
+    expect(r.err).toMatch(new RegExp(`^${f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:1:\\d+: error\\[E-timing-value\\]: timing parameter '${name}' must be `));
     expect(r.out).toBe('');
     expect(Date.now() - t0).toBeLessThan(5000);
   });
@@ -135,12 +135,11 @@ describe('the simulator always stops', () => {
     expect(r.stopped).toMatch(/^stopped by --max-memory after [\d,]+ steps: the process holds \d+ MB .*raise --max-memory MB, lower --max-steps, or shrink/);
   });
 
-  test('mbsim run --max-memory 1: exit 3, the message names the bound and what to raise', async () => {
+  test('mbsim run --max-memory 1: below what the process holds, refused (exit 2) naming the least value', async () => {
     const r = await cli(['run', 'pipeline', '--max-memory', '1']);
-    expect(r.code).toBe(3);
-    expect(r.out).toContain('stopped by --max-memory after');
-    expect(r.out).toContain('raise --max-memory MB');
-    expect(r.out).toContain('of --max-memory 1; the ledger and timeline built from them need the rest');
+    expect(r.code).toBe(2);
+    expect(r.out).toBe('');
+    expect(r.err).toMatch(/--max-memory 1 MB is below what mbsim itself holds before the simulation starts \(\d+ MB: .*; give more than \d+ \(the default is 2048\)/);
   });
 
   test('mbsim run --max-steps: exit 3 and the message says what to raise or shrink', async () => {

@@ -287,11 +287,14 @@ export function sweepDeadline(opts: Pick<CheckCliOptions, 'timeoutMs'>, now: num
  * `badInput`, when given, says of a combination's check result whether it shows bad input rather
  * than a finding (a PTX kernel parameter without a value that a schedule reached: src/cli/missing-param.ts):
  * its one-line message, and the row is `bad-input` (exit code 2) with it; null: a finding as usual.
+ * `interrupted`, when given, is asked before each combination after the first whether the sweep
+ * was interrupted (the CLI's Ctrl-C); once it says so, that row and the rest are `incomplete`,
+ * `not checked: interrupted`, and the table of what was finished is printed.
  * Exit code: the worst row, hazard (1) before bad input (2) before incomplete (3) before ok (0).
  */
 export async function runCheckSweepCli(
   kernelName: string, ranges: SweepRange[], build: (params: Record<string, number>) => Program, opts: CheckCliOptions, io: CheckIO,
-  badInput?: (r: CheckResult) => string | null,
+  badInput?: (r: CheckResult) => string | null, interrupted?: () => Promise<boolean>,
 ): Promise<number> {
   const combos = sweepCombinations(ranges);
   const co = checkOptions(opts);
@@ -301,8 +304,14 @@ export async function runCheckSweepCli(
   if (bar) co.onProgress = bar.update;
   // --timeout bounds the whole sweep: each combination gets what is left; none left, it is not checked.
   const deadline = sweepDeadline(opts, Date.now());
+  let stopped = false;
   try {
     for (const [i, params] of combos.entries()) {
+      if (stopped || (i > 0 && interrupted && (await interrupted()))) {
+        stopped = true;
+        rows.push({ params, verdict: 'incomplete', code: 3, states: 0, ms: 0, what: 'not checked: interrupted' });
+        continue;
+      }
       const left = deadline - Date.now();
       if (left <= 0) {
         rows.push({ params, verdict: 'incomplete', code: 3, states: 0, ms: 0, what: 'not checked: --timeout ran out' });
@@ -357,7 +366,8 @@ export async function runCheckSweepCli(
   const counts = new Map<string, number>();
   for (const r of rows) counts.set(r.verdict, (counts.get(r.verdict) ?? 0) + 1);
   const ms = rows.reduce((n, r) => n + r.ms, 0);
-  out.push(`${[...counts].map(([v, n]) => `${n} ${v}`).join(', ')}; exit ${worst}`);
+  // An interrupted sweep's exit code is the signal's (the CLI's 130 / 143), not its rows'.
+  out.push(`${[...counts].map(([v, n]) => `${n} ${v}`).join(', ')}; ${stopped ? 'interrupted' : `exit ${worst}`}`);
   out.push(paint.dim(`${rows.reduce((n, r) => n + r.states, 0).toLocaleString('en-US')} states in ${(ms / 1000).toFixed(2)} s`));
   io.out(`${out.join('\n')}\n`);
   return worst;

@@ -83,7 +83,8 @@ function hazardText(h: Hazard, n: number, paint: CheckPaint, sameAs: number | un
   // The root cause first: the static finding that explains it, then the message and details
   // (a race's release and fix lead its details).
   if (h.cause) {
-    const ls = [...new Set(h.cause.locations.map((l) => l.line))];
+    // Each line once, with its CUDA line when the PTX carries -lineinfo (`line 111 (kernel.cu:42)`), as the `at` lines show it.
+    const ls = [...new Set(h.cause.locations.map((l) => `${l.line}${l.origin ? ` (${l.origin})` : ''}`))];
     const where = ls.length === 0 ? '' : ls.length === 1 ? ` at line ${ls[0]}` : ` at lines ${ls.slice(0, -1).join(', ')} and ${ls[ls.length - 1]}`;
     out.push(`   ${paint.bold('cause')} (${h.cause.kind}${where}): ${h.cause.message}`);
   }

@@ -32,7 +32,7 @@ function whereOf(h: Hazard, r: CheckResult): string {
 /** `line 12`, `lines 12 and 20`, `lines 12, 20 and 31` (a location in another file by its file). */
 function linesText(ls: readonly SrcLoc[], r: CheckResult): string {
   const own = r.program.kernel.file;
-  const t = [...new Set([...ls].filter((l) => l.line >= 1).sort((a, b) => (a.file ?? '').localeCompare(b.file ?? '') || a.line - b.line).map((l) => (l.file && l.file !== own ? `${l.file}:${l.line}` : String(l.line))))];
+  const t = [...new Set([...ls].filter((l) => l.line >= 1).sort((a, b) => (a.file ?? '').localeCompare(b.file ?? '') || a.line - b.line).map((l) => `${l.file && l.file !== own ? `${l.file}:${l.line}` : String(l.line)}${l.origin ? ` (${l.origin})` : ''}`))];
   if (!t.length) return '';
   return t.length === 1 ? `line ${t[0]}` : `lines ${t.slice(0, -1).join(', ')} and ${t[t.length - 1]}`;
 }

@@ -84,3 +84,19 @@ export function workerCount(n: number, cpus: number = availableParallelism()): {
   if (n <= cpus) return { workers: n, note: null };
   return { workers: cpus, note: `mbsim: note: --workers ${n} is more than this machine's ${cpus} CPU${cpus === 1 ? '' : 's'}; using ${cpus} worker thread${cpus === 1 ? '' : 's'}` };
 }
+
+/**
+ * Refuses a `--max-memory` (MB) that mbsim's own resident set (Node's runtime, mbsim's code, the
+ * loaded kernel: `held` bytes, about 50–70 MB) already passes: the bound counts the whole process
+ * (src/machine/governor.ts), so the work would stop at once with nothing done, an `incomplete`
+ * that says nothing about the kernel. `share` is the part of the bound the work may fill (`run`'s
+ * records: 0.5); `what` names the work (`the check`). Throws a {@link UsageError} (exit 2) naming
+ * the least value that leaves the work room.
+ */
+export function refuseMemoryBelowFootprint(mb: number | undefined, held: number, share: number, what: string, defaultMb: number): void {
+  if (mb === undefined || mb * 1048576 * share > held) return;
+  const heldMb = Math.ceil(held / 1048576);
+  const least = Math.floor(heldMb / share) + 1;
+  const shareText = share < 1 ? `, of which ${what}'s records may fill ${Math.round(share * 100)}%` : '';
+  throw new UsageError(`--max-memory ${mb} MB is below what mbsim itself holds before ${what} starts (${heldMb} MB: Node's runtime, mbsim's code and the kernel): the bound counts the whole process${shareText}, so ${what} would stop at once with nothing done; give more than ${least - 1} (the default is ${defaultMb})`);
+}

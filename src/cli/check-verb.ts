@@ -3,7 +3,8 @@
  * ranges, or the same file again on every save (`--watch`, src/cli/watch.ts). Exit codes: 0 ok,
  * 1 hazard, 2 bad input, 3 incomplete.
  */
-import { echo, workerCount } from './args.js';
+import { echo, refuseMemoryBelowFootprint, workerCount } from './args.js';
+import { DEFAULT_MAX_MEMORY_MB } from './parse-budget.js';
 import { fifoWait, fullCollection } from './budget.js';
 import { setCollector } from '../machine/governor.js';
 import { inputProblem } from './input.js';
@@ -88,10 +89,11 @@ function checkOptions(o: CheckOpts, io: IO, started: number) {
 /**
  * One `mbsim check` (or `--sweep`) of `target`; returns the exit code. With the process's IO
  * (`io.signals`), SIGINT and SIGTERM stop one check's search with its partial result, exit code
- * 130 / 143 (src/cli/check-thread.ts); a sweep and `--all-trips` leave the signals alone.
+ * 130 / 143 (src/cli/check-thread.ts); a sweep sees them between its rows (the row in progress
+ * ends first, the rest are not checked, the table is printed); `--all-trips` leaves them alone.
  */
 export async function checkVerb(target: string, o: CheckOpts, io: IO, started = Date.now()): Promise<number> {
-  if (!io.signals || o.sweep.length || o.allTrips !== undefined) return checkOne(target, o, io, started, null);
+  if (!io.signals || o.allTrips !== undefined) return checkOne(target, o, io, started, null);
   const { withInterrupt } = await import('./check-thread.js');
   return withInterrupt(io.err, (it) => checkOne(target, o, io, started, it));
 }
@@ -108,6 +110,7 @@ async function checkOne(target: string, o: CheckOpts, io: IO, started: number, i
     throw o.format === 'short' && err instanceof UsageError && err.brief !== undefined ? new UsageError(err.brief) : err;
   });
   checkOutputs(o, loaded.kernel.file);
+  refuseMemoryBelowFootprint(o.maxMemory, process.memoryUsage.rss(), 1, 'the check', DEFAULT_MAX_MEMORY_MB);
   const { runCheckCli, runCheckSweepCli, parseSweep } = await import('../check/index.js');
   const opts = checkOptions(o, io, started);
   const cio = {
@@ -154,7 +157,10 @@ async function checkOne(target: string, o: CheckOpts, io: IO, started: number, i
       if (atStart) throw atStart;
       return p;
     };
-    return runCheckSweepCli(loaded.kernel.name, ranges, build, opts, cio, badInput);
+    // Ctrl-C: seen between rows (a row's search runs on this thread); the rows finished are printed (exit 130).
+    const { turnLoop } = await import('./check-thread.js');
+    const interrupted = it ? async () => (await turnLoop(), it.signal !== null) : undefined;
+    return runCheckSweepCli(loaded.kernel.name, ranges, build, opts, cio, badInput, interrupted);
   }
   const prog = instantiateOrExplain(loaded.kernel, o.set, loaded.origin);
   const atStart = staticMissingParams(prog);

@@ -35,7 +35,7 @@ export const runCommand: Verb = (program, ctx) => {
     .addOption(new Option('--active-sms <N>', 'SMs copying at the same time for the shared L2/HBM bandwidth model').argParser(parsePositiveArg('--active-sms')))
     .option('--omit <FIELDS>', 'with --json: leave out these fields (comma-separated: events, spans, ledger)')
     .option('--timeout <SECONDS>', 'stop the simulation after this many seconds (verdict incomplete, exit 3; default none)', parseSecondsArg('--timeout'))
-    .addOption(new Option('--max-memory <MB>', 'stop the simulation before the process holds this much memory (verdict incomplete, exit 3)').default(2048).argParser(parsePositiveArg('--max-memory')))
+    .addOption(new Option('--max-memory <MB>', 'stop the simulation before the process holds this much memory, mbsim\'s own 50–70 MB included (verdict incomplete, exit 3; a value mbsim already holds is refused, exit 2)').default(2048).argParser(parsePositiveArg('--max-memory')))
     .option('--phase-table <ROLE:BARRIER:VAR>', 'print the phase-tracking table of ROLE\'s parity waits on barrier array BARRIER; VAR is the role\'s variable holding the phase parity those waits wait for, not the loop index (the phase-tracking example: consumer:tma_bar:phase_tma)');
   addPtxFlags(cmd, false)
     .action(async (target: string, o: RunOpts) => {
@@ -58,7 +58,7 @@ export const checkCommand: Verb = (program, ctx) => {
     .option('--trace <FILE>', 'write the first counterexample as a Chrome trace-event JSON for Perfetto')
     .option('--max-states <N>', 'stop after this many states (verdict incomplete; default 5,000,000)', parsePositiveArg('--max-states'))
     .option('--timeout <SECONDS>', 'stop after this many seconds, counted from the command\'s start; a --sweep\'s whole table within them (verdict incomplete; default 60)', parseSecondsArg('--timeout'))
-    .option('--max-memory <MB>', 'stop when the search holds about this much memory (verdict incomplete; default 2048)', parsePositiveArg('--max-memory'))
+    .option('--max-memory <MB>', 'stop when the process holds about this much memory: its resident set, mbsim\'s own 50–70 MB included (verdict incomplete; default 2048; a value mbsim already holds is refused, exit 2)', parsePositiveArg('--max-memory'))
     .option('--all', 'keep exploring after the first hazard to report every kind that is reachable')
     .option('--strict', 'PTX\'s proxy rule in full: cross-proxy write-after-read (generic reads of a buffer, then a TMA overwrite ordered only by an mbarrier hand-off, no fence.proxy.async) becomes a race error, and a remote arrive without a scope a scope warning')
     .option('--workers <N>', 'explore with N worker threads (same result; default 1)', parsePositiveArg('--workers'))

@@ -47,13 +47,15 @@ export function errorDocument(err: UsageError, command: string): ErrorDocument {
     const m = LOCATED.exec(line);
     if (m) {
       const [, file, ln, col, severity, code, message] = m;
-      diagnostics.push({ severity: severity as 'error' | 'warning', ...(code ? { code } : {}), message: message!, file: file!, line: Number(ln), col: Number(col) });
+      // A message printed without its code (a missing kernel parameter's line) has it on the error.
+      const c = code ?? (diagnostics.length === 0 ? err.code : undefined);
+      diagnostics.push({ severity: severity as 'error' | 'warning', ...(c ? { code: c } : {}), message: message!, file: file!, line: Number(ln), col: Number(col) });
     } else if (line.startsWith('hint: ') && diagnostics.length && diagnostics[diagnostics.length - 1]!.hint === undefined) {
       diagnostics[diagnostics.length - 1]!.hint = line.slice('hint: '.length);
     }
   }
   const first = lines[0]!.replace(/^(mbsim: )?(error: )?/, '');
-  if (!diagnostics.length) diagnostics.push({ severity: 'error', message: first });
+  if (!diagnostics.length) diagnostics.push({ severity: 'error', ...(err.code !== undefined ? { code: err.code } : {}), message: first });
   return { schema: 'mbsim.error/1', command, exitCode: err.exitCode === 3 ? 3 : 2, message: first, diagnostics };
 }
 

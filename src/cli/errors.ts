@@ -18,11 +18,23 @@ export class UsageError extends Error {
   readonly exitCode: number = 2;
 
   /**
+   * The stable code of an error without a place (`E-ptx-param`), for `--json`'s diagnostic
+   * (src/cli/error-json.ts; a located message carries its code in `error[code]`).
+   */
+  code?: string;
+
+  /**
    * `message` is what is printed; `brief`, when given, is the same in one line per problem
    * (`file:line:col: error[code]: message`, no source line, caret or hint), for `--format short`.
    */
   constructor(message: string, readonly brief?: string) {
     super(message);
+  }
+
+  /** This error with its {@link code} set (returned for `throw new UsageError(…).withCode(…)`). */
+  withCode(code: string): this {
+    this.code = code;
+    return this;
   }
 
   static override [Symbol.hasInstance](x: unknown): boolean {

@@ -12,6 +12,7 @@ import { missingParamTraps as missingTraps, missingParamsAt } from '../machine/m
 import type { Program } from '../machine/program.js';
 import type { SimResult } from '../sim/result.js';
 import { UsageError } from './errors.js';
+import { PARAM_CODES } from './ptx-flags.js';
 
 export { missingParamsAt };
 
@@ -29,7 +30,7 @@ export function missingParamError(names: string[], loc: SrcLoc | undefined, kern
     : many ? `kernel parameters ${names.join(', ')}` : `kernel parameter ${names[0]!}`;
   const at = loc ? `${loc.file ?? kernelName}:${loc.line}:${loc.col}: ` : '';
   const give = names.map((n) => `--param ${n}=VALUE`).join(' ');
-  return new UsageError(`${at}error: ${what} ${many ? 'have' : 'has'} no value, and a branch, an address or a count of the kernel depends on ${many ? 'them' : 'it'} here: give ${give}`);
+  return new UsageError(`${at}error: ${what} ${many ? 'have' : 'has'} no value, and a branch, an address or a count of the kernel depends on ${many ? 'them' : 'it'} here: give ${give}`).withCode(PARAM_CODES.missing);
 }
 
 /**

@@ -25,6 +25,13 @@ export interface PtxFlags {
   sweep?: string[];
 }
 
+/**
+ * The stable codes of a PTX kernel's launch values given on the command line (docs/CHECK.md,
+ * "Input errors with --json"): a `--param` / `--tensor-map` naming no parameter of the kernel,
+ * a value that is no integer (or no box size), a parameter the kernel needs that has none.
+ */
+export const PARAM_CODES = { name: 'E-ptx-param', value: 'E-ptx-param-value', missing: 'E-ptx-param-missing' } as const;
+
 /** `NAME=INTEGER` where NAME may also be a parameter index (`2=8`) or a struct field `NAME+OFFSET` (`0+640=2`, `param_0+128=16384`). */
 function nameValue(flag: string) {
   const field = flag === '--param' || flag === '--tensor-map';
@@ -32,18 +39,18 @@ function nameValue(flag: string) {
     const t = v.trim();
     const f = field ? /^([A-Za-z_$][\w$]*|\d+)(\+\d+)=/.exec(t) : null;
     const m = f ? [t, `${f[1]}${f[2]}`, t.slice(f[0].length)] : /^([A-Za-z_$][\w$]*|\d+)=(.*)$/.exec(t);
-    if (!m) throw new UsageError(`${flag} expects NAME=INTEGER (NAME: the parameter's name, param_N or its index N${field ? '; a field of a struct parameter: NAME+BYTE_OFFSET' : ''}), got '${echo(v)}'`);
+    if (!m) throw new UsageError(`${flag} expects NAME=INTEGER (NAME: the parameter's name, param_N or its index N${field ? '; a field of a struct parameter: NAME+BYTE_OFFSET' : ''}), got '${echo(v)}'`).withCode(PARAM_CODES.value);
     const key = /^\d/.test(m[1]!) || f ? `_${m[1]!.replace('+', '_')}` : m[1]!;
     let one: Record<string, number>;
     try {
       one = parseSet(`${key}=${m[2]}`, {}, flag);
     } catch (err) {
       // Named as given (an index N is parsed as the name _N).
-      if (err instanceof UsageError && key !== m[1]) throw new UsageError(err.message.replace(`'${key}=`, `'${m[1]}=`).replace(`${flag} ${key}:`, `${flag} ${m[1]}:`));
-      throw err;
+      if (err instanceof UsageError && key !== m[1]) throw new UsageError(err.message.replace(`'${key}=`, `'${m[1]}=`).replace(`${flag} ${key}:`, `${flag} ${m[1]}:`)).withCode(PARAM_CODES.value);
+      throw err instanceof UsageError ? err.withCode(PARAM_CODES.value) : err;
     }
-    if (Object.hasOwn(acc, m[1]!)) throw new UsageError(`${flag} ${m[1]} is given twice`);
-    if (flag === '--tensor-map' && !(one[key]! >= 1)) throw new UsageError(`${flag} ${m[1]}: the box is a positive byte count, got ${one[key]!}`);
+    if (Object.hasOwn(acc, m[1]!)) throw new UsageError(`${flag} ${m[1]} is given twice`).withCode(PARAM_CODES.value);
+    if (flag === '--tensor-map' && !(one[key]! >= 1)) throw new UsageError(`${flag} ${m[1]}: the box is a positive byte count, got ${one[key]!}`).withCode(PARAM_CODES.value);
     // Defined, not assigned: `__proto__` is a name like any other (an unknown parameter), not the prototype.
     Object.defineProperty(acc, m[1]!, { value: one[key]!, enumerable: true, writable: true, configurable: true });
     return acc;

@@ -13,7 +13,7 @@ import { paramKey, paramRef, pickEntry, shortName, translatePtx, type PtxLaunch 
 import { parseSweep } from '../check/sweep.js';
 import { UsageError } from './errors.js';
 import { formatKernelError } from './load.js';
-import type { PtxFlags } from './ptx-flags.js';
+import { PARAM_CODES, type PtxFlags } from './ptx-flags.js';
 import { formatPtxDiagnostic, loadPtxFile, ptxParseError } from './ptx-info.js';
 import type { ParseBounds } from './parse-budget.js';
 import { fileLaunch, inlineLaunch, launchError, type Sidecar } from './ptx-launch.js';
@@ -27,11 +27,31 @@ export { addPtxFlags, isPtx, refusePtxFlags, type PtxFlags } from './ptx-flags.j
  */
 export function loadPtxKernel(path: string, f: PtxFlags, warn?: (text: string) => void, bounds?: ParseBounds): Kernel {
   const { module, src } = loadPtxFile(path, warn, bounds);
+  refuseNoEntry(module, src);
   const launch = ptxLaunchOf(path, src, module, f);
   launchValuesOfSets(module, launch, f);
   if (warn && launch.dynamicSmem === undefined) for (const d of unsizedDynamicSmem(module)) warn(formatPtxDiagnostic(d, src));
   if (warn) for (const d of unfitParams(module, launch)) warn(formatPtxDiagnostic(d, src));
   return translateOrExplain(module, launch);
+}
+
+/**
+ * Refuses a module without a kernel to run (no `.entry` with a body: an empty file, one of comments
+ * only, one of header directives only) with {@link PTX_CODES.noEntry} at the file's end, where a
+ * compiler reports what the input lacks: the character after its last non-blank one (1:1 for an
+ * empty file). Throws a {@link UsageError} (exit 2).
+ */
+export function refuseNoEntry(module: Module, src: string): void {
+  if (functions(module).some((fn) => fn.entry && fn.body)) return;
+  const text = src.replace(/\s+$/, '');
+  const lines = text.split(/\r\n|\n|\r/);
+  const line = lines.length;
+  const col = lines[line - 1]!.length + 1;
+  const what = text === '' ? 'the file is empty' : functions(module).some((fn) => fn.entry) ? 'its .entry declarations have no body' : 'the file has no .entry';
+  throw ptxParseError(module.file, {
+    code: PTX_CODES.noEntry, message: `no kernel to run: ${what}`, file: module.file, line, col, endCol: col + 1,
+    hint: 'mbsim reads the PTX of a CUDA kernel (nvcc -ptx -lineinfo FILE.cu, or cuobjdump -ptx), with at least one .entry and its body',
+  }, src);
 }
 
 /** Bits of the integer parameter types a launch value is checked against (`.b8` struct parameters are not). */
@@ -144,7 +164,8 @@ function translateOrExplain(module: Module, launch: PtxLaunch): Kernel {
     if (err instanceof KernelError) {
       // The library names its option (launch.params.NAME); the CLI names the flag that gave it.
       const m = err.message.replace(/^launch\.params\./, '--param ').replace(/^launch\.tensorMaps\./, '--tensor-map ');
-      throw new UsageError(err.loc ? formatKernelError(err) : `mbsim: error: ${m}`);
+      if (err.loc) throw new UsageError(formatKernelError(err));
+      throw new UsageError(`mbsim: error: ${m}`).withCode(m !== err.message ? PARAM_CODES.name : `E-${err.code}`);
     }
     throw err;
   }
@@ -158,6 +179,7 @@ function translateOrExplain(module: Module, launch: PtxLaunch): Kernel {
 export function servedPtxLaunch(path: string, f: PtxFlags, text: string): PtxLaunch {
   const r = parsePtx(text, path);
   if (!r.ok) throw ptxParseError(path, r.diagnostic, text);
+  refuseNoEntry(r.module, text);
   const launch = ptxLaunchOf(path, text, r.module, f);
   translateOrExplain(r.module, launch);
   return launch;

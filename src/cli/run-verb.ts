@@ -11,7 +11,8 @@ import { phaseRecorder, type PhaseRecorder, type PhaseRow } from '../report/phas
 import { buildTrace } from '../report/trace.js';
 import { LEDGER_EVENT_KINDS, simulate, SimTimeError, type SimOptions, type SimResult } from '../sim/simulate.js';
 import { TimingError, type Timing } from '../sim/timing.js';
-import { echo } from './args.js';
+import { echo, refuseMemoryBelowFootprint } from './args.js';
+import { DEFAULT_MAX_MEMORY_MB } from './parse-budget.js';
 import { fifoWait, outputBudget, reportReserveMs } from './budget.js';
 import { loadTiming } from './timing-file.js';
 import { timeLeft, type IO } from './io.js';
@@ -82,6 +83,7 @@ async function planRun(target: string, o: RunOpts, io: IO, started: number): Pro
   if (o.trace !== undefined) refuseStdout('--trace', o.trace, true, '/dev/stderr');
   const loaded = await loadKernel(target, o, false, io.err, { maxMemoryMb: o.maxMemory, timeoutS: o.timeout, started });
   if (o.trace !== undefined) refuseInput(o.trace, inputFiles(loaded.kernel.file, o.timing, 'run'));
+  refuseMemoryBelowFootprint(o.maxMemory, process.memoryUsage.rss(), o.trace || o.events ? RUN_MEMORY_SHARE_TRACED : RUN_MEMORY_SHARE, 'the simulation', DEFAULT_MAX_MEMORY_MB);
   // For a PTX file --grid is the launch (every cluster simulated), not the bandwidth model's CTAs.
   const grid = isPtx(target) ? undefined : o.grid;
   const program = instantiateOrExplain(loaded.kernel, o.set, loaded.origin);

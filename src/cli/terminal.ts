@@ -5,13 +5,15 @@
  * override (U+202E) could make a line read differently from what it says.
  *
  * {@link safeIO} wraps the CLI's {@link IO}: everything passed to `out` and `err` goes through
- * {@link terminalText}, which writes these characters as visible escapes:
- * - C0 controls except `\n` and `\t` (ESC, BEL, `\r`, NUL, …) as `\xHH` (`\x1b`);
- * - DEL, C1 controls (U+0080..U+009F) and the bidi and format controls U+061C, U+200E, U+200F,
- *   U+202A..U+202E, U+2066..U+2069 as `\uHHHH` (`\u202e`).
+ * {@link terminalText}, which writes these characters as visible escapes, all of one form,
+ * `\uHHHH` (JSON's and JavaScript's: `\u001b`, `\u0000`, `\u202e`):
+ * - C0 controls except `\n` and `\t` (ESC, BEL, `\r`, NUL, …), DEL and the C1 controls
+ *   (U+0080..U+009F);
+ * - the bidi and format controls U+061C, U+200E, U+200F, U+202A..U+202E, U+2066..U+2069;
+ * - U+FFFD, what a byte that is not UTF-8 reads as (src/cli/input.ts): a binary file's line shows
+ *   `\ufffd` beside its `\u0000`s rather than a glyph the terminal may draw in any way.
  * JSON output passes the same boundary and stays exact JSON meaning the same value: `JSON.stringify`
- * already writes every C0 control inside a string as `\u00HH`, so only the `\uHHHH` forms can
- * apply, and those are JSON's own escapes.
+ * already writes every C0 control inside a string as `\u00HH`, and the other escapes are JSON's own.
  *
  * The CLI's own colors cannot be written as ESC sequences (they would be escaped too): its
  * {@link Paint} ({@link markPaint}) writes markers that carry a random per-process key, which
@@ -26,7 +28,7 @@ import { lazyBuiltin } from './builtins.js';
 import { displayPad } from '../lang/diagnostics.js';
 
 /** Characters {@link terminalText} escapes (see the module comment). */
-const UNSAFE = '[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]';
+const UNSAFE = '[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069\\ufffd]';
 
 const crypto = lazyBuiltin<typeof import('node:crypto')>('node:crypto');
 
@@ -62,25 +64,21 @@ function marker(): string {
 const hex = (c: number, digits: number) => c.toString(16).padStart(digits, '0');
 
 /**
- * `s` with every control, bidi and format character written as a visible escape (`\x1b`,
- * `\u202e`), and the color markers of {@link markPaint} turned into SGR sequences. `\n` and `\t`
+ * `s` with every control, bidi and format character (and U+FFFD) written as a visible escape
+ * (`\u001b`, `\u202e`), and the color markers of {@link markPaint} turned into SGR sequences. `\n` and `\t`
  * stay as they are.
  */
 export function terminalText(s: string): string {
   // Before the first marker the pattern has no group: the second argument is then the offset.
   return s.replace(PATTERN, (m: string, sgr: unknown) => {
     if (typeof sgr === 'string') return `\u001b[${sgr}m`;
-    const c = m.charCodeAt(0);
-    return c < 0x20 ? `\\x${hex(c, 2)}` : `\\u${hex(c, 4)}`;
+    return `\\u${hex(m.charCodeAt(0), 4)}`;
   });
 }
 
 /** `s` with only the escapes of {@link terminalText} (markers, too, are escaped): for text without colors. */
 export function escapeControls(s: string): string {
-  return s.replace(new RegExp(UNSAFE, 'g'), (m) => {
-    const c = m.charCodeAt(0);
-    return c < 0x20 ? `\\x${hex(c, 2)}` : `\\u${hex(c, 4)}`;
-  });
+  return s.replace(new RegExp(UNSAFE, 'g'), (m) => `\\u${hex(m.charCodeAt(0), 4)}`);
 }
 
 const mark = (code: number) => `${marker()}${code}m`;
@@ -121,7 +119,7 @@ export function safeIO<T extends TextIO>(io: T): T {
 
 /**
  * The boundary prints a control or bidi character of a quoted source line as an escape several
- * columns wide (`\x1b`); this widens the indentation of the caret row under the row `  QUOTED` of
+ * columns wide (`\u001b`); this widens the indentation of the caret row under the row `  QUOTED` of
  * `text` to match, so the caret still points at column `col` (1-based) of `quoted`. Text without
  * such characters, or without that row and a caret row after it, is returned unchanged.
  */

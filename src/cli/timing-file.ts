@@ -34,21 +34,22 @@ export function loadTiming(path: string | undefined): Timing {
     try {
       parseJsonPos(text);
     } catch (e) {
-      if (e instanceof JsonPosError) throw atPos(echo(path), text, e.pos, `not valid JSON: ${e.message}`);
+      if (e instanceof JsonPosError) throw atPos(echo(path), text, e.pos, `not valid JSON: ${e.message}`, TIMING_CODES.json);
     }
-    throw new UsageError(`${echo(path)}: not valid JSON: ${echo((err as Error).message)}`);
+    throw new UsageError(`${echo(path)}: not valid JSON: ${echo((err as Error).message)}`).withCode(TIMING_CODES.json);
   }
   const dup = duplicateKey(text);
   if (dup) {
     const pos = { line: dup.line, col: dup.col, endCol: dup.col + JSON.stringify(dup.key).length };
-    throw atPos(echo(path), text, pos, `"${echo(dup.key)}" is given twice (first on line ${dup.firstLine}); give each setting once`);
+    throw atPos(echo(path), text, pos, `"${echo(dup.key)}" is given twice (first on line ${dup.firstLine}); give each setting once`, TIMING_CODES.duplicate);
   }
   try {
     return mergeTiming(h200Copy(), json);
   } catch (err) {
     if (!(err instanceof TimingError)) throw err;
-    const pos = errorPos(text, json);
-    throw pos ? atPos(echo(path), text, pos, err.message) : new UsageError(`${echo(path)}: ${err.message}`);
+    const at = errorPos(text, json);
+    const code = at?.unknown ? TIMING_CODES.unknown : TIMING_CODES.value;
+    throw at ? atPos(echo(path), text, at.pos, err.message, code) : new UsageError(`${echo(path)}: ${err.message}`).withCode(code);
   }
 }
 
@@ -60,7 +61,7 @@ const h200Copy = (): Timing => Object.assign(Object.create(null) as Timing, H200
  * known one that `mergeTiming` refuses (each entry merged alone, in the file's order); undefined
  * when the file is no object or no single entry is refused.
  */
-function errorPos(text: string, json: unknown): JsonPos | undefined {
+function errorPos(text: string, json: unknown): { pos: JsonPos; unknown: boolean } | undefined {
   if (typeof json !== 'object' || json === null || Array.isArray(json)) return undefined;
   let root: JsonNode;
   try {
@@ -74,18 +75,24 @@ function errorPos(text: string, json: unknown): JsonPos | undefined {
       mergeTiming(h200Copy(), { [e.key]: (json as Record<string, unknown>)[e.key] });
     } catch (err) {
       if (!(err instanceof TimingError)) throw err;
-      if (!Object.hasOwn(H200, e.key)) return e.keyPos;
+      if (!Object.hasOwn(H200, e.key)) return { pos: e.keyPos, unknown: true };
       // An object or array may span lines: the caret marks its first character.
       const v = e.value;
-      return v.kind === 'object' || v.kind === 'array' ? { line: v.line, col: v.col, endCol: v.col + 1 } : { line: v.line, col: v.col, endCol: v.endCol };
+      return { pos: v.kind === 'object' || v.kind === 'array' ? { line: v.line, col: v.col, endCol: v.col + 1 } : { line: v.line, col: v.col, endCol: v.endCol }, unknown: false };
     }
   }
   return undefined;
 }
 
-/** `file:line:col: error: message` with the line and a caret under the position. */
-function atPos(file: string, text: string, pos: JsonPos, message: string): UsageError {
-  let out = `${file}:${pos.line}:${pos.col}: error: ${message}`;
+/**
+ * The stable codes of a rejected `--timing` file (docs/CHECK.md, "Input errors with --json"): its
+ * JSON syntax, a key given twice, a name that is no timing parameter, a value `mergeTiming` refuses.
+ */
+export const TIMING_CODES = { json: 'E-timing-json', duplicate: 'E-timing-duplicate', unknown: 'E-timing-unknown', value: 'E-timing-value' } as const;
+
+/** `file:line:col: error[code]: message` with the line and a caret under the position. */
+function atPos(file: string, text: string, pos: JsonPos, message: string, code: string): UsageError {
+  let out = `${file}:${pos.line}:${pos.col}: error[${code}]: ${message}`;
   const src = lineAt(text, pos.line);
   if (src !== undefined) {
     const [shown, caret] = caretExcerpt(src, pos.col, pos.endCol);

@@ -27,6 +27,8 @@ export const PTX_CODES = {
   internal: 'E-ptx-internal',
   /** A header value ptxas rejects (`.version 99.9`, `.target sm_9999`, `.maxnreg 0`): src/ptx/header.ts. */
   header: 'E-ptx-header',
+  /** A file with no `.entry` that has a body (empty, only comments, only header directives): nothing to run, reported at its end by `run` and `check` (src/cli/ptx-load.ts). */
+  noEntry: 'E-ptx-no-entry',
   /** A header value PTX allows and ptxas accepts but that means nothing (`.maxnreg 1000`): a warning. */
   headerWarning: 'W-ptx-header',
   /** A launch that leaves out something the kernel needs and the PTX does not carry (the dynamic shared memory's size): src/cli/ptx-load.ts. */

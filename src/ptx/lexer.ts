@@ -103,7 +103,8 @@ function is(c: number, cls: number): boolean {
 
 /** What the character at `c` looks like in a message. */
 function shown(c: number): string {
-  if (c < 32 || c === 127) return `'\\x${c.toString(16).padStart(2, '0')}'`;
+  // A control as the CLI's escapes write it (src/cli/terminal.ts), and its code point.
+  if (c < 32 || (c >= 127 && c < 160)) return `'\\u${c.toString(16).padStart(4, '0')}' (U+${c.toString(16).toUpperCase().padStart(4, '0')}${c === 0 ? ': a binary file, not PTX text' : ''})`;
   const ch = String.fromCodePoint(c);
   return INVISIBLE.test(ch) ? `'${ch}' (U+${c.toString(16).toUpperCase().padStart(4, '0')})` : `'${ch}'`;
 }
