@@ -5,6 +5,7 @@
  */
 import { caretExcerpt, excerptColumn, lineAt } from '../lang/diagnostics.js';
 import { unknownMnemonic } from '../ptxi/mnemonics.js';
+import { demangle } from '../ptxi/names.js';
 import { functionIndex, functions, instructionsOf, parsePtx, PTX_CODES, type Func, type Module, type Param, type PtxDiagnostic } from '../ptx/index.js';
 import { readInput } from './input.js';
 import { UsageError } from './errors.js';
@@ -84,7 +85,10 @@ function funcLines(f: Func): string[] {
   const idx = functionIndex(f);
   const labels = idx.scopes.reduce((n, s) => n + s.labels.size, 0);
   const opcodes = new Set(ins.map((i) => i.opcode)).size;
-  const out = [`${kind} ${f.name}${link}: ${count(ins.length, 'instruction')}, ${count(opcodes, 'distinct opcode')}, ${count(labels, 'label')}, ${count(idx.scopes.length - 1, 'nested scope')}`];
+  // A mangled kernel's name as --kernel takes it (`ring` of `_Z4ringPKfPfi`).
+  const short = demangle(f.name);
+  const named = short !== f.name ? `${f.name} (${short})` : f.name;
+  const out = [`${kind} ${named}${link}: ${count(ins.length, 'instruction')}, ${count(opcodes, 'distinct opcode')}, ${count(labels, 'label')}, ${count(idx.scopes.length - 1, 'nested scope')}`];
   for (const d of f.directives) out.push(`  ${d.name}${d.values ? ` ${d.values.map((v) => `"${v}"`).join(', ')}` : d.args.length ? ` ${d.args.join(', ')}` : ''}`);
   for (const p of f.returns) out.push(`  returns ${paramText(p)}`);
   for (const p of f.params) out.push(`  param ${paramText(p)}`);
