@@ -133,9 +133,9 @@ function releaseOf(p: Program, events: readonly MachineEvent[], asyncLoc: AsyncL
       }
       opText = opTextAt(p, steps, ph.agent, t, r.loc);
     }
-    r.text = `${who(a, -1)} went on after its wait on ${bar}${line(wait.loc)}, which observed phase ${observed}; that phase was completed by ${opText ? `${opText} of ` : ''}${who(ph.agent, ph.async)}${line(r.loc)}`;
+    r.text = `${who(a, -1)} went on after its wait on ${bar}${lineFrom(wait.loc)}, which observed phase ${observed}; that phase was completed by ${opText ? `${opText} of ` : ''}${who(ph.agent, ph.async)}${lineFrom(r.loc)}`;
   } else if (observed < 0) {
-    r.text = `${who(a, -1)} went on after its wait on ${bar}${line(wait.loc)}, which passed on the fresh barrier (parity 1 in phase 0): no phase had completed`;
+    r.text = `${who(a, -1)} went on after its wait on ${bar}${lineFrom(wait.loc)}, which passed on the fresh barrier (parity 1 in phase 0): no phase had completed`;
   }
   return r;
 }
@@ -309,7 +309,7 @@ export function raceCause(p: Program, events: readonly MachineEvent[], race: HbR
     fixKind = 'group-depth';
     fixLoc = lastGroupWait(events, xa, upTo)?.loc;
   } else if (observed < 0 && !unwaited) {
-    fix = `${PARITY_FIX}: ${who(later, -1)}'s wait on ${bar}${line(wait.loc)} passed on the fresh barrier (parity 1 in phase 0) before any phase completed, so nothing orders it after the ${xName}: wait with the parity of a phase completed after that access (parity 0 for the first)`;
+    fix = `${PARITY_FIX}: ${who(later, -1)}'s wait on ${bar}${lineFrom(wait.loc)} passed on the fresh barrier (parity 1 in phase 0) before any phase completed, so nothing orders it after the ${xName}: wait with the parity of a phase completed after that access (parity 0 for the first)`;
     fixKind = 'parity';
   } else if (y.async >= 0 && clusterRelease(p, events, x.buf, wait.bar, observed, done)) {
     fix = clusterReleaseFix(p, who, later, x.buf, wait.bar, yName, arrivesRemotely(p, p.barrierOf(wait.bar).info.name), countOf(wait.bar));
@@ -335,7 +335,7 @@ export function raceCause(p: Program, events: readonly MachineEvent[], race: HbR
       ? `move the release after the access: ${who(later, -1)} arrives on ${issuerRel.bar}${lineFrom(own.loc)} before its ${y.rw === 'w' ? 'write' : 'read'} of ${buf}${lineFrom(y.loc)}, and that arrival counted toward the phase that let ${who(x.issuer, -1)} refill ${buf}`
       : `arrival count: ${who(x.issuer, -1)} was released by ${who(issuerRel.agent, -1)}'s arrive on ${issuerRel.bar}${line(issuerRel.loc)} while ${who(later, -1)} still used ${buf}: the count of ${issuerRel.bar} (${countOf(issuerRel.wait.bar)}) is smaller than the agents that must release ${buf}`;
   } else if (x.async >= 0 && x.signals === wait.bar && issuedAt(x.async) > done) {
-    fix = `the wait's phase: ${who(later, -1)}'s wait on ${bar}${line(wait.loc)} observed phase ${observed}, which had completed before the ${xName} was even issued: the parity it computes is stale (a phase counter off by whole phases, or restarted)`;
+    fix = `the wait's phase: ${who(later, -1)}'s wait on ${bar}${lineFrom(wait.loc)} observed phase ${observed}, which had completed before the ${xName} was even issued: the parity it computes is stale (a phase counter off by whole phases, or restarted)`;
     fixKind = 'phase';
   } else if (x.async >= 0 && x.signals === wait.bar) {
     fix = `arrival count / expect_tx: phase ${observed} of ${bar} completed before the ${xName} landed: its arrivals (count ${countOf(wait.bar)}) and the bytes expected were all in without this copy's bytes; expect every copy's bytes (arrive.expect_tx with the sum, before the copies can land), or raise the count`;
