@@ -23,7 +23,7 @@ describe('nvcc ring: unrolled copies of an arrive and the cause of a hang', () =
       const r = await cli(['check', 'test/fixtures/ptx/ring_ppar.ptx', '--block', '64', '--param', `param_2=${n}`]);
       expect(r.out).toContain('verdict: HANG');
       expect(r.out).not.toContain('unreachable-arrive');
-      expect(r.out).toMatch(/cause \(start-parity at line 326\): ring\.w0 waits on empty\[0\] with parity 0 .*uses parity 1/);
+      expect(r.out).toMatch(/cause \(start-parity at line 326 \(ring\.cu:\d+[^)]*\)\): ring\.w0 waits on empty\[0\] with parity 0 .*uses parity 1/);
       expect(r.code).toBe(1);
     });
   }
