@@ -43,7 +43,19 @@ export function parseJsonPos(text: string, line0 = 1, col0 = 1): JsonNode {
   let line = line0;
   let lineStart = -(col0 - 1); // column of index k is k - lineStart + 1
   const pos = (from: number, to = from + 1): JsonPos => ({ line, col: from - lineStart + 1, endCol: to - lineStart + 1 });
-  const fail = (msg: string, from = i, to = from + 1): never => { throw new JsonPosError(msg, pos(from, to)); };
+  const fail = (msg: string, from = i, to = from + 1): never => {
+    // At the end of the text: just past its last non-blank character, on that character's line
+    // (a file's final newline would put the caret on an empty line after it).
+    if (from >= text.length) {
+      let k = text.length;
+      while (k > 0 && /\s/.test(text[k - 1]!)) k--;
+      const nl = text.lastIndexOf('\n', k - 1);
+      const lines = text.slice(0, k).split('\n').length - 1;
+      const col = nl < 0 ? k + col0 : k - nl;
+      throw new JsonPosError(msg, { line: line0 + lines, col, endCol: col + 1 });
+    }
+    throw new JsonPosError(msg, pos(from, to));
+  };
   const ws = () => {
     while (i < text.length) {
       const c = text[i]!;
