@@ -70,7 +70,7 @@ describe('an inverted consumer parity: the cause is the wait\'s parity, with one
     const r = ptx('planted/ring2.bug1.ptx');
     expect(r.verdict).toBe('race');
     const h = r.hazards[0]!;
-    expect(h.race!.fix).toMatch(/^the wait's parity: ring2\.w1's wait on full\[0\] \(line 118\) passed on the fresh barrier/);
+    expect(h.race!.fix).toMatch(/^the wait's parity: ring2\.w1's wait on full\[0\] \(line 118, from ring2\.cu:27, inlined at ring2\.cu:59\) passed on the fresh barrier/);
     expect(h.cause?.kind).toBe('vacuous-wait');
     expect(h.cause?.locations.map((l) => l.origin)).toEqual(['ring2.cu:27, inlined at ring2.cu:59']);
   });
