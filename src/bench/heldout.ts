@@ -244,22 +244,24 @@ function fromHbm(c: GpipeConfig): boolean {
 }
 
 /**
- * The timing of a configuration's source: HBM streams read HBM (in the tensor mainloops only the A
- * box does: B is one tile shared by every CTA, L2-resident, so HBM carries half the bytes and its
- * capacity is scaled by 1 / that fraction for the simulator's single-source bandwidth model);
- * distinct L2 tiles use the distinct-address L2 bandwidth (for all the bytes of the tensor
- * mainloops, though their B box is shared). The tensor mainloops' A box reads HBM
- * at `tmaHbmStridedRowsPct` of the rate of contiguous tiles (its rows are 128 B, 40 KiB apart).
+ * The timing of a configuration's source and destination. HBM streams read HBM (in the tensor
+ * mainloops only the A box does: B is one tile shared by every CTA, L2-resident, so HBM carries
+ * half the bytes and its capacity is scaled by 1 / that fraction; the A box reads HBM at
+ * `tmaHbmStridedRowsPct` of the rate of contiguous tiles, its rows being 128 B, 40 KiB apart) and
+ * share the distinct-address L2 share with all their bytes. Distinct L2 tiles use that share; in
+ * the tensor mainloops only for the A box: the B box is L2-hot, half of each stage's bytes
+ * (`tmaSharedTilePct` 50). The epilogue's bulk stores write a fresh tile each (model.cu, lean.cu:
+ * `dst + (blockIdx.x * tiles + t) * E`), which reach HBM (`bulkStoreHbm`).
  */
 export function sourceTiming(c: GpipeConfig, timing: Timing): Timing {
+  const store = { bulkStoreHbm: 1 };
   if (fromHbm(c)) {
     const hbmFraction = c.copy === 'tensor_ab' ? 0.5 : 1;
-    // The A box's 128 rows of 128 B lie 40 KiB apart (model.cu, lean.cu: make_tmap_2d): HBM serves
-    // such rows at tmaHbmStridedRowsPct of its rate for contiguous tiles.
     const strided = c.copy === 'tensor_ab' ? timing.tmaHbmStridedRowsPct.value / 100 : 1;
-    return mergeTiming(timing, { tmaSourceHbm: 1, hbmBytesPerCycle: (timing.hbmBytesPerCycle.value * strided) / hbmFraction, tmaSourceL2Distinct: 1 });
+    return mergeTiming(timing, { tmaSourceHbm: 1, hbmBytesPerCycle: (timing.hbmBytesPerCycle.value * strided) / hbmFraction, tmaSourceL2Distinct: 1, ...store });
   }
-  return c.source === 'l2_distinct' ? mergeTiming(timing, { tmaSourceL2Distinct: 1 }) : timing;
+  if (c.source === 'l2_distinct') return mergeTiming(timing, { tmaSourceL2Distinct: 1, tmaSharedTilePct: c.copy === 'tensor_ab' ? 50 : 0, ...store });
+  return mergeTiming(timing, store);
 }
 
 /** Result of simulating one configuration: cycles per iteration and the model's bounding side. */

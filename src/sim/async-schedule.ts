@@ -57,13 +57,20 @@ export function asyncScheduler(
     const m = Math.max(1, n);
     return Math.min(v(T.tmaL2DistinctBytesPerCycleSm) + v(T.tmaL2DistinctSharedBytesPerCycle) / m, v(T.tmaL2DistinctBytesPerCycle) / m);
   };
-  const srcCap = Math.min(hbm ? Math.min(l2Cap, v(T.hbmBytesPerCycle)) : l2Cap, distinctShare(activeSms) * activeSms);
+  // The capacity the distinct (or HBM) bytes of a copy share; every byte also passes the shared L2
+  // (l2Cap). A fraction of each copy's bytes (tmaSharedTilePct) reads tiles that every SM reads,
+  // L2-hot: those count against the SM's own rate and l2Cap only.
+  const distinctCap = Math.min(hbm ? v(T.hbmBytesPerCycle) : Infinity, distinctShare(activeSms) * activeSms);
+  const srcCap = Math.min(l2Cap, distinctCap);
+  const distinctFrac = distinct || hbm ? 1 - v(T.tmaSharedTilePct) / 100 : 1;
+  // Bulk stores to fresh global tiles (bulkStoreHbm) also share HBM's write rate among the SMs storing.
+  const hbmWriteCap = v(T.bulkStoreHbm) !== 0 ? (v(T.hbmBytesPerCycle) * v(T.hbmWriteBytesPct)) / 100 : Infinity;
   // The queue that delays copies under load is at the shared L2 (HBM): its load is measured against
   // what the whole GPU can read from it (every SM reading), not against the launch's share: a lone
   // SM at its own limit queues only behind its own copies (hw/results/plan.json chain: with 1 to 16
   // CTAs a copy's issue-to-full time is its transfer behind the SM's previous copy, and nothing more).
   const sms = v(T.sms);
-  const queueCap = Math.min(hbm ? Math.min(l2Cap, v(T.hbmBytesPerCycle)) : l2Cap, distinctShare(sms) * sms);
+  const queueCap = Math.min(l2Cap, hbm ? v(T.hbmBytesPerCycle) : Infinity, distinctShare(sms) * sms);
   // Static per-SM share (every active SM reading at once): bulk stores and cp.async use it.
   const tmaBw = Math.min(smBw, srcCap / activeSms);
   // Receive side of a multicast copy, per destination SM (every destination takes the whole copy).
@@ -96,22 +103,27 @@ export function asyncScheduler(
   // and its queueing delay.
   let shareStart = 0;
   let shareXfer = 0;
-  // The SM's channel to the shared L2 (HBM): `bytes` moved through it from cycle t at the SM's
-  // current share (its read duty among the active SMs); sets shareStart (when the transfer is done)
-  // and shareXfer (the queueing delay at the current load).
-  const channel = (c: number, t: number, nbytes: number): void => {
+  // The SM's channel to the shared L2 (HBM): `nbytes` moved through it from cycle t at the SM's
+  // current share (its read duty among the active SMs); `store`: a bulk store (all its bytes
+  // distinct, and at most HBM's write share with bulkStoreHbm). Sets shareStart (when the transfer
+  // is done) and shareXfer (the queueing delay at the current load).
+  const channel = (c: number, t: number, nbytes: number, store: boolean): void => {
     const dt = t - loadAt[c]!;
     const w = win / (win + dt);
     const time = loadTime[c]! * w + dt;
     // the previous transfer's cycles pair with the cycles since its issue
     const busy = loadBusy[c]! * w + lastDur[c]!;
     const u = time > 0 ? busy / time : 0;
-    const bw = Math.min(smBw, srcCap / Math.max(1, activeSms * u), distinctShare(activeSms * u));
+    const n = Math.max(1, activeSms * u);
+    // the SM's own rate and the shared L2 carry every byte; the distinct share (HBM) the distinct ones
+    const allBw = Math.min(smBw, l2Cap / n);
+    const shareBw = Math.min(distinctCap / n, distinctShare(activeSms * u), store ? hbmWriteCap / n : Infinity);
+    const dbytes = store ? nbytes : nbytes * distinctFrac;
     const rs = Math.max(t, readFree[c]!);
-    const dur = Math.ceil(nbytes / bw);
+    const dur = Math.ceil(Math.max(nbytes / allBw, dbytes / shareBw));
     const readDone = rs + dur;
     readFree[c] = readDone;
-    const bytes = loadBytes[c]! * w + nbytes;
+    const bytes = loadBytes[c]! * w + dbytes;
     loadTime[c] = time;
     loadBusy[c] = busy;
     lastDur[c] = dur;
@@ -126,7 +138,7 @@ export function asyncScheduler(
     switch (o.kind) {
       case 'tma': {
         // Read once per copy (a multicast group shares its read), then received by each destination.
-        if (!useShare) channel(agentCta, t, o.bytes);
+        if (!useShare) channel(agentCta, t, o.bytes, false);
         const readDone = shareStart;
         const dst = o.cta;
         const start = Math.max(t, tmaFree[dst]!);
@@ -172,7 +184,7 @@ export function asyncScheduler(
         // reads use (hw/results/plan_lean_epilogue.json: at 132 CTAs a 32 KiB store every 2
         // k-steps costs 1,155 cycles a k-step, at 1 CTA 67).
         const start = Math.max(t, tmaFree[o.cta]!);
-        channel(o.cta, t, o.bytes);
+        channel(o.cta, t, o.bytes, true);
         const xfer = Math.max(start + Math.ceil(o.bytes / tmaBw), shareStart) - start;
         tmaFree[o.cta] = start + xfer;
         stats.tmaBusy[o.cta]! += xfer;

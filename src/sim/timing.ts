@@ -101,6 +101,17 @@ export interface Timing {
    * simulator, whose copies have a size but no layout.
    */
   tmaHbmStridedRowsPct: Param;
+  /**
+   * Percentage of every copy's bytes that read tiles all SMs read (L2-hot: a GEMM's B box shared
+   * by every CTA) in a run whose copies otherwise read distinct addresses or HBM: those bytes pass
+   * the SM's own rate and the shared L2, not the distinct-address share nor HBM (mean field over
+   * the run's copies). Set by a kernel description, like `tmaHbmStridedRowsPct`.
+   */
+  tmaSharedTilePct: Param;
+  /** 1: bulk stores write fresh global tiles, which reach HBM (their bytes share `hbmWriteBytesPct`). */
+  bulkStoreHbm: Param;
+  /** HBM's rate for bulk stores to fresh tiles, shared by the storing SMs: percentage of `hbmBytesPerCycle`. */
+  hbmWriteBytesPct: Param;
   issueBulkStore: Param;
   bulkStoreLatency: Param;
   issueMma: Param;
@@ -223,6 +234,9 @@ export const H200: Timing = {
   tmaL2DistinctBytesPerCycle: { value: 4625, source: 'fitted from pipeline data, not a micro-probe: with tmaL2DistinctBytesPerCycleSm (46), tmaL2DistinctSharedBytesPerCycle (436) and tmaQueueLatencyL2Distinct (1) on the train rows of hw/results/model.json that read distinct addresses (l2_distinct and hbm: the split of docs/HARDWARE.md "Held-out validation"; npm run heldout -- --fit-l2, fitL2Distinct). The per-SM rate of n SMs reading distinct addresses is min(96, 46 + 436 / n, 4625 / n): 96 at 1-8 SMs (lean.json and model.json stream 64 KiB S=3: 98 at 8 CTAs, 91-98 at 1), 73 at 16 (measured 70-73), 59 at 33 (57-58), 53 at 66 (46-52), 47 at 99 (42-50), 35 at 132 (34-36): the SMs\' reads add up to 46 n + 436 B/cycle until the GPU-wide 4625 (reached at about 99 SMs; 35 B/cycle per SM at 132, measured 34.3-35.1 with 64 KiB tiles). The former form 8500 / (n - 1 + 92) could not keep the per-SM limit to 8 SMs and fall to 57 at 33 (lean.json 8 CTAs S=3 +14.6%, 33 CTAs -17.5%). Its load-dependent latency fitted to about nothing (tmaQueueLatencyL2Distinct): the share carries the load' },
   tmaHbmStridedRowsPct: { value: 93, source: 'fitted from pipeline data, not a micro-probe: the train rows of hw/results/model.json (the split of docs/HARDWARE.md "Held-out validation") at 132 CTAs from HBM, 16 KiB of HBM a CTA an iteration: the two-box mainloop_tma (A box 128 rows of 128 B, 40 KiB apart: model.cu make_tmap_2d) at S = 4 runs at 1003.3 cycles, the bulk stream of 16 KiB tiles at S = 4 at 931.4: 931.4 / 1003.3 = 92.8%. The layout, not the tensor path: hw/results/pipeline.json (hw/probes/pipeline.cu, whose box is a contiguous 16 KiB, rows 256 B with a 256 B pitch) at 132 CTAs, S = 4, from HBM: a tensor box 906.8 cycles, a bulk copy 918.3. Checked on lean.json (held out; the same tensor maps): mainloop_tma 132 CTAs S = 4 / 6 992.2 / 967.4 against the 16 KiB bulk stream at S = 4 / 8 893.3 / 886.6 (90-92%)' },
   tmaSourceL2Distinct: { value: 0, source: 'choice: 0 = SMs share L2 tiles (default), 1 = every SM reads its own addresses' },
+  tmaSharedTilePct: { value: 0, source: 'choice: 0 = no copy bytes read tiles every SM reads (default); a kernel description sets the share of its shared boxes (the tensor mainloops of model.cu and lean.cu: 50, the B box of two equal boxes)' },
+  bulkStoreHbm: { value: 0, source: 'choice: 0 = bulk stores stay in L2 (default), 1 = they write fresh tiles, which reach HBM' },
+  hbmWriteBytesPct: { value: 70, source: 'hw/results/plan3_h100.json epi (hw/probes/plan3.cu, H100; a ratio of two GPU-wide rates taken as the form for the H200, not a rate): the persistent TMA loop at 132 CTAs, KT = 2, storing 16, 32 and 64 KiB epilogues to fresh HBM tiles runs at 1,264, 2,205 and 4,088 cycles an iteration: each further 16 KiB a tile costs 1,882-1,883 cycles a tile (2 k-steps), 132 x 16,384 / 1,883 = 1,148 B/cycle of stores for the GPU, 70% of the H100 HBM read rate (1,650 B/cycle, docs/HARDWARE.md "H100 figures and the H200")' },
   issueBulkStore: { value: 98, source: 'hw/results/plan2_h100.json epi (hw/probes/plan2.cu, H100; one SM, so it stands for the H200): the thread that issues the persistent loop\'s 32 KiB epilogue store takes 332 cycles from the second bar.sync to after cp.async.bulk.commit_group (TMA only; 1,179 - 132 - 699 = 348 under one warpgroup of wgmma), 84 without the store (epilogue of 0 bytes; 112 with wgmma), of which the store address\'s run-time division ITERS / KT is intDivMod (150; SASS in hw/results/sass/plan2_sass.txt.gz): 332 - 84 - 150 = 98 (wgmma: 86)' },
   bulkStoreLatency: { value: 840, source: 'hw/results/ops.json (hw/probes/ops.cu epilogue): a 32 KiB bulk store shared -> global and its wait_group (read or done) take 1162 cycles; minus 32 KiB at tmaBytesPerCycleSm (321)' },
   issueMma: { value: 16, source: 'fit (npm run calibrate; docs/HARDWARE.md "Timing model fit") to the H200 measurements in hw/results/pipeline.json' },
@@ -301,6 +315,9 @@ export const PARAM_KINDS: Readonly<Partial<Record<keyof Timing, ParamKind>>> = {
   tmaMcastBytesPerCycleAllSms: 'rate',
   tmaQueueMaxLoadPct: 'percent',
   tmaHbmStridedRowsPct: 'percent',
+  tmaSharedTilePct: 'percent',
+  bulkStoreHbm: 'flag',
+  hbmWriteBytesPct: 'percent',
   sms: 'count',
   hbmBytesPerCycle: 'rate',
   tcgen05FlopsPerCycle: 'rate',
