@@ -1,10 +1,12 @@
 /**
  * `npm run heldout`: the held-out report of {@link gpipeRows} (every row, then the summary per kind);
  * with `--fit`, refits the gpipe kernel's glue on the train rows first and prints it; with `--fit-l2`,
- * the distinct-address L2 share before that (train rows too).
+ * the distinct-address L2 share before that (train rows too). Then the same summary for the lean
+ * pipelines of lean.json ({@link leanRows}: only their calibration rows set the kernel's own code).
  */
 import { gpipeRows, GPIPE_GLUE, loadGpipe, summarize } from './heldout.js';
 import { fitGlue, fitL2Distinct, withL2Distinct } from './heldout-fit.js';
+import { calibrateLean, leanRows, loadLean } from './lean.js';
 import { H200 } from '../sim/timing.js';
 
 const configs = loadGpipe();
@@ -32,3 +34,7 @@ if (process.argv.includes('--markdown')) {
     console.log(`| ${s.kind} | ${s.n} | ${pct(s.median)} | ${pct(s.max)} | ${t.n} | ${pct(t.median)} | ${pct(t.max)} |`);
   }
 }
+const lean = loadLean();
+const leanHeld = leanRows(lean, timing, calibrateLean(lean, timing)).filter((r) => r.heldOut);
+console.log('lean.json held out:');
+for (const s of summarize(leanHeld)) console.log(`  ${s.kind.padEnd(16)} n=${String(s.n).padStart(3)} median ${(s.median * 100).toFixed(1)}% max ${(s.max * 100).toFixed(1)}%`);
