@@ -92,6 +92,15 @@ describe('inlined_at chains', () => {
     expect(originText([{ path: '<cuda>/include/cccl/x.h', line: 3 }, { path: '<cuda>/include/cccl/y.h', line: 5 }])).toBe('<cuda>/include/cccl/x.h:3');
     expect(originText([{ path: 'k.cu', line: 0 }])).toBeUndefined();
   });
+
+  it('library frames between two user frames are left out (a lambda run by cooperative_groups::invoke_one)', () => {
+    const inc = '/usr/local/cuda-13.0/bin/../targets/x86_64-linux/include/cooperative_groups/details/invoke.h';
+    expect(originText([
+      { path: '/tmp/wsp/wspipe.cu', line: 57 }, { path: inc, line: 100 }, { path: inc, line: 154 }, { path: '/tmp/wsp/wspipe.cu', line: 47 },
+    ])).toBe('/tmp/wsp/wspipe.cu:57, inlined at /tmp/wsp/wspipe.cu:47');
+    // a user functor inlined into a library kernel: its line alone
+    expect(originText([{ path: 'op.cuh', line: 3 }, { path: '<cuda>/include/cccl/cub/k.cuh', line: 70 }])).toBe('op.cuh:3');
+  });
 });
 
 describe('reports of hazards inside inlined helpers', () => {
