@@ -83,6 +83,15 @@ describe('wspipe.cu: a warp-specialized 3-stage pipeline written with cuda::ptx,
     expect(at(h.cause!.locations!)).toEqual(['59 (wspipe.cu:39)', '232 (wspipe.cu:77)']);
   }, 60_000);
 
+  it('a --tensor-map for a kernel that reads no tensor map is a warning at the parameter (its 1-D copies carry their size)', async () => {
+    const r = await cli(['check', `${DIR}/wspipe.ptx`, '--tensor-map', 'param_0=4096']);
+    expect(r.code).toBe(0);
+    expect(r.err).toContain(`${DIR}/wspipe.ptx:19:2: warning[W-ptx-launch]: --tensor-map param_0: the kernel reads no tensor map (no cp.async.bulk.tensor), so this box is not used`);
+    // A kernel with a tensor copy takes its box without a word.
+    const t = await cli(['check', `${DIR}/tma_pipeline.ptx`]);
+    expect(t).toMatchObject({ code: 0, err: '' });
+  }, 60_000);
+
   it('--trace: each slice of the counterexample names its PTX line and its CUDA line', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'mbsim-wspipe-')), 't.json');
     const r = await cli(['check', `${DIR}/planted/wspipe.bug2.ptx`, '--trace', out, '--quiet']);
