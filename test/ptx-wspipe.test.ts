@@ -3,7 +3,8 @@
 // elected by cooperative_groups::invoke_one arms full[s] and issues a 1-D cp.async.bulk into one of
 // 3 stages, warps 1-2 wait on full[s], read the stage and release it on empty[s]; num_k (param_2) is
 // the k-loop's trip count. Its four planted twins each get their verdict, the hazard's subject and
-// the CUDA lines of the PTX lines it cites; the committed PTX is read, nvcc never runs here.
+// the CUDA lines of the PTX lines it cites; so does wsbar.cu, the pipeline with libcu++'s cuda::barrier.
+// The committed PTX is read, nvcc never runs here.
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -81,6 +82,18 @@ describe('wspipe.cu: a warp-specialized 3-stage pipeline written with cuda::ptx,
     expect(h.cause?.kind).toBe('count-mismatch');
     expect(h.cause?.message).toMatch(/the count should be 2/);
     expect(at(h.cause!.locations!)).toEqual(['59 (wspipe.cu:39)', '232 (wspipe.cu:77)']);
+  }, 60_000);
+
+  it('wsbar.cu (cuda::barrier, memcpy_async_tx, barrier_arrive_tx) is OK; 16 bytes armed too many hang on full[0] at the arrive_tx', async () => {
+    expect((await checkJson('wsbar.ptx')).verdict).toBe('ok');
+    const j = await checkJson('planted/wsbar.bug1.ptx');
+    expect(j.verdict).toBe('hang');
+    const h = j.hazards[0]!;
+    expect(h.subject?.name).toBe('full[0]');
+    expect(at(h.locations)).toEqual(['155 (wsbar.cu:38)', '360 (wsbar.cu:25)']);
+    expect(h.cause?.kind).toBe('tx-mismatch');
+    expect(h.cause?.message).toMatch(/expects 16 more bytes than any copy in flight will deliver/);
+    expect(at(h.cause!.locations!)).toEqual(['457 (wsbar.cu:28)', '155 (wsbar.cu:38)']);
   }, 60_000);
 
   it('a --tensor-map for a kernel that reads no tensor map is a warning at the parameter (its 1-D copies carry their size)', async () => {
