@@ -32,7 +32,9 @@ export function hangDetector(ctx: SearchCtx): (s: MachineState, id: number, x: E
     // Waiters blocked the same way (the warps of a warpgroup in one wait) are one entry.
     const groups = waiterGroups(hr.waiters);
     const blocked = groups.map((g) => `${g.label} in ${g.op}`).join('; ');
-    const first = hr.waiters[0];
+    // The hang's subject: a barrier whose tx-count no copy in flight can bring to 0 (the phase can
+    // never complete, whatever the other agents do: the root of the hang), else the first waiter's.
+    const first = hr.waiters.find((w) => txStuck(s, w)) ?? hr.waiters[0];
     // The first waiter (in the report's order) that the producer-start parity explains: the cause check.ts names.
     const sp = hinted.find((w) => w.barName !== undefined);
     const sk = hr.waiters.find((w) => w.skipped && w.barName !== undefined);
@@ -42,7 +44,7 @@ export function hangDetector(ctx: SearchCtx): (s: MachineState, id: number, x: E
       message: `no agent or asynchronous unit can make progress: ${blocked}`,
       subject: first?.subject ?? null, state: id, extra: [],
       details: [...groups.map((g) => `${g.label} blocked in ${g.op} (line ${g.line}): ${g.reasons.join('; ')}`), ...(hr.cycle ? [`wait-for cycle: ${hr.cycle.join(' → ')}`] : [])],
-      locs: hr.waiters.map((w) => w.loc),
+      locs: [...(first ? [first] : []), ...hr.waiters.filter((w) => w !== first)].map((w) => w.loc),
       waitBarriers: hr.waiters.flatMap((w) => (w.barName !== undefined ? [w.barName] : [])),
       ...(sp ? { startParity: { waiter: sp.name, barrier: sp.barName!, loc: sp.loc } } : {}),
       ...(sk ? { skippedPhase: { waiter: sk.name, barrier: sk.barName!, loc: sk.loc, observed: sk.skipped!.observed, phase: sk.skipped!.phase, parity: sk.parity ?? 0 } } : {}),
@@ -63,14 +65,19 @@ export function hangDetector(ctx: SearchCtx): (s: MachineState, id: number, x: E
 
 type Waiter = ReturnType<typeof explainHang>['waiters'][number];
 
+/** Whether `w` waits on a phase whose tx-count the TMA copies in flight cannot bring to 0 (bytes). */
+function txStuck(s: MachineState, w: Waiter): boolean {
+  if (w.kind !== 'mbarrier' || !w.state || w.state.tx === 0) return false;
+  const inflightBytes = s.inflight.filter((o) => o.kind === 'tma' && o.bar === w.bar).reduce((n, o) => n + o.left, 0);
+  return !(w.state.tx > 0 && inflightBytes >= w.state.tx);
+}
+
 /** A waiter blocked on a phase whose tx-count the copies in flight cannot bring to 0. */
 function txMismatchLate(ctx: SearchCtx): (s: MachineState, w: Waiter, id: number) => void {
   const { p, sink } = ctx;
   const { barCta } = ctx.f;
   return (s, w, id) => {
-    if (w.kind !== 'mbarrier' || !w.state || w.state.tx === 0) return;
-    const inflightBytes = s.inflight.filter((o) => o.kind === 'tma' && o.bar === w.bar).reduce((n, o) => n + o.left, 0);
-    if (w.state.tx > 0 && inflightBytes >= w.state.tx) return;
+    if (!txStuck(s, w) || !w.state) return;
     sink.report({
       kind: 'tx-mismatch', severity: 'error', key: `${w.barName}|late`,
       message: w.state.tx > 0

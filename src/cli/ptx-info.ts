@@ -1,6 +1,6 @@
 /**
  * `mbsim info FILE.ptx`: parses a PTX module (src/ptx/) and prints its kernels and functions,
- * their parameters, header directives and instruction counts. A parse error is printed like a
+ * their parameters (a kernel's with the `--param` name that gives it a value), header directives and instruction counts. A parse error is printed like a
  * sketch's (file:line:col, the source line, a caret, what was expected) and exits 2.
  */
 import { caretExcerpt, excerptColumn, lineAt } from '../lang/diagnostics.js';
@@ -91,7 +91,8 @@ function funcLines(f: Func): string[] {
   const out = [`${kind} ${named}${link}: ${count(ins.length, 'instruction')}, ${count(opcodes, 'distinct opcode')}, ${count(labels, 'label')}, ${count(idx.scopes.length - 1, 'nested scope')}`];
   for (const d of f.directives) out.push(`  ${d.name}${d.values ? ` ${d.values.map((v) => `"${v}"`).join(', ')}` : d.args.length ? ` ${d.args.join(', ')}` : ''}`);
   for (const p of f.returns) out.push(`  returns ${paramText(p)}`);
-  for (const p of f.params) out.push(`  param ${paramText(p)}`);
+  // A kernel's parameter as `--param` names it: nvcc's `NAME_param_N` is `param_N`, another name its index.
+  f.params.forEach((p, i) => out.push(`  param ${paramText(p)}${f.entry ? ` (--param ${new RegExp(`_param_${i}$`).test(p.name) ? `param_${i}` : i})` : ''}`));
   return out;
 }
 

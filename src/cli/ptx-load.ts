@@ -31,7 +31,7 @@ export function loadPtxKernel(path: string, f: PtxFlags, warn?: (text: string) =
   const launch = ptxLaunchOf(path, src, module, f);
   launchValuesOfSets(module, launch, f);
   if (warn && launch.dynamicSmem === undefined) for (const d of unsizedDynamicSmem(module)) warn(formatPtxDiagnostic(d, src));
-  if (warn) for (const d of unfitParams(module, launch)) warn(formatPtxDiagnostic(d, src));
+  if (warn) for (const d of [...unfitParams(module, launch), ...unusedTensorMaps(module, launch)]) warn(formatPtxDiagnostic(d, src));
   return translateOrExplain(module, launch);
 }
 
@@ -87,6 +87,34 @@ export function unfitParams(module: Module, launch: PtxLaunch): PtxDiagnostic[] 
     });
   }
   return out;
+}
+
+/**
+ * A warning at the declaration of each parameter the launch gives a tensor-map box
+ * (`--tensor-map`, `"tensorMaps"`) when no instruction of the module reads a tensor map (no
+ * `cp.async.bulk.tensor`, `cp.reduce.async.bulk.tensor` or `prefetch.tensor`): the box is then
+ * never used, and a 1-D `cp.async.bulk` delivers the bytes of its size operand, not a box's.
+ */
+export function unusedTensorMaps(module: Module, launch: PtxLaunch): PtxDiagnostic[] {
+  const keys = Object.keys(launch.tensorMaps ?? {});
+  if (!keys.length || functions(module).some((fn) => instructionsOf(fn).some((i) => /\.tensor\b/.test(i.opcode)))) return [];
+  let entry;
+  try {
+    entry = pickEntry(module, launch.kernel);
+  } catch {
+    return []; // the translation reports it
+  }
+  return keys.flatMap((k) => {
+    const ref = paramRef(entry.params, k);
+    const p = ref ? entry.params[ref.index]! : undefined;
+    if (!p) return []; // the translation reports it
+    return [{
+      code: PTX_CODES.launchWarning,
+      message: `--tensor-map ${k}: the kernel reads no tensor map (no cp.async.bulk.tensor), so this box is not used; a 1-D cp.async.bulk delivers the bytes of its size operand`,
+      hint: 'leave the tensor map out of the launch, or check that this is the kernel you meant',
+      file: p.pos.file, line: p.pos.line, col: p.pos.col, endCol: p.pos.col + Math.max(1, p.name.length),
+    }];
+  });
 }
 
 /**

@@ -98,13 +98,15 @@ export function isLibraryPath(path: string): boolean {
 
 /**
  * The CUDA origin of a location as reports print it: the innermost frame of the user's code with
- * the call sites it was inlined at, `util.cuh:42, inlined at kernel.cu:88` (library frames
- * inside it — a CCCL wrapper's lines — are left out; a chain of library frames only names the
- * innermost).
+ * the call sites it was inlined at, `util.cuh:42, inlined at kernel.cu:88`. Library frames are
+ * left out wherever they are in the chain: inside the user's line (a CCCL wrapper's lines) and
+ * between two of the user's frames (a library function that calls back the user's code, such as
+ * cooperative_groups' `invoke_one` running a lambda); a chain of library frames only names the
+ * innermost.
  */
 export function originText(frames: readonly { path: string; line: number }[]): string | undefined {
-  const first = frames.findIndex((f) => !isLibraryPath(f.path));
-  const shown = (first < 0 ? frames.slice(0, 1) : frames.slice(first)).filter((f) => f.line > 0);
+  const user = frames.filter((f) => !isLibraryPath(f.path));
+  const shown = (user.length ? user : frames.slice(0, 1)).filter((f) => f.line > 0);
   if (!shown.length) return undefined;
   return shown.map((f) => `${f.path}:${f.line}`).join(', inlined at ');
 }

@@ -2,7 +2,9 @@
  * Chrome trace-event JSON (opens in Perfetto, https://ui.perfetto.dev, and chrome://tracing):
  * one process per CTA, one thread per agent, TMA engine, tensor core and barrier; complete slices
  * for operations and stalls, async slices for overlapping copies, counters for each barrier's
- * pending count and tx-count, and flow arrows arrive → phase completion → released wait.
+ * pending count and tx-count, and flow arrows arrive → phase completion → released wait. A slice's
+ * `args.line` is its source line (`k.ptx:147`) and, for PTX with `.loc` lines, `args.cuda` the CUDA
+ * line it was compiled from (`k.cu:37`, with the call sites it was inlined at).
  * Timestamps are microseconds at the timing model's clock.
  */
 import type { MachineEvent } from '../machine/events.js';
@@ -71,6 +73,7 @@ export function buildTrace(program: Program, spans: Span[], events: MachineEvent
     const lid = agent ? laneId(sp.lane, agent.cta, agent.name) : laneId(sp.lane, unitCta(sp.lane), sp.lane);
     const args: Record<string, unknown> = {};
     if (sp.loc) args.line = `${sp.loc.file ? `${sp.loc.file}:` : ''}${sp.loc.line}`;
+    if (sp.loc?.origin) args.cuda = sp.loc.origin; // a PTX line's CUDA line, as the text report prints it
     if (sp.kind === 'tma' || sp.kind === 'store' || sp.kind === 'signal') {
       out.push({ name: sp.label, ph: 'b', cat: sp.kind, id: sp.id ?? 0, ts: us(sp.t0), pid: lid.pid, tid: lid.tid, args });
       out.push({ name: sp.label, ph: 'e', cat: sp.kind, id: sp.id ?? 0, ts: us(sp.t1), pid: lid.pid, tid: lid.tid });
