@@ -12,6 +12,7 @@
  */
 import { describe, expect, test } from 'vitest';
 import { compare } from './support/differential.js';
+import { compareCases, releasePipeline, xorshift, type ReleaseShape } from './support/release-pipeline.js';
 import { parseSketch } from '../src/lang/index.js';
 import { instantiate } from '../src/machine/program.js';
 import { check } from '../src/check/check.js';
@@ -19,55 +20,22 @@ import { countingUnits } from '../src/check/counting-arrive.js';
 import { Machine } from '../src/machine/machine.js';
 
 /** One generated pipeline's choices. */
-interface Shape { S: number; K: number; W: number; count: number; multicast: boolean; observer: boolean }
+interface Shape extends ReleaseShape { observer: boolean }
 
 /** The sketch of a 2-CTA pipeline whose consumer warps release every stage on both CTAs (see the module comment). */
 function pipeline(g: Shape): string {
-  const copy = g.multicast
-    ? `        if cta == 0:
-            cp.async.bulk.tensor A[s], 256, full[s] multicast=3
-        cp.async.bulk.tensor B[s], 256, full[s]
-        mbarrier.arrive.expect_tx full[s], 512`
-    : `        cp.async.bulk.tensor A[s], 256, full[s]
-        mbarrier.arrive.expect_tx full[s], 256`;
   // An observer of CTA 1 that waits on empty[0]'s fresh phase with the parity of the phase before
   // (it passes at once, and no more once phase 0 completed, until phase 1 does), then writes B[0].
   const observer = g.observer ? `role observer warps=1 per=one where=cta == 1:
     mbarrier.try_wait.parity empty[0], 1
     work 1
 ` : '';
-  return `kernel "counting" arch=sm_90a cluster=2
-param S = ${g.S}
-param K = ${g.K}
-barrier full[S] count=1
-barrier empty[S] count=${g.count}
-smem A[S] bytes=256
-smem B[S] bytes=256
-role producer warps=1 per=one:
-    for i in range(0, K):
-        s = i % S
-        mbarrier.try_wait.parity empty[s], ((i / S) & 1) ^ 1
-${copy}
-    for i in range(K, K + S):
-        s = i % S
-        mbarrier.try_wait.parity empty[s], ((i / S) & 1) ^ 1
-role consumer warps=${g.W} per=warp:
-    for k in range(0, K):
-        s = k % S
-        mbarrier.try_wait.parity full[s], (k / S) & 1
-        ld.shared A[s]
-        for d in range(0, 2):
-            mbarrier.arrive.release.cluster empty[s]@d
-${observer}`;
+  return releasePipeline(g, { name: 'counting', tail: observer });
 }
 
-/** A small deterministic generator (xorshift), so the shapes are the same on every run. */
+/** The generated shapes, the same on every run. */
 function shapes(n: number, seed: number): Shape[] {
-  let x = seed >>> 0 || 1;
-  const r = (k: number) => {
-    x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0;
-    return x % k;
-  };
+  const r = xorshift(seed);
   const out: Shape[] = [];
   for (let i = 0; i < n; i++) {
     const S = 1 + r(2);
@@ -171,16 +139,7 @@ describe('arrivals on counting barriers against the unreduced search', () => {
   }, 60_000);
 
   test('generated 2-CTA release pipelines: every reduction finds what the full search finds', () => {
-    let compared = 0;
-    for (const g of shapes(10, 20261208)) {
-      const parsed = parseSketch(pipeline(g), 'counting.mbk');
-      expect(parsed.diagnostics).toEqual([]);
-      // null: the unreduced search passes the bound.
-      const r = compare(parsed.kernel!, 60_000);
-      if (!r) continue;
-      compared++;
-      expect({ g, divergences: r.divergences }).toEqual({ g, divergences: [] });
-    }
+    const compared = compareCases(shapes(10, 20261208), pipeline, 'counting.mbk', 60_000);
     // Five of the ten compare within the bounds (the unreduced searches of the others pass them).
     expect(compared).toBeGreaterThanOrEqual(4);
   }, 600_000);

@@ -67,6 +67,9 @@ describe('the translator puts the missing parameters on the trap (missingParams)
     expect(Object.keys(missingParam).sort()).toEqual(['checkMissingParams', 'missingParamError', 'missingParamsAt', 'runMissingParams', 'staticMissingParams']);
     expect(missingParam.missingParamError(['param_0+8', 'param_0+16'], { file: 'k.ptx', line: 3, col: 1 }, 'k').message)
       .toBe('k.ptx:3:1: error: the fields at bytes 8, 16 of kernel parameter param_0 have no value, and a branch, an address or a count of the kernel depends on them here: give --param param_0+8=VALUE --param param_0+16=VALUE');
+    // Its place as data (`--json`, sweep rows); a file that cannot be read again gives no source line.
+    const e = missingParam.missingParamError(['param_1'], { file: 'k.ptx', line: 3, col: 1 }, 'k');
+    expect([e.loc, e.brief === e.message]).toEqual([{ file: 'k.ptx', line: 3, col: 1 }, true]);
   });
 });
 
@@ -82,10 +85,12 @@ describe('check and run decide the missing parameter from their own result', () 
     sims.n = 0;
     const one = await cli(['check', f, ...given]);
     expect([one.code, one.out]).toEqual([2, '']);
-    expect(one.err).toBe(`${f}:12:1: error: kernel parameter param_2 has no value, and a branch, an address or a count of the kernel depends on it here: give --param param_2=VALUE`);
+    expect(one.err).toBe(`${f}:12:1: error: kernel parameter param_2 has no value, and a branch, an address or a count of the kernel depends on it here: give --param param_2=VALUE
+  ld.param.u32 %r3, [_Z7scalarsiii_param_2];
+  ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~`);
     const late = scalarsFile(LATE);
     const two = await cli(['check', late, ...given]);
-    expect([two.code, two.out, two.err]).toEqual([2, '', lateLine(late)]);
+    expect([two.code, two.out, two.err.split('\n')[0]]).toEqual([2, '', lateLine(late)]);
     expect(sims.n).toBe(0);
   }, 60_000);
   it('run: exit 2 with the same line, after exactly one simulation (its own)', async () => {
@@ -126,8 +131,8 @@ describe('--sweep with a parameter without a value', () => {
     expect(r.out).toContain('2 bad-input; exit 2');
     const set = await cli(['check', f, '--set', 'param_0=64', '--sweep', 'param_1=1..1', '--json']);
     expect(set.code).toBe(2);
-    const doc = JSON.parse(set.out) as { exit: number; rows: { verdict: string; exit: number; error: string }[] };
-    expect(doc.rows).toEqual([{ params: { param_1: 1 }, verdict: 'bad-input', exit: 2, error: line }]);
+    const doc = JSON.parse(set.out) as { exit: number; rows: object[] };
+    expect(doc.rows).toEqual([{ params: { param_1: 1 }, verdict: 'bad-input', exit: 2, error: line, file: f, line: 19, col: 1 }]);
   }, 60_000);
 });
 

@@ -37,8 +37,8 @@
 import type { AsyncOp, MachineState } from '../machine/machine.js';
 import type { AgentInfo, Instr, OpInstr, Program } from '../machine/program.js';
 import type { MachineCtx } from '../machine/machine-ctx.js';
-import { frozenFixpoint, inflightFixpoint, type Frozen } from './stable.js';
-import { alike, clusterReachOf, sameLoc, twinable } from './landing-order.js';
+import { frozenFixpoint, type Frozen } from './stable.js';
+import { remoteLandingRun } from './stable-landing.js';
 
 /** How the machine counts an arrive instruction's arrivals (machine-ctx.ts). */
 export type ArriveCounts = Pick<MachineCtx, 'arriveInstrs' | 'arriveLanes' | 'mult'>;
@@ -140,20 +140,5 @@ export function countingLanding(p: Program, codes: readonly Instr[][], s: Machin
   const key = o.bar;
   if (o.kind !== 'remote' || o.remote !== 'arrive' || key < 0 || !counts(s, key, u, o.count)) return false;
   const { pending, expected } = s.bars[key]!;
-  const cta = p.barrierOf(key).cta;
-  if (!ctaAgents[cta]!.length) return false;
-  const ends = new Set<number>();
-  const ended = (x: number) => { if (p.agents[x]!.cta === cta) ends.add(x); };
-  const reach = clusterReachOf(codes);
-  const twins = twinable(s, o, reach);
-  const from = p.agents[o.agent]!.cta;
-  const skip = twins ? (y: AsyncOp) => y.id === o.id || (twinable(s, y, reach) && alike(p, o, y)) : (y: AsyncOp) => y.id === o.id;
-  const held = twins
-    ? (x: number, op: OpInstr, pc: number, k: number, count: number) => k === key && count === o.count && p.agents[x]!.cta === from && sameLoc(op.loc, o.loc) && !reach[x]![pc]
-    : null;
-  const ok = inflightFixpoint(p, codes, s, skip, p.agents[o.agent]!.cluster, -1,
-    (f) => oneCompletion(f, key, pending, expected, o.count), null, null, ended, null, held);
-  if (!ok) return false;
-  for (const x of ctaAgents[cta]!) if (s.agents[x]!.status === 'run' && !ends.has(x)) return true;
-  return false;
+  return remoteLandingRun(p, codes, s, o, ctaAgents, -1, (f) => oneCompletion(f, key, pending, expected, o.count));
 }

@@ -25,6 +25,15 @@ const sortedWith = (l: number[] | null, v: number): number[] => {
 /** Operations that release (with bar.sync's first step). */
 const RELEASES = new Set(['mbarrier.arrive', 'bar.arrive', 'barrier.cluster.arrive']);
 
+/**
+ * Whether operation `op` (its agent at sub-step `sub`) is a release, which publishes the agent's
+ * unfenced generic accesses: an mbarrier arrive (local or remote), `bar.arrive`,
+ * `barrier.cluster.arrive`, or the first step of `bar.sync`.
+ */
+export function publishes(op: string, sub: number): boolean {
+  return RELEASES.has(op) || (op === 'bar.sync' && sub < 0);
+}
+
 /** The fence data of one transition, copied on first write. */
 interface FenceDraft {
   x: Extra;
@@ -59,7 +68,7 @@ export function fenceDetector(ctx: SearchCtx): (s: MachineState, t: MachineState
       const ins = m.nextOp(s, a);
       if (ins) {
         const op = ins.op.op;
-        const release = RELEASES.has(op) || (op === 'bar.sync' && s.agents[a]!.sub < 0);
+        const release = publishes(op, s.agents[a]!.sub);
         if (an.trackProxy) generic(d, s, a, ins, release);
         if (an.manualCount) initUse(d, s, t, a, ins, release, stateId);
       }

@@ -17,6 +17,7 @@ import { NAMED_PER_CTA } from '../machine/state.js';
 import { perThreads, type OpInstr } from '../machine/program.js';
 import { OPC } from '../machine/ops/index.js';
 import { sortByRecord, type Extra } from './codec.js';
+import { publishes } from './detect-fences.js';
 import { keyOf, type SearchHooks } from './engine.js';
 import { landingsCommute } from './por.js';
 import { resetQuestionBudget, stableArrive, stableExpectArrive, stableNamedArrive, stableWait } from './stable.js';
@@ -199,6 +200,11 @@ function stableSync(ctx: SearchCtx, stableOn: boolean, countingOn: boolean): (s:
   const counting = countingUnitsOf(ctx, stableOn && countingOn);
   return (s, a, ins, x, cheap) => {
     const ag = s.agents[a]!;
+    // A release of an agent holding unfenced generic accesses publishes them (detect-fences.ts:
+    // `esc`), and any agent's fence.proxy.async clears what is published: the release and another
+    // agent's fence do not commute (in one order a later async-proxy read is `missing-fence`, in
+    // the other not), so such a release is explored in every order, whatever the rules below.
+    if (x.dirty[a]?.length && publishes(ins.op.op, ag.sub)) return false;
     if (ins.opc === OPC_FENCE_PROXY) return !cheap && accessOn && !multiWarp[a] && stable.fence(s, a, x);
     if (ins.opc === OPC_LD_SHARED || ins.opc === OPC_ST_SHARED) {
       // A read of a buffer nothing but reads can reach any more (settled.ts; warps of PTX roles).
@@ -237,10 +243,10 @@ function stableSync(ctx: SearchCtx, stableOn: boolean, countingOn: boolean): (s:
     if (barCta(key) !== p.agents[a]!.cta) return true;
     if (cheap || !stableOn || multiWarp[a]) return false;
     if (stable.arrive(s, a, ins, key, ag.frame)) return true;
-    // On a counting barrier, across a phase boundary too (counting-arrive.ts), when the arrive
-    // publishes no unfenced access.
+    // On a counting barrier, across a phase boundary too (counting-arrive.ts); the arrive publishes
+    // no unfenced access (checked above, as for every release).
     const u = counting ? counting[key]! : 0;
-    return u > 0 && !x.dirty[a]?.length && stable.counting(s, a, ins, key, ag.frame, u);
+    return u > 0 && stable.counting(s, a, ins, key, ag.frame, u);
   };
 }
 

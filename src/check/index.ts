@@ -278,6 +278,9 @@ export function sweepDeadline(opts: Pick<CheckCliOptions, 'timeoutMs'>, now: num
   return now + (opts.timeoutMs ?? DEFAULT_BOUNDS.timeoutMs);
 }
 
+/** Bad input a sweep row reports: its message and, when it has one, its place (file as given, line and column 1-based). */
+export interface BadInput { message: string; loc?: { file: string; line: number; col: number } }
+
 /**
  * `--sweep`: checks every combination of the ranges and prints a table of verdicts (or, with
  * `json`, one `mbsim.check-sweep/1` document). `build` instantiates the kernel with one
@@ -286,7 +289,9 @@ export function sweepDeadline(opts: Pick<CheckCliOptions, 'timeoutMs'>, now: num
  * is a terminal and not `json`; it is cleared before the table.
  * `badInput`, when given, says of a combination's check result whether it shows bad input rather
  * than a finding (a PTX kernel parameter without a value that a schedule reached: src/cli/missing-param.ts):
- * its one-line message, and the row is `bad-input` (exit code 2) with it; null: a finding as usual.
+ * its message (the row shows the first line) and place, and the row is `bad-input` (exit code 2)
+ * with it; null: a finding as usual. A bad-input row's place (`loc`, from `badInput` or the error
+ * `build` throws) is its `file`, `line`, `col` fields in JSON.
  * `interrupted`, when given, is asked before each combination after the first whether the sweep
  * was interrupted (the CLI's Ctrl-C); once it says so, that row and the rest are `incomplete`,
  * `not checked: interrupted`, and the table of what was finished is printed.
@@ -294,12 +299,12 @@ export function sweepDeadline(opts: Pick<CheckCliOptions, 'timeoutMs'>, now: num
  */
 export async function runCheckSweepCli(
   kernelName: string, ranges: SweepRange[], build: (params: Record<string, number>) => Program, opts: CheckCliOptions, io: CheckIO,
-  badInput?: (r: CheckResult) => string | null, interrupted?: () => Promise<boolean>,
+  badInput?: (r: CheckResult) => BadInput | null, interrupted?: () => Promise<boolean>,
 ): Promise<number> {
   const combos = sweepCombinations(ranges);
   const co = checkOptions(opts);
   const paint = await colors(io.color, io.paint);
-  const rows: { params: Record<string, number>; verdict: string; code: number; states: number; ms: number; what: string; result?: CheckResult }[] = [];
+  const rows: { params: Record<string, number>; verdict: string; code: number; states: number; ms: number; what: string; result?: CheckResult; loc?: BadInput['loc'] }[] = [];
   const bar = await progressBar(opts, io);
   if (bar) co.onProgress = bar.update;
   // --timeout bounds the whole sweep: each combination gets what is left; none left, it is not checked.
@@ -323,7 +328,8 @@ export async function runCheckSweepCli(
         prog = build(params);
       } catch (err) {
         const msg = ((err as Error).message ?? String(err)).replace(/^mbsim: error: /, '').split('\n')[0]!;
-        rows.push({ params, verdict: 'bad-input', code: 2, states: 0, ms: 0, what: msg });
+        const loc = (err as { loc?: BadInput['loc'] }).loc;
+        rows.push({ params, verdict: 'bad-input', code: 2, states: 0, ms: 0, what: msg, ...(loc ? { loc } : {}) });
         continue;
       }
       bar?.start(`${ranges.map((x) => `${x.name}=${params[x.name]}`).join(' ')} (${i + 1}/${combos.length})`);
@@ -331,7 +337,7 @@ export async function runCheckSweepCli(
       bar?.finish(r);
       const bad = badInput?.(r);
       if (bad) {
-        rows.push({ params, verdict: 'bad-input', code: 2, states: r.coverage.states, ms: r.coverage.elapsedMs, what: bad.split('\n')[0]! });
+        rows.push({ params, verdict: 'bad-input', code: 2, states: r.coverage.states, ms: r.coverage.elapsedMs, what: bad.message.split('\n')[0]!, ...(bad.loc ? { loc: bad.loc } : {}) });
         continue;
       }
       const h = r.hazards[0];
@@ -346,7 +352,7 @@ export async function runCheckSweepCli(
   if (opts.json) {
     await writeJson(io, {
       schema: 'mbsim.check-sweep/1', kernel: kernelName, ranges, exit: worst,
-      rows: rows.map((r) => (r.result ? { params: r.params, verdict: r.verdict, exit: r.code, result: checkJson(r.result) } : { params: r.params, verdict: r.verdict, exit: r.code, error: r.what })),
+      rows: rows.map((r) => (r.result ? { params: r.params, verdict: r.verdict, exit: r.code, result: checkJson(r.result) } : { params: r.params, verdict: r.verdict, exit: r.code, error: r.what, ...r.loc })),
     });
     return worst;
   }

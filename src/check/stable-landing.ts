@@ -29,7 +29,7 @@
 import { nextCredit, type AsyncOp, type MachineState } from '../machine/machine.js';
 import type { Instr, OpInstr, Program } from '../machine/program.js';
 import { accessesOf, pointAccess } from '../machine/ops/index.js';
-import { inflightFixpoint } from './stable.js';
+import { inflightFixpoint, type Frozen } from './stable.js';
 import { namesBytes } from './stable-access.js';
 import { alike, clusterReachOf, sameLoc, twinable } from './landing-order.js';
 
@@ -106,7 +106,23 @@ export function stableLanding(p: Program, codes: readonly Instr[][], s: MachineS
 function partialRemoteArrive(p: Program, codes: readonly Instr[][], s: MachineState, o: AsyncOp, ctaAgents: readonly (readonly number[])[]): boolean {
   const key = o.bar;
   const room = s.bars[key]!.pending - o.count;
+  return remoteLandingRun(p, codes, s, o, ctaAgents, key, (f) => f.arrivals[key]! <= room && !f.reset[key]);
+}
+
+/**
+ * The forward run shared by the questions about a remote arrive `o` landing on its barrier
+ * (`o.bar`) without completing the phase alone ({@link partialRemoteArrive}, and
+ * counting-arrive.ts `countingLanding`): the agents of `o`'s cluster run forward with `o` and the
+ * arrives alike it (landing-order.ts) held in flight, every other operation in flight signalling;
+ * true when `bound` holds at the fixpoint and some running agent of the barrier's CTA
+ * (`ctaAgents[c]`: the agents of CTA c) blocks before its end, so the CTA cannot finish with `o`
+ * in flight. `bar`: the barrier that must stay gated (not completed) at the fixpoint (stable.ts
+ * `frozenFixpoint`; -1: none, `bound` alone decides).
+ */
+export function remoteLandingRun(p: Program, codes: readonly Instr[][], s: MachineState, o: AsyncOp, ctaAgents: readonly (readonly number[])[], bar: number, bound: (f: Frozen) => boolean): boolean {
+  const key = o.bar;
   const cta = p.barrierOf(key).cta;
+  // A CTA without agents (a role of `where cta == 0` signalling its peer) cannot block the exit.
   if (!ctaAgents[cta]!.length) return false;
   const ends = new Set<number>();
   const ended = (x: number) => { if (p.agents[x]!.cta === cta) ends.add(x); };
@@ -117,8 +133,7 @@ function partialRemoteArrive(p: Program, codes: readonly Instr[][], s: MachineSt
   const held = twins
     ? (x: number, op: OpInstr, pc: number, k: number, count: number) => k === key && count === o.count && p.agents[x]!.cta === from && sameLoc(op.loc, o.loc) && !reach[x]![pc]
     : null;
-  const ok = inflightFixpoint(p, codes, s, skip, p.agents[o.agent]!.cluster, key,
-    (f) => f.arrivals[key]! <= room && !f.reset[key], null, null, ended, null, held);
+  const ok = inflightFixpoint(p, codes, s, skip, p.agents[o.agent]!.cluster, bar, bound, null, null, ended, null, held);
   if (!ok) return false;
   for (const x of ctaAgents[cta]!) if (s.agents[x]!.status === 'run' && !ends.has(x)) return true;
   return false;

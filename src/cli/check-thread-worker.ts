@@ -43,7 +43,7 @@ export async function checkThreadMain(job: ThreadJob, port: ThreadPort): Promise
     });
     post({ t: 'done', code });
   } catch (err) {
-    if (err instanceof UsageError) post({ t: 'usage', message: err.message, ...(err.brief !== undefined ? { brief: err.brief } : {}) });
+    if (err instanceof UsageError) post({ t: 'usage', message: err.message, ...(err.brief !== undefined ? { brief: err.brief } : {}), ...(err.code !== undefined ? { code: err.code } : {}), ...(err.loc ? { loc: err.loc } : {}) });
     else post({ t: 'error', message: String((err as Error)?.stack ?? err) });
   }
 }

@@ -16,7 +16,7 @@ import { Worker, type MessagePort } from 'node:worker_threads';
 import type { CheckCliOptions, CheckIO, CheckOptions, CheckResult, runCheckCli } from '../check/index.js';
 import type { Program } from '../machine/program.js';
 import { fullCollection } from './budget.js';
-import { UsageError } from './errors.js';
+import { UsageError, type ErrorLoc } from './errors.js';
 import { WriteInterrupted } from './output.js';
 
 /**
@@ -99,7 +99,7 @@ export type FromThread =
   | { t: 'json'; value: unknown }
   | { t: 'write'; path: string; data: string }
   | { t: 'done'; code: number }
-  | { t: 'usage'; message: string; brief?: string }
+  | { t: 'usage'; message: string; brief?: string; code?: string; loc?: ErrorLoc }
   | { t: 'error'; message: string };
 
 /** The worker thread's entry: this folder's module (sources, tsc output) or, in the bundle, `check-thread.js` next to the chunk (scripts/bundle.mjs). */
@@ -154,7 +154,11 @@ function drainThread(w: Worker, io: CheckIO): Promise<number> {
           if (!io.writeFile) throw new Error('checkInThread: io.writeFile is needed to write --sarif or --trace');
           await io.writeFile(m.path, m.data);
           break;
-        case 'usage': throw new UsageError(m.message, m.brief);
+        case 'usage': {
+          const err = new UsageError(m.message, m.brief);
+          if (m.code !== undefined) err.withCode(m.code);
+          throw m.loc ? err.withLoc(m.loc) : err;
+        }
         case 'error': throw new Error(`the check thread failed: ${m.message}`);
         case 'done':
           settled = true;

@@ -93,9 +93,21 @@ function checkOptions(o: CheckOpts, io: IO, started: number) {
  * ends first, the rest are not checked, the table is printed); `--all-trips` leaves them alone.
  */
 export async function checkVerb(target: string, o: CheckOpts, io: IO, started = Date.now()): Promise<number> {
-  if (!io.signals || o.allTrips !== undefined) return checkOne(target, o, io, started, null);
-  const { withInterrupt } = await import('./check-thread.js');
-  return withInterrupt(io.err, (it) => checkOne(target, o, io, started, it));
+  try {
+    if (!io.signals || o.allTrips !== undefined) return await checkOne(target, o, io, started, null);
+    const { withInterrupt } = await import('./check-thread.js');
+    return await withInterrupt(io.err, (it) => checkOne(target, o, io, started, it));
+  } catch (err) {
+    throw briefFor(o, err);
+  }
+}
+
+/** `err` as `--format short` prints it: a {@link UsageError}'s one line per problem (`brief`), its code and place kept. */
+function briefFor(o: CheckOpts, err: unknown): unknown {
+  if (o.format !== 'short' || !(err instanceof UsageError) || err.brief === undefined) return err;
+  const short = new UsageError(err.brief);
+  if (err.code !== undefined) short.withCode(err.code);
+  return err.loc ? short.withLoc(err.loc) : short;
 }
 
 /** {@link checkVerb}; `it`: the interrupt that stops its search, or null. */
@@ -105,10 +117,8 @@ async function checkOne(target: string, o: CheckOpts, io: IO, started: number, i
   // The check's governor collects garbage before it reads memory near --max-memory (the analysis
   // and the successors of a large launch leave much of it). Not `run`'s: its records are all held.
   setCollector(() => fullCollection()?.());
-  const loaded = await loadKernel(target, o, true, o.quiet ? undefined : io.err, { maxMemoryMb: o.maxMemory, timeoutS: o.timeout ?? 60, started }).catch((err: unknown) => {
-    // --format short: a sketch's errors one line each, as its findings would be.
-    throw o.format === 'short' && err instanceof UsageError && err.brief !== undefined ? new UsageError(err.brief) : err;
-  });
+  // --format short: a sketch's errors one line each, as its findings would be (checkVerb).
+  const loaded = await loadKernel(target, o, true, o.quiet ? undefined : io.err, { maxMemoryMb: o.maxMemory, timeoutS: o.timeout ?? 60, started });
   checkOutputs(o, loaded.kernel.file);
   refuseMemoryBelowFootprint(o.maxMemory, process.memoryUsage.rss(), 1, 'the check', DEFAULT_MAX_MEMORY_MB);
   const { runCheckCli, runCheckSweepCli, parseSweep } = await import('../check/index.js');
@@ -150,7 +160,10 @@ async function checkOne(target: string, o: CheckOpts, io: IO, started: number, i
     const unknown = names.find((n) => !loaded.kernel.params.some((d) => d.name === n));
     if (unknown !== undefined) instantiateOrExplain(loaded.kernel, { ...o.set, [unknown]: 0 }, loaded.origin);
     // A combination whose check reaches a parameter without a value is bad input: its row says which (exit 2).
-    const badInput = (r: CheckResult) => checkMissingParams(r)?.message ?? null;
+    const badInput = (r: CheckResult) => {
+      const err = checkMissingParams(r);
+      return err ? { message: err.message, ...(err.loc ? { loc: err.loc } : {}) } : null;
+    };
     const build = (params: Record<string, number>) => {
       const p = instantiateOrExplain(loaded.kernel, { ...o.set, ...params }, loaded.origin);
       const atStart = staticMissingParams(p);

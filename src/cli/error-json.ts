@@ -38,7 +38,8 @@ const LOCATED = /^(.+?):(\d+):(\d+): (error|warning)(?:\[([^\]]+)\])?: (.*)$/;
 /**
  * The error document of `err` for `command`. The diagnostics are read from the message as printed:
  * each located line starts one (its `hint:` line, when one follows, is its hint; source excerpts
- * and carets are left out); a message without a located line is one unlocated diagnostic.
+ * and carets are left out); the place `err.loc` gives is the first one's; a message without a
+ * located line or a place is one unlocated diagnostic.
  */
 export function errorDocument(err: UsageError, command: string): ErrorDocument {
   const lines = err.message.split('\n');
@@ -55,6 +56,9 @@ export function errorDocument(err: UsageError, command: string): ErrorDocument {
     }
   }
   const first = lines[0]!.replace(/^(mbsim: )?(error: )?/, '');
+  // A place the error carries as data (src/cli/errors.ts `loc`) is the first diagnostic's.
+  if (err.loc && diagnostics.length) Object.assign(diagnostics[0]!, { file: err.loc.file, line: err.loc.line, col: err.loc.col });
+  else if (err.loc) diagnostics.push({ severity: 'error', ...(err.code !== undefined ? { code: err.code } : {}), message: first, ...err.loc });
   if (!diagnostics.length) diagnostics.push({ severity: 'error', ...(err.code !== undefined ? { code: err.code } : {}), message: first });
   return { schema: 'mbsim.error/1', command, exitCode: err.exitCode === 3 ? 3 : 2, message: first, diagnostics };
 }

@@ -3,6 +3,9 @@
  * with its source line and caret) and the exit code is 2.
  */
 
+/** A place in the input: the file as given on the command line, line and column 1-based. */
+export interface ErrorLoc { file: string; line: number; col: number }
+
 /** Marks every {@link UsageError}, whichever copy of this module created it. */
 const BRAND = Symbol.for('mbsim.cli.usage-error');
 
@@ -24,6 +27,13 @@ export class UsageError extends Error {
   code?: string;
 
   /**
+   * Where the error is when it has one place in the input: the file as given on the command line,
+   * line and column 1-based. `--json`'s error document and a `--sweep` row carry it as fields
+   * (a missing kernel parameter's first use: src/cli/missing-param.ts).
+   */
+  loc?: ErrorLoc;
+
+  /**
    * `message` is what is printed; `brief`, when given, is the same in one line per problem
    * (`file:line:col: error[code]: message`, no source line, caret or hint), for `--format short`.
    */
@@ -34,6 +44,12 @@ export class UsageError extends Error {
   /** This error with its {@link code} set (returned for `throw new UsageError(…).withCode(…)`). */
   withCode(code: string): this {
     this.code = code;
+    return this;
+  }
+
+  /** This error with its {@link loc} set. */
+  withLoc(loc: ErrorLoc): this {
+    this.loc = loc;
     return this;
   }
 

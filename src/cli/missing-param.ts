@@ -2,23 +2,30 @@
  * A PTX kernel that reads a parameter the launch gives no value (`--param`): the translation leaves
  * a `trap` carrying the parameters' names (`missingParams`, ptxi/translate.ts) where the value is
  * needed. When the check or the run reaches it, the kernel cannot run with this input: that is the
- * user's input error (exit 2, one line naming the parameters and the flag), not a finding about the
+ * user's input error (exit 2, one located line naming the parameters and the flag, then the source
+ * line and a caret; its place also as data for `--json` and `--sweep` rows), not a finding about the
  * kernel. A trap every agent meets first (straight-line code from its role's start) is decided from
  * the compiled code; any other from the check's or the run's own result: nothing runs twice.
  */
+import { readFileSync } from 'node:fs';
 import type { CheckResult } from '../check/check.js';
+import { caretExcerpt, excerptColumn, lineAt } from '../lang/diagnostics.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import { missingParamTraps as missingTraps, missingParamsAt } from '../machine/missing-params.js';
 import type { Program } from '../machine/program.js';
 import type { SimResult } from '../sim/result.js';
 import { UsageError } from './errors.js';
 import { PARAM_CODES } from './ptx-flags.js';
+import { alignCaret } from './terminal.js';
 
 export { missingParamsAt };
 
 /**
  * The input error for parameters `names` first needed at `loc`: one located line naming them
- * (`param_2`, or `param_0+20`, the field at byte 20 of a struct parameter) and the flags that give them.
+ * (`param_2`, or `param_0+20`, the field at byte 20 of a struct parameter) and the flags that give
+ * them, then the source line with a caret under the operation when the file can be read; `brief`
+ * is the located line alone (a `--sweep` row, `--format short`), and `loc` the place as fields
+ * (`--json`). `kernelName` stands for the file when `loc` names none.
  */
 export function missingParamError(names: string[], loc: SrcLoc | undefined, kernelName: string): UsageError {
   const base = names[0]!.replace(/\+\d+$/, '');
@@ -28,9 +35,33 @@ export function missingParamError(names: string[], loc: SrcLoc | undefined, kern
   const what = fields
     ? (many ? `the fields at bytes ${offsets.join(', ')} of kernel parameter ${base}` : `the field at byte ${offsets[0]!} of kernel parameter ${base}`)
     : many ? `kernel parameters ${names.join(', ')}` : `kernel parameter ${names[0]!}`;
-  const at = loc ? `${loc.file ?? kernelName}:${loc.line}:${loc.col}: ` : '';
+  const file = loc ? loc.file ?? kernelName : '';
+  const at = loc ? `${file}:${loc.line}:${loc.col}: ` : '';
   const give = names.map((n) => `--param ${n}=VALUE`).join(' ');
-  return new UsageError(`${at}error: ${what} ${many ? 'have' : 'has'} no value, and a branch, an address or a count of the kernel depends on ${many ? 'them' : 'it'} here: give ${give}`).withCode(PARAM_CODES.missing);
+  const line = `${at}error: ${what} ${many ? 'have' : 'has'} no value, and a branch, an address or a count of the kernel depends on ${many ? 'them' : 'it'} here: give ${give}`;
+  const shown = loc?.file !== undefined ? excerpt(loc.file, loc.line, loc.col) : null;
+  const err = new UsageError(shown ? `${line}\n${shown}` : line, line).withCode(PARAM_CODES.missing);
+  return loc ? err.withLoc({ file, line: loc.line, col: loc.col }) : err;
+}
+
+/**
+ * Line `line` of file `file` (as given on the command line) and a caret row under the operation
+ * from column `col` (1-based) to the line's end, indented two spaces as the front ends print them;
+ * null when the file cannot be read again or has no such line.
+ */
+function excerpt(file: string, line: number, col: number): string | null {
+  let text: string | undefined;
+  try {
+    text = lineAt(readFileSync(file, 'utf8'), line);
+  } catch {
+    return null;
+  }
+  if (text === undefined || !text.trim()) return null;
+  // The operation from its first character (PTX lines are indented) to the last before a comment.
+  const from = Math.max(col, text.search(/\S/) + 1);
+  const end = text.replace(/\s*(\/\/.*)?$/, '').length + 1;
+  const [quoted, caret] = caretExcerpt(text, from, Math.max(end, from + 1));
+  return alignCaret(`  ${quoted}\n  ${caret}`, quoted, excerptColumn(text, from));
 }
 
 /**
