@@ -3,10 +3,11 @@
 // large fixtures) and the persistent kernel's planted twins, checked `--all --strict` with the
 // reduction on and off: the same verdict, the same (kind, subject) of every hazard and warning,
 // the same final states up to the dead slots, and no more states with it.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { analyse } from '../src/check/analysis.js';
 import { Codec } from '../src/check/codec.js';
+import { explore } from '../src/check/explore.js';
 import { check } from '../src/check/index.js';
 import { initialExtra } from '../src/check/search.js';
 import { StateBuf } from '../src/check/state-buf.js';
@@ -26,8 +27,8 @@ function load(f: string, src = readFileSync(f, 'utf8')): Program {
 }
 
 /** A final state as text: per agent its status, pc and the frame slots the reduction keeps there. */
-function finalText(p: Program, s: MachineState): string {
-  const an = analyse(p);
+function finalText(p: Program, s: MachineState, warpRelative = true): string {
+  const an = analyse(p, { warpRelative, ctaSymmetry: warpRelative });
   const agents = s.agents.map((a, i) => {
     const live = an.rel[i]?.live[a.pc];
     return `${a.status}:${a.pc}:${(live ? [...live].map((j) => a.frame[j]) : a.frame.slice(BUILTINS.length)).join(',')}`;
@@ -125,4 +126,48 @@ describe('dead registers of unanalysed warps: on and off find the same hazards a
       console.log(`${f}: ${on.verdict} ${on.hazards.join(' ')}; ${on.states} states with, ${off.states} without`);
     }, 600_000);
   }
+});
+
+/**
+ * Without the warp-relative analysis (the internal `warpRelative: false`) every PTX warp falls back
+ * to the liveness: the search with and without the dead slots on every PTX fixture, its planted
+ * twins and the reference kernels small enough to finish unreduced (CTA symmetry off: the sketch
+ * check's would keep whole frames).
+ */
+describe('every PTX warp left to the liveness: on and off find the same hazards and final states', () => {
+  const dir = 'test/fixtures/ptx';
+  const files = [
+    ...readdirSync(dir).filter((f) => f.endsWith('.ptx')).map((f) => `${dir}/${f}`),
+    ...readdirSync(`${dir}/planted`).filter((f) => f.endsWith('.ptx')).map((f) => `${dir}/planted/${f}`),
+    'hw/kernels/tma_wgmma.bug1.ptx', 'hw/kernels/tma_wgmma.bug3.ptx',
+  ];
+  const run = (p: Program, deadSlots: boolean) => {
+    const finals = new Set<string>();
+    const r = explore(p, { all: true, strict: true, deadSlots, warpRelative: false, ctaSymmetry: false, maxStates: 40_000, timeoutMs: 300_000, randomRuns: false, onTerminal: (s) => finals.add(finalText(p, s, false)) });
+    return { complete: r.complete, states: r.states, hazards: [...new Set(r.hazards.map((h) => `${h.kind}|${h.subject ?? ''}`))].sort(), finals: [...finals].sort() };
+  };
+  let compared = 0;
+  for (const f of files) {
+    it(f, () => {
+      let p: Program;
+      try {
+        p = load(f);
+      } catch {
+        return; // a file of several kernels, or one without its launch here: the other tests check it
+      }
+      const an = analyse(p, { warpRelative: false, ctaSymmetry: false });
+      const served = p.agents.filter((a) => an.rel[a.id]?.knownUpTo !== undefined).length;
+      expect(served).toBe(p.agents.filter((a) => p.roles[a.role]!.decl.asWritten).length);
+      const on = run(p, true);
+      const off = run(p, false);
+      expect(on.complete).toBe(off.complete);
+      if (!off.complete) return;
+      compared++;
+      expect(on.hazards).toEqual(off.hazards);
+      expect(on.finals).toEqual(off.finals);
+      expect(on.states).toBeLessThanOrEqual(off.states);
+      console.log(`${f}: ${on.hazards.join(' ') || 'ok'}; ${on.states} states with, ${off.states} without`);
+    }, 600_000);
+  }
+  it('compared most of them', () => expect(compared).toBeGreaterThan(20));
 });

@@ -111,6 +111,8 @@ export interface AnalyseOptions {
    * (default true; dead-slots.ts).
    */
   deadSlots?: boolean;
+  /** Internal (tests): false leaves every warp without its warp-relative analysis (warp-relative.ts), so dead-slots.ts serves them all. */
+  warpRelative?: boolean;
 }
 
 /** Analyses `p` for the checker. */
@@ -151,7 +153,7 @@ export function analyse(p: Program, opts: AnalyseOptions = {}): Analysis {
     waitArrays.push(waits);
   }
   const { waitSlots, histBase, histCount, histLen } = historySlots(p, waitArrays, tick);
-  const { groups, groupOf, rel, relGroups } = symmetryGroups(p, tick);
+  const { groups, groupOf, rel, relGroups } = symmetryGroups(p, tick, opts.warpRelative !== false);
   const frameLen = p.agents.map((a) => p.roles[a.role]!.slots.length);
   const { proxyKey, trackProxy } = proxyKeys(p, por);
   const tmemManaged = p.tmemCols.length > 0;
