@@ -65,14 +65,20 @@ describe('the depth bound (no recursion: the same groups on every stack)', () =>
     expect(check(p).verdict).toBe('ok');
   });
 
-  it(`one level more leaves the role unanalysed: no group, every warp's frame hashed whole`, () => {
+  it(`one level more leaves the role unanalysed: no group, only the dead slots left out (dead-slots.ts)`, () => {
     const p = instantiate(deepKernel(MAX_EXPR_DEPTH + 1));
     expect(whyUnanalysable(p.roles[0]!)).toBe(`an expression nested more than ${MAX_EXPR_DEPTH} levels`);
     expect(warpRelative(p, p.roles[0]!, p.agents[1]!)).toBeNull();
     const an = analyse(p);
     expect(an.groups).toEqual([]);
-    expect(an.rel).toEqual([null, null, null, null]);
-    expect(check(p).verdict).toBe('ok');
+    // The plain liveness: each warp's facts say only its builtins are known.
+    expect(an.rel.map((r) => r?.knownUpTo)).toEqual([8, 8, 8, 8]);
+    expect(analyse(p, { deadSlots: false }).rel).toEqual([null, null, null, null]);
+    const on = check(p, { all: true });
+    const off = check(p, { all: true, deadSlots: false });
+    expect(on.verdict).toBe('ok');
+    expect(off.verdict).toBe('ok');
+    expect(on.coverage.states).toBeLessThanOrEqual(off.coverage.states);
   });
 
   it('the bounded role checks with fewer states than the unanalysed one, the same verdict', () => {

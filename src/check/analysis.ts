@@ -14,7 +14,7 @@ import { ctaSymmetry, type CtaSymmetry } from './cta-symmetry.js';
 import { ptxCtaSymmetry } from './cta-relative.js';
 import { BoundReached, type Governor } from '../machine/governor.js';
 import { HIST_WORDS } from './wait-hist.js';
-import type { WarpRelative } from './warp-relative.js';
+import { deadSlotFacts, type SlotFacts } from './dead-slots.js';
 import { refNames, symmetryGroups, type SymGroup } from './sym-groups.js';
 export type { SymGroup } from './sym-groups.js';
 
@@ -58,9 +58,11 @@ export interface Analysis {
    * others there (`known`: they follow from its position and warp); per `jz`, the edges its warp
    * can take (`taken`, for settled.ts); null for every other agent, and for all of them under CTA
    * symmetry found by the sketch check (the whole frame is hashed and stored; CTA symmetry found on
-   * these analyses, cta-relative.ts, keeps them).
+   * these analyses, cta-relative.ts, keeps them). An agent of such a role that warp-relative.ts
+   * left unanalysed gets the plain liveness's facts instead (dead-slots.ts: the live slots kept, the
+   * dead ones restored as 0), unless {@link AnalyseOptions.deadSlots} is false.
    */
-  rel: (Pick<WarpRelative, 'live' | 'known' | 'taken'> | null)[];
+  rel: (SlotFacts | null)[];
   /** True when any role uses named barriers (the encoding includes them only then). */
   usesNamed: boolean;
   /** Number of frame slots per agent. */
@@ -104,6 +106,13 @@ export interface AnalyseOptions {
    * {@link BoundReached}.
    */
   governor?: Governor;
+  /**
+   * Leave dead frame slots out of the records of PTX warps that warp-relative.ts did not analyse
+   * (default true; dead-slots.ts).
+   */
+  deadSlots?: boolean;
+  /** Internal (tests): false leaves every warp without its warp-relative analysis (warp-relative.ts), so dead-slots.ts serves them all. */
+  warpRelative?: boolean;
 }
 
 /** Analyses `p` for the checker. */
@@ -144,7 +153,7 @@ export function analyse(p: Program, opts: AnalyseOptions = {}): Analysis {
     waitArrays.push(waits);
   }
   const { waitSlots, histBase, histCount, histLen } = historySlots(p, waitArrays, tick);
-  const { groups, groupOf, rel, relGroups } = symmetryGroups(p, tick);
+  const { groups, groupOf, rel, relGroups } = symmetryGroups(p, tick, opts.warpRelative !== false);
   const frameLen = p.agents.map((a) => p.roles[a.role]!.slots.length);
   const { proxyKey, trackProxy } = proxyKeys(p, por);
   const tmemManaged = p.tmemCols.length > 0;
@@ -172,6 +181,16 @@ export function analyse(p: Program, opts: AnalyseOptions = {}): Analysis {
       an.cta = sketch.perms.length || !ptx ? sketch : ptx;
       if (an.cta.perms.length) an.rel = rel.map(() => null);
     }
+  }
+  // Dead slots of the PTX warps left unanalysed (dead-slots.ts); not with the sketch check's CTA
+  // symmetry, whose images carry whole frames (and never with the PTX one, which needs every warp analysed).
+  if (opts.deadSlots !== false && !an.cta.perms.length) {
+    an.rel = an.rel.map((r, a) => {
+      const rc = p.roles[p.agents[a]!.role]!;
+      if (r || !rc.decl.asWritten) return r;
+      tick();
+      return deadSlotFacts(p, rc, p.agents[a]!);
+    });
   }
   return an;
 }

@@ -29,6 +29,8 @@ export interface CheckOptions {
   symmetry?: boolean;
   /** Symmetry between the CTAs of a cluster (default true; only with `symmetry`; docs/CHECK.md). */
   ctaSymmetry?: boolean;
+  /** Dead registers of PTX warps that warp-relative symmetry did not analyse left out of the state (default true; docs/CHECK.md, "Dead registers"). */
+  deadSlots?: boolean;
   /** Stable waits and enabled wait_groups as forced steps of the partial-order reduction (default true; docs/CHECK.md). */
   stableWaits?: boolean;
   /**

@@ -55,7 +55,7 @@ export function scheduleOf(raw: RawHazard, parent: Int32Array, chainOff: Int32Ar
 }
 
 /** Every key of {@link CheckOptions}: `check` refuses any other (a misspelt bound would be no bound). */
-const CHECK_OPTION_KEYS = ['maxStates', 'maxMemory', 'timeout', 'all', 'por', 'symmetry', 'ctaSymmetry', 'stableWaits', 'stableLandings', 'countingArrivals', 'strict', 'verifyHash', 'workers', 'randomRuns', 'onProgress', 'onTerminal', 'stop'] as const satisfies readonly (keyof CheckOptions)[];
+const CHECK_OPTION_KEYS = ['maxStates', 'maxMemory', 'timeout', 'all', 'por', 'symmetry', 'ctaSymmetry', 'deadSlots', 'stableWaits', 'stableLandings', 'countingArrivals', 'strict', 'verifyHash', 'workers', 'randomRuns', 'onProgress', 'onTerminal', 'stop'] as const satisfies readonly (keyof CheckOptions)[];
 // Every option is listed (a new one not added above fails to compile here).
 const CHECK_KEYS_COMPLETE: Exclude<keyof CheckOptions, (typeof CHECK_OPTION_KEYS)[number]> extends never ? true : never = true;
 void CHECK_KEYS_COMPLETE;
@@ -100,6 +100,7 @@ export function check(program: Program, opts: CheckOptions = {}): CheckResult {
   if (opts.por !== undefined) eo.por = opts.por;
   if (opts.symmetry !== undefined) eo.symmetry = opts.symmetry;
   if (opts.ctaSymmetry !== undefined) eo.ctaSymmetry = opts.ctaSymmetry;
+  if (opts.deadSlots !== undefined) eo.deadSlots = opts.deadSlots;
   if (opts.stableWaits !== undefined) eo.stableWaits = opts.stableWaits;
   if (opts.stableLandings !== undefined) eo.stableLandings = opts.stableLandings;
   if (opts.countingArrivals !== undefined) eo.countingArrivals = opts.countingArrivals;

@@ -65,6 +65,10 @@ export interface ExploreOptions {
   symmetry?: boolean;
   /** Symmetry between the CTAs of a cluster (default true; only with `symmetry`; check/cta-symmetry.ts). */
   ctaSymmetry?: boolean;
+  /** Dead frame slots of PTX warps that warp-relative symmetry did not analyse left out of their records (default true; check/dead-slots.ts). */
+  deadSlots?: boolean;
+  /** Internal (tests): false skips the warp-relative analysis of PTX warps (check/warp-relative.ts), leaving each to check/dead-slots.ts. */
+  warpRelative?: boolean;
   /** Strict warnings: cross-proxy WAR (generic accesses, then an async-proxy overwrite without fence.proxy.async). */
   strict?: boolean;
   /** Internal (tests): check every incremental state hash against a full recomputation, and freeze the state parts successors share (a step that mutates one throws). */

@@ -127,7 +127,7 @@ export function exploreParallel(program: Program, opts: ExploreOptions): Explore
   const maxMemory = opts.maxMemory ?? DEFAULT_BOUNDS.maxMemory;
   const timeoutMs = opts.timeoutMs ?? DEFAULT_BOUNDS.timeoutMs;
   const wopts: JobMsg['opts'] = {};
-  for (const k of ['maxStates', 'maxMemory', 'timeoutMs', 'all', 'por', 'symmetry', 'ctaSymmetry', 'strict', 'verifyHash'] as const) {
+  for (const k of ['maxStates', 'maxMemory', 'timeoutMs', 'all', 'por', 'symmetry', 'ctaSymmetry', 'deadSlots', 'warpRelative', 'strict', 'verifyHash'] as const) {
     if (opts[k] !== undefined) (wopts as Record<string, unknown>)[k] = opts[k];
   }
   const deadline = t0 + timeoutMs;

@@ -8,7 +8,7 @@
  * by the permutation.
  */
 import type { AgentState, AsyncOp } from '../machine/machine.js';
-import { WARP_SLOT, WARPGROUP_SLOT } from '../machine/program.js';
+import { BUILTINS, WARP_SLOT, WARPGROUP_SLOT } from '../machine/program.js';
 import type { SrcLoc } from '../kernel/ir.js';
 import type { Analysis } from './analysis.js';
 import type { CtaPerm } from './cta-symmetry.js';
@@ -68,7 +68,7 @@ export class RecordWords {
   /**
    * Writes agent record `ag`; `sym`: a member of a symmetry group (builtins left out); `live`: its
    * live slots per pc (Analysis.rel): only those frame slots of its pc are written (the others are
-   * known from the pc and the warp, warp-relative.ts; {@link decode} restores them).
+   * known from the pc and the warp, warp-relative.ts, or dead, dead-slots.ts; {@link decode} restores them).
    */
   protected putAgent(ag: AgentState, sym: boolean, live: readonly (Int32Array | undefined)[] | null): void {
     const f = ag.frame;
@@ -97,7 +97,14 @@ export class RecordWords {
     const own = this.renOwn;
     const lv = live ? live[ag.pc] : undefined;
     if (lv) {
-      for (let j = 0; j < lv.length; j++) n = putWide(sc, n, f[lv[j]!]!);
+      // Builtins are kept only where dead-slots.ts found them live (warp-relative.ts knows them):
+      // abstracted and renamed as in a whole frame.
+      let j = 0;
+      for (; j < lv.length && lv[j]! < BUILTINS.length; j++) {
+        const x = lv[j]!;
+        n = putWide(sc, n, sym && (x === 1 || x === WARP_SLOT || x === WARPGROUP_SLOT) ? 0 : own && x < own.length ? own[x]! : f[x]!);
+      }
+      for (; j < lv.length; j++) n = putWide(sc, n, f[lv[j]!]!);
     } else for (let j = 0; j < f.length; j++) n = putWide(sc, n, sym && (j === 1 || j === WARP_SLOT || j === WARPGROUP_SLOT) ? 0 : own && j < own.length ? own[j]! : f[j]!);
     if (!ag.tokens) {
       sc[n++] = -1;

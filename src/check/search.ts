@@ -77,7 +77,7 @@ export function stoppedInSetup(e: BoundReached, gov: Governor, t0: number): Expl
 /** The machine, the analysis (with symmetry off: no groups) and the initial state with its step output. */
 function begin(program: Program, opts: ExploreOptions, gov: Governor): { m: Machine; an: Analysis; s0: MachineState; initOut: StepOut } {
   const m = new Machine(program);
-  const an = analyse(program, { ctaSymmetry: opts.symmetry !== false && opts.ctaSymmetry !== false, governor: gov });
+  const an = analyse(program, { ctaSymmetry: opts.symmetry !== false && opts.ctaSymmetry !== false, deadSlots: opts.deadSlots !== false, warpRelative: opts.warpRelative !== false, governor: gov });
   if (opts.symmetry === false) {
     an.groups = [];
     an.groupOf.fill(-1);

@@ -77,7 +77,7 @@ export function settledReads(ctx: SearchCtx): ((s: MachineState, a: number, ins:
   const byRole = p.roles.map((rc) => (rc.decl.asWritten ? futureAccess(p, rc.code) : null));
   const future = p.agents.map((info) => {
     const rel = an.rel[info.id];
-    return rel && byRole[info.role] ? futureAccess(p, p.roles[info.role]!.code, rel.taken) : byRole[info.role]!;
+    return rel?.taken && byRole[info.role] ? futureAccess(p, p.roles[info.role]!.code, rel.taken) : byRole[info.role]!;
   });
   const space = p.bufferSpace;
   const perCta = p.buffersPerCta;

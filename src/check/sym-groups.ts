@@ -23,9 +23,10 @@ export interface SymGroup {
  * The symmetry groups of `p` (only groups of two or more agents), each agent's group index (or -1),
  * the warp-relative analyses of the agents whose code warp-relative.ts analysed (null for the
  * others) and whether one of those formed a group. `tick`: the governor's tick, called per agent
- * (it throws once the governor stops).
+ * (it throws once the governor stops); `relative` false: no warp-relative analysis at all (tests:
+ * every PTX warp then falls back to dead-slots.ts).
  */
-export function symmetryGroups(p: Program, tick: () => void): { groups: SymGroup[]; groupOf: number[]; rel: (WarpRelative | null)[]; relGroups: boolean } {
+export function symmetryGroups(p: Program, tick: () => void, relative = true): { groups: SymGroup[]; groupOf: number[]; rel: (WarpRelative | null)[]; relGroups: boolean } {
   const groups: SymGroup[] = [];
   const groupOf = new Array<number>(p.agents.length).fill(-1);
   const byKey = new Map<string, number[]>();
@@ -35,7 +36,7 @@ export function symmetryGroups(p: Program, tick: () => void): { groups: SymGroup
   const relOf = (id: number): WarpRelative | null => {
     const rc = p.roles[p.agents[id]!.role]!;
     // Known-slot tables within a bound (deterministic): beyond it no warp of the role is analysed.
-    const small = p.agents.length * restPositions(rc) * rc.slots.length <= MAX_KNOWN_ENTRIES;
+    const small = relative && p.agents.length * restPositions(rc) * rc.slots.length <= MAX_KNOWN_ENTRIES;
     if (!relCache.has(id)) relCache.set(id, small ? warpRelative(p, rc, p.agents[id]!) : null);
     return relCache.get(id)!;
   };

@@ -334,7 +334,7 @@ function remapExtra(x: Extra, from: Analysis, to: Analysis): Extra {
 function searchOpts(opts: CheckOptions) {
   return {
     ...(opts.all !== undefined ? { all: opts.all } : {}), ...(opts.por !== undefined ? { por: opts.por } : {}),
-    ...(opts.symmetry !== undefined ? { symmetry: opts.symmetry } : {}), ...(opts.ctaSymmetry !== undefined ? { ctaSymmetry: opts.ctaSymmetry } : {}),
+    ...(opts.symmetry !== undefined ? { symmetry: opts.symmetry } : {}), ...(opts.ctaSymmetry !== undefined ? { ctaSymmetry: opts.ctaSymmetry } : {}), ...(opts.deadSlots !== undefined ? { deadSlots: opts.deadSlots } : {}),
     ...(opts.strict !== undefined ? { strict: opts.strict } : {}), ...(opts.maxMemory !== undefined ? { maxMemory: opts.maxMemory } : {}),
     ...(opts.randomRuns !== undefined ? { randomRuns: opts.randomRuns } : {}),
   };

@@ -45,6 +45,7 @@ import type { Expr } from '../kernel/ir.js';
 import { BUILTINS, type AgentInfo, type OpInstr, type Program, type RoleCode } from '../machine/program.js';
 import { decide, evalSet, form, formTable, GiveUp, substitute, type FormTable, type Sym, type VSet } from './warp-values.js';
 import { context, fixpoint, has, initialFrame } from './warp-flow.js';
+import type { SlotFacts } from './dead-slots.js';
 
 export { MAX_NODES, MAX_SET, MAX_TABLE } from './warp-values.js';
 export { exprDepth, opExprs, opOperands, type OperandKind } from './op-operands.js';
@@ -237,9 +238,10 @@ function analyseWarp(p: Program, rc: RoleCode, a: AgentInfo): WarpRelative {
  * Where warp-relative facts `rel` (Analysis.rel, per agent) disagree with state `s` of `p`: an
  * agent resting at a position its analysis found unreachable, or a slot it calls known holding
  * another value; null when they agree. Checked on every state under `verifyHash` (tests): the stored
- * encoding restores those slots from the analysis (dead slots, never read again, are not compared).
+ * encoding restores those slots from the analysis (dead slots, never read again, are not compared;
+ * with dead-slots.ts's facts, only the builtins are known).
  */
-export function knownMismatch(p: Program, rel: readonly (Pick<WarpRelative, 'live' | 'known'> & { dead?: WarpRelative['dead'] } | null)[], s: { agents: readonly { pc: number; frame: readonly number[] }[] }): string | null {
+export function knownMismatch(p: Program, rel: readonly (SlotFacts | null)[], s: { agents: readonly { pc: number; frame: readonly number[] }[] }): string | null {
   for (let a = 0; a < s.agents.length; a++) {
     const r = rel[a];
     if (!r) continue;
@@ -251,7 +253,8 @@ export function knownMismatch(p: Program, rel: readonly (Pick<WarpRelative, 'liv
       continue;
     }
     const skip = new Set([...r.live[ag.pc]!, ...(r.dead?.[ag.pc] ?? [])]);
-    for (let j = 0; j < kn.length; j++) if (!skip.has(j) && kn[j] !== ag.frame[j]) return `agent ${a} at pc ${ag.pc}: slot ${j} is ${ag.frame[j]}, the analysis says ${kn[j]}`;
+    const upTo = r.knownUpTo ?? kn.length;
+    for (let j = 0; j < upTo; j++) if (!skip.has(j) && kn[j] !== ag.frame[j]) return `agent ${a} at pc ${ag.pc}: slot ${j} is ${ag.frame[j]}, the analysis says ${kn[j]}`;
   }
   return null;
 }
