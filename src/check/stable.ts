@@ -146,6 +146,8 @@ interface Scratch {
   /** Per barrier: how many phase completions the others can bring while A stays put (0 while gated). */
   comps: Float64Array;
   namedGated: Uint8Array;
+  /** Per named barrier: how many generations the others can complete while A stays put (0 while gated). */
+  namedComps: Float64Array;
   f: Frozen;
   need: Float64Array;
   /** Per barrier: the fewest bytes any arrival source registers per arrival (Infinity: no arrival source). */
@@ -164,7 +166,7 @@ function scratchFor(n: number, nn: number): Scratch {
     const cn = Math.max(n, scratch?.gated.length ?? 0, 16);
     const cnn = Math.max(nn, scratch?.namedGated.length ?? 0, 16);
     scratch = {
-      gated: new Uint8Array(cn), comps: new Float64Array(cn), namedGated: new Uint8Array(cnn), need: new Float64Array(cnn), raiseMin: new Float64Array(cn),
+      gated: new Uint8Array(cn), comps: new Float64Array(cn), namedGated: new Uint8Array(cnn), namedComps: new Float64Array(cnn), need: new Float64Array(cnn), raiseMin: new Float64Array(cn),
       f: { arrivals: new Float64Array(cn), tx: new Uint8Array(cn), reset: new Uint8Array(cn), passed: new Uint8Array(cn), passedNow: new Uint8Array(cn), named: new Float64Array(cnn), namedCount: new Float64Array(cnn), txUp: new Uint8Array(cn), delivered: new Float64Array(cn) },
     };
   }
@@ -236,10 +238,11 @@ function fixpointWithin(p: Program, codes: readonly Instr[][], s: MachineState, 
   const n = s.bars.length;
   const nn = s.named.length;
   const sc = scratchFor(n, nn);
-  const { gated, comps, namedGated } = sc;
+  const { gated, comps, namedGated, namedComps } = sc;
   gated.fill(1, 0, n);
   comps.fill(0, 0, n);
   namedGated.fill(1, 0, nn);
+  namedComps.fill(0, 0, nn);
   const f: Frozen = sc.f;
   const { arrivals, tx, reset, passed } = f;
   /** Smallest thread count an arrival of the run names per named barrier (what its generation may need). */
@@ -275,13 +278,18 @@ function fixpointWithin(p: Program, codes: readonly Instr[][], s: MachineState, 
     if (!ok(f)) run.failed = true;
   };
   // A named barrier's generation can complete when the threads it still misses can all arrive
-  // (the count of a generation no thread joined yet is the smallest any arrival names).
-  const namedCompletable = (key: number) => {
+  // (the count of a generation no thread joined yet is the smallest any arrival names); each
+  // later one needs at least that smallest count again, so the threads that can arrive bound how
+  // many generations complete.
+  const namedCompletions = (key: number): number => {
     const nb = s.named[key]!;
     const count = nb.arrived > 0 ? nb.count : need[key]!;
-    return f.named[key]! > 0 && nb.arrived + f.named[key]! >= count;
+    const total = nb.arrived + f.named[key]!;
+    if (!(f.named[key]! > 0) || total < count) return 0;
+    const later = Math.min(count, need[key]!);
+    return later > 0 ? 1 + Math.floor((total - count) / later) : Infinity;
   };
-  const run: Forward = { gated, comps, namedGated, signal, pass, arriveNamed, budget, failed: false, touch, begin, ended, wgHeld, held };
+  const run: Forward = { gated, comps, namedGated, namedComps, signal, pass, arriveNamed, budget, failed: false, touch, begin, ended, wgHeld, held };
   // A phase can complete when the arrivals it still misses can all come, and, when it misses
   // only bytes, when some copy or complete_tx can still bring them (tx-counts are not bounded
   // here: more bytes than missing only over-approximates). An init or inval changes it anyway.
@@ -325,7 +333,9 @@ function fixpointWithin(p: Program, codes: readonly Instr[][], s: MachineState, 
       }
     }
     for (let key = 0; key < nn; key++) {
-      if (namedGated[key] && namedCompletable(key)) {
+      const c = namedCompletions(key);
+      if (c > namedComps[key]!) {
+        namedComps[key] = c;
         namedGated[key] = 0;
         changed = true;
       }
@@ -400,7 +410,7 @@ function firstRound(p: Program, codes: readonly Instr[][], s: MachineState, a: n
 function resumeRound(p: Program, codes: readonly Instr[][], s: MachineState, a: number, run: Forward, conts: (Cont | null)[], nA: number, budget: { left: number }): boolean {
   for (let x = 0; x < nA; x++) {
     const c = conts[x];
-    if (!c || (c.bar >= 0 ? !(run.comps[c.bar]! >= c.need) : run.namedGated[c.named] === 1)) continue;
+    if (!c || (c.bar >= 0 ? !(run.comps[c.bar]! >= c.need) : !(run.namedComps[c.named]! >= c.need))) continue;
     if (--budget.left < 0) return false;
     if (runForward(p, codes[x]!, s, x, a, run, c) === GIVE_UP || run.failed) return false;
     conts[x] = run.blocked ?? null;
