@@ -15,11 +15,11 @@ import { BoundReached, Governor } from '../src/machine/governor.js';
  * Ctrl-C during `mbsim check` (src/cli/check-thread.ts): the search stops at its next bound check
  * and the partial result is printed (exit 130 for SIGINT, 143 for SIGTERM); `check()`'s `stop`
  * option does the same for the library. The CLI is the bundled command (scripts/bundle.mjs, into
- * a temporary package folder), run on DeepGEMM's sketch at K = 8 with `--timeout 600`: a search of
+ * a temporary package folder), run on DeepGEMM's sketch at K = 64 with `--timeout 600`: a search of
  * minutes that only the signal ends.
  */
 const REPO = join(__dirname, '..');
-const LONG = ['check', 'examples/deepgemm-fp8.mbk', '--set', 'K=8', '--timeout', '600'];
+const LONG = ['check', 'examples/deepgemm-fp8.mbk', '--set', 'K=64', '--timeout', '600'];
 let pkg = '';
 let bin = '';
 

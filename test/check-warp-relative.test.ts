@@ -99,21 +99,21 @@ const GEMM = (f: string) => `hw/kernels/${f}`;
 describe('cluster_multicast.ptx (correct: 2 CTAs of 4 warps; warps 1-3 of each CTA interchangeable)', () => {
   const p = ptxProgram(CM, CM_LAUNCH);
 
-  it('forms one group of warps 1-3 per CTA and checks OK in 5,410 states instead of 47,839', () => {
+  it('forms one group of warps 1-3 per CTA and checks OK in 5,362 states instead of 47,647', () => {
     expect(analyse(p).groups.map((g) => g.agents)).toEqual([[1, 2, 3], [5, 6, 7]]);
     const on = check(p, { verifyHash: true } as CheckOptions);
     expect(on.verdict).toBe('ok');
     expect(on.complete).toBe(true);
-    expect(on.coverage.states).toBe(5410);
+    expect(on.coverage.states).toBe(5362);
     const off = check(p, { symmetry: false, maxStates: 200_000, timeout: 300_000 });
     expect(off.verdict).toBe('ok');
-    expect(off.coverage.states).toBe(47839);
+    expect(off.coverage.states).toBe(47647);
   }, 300_000);
 
-  it('two workers store the same 5,410 states as the main thread', () => {
+  it('two workers store the same 5,362 states as the main thread', () => {
     const r = check(p, { workers: 2 });
     expect(r.verdict).toBe('ok');
-    expect(r.coverage.states).toBe(5410);
+    expect(r.coverage.states).toBe(5362);
   }, 120_000);
 });
 
@@ -154,36 +154,36 @@ describe('tma_pipeline.ptx (consumer warps 1-3 read one element through addresse
 describe('hw/kernels/tma_wgmma.ptx (correct; K = 1, one stage: 12 warps, warps 1-3, 5-7 and 9-11 interchangeable)', () => {
   const K1 = { params: { param_5: 1 } };
 
-  it('checks OK in 912 states with the symmetry, 6,172 without', () => {
+  it('checks OK in 908 states with the symmetry, 6,164 without', () => {
     const p = ptxProgram(GEMM('tma_wgmma.ptx'), K1);
     expect(analyse(p).groups.map((g) => g.agents)).toEqual([[1, 2, 3], [5, 6, 7], [9, 10, 11]]);
     const on = check(p, { verifyHash: true } as CheckOptions);
     expect(on.verdict).toBe('ok');
     expect(on.complete).toBe(true);
-    expect(on.coverage.states).toBe(912);
+    expect(on.coverage.states).toBe(908);
     const off = check(p, { symmetry: false, timeout: 300_000 });
     expect(off.verdict).toBe('ok');
-    expect(off.coverage.states).toBe(6172);
+    expect(off.coverage.states).toBe(6164);
   }, 300_000);
 
-  it('two workers store the same 912 states', () => {
+  it('two workers store the same 908 states', () => {
     const r = check(ptxProgram(GEMM('tma_wgmma.ptx'), K1), { workers: 2 });
     expect(r.verdict).toBe('ok');
-    expect(r.coverage.states).toBe(912);
+    expect(r.coverage.states).toBe(908);
   }, 120_000);
 });
 
 describe('hw/kernels/tma_wgmma twins (K = 2, one stage): the same verdict and subject with the symmetry, fewer states', () => {
   const cases: [string, string, number][] = [
-    ['tma_wgmma.bug1.ptx', 'hang hang full[0]', 20],
-    ['tma_wgmma.bug2.ptx', 'race race dsmem[0]', 978],
-    ['tma_wgmma.bug3.ptx', 'race race dsmem[0]', 330],
+    ['tma_wgmma.bug1.ptx', 'hang hang full[0]', 16],
+    ['tma_wgmma.bug2.ptx', 'race race dsmem[0]', 974],
+    ['tma_wgmma.bug3.ptx', 'race race dsmem[0]', 286],
   ];
   for (const [f, verdict, states] of cases) {
     it(`${f}: ${verdict} in ${states.toLocaleString('en-US')} states`, () => {
       const p = ptxProgram(GEMM(f));
       expect(analyse(p).groups.map((g) => g.agents)).toEqual([[1, 2, 3], [5, 6, 7], [9, 10, 11]]);
-      const on = check(p, { verifyHash: true } as CheckOptions);
+      const on = check(p, { verifyHash: true, randomRuns: false } as CheckOptions);
       const off = check(p, { symmetry: false, maxStates: 200_000, timeout: 300_000 });
       expect(first(on)).toBe(verdict);
       expect(first(off)).toBe(verdict);
@@ -196,7 +196,7 @@ describe('hw/kernels/tma_wgmma twins (K = 2, one stage): the same verdict and su
     const p = ptxProgram(GEMM('tma_wgmma.bug3.ptx'));
     const r = check(p, { workers: 2 });
     expect(first(r)).toBe('race race dsmem[0]');
-    expect(r.coverage.states).toBe(330);
+    expect(r.coverage.states).toBe(286);
   }, 120_000);
 });
 

@@ -74,6 +74,15 @@ export const PLANTED: PlantedSpec[] = [
   },
 ];
 
+/**
+ * The checker-scale rows beside the cooperative target (docs/CHECK.md, "Postponed landings" and
+ * "Stable waits"): DeepGEMM's 2-CTA kernel at S=4 K=8 T=2, and FA3 at S=3 T=2 for every NB.
+ */
+const SCALE_ROWS: { label: string; job: Omit<RowJob, 'timeoutMs' | 'maxMemory'> }[] = [
+  { label: 'deepgemm-fp8 C=2 S=4 K=8 T=2', job: { file: 'examples/deepgemm-fp8.mbk', set: { C: 2, S: 4, K: 8, TILES: 2 } } },
+  { label: 'fa3-forward S=3 T=2, every NB (--all-trips NB)', job: { file: 'examples/fa3-forward.mbk', set: { S: 3, TILES: 2 }, allTrips: 'NB' } },
+];
+
 /** The grid's axes. */
 export const AXES = { S: [2, 4, 8], K: [4, 8, 16, 64], T: [1, 2, 4] };
 
@@ -227,5 +236,10 @@ export function kernelSection(o: SectionOptions): void {
   const every = (o.runner ?? runInChild)(o.root, { file: target.file, set: { ...set, TILES: 1 }, allTrips: 'TILES', timeoutMs: 60_000, maxMemory: o.maxMemory ?? 2 * 2 ** 30 });
   const metAll = every.verdict === 'ok' && every.complete && every.seconds < 60 && every.peakBytes < 2 * 2 ** 30;
   o.log(`target row, every tile count (--all-trips TILES): cutlass-cooperative C=2 S=4 K=8 (bound 60 s): ${verdictOf(every)}, ${every.states.toLocaleString('en-US')} states, ${every.seconds.toFixed(1)} s, peak ${mb(every.peakBytes)} MB — target < 60 s and < 2 GB: ${metAll ? 'met' : 'NOT met'}`);
+  for (const row of SCALE_ROWS) {
+    const x = (o.runner ?? runInChild)(o.root, { ...row.job, timeoutMs: 60_000, maxMemory: o.maxMemory ?? 2 * 2 ** 30 });
+    const ok = x.complete && x.seconds < 60 && x.peakBytes < 2 * 2 ** 30;
+    o.log(`scale row: ${row.label} (bound 60 s): ${verdictOf(x)}, ${x.states.toLocaleString('en-US')} states, ${x.seconds.toFixed(1)} s, peak ${mb(x.peakBytes)} MB — target < 60 s and < 2 GB: ${ok ? 'met' : 'NOT met'}`);
+  }
   o.log(`section wall time ${((performance.now() - started) / 1000).toFixed(0)} s`);
 }

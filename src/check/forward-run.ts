@@ -37,6 +37,12 @@ export interface Forward {
   comps: Float64Array;
   /** Named barriers whose current generation cannot complete while A stays put. */
   namedGated: Uint8Array;
+  /**
+   * Per named barrier: how many generations, the current one first, the others can complete while
+   * A stays put (0 while gated). A run's j-th `bar.sync` on one named barrier needs j of them
+   * (each `bar.sync` waits for the generation it joined, and the next one joins a later one).
+   */
+  namedComps: Float64Array;
   signal: Signal;
   /**
    * A wait on barrier `key` that the run passes, relying on `relied` completions of it (0: it
@@ -133,7 +139,7 @@ function frameCopy(frame: readonly number[]): number[] {
  * `run.blocked`.
  */
 export function runForward(p: Program, code: readonly Instr[], s: MachineState, x: number, a: number, run: Forward, from: Cont | null = null): number {
-  const { namedGated, signal, pass, arriveNamed, budget } = run;
+  const { namedComps, signal, pass, arriveNamed, budget } = run;
   run.blocked = null;
   if (!from) run.begin?.(x);
   const ag = s.agents[x]!;
@@ -161,7 +167,12 @@ export function runForward(p: Program, code: readonly Instr[], s: MachineState, 
   if (!from && ag.sub >= 0 && code[pc]!.i === 'op' && (code[pc] as OpInstr).opc === OPC_BAR_SYNC) {
     // Waiting in a bar.sync it already arrived at: it stays while its generation cannot complete.
     const key = infoX.cta * NAMED_PER_CTA + ((code[pc] as OpInstr).ints.id!(f) & (NAMED_PER_CTA - 1));
-    if (s.named[key]!.gen <= ag.sub && namedGated[key]) return block(-1, 0, key, pc + 1);
+    if (s.named[key]!.gen <= ag.sub) {
+      // It waits for generation ag.sub: ag.sub − gen + 1 completions from now (normally 1).
+      const need = ag.sub - s.named[key]!.gen + 1;
+      used.set(-1 - key, need);
+      if (namedComps[key]! < need) return block(-1, need, key, pc + 1);
+    }
     pc++;
   }
   try {
@@ -275,7 +286,13 @@ export function runForward(p: Program, code: readonly Instr[], s: MachineState, 
           const key = infoX.cta * NAMED_PER_CTA + (op.ints.id!(f) & (NAMED_PER_CTA - 1));
           const count = op.ints.threads ? op.ints.threads(f) : ctaThreads(p, infoX.cta);
           arriveNamed(key, 32 * (op.per === 'one' ? 1 : infoX.warps), count);
-          if (op.opc === OPC_BAR_SYNC && namedGated[key]) return block(-1, 0, key, pc + 1); // arrived, and stays while A stays
+          if (op.opc === OPC_BAR_SYNC) {
+            // Its j-th bar.sync on the barrier in this run needs j generations completed (`used`
+            // keeps them under the key −1 − key, beside the mbarrier completions relied on).
+            const need = (used.get(-1 - key) ?? 0) + 1;
+            used.set(-1 - key, need);
+            if (namedComps[key]! < need) return block(-1, need, key, pc + 1); // arrived, and stays while A stays
+          }
           break;
         }
         case OPC_ST_ASYNC: case OPC_DSMEM: { // st.async / red.async, cp.async.bulk.shared::cluster: bytes on their barrier

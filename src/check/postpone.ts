@@ -10,9 +10,16 @@
  * one on a barrier that cp.async.mbarrier.arrive signals (conservative). A remote arrive is
  * postponed while it cannot complete the phase by itself, even with every other remote arrive in
  * flight to that barrier (pending > the sum of their counts).
+ *
+ * The step that brings pending to 0 is not a conflict for a TMA landing when it is a plain local
+ * arrive (no drop, `.noComplete` or token) after which the tx-count still covers every byte in
+ * flight to the barrier, all of them TMA credits ({@link creditsCovered}): the landings then
+ * complete the phase at the last of them in either order (docs/CHECK.md, "Postponed landings").
  */
 import { nextCredit, type AsyncOp, type Choice, type MachineState } from '../machine/machine.js';
 import { accessesOf, OPC, OPS } from '../machine/ops/index.js';
+import type { OpInstr } from '../machine/program.js';
+import { TX_MAX_SPEC } from '../model/mbarrier.js';
 import { TX_FLOOR } from './por.js';
 import type { SearchCtx } from './search-ctx.js';
 import { groupNeeded } from './stable-group.js';
@@ -29,6 +36,8 @@ export class Postponed {
   private th = new Int32Array(16);
   /** Per enabled choice: 1 when a step of the state being expanded conflicts with its postponed landing. */
   hit = new Uint8Array(16);
+  /** Per enabled choice: 1 when its postponed landing is a TMA copy's. */
+  private tma = new Uint8Array(16);
   /** Per enabled choice: its postponed group operation (wgmma or bulk store), or null. */
   private groupOp: (AsyncOp | null)[] = [];
 
@@ -47,7 +56,9 @@ export class Postponed {
       this.bar = new Int32Array(ch.length * 2);
       this.th = new Int32Array(ch.length * 2);
       this.hit = new Uint8Array(ch.length * 2);
+      this.tma = new Uint8Array(ch.length * 2);
     }
+    this.tma.fill(0, 0, ch.length);
     let nPost = 0;
     for (let i = 0; i < ch.length; i++) if ((this.bar[i] = this.postponedBar(s, ch[i]!, i)) >= 0) nPost++;
     if (nPost === ch.length) nPost = 0; // nothing else is enabled: every landing is explored
@@ -60,7 +71,7 @@ export class Postponed {
     for (let i = 0; i < n; i++) {
       const k = this.bar[i]!;
       if (k < 0 || this.hit[i]) continue;
-      if (k === GROUP_OP ? this.touchesReads(s, t, c, this.groupOp[i]!) : this.conflictsWith(s, t, c, k, this.th[i]!)) this.hit[i] = 1;
+      if (k === GROUP_OP ? this.touchesReads(s, t, c, this.groupOp[i]!) : this.conflictsWith(s, t, c, k, this.th[i]!, this.tma[i] === 1)) this.hit[i] = 1;
     }
   }
 
@@ -81,6 +92,7 @@ export class Postponed {
     if (b === undefined || b.status !== 'valid') return -1;
     if (o.kind === 'tma') {
       this.th[i] = 0;
+      this.tma[i] = 1;
       return b.pending > 0 && b.tx - nextCredit(o) > TX_FLOOR ? o.bar : -1;
     }
     if (o.kind === 'remote' && o.remote === 'arrive') {
@@ -150,16 +162,18 @@ export class Postponed {
    * True when step `c` from `s` to `t` orders against a postponed landing on barrier `k` whose
    * conflict threshold is `th`: it changes the phase or the status, leaves at most `th` arrivals
    * pending (in one order the landing completes the phase or over-arrives, in the other the step
-   * does), or is a wait on `k` that passes now.
+   * does), or is a wait on `k` that passes now. For a TMA landing (`tma`), the arrive that brings
+   * pending to 0 while the tx-count still covers every byte in flight is no conflict ({@link creditsCovered}).
    */
-  private conflictsWith(s: MachineState, t: MachineState, c: Choice, k: number, th: number): boolean {
+  private conflictsWith(s: MachineState, t: MachineState, c: Choice, k: number, th: number, tma: boolean): boolean {
     // A step that traps ends every schedule: a landing postponed past it would never be seen.
     if (t.trapped) return true;
     const a = s.bars[k]!;
     const b = t.bars[k]!;
     // The step that brings pending to the threshold completes the phase in one order of it and the
     // landing and not in the other (and its diagnostics, e.g. a .noComplete arrive that completes, differ).
-    if (a.phase !== b.phase || a.status !== b.status || b.pending <= th) return true;
+    if (a.phase !== b.phase || a.status !== b.status) return true;
+    if (b.pending <= th && !(tma && a.pending > 0 && creditsCovered(this.ctx, s, t, c, k))) return true;
     if (c.kind !== 'agent') return false;
     // A wait passing now (on an older phase) observes whether the current phase has begun (phase-alias).
     const ag = s.agents[c.agent]!;
@@ -171,4 +185,40 @@ export class Postponed {
       return false; // the wait faults evaluating its operand (the step reports it)
     }
   }
+}
+
+/**
+ * Whether agent step `c` from `s` to `t` is a plain arrive on barrier `k` (no drop, `.noComplete`
+ * or token; `.expect_tx` or not) that leaves the phase open with pending 0 and a tx-count (bytes)
+ * within the PTX range that is at least the bytes every operation in flight to `k` can still
+ * credit, each of them a TMA copy, and those credits cannot take the tx-count below its range
+ * before it. Then any set of those landings and the arrive reach the same barrier in every order
+ * (credits and registrations add up; the phase completes at the last of them, since the credits
+ * that came after the arrive never bring the tx-count to 0 before the last), the arrive's checks
+ * read no tx-count (no token, no range diagnostic in either order), and a landing moved past it
+ * only keeps its bytes in flight longer: so it is no conflict for a postponed TMA landing on `k`
+ * (docs/CHECK.md, "Postponed landings": DeepGEMM's producer issues its copies before its
+ * `arrive.expect_tx`).
+ */
+export function creditsCovered(ctx: SearchCtx, s: MachineState, t: MachineState, c: Choice, k: number): boolean {
+  if (c.kind !== 'agent' || t.trapped) return false;
+  const ag = s.agents[c.agent]!;
+  const ins = ctx.f.agentCode[c.agent]![ag.pc]!;
+  if (ins.i !== 'op' || ins.op.op !== 'mbarrier.arrive') return false;
+  const op = ins.op as Extract<OpInstr['op'], { op: 'mbarrier.arrive' }>;
+  if (op.drop || op.noComplete || op.token !== undefined) return false;
+  try {
+    if (ins.bar!(ag.frame) !== k) return false;
+  } catch {
+    return false;
+  }
+  const after = t.bars[k]!;
+  if (after.pending !== 0 || after.tx > TX_MAX_SPEC) return false;
+  let sum = 0;
+  for (const y of s.inflight) {
+    if (y.bar !== k && !(y.targets && y.targets.includes(k))) continue;
+    if (y.kind !== 'tma' || y.targets) return false;
+    sum += y.left;
+  }
+  return sum > 0 && sum <= after.tx && s.bars[k]!.tx - sum > TX_FLOOR;
 }

@@ -27,6 +27,9 @@ import { testParity } from '../model/mbarrier.js';
 import type { AsyncOp, MachineState } from '../machine/machine.js';
 import type { Instr, Program } from '../machine/program.js';
 import { FORWARD_BUDGET, GIVE_UP, runForward, type Cont, type Forward, type Signal } from './forward-run.js';
+import { currentScratch, namedGenerations, scratchFor, type Frozen } from './stable-scratch.js';
+
+export type { Frozen };
 
 export { FORWARD_BUDGET };
 /** Most instructions all forward runs of one question take together (then the wait counts as not stable). */
@@ -118,59 +121,6 @@ export function stableNamedArrive(p: Program, codes: readonly Instr[][], s: Mach
   return frozenFixpoint(p, codes, s, a, -1, (f) => f.named[key]! <= room && (f.namedCount[key] === 0 || f.namedCount[key] === count), key);
 }
 
-/** What the others can bring to each barrier while agent `a` stays put (see {@link frozenFixpoint}). */
-export interface Frozen {
-  arrivals: Float64Array;
-  tx: Uint8Array;
-  reset: Uint8Array;
-  /** A wait on the barrier that some other agent passes. */
-  passed: Uint8Array;
-  /**
-   * A wait on the barrier that some other agent passes on its current phase (relying on no
-   * completion of it: the parity of the phase before).
-   */
-  passedNow: Uint8Array;
-  /** Threads arriving on each named barrier (key cta × 16 + id). */
-  named: Float64Array;
-  /** Per named barrier: the thread count the others' arrivals name (0: none), or -1 when they name several. */
-  namedCount: Float64Array;
-  /** A step that raises the barrier's tx-count (an `expect_tx`, alone or with an arrive). */
-  txUp: Uint8Array;
-  /** The bytes all sources together can credit to the barrier (over every phase; Infinity: not known). */
-  delivered: Float64Array;
-}
-
-/** The arrays of one {@link frozenFixpoint} question, at least as long as the state's barriers and named barriers. */
-interface Scratch {
-  gated: Uint8Array;
-  /** Per barrier: how many phase completions the others can bring while A stays put (0 while gated). */
-  comps: Float64Array;
-  namedGated: Uint8Array;
-  f: Frozen;
-  need: Float64Array;
-  /** Per barrier: the fewest bytes any arrival source registers per arrival (Infinity: no arrival source). */
-  raiseMin: Float64Array;
-}
-let scratch: Scratch | null = null;
-
-/**
- * The scratch arrays for a question about `n` barriers and `nn` named barriers: allocated once and
- * grown as needed (allocating five typed arrays per question was most of the question's cost). A
- * question runs to its end before the next one starts (no re-entry), so one set serves them all;
- * each question fills the first `n` / `nn` entries it reads.
- */
-function scratchFor(n: number, nn: number): Scratch {
-  if (!scratch || scratch.gated.length < n || scratch.namedGated.length < nn) {
-    const cn = Math.max(n, scratch?.gated.length ?? 0, 16);
-    const cnn = Math.max(nn, scratch?.namedGated.length ?? 0, 16);
-    scratch = {
-      gated: new Uint8Array(cn), comps: new Float64Array(cn), namedGated: new Uint8Array(cnn), need: new Float64Array(cnn), raiseMin: new Float64Array(cn),
-      f: { arrivals: new Float64Array(cn), tx: new Uint8Array(cn), reset: new Uint8Array(cn), passed: new Uint8Array(cn), passedNow: new Uint8Array(cn), named: new Float64Array(cnn), namedCount: new Float64Array(cnn), txUp: new Uint8Array(cn), delivered: new Float64Array(cn) },
-    };
-  }
-  return scratch;
-}
-
 /**
  * The fixpoint of the module comment for a question about barrier `bar` and agent `a`: starts
  * with every barrier gated, runs the other agents of `a`'s cluster forward and ungates the
@@ -236,10 +186,11 @@ function fixpointWithin(p: Program, codes: readonly Instr[][], s: MachineState, 
   const n = s.bars.length;
   const nn = s.named.length;
   const sc = scratchFor(n, nn);
-  const { gated, comps, namedGated } = sc;
+  const { gated, comps, namedGated, namedComps } = sc;
   gated.fill(1, 0, n);
   comps.fill(0, 0, n);
   namedGated.fill(1, 0, nn);
+  namedComps.fill(0, 0, nn);
   const f: Frozen = sc.f;
   const { arrivals, tx, reset, passed } = f;
   /** Smallest thread count an arrival of the run names per named barrier (what its generation may need). */
@@ -275,13 +226,11 @@ function fixpointWithin(p: Program, codes: readonly Instr[][], s: MachineState, 
     if (!ok(f)) run.failed = true;
   };
   // A named barrier's generation can complete when the threads it still misses can all arrive
-  // (the count of a generation no thread joined yet is the smallest any arrival names).
-  const namedCompletable = (key: number) => {
-    const nb = s.named[key]!;
-    const count = nb.arrived > 0 ? nb.count : need[key]!;
-    return f.named[key]! > 0 && nb.arrived + f.named[key]! >= count;
-  };
-  const run: Forward = { gated, comps, namedGated, signal, pass, arriveNamed, budget, failed: false, touch, begin, ended, wgHeld, held };
+  // (the count of a generation no thread joined yet is the smallest any arrival names); each
+  // later one needs at least that smallest count again, so the threads that can arrive bound how
+  // many generations complete.
+  const namedCompletions = (key: number): number => namedGenerations(s.named[key]!, f.named[key]!, need[key]!);
+  const run: Forward = { gated, comps, namedGated, namedComps, signal, pass, arriveNamed, budget, failed: false, touch, begin, ended, wgHeld, held };
   // A phase can complete when the arrivals it still misses can all come, and, when it misses
   // only bytes, when some copy or complete_tx can still bring them (tx-counts are not bounded
   // here: more bytes than missing only over-approximates). An init or inval changes it anyway.
@@ -325,7 +274,9 @@ function fixpointWithin(p: Program, codes: readonly Instr[][], s: MachineState, 
       }
     }
     for (let key = 0; key < nn; key++) {
-      if (namedGated[key] && namedCompletable(key)) {
+      const c = namedCompletions(key);
+      if (c > namedComps[key]!) {
+        namedComps[key] = c;
         namedGated[key] = 0;
         changed = true;
       }
@@ -349,11 +300,11 @@ function contsFor(n: number): (Cont | null)[] {
  * position, noting in `conts` where each blocked. False when a run gives up.
  */
 function firstRound(p: Program, codes: readonly Instr[][], s: MachineState, a: number, cl: number, skip: ((o: AsyncOp) => boolean) | null, run: Forward, conts: (Cont | null)[], nA: number, budget: { left: number }): boolean {
-  const f = scratch!.f;
+  const f = currentScratch().f;
   const n = s.bars.length;
   const nn = s.named.length;
   const { arrivals, tx, reset, passed } = f;
-  const need = scratch!.need;
+  const need = currentScratch().need;
   const signal = run.signal;
   arrivals.fill(0, 0, n);
   tx.fill(0, 0, n);
@@ -363,7 +314,7 @@ function firstRound(p: Program, codes: readonly Instr[][], s: MachineState, a: n
   f.named.fill(0, 0, nn);
   f.namedCount.fill(0, 0, nn);
   need.fill(Infinity, 0, nn);
-  scratch!.raiseMin.fill(Infinity, 0, n);
+  currentScratch().raiseMin.fill(Infinity, 0, n);
   f.delivered.fill(0, 0, n);
   f.txUp.fill(0, 0, n);
   for (const o of s.inflight) {
@@ -400,7 +351,7 @@ function firstRound(p: Program, codes: readonly Instr[][], s: MachineState, a: n
 function resumeRound(p: Program, codes: readonly Instr[][], s: MachineState, a: number, run: Forward, conts: (Cont | null)[], nA: number, budget: { left: number }): boolean {
   for (let x = 0; x < nA; x++) {
     const c = conts[x];
-    if (!c || (c.bar >= 0 ? !(run.comps[c.bar]! >= c.need) : run.namedGated[c.named] === 1)) continue;
+    if (!c || (c.bar >= 0 ? !(run.comps[c.bar]! >= c.need) : !(run.namedComps[c.named]! >= c.need))) continue;
     if (--budget.left < 0) return false;
     if (runForward(p, codes[x]!, s, x, a, run, c) === GIVE_UP || run.failed) return false;
     conts[x] = run.blocked ?? null;
