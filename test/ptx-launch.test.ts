@@ -177,7 +177,11 @@ describe('scalar parameters without values', () => {
     expect([one.code, one.out]).toEqual([2, '']);
     expect(one.err).toContain(':12:1: error: kernel parameter param_2 has no value, and a branch, an address or a count of the kernel depends on it here: give --param param_2=VALUE');
     const run = await cli(['run', f, '--param', 'param_0=64', '--param', 'param_1=1']);
-    expect([run.code, run.out, run.err]).toEqual([2, '', one.err]);
+    // run prints the located line, then the source line and a caret under the operation.
+    expect([run.code, run.out]).toEqual([2, '']);
+    expect(run.err.split('\n')[0]).toBe(one.err.split('\n')[0]);
+    expect(run.err.split('\n').length).toBeGreaterThanOrEqual(3);
+    expect(run.err).toMatch(/\n\s*\^/);
     const ok = await cli(['check', f, '--param', 'param_0=64', '--param', 'param_1=1', '--param', 'param_2=2', '--format', 'short']);
     expect([ok.code, ok.err]).toEqual([0, '']);
   }, 60_000);
