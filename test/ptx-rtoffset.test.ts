@@ -48,7 +48,7 @@ describe('rtoffset.cu: mbarriers after a region sized by shape_k', () => {
     const r = check(p, { maxStates: 100_000, randomRuns: false });
     expect(r.verdict).toBe('ok');
     expect(r.complete).toBe(true);
-    expect(r.coverage.states).toBe(30);
+    expect(r.coverage.states).toBe(31);
   });
 
   it('-DBUG=1 (the producer rounds the scales to 16 bytes): a hang at shape_k = 256, OK at 512 where both roundings agree', () => {
@@ -74,7 +74,7 @@ describe('rtoffset.cu: mbarriers after a region sized by shape_k', () => {
 
   it('mbsim: check with the launch file is OK; --param shape_k translates anew; --set of it is exit 2', async () => {
     const ok = await cli(['check', 'test/fixtures/ptx/rtoffset.ptx', '--format', 'short']);
-    expect(ok.out).toContain('mbsim check rtoffset: OK, 0 errors, 0 warnings; 30 states');
+    expect(ok.out).toContain('mbsim check rtoffset: OK, 0 errors, 0 warnings; 31 states');
     expect(ok.code).toBe(0);
     const bug = await cli(['check', 'test/fixtures/ptx/planted/rtoffset.bug1.ptx', '--format', 'short']);
     expect(bug.code).toBe(1);
