@@ -271,7 +271,10 @@ describe('run --timeout keeps a share for the report and cuts what does not fit 
     expect(r.out).toContain('(the simulation stops 0.2 s before --timeout 1: building the report from its records gets that time');
     // The phase table comes from the run itself (it was a second, unbounded simulation).
     expect(r.out).toContain('phase tracking');
-    expect(took).toBeLessThan(1000 + 4000);
+    // A runaway (the 1e9 iterations unbounded) takes minutes; the report after the stop is not yet
+    // held to its 0.2 s reserve when a phase table is asked (2.5-3 s with the built CLI, up to 5.5 s
+    // in-process on a loaded 2-core machine), so the bound here is the runaway's, not the reserve's.
+    expect(took).toBeLessThan(1000 + 9000);
   });
 });
 
