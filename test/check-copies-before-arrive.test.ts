@@ -10,7 +10,7 @@
  * equal the unreduced search's.
  */
 import { describe, expect, test } from 'vitest';
-import { compare } from './support/differential.js';
+import { compareGenerated, expectSameAsUnreduced } from './support/sketch-compare.js';
 import { parseSketch } from '../src/lang/index.js';
 import { instantiate } from '../src/machine/program.js';
 import { check } from '../src/check/check.js';
@@ -108,25 +108,11 @@ const PICKED: Shape[] = [
 
 describe('TMA landings postponed past the arrive that registers their bytes, against the unreduced search', () => {
   test.each(PICKED.map((g) => [JSON.stringify(g), g] as const))('picked %s', (_name, g) => {
-    const parsed = parseSketch(pipeline(g), 'copies.mbk');
-    expect(parsed.diagnostics).toEqual([]);
-    const r = compare(parsed.kernel!, 60_000);
-    expect(r).not.toBeNull();
-    expect(r!.divergences).toEqual([]);
+    expectSameAsUnreduced(pipeline(g), 'copies.mbk');
   }, 120_000);
 
   test('generated pipelines: every reduction finds what the full search finds', () => {
-    let compared = 0;
-    for (const g of shapes(12, 20261208)) {
-      const parsed = parseSketch(pipeline(g), 'copies.mbk');
-      expect(parsed.diagnostics).toEqual([]);
-      // null: the unreduced search passes the bound.
-      const r = compare(parsed.kernel!, 60_000);
-      if (!r) continue;
-      compared++;
-      expect({ g, divergences: r.divergences }).toEqual({ g, divergences: [] });
-    }
-    expect(compared).toBeGreaterThanOrEqual(6);
+    expect(compareGenerated(shapes(12, 20261208), pipeline, 'copies.mbk')).toBeGreaterThanOrEqual(6);
   }, 900_000);
 
   test('the rule acts: the landings before the producer\'s arrive no longer interleave with it', () => {
